@@ -1,0 +1,55 @@
+/**
+ * The one error class of profpack. Both backends throw it with the same codes:
+ * the native addon receives this constructor at load time (see backend.ts).
+ */
+
+/** Stable error codes. Each concern adds its own here, in one place. */
+export const ErrorCode = {
+  // backend
+  NATIVE_UNAVAILABLE: 'ERR_NATIVE_UNAVAILABLE',
+  INVALID_ARGUMENT: 'ERR_INVALID_ARGUMENT',
+  // varint
+  VARINT_TRUNCATED: 'ERR_VARINT_TRUNCATED',
+  VARINT_OVERFLOW: 'ERR_VARINT_OVERFLOW',
+  SLOT_OVERFLOW: 'ERR_SLOT_OVERFLOW',
+  SLOT_OUT_OF_RANGE: 'ERR_SLOT_OUT_OF_RANGE',
+} as const;
+
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});
+
+export interface ProfpackErrorOptions {
+  code: ErrorCodeValue;
+  /** Byte offset in the input where the problem is, when one applies. */
+  offset?: number | bigint;
+  /** What the decoder expected to find there. */
+  expected?: string;
+  cause?: unknown;
+  /** Extra facts for callers (e.g. samples delivered before a replay error). */
+  details?: Record<string, unknown>;
+}
+
+export class ProfpackError extends Error {
+  readonly code: ErrorCodeValue;
+  readonly offset: number | undefined;
+  readonly expected: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(message: string, options: ProfpackErrorOptions) {
+    const offset = options.offset === undefined ? undefined : Number(options.offset);
+    super(offset === undefined ? message : `${message} (at byte ${offset})`, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ProfpackError';
+    this.code = options.code;
+    this.offset = offset;
+    this.expected = options.expected;
+    this.details = options.details;
+  }
+}
+
+/** True for a ProfpackError, also one from another copy of the module. */
+export function isProfpackError(value: unknown): value is ProfpackError {
+  return value instanceof ProfpackError || (value instanceof Error && value.name === 'ProfpackError' && typeof (value as ProfpackError).code === 'string');
+}
+
+export function invalidArgument(message: string, expected?: string): ProfpackError {
+  return new ProfpackError(message, { code: ErrorCode.INVALID_ARGUMENT, expected });
+}

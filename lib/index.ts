@@ -1,0 +1,4 @@
+/** profpack's public API. */
+export { ProfpackError, ErrorCode, isProfpackError, type ProfpackErrorOptions } from './errors';
+export { backend, type Backend, type BackendFeatures, type BackendName } from './backend';
+export * as varint from './varint/index';

@@ -1,0 +1,105 @@
+/**
+ * LEB128 and zigzag: single values (leb128.ts), batches that cross N-API once
+ * (native twin chosen by the backend probe), and fixed-width slots (slots.ts).
+ */
+import { ErrorCode, ProfpackError } from '../errors';
+import * as js from './js';
+import { VarintKind, kindInfo, type BatchArray } from './kinds';
+import { varintNative } from './native';
+
+export * from './leb128';
+export { SlotWriter, BufferSink, type PatchableSink, type Slot, type SlotWidth } from './slots';
+export { VarintKind } from './kinds';
+
+const impl: Pick<typeof js, 'decodeMany' | 'encodeMany'> = varintNative ?? js;
+
+export interface DecodedMany<T extends BatchArray> {
+  values: T;
+  /** Offset just after the last varint read. */
+  end: number;
+}
+
+function checkRange(bytes: Uint8Array, offset: number, count: number): void {
+  if (!(bytes instanceof Uint8Array)) throw new ProfpackError('bytes must be a Uint8Array', { code: ErrorCode.INVALID_ARGUMENT });
+  if (!Number.isInteger(offset) || offset < 0 || offset > bytes.length) {
+    throw new ProfpackError(`offset ${offset} is outside the buffer of ${bytes.length} bytes`, { code: ErrorCode.INVALID_ARGUMENT });
+  }
+  if (!Number.isInteger(count) || count < 0) {
+    throw new ProfpackError(`count must be a non-negative integer, got ${count}`, { code: ErrorCode.INVALID_ARGUMENT });
+  }
+  // Every varint is at least one byte: a count the input cannot hold is truncated input.
+  if (count > bytes.length - offset) {
+    throw new ProfpackError(`${count} varints cannot fit in the ${bytes.length - offset} bytes left`, {
+      code: ErrorCode.VARINT_TRUNCATED,
+      offset: bytes.length,
+      expected: `at least ${count} more bytes`,
+    });
+  }
+}
+
+function allocate<T extends BatchArray>(kind: VarintKind, count: number): T {
+  switch (kindInfo[kind].array) {
+    case 'Uint32Array':
+      return new Uint32Array(count) as T;
+    case 'Int32Array':
+      return new Int32Array(count) as T;
+    case 'BigUint64Array':
+      return new BigUint64Array(count) as T;
+    default:
+      return new BigInt64Array(count) as T;
+  }
+}
+
+function decodeManyOf<T extends BatchArray>(kind: VarintKind, bytes: Uint8Array, offset: number, count: number, out?: T): DecodedMany<T> {
+  checkRange(bytes, offset, count);
+  const values = out ?? allocate<T>(kind, count);
+  if (values.length < count) throw new ProfpackError(`out holds ${values.length} values, fewer than ${count}`, { code: ErrorCode.INVALID_ARGUMENT });
+  const end = impl.decodeMany(kind, bytes, offset, count, values);
+  return { values, end };
+}
+
+function encodeManyOf(kind: VarintKind, values: BatchArray): Uint8Array {
+  const out = new Uint8Array(values.length * kindInfo[kind].maxBytes);
+  const end = impl.encodeMany(kind, values, out, 0);
+  return out.subarray(0, end);
+}
+
+/** Decodes `count` unsigned u32 varints starting at `offset`, in one N-API crossing. */
+export function decodeU32Many(bytes: Uint8Array, offset: number, count: number, out?: Uint32Array): DecodedMany<Uint32Array> {
+  return decodeManyOf(VarintKind.U32, bytes, offset, count, out);
+}
+export function decodeU64Many(bytes: Uint8Array, offset: number, count: number, out?: BigUint64Array): DecodedMany<BigUint64Array> {
+  return decodeManyOf(VarintKind.U64, bytes, offset, count, out);
+}
+export function decodeI32Many(bytes: Uint8Array, offset: number, count: number, out?: Int32Array): DecodedMany<Int32Array> {
+  return decodeManyOf(VarintKind.I32, bytes, offset, count, out);
+}
+export function decodeI64Many(bytes: Uint8Array, offset: number, count: number, out?: BigInt64Array): DecodedMany<BigInt64Array> {
+  return decodeManyOf(VarintKind.I64, bytes, offset, count, out);
+}
+export function decodeZigzag32Many(bytes: Uint8Array, offset: number, count: number, out?: Int32Array): DecodedMany<Int32Array> {
+  return decodeManyOf(VarintKind.Zigzag32, bytes, offset, count, out);
+}
+export function decodeZigzag64Many(bytes: Uint8Array, offset: number, count: number, out?: BigInt64Array): DecodedMany<BigInt64Array> {
+  return decodeManyOf(VarintKind.Zigzag64, bytes, offset, count, out);
+}
+
+/** Encodes a typed array as consecutive varints, in one N-API crossing. */
+export function encodeU32Many(values: Uint32Array): Uint8Array {
+  return encodeManyOf(VarintKind.U32, values);
+}
+export function encodeU64Many(values: BigUint64Array): Uint8Array {
+  return encodeManyOf(VarintKind.U64, values);
+}
+export function encodeI32Many(values: Int32Array): Uint8Array {
+  return encodeManyOf(VarintKind.I32, values);
+}
+export function encodeI64Many(values: BigInt64Array): Uint8Array {
+  return encodeManyOf(VarintKind.I64, values);
+}
+export function encodeZigzag32Many(values: Int32Array): Uint8Array {
+  return encodeManyOf(VarintKind.Zigzag32, values);
+}
+export function encodeZigzag64Many(values: BigInt64Array): Uint8Array {
+  return encodeManyOf(VarintKind.Zigzag64, values);
+}

@@ -1,0 +1,22 @@
+#include "common/cpu_features.h"
+
+namespace profpack {
+
+const CpuFeatures& DetectedCpuFeatures() {
+  static const CpuFeatures features = [] {
+    CpuFeatures f;
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    // __builtin_cpu_supports reads CPUID and also checks that the OS saves
+    // the AVX state (OSXSAVE/XGETBV), which a raw CPUID bit does not.
+    __builtin_cpu_init();
+    f.sse41 = __builtin_cpu_supports("sse4.1");
+    f.avx2 = __builtin_cpu_supports("avx2");
+    f.bmi2 = __builtin_cpu_supports("bmi2");
+    f.popcnt = __builtin_cpu_supports("popcnt");
+#endif
+    return f;
+  }();
+  return features;
+}
+
+}  // namespace profpack

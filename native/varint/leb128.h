@@ -1,0 +1,145 @@
+// LEB128 (unsigned and signed, seed 001) and zigzag, as pure C++ so the same
+// decoders serve the addon, the Tachyon reader and the libFuzzer harnesses.
+// Every decoder is given the end of its buffer and never reads past it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "common/errors.h"
+
+namespace profpack {
+namespace leb128 {
+
+// Error codes shared with lib/errors.ts.
+inline constexpr const char* kErrTruncated = "ERR_VARINT_TRUNCATED";
+inline constexpr const char* kErrOverflow = "ERR_VARINT_OVERFLOW";
+
+[[noreturn]] inline void ThrowTruncated(size_t start, const char* what) {
+  throw FormatError(kErrTruncated, std::string("varint cut off by the end of the buffer (") + what + ")",
+                    static_cast<int64_t>(start), std::string("a byte without the continuation bit before the end, for ") + what);
+}
+[[noreturn]] inline void ThrowOverflow(size_t start, const char* what, const char* limit) {
+  throw FormatError(kErrOverflow, std::string("varint does not fit ") + what, static_cast<int64_t>(start), limit);
+}
+
+// Unsigned LEB128 into 32 bits: at most 5 bytes, the 5th carrying only bits 28..31.
+inline uint32_t DecodeU32(const uint8_t* data, size_t size, size_t& pos) {
+  const size_t start = pos;
+  if (pos < size && data[pos] < 0x80) return data[pos++];  // most values are one byte
+  uint32_t value = 0;
+  for (unsigned i = 0; i < 5; ++i) {
+    if (pos >= size) ThrowTruncated(start, "u32");
+    const uint8_t byte = data[pos++];
+    if (i == 4) {
+      if (byte & 0x80) ThrowOverflow(start, "u32", "at most 5 bytes");
+      if (byte > 0x0f) ThrowOverflow(start, "u32", "the 5th byte to carry at most 4 bits");
+    }
+    value |= static_cast<uint32_t>(byte & 0x7f) << (7 * i);
+    if (!(byte & 0x80)) return value;
+  }
+  ThrowOverflow(start, "u32", "at most 5 bytes");
+}
+
+// Unsigned LEB128 into 64 bits: at most 10 bytes, the 10th carrying only bit 63.
+inline uint64_t DecodeU64(const uint8_t* data, size_t size, size_t& pos) {
+  const size_t start = pos;
+  if (pos < size && data[pos] < 0x80) return data[pos++];
+  uint64_t value = 0;
+  for (unsigned i = 0; i < 10; ++i) {
+    if (pos >= size) ThrowTruncated(start, "u64");
+    const uint8_t byte = data[pos++];
+    if (i == 9) {
+      if (byte & 0x80) ThrowOverflow(start, "u64", "at most 10 bytes");
+      if (byte > 0x01) ThrowOverflow(start, "u64", "the 10th byte to carry at most 1 bit");
+    }
+    value |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
+    if (!(byte & 0x80)) return value;
+  }
+  ThrowOverflow(start, "u64", "at most 10 bytes");
+}
+
+// Signed LEB128 (seed 001's getSLEB128) into 64 bits. The last byte's bit 6 is
+// the sign; bits beyond 64 must be a plain sign extension.
+inline int64_t DecodeI64(const uint8_t* data, size_t size, size_t& pos) {
+  const size_t start = pos;
+  uint64_t value = 0;
+  for (unsigned i = 0; i < 10; ++i) {
+    if (pos >= size) ThrowTruncated(start, "i64");
+    const uint8_t byte = data[pos++];
+    if (i == 9) {
+      // Bit 63 plus six sign-extension bits: only 0x00 and 0x7f are exact.
+      if (byte & 0x80) ThrowOverflow(start, "i64", "at most 10 bytes");
+      if (byte != 0x00 && byte != 0x7f) ThrowOverflow(start, "i64", "a 10th byte of 0x00 or 0x7f");
+    }
+    value |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
+    if (!(byte & 0x80)) {
+      const unsigned shift = 7 * (i + 1);
+      if (shift < 64 && (byte & 0x40)) value |= ~uint64_t{0} << shift;
+      return static_cast<int64_t>(value);
+    }
+  }
+  ThrowOverflow(start, "i64", "at most 10 bytes");
+}
+
+// Signed LEB128 into 32 bits: the 5th byte's bits 3..6 must all equal bit 3.
+inline int32_t DecodeI32(const uint8_t* data, size_t size, size_t& pos) {
+  const size_t start = pos;
+  uint32_t value = 0;
+  for (unsigned i = 0; i < 5; ++i) {
+    if (pos >= size) ThrowTruncated(start, "i32");
+    const uint8_t byte = data[pos++];
+    if (i == 4) {
+      if (byte & 0x80) ThrowOverflow(start, "i32", "at most 5 bytes");
+      const uint8_t high = byte & 0x78;
+      if (high != 0 && high != 0x78) ThrowOverflow(start, "i32", "a 5th byte whose bits 3..6 are a sign extension");
+    }
+    value |= static_cast<uint32_t>(byte & 0x7f) << (7 * i);
+    if (!(byte & 0x80)) {
+      const unsigned shift = 7 * (i + 1);
+      if (shift < 32 && (byte & 0x40)) value |= ~uint32_t{0} << shift;
+      return static_cast<int32_t>(value);
+    }
+  }
+  ThrowOverflow(start, "i32", "at most 5 bytes");
+}
+
+inline uint32_t ZigzagEncode32(int32_t v) { return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31); }
+inline int32_t ZigzagDecode32(uint32_t u) { return static_cast<int32_t>((u >> 1) ^ (0u - (u & 1))); }
+inline uint64_t ZigzagEncode64(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+inline int64_t ZigzagDecode64(uint64_t u) { return static_cast<int64_t>((u >> 1) ^ (0ull - (u & 1))); }
+
+// Encoders write into a buffer the caller sized with MaxBytes*; they return the new position.
+inline constexpr size_t kMaxBytesU32 = 5;
+inline constexpr size_t kMaxBytesU64 = 10;
+
+inline size_t EncodeU64(uint64_t value, uint8_t* out, size_t pos) {
+  while (value >= 0x80) {
+    out[pos++] = static_cast<uint8_t>(value | 0x80);
+    value >>= 7;
+  }
+  out[pos++] = static_cast<uint8_t>(value);
+  return pos;
+}
+inline size_t EncodeU32(uint32_t value, uint8_t* out, size_t pos) { return EncodeU64(value, out, pos); }
+
+inline size_t EncodeI64(int64_t value, uint8_t* out, size_t pos) {
+  for (;;) {
+    const uint8_t byte = static_cast<uint8_t>(value & 0x7f);
+    value >>= 7;  // arithmetic shift keeps the sign
+    const bool done = (value == 0 && !(byte & 0x40)) || (value == -1 && (byte & 0x40));
+    out[pos++] = done ? byte : static_cast<uint8_t>(byte | 0x80);
+    if (done) return pos;
+  }
+}
+
+inline size_t EncodedLengthU64(uint64_t value) {
+  size_t n = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace leb128
+}  // namespace profpack

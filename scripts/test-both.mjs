@@ -1,0 +1,40 @@
+// Runs the whole vitest suite twice: on the native backend (which must really
+// load: backend.ts throws when PROFPACK_BACKEND=native and the addon fails)
+// and on the pure-JS twin. Extra arguments go to vitest (e.g. a file filter).
+// Ends with one "N passed, N failed" line over both runs.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const extra = process.argv.slice(2);
+const backends = (process.env.PROFPACK_TEST_BACKENDS ?? 'native,js').split(',');
+const dir = mkdtempSync(path.join(tmpdir(), 'profpack-test-'));
+let passed = 0;
+let failed = 0;
+let ok = true;
+
+for (const name of backends) {
+  const report = path.join(dir, `${name}.json`);
+  console.log(`\n=== vitest with PROFPACK_BACKEND=${name} ===`);
+  const run = spawnSync(
+    process.execPath,
+    ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra],
+    { stdio: 'inherit', env: { ...process.env, PROFPACK_BACKEND: name } },
+  );
+  if (run.status !== 0) ok = false;
+  try {
+    const result = JSON.parse(readFileSync(report, 'utf8'));
+    passed += result.numPassedTests;
+    failed += result.numFailedTests;
+    if (result.numTotalTests === 0) ok = false;
+    console.log(`[${name}] ${result.numPassedTests} passed, ${result.numFailedTests} failed`);
+  } catch {
+    ok = false;
+    console.log(`[${name}] no report: vitest did not finish`);
+  }
+}
+rmSync(dir, { recursive: true, force: true });
+if (!ok && failed === 0) failed = 1; // a run that crashed counts as a failure
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(ok ? 0 : 1);
