@@ -1,0 +1,41 @@
+// Shared benchmark helpers: interleaved rounds and medians, so that a noisy,
+// shared machine slows the candidate and its baseline alike.
+import os from 'node:os';
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * Runs every case once per round, in rotating order, for `rounds` rounds, and
+ * returns the median seconds of each. `cases` maps a name to a function that
+ * does one unit of work (call it enough times inside to last ~10-100 ms).
+ */
+export function interleave(cases, { rounds = 15, warmup = 2 } = {}) {
+  const names = Object.keys(cases);
+  const times = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < warmup + rounds; r++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(k + r) % names.length];
+      globalThis.gc?.();
+      const t0 = process.hrtime.bigint();
+      cases[name]();
+      const dt = Number(process.hrtime.bigint() - t0) / 1e9;
+      if (r >= warmup) times[name].push(dt);
+    }
+  }
+  return Object.fromEntries(names.map((n) => [n, median(times[n])]));
+}
+
+export function machine() {
+  const cpus = os.cpus();
+  return `${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ${os.platform()} ${os.arch()}`;
+}
+
+export function table(header, rows) {
+  const lines = [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`];
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  return lines.join('\n');
+}

@@ -1,0 +1,51 @@
+/**
+ * Where the shared vectors and data live (read in place, never copied), and a
+ * JSON parser that keeps integers beyond 2^53 exact (as bigint).
+ */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+
+export const repoRoot = path.resolve(__dirname, '..');
+/** ../shared beside the checkout (CI clones the repo with shared/ beside it). */
+export const sharedDir = path.resolve(repoRoot, '..', 'shared');
+
+export function sharedPath(...parts: string[]): string {
+  return path.join(sharedDir, ...parts);
+}
+
+const BIG_MARK = '\u0000bigint:';
+
+/**
+ * JSON.parse, except that integer literals outside the safe range come back
+ * as bigint (Node 20's JSON.parse cannot see a number's source text).
+ */
+export function parseJsonExact(text: string): unknown {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i]!;
+    if (ch === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else if (ch === '-' || (ch >= '0' && ch <= '9')) {
+      let j = i + 1;
+      while (j < text.length && /[0-9.eE+-]/.test(text[j]!)) j++;
+      const literal = text.slice(i, j);
+      const isInteger = /^-?\d+$/.test(literal);
+      out += isInteger && !Number.isSafeInteger(Number(literal)) ? JSON.stringify(BIG_MARK + literal) : literal;
+      i = j;
+    } else {
+      out += ch;
+      i++;
+    }
+  }
+  return JSON.parse(out, (_key, value: unknown) =>
+    typeof value === 'string' && value.startsWith(BIG_MARK) ? BigInt(value.slice(BIG_MARK.length)) : value,
+  );
+}
+
+export function readJsonExact(file: string): unknown {
+  return parseJsonExact(readFileSync(file, 'utf8'));
+}
