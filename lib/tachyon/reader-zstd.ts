@@ -1,0 +1,137 @@
+/**
+ * The zstd sample region (../shared/notes/tachyon-format.md §9) through
+ * zstd-napi's streaming DCtx. CPython 3.15.2 decompresses the whole region at
+ * open (so its zstd errors are open-stage errors), accepting several
+ * concatenated frames, with or without checksums, up to 1 GiB. We check the
+ * region the same way at open, but stream: the output is kept only when it is
+ * small (ZstdRegion.data), otherwise replay decompresses it again chunk by chunk.
+ */
+import * as zstd from 'zstd-napi/binding';
+import { ErrorCode } from '../errors';
+import { HEADER_SIZE } from './format';
+import { openError, type ByteSource } from './reader-layout';
+
+/** Compressed bytes read per step when the source is not already in memory. */
+const INPUT_CHUNK = 1 << 20;
+/** Decompressed bytes produced per step. */
+export const OUTPUT_CHUNK = 1 << 20;
+
+export interface ZstdRegion {
+  /** Size of the decompressed sample region. */
+  totalSize: number;
+  /** The whole decompressed region, when it was at most the keep limit. */
+  data: Uint8Array | null;
+}
+
+/** Pulls compressed bytes [start, end) of the source in chunks. */
+class CompressedInput {
+  private chunk: Uint8Array = new Uint8Array(0);
+  private chunkStart: number;
+  pos: number;
+  constructor(
+    private readonly source: ByteSource,
+    start: number,
+    readonly end: number,
+  ) {
+    this.pos = start;
+    this.chunkStart = start;
+  }
+  /** The unread bytes of the current chunk (loading the next when it is used up). */
+  current(): Uint8Array {
+    const inChunk = this.pos - this.chunkStart;
+    if (inChunk >= this.chunk.length && this.pos < this.end) {
+      this.chunkStart = this.pos;
+      this.chunk = this.source.read(this.pos, Math.min(this.end, this.pos + INPUT_CHUNK));
+      return this.chunk;
+    }
+    return this.chunk.subarray(inChunk);
+  }
+}
+
+/**
+ * A resumable decompressor over the region: fill(out) writes as much as fits
+ * and reports how much; throws the open-stage errors CPython raises.
+ */
+export class ZstdStream {
+  private readonly dctx = new zstd.DCtx();
+  private readonly input: CompressedInput;
+  private lastResult = 0;
+  private produced = 0;
+  done = false;
+
+  constructor(
+    source: ByteSource,
+    regionEnd: number,
+    private readonly maxSize: number,
+  ) {
+    this.input = new CompressedInput(source, HEADER_SIZE, regionEnd);
+    const head = this.input.current();
+    try {
+      zstd.getFrameContentSize(head.subarray(0, Math.min(head.length, 32)));
+    } catch {
+      throw openError(ErrorCode.TACHYON_ZSTD_FRAME_HEADER, 'Corrupted zstd frame header', HEADER_SIZE, 'a zstd frame header');
+    }
+  }
+
+  /** Decompresses into out[0, ...) until it is full or the region ends; returns the bytes written. */
+  fill(out: Uint8Array): number {
+    let written = 0;
+    while (!this.done && written < out.length) {
+      const src = this.input.current();
+      const inputLeft = this.input.end - this.input.pos;
+      if (inputLeft === 0 && this.lastResult === 0) {
+        this.done = true;
+        break;
+      }
+      let r: [number, number, number];
+      try {
+        r = this.dctx.decompressStream(out.subarray(written), src) as [number, number, number];
+      } catch (err) {
+        const name = err instanceof Error ? err.message : String(err);
+        throw openError(ErrorCode.TACHYON_ZSTD_ERROR, `zstd decompression error: ${name}`, this.input.pos);
+      }
+      this.lastResult = r[0];
+      written += r[1];
+      this.input.pos += r[2];
+      this.produced += r[1];
+      if (this.produced > this.maxSize) {
+        throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${this.maxSize} bytes`);
+      }
+      if (this.input.pos >= this.input.end && r[1] === 0 && r[2] === 0) {
+        // Input used up and nothing more comes out: complete, or cut short.
+        if (this.lastResult !== 0) {
+          throw openError(ErrorCode.TACHYON_ZSTD_TRUNCATED, 'Incomplete zstd frame: data may be truncated', this.input.end);
+        }
+        this.done = true;
+      }
+    }
+    return written;
+  }
+}
+
+/** Checks the whole region as CPython does at open; keeps it when it is at most keepLimit bytes. */
+export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: number, keepLimit: number): ZstdRegion {
+  const stream = new ZstdStream(source, regionEnd, maxSize);
+  const kept: Uint8Array[] = [];
+  let total = 0;
+  let keeping = keepLimit > 0;
+  while (!stream.done) {
+    const out = new Uint8Array(OUTPUT_CHUNK);
+    const n = stream.fill(out);
+    total += n;
+    if (keeping) {
+      if (total > keepLimit) {
+        keeping = false;
+        kept.length = 0;
+      } else if (n > 0) kept.push(out.subarray(0, n));
+    }
+  }
+  if (!keeping) return { totalSize: total, data: null };
+  const data = new Uint8Array(total);
+  let at = 0;
+  for (const part of kept) {
+    data.set(part, at);
+    at += part.length;
+  }
+  return { totalSize: total, data };
+}

@@ -1,0 +1,545 @@
+/**
+ * ProfileReader: reads every Tachyon file CPython 3.15.2 writes, exactly as
+ * its BinaryReader does (../shared/notes/tachyon-format.md), on the native
+ * backend (mmap + C++ record decoder) or the pure-JS twin.
+ *
+ * Stages follow CPython: `open` parses header, footer, stats block, the whole
+ * zstd region and both tables; `replay`/`samples()` decode records and fail
+ * where CPython's replay fails, after delivering what came before.
+ */
+import { readFileSync } from 'node:fs';
+import { backend } from '../backend';
+import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '../errors';
+import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from './format';
+import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from './reader-layout';
+import { nativeReader, type NativeFile, type NativeTachyonReader } from './reader-native';
+import {
+  DecodeStatus,
+  EVENT_STRIDE,
+  EventKind,
+  MAX_RECORD_SIZE,
+  RecordDecoderJs,
+  Result,
+  type DecodeError,
+  type DecodeOutput,
+} from './reader-records';
+import { parseFrameTable, parseStringTable, resolveFrame, type Frame, type FrameTable } from './reader-tables';
+import { checkZstdRegion, OUTPUT_CHUNK, ZstdStream } from './reader-zstd';
+
+export type { Frame } from './reader-tables';
+export type { ProfileInfo } from './reader-layout';
+
+export interface ReaderOptions {
+  /** CPython refuses a decompressed sample region beyond 1 GiB; the same cap by default. */
+  maxDecompressedSize?: number;
+  /**
+   * A zstd region that decompresses to at most this many bytes is kept in
+   * memory after the open-stage check; a larger one is decompressed again,
+   * in chunks, by each replay. Default 32 MiB.
+   */
+  keepDecompressedLimit?: number;
+  /** 'native' or 'js'; default: the process backend. */
+  backend?: 'native' | 'js';
+}
+
+/** One thread-sample, in file order. */
+export interface Sample {
+  threadId: bigint;
+  interpreterId: number;
+  timestampUs: bigint;
+  status: number;
+  /** Frame-table indices, innermost first (shared between samples with the same stack; frozen). */
+  stack: readonly number[];
+}
+
+/** CPython's ThreadInfo(thread_id, status, frame_info). */
+export interface ThreadInfo {
+  readonly threadId: bigint;
+  readonly status: number;
+  /** Resolved frames, innermost first. */
+  readonly frameInfo: readonly Frame[];
+}
+
+/** CPython's InterpreterInfo(interpreter_id, threads). */
+export interface InterpreterInfo {
+  readonly interpreterId: number;
+  readonly threads: readonly ThreadInfo[];
+}
+
+/**
+ * What replay() calls, as CPython's BinaryReader.replay calls collector.collect:
+ * one call per sample, or per REPEAT run of equal status (several timestamps).
+ * The objects passed are frozen and may be shared between calls.
+ */
+export interface Collector {
+  collect(stackFrames: readonly InterpreterInfo[], timestampsUs: bigint[]): void;
+}
+
+export interface ReplayOptions {
+  /** Called as CPython calls progress_callback: at 0, every 1000 samples, and at the end. */
+  onProgress?: (current: number, total: number) => void;
+}
+
+/** CPython's BinaryReader.get_stats() after a replay. */
+export interface ReplayStats {
+  repeatRecords: number;
+  repeatSamples: number;
+  fullRecords: number;
+  suffixRecords: number;
+  popPushRecords: number;
+  totalRecords: number;
+  totalSamples: number;
+  stackReconstructions: number;
+}
+
+const EVENT_CAPACITY = 1 << 15;
+const TIMESTAMP_CAPACITY = 1 << 16;
+const NODE_CAPACITY = 1 << 15;
+const DEFAULT_KEEP_LIMIT = 32 << 20;
+
+function replayError(code: ErrorCodeValue, message: string, offset: number, delivered: number, regionOffset: number | null): ProfpackError {
+  return new ProfpackError(message, {
+    code,
+    offset,
+    details: { stage: 'replay', samplesDelivered: delivered, sampleDataOffset: regionOffset },
+  });
+}
+
+interface DecoderBackend {
+  readonly out: DecodeOutput;
+  decodeBytes(window: Uint8Array, windowStart: number, length: number, final: boolean): DecodeError | null;
+  decodeFile(file: NativeFile, fileOffset: number, windowStart: number, length: number, final: boolean): DecodeError | null;
+  stats(): number[];
+}
+
+function newOutput(): DecodeOutput {
+  return {
+    events: new Uint32Array(EVENT_CAPACITY * EVENT_STRIDE),
+    timestamps: new BigUint64Array(TIMESTAMP_CAPACITY),
+    nodes: new Uint32Array(NODE_CAPACITY * 2),
+    result: new Float64Array(8),
+  };
+}
+
+function jsDecoder(layout: Layout, totalSize: number): DecoderBackend {
+  const out = newOutput();
+  const d = new RecordDecoderJs({ littleEndian: layout.littleEndian, startTimeUs: layout.info.startTimeUs, threadCount: layout.info.threadCount, totalSize });
+  return {
+    out,
+    decodeBytes(window, windowStart, length, final) {
+      d.decode(window, windowStart, length, final, out);
+      return d.error;
+    },
+    decodeFile() {
+      throw new Error('unreachable: the JS twin has no mapped file');
+    },
+    stats() {
+      const s = d.stats;
+      return [s.repeatRecords, s.repeatSamples, s.fullRecords, s.suffixRecords, s.popPushRecords, s.totalSamples, s.stackReconstructions];
+    },
+  };
+}
+
+function nativeDecoder(native: NativeTachyonReader, layout: Layout, totalSize: number): DecoderBackend {
+  const out = newOutput();
+  const handle = native.createDecoder(
+    layout.littleEndian,
+    layout.info.startTimeUs,
+    layout.info.threadCount,
+    totalSize,
+    out.events,
+    out.timestamps,
+    out.nodes,
+    out.result,
+  );
+  return {
+    out,
+    decodeBytes: (window, windowStart, length, final) => native.decodeBytes(handle, window, windowStart, length, final),
+    decodeFile: (file, fileOffset, windowStart, length, final) => native.decodeFile(handle, file, fileOffset, windowStart, length, final),
+    stats: () => Array.from(native.decoderStats(handle)),
+  };
+}
+
+/** Where replay gets the sample region from. */
+type Region =
+  | { kind: 'bytes'; bytes: Uint8Array }
+  | { kind: 'file'; file: NativeFile; length: number }
+  | { kind: 'zstd'; length: number };
+
+export class ProfileReader {
+  /** CPython's get_info(). */
+  readonly info: ProfileInfo;
+  readonly strings: readonly string[];
+  /** Resolved frame table; null for an entry whose string index is out of range (an error only if a sample uses it, as in CPython). */
+  readonly frames: readonly (Frame | null)[];
+  readonly layout: Readonly<Layout>;
+  /** The backend that decodes records for this reader. */
+  readonly backend: 'native' | 'js';
+  /** Counters of the last complete replay (CPython's get_stats()), or null. */
+  stats: ReplayStats | null = null;
+
+  private readonly frameTable: FrameTable;
+  private readonly native: NativeTachyonReader | null;
+  private file: NativeFile | null;
+  private source: ByteSource | null;
+  private region: Region | null;
+  private readonly sampleRegionSize: number;
+  private readonly maxDecompressed: number;
+
+  private constructor(source: ByteSource, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions) {
+    this.native = native;
+    this.file = file;
+    this.source = source;
+    this.backend = native ? 'native' : 'js';
+    this.maxDecompressed = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
+    const layout = parseLayout(source);
+    this.layout = layout;
+    this.info = layout.info;
+    const regionEnd = layout.stringTableOffset;
+    if (layout.zstd) {
+      const z = checkZstdRegion(source, regionEnd, this.maxDecompressed, options.keepDecompressedLimit ?? DEFAULT_KEEP_LIMIT);
+      this.sampleRegionSize = z.totalSize;
+      this.region = z.data ? { kind: 'bytes', bytes: z.data } : { kind: 'zstd', length: z.totalSize };
+    } else {
+      this.sampleRegionSize = regionEnd - HEADER_SIZE;
+      this.region = file ? { kind: 'file', file, length: this.sampleRegionSize } : { kind: 'bytes', bytes: source.read(HEADER_SIZE, regionEnd) };
+    }
+    checkTableCounts(layout);
+    const tables = source.read(layout.stringTableOffset, layout.fileSize);
+    this.strings = parseStringTable(tables, layout.stringTableOffset, layout.stringTableOffset, layout.info.stringCount, layout.fileSize);
+    this.frameTable = parseFrameTable(tables, layout.stringTableOffset, layout.frameTableOffset, layout.info.frameCount, layout.fileSize);
+    const frames = new Array<Frame | null>(this.frameTable.count);
+    for (let i = 0; i < frames.length; i++) frames[i] = resolveFrame(this.frameTable, this.strings, i);
+    this.frames = frames;
+  }
+
+  private static pick(options: ReaderOptions): NativeTachyonReader | null {
+    const wanted = options.backend ?? backend.name;
+    if (wanted === 'js') return null;
+    const native = nativeReader();
+    if (!native) {
+      throw new ProfpackError('the native backend is not available', { code: ErrorCode.NATIVE_UNAVAILABLE });
+    }
+    return native;
+  }
+
+  /** Opens a file: mapped by the native backend, read with fs by the JS twin. */
+  static open(path: string, options: ReaderOptions = {}): ProfileReader {
+    const native = ProfileReader.pick(options);
+    if (native) {
+      let file: NativeFile;
+      try {
+        file = native.openFile(path);
+      } catch (err) {
+        if (isProfpackError(err)) throw err;
+        throw new ProfpackError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, { code: ErrorCode.TACHYON_IO, cause: err });
+      }
+      const source: ByteSource = { size: file.size, read: (start, end) => native.readRange(file, start, end) };
+      try {
+        return new ProfileReader(source, file, native, options);
+      } catch (err) {
+        native.closeFile(file);
+        throw err;
+      }
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = readFileSync(path);
+    } catch (err) {
+      throw new ProfpackError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, { code: ErrorCode.TACHYON_IO, cause: err });
+    }
+    return ProfileReader.fromBuffer(bytes, { ...options, backend: 'js' });
+  }
+
+  /** Reads a profile held in memory (not copied: do not modify it while the reader is in use). */
+  static fromBuffer(bytes: Uint8Array, options: ReaderOptions = {}): ProfileReader {
+    const native = ProfileReader.pick(options);
+    const source: ByteSource = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
+    return new ProfileReader(source, null, native, options);
+  }
+
+  /** Releases the mapping or buffers; the reader cannot replay afterwards. */
+  close(): void {
+    if (this.file && this.native) this.native.closeFile(this.file);
+    this.file = null;
+    this.source = null;
+    this.region = null;
+  }
+
+  /** Every sample in file order; throws CPython's replay errors where CPython would. */
+  *samples(): IterableIterator<Sample> {
+    const run = this.startRun();
+    let delivered = 0;
+    const stacks: (readonly number[] | undefined)[] = [];
+    const indicesOf = (node: number): readonly number[] => {
+      let s = stacks[node];
+      if (s === undefined) {
+        run.validate(node, delivered);
+        const out: number[] = [];
+        for (let n = node; n !== 0; n = run.nodeParent[n]!) out.push(run.nodeFrame[n]!);
+        s = Object.freeze(out);
+        stacks[node] = s;
+      }
+      return s;
+    };
+    for (;;) {
+      const status = run.step();
+      const out = run.decoder.out;
+      const ev = out.events;
+      const nEvents = out.result[Result.events]!;
+      const ts = out.timestamps;
+      let tsPos = 0;
+      for (let e = 0; e < nEvents; e++) {
+        const i = e * EVENT_STRIDE;
+        const kind = ev[i]!;
+        if (kind === EventKind.Sample || kind === EventKind.SamplePart) {
+          const t = ev[i + 1]!;
+          const stack = indicesOf(ev[i + 2]!);
+          const sampleStatus = ev[i + 3]!;
+          const count = ev[i + 4]!;
+          const threadId = run.threadIds[t]!;
+          const interpreterId = run.interpreterIds[t]!;
+          for (let k = 0; k < count; k++) {
+            delivered++;
+            yield { threadId, interpreterId, timestampUs: ts[tsPos + k]!, status: sampleStatus, stack };
+          }
+          tsPos += count;
+        } else if (kind === EventKind.Thread) {
+          run.addThread(ev[i + 1]!, ev[i + 2]!, ev[i + 3]!);
+        }
+      }
+      if (status === DecodeStatus.Done) {
+        run.finish(delivered);
+        return;
+      }
+      if (status === DecodeStatus.Error) throw run.failure(delivered);
+    }
+  }
+
+  /**
+   * Replays every sample into collector.collect(stackFrames, timestampsUs), as
+   * CPython's BinaryReader.replay does; returns the number of samples.
+   */
+  replay(collector: Collector, options: ReplayOptions = {}): number {
+    const run = this.startRun();
+    const onProgress = options.onProgress;
+    const total = Number(this.info.sampleCount);
+    let delivered = 0;
+    const nodeFrames: (readonly Frame[] | undefined)[] = [];
+    const framesOf = (node: number): readonly Frame[] => {
+      let f = nodeFrames[node];
+      if (f === undefined) {
+        run.validate(node, delivered);
+        const out: Frame[] = [];
+        for (let n = node; n !== 0; n = run.nodeParent[n]!) out.push(this.frames[run.nodeFrame[n]!]!);
+        f = Object.freeze(out);
+        nodeFrames[node] = f;
+      }
+      return f;
+    };
+    // The last stackFrames handed out per thread, reused while stack and status stay the same.
+    const lastNode: number[] = [];
+    const lastStatus: number[] = [];
+    const lastStackFrames: (readonly InterpreterInfo[])[] = [];
+    const stackFramesOf = (t: number, node: number, status: number): readonly InterpreterInfo[] => {
+      if (lastNode[t] === node && lastStatus[t] === status) return lastStackFrames[t]!;
+      const thread: ThreadInfo = Object.freeze({ threadId: run.threadIds[t]!, status, frameInfo: framesOf(node) });
+      const sf = Object.freeze([Object.freeze({ interpreterId: run.interpreterIds[t]!, threads: Object.freeze([thread]) })]);
+      lastNode[t] = node;
+      lastStatus[t] = status;
+      lastStackFrames[t] = sf;
+      return sf;
+    };
+    let pending: bigint[] | null = null;
+    onProgress?.(0, total);
+    for (;;) {
+      const status = run.step();
+      const out = run.decoder.out;
+      const ev = out.events;
+      const nEvents = out.result[Result.events]!;
+      const ts = out.timestamps;
+      let tsPos = 0;
+      for (let e = 0; e < nEvents; e++) {
+        const i = e * EVENT_STRIDE;
+        const kind = ev[i]!;
+        if (kind === EventKind.Sample) {
+          const count = ev[i + 4]!;
+          let timestamps: bigint[];
+          if (count === 1 && pending === null) timestamps = [ts[tsPos]!];
+          else {
+            timestamps = pending ?? [];
+            pending = null;
+            for (let k = 0; k < count; k++) timestamps.push(ts[tsPos + k]!);
+          }
+          tsPos += count;
+          collector.collect(stackFramesOf(ev[i + 1]!, ev[i + 2]!, ev[i + 3]!), timestamps);
+          delivered += timestamps.length;
+        } else if (kind === EventKind.SamplePart) {
+          const count = ev[i + 4]!;
+          pending ??= [];
+          for (let k = 0; k < count; k++) pending.push(ts[tsPos + k]!);
+          tsPos += count;
+        } else if (kind === EventKind.Thread) {
+          run.addThread(ev[i + 1]!, ev[i + 2]!, ev[i + 3]!);
+        } else if (onProgress) {
+          onProgress(ev[i + 1]! + ev[i + 2]! * 0x1_0000_0000, total);
+        }
+      }
+      if (status === DecodeStatus.Done) {
+        const replayed = run.finish(delivered);
+        onProgress?.(replayed, total);
+        return replayed;
+      }
+      if (status === DecodeStatus.Error) throw run.failure(delivered);
+    }
+  }
+
+  private startRun(): ReplayRun {
+    if (!this.region || !this.source) {
+      throw new ProfpackError('the reader is closed', { code: ErrorCode.TACHYON_READER_CLOSED });
+    }
+    const decoder = this.native ? nativeDecoder(this.native, this.layout, this.sampleRegionSize) : jsDecoder(this.layout, this.sampleRegionSize);
+    return new ReplayRun(this, decoder, this.region, this.source, this.sampleRegionSize, this.maxDecompressed);
+  }
+
+  /** @internal */
+  frameCount(): number {
+    return this.frameTable.count;
+  }
+}
+
+/** One pass over the sample region: feeds windows to the decoder, keeps threads and stack nodes. */
+class ReplayRun {
+  threadIds: bigint[] = [];
+  interpreterIds: number[] = [];
+  nodeParent = new Uint32Array(1024);
+  nodeFrame = new Uint32Array(1024);
+  nodeCount = 1;
+  private consumed = 0;
+  private error: DecodeError | null = null;
+  private lastStatus: number = DecodeStatus.NeedMore;
+  private stream: ZstdStream | null = null;
+  private window: Uint8Array | null = null;
+  private windowStart = 0;
+  private windowLength = 0;
+
+  constructor(
+    private readonly reader: ProfileReader,
+    readonly decoder: DecoderBackend,
+    private readonly region: Region,
+    private readonly source: ByteSource,
+    private readonly total: number,
+    maxDecompressed: number,
+  ) {
+    if (region.kind === 'zstd') {
+      this.stream = new ZstdStream(source, reader.layout.stringTableOffset, maxDecompressed);
+      this.window = new Uint8Array(OUTPUT_CHUNK + 2 * MAX_RECORD_SIZE);
+    }
+  }
+
+  /** One decoder call; its events are in decoder.out until the next call. */
+  step(): number {
+    const r = this.decoder.out.result;
+    const region = this.region;
+    const remaining = this.total - this.consumed;
+    if (region.kind === 'bytes') {
+      this.error = this.decoder.decodeBytes(region.bytes.subarray(this.consumed), this.consumed, remaining, true);
+      this.consumed += r[Result.consumed]!;
+    } else if (region.kind === 'file') {
+      this.error = this.decoder.decodeFile(region.file, HEADER_SIZE + this.consumed, this.consumed, remaining, true);
+      this.consumed += r[Result.consumed]!;
+    } else {
+      const window = this.window!;
+      // Keep the unconsumed tail, then top the window up from the zstd stream.
+      const used = this.consumed - this.windowStart;
+      const tail = this.windowLength - used;
+      if (used > 0) window.copyWithin(0, used, this.windowLength);
+      this.windowStart = this.consumed;
+      this.windowLength = tail;
+      if (this.lastStatus !== DecodeStatus.OutputFull || tail < MAX_RECORD_SIZE) {
+        while (this.windowLength < window.length && !this.stream!.done) {
+          this.windowLength += this.stream!.fill(window.subarray(this.windowLength));
+        }
+      }
+      const final = this.windowStart + this.windowLength >= this.total;
+      this.error = this.decoder.decodeBytes(window, this.windowStart, this.windowLength, final);
+      this.consumed = this.windowStart + r[Result.consumed]!;
+    }
+    const nodes = this.decoder.out.nodes;
+    const nNodes = r[Result.nodes]!;
+    if (nNodes > 0) {
+      if (this.nodeCount + nNodes > this.nodeParent.length) {
+        let size = this.nodeParent.length * 2;
+        while (size < this.nodeCount + nNodes) size *= 2;
+        const p = new Uint32Array(size);
+        p.set(this.nodeParent);
+        this.nodeParent = p;
+        const f = new Uint32Array(size);
+        f.set(this.nodeFrame);
+        this.nodeFrame = f;
+      }
+      for (let k = 0; k < nNodes; k++) {
+        this.nodeParent[this.nodeCount] = nodes[2 * k]!;
+        this.nodeFrame[this.nodeCount] = nodes[2 * k + 1]!;
+        this.nodeCount++;
+      }
+    }
+    this.lastStatus = r[Result.status]!;
+    return this.lastStatus;
+  }
+
+  addThread(interpreterId: number, low: number, high: number): void {
+    this.threadIds.push((BigInt(high) << 32n) | BigInt(low));
+    this.interpreterIds.push(interpreterId);
+  }
+
+  /** CPython checks frame and string indices when it builds a sample's frame list, innermost first. */
+  validate(node: number, delivered: number): void {
+    const frameCount = this.reader.frameCount();
+    for (let n = node; n !== 0; n = this.nodeParent[n]!) {
+      const f = this.nodeFrame[n]!;
+      if (f >= frameCount) throw replayError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, this.regionOffset(-1), delivered, null);
+      if (this.reader.frames[f] === null) {
+        throw replayError(ErrorCode.TACHYON_STRING_INDEX, 'Invalid string index in frame', this.reader.layout.frameTableOffset, delivered, null);
+      }
+    }
+  }
+
+  private regionOffset(offset: number): number {
+    // Offsets inside a zstd region are not file offsets: point at the region then.
+    if (offset < 0 || this.region.kind === 'zstd' || this.reader.layout.zstd) return HEADER_SIZE;
+    return HEADER_SIZE + offset;
+  }
+
+  failure(delivered: number): ProfpackError {
+    const e = this.error!;
+    return replayError(e.code, e.message, this.regionOffset(e.offset), delivered, e.offset);
+  }
+
+  /** End of the region: CPython's sample-count check; sets the reader's stats. */
+  finish(delivered: number): number {
+    const s = this.decoder.stats();
+    const replayed = s[5]!;
+    const declared = this.reader.info.sampleCount;
+    if (BigInt(replayed) !== declared) {
+      throw replayError(
+        ErrorCode.TACHYON_SAMPLE_COUNT_MISMATCH,
+        `Sample count mismatch: header declares ${declared} samples but replay decoded ${replayed}`,
+        28,
+        delivered,
+        null,
+      );
+    }
+    this.reader.stats = {
+      repeatRecords: s[0]!,
+      repeatSamples: s[1]!,
+      fullRecords: s[2]!,
+      suffixRecords: s[3]!,
+      popPushRecords: s[4]!,
+      totalRecords: s[0]! + s[2]! + s[3]! + s[4]!,
+      totalSamples: s[5]!,
+      stackReconstructions: s[6]!,
+    };
+    return replayed;
+  }
+}
