@@ -71,8 +71,8 @@ const hostLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** Open-addressing (parent, frame) -> node map with typed arrays. */
 class StackTrie {
-  parent = new Uint32Array(1024);
-  frame = new Uint32Array(1024);
+  parent: Uint32Array = new Uint32Array(1024);
+  frame: Uint32Array = new Uint32Array(1024);
   count = 1; // node 0: the empty stack
   private slots = new Int32Array(2048).fill(-1);
   private mask = 2047;
@@ -129,14 +129,14 @@ class StackTrie {
 /** Per-thread state, CPython's ReaderThreadState: key, previous timestamp, current stack. */
 class Threads {
   count = 0;
-  idLow = new Uint32Array(16);
-  idHigh = new Uint32Array(16);
-  interp = new Uint32Array(16);
-  tsLow = new Uint32Array(16);
-  tsHigh = new Uint32Array(16);
-  depth = new Uint32Array(16);
+  idLow: Uint32Array = new Uint32Array(16);
+  idHigh: Uint32Array = new Uint32Array(16);
+  interp: Uint32Array = new Uint32Array(16);
+  tsLow: Uint32Array = new Uint32Array(16);
+  tsHigh: Uint32Array = new Uint32Array(16);
+  depth: Uint32Array = new Uint32Array(16);
   /** path[t * 257 + k] = node of the bottom k frames of thread t's stack. */
-  path = new Uint32Array(16 * PATH_STRIDE);
+  path: Uint32Array = new Uint32Array(16 * PATH_STRIDE);
   private slots = new Int32Array(64).fill(-1);
   private mask = 63;
 
@@ -259,7 +259,8 @@ export class RecordDecoderJs {
     r[Result.timestamps] = this.tsCount;
     r[Result.nodes] = this.nodeCount;
     r[Result.replayed] = this.replayed;
-    r[Result.errorOffset] = this.error ? this.error.offset : -1;
+    const error = this.error as DecodeError | null;
+    r[Result.errorOffset] = error ? error.offset : -1;
   }
 
   private consumed = 0;
