@@ -1,0 +1,38 @@
+// A Tachyon file opened for reading: mapped as CPython 3.15.2's reader maps it
+// (mmap + MAP_POPULATE on Linux, madvise SEQUENTIAL and WILLNEED, HUGEPAGE
+// from 32 MiB), or read() into memory where mapping is unavailable or fails.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace profpack {
+namespace tachyon {
+
+class ReaderFile {
+ public:
+  // Throws FormatError("ERR_TACHYON_IO", ...) when the file cannot be opened or read.
+  explicit ReaderFile(const std::string& path);
+  ~ReaderFile();
+  ReaderFile(const ReaderFile&) = delete;
+  ReaderFile& operator=(const ReaderFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool mapped() const { return mapped_; }
+  bool closed() const { return closed_; }
+  void Close();
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+  bool closed_ = false;
+  uint8_t* owned_ = nullptr;  // the read() fallback
+};
+
+// Large files get transparent huge pages, as in CPython (files of 32 MiB and more).
+inline constexpr size_t kHugePageThreshold = size_t{32} << 20;
+
+}  // namespace tachyon
+}  // namespace profpack
