@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { backend } from '../backend';
 import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '../errors';
-import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from './format';
+import { HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_MAX_DECOMPRESSED } from './format';
 import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from './reader-layout';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './reader-native';
 import {
@@ -40,6 +40,12 @@ export interface ReaderOptions {
   keepDecompressedLimit?: number;
   /** 'native' or 'js'; default: the process backend. */
   backend?: 'native' | 'js';
+  /**
+   * Buffer sizes of the replay loop (tests use tiny ones so that every
+   * resumption path runs): decompressed bytes per zstd step, and the
+   * decoder's event / timestamp / node capacities per call.
+   */
+  tuning?: { zstdChunk?: number; events?: number; timestamps?: number; nodes?: number };
 }
 
 /** One thread-sample, in file order. */
@@ -112,17 +118,20 @@ interface DecoderBackend {
   stats(): number[];
 }
 
-function newOutput(): DecodeOutput {
+type Tuning = NonNullable<ReaderOptions['tuning']>;
+
+function newOutput(tuning: Tuning): DecodeOutput {
+  // The decoder needs room for one record: 4 events, 1 timestamp, 256 nodes.
   return {
-    events: new Uint32Array(EVENT_CAPACITY * EVENT_STRIDE),
-    timestamps: new BigUint64Array(TIMESTAMP_CAPACITY),
-    nodes: new Uint32Array(NODE_CAPACITY * 2),
+    events: new Uint32Array(Math.max(tuning.events ?? EVENT_CAPACITY, 6) * EVENT_STRIDE),
+    timestamps: new BigUint64Array(Math.max(tuning.timestamps ?? TIMESTAMP_CAPACITY, 1)),
+    nodes: new Uint32Array(Math.max(tuning.nodes ?? NODE_CAPACITY, MAX_STACK_DEPTH + 1) * 2),
     result: new Float64Array(8),
   };
 }
 
-function jsDecoder(layout: Layout, totalSize: number): DecoderBackend {
-  const out = newOutput();
+function jsDecoder(layout: Layout, totalSize: number, tuning: Tuning): DecoderBackend {
+  const out = newOutput(tuning);
   const d = new RecordDecoderJs({ littleEndian: layout.littleEndian, startTimeUs: layout.info.startTimeUs, threadCount: layout.info.threadCount, totalSize });
   return {
     out,
@@ -140,8 +149,8 @@ function jsDecoder(layout: Layout, totalSize: number): DecoderBackend {
   };
 }
 
-function nativeDecoder(native: NativeTachyonReader, layout: Layout, totalSize: number): DecoderBackend {
-  const out = newOutput();
+function nativeDecoder(native: NativeTachyonReader, layout: Layout, totalSize: number, tuning: Tuning): DecoderBackend {
+  const out = newOutput(tuning);
   const handle = native.createDecoder(
     layout.littleEndian,
     layout.info.startTimeUs,
@@ -185,6 +194,7 @@ export class ProfileReader {
   private region: Region | null;
   private readonly sampleRegionSize: number;
   private readonly maxDecompressed: number;
+  private readonly tuning: Tuning;
 
   private constructor(source: ByteSource, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions) {
     this.native = native;
@@ -192,6 +202,7 @@ export class ProfileReader {
     this.source = source;
     this.backend = native ? 'native' : 'js';
     this.maxDecompressed = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
+    this.tuning = options.tuning ?? {};
     const layout = parseLayout(source);
     this.layout = layout;
     this.info = layout.info;
@@ -398,8 +409,10 @@ export class ProfileReader {
     if (!this.region || !this.source) {
       throw new ProfpackError('the reader is closed', { code: ErrorCode.TACHYON_READER_CLOSED });
     }
-    const decoder = this.native ? nativeDecoder(this.native, this.layout, this.sampleRegionSize) : jsDecoder(this.layout, this.sampleRegionSize);
-    return new ReplayRun(this, decoder, this.region, this.source, this.sampleRegionSize, this.maxDecompressed);
+    const decoder = this.native
+      ? nativeDecoder(this.native, this.layout, this.sampleRegionSize, this.tuning)
+      : jsDecoder(this.layout, this.sampleRegionSize, this.tuning);
+    return new ReplayRun(this, decoder, this.region, this.source, this.sampleRegionSize, this.maxDecompressed, this.tuning.zstdChunk ?? OUTPUT_CHUNK);
   }
 
   /** @internal */
@@ -430,10 +443,11 @@ class ReplayRun {
     private readonly source: ByteSource,
     private readonly total: number,
     maxDecompressed: number,
+    zstdChunk: number,
   ) {
     if (region.kind === 'zstd') {
       this.stream = new ZstdStream(source, reader.layout.stringTableOffset, maxDecompressed);
-      this.window = new Uint8Array(OUTPUT_CHUNK + 2 * MAX_RECORD_SIZE);
+      this.window = new Uint8Array(Math.max(1, zstdChunk) + 2 * MAX_RECORD_SIZE);
     }
   }
 

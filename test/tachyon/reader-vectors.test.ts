@@ -4,7 +4,9 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ProfileReader } from '../../lib/tachyon/reader';
-import { dumpProfile, type Dump } from '../../lib/tachyon/reader-dump';
+import { dumpProfile, exactInteger, frameToJson, type Dump } from '../../lib/tachyon/reader-dump';
+import { readFileSync } from 'node:fs';
+import { isProfpackError } from '../../lib/errors';
 import { readJsonExact, sharedPath } from '../shared';
 
 const dir = sharedPath('vectors', 'tachyon');
@@ -32,8 +34,22 @@ function sameJson(a: unknown, b: unknown): boolean {
   return true;
 }
 
+const expectedCache = new Map<string, Expected>();
+function expectedOf(file: string): Expected {
+  let e = expectedCache.get(file);
+  if (!e) {
+    e = readJsonExact(`${dir}/${file.replace(/\.bin$/, '.expected.json')}`) as Expected;
+    expectedCache.clear(); // one at a time: the big ones are megabytes
+    expectedCache.set(file, e);
+  }
+  return e;
+}
+
+// Tiny buffers: every zstd window, full-output and REPEAT-continuation path runs.
+const tiny = { keepDecompressedLimit: 0, tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 257 } };
+
 function check(file: string, dump: Dump): void {
-  const expected = readJsonExact(`${dir}/${file.replace(/\.bin$/, '.expected.json')}`) as Expected;
+  const expected = expectedOf(file);
   expect({ accepted: dump.accepted, stage: dump.stage }).toEqual({ accepted: expected.accepted, stage: expected.stage });
   expect(dump.error?.message ?? null).toEqual(expected.error?.message ?? null);
   if (expected.error) expect(dump.error!.code).toMatch(/^ERR_TACHYON_/);
@@ -52,6 +68,55 @@ describe(`Tachyon vectors (${backend.name} backend)`, () => {
   for (const file of files) {
     it(`${file}: open(path)`, () => {
       check(file, dumpProfile(`${dir}/${file}`));
+    });
+    it(`${file}: fromBuffer, streamed zstd, tiny buffers`, () => {
+      check(file, dumpProfile(readFileSync(`${dir}/${file}`), tiny));
+    });
+    it(`${file}: samples() and the reader's tables`, () => {
+      const expected = expectedOf(file);
+      let reader: ProfileReader;
+      try {
+        reader = ProfileReader.open(`${dir}/${file}`);
+      } catch (err) {
+        expect(isProfpackError(err)).toBe(true);
+        expect(expected.stage).toBe('open');
+        return;
+      }
+      expect(expected.stage).not.toBe('open');
+      expect(reader.backend).toBe(backend.name);
+      expect(reader.strings.length).toBe(reader.info.stringCount);
+      expect(reader.frames.length).toBe(reader.info.frameCount);
+      let i = 0;
+      let failure: unknown = null;
+      try {
+        for (const s of reader.samples()) {
+          const e = expected.samples[i];
+          if (expected.stage === 'ok') {
+            const got = {
+              thread_id: exactInteger(s.threadId),
+              interpreter_id: s.interpreterId,
+              timestamp_us: exactInteger(s.timestampUs),
+              status: s.status,
+              frames: s.stack.map((f) => frameToJson(reader.frames[f]!)),
+            };
+            const { call: _call, ...want } = e as Record<string, unknown>;
+            if (!sameJson(got, want)) expect({ i, got }).toEqual({ i, got: want });
+          }
+          i++;
+        }
+      } catch (err) {
+        failure = err;
+      } finally {
+        reader.close();
+      }
+      if (expected.stage === 'ok') {
+        expect(failure).toBeNull();
+        expect(i).toBe(expected.samples.length);
+      } else {
+        expect(isProfpackError(failure)).toBe(true);
+        expect((failure as Error).message).toContain(expected.error!.message);
+        expect(i).toBe(expected.samples_before_error);
+      }
     });
   }
 });
