@@ -499,7 +499,16 @@ export class RecordDecoderJs {
           frames[i] = varint.lo;
           pos = next;
         }
-        this.build(t, keep, n);
+        if (encoding === RecordKind.Suffix && n === 0 && keep < depth) {
+          // CPython 3.15.2 moves the shared frames down only when it pushes new
+          // ones: a SUFFIX with nothing new keeps the *top* `shared` frames.
+          let node = th.path[base + depth]!;
+          for (let i = 0; i < keep; i++) {
+            frames[i] = this.trie.frame[node]!;
+            node = this.trie.parent[node]!;
+          }
+          this.build(t, 0, keep);
+        } else this.build(t, keep, n);
         if (encoding === RecordKind.Suffix) this.stats.suffixRecords++;
         else this.stats.popPushRecords++;
       }

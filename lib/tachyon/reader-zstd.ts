@@ -109,29 +109,83 @@ export class ZstdStream {
   }
 }
 
-/** Checks the whole region as CPython does at open; keeps it when it is at most keepLimit bytes. */
+/** CPython's first buffer when the frame header gives no size: ZSTD_DStreamOutSize() * 4. */
+const CPYTHON_INITIAL_BUFFER = 4 * (128 << 10);
+/**
+ * The largest output buffer the open-stage check hands zstd when not keeping
+ * the data. CPython's buffer can be larger; zstd only behaves differently when
+ * a frame declares a content size above this (CPython's writer never declares one).
+ */
+const SCRATCH_LIMIT = 16 << 20;
+
+/**
+ * Decompresses the whole region as CPython 3.15.2 does at open, with the same
+ * output-buffer sizes per ZSTD_decompressStream call (frame content size, else
+ * 512 KiB, doubled when full, capped at maxSize), so that corrupt input fails
+ * with the same zstd error; the output is kept when it is at most keepLimit bytes.
+ */
 export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: number, keepLimit: number): ZstdRegion {
-  const stream = new ZstdStream(source, regionEnd, maxSize);
-  const kept: Uint8Array[] = [];
+  const input = source.read(HEADER_SIZE, regionEnd);
+  let contentSize: number | null;
+  try {
+    contentSize = zstd.getFrameContentSize(input);
+  } catch {
+    throw openError(ErrorCode.TACHYON_ZSTD_FRAME_HEADER, 'Corrupted zstd frame header', HEADER_SIZE, 'a zstd frame header');
+  }
+  let alloc = contentSize !== null && contentSize <= maxSize ? contentSize : CPYTHON_INITIAL_BUFFER;
+  const dctx = new zstd.DCtx();
+  let kept: Uint8Array | null = keepLimit > 0 && alloc <= keepLimit ? new Uint8Array(alloc) : null;
+  let scratch: Uint8Array | null = null;
   let total = 0;
-  let keeping = keepLimit > 0;
-  while (!stream.done) {
-    const out = new Uint8Array(OUTPUT_CHUNK);
-    const n = stream.fill(out);
-    total += n;
-    if (keeping) {
-      if (total > keepLimit) {
-        keeping = false;
-        kept.length = 0;
-      } else if (n > 0) kept.push(out.subarray(0, n));
+  let inPos = 0;
+  let last = 0;
+  while (inPos < input.length) {
+    if (total >= alloc) {
+      if (alloc * 2 > maxSize) {
+        throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${maxSize} bytes`);
+      }
+      alloc *= 2;
+      if (kept) {
+        if (alloc <= keepLimit) {
+          const grown = new Uint8Array(alloc);
+          grown.set(kept.subarray(0, total));
+          kept = grown;
+        } else kept = null;
+      }
     }
+    // One call of CPython's loop, with capacity alloc - total; without the
+    // kept buffer, made of calls on a smaller scratch buffer while they fill it.
+    const capacity = alloc - total;
+    let produced = 0;
+    for (;;) {
+      let out: Uint8Array;
+      if (kept) out = kept.subarray(total + produced, alloc);
+      else {
+        const size = Math.min(capacity - produced, SCRATCH_LIMIT);
+        if (!scratch || scratch.length < size) scratch = new Uint8Array(size);
+        out = scratch.subarray(0, size);
+      }
+      let r: [number, number, number];
+      try {
+        r = dctx.decompressStream(out, input.subarray(inPos)) as [number, number, number];
+      } catch (err) {
+        const name = err instanceof Error ? err.message : String(err);
+        throw openError(ErrorCode.TACHYON_ZSTD_ERROR, `zstd decompression error: ${name}`, HEADER_SIZE + inPos);
+      }
+      last = r[0];
+      produced += r[1];
+      inPos += r[2];
+      if (kept || r[1] < out.length || produced >= capacity || out.length === 0) break;
+    }
+    if (capacity === 0 && produced === 0 && inPos < input.length && last !== 0) {
+      // CPython loops forever here (a frame declaring size 0 followed by data); stop instead.
+      throw openError(ErrorCode.TACHYON_ZSTD_ERROR, 'zstd decompression error: no progress with an empty output buffer', HEADER_SIZE + inPos);
+    }
+    total += produced;
   }
-  if (!keeping) return { totalSize: total, data: null };
-  const data = new Uint8Array(total);
-  let at = 0;
-  for (const part of kept) {
-    data.set(part, at);
-    at += part.length;
+  if (last !== 0) {
+    throw openError(ErrorCode.TACHYON_ZSTD_TRUNCATED, 'Incomplete zstd frame: data may be truncated', regionEnd);
   }
-  return { totalSize: total, data };
+  if (!kept) return { totalSize: total, data: null };
+  return { totalSize: total, data: kept.subarray(0, total) };
 }

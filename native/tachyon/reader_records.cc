@@ -329,7 +329,18 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
       for (uint32_t i = 0; i < n; ++i) {
         if (!ReadVarU32(data, end, pos, newFrames_[i])) return StackVarint(windowStart + pos);
       }
-      Build(t, static_cast<uint32_t>(keep), n);
+      if (encoding == static_cast<uint8_t>(RecordKind::kSuffix) && n == 0 && keep < depth) {
+        // CPython 3.15.2 moves the shared frames down only when it pushes new
+        // ones: a SUFFIX with nothing new keeps the *top* `shared` frames.
+        uint32_t node = paths_[static_cast<size_t>(t) * kPathStride + depth];
+        for (uint64_t i = 0; i < keep; ++i) {
+          newFrames_[i] = nodeFrame_[node];
+          node = nodeParent_[node];
+        }
+        Build(t, 0, static_cast<uint32_t>(keep));
+      } else {
+        Build(t, static_cast<uint32_t>(keep), n);
+      }
       if (encoding == static_cast<uint8_t>(RecordKind::kSuffix)) {
         ++stats_.suffixRecords;
       } else {

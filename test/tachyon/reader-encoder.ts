@@ -36,6 +36,12 @@ export interface EncodeOptions {
   /** Picks among valid encodings and varint paddings; a deterministic stream of numbers in [0, 1). */
   choice: () => number;
   profilingConfig?: number;
+  /**
+   * Also write SUFFIX records that push nothing and share less than the whole
+   * stack: CPython's reader then keeps the top frames, not the bottom ones, so
+   * the samples no longer read back as given (for the CPython differential test).
+   */
+  suffixPopQuirk?: boolean;
   /** Header thread count override (default: the true count). */
   threadCount?: number;
   sampleCount?: bigint;
@@ -133,13 +139,14 @@ export function encodeProfile(o: EncodeOptions): Uint8Array {
     // Common bottom run.
     let shared = 0;
     while (shared < prev.length && shared < cur.length && prev[prev.length - 1 - shared] === cur[cur.length - 1 - shared]) shared++;
-    const kind = 1 + Math.floor(o.choice() * 3);
+    let kind = 1 + Math.floor(o.choice() * 3);
+    // SUFFIX and POP_PUSH may keep any bottom run up to the common one.
+    const keep = Math.floor(o.choice() * (shared + 1));
+    if (kind === 2 && keep === cur.length && keep < prev.length && !o.suffixPopQuirk) kind = 3;
     region.byte(kind);
     uv(region, (s.timestampUs - th.prevTs) & U64);
     th.prevTs = s.timestampUs;
     region.byte(s.status);
-    // SUFFIX and POP_PUSH may keep any bottom run up to the common one.
-    const keep = Math.floor(o.choice() * (shared + 1));
     if (kind === 1) {
       uv(region, cur.length);
       for (const f of cur) uv(region, f);
