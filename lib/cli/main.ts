@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+/**
+ * The profpack command. Each command lives in commands/<name>.ts and is
+ * registered here; user errors print one line (code and message) and exit 2.
+ */
+import { Command, CommanderError } from 'commander';
+import { registerDump } from './commands/dump';
+import { registerInfo } from './commands/info';
+import { EXIT_USER_ERROR, userErrorLine } from './errors';
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('profpack')
+    .description('Compact binary profiling data: read and inspect CPython Tachyon profiles')
+    .exitOverride()
+    .configureOutput({ outputError: () => {} });
+  registerInfo(program);
+  registerDump(program);
+  return program;
+}
+
+/** Runs the command line; returns the exit status. */
+export function main(argv: string[]): number {
+  const program = buildProgram();
+  try {
+    program.parse(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      process.stderr.write(`profpack: ERR_USAGE: ${err.message.replace(/^error: /, '')}\n`);
+      return EXIT_USER_ERROR;
+    }
+    const line = userErrorLine(err);
+    if (line === null) throw err;
+    process.stderr.write(line + '\n');
+    return EXIT_USER_ERROR;
+  }
+}
+
+if (require.main === module) {
+  process.exitCode = main(process.argv);
+}
