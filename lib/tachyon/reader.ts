@@ -54,7 +54,7 @@ export interface Sample {
   interpreterId: number;
   timestampUs: bigint;
   status: number;
-  /** Frame-table indices, innermost first (shared between samples with the same stack; frozen). */
+  /** Frame-table indices, innermost first (read-only: shared between samples with the same stack). */
   stack: readonly number[];
 }
 
@@ -75,7 +75,8 @@ export interface InterpreterInfo {
 /**
  * What replay() calls, as CPython's BinaryReader.replay calls collector.collect:
  * one call per sample, or per REPEAT run of equal status (several timestamps).
- * The objects passed are frozen and may be shared between calls.
+ * The objects passed are read-only (not frozen, for speed) and may be shared
+ * between calls: copy what you keep and modify.
  */
 export interface Collector {
   collect(stackFrames: readonly InterpreterInfo[], timestampsUs: bigint[]): void;
@@ -281,15 +282,13 @@ export class ProfileReader {
   *samples(): IterableIterator<Sample> {
     const run = this.startRun();
     let delivered = 0;
-    const stacks: (readonly number[] | undefined)[] = [];
+    const cache = new NodeCache();
     const indicesOf = (node: number): readonly number[] => {
-      let s = stacks[node];
+      const seen = cache.seen(node);
+      let s = cache.get(node) as readonly number[] | undefined;
       if (s === undefined) {
-        run.validate(node, delivered);
-        const out: number[] = [];
-        for (let n = node; n !== 0; n = run.nodeParent[n]!) out.push(run.nodeFrame[n]!);
-        s = Object.freeze(out);
-        stacks[node] = s;
+        s = run.indices(node, delivered);
+        cache.offer(node, s, seen);
       }
       return s;
     };
@@ -336,15 +335,13 @@ export class ProfileReader {
     const onProgress = options.onProgress;
     const total = Number(this.info.sampleCount);
     let delivered = 0;
-    const nodeFrames: (readonly Frame[] | undefined)[] = [];
+    const cache = new NodeCache();
     const framesOf = (node: number): readonly Frame[] => {
-      let f = nodeFrames[node];
+      const seen = cache.seen(node);
+      let f = cache.get(node) as readonly Frame[] | undefined;
       if (f === undefined) {
-        run.validate(node, delivered);
-        const out: Frame[] = [];
-        for (let n = node; n !== 0; n = run.nodeParent[n]!) out.push(this.frames[run.nodeFrame[n]!]!);
-        f = Object.freeze(out);
-        nodeFrames[node] = f;
+        f = run.frames(node, delivered);
+        cache.offer(node, f, seen);
       }
       return f;
     };
@@ -354,8 +351,9 @@ export class ProfileReader {
     const lastStackFrames: (readonly InterpreterInfo[])[] = [];
     const stackFramesOf = (t: number, node: number, status: number): readonly InterpreterInfo[] => {
       if (lastNode[t] === node && lastStatus[t] === status) return lastStackFrames[t]!;
-      const thread: ThreadInfo = Object.freeze({ threadId: run.threadIds[t]!, status, frameInfo: framesOf(node) });
-      const sf = Object.freeze([Object.freeze({ interpreterId: run.interpreterIds[t]!, threads: Object.freeze([thread]) })]);
+      // Not frozen (Object.freeze costs more than the whole sample): read-only by contract.
+      const thread: ThreadInfo = { threadId: run.threadIds[t]!, status, frameInfo: framesOf(node) };
+      const sf: readonly InterpreterInfo[] = [{ interpreterId: run.interpreterIds[t]!, threads: [thread] }];
       lastNode[t] = node;
       lastStatus[t] = status;
       lastStackFrames[t] = sf;
@@ -421,6 +419,32 @@ export class ProfileReader {
   }
 }
 
+/**
+ * The resolved stacks of recently emitted nodes, direct-mapped and bounded:
+ * hot stacks are resolved once, and a profile with millions of distinct stacks
+ * does not keep them all alive (CPython builds a new frame list per sample).
+ */
+class NodeCache {
+  private static readonly SIZE = 1 << 10;
+  private readonly keys = new Int32Array(NodeCache.SIZE).fill(-1);
+  private readonly values: unknown[] = new Array<unknown>(NodeCache.SIZE).fill(undefined);
+  /** The cached value, or undefined (then the node is remembered, and cached on its next use). */
+  get(node: number): unknown {
+    const slot = node & (NodeCache.SIZE - 1);
+    if (this.keys[slot] === node) return this.values[slot];
+    this.keys[slot] = node;
+    this.values[slot] = undefined;
+    return undefined;
+  }
+  /** Keeps the value of a node seen twice in a row of its slot; a node used once keeps nothing alive. */
+  offer(node: number, value: unknown, seenBefore: boolean): void {
+    if (seenBefore) this.values[node & (NodeCache.SIZE - 1)] = value;
+  }
+  seen(node: number): boolean {
+    return this.keys[node & (NodeCache.SIZE - 1)] === node;
+  }
+}
+
 /** One pass over the sample region: feeds windows to the decoder, keeps threads and stack nodes. */
 class ReplayRun {
   threadIds: bigint[] = [];
@@ -428,6 +452,7 @@ class ReplayRun {
   nodeParent = new Uint32Array(1024);
   nodeFrame = new Uint32Array(1024);
   nodeCount = 1;
+  private readonly frameTable: readonly (Frame | null)[];
   private consumed = 0;
   private error: DecodeError | null = null;
   private lastStatus: number = DecodeStatus.NeedMore;
@@ -445,6 +470,7 @@ class ReplayRun {
     maxDecompressed: number,
     zstdChunk: number,
   ) {
+    this.frameTable = reader.frames;
     if (region.kind === 'zstd') {
       this.stream = new ZstdStream(source, reader.layout.stringTableOffset, maxDecompressed);
       this.window = new Uint8Array(Math.max(1, zstdChunk) + 2 * MAX_RECORD_SIZE);
@@ -507,16 +533,35 @@ class ReplayRun {
     this.interpreterIds.push(interpreterId);
   }
 
-  /** CPython checks frame and string indices when it builds a sample's frame list, innermost first. */
-  validate(node: number, delivered: number): void {
-    const frameCount = this.reader.frameCount();
+  /**
+   * The frame indices of a node's stack, innermost first, checked as CPython
+   * checks them when it builds a sample's frame list (innermost first).
+   */
+  indices(node: number, delivered: number): number[] {
+    const out: number[] = [];
     for (let n = node; n !== 0; n = this.nodeParent[n]!) {
       const f = this.nodeFrame[n]!;
-      if (f >= frameCount) throw replayError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, this.regionOffset(-1), delivered, null);
-      if (this.reader.frames[f] === null) {
-        throw replayError(ErrorCode.TACHYON_STRING_INDEX, 'Invalid string index in frame', this.reader.layout.frameTableOffset, delivered, null);
-      }
+      if (this.frameTable[f] == null) this.invalidFrame(f, delivered);
+      out.push(f);
     }
+    return out;
+  }
+
+  /** The resolved frames of a node's stack, innermost first, checked like indices(). */
+  frames(node: number, delivered: number): Frame[] {
+    const out: Frame[] = [];
+    const table = this.frameTable;
+    for (let n = node; n !== 0; n = this.nodeParent[n]!) {
+      const frame = table[this.nodeFrame[n]!];
+      if (frame == null) this.invalidFrame(this.nodeFrame[n]!, delivered);
+      out.push(frame!);
+    }
+    return out;
+  }
+
+  private invalidFrame(f: number, delivered: number): never {
+    if (f >= this.frameTable.length) throw replayError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, this.regionOffset(-1), delivered, null);
+    throw replayError(ErrorCode.TACHYON_STRING_INDEX, 'Invalid string index in frame', this.reader.layout.frameTableOffset, delivered, null);
   }
 
   private regionOffset(offset: number): number {
