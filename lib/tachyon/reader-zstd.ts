@@ -133,9 +133,9 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
     throw openError(ErrorCode.TACHYON_ZSTD_FRAME_HEADER, 'Corrupted zstd frame header', HEADER_SIZE, 'a zstd frame header');
   }
   let alloc = contentSize !== null && contentSize <= maxSize ? contentSize : CPYTHON_INITIAL_BUFFER;
-  const dctx = new zstd.DCtx();
-  let kept: Uint8Array | null = keepLimit > 0 && alloc <= keepLimit ? new Uint8Array(alloc) : null;
-  let scratch: Uint8Array | null = null;
+  const dctx = sharedContext();
+  // Output goes to a scratch buffer; CPython's buffer sizes are only passed on as capacities.
+  let kept: Uint8Array[] | null = keepLimit > 0 ? [] : null;
   let total = 0;
   let inPos = 0;
   let last = 0;
@@ -145,26 +145,13 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
         throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${maxSize} bytes`);
       }
       alloc *= 2;
-      if (kept) {
-        if (alloc <= keepLimit) {
-          const grown = new Uint8Array(alloc);
-          grown.set(kept.subarray(0, total));
-          kept = grown;
-        } else kept = null;
-      }
     }
-    // One call of CPython's loop, with capacity alloc - total; without the
-    // kept buffer, made of calls on a smaller scratch buffer while they fill it.
+    // One call of CPython's loop, with capacity alloc - total, made of calls
+    // on the scratch buffer while they fill it.
     const capacity = alloc - total;
     let produced = 0;
     for (;;) {
-      let out: Uint8Array;
-      if (kept) out = kept.subarray(total + produced, alloc);
-      else {
-        const size = Math.min(capacity - produced, SCRATCH_LIMIT);
-        if (!scratch || scratch.length < size) scratch = new Uint8Array(size);
-        out = scratch.subarray(0, size);
-      }
+      const out = scratchBuffer(Math.min(capacity - produced, SCRATCH_LIMIT));
       let r: [number, number, number];
       try {
         r = dctx.decompressStream(out, input.subarray(inPos)) as [number, number, number];
@@ -175,17 +162,48 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
       last = r[0];
       produced += r[1];
       inPos += r[2];
-      if (kept || r[1] < out.length || produced >= capacity || out.length === 0) break;
+      if (kept && r[1] > 0) {
+        if (total + produced > keepLimit) kept = null;
+        else kept.push(out.slice(0, r[1]));
+      }
+      if (r[1] < out.length || produced >= capacity || out.length === 0) break;
     }
+    total += produced;
     if (capacity === 0 && produced === 0 && inPos < input.length && last !== 0) {
       // CPython loops forever here (a frame declaring size 0 followed by data); stop instead.
       throw openError(ErrorCode.TACHYON_ZSTD_ERROR, 'zstd decompression error: no progress with an empty output buffer', HEADER_SIZE + inPos);
     }
-    total += produced;
   }
   if (last !== 0) {
     throw openError(ErrorCode.TACHYON_ZSTD_TRUNCATED, 'Incomplete zstd frame: data may be truncated', regionEnd);
   }
   if (!kept) return { totalSize: total, data: null };
-  return { totalSize: total, data: kept.subarray(0, total) };
+  if (kept.length === 1) return { totalSize: total, data: kept[0]! };
+  const data = new Uint8Array(total);
+  let at = 0;
+  for (const part of kept) {
+    data.set(part, at);
+    at += part.length;
+  }
+  return { totalSize: total, data };
+}
+
+/** Scratch output kept between readers up to this size (larger ones are transient). */
+const KEPT_SCRATCH = 1 << 20;
+let scratch: Uint8Array = new Uint8Array(0);
+
+function scratchBuffer(size: number): Uint8Array {
+  if (size <= scratch.length) return scratch.subarray(0, size);
+  const buffer = new Uint8Array(size);
+  if (size <= KEPT_SCRATCH) scratch = buffer;
+  return buffer;
+}
+
+let context: zstd.DCtx | null = null;
+
+/** One decompression context for the open-stage checks (creating one and its window costs more than a small region). */
+function sharedContext(): zstd.DCtx {
+  if (!context) context = new zstd.DCtx();
+  else context.reset(zstd.ResetDirective.sessionOnly);
+  return context;
 }

@@ -121,18 +121,37 @@ interface DecoderBackend {
 
 type Tuning = NonNullable<ReaderOptions['tuning']>;
 
-function newOutput(tuning: Tuning): DecodeOutput {
-  // The decoder needs room for one record: 4 events, 1 timestamp, 256 nodes.
+/**
+ * Output buffers sized to the region (a small file needs small ones: every
+ * record is >= 13 bytes, every REPEAT entry >= 2), reused between runs.
+ */
+function newOutput(tuning: Tuning, totalSize: number): DecodeOutput {
+  const bound = Math.ceil(totalSize / 2) + 8;
+  const events = Math.max(tuning.events ?? Math.min(EVENT_CAPACITY, bound), 6);
+  const timestamps = Math.max(tuning.timestamps ?? Math.min(TIMESTAMP_CAPACITY, bound), 1);
+  const nodes = Math.max(tuning.nodes ?? Math.min(NODE_CAPACITY, totalSize + 2 * MAX_STACK_DEPTH), MAX_STACK_DEPTH + 1);
+  const pooled = outputPool.pop();
+  if (pooled && pooled.events.length === events * EVENT_STRIDE && pooled.timestamps.length === timestamps && pooled.nodes.length === nodes * 2) {
+    return pooled;
+  }
   return {
-    events: new Uint32Array(Math.max(tuning.events ?? EVENT_CAPACITY, 6) * EVENT_STRIDE),
-    timestamps: new BigUint64Array(Math.max(tuning.timestamps ?? TIMESTAMP_CAPACITY, 1)),
-    nodes: new Uint32Array(Math.max(tuning.nodes ?? NODE_CAPACITY, MAX_STACK_DEPTH + 1) * 2),
+    events: new Uint32Array(events * EVENT_STRIDE),
+    timestamps: new BigUint64Array(timestamps),
+    nodes: new Uint32Array(nodes * 2),
     result: new Float64Array(8),
   };
 }
 
+/** Output buffers of finished runs (the last one only: a reader replays one run at a time). */
+const outputPool: DecodeOutput[] = [];
+
+function releaseOutput(out: DecodeOutput): void {
+  outputPool.length = 0;
+  outputPool.push(out);
+}
+
 function jsDecoder(layout: Layout, totalSize: number, tuning: Tuning): DecoderBackend {
-  const out = newOutput(tuning);
+  const out = newOutput(tuning, totalSize);
   const d = new RecordDecoderJs({ littleEndian: layout.littleEndian, startTimeUs: layout.info.startTimeUs, threadCount: layout.info.threadCount, totalSize });
   return {
     out,
@@ -151,7 +170,7 @@ function jsDecoder(layout: Layout, totalSize: number, tuning: Tuning): DecoderBa
 }
 
 function nativeDecoder(native: NativeTachyonReader, layout: Layout, totalSize: number, tuning: Tuning): DecoderBackend {
-  const out = newOutput(tuning);
+  const out = newOutput(tuning, totalSize);
   const handle = native.createDecoder(
     layout.littleEndian,
     layout.info.startTimeUs,
@@ -374,9 +393,14 @@ export class ProfileReader {
         if (kind === EventKind.Sample) {
           const count = ev[i + 4]!;
           let timestamps: bigint[];
-          if (count === 1 && pending === null) timestamps = [ts[tsPos]!];
-          else {
-            timestamps = pending ?? [];
+          if (pending === null) {
+            if (count === 1) timestamps = [ts[tsPos]!];
+            else {
+              timestamps = new Array<bigint>(count);
+              for (let k = 0; k < count; k++) timestamps[k] = ts[tsPos + k]!;
+            }
+          } else {
+            timestamps = pending;
             pending = null;
             for (let k = 0; k < count; k++) timestamps.push(ts[tsPos + k]!);
           }
@@ -571,12 +595,14 @@ class ReplayRun {
   }
 
   failure(delivered: number): ProfpackError {
+    releaseOutput(this.decoder.out);
     const e = this.error!;
     return replayError(e.code, e.message, this.regionOffset(e.offset), delivered, e.offset);
   }
 
   /** End of the region: CPython's sample-count check; sets the reader's stats. */
   finish(delivered: number): number {
+    releaseOutput(this.decoder.out);
     const s = this.decoder.stats();
     const replayed = s[5]!;
     const declared = this.reader.info.sampleCount;
