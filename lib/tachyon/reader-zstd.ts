@@ -169,6 +169,10 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
       if (r[1] < out.length || produced >= capacity || out.length === 0) break;
     }
     total += produced;
+    // CPython only checks its cap when it grows the buffer (so never above 1 GiB); a smaller cap given as an option holds exactly.
+    if (total > maxSize) {
+      throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${maxSize} bytes`);
+    }
     if (capacity === 0 && produced === 0 && inPos < input.length && last !== 0) {
       // CPython loops forever here (a frame declaring size 0 followed by data); stop instead.
       throw openError(ErrorCode.TACHYON_ZSTD_ERROR, 'zstd decompression error: no progress with an empty output buffer', HEADER_SIZE + inPos);
