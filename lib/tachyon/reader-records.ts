@@ -73,6 +73,7 @@ const hostLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 class StackTrie {
   parent: Uint32Array = new Uint32Array(1024);
   frame: Uint32Array = new Uint32Array(1024);
+  lastChild: Uint32Array = new Uint32Array(1024);
   count = 1; // node 0: the empty stack
   private slots = new Int32Array(2048).fill(-1);
   private mask = 2047;
@@ -83,6 +84,12 @@ class StackTrie {
 
   /** The child node, and whether it was created (then nodeCreated is true). */
   child(parent: number, frame: number): number {
+    // The child a node got last, checked before the hash table (call paths recur).
+    const last = this.lastChild[parent]!;
+    if (last !== 0 && this.frame[last] === frame) {
+      this.created = false;
+      return last;
+    }
     let i = this.hash(parent, frame) & this.mask;
     const slots = this.slots;
     for (;;) {
@@ -90,6 +97,7 @@ class StackTrie {
       if (node < 0) break;
       if (this.parent[node] === parent && this.frame[node] === frame) {
         this.created = false;
+        this.lastChild[parent] = node;
         return node;
       }
       i = (i + 1) & this.mask;
@@ -102,9 +110,14 @@ class StackTrie {
       const f = new Uint32Array(this.frame.length * 2);
       f.set(this.frame);
       this.frame = f;
+      const l = new Uint32Array(this.lastChild.length * 2);
+      l.set(this.lastChild);
+      this.lastChild = l;
     }
     this.parent[node] = parent;
     this.frame[node] = frame;
+    this.lastChild[node] = 0;
+    this.lastChild[parent] = node;
     slots[i] = node;
     if (this.count * 2 > this.mask) this.grow();
     this.created = true;

@@ -103,6 +103,7 @@ const EVENT_CAPACITY = 1 << 15;
 const TIMESTAMP_CAPACITY = 1 << 16;
 const NODE_CAPACITY = 1 << 15;
 const DEFAULT_KEEP_LIMIT = 32 << 20;
+const WRAP_CACHE_SIZE = 1 << 9;
 
 function replayError(code: ErrorCodeValue, message: string, offset: number, delivered: number, regionOffset: number | null): ProfpackError {
   return new ProfpackError(message, {
@@ -368,11 +369,25 @@ export class ProfileReader {
     const lastNode: number[] = [];
     const lastStatus: number[] = [];
     const lastStackFrames: (readonly InterpreterInfo[])[] = [];
+    // stackFrames of recent (node, thread, status) triples, so a recurring stack costs no allocation.
+    const wrapNode = new Int32Array(WRAP_CACHE_SIZE).fill(-1);
+    const wrapThread = new Int32Array(WRAP_CACHE_SIZE);
+    const wrapStatus = new Int32Array(WRAP_CACHE_SIZE);
+    const wrapValue = new Array<readonly InterpreterInfo[] | undefined>(WRAP_CACHE_SIZE).fill(undefined);
     const stackFramesOf = (t: number, node: number, status: number): readonly InterpreterInfo[] => {
       if (lastNode[t] === node && lastStatus[t] === status) return lastStackFrames[t]!;
-      // Not frozen (Object.freeze costs more than the whole sample): read-only by contract.
-      const thread: ThreadInfo = { threadId: run.threadIds[t]!, status, frameInfo: framesOf(node) };
-      const sf: readonly InterpreterInfo[] = [{ interpreterId: run.interpreterIds[t]!, threads: [thread] }];
+      const slot = (node ^ (t << 7) ^ (status << 3)) & (WRAP_CACHE_SIZE - 1);
+      let sf: readonly InterpreterInfo[];
+      if (wrapNode[slot] === node && wrapThread[slot] === t && wrapStatus[slot] === status) sf = wrapValue[slot]!;
+      else {
+        // Not frozen (Object.freeze costs more than the whole sample): read-only by contract.
+        const thread: ThreadInfo = { threadId: run.threadIds[t]!, status, frameInfo: framesOf(node) };
+        sf = [{ interpreterId: run.interpreterIds[t]!, threads: [thread] }];
+        wrapNode[slot] = node;
+        wrapThread[slot] = t;
+        wrapStatus[slot] = status;
+        wrapValue[slot] = sf;
+      }
       lastNode[t] = node;
       lastStatus[t] = status;
       lastStackFrames[t] = sf;

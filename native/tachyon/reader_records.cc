@@ -91,17 +91,24 @@ void RecordDecoder::GrowNodeSlots() {
 }
 
 uint32_t RecordDecoder::Child(uint32_t parent, uint32_t frame) {
+  const uint32_t last = lastChild_[parent];
+  if (last != 0 && nodeFrame_[last] == frame) return last;
   const size_t mask = nodeSlots_.size() - 1;
   size_t i = HashNode(parent, frame) & mask;
   for (;;) {
     const int32_t n = nodeSlots_[i];
     if (n < 0) break;
-    if (nodeParent_[n] == parent && nodeFrame_[n] == frame) return static_cast<uint32_t>(n);
+    if (nodeParent_[n] == parent && nodeFrame_[n] == frame) {
+      lastChild_[parent] = static_cast<uint32_t>(n);
+      return static_cast<uint32_t>(n);
+    }
     i = (i + 1) & mask;
   }
   const uint32_t node = static_cast<uint32_t>(nodeParent_.size());
   nodeParent_.push_back(parent);
   nodeFrame_.push_back(frame);
+  lastChild_.push_back(0);
+  lastChild_[parent] = node;
   nodeSlots_[i] = static_cast<int32_t>(node);
   if (nodeParent_.size() * 2 > nodeSlots_.size()) GrowNodeSlots();
   DecodeOutput& out = *out_;

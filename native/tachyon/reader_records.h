@@ -92,6 +92,8 @@ class RecordDecoder {
   std::vector<uint32_t> paths_;  // threads_.size() * kPathStride
   std::vector<int32_t> threadSlots_;
   std::vector<uint32_t> nodeParent_{0}, nodeFrame_{0};
+  // The child a node got last, checked before the hash table (call paths recur).
+  std::vector<uint32_t> lastChild_{0};
   std::vector<int32_t> nodeSlots_;
   uint32_t newFrames_[kMaxStackDepth];
 
