@@ -9,19 +9,28 @@ namespace profpack {
 namespace tachyon {
 namespace {
 
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <stdlib.h>
+constexpr bool kHostLittleEndian = true;  // every MSVC target is little-endian
+inline uint64_t Swap64(uint64_t v) { return _byteswap_uint64(v); }
+inline uint32_t Swap32(uint32_t v) { return _byteswap_ulong(v); }
+#else
 constexpr bool kHostLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+inline uint64_t Swap64(uint64_t v) { return __builtin_bswap64(v); }
+inline uint32_t Swap32(uint32_t v) { return __builtin_bswap32(v); }
+#endif
 constexpr size_t kEventMargin = 4;
 constexpr size_t kNodeMargin = kMaxStackDepth;
 
 inline uint64_t Load64(const uint8_t* p, bool swap) {
   uint64_t v;
   std::memcpy(&v, p, 8);
-  return swap ? __builtin_bswap64(v) : v;
+  return swap ? Swap64(v) : v;
 }
 inline uint32_t Load32(const uint8_t* p, bool swap) {
   uint32_t v;
   std::memcpy(&v, p, 4);
-  return swap ? __builtin_bswap32(v) : v;
+  return swap ? Swap32(v) : v;
 }
 
 }  // namespace
