@@ -51,10 +51,25 @@ export function parseStringTable(bytes: Uint8Array, base: number, offset: number
     if (next < 0) throw openError(ErrorCode.TACHYON_STRING_TABLE_VARINT, 'Malformed varint in string table', pos + base);
     const length = varint.lo;
     if (length > end - next) throw openError(ErrorCode.TACHYON_STRING_TABLE_OVERFLOW, 'String table overflow', next + base, `${length} bytes of string ${i}`);
-    strings[i] = utf8.decode(bytes.subarray(next, next + length));
+    strings[i] = decodeString(bytes, next, next + length);
     pos = next + length;
   }
   return strings;
+}
+
+/** UTF-8 with replacement; short ASCII strings (most names) without a TextDecoder call. */
+function decodeString(bytes: Uint8Array, start: number, end: number): string {
+  if (end - start <= 64) {
+    let ascii = true;
+    for (let i = start; i < end; i++) {
+      if (bytes[i]! >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return String.fromCharCode.apply(null, bytes.subarray(start, end) as unknown as number[]);
+  }
+  return utf8.decode(bytes.subarray(start, end));
 }
 
 const FRAME_FIELDS = ['filename', 'funcname', 'lineno', 'end_lineno_delta', 'column', 'end_column_delta'] as const;
@@ -119,7 +134,8 @@ export function resolveFrame(table: FrameTable, strings: readonly string[], i: n
   const lineno = table.lineno[i]!;
   const hasLocation = lineno !== LOCATION_NOT_AVAILABLE;
   const opcode = table.opcode[i]!;
-  return Object.freeze({
+  // Not frozen (freezing 400 frames costs as much as opening the file): read-only by contract.
+  return {
     filename: strings[fi]!,
     funcname: strings[fn]!,
     lineno: hasLocation ? lineno : null,
@@ -127,5 +143,5 @@ export function resolveFrame(table: FrameTable, strings: readonly string[], i: n
     column: hasLocation ? table.column[i]! : null,
     endColumn: hasLocation ? table.endColumn[i]! : null,
     opcode: opcode === NO_OPCODE ? null : opcode,
-  });
+  };
 }

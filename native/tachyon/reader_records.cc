@@ -41,7 +41,19 @@ RecordDecoder::RecordDecoder(bool fileLittleEndian, uint64_t startTimeUs, uint32
       threadCount_(threadCount),
       total_(totalSize),
       threadSlots_(64, -1),
-      nodeSlots_(2048, -1) {}
+      nodeSlots_(InitialNodeSlots(totalSize), -1) {
+  // Growing these while decoding costs more than the decoding of a small region.
+  nodeParent_.reserve(nodeSlots_.size() / 2);
+  nodeFrame_.reserve(nodeSlots_.size() / 2);
+  lastChild_.reserve(nodeSlots_.size() / 2);
+}
+
+size_t RecordDecoder::InitialNodeSlots(uint64_t totalSize) {
+  // Real profiles create far fewer nodes than bytes; start near that, cap the guess.
+  size_t slots = 2048;
+  while (slots < (1u << 18) && slots < totalSize / 8) slots *= 2;
+  return slots;
+}
 
 uint64_t RecordDecoder::HashThread(uint64_t id, uint32_t interp) {
   uint64_t h = (id ^ 0x27d4eb2f165667c5ull) * 0x9e3779b97f4a7c15ull;

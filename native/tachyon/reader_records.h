@@ -78,6 +78,7 @@ class RecordDecoder {
   void PushEvent(EventKind kind, uint32_t a, uint32_t b, uint32_t c, uint32_t d);
   void CloseBatch(uint32_t t, EventKind kind);
   void Progress();
+  static size_t InitialNodeSlots(uint64_t totalSize);
   static uint64_t HashThread(uint64_t id, uint32_t interp);
   static uint64_t HashNode(uint32_t parent, uint32_t frame);
   void GrowNodeSlots();
