@@ -6,10 +6,23 @@
  * region the same way at open, but stream: the output is kept only when it is
  * small (ZstdRegion.data), otherwise replay decompresses it again chunk by chunk.
  */
-import * as zstd from 'zstd-napi/binding';
+import type * as ZstdBinding from 'zstd-napi/binding';
 import { ErrorCode } from '../errors';
 import { HEADER_SIZE } from './format';
 import { openError, type ByteSource } from './reader-layout';
+
+type Zstd = typeof ZstdBinding;
+let zstdModule: Zstd | null = null;
+
+/**
+ * zstd-napi, loaded on first use: it is a native addon too, and profpack must
+ * still load (JS backend, uncompressed files) where native addons cannot.
+ */
+function zstdBinding(): Zstd {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  zstdModule ??= require('zstd-napi/binding') as Zstd;
+  return zstdModule;
+}
 
 /** Compressed bytes read per step when the source is not already in memory. */
 const INPUT_CHUNK = 1 << 20;
@@ -53,7 +66,7 @@ class CompressedInput {
  * and reports how much; throws the open-stage errors CPython raises.
  */
 export class ZstdStream {
-  private readonly dctx = new zstd.DCtx();
+  private readonly dctx = new (zstdBinding().DCtx)();
   private readonly input: CompressedInput;
   private lastResult = 0;
   private produced = 0;
@@ -67,7 +80,7 @@ export class ZstdStream {
     this.input = new CompressedInput(source, HEADER_SIZE, regionEnd);
     const head = this.input.current();
     try {
-      zstd.getFrameContentSize(head.subarray(0, Math.min(head.length, 32)));
+      zstdBinding().getFrameContentSize(head.subarray(0, Math.min(head.length, 32)));
     } catch {
       throw openError(ErrorCode.TACHYON_ZSTD_FRAME_HEADER, 'Corrupted zstd frame header', HEADER_SIZE, 'a zstd frame header');
     }
@@ -128,7 +141,7 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
   const input = source.read(HEADER_SIZE, regionEnd);
   let contentSize: number | null;
   try {
-    contentSize = zstd.getFrameContentSize(input);
+    contentSize = zstdBinding().getFrameContentSize(input);
   } catch {
     throw openError(ErrorCode.TACHYON_ZSTD_FRAME_HEADER, 'Corrupted zstd frame header', HEADER_SIZE, 'a zstd frame header');
   }
@@ -203,10 +216,11 @@ function scratchBuffer(size: number): Uint8Array {
   return buffer;
 }
 
-let context: zstd.DCtx | null = null;
+let context: ZstdBinding.DCtx | null = null;
 
 /** One decompression context for the open-stage checks (creating one and its window costs more than a small region). */
-function sharedContext(): zstd.DCtx {
+function sharedContext(): ZstdBinding.DCtx {
+  const zstd = zstdBinding();
   if (!context) context = new zstd.DCtx();
   else context.reset(zstd.ResetDirective.sessionOnly);
   return context;

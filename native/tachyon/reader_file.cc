@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/errors.h"
+#include "common/format_error.h"
 
 #if defined(__linux__) || defined(__APPLE__) || defined(__unix__)
 #define PROFPACK_HAVE_MMAP 1
