@@ -35,7 +35,7 @@ export interface ReaderOptions {
   /**
    * A zstd region that decompresses to at most this many bytes is kept in
    * memory after the open-stage check; a larger one is decompressed again,
-   * in chunks, by each replay. Default 32 MiB.
+   * in chunks, by each replay. Default 16 MiB.
    */
   keepDecompressedLimit?: number;
   /** 'native' or 'js'; default: the process backend. */
@@ -102,7 +102,7 @@ export interface ReplayStats {
 const EVENT_CAPACITY = 1 << 15;
 const TIMESTAMP_CAPACITY = 1 << 16;
 const NODE_CAPACITY = 1 << 15;
-const DEFAULT_KEEP_LIMIT = 32 << 20;
+const DEFAULT_KEEP_LIMIT = 16 << 20;
 const WRAP_CACHE_SIZE = 1 << 9;
 
 function replayError(code: ErrorCodeValue, message: string, offset: number, delivered: number, regionOffset: number | null): ProfpackError {
