@@ -451,11 +451,6 @@ export class ProfileReader {
       : jsDecoder(this.layout, this.sampleRegionSize, this.tuning);
     return new ReplayRun(this, decoder, this.region, this.source, this.sampleRegionSize, this.maxDecompressed, this.tuning.zstdChunk ?? OUTPUT_CHUNK);
   }
-
-  /** @internal */
-  frameCount(): number {
-    return this.frameTable.count;
-  }
 }
 
 /**
