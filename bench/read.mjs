@@ -75,7 +75,8 @@ function measure(file, reps, rounds) {
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(k + r) % names.length];
-      globalThis.gc?.();
+      // No forced gc() between cases: on this workload a forced full GC makes V8 drop
+      // optimized code, and the next case then measures re-optimization (5x slower JS).
       times[name].push(cases[name]());
     }
   }
@@ -167,7 +168,8 @@ const section = [
   '',
   `ProfileReader.open(file) + replay(collector) against CPython 3.15.2's \`_remote_debugging.BinaryReader(file)\` + \`replay(collector)\`
 (${python}), same files, same run (rounds rotate over native, JS and CPython, the latter timed inside a child CPython; medians of the rounds).
-Both collectors receive resolved stacks and count the timestamps. Times include open (CPython decompresses the zstd region at open).`,
+Both collectors receive resolved stacks and count the timestamps. Times include open (CPython decompresses the zstd region at open).
+No gc() is forced between cases (a forced full GC made V8 drop optimized code and the next case measured re-optimization).`,
   '',
   table(['file', 'samples', 'size', 'CPython', 'native', 'JS', 'native vs CPython', 'JS vs CPython'], rows),
   '',
