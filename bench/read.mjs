@@ -166,7 +166,7 @@ single numbers move by 2x between runs; the ratios come from rotating rounds. Na
 limit on the small files (native and JS differ by 1.3-1.6x there): the shared JS part (CPython-shaped collect()
 objects, a bigint list of timestamps, one resolved-frame array per distinct stack) and the open cost dominate, so
 native stays near 4-6x CPython rather than 10x. Memory of the 1 M synthetic file: the stack trie (every distinct
-stack prefix is a node: ~20 bytes native + 8 bytes JS mirror each, ~4 M nodes for this random profile) is most of
+stack prefix is a node: ~30 bytes native with its hash slots + 8 bytes JS mirror each, 1.9 M nodes for this random profile) is most of
 it; the zstd region (18.6 MB decompressed, above the 16 MiB keep limit) is checked at open and streamed again by
 replay in 1 MiB windows, never held whole.`;
 
