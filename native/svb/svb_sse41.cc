@@ -1,0 +1,174 @@
+// SSE4.1-level kernels, 128 bits wide. The instructions used are SSSE3 and
+// older (pshufb, palignr); the level is named after SSE4.1 because that is
+// the reference library's CPU check. Techniques from
+// shared/notes/streamvbyte.md section 5; the code is ours.
+#include "svb/svb_kernels.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "svb/svb_scalar.h"
+#include "svb/svb_tables.h"
+
+#define PROFPACK_SSE41 __attribute__((target("sse4.1")))
+#define PROFPACK_SSE41_INLINE __attribute__((target("sse4.1"), always_inline)) inline
+
+namespace profpack {
+namespace svb {
+namespace {
+
+// Stored values of one group -> inputs; `carry` holds x[-1] in every lane.
+template <Transform T>
+PROFPACK_SSE41_INLINE __m128i InverseGroup(__m128i v, __m128i& carry) {
+  if (T == Transform::kZigzag || T == Transform::kZigzagDelta) {
+    v = _mm_xor_si128(_mm_srli_epi32(v, 1), _mm_srai_epi32(_mm_slli_epi32(v, 31), 31));
+  }
+  if (T == Transform::kDelta || T == Transform::kZigzagDelta) {
+    v = _mm_add_epi32(v, _mm_slli_si128(v, 4));
+    v = _mm_add_epi32(v, _mm_slli_si128(v, 8));
+    // The group's sum joins the carry off the critical path: the only
+    // loop-carried dependency is one add per group.
+    const __m128i groupSum = _mm_shuffle_epi32(v, 0xFF);
+    v = _mm_add_epi32(v, carry);
+    carry = _mm_add_epi32(carry, groupSum);
+  }
+  return v;
+}
+
+// Inputs of one group -> stored values; `last` holds the previous group (x[-1] in lane 3).
+template <Transform T>
+PROFPACK_SSE41_INLINE __m128i ForwardGroup(__m128i x, __m128i& last) {
+  __m128i d = x;
+  if (T == Transform::kDelta || T == Transform::kZigzagDelta) {
+    d = _mm_sub_epi32(x, _mm_alignr_epi8(x, last, 12));  // x - [last3, x0, x1, x2]
+    last = x;
+  }
+  if (T == Transform::kZigzag || T == Transform::kZigzagDelta) {
+    d = _mm_xor_si128(_mm_slli_epi32(d, 1), _mm_srai_epi32(d, 31));
+  }
+  return d;
+}
+
+template <Variant V>
+PROFPACK_SSE41_INLINE __m128i LoadShuffled(const uint8_t* data, unsigned key) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data));
+  return _mm_shuffle_epi8(bytes, _mm_load_si128(reinterpret_cast<const __m128i*>(TablesOf<V>().decode[key])));
+}
+
+template <Variant V, Transform T>
+PROFPACK_SSE41 size_t DecodeSse41(const uint8_t* in, size_t size, size_t n, uint32_t* out, uint32_t prev) {
+  const size_t controlLength = ControlLength(n);
+  if (size < controlLength) ThrowControlTruncated(size, n);
+  const ShuffleTables& tables = TablesOf<V>();
+  const size_t groups = n / 4;
+  size_t pos = controlLength;
+  size_t g = 0;
+  __m128i carry = _mm_set1_epi32(static_cast<int>(prev));
+  // Eight groups load at most 8 * 16 bytes from pos: with 128 bytes left, no
+  // 16-byte load can cross the end of the stream.
+  for (; g + 8 <= groups && size - pos >= 128; g += 8) {
+    uint64_t keys;
+    std::memcpy(&keys, in + g, 8);
+    for (unsigned k = 0; k < 8; ++k, keys >>= 8) {
+      const unsigned key = keys & 0xFF;
+      __m128i v = LoadShuffled<V>(in + pos, key);
+      pos += tables.groupLength[key];
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4 * (g + k)), InverseGroup<T>(v, carry));
+    }
+  }
+  for (; g < groups && size - pos >= 16; ++g) {
+    const unsigned key = in[g];
+    __m128i v = LoadShuffled<V>(in + pos, key);
+    pos += tables.groupLength[key];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4 * g), InverseGroup<T>(v, carry));
+  }
+  return DecodeScalarFrom<V, T>(in, size, n, 4 * g, pos, out, static_cast<uint32_t>(_mm_cvtsi128_si32(carry)));
+}
+
+// Control bits of 8 values (two groups) in the 1234 layout, as the two control
+// bytes in stream order (low byte first). The byte-min / saturating-pack /
+// signed-min / saturating-add sequence puts each value's code bits into the
+// sign bits of two bytes; see shared/notes/streamvbyte.md section 5.
+PROFPACK_SSE41_INLINE unsigned Keys1234(__m128i a, __m128i b) {
+  const __m128i ones = _mm_set1_epi8(1);
+  __m128i m = _mm_packus_epi16(_mm_min_epu8(a, ones), _mm_min_epu8(b, ones));
+  m = _mm_min_epi16(m, _mm_set1_epi16(0x0101));
+  m = _mm_adds_epu16(m, _mm_set1_epi16(0x7F00));
+  return static_cast<unsigned>(_mm_movemask_epi8(m));
+}
+
+// 0124 codes of 8 values: with z0, z8, z16 the lanes where x, x>>8, x>>16 are
+// zero (z0 within z8 within z16), code bit 1 is "not z8" and code bit 0 is
+// z0 ^ z8 ^ z16 ^ 1 (codes 1 and 3). Movemask gives one bit per lane;
+// kSpread interleaves the two bit sets into control bytes.
+PROFPACK_SSE41_INLINE unsigned ZeroLanes(__m128i a, __m128i b, int shift) {
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i za = _mm_cmpeq_epi32(_mm_srli_epi32(a, shift), zero);
+  const __m128i zb = _mm_cmpeq_epi32(_mm_srli_epi32(b, shift), zero);
+  return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(za)) | (_mm_movemask_ps(_mm_castsi128_ps(zb)) << 4));
+}
+PROFPACK_SSE41_INLINE unsigned Keys0124(__m128i a, __m128i b) {
+  const unsigned z0 = ZeroLanes(a, b, 0), z8 = ZeroLanes(a, b, 8), z16 = ZeroLanes(a, b, 16);
+  const unsigned bit0 = (z0 ^ z8 ^ z16 ^ 0xFFu) & 0xFFu;
+  const unsigned bit1 = ~z8 & 0xFFu;
+  return kSpread.bits[bit0] | (kSpread.bits[bit1] << 1);
+}
+
+// Packs one group by its control byte and stores 16 bytes at out + pos.
+// Full groups only: group j starts at most ControlLength(n) + 16*j, so the
+// store ends inside MaxEncodedLength(n).
+template <Variant V>
+PROFPACK_SSE41_INLINE size_t StoreGroup(__m128i v, unsigned key, uint8_t* out, size_t pos) {
+  const ShuffleTables& tables = TablesOf<V>();
+  const __m128i packed = _mm_shuffle_epi8(v, _mm_load_si128(reinterpret_cast<const __m128i*>(tables.encode[key & 63])));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + pos), packed);
+  return pos + tables.groupLength[key];
+}
+
+template <Variant V, Transform T>
+PROFPACK_SSE41 size_t EncodeSse41(const uint32_t* in, size_t n, uint8_t* out, uint32_t prev) {
+  size_t pos = ControlLength(n);
+  __m128i last = _mm_set1_epi32(static_cast<int>(prev));
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i a = ForwardGroup<T>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)), last);
+    const __m128i b = ForwardGroup<T>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i + 4)), last);
+    const unsigned keys = V == Variant::k1234 ? Keys1234(a, b) : Keys0124(a, b);
+    out[i / 4] = static_cast<uint8_t>(keys);
+    out[i / 4 + 1] = static_cast<uint8_t>(keys >> 8);
+    pos = StoreGroup<V>(a, keys & 0xFF, out, pos);
+    pos = StoreGroup<V>(b, keys >> 8, out, pos);
+  }
+  return EncodeScalarFrom<V, T>(in, i, n, out, out, pos, PrevAt(in, i, prev));
+}
+
+constexpr Variant k1234 = Variant::k1234;
+
+const Kernels kSse41 = {
+    SimdLevel::kSse41,
+    {EncodeSse41<k1234, Transform::kPlain>, EncodeSse41<k1234, Transform::kDelta>,
+     EncodeSse41<k1234, Transform::kZigzag>, EncodeSse41<k1234, Transform::kZigzagDelta>},
+    {DecodeSse41<k1234, Transform::kPlain>, DecodeSse41<k1234, Transform::kDelta>,
+     DecodeSse41<k1234, Transform::kZigzag>, DecodeSse41<k1234, Transform::kZigzagDelta>},
+    EncodeSse41<Variant::k0124, Transform::kPlain>,
+    DecodeSse41<Variant::k0124, Transform::kPlain>,
+};
+
+}  // namespace
+
+const Kernels* Sse41Kernels() { return &kSse41; }
+
+}  // namespace svb
+}  // namespace profpack
+
+#else
+
+namespace profpack {
+namespace svb {
+const Kernels* Sse41Kernels() { return nullptr; }
+}  // namespace svb
+}  // namespace profpack
+
+#endif
