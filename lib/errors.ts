@@ -13,6 +13,8 @@ export const ErrorCode = {
   VARINT_OVERFLOW: 'ERR_VARINT_OVERFLOW',
   SLOT_OVERFLOW: 'ERR_SLOT_OVERFLOW',
   SLOT_OUT_OF_RANGE: 'ERR_SLOT_OUT_OF_RANGE',
+  // svb
+  SVB_TRUNCATED: 'ERR_SVB_TRUNCATED',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});
