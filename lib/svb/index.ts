@@ -22,7 +22,7 @@ export type Variant = '1234' | '0124';
  * threshold"): a native call with two typed arrays costs ~0.2 µs of fixed
  * overhead, the JS loop a few ns per value.
  */
-export const SMALL_BATCH = { encode: 48, decode: 32 } as const;
+export const SMALL_BATCH = { encode: 32, decode: 48 } as const;
 
 function codecFor(count: number, threshold: number): SvbCodec {
   return svbNative !== null && count >= threshold ? svbNative : js.jsCodec;
