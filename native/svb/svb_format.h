@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/errors.h"
+#include "common/format_error.h"
 
 namespace profpack {
 namespace svb {
