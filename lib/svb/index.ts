@@ -12,15 +12,13 @@ import * as js from './js';
 import { Mode, maxEncodedLength as maxLength, type SvbCodec } from './modes';
 import { svbNative } from './native';
 
-export { Mode, type SvbCodec } from './modes';
-
 export type Variant = '1234' | '0124';
 
 /**
  * Batches below these sizes go to the JS twin even when the addon is loaded.
- * Measured crossovers on the reference 2-core VM (bench/RESULTS.md, "svb
- * threshold"): a native call with two typed arrays costs ~0.2 µs of fixed
- * overhead, the JS loop a few ns per value.
+ * Measured crossovers on the 2-core EPYC VM of bench/RESULTS.md ("svb",
+ * small batches): a native call with two typed arrays costs ~0.2 µs of fixed
+ * overhead, the JS loop 5-15 ns per value.
  */
 export const SMALL_BATCH = { encode: 32, decode: 48 } as const;
 
@@ -85,7 +83,10 @@ export function maxEncodedLength(n: number): number {
   return maxLength(n);
 }
 
-/** Encodes `values`; the result is a view of exactly the encoded bytes. */
+/**
+ * Encodes `values`. The result is a view of exactly the encoded bytes; its
+ * buffer is maxEncodedLength(n) long (`.slice()` it to keep only those).
+ */
 export function encode(values: Uint32Array, variant: Variant = '1234'): Uint8Array {
   checkUint32Array(values);
   return encodeWith(values, variantMode(variant), 0);
