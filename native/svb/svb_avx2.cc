@@ -74,6 +74,16 @@ PROFPACK_AVX2 size_t DecodeAvx2(const uint8_t* in, size_t size, size_t n, uint32
   for (; g + 8 <= groups && size - pos >= 128; g += 8) {
     uint64_t keys;
     std::memcpy(&keys, in + g, 8);
+    if (V == Variant::k1234 && keys == 0) {
+      // 32 one-byte values: widen 8 bytes at a time into lanes (vpmovzxbd).
+      for (unsigned k = 0; k < 8; k += 2) {
+        const __m128i eight = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + pos + 4 * k));
+        const __m256i v = InverseOctet<T>(_mm256_cvtepu8_epi32(eight), carry);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 4 * (g + k)), v);
+      }
+      pos += 32;
+      continue;
+    }
     for (unsigned k = 0; k < 8; k += 2, keys >>= 16) {
       const unsigned key0 = keys & 0xFF;
       const unsigned key1 = (keys >> 8) & 0xFF;

@@ -71,6 +71,18 @@ PROFPACK_SSE41 size_t DecodeSse41(const uint8_t* in, size_t size, size_t n, uint
   for (; g + 8 <= groups && size - pos >= 128; g += 8) {
     uint64_t keys;
     std::memcpy(&keys, in + g, 8);
+    if (V == Variant::k1234 && keys == 0) {
+      // 32 one-byte values (small values, sorted deltas): widen the bytes
+      // straight into lanes (pmovzxbd), with no table rows or lengths.
+      for (unsigned k = 0; k < 8; ++k) {
+        int32_t four;
+        std::memcpy(&four, in + pos + 4 * k, 4);
+        const __m128i v = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(four));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4 * (g + k)), InverseGroup<T>(v, carry));
+      }
+      pos += 32;
+      continue;
+    }
     for (unsigned k = 0; k < 8; ++k, keys >>= 8) {
       const unsigned key = keys & 0xFF;
       __m128i v = LoadShuffled<V>(in + pos, key);
