@@ -150,6 +150,15 @@ PROFPACK_SSE41 size_t EncodeSse41(const uint32_t* in, size_t n, uint8_t* out, ui
     const unsigned keys = V == Variant::k1234 ? Keys1234(a, b) : Keys0124(a, b);
     out[i / 4] = static_cast<uint8_t>(keys);
     out[i / 4 + 1] = static_cast<uint8_t>(keys >> 8);
+    if (V == Variant::k1234 && keys == 0) {
+      // Eight one-byte values: narrow them with two saturating packs (no
+      // saturation happens, all are below 256) and store 8 bytes.
+      const __m128i words = _mm_packus_epi32(a, b);
+      const __m128i bytes = _mm_packus_epi16(words, words);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + pos), bytes);
+      pos += 8;
+      continue;
+    }
     pos = StoreGroup<V>(a, keys & 0xFF, out, pos);
     pos = StoreGroup<V>(b, keys >> 8, out, pos);
   }
