@@ -162,7 +162,7 @@ PROFPACK_AVX2 size_t Encode1234Avx2(const uint32_t* in, size_t n, uint8_t* out, 
     out[i / 4 + 3] = static_cast<uint8_t>(keys >> 24);
     if (keys == 0) {
       // Sixteen one-byte values: narrow with saturating packs (all are below
-      // 256); the packs work per 128-bit half, so one vpermq restores order.
+      // 256); the packs work per 128-bit half, so one vpermd restores order.
       const __m256i words = _mm256_packus_epi32(a, b);        // [a0-3 b0-3 | a4-7 b4-7]
       const __m256i bytes = _mm256_packus_epi16(words, words);  // [a0-3 b0-3 a0-3 b0-3 | a4-7 b4-7 ...]
       const __m256i ordered = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0));
