@@ -3,8 +3,10 @@
 // two groups of four: decode loads group k into the low half and group k+1
 // (starting length[key k] bytes later) into the high half; encode packs two
 // groups at once and stores each half at its own offset. Control bytes for
-// 16 values come from one movemask. Measured against SSE4.1 in
-// bench/RESULTS.md.
+// 16 values come from one movemask. Runs of one-byte values skip the tables
+// (vpmovzxbd to decode, saturating packs to encode). Measured against SSE4.1
+// in bench/RESULTS.md: plain decode is load-bound and barely gains; delta
+// decode, 0124 encode and one-byte runs do.
 #include "svb/svb_kernels.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))

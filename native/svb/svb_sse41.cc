@@ -1,6 +1,5 @@
-// SSE4.1-level kernels, 128 bits wide. The instructions used are SSSE3 and
-// older (pshufb, palignr); the level is named after SSE4.1 because that is
-// the reference library's CPU check. Techniques from
+// SSE4.1 kernels, 128 bits wide: pshufb/palignr (SSSE3) for the groups, and
+// pmovzxbd/packusdw (SSE4.1) for the one-byte fast paths. Techniques from
 // shared/notes/streamvbyte.md section 5; the code is ours.
 #include "svb/svb_kernels.h"
 
