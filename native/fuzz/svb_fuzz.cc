@@ -81,10 +81,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!Same(Decode(use0124 ? k->decode0124 : k->decode1234[transform], data, size, count, prev), expected)) std::abort();
   }
 
-  // Encode the bytes as uint32 values into exact MaxEncodedLength buffers.
-  const size_t n = size / 4;
+  // Encode the bytes as uint32 values into exact MaxEncodedLength buffers:
+  // four bytes per value, or (selector bit 0x20) one byte per value, which
+  // drives the one-byte fast paths.
+  const bool bytewise = (selector & 0x20) != 0;
+  const size_t n = bytewise ? size : size / 4;
   std::unique_ptr<uint32_t[]> values(new uint32_t[n == 0 ? 1 : n]);
-  if (n != 0) std::memcpy(values.get(), data, 4 * n);
+  for (size_t i = 0; i < n; ++i) {
+    values[i] = bytewise ? data[i] : static_cast<uint32_t>(data[4 * i]) | static_cast<uint32_t>(data[4 * i + 1]) << 8 |
+                                         static_cast<uint32_t>(data[4 * i + 2]) << 16 | static_cast<uint32_t>(data[4 * i + 3]) << 24;
+  }
   const size_t cap = svb::MaxEncodedLength(n);
   std::unique_ptr<uint8_t[]> reference(new uint8_t[cap == 0 ? 1 : cap]);
   const svb::EncodeFn scalarEncode = use0124 ? scalar.encode0124 : scalar.encode1234[transform];
