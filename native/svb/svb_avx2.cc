@@ -140,29 +140,43 @@ PROFPACK_AVX2_INLINE size_t StoreOctet(__m256i v, unsigned key0, unsigned key1, 
 // 1234 control bytes of 16 values. The pack works per 128-bit half, leaving
 // the 64-bit quarters as [a0-3, b0-3, a4-7, b4-7]; one vpermq restores value
 // order before the movemask, which then yields four control bytes.
-PROFPACK_AVX2_INLINE uint32_t Keys1234(__m256i a, __m256i b) {
+PROFPACK_AVX2_INLINE __m256i NonzeroBytes(__m256i a, __m256i b) {
   const __m256i ones = _mm256_set1_epi8(1);
-  __m256i m = _mm256_packus_epi16(_mm256_min_epu8(a, ones), _mm256_min_epu8(b, ones));
-  m = _mm256_permute4x64_epi64(m, 0xD8);
-  m = _mm256_min_epi16(m, _mm256_set1_epi16(0x0101));
-  m = _mm256_adds_epu16(m, _mm256_set1_epi16(0x7F00));
+  const __m256i m = _mm256_packus_epi16(_mm256_min_epu8(a, ones), _mm256_min_epu8(b, ones));
+  return _mm256_permute4x64_epi64(m, 0xD8);
+}
+
+template <Variant V>
+PROFPACK_AVX2_INLINE uint32_t Keys(__m256i a, __m256i b) {
+  __m256i m = NonzeroBytes(a, b);
+  if (V == Variant::k1234) {
+    m = _mm256_min_epi16(m, _mm256_set1_epi16(0x0101));
+    m = _mm256_adds_epu16(m, _mm256_set1_epi16(0x7F00));
+  } else {
+    // As Keys0124 of the SSE4.1 kernels: 0, 1, 0xFF, >= 0x100 -> 0, 1, 0xFF,
+    // 0x101 -> times 0xC0: sign bits equal to the 0124 code.
+    m = _mm256_min_epu16(m, _mm256_set1_epi16(0x0100));
+    m = _mm256_or_si256(m, _mm256_srli_epi16(m, 8));
+    m = _mm256_mullo_epi16(m, _mm256_set1_epi16(0x00C0));
+  }
   return static_cast<uint32_t>(_mm256_movemask_epi8(m));
 }
 
-template <Transform T>
-PROFPACK_AVX2 size_t Encode1234Avx2(const uint32_t* in, size_t n, uint8_t* out, uint32_t prev) {
+template <Variant V, Transform T>
+PROFPACK_AVX2 size_t EncodeAvx2(const uint32_t* in, size_t n, uint8_t* out, uint32_t prev) {
   size_t pos = ControlLength(n);
   __m256i last = _mm256_set1_epi32(static_cast<int>(prev));
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m256i a = ForwardOctet<T>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)), last);
     const __m256i b = ForwardOctet<T>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 8)), last);
-    const uint32_t keys = Keys1234(a, b);
+    const uint32_t keys = Keys<V>(a, b);
     out[i / 4] = static_cast<uint8_t>(keys);
     out[i / 4 + 1] = static_cast<uint8_t>(keys >> 8);
     out[i / 4 + 2] = static_cast<uint8_t>(keys >> 16);
     out[i / 4 + 3] = static_cast<uint8_t>(keys >> 24);
-    if (keys == 0) {
+    if (V == Variant::k0124 && keys == 0) continue;  // sixteen zeros take no data bytes
+    if (V == Variant::k1234 && keys == 0) {
       // Sixteen one-byte values: narrow with saturating packs (all are below
       // 256); the packs work per 128-bit half, so one vpermd restores order.
       const __m256i words = _mm256_packus_epi32(a, b);        // [a0-3 b0-3 | a4-7 b4-7]
@@ -172,42 +186,21 @@ PROFPACK_AVX2 size_t Encode1234Avx2(const uint32_t* in, size_t n, uint8_t* out, 
       pos += 16;
       continue;
     }
-    pos = StoreOctet<Variant::k1234>(a, keys & 0xFF, (keys >> 8) & 0xFF, out, pos);
-    pos = StoreOctet<Variant::k1234>(b, (keys >> 16) & 0xFF, keys >> 24, out, pos);
+    pos = StoreOctet<V>(a, keys & 0xFF, (keys >> 8) & 0xFF, out, pos);
+    pos = StoreOctet<V>(b, (keys >> 16) & 0xFF, keys >> 24, out, pos);
   }
-  return EncodeScalarFrom<Variant::k1234, T>(in, i, n, out, out, pos, PrevAt(in, i, prev));
-}
-
-// 0124 codes of 8 values, as in the SSE4.1 kernel: code bit 1 = not z8, bit 0
-// = z0 ^ z8 ^ z16 ^ 1, where zK marks lanes whose x >> K is zero.
-PROFPACK_AVX2_INLINE unsigned ZeroLanes(__m256i x, int shift) {
-  const __m256i z = _mm256_cmpeq_epi32(_mm256_srli_epi32(x, shift), _mm256_setzero_si256());
-  return static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(z)));
-}
-
-PROFPACK_AVX2 size_t Encode0124Avx2(const uint32_t* in, size_t n, uint8_t* out, uint32_t prev) {
-  size_t pos = ControlLength(n);
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
-    const unsigned z0 = ZeroLanes(x, 0), z8 = ZeroLanes(x, 8), z16 = ZeroLanes(x, 16);
-    const unsigned keys = kSpread.bits[(z0 ^ z8 ^ z16 ^ 0xFFu) & 0xFFu] | (kSpread.bits[~z8 & 0xFFu] << 1);
-    out[i / 4] = static_cast<uint8_t>(keys);
-    out[i / 4 + 1] = static_cast<uint8_t>(keys >> 8);
-    pos = StoreOctet<Variant::k0124>(x, keys & 0xFF, keys >> 8, out, pos);
-  }
-  return EncodeScalarFrom<Variant::k0124, Transform::kPlain>(in, i, n, out, out, pos, prev);
+  return EncodeScalarFrom<V, T>(in, i, n, out, out, pos, PrevAt(in, i, prev));
 }
 
 constexpr Variant k1234 = Variant::k1234;
 
 const Kernels kAvx2 = {
     SimdLevel::kAvx2,
-    {Encode1234Avx2<Transform::kPlain>, Encode1234Avx2<Transform::kDelta>, Encode1234Avx2<Transform::kZigzag>,
-     Encode1234Avx2<Transform::kZigzagDelta>},
+    {EncodeAvx2<k1234, Transform::kPlain>, EncodeAvx2<k1234, Transform::kDelta>, EncodeAvx2<k1234, Transform::kZigzag>,
+     EncodeAvx2<k1234, Transform::kZigzagDelta>},
     {DecodeAvx2<k1234, Transform::kPlain>, DecodeAvx2<k1234, Transform::kDelta>,
      DecodeAvx2<k1234, Transform::kZigzag>, DecodeAvx2<k1234, Transform::kZigzagDelta>},
-    Encode0124Avx2,
+    EncodeAvx2<Variant::k0124, Transform::kPlain>,
     DecodeAvx2<Variant::k0124, Transform::kPlain>,
 };
 

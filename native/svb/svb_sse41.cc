@@ -1,5 +1,6 @@
-// SSE4.1 kernels, 128 bits wide: pshufb/palignr (SSSE3) for the groups, and
-// pmovzxbd/packusdw (SSE4.1) for the one-byte fast paths. Techniques from
+// SSE4.1 kernels, 128 bits wide: pshufb/palignr (SSSE3) for the groups,
+// pminuw (SSE4.1) for 0124 codes, pmovzxbd/packusdw (SSE4.1) for the
+// one-byte fast paths. Techniques from
 // shared/notes/streamvbyte.md section 5; the code is ours.
 #include "svb/svb_kernels.h"
 
@@ -110,21 +111,20 @@ PROFPACK_SSE41_INLINE unsigned Keys1234(__m128i a, __m128i b) {
   return static_cast<unsigned>(_mm_movemask_epi8(m));
 }
 
-// 0124 codes of 8 values: with z0, z8, z16 the lanes where x, x>>8, x>>16 are
-// zero (z0 within z8 within z16), code bit 1 is "not z8" and code bit 0 is
-// z0 ^ z8 ^ z16 ^ 1 (codes 1 and 3). Movemask gives one bit per lane;
-// kSpread interleaves the two bit sets into control bytes.
-PROFPACK_SSE41_INLINE unsigned ZeroLanes(__m128i a, __m128i b, int shift) {
-  const __m128i zero = _mm_setzero_si128();
-  const __m128i za = _mm_cmpeq_epi32(_mm_srli_epi32(a, shift), zero);
-  const __m128i zb = _mm_cmpeq_epi32(_mm_srli_epi32(b, shift), zero);
-  return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(za)) | (_mm_movemask_ps(_mm_castsi128_ps(zb)) << 4));
-}
+// 0124 codes of 8 values, as the two control bytes. After the same byte-min
+// and saturating pack as 1234, each value is a word [L, H] with L, H in
+// {0, 1, 0xFF}: 0 for the value 0 (code 0), 0x0001 below 256 (code 1), 0x00FF
+// below 65536 (code 2), and at least 0x0100 otherwise (code 3). An unsigned
+// min with 0x0100 and or-ing in the high byte make that 0, 1, 0xFF, 0x0101;
+// times 0xC0 (mod 2^16) that is 0, 0x00C0, 0xBF40, 0xC0C0, whose two sign
+// bits are exactly the code.
 PROFPACK_SSE41_INLINE unsigned Keys0124(__m128i a, __m128i b) {
-  const unsigned z0 = ZeroLanes(a, b, 0), z8 = ZeroLanes(a, b, 8), z16 = ZeroLanes(a, b, 16);
-  const unsigned bit0 = (z0 ^ z8 ^ z16 ^ 0xFFu) & 0xFFu;
-  const unsigned bit1 = ~z8 & 0xFFu;
-  return kSpread.bits[bit0] | (kSpread.bits[bit1] << 1);
+  const __m128i ones = _mm_set1_epi8(1);
+  __m128i m = _mm_packus_epi16(_mm_min_epu8(a, ones), _mm_min_epu8(b, ones));
+  m = _mm_min_epu16(m, _mm_set1_epi16(0x0100));
+  m = _mm_or_si128(m, _mm_srli_epi16(m, 8));
+  m = _mm_mullo_epi16(m, _mm_set1_epi16(0x00C0));
+  return static_cast<unsigned>(_mm_movemask_epi8(m));
 }
 
 // Packs one group by its control byte and stores 16 bytes at out + pos.
@@ -149,6 +149,7 @@ PROFPACK_SSE41 size_t EncodeSse41(const uint32_t* in, size_t n, uint8_t* out, ui
     const unsigned keys = V == Variant::k1234 ? Keys1234(a, b) : Keys0124(a, b);
     out[i / 4] = static_cast<uint8_t>(keys);
     out[i / 4 + 1] = static_cast<uint8_t>(keys >> 8);
+    if (V == Variant::k0124 && keys == 0) continue;  // eight zeros take no data bytes
     if (V == Variant::k1234 && keys == 0) {
       // Eight one-byte values: narrow them with two saturating packs (no
       // saturation happens, all are below 256) and store 8 bytes.

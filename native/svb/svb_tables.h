@@ -54,21 +54,5 @@ constexpr const ShuffleTables& TablesOf() {
   return V == Variant::k1234 ? kTables1234 : kTables0124;
 }
 
-// Bit k of the index moved to bit 2k: interleaves per-lane code bits taken
-// with movemask into control bytes.
-struct SpreadTable {
-  uint16_t bits[256];
-};
-constexpr SpreadTable MakeSpreadTable() {
-  SpreadTable t{};
-  for (unsigned m = 0; m < 256; ++m) {
-    unsigned v = 0;
-    for (unsigned k = 0; k < 8; ++k) v |= ((m >> k) & 1u) << (2 * k);
-    t.bits[m] = static_cast<uint16_t>(v);
-  }
-  return t;
-}
-inline constexpr SpreadTable kSpread = MakeSpreadTable();
-
 }  // namespace svb
 }  // namespace profpack
