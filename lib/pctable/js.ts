@@ -50,8 +50,17 @@ export interface FromVarintResult<H> {
   handle: H;
 }
 
+/** Every table of a set back to back, with a typed-array directory (as the addon's set). */
 export interface JsSet {
-  readonly views: LinearView[];
+  readonly linear: Uint8Array;
+  readonly linearStart: Uint32Array;
+  readonly size: Uint32Array;
+  readonly indexBytes: Uint32Array;
+  readonly width: Uint8Array;
+  readonly quantum: Uint8Array;
+  /** Varint tables back to back (empty unless every table has one); table t is [varintStart[t], varintStart[t + 1]). */
+  readonly varint: Uint8Array;
+  readonly varintStart: Uint32Array;
   readonly hasVarint: boolean;
 }
 
@@ -66,16 +75,16 @@ function fail(code: string, message: string, offset: number, expected: string): 
 const walk = { pos: 0, value: 0, start: 0, end: 0 };
 
 /** A varint of two or more bytes at `start` (1-byte ones are decoded inline); sets walk.pos. */
-function readUvarintSlow(bytes: Uint8Array, start: number, what: string): number {
+function readUvarintSlow(bytes: Uint8Array, start: number, limit: number, base: number, what: string): number {
   let pos = start;
   let value = 0;
   for (let i = 0; i < MAX_VARINT_BYTES; i++) {
-    if (pos >= bytes.length) {
-      throw fail(ErrorCode.PCTABLE_TRUNCATED, `pcvalue table ends inside a ${what}`, start, 'a varint byte without the continuation bit');
+    if (pos >= limit) {
+      throw fail(ErrorCode.PCTABLE_TRUNCATED, `pcvalue table ends inside a ${what}`, start - base, 'a varint byte without the continuation bit');
     }
     const byte = bytes[pos++]!;
     if (i === MAX_VARINT_BYTES - 1) {
-      if (byte > 0x0f) throw fail(ErrorCode.PCTABLE_VARINT_OVERFLOW, `pcvalue ${what} does not fit 32 bits`, start, 'at most 5 bytes, the 5th at most 0x0f');
+      if (byte > 0x0f) throw fail(ErrorCode.PCTABLE_VARINT_OVERFLOW, `pcvalue ${what} does not fit 32 bits`, start - base, 'at most 5 bytes, the 5th at most 0x0f');
       walk.pos = pos;
       return (value | (byte << 28)) >>> 0;
     }
@@ -86,28 +95,28 @@ function readUvarintSlow(bytes: Uint8Array, start: number, what: string): number
     }
   }
   /* c8 ignore next */
-  throw fail(ErrorCode.PCTABLE_VARINT_OVERFLOW, `pcvalue ${what} does not fit 32 bits`, start, 'at most 5 bytes');
+  throw fail(ErrorCode.PCTABLE_VARINT_OVERFLOW, `pcvalue ${what} does not fit 32 bits`, start - base, 'at most 5 bytes');
 }
 
 /**
  * Steps through runs (runtime step()) until one ends beyond `target` (true;
  * walk.value/start/end describe it) or the terminator (false; walk.pos is just
- * past it). With `values`/`ends`, records every run on the way.
+ * past it). The table is bytes[base, limit); error offsets are relative to base.
+ * With `values`/`ends`, records every run on the way.
  */
-function walkVarint(bytes: Uint8Array, quantum: number, target: number, values?: number[], ends?: number[]): boolean {
-  const length = bytes.length;
-  let pos = 0;
+function walkVarint(bytes: Uint8Array, base: number, limit: number, quantum: number, target: number, values?: number[], ends?: number[]): boolean {
+  let pos = base;
   let value = START_VALUE;
   let start = 0;
   let end = 0;
   for (;;) {
-    if (pos >= length) {
-      throw fail(ErrorCode.PCTABLE_TRUNCATED, 'pcvalue table ends without its 0x00 terminator', pos, 'another (value delta, run length) record or the 0x00 terminator');
+    if (pos >= limit) {
+      throw fail(ErrorCode.PCTABLE_TRUNCATED, 'pcvalue table ends without its 0x00 terminator', pos - base, 'another (value delta, run length) record or the 0x00 terminator');
     }
     // Only a literal 0x00 terminates, and not as the first byte: value -1 at entry.
     let zigzag = bytes[pos]!;
-    if (zigzag === 0 && pos !== 0) {
-      walk.pos = pos + 1;
+    if (zigzag === 0 && pos !== base) {
+      walk.pos = pos + 1 - base;
       walk.value = value;
       walk.start = start;
       walk.end = end;
@@ -116,29 +125,29 @@ function walkVarint(bytes: Uint8Array, quantum: number, target: number, values?:
     // ~70% of pcvalue varints are one byte (runtime.step's comment).
     if (zigzag < 0x80) pos++;
     else {
-      zigzag = readUvarintSlow(bytes, pos, 'value delta');
+      zigzag = readUvarintSlow(bytes, pos, limit, base, 'value delta');
       pos = walk.pos;
     }
     value = (value + ((zigzag >>> 1) ^ -(zigzag & 1))) | 0;
     const runStart = pos;
-    let runQuanta = pos < length ? bytes[pos]! : 0x80;
+    let runQuanta = pos < limit ? bytes[pos]! : 0x80;
     if (runQuanta < 0x80) pos++;
     else {
-      runQuanta = readUvarintSlow(bytes, pos, 'run length');
+      runQuanta = readUvarintSlow(bytes, pos, limit, base, 'run length');
       pos = walk.pos;
     }
     // The compiler never emits an empty run; rejecting them keeps "first record"
     // (pcvaluetab: pos == 0) and "first PC" (runtime: pc == entry) the same rule.
-    if (runQuanta === 0) throw fail(ErrorCode.PCTABLE_EMPTY_RUN, 'pcvalue table has a run of length 0', runStart, 'a run length >= 1');
+    if (runQuanta === 0) throw fail(ErrorCode.PCTABLE_EMPTY_RUN, 'pcvalue table has a run of length 0', runStart - base, 'a run length >= 1');
     start = end;
     end += runQuanta * quantum;
-    if (end > 0xffff_ffff) throw fail(ErrorCode.PCTABLE_PC_OVERFLOW, 'pcvalue table covers more than 2^32 - 1 bytes of PCs', runStart, 'PCs below 2^32');
+    if (end > 0xffff_ffff) throw fail(ErrorCode.PCTABLE_PC_OVERFLOW, 'pcvalue table covers more than 2^32 - 1 bytes of PCs', runStart - base, 'PCs below 2^32');
     if (values !== undefined) {
       values.push(value);
       ends!.push(end);
     }
     if (target < end) {
-      walk.pos = pos;
+      walk.pos = pos - base;
       walk.value = value;
       walk.start = start;
       walk.end = end;
@@ -150,7 +159,7 @@ function walkVarint(bytes: Uint8Array, quantum: number, target: number, values?:
 export function decodeVarint(bytes: Uint8Array, quantum: number): DecodedRuns {
   const values: number[] = [];
   const ends: number[] = [];
-  walkVarint(bytes, quantum, Infinity, values, ends);
+  walkVarint(bytes, 0, bytes.length, quantum, Infinity, values, ends);
   return { values: Int32Array.from(values), ends: Uint32Array.from(ends), end: walk.pos };
 }
 
@@ -162,13 +171,13 @@ export interface VarintHit {
 
 /** runtime.pcvalue: the run holding `pc`, or null past the table. Reads only up to that run. */
 export function lookupVarint(bytes: Uint8Array, pc: number, quantum: number): VarintHit | null {
-  if (!walkVarint(bytes, quantum, pc)) return null;
+  if (!walkVarint(bytes, 0, bytes.length, quantum, pc)) return null;
   return { value: walk.value, startPc: walk.start, endPc: walk.end };
 }
 
 /** The value only, allocation-free (NaN past the table): the benchmark's varint path. */
 export function lookupVarintValue(bytes: Uint8Array, pc: number, quantum: number): number {
-  return walkVarint(bytes, quantum, pc) ? walk.value : NaN;
+  return walkVarint(bytes, 0, bytes.length, quantum, pc) ? walk.value : NaN;
 }
 
 // ---------------------------------------------------------------------------
@@ -284,20 +293,7 @@ export function linearGeometry(bytes: Uint8Array, size: number, quantum: number)
 }
 
 function chunkOffset(view: LinearView, chunk: number): number {
-  if (chunk === 0) return 0;
-  const b = view.bytes;
-  switch (view.width) {
-    case 1:
-      return b[chunk - 1]!;
-    case 2: {
-      const e = 2 * chunk - 1;
-      return b[e]! | (b[e + 1]! << 8);
-    }
-    default: {
-      const e = 4 * chunk - 3;
-      return (b[e]! | (b[e + 1]! << 8) | (b[e + 2]! << 16) | (b[e + 3]! << 24)) >>> 0;
-    }
-  }
+  return chunk === 0 ? 0 : indexEntry(view.bytes, 0, view.width, chunk);
 }
 
 /** Reads and validates a linear encoding: every chunk the index reaches must lie inside it. */
@@ -346,12 +342,22 @@ function readValue(b: Uint8Array, p: number, code: number): number {
   return b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24);
 }
 
-/** Value at `pc` of a validated table; the caller guarantees 0 <= pc < size, pc an integer. */
-export function lookupLinear(view: LinearView, pc: number): number {
-  const b = view.bytes;
-  const quanta = view.quantum === 1 ? pc : Math.floor(pc / view.quantum);
+/** The chunk index entry of `chunk` (>= 1) of the table at `base`. */
+function indexEntry(b: Uint8Array, base: number, width: IndexWidth, chunk: number): number {
+  if (width === 1) return b[base + chunk - 1]!;
+  if (width === 2) {
+    const e = base + 2 * chunk - 1;
+    return b[e]! | (b[e + 1]! << 8);
+  }
+  const e = base + 4 * chunk - 3;
+  return (b[e]! | (b[e + 1]! << 8) | (b[e + 2]! << 16) | (b[e + 3]! << 24)) >>> 0;
+}
+
+/** Value at `pc` of the validated table at b[base...]; the caller guarantees 0 <= pc < size, pc an integer. */
+export function lookupLinearAt(b: Uint8Array, base: number, indexBytes: number, width: IndexWidth, quantum: number, pc: number): number {
+  const quanta = quantum === 1 ? pc : Math.floor(pc / quantum);
   const chunk = quanta >>> CHUNK_SHIFT;
-  const at = view.indexBytes + (chunk === 0 ? 0 : chunkOffset(view, chunk));
+  const at = base + indexBytes + (chunk === 0 ? 0 : indexEntry(b, base, width, chunk));
   const target = quanta & (CHUNK_QUANTA - 1);
   const n = b[at]!;
   const pcs = at + 1;
@@ -369,6 +375,11 @@ export function lookupLinear(view: LinearView, pc: number): number {
   const last = b[vlen + full]!;
   offset += VLEN_BYTE_SUMS[last & ((1 << shift) - 1)]!;
   return (bias + readValue(b, vals + offset, (last >> shift) & 3)) | 0;
+}
+
+/** Value at `pc` of a validated table; the caller guarantees 0 <= pc < size, pc an integer. */
+export function lookupLinear(view: LinearView, pc: number): number {
+  return lookupLinearAt(view.bytes, 0, view.indexBytes, view.width, view.quantum, pc);
 }
 
 // ---------------------------------------------------------------------------
@@ -405,7 +416,36 @@ export function lookupMany(view: LinearView, pcs: Uint32Array, out: Int32Array, 
 }
 
 export function openSet(handles: LinearView[]): JsSet {
-  return { views: handles.slice(), hasVarint: handles.every((h) => h.varint !== null) };
+  const count = handles.length;
+  const hasVarint = handles.every((h) => h.varint !== null);
+  const linearStart = new Uint32Array(count);
+  const varintStart = new Uint32Array(count + 1);
+  let linearBytes = 0;
+  let varintBytes = 0;
+  handles.forEach((h, t) => {
+    linearStart[t] = linearBytes;
+    linearBytes += h.bytes.length;
+    varintStart[t] = varintBytes;
+    if (hasVarint) varintBytes += h.varint!.length;
+  });
+  varintStart[count] = varintBytes;
+  const linear = new Uint8Array(linearBytes);
+  const varint = new Uint8Array(varintBytes);
+  handles.forEach((h, t) => {
+    linear.set(h.bytes, linearStart[t]!);
+    if (hasVarint) varint.set(h.varint!, varintStart[t]!);
+  });
+  return {
+    linear,
+    linearStart,
+    size: Uint32Array.from(handles, (h) => h.size),
+    indexBytes: Uint32Array.from(handles, (h) => h.indexBytes),
+    width: Uint8Array.from(handles, (h) => h.width),
+    quantum: Uint8Array.from(handles, (h) => h.quantum),
+    varint,
+    varintStart,
+    hasVarint,
+  };
 }
 
 export function setLookupMany(
@@ -417,17 +457,23 @@ export function setLookupMany(
   outsideValue: number,
   useVarint: boolean,
 ): number {
-  const views = set.views;
+  const count = set.size.length;
+  const { linear, linearStart, size, indexBytes, width, quantum, varint, varintStart } = set;
   for (let i = 0; i < pcs.length; i++) {
-    const view = views[tableIndex[i]!];
-    if (view === undefined) return i;
+    const t = tableIndex[i]!;
+    if (t >= count) return i;
     const pc = pcs[i]!;
-    if (pc >= view.size) {
+    if (pc >= size[t]!) {
       if (!fillOutside) return i;
       out[i] = outsideValue;
       continue;
     }
-    out[i] = useVarint ? lookupVarintValue(view.varint!, pc, view.quantum) : lookupLinear(view, pc);
+    if (useVarint) {
+      walkVarint(varint, varintStart[t]!, varintStart[t + 1]!, quantum[t]!, pc);
+      out[i] = walk.value;
+    } else {
+      out[i] = lookupLinearAt(linear, linearStart[t]!, indexBytes[t]!, width[t] as IndexWidth, quantum[t]!, pc);
+    }
   }
   return -1;
 }

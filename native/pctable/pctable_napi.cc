@@ -20,18 +20,29 @@ namespace {
 using pctable::LinearTable;
 
 struct TableHandle {
-  std::vector<uint8_t> linear;
+  std::vector<uint8_t> linear;  // the encoding, then kLookupPadding zero bytes
   std::vector<uint8_t> varint;  // empty for tables read with fromLinear
-  LinearTable table;
+  LinearTable table;            // table.length excludes the padding
+};
+
+// One entry per table of a set, 16 bytes so the directory stays in cache.
+struct SetEntry {
+  uint32_t linearStart;  // into SetHandle::linear
+  uint32_t size;
+  uint32_t indexBytes;
+  pctable::IndexWidth width;
+  uint8_t quantum;
 };
 
 struct SetHandle {
-  std::vector<uint8_t> linear;
+  std::vector<uint8_t> linear;  // every encoding back to back, then kLookupPadding zero bytes
   std::vector<uint8_t> varint;
-  std::vector<LinearTable> tables;  // data points into `linear`
+  std::vector<SetEntry> entries;
   std::vector<size_t> varintStart;  // per table, into `varint`; one extra end entry
   bool hasVarint = true;
 };
+
+void Pad(std::vector<uint8_t>& bytes) { bytes.resize(bytes.size() + pctable::kLookupPadding, 0); }
 
 uint32_t QuantumArg(const Napi::CallbackInfo& info, size_t i) {
   const size_t quantum = IndexArg(info, i, "quantum");
@@ -46,12 +57,6 @@ uint32_t SizeArg(const Napi::CallbackInfo& info, size_t i, uint32_t quantum, boo
     throw Napi::RangeError::New(info.Env(), "size must be a positive multiple of quantum below 2^32");
   }
   return static_cast<uint32_t>(size);
-}
-
-Napi::Uint8Array CopyOut(Napi::Env env, const std::vector<uint8_t>& bytes) {
-  Napi::Uint8Array out = Napi::Uint8Array::New(env, bytes.size());
-  if (!bytes.empty()) std::memcpy(out.Data(), bytes.data(), bytes.size());
-  return out;
 }
 
 template <typename T>
@@ -102,10 +107,14 @@ Napi::Value FromVarint(const Napi::CallbackInfo& info) {
     }
     auto handle = std::make_unique<TableHandle>();
     handle->linear = pctable::EncodeLinear(decoded.runs, size, quantum);
+    const size_t length = handle->linear.size();
+    Pad(handle->linear);
     handle->varint.assign(in.data, in.data + decoded.end);
-    handle->table = LinearTable::Open(handle->linear.data(), handle->linear.size(), size, quantum);
+    handle->table = LinearTable::Open(handle->linear.data(), length, size, quantum);
     Napi::Object result = Napi::Object::New(env);
-    result.Set("linear", CopyOut(env, handle->linear));
+    Napi::Uint8Array linear = Napi::Uint8Array::New(env, length);
+    std::memcpy(linear.Data(), handle->linear.data(), length);
+    result.Set("linear", linear);
     result.Set("size", Napi::Number::New(env, size));
     result.Set("end", Napi::Number::New(env, static_cast<double>(decoded.end)));
     result.Set("handle", Wrap(env, std::move(handle)));
@@ -122,7 +131,8 @@ Napi::Value FromLinear(const Napi::CallbackInfo& info) {
   return Guarded(env, [&]() -> Napi::Value {
     auto handle = std::make_unique<TableHandle>();
     handle->linear.assign(in.data, in.data + in.length);
-    handle->table = LinearTable::Open(handle->linear.data(), handle->linear.size(), size, quantum);
+    Pad(handle->linear);
+    handle->table = LinearTable::Open(handle->linear.data(), in.length, size, quantum);
     return Wrap(env, std::move(handle));
   });
 }
@@ -173,26 +183,25 @@ Napi::Value OpenSet(const Napi::CallbackInfo& info) {
     Napi::Value item = list.Get(i);
     if (!item.IsExternal()) throw Napi::TypeError::New(env, "expected an array of pctable handles");
     members[i] = item.As<Napi::External<TableHandle>>().Data();
-    linearBytes += members[i]->linear.size();
+    linearBytes += members[i]->table.length;
     varintBytes += members[i]->varint.size();
     if (members[i]->varint.empty()) set->hasVarint = false;
   }
-  set->linear.reserve(linearBytes);
+  if (linearBytes > UINT32_MAX) throw Napi::RangeError::New(env, "a set holds at most 4 GiB of linear tables");
+  set->linear.reserve(linearBytes + pctable::kLookupPadding);
   if (set->hasVarint) set->varint.reserve(varintBytes);
-  std::vector<size_t> linearStart(count);
+  set->entries.resize(count);
   set->varintStart.reserve(count + 1);
   for (uint32_t i = 0; i < count; ++i) {
-    linearStart[i] = set->linear.size();
-    set->linear.insert(set->linear.end(), members[i]->linear.begin(), members[i]->linear.end());
+    const LinearTable& table = members[i]->table;  // geometry already validated
+    set->entries[i] = {static_cast<uint32_t>(set->linear.size()), table.size, table.indexBytes, table.width,
+                       static_cast<uint8_t>(table.quantum)};
+    set->linear.insert(set->linear.end(), members[i]->linear.begin(), members[i]->linear.begin() + table.length);
     set->varintStart.push_back(set->varint.size());
     if (set->hasVarint) set->varint.insert(set->varint.end(), members[i]->varint.begin(), members[i]->varint.end());
   }
   set->varintStart.push_back(set->varint.size());
-  set->tables.resize(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    set->tables[i] = members[i]->table;  // geometry already validated
-    set->tables[i].data = set->linear.data() + linearStart[i];
-  }
+  Pad(set->linear);
   return Wrap(env, std::move(set));
 }
 
@@ -213,12 +222,13 @@ Napi::Value SetLookupMany(const Napi::CallbackInfo& info) {
   const uint32_t* tables = reinterpret_cast<const uint32_t*>(tableIndex.data);
   const uint32_t* src = reinterpret_cast<const uint32_t*>(pcs.data);
   int32_t* dst = reinterpret_cast<int32_t*>(out.data);
-  const size_t count = set->tables.size();
+  const size_t count = set->entries.size();
+  const uint8_t* linear = set->linear.data();
   return Guarded(env, [&]() -> Napi::Value {
     for (size_t i = 0; i < pcs.length; ++i) {
       const uint32_t t = tables[i];
       if (t >= count) return Napi::Number::New(env, static_cast<double>(i));
-      const LinearTable& table = set->tables[t];
+      const SetEntry& table = set->entries[t];
       const uint32_t pc = src[i];
       if (pc >= table.size) {
         if (!outside.fill) return Napi::Number::New(env, static_cast<double>(i));
@@ -232,7 +242,7 @@ Napi::Value SetLookupMany(const Napi::CallbackInfo& info) {
         pctable::LookupVarint(set->varint.data() + start, set->varintStart[t + 1] - start, table.quantum, pc, &hit);
         dst[i] = hit.value;
       } else {
-        dst[i] = table.Lookup(pc);
+        dst[i] = pctable::LookupLinear(linear + table.linearStart, table.indexBytes, table.width, table.quantum, pc);
       }
     }
     return Napi::Number::New(env, -1);
