@@ -74,11 +74,21 @@ describe.each(SETS)('pcdata %s', (set) => {
     expect(problems.slice(0, 5)).toEqual([]);
     expect(queries.filter((q) => q.why === 'outside').length).toBeGreaterThan(0);
 
-    // Batches: per table (one crossing each) and across the set (one crossing).
+    // Batches: per table (one crossing each) and across the set (one crossing). The set's
+    // varint scan is the same rule as lookupVarint above; it skips the two bigfunc tables
+    // of 26,667 and 66,669 runs there, which would double the longest scans of this file.
     const OUTSIDE = -0x8000_0000;
     const set = new PcTableSet(built);
     const viaSet = set.lookupMany(tableIndex, pcs, { outside: OUTSIDE });
-    const viaSetVarint = set.lookupVarintMany(tableIndex, pcs, { outside: OUTSIDE });
+    const short = queries.map((q) => tables[q.rec]!.runs <= 20_000);
+    const shortIdx = tableIndex.filter((_, k) => short[k]);
+    const viaShort = set.lookupVarintMany(shortIdx, pcs.filter((_, k) => short[k]), { outside: OUTSIDE });
+    expect(shortIdx.length).toBeGreaterThan(queries.length / 2);
+    const viaSetVarint = new Int32Array(queries.length);
+    let j = 0;
+    short.forEach((isShort, k) => {
+      if (isShort) viaSetVarint[k] = viaShort[j++]!;
+    });
     const viaLinearSet = new PcTableSet(fromLinear).lookupMany(tableIndex, pcs, { outside: OUTSIDE });
     const byTable = new Map<number, number[]>();
     queries.forEach((q, k) => byTable.set(q.rec, [...(byTable.get(q.rec) ?? []), k]));
@@ -90,7 +100,7 @@ describe.each(SETS)('pcdata %s', (set) => {
     queries.forEach((q, k) => {
       const expected = q.value ?? OUTSIDE;
       if (viaSet[k] !== expected) say(k, 'set lookupMany', viaSet[k]);
-      if (viaSetVarint[k] !== expected) say(k, 'set lookupVarintMany', viaSetVarint[k]);
+      if (tables[q.rec]!.runs <= 20_000 && viaSetVarint[k] !== expected) say(k, 'set lookupVarintMany', viaSetVarint[k]);
       if (viaLinearSet[k] !== expected) say(k, 'fromLinear set lookupMany', viaLinearSet[k]);
       if (viaTable[k] !== expected) say(k, 'table lookupMany', viaTable[k]);
     });
