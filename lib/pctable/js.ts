@@ -195,7 +195,8 @@ export function encodeLinear(values: Int32Array, ends: Uint32Array, size: number
   const chunkCount = Math.ceil(quanta / CHUNK_QUANTA);
   const runCount = values.length;
   // Per run at most 1 pcs byte + 4 value bytes + a vlen quarter; per chunk n, a bias and a vlen byte.
-  const body = new Uint8Array(runCount * 6 + chunkCount * 7 + 8);
+  // Chunks written: constant ones with a new value, or ones holding a change: at most 2 per run.
+  const body = new Uint8Array(runCount * 6 + Math.min(chunkCount, 2 * runCount) * 7 + 8);
   let length = 0;
   const chunkOffsets = new Uint32Array(chunkCount);
   // value -> offset of the first constant chunk (n = 0) with it; the reference
@@ -216,12 +217,22 @@ export function encodeLinear(values: Int32Array, ends: Uint32Array, size: number
     while (last < runCount && startQuanta(last) < chunkEnd) last++;
     const n = last - run - 1;
     if (n === 0) {
-      const reused = constantChunks.get(bias);
-      if (reused !== undefined) {
-        chunkOffsets[chunk] = reused;
-        continue;
+      let offset = constantChunks.get(bias);
+      if (offset === undefined) {
+        offset = length;
+        constantChunks.set(bias, offset);
+        const code = lengthCodeOf(bias);
+        body[length++] = 0;
+        body[length++] = code;
+        put(bias, code);
       }
-      constantChunks.set(bias, length);
+      // Every later chunk inside the same run is the same constant chunk: fill them
+      // at once (a 19-byte table can declare a run of ~2^32 PCs, 2^24 chunks).
+      const runEnd = ends[run]! / quantum;
+      const lastInside = runEnd >= quanta ? chunkCount - 1 : Math.floor(runEnd / CHUNK_QUANTA) - 1;
+      chunkOffsets.fill(offset, chunk, lastInside + 1);
+      chunk = lastInside;
+      continue;
     }
     chunkOffsets[chunk] = length;
     body[length++] = n;

@@ -2,6 +2,7 @@
 #include "pctable/linear_index.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 
@@ -24,7 +25,7 @@ void AppendValue(std::vector<uint8_t>& out, int32_t value, uint8_t code) {
 
 std::vector<uint8_t> EncodeLinear(const std::vector<VarintRun>& runs, uint32_t sizeBytes, uint32_t quantum) {
   const uint32_t quanta = sizeBytes / quantum;
-  const uint32_t chunkCount = (quanta + kChunkQuanta - 1) / kChunkQuanta;
+  const uint32_t chunkCount = ChunkCount(quanta);
   std::vector<uint8_t> body;
   std::vector<uint32_t> chunkOffsets(chunkCount, 0);
   // value -> offset of the first constant chunk (n = 0) emitted with it; the
@@ -34,7 +35,8 @@ std::vector<uint8_t> EncodeLinear(const std::vector<VarintRun>& runs, uint32_t s
   size_t run = 0;
   for (uint32_t chunk = 0; chunk < chunkCount; ++chunk) {
     const uint32_t chunkStart = chunk * kChunkQuanta;
-    const uint32_t chunkEnd = std::min(chunkStart + kChunkQuanta, quanta);
+    // 64-bit: the last chunk of a 2^32 - 1 quanta table ends at 2^32.
+    const uint32_t chunkEnd = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{chunkStart} + kChunkQuanta, quanta));
     while (runs[run].endPc / quantum <= chunkStart) ++run;
     const int32_t bias = runs[run].value;
     // Every record that starts inside the chunk is a change point (the reference
@@ -43,12 +45,21 @@ std::vector<uint8_t> EncodeLinear(const std::vector<VarintRun>& runs, uint32_t s
     while (last < runs.size() && runs[last].startPc / quantum < chunkEnd) ++last;
     const uint32_t n = static_cast<uint32_t>(last - run - 1);
     if (n == 0) {
-      auto found = constantChunks.find(bias);
-      if (found != constantChunks.end()) {
-        chunkOffsets[chunk] = found->second;
-        continue;
+      const auto found = constantChunks.find(bias);
+      const uint32_t offset = found != constantChunks.end() ? found->second : static_cast<uint32_t>(body.size());
+      if (found == constantChunks.end()) {
+        constantChunks.emplace(bias, offset);
+        const uint8_t code = LengthCodeOf(bias);
+        body.insert(body.end(), {0, code});
+        AppendValue(body, bias, code);
       }
-      constantChunks.emplace(bias, static_cast<uint32_t>(body.size()));
+      // Every later chunk inside the same run is the same constant chunk: fill them
+      // at once (a 19-byte table can declare a run of ~2^32 PCs, 2^24 chunks).
+      const uint32_t runEnd = runs[run].endPc / quantum;
+      const uint32_t lastInside = runEnd >= quanta ? chunkCount - 1 : runEnd / kChunkQuanta - 1;
+      std::fill(chunkOffsets.begin() + chunk, chunkOffsets.begin() + lastInside + 1, offset);
+      chunk = lastInside;
+      continue;
     }
     chunkOffsets[chunk] = static_cast<uint32_t>(body.size());
     body.push_back(static_cast<uint8_t>(n));
@@ -77,15 +88,17 @@ std::vector<uint8_t> EncodeLinear(const std::vector<VarintRun>& runs, uint32_t s
     else if (maxOffset <= 0xffff) width = IndexWidth::kU16;
     else width = IndexWidth::kU32;
   }
-  std::vector<uint8_t> out;
   const size_t entries = chunkCount > 0 ? chunkCount - 1 : 0;
-  out.reserve((width == IndexWidth::kU8 ? 0 : 1) + entries * static_cast<size_t>(width) + body.size());
-  if (width == IndexWidth::kU16) out.push_back(kIndexMarkerU16);
-  if (width == IndexWidth::kU32) out.push_back(kIndexMarkerU32);
+  const size_t entryBytes = static_cast<size_t>(width);
+  const size_t indexBytes = (width == IndexWidth::kU8 || width == IndexWidth::kNone ? 0 : 1) + entries * entryBytes;
+  std::vector<uint8_t> out(indexBytes + body.size());
+  uint8_t* at = out.data();
+  if (width == IndexWidth::kU16) *at++ = kIndexMarkerU16;
+  if (width == IndexWidth::kU32) *at++ = kIndexMarkerU32;
   for (uint32_t chunk = 1; chunk < chunkCount; ++chunk) {
-    for (unsigned i = 0; i < static_cast<unsigned>(width); ++i) out.push_back(static_cast<uint8_t>(chunkOffsets[chunk] >> (8 * i)));
+    for (size_t i = 0; i < entryBytes; ++i) *at++ = static_cast<uint8_t>(chunkOffsets[chunk] >> (8 * i));
   }
-  out.insert(out.end(), body.begin(), body.end());
+  if (!body.empty()) std::memcpy(at, body.data(), body.size());
   return out;
 }
 
@@ -96,7 +109,7 @@ LinearTable LinearTable::Open(const uint8_t* data, size_t length, uint32_t size,
   table.size = size;
   table.quantum = quantum;
   const uint32_t quanta = size / quantum;
-  table.chunks = (quanta + kChunkQuanta - 1) / kChunkQuanta;
+  table.chunks = ChunkCount(quanta);
   size_t indexBytes = 0;
   if (table.chunks > 1) {
     if (length == 0) Fail(kErrTruncated, "linear table is empty but needs a chunk index", 0, "a chunk index");

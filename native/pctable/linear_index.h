@@ -26,6 +26,9 @@ namespace pctable {
 
 enum class IndexWidth : uint8_t { kNone = 0, kU8 = 1, kU16 = 2, kU32 = 4 };
 
+// ceil(quanta / 256) without overflowing at quanta = 2^32 - 1.
+inline uint32_t ChunkCount(uint32_t quanta) { return quanta / kChunkQuanta + (quanta % kChunkQuanta != 0 ? 1 : 0); }
+
 // Byte length of one value for each 2-bit code (0b00 is unused: 0 bytes).
 inline constexpr uint8_t kValueBytes[4] = {0, 1, 2, 4};
 
@@ -45,9 +48,10 @@ inline constexpr VlenByteSums kVlenByteSums{};
 // equal to the runs' end). Chooses widths exactly as the reference does.
 std::vector<uint8_t> EncodeLinear(const std::vector<VarintRun>& runs, uint32_t sizeBytes, uint32_t quantum);
 
-// Lookups read whole 16-byte blocks of pcs and 4-byte values, as the reference
-// does, but only inside memory we own: every buffer handed to LookupLinear has
+// LookupLinearPadded reads whole 16-byte blocks of pcs and 4-byte values (the
+// reference reads 4-byte values too), but only inside memory we own: every buffer it gets has
 // at least this many bytes after the validated encoding (zero padding).
+// LinearTable::Lookup reads exactly the coded bytes and needs none.
 inline constexpr size_t kLookupPadding = 16;
 
 // k = how many of the n ascending change points are <= target.
@@ -147,8 +151,11 @@ inline uint32_t ValueBytesBefore32(const uint8_t* vlen, uint32_t k) {
   return static_cast<uint32_t>((t * 0x0101010101010101ull) >> 56);
 }
 
-// The point lookup of seed 000 on a validated, padded encoding; pc < size.
-inline int32_t LookupLinear(const uint8_t* table, uint32_t indexBytes, IndexWidth width, uint32_t quantum, uint32_t pc) {
+// The point lookup of seed 000 on a validated encoding with kLookupPadding
+// owned bytes after it (the addon's copies); pc < size. Branch-light: the
+// unpredictable branches (index width, k = 0, the pcs scan) cost more than
+// the few extra bytes it reads.
+inline int32_t LookupLinearPadded(const uint8_t* table, uint32_t indexBytes, IndexWidth width, uint32_t quantum, uint32_t pc) {
   const uint32_t quanta = quantum == 1 ? pc : pc / quantum;
   const uint32_t chunkNumber = quanta >> kChunkShift;
   const uint8_t* chunk = table + indexBytes + PaddedIndexEntry(table, width, chunkNumber);
@@ -165,8 +172,7 @@ inline int32_t LookupLinear(const uint8_t* table, uint32_t indexBytes, IndexWidt
   return static_cast<int32_t>(static_cast<uint32_t>(bias) + (k != 0 ? static_cast<uint32_t>(delta) : 0u));
 }
 
-// A validated linear encoding. Open() checks every byte a lookup needs; a lookup
-// also reads up to 15 bytes past the end of a chunk (see kLookupPadding).
+// A validated linear encoding. Open() checks every byte Lookup() reads.
 struct LinearTable {
   const uint8_t* data = nullptr;
   size_t length = 0;
@@ -182,9 +188,29 @@ struct LinearTable {
 
   uint32_t ChunkOffset(uint32_t chunk) const { return chunk == 0 ? 0 : ReadIndexEntry(data, width, chunk); }
 
-  // Value at `pc`; the caller guarantees pc < size and kLookupPadding readable
-  // bytes after data + length (see LookupLinear).
-  int32_t Lookup(uint32_t pc) const { return LookupLinear(data, indexBytes, width, quantum, pc); }
+  // Value at `pc` (pc < size), reading only bytes Open() checked.
+  int32_t Lookup(uint32_t pc) const {
+    const uint32_t quanta = quantum == 1 ? pc : pc / quantum;
+    const uint8_t* chunk = data + indexBytes + ChunkOffset(quanta >> kChunkShift);
+    const uint32_t target = quanta & (kChunkQuanta - 1);
+    const uint32_t n = chunk[0];
+    const uint8_t* pcs = chunk + 1;
+    uint32_t k = 0;
+    while (k < n && pcs[k] <= target) ++k;
+    const uint8_t* vlen = pcs + n;
+    const uint8_t* vals = vlen + (n + 4) / 4;
+    const int32_t bias = ReadExactValue(vals, vlen[0] & 3);
+    if (k == 0) return bias;
+    const uint32_t code = (vlen[k / 4] >> (2 * (k & 3))) & 3;
+    return static_cast<int32_t>(static_cast<uint32_t>(bias) + static_cast<uint32_t>(ReadExactValue(vals + ValueBytesBefore(vlen, k), code)));
+  }
+
+  static int32_t ReadExactValue(const uint8_t* p, uint32_t code) {
+    if (code == kLength1) return static_cast<int8_t>(p[0]);
+    if (code == kLength2) return static_cast<int16_t>(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+    return static_cast<int32_t>(static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
+                                (static_cast<uint32_t>(p[3]) << 24));
+  }
 };
 
 }  // namespace pctable

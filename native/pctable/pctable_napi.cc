@@ -165,7 +165,7 @@ Napi::Value LookupMany(const Napi::CallbackInfo& info) {
       dst[i] = outside.value;
       continue;
     }
-    dst[i] = table.Lookup(pc);
+    dst[i] = pctable::LookupLinearPadded(table.data, table.indexBytes, table.width, table.quantum, pc);
   }
   return Napi::Number::New(env, -1);
 }
@@ -242,7 +242,7 @@ Napi::Value SetLookupMany(const Napi::CallbackInfo& info) {
         pctable::LookupVarint(set->varint.data() + start, set->varintStart[t + 1] - start, table.quantum, pc, &hit);
         dst[i] = hit.value;
       } else {
-        dst[i] = pctable::LookupLinear(linear + table.linearStart, table.indexBytes, table.width, table.quantum, pc);
+        dst[i] = pctable::LookupLinearPadded(linear + table.linearStart, table.indexBytes, table.width, table.quantum, pc);
       }
     }
     return Napi::Number::New(env, -1);

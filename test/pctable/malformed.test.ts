@@ -95,6 +95,7 @@ describe('linear encodings that are not well formed', () => {
     ['a change at position 0', bytes(1, 0, 0b0101, 0, 1), 256, ErrorCode.PCTABLE_BAD_PCS, 1],
     ['pcs past the end', bytes(9, 1, 2), 256, ErrorCode.PCTABLE_TRUNCATED, 0],
     ['values past the end (the reference would read 3 bytes beyond)', bytes(0, 0b11, 1, 2), 256, ErrorCode.PCTABLE_TRUNCATED, 2],
+    ['a 2^32 - 1 byte table (2^24 chunks) without its index', bytes(0, 1, 5), 0xffff_ffff, ErrorCode.PCTABLE_TRUNCATED, 3],
   ];
   it.each(cases)('%s', (_name, input, size, code, offset) => {
     expectError(() => PcTable.fromLinear(input, { size }), code, offset);

@@ -158,6 +158,18 @@ describe('PcTable encoding choices (seed 000), on hand-made tables', () => {
     for (let pc = 0; pc < 256; pc++) expect(table.lookup(pc)).toBe(pc % 2 ? -70000 : 70000);
   });
 
+  it('encodes a 7-byte table of 2^32 - 1 PCs (2^24 constant chunks sharing one) without a chunk-by-chunk cost', () => {
+    const table = PcTable.fromVarint(Uint8Array.from([0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00]));
+    expect(table.size).toBe(0xffff_ffff);
+    expect(table.chunkCount).toBe(2 ** 24);
+    expect(table.indexWidth).toBe(1);
+    // A u8 index of 2^24 - 1 zero offsets, then the one chunk: n = 0, vlen 0b01, value 0.
+    expect(table.bytes.length).toBe(2 ** 24 - 1 + 3);
+    expect(table.bytes.subarray(0, 2 ** 24 - 1).every((b) => b === 0)).toBe(true);
+    expect([...table.bytes.subarray(2 ** 24 - 1)]).toEqual([0, 1, 0]);
+    expect([table.lookup(0), table.lookup(0xffff_fffe), table.lookup(0xffff_ffff)]).toEqual([0, 0, null]);
+  });
+
   it('uses the u32 index past 0xffff bytes of chunks, with wrapping int32 deltas', () => {
     const runs: RunSpec[] = [];
     for (let i = 0; i < 300 * 256; i++) runs.push({ value: i % 2 ? INT32_MAX : INT32_MIN, quanta: 1 });
