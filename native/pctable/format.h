@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/errors.h"
+#include "common/format_error.h"
 
 namespace profpack {
 namespace pctable {

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../lib/errors';
 import { PcTable, decodeVarintTable, lookupVarint } from '../../lib/pctable/index';
 import * as js from '../../lib/pctable/js';
+import type { PcTableNative } from '../../lib/pctable/native';
+import { requireAddon } from '../native-addon';
 import { writeVarintTable } from './varint-writer';
 
 function caught(fn: () => unknown): ProfpackError {
@@ -119,21 +121,25 @@ function outcome<T>(fn: () => T): { ok: T } | { code: string; offset: number | u
   }
 }
 
-describe('malformed input, fuzzed: a ProfpackError or a result, the same on both backends', () => {
+// The addon is loaded directly (test/native-addon.ts), so these compare the two twins
+// in both runs, and the public API (whichever backend the run uses) with them.
+describe('malformed input, fuzzed: a ProfpackError or a result, the same from both twins', () => {
+  const native = requireAddon().pctable as PcTableNative;
   const quantum = fc.constantFrom(1, 2, 4);
 
   it('random bytes as varint tables', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 40 }), quantum, (input, q) => {
-        const viaApi = outcome(() => {
-          const table = PcTable.fromVarint(input, { quantum: q });
-          return [...table.bytes];
-        });
         const viaJs = outcome(() => [...js.fromVarint(input, q, 0).linear]);
+        const viaNative = outcome(() => [...native.fromVarint(input, q, 0).linear]);
+        const viaApi = outcome(() => [...PcTable.fromVarint(input, { quantum: q }).bytes]);
+        expect(viaNative).toEqual(viaJs);
         expect(viaApi).toEqual(viaJs);
         const decoded = outcome(() => decodeVarintTable(input, q).length);
-        if ('ok' in viaApi) expect('ok' in decoded).toBe(true);
-        else expect(decoded).toEqual(viaApi);
+        const decodedNative = outcome(() => native.decodeVarint(input, q).values.length);
+        expect(decodedNative).toEqual(decoded);
+        if ('ok' in viaJs) expect('ok' in decoded).toBe(true);
+        else expect(decoded).toEqual(viaJs);
       }),
       { numRuns: 1500 },
     );
@@ -155,13 +161,22 @@ describe('malformed input, fuzzed: a ProfpackError or a result, the same on both
           if (e.kind !== 'flip') damaged = damaged.subarray(0, Math.max(0, damaged.length - e.cut));
         }
         const pcs = Uint32Array.from({ length: 97 }, (_, k) => Math.floor((k / 96) * (good.size - 1)));
-        const viaApi = outcome(() => [...PcTable.fromLinear(damaged, { size: good.size, quantum: q }).lookupMany(pcs)]);
         const viaJs = outcome(() => {
-          const view = js.openLinear(damaged, good.size, q);
-          return [...pcs].map((pc) => js.lookupLinear(view, pc));
+          const view = js.fromLinear(damaged, good.size, q);
+          const out = new Int32Array(pcs.length);
+          js.lookupMany(view, pcs, out, false, 0);
+          return [...out];
         });
+        const viaNative = outcome(() => {
+          const handle = native.fromLinear(damaged, good.size, q);
+          const out = new Int32Array(pcs.length);
+          native.lookupMany(handle, pcs, out, false, 0);
+          return [...out];
+        });
+        const viaApi = outcome(() => [...PcTable.fromLinear(damaged, { size: good.size, quantum: q }).lookupMany(pcs)]);
+        expect(viaNative).toEqual(viaJs);
         expect(viaApi).toEqual(viaJs);
-        if ('ok' in viaApi) expect(viaApi.ok.every((v) => Number.isInteger(v) && v >= -0x8000_0000 && v <= 0x7fff_ffff)).toBe(true);
+        if ('ok' in viaJs) expect(viaJs.ok.every((v) => Number.isInteger(v) && v >= -0x8000_0000 && v <= 0x7fff_ffff)).toBe(true);
       }),
       { numRuns: 800 },
     );
@@ -171,14 +186,22 @@ describe('malformed input, fuzzed: a ProfpackError or a result, the same on both
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 48 }), fc.integer({ min: 1, max: 2000 }), quantum, (input, quanta, q) => {
         const size = quanta * q;
+        const pcs = Uint32Array.from([0, size - 1, size]);
+        const viaJs = outcome(() => {
+          const out = new Int32Array(3);
+          js.lookupMany(js.fromLinear(input, size, q), pcs, out, true, -7);
+          return [...out];
+        });
+        const viaNative = outcome(() => {
+          const out = new Int32Array(3);
+          native.lookupMany(native.fromLinear(input, size, q), pcs, out, true, -7);
+          return [...out];
+        });
         const viaApi = outcome(() => {
           const table = PcTable.fromLinear(input, { size, quantum: q });
-          return [table.lookup(0), table.lookup(size - 1), table.lookup(size)];
+          return [table.lookup(0), table.lookup(size - 1), table.lookup(size) ?? -7];
         });
-        const viaJs = outcome(() => {
-          const view = js.openLinear(input, size, q);
-          return [js.lookupLinear(view, 0), js.lookupLinear(view, size - 1), null];
-        });
+        expect(viaNative).toEqual(viaJs);
         expect(viaApi).toEqual(viaJs);
       }),
       { numRuns: 1500 },
