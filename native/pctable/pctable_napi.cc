@@ -226,6 +226,14 @@ Napi::Value SetLookupMany(const Napi::CallbackInfo& info) {
   const uint8_t* linear = set->linear.data();
   return Guarded(env, [&]() -> Napi::Value {
     for (size_t i = 0; i < pcs.length; ++i) {
+#if defined(__GNUC__)
+      // Pairs are independent: start the directory and table loads of later pairs now.
+      if (i + 16 < pcs.length && tables[i + 16] < count) __builtin_prefetch(&set->entries[tables[i + 16]]);
+      if (i + 8 < pcs.length && tables[i + 8] < count) {
+        const SetEntry& ahead = set->entries[tables[i + 8]];
+        __builtin_prefetch(useVarint ? set->varint.data() + set->varintStart[tables[i + 8]] : linear + ahead.linearStart + ahead.indexBytes);
+      }
+#endif
       const uint32_t t = tables[i];
       if (t >= count) return Napi::Number::New(env, static_cast<double>(i));
       const SetEntry& table = set->entries[t];
