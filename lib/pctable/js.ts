@@ -53,16 +53,18 @@ export interface FromVarintResult<H> {
 /** Every table of a set back to back, with a typed-array directory (as the addon's set). */
 export interface JsSet {
   readonly linear: Uint8Array;
-  readonly linearStart: Uint32Array;
-  readonly size: Uint32Array;
-  readonly indexBytes: Uint32Array;
-  readonly width: Uint8Array;
-  readonly quantum: Uint8Array;
+  /**
+   * DIRECTORY_STRIDE words per table, in one cache line: linear start, size,
+   * chunk index length, index width | quantum << 8.
+   */
+  readonly directory: Uint32Array;
   /** Varint tables back to back (empty unless every table has one); table t is [varintStart[t], varintStart[t + 1]). */
   readonly varint: Uint8Array;
   readonly varintStart: Uint32Array;
   readonly hasVarint: boolean;
 }
+
+const DIRECTORY_STRIDE = 4;
 
 function fail(code: string, message: string, offset: number, expected: string): ProfpackError {
   return new ProfpackError(message, { code, offset, expected });
@@ -429,12 +431,16 @@ export function lookupMany(view: LinearView, pcs: Uint32Array, out: Int32Array, 
 export function openSet(handles: LinearView[]): JsSet {
   const count = handles.length;
   const hasVarint = handles.every((h) => h.varint !== null);
-  const linearStart = new Uint32Array(count);
+  const directory = new Uint32Array(count * DIRECTORY_STRIDE);
   const varintStart = new Uint32Array(count + 1);
   let linearBytes = 0;
   let varintBytes = 0;
   handles.forEach((h, t) => {
-    linearStart[t] = linearBytes;
+    const d = t * DIRECTORY_STRIDE;
+    directory[d] = linearBytes;
+    directory[d + 1] = h.size;
+    directory[d + 2] = h.indexBytes;
+    directory[d + 3] = h.width | (h.quantum << 8);
     linearBytes += h.bytes.length;
     varintStart[t] = varintBytes;
     if (hasVarint) varintBytes += h.varint!.length;
@@ -443,20 +449,10 @@ export function openSet(handles: LinearView[]): JsSet {
   const linear = new Uint8Array(linearBytes);
   const varint = new Uint8Array(varintBytes);
   handles.forEach((h, t) => {
-    linear.set(h.bytes, linearStart[t]!);
+    linear.set(h.bytes, directory[t * DIRECTORY_STRIDE]!);
     if (hasVarint) varint.set(h.varint!, varintStart[t]!);
   });
-  return {
-    linear,
-    linearStart,
-    size: Uint32Array.from(handles, (h) => h.size),
-    indexBytes: Uint32Array.from(handles, (h) => h.indexBytes),
-    width: Uint8Array.from(handles, (h) => h.width),
-    quantum: Uint8Array.from(handles, (h) => h.quantum),
-    varint,
-    varintStart,
-    hasVarint,
-  };
+  return { linear, directory, varint, varintStart, hasVarint };
 }
 
 export function setLookupMany(
@@ -468,22 +464,24 @@ export function setLookupMany(
   outsideValue: number,
   useVarint: boolean,
 ): number {
-  const count = set.size.length;
-  const { linear, linearStart, size, indexBytes, width, quantum, varint, varintStart } = set;
+  const { linear, directory, varint, varintStart } = set;
+  const count = directory.length / DIRECTORY_STRIDE;
   for (let i = 0; i < pcs.length; i++) {
     const t = tableIndex[i]!;
     if (t >= count) return i;
+    const d = t * DIRECTORY_STRIDE;
     const pc = pcs[i]!;
-    if (pc >= size[t]!) {
+    if (pc >= directory[d + 1]!) {
       if (!fillOutside) return i;
       out[i] = outsideValue;
       continue;
     }
+    const shape = directory[d + 3]!;
     if (useVarint) {
-      walkVarint(varint, varintStart[t]!, varintStart[t + 1]!, quantum[t]!, pc);
+      walkVarint(varint, varintStart[t]!, varintStart[t + 1]!, shape >>> 8, pc);
       out[i] = walk.value;
     } else {
-      out[i] = lookupLinearAt(linear, linearStart[t]!, indexBytes[t]!, width[t] as IndexWidth, quantum[t]!, pc);
+      out[i] = lookupLinearAt(linear, directory[d]!, directory[d + 2]!, (shape & 0xff) as IndexWidth, shape >>> 8, pc);
     }
   }
   return -1;
