@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { PcTable, decodeVarintTable, lookupVarint } from '../../lib/pctable/index';
+import { PcTable, PcTableSet, decodeVarintTable, lookupVarint } from '../../lib/pctable/index';
 import * as js from '../../lib/pctable/js';
 import type { PcTableNative } from '../../lib/pctable/native';
 import { requireAddon } from '../native-addon';
@@ -72,6 +72,19 @@ describe('varint tables that are not well formed', () => {
     expect(table.lookup(-1)).toBeNull();
     expect(table.lookup(2 ** 40)).toBeNull();
     expectError(() => table.lookupMany(new Uint32Array(4), { out: new Int32Array(3) }), ErrorCode.INVALID_ARGUMENT, undefined);
+  });
+
+  it('PcTableSet refuses a table index past the set, an outside PC, and varint lookups without varint tables', () => {
+    const a = PcTable.fromVarint(bytes(0x02, 0x05, 0x00));
+    const b = PcTable.fromLinear(a.bytes, { size: 5 });
+    const set = new PcTableSet([a, a]);
+    expect([...set.lookupMany(Uint32Array.from([1, 0]), Uint32Array.from([4, 9]), { outside: -5 })]).toEqual([0, -5]);
+    const badIndex = caught(() => set.lookupMany(Uint32Array.from([0, 2]), Uint32Array.from([0, 0])));
+    expect([badIndex.code, badIndex.details]).toEqual([ErrorCode.INVALID_ARGUMENT, { index: 1 }]);
+    const outside = caught(() => set.lookupVarintMany(Uint32Array.from([1, 1]), Uint32Array.from([0, 5])));
+    expect([outside.code, outside.details]).toEqual([ErrorCode.PCTABLE_PC_OUT_OF_RANGE, { index: 1, pc: 5 }]);
+    expectError(() => new PcTableSet([a, b]).lookupVarintMany(new Uint32Array(1), new Uint32Array(1)), ErrorCode.INVALID_ARGUMENT, undefined);
+    expectError(() => set.lookupMany(new Uint32Array(2), new Uint32Array(1)), ErrorCode.INVALID_ARGUMENT, undefined);
   });
 });
 
