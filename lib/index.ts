@@ -3,3 +3,4 @@ export { ProfpackError, ErrorCode, isProfpackError, type ProfpackErrorOptions } 
 export { backend, type Backend, type BackendFeatures, type BackendName } from './backend';
 export * as varint from './varint/index';
 export * as svb from './svb/index';
+export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, type VarintHit, type PcTableOptions, type LookupManyOptions } from './pctable/index';
