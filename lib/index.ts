@@ -2,4 +2,6 @@
 export { ProfpackError, ErrorCode, isProfpackError, type ProfpackErrorOptions } from './errors';
 export { backend, type Backend, type BackendFeatures, type BackendName } from './backend';
 export * as varint from './varint/index';
+export * as svb from './svb/index';
+export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, type VarintHit, type PcTableOptions, type LookupManyOptions } from './pctable/index';
 export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/reader';
