@@ -34,6 +34,7 @@ export interface NativeTachyonReader {
     timestamps: BigUint64Array,
     nodes: Uint32Array,
     result: Float64Array,
+    maxNodes: number,
   ): object;
   decodeBytes(decoder: object, window: Uint8Array, windowStart: number, length: number, final: boolean): NativeDecodeError | null;
   /** Decodes file bytes [fileOffset, fileOffset + length) of a mapped file in place. */

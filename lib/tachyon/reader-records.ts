@@ -40,7 +40,15 @@ export interface DecoderConfig {
   threadCount: number;
   /** Size of the whole (decompressed) sample region. */
   totalSize: number;
+  /**
+   * Trie size beyond which it is rebuilt from the threads' current stacks at
+   * the next call (bounds memory on profiles with millions of distinct stacks).
+   */
+  maxNodes?: number;
 }
+
+/** Default trie bound: 4 M nodes (~120 MB native, 32 MB for the JS mirror). */
+export const DEFAULT_MAX_NODES = 1 << 22;
 
 export interface DecodeOutput {
   events: Uint32Array;
@@ -48,8 +56,9 @@ export interface DecodeOutput {
   timestamps: BigUint64Array;
   nodes: Uint32Array;
   /**
-   * [status, consumed, eventCount, timestampCount, nodeCount, replayed, errorOffset]
-   * (positions are offsets in the sample region).
+   * [status, consumed, eventCount, timestampCount, nodeCount, replayed, errorOffset, trieReset]
+   * (positions are offsets in the sample region; trieReset 1: node ids restarted
+   * at 1 before this call's nodes, earlier ids are void).
    */
   result: Float64Array;
 }
@@ -60,7 +69,7 @@ export interface DecodeError {
   offset: number;
 }
 
-export const Result = { status: 0, consumed: 1, events: 2, timestamps: 3, nodes: 4, replayed: 5, errorOffset: 6 } as const;
+export const Result = { status: 0, consumed: 1, events: 2, timestamps: 3, nodes: 4, replayed: 5, errorOffset: 6, trieReset: 7 } as const;
 
 /** Minimum room left before a record starts: thread + sample + two progress events, 256 nodes. */
 const EVENT_MARGIN = 4;
@@ -80,6 +89,13 @@ class StackTrie {
 
   private hash(parent: number, frame: number): number {
     return (Math.imul(parent, 0x9e3779b1) ^ Math.imul(frame + 0x7f4a7c15, 0x85ebca77)) >>> 0;
+  }
+
+  /** Back to the empty stack only (array capacity is kept). */
+  clear(): void {
+    this.count = 1;
+    this.slots.fill(-1);
+    this.lastChild.fill(0);
   }
 
   /** The child node, and whether it was created (then nodeCreated is true). */
@@ -249,6 +265,35 @@ export class RecordDecoderJs {
     this.startHigh = Number(config.startTimeUs >> 32n);
     this.threadCount = config.threadCount;
     this.total = config.totalSize;
+    this.maxNodes = config.maxNodes ?? DEFAULT_MAX_NODES;
+  }
+
+  private readonly maxNodes: number;
+
+  /**
+   * Rebuilds the trie from each thread's current stack when it has grown past
+   * maxNodes and this call's node buffer can take every rebuilt node.
+   */
+  private maybeResetTrie(): boolean {
+    const th = this.threads;
+    if (this.trie.count <= this.maxNodes || th.count * MAX_STACK_DEPTH + NODE_MARGIN > this.nodesOut.length / 2) return false;
+    const stacks: Uint32Array[] = [];
+    for (let t = 0; t < th.count; t++) {
+      const depth = th.depth[t]!;
+      const frames = new Uint32Array(depth);
+      let node = th.path[t * PATH_STRIDE + depth]!;
+      for (let i = 0; i < depth; i++) {
+        frames[i] = this.trie.frame[node]!;
+        node = this.trie.parent[node]!;
+      }
+      stacks.push(frames);
+    }
+    this.trie.clear();
+    for (let t = 0; t < th.count; t++) {
+      this.newFrames.set(stacks[t]!);
+      this.build(t, 0, stacks[t]!.length);
+    }
+    return true;
   }
 
   /**
@@ -264,8 +309,10 @@ export class RecordDecoderJs {
     this.nodesOut = out.nodes;
     this.nodeCount = 0;
     this.error = null;
+    const reset = this.maybeResetTrie();
     const status = this.run(window, windowStart, length, final);
     const r = out.result;
+    r[Result.trieReset] = reset ? 1 : 0;
     r[Result.status] = status;
     r[Result.consumed] = this.consumed;
     r[Result.events] = this.evCount;

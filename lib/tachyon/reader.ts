@@ -14,6 +14,7 @@ import { HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_MAX_DECOMPRESSED } from './format';
 import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from './reader-layout';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './reader-native';
 import {
+  DEFAULT_MAX_NODES,
   DecodeStatus,
   EVENT_STRIDE,
   EventKind,
@@ -43,9 +44,10 @@ export interface ReaderOptions {
   /**
    * Buffer sizes of the replay loop (tests use tiny ones so that every
    * resumption path runs): decompressed bytes per zstd step, and the
-   * decoder's event / timestamp / node capacities per call.
+   * decoder's event / timestamp / node capacities per call, and the size at
+   * which the stack trie is rebuilt from the current stacks (default 4 M nodes).
    */
-  tuning?: { zstdChunk?: number; events?: number; timestamps?: number; nodes?: number };
+  tuning?: { zstdChunk?: number; events?: number; timestamps?: number; nodes?: number; maxNodes?: number };
 }
 
 /** One thread-sample, in file order. */
@@ -153,7 +155,13 @@ function releaseOutput(out: DecodeOutput): void {
 
 function jsDecoder(layout: Layout, totalSize: number, tuning: Tuning): DecoderBackend {
   const out = newOutput(tuning, totalSize);
-  const d = new RecordDecoderJs({ littleEndian: layout.littleEndian, startTimeUs: layout.info.startTimeUs, threadCount: layout.info.threadCount, totalSize });
+  const d = new RecordDecoderJs({
+    littleEndian: layout.littleEndian,
+    startTimeUs: layout.info.startTimeUs,
+    threadCount: layout.info.threadCount,
+    totalSize,
+    maxNodes: tuning.maxNodes ?? DEFAULT_MAX_NODES,
+  });
   return {
     out,
     decodeBytes(window, windowStart, length, final) {
@@ -181,6 +189,7 @@ function nativeDecoder(native: NativeTachyonReader, layout: Layout, totalSize: n
     out.timestamps,
     out.nodes,
     out.result,
+    tuning.maxNodes ?? DEFAULT_MAX_NODES,
   );
   return {
     out,
@@ -302,7 +311,8 @@ export class ProfileReader {
   *samples(): IterableIterator<Sample> {
     const run = this.startRun();
     let delivered = 0;
-    const cache = new NodeCache();
+    let cache = new NodeCache();
+    let generation = run.generation;
     const indicesOf = (node: number): readonly number[] => {
       const seen = cache.seen(node);
       let s = cache.get(node) as readonly number[] | undefined;
@@ -314,6 +324,10 @@ export class ProfileReader {
     };
     for (;;) {
       const status = run.step();
+      if (run.generation !== generation) {
+        generation = run.generation;
+        cache = new NodeCache();
+      }
       const out = run.decoder.out;
       const ev = out.events;
       const nEvents = out.result[Result.events]!;
@@ -355,7 +369,8 @@ export class ProfileReader {
     const onProgress = options.onProgress;
     const total = Number(this.info.sampleCount);
     let delivered = 0;
-    const cache = new NodeCache();
+    let cache = new NodeCache();
+    let generation = run.generation;
     const framesOf = (node: number): readonly Frame[] => {
       const seen = cache.seen(node);
       let f = cache.get(node) as readonly Frame[] | undefined;
@@ -397,6 +412,12 @@ export class ProfileReader {
     onProgress?.(0, total);
     for (;;) {
       const status = run.step();
+      if (run.generation !== generation) {
+        generation = run.generation;
+        cache = new NodeCache();
+        wrapNode.fill(-1);
+        lastNode.length = 0;
+      }
       const out = run.decoder.out;
       const ev = out.events;
       const nEvents = out.result[Result.events]!;
@@ -486,6 +507,8 @@ class ReplayRun {
   nodeParent = new Uint32Array(1024);
   nodeFrame = new Uint32Array(1024);
   nodeCount = 1;
+  /** Bumped when node ids restart (see Result.trieReset). */
+  generation = 0;
   private readonly frameTable: readonly (Frame | null)[];
   private consumed = 0;
   private error: DecodeError | null = null;
@@ -538,6 +561,11 @@ class ReplayRun {
       const final = this.windowStart + this.windowLength >= this.total;
       this.error = this.decoder.decodeBytes(window, this.windowStart, this.windowLength, final);
       this.consumed = this.windowStart + r[Result.consumed]!;
+    }
+    if (r[Result.trieReset] === 1) {
+      // The decoder rebuilt its trie: node ids restart, every cache keyed by node is void.
+      this.nodeCount = 1;
+      this.generation++;
     }
     const nodes = this.decoder.out.nodes;
     const nNodes = r[Result.nodes]!;

@@ -20,7 +20,7 @@ using tachyon::ReaderFile;
 using tachyon::RecordDecoder;
 
 // Result slots shared with lib/tachyon/reader-records.ts (Result).
-enum ResultSlot { kStatus = 0, kConsumed, kEvents, kTimestamps, kNodes, kReplayed, kErrorOffset };
+enum ResultSlot { kStatus = 0, kConsumed, kEvents, kTimestamps, kNodes, kReplayed, kErrorOffset, kTrieReset };
 
 ReaderFile* FileOf(const Napi::Value& value) {
   Napi::Env env = value.Env();
@@ -80,7 +80,7 @@ DecoderBox* DecoderOf(const Napi::Value& value) {
   return value.As<Napi::External<DecoderBox>>().Data();
 }
 
-// createDecoder(littleEndian, startTimeUs, threadCount, totalSize, events, timestamps, nodes, result)
+// createDecoder(littleEndian, startTimeUs, threadCount, totalSize, events, timestamps, nodes, result, maxNodes)
 Napi::Value CreateDecoder(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const bool littleEndian = info[0].ToBoolean().Value();
@@ -93,9 +93,11 @@ Napi::Value CreateDecoder(const Napi::CallbackInfo& info) {
   const RawView timestamps = ViewOfType(info[5], napi_biguint64_array, "timestamps");
   const RawView nodes = ViewOfType(info[6], napi_uint32_array, "nodes");
   const RawView result = ViewOfType(info[7], napi_float64_array, "result");
-  if (result.length < 7) throw Napi::RangeError::New(env, "result needs 7 slots");
+  if (result.length < 8) throw Napi::RangeError::New(env, "result needs 8 slots");
+  const size_t maxNodes = IndexArg(info, 8, "maxNodes");
   auto* box = new DecoderBox();
-  box->decoder = std::make_unique<RecordDecoder>(littleEndian, startTimeUs, static_cast<uint32_t>(threadCount), totalSize);
+  box->decoder =
+      std::make_unique<RecordDecoder>(littleEndian, startTimeUs, static_cast<uint32_t>(threadCount), totalSize, maxNodes);
   box->events = Napi::Persistent(info[4].As<Napi::Object>());
   box->timestamps = Napi::Persistent(info[5].As<Napi::Object>());
   box->nodes = Napi::Persistent(info[6].As<Napi::Object>());
@@ -118,6 +120,7 @@ Napi::Value Finish(Napi::Env env, DecoderBox* box, DecodeStatus status) {
   r[kTimestamps] = static_cast<double>(box->out.timestampCount);
   r[kNodes] = static_cast<double>(box->out.nodeCount);
   r[kReplayed] = static_cast<double>(box->decoder->replayed());
+  r[kTrieReset] = box->decoder->trieReset() ? 1 : 0;
   if (status != DecodeStatus::kError) {
     r[kErrorOffset] = -1;
     return env.Null();

@@ -1,6 +1,7 @@
 // Record decoding of the Tachyon reader; see reader_records.h.
 #include "tachyon/reader_records.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "tachyon/reader_varint.h"
@@ -35,11 +36,13 @@ inline uint32_t Load32(const uint8_t* p, bool swap) {
 
 }  // namespace
 
-RecordDecoder::RecordDecoder(bool fileLittleEndian, uint64_t startTimeUs, uint32_t threadCount, uint64_t totalSize)
+RecordDecoder::RecordDecoder(bool fileLittleEndian, uint64_t startTimeUs, uint32_t threadCount, uint64_t totalSize,
+                             size_t maxNodes)
     : swap_(fileLittleEndian != kHostLittleEndian),
       startTimeUs_(startTimeUs),
       threadCount_(threadCount),
       total_(totalSize),
+      maxNodes_(maxNodes),
       threadSlots_(64, -1),
       nodeSlots_(InitialNodeSlots(totalSize), -1) {
   // Growing these while decoding costs more than the decoding of a small region.
@@ -191,9 +194,33 @@ DecodeStatus RecordDecoder::Decode(const uint8_t* window, uint64_t windowStart, 
   out.timestampCount = 0;
   out.nodeCount = 0;
   failure_ = DecodeFailure{};
+  trieReset_ = MaybeResetTrie();
   const DecodeStatus status = Run(window, windowStart, length, final);
   out_ = nullptr;
   return status;
+}
+
+bool RecordDecoder::MaybeResetTrie() {
+  if (nodeParent_.size() <= maxNodes_ || threads_.size() * kMaxStackDepth + kNodeMargin > out_->nodeCapacity) return false;
+  std::vector<std::vector<uint32_t>> stacks(threads_.size());
+  for (size_t t = 0; t < threads_.size(); ++t) {
+    const uint32_t depth = threads_[t].depth;
+    uint32_t node = paths_[t * kPathStride + depth];
+    stacks[t].resize(depth);
+    for (uint32_t i = 0; i < depth; ++i) {
+      stacks[t][i] = nodeFrame_[node];
+      node = nodeParent_[node];
+    }
+  }
+  nodeParent_.assign(1, 0);
+  nodeFrame_.assign(1, 0);
+  lastChild_.assign(1, 0);
+  std::fill(nodeSlots_.begin(), nodeSlots_.end(), -1);
+  for (size_t t = 0; t < threads_.size(); ++t) {
+    std::copy(stacks[t].begin(), stacks[t].end(), newFrames_);
+    Build(static_cast<uint32_t>(t), 0, static_cast<uint32_t>(stacks[t].size()));
+  }
+  return true;
 }
 
 DecodeStatus RecordDecoder::RepeatEntries(const uint8_t* data, size_t& pos, size_t end, uint64_t windowStart, bool final,

@@ -49,11 +49,16 @@ struct DecoderStats {
 
 class RecordDecoder {
  public:
-  RecordDecoder(bool fileLittleEndian, uint64_t startTimeUs, uint32_t threadCount, uint64_t totalSize);
+  // maxNodes: trie size beyond which it is rebuilt from the threads' current
+  // stacks at the next call (bounds memory on millions of distinct stacks).
+  RecordDecoder(bool fileLittleEndian, uint64_t startTimeUs, uint32_t threadCount, uint64_t totalSize,
+                size_t maxNodes = size_t{1} << 22);
 
   // Decodes window[0, length), which starts at windowStart in the sample region.
   DecodeStatus Decode(const uint8_t* window, uint64_t windowStart, size_t length, bool final, DecodeOutput& out);
 
+  // True when the last Decode call restarted node ids at 1 before its nodes.
+  bool trieReset() const { return trieReset_; }
   const DecodeFailure& failure() const { return failure_; }
   const DecoderStats& stats() const { return stats_; }
   uint64_t replayed() const { return replayed_; }
@@ -68,6 +73,7 @@ class RecordDecoder {
   };
 
   DecodeStatus Run(const uint8_t* data, uint64_t windowStart, size_t end, bool final);
+  bool MaybeResetTrie();
   DecodeStatus RepeatEntries(const uint8_t* data, size_t& pos, size_t end, uint64_t windowStart, bool final, bool& done);
   DecodeStatus Fail(const char* code, std::string message, uint64_t offset);
   DecodeStatus StackVarint(uint64_t offset);
@@ -88,6 +94,8 @@ class RecordDecoder {
   const uint64_t startTimeUs_;
   const uint32_t threadCount_;
   const uint64_t total_;
+  const size_t maxNodes_;
+  bool trieReset_ = false;
 
   std::vector<Thread> threads_;
   std::vector<uint32_t> paths_;  // threads_.size() * kPathStride

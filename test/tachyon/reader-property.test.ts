@@ -11,7 +11,7 @@ function encode(spec: ProfileSpec): Uint8Array {
   return encodeProfile({ ...spec, choice: choices(spec.seed) });
 }
 
-const tinyOptions = { keepDecompressedLimit: 0, tuning: { zstdChunk: 16, events: 6, timestamps: 2, nodes: 257 } };
+const tinyOptions = { keepDecompressedLimit: 0, tuning: { zstdChunk: 16, events: 6, timestamps: 2, nodes: 2048, maxNodes: 20 } };
 
 describe('ProfileReader decodes what an independent encoder writes', () => {
   it('samples() returns every sample, in order', () => {

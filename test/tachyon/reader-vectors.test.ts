@@ -45,8 +45,9 @@ function expectedOf(file: string): Expected {
   return e;
 }
 
-// Tiny buffers: every zstd window, full-output and REPEAT-continuation path runs.
-const tiny = { keepDecompressedLimit: 0, tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 257 } };
+// Tiny buffers: every zstd window, full-output and REPEAT-continuation path runs,
+// and the stack trie is rebuilt every few records.
+const tiny = { keepDecompressedLimit: 0, tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 4096, maxNodes: 64 } };
 
 function check(file: string, dump: Dump): void {
   const expected = expectedOf(file);
