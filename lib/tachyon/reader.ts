@@ -381,15 +381,23 @@ export class ProfileReader {
       return f;
     };
     // The last stackFrames handed out per thread, reused while stack and status stay the same.
-    const lastNode: number[] = [];
-    const lastStatus: number[] = [];
-    const lastStackFrames: (readonly InterpreterInfo[])[] = [];
+    let lastNode = new Int32Array(16).fill(-1);
+    let lastStatus = new Int32Array(16);
+    const lastStackFrames: (readonly InterpreterInfo[] | undefined)[] = [];
     // stackFrames of recent (node, thread, status) triples, so a recurring stack costs no allocation.
     const wrapNode = new Int32Array(WRAP_CACHE_SIZE).fill(-1);
     const wrapThread = new Int32Array(WRAP_CACHE_SIZE);
     const wrapStatus = new Int32Array(WRAP_CACHE_SIZE);
     const wrapValue = new Array<readonly InterpreterInfo[] | undefined>(WRAP_CACHE_SIZE).fill(undefined);
     const stackFramesOf = (t: number, node: number, status: number): readonly InterpreterInfo[] => {
+      if (t >= lastNode.length) {
+        const grownNode = new Int32Array(lastNode.length * 2 + t).fill(-1);
+        grownNode.set(lastNode);
+        lastNode = grownNode;
+        const grownStatus = new Int32Array(lastNode.length);
+        grownStatus.set(lastStatus);
+        lastStatus = grownStatus;
+      }
       if (lastNode[t] === node && lastStatus[t] === status) return lastStackFrames[t]!;
       const slot = (node ^ (t << 7) ^ (status << 3)) & (WRAP_CACHE_SIZE - 1);
       let sf: readonly InterpreterInfo[];
@@ -416,7 +424,7 @@ export class ProfileReader {
         generation = run.generation;
         cache = new NodeCache();
         wrapNode.fill(-1);
-        lastNode.length = 0;
+        lastNode.fill(-1);
       }
       const out = run.decoder.out;
       const ev = out.events;
@@ -613,9 +621,11 @@ class ReplayRun {
   frames(node: number, delivered: number): Frame[] {
     const out: Frame[] = [];
     const table = this.frameTable;
-    for (let n = node; n !== 0; n = this.nodeParent[n]!) {
-      const frame = table[this.nodeFrame[n]!];
-      if (frame == null) this.invalidFrame(this.nodeFrame[n]!, delivered);
+    const parent = this.nodeParent;
+    const frameOf = this.nodeFrame;
+    for (let n = node; n !== 0; n = parent[n]!) {
+      const frame = table[frameOf[n]!];
+      if (frame == null) this.invalidFrame(frameOf[n]!, delivered);
       out.push(frame!);
     }
     return out;
