@@ -74,6 +74,7 @@ const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): 
 /** Filenames and function names share one table, deduplicated by string equality. */
 export class StringTable {
   private readonly ids = new Map<string, number>();
+  private readonly byId: string[] = [];
   readonly encoded = new ByteBuffer(4096);
 
   get count(): number {
@@ -111,7 +112,18 @@ export class StringTable {
     this.encoded.append(utf8);
     const id = this.ids.size;
     this.ids.set(value, id);
+    this.byId.push(value);
     return id;
+  }
+
+  /** A point to roll back to (a refused sample leaves no string behind). */
+  mark(): { count: number; bytes: number } {
+    return { count: this.ids.size, bytes: this.encoded.length };
+  }
+
+  rollback(mark: { count: number; bytes: number }): void {
+    while (this.byId.length > mark.count) this.ids.delete(this.byId.pop()!);
+    this.encoded.length = mark.bytes;
   }
 }
 
@@ -201,8 +213,20 @@ export class FrameTable {
     out.byte(opcode);
   }
 
-  private rehash(): void {
-    const capacity = (this.mask + 1) * 2;
+  mark(): { count: number; bytes: number } {
+    return { count: this.size, bytes: this.encoded.length };
+  }
+
+  /** Forgets the frames added since `mark` (rare: a refused sample). */
+  rollback(mark: { count: number; bytes: number }): void {
+    if (this.size === mark.count) return;
+    this.size = mark.count;
+    this.encoded.length = mark.bytes;
+    this.rehash(false);
+  }
+
+  private rehash(grow = true): void {
+    const capacity = (this.mask + 1) * (grow ? 2 : 1);
     this.slots = new Int32Array(capacity).fill(-1);
     this.mask = capacity - 1;
     const f = this.fields;

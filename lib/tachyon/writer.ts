@@ -311,9 +311,15 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   internFrame(frame: FrameSpec): number {
     this.checkOpen();
     if (frame === null || typeof frame !== 'object') throw invalid('internFrame expects a frame object', '{ filename, funcname, lineno?, ... }');
-    const file = this.stringRef(frame.filename, 'filename');
-    const func = this.stringRef(frame.funcname, 'funcname');
-    return this.frames.intern(file, func, toInt32Field(frame.lineno), toInt32Field(frame.endLineno), toInt32Field(frame.column), toInt32Field(frame.endColumn), toOpcode(frame.opcode));
+    const mark = this.strings.mark();
+    try {
+      const file = this.stringRef(frame.filename, 'filename');
+      const func = this.stringRef(frame.funcname, 'funcname');
+      return this.frames.intern(file, func, toInt32Field(frame.lineno), toInt32Field(frame.endLineno), toInt32Field(frame.column), toInt32Field(frame.endColumn), toOpcode(frame.opcode));
+    } catch (err) {
+      this.strings.rollback(mark);
+      throw err;
+    }
   }
 
   private stringRef(value: string | number, what: string): number {
@@ -360,7 +366,30 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (words === 0) return; // no threads: CPython writes and counts nothing (§5.5)
     if (this.scratch.length < words) this.scratch = new Uint32Array(Math.max(words, this.scratch.length * 2));
     const w = this.scratch;
-    // Pass 2: intern every kept frame of every thread.
+    // Pass 2: intern every kept frame of every thread (undone if one is refused).
+    const stringMark = this.strings.mark();
+    const frameMark = this.frames.mark();
+    try {
+      this.internAll(interpreters, w);
+    } catch (err) {
+      this.strings.rollback(stringMark);
+      this.frames.rollback(frameMark);
+      throw err;
+    }
+    // Pass 3: encode.
+    try {
+      for (let i = 0; i < words; ) {
+        const depth = w[i + 4]!;
+        this.engine.writeStack(w[i]!, w[i + 1]!, w[i + 2]!, tsHi, tsLo, w[i + 3]!, w, i + 5, depth);
+        i += 5 + depth;
+      }
+    } catch (err) {
+      throw this.breakWith(err, 'encoding a sample');
+    }
+  }
+
+  private internAll(interpreters: readonly InterpreterInfo[], w: Uint32Array): void {
+    const h = this.halves;
     let at = 0;
     for (const interp of interpreters) {
       const interpreterId = u32Value(interp.interpreterId, 'interpreterId');
@@ -376,16 +405,6 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
         at += 5;
         for (let i = 0; i < depth; i++) w[at++] = this.internFrameInfo(frames[i]!);
       }
-    }
-    // Pass 3: encode.
-    try {
-      for (let i = 0; i < words; ) {
-        const depth = w[i + 4]!;
-        this.engine.writeStack(w[i]!, w[i + 1]!, w[i + 2]!, tsHi, tsLo, w[i + 3]!, w, i + 5, depth);
-        i += 5 + depth;
-      }
-    } catch (err) {
-      throw this.breakWith(err, 'encoding a sample');
     }
   }
 
