@@ -135,10 +135,13 @@ export class CompressingSink implements RecordSink {
     if (this.len + bytes > this.buf.length) this.drain();
   }
 
+  /** Each 512 KiB of records reaches the file as soon as it is compressed (one write() per drain). */
   drain(): void {
     if (this.len === 0) return;
-    this.stream.compress(this.buf.subarray(0, this.len), false, this.file);
+    const n = this.len;
     this.len = 0;
+    this.stream.compress(this.buf.subarray(0, n), false, this.file);
+    this.file.flush();
   }
 
   /** Compresses what is left and ends the frame. */

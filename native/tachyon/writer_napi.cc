@@ -52,6 +52,8 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
         Napi::Value out = compress_.Call({chunk, Napi::Boolean::New(e, end)});
         const RawView view = ViewOfType(out, napi_uint8_array, "compressed chunk");
         file_->Append(view.data, view.length);
+        // Each 512 KiB of records reaches the file as soon as it is compressed.
+        if (!end) file_->Flush();
       });
       records = compressing_.get();
     }
