@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/errors.h"
+#include "common/format_error.h"
 #include "tachyon/format.h"
 
 namespace profpack {
