@@ -6,8 +6,9 @@ generated profiles).  Runs under CPython 3.15 (bash
 ../shared/tools/cpython315/install.sh prints the interpreter).
 
   python3.15 cpython_write.py IN.samples OUT.bin [IN2.samples OUT2.bin ...]
+  python3.15 cpython_write.py --synthetic THREADS CALLS SAME_PCT SEED COMPRESSION OUT.bin
 
-Prints one JSON line per pair: {"file", "seconds" (write_sample calls plus
+Prints one JSON line per pair: {"file", "seconds" (CPU seconds of the write_sample calls plus
 finalize only; building the Python objects is not timed), "samples",
 "stats" (get_stats() before finalize)}.
 
@@ -80,18 +81,87 @@ def run(src, dst):
                 samples += 1
             batch.append((interps, ts))
         done += len(batch)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for interps, ts in batch:
             writer.write_sample(interps, ts)
-        seconds += time.perf_counter() - t0
+        seconds += time.process_time() - t0
     stats = writer.get_stats()
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     writer.finalize()
-    seconds += time.perf_counter() - t0
+    seconds += time.process_time() - t0
     print(json.dumps({"file": dst, "seconds": seconds, "samples": samples, "stats": stats}), flush=True)
 
 
+POOL = 3000
+START_US = 1_000_000
+INTERVAL_US = 1000
+
+
+def synthetic_frames():
+    """The frame pool of bench/write.mjs's synthetic profile (same formulas)."""
+    out = []
+    for i in range(POOL):
+        lineno = 10 + (i * 7) % 900
+        col = i % 40
+        loc = rd.LocationInfo((lineno, lineno + i % 3, col, col + 5 + i % 20))
+        out.append(rd.FrameInfo((f"/srv/app/module_{i % 150}.py", loc, f"func_{i}", i % 200)))
+    return out
+
+
+def synthetic(threads, calls, same_pct, seed, compression, dst):
+    """bench/write.mjs's generator, step for step (xorshift32): see syntheticProfile there."""
+    x = seed
+    def rnd():
+        nonlocal x
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        return x
+    frames = synthetic_frames()
+    stacks, status = [], []
+    for _ in range(threads):
+        depth = 30 + rnd() % 31
+        stacks.append([rnd() % POOL for _ in range(depth)])  # outermost first
+        status.append(rnd() & 3)
+    tids = [140_000_000_000_000 + t * 4096 for t in range(threads)]
+    writer = rd.BinaryWriter(dst, INTERVAL_US, START_US, compression=compression)
+    seconds = 0.0
+    ts = START_US
+    done = 0
+    batch_calls = max(1, 40_000 // threads)
+    while done < calls:
+        batch = []
+        for _ in range(min(batch_calls, calls - done)):
+            ts += INTERVAL_US
+            infos = []
+            for t in range(threads):
+                st = stacks[t]
+                if rnd() % 100 >= same_pct:
+                    pop = min(rnd() % 4, len(st) - 30)
+                    if pop:
+                        del st[len(st) - pop:]
+                    push = min(1 + rnd() % 3, 60 - len(st))
+                    for _ in range(push):
+                        st.append(rnd() % POOL)
+                    status[t] = rnd() & 3
+                infos.append(rd.ThreadInfo((tids[t], status[t], [frames[i] for i in reversed(st)])))
+            batch.append(([rd.InterpreterInfo((0, infos))], ts))
+        done += len(batch)
+        t0 = time.process_time()
+        for interps, when in batch:
+            writer.write_sample(interps, when)
+        seconds += time.process_time() - t0
+    stats = writer.get_stats()
+    t0 = time.process_time()
+    writer.finalize()
+    seconds += time.process_time() - t0
+    print(json.dumps({"file": dst, "seconds": seconds, "samples": threads * calls, "stats": stats}), flush=True)
+
+
 def main(argv):
+    if len(argv) == 8 and argv[1] == "--synthetic":
+        synthetic(int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5]), int(argv[6]), argv[7])
+        return
     if len(argv) < 3 or len(argv) % 2 != 1:
         raise SystemExit(__doc__)
     for i in range(1, len(argv), 2):

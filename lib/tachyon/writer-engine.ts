@@ -29,6 +29,11 @@ export interface SampleEngine {
    * 256 of them (the caller has cut deeper stacks), every id already checked.
    */
   writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void;
+  /**
+   * One tick: thread k (id tidWords[2k] low half, tidWords[2k+1] high half) has the
+   * stack ids[ends[k-1] .. ends[k]), already checked; deeper than 256 is cut.
+   */
+  writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array): void;
   /** Pending REPEAT runs (threads in first-seen order), the sample buffer, the end of the zstd frame. */
   finishSamples(): void;
   /** Current counters (see Counter). */

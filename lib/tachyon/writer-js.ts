@@ -176,6 +176,16 @@ export class JsSampleEngine implements SampleEngine {
     t.depth = depth;
   }
 
+  writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array): void {
+    let start = 0;
+    for (let k = 0; k < count; k++) {
+      const end = ends[k]!;
+      const depth = end - start < MAX_STACK_DEPTH ? end - start : MAX_STACK_DEPTH;
+      this.writeStack(tidWords[2 * k + 1]!, tidWords[2 * k]!, interpreterIds[k]!, tsHi, tsLo, statuses[k]!, ids, start, depth);
+      start = end;
+    }
+  }
+
   private flushRepeat(t: ThreadState): void {
     const sink = this.records;
     sink.ensure(MAX_REPEAT_RECORD);

@@ -105,6 +105,20 @@ export interface FrameSpec {
   opcode?: number | bigint | null;
 }
 
+/**
+ * One sampling tick for the fast path: thread k's stack is
+ * frameIds[stackEnds[k-1] .. stackEnds[k]) (stackEnds[-1] = 0), innermost first.
+ */
+export interface StackTick {
+  threadIds: BigUint64Array | Float64Array | readonly (number | bigint)[];
+  /** One per thread, or one number for all. */
+  interpreterIds: Uint32Array | readonly number[] | number;
+  /** Status bytes (any integer array: the low 8 bits are kept). */
+  statuses: Uint8Array | readonly number[];
+  stackEnds: Uint32Array;
+  frameIds: Uint32Array;
+}
+
 /** CPython's BinaryWriter.get_stats(). */
 export interface WriterStats {
   repeatRecords: number;
@@ -176,7 +190,10 @@ function u32Value(value: unknown, what: string): number {
 
 /** CPython stores the low 8 bits of the status int (259 -> 3, -1 -> 255). */
 function statusByte(value: unknown): number {
-  if (typeof value === 'number' && Number.isInteger(value)) return Number(BigInt.asUintN(8, BigInt(value)));
+  if (typeof value === 'number' && Number.isInteger(value)) {
+    if (value >= -0x8000_0000 && value <= 0x7fff_ffff) return value & 0xff;
+    return Number(BigInt.asUintN(8, BigInt(value)));
+  }
   if (typeof value === 'bigint') return Number(BigInt.asUintN(8, value));
   throw invalid(`status must be an integer, got ${String(value)}`, 'an integer (its low 8 bits are stored)');
 }
@@ -186,6 +203,28 @@ function finiteNonNegative(value: unknown, what: string): number {
     throw invalid(`${what} must be a finite non-negative value, got ${String(value)}`, 'a finite number >= 0');
   }
   return value;
+}
+
+/** Marks "no location" in a StackCache (distinct from any user value). */
+const NO_LOCATION = Symbol('no location');
+
+/**
+ * One thread's previous CPython-shaped stack: the raw values of each frame
+ * (outermost first) and the frame ids they were interned as. Frames whose
+ * raw values all equal the cached ones at the same distance from the bottom
+ * reuse the cached id, so a sample only interns the frames that changed.
+ * Values, not object identity, are compared: a mutated frame object is a miss.
+ */
+class StackCache {
+  depth = 0;
+  readonly filename: unknown[] = [];
+  readonly funcname: unknown[] = [];
+  readonly lineno: unknown[] = [];
+  readonly endLineno: unknown[] = [];
+  readonly column: unknown[] = [];
+  readonly endColumn: unknown[] = [];
+  readonly opcode: unknown[] = [];
+  readonly ids = new Uint32Array(MAX_STACK_DEPTH);
 }
 
 export class ProfileWriter implements Disposable, AsyncDisposable {
@@ -210,6 +249,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** Scratch for one writeSample: frame ids of every thread, then encoded. */
   private scratch = new Uint32Array(4096);
   private readonly halves = new Uint32Array(4);
+  private tick = { tids: new Uint32Array(128), interps: new Uint32Array(64), statuses: new Uint8Array(64) };
+  private readonly stackCaches = new Map<number, Map<number | string, StackCache>>();
+  private readonly touched: StackCache[] = [];
 
   constructor(path: string, options: ProfileWriterOptions) {
     if (typeof path !== 'string' || path === '') throw invalid('path must be a non-empty string', 'a file path');
@@ -369,11 +411,14 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     // Pass 2: intern every kept frame of every thread (undone if one is refused).
     const stringMark = this.strings.mark();
     const frameMark = this.frames.mark();
+    this.touched.length = 0;
     try {
       this.internAll(interpreters, w);
     } catch (err) {
       this.strings.rollback(stringMark);
       this.frames.rollback(frameMark);
+      // Cached ids of this call may name rolled-back frames.
+      for (const cache of this.touched) cache.depth = 0;
       throw err;
     }
     // Pass 3: encode.
@@ -403,9 +448,59 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
         w[at + 3] = statusByte(thread.status);
         w[at + 4] = depth;
         at += 5;
-        for (let i = 0; i < depth; i++) w[at++] = this.internFrameInfo(frames[i]!);
+        const cache = this.stackCache(h[0]!, h[1]!, interpreterId);
+        this.touched.push(cache);
+        const shared = sharedBottom(frames, depth, cache);
+        for (let j = 0; j < shared; j++) w[at + depth - 1 - j] = cache.ids[j]!;
+        // Innermost first, as CPython interns: new strings and frames get ids in that order.
+        for (let i = 0; i < depth - shared; i++) w[at + i] = this.internCached(frames[i]!, cache, depth - 1 - i);
+        cache.depth = depth;
+        at += depth;
       }
     }
+  }
+
+  private stackCache(tidHi: number, tidLo: number, interpreterId: number): StackCache {
+    let byThread = this.stackCaches.get(interpreterId);
+    if (byThread === undefined) {
+      byThread = new Map();
+      this.stackCaches.set(interpreterId, byThread);
+    }
+    const key = tidHi < 0x20_0000 ? tidHi * TWO_POW_32 + tidLo : `${tidHi}:${tidLo}`;
+    let cache = byThread.get(key);
+    if (cache === undefined) {
+      cache = new StackCache();
+      byThread.set(key, cache);
+    }
+    return cache;
+  }
+
+  /** Interns one frame and records its raw values at outermost-first position j. */
+  private internCached(frame: FrameInfo, cache: StackCache, j: number): number {
+    const id = this.internFrameInfo(frame);
+    const loc = frame.location;
+    cache.filename[j] = frame.filename;
+    cache.funcname[j] = frame.funcname;
+    cache.opcode[j] = frame.opcode;
+    if (loc === null || loc === undefined) {
+      cache.lineno[j] = NO_LOCATION;
+      cache.endLineno[j] = NO_LOCATION;
+      cache.column[j] = NO_LOCATION;
+      cache.endColumn[j] = NO_LOCATION;
+    } else if (Array.isArray(loc)) {
+      cache.lineno[j] = loc[0];
+      cache.endLineno[j] = loc[1];
+      cache.column[j] = loc[2];
+      cache.endColumn[j] = loc[3];
+    } else {
+      const l = loc as LocationInfo;
+      cache.lineno[j] = l.lineno;
+      cache.endLineno[j] = l.endLineno;
+      cache.column[j] = l.colOffset;
+      cache.endColumn[j] = l.endColOffset;
+    }
+    cache.ids[j] = id;
+    return id;
   }
 
   private internFrameInfo(frame: FrameInfo): number {
@@ -458,6 +553,56 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     }
     try {
       this.engine.writeStack(h[0]!, h[1]!, interp, h[2]!, h[3]!, st, frameIds, 0, depth);
+    } catch (err) {
+      throw this.breakWith(err, 'encoding a sample');
+    }
+  }
+
+  /**
+   * The fast path for a whole sampling tick: every thread at `timestampUs` in
+   * one call (one N-API crossing on the native backend). Same encoding as
+   * writeStack per thread, in array order. Everything is checked before any
+   * thread is encoded.
+   */
+  writeStacks(timestampUs: number | bigint, tick: StackTick): void {
+    this.checkOpen();
+    const h = this.halves;
+    u64Halves(timestampUs, 'timestampUs', h, 2);
+    if (tick === null || typeof tick !== 'object') throw invalid('writeStacks expects a tick object', '{ threadIds, interpreterIds, statuses, stackEnds, frameIds }');
+    const { threadIds, interpreterIds, statuses, stackEnds, frameIds } = tick;
+    if (!(stackEnds instanceof Uint32Array) || !(frameIds instanceof Uint32Array)) throw invalid('stackEnds and frameIds must be Uint32Arrays', 'Uint32Array');
+    const count = stackEnds.length;
+    if (threadIds.length !== count || statuses.length !== count || (typeof interpreterIds !== 'number' && interpreterIds.length !== count)) {
+      throw invalid(`a tick of ${count} stacks needs ${count} thread ids, statuses and interpreter ids`, 'arrays of one length');
+    }
+    if (this.tick.statuses.length < count) this.tick = { tids: new Uint32Array(4 * count), interps: new Uint32Array(2 * count), statuses: new Uint8Array(2 * count) };
+    const { tids, interps, statuses: st } = this.tick;
+    const single = typeof interpreterIds === 'number' ? u32Value(interpreterIds, 'interpreterId') : -1;
+    const frameCount = this.frames.count;
+    let start = 0;
+    for (let k = 0; k < count; k++) {
+      u64Halves(threadIds[k], 'threadId', h, 0);
+      tids[2 * k] = h[1]!;
+      tids[2 * k + 1] = h[0]!;
+      interps[k] = single >= 0 ? single : u32Value((interpreterIds as ArrayLike<number>)[k], 'interpreterId');
+      st[k] = statuses instanceof Uint8Array ? statuses[k]! : statusByte(statuses[k]);
+      const end = stackEnds[k]!;
+      if (end < start || end > frameIds.length) {
+        throw invalid(`stackEnds[${k}] = ${end} must not decrease nor pass the ${frameIds.length} frame ids`, 'non-decreasing ends within frameIds');
+      }
+      const last = Math.min(end, start + MAX_STACK_DEPTH);
+      for (let i = start; i < last; i++) {
+        if (frameIds[i]! >= frameCount) {
+          throw new ProfpackError(`frame id ${frameIds[i]} at index ${i} was not returned by internFrame`, {
+            code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
+            expected: `an integer in [0, ${frameCount})`,
+          });
+        }
+      }
+      start = end;
+    }
+    try {
+      this.engine.writeTick(h[2]!, h[3]!, count, tids, interps, st, stackEnds, frameIds);
     } catch (err) {
       throw this.breakWith(err, 'encoding a sample');
     }
@@ -641,4 +786,25 @@ function configWord(mode: ProfileWriterOptions['mode'], features: ProfileWriterO
     word |= ProfilingConfig.featuresKnown | (features << ProfilingConfig.featuresShift);
   }
   return word;
+}
+
+/** How many frames at the bottom of `frames` (first `depth`) have the same raw values as the cached stack. */
+function sharedBottom(frames: readonly FrameInfo[], depth: number, cache: StackCache): number {
+  const limit = depth < cache.depth ? depth : cache.depth;
+  let j = 0;
+  for (; j < limit; j++) {
+    const f = frames[depth - 1 - j];
+    if (f === null || typeof f !== 'object') break;
+    if (f.filename !== cache.filename[j] || f.funcname !== cache.funcname[j] || f.opcode !== cache.opcode[j]) break;
+    const loc = f.location;
+    if (loc === null || loc === undefined) {
+      if (cache.lineno[j] !== NO_LOCATION) break;
+    } else if (Array.isArray(loc)) {
+      if (loc[0] !== cache.lineno[j] || loc[1] !== cache.endLineno[j] || loc[2] !== cache.column[j] || loc[3] !== cache.endColumn[j]) break;
+    } else {
+      const l = loc as LocationInfo;
+      if (l.lineno !== cache.lineno[j] || l.endLineno !== cache.endLineno[j] || l.colOffset !== cache.column[j] || l.endColOffset !== cache.endColumn[j]) break;
+    }
+  }
+  return j;
 }

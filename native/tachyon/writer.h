@@ -101,6 +101,10 @@ class SampleEncoder {
                   const uint32_t* frames, uint32_t depth);
   // Staged samples from JS: per sample [tidLo, tidHi, interp, tsLo, tsHi, status, depth, frames...].
   void WriteBatch(const uint32_t* words, size_t count);
+  // One tick of several threads at one timestamp: thread k's stack is
+  // ids[ends[k-1] .. ends[k]) (ends[-1] = 0), cut to its first 256 frames.
+  void WriteStacks(uint64_t timestampUs, size_t count, const uint32_t* threadIdWords, const uint32_t* interpreterIds,
+                   const uint8_t* statuses, const uint32_t* ends, const uint32_t* ids, size_t idCount);
   // Flushes every pending REPEAT run, threads in first-seen order.
   void FlushRepeats();
   const double* counters() const { return counters_; }

@@ -185,6 +185,77 @@ describe('API', () => {
     expect(Buffer.compare(fs.readFileSync(a), fs.readFileSync(b))).toBe(0);
   });
 
+  it('writeStacks (one tick per call) writes the same bytes as writeStack per thread', () => {
+    const files = [tmp('tick-big'), tmp('tick-f64'), tmp('per-thread')];
+    const writers = files.map((f) => new ProfileWriter(f, { sampleIntervalUs: 1000, compression: 'zstd' }));
+    const ids = writers.map((w) => Array.from({ length: 50 }, (_, i) => w.internFrame({ filename: `m${i % 4}.py`, funcname: `f${i}`, lineno: i, opcode: i })));
+    expect(ids[0]).toEqual(ids[2]);
+    const tids = [1n, 2n ** 64n - 1n, 77n, 1n << 40n, 5n];
+    for (let tick = 0; tick < 400; tick++) {
+      const stacks = tids.map((_, k) => {
+        const depth = (tick + k) % 13 === 0 ? 300 : 20 + ((tick * (k + 1)) % 7 === 0 ? (tick % 5) : 0);
+        return Uint32Array.from({ length: depth }, (_, d) => (d === 0 ? (tick + k) % 50 : (d * 3 + k) % 50));
+      });
+      const ends = new Uint32Array(stacks.length);
+      let total = 0;
+      stacks.forEach((st, k) => (ends[k] = total += st.length));
+      const all = new Uint32Array(total);
+      stacks.forEach((st, k) => all.set(st, ends[k]! - st.length));
+      const statuses = tids.map((_, k) => (tick * 7 + k) % 300);
+      const ts = 10_000 + tick * 1000 - (tick % 9 === 0 ? 5000 : 0);
+      writers[0]!.writeStacks(BigInt(ts), { threadIds: BigUint64Array.from(tids), interpreterIds: [0, 1, 0, 2, 0], statuses: Uint8Array.from(statuses, (v) => v & 0xff), stackEnds: ends, frameIds: all });
+      // Float64Array cannot hold 2^64-1: that thread goes through a plain array of bigints there.
+      writers[1]!.writeStacks(ts, { threadIds: [1, 2n ** 64n - 1n, 77, 2 ** 40, 5], interpreterIds: Uint32Array.from([0, 1, 0, 2, 0]), statuses, stackEnds: ends, frameIds: all });
+      tids.forEach((tid, k) => writers[2]!.writeStack(tid, [0, 1, 0, 2, 0][k]!, ts, statuses[k]!, stacks[k]!));
+    }
+    const stats = writers.map((w) => w.stats);
+    expect(stats[0]).toEqual(stats[2]);
+    expect(stats[1]).toEqual(stats[2]);
+    expect(stats[2]!.popPushRecords + stats[2]!.suffixRecords).toBeGreaterThan(0);
+    writers.forEach((w) => w.finalize());
+    const bytes = files.map((f) => fs.readFileSync(f));
+    expect(Buffer.compare(bytes[0]!, bytes[2]!)).toBe(0);
+    expect(Buffer.compare(bytes[1]!, bytes[2]!)).toBe(0);
+  });
+
+  it('writeStacks refuses a bad tick whole', () => {
+    const a = tmp('badtick');
+    const b = tmp('goodtick');
+    const bad = new ProfileWriter(a, { sampleIntervalUs: 1000, compression: 'none' });
+    const good = new ProfileWriter(b, { sampleIntervalUs: 1000, compression: 'none' });
+    for (const w of [bad, good]) w.internFrame({ filename: 'a.py', funcname: 'f' });
+    const tick = (frameIds: number[], ends: number[]) => ({ threadIds: [1, 2], interpreterIds: 0, statuses: [0, 0], stackEnds: Uint32Array.from(ends), frameIds: Uint32Array.from(frameIds) });
+    expect(codeOf(() => bad.writeStacks(5, tick([0, 0, 1], [1, 3])))).toBe(ErrorCode.TACHYON_WRITE_UNKNOWN_ID);
+    expect(codeOf(() => bad.writeStacks(5, tick([0, 0], [2, 1])))).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(codeOf(() => bad.writeStacks(5, tick([0, 0], [1, 3])))).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(codeOf(() => bad.writeStacks(5, { ...tick([0], [1, 1]), threadIds: [1] }))).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(codeOf(() => bad.writeStacks(5, { ...tick([0], [1, 1]), interpreterIds: [0, 2 ** 32] }))).toBe(ErrorCode.TACHYON_WRITE_LIMIT);
+    for (const w of [bad, good]) {
+      w.writeStacks(6, tick([0, 0], [1, 2]));
+      w.finalize();
+    }
+    expect(Buffer.compare(fs.readFileSync(a), fs.readFileSync(b))).toBe(0);
+  });
+
+  it('frame objects mutated between samples are re-interned (values are compared, not identity)', () => {
+    const a = tmp('mutated');
+    const b = tmp('fresh');
+    const reused = new ProfileWriter(a, { sampleIntervalUs: 1000, compression: 'none' });
+    const fresh = new ProfileWriter(b, { sampleIntervalUs: 1000, compression: 'none' });
+    const stack: FrameInfo[] = Array.from({ length: 10 }, (_, i) => frame(i));
+    for (let i = 0; i < 200; i++) {
+      const f = stack[i % 10]! as { location: { lineno: number } | null; opcode: number | null; filename: string };
+      if (i % 3 === 0) f.location!.lineno = i; // same object, new line
+      if (i % 7 === 0) f.opcode = i % 2 ? null : 9;
+      if (i % 11 === 0) f.filename = `moved${i}.py`;
+      reused.writeSample([{ interpreterId: 0, threads: [{ threadId: 1, status: 0, frameInfo: stack }] }], 1000 * i);
+      fresh.writeSample([{ interpreterId: 0, threads: [{ threadId: 1, status: 0, frameInfo: structuredClone(stack) }] }], 1000 * i);
+    }
+    reused.finalize();
+    fresh.finalize();
+    expect(Buffer.compare(fs.readFileSync(a), fs.readFileSync(b))).toBe(0);
+  });
+
   it('frames are deduplicated on all 7 converted fields, strings by equality', () => {
     const w = new ProfileWriter(tmp('dedup'), { sampleIntervalUs: 1 });
     const a = w.internFrame({ filename: 'f.py', funcname: 'g', lineno: 10, endLineno: -1, column: 4, endColumn: -1 });
