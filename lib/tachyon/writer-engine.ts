@@ -31,9 +31,11 @@ export interface SampleEngine {
   writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void;
   /**
    * One tick: thread k (id tidWords[2k] low half, tidWords[2k+1] high half) has the
-   * stack ids[ends[k-1] .. ends[k]), already checked; deeper than 256 is cut.
+   * stack ids[ends[k-1] .. ends[k]); deeper than 256 is cut. Refuses the
+   * whole tick (ERR_TACHYON_WRITE_UNKNOWN_ID / ERR_INVALID_ARGUMENT) before
+   * encoding any of it if an end or a kept id (>= frameCount) is wrong.
    */
-  writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array): void;
+  writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void;
   /** Pending REPEAT runs (threads in first-seen order), the sample buffer, the end of the zstd frame. */
   finishSamples(): void;
   /** Current counters (see Counter). */

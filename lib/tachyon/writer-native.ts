@@ -12,7 +12,7 @@ import type { PatchableSink } from '../varint/slots';
 
 interface NativeProfileWriter {
   encode(words: Uint32Array, count: number): void;
-  encodeTick(tsLo: number, tsHi: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array): void;
+  encodeTick(tsLo: number, tsHi: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void;
   finishSamples(): void;
   write(bytes: Uint8Array): void;
   writeAt(offset: number, bytes: Uint8Array): void;
@@ -102,9 +102,9 @@ export class NativeSampleEngine implements SampleEngine {
     this.staged = i;
   }
 
-  writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array): void {
+  writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
     this.drain();
-    this.handle.encodeTick(tsLo, tsHi, count, tidWords, interpreterIds, statuses, ends, ids);
+    this.handle.encodeTick(tsLo, tsHi, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
   }
 
   /** Encodes what is staged (one crossing). A failure drops the batch: the writer is broken then. */

@@ -217,13 +217,14 @@ const NO_LOCATION = Symbol('no location');
  */
 class StackCache {
   depth = 0;
-  readonly filename: unknown[] = [];
-  readonly funcname: unknown[] = [];
-  readonly lineno: unknown[] = [];
-  readonly endLineno: unknown[] = [];
-  readonly column: unknown[] = [];
-  readonly endColumn: unknown[] = [];
-  readonly opcode: unknown[] = [];
+  // Filled up front: writing index 200 of an empty array would make it a slow dictionary array.
+  readonly filename: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
+  readonly funcname: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
+  readonly lineno: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
+  readonly endLineno: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
+  readonly column: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
+  readonly endColumn: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
+  readonly opcode: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
   readonly ids = new Uint32Array(MAX_STACK_DEPTH);
 }
 
@@ -578,32 +579,18 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (this.tick.statuses.length < count) this.tick = { tids: new Uint32Array(4 * count), interps: new Uint32Array(2 * count), statuses: new Uint8Array(2 * count) };
     const { tids, interps, statuses: st } = this.tick;
     const single = typeof interpreterIds === 'number' ? u32Value(interpreterIds, 'interpreterId') : -1;
-    const frameCount = this.frames.count;
-    let start = 0;
     for (let k = 0; k < count; k++) {
       u64Halves(threadIds[k], 'threadId', h, 0);
       tids[2 * k] = h[1]!;
       tids[2 * k + 1] = h[0]!;
       interps[k] = single >= 0 ? single : u32Value((interpreterIds as ArrayLike<number>)[k], 'interpreterId');
       st[k] = statuses instanceof Uint8Array ? statuses[k]! : statusByte(statuses[k]);
-      const end = stackEnds[k]!;
-      if (end < start || end > frameIds.length) {
-        throw invalid(`stackEnds[${k}] = ${end} must not decrease nor pass the ${frameIds.length} frame ids`, 'non-decreasing ends within frameIds');
-      }
-      const last = Math.min(end, start + MAX_STACK_DEPTH);
-      for (let i = start; i < last; i++) {
-        if (frameIds[i]! >= frameCount) {
-          throw new ProfpackError(`frame id ${frameIds[i]} at index ${i} was not returned by internFrame`, {
-            code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
-            expected: `an integer in [0, ${frameCount})`,
-          });
-        }
-      }
-      start = end;
     }
     try {
-      this.engine.writeTick(h[2]!, h[3]!, count, tids, interps, st, stackEnds, frameIds);
+      // The encoders check the ends and the kept frame ids of the whole tick before encoding any of it.
+      this.engine.writeTick(h[2]!, h[3]!, count, tids, interps, st, stackEnds, frameIds, this.frames.count);
     } catch (err) {
+      if (isProfpackError(err) && (err.code === ErrorCode.TACHYON_WRITE_UNKNOWN_ID || err.code === ErrorCode.INVALID_ARGUMENT)) throw err;
       throw this.breakWith(err, 'encoding a sample');
     }
   }
