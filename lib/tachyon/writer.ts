@@ -207,6 +207,7 @@ function finiteNonNegative(value: unknown, what: string): number {
 
 /** Marks "no location" in a StackCache (distinct from any user value). */
 const NO_LOCATION = Symbol('no location');
+const CACHE_FIELDS = 7;
 
 /**
  * One thread's previous CPython-shaped stack: the raw values of each frame
@@ -217,14 +218,13 @@ const NO_LOCATION = Symbol('no location');
  */
 class StackCache {
   depth = 0;
-  // Filled up front: writing index 200 of an empty array would make it a slow dictionary array.
-  readonly filename: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
-  readonly funcname: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
-  readonly lineno: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
-  readonly endLineno: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
-  readonly column: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
-  readonly endColumn: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
-  readonly opcode: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
+  /**
+   * FIELDS raw values per frame, frame j at j * FIELDS: filename, funcname,
+   * opcode, lineno, endLineno, colOffset, endColOffset. One array, filled up
+   * front (a sparse write would make it a slow dictionary array), so a frame's
+   * values share cache lines.
+   */
+  readonly values: unknown[] = new Array(MAX_STACK_DEPTH * CACHE_FIELDS).fill(NO_LOCATION);
   readonly ids = new Uint32Array(MAX_STACK_DEPTH);
 }
 
@@ -480,25 +480,27 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private internCached(frame: FrameInfo, cache: StackCache, j: number): number {
     const id = this.internFrameInfo(frame);
     const loc = frame.location;
-    cache.filename[j] = frame.filename;
-    cache.funcname[j] = frame.funcname;
-    cache.opcode[j] = frame.opcode;
+    const v = cache.values;
+    const o = j * CACHE_FIELDS;
+    v[o] = frame.filename;
+    v[o + 1] = frame.funcname;
+    v[o + 2] = frame.opcode;
     if (loc === null || loc === undefined) {
-      cache.lineno[j] = NO_LOCATION;
-      cache.endLineno[j] = NO_LOCATION;
-      cache.column[j] = NO_LOCATION;
-      cache.endColumn[j] = NO_LOCATION;
+      v[o + 3] = NO_LOCATION;
+      v[o + 4] = NO_LOCATION;
+      v[o + 5] = NO_LOCATION;
+      v[o + 6] = NO_LOCATION;
     } else if (Array.isArray(loc)) {
-      cache.lineno[j] = loc[0];
-      cache.endLineno[j] = loc[1];
-      cache.column[j] = loc[2];
-      cache.endColumn[j] = loc[3];
+      v[o + 3] = loc[0];
+      v[o + 4] = loc[1];
+      v[o + 5] = loc[2];
+      v[o + 6] = loc[3];
     } else {
       const l = loc as LocationInfo;
-      cache.lineno[j] = l.lineno;
-      cache.endLineno[j] = l.endLineno;
-      cache.column[j] = l.colOffset;
-      cache.endColumn[j] = l.endColOffset;
+      v[o + 3] = l.lineno;
+      v[o + 4] = l.endLineno;
+      v[o + 5] = l.colOffset;
+      v[o + 6] = l.endColOffset;
     }
     cache.ids[j] = id;
     return id;
@@ -778,19 +780,21 @@ function configWord(mode: ProfileWriterOptions['mode'], features: ProfileWriterO
 /** How many frames at the bottom of `frames` (first `depth`) have the same raw values as the cached stack. */
 function sharedBottom(frames: readonly FrameInfo[], depth: number, cache: StackCache): number {
   const limit = depth < cache.depth ? depth : cache.depth;
+  const v = cache.values;
   let j = 0;
   for (; j < limit; j++) {
     const f = frames[depth - 1 - j];
+    const o = j * CACHE_FIELDS;
     if (f === null || typeof f !== 'object') break;
-    if (f.filename !== cache.filename[j] || f.funcname !== cache.funcname[j] || f.opcode !== cache.opcode[j]) break;
+    if (f.filename !== v[o] || f.funcname !== v[o + 1] || f.opcode !== v[o + 2]) break;
     const loc = f.location;
     if (loc === null || loc === undefined) {
-      if (cache.lineno[j] !== NO_LOCATION) break;
+      if (v[o + 3] !== NO_LOCATION) break;
     } else if (Array.isArray(loc)) {
-      if (loc[0] !== cache.lineno[j] || loc[1] !== cache.endLineno[j] || loc[2] !== cache.column[j] || loc[3] !== cache.endColumn[j]) break;
+      if (loc[0] !== v[o + 3] || loc[1] !== v[o + 4] || loc[2] !== v[o + 5] || loc[3] !== v[o + 6]) break;
     } else {
       const l = loc as LocationInfo;
-      if (l.lineno !== cache.lineno[j] || l.endLineno !== cache.endLineno[j] || l.colOffset !== cache.column[j] || l.endColOffset !== cache.endColumn[j]) break;
+      if (l.lineno !== v[o + 3] || l.endLineno !== v[o + 4] || l.colOffset !== v[o + 5] || l.endColOffset !== v[o + 6]) break;
     }
   }
   return j;
