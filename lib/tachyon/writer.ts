@@ -205,6 +205,15 @@ function finiteNonNegative(value: unknown, what: string): number {
   return value;
 }
 
+/** A writer dropped without finalize() or close() still gives its descriptor back (its buffered samples are lost). */
+const abandoned = new FinalizationRegistry<number>((fd) => {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // already closed
+  }
+});
+
 /** Marks "no location" in a StackCache (distinct from any user value). */
 const NO_LOCATION = Symbol('no location');
 const CACHE_FIELDS = 7;
@@ -293,6 +302,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       fs.closeSync(this.fd);
       throw err;
     }
+    abandoned.register(this, this.fd, this);
     // 64 zero bytes now (buffered), patched at finalize: every field a fixed-width slot.
     this.slots = new SlotWriter(this.engine.output, { littleEndian: this.littleEndian });
     const s = this.slots;
@@ -676,6 +686,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       throw this.breakWith(err, 'finalizing');
     }
     this.stateValue = 'finalized';
+    abandoned.unregister(this);
     try {
       fs.closeSync(this.fd);
     } catch (err) {
@@ -736,6 +747,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       // The descriptor may already be gone (the fault that broke the writer).
     }
     this.stateValue = 'closed';
+    abandoned.unregister(this);
   }
 
   /** `using w = new ProfileWriter(...)`: finalizes when it still can (as CPython's __exit__), else closes. */

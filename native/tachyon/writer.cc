@@ -183,13 +183,29 @@ void SampleEncoder::WriteBatch(const uint32_t* words, size_t count) {
 
 void SampleEncoder::WriteStacks(uint64_t timestampUs, size_t count, const uint32_t* threadIdWords,
                                 const uint32_t* interpreterIds, const uint8_t* statuses, const uint32_t* ends,
-                                const uint32_t* ids, size_t idCount) {
+                                const uint32_t* ids, size_t idCount, uint32_t frameCount) {
   uint32_t start = 0;
   for (size_t k = 0; k < count; ++k) {
     const uint32_t end = ends[k];
     if (end < start || end > idCount) {
       throw FormatError("ERR_INVALID_ARGUMENT", "stack ends must not decrease nor pass the frame ids", static_cast<int64_t>(k));
     }
+    const uint32_t last = end - start < kMaxStackDepth ? end : start + static_cast<uint32_t>(kMaxStackDepth);
+    uint32_t bad = 0;  // branch-free: one test per stack
+    for (uint32_t i = start; i < last; ++i) bad |= static_cast<uint32_t>(ids[i] >= frameCount);
+    if (bad) {
+      for (uint32_t i = start; i < last; ++i) {
+        if (ids[i] >= frameCount) {
+          throw FormatError(kErrWriteUnknownId, "frame id " + std::to_string(ids[i]) + " at index " + std::to_string(i) + " was not returned by internFrame",
+                            -1, "an integer in [0, " + std::to_string(frameCount) + ")");
+        }
+      }
+    }
+    start = end;
+  }
+  start = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const uint32_t end = ends[k];
     const uint32_t depth = end - start < kMaxStackDepth ? end - start : static_cast<uint32_t>(kMaxStackDepth);
     const uint64_t tid = uint64_t{threadIdWords[2 * k]} | (uint64_t{threadIdWords[2 * k + 1]} << 32);
     WriteStack(tid, interpreterIds[k], timestampUs, statuses[k], ids + start, depth);

@@ -18,6 +18,7 @@ namespace profpack {
 namespace tachyon {
 
 inline constexpr const char* kErrWriteIo = "ERR_TACHYON_WRITE_IO";
+inline constexpr const char* kErrWriteUnknownId = "ERR_TACHYON_WRITE_UNKNOWN_ID";
 
 // Something records are appended to: Reserve(n) makes room for n bytes (draining
 // the buffer when it is full), Commit(n) keeps them.
@@ -103,8 +104,9 @@ class SampleEncoder {
   void WriteBatch(const uint32_t* words, size_t count);
   // One tick of several threads at one timestamp: thread k's stack is
   // ids[ends[k-1] .. ends[k]) (ends[-1] = 0), cut to its first 256 frames.
+  // Every kept frame id must be < frameCount; the whole tick is checked before any of it is encoded.
   void WriteStacks(uint64_t timestampUs, size_t count, const uint32_t* threadIdWords, const uint32_t* interpreterIds,
-                   const uint8_t* statuses, const uint32_t* ends, const uint32_t* ids, size_t idCount);
+                   const uint8_t* statuses, const uint32_t* ends, const uint32_t* ids, size_t idCount, uint32_t frameCount);
   // Flushes every pending REPEAT run, threads in first-seen order.
   void FlushRepeats();
   const double* counters() const { return counters_; }

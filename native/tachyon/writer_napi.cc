@@ -75,7 +75,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
   }
 
   // encodeTick(tsLo, tsHi, count, tidWords: Uint32Array, interps: Uint32Array, statuses: Uint8Array,
-  //            ends: Uint32Array, ids: Uint32Array)
+  //            ends: Uint32Array, ids: Uint32Array, frameCount)
   Napi::Value EncodeTick(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const uint64_t ts = uint64_t{info[0].As<Napi::Number>().Uint32Value()} | (uint64_t{info[1].As<Napi::Number>().Uint32Value()} << 32);
@@ -85,13 +85,14 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
     const RawView statuses = ViewOfType(info[5], napi_uint8_array, "statuses");
     const RawView ends = ViewOfType(info[6], napi_uint32_array, "stack ends");
     const RawView ids = ViewOfType(info[7], napi_uint32_array, "frame ids");
+    const size_t frameCount = IndexArg(info, 8, "frame count");
     if (tids.length < 2 * count || interps.length < count || statuses.length < count || ends.length < count) {
       throw Napi::RangeError::New(env, "tick arrays are shorter than count");
     }
     return Guarded(env, [&]() -> Napi::Value {
       encoder_->WriteStacks(ts, count, reinterpret_cast<const uint32_t*>(tids.data), reinterpret_cast<const uint32_t*>(interps.data),
                             statuses.data, reinterpret_cast<const uint32_t*>(ends.data), reinterpret_cast<const uint32_t*>(ids.data),
-                            ids.length);
+                            ids.length, static_cast<uint32_t>(frameCount));
       return env.Undefined();
     });
   }
