@@ -12,7 +12,28 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../shared';
-import { cpythonInterpreter, materialize, profileArb, writeSampleFile, writeWithProfpack } from './writer-support';
+import { cpythonInterpreter, materialize, profileArb, writeSampleFile, writeWithProfpack, type CallSpec, type ProfileSpec } from './writer-support';
+
+/**
+ * One idle thread repeating its stack 20 000 times (2-byte deltas: REPEAT runs
+ * split every 5458 samples at the 16 KiB buffer) while two busy threads write
+ * records in between, so the split runs land between other threads' records.
+ */
+function repeatOverflow(compression: 'none' | 'zstd'): ProfileSpec {
+  const frames = Array.from({ length: 8 }, (_, i) => ({ filename: 'idle.py', funcname: `f${i}`, location: { lineno: i, endLineno: i, colOffset: 0, endColOffset: 1 }, opcode: null }));
+  const calls: CallSpec[] = [{ step: 1000n, samples: [0, 1, 2].map((thread) => ({ thread, status: 1, op: { kind: 'replace' as const, frames: [thread, 3, 4] } })) }];
+  for (let i = 1; i < 20_000; i++) {
+    calls.push({
+      step: 1000n,
+      samples: [
+        { thread: 0, status: i % 5000 === 0 ? 2 : 1, op: { kind: 'same' } },
+        { thread: 1, status: 0, op: i % 3 === 0 ? { kind: 'same' } : { kind: 'popPush', count: 1, frames: [i % 7] } },
+        ...(i % 2000 === 0 ? [{ thread: 2, status: 0, op: { kind: 'push' as const, frames: [5] } }] : []),
+      ],
+    });
+  }
+  return { compression, startTimeUs: 0n, intervalUs: 1000n, threads: [0n, 1n, 2n].map((t) => ({ threadId: 100n + t, interpreterId: 0 })), frames, calls };
+}
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-generated-'));
 afterAll(() => {
@@ -34,7 +55,7 @@ interface CpythonRun {
 describe('ProfileWriter and CPython 3.15.2 write the same bytes for the same calls', () => {
   it('generated profiles: identical files and counters', () => {
     const seed = Number(process.env.PROFPACK_SEED ?? Date.now() % 2 ** 31);
-    const specs = fc.sample(profileArb, { numRuns: 40, seed });
+    const specs = [repeatOverflow('none'), repeatOverflow('zstd'), ...fc.sample(profileArb, { numRuns: 40, seed })];
     const args: string[] = [];
     const ours = specs.map((spec, i) => {
       const calls = materialize(spec);
@@ -45,6 +66,7 @@ describe('ProfileWriter and CPython 3.15.2 write the same bytes for the same cal
       const file = path.join(dir, `g${i}.profpack.bin`);
       const writer = writeWithProfpack(spec, calls, file);
       const stats = writer.stats;
+      if (i < 2) expect(stats.repeatRecords).toBeGreaterThan(3); // the idle thread's run was split
       writer.finalize();
       return { file, theirs, stats };
     });
