@@ -12,12 +12,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { backend } from '../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
-import { SlotWriter, type Slot } from '../varint/slots';
+import { SlotWriter, type Slot, type SlotWidth } from '../varint/slots';
 import {
   Compression,
   FOOTER_SIZE,
   FORMAT_VERSION,
   HEADER_SIZE,
+  Header,
   MAGIC,
   MAX_PROFILING_MODE,
   MAX_STACK_DEPTH,
@@ -147,6 +148,24 @@ interface StatsValues {
 
 const TWO_POW_32 = 0x1_0000_0000;
 
+/** The header's fields in file order with their widths; reserved as zeros, patched at finalize. */
+const HEADER_SLOTS: readonly [keyof typeof Header, SlotWidth][] = [
+  ['magic', 4],
+  ['version', 4],
+  ['pythonMajor', 1],
+  ['pythonMinor', 1],
+  ['pythonMicro', 1],
+  ['reserved', 1],
+  ['startTimeUs', 8],
+  ['sampleIntervalUs', 8],
+  ['sampleCount', 8],
+  ['threadCount', 4],
+  ['stringTableOffset', 8],
+  ['frameTableOffset', 8],
+  ['compressionType', 4],
+  ['profilingConfig', 4],
+];
+
 function invalid(message: string, expected: string): ProfpackError {
   return new ProfpackError(message, { code: ErrorCode.INVALID_ARGUMENT, expected });
 }
@@ -228,7 +247,7 @@ const CACHE_FIELDS = 7;
 class StackCache {
   depth = 0;
   /**
-   * FIELDS raw values per frame, frame j at j * FIELDS: filename, funcname,
+   * CACHE_FIELDS raw values per frame, frame j at j * CACHE_FIELDS: filename, funcname,
    * opcode, lineno, endLineno, colOffset, endColOffset. One array, filled up
    * front (a sparse write would make it a slow dictionary array), so a frame's
    * values share cache lines.
@@ -244,7 +263,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private readonly fd: number;
   private readonly engine: SampleEngine;
   private readonly slots: SlotWriter;
-  private readonly header: Record<string, Slot> = {};
+  private readonly header: Partial<Record<keyof typeof Header, Slot>> = {};
   private readonly littleEndian: boolean;
   private readonly compression: 'zstd' | 'none';
   private readonly strings = new StringTable();
@@ -305,22 +324,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     abandoned.register(this, this.fd, this);
     // 64 zero bytes now (buffered), patched at finalize: every field a fixed-width slot.
     this.slots = new SlotWriter(this.engine.output, { littleEndian: this.littleEndian });
-    const s = this.slots;
-    const hd = this.header;
-    hd.magic = s.reserve(4);
-    hd.version = s.reserve(4);
-    hd.pythonMajor = s.reserve(1);
-    hd.pythonMinor = s.reserve(1);
-    hd.pythonMicro = s.reserve(1);
-    hd.reserved = s.reserve(1);
-    hd.startTimeUs = s.reserve(8);
-    hd.sampleIntervalUs = s.reserve(8);
-    hd.sampleCount = s.reserve(8);
-    hd.threadCount = s.reserve(4);
-    hd.stringTableOffset = s.reserve(8);
-    hd.frameTableOffset = s.reserve(8);
-    hd.compressionType = s.reserve(4);
-    hd.profilingConfig = s.reserve(4);
+    for (const [name, width] of HEADER_SLOTS) {
+      const slot = this.slots.reserve(width);
+      // The slots must land exactly on format.ts's header offsets (64 bytes in all).
+      if (slot.offset !== Header[name]) throw new Error(`header slot ${name} at ${slot.offset}, expected ${Header[name]}`);
+      this.header[name] = slot;
+    }
   }
 
   get state(): WriterState {
@@ -666,20 +675,20 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       out.write(this.footer(fileSize));
       const counters = Float64Array.from(this.engine.counters());
       const s = this.slots;
-      const hd = this.header;
-      s.patch(hd.magic!, MAGIC);
-      s.patch(hd.version!, FORMAT_VERSION);
-      s.patch(hd.pythonMajor!, WRITER_PYTHON_VERSION[0]);
-      s.patch(hd.pythonMinor!, WRITER_PYTHON_VERSION[1]);
-      s.patch(hd.pythonMicro!, WRITER_PYTHON_VERSION[2]);
-      s.patch(hd.startTimeUs!, this.startTime);
-      s.patch(hd.sampleIntervalUs!, this.interval);
-      s.patch(hd.sampleCount!, counters[Counter.totalSamples]!);
-      s.patch(hd.threadCount!, counters[Counter.threadCount]!);
-      s.patch(hd.stringTableOffset!, stringTableOffset);
-      s.patch(hd.frameTableOffset!, frameTableOffset);
-      s.patch(hd.compressionType!, this.compression === 'zstd' ? Compression.Zstd : Compression.None);
-      s.patch(hd.profilingConfig!, this.config);
+      const hd = this.header as Record<keyof typeof Header, Slot>;
+      s.patch(hd.magic, MAGIC);
+      s.patch(hd.version, FORMAT_VERSION);
+      s.patch(hd.pythonMajor, WRITER_PYTHON_VERSION[0]);
+      s.patch(hd.pythonMinor, WRITER_PYTHON_VERSION[1]);
+      s.patch(hd.pythonMicro, WRITER_PYTHON_VERSION[2]);
+      s.patch(hd.startTimeUs, this.startTime);
+      s.patch(hd.sampleIntervalUs, this.interval);
+      s.patch(hd.sampleCount, counters[Counter.totalSamples]!);
+      s.patch(hd.threadCount, counters[Counter.threadCount]!);
+      s.patch(hd.stringTableOffset, stringTableOffset);
+      s.patch(hd.frameTableOffset, frameTableOffset);
+      s.patch(hd.compressionType, this.compression === 'zstd' ? Compression.Zstd : Compression.None);
+      s.patch(hd.profilingConfig, this.config);
       out.flush();
       this.finalCounters = counters;
     } catch (err) {
