@@ -108,12 +108,12 @@ const cpuSeconds = (since) => {
 };
 
 /** One ProfileWriter run; returns CPU seconds of the writer calls and finalize, and the file. */
-function runOurs({ api, encoder, compression, threads, calls, samePct, seed, tag }) {
+function runOurs({ api, encoder, compression, threads, calls, samePct, seed, tag, immutableFrames = false }) {
   const file = path.join(dir, `${tag}.bin`);
   const frames = poolFrames();
   let cpu = 0;
   let t0 = process.cpuUsage();
-  const writer = new ProfileWriter(file, { sampleIntervalUs: INTERVAL_US, startTimeUs: START_US, compression, backend: encoder });
+  const writer = new ProfileWriter(file, { sampleIntervalUs: INTERVAL_US, startTimeUs: START_US, compression, backend: encoder, immutableFrames });
   const frameIds = new Int32Array(POOL).fill(-1);
   cpu += cpuSeconds(t0);
   const tids = Float64Array.from({ length: threads }, (_, t) => threadId(t));
@@ -221,6 +221,7 @@ for (const compression of ['zstd', 'none']) {
     for (const api of ['writeSample', 'writeStack', 'writeStacks']) {
       throughputCases[`${encoder} ${api}, ${compression}`] = (tag) => runOurs({ ...spec, api, encoder, compression, tag });
     }
+    if (encoder === 'native') throughputCases[`native writeSample (immutableFrames), ${compression}`] = (tag) => runOurs({ ...spec, api: 'writeSample', encoder, compression, tag, immutableFrames: true });
   }
 }
 console.error(`write: ${samples} thread-samples, ${ROUNDS} rounds`);
@@ -245,6 +246,7 @@ const idle = { threads: 50, calls: PROFILE_SECONDS * 1000, samePct: 90, seed: 0x
 const costCases = {
   'CPython BinaryWriter.write_sample, zstd': (tag) => runCpython({ ...idle, compression: 'zstd', tag }),
   'native writeSample, zstd': (tag) => runOurs({ ...idle, api: 'writeSample', encoder: 'native', compression: 'zstd', tag }),
+  'native writeSample (immutableFrames), zstd': (tag) => runOurs({ ...idle, api: 'writeSample', encoder: 'native', compression: 'zstd', tag, immutableFrames: true }),
   'native writeStack, zstd': (tag) => runOurs({ ...idle, api: 'writeStack', encoder: 'native', compression: 'zstd', tag }),
   'native writeStacks, zstd': (tag) => runOurs({ ...idle, api: 'writeStacks', encoder: 'native', compression: 'zstd', tag }),
   'native writeStacks, none': (tag) => runOurs({ ...idle, api: 'writeStacks', encoder: 'native', compression: 'none', tag }),
@@ -263,7 +265,7 @@ const ratio = (name, compression) => tp.seconds[`CPython BinaryWriter.write_samp
 const costPct = (name) => (cost.seconds[name] / PROFILE_SECONDS) * 100;
 const allIdentical = Object.values(identical).every(Boolean);
 const verdict = (ok) => (ok ? 'met' : 'NOT met');
-const speedGoal = ['writeSample', 'writeStack', 'writeStacks']
+const speedGoal = ['writeSample', 'writeSample (immutableFrames)', 'writeStack', 'writeStacks']
   .map((api) => {
     const z = ratio(`native ${api}`, 'zstd');
     const n = ratio(`native ${api}`, 'none');

@@ -61,6 +61,13 @@ export interface ProfileWriterOptions {
   captureFeatures?: number | null;
   /** Force one encoder for this writer (default: the process backend). */
   backend?: 'native' | 'js';
+  /**
+   * Promise that FrameInfo objects (and their location objects) passed to
+   * writeSample are never modified afterwards. writeSample then recognises a
+   * frame seen at the same depth in the thread's previous sample by identity,
+   * without reading it. Default false: every frame's values are compared.
+   */
+  immutableFrames?: boolean;
 }
 
 /** CPython's LocationInfo; an element that is not an integer is stored as -1 (absent). */
@@ -254,6 +261,8 @@ class StackCache {
    */
   readonly values: unknown[] = new Array(MAX_STACK_DEPTH * CACHE_FIELDS).fill(NO_LOCATION);
   readonly ids = new Uint32Array(MAX_STACK_DEPTH);
+  /** The frame objects themselves (used only with immutableFrames). */
+  readonly objects: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
 }
 
 export class ProfileWriter implements Disposable, AsyncDisposable {
@@ -281,6 +290,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private tick = { tids: new Uint32Array(128), interps: new Uint32Array(64), statuses: new Uint8Array(64) };
   private readonly stackCaches = new Map<number, Map<number | string, StackCache>>();
   private readonly touched: StackCache[] = [];
+  private readonly immutableFrames: boolean;
 
   constructor(path: string, options: ProfileWriterOptions) {
     if (typeof path !== 'string' || path === '') throw invalid('path must be a non-empty string', 'a file path');
@@ -299,6 +309,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const level = options.level ?? ZSTD_LEVEL;
     if (!Number.isInteger(level) || level < -131072 || level > 22) throw invalid(`level must be a zstd level, got ${String(level)}`, 'an integer zstd level (5 by default)');
     this.config = configWord(options.mode, options.captureFeatures);
+    this.immutableFrames = options.immutableFrames === true;
 
     const which = options.backend ?? backend.name;
     if (which !== 'native' && which !== 'js') throw invalid(`backend must be 'native' or 'js', not ${String(which)}`, "'native' | 'js'");
@@ -470,7 +481,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
         at += 5;
         const cache = this.stackCache(h[0]!, h[1]!, interpreterId);
         this.touched.push(cache);
-        const shared = sharedBottom(frames, depth, cache);
+        const shared = sharedBottom(frames, depth, cache, this.immutableFrames);
         for (let j = 0; j < shared; j++) w[at + depth - 1 - j] = cache.ids[j]!;
         // Innermost first, as CPython interns: new strings and frames get ids in that order.
         for (let i = 0; i < depth - shared; i++) w[at + i] = this.internCached(frames[i]!, cache, depth - 1 - i);
@@ -522,6 +533,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       v[o + 6] = l.endColOffset;
     }
     cache.ids[j] = id;
+    cache.objects[j] = frame;
     return id;
   }
 
@@ -799,10 +811,14 @@ function configWord(mode: ProfileWriterOptions['mode'], features: ProfileWriterO
 }
 
 /** How many frames at the bottom of `frames` (first `depth`) have the same raw values as the cached stack. */
-function sharedBottom(frames: readonly FrameInfo[], depth: number, cache: StackCache): number {
+function sharedBottom(frames: readonly FrameInfo[], depth: number, cache: StackCache, byIdentity: boolean): number {
   const limit = depth < cache.depth ? depth : cache.depth;
   const v = cache.values;
   let j = 0;
+  if (byIdentity) {
+    const objects = cache.objects;
+    while (j < limit && frames[depth - 1 - j] === objects[j]) j++;
+  }
   for (; j < limit; j++) {
     const f = frames[depth - 1 - j];
     const o = j * CACHE_FIELDS;

@@ -256,6 +256,27 @@ describe('API', () => {
     expect(Buffer.compare(fs.readFileSync(a), fs.readFileSync(b))).toBe(0);
   });
 
+  it('immutableFrames (identity shortcut) writes the same bytes as value comparison', () => {
+    const files = [tmp('immutable'), tmp('values')];
+    const writers = [
+      new ProfileWriter(files[0]!, { sampleIntervalUs: 1000, compression: 'zstd', immutableFrames: true }),
+      new ProfileWriter(files[1]!, { sampleIntervalUs: 1000, compression: 'zstd' }),
+    ];
+    const pool = Array.from({ length: 64 }, (_, i) => frame(i));
+    const stacks = [0, 1, 2].map(() => [] as FrameInfo[]);
+    for (let i = 0; i < 3000; i++) {
+      const t = i % 3;
+      const st = stacks[t]!;
+      if (i % 4 === 0) st.splice(0, i % 3); // pop from the top (innermost first)
+      if (i % 5 === 0 || st.length === 0) st.unshift(pool[(i * 7) % 64]!, pool[i % 64]!);
+      if (i % 97 === 0) st.unshift(structuredClone(pool[i % 64]!)); // equal values, another object
+      for (const w of writers) w.writeSample([{ interpreterId: 0, threads: [{ threadId: t, status: i & 3, frameInfo: st.slice(0, 300) }] }], 1000 * i);
+    }
+    expect(writers[0]!.stats).toEqual(writers[1]!.stats);
+    for (const w of writers) w.finalize();
+    expect(Buffer.compare(fs.readFileSync(files[0]!), fs.readFileSync(files[1]!))).toBe(0);
+  });
+
   it('frames are deduplicated on all 7 converted fields, strings by equality', () => {
     const w = new ProfileWriter(tmp('dedup'), { sampleIntervalUs: 1 });
     const a = w.internFrame({ filename: 'f.py', funcname: 'g', lineno: 10, endLineno: -1, column: 4, endColumn: -1 });
