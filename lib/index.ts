@@ -2,4 +2,6 @@
 export { ProfpackError, ErrorCode, isProfpackError, type ProfpackErrorOptions } from './errors';
 export { backend, type Backend, type BackendFeatures, type BackendName } from './backend';
 export * as varint from './varint/index';
-export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo, type ThreadInfo, type FrameInfo, type LocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './tachyon/writer';
+// The writer's input shapes are exported as Sample*: ProfileReader's InterpreterInfo/ThreadInfo are what a replay delivers.
+export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './tachyon/writer';
+export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, type VarintHit, type PcTableOptions, type LookupManyOptions } from './pctable/index';

@@ -5,7 +5,7 @@
  * 1.5.7 like CPython's Debian build) for the sample region.
  */
 import * as fs from 'node:fs';
-import * as zstd from 'zstd-napi/binding';
+import type * as ZstdBinding from 'zstd-napi/binding';
 import { ErrorCode, ProfpackError } from '../errors';
 import type { PatchableSink } from '../varint/slots';
 import { WRITE_BUFFER_SIZE } from './format';
@@ -93,13 +93,35 @@ export class FileOutput implements PatchableSink, RecordSink {
   }
 }
 
+let zstdBinding: typeof ZstdBinding | undefined;
+
+/**
+ * zstd-napi, loaded on first use: profpack (and its JS twin) must still load
+ * where that addon cannot, as long as nobody asks for compression.
+ */
+function zstd(): typeof ZstdBinding {
+  if (zstdBinding === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      zstdBinding = require('zstd-napi/binding') as typeof ZstdBinding;
+    } catch (err) {
+      throw new ProfpackError(`zstd compression needs zstd-napi, which did not load: ${err instanceof Error ? err.message : String(err)}`, {
+        code: ErrorCode.NATIVE_UNAVAILABLE,
+        cause: err,
+      });
+    }
+  }
+  return zstdBinding;
+}
+
 /** One zstd frame streamed at `level`: no content size (CPython's frames have none), no checksum. */
 export class ZstdStream {
-  private readonly cctx = new zstd.CCtx();
-  private readonly out = new Uint8Array(zstd.cStreamOutSize());
+  private readonly z = zstd();
+  private readonly cctx = new this.z.CCtx();
+  private readonly out = new Uint8Array(this.z.cStreamOutSize());
 
   constructor(level: number) {
-    this.cctx.setParameter(zstd.CParameter.compressionLevel, level);
+    this.cctx.setParameter(this.z.CParameter.compressionLevel, level);
   }
 
   /**
@@ -107,7 +129,7 @@ export class ZstdStream {
    * libzstd never learns a total size and writes none in the frame header).
    */
   compress(input: Uint8Array, end: boolean, sink: PatchableSink): void {
-    const directive = end ? zstd.EndDirective.end : zstd.EndDirective.continue;
+    const directive = end ? this.z.EndDirective.end : this.z.EndDirective.continue;
     let rest = input;
     for (;;) {
       const [remaining, produced, consumed] = this.cctx.compressStream2(this.out, rest, directive);
