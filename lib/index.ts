@@ -2,6 +2,8 @@
 export { ProfpackError, ErrorCode, isProfpackError, type ProfpackErrorOptions } from './errors';
 export { backend, type Backend, type BackendFeatures, type BackendName } from './backend';
 export * as varint from './varint/index';
+// The writer's input shapes are exported as Sample*: ProfileReader's InterpreterInfo/ThreadInfo are what a replay delivers.
+export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './tachyon/writer';
 export * as svb from './svb/index';
 export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, type VarintHit, type PcTableOptions, type LookupManyOptions } from './pctable/index';
 export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/reader';

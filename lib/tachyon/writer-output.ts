@@ -1,0 +1,174 @@
+/**
+ * Where the JS writer's bytes go: a 512 KiB buffer in front of a file
+ * descriptor (CPython 3.15.2 batches its writes the same way, seed 003
+ * "Memory-Mapped I/O"), and a streaming zstd compressor (zstd-napi, libzstd
+ * 1.5.7 like CPython's Debian build) for the sample region.
+ */
+import * as fs from 'node:fs';
+import type * as ZstdBinding from 'zstd-napi/binding';
+import { ErrorCode, ProfpackError } from '../errors';
+import type { PatchableSink } from '../varint/slots';
+import { WRITE_BUFFER_SIZE } from './format';
+
+/** A failed write(), as the error every writer operation reports. */
+export function ioError(err: unknown, what: string): ProfpackError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const text = err instanceof Error ? err.message : String(err);
+  return new ProfpackError(`writing the profile failed while ${what}: ${text}`, {
+    code: ErrorCode.TACHYON_WRITE_IO,
+    expected: 'a writable, seekable file with room for the profile',
+    cause: err,
+    details: code === undefined ? undefined : { syscallError: code },
+  });
+}
+
+/** What the record encoder appends to: `buf` never moves, `ensure(n)` makes room for n bytes at `len`. */
+export interface RecordSink {
+  readonly buf: Uint8Array;
+  len: number;
+  ensure(bytes: number): void;
+}
+
+function writeAll(fd: number, bytes: Uint8Array, position: number | null): number {
+  let done = 0;
+  while (done < bytes.length) {
+    const n = fs.writeSync(fd, bytes, done, bytes.length - done, position === null ? null : position + done);
+    if (n <= 0) throw Object.assign(new Error('write() wrote nothing'), { code: 'EIO' });
+    done += n;
+  }
+  return done;
+}
+
+/**
+ * The raw file: appends go through a 512 KiB buffer written with one
+ * write() per flush; patches (the header at finalize) are positioned writes.
+ */
+export class FileOutput implements PatchableSink, RecordSink {
+  readonly buf = new Uint8Array(WRITE_BUFFER_SIZE);
+  len = 0;
+  /** Bytes already handed to the kernel. */
+  flushed = 0;
+
+  constructor(readonly fd: number) {}
+
+  get position(): number {
+    return this.flushed + this.len;
+  }
+
+  ensure(bytes: number): void {
+    if (this.len + bytes > this.buf.length) this.flush();
+  }
+
+  write(bytes: Uint8Array): void {
+    if (bytes.length > this.buf.length - this.len) {
+      this.flush();
+      if (bytes.length > this.buf.length) {
+        this.flushed += writeAll(this.fd, bytes, null);
+        return;
+      }
+    }
+    this.buf.set(bytes, this.len);
+    this.len += bytes.length;
+  }
+
+  flush(): void {
+    if (this.len === 0) return;
+    const pending = this.buf.subarray(0, this.len);
+    try {
+      writeAll(this.fd, pending, null);
+    } catch (err) {
+      throw ioError(err, 'flushing the write buffer');
+    }
+    this.flushed += this.len;
+    this.len = 0;
+  }
+
+  writeAt(offset: number, bytes: Uint8Array): void {
+    this.flush();
+    try {
+      writeAll(this.fd, bytes, offset);
+    } catch (err) {
+      throw ioError(err, `patching ${bytes.length} bytes at offset ${offset}`);
+    }
+  }
+}
+
+let zstdBinding: typeof ZstdBinding | undefined;
+
+/**
+ * zstd-napi, loaded on first use: profpack (and its JS twin) must still load
+ * where that addon cannot, as long as nobody asks for compression.
+ */
+function zstd(): typeof ZstdBinding {
+  if (zstdBinding === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      zstdBinding = require('zstd-napi/binding') as typeof ZstdBinding;
+    } catch (err) {
+      throw new ProfpackError(`zstd compression needs zstd-napi, which did not load: ${err instanceof Error ? err.message : String(err)}`, {
+        code: ErrorCode.NATIVE_UNAVAILABLE,
+        cause: err,
+      });
+    }
+  }
+  return zstdBinding;
+}
+
+/** One zstd frame streamed at `level`: no content size (CPython's frames have none), no checksum. */
+export class ZstdStream {
+  private readonly z = zstd();
+  private readonly cctx = new this.z.CCtx();
+  private readonly out = new Uint8Array(this.z.cStreamOutSize());
+
+  constructor(level: number) {
+    this.cctx.setParameter(this.z.CParameter.compressionLevel, level);
+  }
+
+  /**
+   * Feeds `input` (continue) or ends the frame (`end`, with empty input, so
+   * libzstd never learns a total size and writes none in the frame header).
+   */
+  compress(input: Uint8Array, end: boolean, sink: PatchableSink): void {
+    const directive = end ? this.z.EndDirective.end : this.z.EndDirective.continue;
+    let rest = input;
+    for (;;) {
+      const [remaining, produced, consumed] = this.cctx.compressStream2(this.out, rest, directive);
+      if (produced > 0) sink.write(this.out.subarray(0, produced));
+      rest = rest.subarray(consumed);
+      if (rest.length === 0 && (!end || remaining === 0)) return;
+    }
+  }
+}
+
+/** The sample region under compression: 512 KiB of raw records per zstd call, output to the file. */
+export class CompressingSink implements RecordSink {
+  readonly buf = new Uint8Array(WRITE_BUFFER_SIZE);
+  len = 0;
+  private readonly stream: ZstdStream;
+
+  constructor(
+    private readonly file: FileOutput,
+    level: number,
+  ) {
+    this.stream = new ZstdStream(level);
+  }
+
+  ensure(bytes: number): void {
+    if (this.len + bytes > this.buf.length) this.drain();
+  }
+
+  /** Each 512 KiB of records reaches the file as soon as it is compressed (one write() per drain). */
+  drain(): void {
+    if (this.len === 0) return;
+    const n = this.len;
+    this.len = 0;
+    this.stream.compress(this.buf.subarray(0, n), false, this.file);
+    this.file.flush();
+  }
+
+  /** Compresses what is left and ends the frame. */
+  finish(): void {
+    this.drain();
+    this.stream.compress(new Uint8Array(0), true, this.file);
+  }
+}
