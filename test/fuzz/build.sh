@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of native/fuzz/ with clang from Debian's
+# packages, under ASan + UBSan, linking only the pure C++ decoding cores (no
+# Node, no N-API code). Installs clang and the sanitizer/libFuzzer runtimes
+# itself when they are missing (CI starts from a fresh machine, as root).
+#
+#   test/fuzz/build.sh [target ...]     default: every target whose sources exist
+# Binaries land in test/fuzz/out/<target>.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+out=test/fuzz/out
+mkdir -p "$out"
+
+# target -> the native/ folders whose non-N-API .cc files it links. A target
+# is built only when its harness exists, so harnesses land with their cores.
+declare -A cores=(
+  [leb128]="varint"
+  [svb]="svb"
+  [pctable]="pctable"
+  [tachyon_reader]="tachyon"
+)
+
+CXX=${CXX:-clang++}
+probe_toolchain() {
+  local dir
+  dir=$(mktemp -d)
+  printf '%s\n' '#include <cstdint>' '#include <cstddef>' \
+    'extern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }' >"$dir/p.cc"
+  "$CXX" -fsanitize=fuzzer,address,undefined "$dir/p.cc" -o "$dir/p" >/dev/null 2>&1
+  local rc=$?
+  rm -rf "$dir"
+  return $rc
+}
+if ! command -v "$CXX" >/dev/null 2>&1 || ! probe_toolchain; then
+  echo "fuzz: installing clang and its libFuzzer/sanitizer runtimes (apt)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  # Debian 12: clang 14; libFuzzer, ASan and UBSan runtimes are in libclang-rt-14-dev.
+  $sudo_cmd apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev >/dev/null
+  CXX=clang++
+  probe_toolchain || { echo "fuzz: clang cannot link -fsanitize=fuzzer,address,undefined" >&2; exit 1; }
+fi
+
+# native/common/errors.h declares the N-API side of FormatError, so the cores
+# need napi.h and node_api.h to compile (nothing of N-API is linked).
+napi_inc=$(node -p "require('node-addon-api').include_dir")
+node_inc=""
+for cand in "$(dirname "$(node -p process.execPath)")/../include/node" \
+  "${HOME}/.cache/node-gyp/$(node -p process.versions.node)/include/node"; do
+  if [ -f "$cand/node_api.h" ]; then node_inc=$cand; break; fi
+done
+if [ -z "$node_inc" ]; then
+  npx --no-install node-gyp install >/dev/null
+  node_inc="${HOME}/.cache/node-gyp/$(node -p process.versions.node)/include/node"
+fi
+
+flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fexceptions
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+  -DNAPI_VERSION=8 -DNAPI_CPP_EXCEPTIONS -DPROFPACK_FUZZ=1
+  -I native -I "$napi_inc" -I "$node_inc")
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for t in "${!cores[@]}"; do [ -f "native/fuzz/${t}_fuzz.cc" ] && targets+=("$t"); done
+fi
+IFS=$'\n' targets=($(sort <<<"${targets[*]}")); unset IFS
+
+for t in "${targets[@]}"; do
+  srcs=("native/fuzz/${t}_fuzz.cc" native/common/cpu_features.cc)
+  for dir in ${cores[$t]}; do
+    for f in native/"$dir"/*.cc; do
+      [ -e "$f" ] || continue
+      case "$f" in *_napi.cc) continue ;; esac
+      srcs+=("$f")
+    done
+  done
+  extra_libs=()
+  [ -f "native/fuzz/${t}.libs" ] && read -r -a extra_libs <"native/fuzz/${t}.libs"
+  echo "fuzz: building $t from ${srcs[*]}" >&2
+  "$CXX" "${flags[@]}" "${srcs[@]}" "${extra_libs[@]}" -o "$out/$t"
+done
+printf '%s\n' "${targets[@]}" >"$out/targets.txt"
+echo "fuzz: built ${targets[*]} in $root/$out" >&2

@@ -1,0 +1,94 @@
+// Writes libFuzzer seed inputs for one target into a directory, built from the
+// shared vectors and data read in place (../shared beside the checkout). Each
+// harness takes a few parameter bytes before its payload (see the harness's
+// header comment); this script adds them. Small hand-made seeds live in
+// test/fuzz/corpus/<target>/ and are passed to libFuzzer separately.
+//
+//   node test/fuzz/seeds.mjs <target> <out-dir>
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const shared = process.env.PROFPACK_SHARED ?? path.resolve(here, '..', '..', '..', 'shared');
+const [target, outDir] = process.argv.slice(2);
+if (!target || !outDir) throw new Error('usage: seeds.mjs <target> <out-dir>');
+mkdirSync(outDir, { recursive: true });
+
+// libFuzzer's -max_len for our runs: seeds longer than this are cut anyway.
+const MAX_SEED = 64 * 1024;
+let written = 0;
+function emit(name, ...parts) {
+  const bytes = Buffer.concat(parts.map((p) => (p instanceof Uint8Array ? p : Buffer.from(p))));
+  writeFileSync(path.join(outDir, name.replace(/[^A-Za-z0-9_.-]/g, '_')), bytes.subarray(0, MAX_SEED));
+  written++;
+}
+function files(dir, filter) {
+  const full = path.join(shared, dir);
+  if (!existsSync(full)) throw new Error(`shared data missing: ${full}`);
+  return readdirSync(full).filter(filter).sort().map((f) => [f, path.join(full, f)]);
+}
+
+const tachyonFiles = () => files('vectors/tachyon', (f) => f.endsWith('.bin'));
+
+switch (target) {
+  case 'leb128': {
+    // Varint-dense bytes: the Tachyon sample regions and tables (after the 64-byte header).
+    for (const [name, file] of tachyonFiles()) {
+      const body = readFileSync(file).subarray(64, 64 + 4096);
+      for (let kind = 0; kind < 6; kind++) emit(`${name}.k${kind}`, [kind, 255], body);
+    }
+    break;
+  }
+  case 'svb': {
+    // byte 0: variant (0 svb1234, 1 svb0124, 2 delta), byte 1: kernel level,
+    // bytes 2..5: count (LE u32), bytes 6..9: delta's previous value, then the payload.
+    const index = JSON.parse(readFileSync(path.join(shared, 'vectors/svb/index.json'), 'utf8'));
+    const entries = Array.isArray(index) ? index : index.vectors ?? index.cases ?? Object.values(index);
+    for (const [name, file] of files('vectors/svb', (f) => f.endsWith('.bin'))) {
+      const m = /^(.*)\.(svb1234|svb0124|delta_prev(\d+))\.bin$/.exec(name);
+      if (!m) continue;
+      const u32 = path.join(shared, 'vectors/svb', `${m[1]}.u32`);
+      const count = existsSync(u32) ? readFileSync(u32).length / 4 : 0;
+      const variant = m[2] === 'svb1234' ? 0 : m[2] === 'svb0124' ? 1 : 2;
+      const prev = m[3] ? Number(m[3]) >>> 0 : 0;
+      const head = Buffer.alloc(10);
+      head[0] = variant;
+      head.writeUInt32LE(count, 2);
+      head.writeUInt32LE(prev, 6);
+      for (let level = 0; level < 3; level++) {
+        head[1] = level;
+        emit(`${name}.l${level}`, head, readFileSync(file));
+      }
+    }
+    void entries;
+    break;
+  }
+  case 'pctable': {
+    // byte 0: operation (0 varint decode, 1 linear decode, 2 lookup), then the table bytes.
+    for (const [name, file] of files('data/pcdata', (f) => f.endsWith('.jsonl') || f.endsWith('.jsonl.gz'))) {
+      let text = readFileSync(file);
+      if (name.endsWith('.gz')) text = gunzipSync(text);
+      const lines = text.toString('utf8').split('\n').filter(Boolean).slice(0, 40);
+      lines.forEach((line, i) => {
+        const rec = JSON.parse(line);
+        for (const value of Object.values(rec)) {
+          if (typeof value === 'string' && /^[0-9a-f]+$/i.test(value) && value.length % 2 === 0 && value.length >= 4) {
+            const bytes = Buffer.from(value, 'hex');
+            for (let op = 0; op < 3; op++) emit(`${name}.${i}.op${op}`, [op], bytes);
+          }
+        }
+      });
+    }
+    break;
+  }
+  case 'tachyon_reader': {
+    // byte 0: options (bit 0 replay, bit 1 use mmap-free path), then the file.
+    for (const [name, file] of tachyonFiles()) emit(`${name}`, [0xff], readFileSync(file));
+    break;
+  }
+  default:
+    throw new Error(`no seeds for target ${target}`);
+}
+console.error(`fuzz seeds: ${written} inputs for ${target} in ${outDir}`);
