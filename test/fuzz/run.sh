@@ -2,7 +2,7 @@
 # Runs one libFuzzer target for a bounded time, one process, with hang and
 # memory limits; the corpus grows in test/fuzz/out/corpus/<target>. Seeds:
 # test/fuzz/corpus/<target>/ (small, committed) and inputs generated from the
-# shared vectors in place (test/fuzz/seeds.mjs). Regression inputs of
+# shared vectors in place (test/fuzz/native-seeds.mjs). Regression inputs of
 # test/fuzz/regressions/<target>/ are replayed first and must pass.
 #
 #   test/fuzz/run.sh <target> <seconds> [libFuzzer flags...]
@@ -25,7 +25,7 @@ corpus=$out/corpus/$target
 seeds=$out/seeds/$target
 mkdir -p "$corpus" "$out/artifacts"
 rm -rf "$seeds"
-node test/fuzz/seeds.mjs "$target" "$seeds"
+node test/fuzz/native-seeds.mjs "$target" "$seeds"
 dirs=("$corpus" "$seeds")
 [ -d "test/fuzz/corpus/$target" ] && dirs+=("test/fuzz/corpus/$target")
 

@@ -4,7 +4,7 @@
 // header comment); this script adds them. Small hand-made seeds live in
 // test/fuzz/corpus/<target>/ and are passed to libFuzzer separately.
 //
-//   node test/fuzz/seeds.mjs <target> <out-dir>
+//   node test/fuzz/native-seeds.mjs <target> <out-dir>
 import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const shared = process.env.PROFPACK_SHARED ?? path.resolve(here, '..', '..', '..', 'shared');
 const [target, outDir] = process.argv.slice(2);
-if (!target || !outDir) throw new Error('usage: seeds.mjs <target> <out-dir>');
+if (!target || !outDir) throw new Error('usage: native-seeds.mjs <target> <out-dir>');
 mkdirSync(outDir, { recursive: true });
 
 // libFuzzer's -max_len for our runs: seeds longer than this are cut anyway.

@@ -1,0 +1,131 @@
+/**
+ * Seeds for the JS mutation fuzzer: every shared vector, read in place, with
+ * field hints taken from the formats' layouts.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { sharedPath } from '../shared';
+import type { FieldHints, FixedField, Seed } from './mutate';
+
+function listDir(dir: string, suffix: string): string[] {
+  if (!existsSync(dir)) throw new Error(`shared data missing: ${dir}`);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(suffix))
+    .sort();
+}
+
+/** Skips a LEB128 varint; returns the offset after it (or the end). */
+function skipVarint(bytes: Uint8Array, p: number): number {
+  while (p < bytes.length && bytes[p]! & 0x80) p++;
+  return p + 1;
+}
+function readVarint(bytes: Uint8Array, p: number): [number, number] {
+  let v = 0;
+  let shift = 0;
+  while (p < bytes.length) {
+    const b = bytes[p++]!;
+    v += (b & 0x7f) * 2 ** shift;
+    shift += 7;
+    if (!(b & 0x80)) break;
+  }
+  return [v, p];
+}
+
+// Tachyon header fields (lib/tachyon/format.ts, shared notes §2): fixed-width,
+// in the writer's byte order.
+const TACHYON_HEADER_FIELDS: [number, 1 | 2 | 4 | 8][] = [
+  [0, 4], [4, 4], [8, 1], [9, 1], [10, 1], [11, 1], [12, 8], [20, 8], [28, 8], [36, 4], [40, 8], [48, 8], [56, 4], [60, 4],
+];
+
+/**
+ * Hints for a Tachyon file: header and footer fields, and for uncompressed
+ * sample regions every record's kind byte and varints (a small independent
+ * walker, so mutations hit real record boundaries).
+ */
+export function tachyonHints(bytes: Uint8Array): FieldHints {
+  const le = bytes[0] === 0x48; // "HCAT" on disk is a little-endian writer
+  const fixed: FixedField[] = TACHYON_HEADER_FIELDS.map(([offset, size]) => ({ offset, size, littleEndian: le }));
+  const n = bytes.length;
+  if (n >= 96) {
+    // footer: string_count u32, frame_count u32, file_size u64, 16 reserved bytes
+    fixed.push({ offset: n - 32, size: 4, littleEndian: le }, { offset: n - 28, size: 4, littleEndian: le }, { offset: n - 24, size: 8, littleEndian: le });
+  }
+  const varints: number[] = [];
+  const kinds: { offset: number; valid: readonly number[] }[] = [];
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (n >= 64) {
+    const compression = view.getUint32(56, le);
+    const stringOffset = Number(view.getBigUint64(40, le));
+    const frameOffset = Number(view.getBigUint64(48, le));
+    if (compression === 0 && stringOffset <= n) {
+      let p = 64;
+      let guard = 0;
+      while (p + 13 <= stringOffset && guard++ < 20000) {
+        fixed.push({ offset: p, size: 8, littleEndian: le }, { offset: p + 8, size: 4, littleEndian: le });
+        const kind = bytes[p + 12]!;
+        kinds.push({ offset: p + 12, valid: [0, 1, 2, 3] });
+        p += 13;
+        if (kind === 0) {
+          varints.push(p);
+          let count: number;
+          [count, p] = readVarint(bytes, p);
+          for (let i = 0; i < count && p < stringOffset; i++) {
+            varints.push(p);
+            p = skipVarint(bytes, p) + 1;
+          }
+        } else if (kind <= 3) {
+          varints.push(p);
+          p = skipVarint(bytes, p) + 1; // delta, status
+          const counts = kind === 1 ? 1 : 2;
+          let items = 0;
+          for (let i = 0; i < counts; i++) {
+            varints.push(p);
+            let v: number;
+            [v, p] = readVarint(bytes, p);
+            if (i === counts - 1) items = v;
+          }
+          for (let i = 0; i < items && p < stringOffset; i++) {
+            varints.push(p);
+            p = skipVarint(bytes, p);
+          }
+        } else {
+          break;
+        }
+      }
+    }
+    // string and frame tables are varint sequences
+    for (const start of [stringOffset, frameOffset]) if (start < n) varints.push(start);
+  }
+  return { fixed, varints, kinds };
+}
+
+export function tachyonSeeds(): Seed[] {
+  const dir = sharedPath('vectors', 'tachyon');
+  return listDir(dir, '.bin').map((name) => {
+    const bytes = new Uint8Array(readFileSync(path.join(dir, name)));
+    return { name, bytes, hints: tachyonHints(bytes) };
+  });
+}
+
+export interface SvbSeed extends Seed {
+  variant: 'svb1234' | 'svb0124' | 'delta';
+  count: number;
+  previous: number;
+}
+
+export function svbSeeds(): SvbSeed[] {
+  const dir = sharedPath('vectors', 'svb');
+  const out: SvbSeed[] = [];
+  for (const name of listDir(dir, '.bin')) {
+    const m = /^(.*)\.(svb1234|svb0124|delta_prev(\d+))\.bin$/.exec(name);
+    if (!m) throw new Error(`unrecognised svb vector name ${name}`);
+    const count = readFileSync(path.join(dir, `${m[1]}.u32`)).length / 4;
+    const bytes = new Uint8Array(readFileSync(path.join(dir, name)));
+    const variant = m[2] === 'svb1234' ? 'svb1234' : m[2] === 'svb0124' ? 'svb0124' : 'delta';
+    // Control bytes: one per 4 values, at the front.
+    const controlBytes = Math.ceil(count / 4);
+    const kinds = Array.from({ length: Math.min(controlBytes, bytes.length) }, (_, i) => ({ offset: i, valid: [0x00, 0x55, 0xaa, 0xff, 0x1b, 0xe4] as const }));
+    out.push({ name, bytes, variant, count, previous: m[3] ? Number(m[3]) >>> 0 : 0, hints: { kinds } });
+  }
+  return out;
+}
