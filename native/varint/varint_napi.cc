@@ -44,8 +44,7 @@ Napi::Value DecodeMany(const Napi::CallbackInfo& info) {
   return Guarded(env, [&]() -> Napi::Value {
     switch (kind) {
       case kU32: {
-        auto* dst = reinterpret_cast<uint32_t*>(out.data);
-        for (size_t i = 0; i < count; ++i) dst[i] = leb128::DecodeU32(data, size, pos);
+        pos = leb128::DecodeU32Batch<false>(data, size, pos, count, reinterpret_cast<uint32_t*>(out.data));
         break;
       }
       case kU64: {
@@ -54,8 +53,7 @@ Napi::Value DecodeMany(const Napi::CallbackInfo& info) {
         break;
       }
       case kZigzag32: {
-        auto* dst = reinterpret_cast<int32_t*>(out.data);
-        for (size_t i = 0; i < count; ++i) dst[i] = leb128::ZigzagDecode32(leb128::DecodeU32(data, size, pos));
+        pos = leb128::DecodeU32Batch<true>(data, size, pos, count, reinterpret_cast<int32_t*>(out.data));
         break;
       }
       case kI64: {
