@@ -11,7 +11,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "common/errors.h"
+#include "common/format_error.h"
 
 namespace profpack {
 namespace fuzz {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of native/fuzz/ with clang from Debian's
 # packages, under ASan + UBSan, linking only the pure C++ decoding cores (no
-# Node, no N-API code). Installs clang and the sanitizer/libFuzzer runtimes
+# Node, no N-API code: the cores include common/format_error.h, never napi.h). Installs clang and the sanitizer/libFuzzer runtimes
 # itself when they are missing (CI starts from a fresh machine, as root).
 #
 #   test/fuzz/build.sh [target ...]     default: every target whose sources exist
@@ -44,23 +44,9 @@ if ! command -v "$CXX" >/dev/null 2>&1 || ! probe_toolchain; then
   probe_toolchain || { echo "fuzz: clang cannot link -fsanitize=fuzzer,address,undefined" >&2; exit 1; }
 fi
 
-# native/common/errors.h declares the N-API side of FormatError, so the cores
-# need napi.h and node_api.h to compile (nothing of N-API is linked).
-napi_inc=$(node -p "require('node-addon-api').include_dir")
-node_inc=""
-for cand in "$(dirname "$(node -p process.execPath)")/../include/node" \
-  "${HOME}/.cache/node-gyp/$(node -p process.versions.node)/include/node"; do
-  if [ -f "$cand/node_api.h" ]; then node_inc=$cand; break; fi
-done
-if [ -z "$node_inc" ]; then
-  npx --no-install node-gyp install >/dev/null
-  node_inc="${HOME}/.cache/node-gyp/$(node -p process.versions.node)/include/node"
-fi
-
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fexceptions
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-  -DNAPI_VERSION=8 -DNAPI_CPP_EXCEPTIONS -DPROFPACK_FUZZ=1
-  -I native -I "$napi_inc" -I "$node_inc")
+  -DPROFPACK_FUZZ=1 -I native)
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
