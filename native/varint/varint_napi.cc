@@ -3,6 +3,7 @@
 #include <napi.h>
 #include <cstring>
 
+#include "common/cpu_features.h"
 #include "common/errors.h"
 #include "common/module_registry.h"
 #include "common/typed_array.h"
@@ -44,7 +45,9 @@ Napi::Value DecodeMany(const Napi::CallbackInfo& info) {
   return Guarded(env, [&]() -> Napi::Value {
     switch (kind) {
       case kU32: {
-        pos = leb128::DecodeU32Batch<false>(data, size, pos, count, reinterpret_cast<uint32_t*>(out.data));
+        auto* dst = reinterpret_cast<uint32_t*>(out.data);
+        pos = DetectedCpuFeatures().fastPext ? leb128::DecodeU32BatchBmi2(data, size, pos, count, dst)
+                                             : leb128::DecodeU32BatchWith<leb128::PortableKernel, false>(data, size, pos, count, dst);
         break;
       }
       case kU64: {
@@ -53,7 +56,9 @@ Napi::Value DecodeMany(const Napi::CallbackInfo& info) {
         break;
       }
       case kZigzag32: {
-        pos = leb128::DecodeU32Batch<true>(data, size, pos, count, reinterpret_cast<int32_t*>(out.data));
+        auto* dst = reinterpret_cast<int32_t*>(out.data);
+        pos = DetectedCpuFeatures().fastPext ? leb128::DecodeZigzag32BatchBmi2(data, size, pos, count, dst)
+                                             : leb128::DecodeU32BatchWith<leb128::PortableKernel, true>(data, size, pos, count, dst);
         break;
       }
       case kI64: {
