@@ -37,7 +37,7 @@ switch (target) {
     // Varint-dense bytes: the Tachyon sample regions and tables (after the 64-byte header).
     for (const [name, file] of tachyonFiles()) {
       const body = readFileSync(file).subarray(64, 64 + 4096);
-      for (let kind = 0; kind < 6; kind++) emit(`${name}.k${kind}`, [kind, 255], body);
+      for (let kind = 0; kind < 6; kind++) emit(`${name}.k${kind}`, [kind, 255, 0], body);
     }
     break;
   }
