@@ -13,13 +13,14 @@ root=$PWD
 out=test/fuzz/out
 mkdir -p "$out"
 
-# target -> the native/ folders whose non-N-API .cc files it links. A target
-# is built only when its harness exists, so harnesses land with their cores.
+# target -> the core sources it links (globs under native/; N-API glue is
+# skipped), besides native/common. A target is built once its harness and
+# core are both on the branch, so harnesses can land before their cores.
 declare -A cores=(
-  [leb128]="varint"
-  [svb]="svb"
-  [pctable]="pctable"
-  [tachyon_reader]="tachyon"
+  [leb128]="varint/*.cc"
+  [svb]="svb/*.cc"
+  [pctable]="pctable/*.cc"
+  [tachyon_reader]="tachyon/reader_*.cc"
 )
 
 CXX=${CXX:-clang++}
@@ -55,7 +56,7 @@ if [ ${#targets[@]} -eq 0 ]; then
     [ -f "native/fuzz/${t}_fuzz.cc" ] || continue
     # A harness can land before its core reaches this branch: build it once the core is here.
     ok=1
-    for dir in ${cores[$t]}; do ls native/"$dir"/*.cc >/dev/null 2>&1 || ok=0; done
+    for glob in ${cores[$t]}; do compgen -G "native/$glob" >/dev/null || ok=0; done
     if [ $ok -eq 1 ]; then targets+=("$t"); else echo "fuzz: skipping $t: native/${cores[$t]} is not on this branch yet" >&2; fi
   done
 fi
@@ -64,8 +65,8 @@ IFS=$'\n' targets=($(sort <<<"${targets[*]}")); unset IFS
 for t in "${targets[@]}"; do
   srcs=("native/fuzz/${t}_fuzz.cc")
   # The cores: every .cc of common/ and the target's folders that is not N-API glue.
-  for dir in common ${cores[$t]}; do
-    for f in native/"$dir"/*.cc; do
+  for glob in "common/*.cc" ${cores[$t]}; do
+    for f in native/$glob; do
       [ -e "$f" ] || continue
       case "$f" in *_napi.cc) continue ;; esac
       grep -qE '#include *[<"]napi\.h[>"]' "$f" && continue
@@ -75,7 +76,7 @@ for t in "${targets[@]}"; do
   # A core that includes common/errors.h (the N-API side of errors) still
   # compiles here with Node's headers on the include path; nothing N-API links.
   napi_flags=()
-  core_files=$(for dir in ${cores[$t]}; do ls native/"$dir"/*.h native/"$dir"/*.cc 2>/dev/null | grep -v '_napi\.cc$'; done)
+  core_files=$(for glob in ${cores[$t]}; do ls native/$(dirname "$glob")/*.h native/$glob 2>/dev/null | grep -v '_napi\.cc$'; done)
   if [ -n "$core_files" ] && grep -l 'common/errors.h' $core_files >/dev/null 2>&1; then
     echo "fuzz: warning: $(grep -l 'common/errors.h' $core_files | tr '\n' ' ')include common/errors.h (N-API); use common/format_error.h" >&2
     napi_inc=$(node -p "require('node-addon-api').include_dir")

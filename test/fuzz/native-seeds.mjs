@@ -84,8 +84,23 @@ switch (target) {
     break;
   }
   case 'tachyon_reader': {
-    // byte 0: options (bit 0 replay, bit 1 use mmap-free path), then the file.
-    for (const [name, file] of tachyonFiles()) emit(`${name}`, [0xff], readFileSync(file));
+    // The record decoder's input is a sample region: taken from every
+    // uncompressed vector (header fields in the file's byte order). Params:
+    // flags (bit 0 little-endian, bit 1 thread count given), thread count,
+    // window chunk / 16, output scale.
+    for (const [name, file] of tachyonFiles()) {
+      const bytes = readFileSync(file);
+      if (bytes.length < 64) continue;
+      const le = bytes[0] === 0x48;
+      const compression = le ? bytes.readUInt32LE(56) : bytes.readUInt32BE(56);
+      const stringOffset = Number(le ? bytes.readBigUInt64LE(40) : bytes.readBigUInt64BE(40));
+      const threads = le ? bytes.readUInt32LE(36) : bytes.readUInt32BE(36);
+      if (compression !== 0 || stringOffset > bytes.length || stringOffset < 64) continue;
+      const region = bytes.subarray(64, stringOffset);
+      const given = threads <= 255 ? 2 : 0;
+      emit(`${name}.whole`, [(le ? 1 : 0) | given, threads & 0xff, 0, 0xff], region);
+      emit(`${name}.small`, [(le ? 1 : 0) | given, threads & 0xff, 1, 0], region);
+    }
     break;
   }
   default:
