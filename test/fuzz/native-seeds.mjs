@@ -66,19 +66,32 @@ switch (target) {
     break;
   }
   case 'pctable': {
-    // byte 0: operation (0 varint decode, 1 linear decode, 2 lookup), then the table bytes.
-    for (const [name, file] of files('data/pcdata', (f) => f.endsWith('.jsonl') || f.endsWith('.jsonl.gz'))) {
-      let text = readFileSync(file);
+    // byte 0: op (0 varint decode + linear round trip, 1 linear open + lookups,
+    // 2 varint lookup), byte 1: quantum, bytes 2..5: size, bytes 6..9: pc, then the table.
+    const head = (op, quantum, size, pc) => {
+      const h = Buffer.alloc(10);
+      h[0] = op;
+      h[1] = quantum;
+      h.writeUInt32LE(size >>> 0, 2);
+      h.writeUInt32LE(pc >>> 0, 6);
+      return h;
+    };
+    const lines = (name) => {
+      let text = readFileSync(path.join(shared, 'data/pcdata', name));
       if (name.endsWith('.gz')) text = gunzipSync(text);
-      const lines = text.toString('utf8').split('\n').filter(Boolean).slice(0, 40);
-      lines.forEach((line, i) => {
-        const rec = JSON.parse(line);
-        for (const value of Object.values(rec)) {
-          if (typeof value === 'string' && /^[0-9a-f]+$/i.test(value) && value.length % 2 === 0 && value.length >= 4) {
-            const bytes = Buffer.from(value, 'hex');
-            for (let op = 0; op < 3; op++) emit(`${name}.${i}.op${op}`, [op], bytes);
-          }
-        }
+      return text.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    };
+    for (const [name] of files('data/pcdata', (f) => /\.tables\.jsonl(\.gz)?$/.test(f))) {
+      // Every 37th record: a spread of kinds and sizes without thousands of near-duplicates.
+      lines(name).filter((_, i) => i % 37 === 0).forEach((rec) => {
+        const bytes = Buffer.from(rec.b64, 'base64');
+        emit(`${name}.${rec.i}.varint`, head(0, rec.quantum, rec.size, rec.size >> 1), bytes);
+        emit(`${name}.${rec.i}.lookup`, head(2, rec.quantum, rec.size, rec.size >> 1), bytes);
+      });
+    }
+    for (const [name] of files('data/pcdata', (f) => /\.linear\.jsonl(\.gz)?$/.test(f))) {
+      lines(name).filter((_, i) => i % 37 === 0).forEach((rec) => {
+        emit(`${name}.${rec.rec}.linear`, head(1, rec.quantum, rec.size, rec.size >> 1), Buffer.from(rec.lin, 'base64'));
       });
     }
     break;
