@@ -4,6 +4,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import { sharedPath } from '../shared';
 import type { FieldHints, FixedField, Seed } from './mutate';
 
@@ -127,5 +128,72 @@ export function svbSeeds(): SvbSeed[] {
     const kinds = Array.from({ length: Math.min(controlBytes, bytes.length) }, (_, i) => ({ offset: i, valid: [0x00, 0x55, 0xaa, 0xff, 0x1b, 0xe4] as const }));
     out.push({ name, bytes, variant, count, previous: m[3] ? Number(m[3]) >>> 0 : 0, hints: { kinds } });
   }
+  return out;
+}
+
+/** A Tachyon file taken apart: the sample region (decompressed) and what surrounds it. */
+export interface TachyonParts {
+  littleEndian: boolean;
+  header: Uint8Array;
+  region: Uint8Array;
+  zstd: boolean;
+  tail: Uint8Array; // tables, stats block, footer
+  regionHints: FieldHints;
+}
+
+/**
+ * Splits a well-formed file so a mutation can target its sample region and
+ * the file be put back together with consistent offsets (otherwise nearly
+ * every length-changing mutation stops at open). Null for files whose layout
+ * is already broken.
+ */
+export function tachyonParts(seed: Seed): TachyonParts | null {
+  const bytes = seed.bytes;
+  if (bytes.length < 96) return null;
+  const le = bytes[0] === 0x48;
+  if (!le && bytes[0] !== 0x54) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const compression = view.getUint32(56, le);
+  const stringOffset = Number(view.getBigUint64(40, le));
+  const frameOffset = Number(view.getBigUint64(48, le));
+  if (stringOffset < 64 || stringOffset > frameOffset || frameOffset > bytes.length) return null;
+  let region = bytes.subarray(64, stringOffset);
+  if (compression === 1) {
+    try {
+      region = new Uint8Array(zstdDecompress(Buffer.from(region)));
+    } catch {
+      return null;
+    }
+  }
+  // Region-relative hints: the walker of tachyonHints, on a file made of the region alone.
+  const probe = new Uint8Array(64 + region.length);
+  probe.set(bytes.subarray(0, 64));
+  new DataView(probe.buffer).setBigUint64(40, BigInt(probe.length), le);
+  new DataView(probe.buffer).setUint32(56, 0, le);
+  probe.set(region, 64);
+  const h = tachyonHints(probe);
+  const shift = (o: number): number => o - 64;
+  const regionHints: FieldHints = {
+    fixed: (h.fixed ?? []).filter((f) => f.offset >= 64 && f.offset < probe.length).map((f) => ({ ...f, offset: shift(f.offset) })),
+    varints: (h.varints ?? []).filter((o) => o >= 64 && o < probe.length).map(shift),
+    kinds: (h.kinds ?? []).map((k) => ({ ...k, offset: shift(k.offset) })),
+  };
+  return { littleEndian: le, header: bytes.slice(0, 64), region, zstd: compression === 1, tail: bytes.slice(stringOffset), regionHints };
+}
+
+/** Reassembles parts around a (mutated) region: table offsets, footer file size and zstd redone. */
+export function tachyonJoin(parts: TachyonParts, region: Uint8Array): Uint8Array {
+  const stored = parts.zstd ? new Uint8Array(zstdCompress(Buffer.from(region))) : region;
+  const out = new Uint8Array(64 + stored.length + parts.tail.length);
+  out.set(parts.header);
+  out.set(stored, 64);
+  out.set(parts.tail, 64 + stored.length);
+  const view = new DataView(out.buffer);
+  const le = parts.littleEndian;
+  const oldString = Number(view.getBigUint64(40, le));
+  const delta = 64 + stored.length - oldString;
+  view.setBigUint64(40, BigInt(oldString + delta), le);
+  view.setBigUint64(48, view.getBigUint64(48, le) + BigInt(delta), le);
+  view.setBigUint64(out.length - 24, BigInt(out.length), le);
   return out;
 }
