@@ -143,7 +143,7 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 
 /** One mutation of `input`; `others` feed splices. */
 export function mutateOnce(rng: Rng, input: Uint8Array, others: readonly Seed[], hints?: FieldHints): Uint8Array {
-  let bytes = input.slice();
+  let bytes: Uint8Array = input.slice();
   const n = bytes.length;
   const op = rng.int(12);
   switch (op) {
@@ -270,16 +270,17 @@ export function saveFailure(label: string, seed: number, bytes: Uint8Array): str
 /**
  * Calls `step(i)` until the time budget is spent (at least `minIterations`
  * times); returns the iteration count. A single step slower than
- * `slowStepMs` fails: decoders must not loop without consuming input.
+ * `slowStepMs` fails, described by `describe()` (which the step may point at
+ * its input): decoders must not loop without consuming input.
  */
-export function runFor(budgetMs: number, minIterations: number, step: (i: number) => void, slowStepMs = 2000): number {
+export function runFor(budgetMs: number, minIterations: number, step: (i: number) => void, slowStepMs = 2000, describe: () => string = () => ''): number {
   const deadline = performance.now() + budgetMs;
   let i = 0;
   while (i < minIterations || performance.now() < deadline) {
     const t0 = performance.now();
     step(i);
     const spent = performance.now() - t0;
-    if (spent > slowStepMs) throw new Error(`fuzz step ${i} took ${spent.toFixed(0)} ms (hang suspected)`);
+    if (spent > slowStepMs) throw new Error(`fuzz step ${i} took ${spent.toFixed(0)} ms (hang suspected); ${describe()}`);
     i++;
   }
   return i;

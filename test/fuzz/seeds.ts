@@ -4,6 +4,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import { sharedPath } from '../shared';
 import type { FieldHints, FixedField, Seed } from './mutate';
@@ -195,5 +196,46 @@ export function tachyonJoin(parts: TachyonParts, region: Uint8Array): Uint8Array
   view.setBigUint64(40, BigInt(oldString + delta), le);
   view.setBigUint64(48, view.getBigUint64(48, le) + BigInt(delta), le);
   view.setBigUint64(out.length - 24, BigInt(out.length), le);
+  return out;
+}
+
+export interface PcSeed extends Seed {
+  kind: 'varint' | 'linear';
+  quantum: number;
+  size: number;
+}
+
+/** Every pcvalue table of data/pcdata (varint-delta bytes) and every reference linear encoding. */
+export function pcdataSeeds(): PcSeed[] {
+  const dir = sharedPath('data', 'pcdata');
+  const out: PcSeed[] = [];
+  const jsonl = (name: string): Record<string, unknown>[] => {
+    let text = readFileSync(path.join(dir, name));
+    if (name.endsWith('.gz')) text = gunzipSync(text);
+    return text
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  };
+  for (const name of readdirSync(dir).sort()) {
+    if (/\.tables\.jsonl(\.gz)?$/.test(name)) {
+      for (const rec of jsonl(name)) {
+        const bytes = new Uint8Array(Buffer.from(rec.b64 as string, 'base64'));
+        // Varints start after each run's end: decode positions so edits hit real fields.
+        const varints: number[] = [];
+        for (let p = 0; p < bytes.length; p++) {
+          if (p === 0 || !(bytes[p - 1]! & 0x80)) varints.push(p);
+        }
+        out.push({ name: `${name}#${String(rec.i)}`, bytes, kind: 'varint', quantum: rec.quantum as number, size: rec.size as number, hints: { varints } });
+      }
+    } else if (/\.linear\.jsonl(\.gz)?$/.test(name)) {
+      for (const rec of jsonl(name)) {
+        const bytes = new Uint8Array(Buffer.from(rec.lin as string, 'base64'));
+        out.push({ name: `${name}#${String(rec.rec)}`, bytes, kind: 'linear', quantum: rec.quantum as number, size: rec.size as number, hints: { kinds: [{ offset: 0, valid: [0xfe, 0xff, 0x00, 0x01] }] } });
+      }
+    }
+  }
+  if (out.length === 0) throw new Error(`no pcdata tables in ${dir}`);
   return out;
 }

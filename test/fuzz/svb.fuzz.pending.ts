@@ -35,6 +35,7 @@ describe('Stream VByte decode under mutation (JS twin vs native, every kernel le
     const rng = new Rng(base);
     let accepted = 0;
     let rejected = 0;
+    let describeCurrent = (): string => '';
     const iterations = runFor(fuzzSeconds() * 0.25 * 1000, 2000, (i) => {
       const seed = rng.pick(seeds);
       const bytes = rng.chance(0.1) ? seed.bytes.slice() : mutate(rng, seed, seeds);
@@ -45,6 +46,7 @@ describe('Stream VByte decode under mutation (JS twin vs native, every kernel le
       const level = rng.pick(levels);
       native.setKernelLevel(level);
       const context = (): string => `iteration ${i}, ${seed.name}, mode ${mode}, count ${count}, prev ${prev}, level ${level}; ${saveFailure('svb', base, bytes)}`;
+      describeCurrent = context;
       const outJs = new Uint32Array(count);
       const outNative = new Uint32Array(count);
       const a = outcome(() => js.decode(bytes, count, outJs, mode, prev), context);
@@ -69,7 +71,7 @@ describe('Stream VByte decode under mutation (JS twin vs native, every kernel le
       const back = new Uint32Array(count);
       expect(native.decode(encNative.subarray(0, lb), count, back, mode, prev)).toBe(lb);
       if (!back.every((v, k) => v === outJs[k])) expect.fail(`re-encoded stream does not decode back; ${context()}`);
-    });
+    }, 2000, () => describeCurrent());
     console.info(`svb fuzz (${process.env.PROFPACK_BACKEND ?? 'auto'} run, seed ${base}, levels ${levels.join('/')}): ${iterations} streams, ${accepted} decoded, ${rejected} rejected`);
     expect(accepted).toBeGreaterThan(0);
     expect(rejected).toBeGreaterThan(0);

@@ -119,6 +119,7 @@ describe('Tachyon reader under mutation', () => {
     const rng = new Rng(base);
     const stages = { ok: 0, open: 0, replay: 0 };
     const file = path.join(dir, 'input.bin');
+    let describeCurrent = (): string => '';
     const iterations = runFor(fuzzSeconds() * 0.4 * 1000, 300, (i) => {
       let seed = rng.pick(seeds);
       let bytes: Uint8Array;
@@ -137,6 +138,7 @@ describe('Tachyon reader under mutation', () => {
       const viaFile = rng.chance(0.1);
       if (viaFile) writeFileSync(file, bytes);
       const context = (): string => `iteration ${i}, seed file ${seed.name}, replay=${useReplay}, tuning=${JSON.stringify(tuning)}, viaFile=${viaFile}; ${saveFailure('tachyon', base, bytes)}`;
+      describeCurrent = context;
       let a: Reading;
       let b: Reading;
       try {
@@ -156,7 +158,7 @@ describe('Tachyon reader under mutation', () => {
         expect.fail(`readers disagree:\n  js     ${show(a)}\n  other  ${show(b)}\n  ${context()}`);
       }
       stages[a.stage]++;
-    });
+    }, 2000, () => describeCurrent());
     console.info(`tachyon fuzz (${backend.name} run, seed ${base}): ${iterations} files, outcomes ${JSON.stringify(stages)}`);
     // The mutations must reach all three outcomes, or they are not testing much.
     expect(stages.ok).toBeGreaterThan(0);

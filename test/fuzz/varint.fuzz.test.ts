@@ -35,6 +35,7 @@ describe('varint batch decode under mutation (JS twin vs native)', () => {
     const rng = new Rng(base);
     let accepted = 0;
     let rejected = 0;
+    let describeCurrent = (): string => '';
     const iterations = runFor(fuzzSeconds() * 0.1 * 1000, 2000, () => {
       const seed = rng.pick(seeds);
       // A window of the file keeps inputs small and varint-dense.
@@ -45,6 +46,7 @@ describe('varint batch decode under mutation (JS twin vs native)', () => {
       const offset = rng.int(Math.min(bytes.length, 16) + 1);
       const count = rng.chance(0.3) ? bytes.length - offset : rng.int(bytes.length - offset + 1);
       const context = (): string => `kind ${kind} offset ${offset} count ${count}; ${saveFailure(`varint-k${kind}`, base, bytes)}`;
+      describeCurrent = context;
       const outJs = allocate(kind, count);
       const outNative = allocate(kind, count);
       const a = outcome(() => js.decodeMany(kind, bytes, offset, count, outJs), context);
@@ -58,7 +60,7 @@ describe('varint batch decode under mutation (JS twin vs native)', () => {
       } else {
         rejected++;
       }
-    });
+    }, 2000, () => describeCurrent());
     console.info(`varint fuzz (${process.env.PROFPACK_BACKEND ?? 'auto'} run, seed ${base}): ${iterations} inputs, ${accepted} decoded, ${rejected} rejected`);
     // Both outcomes must have been exercised, or the fuzzer is not reaching the decoder's edges.
     expect(accepted).toBeGreaterThan(0);
