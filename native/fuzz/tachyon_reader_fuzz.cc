@@ -224,8 +224,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
   // one with buffers at the documented minimums or a little above.
   const Transcript whole = ReplayWhole(region, size, le, threads, 4096, 8192, 4096);
   const size_t chunk = 16 * std::max<size_t>(1, chunkByte);
-  const Transcript windowed = ReplayWindowed(region, size, le, threads, chunk, 6 + (scale & 7), 1 + ((scale >> 3) & 7),
-                                             tachyon::kMaxStackDepth + 1 + (scale >> 6));
+  // Scale 0 is the documented minimum (6 events, 1 timestamp, 257 nodes).
+  const Transcript windowed = ReplayWindowed(region, size, le, threads, chunk, 6 + 8 * (scale & 7), 1 + 8 * ((scale >> 3) & 7),
+                                             tachyon::kMaxStackDepth + 1 + 64 * (scale >> 6));
   Compare(whole, windowed);
   return 0;
 }

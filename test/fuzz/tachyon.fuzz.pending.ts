@@ -9,7 +9,7 @@
  * offset after delivering the same samples. Anything else thrown, a hang or
  * a crash fails the suite.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -165,4 +165,25 @@ describe('Tachyon reader under mutation', () => {
     expect(stages.open).toBeGreaterThan(0);
     expect(stages.replay).toBeGreaterThan(0);
   });
+});
+
+describe('Tachyon reader: inputs the fuzzer once failed on', () => {
+  const regressions = path.join(__dirname, 'regressions', 'tachyon-js');
+  const tunings: ReaderOptions['tuning'][] = [undefined, { events: 6, timestamps: 11, nodes: 257 }, { zstdChunk: 1, events: 1, timestamps: 1, nodes: 1 }];
+  for (const name of readdirSync(regressions).sort()) {
+    it(name, () => {
+      const bytes = new Uint8Array(readFileSync(path.join(regressions, name)));
+      for (const tuning of tunings) {
+        for (const useReplay of [false, true]) {
+          const a = read(() => ProfileReader.fromBuffer(bytes, { backend: 'js', tuning }), useReplay);
+          const reference = read(() => ProfileReader.fromBuffer(bytes, { backend: 'js' }), useReplay);
+          expect(agree(a, reference, tuning === undefined)).toBe(true);
+          if (backend.name === 'native') {
+            const b = read(() => ProfileReader.fromBuffer(bytes, { backend: 'native', tuning }), useReplay);
+            expect(jsonish({ ...b, trail: undefined })).toBe(jsonish({ ...a, trail: undefined }));
+          }
+        }
+      }
+    });
+  }
 });
