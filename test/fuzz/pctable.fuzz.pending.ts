@@ -82,7 +82,7 @@ describe('PcTable under mutation (JS twin vs native)', () => {
     console.info(`pctable fuzz (${process.env.PROFPACK_BACKEND ?? 'auto'} run, seed ${base}): ${iterations} tables, ${accepted} accepted, ${rejected} rejected`);
     expect(accepted).toBeGreaterThan(0);
     expect(rejected).toBeGreaterThan(0);
-  });
+  }, fuzzSeconds() * 0.25 * 1000 + 60_000);
 });
 
 /** A positive multiple of the quantum below 2^32, near `size` (the public API refuses others before any decoding). */

@@ -75,5 +75,5 @@ describe('Stream VByte decode under mutation (JS twin vs native, every kernel le
     console.info(`svb fuzz (${process.env.PROFPACK_BACKEND ?? 'auto'} run, seed ${base}, levels ${levels.join('/')}): ${iterations} streams, ${accepted} decoded, ${rejected} rejected`);
     expect(accepted).toBeGreaterThan(0);
     expect(rejected).toBeGreaterThan(0);
-  });
+  }, fuzzSeconds() * 0.25 * 1000 + 60_000);
 });

@@ -164,7 +164,7 @@ describe('Tachyon reader under mutation', () => {
     expect(stages.ok).toBeGreaterThan(0);
     expect(stages.open).toBeGreaterThan(0);
     expect(stages.replay).toBeGreaterThan(0);
-  });
+  }, fuzzSeconds() * 0.4 * 1000 + 60_000);
 });
 
 describe('Tachyon reader: inputs the fuzzer once failed on', () => {
