@@ -107,3 +107,17 @@ function lookups(rng: Rng, view: js.LinearView, handle: Parameters<PcTableNative
     if (outA[k] !== outB[k]) expect.fail(`lookup of pc ${pcs[k]} differs: js ${outA[k]} native ${outB[k]}; ${context()}`);
   }
 }
+
+describe('PcTable: inputs the native fuzzer once failed on', () => {
+  it('value deltas wrap as Go int32 sums (UBSan: signed overflow in VarintCursor::Next)', () => {
+    // regressions/pctable/varint-value-int32-overflow.bin without its 10 parameter bytes:
+    // value -1 + (2^31 - 1) = 2^31 - 2 for one PC, then + 2 wraps to -2^31.
+    const table = Uint8Array.from([0xfe, 0xff, 0xff, 0xff, 0x0f, 0x01, 0x04, 0x01, 0x00]);
+    for (const decode of [js.decodeVarint, native.decodeVarint]) {
+      const runs = decode(table, 1);
+      expect(Array.from(runs.values)).toEqual([2147483646, -2147483648]);
+      expect(Array.from(runs.ends)).toEqual([1, 2]);
+      expect(runs.end).toBe(9);
+    }
+  });
+});
