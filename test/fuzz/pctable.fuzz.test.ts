@@ -50,8 +50,8 @@ describe('PcTable under mutation (JS twin vs native)', () => {
         const d = agree('decodeVarint', () => js.decodeVarint(bytes, quantum), () => native.decodeVarint(bytes, quantum));
         if (d.ok && !same(d.a, d.b)) fail('decoded runs', d.a, d.b);
         // A few bytes can declare a run of ~2^32 PCs, and the linear index of that
-        // is ~2^24 chunks (seconds and tens of MB): a known cost of fromVarint
-        // (test/fuzz/RESULTS.md, "PcTable"); not repeated here thousands of times.
+        // has ~2^24 chunks (~230 ms and ~60 MB on either backend): a known cost of
+        // fromVarint (test/fuzz/RESULTS.md, "PcTable"), not repeated thousands of times.
         const ends = d.ok ? d.a!.ends : null;
         if (ends !== null && ends.length > 0 && ends[ends.length - 1]! > LINEAR_SIZE_LIMIT) {
           accepted++;
