@@ -19,6 +19,7 @@ mkdir -p "$out"
 declare -A cores=(
   [leb128]="varint/*.cc"
   [svb]="svb/*.cc"
+  [svb_kernels]="svb/*.cc"
   [pctable]="pctable/*.cc"
   [tachyon_reader]="tachyon/reader_*.cc"
 )

@@ -65,6 +65,20 @@ switch (target) {
     void entries;
     break;
   }
+  case 'svb_kernels': {
+    // bytes 0..1: count (LE, mod 2048), byte 2: selector (transform = s % 4,
+    // 0x10 = 0124, 0x20 = encode one value per byte; prev = s * 0x01010101).
+    for (const [name, file] of files('vectors/svb', (f) => f.endsWith('.bin'))) {
+      const m = /^(.*)\.(svb1234|svb0124|delta_prev(\d+))\.bin$/.exec(name);
+      if (!m) continue;
+      const u32 = path.join(shared, 'vectors/svb', `${m[1]}.u32`);
+      const count = (existsSync(u32) ? readFileSync(u32).length / 4 : 0) % 2048;
+      const selector = m[2] === 'svb0124' ? 0x10 : m[2] === 'svb1234' ? 0 : 1;
+      emit(`${name}`, [count & 0xff, count >> 8, selector], readFileSync(file));
+      emit(`${name}.bytewise`, [count & 0xff, count >> 8, selector | 0x20], readFileSync(file));
+    }
+    break;
+  }
   case 'pctable': {
     // byte 0: op (0 varint decode + linear round trip, 1 linear open + lookups,
     // 2 varint lookup), byte 1: quantum, bytes 2..5: size, bytes 6..9: pc, then the table.

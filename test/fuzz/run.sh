@@ -33,6 +33,7 @@ dirs=("$corpus" "$seeds")
 # per payload byte on three kernel levels); Tachyon files need room for tables.
 case "$target" in
   svb) max_len=8192 ;;
+  svb_kernels) max_len=4096 ;;
   leb128) max_len=4096 ;;
   tachyon_reader) max_len=16384 ;;
   *) max_len=65536 ;;
