@@ -1,106 +1,124 @@
-// libFuzzer harness for the Stream VByte kernels (not linked into the addon).
-// Under AddressSanitizer every buffer is an exact-size heap copy, so a 16-byte
-// over-read or over-write in any kernel is reported. Checks, at every level
-// this CPU has: decoding arbitrary bytes either fails with ERR_SVB_TRUNCATED
-// at the same offset or gives the same values as the scalar kernel, and
-// encoding the fuzz input (as uint32 values) matches the scalar bytes and
-// decodes back.
+// libFuzzer target: Stream VByte decode, every variant (1234 plain, delta,
+// zigzag, zigzag-delta; 0124) on every kernel level this CPU runs (scalar,
+// SSE4.1, AVX2, forced through svb::KernelsFor rather than the process-wide
+// PROFPACK_SIMD choice). All levels must agree with the scalar kernels value
+// for value (or fail with the same error), consume exactly what the control
+// bytes ask for, and re-encode to bytes that decode back to the same values.
 //
-//   clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address -Inative \
-//     native/fuzz/svb_fuzz.cc native/svb/svb_scalar.cc native/svb/svb_sse41.cc \
-//     native/svb/svb_avx2.cc native/common/simd_level.cc native/common/cpu_features.cc -o svb_fuzz
-//   ./svb_fuzz -max_total_time=60 -max_len=4096
+// Input: byte 0 = variant (0..3 the 1234 transforms, 4 = 0124), bytes 1..4 =
+// value count (LE, reduced to at most 4 per payload byte + 4), bytes 5..8 =
+// prev (delta base), then the stream. The stream is the input's tail, so any
+// read past it is a heap overflow ASan reports.
+#include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
 #include <vector>
 
 #include "common/cpu_features.h"
 #include "common/simd_level.h"
+#include "fuzz/fuzz_common.h"
 #include "svb/svb_format.h"
 #include "svb/svb_kernels.h"
+
+namespace {
 
 using profpack::FormatError;
 using profpack::SimdLevel;
 namespace svb = profpack::svb;
 
-namespace {
-
-struct Outcome {
-  bool failed = false;
-  int64_t offset = -1;
-  size_t used = 0;
+struct Result {
+  bool ok = false;
+  size_t consumed = 0;
   std::vector<uint32_t> values;
+  std::string code;
+  int64_t offset = 0;
 };
 
-Outcome Decode(svb::DecodeFn fn, const uint8_t* data, size_t size, size_t count, uint32_t prev) {
-  // Exact-size copies: ASan flags any access past them.
-  std::unique_ptr<uint8_t[]> in(new uint8_t[size == 0 ? 1 : size]);
-  if (size != 0) std::memcpy(in.get(), data, size);
-  std::unique_ptr<uint32_t[]> out(new uint32_t[count == 0 ? 1 : count]);
-  Outcome o;
-  try {
-    o.used = fn(size == 0 ? nullptr : in.get(), size, count, out.get(), prev);
-    o.values.assign(out.get(), out.get() + count);
-  } catch (const FormatError& e) {
-    if (e.code != svb::kErrTruncated) std::abort();
-    o.failed = true;
-    o.offset = e.offset;
-  }
-  return o;
+svb::DecodeFn DecoderOf(const svb::Kernels& k, unsigned variant) {
+  return variant < 4 ? k.decode1234[variant] : k.decode0124;
+}
+svb::EncodeFn EncoderOf(const svb::Kernels& k, unsigned variant) {
+  return variant < 4 ? k.encode1234[variant] : k.encode0124;
 }
 
-bool Same(const Outcome& a, const Outcome& b) {
-  return a.failed == b.failed && a.offset == b.offset && a.used == b.used && a.values == b.values;
+Result Decode(const svb::Kernels& k, unsigned variant, const uint8_t* in, size_t size, size_t n, uint32_t prev) {
+  Result r;
+  // Exactly n values: a kernel writing past them is a heap overflow.
+  r.values.assign(n, 0);
+  try {
+    r.consumed = DecoderOf(k, variant)(in, size, n, r.values.data(), prev);
+    r.ok = true;
+  } catch (const FormatError& e) {
+    profpack::fuzz::CheckFormatError(e, size, {svb::kErrTruncated});
+    r.code = e.code;
+    r.offset = e.offset;
+    r.values.clear();  // partly written on error: not part of the contract
+  }
+  return r;
+}
+
+std::vector<const svb::Kernels*> UsableKernels() {
+  std::vector<const svb::Kernels*> out;
+  const auto& cpu = profpack::DetectedCpuFeatures();
+  for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kSse41, SimdLevel::kAvx2}) {
+    const svb::Kernels* k = svb::KernelsFor(level);
+    if (k != nullptr && profpack::SimdLevelSupported(level, cpu) && k->level == level) out.push_back(k);
+  }
+  return out;
 }
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 3) return 0;
-  const size_t count = (static_cast<size_t>(data[0]) | static_cast<size_t>(data[1]) << 8) % 2048;
-  const unsigned selector = data[2];
-  const uint32_t prev = selector * 0x01010101u;
-  data += 3;
-  size -= 3;
-  const svb::Kernels& scalar = svb::ScalarKernels();
-  std::vector<const svb::Kernels*> levels;
-  for (SimdLevel level : {SimdLevel::kSse41, SimdLevel::kAvx2}) {
-    if (profpack::SimdLevelSupported(level, profpack::DetectedCpuFeatures()) && svb::KernelsFor(level) != nullptr) {
-      levels.push_back(svb::KernelsFor(level));
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
+  static const std::vector<const svb::Kernels*> kernels = UsableKernels();
+  profpack::fuzz::Params params(input, input_size);
+  const unsigned variant = params.Byte() % 5;
+  const uint32_t rawCount = params.U32();
+  const uint32_t prev = params.U32();
+  const uint8_t* in = params.rest();
+  const size_t size = params.rest_size();
+  const size_t n = rawCount % (4 * size + 5);
+  const bool is0124 = variant == 4;
+
+  const Result reference = Decode(*kernels[0], variant, in, size, n, prev);
+  if (reference.ok) {
+    // The contract of every level: exactly the control bytes plus the data they announce.
+    const size_t want = is0124 ? svb::ControlLength(n) + svb::DataLength<svb::Variant::k0124>(in, n)
+                               : svb::ControlLength(n) + svb::DataLength<svb::Variant::k1234>(in, n);
+    PROFPACK_FUZZ_CHECK(reference.consumed == want, "scalar consumed " + std::to_string(reference.consumed) + ", control bytes say " + std::to_string(want));
+  } else {
+    const bool controlShort = size < svb::ControlLength(n);
+    const size_t dataNeeded = controlShort ? 0
+                              : is0124    ? svb::DataLength<svb::Variant::k0124>(in, n)
+                                          : svb::DataLength<svb::Variant::k1234>(in, n);
+    PROFPACK_FUZZ_CHECK(controlShort || svb::ControlLength(n) + dataNeeded > size, "scalar rejected a stream whose control bytes fit it");
+  }
+  for (size_t i = 1; i < kernels.size(); ++i) {
+    const Result r = Decode(*kernels[i], variant, in, size, n, prev);
+    const std::string level = profpack::SimdLevelName(kernels[i]->level);
+    PROFPACK_FUZZ_CHECK(r.ok == reference.ok, level + " and scalar disagree on accepting the stream");
+    if (r.ok) {
+      PROFPACK_FUZZ_CHECK(r.consumed == reference.consumed, level + " consumed a different length");
+      PROFPACK_FUZZ_CHECK(r.values == reference.values, level + " decoded different values");
+    } else {
+      PROFPACK_FUZZ_CHECK(r.code == reference.code && r.offset == reference.offset,
+                          level + " error " + r.code + "@" + std::to_string(r.offset) + " != scalar " + reference.code + "@" +
+                              std::to_string(reference.offset));
     }
   }
-  const unsigned transform = selector % 4;
-  const bool use0124 = (selector & 0x10) != 0;
+  if (!reference.ok) return 0;
 
-  // Decode arbitrary bytes.
-  const svb::DecodeFn scalarDecode = use0124 ? scalar.decode0124 : scalar.decode1234[transform];
-  const Outcome expected = Decode(scalarDecode, data, size, count, prev);
-  for (const svb::Kernels* k : levels) {
-    if (!Same(Decode(use0124 ? k->decode0124 : k->decode1234[transform], data, size, count, prev), expected)) std::abort();
-  }
-
-  // Encode the bytes as uint32 values into exact MaxEncodedLength buffers:
-  // four bytes per value, or (selector bit 0x20) one byte per value, which
-  // drives the one-byte fast paths.
-  const bool bytewise = (selector & 0x20) != 0;
-  const size_t n = bytewise ? size : size / 4;
-  std::unique_ptr<uint32_t[]> values(new uint32_t[n == 0 ? 1 : n]);
-  for (size_t i = 0; i < n; ++i) {
-    values[i] = bytewise ? data[i] : static_cast<uint32_t>(data[4 * i]) | static_cast<uint32_t>(data[4 * i + 1]) << 8 |
-                                         static_cast<uint32_t>(data[4 * i + 2]) << 16 | static_cast<uint32_t>(data[4 * i + 3]) << 24;
-  }
-  const size_t cap = svb::MaxEncodedLength(n);
-  std::unique_ptr<uint8_t[]> reference(new uint8_t[cap == 0 ? 1 : cap]);
-  const svb::EncodeFn scalarEncode = use0124 ? scalar.encode0124 : scalar.encode1234[transform];
-  const size_t length = scalarEncode(values.get(), n, reference.get(), prev);
-  const Outcome back = Decode(scalarDecode, reference.get(), length, n, prev);
-  if (back.failed || back.used != length || std::memcmp(back.values.data(), values.get(), 4 * n) != 0) std::abort();
-  for (const svb::Kernels* k : levels) {
-    std::unique_ptr<uint8_t[]> out(new uint8_t[cap == 0 ? 1 : cap]);
-    const size_t got = (use0124 ? k->encode0124 : k->encode1234[transform])(values.get(), n, out.get(), prev);
-    if (got != length || std::memcmp(out.get(), reference.get(), length) != 0) std::abort();
+  // Round trip: every level's encoder gives the same bytes, which decode back.
+  std::vector<uint8_t> first;
+  for (const svb::Kernels* k : kernels) {
+    std::vector<uint8_t> buf(svb::MaxEncodedLength(n));
+    const size_t len = EncoderOf(*k, variant)(reference.values.data(), n, buf.data(), prev);
+    PROFPACK_FUZZ_CHECK(len <= buf.size(), "encoder overran MaxEncodedLength");
+    PROFPACK_FUZZ_CHECK(len <= reference.consumed, "canonical encoding longer than the input stream");
+    buf.resize(len);
+    if (k == kernels[0]) first = buf;
+    PROFPACK_FUZZ_CHECK(buf == first, std::string(profpack::SimdLevelName(k->level)) + " encoder bytes differ from scalar");
+    const Result back = Decode(*k, variant, buf.data(), buf.size(), n, prev);
+    PROFPACK_FUZZ_CHECK(back.ok && back.consumed == len && back.values == reference.values, "re-encoded stream does not decode back");
   }
   return 0;
 }

@@ -30,7 +30,9 @@ class VarintCursor {
       return false;
     }
     const uint32_t zigzag = ReadUvarint("value delta");
-    value_ += static_cast<int32_t>((zigzag >> 1) ^ (0u - (zigzag & 1)));  // wraps, as the runtime's int32 sum
+    // Go's int32 sum wraps; in C++ a signed overflow is undefined, so add as
+    // uint32 (found by test/fuzz: UBSan, regressions/pctable/varint-value-int32-overflow.bin).
+    value_ = static_cast<int32_t>(static_cast<uint32_t>(value_) + ((zigzag >> 1) ^ (0u - (zigzag & 1))));
     const size_t runStart = pos_;
     const uint32_t runQuanta = ReadUvarint("run length");
     // The compiler never emits an empty run; rejecting them keeps "first record"
