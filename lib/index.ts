@@ -2,3 +2,4 @@
 export { ProfpackError, ErrorCode, isProfpackError, type ProfpackErrorOptions } from './errors';
 export { backend, type Backend, type BackendFeatures, type BackendName } from './backend';
 export * as varint from './varint/index';
+export * as v2 from './tachyon/v2/index';

@@ -1,0 +1,305 @@
+/**
+ * Sample blocks: the records of a version-2 sample region. A block holds up
+ * to BLOCK_MAX_SAMPLES samples of any threads, column by column, so zstd sees
+ * like next to like (threads with threads, time deltas with time deltas).
+ *
+ * Block layout (docs/format-v2.md §3):
+ *   u64 thread_id = 0, u32 interpreter_id = 0, u8 kind (BlockKind)   — version 1's record prefix
+ *   LEB128 sample count n
+ *   6 × LEB128 column byte lengths (BLOCK_COLUMNS order)
+ *   the 6 columns:
+ *     threads            n × LEB128 thread index (index == threads so far: a new thread)
+ *     threadDefinitions  per new thread: u64 thread_id + u32 interpreter_id (LE)
+ *     deltas             n × LEB128 zigzag(i64(time delta − sample interval))
+ *     statuses           n × u8
+ *     stacks             per sample, the stack coding's bytes (predict.ts / stacktable.ts)
+ *     stackDefinitions   stack-table definitions (empty for Predict)
+ *
+ * Times are per thread as in version 1: a thread's first delta is relative to
+ * the header's start_time_us, later ones to its previous sample, in u64
+ * arithmetic (so a timestamp that goes backwards wraps and comes back).
+ */
+import { ErrorCode, ProfpackError } from '../../errors';
+import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE } from '../format';
+import { ByteSink, ByteSource } from './bytes';
+import { BLOCK_COLUMNS, BLOCK_MAX_SAMPLES, BlockKind, THREAD_DEFINITION_SIZE } from './format';
+import { PredictCoder, PredictDecoder } from './predict';
+import { StackTableCoder, StackTableDecoder } from './stacktable';
+
+const U64 = 1n << 64n;
+const U64_MASK = U64 - 1n;
+const I64_HALF = 1n << 63n;
+
+export type StackCoding = 'predict' | 'stacktable';
+
+export function blockKindOf(coding: StackCoding): BlockKind {
+  return coding === 'predict' ? BlockKind.Predict : BlockKind.StackTable;
+}
+
+/** One decoded sample. `stack` is innermost first, as in version 1. */
+export interface V2Sample {
+  threadId: bigint;
+  interpreterId: number;
+  timestampUs: bigint;
+  status: number;
+  stack: Uint32Array;
+}
+
+interface WriterThread {
+  index: number;
+  /** Previous timestamp: a number while it is a safe integer, else a bigint. */
+  last: number | bigint;
+  predict: PredictCoder | null;
+}
+
+function toTimestamp(value: number | bigint): number | bigint {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new ProfpackError(`timestamp ${value} is not a u64 integer`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'an integer 0..2^64-1' });
+    }
+    return value;
+  }
+  if (value < 0n || value > U64_MASK) {
+    throw new ProfpackError(`timestamp ${value} is not a u64`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'an integer 0..2^64-1' });
+  }
+  return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
+}
+
+/** zigzag of i64((now − last − interval) mod 2^64), as a u64 for the deltas column. */
+function deltaCode(now: number | bigint, last: number | bigint, interval: number | bigint): number | bigint {
+  if (typeof now === 'number' && typeof last === 'number' && typeof interval === 'number') {
+    const x = now - last - interval; // exact: every term is a safe integer and |x| < 2^54
+    if (Math.abs(x) < 2 ** 51) return x < 0 ? -2 * x - 1 : 2 * x;
+  }
+  let x = (BigInt(now) - BigInt(last) - BigInt(interval)) & U64_MASK;
+  if (x >= I64_HALF) x -= U64;
+  return x < 0n ? -2n * x - 1n : 2n * x;
+}
+
+/**
+ * Collects samples into blocks and hands each finished block to `onBlock`.
+ * State (threads, caches, stack table) lives for the whole file.
+ */
+export class SampleBlockWriter {
+  readonly kind: BlockKind;
+  private readonly interval: number | bigint;
+  private readonly start: number | bigint;
+  private readonly threads = new Map<string, WriterThread>();
+  private readonly stackTable: StackTableCoder | null;
+  private readonly columns = BLOCK_COLUMNS.map(() => new ByteSink(4096));
+  private inBlock = 0;
+  private readonly header = new ByteSink(64);
+  /** Samples written in total. */
+  sampleCount = 0;
+  /** Records (blocks) emitted. */
+  blockCount = 0;
+
+  constructor(
+    coding: StackCoding,
+    options: { sampleIntervalUs: number | bigint; startTimeUs: number | bigint },
+    private readonly onBlock: (block: Uint8Array) => void,
+    private readonly blockMaxSamples = BLOCK_MAX_SAMPLES,
+  ) {
+    this.kind = blockKindOf(coding);
+    this.interval = toTimestamp(options.sampleIntervalUs);
+    this.start = toTimestamp(options.startTimeUs);
+    this.stackTable = this.kind === BlockKind.StackTable ? new StackTableCoder() : null;
+  }
+
+  get threadCount(): number {
+    return this.threads.size;
+  }
+
+  /**
+   * Adds one sample. `stack` is innermost first and at most 256 frames (the
+   * caller applies version 1's cut of the outermost frames).
+   */
+  add(threadId: bigint, interpreterId: number, timestampUs: number | bigint, status: number, stack: ArrayLike<number>): void {
+    if (stack.length > MAX_STACK_DEPTH) {
+      throw new ProfpackError(`stack of ${stack.length} frames exceeds the limit of ${MAX_STACK_DEPTH}`, { code: ErrorCode.INVALID_ARGUMENT, expected: `at most ${MAX_STACK_DEPTH} frames` });
+    }
+    const now = toTimestamp(timestampUs);
+    const [threadsCol, threadDefs, deltas, statuses, stacks, stackDefs] = this.columns as [ByteSink, ByteSink, ByteSink, ByteSink, ByteSink, ByteSink];
+    const key = `${threadId}:${interpreterId}`;
+    let thread = this.threads.get(key);
+    if (thread === undefined) {
+      if (threadId < 0n || threadId > U64_MASK || !Number.isInteger(interpreterId) || interpreterId < 0 || interpreterId > 0xffff_ffff) {
+        throw new ProfpackError(`thread ${threadId} / interpreter ${interpreterId} does not fit u64 / u32`, { code: ErrorCode.INVALID_ARGUMENT });
+      }
+      thread = { index: this.threads.size, last: this.start, predict: this.kind === BlockKind.Predict ? new PredictCoder() : null };
+      this.threads.set(key, thread);
+      threadDefs.reserve(THREAD_DEFINITION_SIZE);
+      const view = new DataView(threadDefs.bytes.buffer, threadDefs.bytes.byteOffset + threadDefs.length, THREAD_DEFINITION_SIZE);
+      view.setBigUint64(0, threadId, true);
+      view.setUint32(8, interpreterId, true);
+      threadDefs.length += THREAD_DEFINITION_SIZE;
+    }
+    // Code the stack first: it is the step that can refuse the sample.
+    if (thread.predict !== null) thread.predict.encode(stack, stacks);
+    else this.stackTable!.encode(stack, stacks, stackDefs);
+    threadsCol.uvarint(thread.index);
+    const code = deltaCode(now, thread.last, this.interval);
+    if (typeof code === 'number') deltas.uvarint(code);
+    else deltas.uvarint64(code);
+    statuses.u8(status);
+    thread.last = now;
+    this.sampleCount++;
+    if (++this.inBlock >= this.blockMaxSamples) this.flush();
+  }
+
+  /** Emits the pending samples as one block (nothing when there are none). */
+  flush(): void {
+    if (this.inBlock === 0) return;
+    const header = this.header;
+    header.clear();
+    header.reserve(RECORD_PREFIX_SIZE);
+    header.bytes.fill(0, 0, RECORD_PREFIX_SIZE - 1);
+    header.length = RECORD_PREFIX_SIZE - 1;
+    header.u8(this.kind);
+    header.uvarint(this.inBlock);
+    let total = 0;
+    for (const column of this.columns) {
+      header.uvarint(column.length);
+      total += column.length;
+    }
+    const block = new Uint8Array(header.length + total);
+    block.set(header.view(), 0);
+    let at = header.length;
+    for (const column of this.columns) {
+      block.set(column.view(), at);
+      at += column.length;
+      column.clear();
+    }
+    this.inBlock = 0;
+    this.blockCount++;
+    this.onBlock(block);
+  }
+}
+
+interface ReaderThread {
+  threadId: bigint;
+  interpreterId: number;
+  last: number | bigint;
+  predict: PredictDecoder | null;
+}
+
+/**
+ * Decodes the blocks of a version-2 sample region. `base` is the region's
+ * offset for error offsets (64 when the region is stored raw; for a zstd
+ * region, offsets count from 64 in the decompressed bytes).
+ */
+export class SampleBlockReader {
+  private readonly threads: ReaderThread[] = [];
+  private predictState: PredictDecoder[] = [];
+  private readonly stackTable = new StackTableDecoder();
+  private readonly interval: number | bigint;
+  private readonly start: number | bigint;
+  samplesDecoded = 0;
+
+  constructor(options: { sampleIntervalUs: number | bigint; startTimeUs: number | bigint }) {
+    this.interval = toTimestamp(options.sampleIntervalUs);
+    this.start = toTimestamp(options.startTimeUs);
+  }
+
+  get threadCount(): number {
+    return this.threads.length;
+  }
+
+  /**
+   * Calls `onSample` for every sample of the region, in file order. The
+   * `stack` array is reused between calls: copy it to keep it.
+   */
+  decodeRegion(
+    region: Uint8Array,
+    base: number,
+    onSample: (threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, stack: Uint32Array, depth: number) => void,
+  ): void {
+    const src = new ByteSource(region, 0, region.length, base);
+    const stack = new Uint32Array(MAX_STACK_DEPTH);
+    const interval = this.interval;
+    while (src.remaining() > 0) {
+      const blockAt = src.pos;
+      if (src.remaining() < RECORD_PREFIX_SIZE) {
+        throw src.fail(ErrorCode.V2_TRUNCATED, `${src.remaining()} trailing bytes cannot hold a record prefix`, `${RECORD_PREFIX_SIZE} bytes`);
+      }
+      for (let i = 0; i < RECORD_PREFIX_SIZE - 1; i++) {
+        if (region[src.pos + i] !== 0) throw src.fail(ErrorCode.V2_BAD_BLOCK, 'a sample block names a thread in its record prefix', 'thread_id 0 and interpreter_id 0', src.pos + i);
+      }
+      const kind = region[src.pos + RECORD_PREFIX_SIZE - 1]!;
+      if (kind !== BlockKind.Predict && kind !== BlockKind.StackTable) {
+        throw src.fail(ErrorCode.V2_BAD_BLOCK, `unknown record kind ${kind} in a version-2 sample region`, `${BlockKind.Predict} (predict) or ${BlockKind.StackTable} (stack table)`, src.pos + RECORD_PREFIX_SIZE - 1);
+      }
+      src.pos += RECORD_PREFIX_SIZE;
+      const count = src.uvarint32();
+      const lengths: number[] = [];
+      for (let c = 0; c < BLOCK_COLUMNS.length; c++) lengths.push(src.uvarint32());
+      const total = lengths.reduce((a, b) => a + b, 0);
+      if (total > src.remaining()) {
+        throw src.fail(ErrorCode.V2_TRUNCATED, `block columns need ${total} bytes but ${src.remaining()} are left`, `at most ${src.remaining()} bytes`, blockAt);
+      }
+      if (lengths[3] !== count) {
+        throw src.fail(ErrorCode.V2_BAD_BLOCK, `block of ${count} samples has a status column of ${lengths[3]} bytes`, `${count} status bytes`, blockAt);
+      }
+      const cols: ByteSource[] = [];
+      let at = src.pos;
+      for (const length of lengths) {
+        cols.push(new ByteSource(region, at, at + length, base));
+        at += length;
+      }
+      const [threadsCol, threadDefs, deltas, statuses, stacks, stackDefs] = cols as [ByteSource, ByteSource, ByteSource, ByteSource, ByteSource, ByteSource];
+      for (let s = 0; s < count; s++) {
+        const threadAt = threadsCol.pos;
+        const index = threadsCol.uvarint32();
+        let thread = this.threads[index];
+        if (thread === undefined) {
+          if (index !== this.threads.length) {
+            throw threadsCol.fail(ErrorCode.V2_UNDEFINED_THREAD, `sample names thread ${index} but only ${this.threads.length} are defined`, `a thread index of at most ${this.threads.length}`, threadAt);
+          }
+          if (threadDefs.remaining() < THREAD_DEFINITION_SIZE) {
+            throw threadDefs.fail(ErrorCode.V2_TRUNCATED, 'thread definition cut off by the end of its column', `${THREAD_DEFINITION_SIZE} bytes`);
+          }
+          const view = new DataView(region.buffer, region.byteOffset + threadDefs.pos, THREAD_DEFINITION_SIZE);
+          thread = { threadId: view.getBigUint64(0, true), interpreterId: view.getUint32(8, true), last: this.start, predict: null };
+          threadDefs.pos += THREAD_DEFINITION_SIZE;
+          this.threads.push(thread);
+        }
+        let depth: number;
+        if (kind === BlockKind.Predict) {
+          if (thread.predict === null) {
+            thread.predict = new PredictDecoder();
+            this.predictState.push(thread.predict);
+          }
+          depth = thread.predict.decode(stacks, stack);
+        } else {
+          depth = this.stackTable.decode(stacks, stackDefs, stack);
+        }
+        // Delta: zigzag(i64(delta − interval)); a number while it stays exact.
+        const b0 = deltas.pos < deltas.end ? region[deltas.pos]! : 0x80;
+        let now: number | bigint;
+        const last = thread.last;
+        const lastPlusInterval = typeof last === 'number' && typeof interval === 'number' ? last + interval : Infinity;
+        const quick = b0 < 0x80 && lastPlusInterval <= Number.MAX_SAFE_INTEGER ? lastPlusInterval + (b0 & 1 ? -(b0 + 1) / 2 : b0 / 2) : -1;
+        if (quick >= 0) {
+          deltas.pos++;
+          now = quick;
+        } else {
+          const zz = deltas.uvarint64();
+          const x = zz & 1n ? -((zz + 1n) >> 1n) : zz >> 1n;
+          const full = (BigInt(last) + BigInt(interval) + x) & U64_MASK;
+          now = full <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(full) : full;
+        }
+        thread.last = now;
+        const status = statuses.u8('status');
+        this.samplesDecoded++;
+        onSample(thread.threadId, thread.interpreterId, typeof now === 'number' ? BigInt(now) : now, status, stack, depth);
+      }
+      for (let c = 0; c < cols.length; c++) {
+        const col = cols[c]!;
+        if (col.remaining() !== 0) {
+          throw col.fail(ErrorCode.V2_BAD_BLOCK, `${col.remaining()} bytes left over in the ${BLOCK_COLUMNS[c]} column of a block`, 'every column used up by the block’s samples');
+        }
+      }
+      src.pos = at;
+    }
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * The stack-table coding (BlockKind.StackTable): stacks are interned in one
+ * prefix tree for the whole file (all threads). Stack id 0 is the empty
+ * stack; stack n > 0 is (parent id, frame index), parent < n. A sample names
+ * its stack by id; a stack never seen before is defined inline, in the
+ * sample that first uses it.
+ *
+ * Per sample, in the stacks column: `ref` (LEB128). With `defined` = the
+ * number of stacks defined so far (ids 1..defined):
+ * - ref ≤ defined: the sample's stack is stack `ref` (0 = empty);
+ * - ref > defined: k = ref − defined new stacks follow, ids defined+1 ..
+ *   defined+k; each is the child of the one before, the first the child of
+ *   stack (defined + 1 − distance), so in the definitions column: `distance`
+ *   (LEB128, 1..defined+1) then k frame indices (LEB128), outermost first.
+ *   The sample's stack is the last one defined.
+ * New definitions always form one chain hanging off an existing stack, so
+ * one parent per sample is enough; a parent must already exist, which makes
+ * cycles impossible to express (distance 0 is rejected as one).
+ */
+import { ErrorCode, ProfpackError } from '../../errors';
+import { MAX_STACK_DEPTH } from '../format';
+import { ByteSink, ByteSource } from './bytes';
+
+const TWO_POW_32 = 0x1_0000_0000;
+/** parent × 2^32 + frame stays exact below 2^53: parents below 2^21 use the number key. */
+const NUMBER_KEY_PARENTS = 1 << 21;
+
+/** Writer side: interns stacks, one instance per file. */
+export class StackTableCoder {
+  /** Stacks defined so far (ids 1..defined). */
+  defined = 0;
+  private readonly children = new Map<number, number>();
+  private readonly childrenWide = new Map<string, number>();
+
+  private child(parent: number, frame: number): number | undefined {
+    return parent < NUMBER_KEY_PARENTS ? this.children.get(parent * TWO_POW_32 + frame) : this.childrenWide.get(`${parent}:${frame}`);
+  }
+
+  private define(parent: number, frame: number): number {
+    const id = ++this.defined;
+    if (parent < NUMBER_KEY_PARENTS) this.children.set(parent * TWO_POW_32 + frame, id);
+    else this.childrenWide.set(`${parent}:${frame}`, id);
+    return id;
+  }
+
+  /**
+   * Codes `stack` (frame indices, innermost first; at most 256): the ref goes
+   * to `refs`, new definitions to `definitions`. Returns the stack id.
+   */
+  encode(stack: ArrayLike<number>, refs: ByteSink, definitions: ByteSink): number {
+    const depth = stack.length;
+    if (depth > MAX_STACK_DEPTH) {
+      throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${MAX_STACK_DEPTH}`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: `at most ${MAX_STACK_DEPTH} frames`,
+      });
+    }
+    let id = 0;
+    let i = depth - 1;
+    for (; i >= 0; i--) {
+      const found = this.child(id, stack[i]! >>> 0);
+      if (found === undefined) break;
+      id = found;
+    }
+    if (i < 0) {
+      refs.uvarint(id);
+      return id;
+    }
+    const before = this.defined;
+    const k = i + 1;
+    refs.uvarint(before + k);
+    definitions.uvarint(before + 1 - id);
+    for (; i >= 0; i--) {
+      const frame = stack[i]! >>> 0;
+      definitions.uvarint(frame);
+      id = this.define(id, frame);
+    }
+    return id;
+  }
+
+  /** Exposed for tests: the stacks the coder holds. */
+  get size(): number {
+    return this.defined;
+  }
+}
+
+/** Reader side: the same tree as parallel arrays, grown as definitions arrive. */
+export class StackTableDecoder {
+  defined = 0;
+  private parent = new Uint32Array(1024);
+  private frame = new Uint32Array(1024);
+  private depth = new Uint16Array(1024);
+
+  private grow(need: number): void {
+    let size = this.parent.length;
+    while (size <= need) size *= 2;
+    const parent = new Uint32Array(size);
+    parent.set(this.parent);
+    const frame = new Uint32Array(size);
+    frame.set(this.frame);
+    const depth = new Uint16Array(size);
+    depth.set(this.depth);
+    this.parent = parent;
+    this.frame = frame;
+    this.depth = depth;
+  }
+
+  /**
+   * Reads one sample's ref from `refs` (and its definitions from
+   * `definitions`) and writes the stack, innermost first, into `out`.
+   * Returns the depth.
+   */
+  decode(refs: ByteSource, definitions: ByteSource, out: Uint32Array): number {
+    const refAt = refs.pos;
+    const ref = refs.uvarint32();
+    let id = ref;
+    if (ref > this.defined) {
+      const k = ref - this.defined;
+      // Every definition costs at least one byte of the definitions column.
+      if (k > definitions.remaining()) {
+        throw refs.fail(ErrorCode.V2_UNDEFINED_STACK, `stack ${ref} names ${k} new definitions but the definitions column has ${definitions.remaining()} bytes left`, `at most stack ${this.defined + definitions.remaining()}`, refAt);
+      }
+      const distanceAt = definitions.pos;
+      const distance = definitions.uvarint32();
+      if (distance === 0) {
+        throw definitions.fail(ErrorCode.V2_STACK_CYCLE, `stack ${this.defined + 1} is defined as its own parent`, 'a parent distance of at least 1', distanceAt);
+      }
+      if (distance > this.defined + 1) {
+        throw definitions.fail(ErrorCode.V2_UNDEFINED_STACK, `stack ${this.defined + 1} names parent ${this.defined + 1 - distance}, which is not defined`, `a distance of at most ${this.defined + 1}`, distanceAt);
+      }
+      let parent = this.defined + 1 - distance;
+      const parentDepth = parent === 0 ? 0 : this.depth[parent]!;
+      if (parentDepth + k > MAX_STACK_DEPTH) {
+        throw refs.fail(ErrorCode.V2_STACK_TOO_DEEP, `stack ${ref} would have ${parentDepth + k} frames`, `at most ${MAX_STACK_DEPTH} frames`, refAt);
+      }
+      if (ref >= this.parent.length) this.grow(ref);
+      for (let n = this.defined + 1; n <= ref; n++) {
+        this.parent[n] = parent;
+        this.frame[n] = definitions.uvarint32();
+        this.depth[n] = (parent === 0 ? 0 : this.depth[parent]!) + 1;
+        parent = n;
+      }
+      this.defined = ref;
+    }
+    // Walk from the stack to the root: innermost first, bounded by the stored depth.
+    const depth = id === 0 ? 0 : this.depth[id]!;
+    for (let i = 0; i < depth; i++) {
+      out[i] = this.frame[id]!;
+      id = this.parent[id]!;
+    }
+    return depth;
+  }
+}

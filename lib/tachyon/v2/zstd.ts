@@ -1,0 +1,90 @@
+/**
+ * Synchronous zstd for version 2 through zstd-napi's context API: a streaming
+ * compressor that ends one frame (as CPython streams its sample region), and
+ * a bounded streaming decompressor (CPython caps a region at 1 GiB).
+ */
+import * as binding from 'zstd-napi/binding';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { ZSTD_MAX_DECOMPRESSED } from '../format';
+
+const OUT_CHUNK = 128 * 1024;
+
+export class ZstdStream {
+  private readonly cctx = new binding.CCtx();
+  private readonly out = new Uint8Array(OUT_CHUNK);
+
+  constructor(level: number) {
+    this.cctx.setParameter(binding.CParameter.compressionLevel, level);
+  }
+
+  /** Compresses `data`, passing compressed bytes to `sink` as they come. */
+  write(data: Uint8Array, sink: (chunk: Uint8Array) => void): void {
+    let input = data;
+    while (input.length > 0) {
+      const [, produced, consumed] = this.cctx.compressStream2(this.out, input, binding.EndDirective.continue);
+      if (produced > 0) sink(this.out.slice(0, produced));
+      input = input.subarray(consumed);
+    }
+  }
+
+  /** Ends the frame. */
+  end(sink: (chunk: Uint8Array) => void): void {
+    for (;;) {
+      const [remaining, produced] = this.cctx.compressStream2(this.out, new Uint8Array(0), binding.EndDirective.end);
+      if (produced > 0) sink(this.out.slice(0, produced));
+      if (remaining === 0) return;
+    }
+  }
+}
+
+export function zstdCompress(data: Uint8Array, level: number): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  const stream = new ZstdStream(level);
+  stream.write(data, (c) => chunks.push(c));
+  stream.end((c) => chunks.push(c));
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Decompresses every frame in `data` (concatenated frames accepted, as
+ * CPython does). `offset` is where `data` starts in the file, for errors.
+ */
+export function zstdDecompress(data: Uint8Array, offset: number, what: string, limit = ZSTD_MAX_DECOMPRESSED): Uint8Array {
+  const dctx = new binding.DCtx();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let input = data;
+  let lastResult = 0;
+  const out = new Uint8Array(OUT_CHUNK);
+  try {
+    while (input.length > 0) {
+      const [result, produced, consumed] = dctx.decompressStream(out, input);
+      lastResult = result;
+      if (produced > 0) {
+        total += produced;
+        if (total > limit) {
+          throw new ProfpackError(`${what} decompresses to more than ${limit} bytes`, { code: ErrorCode.V2_ZSTD, offset, expected: `at most ${limit} bytes` });
+        }
+        chunks.push(out.slice(0, produced));
+      }
+      input = input.subarray(consumed);
+      if (consumed === 0 && produced === 0) break;
+    }
+    // Flush what the decoder still holds.
+    for (;;) {
+      const [result, produced] = dctx.decompressStream(out, new Uint8Array(0));
+      lastResult = result;
+      if (produced === 0) break;
+      total += produced;
+      if (total > limit) throw new ProfpackError(`${what} decompresses to more than ${limit} bytes`, { code: ErrorCode.V2_ZSTD, offset });
+      chunks.push(out.slice(0, produced));
+    }
+  } catch (err) {
+    if (err instanceof ProfpackError) throw err;
+    throw new ProfpackError(`${what}: zstd decompression error: ${(err as Error).message}`, { code: ErrorCode.V2_ZSTD, offset, cause: err });
+  }
+  if (lastResult !== 0) {
+    throw new ProfpackError(`${what}: incomplete zstd frame, data may be truncated`, { code: ErrorCode.V2_ZSTD, offset: offset + data.length, expected: 'the rest of the zstd frame' });
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
