@@ -47,7 +47,7 @@ function intern(stream) {
 function v1File(stream, tables, level) {
   const region = v1SampleRegion(tables.samples, START_TIME_US);
   const stored = level === 0 ? region.length : zstd(region, { compressionLevel: level }).length;
-  const t = v2.encodeStringTable(tables.strings).length + v2.encodeFrameTable(tables.entries, false).length;
+  const t = v2.encodeStringTable(tables.strings).length + v2.encodeFrameTable(tables.entries, 'plain').length;
   return 64 + stored + t + 32;
 }
 
@@ -201,10 +201,9 @@ for (const name of streams) {
   goalRows.push([name + (real ? '' : ' (synthetic)'), `${(v1.z5 / peers.perSample).toFixed(2)}× / ${(v1.z5 / peers.aggregated).toFixed(2)}×`, verdict(sizes.predict.z19), verdict(sizes.stacktable.z19), verdict(sizes.stacktable.z3)]);
 
   // Move-to-front codes for the frame table's name indices: smaller or not?
-  const plain = v2.encodeFrameTable(tables.entries, false);
-  const mtf = v2.encodeFrameTable(tables.entries, true);
   const z = (b) => zstd(b, { compressionLevel: 19 }).length;
-  mtfRows.push([name, plain.length, mtf.length, z(plain), z(mtf)]);
+  const coded = ['plain', 'mtf', 'columns'].map((c) => v2.encodeFrameTable(tables.entries, c));
+  mtfRows.push([name, tables.entries.length, ...coded.map((b) => `${b.length} / ${z(b)}`)]);
 
   if (!quick && real) {
     const files = {
@@ -239,8 +238,8 @@ console.log('Whole-file bytes per sample (header, tables, footer included). Tach
 console.log(table(['stream', 'samples', 'v1', 'v2-predict', 'v2-stacktable', 'pprof.gz per sample', 'pprof.gz aggregated', '.cpuprofile raw / gz'], sizeRows));
 console.log('\nGoal check (ratio to per-sample pprof.gz / to aggregated pprof.gz; met = ≤ 0.5× per-sample and ≤ 1× aggregated):\n');
 console.log(table(['stream', 'v1 zstd-5 (CPython default)', 'v2-predict zstd-19', 'v2-stacktable zstd-19', 'v2-stacktable zstd-3'], goalRows));
-console.log('\nFrame table with move-to-front name codes (bytes): plain / mtf raw, plain / mtf zstd-19:\n');
-console.log(table(['stream', 'plain raw', 'mtf raw', 'plain zstd-19', 'mtf zstd-19'], mtfRows));
+console.log('\nFrame-table codings, bytes raw / zstd-19 (plain = version 1 rows; mtf = move-to-front name codes; columns = v2 default):\n');
+console.log(table(['stream', 'frames', 'plain', 'mtf', 'columns'], mtfRows));
 if (speedRows.length) {
   console.log('\nThroughput, samples/s (JS, in memory, zstd-5 region; v1 = record model + zstd only, no file I/O; medians of 5 interleaved rounds):\n');
   console.log(table(['stream', 'v1 write (model)', 'v2-predict write', 'v2-stacktable write', 'v2-predict read', 'v2-stacktable read'], speedRows));

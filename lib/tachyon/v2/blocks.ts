@@ -6,25 +6,23 @@
  * Block layout (docs/format-v2.md §3):
  *   u64 thread_id = 0, u32 interpreter_id = 0, u8 kind (BlockKind)   — version 1's record prefix
  *   LEB128 sample count n
- *   6 × LEB128 column byte lengths (BLOCK_COLUMNS order)
- *   the 6 columns:
- *     threads            n × LEB128 thread index (index == threads so far: a new thread)
- *     threadDefinitions  per new thread: u64 thread_id + u32 interpreter_id (LE)
- *     deltas             n × LEB128 zigzag(i64(time delta − sample interval))
- *     statuses           n × u8
- *     stacks             per sample, the stack coding's bytes (predict.ts / stacktable.ts)
- *     stackDefinitions   stack-table definitions (empty for Predict)
+ *   10 × LEB128 column byte lengths (BLOCK_COLUMNS order)
+ *   the 10 columns (format.ts BLOCK_COLUMNS): thread indices, new threads'
+ *   definitions, time codes as byte planes, statuses, and the stack coding's
+ *   columns (predict.ts / stacktable.ts).
  *
+ * Time code = zigzag(i64((delta − sample interval) mod 2^64)), stored as its
+ * low byte (`deltas`) and the rest (`deltasHigh`, LEB128).
  * Times are per thread as in version 1: a thread's first delta is relative to
  * the header's start_time_us, later ones to its previous sample, in u64
  * arithmetic (so a timestamp that goes backwards wraps and comes back).
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE } from '../format';
+import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, WRITE_BUFFER_SIZE } from '../format';
 import { ByteSink, ByteSource } from './bytes';
-import { BLOCK_COLUMNS, BLOCK_MAX_SAMPLES, BlockKind, THREAD_DEFINITION_SIZE } from './format';
+import { BLOCK_COLUMNS, BLOCK_MAX_SAMPLES, BlockColumnIndex as Col, BlockKind, THREAD_DEFINITION_SIZE } from './format';
 import { PredictCoder, PredictDecoder } from './predict';
-import { StackTableCoder, StackTableDecoder } from './stacktable';
+import { StackTableCoder, StackTableDecoder, type StackTableSinks, type StackTableSources } from './stacktable';
 
 const U64 = 1n << 64n;
 const U64_MASK = U64 - 1n;
@@ -87,6 +85,13 @@ export class SampleBlockWriter {
   private readonly threads = new Map<string, WriterThread>();
   private readonly stackTable: StackTableCoder | null;
   private readonly columns = BLOCK_COLUMNS.map(() => new ByteSink(4096));
+  private readonly stackSinks: StackTableSinks = {
+    stacks: this.columns[Col.stacks]!,
+    stacksHigh: this.columns[Col.stacksHigh]!,
+    parents: this.columns[Col.parents]!,
+    parentsHigh: this.columns[Col.parentsHigh]!,
+    stackFrames: this.columns[Col.stackFrames]!,
+  };
   private inBlock = 0;
   private readonly header = new ByteSink(64);
   /** Samples written in total. */
@@ -119,7 +124,8 @@ export class SampleBlockWriter {
       throw new ProfpackError(`stack of ${stack.length} frames exceeds the limit of ${MAX_STACK_DEPTH}`, { code: ErrorCode.INVALID_ARGUMENT, expected: `at most ${MAX_STACK_DEPTH} frames` });
     }
     const now = toTimestamp(timestampUs);
-    const [threadsCol, threadDefs, deltas, statuses, stacks, stackDefs] = this.columns as [ByteSink, ByteSink, ByteSink, ByteSink, ByteSink, ByteSink];
+    const cols = this.columns;
+    const threadDefs = cols[Col.threadDefinitions]!;
     const key = `${threadId}:${interpreterId}`;
     let thread = this.threads.get(key);
     if (thread === undefined) {
@@ -135,16 +141,27 @@ export class SampleBlockWriter {
       threadDefs.length += THREAD_DEFINITION_SIZE;
     }
     // Code the stack first: it is the step that can refuse the sample.
-    if (thread.predict !== null) thread.predict.encode(stack, stacks);
-    else this.stackTable!.encode(stack, stacks, stackDefs);
-    threadsCol.uvarint(thread.index);
+    if (thread.predict !== null) thread.predict.encode(stack, cols[Col.stacks]!);
+    else this.stackTable!.encode(stack, this.stackSinks);
+    cols[Col.threads]!.uvarint(thread.index);
     const code = deltaCode(now, thread.last, this.interval);
-    if (typeof code === 'number') deltas.uvarint(code);
-    else deltas.uvarint64(code);
-    statuses.u8(status);
+    if (typeof code === 'number') {
+      cols[Col.deltas]!.u8(code & 0xff);
+      cols[Col.deltasHigh]!.uvarint(Math.floor(code / 256));
+    } else {
+      cols[Col.deltas]!.u8(Number(code & 0xffn));
+      cols[Col.deltasHigh]!.uvarint64(code >> 8n);
+    }
+    cols[Col.statuses]!.u8(status);
     thread.last = now;
     this.sampleCount++;
-    if (++this.inBlock >= this.blockMaxSamples) this.flush();
+    if (++this.inBlock >= this.blockMaxSamples || this.pendingBytes() >= WRITE_BUFFER_SIZE) this.flush();
+  }
+
+  private pendingBytes(): number {
+    let total = 0;
+    for (const column of this.columns) total += column.length;
+    return total;
   }
 
   /** Emits the pending samples as one block (nothing when there are none). */
@@ -237,8 +254,10 @@ export class SampleBlockReader {
       if (total > src.remaining()) {
         throw src.fail(ErrorCode.V2_TRUNCATED, `block columns need ${total} bytes but ${src.remaining()} are left`, `at most ${src.remaining()} bytes`, blockAt);
       }
-      if (lengths[3] !== count) {
-        throw src.fail(ErrorCode.V2_BAD_BLOCK, `block of ${count} samples has a status column of ${lengths[3]} bytes`, `${count} status bytes`, blockAt);
+      for (const fixed of kind === BlockKind.StackTable ? [Col.deltas, Col.statuses, Col.stacks] : [Col.deltas, Col.statuses]) {
+        if (lengths[fixed] !== count) {
+          throw src.fail(ErrorCode.V2_BAD_BLOCK, `block of ${count} samples has a ${BLOCK_COLUMNS[fixed]} column of ${lengths[fixed]} bytes`, `${count} bytes (one per sample)`, blockAt);
+        }
       }
       const cols: ByteSource[] = [];
       let at = src.pos;
@@ -246,7 +265,13 @@ export class SampleBlockReader {
         cols.push(new ByteSource(region, at, at + length, base));
         at += length;
       }
-      const [threadsCol, threadDefs, deltas, statuses, stacks, stackDefs] = cols as [ByteSource, ByteSource, ByteSource, ByteSource, ByteSource, ByteSource];
+      const threadsCol = cols[Col.threads]!;
+      const threadDefs = cols[Col.threadDefinitions]!;
+      const deltas = cols[Col.deltas]!;
+      const deltasHigh = cols[Col.deltasHigh]!;
+      const statuses = cols[Col.statuses]!;
+      const stacks = cols[Col.stacks]!;
+      const stackSources: StackTableSources = { stacks, stacksHigh: cols[Col.stacksHigh]!, parents: cols[Col.parents]!, parentsHigh: cols[Col.parentsHigh]!, stackFrames: cols[Col.stackFrames]! };
       for (let s = 0; s < count; s++) {
         const threadAt = threadsCol.pos;
         const index = threadsCol.uvarint32();
@@ -271,19 +296,24 @@ export class SampleBlockReader {
           }
           depth = thread.predict.decode(stacks, stack);
         } else {
-          depth = this.stackTable.decode(stacks, stackDefs, stack);
+          depth = this.stackTable.decode(stackSources, stack);
         }
-        // Delta: zigzag(i64(delta − interval)); a number while it stays exact.
-        const b0 = deltas.pos < deltas.end ? region[deltas.pos]! : 0x80;
+        // Time code: zigzag(i64(delta − interval)); numbers while they stay exact.
+        const low = region[deltas.pos++]!; // the column holds exactly one byte per sample (checked above)
+        const h0 = deltasHigh.pos < deltasHigh.end ? region[deltasHigh.pos]! : 0x80;
         let now: number | bigint;
         const last = thread.last;
         const lastPlusInterval = typeof last === 'number' && typeof interval === 'number' ? last + interval : Infinity;
-        const quick = b0 < 0x80 && lastPlusInterval <= Number.MAX_SAFE_INTEGER ? lastPlusInterval + (b0 & 1 ? -(b0 + 1) / 2 : b0 / 2) : -1;
-        if (quick >= 0) {
-          deltas.pos++;
-          now = quick;
+        if (h0 < 0x80 && lastPlusInterval <= Number.MAX_SAFE_INTEGER) {
+          deltasHigh.pos++;
+          const zz = h0 * 256 + low;
+          now = lastPlusInterval + (zz & 1 ? -(zz + 1) / 2 : zz / 2);
         } else {
-          const zz = deltas.uvarint64();
+          now = -1;
+        }
+        if (now < 0) {
+          if (h0 < 0x80 && lastPlusInterval <= Number.MAX_SAFE_INTEGER) deltasHigh.pos--;
+          const zz = (deltasHigh.uvarint64() << 8n) | BigInt(low);
           const x = zz & 1n ? -((zz + 1n) >> 1n) : zz >> 1n;
           const full = (BigInt(last) + BigInt(interval) + x) & U64_MASK;
           now = full <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(full) : full;

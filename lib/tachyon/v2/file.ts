@@ -34,8 +34,8 @@ import {
 } from '../format';
 import { ByteSink, ByteSource } from './bytes';
 import { SampleBlockReader, SampleBlockWriter, type StackCoding, type V2Sample } from './blocks';
-import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS } from './format';
-import { decodeFrameTable, decodeStringTable, encodeFrameTable, encodeStringTable, frameTableEntry, type FrameTableEntry } from './tables';
+import { BLOCK_MAX_SAMPLES, BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS } from './format';
+import { canTerminateStrings, decodeFrameTable, decodeStringTable, encodeFrameTable, encodeStringTable, frameTableEntry, type FrameTableCoding, type FrameTableEntry } from './tables';
 import { ZstdStream, zstdCompress, zstdDecompress } from './zstd';
 
 export interface V2WriterOptions {
@@ -51,8 +51,8 @@ export interface V2WriterOptions {
   compressTables?: boolean;
   /** zstd level of the tables (written once, at finalize). Default 19. */
   tablesLevel?: number;
-  /** Move-to-front codes for frame-table name indices. Default false (it measured larger after zstd). */
-  frameTableMtf?: boolean;
+  /** Frame-table coding (tables.ts). Default 'columns', the smallest measured; 'mtf' measured larger than 'plain'. */
+  frameTable?: FrameTableCoding;
   /** Profiling mode 0..4 (−1 or undefined = unknown) and capture-feature mask 0..31. */
   mode?: number;
   captureFeatures?: number;
@@ -143,8 +143,8 @@ export class V2FileWriter {
       level: options.level ?? ZSTD_LEVEL,
       compressTables: options.compressTables ?? compression === 'zstd',
       tablesLevel: options.tablesLevel ?? 19,
-      frameTableMtf: options.frameTableMtf ?? false,
-      blockMaxSamples: options.blockMaxSamples ?? 8192,
+      frameTable: options.frameTable ?? 'columns',
+      blockMaxSamples: options.blockMaxSamples ?? BLOCK_MAX_SAMPLES,
       config: profilingConfig(options.mode, options.captureFeatures),
     };
     this.zstd = compression === 'zstd' ? new ZstdStream(this.options.level) : null;
@@ -249,8 +249,9 @@ export class V2FileWriter {
     if (this.zstd !== null) this.zstd.end((chunk) => this.buffered(chunk));
     this.drain();
     const o = this.options;
-    let stringTable = encodeStringTable(this.strings);
-    let frameTable = encodeFrameTable(this.frames, o.frameTableMtf);
+    const nulTerminated = canTerminateStrings(this.strings);
+    let stringTable = encodeStringTable(this.strings, nulTerminated);
+    let frameTable = encodeFrameTable(this.frames, o.frameTable);
     if (o.compressTables) {
       stringTable = zstdCompress(stringTable, o.tablesLevel);
       frameTable = zstdCompress(frameTable, o.tablesLevel);
@@ -277,7 +278,9 @@ export class V2FileWriter {
     header[Header.pythonMajor] = WRITER_PYTHON_VERSION[0];
     header[Header.pythonMinor] = WRITER_PYTHON_VERSION[1];
     header[Header.pythonMicro] = WRITER_PYTHON_VERSION[2];
-    header[HEADER_FLAGS_OFFSET] = (o.compressTables ? HeaderFlag.TablesZstd : 0) | (o.frameTableMtf ? HeaderFlag.FrameTableMtf : 0);
+    header[HEADER_FLAGS_OFFSET] =
+      (o.compressTables ? HeaderFlag.TablesZstd : 0) | (o.frameTable === 'mtf' ? HeaderFlag.FrameTableMtf : 0) | (o.frameTable === 'columns' ? HeaderFlag.FrameTableColumns : 0) |
+      (nulTerminated ? HeaderFlag.StringsNulTerminated : 0);
     hv.setBigUint64(Header.startTimeUs, BigInt(o.startTimeUs), true);
     hv.setBigUint64(Header.sampleIntervalUs, BigInt(o.sampleIntervalUs), true);
     hv.setBigUint64(Header.sampleCount, BigInt(this.blocks.sampleCount), true);
@@ -386,6 +389,10 @@ export function readProfileV2(bytes: Uint8Array): V2Profile {
   if (version !== FORMAT_VERSION_2) throw headerError(`format version ${version} is not 2`, Header.version, '2');
   const flags = bytes[HEADER_FLAGS_OFFSET]!;
   if (flags & ~KNOWN_HEADER_FLAGS) throw new ProfpackError(`unknown header flags 0x${flags.toString(16)}`, { code: ErrorCode.V2_UNSUPPORTED, offset: HEADER_FLAGS_OFFSET, expected: `only bits of 0x${KNOWN_HEADER_FLAGS.toString(16)}` });
+  if ((flags & HeaderFlag.FrameTableMtf) && (flags & HeaderFlag.FrameTableColumns)) {
+    throw headerError('header flags name two frame-table codings', HEADER_FLAGS_OFFSET, 'at most one of FrameTableMtf and FrameTableColumns');
+  }
+  const frameTableCoding: FrameTableCoding = flags & HeaderFlag.FrameTableColumns ? 'columns' : flags & HeaderFlag.FrameTableMtf ? 'mtf' : 'plain';
   const config = view.getUint32(Header.profilingConfig, true);
   const modeBits = config & ProfilingConfig.modeMask;
   if (modeBits > MAX_PROFILING_MODE + 1) throw headerError(`invalid profiling mode in header: ${modeBits}`, Header.profilingConfig, '0..5');
@@ -434,8 +441,8 @@ export function readProfileV2(bytes: Uint8Array): V2Profile {
     const plain = zstdDecompress(bytes.subarray(start, end), start, what);
     return new ByteSource(plain, 0, plain.length, start);
   };
-  const strings = decodeStringTable(tableSpan(stringTableOffset, frameTableOffset, 'string table'), stringCount);
-  const frames = decodeFrameTable(tableSpan(frameTableOffset, tablesEnd, 'frame table'), frameCount, (flags & HeaderFlag.FrameTableMtf) !== 0);
+  const strings = decodeStringTable(tableSpan(stringTableOffset, frameTableOffset, 'string table'), stringCount, (flags & HeaderFlag.StringsNulTerminated) !== 0);
+  const frames = decodeFrameTable(tableSpan(frameTableOffset, tablesEnd, 'frame table'), frameCount, frameTableCoding);
 
   const stored = bytes.subarray(HEADER_SIZE, stringTableOffset);
   const region = compressionType === Compression.Zstd && stored.length > 0 ? zstdDecompress(stored, HEADER_SIZE, 'sample region') : stored;

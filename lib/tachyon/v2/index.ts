@@ -6,6 +6,7 @@ export { BlockKind, HeaderFlag, BLOCK_MAX_SAMPLES, CACHE_SIZE, CodewordTag, MTF_
 export { ByteSink, ByteSource } from './bytes';
 export { PredictCoder, PredictDecoder, hash1, hash2 } from './predict';
 export { StackTableCoder, StackTableDecoder } from './stacktable';
+export { BLOCK_COLUMNS } from './format';
 export { SampleBlockWriter, SampleBlockReader, type StackCoding, type V2Sample } from './blocks';
-export { encodeStringTable, decodeStringTable, encodeFrameTable, decodeFrameTable, frameTableEntry, type FrameTableEntry } from './tables';
+export { encodeStringTable, decodeStringTable, encodeFrameTable, decodeFrameTable, frameTableEntry, type FrameTableEntry, type FrameTableCoding } from './tables';
 export { V2FileWriter, readProfileV2, isVersion2, stackCodingOf, type V2WriterOptions, type V2Info, type V2Profile, type V2Stats } from './file';

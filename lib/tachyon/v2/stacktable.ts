@@ -5,14 +5,17 @@
  * its stack by id; a stack never seen before is defined inline, in the
  * sample that first uses it.
  *
- * Per sample, in the stacks column: `ref` (LEB128). With `defined` = the
- * number of stacks defined so far (ids 1..defined):
+ * Per sample: `ref` (u32), stored as its low byte in the `stacks` column and
+ * ref >> 8 (LEB128) in `stacksHigh` — byte planes, which zstd models far
+ * better than LEB128 of the whole value (bench/RESULTS.md ## v2). With
+ * `defined` = the number of stacks defined so far (ids 1..defined):
  * - ref ≤ defined: the sample's stack is stack `ref` (0 = empty);
  * - ref > defined: k = ref − defined new stacks follow, ids defined+1 ..
  *   defined+k; each is the child of the one before, the first the child of
- *   stack (defined + 1 − distance), so in the definitions column: `distance`
- *   (LEB128, 1..defined+1) then k frame indices (LEB128), outermost first.
- *   The sample's stack is the last one defined.
+ *   stack (defined + 1 − distance). `distance` (1..defined+1) is stored as
+ *   byte planes too (`parents` low byte, `parentsHigh` LEB128 of the rest),
+ *   the k frame indices as LEB128 in `stackFrames`, outermost first. The
+ *   sample's stack is the last one defined.
  * New definitions always form one chain hanging off an existing stack, so
  * one parent per sample is enough; a parent must already exist, which makes
  * cycles impossible to express (distance 0 is rejected as one).
@@ -20,6 +23,22 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH } from '../format';
 import { ByteSink, ByteSource } from './bytes';
+
+/** The block columns the stack table writes (see blocks.ts). */
+export interface StackTableSinks {
+  stacks: ByteSink;
+  stacksHigh: ByteSink;
+  parents: ByteSink;
+  parentsHigh: ByteSink;
+  stackFrames: ByteSink;
+}
+export interface StackTableSources {
+  stacks: ByteSource;
+  stacksHigh: ByteSource;
+  parents: ByteSource;
+  parentsHigh: ByteSource;
+  stackFrames: ByteSource;
+}
 
 const TWO_POW_32 = 0x1_0000_0000;
 /** parent × 2^32 + frame stays exact below 2^53: parents below 2^21 use the number key. */
@@ -44,10 +63,10 @@ export class StackTableCoder {
   }
 
   /**
-   * Codes `stack` (frame indices, innermost first; at most 256): the ref goes
-   * to `refs`, new definitions to `definitions`. Returns the stack id.
+   * Codes `stack` (frame indices, innermost first; at most 256) into the
+   * block's columns. Returns the stack id.
    */
-  encode(stack: ArrayLike<number>, refs: ByteSink, definitions: ByteSink): number {
+  encode(stack: ArrayLike<number>, out: StackTableSinks): number {
     const depth = stack.length;
     if (depth > MAX_STACK_DEPTH) {
       throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${MAX_STACK_DEPTH}`, {
@@ -63,16 +82,20 @@ export class StackTableCoder {
       id = found;
     }
     if (i < 0) {
-      refs.uvarint(id);
+      out.stacks.u8(id & 0xff);
+      out.stacksHigh.uvarint(Math.floor(id / 256));
       return id;
     }
     const before = this.defined;
-    const k = i + 1;
-    refs.uvarint(before + k);
-    definitions.uvarint(before + 1 - id);
+    const ref = before + i + 1;
+    out.stacks.u8(ref & 0xff);
+    out.stacksHigh.uvarint(Math.floor(ref / 256));
+    const distance = before + 1 - id;
+    out.parents.u8(distance & 0xff);
+    out.parentsHigh.uvarint(Math.floor(distance / 256));
     for (; i >= 0; i--) {
       const frame = stack[i]! >>> 0;
-      definitions.uvarint(frame);
+      out.stackFrames.uvarint(frame);
       id = this.define(id, frame);
     }
     return id;
@@ -106,37 +129,40 @@ export class StackTableDecoder {
   }
 
   /**
-   * Reads one sample's ref from `refs` (and its definitions from
-   * `definitions`) and writes the stack, innermost first, into `out`.
-   * Returns the depth.
+   * Reads one sample's stack from the block's columns and writes it,
+   * innermost first, into `out`. Returns the depth.
    */
-  decode(refs: ByteSource, definitions: ByteSource, out: Uint32Array): number {
-    const refAt = refs.pos;
-    const ref = refs.uvarint32();
+  decode(src: StackTableSources, out: Uint32Array): number {
+    const refAt = src.stacks.pos;
+    const low = src.stacks.u8('stack ref');
+    const high = src.stacksHigh.uvarint32();
+    if (high >= 0x100_0000) throw src.stacksHigh.fail(ErrorCode.V2_UNDEFINED_STACK, `stack ref ${high} × 256 does not fit u32`, 'a u32 stack id');
+    const ref = high * 256 + low;
     let id = ref;
     if (ref > this.defined) {
       const k = ref - this.defined;
-      // Every definition costs at least one byte of the definitions column.
-      if (k > definitions.remaining()) {
-        throw refs.fail(ErrorCode.V2_UNDEFINED_STACK, `stack ${ref} names ${k} new definitions but the definitions column has ${definitions.remaining()} bytes left`, `at most stack ${this.defined + definitions.remaining()}`, refAt);
+      const frames = src.stackFrames;
+      // Every definition costs at least one byte of the frames column.
+      if (k > frames.remaining()) {
+        throw src.stacks.fail(ErrorCode.V2_UNDEFINED_STACK, `stack ${ref} needs ${k} new definitions but the frames column has ${frames.remaining()} bytes left`, `at most stack ${this.defined + frames.remaining()}`, refAt);
       }
-      const distanceAt = definitions.pos;
-      const distance = definitions.uvarint32();
+      const distanceAt = src.parents.pos;
+      const distance = src.parents.u8('parent distance') + src.parentsHigh.uvarint32() * 256;
       if (distance === 0) {
-        throw definitions.fail(ErrorCode.V2_STACK_CYCLE, `stack ${this.defined + 1} is defined as its own parent`, 'a parent distance of at least 1', distanceAt);
+        throw src.parents.fail(ErrorCode.V2_STACK_CYCLE, `stack ${this.defined + 1} is defined as its own parent`, 'a parent distance of at least 1', distanceAt);
       }
       if (distance > this.defined + 1) {
-        throw definitions.fail(ErrorCode.V2_UNDEFINED_STACK, `stack ${this.defined + 1} names parent ${this.defined + 1 - distance}, which is not defined`, `a distance of at most ${this.defined + 1}`, distanceAt);
+        throw src.parents.fail(ErrorCode.V2_UNDEFINED_STACK, `stack ${this.defined + 1} names parent ${this.defined + 1 - distance}, which is not defined`, `a distance of at most ${this.defined + 1}`, distanceAt);
       }
       let parent = this.defined + 1 - distance;
       const parentDepth = parent === 0 ? 0 : this.depth[parent]!;
       if (parentDepth + k > MAX_STACK_DEPTH) {
-        throw refs.fail(ErrorCode.V2_STACK_TOO_DEEP, `stack ${ref} would have ${parentDepth + k} frames`, `at most ${MAX_STACK_DEPTH} frames`, refAt);
+        throw src.stacks.fail(ErrorCode.V2_STACK_TOO_DEEP, `stack ${ref} would have ${parentDepth + k} frames`, `at most ${MAX_STACK_DEPTH} frames`, refAt);
       }
       if (ref >= this.parent.length) this.grow(ref);
       for (let n = this.defined + 1; n <= ref; n++) {
         this.parent[n] = parent;
-        this.frame[n] = definitions.uvarint32();
+        this.frame[n] = frames.uvarint32();
         this.depth[n] = (parent === 0 ? 0 : this.depth[parent]!) + 1;
         parent = n;
       }

@@ -1,8 +1,15 @@
 /**
- * Version-2 string and frame tables: version 1's layouts (lib/tachyon notes
- * §4), optionally with move-to-front codes for the frame table's filename and
- * funcname indices (memtrace's 31-entry lists, seed 004), and optionally each
- * table as one zstd frame (HeaderFlag.TablesZstd).
+ * Version-2 string and frame tables: version 1's layouts (notes/tachyon-format.md
+ * §4) or two other frame-table codings, and optionally each table as one zstd
+ * frame (HeaderFlag.TablesZstd):
+ * - 'plain': version 1's rows, byte for byte;
+ * - 'mtf': rows with move-to-front codes for filename/funcname indices
+ *   (memtrace's 31-entry lists, seed 004). It measured larger after zstd on
+ *   every stream (bench/RESULTS.md ## v2), so it is never the default;
+ * - 'columns': the seven fields column by column; name indices coded as
+ *   0 = "the next string not yet named in this column" else index + 1, line
+ *   numbers relative to the previous frame of the same file. Measured 10–95 %
+ *   smaller after zstd, so version 2's default.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ByteSink, ByteSource } from './bytes';
@@ -33,22 +40,39 @@ function unzigzag32(value: number): number {
   return (value >>> 1) ^ -(value & 1);
 }
 
-export function encodeStringTable(strings: readonly string[], out = new ByteSink(1024)): Uint8Array {
+/** True when every string can be stored NUL-terminated (none contains a NUL). */
+export function canTerminateStrings(strings: readonly string[]): boolean {
+  return strings.every((s) => !s.includes('\0'));
+}
+
+export function encodeStringTable(strings: readonly string[], nulTerminated = false, out = new ByteSink(1024)): Uint8Array {
   for (const s of strings) {
     const bytes = textEncoder.encode(s);
-    out.uvarint(bytes.length);
-    out.append(bytes);
+    if (nulTerminated) {
+      out.append(bytes);
+      out.u8(0);
+    } else {
+      out.uvarint(bytes.length);
+      out.append(bytes);
+    }
   }
   return out.take();
 }
 
-export function decodeStringTable(src: ByteSource, count: number): string[] {
+export function decodeStringTable(src: ByteSource, count: number, nulTerminated = false): string[] {
   if (count > src.remaining()) {
     throw src.fail(ErrorCode.V2_BAD_TABLES, `string count ${count} exceeds the ${src.remaining()} bytes of the string table`, `at most ${src.remaining()} strings`);
   }
   const strings: string[] = new Array(count);
   for (let i = 0; i < count; i++) {
     const at = src.pos;
+    if (nulTerminated) {
+      const end = src.bytes.indexOf(0, src.pos);
+      if (end < 0 || end >= src.end) throw src.fail(ErrorCode.V2_BAD_TABLES, `string ${i} has no NUL terminator before the end of the string table`, 'a 0 byte', at);
+      strings[i] = textDecoder.decode(src.bytes.subarray(src.pos, end));
+      src.pos = end + 1;
+      continue;
+    }
     const length = src.uvarint32();
     if (length > src.remaining()) throw src.fail(ErrorCode.V2_BAD_TABLES, `string ${i} of ${length} bytes overflows the string table`, `at most ${src.remaining()} bytes`, at);
     strings[i] = textDecoder.decode(src.bytes.subarray(src.pos, src.pos + length));
@@ -95,7 +119,11 @@ class MoveToFront {
   }
 }
 
-export function encodeFrameTable(frames: readonly FrameTableEntry[], moveToFront: boolean, out = new ByteSink(1024)): Uint8Array {
+export type FrameTableCoding = 'plain' | 'mtf' | 'columns';
+
+export function encodeFrameTable(frames: readonly FrameTableEntry[], coding: FrameTableCoding, out = new ByteSink(1024)): Uint8Array {
+  if (coding === 'columns') return encodeFrameColumns(frames, out);
+  const moveToFront = coding === 'mtf';
   const files = new MoveToFront();
   const funcs = new MoveToFront();
   for (const f of frames) {
@@ -110,13 +138,89 @@ export function encodeFrameTable(frames: readonly FrameTableEntry[], moveToFront
   return out.take();
 }
 
+/** Name index → column code: 0 names the next new string of the column, else index + 1. */
+function encodeNames(frames: readonly FrameTableEntry[], key: 'filenameIndex' | 'funcnameIndex', out: ByteSink): void {
+  let next = 0;
+  for (const f of frames) {
+    const index = f[key];
+    if (index === next) {
+      out.u8(0);
+      next++;
+    } else {
+      out.uvarint(index + 1);
+      if (index > next) next = index + 1;
+    }
+  }
+}
+
+function encodeFrameColumns(frames: readonly FrameTableEntry[], out: ByteSink): Uint8Array {
+  encodeNames(frames, 'filenameIndex', out);
+  encodeNames(frames, 'funcnameIndex', out);
+  const lastLine = new Map<number, number>();
+  for (const f of frames) {
+    out.uvarint(zigzag32((f.lineno - (lastLine.get(f.filenameIndex) ?? 0)) | 0));
+    lastLine.set(f.filenameIndex, f.lineno);
+  }
+  for (const f of frames) out.uvarint(zigzag32(f.endLinenoDelta));
+  for (const f of frames) out.uvarint(zigzag32(f.column));
+  for (const f of frames) out.uvarint(zigzag32(f.endColumnDelta));
+  for (const f of frames) out.u8(f.opcode);
+  return out.take();
+}
+
+function decodeNames(src: ByteSource, count: number, into: Uint32Array): void {
+  let next = 0;
+  for (let i = 0; i < count; i++) {
+    const code = src.uvarint32();
+    if (code === 0) {
+      into[i] = next++;
+    } else {
+      const index = code - 1;
+      into[i] = index;
+      if (index > next) next = index + 1;
+    }
+  }
+}
+
+function decodeFrameColumns(src: ByteSource, count: number): FrameTableEntry[] {
+  const files = new Uint32Array(count);
+  const funcs = new Uint32Array(count);
+  decodeNames(src, count, files);
+  decodeNames(src, count, funcs);
+  const lineno = new Int32Array(count);
+  const lastLine = new Map<number, number>();
+  for (let i = 0; i < count; i++) {
+    const file = files[i]!;
+    lineno[i] = ((lastLine.get(file) ?? 0) + unzigzag32(src.uvarint32())) | 0;
+    lastLine.set(file, lineno[i]!);
+  }
+  const fields = [new Int32Array(count), new Int32Array(count), new Int32Array(count)] as const;
+  for (const field of fields) for (let i = 0; i < count; i++) field[i] = unzigzag32(src.uvarint32());
+  const frames: FrameTableEntry[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    frames[i] = {
+      filenameIndex: files[i]!,
+      funcnameIndex: funcs[i]!,
+      lineno: lineno[i]!,
+      endLinenoDelta: fields[0][i]!,
+      column: fields[1][i]!,
+      endColumnDelta: fields[2][i]!,
+      opcode: 0,
+    };
+  }
+  for (let i = 0; i < count; i++) frames[i]!.opcode = src.u8('opcode');
+  return frames;
+}
+
 /** Minimum bytes of one entry: six one-byte varints and the opcode. */
 const MIN_ENTRY = 7;
 
-export function decodeFrameTable(src: ByteSource, count: number, moveToFront: boolean): FrameTableEntry[] {
+export function decodeFrameTable(src: ByteSource, count: number, coding: FrameTableCoding): FrameTableEntry[] {
   if (count > Math.floor(src.remaining() / MIN_ENTRY)) {
     throw src.fail(ErrorCode.V2_BAD_TABLES, `frame count ${count} exceeds what ${src.remaining()} bytes can hold`, `at most ${Math.floor(src.remaining() / MIN_ENTRY)} frames`);
   }
+  if (coding === 'columns') return decodeFrameColumns(src, count);
+  const moveToFront = coding === 'mtf';
   const files = new MoveToFront();
   const funcs = new MoveToFront();
   const frames: FrameTableEntry[] = new Array(count);
