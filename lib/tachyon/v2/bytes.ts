@@ -163,6 +163,24 @@ export class ByteSource {
     throw overflow(this.base + start, 'u32', 'at most 5 bytes');
   }
 
+  /** Unsigned LEB128 of at most 7 bytes (49 bits) as a number, for codes that may exceed u32. */
+  uvarint49(): number {
+    const b = this.bytes;
+    const start = this.pos;
+    let value = 0;
+    let pos = start;
+    for (let i = 0; i < 7; i++) {
+      if (pos >= this.end) throw truncated(this.base + start, 'u49');
+      const byte = b[pos++]!;
+      value += (byte & 0x7f) * 2 ** (7 * i);
+      if (!(byte & 0x80)) {
+        this.pos = pos;
+        return value;
+      }
+    }
+    throw overflow(this.base + start, 'u49', 'at most 7 bytes');
+  }
+
   /** Unsigned LEB128 into a u64 (bigint), at most 10 bytes. */
   uvarint64(): bigint {
     const b = this.bytes;

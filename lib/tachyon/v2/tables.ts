@@ -81,6 +81,11 @@ export function decodeStringTable(src: ByteSource, count: number, nulTerminated 
   return strings;
 }
 
+function checkedIndex(index: number, src: ByteSource, at: number): number {
+  if (index > 0xffff_ffff) throw src.fail(ErrorCode.V2_BAD_TABLES, `string index ${index} does not fit u32`, 'a u32 string index', at);
+  return index;
+}
+
 /** Memtrace's move-to-front list: codes 0..30 are positions, 31 + i is string index i. */
 class MoveToFront {
   private readonly list: number[] = [];
@@ -106,7 +111,7 @@ class MoveToFront {
       this.list.unshift(index);
       return index;
     }
-    const index = code - MTF_SIZE;
+    const index = checkedIndex(code - MTF_SIZE, src, at);
     const known = this.list.indexOf(index);
     if (known >= 0) this.list.splice(known, 1);
     this.push(index);
@@ -171,11 +176,12 @@ function encodeFrameColumns(frames: readonly FrameTableEntry[], out: ByteSink): 
 function decodeNames(src: ByteSource, count: number, into: Uint32Array): void {
   let next = 0;
   for (let i = 0; i < count; i++) {
-    const code = src.uvarint32();
+    const at = src.pos;
+    const code = src.uvarint49();
     if (code === 0) {
       into[i] = next++;
     } else {
-      const index = code - 1;
+      const index = checkedIndex(code - 1, src, at);
       into[i] = index;
       if (index > next) next = index + 1;
     }
@@ -226,11 +232,11 @@ export function decodeFrameTable(src: ByteSource, count: number, coding: FrameTa
   const frames: FrameTableEntry[] = new Array(count);
   for (let i = 0; i < count; i++) {
     let at = src.pos;
-    let filenameIndex = src.uvarint32();
-    if (moveToFront) filenameIndex = files.decode(filenameIndex, src, at);
+    let filenameIndex = src.uvarint49();
+    filenameIndex = moveToFront ? files.decode(filenameIndex, src, at) : checkedIndex(filenameIndex, src, at);
     at = src.pos;
-    let funcnameIndex = src.uvarint32();
-    if (moveToFront) funcnameIndex = funcs.decode(funcnameIndex, src, at);
+    let funcnameIndex = src.uvarint49();
+    funcnameIndex = moveToFront ? funcs.decode(funcnameIndex, src, at) : checkedIndex(funcnameIndex, src, at);
     frames[i] = {
       filenameIndex,
       funcnameIndex,

@@ -3,6 +3,7 @@
  * compressor that ends one frame (as CPython streams its sample region), and
  * a bounded streaming decompressor (CPython caps a region at 1 GiB).
  */
+import { compress } from 'zstd-napi';
 import * as binding from 'zstd-napi/binding';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_MAX_DECOMPRESSED } from '../format';
@@ -37,12 +38,13 @@ export class ZstdStream {
   }
 }
 
+/**
+ * One-shot compression of data whose size is known (the tables): zstd then
+ * sizes its window and tables to the input, so level 19 on a small table is
+ * cheap to set up.
+ */
 export function zstdCompress(data: Uint8Array, level: number): Uint8Array {
-  const chunks: Uint8Array[] = [];
-  const stream = new ZstdStream(level);
-  stream.write(data, (c) => chunks.push(c));
-  stream.end((c) => chunks.push(c));
-  return Buffer.concat(chunks);
+  return compress(data, { compressionLevel: level });
 }
 
 /**
@@ -57,7 +59,8 @@ export function zstdDecompress(data: Uint8Array, offset: number, what: string, l
   let lastResult = 0;
   const out = new Uint8Array(OUT_CHUNK);
   try {
-    while (input.length > 0) {
+    // Feed the input, then keep calling while the output buffer came back full (more may be pending).
+    for (;;) {
       const [result, produced, consumed] = dctx.decompressStream(out, input);
       lastResult = result;
       if (produced > 0) {
@@ -68,16 +71,8 @@ export function zstdDecompress(data: Uint8Array, offset: number, what: string, l
         chunks.push(out.slice(0, produced));
       }
       input = input.subarray(consumed);
+      if (input.length === 0 && produced < out.length) break;
       if (consumed === 0 && produced === 0) break;
-    }
-    // Flush what the decoder still holds.
-    for (;;) {
-      const [result, produced] = dctx.decompressStream(out, new Uint8Array(0));
-      lastResult = result;
-      if (produced === 0) break;
-      total += produced;
-      if (total > limit) throw new ProfpackError(`${what} decompresses to more than ${limit} bytes`, { code: ErrorCode.V2_ZSTD, offset });
-      chunks.push(out.slice(0, produced));
     }
   } catch (err) {
     if (err instanceof ProfpackError) throw err;
