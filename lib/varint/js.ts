@@ -28,24 +28,74 @@ function decodeU32At(bytes: Uint8Array, pos: number, state: { pos: number }): nu
   throw overflow(start, 'u32', 'at most 5 bytes');
 }
 
-/** Decodes unsigned u32 varints; the hot loop handles 1- and 2-byte values inline. */
-function decodeU32Many(bytes: Uint8Array, pos: number, count: number, out: Uint32Array | Int32Array, zigzag: boolean): number {
+/**
+ * Decodes unsigned u32 varints. While 5 bytes remain the hot loop reads
+ * without per-byte end checks; near the end, and for anything unusual, the
+ * careful decoder takes over (and throws the exact error).
+ */
+function decodeU32Many(bytes: Uint8Array, pos: number, count: number, out: Uint32Array): number {
+  const safeEnd = bytes.length - MAX_BYTES_U32;
+  let i = 0;
+  {
+    while (i < count && pos <= safeEnd) {
+      let b = bytes[pos]!;
+      if (b < 0x80) {
+        out[i++] = b;
+        pos += 1;
+        continue;
+      }
+      let v = b & 0x7f;
+      b = bytes[pos + 1]!;
+      v |= (b & 0x7f) << 7;
+      if (b < 0x80) {
+        out[i++] = v;
+        pos += 2;
+        continue;
+      }
+      b = bytes[pos + 2]!;
+      v |= (b & 0x7f) << 14;
+      if (b < 0x80) {
+        out[i++] = v;
+        pos += 3;
+        continue;
+      }
+      b = bytes[pos + 3]!;
+      v |= (b & 0x7f) << 21;
+      if (b < 0x80) {
+        out[i++] = v;
+        pos += 4;
+        continue;
+      }
+      b = bytes[pos + 4]!;
+      if (b > 0x0f) break; // overflow: the careful decoder reports it
+      out[i++] = (v | (b << 28)) >>> 0;
+      pos += 5;
+    }
+  }
+  const state = { pos: 0 };
+  for (; i < count; i++) {
+    out[i] = decodeU32At(bytes, pos, state);
+    pos = state.pos;
+  }
+  return pos;
+}
+
+// Kept apart from decodeU32Many so each loop stores into one typed-array type
+// (a store site that sees both Uint32Array and Int32Array is slower in V8).
+function decodeZigzag32Many(bytes: Uint8Array, pos: number, count: number, out: Int32Array): number {
   const size = bytes.length;
   const state = { pos: 0 };
   for (let i = 0; i < count; i++) {
+    const b = pos < size ? bytes[pos]! : 0x80;
     let value: number;
-    const b0 = pos < size ? bytes[pos]! : 0x100;
-    if (b0 < 0x80) {
-      value = b0;
+    if (b < 0x80) {
+      value = b;
       pos++;
-    } else if (b0 < 0x100 && pos + 1 < size && bytes[pos + 1]! < 0x80) {
-      value = (b0 & 0x7f) | (bytes[pos + 1]! << 7);
-      pos += 2;
     } else {
       value = decodeU32At(bytes, pos, state);
       pos = state.pos;
     }
-    out[i] = zigzag ? (value >>> 1) ^ -(value & 1) : value;
+    out[i] = (value >>> 1) ^ -(value & 1);
   }
   return pos;
 }
@@ -123,9 +173,9 @@ function decodeI32Many(bytes: Uint8Array, pos: number, count: number, out: Int32
 export function decodeMany(kind: VarintKind, bytes: Uint8Array, offset: number, count: number, out: BatchArray): number {
   switch (kind) {
     case VarintKind.U32:
-      return decodeU32Many(bytes, offset, count, out as Uint32Array, false);
+      return decodeU32Many(bytes, offset, count, out as Uint32Array);
     case VarintKind.Zigzag32:
-      return decodeU32Many(bytes, offset, count, out as Int32Array, true);
+      return decodeZigzag32Many(bytes, offset, count, out as Int32Array);
     case VarintKind.I32:
       return decodeI32Many(bytes, offset, count, out as Int32Array);
     default:
