@@ -8,7 +8,7 @@
  *   every stream (bench/RESULTS.md ## v2), so it is never the default;
  * - 'columns': the seven fields column by column; name indices coded as
  *   0 = "the next string not yet named in this column" else index + 1, line
- *   numbers relative to the previous frame of the same file. Measured 10–95 %
+ *   numbers relative to the previous frame of the same file. Measured 9–94 %
  *   smaller after zstd, so version 2's default.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
