@@ -12,7 +12,7 @@
  *   columns (predict.ts / stacktable.ts).
  *
  * Time code = zigzag(i64((delta − sample interval) mod 2^64)), stored as its
- * low byte (`deltas`) and the rest (`deltasHigh`, LEB128).
+ * low 7 bits (`deltas`, one byte) and the rest (`deltasHigh`, LEB128).
  * Times are per thread as in version 1: a thread's first delta is relative to
  * the header's start_time_us, later ones to its previous sample, in u64
  * arithmetic (so a timestamp that goes backwards wraps and comes back).
@@ -20,7 +20,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, WRITE_BUFFER_SIZE } from '../format';
 import { ByteSink, ByteSource } from './bytes';
-import { BLOCK_COLUMNS, BLOCK_MAX_SAMPLES, BlockColumnIndex as Col, BlockKind, THREAD_DEFINITION_SIZE } from './format';
+import { BLOCK_COLUMNS, BLOCK_MAX_SAMPLES, BlockColumnIndex as Col, BlockKind, THREAD_DEFINITION_SIZE, TIME_LOW_BITS, TIME_LOW_MASK } from './format';
 import { PredictCoder, PredictDecoder } from './predict';
 import { StackTableCoder, StackTableDecoder, type StackTableSinks, type StackTableSources } from './stacktable';
 
@@ -146,11 +146,11 @@ export class SampleBlockWriter {
     cols[Col.threads]!.uvarint(thread.index);
     const code = deltaCode(now, thread.last, this.interval);
     if (typeof code === 'number') {
-      cols[Col.deltas]!.u8(code & 0xff);
-      cols[Col.deltasHigh]!.uvarint(Math.floor(code / 256));
+      cols[Col.deltas]!.u8(code & TIME_LOW_MASK);
+      cols[Col.deltasHigh]!.uvarint(Math.floor(code / (TIME_LOW_MASK + 1)));
     } else {
-      cols[Col.deltas]!.u8(Number(code & 0xffn));
-      cols[Col.deltasHigh]!.uvarint64(code >> 8n);
+      cols[Col.deltas]!.u8(Number(code & BigInt(TIME_LOW_MASK)));
+      cols[Col.deltasHigh]!.uvarint64(code >> BigInt(TIME_LOW_BITS));
     }
     cols[Col.statuses]!.u8(status);
     thread.last = now;
@@ -300,20 +300,21 @@ export class SampleBlockReader {
         }
         // Time code: zigzag(i64(delta − interval)); numbers while they stay exact.
         const low = region[deltas.pos++]!; // the column holds exactly one byte per sample (checked above)
+        if (low > TIME_LOW_MASK) throw deltas.fail(ErrorCode.V2_BAD_BLOCK, `time code low part ${low} exceeds ${TIME_LOW_MASK}`, `0..${TIME_LOW_MASK}`, deltas.pos - 1);
         const h0 = deltasHigh.pos < deltasHigh.end ? region[deltasHigh.pos]! : 0x80;
         let now: number | bigint;
         const last = thread.last;
         const lastPlusInterval = typeof last === 'number' && typeof interval === 'number' ? last + interval : Infinity;
         if (h0 < 0x80 && lastPlusInterval <= Number.MAX_SAFE_INTEGER) {
           deltasHigh.pos++;
-          const zz = h0 * 256 + low;
+          const zz = h0 * (TIME_LOW_MASK + 1) + low;
           now = lastPlusInterval + (zz & 1 ? -(zz + 1) / 2 : zz / 2);
         } else {
           now = -1;
         }
         if (now < 0) {
           if (h0 < 0x80 && lastPlusInterval <= Number.MAX_SAFE_INTEGER) deltasHigh.pos--;
-          const zz = (deltasHigh.uvarint64() << 8n) | BigInt(low);
+          const zz = (deltasHigh.uvarint64() << BigInt(TIME_LOW_BITS)) | BigInt(low);
           const x = zz & 1n ? -((zz + 1n) >> 1n) : zz >> 1n;
           const full = (BigInt(last) + BigInt(interval) + x) & U64_MASK;
           now = full <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(full) : full;
