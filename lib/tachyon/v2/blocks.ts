@@ -82,7 +82,9 @@ export class SampleBlockWriter {
   readonly kind: BlockKind;
   private readonly interval: number | bigint;
   private readonly start: number | bigint;
-  private readonly threads = new Map<string, WriterThread>();
+  /** thread_id → interpreter_id → thread (bigint keys compare by value: no string per sample). */
+  private readonly threads = new Map<bigint, Map<number, WriterThread>>();
+  private threadTotal = 0;
   private readonly stackTable: StackTableCoder | null;
   private readonly columns = BLOCK_COLUMNS.map(() => new ByteSink(4096));
   private readonly stackSinks: StackTableSinks = {
@@ -112,7 +114,7 @@ export class SampleBlockWriter {
   }
 
   get threadCount(): number {
-    return this.threads.size;
+    return this.threadTotal;
   }
 
   /**
@@ -126,14 +128,15 @@ export class SampleBlockWriter {
     const now = toTimestamp(timestampUs);
     const cols = this.columns;
     const threadDefs = cols[Col.threadDefinitions]!;
-    const key = `${threadId}:${interpreterId}`;
-    let thread = this.threads.get(key);
+    let byInterpreter = this.threads.get(threadId);
+    let thread = byInterpreter?.get(interpreterId);
     if (thread === undefined) {
       if (threadId < 0n || threadId > U64_MASK || !Number.isInteger(interpreterId) || interpreterId < 0 || interpreterId > 0xffff_ffff) {
         throw new ProfpackError(`thread ${threadId} / interpreter ${interpreterId} does not fit u64 / u32`, { code: ErrorCode.INVALID_ARGUMENT });
       }
-      thread = { index: this.threads.size, last: this.start, predict: this.kind === BlockKind.Predict ? new PredictCoder() : null };
-      this.threads.set(key, thread);
+      thread = { index: this.threadTotal++, last: this.start, predict: this.kind === BlockKind.Predict ? new PredictCoder() : null };
+      if (byInterpreter === undefined) this.threads.set(threadId, (byInterpreter = new Map()));
+      byInterpreter.set(interpreterId, thread);
       threadDefs.reserve(THREAD_DEFINITION_SIZE);
       const view = new DataView(threadDefs.bytes.buffer, threadDefs.bytes.byteOffset + threadDefs.length, THREAD_DEFINITION_SIZE);
       view.setBigUint64(0, threadId, true);
