@@ -210,11 +210,12 @@ interface ReaderThread {
  */
 export class SampleBlockReader {
   private readonly threads: ReaderThread[] = [];
-  private predictState: PredictDecoder[] = [];
   private readonly stackTable = new StackTableDecoder();
   private readonly interval: number | bigint;
   private readonly start: number | bigint;
   samplesDecoded = 0;
+  /** Index of the thread of the sample being delivered. */
+  lastThreadIndex = 0;
 
   constructor(options: { sampleIntervalUs: number | bigint; startTimeUs: number | bigint }) {
     this.interval = toTimestamp(options.sampleIntervalUs);
@@ -293,10 +294,7 @@ export class SampleBlockReader {
         }
         let depth: number;
         if (kind === BlockKind.Predict) {
-          if (thread.predict === null) {
-            thread.predict = new PredictDecoder();
-            this.predictState.push(thread.predict);
-          }
+          if (thread.predict === null) thread.predict = new PredictDecoder();
           depth = thread.predict.decode(stacks, stack);
         } else {
           depth = this.stackTable.decode(stackSources, stack);
@@ -317,7 +315,12 @@ export class SampleBlockReader {
         }
         if (now < 0) {
           if (h0 < 0x80 && lastPlusInterval <= Number.MAX_SAFE_INTEGER) deltasHigh.pos--;
-          const zz = (deltasHigh.uvarint64() << BigInt(TIME_LOW_BITS)) | BigInt(low);
+          const highAt = deltasHigh.pos;
+          const high = deltasHigh.uvarint64();
+          if (high > U64_MASK >> BigInt(TIME_LOW_BITS)) {
+            throw deltasHigh.fail(ErrorCode.V2_BAD_BLOCK, `time code high part ${high} makes the code exceed u64`, `at most ${U64_MASK >> BigInt(TIME_LOW_BITS)}`, highAt);
+          }
+          const zz = (high << BigInt(TIME_LOW_BITS)) | BigInt(low);
           const x = zz & 1n ? -((zz + 1n) >> 1n) : zz >> 1n;
           const full = (BigInt(last) + BigInt(interval) + x) & U64_MASK;
           now = full <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(full) : full;
@@ -325,6 +328,7 @@ export class SampleBlockReader {
         thread.last = now;
         const status = statuses.u8('status');
         this.samplesDecoded++;
+        this.lastThreadIndex = index;
         onSample(thread.threadId, thread.interpreterId, typeof now === 'number' ? BigInt(now) : now, status, stack, depth);
       }
       for (let c = 0; c < cols.length; c++) {

@@ -36,6 +36,7 @@ import { ByteSink, ByteSource } from './bytes';
 import { SampleBlockReader, SampleBlockWriter, type StackCoding, type V2Sample } from './blocks';
 import { BLOCK_MAX_SAMPLES, BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS } from './format';
 import { canTerminateStrings, decodeFrameTable, decodeStringTable, encodeFrameTable, encodeStringTable, frameTableEntry, type FrameTableCoding, type FrameTableEntry } from './tables';
+import { v2Native } from './native';
 import { ZstdStream, zstdCompress, zstdDecompress } from './zstd';
 
 export interface V2WriterOptions {
@@ -470,22 +471,44 @@ export function readProfileV2(bytes: Uint8Array): V2Profile {
   };
 
   const forEachSample: V2Profile['forEachSample'] = (onSample) => {
-    const reader = new SampleBlockReader({ sampleIntervalUs: info.sampleIntervalUs, startTimeUs: info.startTimeUs });
-    reader.decodeRegion(region, HEADER_SIZE, (threadId, interpreterId, timestampUs, status, stack, depth) => {
-      if (reader.threadCount > info.threadCount) {
-        throw new ProfpackError(`sample data defines more threads than the header's ${info.threadCount}`, { code: ErrorCode.V2_UNDEFINED_THREAD, expected: `at most ${info.threadCount} threads` });
+    let delivered = 0;
+    const deliver = (threadIndex: number, threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, stack: Uint32Array, depth: number) => {
+      if (threadIndex >= info.threadCount) {
+        throw new ProfpackError(`sample data defines more threads than the header's ${info.threadCount}`, {
+          code: ErrorCode.V2_UNDEFINED_THREAD,
+          offset: Header.threadCount,
+          expected: `at most ${info.threadCount} threads`,
+          details: { samplesDelivered: delivered },
+        });
       }
+      delivered++;
       onSample(threadId, interpreterId, timestampUs, status, stack, depth);
-    });
-    if (BigInt(reader.samplesDecoded) !== info.sampleCount) {
-      throw new ProfpackError(`sample count mismatch: header declares ${info.sampleCount} samples but the region holds ${reader.samplesDecoded}`, {
-        code: ErrorCode.V2_BAD_BLOCK,
-        offset: Header.sampleCount,
-        expected: `${reader.samplesDecoded}`,
-        details: { samplesDelivered: reader.samplesDecoded },
+    };
+    if (v2Native !== null) {
+      const d = v2Native.decodeRegion(region, HEADER_SIZE, info.startTimeUs, info.sampleIntervalUs);
+      const n = d.sampleThread.length;
+      for (let i = 0; i < n; i++) {
+        const t = d.sampleThread[i]!;
+        const from = d.stackOffsets[i]!;
+        const depth = d.stackOffsets[i + 1]! - from;
+        deliver(t, d.threadIds[t]!, d.interpreterIds[t]!, d.timestamps[i]!, d.statuses[i]!, d.frames.subarray(from, from + depth), depth);
+      }
+      if (d.error !== undefined) throw d.error;
+    } else {
+      const reader = new SampleBlockReader({ sampleIntervalUs: info.sampleIntervalUs, startTimeUs: info.startTimeUs });
+      reader.decodeRegion(region, HEADER_SIZE, (threadId, interpreterId, timestampUs, status, stack, depth) => {
+        deliver(reader.lastThreadIndex, threadId, interpreterId, timestampUs, status, stack, depth);
       });
     }
-    return reader.samplesDecoded;
+    if (BigInt(delivered) !== info.sampleCount) {
+      throw new ProfpackError(`sample count mismatch: header declares ${info.sampleCount} samples but the region holds ${delivered}`, {
+        code: ErrorCode.V2_BAD_BLOCK,
+        offset: Header.sampleCount,
+        expected: `${delivered}`,
+        details: { samplesDelivered: delivered },
+      });
+    }
+    return delivered;
   };
 
   return {
