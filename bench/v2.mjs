@@ -10,7 +10,9 @@ import * as pprof from 'pprof-format';
 import { interleave, machine, table } from './_harness.mjs';
 import { REAL_STREAMS, SYNTHETIC_STREAMS, START_TIME_US, loadStream } from './_streams.mjs';
 import { v1SampleRegion } from './_v1model.mjs';
-import { v2 } from '../dist/index.js';
+import { v2, backend } from '../dist/index.js';
+
+const v2Backend = backend.name;
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -210,25 +212,30 @@ for (const name of streams) {
       predict: writeV2(stream, tables, { stackCoding: 'predict' }),
       stacktable: writeV2(stream, tables, { stackCoding: 'stacktable' }),
     };
-    const times = interleave(
-      {
-        'v1 write (model, zstd-5)': () => zstd(v1SampleRegion(tables.samples, START_TIME_US), { compressionLevel: 5 }),
-        'v2-predict write': () => writeV2(stream, tables, { stackCoding: 'predict' }),
-        'v2-stacktable write': () => writeV2(stream, tables, { stackCoding: 'stacktable' }),
-        'v2-predict read': () => v2.readProfileV2(files.predict).forEachSample(() => {}),
-        'v2-stacktable read': () => v2.readProfileV2(files.stacktable).forEachSample(() => {}),
-      },
-      { rounds: 5, warmup: 1 },
-    );
-    const rate = (t) => `${((n / t) / 1e6).toFixed(2)} M/s`;
+    const opened = { predict: v2.readProfileV2(files.predict), stacktable: v2.readProfileV2(files.stacktable) };
+    // The JS twin through the same per-sample callback shape as forEachSample.
+    const jsDecode = (p) => () => new v2.SampleBlockReader({ sampleIntervalUs: p.info.sampleIntervalUs, startTimeUs: p.info.startTimeUs }).decodeRegion(p.region, 64, () => {});
+    const cases = {
+      'v1 write (model, zstd-5)': () => zstd(v1SampleRegion(tables.samples, START_TIME_US), { compressionLevel: 5 }),
+      'v2-predict write': () => writeV2(stream, tables, { stackCoding: 'predict' }),
+      'v2-stacktable write': () => writeV2(stream, tables, { stackCoding: 'stacktable' }),
+      'v2-predict read JS': jsDecode(opened.predict),
+      'v2-stacktable read JS': jsDecode(opened.stacktable),
+    };
+    if (v2Backend === 'native') {
+      cases['v2-predict read native'] = () => opened.predict.forEachSample(() => {});
+      cases['v2-stacktable read native'] = () => opened.stacktable.forEachSample(() => {});
+    }
+    const times = interleave(cases, { rounds: 5, warmup: 1 });
+    const rate = (t) => (t === undefined ? 'n/a' : `${(n / t / 1e6).toFixed(2)} M/s`);
     const base = times['v1 write (model, zstd-5)'];
     speedRows.push([
       name,
-      rate(times['v1 write (model, zstd-5)']),
+      rate(base),
       `${rate(times['v2-predict write'])} (${(base / times['v2-predict write']).toFixed(2)}×)`,
       `${rate(times['v2-stacktable write'])} (${(base / times['v2-stacktable write']).toFixed(2)}×)`,
-      rate(times['v2-predict read']),
-      rate(times['v2-stacktable read']),
+      `${rate(times['v2-predict read JS'])} / ${rate(times['v2-predict read native'])}`,
+      `${rate(times['v2-stacktable read JS'])} / ${rate(times['v2-stacktable read native'])}`,
     ]);
   }
 }
@@ -241,6 +248,6 @@ console.log(table(['stream', 'v1 zstd-5 (CPython default)', 'v2-predict zstd-19'
 console.log('\nFrame-table codings, bytes raw / zstd-19 (plain = version 1 rows; mtf = move-to-front name codes; columns = v2 default):\n');
 console.log(table(['stream', 'frames', 'plain', 'mtf', 'columns'], mtfRows));
 if (speedRows.length) {
-  console.log('\nThroughput, samples/s (JS, in memory, zstd-5 region; v1 = record model + zstd only, no file I/O; medians of 5 interleaved rounds):\n');
-  console.log(table(['stream', 'v1 write (model)', 'v2-predict write', 'v2-stacktable write', 'v2-predict read', 'v2-stacktable read'], speedRows));
+  console.log(`\nThroughput, samples/s, in memory (no file I/O), zstd-5 region, medians of 5 interleaved rounds. Writes are JS (one sample per call; the native twin decodes only). v1 write = the record model + zstd, a lower bound of a real writer's cost. Reads: decoding the already-decompressed region, JS / native (backend: ${v2Backend}):\n`);
+  console.log(table(['stream', 'v1 write (model)', 'v2-predict write', 'v2-stacktable write', 'v2-predict read JS / native', 'v2-stacktable read JS / native'], speedRows));
 }

@@ -487,11 +487,16 @@ export function readProfileV2(bytes: Uint8Array): V2Profile {
     if (v2Native !== null) {
       const d = v2Native.decodeRegion(region, HEADER_SIZE, info.startTimeUs, info.sampleIntervalUs);
       const n = d.sampleThread.length;
+      const stack = new Uint32Array(MAX_STACK_DEPTH);
+      const { frames, stackOffsets, sampleThread, timestamps, statuses, interpreterIds } = d;
+      // Reading a BigUint64Array element allocates a bigint: read each thread id once.
+      const threadIds = Array.from(d.threadIds);
       for (let i = 0; i < n; i++) {
-        const t = d.sampleThread[i]!;
-        const from = d.stackOffsets[i]!;
-        const depth = d.stackOffsets[i + 1]! - from;
-        deliver(t, d.threadIds[t]!, d.interpreterIds[t]!, d.timestamps[i]!, d.statuses[i]!, d.frames.subarray(from, from + depth), depth);
+        const t = sampleThread[i]!;
+        const from = stackOffsets[i]!;
+        const depth = stackOffsets[i + 1]! - from;
+        for (let k = 0; k < depth; k++) stack[k] = frames[from + k]!;
+        deliver(t, threadIds[t]!, interpreterIds[t]!, timestamps[i]!, statuses[i]!, stack, depth);
       }
       if (d.error !== undefined) throw d.error;
     } else {
