@@ -226,7 +226,11 @@ for (const name of streams) {
       cases['v2-predict read native'] = () => opened.predict.forEachSample(() => {});
       cases['v2-stacktable read native'] = () => opened.stacktable.forEachSample(() => {});
     }
-    const times = interleave(cases, { rounds: 5, warmup: 1 });
+    // Each case repeats its work so that one round lasts tens of ms (JIT-warm, timer noise small).
+    const reps = { write: 3, read: 20 };
+    const repeated = Object.fromEntries(Object.entries(cases).map(([k, f]) => [k, () => { for (let r = 0; r < (k.includes('read') ? reps.read : reps.write); r++) f(); }]));
+    const raw = interleave(repeated, { rounds: 5, warmup: 2 });
+    const times = Object.fromEntries(Object.entries(raw).map(([k, t]) => [k, t / (k.includes('read') ? reps.read : reps.write)]));
     const rate = (t) => (t === undefined ? 'n/a' : `${(n / t / 1e6).toFixed(2)} M/s`);
     const base = times['v1 write (model, zstd-5)'];
     speedRows.push([
