@@ -375,6 +375,11 @@ export function isVersion2(bytes: Uint8Array): boolean {
   return false;
 }
 
+/** Reads a version-2 file from disk (whole, into memory) and opens it. */
+export function openProfileV2(path: string): V2Profile {
+  return readProfileV2(fs.readFileSync(path));
+}
+
 /**
  * Opens a version-2 file held in memory: header, stats, footer, tables, and
  * the sample region (decompressed). Samples are decoded on demand.
