@@ -15,7 +15,8 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ByteSink, ByteSource } from './bytes';
-import { MTF_SIZE } from './format';
+import { HeaderFlag, MTF_SIZE } from './format';
+import { zstdCompress } from './zstd';
 
 /**
  * One frame-table entry with the values version 1 stores (after CPython's
@@ -343,4 +344,31 @@ export function checkFrameTableEntry(f: FrameTableEntry): void {
       throw new ProfpackError(`frame ${key} ${f[key]} is not a u32`, { code: ErrorCode.INVALID_ARGUMENT });
     }
   }
+}
+
+export interface Version2Tables {
+  strings: Uint8Array;
+  frames: Uint8Array;
+  /** Header flags (HeaderFlag) that describe how the two tables are stored. */
+  flags: number;
+}
+
+/**
+ * Version 2's tables from version 1's encoded ones (what ProfileWriter builds
+ * as it interns): NUL-terminated strings when no string has a NUL, the column
+ * frame table, each zstd-compressed when `level` is given.
+ */
+export function version2Tables(stringTable: Uint8Array, stringCount: number, frameTable: Uint8Array, frameCount: number, level: number | null): Version2Tables {
+  const strings = decodeStringTable(new ByteSource(stringTable, 0, stringTable.length, 0), stringCount);
+  const frames = decodeFrameTable(new ByteSource(frameTable, 0, frameTable.length, 0), frameCount, 'plain');
+  const nul = canTerminateStrings(strings);
+  let s = encodeStringTable(strings, nul);
+  let f = encodeFrameTable(frames, 'columns');
+  let flags = HeaderFlag.FrameTableColumns | (nul ? HeaderFlag.StringsNulTerminated : 0);
+  if (level !== null) {
+    s = zstdCompress(s, level);
+    f = zstdCompress(f, level);
+    flags |= HeaderFlag.TablesZstd;
+  }
+  return { strings: s, frames: f, flags };
 }
