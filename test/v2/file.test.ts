@@ -5,7 +5,8 @@ import { HEADER_SIZE, Header } from '../../lib/tachyon/format';
 import { ByteSink, ByteSource } from '../../lib/tachyon/v2/bytes';
 import { HEADER_FLAGS_OFFSET, HeaderFlag } from '../../lib/tachyon/v2/format';
 import { V2FileWriter, isVersion2, readProfileV2, stackCodingOf, type V2WriterOptions } from '../../lib/tachyon/v2/file';
-import { decodeFrameTable, decodeStringTable, encodeFrameTable, encodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../../lib/tachyon/v2/tables';
+import { decodeFrameTable, decodeStringTable, encodeFrameTable, encodeStringTable, version2Tables, type FrameTableCoding, type FrameTableEntry } from '../../lib/tachyon/v2/tables';
+import { zstdDecompress } from '../../lib/tachyon/v2/zstd';
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -151,6 +152,28 @@ describe('version-2 files', () => {
         expect(decodeStringTable(new ByteSource(bytes, 0, bytes.length, 0), usable.length, nul)).toEqual(usable);
       }),
     );
+  });
+
+  it('re-codes version-1 encoded tables as version 2 tables and back', () => {
+    const strings = ['app.py', 'main', 'a\u00e9b', 'lib.py', 'load'];
+    const frames: FrameTableEntry[] = [
+      { filenameIndex: 0, funcnameIndex: 1, lineno: 10, endLinenoDelta: 0, column: 4, endColumnDelta: 4, opcode: 255 },
+      { filenameIndex: 3, funcnameIndex: 4, lineno: -1, endLinenoDelta: 0, column: -1, endColumnDelta: 0, opcode: 7 },
+      { filenameIndex: 0, funcnameIndex: 1, lineno: 12, endLinenoDelta: 1, column: 0, endColumnDelta: 9, opcode: 100 },
+      { filenameIndex: 0, funcnameIndex: 2, lineno: 30, endLinenoDelta: 0, column: 2, endColumnDelta: 3, opcode: 255 },
+    ];
+    const v1Strings = encodeStringTable(strings);
+    const v1Frames = encodeFrameTable(frames, 'plain');
+    for (const level of [null, 19]) {
+      const t = version2Tables(v1Strings, strings.length, v1Frames, frames.length, level);
+      expect(t.flags & HeaderFlag.FrameTableColumns).toBeTruthy();
+      expect(t.flags & HeaderFlag.StringsNulTerminated).toBeTruthy();
+      expect(Boolean(t.flags & HeaderFlag.TablesZstd)).toBe(level !== null);
+      const s = level === null ? t.strings : zstdDecompress(t.strings, 0, 'strings');
+      const f = level === null ? t.frames : zstdDecompress(t.frames, 0, 'frames');
+      expect(decodeStringTable(new ByteSource(s, 0, s.length, 0), strings.length, true)).toEqual(strings);
+      expect(decodeFrameTable(new ByteSource(f, 0, f.length, 0), frames.length, 'columns')).toEqual(frames);
+    }
   });
 
   it('writes plain version-1 rows for the plain frame-table coding', () => {
