@@ -22,7 +22,7 @@ import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, WRITE_BUFFER_SIZE } from '../forma
 import { ByteSink, ByteSource } from './bytes';
 import { BLOCK_COLUMNS, BLOCK_MAX_SAMPLES, BlockColumnIndex as Col, BlockKind, THREAD_DEFINITION_SIZE, TIME_LOW_BITS, TIME_LOW_MASK } from './format';
 import { PredictCoder, PredictDecoder } from './predict';
-import { StackTableCoder, StackTableDecoder, type StackTableSinks, type StackTableSources } from './stacktable';
+import { StackPath, StackTableCoder, StackTableDecoder, type StackTableSinks, type StackTableSources } from './stacktable';
 
 const U64 = 1n << 64n;
 const U64_MASK = U64 - 1n;
@@ -48,6 +48,7 @@ interface WriterThread {
   /** Previous timestamp: a number while it is a safe integer, else a bigint. */
   last: number | bigint;
   predict: PredictCoder | null;
+  path: StackPath | null;
 }
 
 function toTimestamp(value: number | bigint): number | bigint {
@@ -134,7 +135,7 @@ export class SampleBlockWriter {
       if (threadId < 0n || threadId > U64_MASK || !Number.isInteger(interpreterId) || interpreterId < 0 || interpreterId > 0xffff_ffff) {
         throw new ProfpackError(`thread ${threadId} / interpreter ${interpreterId} does not fit u64 / u32`, { code: ErrorCode.INVALID_ARGUMENT });
       }
-      thread = { index: this.threadTotal++, last: this.start, predict: this.kind === BlockKind.Predict ? new PredictCoder() : null };
+      thread = { index: this.threadTotal++, last: this.start, predict: this.kind === BlockKind.Predict ? new PredictCoder() : null, path: this.kind === BlockKind.Predict ? null : new StackPath() };
       if (byInterpreter === undefined) this.threads.set(threadId, (byInterpreter = new Map()));
       byInterpreter.set(interpreterId, thread);
       threadDefs.reserve(THREAD_DEFINITION_SIZE);
@@ -145,7 +146,7 @@ export class SampleBlockWriter {
     }
     // Code the stack first: it is the step that can refuse the sample.
     if (thread.predict !== null) thread.predict.encode(stack, cols[Col.stacks]!);
-    else this.stackTable!.encode(stack, this.stackSinks);
+    else this.stackTable!.encode(stack, this.stackSinks, thread.path!);
     cols[Col.threads]!.uvarint(thread.index);
     const code = deltaCode(now, thread.last, this.interval);
     if (typeof code === 'number') {

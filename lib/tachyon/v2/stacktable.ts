@@ -46,9 +46,9 @@ export interface StackTableSources {
  * heap numbers and in GC (bench: 3× slower writes).
  */
 class ChildTable {
-  private parents = new Int32Array(1 << 12).fill(-1);
-  private frames = new Uint32Array(1 << 12);
-  private children = new Uint32Array(1 << 12);
+  /** Slots of 3 u32: parent + 1 (0 = empty), frame, child. One cache line serves a probe. */
+  private slots = new Uint32Array(3 << 12);
+  private capacity = 1 << 12;
   private size = 0;
 
   private static slot(parent: number, frame: number, mask: number): number {
@@ -56,34 +56,43 @@ class ChildTable {
   }
 
   get(parent: number, frame: number): number {
-    const mask = this.parents.length - 1;
+    const slots = this.slots;
+    const mask = this.capacity - 1;
+    const key = parent + 1;
     for (let i = ChildTable.slot(parent, frame, mask); ; i = (i + 1) & mask) {
-      const p = this.parents[i]!;
-      if (p === -1) return -1;
-      if (p === parent && this.frames[i] === frame) return this.children[i]!;
+      const at = i * 3;
+      const p = slots[at]!;
+      if (p === 0) return -1;
+      if (p === key && slots[at + 1] === frame) return slots[at + 2]!;
     }
   }
 
   set(parent: number, frame: number, child: number): void {
-    if ((this.size + 1) * 2 > this.parents.length) this.grow();
-    const mask = this.parents.length - 1;
+    if ((this.size + 1) * 2 > this.capacity) this.grow();
+    const slots = this.slots;
+    const mask = this.capacity - 1;
     let i = ChildTable.slot(parent, frame, mask);
-    while (this.parents[i] !== -1) i = (i + 1) & mask;
-    this.parents[i] = parent;
-    this.frames[i] = frame;
-    this.children[i] = child;
+    while (slots[i * 3] !== 0) i = (i + 1) & mask;
+    slots[i * 3] = parent + 1;
+    slots[i * 3 + 1] = frame;
+    slots[i * 3 + 2] = child;
     this.size++;
   }
 
   private grow(): void {
-    const { parents, frames, children } = this;
-    const capacity = parents.length * 2;
-    this.parents = new Int32Array(capacity).fill(-1);
-    this.frames = new Uint32Array(capacity);
-    this.children = new Uint32Array(capacity);
+    const old = this.slots;
+    this.capacity *= 2;
+    this.slots = new Uint32Array(this.capacity * 3);
     this.size = 0;
-    for (let i = 0; i < parents.length; i++) if (parents[i] !== -1) this.set(parents[i]!, frames[i]!, children[i]!);
+    for (let at = 0; at < old.length; at += 3) if (old[at] !== 0) this.set(old[at]! - 1, old[at + 1]!, old[at + 2]!);
   }
+}
+
+/** A thread's previous stack (outermost first) and the stack id of each of its prefixes. */
+export class StackPath {
+  readonly frames = new Uint32Array(MAX_STACK_DEPTH);
+  readonly ids = new Uint32Array(MAX_STACK_DEPTH);
+  depth = 0;
 }
 
 /** Writer side: interns stacks, one instance per file. */
@@ -96,7 +105,7 @@ export class StackTableCoder {
    * Codes `stack` (frame indices, innermost first; at most 256) into the
    * block's columns. Returns the stack id.
    */
-  encode(stack: ArrayLike<number>, out: StackTableSinks): number {
+  encode(stack: ArrayLike<number>, out: StackTableSinks, path?: StackPath): number {
     const depth = stack.length;
     if (depth > MAX_STACK_DEPTH) {
       throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${MAX_STACK_DEPTH}`, {
@@ -104,32 +113,54 @@ export class StackTableCoder {
         expected: `at most ${MAX_STACK_DEPTH} frames`,
       });
     }
+    // Walk from the outermost frame. A thread's previous stack usually shares a long
+    // outermost run with this one: its node ids are reused without a lookup.
     let id = 0;
-    let i = depth - 1;
-    for (; i >= 0; i--) {
-      const found = this.table.get(id, stack[i]! >>> 0);
-      if (found < 0) break;
-      id = found;
+    let level = 0;
+    if (path !== undefined) {
+      const limit = Math.min(depth, path.depth);
+      while (level < limit && path.frames[level] === stack[depth - 1 - level]! >>> 0) {
+        id = path.ids[level]!;
+        level++;
+      }
     }
-    if (i < 0) {
-      out.stacks.u8(id & 0xff);
-      out.stacksHigh.uvarint(Math.floor(id / 256));
-      return id;
-    }
-    const before = this.defined;
-    const ref = before + i + 1;
-    out.stacks.u8(ref & 0xff);
-    out.stacksHigh.uvarint(Math.floor(ref / 256));
-    const distance = before + 1 - id;
-    out.parents.u8(distance & 0xff);
-    out.parentsHigh.uvarint(Math.floor(distance / 256));
+    let i = depth - 1 - level;
     for (; i >= 0; i--) {
       const frame = stack[i]! >>> 0;
-      out.stackFrames.uvarint(frame);
-      const child = ++this.defined;
-      this.table.set(id, frame, child);
-      id = child;
+      const found = this.table.get(id, frame);
+      if (found < 0) break;
+      id = found;
+      if (path !== undefined) {
+        path.frames[level] = frame;
+        path.ids[level] = id;
+      }
+      level++;
     }
+    if (i >= 0) {
+      const before = this.defined;
+      const ref = before + i + 1;
+      out.stacks.u8(ref & 0xff);
+      out.stacksHigh.uvarint(Math.floor(ref / 256));
+      const distance = before + 1 - id;
+      out.parents.u8(distance & 0xff);
+      out.parentsHigh.uvarint(Math.floor(distance / 256));
+      for (; i >= 0; i--) {
+        const frame = stack[i]! >>> 0;
+        out.stackFrames.uvarint(frame);
+        const child = ++this.defined;
+        this.table.set(id, frame, child);
+        id = child;
+        if (path !== undefined) {
+          path.frames[level] = frame;
+          path.ids[level] = id;
+        }
+        level++;
+      }
+    } else {
+      out.stacks.u8(id & 0xff);
+      out.stacksHigh.uvarint(Math.floor(id / 256));
+    }
+    if (path !== undefined) path.depth = depth;
     return id;
   }
 
