@@ -168,6 +168,19 @@ export class SampleBlockWriter {
     return total;
   }
 
+  /**
+   * A batch in the native encoder's shape: sample k's stack is
+   * frames[stackEnds[k-1] .. stackEnds[k]), innermost first.
+   */
+  addMany(threadIds: BigUint64Array, interpreterIds: Uint32Array, timestamps: BigUint64Array, statuses: Uint8Array, stackEnds: Uint32Array, frames: Uint32Array): void {
+    let from = 0;
+    for (let k = 0; k < threadIds.length; k++) {
+      const to = stackEnds[k]!;
+      this.add(threadIds[k]!, interpreterIds[k]!, timestamps[k]!, statuses[k]!, frames.subarray(from, to));
+      from = to;
+    }
+  }
+
   /** Emits the pending samples as one block (nothing when there are none). */
   flush(): void {
     if (this.inBlock === 0) return;

@@ -18,8 +18,24 @@ export interface NativeDecodedRegion {
   error?: ProfpackError;
 }
 
+/** Opaque handle of a native block encoder (native/tachyon/v2/block_encoder.h). */
+export type NativeEncoderHandle = { readonly __brand: 'v2-encoder' };
+
 export interface V2Native {
   decodeRegion(region: Uint8Array, base: number, startTimeUs: bigint, sampleIntervalUs: bigint): NativeDecodedRegion;
+  createEncoder(kind: number, sampleIntervalUs: bigint, startTimeUs: bigint, blockMaxSamples: number): NativeEncoderHandle;
+  /** Codes a batch (sample k's stack = frames[stackEnds[k-1] .. stackEnds[k])); returns the blocks it finished. */
+  encodeSamples(
+    handle: NativeEncoderHandle,
+    threadIds: BigUint64Array,
+    interpreterIds: Uint32Array,
+    timestamps: BigUint64Array,
+    statuses: Uint8Array,
+    stackEnds: Uint32Array,
+    frames: Uint32Array,
+  ): Uint8Array[];
+  flushEncoder(handle: NativeEncoderHandle): Uint8Array;
+  encoderCounts(handle: NativeEncoderHandle): [number, number];
 }
 
 export const v2Native: V2Native | null = nativeModule<V2Native>('v2');
