@@ -3,26 +3,34 @@
  * compressor that ends one frame (as CPython streams its sample region), and
  * a bounded streaming decompressor (CPython caps a region at 1 GiB).
  */
-import { compress } from 'zstd-napi';
-import * as binding from 'zstd-napi/binding';
+import type * as Binding from 'zstd-napi/binding';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_MAX_DECOMPRESSED } from '../format';
 
 const OUT_CHUNK = 128 * 1024;
 
+// zstd-napi is a native module: load it on first use, so that requiring profpack
+// works (JS backend) on a machine where no addon can load.
+let loaded: typeof Binding | null = null;
+function zstd(): typeof Binding {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  loaded ??= require('zstd-napi/binding') as typeof Binding;
+  return loaded;
+}
+
 export class ZstdStream {
-  private readonly cctx = new binding.CCtx();
+  private readonly cctx = new (zstd().CCtx)();
   private readonly out = new Uint8Array(OUT_CHUNK);
 
   constructor(level: number) {
-    this.cctx.setParameter(binding.CParameter.compressionLevel, level);
+    this.cctx.setParameter(zstd().CParameter.compressionLevel, level);
   }
 
   /** Compresses `data`, passing compressed bytes to `sink` as they come. */
   write(data: Uint8Array, sink: (chunk: Uint8Array) => void): void {
     let input = data;
     while (input.length > 0) {
-      const [, produced, consumed] = this.cctx.compressStream2(this.out, input, binding.EndDirective.continue);
+      const [, produced, consumed] = this.cctx.compressStream2(this.out, input, zstd().EndDirective.continue);
       if (produced > 0) sink(this.out.slice(0, produced));
       input = input.subarray(consumed);
     }
@@ -31,7 +39,7 @@ export class ZstdStream {
   /** Ends the frame. */
   end(sink: (chunk: Uint8Array) => void): void {
     for (;;) {
-      const [remaining, produced] = this.cctx.compressStream2(this.out, new Uint8Array(0), binding.EndDirective.end);
+      const [remaining, produced] = this.cctx.compressStream2(this.out, new Uint8Array(0), zstd().EndDirective.end);
       if (produced > 0) sink(this.out.slice(0, produced));
       if (remaining === 0) return;
     }
@@ -44,7 +52,9 @@ export class ZstdStream {
  * cheap to set up.
  */
 export function zstdCompress(data: Uint8Array, level: number): Uint8Array {
-  return compress(data, { compressionLevel: level });
+  const cctx = new (zstd().CCtx)();
+  const out = new Uint8Array(zstd().compressBound(data.length));
+  return out.slice(0, cctx.compress(out, data, level));
 }
 
 /**
@@ -52,7 +62,7 @@ export function zstdCompress(data: Uint8Array, level: number): Uint8Array {
  * CPython does). `offset` is where `data` starts in the file, for errors.
  */
 export function zstdDecompress(data: Uint8Array, offset: number, what: string, limit = ZSTD_MAX_DECOMPRESSED): Uint8Array {
-  const dctx = new binding.DCtx();
+  const dctx = new (zstd().DCtx)();
   const chunks: Uint8Array[] = [];
   let total = 0;
   let input = data;
