@@ -1,0 +1,221 @@
+/**
+ * Growable output and bounds-checked input for the version-2 codings. The hot
+ * paths inline LEB128 (lib/varint/leb128.ts has the single-value reference
+ * forms; these must agree with it byte for byte).
+ */
+import { ErrorCode, ProfpackError } from '../../errors';
+import { overflow, truncated } from '../../varint/leb128';
+
+const TWO_POW_32 = 0x1_0000_0000;
+
+/** An append-only byte buffer that doubles when full. */
+export class ByteSink {
+  bytes: Uint8Array;
+  length = 0;
+
+  constructor(initialCapacity = 256) {
+    this.bytes = new Uint8Array(Math.max(16, initialCapacity));
+  }
+
+  reserve(extra: number): void {
+    const need = this.length + extra;
+    if (need <= this.bytes.length) return;
+    let size = this.bytes.length * 2;
+    while (size < need) size *= 2;
+    const grown = new Uint8Array(size);
+    grown.set(this.bytes.subarray(0, this.length));
+    this.bytes = grown;
+  }
+
+  u8(value: number): void {
+    this.reserve(1);
+    this.bytes[this.length++] = value & 0xff;
+  }
+
+  /** u16 little-endian (memtrace's codeword width). */
+  u16(value: number): void {
+    this.reserve(2);
+    this.bytes[this.length++] = value & 0xff;
+    this.bytes[this.length++] = (value >>> 8) & 0xff;
+  }
+
+  /** Unsigned LEB128 of a non-negative integer up to 2^53 (callers keep u32 values u32). */
+  uvarint(value: number): void {
+    this.reserve(8);
+    const b = this.bytes;
+    let n = this.length;
+    if (value < 0x80) {
+      b[n++] = value;
+    } else {
+      while (value >= 0x80) {
+        b[n++] = (value & 0x7f) | 0x80;
+        value = value >= TWO_POW_32 ? Math.floor(value / 128) : value >>> 7;
+      }
+      b[n++] = value;
+    }
+    this.length = n;
+  }
+
+  /** Unsigned LEB128 of a u64 given as bigint (10 bytes at most). */
+  uvarint64(value: bigint): void {
+    if (value < 0x20_0000_0000_0000n) {
+      this.uvarint(Number(value));
+      return;
+    }
+    this.reserve(10);
+    while (value >= 0x80n) {
+      this.bytes[this.length++] = Number(value & 0x7fn) | 0x80;
+      value >>= 7n;
+    }
+    this.bytes[this.length++] = Number(value);
+  }
+
+  append(data: Uint8Array): void {
+    this.reserve(data.length);
+    this.bytes.set(data, this.length);
+    this.length += data.length;
+  }
+
+  /** A view of what was written (valid until the next write). */
+  view(): Uint8Array {
+    return this.bytes.subarray(0, this.length);
+  }
+
+  /** A copy of what was written. */
+  take(): Uint8Array {
+    return this.bytes.slice(0, this.length);
+  }
+
+  clear(): void {
+    this.length = 0;
+  }
+}
+
+/**
+ * A cursor over one span of input. `base` is the span's offset in the data an
+ * error should point into (the file, or the decompressed sample region), so
+ * every ProfpackError carries an offset a reader can look up.
+ */
+export class ByteSource {
+  pos: number;
+
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly start: number,
+    readonly end: number,
+    readonly base: number,
+  ) {
+    this.pos = start;
+  }
+
+  /** Offset of the cursor as errors report it. */
+  offset(at = this.pos): number {
+    return this.base + at;
+  }
+
+  remaining(): number {
+    return this.end - this.pos;
+  }
+
+  fail(code: string, message: string, expected?: string, at = this.pos): ProfpackError {
+    return new ProfpackError(message, { code, offset: this.offset(at), expected });
+  }
+
+  u8(what: string): number {
+    if (this.pos >= this.end) throw this.fail(ErrorCode.V2_TRUNCATED, `${what} cut off by the end of its span`, 'one more byte');
+    return this.bytes[this.pos++]!;
+  }
+
+  u16(what: string): number {
+    if (this.end - this.pos < 2) throw this.fail(ErrorCode.V2_TRUNCATED, `${what} cut off by the end of its span`, 'two more bytes');
+    const b = this.bytes;
+    const v = b[this.pos]! | (b[this.pos + 1]! << 8);
+    this.pos += 2;
+    return v;
+  }
+
+  /** Unsigned LEB128 into a u32, exactly as lib/varint decodeU32 (same errors). */
+  uvarint32(): number {
+    const b = this.bytes;
+    const start = this.pos;
+    if (start < this.end && b[start]! < 0x80) {
+      this.pos = start + 1;
+      return b[start]!;
+    }
+    let value = 0;
+    let pos = start;
+    for (let i = 0; i < 5; i++) {
+      if (pos >= this.end) throw truncated(this.base + start, 'u32');
+      const byte = b[pos++]!;
+      if (i === 4) {
+        if (byte & 0x80) throw overflow(this.base + start, 'u32', 'at most 5 bytes');
+        if (byte > 0x0f) throw overflow(this.base + start, 'u32', 'the 5th byte to carry at most 4 bits');
+        this.pos = pos;
+        return value + byte * 0x1000_0000;
+      }
+      value |= (byte & 0x7f) << (7 * i);
+      if (!(byte & 0x80)) {
+        this.pos = pos;
+        return value >>> 0;
+      }
+    }
+    /* c8 ignore next */
+    throw overflow(this.base + start, 'u32', 'at most 5 bytes');
+  }
+
+  /** Unsigned LEB128 of at most 7 bytes (49 bits) as a number, for codes that may exceed u32. */
+  uvarint49(): number {
+    const b = this.bytes;
+    const start = this.pos;
+    let value = 0;
+    let pos = start;
+    for (let i = 0; i < 7; i++) {
+      if (pos >= this.end) throw truncated(this.base + start, 'u49');
+      const byte = b[pos++]!;
+      value += (byte & 0x7f) * 2 ** (7 * i);
+      if (!(byte & 0x80)) {
+        this.pos = pos;
+        return value;
+      }
+    }
+    throw overflow(this.base + start, 'u49', 'at most 7 bytes');
+  }
+
+  /** Unsigned LEB128 into a u64 (bigint), at most 10 bytes. */
+  uvarint64(): bigint {
+    const b = this.bytes;
+    const start = this.pos;
+    if (start < this.end && b[start]! < 0x80) {
+      this.pos = start + 1;
+      return BigInt(b[start]!);
+    }
+    let low = 0; // bits 0..48 exactly, as a number
+    let pos = start;
+    let i = 0;
+    for (; i < 7; i++) {
+      if (pos >= this.end) throw truncated(this.base + start, 'u64');
+      const byte = b[pos++]!;
+      low += (byte & 0x7f) * 2 ** (7 * i);
+      if (!(byte & 0x80)) {
+        this.pos = pos;
+        return BigInt(low);
+      }
+    }
+    let value = BigInt(low);
+    for (; i < 10; i++) {
+      if (pos >= this.end) throw truncated(this.base + start, 'u64');
+      const byte = b[pos++]!;
+      if (i === 9) {
+        if (byte & 0x80) throw overflow(this.base + start, 'u64', 'at most 10 bytes');
+        if (byte > 0x01) throw overflow(this.base + start, 'u64', 'the 10th byte to carry at most 1 bit');
+      }
+      value |= BigInt(byte & 0x7f) << BigInt(7 * i);
+      if (!(byte & 0x80)) {
+        this.pos = pos;
+        return value;
+      }
+    }
+    /* c8 ignore next */
+    throw overflow(this.base + start, 'u64', 'at most 10 bytes');
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Constants of format version 2 (issue 8, docs/format-v2.md): what version 2
+ * adds to the version-1 layout of lib/tachyon/format.ts. Everything not named
+ * here (header offsets, tables, stats block, footer) is version 1's.
+ */
+
+/**
+ * Record kinds only a version-2 file may contain. A version-2 sample region is
+ * a sequence of sample blocks; each starts with version 1's 13-byte record
+ * prefix (thread_id and interpreter_id written 0, ignored) and one of these.
+ * Values 0..3 stay version 1's REPEAT / FULL / SUFFIX / POP_PUSH.
+ */
+export enum BlockKind {
+  /** Stacks coded with memtrace's cache and prediction (seed 004), per thread. */
+  Predict = 4,
+  /** Stacks named by an interned stack id; new stacks defined inline. */
+  StackTable = 5,
+}
+
+/** Header byte 11 (reserved and written 0 in version 1) carries version 2's flags. */
+export const HEADER_FLAGS_OFFSET = 11;
+export const HeaderFlag = {
+  /** The string table and the frame table are each one zstd frame. */
+  TablesZstd: 1 << 0,
+  /** Frame-table filename/funcname indices are move-to-front codes (mtf.ts). */
+  FrameTableMtf: 1 << 1,
+  /**
+   * The frame table is stored column by column, name indices as "next new
+   * string" codes and line numbers relative to the file's previous frame
+   * (tables.ts). Exclusive with FrameTableMtf.
+   */
+  FrameTableColumns: 1 << 2,
+  /**
+   * Strings are stored NUL-terminated instead of length-prefixed (measured
+   * 3–15 % smaller after zstd). Only when no string contains a NUL byte.
+   */
+  StringsNulTerminated: 1 << 3,
+} as const;
+export const KNOWN_HEADER_FLAGS = HeaderFlag.TablesZstd | HeaderFlag.FrameTableMtf | HeaderFlag.FrameTableColumns | HeaderFlag.StringsNulTerminated;
+
+/**
+ * A block holds at most this many samples, and is also ended once its columns
+ * reach WRITE_BUFFER_SIZE bytes (512 KiB, what version 1 buffers). Larger
+ * blocks compress better: 64 Ki samples measured 3 % smaller than 8 Ki.
+ */
+export const BLOCK_MAX_SAMPLES = 65536;
+
+/**
+ * Columns of a sample block, in file order after the sample count. Values
+ * that span several bytes are split into byte planes (a low-byte column and
+ * a LEB128 column for the rest): zstd's entropy stage models the planes far
+ * better than interleaved LEB128 bytes (bench/RESULTS.md ## v2).
+ */
+export const BLOCK_COLUMNS = [
+  'threads', // LEB128 thread index per sample
+  'threadDefinitions', // u64 thread_id + u32 interpreter_id per new thread
+  'deltas', // u8: low 7 bits of the time code per sample
+  'deltasHigh', // LEB128: time code >> 7 per sample
+  'statuses', // u8 per sample
+  'stacks', // Predict: keep, ncodes, codewords; StackTable: u8 low byte of the ref
+  'stacksHigh', // StackTable: LEB128 ref >> 8 per sample
+  'parents', // StackTable: u8 low byte of the parent distance per sample with definitions
+  'parentsHigh', // StackTable: LEB128 parent distance >> 8
+  'stackFrames', // StackTable: LEB128 frame index per defined stack
+] as const;
+export type BlockColumn = (typeof BLOCK_COLUMNS)[number];
+export const BlockColumnIndex = Object.fromEntries(BLOCK_COLUMNS.map((name, i) => [name, i])) as { [K in BlockColumn]: number };
+
+/**
+ * The time code is split at 7 bits: measured 0.1–2 % smaller after zstd-19
+ * than a split at 8 bits on every real stream (jitter of a few hundred µs
+ * puts most codes below 2^14, so the high part is mostly one small byte).
+ */
+export const TIME_LOW_BITS = 7;
+export const TIME_LOW_MASK = (1 << TIME_LOW_BITS) - 1;
+
+/** Thread definition: thread_id u64 + interpreter_id u32, little-endian. */
+export const THREAD_DEFINITION_SIZE = 12;
+
+/** Memtrace's cache: 2^14 buckets, two-way skewed-associative (notes/memtrace.md §4.3). */
+export const CACHE_BITS = 14;
+export const CACHE_SIZE = 1 << CACHE_BITS;
+export const CACHE_MASK = CACHE_SIZE - 1;
+/** Multipliers of memtrace's two hashes: h1 = (v*H1 >> 11) & mask, h2 = (v*H2 >> 21) & mask. */
+export const HASH1_MULTIPLIER = 0x4983723;
+export const HASH1_SHIFT = 11;
+export const HASH2_MULTIPLIER = 0xfdea731;
+export const HASH2_SHIFT = 21;
+
+/** Codeword = bucket << 2 | tag, u16 little-endian. */
+export enum CodewordTag {
+  /** Hit, then no correct prediction. */
+  Hit0 = 0,
+  /** Hit, then one correct prediction. */
+  Hit1 = 1,
+  /** Hit, then N (2..255) correct predictions: a u8 N follows. */
+  HitN = 2,
+  /** Miss: the frame index follows as LEB128 and is stored in this bucket. */
+  Miss = 3,
+}
+/** memtrace caps a hitN run at 255 (the 256th correct prediction starts a new codeword). */
+export const MAX_PREDICTION_RUN = 255;
+
+/** Move-to-front list length for frame-table names (memtrace uses 31 for file and function names). */
+export const MTF_SIZE = 31;

@@ -1,0 +1,41 @@
+/**
+ * The native twin of the version-2 region decoder (native/tachyon/v2), or
+ * null under the JS backend. One N-API crossing per region.
+ */
+import { nativeModule } from '../../backend';
+import type { ProfpackError } from '../../errors';
+
+export interface NativeDecodedRegion {
+  threadIds: BigUint64Array;
+  interpreterIds: Uint32Array;
+  sampleThread: Uint32Array;
+  timestamps: BigUint64Array;
+  statuses: Uint8Array;
+  /** Sample i's stack is frames[stackOffsets[i] .. stackOffsets[i + 1]), innermost first. */
+  stackOffsets: Uint32Array;
+  frames: Uint32Array;
+  /** Bad input: the samples above are those decoded before it. */
+  error?: ProfpackError;
+}
+
+/** Opaque handle of a native block encoder (native/tachyon/v2/block_encoder.h). */
+export type NativeEncoderHandle = { readonly __brand: 'v2-encoder' };
+
+export interface V2Native {
+  decodeRegion(region: Uint8Array, base: number, startTimeUs: bigint, sampleIntervalUs: bigint): NativeDecodedRegion;
+  createEncoder(kind: number, sampleIntervalUs: bigint, startTimeUs: bigint, blockMaxSamples: number): NativeEncoderHandle;
+  /** Codes a batch (sample k's stack = frames[stackEnds[k-1] .. stackEnds[k])); returns the blocks it finished. */
+  encodeSamples(
+    handle: NativeEncoderHandle,
+    threadIds: BigUint64Array,
+    interpreterIds: Uint32Array,
+    timestamps: BigUint64Array,
+    statuses: Uint8Array,
+    stackEnds: Uint32Array,
+    frames: Uint32Array,
+  ): Uint8Array[];
+  flushEncoder(handle: NativeEncoderHandle): Uint8Array;
+  encoderCounts(handle: NativeEncoderHandle): [number, number];
+}
+
+export const v2Native: V2Native | null = nativeModule<V2Native>('v2');

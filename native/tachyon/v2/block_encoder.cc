@@ -1,0 +1,225 @@
+// See block_encoder.h. Each step mirrors the JS twin so that the blocks are
+// byte-identical (test/v2/backends.test.ts compares them).
+#include "tachyon/v2/block_encoder.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace profpack {
+namespace v2 {
+namespace {
+
+constexpr size_t kCacheSize = 1 << 14;
+constexpr uint32_t kCacheMask = kCacheSize - 1;
+constexpr uint32_t kMaxDepth = 256;
+constexpr uint32_t kMaxRun = 255;  // memtrace's hit-N cap
+constexpr size_t kBlockByteLimit = 512 * 1024;  // WRITE_BUFFER_SIZE
+constexpr unsigned kTimeLowBits = 7;
+enum Column { kThreads, kThreadDefinitions, kDeltas, kDeltasHigh, kStatuses, kStacks, kStacksHigh, kParents, kParentsHigh, kStackFrames };
+
+inline void PutU8(std::vector<uint8_t>& out, uint8_t v) { out.push_back(v); }
+inline void PutU16(std::vector<uint8_t>& out, uint32_t v) {
+  out.push_back(static_cast<uint8_t>(v));
+  out.push_back(static_cast<uint8_t>(v >> 8));
+}
+inline void PutVarint(std::vector<uint8_t>& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+// memtrace's hashes on the 64-bit product (notes/memtrace.md §4.3).
+inline uint32_t Hash1(uint32_t v) { return static_cast<uint32_t>((static_cast<uint64_t>(v) * 0x4983723ull) >> 11) & kCacheMask; }
+inline uint32_t Hash2(uint32_t v) { return static_cast<uint32_t>((static_cast<uint64_t>(v) * 0xfdea731ull) >> 21) & kCacheMask; }
+
+}  // namespace
+
+struct BlockEncoder::Thread {
+  uint32_t index;
+  uint64_t last;
+  // Predict (memtrace's cache, per thread).
+  std::unique_ptr<std::array<uint32_t, kCacheSize>> cache, date;
+  std::unique_ptr<std::array<uint8_t, kCacheSize>> filled;
+  std::unique_ptr<std::array<uint16_t, kCacheSize>> next;
+  uint32_t clock = 0;
+  // The previous stack, outermost first, and (stack table) the id of each prefix.
+  std::array<uint32_t, kMaxDepth> previous{};
+  std::array<uint32_t, kMaxDepth> ids{};
+  uint32_t previousDepth = 0;
+};
+
+BlockEncoder::BlockEncoder(uint8_t kind, uint64_t sampleIntervalUs, uint64_t startTimeUs, uint32_t blockMaxSamples)
+    : kind_(kind), interval_(sampleIntervalUs), start_(startTimeUs), blockMax_(blockMaxSamples) {}
+
+BlockEncoder::~BlockEncoder() = default;
+
+void BlockEncoder::EncodePredict(Thread& t, const uint32_t* stack, uint32_t depth) {
+  if (!t.cache) {
+    t.cache = std::make_unique<std::array<uint32_t, kCacheSize>>();
+    t.date = std::make_unique<std::array<uint32_t, kCacheSize>>();
+    t.filled = std::make_unique<std::array<uint8_t, kCacheSize>>();
+    t.next = std::make_unique<std::array<uint16_t, kCacheSize>>();
+    t.cache->fill(0);
+    t.date->fill(0);
+    t.filled->fill(0);
+    t.next->fill(0);
+  }
+  auto& cache = *t.cache;
+  auto& date = *t.date;
+  auto& filled = *t.filled;
+  auto& next = *t.next;
+  const uint32_t limit = std::min(depth, t.previousDepth);
+  uint32_t keep = 0;
+  while (keep < limit && t.previous[keep] == stack[depth - 1 - keep]) ++keep;
+  const uint32_t now = ++t.clock;
+  scratch_.clear();
+  uint32_t ncodes = 0;
+  uint32_t predictor = 0;
+  int64_t j = static_cast<int64_t>(depth) - 1 - keep;
+  while (j >= 0) {
+    const uint32_t frame = stack[j];
+    const uint32_t b1 = Hash1(frame);
+    const uint32_t b2 = Hash2(frame);
+    int64_t bucket = -1;
+    if (filled[b1] && cache[b1] == frame) bucket = b1;
+    else if (filled[b2] && cache[b2] == frame) bucket = b2;
+    ++ncodes;
+    if (bucket < 0) {
+      const uint32_t victim = date[b1] < date[b2] ? b1 : b2;
+      cache[victim] = frame;
+      filled[victim] = 1;
+      date[victim] = now;
+      next[predictor] = static_cast<uint16_t>(victim);
+      PutU16(scratch_, (victim << 2) | 3);
+      PutVarint(scratch_, frame);
+      predictor = victim;
+      --j;
+      continue;
+    }
+    const uint32_t b = static_cast<uint32_t>(bucket);
+    date[b] = now;
+    next[predictor] = static_cast<uint16_t>(b);
+    --j;
+    uint32_t p = b;
+    uint32_t run = 0;
+    while (j >= 0 && run < kMaxRun) {
+      const uint32_t q = next[p];
+      if (!filled[q] || cache[q] != stack[j]) break;
+      ++run;
+      p = q;
+      --j;
+    }
+    if (run <= 1) {
+      PutU16(scratch_, (b << 2) | run);
+    } else {
+      PutU16(scratch_, (b << 2) | 2);
+      PutU8(scratch_, static_cast<uint8_t>(run));
+    }
+    predictor = p;
+  }
+  auto& out = columns_[kStacks];
+  PutVarint(out, keep);
+  PutVarint(out, ncodes);
+  out.insert(out.end(), scratch_.begin(), scratch_.end());
+  for (uint32_t i = 0; i < depth; ++i) t.previous[i] = stack[depth - 1 - i];
+  t.previousDepth = depth;
+}
+
+void BlockEncoder::EncodeStackTable(Thread& t, const uint32_t* stack, uint32_t depth) {
+  uint32_t id = 0;
+  uint32_t level = 0;
+  const uint32_t limit = std::min(depth, t.previousDepth);
+  while (level < limit && t.previous[level] == stack[depth - 1 - level]) {
+    id = t.ids[level];
+    ++level;
+  }
+  int64_t i = static_cast<int64_t>(depth) - 1 - level;
+  for (; i >= 0; --i) {
+    const uint32_t frame = stack[i];
+    auto found = children_.find((static_cast<uint64_t>(id) << 32) | frame);
+    if (found == children_.end()) break;
+    id = found->second;
+    t.previous[level] = frame;
+    t.ids[level] = id;
+    ++level;
+  }
+  if (i >= 0) {
+    const uint32_t before = defined_;
+    const uint64_t ref = static_cast<uint64_t>(before) + static_cast<uint64_t>(i) + 1;
+    PutU8(columns_[kStacks], static_cast<uint8_t>(ref & 0xff));
+    PutVarint(columns_[kStacksHigh], ref >> 8);
+    const uint64_t distance = static_cast<uint64_t>(before) + 1 - id;
+    PutU8(columns_[kParents], static_cast<uint8_t>(distance & 0xff));
+    PutVarint(columns_[kParentsHigh], distance >> 8);
+    for (; i >= 0; --i) {
+      const uint32_t frame = stack[i];
+      PutVarint(columns_[kStackFrames], frame);
+      const uint32_t child = ++defined_;
+      children_.emplace((static_cast<uint64_t>(id) << 32) | frame, child);
+      id = child;
+      t.previous[level] = frame;
+      t.ids[level] = id;
+      ++level;
+    }
+  } else {
+    PutU8(columns_[kStacks], static_cast<uint8_t>(id & 0xff));
+    PutVarint(columns_[kStacksHigh], id >> 8);
+  }
+  t.previousDepth = depth;
+}
+
+bool BlockEncoder::Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status, const uint32_t* stack, uint32_t depth) {
+  auto found = threadIndex_.find(ThreadKey{threadId, interpreterId});
+  Thread* thread;
+  if (found == threadIndex_.end()) {
+    auto t = std::make_unique<Thread>();
+    t->index = static_cast<uint32_t>(threads_.size());
+    t->last = start_;
+    threadIndex_.emplace(ThreadKey{threadId, interpreterId}, t->index);
+    auto& defs = columns_[kThreadDefinitions];
+    for (int b = 0; b < 8; ++b) defs.push_back(static_cast<uint8_t>(threadId >> (8 * b)));
+    for (int b = 0; b < 4; ++b) defs.push_back(static_cast<uint8_t>(interpreterId >> (8 * b)));
+    thread = t.get();
+    threads_.push_back(std::move(t));
+  } else {
+    thread = threads_[found->second].get();
+  }
+  if (kind_ == 4) EncodePredict(*thread, stack, depth);
+  else EncodeStackTable(*thread, stack, depth);
+  PutVarint(columns_[kThreads], thread->index);
+  // Time code: zigzag(i64(now − last − interval)) in u64 arithmetic.
+  const uint64_t x = timestampUs - thread->last - interval_;
+  const uint64_t zz = (x << 1) ^ static_cast<uint64_t>(static_cast<int64_t>(x) >> 63);
+  PutU8(columns_[kDeltas], static_cast<uint8_t>(zz & ((1u << kTimeLowBits) - 1)));
+  PutVarint(columns_[kDeltasHigh], zz >> kTimeLowBits);
+  PutU8(columns_[kStatuses], status);
+  thread->last = timestampUs;
+  ++sampleCount_;
+  ++inBlock_;
+  size_t pending = 0;
+  for (const auto& c : columns_) pending += c.size();
+  return inBlock_ >= blockMax_ || pending >= kBlockByteLimit;
+}
+
+std::vector<uint8_t> BlockEncoder::Flush() {
+  std::vector<uint8_t> block;
+  if (inBlock_ == 0) return block;
+  size_t total = 0;
+  for (const auto& c : columns_) total += c.size();
+  block.reserve(13 + 5 * 11 + total);
+  block.assign(12, 0);
+  block.push_back(kind_);
+  PutVarint(block, inBlock_);
+  for (const auto& c : columns_) PutVarint(block, c.size());
+  for (auto& c : columns_) {
+    block.insert(block.end(), c.begin(), c.end());
+    c.clear();
+  }
+  inBlock_ = 0;
+  return block;
+}
+
+}  // namespace v2
+}  // namespace profpack

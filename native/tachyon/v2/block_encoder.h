@@ -1,0 +1,59 @@
+// Native twin of lib/tachyon/v2/blocks.ts SampleBlockWriter (with predict.ts
+// PredictCoder and stacktable.ts StackTableCoder): codes samples into
+// version-2 sample blocks, byte for byte as the JS twin does. Pure C++.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace profpack {
+namespace v2 {
+
+class BlockEncoder {
+ public:
+  // kind: 4 = Predict, 5 = StackTable (docs/format-v2.md §3).
+  BlockEncoder(uint8_t kind, uint64_t sampleIntervalUs, uint64_t startTimeUs, uint32_t blockMaxSamples);
+  ~BlockEncoder();
+
+  // One sample; `stack` innermost first, depth <= 256 (checked by the caller).
+  // Returns true when the block is full and Flush() should be called.
+  bool Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status, const uint32_t* stack, uint32_t depth);
+  // The pending samples as one block (empty when there are none).
+  std::vector<uint8_t> Flush();
+
+  uint64_t sampleCount() const { return sampleCount_; }
+  uint32_t threadCount() const { return static_cast<uint32_t>(threads_.size()); }
+
+ private:
+  struct Thread;
+  struct ThreadKey {
+    uint64_t tid;
+    uint32_t interp;
+    bool operator==(const ThreadKey& o) const { return tid == o.tid && interp == o.interp; }
+  };
+  struct ThreadKeyHash {
+    size_t operator()(const ThreadKey& k) const { return std::hash<uint64_t>()(k.tid * 0x9e3779b97f4a7c15ull ^ k.interp); }
+  };
+
+  void EncodePredict(Thread& thread, const uint32_t* stack, uint32_t depth);
+  void EncodeStackTable(Thread& thread, const uint32_t* stack, uint32_t depth);
+
+  uint8_t kind_;
+  uint64_t interval_;
+  uint64_t start_;
+  uint32_t blockMax_;
+  std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> threadIndex_;
+  std::vector<std::unique_ptr<Thread>> threads_;
+  std::unordered_map<uint64_t, uint32_t> children_;  // parent << 32 | frame → stack id
+  uint32_t defined_ = 0;
+  std::array<std::vector<uint8_t>, 10> columns_;
+  std::vector<uint8_t> scratch_;
+  uint32_t inBlock_ = 0;
+  uint64_t sampleCount_ = 0;
+};
+
+}  // namespace v2
+}  // namespace profpack

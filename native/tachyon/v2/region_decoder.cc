@@ -1,0 +1,253 @@
+// See region_decoder.h. Mirrors the JS twin step by step so that both report
+// the same error code at the same offset for the same bad input.
+#include "tachyon/v2/region_decoder.h"
+
+#include <array>
+#include <cstring>
+#include <string>
+
+#include "varint/leb128.h"
+
+namespace profpack {
+namespace v2 {
+namespace {
+
+constexpr const char* kErrTruncated = "ERR_V2_TRUNCATED";
+constexpr const char* kErrBadBlock = "ERR_V2_BAD_BLOCK";
+constexpr const char* kErrUndefinedBucket = "ERR_V2_UNDEFINED_BUCKET";
+constexpr const char* kErrBadCodeword = "ERR_V2_BAD_CODEWORD";
+constexpr const char* kErrBadKeep = "ERR_V2_BAD_KEEP";
+constexpr const char* kErrUndefinedStack = "ERR_V2_UNDEFINED_STACK";
+constexpr const char* kErrStackCycle = "ERR_V2_STACK_CYCLE";
+constexpr const char* kErrStackTooDeep = "ERR_V2_STACK_TOO_DEEP";
+constexpr const char* kErrUndefinedThread = "ERR_V2_UNDEFINED_THREAD";
+
+constexpr size_t kRecordPrefixSize = 13;  // u64 thread_id, u32 interpreter_id, u8 kind
+constexpr uint8_t kKindPredict = 4;
+constexpr uint8_t kKindStackTable = 5;
+constexpr size_t kColumns = 10;
+enum Column { kThreads, kThreadDefinitions, kDeltas, kDeltasHigh, kStatuses, kStacks, kStacksHigh, kParents, kParentsHigh, kStackFrames };
+constexpr size_t kThreadDefinitionSize = 12;
+constexpr uint32_t kMaxDepth = 256;  // CPython 3.15's stack limit
+constexpr size_t kCacheSize = 1 << 14;
+constexpr unsigned kTimeLowBits = 7;
+constexpr uint32_t kTimeLowMask = (1u << kTimeLowBits) - 1;
+
+[[noreturn]] void Fail(const char* code, std::string message, size_t at, std::string expected = "") {
+  throw FormatError(code, std::move(message), static_cast<int64_t>(at), std::move(expected));
+}
+
+// One column of a block: [pos, end) of the region.
+struct Span {
+  const uint8_t* data;
+  size_t pos;
+  size_t end;
+  size_t remaining() const { return end - pos; }
+  uint8_t U8(const char* what) {
+    if (pos >= end) Fail(kErrTruncated, std::string(what) + " cut off by the end of its span", pos, "one more byte");
+    return data[pos++];
+  }
+  uint16_t U16(const char* what) {
+    if (end - pos < 2) Fail(kErrTruncated, std::string(what) + " cut off by the end of its span", pos, "two more bytes");
+    const uint16_t v = static_cast<uint16_t>(data[pos] | (data[pos + 1] << 8));
+    pos += 2;
+    return v;
+  }
+  uint32_t U32() { return leb128::DecodeU32(data, end, pos); }
+  uint64_t U64() { return leb128::DecodeU64(data, end, pos); }
+};
+
+struct PredictState {
+  std::array<uint32_t, kCacheSize> cache{};
+  std::array<uint8_t, kCacheSize> filled{};
+  std::array<uint16_t, kCacheSize> next{};
+  std::array<uint32_t, kMaxDepth> previous{};
+  uint32_t previousDepth = 0;
+
+  // predict.ts PredictDecoder.decode: appends the stack, innermost first, to `out`.
+  void Decode(Span& src, std::vector<uint32_t>& out) {
+    const size_t keepAt = src.pos;
+    const uint32_t keep = src.U32();
+    if (keep > previousDepth) Fail(kErrBadKeep, "predicted stack keeps more frames than the thread's previous stack has", keepAt);
+    const size_t countAt = src.pos;
+    const uint32_t ncodes = src.U32();
+    if (static_cast<uint64_t>(ncodes) * 2 > src.remaining()) Fail(kErrTruncated, "codewords cannot fit in the bytes left", countAt);
+    uint32_t depth = keep;
+    uint32_t predictor = 0;
+    for (uint32_t c = 0; c < ncodes; ++c) {
+      const size_t at = src.pos;
+      const uint16_t word = src.U16("codeword");
+      const uint32_t bucket = word >> 2;
+      const uint32_t tag = word & 3;
+      next[predictor] = static_cast<uint16_t>(bucket);
+      if (tag == 3) {
+        const uint32_t frame = src.U32();
+        if (depth >= kMaxDepth) Fail(kErrStackTooDeep, "predicted stack grows beyond 256 frames", at);
+        cache[bucket] = frame;
+        filled[bucket] = 1;
+        previous[depth++] = frame;
+        predictor = bucket;
+        continue;
+      }
+      if (!filled[bucket]) Fail(kErrUndefinedBucket, "codeword uses a cache bucket no miss has filled", at);
+      if (depth >= kMaxDepth) Fail(kErrStackTooDeep, "predicted stack grows beyond 256 frames", at);
+      previous[depth++] = cache[bucket];
+      uint32_t run = tag;
+      if (tag == 2) {
+        run = src.U8("prediction count");
+        if (run < 2) Fail(kErrBadCodeword, "a hit-N codeword counts fewer than 2 predictions", src.pos - 1);
+      }
+      if (depth + run > kMaxDepth) Fail(kErrStackTooDeep, "predicted stack grows beyond 256 frames", at);
+      uint32_t p = bucket;
+      for (uint32_t k = 0; k < run; ++k) {
+        p = next[p];
+        if (!filled[p]) Fail(kErrUndefinedBucket, "prediction chain reaches a cache bucket no miss has filled", at);
+        previous[depth++] = cache[p];
+      }
+      predictor = p;
+    }
+    previousDepth = depth;
+    for (uint32_t i = 0; i < depth; ++i) out.push_back(previous[depth - 1 - i]);
+  }
+};
+
+// stacktable.ts StackTableDecoder.
+struct StackTable {
+  std::vector<uint32_t> parent{0};
+  std::vector<uint32_t> frame{0};
+  std::vector<uint16_t> depth{0};
+  uint32_t defined = 0;
+
+  void Decode(Span& stacks, Span& stacksHigh, Span& parents, Span& parentsHigh, Span& frames, std::vector<uint32_t>& out) {
+    const size_t refAt = stacks.pos;
+    const uint32_t low = stacks.U8("stack ref");
+    const uint32_t high = stacksHigh.U32();
+    if (high >= 0x1000000u) Fail(kErrUndefinedStack, "stack ref does not fit u32", stacksHigh.pos);
+    const uint32_t ref = high * 256 + low;
+    if (ref > defined) {
+      const uint32_t k = ref - defined;
+      if (k > frames.remaining()) Fail(kErrUndefinedStack, "stack ref names more new definitions than the frames column holds", refAt);
+      const size_t distanceAt = parents.pos;
+      const uint64_t distance = parents.U8("parent distance") + static_cast<uint64_t>(parentsHigh.U32()) * 256;
+      if (distance == 0) Fail(kErrStackCycle, "a stack is defined as its own parent", distanceAt);
+      if (distance > static_cast<uint64_t>(defined) + 1) Fail(kErrUndefinedStack, "a stack names a parent that is not defined", distanceAt);
+      uint32_t p = static_cast<uint32_t>(defined + 1 - distance);
+      if (static_cast<uint32_t>(depth[p]) + k > kMaxDepth) Fail(kErrStackTooDeep, "stack would have more than 256 frames", refAt);
+      parent.resize(static_cast<size_t>(ref) + 1);
+      frame.resize(static_cast<size_t>(ref) + 1);
+      depth.resize(static_cast<size_t>(ref) + 1);
+      for (uint32_t n = defined + 1; n <= ref; ++n) {
+        parent[n] = p;
+        frame[n] = frames.U32();
+        depth[n] = static_cast<uint16_t>(depth[p] + 1);
+        p = n;
+      }
+      defined = ref;
+    }
+    uint32_t id = ref;
+    const uint32_t d = depth[id];
+    for (uint32_t i = 0; i < d; ++i) {
+      out.push_back(frame[id]);
+      id = parent[id];
+    }
+  }
+};
+
+struct Thread {
+  uint64_t last;
+  std::unique_ptr<PredictState> predict;
+};
+
+void DecodeBlocks(const uint8_t* region, size_t size, uint64_t start, uint64_t interval, DecodedRegion& out) {
+  std::vector<Thread> threads;
+  StackTable table;
+  size_t pos = 0;
+  while (pos < size) {
+    const size_t blockAt = pos;
+    if (size - pos < kRecordPrefixSize) Fail(kErrTruncated, "trailing bytes cannot hold a record prefix", pos);
+    for (size_t i = 0; i < kRecordPrefixSize - 1; ++i) {
+      if (region[pos + i] != 0) Fail(kErrBadBlock, "a sample block names a thread in its record prefix", pos + i);
+    }
+    const uint8_t kind = region[pos + kRecordPrefixSize - 1];
+    if (kind != kKindPredict && kind != kKindStackTable) Fail(kErrBadBlock, "unknown record kind in a version-2 sample region", pos + kRecordPrefixSize - 1);
+    pos += kRecordPrefixSize;
+    const uint32_t count = leb128::DecodeU32(region, size, pos);
+    uint64_t lengths[kColumns];
+    uint64_t total = 0;
+    for (size_t c = 0; c < kColumns; ++c) {
+      lengths[c] = leb128::DecodeU32(region, size, pos);
+      total += lengths[c];
+    }
+    if (total > size - pos) Fail(kErrTruncated, "block columns need more bytes than are left", blockAt);
+    const bool stackTable = kind == kKindStackTable;
+    for (int fixed : {static_cast<int>(kDeltas), static_cast<int>(kStatuses), static_cast<int>(kStacks)}) {
+      if (fixed == kStacks && !stackTable) continue;
+      if (lengths[fixed] != count) Fail(kErrBadBlock, "a one-byte-per-sample column has the wrong length", blockAt);
+    }
+    Span cols[kColumns];
+    size_t at = pos;
+    for (size_t c = 0; c < kColumns; ++c) {
+      cols[c] = Span{region, at, at + static_cast<size_t>(lengths[c])};
+      at += static_cast<size_t>(lengths[c]);
+    }
+    for (uint32_t s = 0; s < count; ++s) {
+      const size_t threadAt = cols[kThreads].pos;
+      const uint32_t index = cols[kThreads].U32();
+      if (index > threads.size()) Fail(kErrUndefinedThread, "sample names a thread that is not defined", threadAt);
+      if (index == threads.size()) {
+        Span& defs = cols[kThreadDefinitions];
+        if (defs.remaining() < kThreadDefinitionSize) Fail(kErrTruncated, "thread definition cut off by the end of its column", defs.pos);
+        uint64_t tid;
+        uint32_t interp;
+        std::memcpy(&tid, region + defs.pos, 8);  // little-endian hosts (checked by the glue)
+        std::memcpy(&interp, region + defs.pos + 8, 4);
+        defs.pos += kThreadDefinitionSize;
+        out.threadIds.push_back(tid);
+        out.interpreterIds.push_back(interp);
+        threads.push_back(Thread{start, nullptr});
+      }
+      Thread& thread = threads[index];
+      if (!stackTable) {
+        if (!thread.predict) thread.predict = std::make_unique<PredictState>();
+        thread.predict->Decode(cols[kStacks], out.frames);
+      } else {
+        table.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames], out.frames);
+      }
+      Span& deltas = cols[kDeltas];
+      const uint32_t low = region[deltas.pos++];
+      if (low > kTimeLowMask) Fail(kErrBadBlock, "time code low part exceeds 7 bits", deltas.pos - 1);
+      Span& high = cols[kDeltasHigh];
+      const size_t highAt = high.pos;
+      const uint64_t highPart = high.U64();
+      if (highPart > (UINT64_MAX >> kTimeLowBits)) Fail(kErrBadBlock, "time code high part makes the code exceed u64", highAt);
+      const uint64_t zz = (highPart << kTimeLowBits) | low;
+      const uint64_t x = (zz >> 1) ^ (~(zz & 1) + 1);  // zigzag decode, as u64 two's complement
+      thread.last = thread.last + interval + x;         // u64 wrap, as the JS twin's & (2^64 − 1)
+      out.sampleThread.push_back(index);
+      out.timestamps.push_back(thread.last);
+      out.statuses.push_back(cols[kStatuses].data[cols[kStatuses].pos++]);
+      out.stackOffsets.push_back(static_cast<uint32_t>(out.frames.size()));
+    }
+    for (size_t c = 0; c < kColumns; ++c) {
+      if (cols[c].remaining() != 0) Fail(kErrBadBlock, "bytes left over in a column of a block", cols[c].pos);
+    }
+    pos = at;
+  }
+}
+
+}  // namespace
+
+void DecodeRegion(const uint8_t* region, size_t size, int64_t base, uint64_t startTimeUs, uint64_t sampleIntervalUs,
+                  DecodedRegion& out) {
+  try {
+    DecodeBlocks(region, size, startTimeUs, sampleIntervalUs, out);
+  } catch (FormatError& e) {
+    if (e.offset >= 0) e.offset += base;
+    // Keep only whole samples: a failing sample may have appended part of its stack.
+    out.frames.resize(out.stackOffsets.back());
+    out.error = e;
+  }
+}
+
+}  // namespace v2
+}  // namespace profpack

@@ -1,0 +1,152 @@
+// N-API glue for the version-2 region decoder: one crossing per region. The
+// result carries the samples decoded before any error, and the error's
+// fields, so the JS layer delivers those samples and then throws (the JS
+// twin's behaviour).
+#include <napi.h>
+#include <cstring>
+
+#include "common/errors.h"
+#include "common/module_registry.h"
+#include "common/typed_array.h"
+#include "tachyon/v2/block_encoder.h"
+#include "tachyon/v2/region_decoder.h"
+
+namespace profpack {
+namespace {
+
+uint64_t BigIntArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  if (info.Length() <= i || !info[i].IsBigInt()) throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a bigint");
+  bool lossless = false;
+  const uint64_t v = info[i].As<Napi::BigInt>().Uint64Value(&lossless);
+  if (!lossless) throw Napi::RangeError::New(info.Env(), std::string(what) + " must be a u64");
+  return v;
+}
+
+template <typename T, typename Array>
+Array Copy(Napi::Env env, const std::vector<T>& values) {
+  Array out = Array::New(env, values.size());
+  if (!values.empty()) std::memcpy(out.Data(), values.data(), values.size() * sizeof(T));
+  return out;
+}
+
+// decodeRegion(region: Uint8Array, base: number, startTimeUs: bigint, sampleIntervalUs: bigint)
+Napi::Value DecodeRegion(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const RawView region = ViewOfType(info[0], napi_uint8_array, "region");
+  const size_t base = IndexArg(info, 1, "base");
+  const uint64_t start = BigIntArg(info, 2, "startTimeUs");
+  const uint64_t interval = BigIntArg(info, 3, "sampleIntervalUs");
+  // Thread definitions are read with memcpy: little-endian hosts only (version 2 files are little-endian).
+  const uint16_t probe = 1;
+  if (*reinterpret_cast<const uint8_t*>(&probe) != 1) throw Napi::Error::New(env, "version-2 native decoding needs a little-endian host");
+  v2::DecodedRegion decoded;
+  v2::DecodeRegion(region.data, region.length, static_cast<int64_t>(base), start, interval, decoded);
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("threadIds", Copy<uint64_t, Napi::BigUint64Array>(env, decoded.threadIds));
+  result.Set("interpreterIds", Copy<uint32_t, Napi::Uint32Array>(env, decoded.interpreterIds));
+  result.Set("sampleThread", Copy<uint32_t, Napi::Uint32Array>(env, decoded.sampleThread));
+  result.Set("timestamps", Copy<uint64_t, Napi::BigUint64Array>(env, decoded.timestamps));
+  result.Set("statuses", Copy<uint8_t, Napi::Uint8Array>(env, decoded.statuses));
+  result.Set("stackOffsets", Copy<uint32_t, Napi::Uint32Array>(env, decoded.stackOffsets));
+  result.Set("frames", Copy<uint32_t, Napi::Uint32Array>(env, decoded.frames));
+  if (decoded.error) {
+    result.Set("error", MakeProfpackError(env, *decoded.error).Value());
+  }
+  return result;
+}
+
+Napi::Error InvalidArgument(Napi::Env env, const std::string& message) {
+  return MakeProfpackError(env, "ERR_INVALID_ARGUMENT", message);
+}
+
+v2::BlockEncoder* EncoderArg(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), "encoder handle expected");
+  return info[0].As<Napi::External<v2::BlockEncoder>>().Data();
+}
+
+Napi::Uint8Array ToBytes(Napi::Env env, const std::vector<uint8_t>& bytes) {
+  Napi::Uint8Array out = Napi::Uint8Array::New(env, bytes.size());
+  if (!bytes.empty()) std::memcpy(out.Data(), bytes.data(), bytes.size());
+  return out;
+}
+
+// createEncoder(kind 4|5, sampleIntervalUs: bigint, startTimeUs: bigint, blockMaxSamples) -> handle
+Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t kind = IndexArg(info, 0, "kind");
+  if (kind != 4 && kind != 5) throw InvalidArgument(env, "kind must be 4 (predict) or 5 (stack table)");
+  const uint64_t interval = BigIntArg(info, 1, "sampleIntervalUs");
+  const uint64_t start = BigIntArg(info, 2, "startTimeUs");
+  const size_t blockMax = IndexArg(info, 3, "blockMaxSamples");
+  if (blockMax == 0 || blockMax > 0xffffffffu) throw InvalidArgument(env, "blockMaxSamples must be 1..2^32-1");
+  auto* encoder = new v2::BlockEncoder(static_cast<uint8_t>(kind), interval, start, static_cast<uint32_t>(blockMax));
+  return Napi::External<v2::BlockEncoder>::New(env, encoder, [](Napi::Env, v2::BlockEncoder* e) { delete e; });
+}
+
+// encodeSamples(handle, threadIds: BigUint64Array, interpreterIds: Uint32Array, timestamps: BigUint64Array,
+//               statuses: Uint8Array, stackEnds: Uint32Array, frames: Uint32Array) -> Uint8Array[] (finished blocks)
+// Sample k's stack is frames[stackEnds[k-1] .. stackEnds[k]), innermost first, at most 256 frames.
+// Everything is checked before the first sample is coded, so a refused batch leaves no trace.
+Napi::Value EncodeSamples(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  v2::BlockEncoder* encoder = EncoderArg(info);
+  const RawView tids = ViewOfType(info[1], napi_biguint64_array, "threadIds");
+  const RawView interps = ViewOfType(info[2], napi_uint32_array, "interpreterIds");
+  const RawView stamps = ViewOfType(info[3], napi_biguint64_array, "timestamps");
+  const RawView statuses = ViewOfType(info[4], napi_uint8_array, "statuses");
+  const RawView ends = ViewOfType(info[5], napi_uint32_array, "stackEnds");
+  const RawView frames = ViewOfType(info[6], napi_uint32_array, "frames");
+  const size_t n = tids.length;
+  if (interps.length != n || stamps.length != n || statuses.length != n || ends.length != n) {
+    throw InvalidArgument(env, "threadIds, interpreterIds, timestamps, statuses and stackEnds must have one entry per sample");
+  }
+  const auto* endValues = reinterpret_cast<const uint32_t*>(ends.data);
+  uint32_t previous = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (endValues[k] < previous || endValues[k] > frames.length) throw InvalidArgument(env, "stackEnds must not decrease and must stay within frames");
+    if (endValues[k] - previous > 256) throw InvalidArgument(env, "a stack has more than 256 frames");
+    previous = endValues[k];
+  }
+  const auto* tidValues = reinterpret_cast<const uint64_t*>(tids.data);
+  const auto* interpValues = reinterpret_cast<const uint32_t*>(interps.data);
+  const auto* stampValues = reinterpret_cast<const uint64_t*>(stamps.data);
+  const auto* frameValues = reinterpret_cast<const uint32_t*>(frames.data);
+  Napi::Array blocks = Napi::Array::New(env);
+  uint32_t from = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const uint32_t to = endValues[k];
+    if (encoder->Add(tidValues[k], interpValues[k], stampValues[k], statuses.data[k], frameValues + from, to - from)) {
+      blocks.Set(blocks.Length(), ToBytes(env, encoder->Flush()));
+    }
+    from = to;
+  }
+  return blocks;
+}
+
+// flushEncoder(handle) -> Uint8Array (empty when no sample is pending)
+Napi::Value FlushEncoder(const Napi::CallbackInfo& info) {
+  return ToBytes(info.Env(), EncoderArg(info)->Flush());
+}
+
+// encoderCounts(handle) -> [samples, threads]
+Napi::Value EncoderCounts(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  v2::BlockEncoder* encoder = EncoderArg(info);
+  Napi::Array out = Napi::Array::New(env, 2);
+  out.Set(0u, Napi::Number::New(env, static_cast<double>(encoder->sampleCount())));
+  out.Set(1u, Napi::Number::New(env, encoder->threadCount()));
+  return out;
+}
+
+void InitV2(Napi::Env env, Napi::Object exports) {
+  exports.Set("decodeRegion", Napi::Function::New(env, DecodeRegion, "decodeRegion"));
+  exports.Set("createEncoder", Napi::Function::New(env, CreateEncoder, "createEncoder"));
+  exports.Set("encodeSamples", Napi::Function::New(env, EncodeSamples, "encodeSamples"));
+  exports.Set("flushEncoder", Napi::Function::New(env, FlushEncoder, "flushEncoder"));
+  exports.Set("encoderCounts", Napi::Function::New(env, EncoderCounts, "encoderCounts"));
+}
+
+PROFPACK_REGISTER_MODULE("v2", InitV2);
+
+}  // namespace
+}  // namespace profpack
