@@ -13,6 +13,10 @@ export const ErrorCode = {
   VARINT_OVERFLOW: 'ERR_VARINT_OVERFLOW',
   SLOT_OVERFLOW: 'ERR_SLOT_OVERFLOW',
   SLOT_OUT_OF_RANGE: 'ERR_SLOT_OUT_OF_RANGE',
+  // convert
+  CONVERT_BAD_INPUT: 'ERR_CONVERT_BAD_INPUT',
+  CONVERT_UNKNOWN_FORMAT: 'ERR_CONVERT_UNKNOWN_FORMAT',
+  RECORD_FAILED: 'ERR_RECORD_FAILED',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});
