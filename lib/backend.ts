@@ -17,6 +17,7 @@ export interface BackendFeatures {
   avx2: boolean;
   bmi2: boolean;
   popcnt: boolean;
+  fastPext: boolean;
   mmap: boolean;
   littleEndian: boolean;
   [feature: string]: boolean | string;
@@ -39,7 +40,7 @@ let addon: NativeAddon | null = null;
 let state: Backend;
 
 function jsFeatures(): BackendFeatures {
-  return { sse41: false, avx2: false, bmi2: false, popcnt: false, mmap: false, littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 };
+  return { sse41: false, avx2: false, bmi2: false, popcnt: false, fastPext: false, mmap: false, littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 };
 }
 
 function probe(): Backend {

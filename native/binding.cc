@@ -29,6 +29,7 @@ Napi::Object Features(Napi::Env env) {
   f.Set("avx2", cpu.avx2);
   f.Set("bmi2", cpu.bmi2);
   f.Set("popcnt", cpu.popcnt);
+  f.Set("fastPext", cpu.fastPext);
 #if defined(__linux__) || defined(__APPLE__)
   f.Set("mmap", true);
 #else

@@ -28,23 +28,54 @@ function decodeU32At(bytes: Uint8Array, pos: number, state: { pos: number }): nu
   throw overflow(start, 'u32', 'at most 5 bytes');
 }
 
-/** Decodes unsigned u32 varints; the hot loop handles 1- and 2-byte values inline. */
+/**
+ * Decodes unsigned u32 varints. While 5 bytes remain the hot loop reads
+ * without per-byte end checks; near the end, and for anything unusual, the
+ * careful decoder takes over (and throws the exact error).
+ */
 function decodeU32Many(bytes: Uint8Array, pos: number, count: number, out: Uint32Array | Int32Array, zigzag: boolean): number {
-  const size = bytes.length;
+  const safeEnd = bytes.length - MAX_BYTES_U32;
   const state = { pos: 0 };
-  for (let i = 0; i < count; i++) {
-    let value: number;
-    const b0 = pos < size ? bytes[pos]! : 0x100;
-    if (b0 < 0x80) {
-      value = b0;
-      pos++;
-    } else if (b0 < 0x100 && pos + 1 < size && bytes[pos + 1]! < 0x80) {
-      value = (b0 & 0x7f) | (bytes[pos + 1]! << 7);
-      pos += 2;
-    } else {
-      value = decodeU32At(bytes, pos, state);
-      pos = state.pos;
+  let i = 0;
+  if (!zigzag) {
+    while (i < count && pos <= safeEnd) {
+      let b = bytes[pos]!;
+      if (b < 0x80) {
+        out[i++] = b;
+        pos += 1;
+        continue;
+      }
+      let v = b & 0x7f;
+      b = bytes[pos + 1]!;
+      v |= (b & 0x7f) << 7;
+      if (b < 0x80) {
+        out[i++] = v;
+        pos += 2;
+        continue;
+      }
+      b = bytes[pos + 2]!;
+      v |= (b & 0x7f) << 14;
+      if (b < 0x80) {
+        out[i++] = v;
+        pos += 3;
+        continue;
+      }
+      b = bytes[pos + 3]!;
+      v |= (b & 0x7f) << 21;
+      if (b < 0x80) {
+        out[i++] = v;
+        pos += 4;
+        continue;
+      }
+      b = bytes[pos + 4]!;
+      if (b > 0x0f) break; // overflow: the careful decoder reports it
+      out[i++] = (v | (b << 28)) >>> 0;
+      pos += 5;
     }
+  }
+  for (; i < count; i++) {
+    const value = decodeU32At(bytes, pos, state);
+    pos = state.pos;
     out[i] = zigzag ? (value >>> 1) ^ -(value & 1) : value;
   }
   return pos;

@@ -8,6 +8,8 @@ struct CpuFeatures {
   bool avx2 = false;
   bool bmi2 = false;
   bool popcnt = false;
+  // BMI2 pext/pdep at full speed: not on AMD before Zen 3 (family 0x19), where they are microcoded.
+  bool fastPext = false;
 };
 
 const CpuFeatures& DetectedCpuFeatures();

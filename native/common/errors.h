@@ -3,20 +3,11 @@
 #pragma once
 #include <napi.h>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
-namespace profpack {
+#include "common/format_error.h"
 
-// A decoding failure in pure C++ code (no N-API), so decoders can also run
-// under libFuzzer. The N-API glue turns it into a ProfpackError.
-struct FormatError : std::runtime_error {
-  std::string code;
-  int64_t offset;  // -1 when no byte offset applies
-  std::string expected;
-  FormatError(std::string code_, std::string message, int64_t offset_ = -1, std::string expected_ = "")
-      : std::runtime_error(std::move(message)), code(std::move(code_)), offset(offset_), expected(std::move(expected_)) {}
-};
+namespace profpack {
 
 // Builds a ProfpackError (or a plain Error carrying the same fields before the
 // class was registered) without throwing it.

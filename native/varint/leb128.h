@@ -4,8 +4,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
-#include "common/errors.h"
+#include "common/format_error.h"
 
 namespace profpack {
 namespace leb128 {
@@ -102,6 +103,85 @@ inline int32_t DecodeI32(const uint8_t* data, size_t size, size_t& pos) {
   }
   ThrowOverflow(start, "i32", "at most 5 bytes");
 }
+
+// Batch u32 decode. Where 72 bytes remain it finds the value ends of a 64-byte
+// window at once (a bitmap of bytes without the continuation bit) and
+// extracts each value from an 8-byte load: no value waits for the previous
+// one's length, unlike the byte-at-a-time loop, whose branches mispredict on
+// mixed lengths. Anything unusual (a value over 5 bytes, a 5th byte with more
+// than 4 bits) goes to DecodeU32, which throws the exact error.
+// `Kernel` supplies EndsOf8 (flags of the 8 bytes of a word, one bit each)
+// and Extract (the value in the low `length` bytes of a word).
+struct PortableKernel {
+  static uint64_t EndsOf8(uint64_t word) {
+    const uint64_t stops = (~word & 0x8080808080808080ull) >> 7;  // bit 8j set: byte j ends a value
+    return (stops * 0x0102040810204080ull) >> 56;                    // gather the 8 flags into one byte
+  }
+  static uint64_t Extract(uint64_t word, size_t length) {
+    word &= (uint64_t{1} << (8 * length)) - 1;
+    return (word & 0x7f) | ((word >> 1) & 0x3f80) | ((word >> 2) & 0x1fc000) | ((word >> 3) & 0xfe00000) |
+           ((word >> 4) & 0x7f0000000ull);
+  }
+};
+
+inline uint64_t LoadLE64(const uint8_t* p) {
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  word = __builtin_bswap64(word);
+#endif
+  return word;
+}
+
+template <typename Kernel, bool kZigzag, typename Out>
+inline size_t DecodeU32BatchWith(const uint8_t* data, size_t size, size_t pos, size_t count, Out* out) {
+  size_t i = 0;
+  while (i < count && size >= 72 && pos <= size - 72) {
+    uint64_t ends = 0;
+    for (unsigned k = 0; k < 8; ++k) ends |= Kernel::EndsOf8(LoadLE64(data + pos + 8 * k)) << (8 * k);
+    if (ends == 0) goto careful;
+    {
+      size_t start = pos;
+      while (ends != 0 && i < count) {
+        const size_t end = pos + static_cast<size_t>(__builtin_ctzll(ends));
+        const size_t length = end - start + 1;
+        if (__builtin_expect(length > 5, 0)) {
+          pos = start;
+          goto careful;
+        }
+        const uint64_t wide = Kernel::Extract(LoadLE64(data + start), length);
+        if (__builtin_expect(wide > 0xffffffffull, 0)) {  // a 5th byte with more than 4 bits
+          pos = start;
+          goto careful;
+        }
+        const uint32_t value = static_cast<uint32_t>(wide);
+        if constexpr (kZigzag) {
+          out[i++] = static_cast<Out>((value >> 1) ^ (0u - (value & 1)));
+        } else {
+          out[i++] = static_cast<Out>(value);
+        }
+        ends &= ends - 1;
+        start = end + 1;
+      }
+      pos = start;
+    }
+  }
+careful:
+  for (; i < count; ++i) {
+    const uint32_t value = DecodeU32(data, size, pos);
+    if constexpr (kZigzag) {
+      out[i] = static_cast<Out>((value >> 1) ^ (0u - (value & 1)));
+    } else {
+      out[i] = static_cast<Out>(value);
+    }
+  }
+  return pos;
+}
+
+// The same with BMI2's pext (native/varint/leb128_bmi2.cc): about 1.8x the
+// portable kernel where pext is fast (Intel, AMD Zen 3 and later).
+size_t DecodeU32BatchBmi2(const uint8_t* data, size_t size, size_t pos, size_t count, uint32_t* out);
+size_t DecodeZigzag32BatchBmi2(const uint8_t* data, size_t size, size_t pos, size_t count, int32_t* out);
 
 inline uint32_t ZigzagEncode32(int32_t v) { return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31); }
 inline int32_t ZigzagDecode32(uint32_t u) { return static_cast<int32_t>((u >> 1) ^ (0u - (u & 1))); }

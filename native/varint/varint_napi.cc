@@ -3,6 +3,7 @@
 #include <napi.h>
 #include <cstring>
 
+#include "common/cpu_features.h"
 #include "common/errors.h"
 #include "common/module_registry.h"
 #include "common/typed_array.h"
@@ -45,7 +46,8 @@ Napi::Value DecodeMany(const Napi::CallbackInfo& info) {
     switch (kind) {
       case kU32: {
         auto* dst = reinterpret_cast<uint32_t*>(out.data);
-        for (size_t i = 0; i < count; ++i) dst[i] = leb128::DecodeU32(data, size, pos);
+        pos = DetectedCpuFeatures().fastPext ? leb128::DecodeU32BatchBmi2(data, size, pos, count, dst)
+                                             : leb128::DecodeU32BatchWith<leb128::PortableKernel, false>(data, size, pos, count, dst);
         break;
       }
       case kU64: {
@@ -55,7 +57,8 @@ Napi::Value DecodeMany(const Napi::CallbackInfo& info) {
       }
       case kZigzag32: {
         auto* dst = reinterpret_cast<int32_t*>(out.data);
-        for (size_t i = 0; i < count; ++i) dst[i] = leb128::ZigzagDecode32(leb128::DecodeU32(data, size, pos));
+        pos = DetectedCpuFeatures().fastPext ? leb128::DecodeZigzag32BatchBmi2(data, size, pos, count, dst)
+                                             : leb128::DecodeU32BatchWith<leb128::PortableKernel, true>(data, size, pos, count, dst);
         break;
       }
       case kI64: {

@@ -1,0 +1,113 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { backend } from '../../lib/backend';
+import * as v from '../../lib/varint/index';
+import * as js from '../../lib/varint/js';
+import { VarintKind } from '../../lib/varint/kinds';
+import { requireAddon } from '../native-addon';
+
+const U64_MAX = (1n << 64n) - 1n;
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+
+// Values skewed to short encodings, as real profiles are, with the extremes mixed in.
+const u32s = fc.array(fc.oneof(fc.integer({ min: 0, max: 127 }), fc.integer({ min: 0, max: 0x3fff }), fc.integer({ min: 0, max: 0xffff_ffff })), { maxLength: 300 });
+const u64s = fc.array(fc.oneof(fc.bigInt({ min: 0n, max: 127n }), fc.bigInt({ min: 0n, max: U64_MAX })), { maxLength: 200 });
+const i32s = fc.array(fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }), { maxLength: 300 });
+const i64s = fc.array(fc.bigInt({ min: I64_MIN, max: I64_MAX }), { maxLength: 200 });
+
+describe('batch LEB128 on the ' + backend.name + ' backend', () => {
+  it('u32 batch encode equals the single encoder and decodes back', () => {
+    fc.assert(
+      fc.property(u32s, (values) => {
+        const arr = Uint32Array.from(values);
+        const bytes = v.encodeU32Many(arr);
+        expect([...bytes]).toEqual(values.flatMap((x) => [...v.encodeU32ToBytes(x)]));
+        const decoded = v.decodeU32Many(bytes, 0, arr.length);
+        expect(decoded.values).toEqual(arr);
+        expect(decoded.end).toBe(bytes.length);
+      }),
+    );
+  });
+
+  it('u64, i32, i64 and zigzag batches round-trip', () => {
+    fc.assert(
+      fc.property(u64s, i32s, i64s, (a, b, c) => {
+        const big = BigUint64Array.from(a);
+        expect(v.decodeU64Many(v.encodeU64Many(big), 0, big.length).values).toEqual(big);
+        const small = Int32Array.from(b);
+        expect(v.decodeI32Many(v.encodeI32Many(small), 0, small.length).values).toEqual(small);
+        expect(v.decodeZigzag32Many(v.encodeZigzag32Many(small), 0, small.length).values).toEqual(small);
+        const signed = BigInt64Array.from(c);
+        expect(v.decodeI64Many(v.encodeI64Many(signed), 0, signed.length).values).toEqual(signed);
+        expect(v.decodeZigzag64Many(v.encodeZigzag64Many(signed), 0, signed.length).values).toEqual(signed);
+        expect([...v.encodeI64Many(signed)]).toEqual(c.flatMap((x) => [...v.encodeI64ToBytes(x)]));
+      }),
+    );
+  });
+
+  it('decodes into a caller array and from an offset', () => {
+    const bytes = v.encodeU32Many(Uint32Array.from([7, 300, 70000]));
+    const framed = new Uint8Array(bytes.length + 4);
+    framed.set(bytes, 4);
+    const out = new Uint32Array(5);
+    const got = v.decodeU32Many(framed, 4, 3, out);
+    expect(got.values).toBe(out);
+    expect([...out]).toEqual([7, 300, 70000, 0, 0]);
+    expect(got.end).toBe(framed.length);
+  });
+});
+
+describe('native and JS twins agree byte for byte', () => {
+  const addon = requireAddon();
+  const cases: Array<[VarintKind, fc.Arbitrary<Uint32Array | Int32Array | BigUint64Array | BigInt64Array>]> = [
+    [VarintKind.U32, u32s.map((x) => Uint32Array.from(x))],
+    [VarintKind.U64, u64s.map((x) => BigUint64Array.from(x))],
+    [VarintKind.I32, i32s.map((x) => Int32Array.from(x))],
+    [VarintKind.Zigzag32, i32s.map((x) => Int32Array.from(x))],
+    [VarintKind.I64, i64s.map((x) => BigInt64Array.from(x))],
+    [VarintKind.Zigzag64, i64s.map((x) => BigInt64Array.from(x))],
+  ];
+  for (const [kind, arb] of cases) {
+    it(`kind ${VarintKind[kind]}: encode and decode`, () => {
+      fc.assert(
+        fc.property(arb, (values) => {
+          const a = new Uint8Array(values.length * 10);
+          const b = new Uint8Array(values.length * 10);
+          const endNative = addon.varint.encodeMany(kind, values, a, 0);
+          const endJs = js.encodeMany(kind, values, b, 0);
+          expect(endNative).toBe(endJs);
+          expect(a).toEqual(b);
+          const outN = new (values.constructor as new (n: number) => typeof values)(values.length);
+          const outJ = new (values.constructor as new (n: number) => typeof values)(values.length);
+          expect(addon.varint.decodeMany(kind, a, 0, values.length, outN)).toBe(js.decodeMany(kind, a, 0, values.length, outJ));
+          expect(outN).toEqual(values);
+          expect(outJ).toEqual(values);
+        }),
+      );
+    });
+  }
+
+  it('random bytes: same values or the same error code and offset', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 16 }), (bytes, kind, count) => {
+        const mk = (): Uint32Array | Int32Array | BigUint64Array | BigInt64Array =>
+          kind === VarintKind.U32 ? new Uint32Array(count) : kind === VarintKind.U64 ? new BigUint64Array(count) : kind === VarintKind.I64 || kind === VarintKind.Zigzag64 ? new BigInt64Array(count) : new Int32Array(count);
+        const run = (f: () => number): { end?: number; code?: string; offset?: number } => {
+          try {
+            return { end: f() };
+          } catch (err) {
+            return { code: (err as { code: string }).code, offset: (err as { offset: number }).offset };
+          }
+        };
+        const outN = mk();
+        const outJ = mk();
+        const n = run(() => addon.varint.decodeMany(kind, bytes, 0, count, outN));
+        const j = run(() => js.decodeMany(kind, bytes, 0, count, outJ));
+        expect(n).toEqual(j);
+        if (n.end !== undefined) expect(outN).toEqual(outJ);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
