@@ -13,7 +13,7 @@ import type { CpuProfile } from '../convert/cpuprofile';
 import type { ProfileSink } from '../convert/model';
 import { ErrorCode, ProfpackError } from '../errors';
 import { ProfilingMode } from '../tachyon/format';
-import { openTachyonSink, type RecordSink } from './file-sink';
+import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ChunkIngester } from './ingest';
 import { V8Sampler } from './sampler';
 
@@ -21,7 +21,7 @@ export interface RecordingOptions {
   /** Tachyon file to write (ignored when `sink` is given). */
   out?: string;
   /** Where samples go instead of a file (e.g. a MemoryProfile). */
-  sink?: ProfileSink & Partial<Pick<RecordSink, 'finalize' | 'flush' | 'setStats' | 'close'>>;
+  sink?: ProfileSink & Partial<Pick<TachyonSink, 'finalize' | 'flush' | 'setStats' | 'close'>>;
   /** V8 sampling interval in µs (default 1000). */
   intervalUs?: number;
   /** How often chunks are harvested and written, in ms (default 1000): what a hard crash can lose. */
@@ -74,7 +74,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   const startTimeUs = process.hrtime.bigint() / 1000n;
   const sink =
     options.sink ??
-    openTachyonSink(options.out ?? 'profile.tach', {
+    createTachyonSink(options.out ?? 'profile.tach', {
       sampleIntervalUs: BigInt(Math.round(intervalUs)),
       startTimeUs,
       compression: options.compression ?? 'zstd',
