@@ -10,6 +10,11 @@ export function buildProgram(): Command {
   registerConvert(program);
   registerTop(program);
   registerRecord(program);
+  // Usage errors (unknown option, bad choice, missing argument) are user errors too: exit 2.
+  program.exitOverride((err) => {
+    process.exit(err.exitCode === 0 ? 0 : 2);
+  });
+  for (const command of program.commands) command.exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
   return program;
 }
 

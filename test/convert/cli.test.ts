@@ -1,0 +1,105 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromCpuProfile, type CpuProfile } from '../../lib/convert/cpuprofile';
+import { openProfile } from '../../lib/convert/convert';
+import { aggregate } from '../../lib/query/aggregate';
+import { compileBuild, type Build } from './build';
+
+let build: Build;
+let work: string;
+let cpuprofile: string;
+
+function cli(...args: string[]) {
+  const run = spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: work });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+beforeAll(() => {
+  build = compileBuild();
+  work = mkdtempSync(path.join(tmpdir(), 'profpack-cli-work-'));
+  // A real V8 profile of the embedded workload, written by Node's own --cpu-prof.
+  const run = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', work, '--cpu-prof-interval', '500', path.join(build.dist, 'demo', 'workload.js'), '400'], { encoding: 'utf8' });
+  expect(run.status).toBe(0);
+  cpuprofile = path.join(work, readdirSync(work).find((f) => f.endsWith('.cpuprofile'))!);
+});
+
+afterAll(() => {
+  build?.cleanup();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('a real .cpuprofile from node --cpu-prof', () => {
+  it('reads to one sample per V8 sample, stacks equal to the node path below (root)', () => {
+    const raw = JSON.parse(readFileSync(cpuprofile, 'utf8')) as CpuProfile;
+    const model = fromCpuProfile(raw);
+    expect(model.sampleCount).toBe(raw.samples.length);
+    const parent = new Map<number, number>();
+    for (const n of raw.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const byId = new Map(raw.nodes.map((n) => [n.id, n]));
+    let t = raw.startTime;
+    raw.samples.forEach((id, i) => {
+      t += raw.timeDeltas[i]!;
+      const names: string[] = [];
+      for (let cur: number | undefined = id; cur !== undefined && parent.has(cur); cur = parent.get(cur)) names.push(byId.get(cur)!.callFrame.functionName);
+      const s = model.sampleList[i]!;
+      expect(Array.from(s.stack, (f) => model.frames[f]!.funcname)).toEqual(names);
+      expect(s.timestampUs).toBe(BigInt(t));
+    });
+    expect(model.frames.some((f) => f.funcname === 'parseFactor' && f.filename.endsWith('workload.js') && f.lineno !== null && f.lineno > 1)).toBe(true);
+  });
+
+  it('converts to pprof, speedscope and collapsed, and top agrees on all of them', () => {
+    const expected = aggregate(fromCpuProfile(JSON.parse(readFileSync(cpuprofile, 'utf8'))), { sort: 'total', limit: 10 }).rows.map((r) => [r.funcname, r.self, r.total]);
+    for (const out of ['p.pb.gz', 'p.speedscope.json', 'p.collapsed', 'p2.cpuprofile']) {
+      const r = cli('convert', cpuprofile, '-o', out);
+      expect(r.stderr).toMatch(/samples\n$/);
+      expect(r.code).toBe(0);
+      const src = openProfile(path.join(work, out));
+      const rows = aggregate(src, { sort: 'total', limit: 10 }).rows.map((row) => [row.funcname, row.self, row.total]);
+      // collapsed keeps function + file + line labels only: same counts.
+      expect(rows).toEqual(expected);
+      const top = cli('top', out, '--total', '-n', '10', '--json');
+      expect(top.code).toBe(0);
+      expect((JSON.parse(top.stdout) as { rows: { funcname: string; self: number; total: number }[] }).rows.map((row) => [row.funcname, row.self, row.total])).toEqual(expected);
+    }
+  });
+
+  it('top prints a table, filters by status and window', () => {
+    const all = cli('top', cpuprofile);
+    expect(all.code).toBe(0);
+    expect(all.stdout.split('\n')[0]).toMatch(/^self\s+self%\s+total\s+total%\s+function$/);
+    const idle = JSON.parse(cli('top', cpuprofile, '--status', 'idle', '--json').stdout) as { samples: number; rows: { funcname: string }[] };
+    for (const row of idle.rows) expect(['(idle)']).toContain(row.funcname);
+    const early = JSON.parse(cli('top', cpuprofile, '--from', '0', '--to', '50', '--json').stdout) as { samples: number; scanned: number };
+    expect(early.samples).toBeLessThan(early.scanned);
+  });
+});
+
+describe('CLI errors', () => {
+  it('bad input: exit 2, one line naming the ProfpackError code, no stack trace', () => {
+    writeFileSync(path.join(work, 'garbage.bin'), 'this is not a profile\n');
+    for (const args of [['top', 'garbage.bin'], ['convert', 'garbage.bin', '-o', 'x.pb.gz'], ['top', 'missing-file.tach']]) {
+      const r = cli(...args);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    expect(cli('top', 'garbage.bin').stderr).toMatch(/^profpack: ERR_CONVERT_UNKNOWN_FORMAT: /);
+    writeFileSync(path.join(work, 'broken.cpuprofile'), '{"nodes": [');
+    expect(cli('top', 'broken.cpuprofile').stderr).toMatch(/^profpack: ERR_CONVERT_BAD_INPUT: /);
+  });
+
+  it('usage errors exit 2; --help exits 0 for every command', () => {
+    expect(cli('convert', cpuprofile, '--to', 'bogus', '-o', 'x').code).toBe(2);
+    expect(cli('top', cpuprofile, '--by', 'planet').code).toBe(2);
+    expect(cli('convert', cpuprofile, '-o', 'x.unknown').code).toBe(2);
+    for (const command of ['convert', 'top', 'record']) {
+      const r = cli(command, '--help');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`Usage: profpack ${command}`);
+    }
+  });
+});
