@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromCpuProfile, type CpuProfile } from '../../lib/convert/cpuprofile';
 import { openProfile } from '../../lib/convert/convert';
 import { aggregate } from '../../lib/query/aggregate';
+import { MemoryProfile, NodeStatus } from '../../lib/convert/model';
+import { startRecording } from '../../lib/record/recorder';
+import { Worker } from 'node:worker_threads';
 import { compileBuild, type Build } from './build';
 
 let build: Build;
@@ -100,6 +103,36 @@ describe('CLI errors', () => {
       const r = cli(command, '--help');
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`Usage: profpack ${command}`);
+    }
+  });
+});
+
+describe('recording worker threads', () => {
+  it('a worker running the agent is written as its own thread, with its own stacks', async () => {
+    const sink = new MemoryProfile();
+    const channel = `profpack-test-${process.pid}`;
+    const recording = startRecording({ sink, workers: true, channel, harvestMs: 50, handleExit: false });
+    const agent = JSON.stringify(path.join(build.dist, 'record', 'recorder.js'));
+    const code = [
+      `require(${agent}).startWorkerAgent({ channel: ${JSON.stringify(channel)}, harvestMs: 50, intervalUs: 1000 });`,
+      'function profpackWorkerSpin(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); return x; }',
+      'profpackWorkerSpin(300);',
+    ].join('\n');
+    const worker = new Worker(code, { eval: true });
+    const workerThreadId = BigInt(worker.threadId);
+    await new Promise((resolve) => worker.on('exit', resolve));
+    // The worker posts its last chunk on exit; BroadcastChannel delivers it on a later turn.
+    for (let i = 0; i < 50 && !sink.sampleList.some((s) => s.threadId === workerThreadId); i++) await new Promise((r) => setTimeout(r, 20));
+    const summary = recording.stop();
+    expect(summary.threads).toBe(2);
+    const spin = sink.frames.findIndex((f) => f.funcname === 'profpackWorkerSpin');
+    expect(spin).toBeGreaterThanOrEqual(0);
+    const inWorker = sink.sampleList.filter((s) => s.threadId === workerThreadId);
+    expect(inWorker.filter((s) => Array.from(s.stack).includes(spin)).length).toBeGreaterThan(20);
+    for (const s of inWorker) expect(s.status & NodeStatus.MainThread).toBe(0);
+    for (const s of sink.sampleList.filter((x) => x.threadId === 0n)) {
+      expect(s.status & NodeStatus.MainThread).toBe(NodeStatus.MainThread);
+      expect(Array.from(s.stack)).not.toContain(spin);
     }
   });
 });
