@@ -70,6 +70,18 @@ export function makeFrame(funcname: string, filename: string, lineno: number | n
   return { filename, funcname, lineno, endLineno: null, column, endColumn: null, opcode: null };
 }
 
+const absent = (v: number | null): number | null => (v === -1 ? null : v);
+
+/**
+ * The model's `null` is Tachyon's -1 ("no position"). CPython's reader hands
+ * a stored column of -1 back as -1 when the line is known (only lineno -1
+ * turns the whole location into None), so frames read from Tachyon go
+ * through this to mean the same thing as frames from other formats.
+ */
+export function normalizeFrame(f: Frame): Frame {
+  return { filename: f.filename, funcname: f.funcname, lineno: absent(f.lineno), endLineno: absent(f.endLineno), column: absent(f.column), endColumn: absent(f.endColumn), opcode: f.opcode };
+}
+
 /** A thread's identity in Tachyon: (thread_id, interpreter_id). */
 export function threadKey(threadId: bigint, interpreterId: number): string {
   return interpreterId === 0 ? threadId.toString() : `${threadId}@${interpreterId}`;

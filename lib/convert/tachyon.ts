@@ -6,8 +6,6 @@ import { ErrorCode, ProfpackError } from '../errors';
 import type { ProfileSink, ProfileSource } from './model';
 
 export interface TachyonSink extends ProfileSink {
-  /** Pushes buffered samples to the file (what a hard crash would otherwise lose). */
-  flush(): void;
   setStats(durationSec: number, sampleRate: number): void;
   finalize(): void;
   /** Discards the file. */

@@ -21,7 +21,7 @@ export interface RecordingOptions {
   /** Tachyon file to write (ignored when `sink` is given). */
   out?: string;
   /** Where samples go instead of a file (e.g. a MemoryProfile). */
-  sink?: ProfileSink & Partial<Pick<TachyonSink, 'finalize' | 'flush' | 'setStats' | 'close'>>;
+  sink?: ProfileSink & Partial<Pick<TachyonSink, 'finalize' | 'setStats' | 'close'>>;
   /** V8 sampling interval in µs (default 1000). */
   intervalUs?: number;
   /** How often chunks are harvested and written, in ms (default 1000): what a hard crash can lose. */
@@ -103,7 +103,6 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     if (stopped) return;
     const chunk = sampler.harvest(true);
     if (chunk !== undefined) ingester.ingest(chunk, BigInt(ownThreadId), true);
-    sink.flush?.();
   };
   const timer = setInterval(harvest, harvestMs);
   timer.unref();

@@ -16,7 +16,11 @@ let work: string;
 let cpuprofile: string;
 
 function cli(...args: string[]) {
-  const run = spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: work });
+  return cliEnv({}, ...args);
+}
+
+function cliEnv(env: NodeJS.ProcessEnv, ...args: string[]) {
+  const run = spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: work, env: { ...process.env, ...env } });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
@@ -78,6 +82,20 @@ describe('a real .cpuprofile from node --cpu-prof', () => {
     for (const row of idle.rows) expect(['(idle)']).toContain(row.funcname);
     const early = JSON.parse(cli('top', cpuprofile, '--from', '0', '--to', '50', '--json').stdout) as { samples: number; scanned: number };
     expect(early.samples).toBeLessThan(early.scanned);
+  });
+});
+
+describe('progress', () => {
+  it('draws a progress bar on stderr for inputs over 10 MB, none for small ones', () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 130_000; i++) lines.push(`main (app.js:1);handler${i % 5000} (routes/handlers.js:${i % 700});render (views/template.js:${i}) 1`);
+    const big = path.join(work, 'big.collapsed');
+    writeFileSync(big, lines.join('\n') + '\n');
+    const r = cliEnv({ PROFPACK_PROGRESS: '1' }, 'convert', big, '-o', 'big.pb.gz');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/converting \[#+\] 100% 130,000\/130,000 samples/);
+    const small = cliEnv({ PROFPACK_PROGRESS: '1' }, 'convert', cpuprofile, '-o', 'small.pb.gz');
+    expect(small.stderr).not.toContain('converting [');
   });
 });
 

@@ -4,7 +4,7 @@
  * "what the target keeps" projections used to compare round trips.
  */
 import { readdirSync } from 'node:fs';
-import { MemoryProfile, type Frame, type ProfileSource } from '../../lib/convert/model';
+import { MemoryProfile, normalizeFrame, type Frame, type ProfileSource } from '../../lib/convert/model';
 import { readJsonExact, sharedPath } from '../shared';
 
 interface ExpectedFrame {
@@ -47,15 +47,17 @@ export function modelFromExpected(expected: Expected): MemoryProfile {
   const model = new MemoryProfile({ startTimeUs: BigInt(expected.info.start_time_us), sampleIntervalUs: BigInt(expected.info.sample_interval_us) });
   for (const s of expected.samples) {
     const stack = s.frames.map((f) =>
-      model.internFrame({
-        filename: f.filename,
-        funcname: f.funcname,
-        lineno: f.lineno,
-        endLineno: f.end_lineno,
-        column: f.column,
-        endColumn: f.end_column,
-        opcode: f.opcode,
-      }),
+      model.internFrame(
+        normalizeFrame({
+          filename: f.filename,
+          funcname: f.funcname,
+          lineno: f.lineno,
+          endLineno: f.end_lineno,
+          column: f.column,
+          endColumn: f.end_column,
+          opcode: f.opcode,
+        }),
+      ),
     );
     model.writeStack(BigInt(s.thread_id), s.interpreter_id, BigInt(s.timestamp_us), s.status, stack);
   }
