@@ -124,6 +124,10 @@ for (const file of streams) {
   const n = model.sampleCount;
   const sizes = {};
   for (const [fmt, f] of Object.entries(formats)) sizes[fmt] = f.encode(model);
+  // Tachyon's string and frame tables are never compressed (tachyon-format.md §9): how much of the file they are.
+  const layout = pp.ProfileReader.open(path.join(tmp, 'p-zstd.tach'));
+  const tableBytes = layout.layout.fileSize - layout.layout.stringTableOffset;
+  layout.close();
   const enc = interleave(Object.fromEntries(Object.entries(formats).map(([fmt, f]) => [fmt, () => f.encode(model)])), { rounds, warmup: 1 });
   const dec = interleave(Object.fromEntries(Object.entries(formats).map(([fmt, f]) => [fmt, () => f.decode()])), { rounds, warmup: 1 });
   for (const fmt of Object.keys(formats)) {
@@ -135,6 +139,8 @@ for (const file of streams) {
     (sizes['Tachyon zstd'] / sizes['pprof.gz aggregated']).toFixed(2),
     (sizes['Tachyon zstd'] / sizes['.cpuprofile']).toFixed(3),
     (sizes['Tachyon none'] / sizes['Tachyon zstd']).toFixed(2),
+    `${tableBytes.toLocaleString('en')} (${((100 * tableBytes) / sizes['Tachyon zstd']).toFixed(0)} %)`,
+    ((sizes['Tachyon zstd'] - tableBytes) / sizes['pprof.gz per sample']).toFixed(2),
   ]);
   console.error(`${name}: done`);
 }
@@ -147,7 +153,7 @@ const out = [
   '',
   table(['stream', 'samples', 'format', 'bytes', 'bytes/sample', 'encode ms', 'decode ms'], rows),
   '',
-  table(['stream', 'Tachyon zstd / pprof.gz per sample', 'Tachyon zstd / aggregated pprof.gz', 'Tachyon zstd / .cpuprofile', 'none / zstd'], ratioRows),
+  table(['stream', 'Tachyon zstd / pprof.gz per sample', 'Tachyon zstd / aggregated pprof.gz', 'Tachyon zstd / .cpuprofile', 'none / zstd', 'Tachyon zstd: uncompressed tables, bytes (share of file)', 'Tachyon zstd without tables / pprof.gz per sample'], ratioRows),
   '',
 ];
 console.log(out.join('\n'));
