@@ -3,3 +3,4 @@ export { startRecording, startWorkerAgent, defaultChannelName, type Recording, t
 export { V8Sampler } from './sampler';
 export { ChunkIngester } from './ingest';
 export { RecordEnv } from './preload-env';
+export { runRecorded, PRELOAD_PATH, type RunRecordedOptions, type RunRecordedResult } from './run';

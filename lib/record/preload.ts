@@ -24,14 +24,19 @@ if (isMainThread) {
     const workers = env[RecordEnv.workers] === '1';
     const channel = `profpack-record-${process.pid}`;
     if (workers) env[RecordEnv.channel] = channel;
-    startRecording({
-      out,
-      intervalUs: numberFrom(RecordEnv.intervalUs),
-      harvestMs: numberFrom(RecordEnv.harvestMs),
-      compression: env[RecordEnv.compression] === 'none' ? 'none' : 'zstd',
-      workers,
-      channel,
-    });
+    try {
+      startRecording({
+        out,
+        intervalUs: numberFrom(RecordEnv.intervalUs),
+        harvestMs: numberFrom(RecordEnv.harvestMs),
+        compression: env[RecordEnv.compression] === 'none' ? 'none' : 'zstd',
+        workers,
+        channel,
+      });
+    } catch (err) {
+      // The program runs anyway; only the recording is lost.
+      process.stderr.write(`profpack: not recording: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
   }
 } else if (env[RecordEnv.workers] === '1' && env[RecordEnv.channel] !== undefined) {
   startWorkerAgent({ intervalUs: numberFrom(RecordEnv.intervalUs), harvestMs: numberFrom(RecordEnv.harvestMs), channel: env[RecordEnv.channel] });
