@@ -29,6 +29,7 @@ const cases = {
 const names = Object.keys(cases);
 const work_ms = Object.fromEntries(names.map((n) => [n, []]));
 const wall_ms = Object.fromEntries(names.map((n) => [n, []]));
+const rss_kb = Object.fromEntries(names.map((n) => [n, []]));
 let fileBytes = 0;
 for (let r = 0; r < rounds + 1; r++) {
   for (let k = 0; k < names.length; k++) {
@@ -38,17 +39,25 @@ for (let r = 0; r < rounds + 1; r++) {
     const run = spawnSync(process.execPath, c.args, { env: { ...process.env, ...c.env }, encoding: 'utf8' });
     const wall = Number(process.hrtime.bigint() - t0) / 1e6;
     if (run.status !== 0) throw new Error(`${name} failed: ${run.stderr}`);
-    const { ms } = JSON.parse(run.stdout.trim().split('\n').at(-1));
+    const { ms, maxRssKb } = JSON.parse(run.stdout.trim().split('\n').at(-1));
     if (r === 0) continue; // warm-up (file cache, CPU frequency)
     work_ms[name].push(ms);
     wall_ms[name].push(wall);
+    rss_kb[name].push(maxRssKb);
     if (c.env.PROFPACK_RECORD_OUT) fileBytes = statSync(c.env.PROFPACK_RECORD_OUT).size;
   }
 }
 rmSync(tmp, { recursive: true, force: true });
 const base = median(work_ms.baseline);
 const baseWall = median(wall_ms.baseline);
-const rows = names.map((n) => [n, median(work_ms[n]).toFixed(1), `${(((median(work_ms[n]) / base) - 1) * 100).toFixed(2)} %`, median(wall_ms[n]).toFixed(1), `${(((median(wall_ms[n]) / baseWall) - 1) * 100).toFixed(2)} %`]);
+const rows = names.map((n) => [
+  n,
+  median(work_ms[n]).toFixed(1),
+  `${((median(work_ms[n]) / base - 1) * 100).toFixed(2)} %`,
+  median(wall_ms[n]).toFixed(1),
+  `${((median(wall_ms[n]) / baseWall - 1) * 100).toFixed(2)} %`,
+  (median(rss_kb[n]) / 1024).toFixed(1),
+]);
 const slowdown = (median(work_ms['record 1 ms zstd']) / base - 1) * 100;
 console.log(
   [
@@ -56,7 +65,7 @@ console.log(
     '',
     `\`npm run bench -- record\` (BENCH_ROUNDS=${rounds}, BENCH_WORK=${work} workload rounds per run), ${new Date().toISOString().slice(0, 10)}, ${machine()}.`,
     '',
-    table(['case', 'work phase ms (median)', 'slowdown', 'whole process ms', 'slowdown'], rows),
+    table(['case', 'work phase ms (median)', 'slowdown', 'whole process ms', 'slowdown', 'peak RSS MB'], rows),
     '',
     `Profile written: ${fileBytes.toLocaleString('en')} bytes. Goal < 3 % slowdown of the work phase: ${slowdown < 3 ? 'met' : 'NOT met'} (${slowdown.toFixed(2)} %).`,
     '',

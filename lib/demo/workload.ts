@@ -181,7 +181,8 @@ export function runRounds(rounds: number, seed = 42): { ms: number; checksum: nu
 // `node workload.js MS` runs for MS ms; `node workload.js --rounds N` prints {"ms": …} for N rounds.
 if (require.main === module) {
   if (process.argv[2] === '--rounds') {
-    console.log(JSON.stringify(runRounds(Number(process.argv[3] ?? 50))));
+    const result = runRounds(Number(process.argv[3] ?? 50));
+    console.log(JSON.stringify({ ...result, maxRssKb: process.resourceUsage().maxRSS }));
   } else {
     const ms = Number(process.argv[2] ?? 2000);
     const { rounds } = runWorkload(ms);
