@@ -5,4 +5,5 @@ export * as varint from './varint/index';
 export { MemoryProfile, NodeStatus, copyProfile, convert, openProfile, parseProfile, serializeProfile, detectFormat, formatFromPath, PROFILE_FORMATS, toCpuProfile, fromCpuProfile, toPprof, fromPprof, toCollapsed, fromCollapsed, toSpeedscope, fromSpeedscope, openTachyon, createTachyonSink, type ProfileSource, type ProfileSink, type ProfileMeta, type ProfileFormat, type ConvertOptions, type ConvertSummary, type Frame as ModelFrame, type Sample as ModelSample } from './convert/index';
 export { aggregate, formatTable, STATUS_FILTERS, type AggregateOptions, type AggregateResult, type AggregateRow } from './query/index';
 export { startRecording, startWorkerAgent, type Recording, type RecordingOptions, type RecordingSummary } from './record/index';
+export * as svb from './svb/index';
 export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, type VarintHit, type PcTableOptions, type LookupManyOptions } from './pctable/index';

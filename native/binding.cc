@@ -5,6 +5,7 @@
 #include "common/cpu_features.h"
 #include "common/errors.h"
 #include "common/module_registry.h"
+#include "common/simd_level.h"
 
 namespace profpack {
 
@@ -30,6 +31,7 @@ Napi::Object Features(Napi::Env env) {
   f.Set("bmi2", cpu.bmi2);
   f.Set("popcnt", cpu.popcnt);
   f.Set("fastPext", cpu.fastPext);
+  f.Set("simd", SimdLevelName(ActiveSimdLevel()));
 #if defined(__linux__) || defined(__APPLE__)
   f.Set("mmap", true);
 #else

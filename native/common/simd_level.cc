@@ -1,0 +1,82 @@
+#include "common/simd_level.h"
+
+#include <cctype>
+#include <cstdlib>
+
+namespace profpack {
+
+const char* SimdLevelName(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::kAvx2: return "avx2";
+    case SimdLevel::kSse41: return "sse41";
+    case SimdLevel::kScalar: break;
+  }
+  return "scalar";
+}
+
+bool SimdLevelSupported(SimdLevel level, const CpuFeatures& cpu) {
+  switch (level) {
+    case SimdLevel::kAvx2: return cpu.avx2 && cpu.sse41;
+    case SimdLevel::kSse41: return cpu.sse41;
+    case SimdLevel::kScalar: break;
+  }
+  return true;
+}
+
+SimdLevel BestSimdLevel(const CpuFeatures& cpu) {
+  if (SimdLevelSupported(SimdLevel::kAvx2, cpu)) return SimdLevel::kAvx2;
+  if (SimdLevelSupported(SimdLevel::kSse41, cpu)) return SimdLevel::kSse41;
+  return SimdLevel::kScalar;
+}
+
+bool ResolveSimdLevel(const std::string& requested, const CpuFeatures& cpu, SimdLevel& level, std::string& error) {
+  std::string name;
+  for (char c : requested) {
+    if (!std::isspace(static_cast<unsigned char>(c))) name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (name.empty() || name == "auto") {
+    level = BestSimdLevel(cpu);
+    return true;
+  }
+  SimdLevel wanted;
+  if (name == "scalar") wanted = SimdLevel::kScalar;
+  else if (name == "sse41") wanted = SimdLevel::kSse41;
+  else if (name == "avx2") wanted = SimdLevel::kAvx2;
+  else {
+    error = "PROFPACK_SIMD must be one of auto, scalar, sse41, avx2, not \"" + requested + "\"";
+    return false;
+  }
+  if (!SimdLevelSupported(wanted, cpu)) {
+    error = std::string("PROFPACK_SIMD=") + SimdLevelName(wanted) + " but this CPU lacks it (best available: " +
+            SimdLevelName(BestSimdLevel(cpu)) + ")";
+    return false;
+  }
+  level = wanted;
+  return true;
+}
+
+namespace {
+
+struct Choice {
+  SimdLevel level = SimdLevel::kScalar;
+  std::string error;
+};
+
+const Choice& Chosen() {
+  static const Choice choice = [] {
+    Choice c;
+    const char* env = std::getenv("PROFPACK_SIMD");
+    if (!ResolveSimdLevel(env == nullptr ? "" : env, DetectedCpuFeatures(), c.level, c.error)) {
+      c.level = BestSimdLevel(DetectedCpuFeatures());
+    }
+    return c;
+  }();
+  return choice;
+}
+
+}  // namespace
+
+SimdLevel ActiveSimdLevel() { return Chosen().level; }
+const std::string& SimdLevelError() { return Chosen().error; }
+
+}  // namespace profpack

@@ -1,0 +1,32 @@
+// The SIMD level the addon's kernels run at, chosen once at load from CPUID
+// (cpu_features.h) and the PROFPACK_SIMD override, and reported to JS as
+// backend.features.simd.
+#pragma once
+#include <string>
+
+#include "common/cpu_features.h"
+
+namespace profpack {
+
+// Ordered: each level implies the ones below it on x86-64 (AVX2 CPUs have SSE4.1).
+enum class SimdLevel { kScalar = 0, kSse41 = 1, kAvx2 = 2 };
+
+const char* SimdLevelName(SimdLevel level);
+
+bool SimdLevelSupported(SimdLevel level, const CpuFeatures& cpu);
+
+// The best level `cpu` supports.
+SimdLevel BestSimdLevel(const CpuFeatures& cpu);
+
+// Resolves a PROFPACK_SIMD value ("", "auto", "scalar", "sse41", "avx2") for
+// `cpu`. Returns false and sets `error` for an unknown name or a level the CPU
+// lacks: forcing a kernel the CPU cannot run must never fall back silently.
+bool ResolveSimdLevel(const std::string& requested, const CpuFeatures& cpu, SimdLevel& level, std::string& error);
+
+// The level for this process (PROFPACK_SIMD read once). When PROFPACK_SIMD is
+// unusable this is the best supported level and SimdLevelError() says why;
+// module init turns that into a load error.
+SimdLevel ActiveSimdLevel();
+const std::string& SimdLevelError();
+
+}  // namespace profpack
