@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+/**
+ * The profpack command. Each command lives in commands/<name>.ts and is
+ * registered here; user errors print one line (code and message) and exit 2.
+ */
+import { Command, CommanderError } from 'commander';
+import { registerConvert } from './commands/convert';
+import { registerDump } from './commands/dump';
+import { registerInfo } from './commands/info';
+import { registerRecord } from './commands/record';
+import { registerTop } from './commands/top';
+import { EXIT_USER_ERROR, userErrorLine } from './errors';
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('profpack')
+    .description('Compact binary profiling data: record Node programs, convert and query profiles, read and inspect CPython Tachyon files')
+    // `record [options] -- node app.js --its-own-options`: options after the command belong to the target.
+    .enablePositionalOptions()
+    .exitOverride()
+    .configureOutput({ outputError: () => {} });
+  registerInfo(program);
+  registerDump(program);
+  registerConvert(program);
+  registerTop(program);
+  registerRecord(program);
+  return program;
+}
+
+/** Runs the command line; returns the exit status (record sets process.exitCode itself when its target ends). */
+export function main(argv: string[]): number {
+  const program = buildProgram();
+  try {
+    program.parse(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      process.stderr.write(`profpack: ERR_USAGE: ${err.message.replace(/^error: /, '')}\n`);
+      return EXIT_USER_ERROR;
+    }
+    const line = userErrorLine(err);
+    if (line === null) throw err;
+    process.stderr.write(line + '\n');
+    return EXIT_USER_ERROR;
+  }
+}
+
+if (require.main === module) {
+  process.exitCode = main(process.argv);
+}
