@@ -1,62 +1,78 @@
 /**
- * `npm run demo`: round-trips the integer codecs on an embedded, profile-like
- * data set and prints the sizes. (The profile recorder of a later issue
- * replaces this as the README's main job.)
+ * `npm run demo`, the README's main job: record the embedded workload
+ * (lib/demo/workload.ts) with `profpack record`'s machinery into
+ * profile.tach, print what is in it (info) and where the time went (top),
+ * and write profile.speedscope.json and profile.pb.gz beside it.
+ *
+ * `node dist/demo.js [DIR] [--ms N]`: DIR defaults to the current directory.
  */
+import { statSync } from 'node:fs';
+import * as path from 'node:path';
 import { backend } from './backend';
-import * as varint from './varint/index';
+import { infoLines } from './cli/commands/info';
+import { convert } from './convert/convert';
+import { openTachyon } from './convert/tachyon';
+import { aggregate, formatTable } from './query/aggregate';
+import { runRecorded } from './record/run';
 
-/** A deterministic profile-like data set: what a sampling profiler stores per sample. */
-export function embeddedDataset(samples = 200_000): { timestampDeltasUs: BigUint64Array; frameIndices: Uint32Array; lineDeltas: Int32Array } {
-  let seed = 0x2545f491;
-  const next = (): number => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) / 2 ** 32;
-  };
-  const timestampDeltasUs = new BigUint64Array(samples);
-  const frameIndices = new Uint32Array(samples * 4);
-  const lineDeltas = new Int32Array(samples);
-  for (let i = 0; i < samples; i++) {
-    // ~1 kHz sampling with jitter, and an occasional long pause.
-    timestampDeltasUs[i] = BigInt(next() < 0.01 ? 50_000 + Math.floor(next() * 1e6) : 900 + Math.floor(next() * 200));
-    for (let k = 0; k < 4; k++) frameIndices[i * 4 + k] = Math.floor(next() ** 3 * 5_000); // a few hot frames, a long tail
-    lineDeltas[i] = Math.round((next() - 0.5) * 80);
+export interface DemoOptions {
+  dir?: string;
+  /** How long the workload runs (default 2000 ms). */
+  ms?: number;
+  log?: (line: string) => void;
+}
+
+export interface DemoResult {
+  profile: string;
+  speedscope: string;
+  pprof: string;
+  samples: number;
+}
+
+function describeProfile(file: string, log: (line: string) => void): number {
+  // `profpack info`, then `profpack top`.
+  for (const line of infoLines(file)) log(line);
+  const src = openTachyon(file);
+  try {
+    log('');
+    log('top functions (self samples):');
+    const top = aggregate(src, { sort: 'self', limit: 12 });
+    log(formatTable(top));
+    return top.scanned;
+  } finally {
+    src.close();
   }
-  return { timestampDeltasUs, frameIndices, lineDeltas };
 }
 
-function equal(a: ArrayLike<unknown>, b: ArrayLike<unknown>): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
+  const log = options.log ?? console.log;
+  const dir = path.resolve(options.dir ?? '.');
+  const profile = path.join(dir, 'profile.tach');
+  const ms = options.ms ?? 2000;
+  log(`profpack (${backend.name} backend): recording the embedded workload for ${ms} ms at 1 kHz …`);
+  const workload = path.join(__dirname, 'demo', 'workload.js');
+  const run = await runRecorded([process.execPath, workload, String(ms)], { out: profile, intervalUs: 1000, stdio: 'pipe' });
+  if (run.code !== 0) throw new Error(`the workload failed (exit ${run.code ?? run.signal})`);
+  log('');
+  const samples = describeProfile(profile, log);
+  const speedscope = path.join(dir, 'profile.speedscope.json');
+  const pprof = path.join(dir, 'profile.pb.gz');
+  convert(profile, speedscope);
+  convert(profile, pprof);
+  log('');
+  log(`wrote ${path.relative(process.cwd(), profile) || profile}, and beside it:`);
+  log(`  ${path.basename(speedscope)} (${statSync(speedscope).size.toLocaleString('en')} bytes): open it at https://www.speedscope.app`);
+  log(`  ${path.basename(pprof)} (${statSync(pprof).size.toLocaleString('en')} bytes): go tool pprof -top ${path.basename(pprof)}`);
+  return { profile, speedscope, pprof, samples };
 }
 
-export function runDemo(log: (line: string) => void = console.log): void {
-  const data = embeddedDataset();
-  log(`profpack ${backend.name} backend${backend.reason ? ` (${backend.reason})` : ''}`);
-  log(`embedded data set: ${data.timestampDeltasUs.length.toLocaleString('en')} samples`);
-  const rows: Array<[string, number, number]> = [];
-
-  const t = varint.encodeU64Many(data.timestampDeltasUs);
-  if (!equal(varint.decodeU64Many(t, 0, data.timestampDeltasUs.length).values, data.timestampDeltasUs)) throw new Error('u64 round trip failed');
-  rows.push(['timestamp deltas (u64 LEB128)', data.timestampDeltasUs.byteLength, t.length]);
-
-  const f = varint.encodeU32Many(data.frameIndices);
-  if (!equal(varint.decodeU32Many(f, 0, data.frameIndices.length).values, data.frameIndices)) throw new Error('u32 round trip failed');
-  rows.push(['frame indices (u32 LEB128)', data.frameIndices.byteLength, f.length]);
-
-  const l = varint.encodeZigzag32Many(data.lineDeltas);
-  if (!equal(varint.decodeZigzag32Many(l, 0, data.lineDeltas.length).values, data.lineDeltas)) throw new Error('zigzag round trip failed');
-  rows.push(['line deltas (zigzag LEB128)', data.lineDeltas.byteLength, l.length]);
-
-  const width = Math.max(...rows.map((r) => r[0].length));
-  log(`${'stream'.padEnd(width)}  ${'fixed bytes'.padStart(12)}  ${'LEB128 bytes'.padStart(12)}  ratio`);
-  for (const [name, fixed, packed] of rows) {
-    log(`${name.padEnd(width)}  ${fixed.toLocaleString('en').padStart(12)}  ${packed.toLocaleString('en').padStart(12)}  ${(packed / fixed).toFixed(3)}`);
-  }
-  log('all round trips exact');
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  const msAt = args.indexOf('--ms');
+  const ms = msAt >= 0 ? Number(args[msAt + 1]) : undefined;
+  const dir = args.find((a, i) => !a.startsWith('--') && (msAt < 0 || i !== msAt + 1));
+  runDemo({ dir, ms }).catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
 }
-
-if (require.main === module) runDemo();

@@ -4,6 +4,9 @@ export { backend, type Backend, type BackendFeatures, type BackendName } from '.
 export * as varint from './varint/index';
 // The writer's input shapes are exported as Sample*: ProfileReader's InterpreterInfo/ThreadInfo are what a replay delivers.
 export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './tachyon/writer';
+export { MemoryProfile, NodeStatus, copyProfile, convert, openProfile, parseProfile, serializeProfile, detectFormat, formatFromPath, PROFILE_FORMATS, toCpuProfile, fromCpuProfile, toPprof, fromPprof, toCollapsed, fromCollapsed, toSpeedscope, fromSpeedscope, openTachyon, createTachyonSink, type ProfileSource, type ProfileSink, type ProfileMeta, type ProfileFormat, type ConvertOptions, type ConvertSummary, type Frame as ModelFrame, type Sample as ModelSample } from './convert/index';
+export { aggregate, formatTable, STATUS_FILTERS, type AggregateOptions, type AggregateResult, type AggregateRow } from './query/index';
+export { startRecording, startWorkerAgent, type Recording, type RecordingOptions, type RecordingSummary } from './record/index';
 export * as svb from './svb/index';
 export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, type VarintHit, type PcTableOptions, type LookupManyOptions } from './pctable/index';
 export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/reader';

@@ -4,23 +4,31 @@
  * registered here; user errors print one line (code and message) and exit 2.
  */
 import { Command, CommanderError } from 'commander';
+import { registerConvert } from './commands/convert';
 import { registerDump } from './commands/dump';
 import { registerInfo } from './commands/info';
+import { registerRecord } from './commands/record';
+import { registerTop } from './commands/top';
 import { EXIT_USER_ERROR, userErrorLine } from './errors';
 
 export function buildProgram(): Command {
   const program = new Command();
   program
     .name('profpack')
-    .description('Compact binary profiling data: read and inspect CPython Tachyon profiles')
+    .description('Compact binary profiling data: record Node programs, convert and query profiles, read and inspect CPython Tachyon files')
+    // `record [options] -- node app.js --its-own-options`: options after the command belong to the target.
+    .enablePositionalOptions()
     .exitOverride()
     .configureOutput({ outputError: () => {} });
   registerInfo(program);
   registerDump(program);
+  registerConvert(program);
+  registerTop(program);
+  registerRecord(program);
   return program;
 }
 
-/** Runs the command line; returns the exit status. */
+/** Runs the command line; returns the exit status (record sets process.exitCode itself when its target ends). */
 export function main(argv: string[]): number {
   const program = buildProgram();
   try {

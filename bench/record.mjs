@@ -1,0 +1,84 @@
+// `npm run bench -- record`: the cost of recording. The embedded CPU-bound
+// workload (dist/demo/workload.js, a fixed number of rounds) runs in a child
+// process without and with `profpack record`'s preload at a 1 ms interval
+// (zstd), in interleaved rounds; each child reports the wall time of its work
+// phase, so process start-up and the final write are not part of it (they are
+// reported separately as whole-process times). Goal: < 3 % slowdown.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { machine, median, table } from './_harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dist = path.resolve(here, '..', 'dist');
+const workload = path.join(dist, 'demo', 'workload.js');
+const preload = path.join(dist, 'record', 'preload.js');
+const rounds = Number(process.env.BENCH_ROUNDS ?? 11);
+const work = Number(process.env.BENCH_WORK ?? 200);
+const tmp = mkdtempSync(path.join(tmpdir(), 'profpack-record-'));
+
+const cases = {
+  baseline: { args: [workload, '--rounds', String(work)], env: {} },
+  'record 1 ms zstd': {
+    args: ['--require', preload, workload, '--rounds', String(work)],
+    env: { PROFPACK_RECORD_OUT: path.join(tmp, 'r.tach'), PROFPACK_RECORD_INTERVAL_US: '1000', PROFPACK_RECORD_COMPRESSION: 'zstd' },
+  },
+};
+const names = Object.keys(cases);
+const work_ms = Object.fromEntries(names.map((n) => [n, []]));
+const wall_ms = Object.fromEntries(names.map((n) => [n, []]));
+const rss_kb = Object.fromEntries(names.map((n) => [n, []]));
+let fileBytes = 0;
+for (let r = 0; r < rounds + 1; r++) {
+  for (let k = 0; k < names.length; k++) {
+    const name = names[(k + r) % names.length];
+    const c = cases[name];
+    const t0 = process.hrtime.bigint();
+    const run = spawnSync(process.execPath, c.args, { env: { ...process.env, ...c.env }, encoding: 'utf8' });
+    const wall = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (run.status !== 0) throw new Error(`${name} failed: ${run.stderr}`);
+    const { ms, maxRssKb } = JSON.parse(run.stdout.trim().split('\n').at(-1));
+    if (r === 0) continue; // warm-up (file cache, CPU frequency)
+    work_ms[name].push(ms);
+    wall_ms[name].push(wall);
+    rss_kb[name].push(maxRssKb);
+    if (c.env.PROFPACK_RECORD_OUT) fileBytes = statSync(c.env.PROFPACK_RECORD_OUT).size;
+  }
+}
+// Flat memory over a long run: peak RSS of one run with 4× the work, with and without recording.
+const long = {};
+for (const name of names) {
+  const c = cases[name];
+  const args = c.args.map((a) => (a === String(work) ? String(work * 4) : a));
+  const run = spawnSync(process.execPath, args, { env: { ...process.env, ...c.env }, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`${name} (long) failed: ${run.stderr}`);
+  long[name] = JSON.parse(run.stdout.trim().split('\n').at(-1));
+}
+rmSync(tmp, { recursive: true, force: true });
+const base = median(work_ms.baseline);
+const baseWall = median(wall_ms.baseline);
+const rows = names.map((n) => [
+  n,
+  median(work_ms[n]).toFixed(1),
+  `${((median(work_ms[n]) / base - 1) * 100).toFixed(2)} %`,
+  median(wall_ms[n]).toFixed(1),
+  `${((median(wall_ms[n]) / baseWall - 1) * 100).toFixed(2)} %`,
+  (median(rss_kb[n]) / 1024).toFixed(1),
+]);
+const slowdown = (median(work_ms['record 1 ms zstd']) / base - 1) * 100;
+console.log(
+  [
+    '## record',
+    '',
+    `\`npm run bench -- record\` (BENCH_ROUNDS=${rounds}, BENCH_WORK=${work} workload rounds per run), ${new Date().toISOString().slice(0, 10)}, ${machine()}.`,
+    '',
+    table(['case', 'work phase ms (median)', 'slowdown', 'whole process ms', 'slowdown', 'peak RSS MB'], rows),
+    '',
+    `Peak RSS, recording minus baseline: ${((median(rss_kb['record 1 ms zstd']) - median(rss_kb.baseline)) / 1024).toFixed(1)} MB at 1× work; ${((long['record 1 ms zstd'].maxRssKb - long.baseline.maxRssKb) / 1024).toFixed(1)} MB with 4× the work (one run each: ${(long['record 1 ms zstd'].ms / 1000).toFixed(1)} s recorded, peak ${(long['record 1 ms zstd'].maxRssKb / 1024).toFixed(1)} MB vs ${(long.baseline.maxRssKb / 1024).toFixed(1)} MB).`,
+    '',
+    `Profile written: ${fileBytes.toLocaleString('en')} bytes. Goal < 3 % slowdown of the work phase: ${slowdown < 3 ? 'met' : 'NOT met'} (${slowdown.toFixed(2)} %).`,
+    '',
+  ].join('\n'),
+);

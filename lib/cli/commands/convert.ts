@@ -1,0 +1,53 @@
+/** `profpack convert IN --to FORMAT -o OUT` */
+import { statSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { convert, isProfileFormat, PROFILE_FORMATS, type ProfileFormat } from '../../convert/convert';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { progressBar } from '../progress';
+import { action } from '../user-error';
+
+interface ConvertFlags {
+  to?: string;
+  from?: string;
+  output: string;
+  compression: 'zstd' | 'none';
+  aggregate?: boolean;
+  thread?: string;
+  quiet?: boolean;
+}
+
+function formatOption(value: string | undefined, flag: string): ProfileFormat | undefined {
+  if (value === undefined) return undefined;
+  if (!isProfileFormat(value)) throw new ProfpackError(`${flag} must be one of ${PROFILE_FORMATS.join(', ')}, not "${value}"`, { code: ErrorCode.INVALID_ARGUMENT });
+  return value;
+}
+
+export function registerConvert(program: Command): Command {
+  return program
+    .command('convert')
+    .description('convert a profile between Tachyon, .cpuprofile, pprof, collapsed stacks and speedscope JSON')
+    .argument('<in>', 'input profile (format detected from its content)')
+    .addOption(new Option('--to <format>', 'output format (default: from the output name)').choices([...PROFILE_FORMATS]))
+    .addOption(new Option('--from <format>', 'input format (default: detected)').choices([...PROFILE_FORMATS]))
+    .requiredOption('-o, --output <file>', 'output file')
+    .addOption(new Option('--compression <kind>', 'Tachyon output compression').choices(['zstd', 'none']).default('zstd'))
+    .option('--aggregate', 'pprof: one sample per distinct stack and thread (no timestamps)')
+    .option('--thread <id>', '.cpuprofile: only this thread (ID or ID@INTERPRETER)')
+    .option('-q, --quiet', 'no summary line')
+    .action(
+      action((input: string, flags: ConvertFlags) => {
+        const size = statSync(input).size;
+        const summary = convert(input, flags.output, {
+          to: formatOption(flags.to, '--to'),
+          from: formatOption(flags.from, '--from'),
+          compression: flags.compression,
+          aggregate: flags.aggregate === true,
+          thread: flags.thread,
+          onProgress: progressBar('converting', size),
+        });
+        if (flags.quiet !== true) {
+          process.stderr.write(`${input} (${summary.from}, ${summary.bytesIn.toLocaleString('en')} bytes) → ${flags.output} (${summary.to}, ${summary.bytesOut.toLocaleString('en')} bytes), ${summary.samples.toLocaleString('en')} samples\n`);
+        }
+      }),
+    );
+}

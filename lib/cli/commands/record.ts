@@ -1,0 +1,47 @@
+/**
+ * `profpack record [options] -- node app.js [args]`: runs the target with
+ * profpack's preload, which samples it with V8's sampler and streams the
+ * samples into a Tachyon file, finalized when the target exits (normally, on
+ * SIGINT/SIGTERM or on an uncaught exception). Exits as the target did.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
+import * as path from 'node:path';
+import { Command, Option } from 'commander';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { runRecorded } from '../../record/run';
+import { action } from '../user-error';
+
+interface RecordFlags {
+  intervalUs: string;
+  out: string;
+  compression: 'zstd' | 'none';
+  workers?: boolean;
+  harvestMs: string;
+}
+
+export function registerRecord(program: Command): Command {
+  return program
+    .command('record')
+    .description('run a Node program and record its JS stacks into a Tachyon file')
+    .argument('<command...>', 'the program to run, after --, e.g. -- node app.js')
+    .option('--interval-us <us>', 'sampling interval in µs', '1000')
+    .option('--out <file>', 'Tachyon file to write', 'profile.tach')
+    .addOption(new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'))
+    .option('--workers', 'also record worker threads, each as its own thread')
+    .option('--harvest-ms <ms>', 'how often samples are moved from V8 to the file', '1000')
+    .passThroughOptions()
+    .action(
+      action(async (command: string[], flags: RecordFlags) => {
+        const intervalUs = Number(flags.intervalUs);
+        if (!Number.isInteger(intervalUs) || intervalUs < 1) throw new ProfpackError(`--interval-us must be a positive integer, not "${flags.intervalUs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        const harvestMs = Number(flags.harvestMs);
+        if (!Number.isFinite(harvestMs) || harvestMs < 1) throw new ProfpackError(`--harvest-ms must be ≥ 1, not "${flags.harvestMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        const out = path.resolve(flags.out);
+        const { code, signal } = await runRecorded(command, { out, intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true });
+        if (existsSync(out)) process.stderr.write(`profpack: wrote ${flags.out} (${statSync(out).size.toLocaleString('en')} bytes)\n`);
+        else process.stderr.write(`profpack: the target exited before writing ${flags.out}\n`);
+        process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
+      }),
+    );
+}

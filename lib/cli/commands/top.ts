@@ -1,0 +1,64 @@
+/** `profpack top FILE`: where the samples are, by function, file or line. */
+import { statSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { openProfile } from '../../convert/convert';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../query/aggregate';
+import { progressBar } from '../progress';
+import { action } from '../user-error';
+
+interface TopFlags {
+  by: AggregateBy;
+  self?: boolean;
+  total?: boolean;
+  thread?: string;
+  from?: string;
+  to?: string;
+  status?: string;
+  n: string;
+  json?: boolean;
+}
+
+function number(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new ProfpackError(`${flag} must be a number, not "${value}"`, { code: ErrorCode.INVALID_ARGUMENT });
+  return n;
+}
+
+export function registerTop(program: Command): Command {
+  return program
+    .command('top')
+    .description('the functions, files or lines with the most samples')
+    .argument('<file>', 'profile (Tachyon, .cpuprofile, pprof, speedscope, collapsed)')
+    .addOption(new Option('--by <key>', 'group samples by').choices(['function', 'file', 'line']).default('function'))
+    .option('--self', 'sort by self samples (innermost frame) [default]')
+    .option('--total', 'sort by total samples (anywhere on the stack)')
+    .option('--thread <id>', 'only this thread (ID or ID@INTERPRETER)')
+    .option('--from <ms>', 'window start, ms after the profile start')
+    .option('--to <ms>', 'window end, ms after the profile start')
+    .addOption(new Option('--status <name>', 'only samples with this status').choices(Object.keys(STATUS_FILTERS)))
+    .option('-n <rows>', 'rows to show (0 = all)', '20')
+    .option('--json', 'JSON output')
+    .action(
+      action((file: string, flags: TopFlags) => {
+        if (flags.self === true && flags.total === true) throw new ProfpackError('--self and --total exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
+        const source = openProfile(file);
+        try {
+          const result = aggregate(source, {
+            by: flags.by,
+            sort: flags.total === true ? 'total' : 'self',
+            thread: flags.thread,
+            fromMs: number(flags.from, '--from'),
+            toMs: number(flags.to, '--to'),
+            status: flags.status,
+            limit: number(flags.n, '-n'),
+            onProgress: progressBar('reading', statSync(file).size),
+          });
+          process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatTable(result)}\n`);
+        } finally {
+          source.close();
+        }
+      }),
+    );
+}

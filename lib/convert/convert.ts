@@ -1,0 +1,207 @@
+/**
+ * `convert()`: any supported profile file to any other, by content sniffing
+ * (or an explicit `from`) and the output name's extension (or `to`).
+ */
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { ErrorCode, ProfpackError } from '../errors';
+import { fromCollapsed, toCollapsed } from './collapsed';
+import { fromCpuProfile, toCpuProfile } from './cpuprofile';
+import { MemoryProfile, copyProfile, type ProfileSource } from './model';
+import { fromPprof, toPprof } from './pprof';
+import { fromSpeedscope, toSpeedscope } from './speedscope';
+import { createTachyonSink, openTachyon } from './tachyon';
+
+export const PROFILE_FORMATS = ['tachyon', 'cpuprofile', 'pprof', 'collapsed', 'speedscope'] as const;
+export type ProfileFormat = (typeof PROFILE_FORMATS)[number];
+
+export function isProfileFormat(value: string): value is ProfileFormat {
+  return (PROFILE_FORMATS as readonly string[]).includes(value);
+}
+
+/** The format a file name suggests, if any. */
+export function formatFromPath(path: string): ProfileFormat | undefined {
+  const p = path.toLowerCase();
+  if (p.endsWith('.speedscope.json')) return 'speedscope';
+  if (p.endsWith('.cpuprofile')) return 'cpuprofile';
+  if (p.endsWith('.pb.gz') || p.endsWith('.pprof') || p.endsWith('.pb') || p.endsWith('.pprof.gz')) return 'pprof';
+  if (p.endsWith('.collapsed') || p.endsWith('.folded') || p.endsWith('.collapsed.txt')) return 'collapsed';
+  if (p.endsWith('.tach') || p.endsWith('.tachyon') || p.endsWith('.bin')) return 'tachyon';
+  return undefined;
+}
+
+/** The format of a file's content. */
+export function detectFormat(bytes: Uint8Array): ProfileFormat {
+  const head = String.fromCharCode(...bytes.subarray(0, 4));
+  // Little-endian Tachyon files start "HCAT", big-endian ones "TACH" (tachyon-format.md §2).
+  if (head === 'HCAT' || head === 'TACH') return 'tachyon';
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return 'pprof';
+  let i = 0;
+  while (i < bytes.length && i < 4096 && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
+  if (bytes[i] === 0x7b /* { */) {
+    const text = Buffer.from(bytes.subarray(i, i + 4096)).toString('utf8');
+    if (text.includes('"$schema"') && text.includes('speedscope')) return 'speedscope';
+    if (text.includes('"shared"') && text.includes('"profiles"')) return 'speedscope';
+    return 'cpuprofile';
+  }
+  // A protobuf Profile starts with field 1 (sample_type, length-delimited: 0x0a) or field 2 (sample: 0x12).
+  if (bytes[0] === 0x0a || bytes[0] === 0x12) return 'pprof';
+  const text = Buffer.from(bytes.subarray(0, 4096)).toString('utf8');
+  const firstLine = text.split('\n', 1)[0] ?? '';
+  if (/ \d+\s*$/.test(firstLine)) return 'collapsed';
+  throw new ProfpackError('cannot tell the input format (not Tachyon, .cpuprofile, pprof, speedscope or collapsed stacks)', {
+    code: ErrorCode.CONVERT_UNKNOWN_FORMAT,
+    offset: 0,
+    expected: PROFILE_FORMATS.join(' | '),
+  });
+}
+
+function parseJson(bytes: Uint8Array, what: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  } catch (err) {
+    throw new ProfpackError(`${what} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`, { code: ErrorCode.CONVERT_BAD_INPUT, cause: err });
+  }
+}
+
+/** Parses a non-Tachyon profile held in memory. */
+export function parseProfile(bytes: Uint8Array, format: ProfileFormat = detectFormat(bytes)): MemoryProfile {
+  switch (format) {
+    case 'cpuprofile':
+      return fromCpuProfile(parseJson(bytes, '.cpuprofile'));
+    case 'speedscope':
+      return fromSpeedscope(parseJson(bytes, 'speedscope file'));
+    case 'pprof':
+      return fromPprof(bytes);
+    case 'collapsed':
+      return fromCollapsed(Buffer.from(bytes).toString('utf8'));
+    case 'tachyon':
+      return MemoryProfile.from(openTachyon(bytes));
+  }
+}
+
+export interface SerializeOptions {
+  /** pprof: one sample per distinct (stack, thread) instead of one per sample. */
+  aggregate?: boolean;
+  /** .cpuprofile: only this thread ("ID" or "ID@INTERPRETER"). */
+  thread?: string;
+}
+
+/** Serializes a profile to a non-Tachyon format. */
+export function serializeProfile(source: ProfileSource, format: Exclude<ProfileFormat, 'tachyon'>, options: SerializeOptions = {}): Uint8Array {
+  switch (format) {
+    case 'cpuprofile':
+      return Buffer.from(JSON.stringify(toCpuProfile(source, { thread: options.thread })));
+    case 'speedscope':
+      return Buffer.from(JSON.stringify(toSpeedscope(source)));
+    case 'pprof':
+      return toPprof(source, { aggregate: options.aggregate });
+    case 'collapsed':
+      return Buffer.from(toCollapsed(source));
+  }
+}
+
+export interface ConvertOptions extends SerializeOptions {
+  to?: ProfileFormat;
+  from?: ProfileFormat;
+  /** Tachyon output compression (default zstd). */
+  compression?: 'zstd' | 'none';
+  /** Called with samples done and the total when known. */
+  onProgress?: (done: number, total: number | undefined) => void;
+}
+
+export interface ConvertSummary {
+  from: ProfileFormat;
+  to: ProfileFormat;
+  samples: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+/** Opens any supported profile file as a source (Tachyon files stream; others are parsed whole). */
+export function openProfile(path: string, format?: ProfileFormat): ProfileSource & { format: ProfileFormat; close(): void } {
+  let bytes: Uint8Array | undefined;
+  let from = format;
+  if (from === undefined) {
+    bytes = readFileSync(path);
+    from = detectFormat(bytes);
+  }
+  if (from === 'tachyon') {
+    const src = openTachyon(path);
+    return {
+      format: from,
+      meta: src.meta,
+      get frames() {
+        return src.frames;
+      },
+      sampleCount: src.sampleCount,
+      samples: () => src.samples(),
+      close: () => src.close(),
+    };
+  }
+  const profile = parseProfile(bytes ?? readFileSync(path), from);
+  return Object.assign(profile, { format: from, close: () => undefined });
+}
+
+/** Converts the profile at `input` into `output`. */
+export function convert(input: string, output: string, options: ConvertOptions = {}): ConvertSummary {
+  const to = options.to ?? formatFromPath(output);
+  if (to === undefined) {
+    throw new ProfpackError(`cannot tell the output format from "${output}"; pass --to`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: PROFILE_FORMATS.join(' | ') });
+  }
+  const bytesIn = statSync(input).size;
+  const source = openProfile(input, options.from);
+  try {
+    const total = source.sampleCount;
+    const progress = options.onProgress;
+    let counted: ProfileSource = source;
+    if (progress !== undefined) {
+      counted = {
+        meta: source.meta,
+        frames: source.frames,
+        sampleCount: total,
+        *samples() {
+          let done = 0;
+          progress(0, total);
+          for (const s of source.samples()) {
+            yield s;
+            if ((++done & 4095) === 0) progress(done, total);
+          }
+          progress(done, total);
+        },
+      };
+      // Frames of a streaming source may grow while samples are read: keep reading the live table.
+      Object.defineProperty(counted, 'frames', { get: () => source.frames });
+    }
+    let samples = 0;
+    if (to === 'tachyon') {
+      const sink = createTachyonSink(output, { sampleIntervalUs: source.meta.sampleIntervalUs, startTimeUs: source.meta.startTimeUs, compression: options.compression ?? 'zstd' });
+      try {
+        samples = copyProfile(counted, sink);
+        sink.finalize();
+      } catch (err) {
+        sink.close();
+        throw err;
+      }
+    } else {
+      let n = 0;
+      const counting: ProfileSource = {
+        meta: counted.meta,
+        get frames() {
+          return counted.frames;
+        },
+        sampleCount: total,
+        *samples() {
+          for (const s of counted.samples()) {
+            n++;
+            yield s;
+          }
+        },
+      };
+      writeFileSync(output, serializeProfile(counting, to, options));
+      samples = n;
+    }
+    return { from: source.format, to, samples, bytesIn, bytesOut: statSync(output).size };
+  } finally {
+    source.close();
+  }
+}

@@ -1,0 +1,2 @@
+/** Queries over a profile's sample stream. */
+export { aggregate, formatTable, STATUS_FILTERS, type AggregateBy, type AggregateOptions, type AggregateResult, type AggregateRow, type SortBy } from './aggregate';

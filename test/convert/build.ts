@@ -1,0 +1,27 @@
+/**
+ * The CLI and the recording preload run as plain Node processes, so their
+ * tests compile lib/ into a temporary package (tsc, ~6 s) that links this
+ * checkout's node_modules and native build.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { repoRoot } from '../shared';
+
+export interface Build {
+  root: string;
+  cli: string;
+  dist: string;
+  cleanup(): void;
+}
+
+export function compileBuild(): Build {
+  const root = mkdtempSync(path.join(tmpdir(), 'profpack-cli-'));
+  const dist = path.join(root, 'dist');
+  execFileSync(process.execPath, [path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(repoRoot, 'tsconfig.json'), '--outDir', dist, '--sourceMap', 'false', '--declaration', 'false'], { stdio: 'pipe' });
+  symlinkSync(path.join(repoRoot, 'node_modules'), path.join(root, 'node_modules'));
+  symlinkSync(path.join(repoRoot, 'package.json'), path.join(root, 'package.json'));
+  if (existsSync(path.join(repoRoot, 'build'))) symlinkSync(path.join(repoRoot, 'build'), path.join(root, 'build'));
+  return { root, dist, cli: path.join(dist, 'cli', 'main.js'), cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}

@@ -1,0 +1,218 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { convert, openProfile } from '../../lib/convert/convert';
+import { MemoryProfile, NodeStatus, copyProfile, type Frame, type ProfileSource } from '../../lib/convert/model';
+import { createTachyonSink, openTachyon } from '../../lib/convert/tachyon';
+import { aggregate } from '../../lib/query/aggregate';
+import { compileBuild, type Build } from './build';
+import { acceptedVectors, keepCpuProfile, keepPprof, keepSpeedscope, modelFromExpected, project, readExpected, vectorDir, type Keep } from './helpers';
+
+let build: Build;
+let work: string;
+beforeAll(() => {
+  build = compileBuild();
+  work = mkdtempSync(path.join(tmpdir(), 'profpack-tachyon-conv-'));
+});
+afterAll(() => {
+  build?.cleanup();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const everything: Keep = { time: true, status: true, frame: (f) => JSON.stringify([f.filename, f.funcname, f.lineno, f.endLineno, f.column, f.endColumn, f.opcode]) };
+
+function writeTachyon(model: ProfileSource, file: string, compression: 'zstd' | 'none'): void {
+  const sink = createTachyonSink(file, { sampleIntervalUs: model.meta.sampleIntervalUs, startTimeUs: model.meta.startTimeUs, compression });
+  copyProfile(model, sink);
+  sink.finalize();
+}
+
+/**
+ * Samples with every field, each thread's in its order. Across threads a
+ * Tachyon file is not in write order: CPython's writer holds a thread's
+ * REPEAT run back until its stack changes (tachyon-format.md §5.3).
+ */
+function inOrder(src: ProfileSource): string[] {
+  const lines = [...src.samples()].map((s) => `${s.threadId}@${s.interpreterId} ${s.timestampUs} ${s.status} ${Array.from(s.stack, (i) => everything.frame(src.frames[i]!)).join('|')}`);
+  const thread = (line: string) => line.slice(0, line.indexOf(' '));
+  return lines.map((line, i) => ({ line, i })).sort((a, b) => (thread(a.line) < thread(b.line) ? -1 : thread(a.line) > thread(b.line) ? 1 : a.i - b.i)).map((x) => x.line);
+}
+
+describe('Tachyon ↔ model', () => {
+  const names = acceptedVectors();
+  for (const name of names) {
+    it(`${name}: read as CPython reads it, written back and read again unchanged`, () => {
+      const src = openTachyon(path.join(vectorDir, `${name}.bin`));
+      const fromCpython = modelFromExpected(readExpected(name));
+      expect(inOrder(src)).toEqual(inOrder(fromCpython));
+      expect(src.meta.startTimeUs).toBe(fromCpython.meta.startTimeUs);
+      for (const compression of ['zstd', 'none'] as const) {
+        const file = path.join(work, `${name}.${compression}.tach`);
+        writeTachyon(src, file, compression);
+        const back = openTachyon(file);
+        expect(inOrder(back)).toEqual(inOrder(fromCpython));
+        back.close();
+      }
+      src.close();
+    });
+  }
+
+  it('random profiles survive model → Tachyon → model exactly (u64 ids and times, every status byte, 256-deep stacks)', () => {
+    const str = fc.string({ maxLength: 8, unit: 'grapheme' });
+    const frameArb: fc.Arbitrary<Frame> = fc.record({
+      filename: str,
+      funcname: str,
+      lineno: fc.integer({ min: 0, max: 1_000_000 }),
+      endLineno: fc.integer({ min: 0, max: 1_000_000 }),
+      column: fc.integer({ min: 0, max: 10_000 }),
+      endColumn: fc.integer({ min: 0, max: 10_000 }),
+      opcode: fc.option(fc.integer({ min: 0, max: 254 }), { nil: null }),
+    });
+    let n = 0;
+    fc.assert(
+      fc.property(
+        fc.array(frameArb, { minLength: 1, maxLength: 10 }),
+        fc.array(fc.tuple(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), fc.integer({ min: 0, max: 0xffff_ffff })), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.record({ t: fc.nat(), time: fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), status: fc.integer({ min: 0, max: 255 }), stack: fc.array(fc.nat(), { maxLength: 256 }) }), { maxLength: 40 }),
+        fc.constantFrom<'zstd' | 'none'>('zstd', 'none'),
+        (frames, threads, samples, compression) => {
+          const model = new MemoryProfile({ startTimeUs: 5n, sampleIntervalUs: 1000n });
+          // Tachyon stores end positions as deltas from the start: keep them consistent as CPython's reader returns them.
+          const ids = frames.map((f) => model.internFrame({ ...f, endLineno: Math.max(f.lineno!, f.endLineno!), endColumn: Math.max(f.column!, f.endColumn!) }));
+          for (const s of samples) {
+            const [tid, interp] = threads[s.t % threads.length]!;
+            model.writeStack(tid, interp, s.time, s.status, s.stack.map((i) => ids[i % ids.length]!));
+          }
+          const file = path.join(work, `random-${n++}.tach`);
+          writeTachyon(model, file, compression);
+          const back = openTachyon(file);
+          expect(inOrder(back)).toEqual(inOrder(model));
+          back.close();
+          rmSync(file);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('convert() on the shared vectors', () => {
+  const cases: [string, string, Keep][] = [
+    ['cpuprofile', 'cpuprofile', keepCpuProfile],
+    ['pprof', 'pb.gz', keepPprof],
+    ['speedscope', 'speedscope.json', keepSpeedscope],
+  ];
+  for (const name of ['s02_threads_interleaved_zstd', 's11_interpreters_none', 's12_status_flags_zstd', 's20_random_mix_zstd', 'r01_cpu_wall_none', 'r02_cpu_wall_zstd']) {
+    it(`${name}: Tachyon → each format → Tachyon keeps what the format keeps`, () => {
+      const input = path.join(vectorDir, `${name}.bin`);
+      const original = modelFromExpected(readExpected(name));
+      for (const [format, ext, keep] of cases) {
+        const out = path.join(work, `${name}.${ext}`);
+        const progress: number[] = [];
+        const summary = convert(input, out, { onProgress: (done) => progress.push(done) });
+        expect(summary).toMatchObject({ from: 'tachyon', to: format, samples: original.sampleCount });
+        expect(progress.at(-1)).toBe(original.sampleCount);
+        const tach = path.join(work, `${name}.${format}.back.tach`);
+        expect(convert(out, tach, { to: 'tachyon' }).samples).toBe(original.sampleCount);
+        const back = openProfile(tach);
+        expect(project(back, keep)).toEqual(project(original, keep));
+        back.close();
+      }
+    });
+  }
+});
+
+function cli(args: string[], options: { cwd?: string } = {}) {
+  const run = spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: options.cwd ?? work, timeout: 120_000 });
+  return { code: run.status, signal: run.signal, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe('profpack record', () => {
+  it('records the embedded workload into a Tachyon file: its functions, 1-based positions, MAIN_THREAD + ON_CPU', () => {
+    const out = path.join(work, 'workload.tach');
+    const r = cli(['record', '--interval-us', '500', '--out', out, '--', process.execPath, path.join(build.dist, 'demo', 'workload.js'), '600']);
+    expect(r.stderr).toContain('wrote');
+    expect(r.code).toBe(0);
+    const src = openTachyon(out);
+    expect(src.meta.sampleIntervalUs).toBe(500n);
+    const samples = [...src.samples()];
+    expect(samples.length).toBeGreaterThan(200);
+    const names = new Set(src.frames.map((f) => f.funcname));
+    for (const fn of ['parseExpression', 'evaluate', 'jsonRound', 'scanLogs', 'sortRound']) expect(names).toContain(fn);
+    const evaluate = src.frames.find((f) => f.funcname === 'evaluate')!;
+    expect(evaluate.filename).toMatch(/demo\/workload\.js$/);
+    expect(evaluate.lineno).toBeGreaterThan(1);
+    expect(evaluate.column).toBeGreaterThan(0);
+    for (const s of samples) {
+      expect(s.threadId).toBe(0n);
+      expect(s.status & NodeStatus.MainThread).toBe(NodeStatus.MainThread);
+    }
+    expect(samples.filter((s) => s.status & NodeStatus.OnCpu).length).toBeGreaterThan(samples.length / 2);
+    const top = aggregate(src, { sort: 'total', limit: 0 }).rows.map((row) => row.funcname);
+    expect(top).toContain('runWorkload');
+    src.close();
+  });
+
+  const target = (body: string) => {
+    const file = path.join(work, `target-${Math.random().toString(36).slice(2)}.js`);
+    writeFileSync(file, ['function profpackSpin(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); return x; }', body].join('\n'));
+    return file;
+  };
+
+  it('finalizes on SIGTERM (and exits as the signal did), on an uncaught exception, and on process.exit', () => {
+    const runs = [
+      { body: "profpackSpin(300); process.kill(process.pid, 'SIGTERM'); setTimeout(() => {}, 10000);", code: 143 },
+      { body: "profpackSpin(300); throw new Error('boom');", code: 1 },
+      { body: 'profpackSpin(300); process.exit(7);', code: 7 },
+    ];
+    for (const { body, code } of runs) {
+      const out = path.join(work, `end-${code}.tach`);
+      const r = cli(['record', '--harvest-ms', '100000', '--out', out, '--', 'node', target(body)]);
+      expect(r.code).toBe(code);
+      const src = openTachyon(out);
+      const spin = src.frames.findIndex((f) => f.funcname === 'profpackSpin');
+      expect(spin).toBeGreaterThanOrEqual(0);
+      expect([...src.samples()].filter((s) => Array.from(s.stack).includes(spin)).length).toBeGreaterThan(50);
+      src.close();
+    }
+  });
+
+  it('--workers: each worker thread is its own thread; --compression none', () => {
+    const out = path.join(work, 'workers.tach');
+    const body = [
+      "const { Worker } = require('node:worker_threads');",
+      "const w = new Worker('function profpackWorkerSpin(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); return x; } profpackWorkerSpin(400);', { eval: true });",
+      'w.on("exit", () => profpackSpin(50));',
+    ].join('\n');
+    const r = cli(['record', '--workers', '--compression', 'none', '--out', out, '--', 'node', target(body)]);
+    expect(r.code).toBe(0);
+    const src = openTachyon(out);
+    expect(src.reader.info.compressionType).toBe(0);
+    const threads = new Map<bigint, number>();
+    for (const s of src.samples()) threads.set(s.threadId, (threads.get(s.threadId) ?? 0) + 1);
+    expect([...threads.keys()].sort()).toEqual([0n, 1n]);
+    const spin = src.frames.findIndex((f) => f.funcname === 'profpackWorkerSpin');
+    expect([...src.samples()].filter((s) => s.threadId === 1n && Array.from(s.stack).includes(spin)).length).toBeGreaterThan(50);
+    src.close();
+  });
+
+  it('a recording that cannot start leaves the program running; record exits as the program did', () => {
+    const r = cli(['record', '--out', path.join(work, 'no-such-dir', 'x.tach'), '--', 'node', target('console.log("still running"); process.exitCode = 3;')]);
+    expect(r.stdout).toContain('still running');
+    expect(r.stderr).toMatch(/profpack: not recording: /);
+    expect(r.stderr).toContain('exited before writing');
+    expect(r.code).toBe(3);
+  });
+
+  it('convert and top on a recording', () => {
+    const out = path.join(work, 'workload.tach');
+    for (const target of ['rec.cpuprofile', 'rec.pb.gz', 'rec.speedscope.json', 'rec.collapsed']) expect(cli(['convert', out, '-o', target]).code).toBe(0);
+    const top = cli(['top', out, '--by', 'line', '--status', 'on-cpu', '-n', '5']);
+    expect(top.code).toBe(0);
+    expect(top.stdout.split('\n').length).toBeGreaterThanOrEqual(7);
+    expect(statSync(path.join(work, 'rec.pb.gz')).size).toBeGreaterThan(0);
+  });
+});
