@@ -400,7 +400,7 @@ export class RecordDecoderJs {
     const t = this.repeatThread;
     this.batchTsStart = this.tsCount;
     while (this.repeatLeft > 0) {
-      if ((!final && end - pos < REPEAT_ENTRY_MAX) || this.tsCount >= this.tsCap || this.evCount + 2 > this.ev.length / EVENT_STRIDE) {
+      if ((!final && end - pos < REPEAT_ENTRY_MAX) || this.tsCount >= this.tsCap || this.evCount + EVENT_MARGIN > this.ev.length / EVENT_STRIDE) {
         if (this.repeatBatchOpen && this.tsCount > this.batchTsStart) this.closeBatch(t, EventKind.SamplePart);
         this.consumed = pos;
         return !final && end - pos < REPEAT_ENTRY_MAX ? DecodeStatus.NeedMore : DecodeStatus.OutputFull;
