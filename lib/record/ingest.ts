@@ -53,24 +53,12 @@ export class ChunkIngester {
       return hit;
     };
     const after = this.lastTime.get(threadId);
-    const samples = chunk.samples ?? [];
-    const deltas = chunk.timeDeltas ?? [];
-    const times = new Array<bigint>(samples.length);
-    let time = BigInt(Math.round(chunk.startTime));
-    for (let i = 0; i < samples.length; i++) {
-      time += BigInt(Math.round(deltas[i] ?? 0));
-      times[i] = time;
-    }
-    // V8 occasionally records a tick a few µs before the previous one (negative
-    // timeDeltas; DevTools sorts them too): write each chunk in time order.
-    const order = times.map((_, i) => i);
-    order.sort((a, b) => (times[a]! < times[b]! ? -1 : times[a]! > times[b]! ? 1 : a - b));
+    const { order, times } = newSamplesInOrder(chunk, after);
     let written = 0;
     let newest = after;
     for (const i of order) {
       const t = times[i]!;
-      if (after !== undefined && t <= after) continue;
-      const { frames, status } = stackOf(samples[i]!);
+      const { frames, status } = stackOf(chunk.samples[i]!);
       this.sink.writeStack(threadId, 0, t, status, frames);
       if (this.firstTimeUs === undefined || t < this.firstTimeUs) this.firstTimeUs = t;
       if (this.lastTimeUs === undefined || t > this.lastTimeUs) this.lastTimeUs = t;
@@ -81,4 +69,26 @@ export class ChunkIngester {
     this.samples += written;
     return written;
   }
+}
+
+/**
+ * The samples of `chunk` newer than `after` (the newest time already written
+ * for its thread), as indices in time order, with every sample's time.
+ * V8 occasionally records a tick a few µs before the previous one (negative
+ * timeDeltas; DevTools sorts them too), and two overlapping harvests share a
+ * few ticks: both are settled here, so sender and writer count alike.
+ */
+export function newSamplesInOrder(chunk: CpuProfile, after: bigint | undefined): { order: number[]; times: bigint[] } {
+  const samples = chunk.samples ?? [];
+  const deltas = chunk.timeDeltas ?? [];
+  const times = new Array<bigint>(samples.length);
+  let time = BigInt(Math.round(chunk.startTime));
+  for (let i = 0; i < samples.length; i++) {
+    time += BigInt(Math.round(deltas[i] ?? 0));
+    times[i] = time;
+  }
+  const order: number[] = [];
+  for (let i = 0; i < times.length; i++) if (after === undefined || times[i]! > after) order.push(i);
+  order.sort((a, b) => (times[a]! < times[b]! ? -1 : times[a]! > times[b]! ? 1 : a - b));
+  return { order, times };
 }

@@ -1,9 +1,9 @@
 /** The variables `profpack record` passes its settings to the preload in. */
 export const RecordEnv = {
-  out: 'PROFPACK_RECORD_OUT',
+  /** The pipe descriptor harvests go to (the writer is `profpack record` itself). */
+  fd: 'PROFPACK_RECORD_FD',
   intervalUs: 'PROFPACK_RECORD_INTERVAL_US',
   harvestMs: 'PROFPACK_RECORD_HARVEST_MS',
-  compression: 'PROFPACK_RECORD_COMPRESSION',
   workers: 'PROFPACK_RECORD_WORKERS',
   channel: 'PROFPACK_RECORD_CHANNEL',
 } as const;

@@ -3,9 +3,11 @@
  * settings come in PROFPACK_RECORD_* variables. On the main thread it starts
  * the recording (finalized on exit, signals and fatal exceptions, see
  * startRecording); in a worker thread, with --workers, it starts the worker
- * agent. PROFPACK_RECORD_OUT is removed from the environment at once so that
- * child processes the target spawns do not write into the same file.
+ * agent. Harvests go over the pipe `profpack record` passed as
+ * PROFPACK_RECORD_FD (wire.ts), which is removed from the environment at
+ * once so that child processes the target spawns do not send into it too.
  */
+import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 import { RecordEnv } from './preload-env';
 import { startRecording, startWorkerAgent } from './recorder';
@@ -16,20 +18,31 @@ function numberFrom(name: string): number | undefined {
   return raw === undefined || raw === '' ? undefined : Number(raw);
 }
 
+/** The recording pipe is a socket pair (Node's 'pipe' stdio) or a FIFO; anything else is not ours. */
+function isPipe(fd: number): boolean {
+  if (!Number.isInteger(fd) || fd < 0) return false;
+  try {
+    const st = fstatSync(fd);
+    return st.isSocket() || st.isFIFO();
+  } catch {
+    return false;
+  }
+}
+
 const env = process.env;
 if (isMainThread) {
-  const out = env[RecordEnv.out];
-  if (out !== undefined && out !== '') {
-    delete env[RecordEnv.out];
+  const fd = numberFrom(RecordEnv.fd);
+  if (fd !== undefined) {
+    delete env[RecordEnv.fd];
     const workers = env[RecordEnv.workers] === '1';
     const channel = `profpack-record-${process.pid}`;
     if (workers) env[RecordEnv.channel] = channel;
     try {
+      if (!isPipe(fd)) throw new Error(`descriptor ${fd} is not the recording pipe`);
       startRecording({
-        out,
+        fd,
         intervalUs: numberFrom(RecordEnv.intervalUs),
         harvestMs: numberFrom(RecordEnv.harvestMs),
-        compression: env[RecordEnv.compression] === 'none' ? 'none' : 'zstd',
         workers,
         channel,
       });

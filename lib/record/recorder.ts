@@ -8,20 +8,35 @@
  * isolate and posts its chunks here over a BroadcastChannel, and is written
  * as thread `worker.threadId`. All threads use interpreter id 0.
  */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:worker_threads';
 import type { CpuProfile } from '../convert/cpuprofile';
 import type { ProfileSink } from '../convert/model';
 import { ErrorCode, ProfpackError } from '../errors';
 import { ProfilingMode } from '../tachyon/format';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
-import { ChunkIngester } from './ingest';
+import { ChunkIngester, newSamplesInOrder } from './ingest';
 import { V8Sampler } from './sampler';
+import { FdSender } from './wire';
 
 export interface RecordingOptions {
-  /** Tachyon file to write (ignored when `sink` is given). */
+  /** Tachyon file to write (ignored when `sink` or `fd` is given). */
   out?: string;
   /** Where samples go instead of a file (e.g. a MemoryProfile). */
   sink?: ProfileSink & Partial<Pick<TachyonSink, 'finalize' | 'setStats' | 'close'>>;
+  /**
+   * Who writes `out`. 'inline' (default): a ProfileWriter in this process;
+   * the file is final when stop() returns, and finalized on exit, signals
+   * and fatal exceptions, but a hard crash (SIGKILL, abort, out of memory)
+   * loses the recording. 'process': a small writer process fed over a pipe;
+   * a hard crash then loses at most the last harvest interval, and
+   * `finished` resolves once the file is final.
+   */
+  writer?: 'inline' | 'process';
+  /** Send harvests over this pipe descriptor to a RecordingHost instead (what `profpack record`'s preload uses). */
+  fd?: number;
   /** V8 sampling interval in µs (default 1000). */
   intervalUs?: number;
   /** How often chunks are harvested and written, in ms (default 1000): what a hard crash can lose. */
@@ -49,9 +64,11 @@ export interface RecordingSummary {
 export interface Recording {
   /** Harvests now (also done every `harvestMs`). */
   harvest(): void;
-  /** Final harvest, then finalizes the file. Idempotent. */
+  /** Final harvest, then finalizes the file (or, with a writer process, hands it the end). Idempotent. */
   stop(): RecordingSummary;
   readonly stopped: boolean;
+  /** Resolves when the file is final: at stop() inline, when the writer process exits with 'process'. */
+  readonly finished: Promise<RecordingSummary>;
 }
 
 export interface WorkerChunkMessage {
@@ -64,6 +81,50 @@ export function defaultChannelName(): string {
   return `profpack-record-${process.pid}`;
 }
 
+/** Where harvests go: into a sink here, or over a pipe to a writer elsewhere. */
+interface ChunkTarget {
+  chunk(profile: CpuProfile, threadId: number, mainThread: boolean): void;
+  /** The last word: stats and finalize (inline), the 'end' message (pipe). */
+  end(durationSec: number, threads: number): void;
+  readonly samples: number;
+}
+
+function sinkTarget(sink: NonNullable<RecordingOptions['sink']>): ChunkTarget {
+  const ingester = new ChunkIngester(sink);
+  return {
+    chunk: (profile, threadId, mainThread) => void ingester.ingest(profile, BigInt(threadId), mainThread),
+    end(durationSec, threads) {
+      // The stats block: measured duration and the rate of samples actually taken.
+      sink.setStats?.(durationSec, durationSec > 0 ? ingester.samples / threads / durationSec : 0);
+      sink.finalize?.();
+    },
+    get samples() {
+      return ingester.samples;
+    },
+  };
+}
+
+function pipeTarget(sender: FdSender): ChunkTarget {
+  // Counted as the writer will count them (overlapping harvests share ticks).
+  const newest = new Map<number, bigint>();
+  let samples = 0;
+  return {
+    chunk(profile, threadId, mainThread) {
+      const { order, times } = newSamplesInOrder(profile, newest.get(threadId));
+      if (order.length === 0) return;
+      newest.set(threadId, times[order[order.length - 1]!]!);
+      samples += order.length;
+      sender.send({ kind: 'chunk', threadId, mainThread, profile });
+    },
+    end(durationSec, threads) {
+      sender.send({ kind: 'end', durationSec, threads });
+    },
+    get samples() {
+      return samples;
+    },
+  };
+}
+
 export function startRecording(options: RecordingOptions = {}): Recording {
   if (!isMainThread) {
     throw new ProfpackError('startRecording() runs on the main thread; workers use startWorkerAgent()', { code: ErrorCode.INVALID_ARGUMENT });
@@ -71,16 +132,30 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   const intervalUs = options.intervalUs ?? 1000;
   if (!Number.isFinite(intervalUs) || intervalUs < 1) throw new ProfpackError(`intervalUs must be ≥ 1, not ${intervalUs}`, { code: ErrorCode.INVALID_ARGUMENT });
   const harvestMs = options.harvestMs ?? 1000;
+  if (!Number.isFinite(harvestMs) || harvestMs < 1) throw new ProfpackError(`harvestMs must be ≥ 1, not ${harvestMs}`, { code: ErrorCode.INVALID_ARGUMENT });
+  const writerMode = options.writer ?? 'inline';
+  if (writerMode !== 'inline' && writerMode !== 'process') throw new ProfpackError(`writer must be 'inline' or 'process', not ${String(writerMode)}`, { code: ErrorCode.INVALID_ARGUMENT });
+  const out = options.sink === undefined && options.fd === undefined ? (options.out ?? 'profile.tach') : undefined;
   const startTimeUs = process.hrtime.bigint() / 1000n;
-  const sink =
-    options.sink ??
-    createTachyonSink(options.out ?? 'profile.tach', {
-      sampleIntervalUs: BigInt(Math.round(intervalUs)),
-      startTimeUs,
-      compression: options.compression ?? 'zstd',
-      mode: ProfilingMode.Wall,
-    });
-  const ingester = new ChunkIngester(sink);
+  let writerProcess: WriterProcess | undefined;
+  let target: ChunkTarget;
+  if (options.sink !== undefined) {
+    target = sinkTarget(options.sink);
+  } else if (options.fd !== undefined) {
+    target = pipeTarget(new FdSender(options.fd));
+  } else if (writerMode === 'process') {
+    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs });
+    target = pipeTarget(writerProcess.sender);
+  } else {
+    target = sinkTarget(
+      createTachyonSink(out!, {
+        sampleIntervalUs: BigInt(Math.round(intervalUs)),
+        startTimeUs,
+        compression: options.compression ?? 'zstd',
+        mode: ProfilingMode.Wall,
+      }),
+    );
+  }
   const sampler = new V8Sampler(intervalUs);
   const threads = new Set<number>([ownThreadId]);
   let channel: BroadcastChannel | undefined;
@@ -90,7 +165,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
       const data = (event as { data: WorkerChunkMessage }).data;
       if (data?.kind !== 'profpack-chunk' || stopped) return;
       threads.add(data.threadId);
-      ingester.ingest(data.profile, BigInt(data.threadId), false);
+      target.chunk(data.profile, data.threadId, false);
     };
     (channel as unknown as { unref?: () => void }).unref?.();
   }
@@ -102,7 +177,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   const harvest = (): void => {
     if (stopped) return;
     const chunk = sampler.harvest(true);
-    if (chunk !== undefined) ingester.ingest(chunk, BigInt(ownThreadId), true);
+    if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
   };
   const timer = setInterval(harvest, harvestMs);
   timer.unref();
@@ -127,8 +202,18 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     process.on('uncaughtExceptionMonitor', onUncaught);
   }
 
+  let settle: ((s: RecordingSummary) => void) | undefined;
+  let fail: ((err: unknown) => void) | undefined;
+  const finished = new Promise<RecordingSummary>((resolve, reject) => {
+    settle = resolve;
+    fail = reject;
+  });
+  // Nobody may await it; an unhandled rejection must not end the program.
+  finished.catch(() => undefined);
+
   const recording: Recording = {
     harvest,
+    finished,
     get stopped() {
       return stopped;
     },
@@ -145,16 +230,88 @@ export function startRecording(options: RecordingOptions = {}): Recording {
       stopped = true;
       sampler.dispose();
       channel?.close();
-      if (chunk !== undefined) ingester.ingest(chunk, BigInt(ownThreadId), true);
+      if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
       const durationSec = Number(process.hrtime.bigint() - startedAt) / 1e9;
-      summary = { out: options.sink === undefined ? (options.out ?? 'profile.tach') : undefined, samples: ingester.samples, threads: threads.size, durationSec };
-      // The stats block: measured duration and the rate of samples actually taken.
-      sink.setStats?.(durationSec, durationSec > 0 ? ingester.samples / threads.size / durationSec : 0);
-      sink.finalize?.();
+      summary = { out, samples: target.samples, threads: threads.size, durationSec };
+      try {
+        target.end(durationSec, threads.size);
+      } catch (err) {
+        fail?.(err);
+        throw err;
+      }
+      if (writerProcess !== undefined) {
+        const s = summary;
+        writerProcess.close().then(() => settle?.(s), fail);
+      } else {
+        if (options.fd !== undefined) closeQuietly(options.fd);
+        settle?.(summary);
+      }
       return summary;
     },
   };
   return recording;
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // Already closed by the program, or never ours to close.
+  }
+}
+
+interface WriterProcess {
+  sender: FdSender;
+  /** Ends the pipe; resolves when the writer has finalized the file and exited. */
+  close(): Promise<void>;
+}
+
+/**
+ * The 'process' writer: `node writer-process.js` in its own process group
+ * (a terminal's Ctrl-C must not kill it before the recorded program's last
+ * harvest arrives), reading the pipe on its stdin.
+ */
+function spawnWriterProcess(settings: WriterProcessSettings): WriterProcess {
+  const script = path.join(__dirname, 'writer-process.js');
+  if (!fs.existsSync(script)) throw new ProfpackError(`the writer process script is missing (${script}); run "npm run compile"`, { code: ErrorCode.RECORD_FAILED });
+  const child = spawn(process.execPath, [script, JSON.stringify({ ...settings, startTimeUs: String(settings.startTimeUs) })], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+    detached: true,
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const exited = new Promise<void>((resolve, reject) => {
+    child.on('error', (err) => reject(new ProfpackError(`the recording's writer process failed: ${err.message}`, { code: ErrorCode.RECORD_FAILED, cause: err })));
+    child.on('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new ProfpackError(`the recording's writer process ${signal !== null ? `was killed by ${signal}` : `exited with ${code}`}: ${stderr.trim()}`, { code: ErrorCode.RECORD_FAILED }));
+    });
+  });
+  // The recording must not keep the program alive; close() holds it until the file is final.
+  child.unref();
+  const stdin = child.stdin as unknown as { _handle?: { fd?: number }; unref?: () => void; destroy(): void };
+  (child.stderr as unknown as { unref?: () => void }).unref?.();
+  stdin.unref?.();
+  const fd = stdin._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) {
+    child.kill();
+    throw new ProfpackError("writer: 'process' needs a pipe descriptor, which this platform's Node does not expose", { code: ErrorCode.RECORD_FAILED });
+  }
+  return {
+    sender: new FdSender(fd),
+    close() {
+      child.ref();
+      stdin.destroy();
+      return exited;
+    },
+  };
+}
+
+export interface WriterProcessSettings {
+  out: string;
+  intervalUs: number;
+  compression: 'zstd' | 'none';
+  startTimeUs: bigint;
 }
 
 /**

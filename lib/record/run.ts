@@ -5,12 +5,14 @@
  * When the command is Node itself the preload goes in as `--require` right
  * after the executable; otherwise (npm, npx, a shell script) through
  * NODE_OPTIONS, which every Node process the command starts reads, and only
- * the first one records (the preload removes PROFPACK_RECORD_OUT).
+ * the first one records (the preload removes PROFPACK_RECORD_FD).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../errors';
+import type { Readable } from 'node:stream';
+import { RecordingHost, type HostSummary } from './host';
 import { RecordEnv } from './preload-env';
 
 export const PRELOAD_PATH = path.join(__dirname, 'preload.js');
@@ -27,6 +29,8 @@ export interface RunRecordedOptions {
 export interface RunRecordedResult {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** What was written (no samples and `heard` false: the command never ran the preload). */
+  summary: HostSummary;
 }
 
 function isNode(command: string): boolean {
@@ -34,34 +38,63 @@ function isNode(command: string): boolean {
   return command === process.execPath || base === 'node' || base === 'node.exe' || /^node\d+$/.test(base);
 }
 
+/** After the command exits, how long a grandchild that inherited the pipe may keep it open. */
+const PIPE_GRACE_MS = 2000;
+
+/**
+ * Runs `command` recorded. This process writes the file (wire.ts): the
+ * command's preload sends each harvest over an inherited pipe (fd 3), so a
+ * command that is killed or crashes loses only the harvest it had not sent.
+ * Throws a ProfpackError before running anything when `out` cannot be created.
+ */
 export async function runRecorded(command: readonly string[], options: RunRecordedOptions): Promise<RunRecordedResult> {
   if (!existsSync(PRELOAD_PATH)) {
     throw new ProfpackError(`the recording preload is missing (${PRELOAD_PATH}); run "npm run compile"`, { code: ErrorCode.RECORD_FAILED });
   }
   const [exe, ...args] = command;
   if (exe === undefined) throw new ProfpackError('nothing to run: give the command after --', { code: ErrorCode.INVALID_ARGUMENT });
+  const intervalUs = options.intervalUs ?? 1000;
+  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd' });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    [RecordEnv.out]: path.resolve(options.out),
-    [RecordEnv.intervalUs]: String(options.intervalUs ?? 1000),
+    [RecordEnv.fd]: String(PIPE_FD),
+    [RecordEnv.intervalUs]: String(intervalUs),
     [RecordEnv.harvestMs]: String(options.harvestMs ?? 1000),
-    [RecordEnv.compression]: options.compression ?? 'zstd',
     [RecordEnv.workers]: options.workers === true ? '1' : '0',
   };
   const node = isNode(exe);
   if (!node) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(PRELOAD_PATH)}`.trim();
-  const child = spawn(exe, node ? ['--require', PRELOAD_PATH, ...args] : args, { stdio: options.stdio ?? 'inherit', env });
+  const stdio = options.stdio ?? 'inherit';
+  const child = spawn(exe, node ? ['--require', PRELOAD_PATH, ...args] : args, { stdio: [stdio, stdio, stdio, 'pipe'], env });
+  const pipe = child.stdio[PIPE_FD] as Readable;
+  pipe.on('data', (bytes: Buffer) => host.accept(bytes));
+  const pipeEnded = new Promise<void>((resolve) => {
+    pipe.on('end', resolve);
+    pipe.on('close', resolve);
+    pipe.on('error', () => resolve());
+  });
   // Like a shell: the terminal's Ctrl-C reaches the target too; wait for it to finalize and exit.
   const ignore = (): void => undefined;
   process.on('SIGINT', ignore);
   process.on('SIGTERM', ignore);
   try {
-    return await new Promise<RunRecordedResult>((resolve, reject) => {
+    const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
       child.on('error', (err) => reject(new ProfpackError(`cannot run "${exe}": ${err.message}`, { code: ErrorCode.RECORD_FAILED, cause: err })));
       child.on('exit', (code, signal) => resolve({ code, signal }));
     });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([pipeEnded, new Promise<void>((resolve) => (timer = setTimeout(resolve, PIPE_GRACE_MS)))]);
+    clearTimeout(timer);
+    pipe.destroy();
+    return { code, signal, summary: host.finish() };
+  } catch (err) {
+    host.abandon();
+    throw err;
   } finally {
     process.removeListener('SIGINT', ignore);
     process.removeListener('SIGTERM', ignore);
   }
 }
+
+/** The descriptor the preload finds the pipe on. */
+const PIPE_FD = 3;

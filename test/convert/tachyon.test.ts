@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
@@ -125,6 +125,15 @@ describe('convert() on the shared vectors', () => {
   }
 });
 
+/** Whether a Tachyon file's header has been patched (magic present). */
+function finalized(file: string): boolean {
+  try {
+    return readFileSync(file).subarray(0, 4).some((b) => b !== 0);
+  } catch {
+    return false;
+  }
+}
+
 function cli(args: string[], options: { cwd?: string } = {}) {
   const run = spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: options.cwd ?? work, timeout: 120_000 });
   return { code: run.status, signal: run.signal, stdout: run.stdout, stderr: run.stderr };
@@ -199,12 +208,76 @@ describe('profpack record', () => {
     src.close();
   });
 
-  it('a recording that cannot start leaves the program running; record exits as the program did', () => {
-    const r = cli(['record', '--out', path.join(work, 'no-such-dir', 'x.tach'), '--', 'node', target('console.log("still running"); process.exitCode = 3;')]);
-    expect(r.stdout).toContain('still running');
-    expect(r.stderr).toMatch(/profpack: not recording: /);
-    expect(r.stderr).toContain('exited before writing');
-    expect(r.code).toBe(3);
+  it('an output that cannot be created: exit 2 with one line, before the program runs', () => {
+    const r = cli(['record', '--out', path.join(work, 'no-such-dir', 'x.tach'), '--', 'node', target('console.log("ran anyway");')]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).not.toContain('ran anyway');
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^profpack: ERR_TACHYON_WRITE_IO: /);
+  });
+
+  it('a command that never runs the preload still gets a valid, empty file and a warning', () => {
+    const out = path.join(work, 'not-node.tach');
+    const r = cli(['record', '--out', out, '--', '/bin/sh', '-c', 'exit 4']);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('never started the recording');
+    const src = openTachyon(out);
+    expect([...src.samples()]).toHaveLength(0);
+    src.close();
+  });
+
+  // The program yields every 20 ms so the harvest timer runs; it notes the
+  // monotonic time (V8's sample clock) just before it kills itself.
+  const killedAfter = (ms: number) =>
+    [
+      `const end = Date.now() + ${ms};`,
+      "function tick() { profpackSpin(20); if (Date.now() < end) return setImmediate(tick); console.log(String(process.hrtime.bigint() / 1000n)); process.kill(process.pid, 'SIGKILL'); }",
+      'tick();',
+    ].join('\n');
+  const HARVEST_MS = 200;
+  // A harvest may run late on a loaded machine: one interval plus this much.
+  const LATE_MS = 400;
+
+  function expectSurvivedUntil(file: string, killedAtUs: bigint, runMs: number): void {
+    const src = openTachyon(file);
+    const spin = src.frames.findIndex((f) => f.funcname === 'profpackSpin');
+    const samples = [...src.samples()];
+    const last = samples.reduce((m, s) => (s.timestampUs > m ? s.timestampUs : m), 0n);
+    expect(samples.filter((s) => Array.from(s.stack).includes(spin)).length).toBeGreaterThan(runMs / 10);
+    expect(killedAtUs - last).toBeLessThan(BigInt((HARVEST_MS + LATE_MS) * 1000));
+    expect(last).toBeLessThanOrEqual(killedAtUs);
+    src.close();
+  }
+
+  it('SIGKILL: the file is finalized with every harvest up to the last one', () => {
+    const out = path.join(work, 'killed.tach');
+    const r = cli(['record', '--harvest-ms', String(HARVEST_MS), '--out', out, '--', 'node', target(killedAfter(1500))]);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(137);
+    expect(r.stderr).toContain('ended without stopping its recording (SIGKILL)');
+    expectSurvivedUntil(out, BigInt(r.stdout.trim()), 1500);
+  });
+
+  it("startRecording({ writer: 'process' }): SIGKILL keeps every harvest; stop() then `finished` gives the final file", () => {
+    const recorder = JSON.stringify(path.join(build.dist, 'record', 'recorder.js'));
+    const killed = path.join(work, 'lib-killed.tach');
+    const lib = (out: string, rest: string) =>
+      target(`const rec = require(${recorder}).startRecording({ out: ${JSON.stringify(out)}, writer: 'process', harvestMs: ${HARVEST_MS} });\n${rest}`);
+    const k = spawnSync(process.execPath, [lib(killed, killedAfter(1500))], { encoding: 'utf8', timeout: 60_000 });
+    expect(k.signal).toBe('SIGKILL');
+    // The writer process finalizes on its own once the pipe closes.
+    for (let i = 0; i < 100 && !finalized(killed); i++) spawnSync('sleep', ['0.1']);
+    expectSurvivedUntil(killed, BigInt(k.stdout.trim()), 1500);
+
+    const stopped = path.join(work, 'lib-stopped.tach');
+    const body = "profpackSpin(300); const s = rec.stop(); rec.finished.then((f) => console.log(JSON.stringify({ s, f, size: require('fs').statSync(s.out).size })));";
+    const r = spawnSync(process.execPath, [lib(stopped, body)], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(0);
+    const { s, f } = JSON.parse(r.stdout) as { s: { samples: number }; f: { samples: number } };
+    expect(f).toEqual(s);
+    const src = openTachyon(stopped);
+    expect([...src.samples()]).toHaveLength(s.samples);
+    src.close();
   });
 
   it('convert and top on a recording', () => {

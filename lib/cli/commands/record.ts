@@ -1,10 +1,11 @@
 /**
  * `profpack record [options] -- node app.js [args]`: runs the target with
  * profpack's preload, which samples it with V8's sampler and streams the
- * samples into a Tachyon file, finalized when the target exits (normally, on
- * SIGINT/SIGTERM or on an uncaught exception). Exits as the target did.
+ * samples to this process, which writes the Tachyon file and finalizes it
+ * when the target exits — however it exits: a target killed by SIGKILL or
+ * crashing loses only its last harvest interval. Exits as the target did.
  */
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { constants } from 'node:os';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
@@ -38,9 +39,11 @@ export function registerRecord(program: Command): Command {
         const harvestMs = Number(flags.harvestMs);
         if (!Number.isFinite(harvestMs) || harvestMs < 1) throw new ProfpackError(`--harvest-ms must be ≥ 1, not "${flags.harvestMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const out = path.resolve(flags.out);
-        const { code, signal } = await runRecorded(command, { out, intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true });
-        if (existsSync(out)) process.stderr.write(`profpack: wrote ${flags.out} (${statSync(out).size.toLocaleString('en')} bytes)\n`);
-        else process.stderr.write(`profpack: the target exited before writing ${flags.out}\n`);
+        const { code, signal, summary } = await runRecorded(command, { out, intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true });
+        const size = statSync(out).size.toLocaleString('en');
+        if (!summary.heard) process.stderr.write(`profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`);
+        else if (!summary.complete) process.stderr.write(`profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`);
+        else process.stderr.write(`profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`);
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
       }),
     );

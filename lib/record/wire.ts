@@ -1,0 +1,112 @@
+/**
+ * The pipe between a recorded process and the process that writes its file.
+ *
+ * `profpack record` (and `startRecording({ writer: 'process' })`) keep the
+ * ProfileWriter out of the recorded process: the sampler there sends each
+ * harvest over a pipe, and the writer process ingests it. A recorded process
+ * that dies any way at all (SIGKILL, abort, out of memory) then loses only
+ * the harvest it had not sent yet; the writer sees the pipe close and
+ * finalizes the file.
+ *
+ * Framing: u32 little-endian byte length, then that many bytes of UTF-8
+ * JSON. Sends are synchronous (fs.writeSync), so the last harvest also goes
+ * out from an 'exit' handler, where nothing asynchronous runs any more.
+ */
+import * as fs from 'node:fs';
+import type { CpuProfile } from '../convert/cpuprofile';
+import { ErrorCode, ProfpackError } from '../errors';
+
+export type WireMessage =
+  | { kind: 'chunk'; threadId: number; mainThread: boolean; profile: CpuProfile }
+  | { kind: 'end'; durationSec: number; threads: number };
+
+/** A frame larger than this is not one we sent: the stream is not ours, or corrupt. */
+export const MAX_FRAME_BYTES = 1 << 30;
+
+export function encodeFrame(message: WireMessage): Buffer {
+  const body = Buffer.from(JSON.stringify(message), 'utf8');
+  const frame = Buffer.allocUnsafe(4 + body.length);
+  frame.writeUInt32LE(body.length, 0);
+  body.copy(frame, 4);
+  return frame;
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Synchronous sends on a pipe descriptor. A pipe end libuv made non-blocking
+ * answers EAGAIN when full: wait a millisecond and go on (the writer process
+ * drains it). A closed pipe (EPIPE: the writer is gone) ends sending, once,
+ * with a warning; the recorded program is never disturbed by its recorder.
+ */
+export class FdSender {
+  private broken = false;
+  sentBytes = 0;
+
+  constructor(private readonly fd: number) {}
+
+  get ok(): boolean {
+    return !this.broken;
+  }
+
+  send(message: WireMessage): boolean {
+    if (this.broken) return false;
+    const frame = encodeFrame(message);
+    let done = 0;
+    while (done < frame.length) {
+      try {
+        done += fs.writeSync(this.fd, frame, done, frame.length - done);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') {
+          Atomics.wait(pause, 0, 0, 1);
+          continue;
+        }
+        this.broken = true;
+        process.emitWarning(`profpack: the recording's writer is gone (${(err as Error).message}); no more samples are sent`);
+        return false;
+      }
+    }
+    this.sentBytes += frame.length;
+    return true;
+  }
+}
+
+/**
+ * Splits a byte stream into messages; a partial frame at the end waits for
+ * more bytes. A frame that is not ours (too long, not JSON) sets `failure`
+ * and ends parsing; the messages before it are still returned.
+ */
+export class FrameParser {
+  private pending: Buffer = Buffer.alloc(0);
+  /** Bytes consumed by whole frames so far (for error offsets). */
+  offset = 0;
+  failure: ProfpackError | undefined;
+
+  push(bytes: Buffer): WireMessage[] {
+    const out: WireMessage[] = [];
+    if (this.failure !== undefined) return out;
+    this.pending = this.pending.length === 0 ? bytes : Buffer.concat([this.pending, bytes]);
+    while (this.pending.length >= 4) {
+      const size = this.pending.readUInt32LE(0);
+      if (size > MAX_FRAME_BYTES) {
+        this.failure = new ProfpackError(`recording pipe: a frame of ${size} bytes`, { code: ErrorCode.RECORD_FAILED, offset: this.offset, expected: `at most ${MAX_FRAME_BYTES} bytes` });
+        break;
+      }
+      if (this.pending.length < 4 + size) break;
+      try {
+        out.push(JSON.parse(this.pending.subarray(4, 4 + size).toString('utf8')) as WireMessage);
+      } catch (err) {
+        this.failure = new ProfpackError('recording pipe: a frame is not JSON', { code: ErrorCode.RECORD_FAILED, offset: this.offset, expected: 'a JSON message', cause: err });
+        break;
+      }
+      this.pending = this.pending.subarray(4 + size);
+      this.offset += 4 + size;
+    }
+    return out;
+  }
+
+  /** Bytes of a frame that never completed (the sender died mid-send). */
+  get leftover(): number {
+    return this.failure === undefined ? this.pending.length : 0;
+  }
+}

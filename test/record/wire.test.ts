@@ -1,0 +1,137 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CpuProfile } from '../../lib/convert/cpuprofile';
+import { openTachyon } from '../../lib/convert/tachyon';
+import { ErrorCode, isProfpackError } from '../../lib/errors';
+import { RecordingHost } from '../../lib/record/host';
+import { encodeFrame, FrameParser, MAX_FRAME_BYTES, type WireMessage } from '../../lib/record/wire';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'profpack-wire-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A V8-shaped chunk: (root) → main → one of three leaves, sample i at start + 100·(i+1). */
+function chunk(start: number, leaves: number[]): CpuProfile {
+  const cf = (functionName: string, lineNumber = 0) => ({ functionName, scriptId: '1', url: 'file:///app.js', lineNumber, columnNumber: 0 });
+  return {
+    nodes: [
+      { id: 1, callFrame: cf('(root)'), children: [2] },
+      { id: 2, callFrame: cf('main', 1), children: [3, 4, 5] },
+      { id: 3, callFrame: cf('alpha', 10) },
+      { id: 4, callFrame: cf('beta', 20) },
+      { id: 5, callFrame: cf('gamma', 30) },
+    ],
+    startTime: start,
+    endTime: start + 100 * leaves.length,
+    samples: leaves.map((l) => 3 + l),
+    timeDeltas: leaves.map(() => 100),
+  };
+}
+
+const messageArb: fc.Arbitrary<WireMessage> = fc.oneof(
+  fc.record({ kind: fc.constant('chunk' as const), threadId: fc.nat(8), mainThread: fc.boolean(), profile: fc.tuple(fc.nat(1e6), fc.array(fc.nat(2), { maxLength: 20 })).map(([s, l]) => chunk(s, l)) }),
+  fc.record({ kind: fc.constant('end' as const), durationSec: fc.double({ min: 0, max: 1e4, noNaN: true }), threads: fc.nat(64) }),
+);
+
+describe('recording pipe framing', () => {
+  it('any split of a stream of frames gives back the messages in order', () => {
+    fc.assert(
+      fc.property(fc.array(messageArb, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 10 }), (messages, cuts) => {
+        const stream = Buffer.concat(messages.map(encodeFrame));
+        const points = [...new Set(cuts.map((c) => c % (stream.length + 1)))].sort((a, b) => a - b);
+        const parser = new FrameParser();
+        const got: WireMessage[] = [];
+        let from = 0;
+        for (const p of [...points, stream.length]) {
+          got.push(...parser.push(stream.subarray(from, p)));
+          from = p;
+        }
+        expect(got).toEqual(JSON.parse(JSON.stringify(messages)));
+        expect(parser.leftover).toBe(0);
+        expect(parser.offset).toBe(stream.length);
+      }),
+    );
+  });
+
+  it('a stream cut inside a frame keeps the whole frames and reports the rest as leftover', () => {
+    fc.assert(
+      fc.property(fc.array(messageArb, { minLength: 1, maxLength: 5 }), fc.nat(), (messages, cut) => {
+        const frames = messages.map(encodeFrame);
+        const stream = Buffer.concat(frames);
+        const at = cut % stream.length;
+        const parser = new FrameParser();
+        const got = parser.push(stream.subarray(0, at));
+        let whole = 0;
+        let bytes = 0;
+        while (whole < frames.length && bytes + frames[whole]!.length <= at) bytes += frames[whole++]!.length;
+        expect(got).toHaveLength(whole);
+        expect(parser.leftover).toBe(at - bytes);
+      }),
+    );
+  });
+
+  it('a length over the bound or a body that is not JSON is ERR_RECORD_FAILED at the frame offset; the frames before it count', () => {
+    const first = encodeFrame({ kind: 'end', durationSec: 1, threads: 1 });
+    const huge = Buffer.alloc(4);
+    huge.writeUInt32LE(MAX_FRAME_BYTES + 1);
+    const notJson = Buffer.concat([Buffer.from([3, 0, 0, 0]), Buffer.from('{{{')]);
+    for (const bad of [huge, notJson]) {
+      const parser = new FrameParser();
+      expect(parser.push(Buffer.concat([first, bad]))).toEqual([{ kind: 'end', durationSec: 1, threads: 1 }]);
+      expect(isProfpackError(parser.failure)).toBe(true);
+      expect(parser.failure).toMatchObject({ code: ErrorCode.RECORD_FAILED, offset: first.length });
+      // Nothing after a bad frame is trusted.
+      expect(parser.push(first)).toEqual([]);
+    }
+  });
+});
+
+describe('RecordingHost', () => {
+  it('a sender that died mid-frame: every whole harvest is in the finalized file, marked incomplete', () => {
+    const out = path.join(dir, 'partial.tach');
+    const host = new RecordingHost({ out, intervalUs: 100, compression: 'zstd', startTimeUs: 0n });
+    const a = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(0, [0, 1, 2, 0]) });
+    // Overlaps the first harvest by one tick (t = 400), as V8's console profiles do.
+    const b = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(300, [0, 2, 2]) });
+    const c = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(1000, [1, 1]) });
+    host.accept(Buffer.concat([a, b.subarray(0, 7)]));
+    host.accept(b.subarray(7));
+    host.accept(c.subarray(0, c.length - 3));
+    const summary = host.finish();
+    expect(summary).toMatchObject({ samples: 6, threads: 1, complete: false, heard: true, truncatedBytes: c.length - 3 });
+    expect(summary.durationSec).toBeCloseTo(0.0005, 9);
+    const src = openTachyon(out);
+    // No 'end': the duration is the span of the samples that arrived.
+    expect(src.reader.info.durationSec).toBeCloseTo(0.0005, 9);
+    const got = [...src.samples()].map((s) => `${s.timestampUs}:${src.frames[s.stack[0]!]!.funcname}`);
+    expect(got).toEqual(['100:alpha', '200:beta', '300:gamma', '400:alpha', '500:gamma', '600:gamma']);
+    src.close();
+  });
+
+  it("with the recorder's 'end' the stats block carries its duration and threads", () => {
+    const out = path.join(dir, 'complete.tach');
+    const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });
+    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(0, [0, 1]) }));
+    host.accept(encodeFrame({ kind: 'chunk', threadId: 3, mainThread: false, profile: chunk(0, [2, 2]) }));
+    host.accept(encodeFrame({ kind: 'end', durationSec: 2, threads: 2 }));
+    expect(host.finish()).toMatchObject({ samples: 4, threads: 2, durationSec: 2, complete: true });
+    const src = openTachyon(out);
+    expect(src.reader.info).toMatchObject({ durationSec: 2, sampleRate: 1 });
+    expect(new Set([...src.samples()].map((s) => s.threadId))).toEqual(new Set([0n, 3n]));
+    src.close();
+  });
+
+  it('garbage on the pipe: what came before it is kept and finish() throws ERR_RECORD_FAILED', () => {
+    const out = path.join(dir, 'garbage.tach');
+    const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });
+    const good = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(0, [0, 1, 2]) });
+    host.accept(Buffer.concat([good, Buffer.from([5, 0, 0, 0]), Buffer.from('nope!')]));
+    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(1000, [0]) }));
+    expect(() => host.finish()).toThrow(expect.objectContaining({ code: ErrorCode.RECORD_FAILED, offset: good.length }));
+    const src = openTachyon(out);
+    expect([...src.samples()]).toHaveLength(3);
+    src.close();
+  });
+});
