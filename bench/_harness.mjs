@@ -10,10 +10,12 @@ export function median(values) {
 
 /**
  * Runs every case once per round, in rotating order, for `rounds` rounds, and
- * returns the median seconds of each. `cases` maps a name to a function that
- * does one unit of work (call it enough times inside to last ~10-100 ms).
+ * returns every round's seconds per case. `cases` maps a name to a function
+ * that does one unit of work (call it enough times inside to last ~10-100 ms).
+ * On a loaded machine a ratio is steadier as the median of per-round ratios
+ * (candidate and baseline ran moments apart) than as a ratio of medians.
  */
-export function interleave(cases, { rounds = 15, warmup = 2 } = {}) {
+export function interleaveRounds(cases, { rounds = 15, warmup = 2 } = {}) {
   const names = Object.keys(cases);
   const times = Object.fromEntries(names.map((n) => [n, []]));
   for (let r = 0; r < warmup + rounds; r++) {
@@ -26,7 +28,13 @@ export function interleave(cases, { rounds = 15, warmup = 2 } = {}) {
       if (r >= warmup) times[name].push(dt);
     }
   }
-  return Object.fromEntries(names.map((n) => [n, median(times[n])]));
+  return times;
+}
+
+/** interleaveRounds(), reduced to the median seconds of each case. */
+export function interleave(cases, options) {
+  const times = interleaveRounds(cases, options);
+  return Object.fromEntries(Object.keys(times).map((n) => [n, median(times[n])]));
 }
 
 export function machine() {

@@ -1,9 +1,10 @@
 // `npm run bench -- record`: the cost of recording. The embedded CPU-bound
 // workload (dist/demo/workload.js, a fixed number of rounds) runs in a child
 // process without and with `profpack record`'s preload at a 1 ms interval
-// (zstd), in interleaved rounds; each child reports the wall time of its work
-// phase, so process start-up and the final write are not part of it (they are
-// reported separately as whole-process times). Goal: < 3 % slowdown.
+// (zstd) — `profpack record`, which writes the file while the target sends it
+// harvests — in interleaved rounds; the target reports the wall time of its
+// work phase and its own peak RSS, so process start-up and the final write are
+// not part of it (they are in the whole-process times). Goal: < 3 % slowdown.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,16 +15,18 @@ import { machine, median, table } from './_harness.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.resolve(here, '..', 'dist');
 const workload = path.join(dist, 'demo', 'workload.js');
-const preload = path.join(dist, 'record', 'preload.js');
+const cli = path.join(dist, 'cli', 'main.js');
 const rounds = Number(process.env.BENCH_ROUNDS ?? 11);
 const work = Number(process.env.BENCH_WORK ?? 200);
 const tmp = mkdtempSync(path.join(tmpdir(), 'profpack-record-'));
 
 const cases = {
   baseline: { args: [workload, '--rounds', String(work)], env: {} },
+  // The real thing: the CLI writes the file, the target's preload sends it harvests over a pipe.
   'record 1 ms zstd': {
-    args: ['--require', preload, workload, '--rounds', String(work)],
-    env: { PROFPACK_RECORD_OUT: path.join(tmp, 'r.tach'), PROFPACK_RECORD_INTERVAL_US: '1000', PROFPACK_RECORD_COMPRESSION: 'zstd' },
+    args: [cli, 'record', '--interval-us', '1000', '--compression', 'zstd', '--out', path.join(tmp, 'r.tach'), '--', process.execPath, workload, '--rounds', String(work)],
+    env: {},
+    out: path.join(tmp, 'r.tach'),
   },
 };
 const names = Object.keys(cases);
@@ -44,7 +47,7 @@ for (let r = 0; r < rounds + 1; r++) {
     work_ms[name].push(ms);
     wall_ms[name].push(wall);
     rss_kb[name].push(maxRssKb);
-    if (c.env.PROFPACK_RECORD_OUT) fileBytes = statSync(c.env.PROFPACK_RECORD_OUT).size;
+    if (c.out) fileBytes = statSync(c.out).size;
   }
 }
 // Flat memory over a long run: peak RSS of one run with 4× the work, with and without recording.

@@ -11,28 +11,7 @@
 // preallocated buffers, so allocation is not in the numbers.
 import { createRequire } from 'node:module';
 import { decodeUint8Array, encodeUint8Array, encodingLength } from 'uint8-varint';
-import { interleave, machine, median, table } from './_harness.mjs';
-
-/**
- * interleave() of _harness.mjs, keeping every round's seconds: on a loaded
- * machine a ratio is steadier as the median of per-round ratios (candidate
- * and baseline ran moments apart) than as a ratio of medians.
- */
-function interleaveRounds(cases, { rounds, warmup }) {
-  const names = Object.keys(cases);
-  const times = Object.fromEntries(names.map((n) => [n, []]));
-  for (let r = 0; r < warmup + rounds; r++) {
-    for (let k = 0; k < names.length; k++) {
-      const name = names[(k + r) % names.length];
-      globalThis.gc?.();
-      const t0 = process.hrtime.bigint();
-      cases[name]();
-      const dt = Number(process.hrtime.bigint() - t0) / 1e9;
-      if (r >= warmup) times[name].push(dt);
-    }
-  }
-  return times;
-}
+import { interleave, interleaveRounds, machine, median, table } from './_harness.mjs';
 
 const require = createRequire(import.meta.url);
 const { backend } = require('../dist/backend.js');
