@@ -22,3 +22,9 @@ PROFPACK_BACKEND=native node -e "
   if (back.join() !== '1,300,70000') throw new Error('round trip failed: ' + back);
   console.log('pack-check: installed tarball loads the prebuilt addon (' + JSON.stringify(p.backend.features) + ')');
 "
+# The installed CLI records (its preload and pipe ship too) and reads back what it wrote.
+# Uncompressed: --ignore-scripts also skipped zstd-napi's own build, so it has no binary here.
+./node_modules/.bin/profpack record --compression none --harvest-ms 100 --out rec.tach -- node -e "function packCheckSpin() { const e = Date.now() + 300; let x = 0; while (Date.now() < e) x += Math.sqrt(x + 1); return x; } packCheckSpin();"
+./node_modules/.bin/profpack top rec.tach -n 3 | tee top.txt
+grep -q packCheckSpin top.txt || { echo "pack-check: the installed CLI's recording lacks the spinning function"; exit 1; }
+echo "pack-check: the installed CLI records and reads back"

@@ -105,7 +105,7 @@ function zstd(): typeof ZstdBinding {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       zstdBinding = require('zstd-napi/binding') as typeof ZstdBinding;
     } catch (err) {
-      throw new ProfpackError(`zstd compression needs zstd-napi, which did not load: ${err instanceof Error ? err.message : String(err)}`, {
+      throw new ProfpackError(`zstd compression needs zstd-napi, which did not load: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`, {
         code: ErrorCode.NATIVE_UNAVAILABLE,
         cause: err,
       });
