@@ -75,6 +75,11 @@ export class RecordingHost {
     }
   }
 
+  /** Whether the recorder's 'end' message has arrived. */
+  get ended(): boolean {
+    return this.end !== undefined;
+  }
+
   get samples(): number {
     return this.ingester.samples;
   }

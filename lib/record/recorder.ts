@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:worker_threads';
 import type { CpuProfile } from '../convert/cpuprofile';
 import type { ProfileSink } from '../convert/model';
-import { ErrorCode, ProfpackError } from '../errors';
+import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
 import { ProfilingMode } from '../tachyon/format';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ChunkIngester, newSamplesInOrder } from './ingest';
@@ -27,12 +27,12 @@ export interface RecordingOptions {
   /** Where samples go instead of a file (e.g. a MemoryProfile). */
   sink?: ProfileSink & Partial<Pick<TachyonSink, 'finalize' | 'setStats' | 'close'>>;
   /**
-   * Who writes `out`. 'inline' (default): a ProfileWriter in this process;
-   * the file is final when stop() returns, and finalized on exit, signals
-   * and fatal exceptions, but a hard crash (SIGKILL, abort, out of memory)
-   * loses the recording. 'process': a small writer process fed over a pipe;
-   * a hard crash then loses at most the last harvest interval, and
-   * `finished` resolves once the file is final.
+   * Who writes `out`. 'process' (default): a small writer process fed over a
+   * pipe (wire.ts), so that a hard crash of this process (SIGKILL, abort, out
+   * of memory) loses at most the last harvest interval. 'inline': a
+   * ProfileWriter in this process (no extra process; a hard crash loses the
+   * recording). Either way the file is finalized on exit, SIGINT/SIGTERM and
+   * fatal exceptions, and is final when stop() returns.
    */
   writer?: 'inline' | 'process';
   /** Send harvests over this pipe descriptor to a RecordingHost instead (what `profpack record`'s preload uses). */
@@ -64,11 +64,9 @@ export interface RecordingSummary {
 export interface Recording {
   /** Harvests now (also done every `harvestMs`). */
   harvest(): void;
-  /** Final harvest, then finalizes the file (or, with a writer process, hands it the end). Idempotent. */
+  /** Final harvest, then finalizes the file (waiting for the writer process, if any). Idempotent. */
   stop(): RecordingSummary;
   readonly stopped: boolean;
-  /** Resolves when the file is final: at stop() inline, when the writer process exits with 'process'. */
-  readonly finished: Promise<RecordingSummary>;
 }
 
 export interface WorkerChunkMessage {
@@ -133,7 +131,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   if (!Number.isFinite(intervalUs) || intervalUs < 1) throw new ProfpackError(`intervalUs must be ≥ 1, not ${intervalUs}`, { code: ErrorCode.INVALID_ARGUMENT });
   const harvestMs = options.harvestMs ?? 1000;
   if (!Number.isFinite(harvestMs) || harvestMs < 1) throw new ProfpackError(`harvestMs must be ≥ 1, not ${harvestMs}`, { code: ErrorCode.INVALID_ARGUMENT });
-  const writerMode = options.writer ?? 'inline';
+  const writerMode = options.writer ?? 'process';
   if (writerMode !== 'inline' && writerMode !== 'process') throw new ProfpackError(`writer must be 'inline' or 'process', not ${String(writerMode)}`, { code: ErrorCode.INVALID_ARGUMENT });
   const out = options.sink === undefined && options.fd === undefined ? (options.out ?? 'profile.tach') : undefined;
   const startTimeUs = process.hrtime.bigint() / 1000n;
@@ -202,18 +200,8 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     process.on('uncaughtExceptionMonitor', onUncaught);
   }
 
-  let settle: ((s: RecordingSummary) => void) | undefined;
-  let fail: ((err: unknown) => void) | undefined;
-  const finished = new Promise<RecordingSummary>((resolve, reject) => {
-    settle = resolve;
-    fail = reject;
-  });
-  // Nobody may await it; an unhandled rejection must not end the program.
-  finished.catch(() => undefined);
-
   const recording: Recording = {
     harvest,
-    finished,
     get stopped() {
       return stopped;
     },
@@ -233,19 +221,9 @@ export function startRecording(options: RecordingOptions = {}): Recording {
       if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
       const durationSec = Number(process.hrtime.bigint() - startedAt) / 1e9;
       summary = { out, samples: target.samples, threads: threads.size, durationSec };
-      try {
-        target.end(durationSec, threads.size);
-      } catch (err) {
-        fail?.(err);
-        throw err;
-      }
-      if (writerProcess !== undefined) {
-        const s = summary;
-        writerProcess.close().then(() => settle?.(s), fail);
-      } else {
-        if (options.fd !== undefined) closeQuietly(options.fd);
-        settle?.(summary);
-      }
+      target.end(durationSec, threads.size);
+      if (writerProcess !== undefined) writerProcess.waitFinal();
+      else if (options.fd !== undefined) closeQuietly(options.fd);
       return summary;
     },
   };
@@ -262,49 +240,96 @@ function closeQuietly(fd: number): void {
 
 interface WriterProcess {
   sender: FdSender;
-  /** Ends the pipe; resolves when the writer has finalized the file and exited. */
-  close(): Promise<void>;
+  /** After the 'end' message: blocks until the writer has finalized the file (its one stdout line). */
+  waitFinal(): void;
 }
 
+/** How long startRecording() waits for the writer process to create the file, and stop() for it to finalize. */
+const WRITER_READY_TIMEOUT_MS = 20_000;
+const WRITER_FINAL_TIMEOUT_MS = 60_000;
+
 /**
- * The 'process' writer: `node writer-process.js` in its own process group
- * (a terminal's Ctrl-C must not kill it before the recorded program's last
- * harvest arrives), reading the pipe on its stdin.
+ * The 'process' writer: `node writer-process.js` in its own process group (a
+ * terminal's Ctrl-C must not kill it before the last harvest arrives),
+ * reading the pipe on its stdin. On stdout it says 'ready' once the file is
+ * created and answers the 'end' message with one line once the file is
+ * final; both are read synchronously (stop() also runs in 'exit' handlers,
+ * where nothing asynchronous does).
  */
 function spawnWriterProcess(settings: WriterProcessSettings): WriterProcess {
   const script = path.join(__dirname, 'writer-process.js');
   if (!fs.existsSync(script)) throw new ProfpackError(`the writer process script is missing (${script}); run "npm run compile"`, { code: ErrorCode.RECORD_FAILED });
   const child = spawn(process.execPath, [script, JSON.stringify({ ...settings, startTimeUs: String(settings.startTimeUs) })], {
-    stdio: ['pipe', 'ignore', 'pipe'],
+    stdio: ['pipe', 'pipe', 'inherit'],
     detached: true,
   });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const exited = new Promise<void>((resolve, reject) => {
-    child.on('error', (err) => reject(new ProfpackError(`the recording's writer process failed: ${err.message}`, { code: ErrorCode.RECORD_FAILED, cause: err })));
-    child.on('exit', (code, signal) => {
-      if (code === 0) resolve();
-      else reject(new ProfpackError(`the recording's writer process ${signal !== null ? `was killed by ${signal}` : `exited with ${code}`}: ${stderr.trim()}`, { code: ErrorCode.RECORD_FAILED }));
-    });
-  });
-  // The recording must not keep the program alive; close() holds it until the file is final.
+  // The recording must not keep the program alive.
   child.unref();
-  const stdin = child.stdin as unknown as { _handle?: { fd?: number }; unref?: () => void; destroy(): void };
-  (child.stderr as unknown as { unref?: () => void }).unref?.();
-  stdin.unref?.();
-  const fd = stdin._handle?.fd;
-  if (typeof fd !== 'number' || fd < 0) {
+  const handles = [child.stdin, child.stdout] as unknown as { _handle?: { fd?: number }; unref?: () => void }[];
+  for (const h of handles) h.unref?.();
+  const inFd = handles[0]!._handle?.fd;
+  const outFd = handles[1]!._handle?.fd;
+  if (typeof inFd !== 'number' || inFd < 0 || typeof outFd !== 'number' || outFd < 0) {
     child.kill();
-    throw new ProfpackError("writer: 'process' needs a pipe descriptor, which this platform's Node does not expose", { code: ErrorCode.RECORD_FAILED });
+    throw new ProfpackError("writer: 'process' needs pipe descriptors, which this platform's Node does not expose; use writer: 'inline'", { code: ErrorCode.RECORD_FAILED });
   }
+  const lines = new LineReader(outFd);
+  // It answers 'ready' once the file is created, or why it could not be: a bad path fails here, as inline.
+  const ready = lines.next(WRITER_READY_TIMEOUT_MS);
+  if (ready !== 'ready') {
+    child.stdin?.destroy();
+    child.stdout?.destroy();
+    if (ready?.startsWith('error: ')) {
+      const { code, message } = JSON.parse(ready.slice(7)) as { code?: string; message: string };
+      throw new ProfpackError(message, { code: (Object.values(ErrorCode) as string[]).includes(code ?? '') ? (code as ErrorCodeValue) : ErrorCode.RECORD_FAILED });
+    }
+    throw new ProfpackError(`the recording's writer process did not start (no answer in ${WRITER_READY_TIMEOUT_MS} ms)`, { code: ErrorCode.RECORD_FAILED });
+  }
+  const sender = new FdSender(inFd);
   return {
-    sender: new FdSender(fd),
-    close() {
-      child.ref();
-      stdin.destroy();
-      return exited;
+    sender,
+    waitFinal() {
+      const line = lines.next(WRITER_FINAL_TIMEOUT_MS);
+      child.stdin?.destroy();
+      child.stdout?.destroy();
+      if (!sender.ok || line === undefined || !line.startsWith('{')) {
+        const why = line?.startsWith('error: ') ? `: ${line.slice(7)}` : ' (it is gone)';
+        throw new ProfpackError(`the recording's writer process did not finalize ${settings.out}${why}`, { code: ErrorCode.RECORD_FAILED });
+      }
     },
   };
+}
+
+/** Lines from a (non-blocking) pipe, read synchronously by polling. */
+class LineReader {
+  private text = '';
+  private readonly chunk = Buffer.alloc(4096);
+  private readonly pause = new Int32Array(new SharedArrayBuffer(4));
+  private eof = false;
+
+  constructor(private readonly fd: number) {}
+
+  /** The next line; undefined at EOF, on a read error or after `timeoutMs`. */
+  next(timeoutMs: number): string | undefined {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const nl = this.text.indexOf('\n');
+      if (nl >= 0) {
+        const line = this.text.slice(0, nl);
+        this.text = this.text.slice(nl + 1);
+        return line;
+      }
+      if (this.eof || Date.now() >= deadline) return undefined;
+      try {
+        const n = fs.readSync(this.fd, this.chunk, 0, this.chunk.length, null);
+        if (n === 0) this.eof = true;
+        else this.text += this.chunk.toString('utf8', 0, n);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return undefined;
+        Atomics.wait(this.pause, 0, 0, 2);
+      }
+    }
+  }
 }
 
 export interface WriterProcessSettings {

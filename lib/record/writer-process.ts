@@ -1,9 +1,10 @@
 /**
  * The writer process of `startRecording({ writer: 'process' })`: reads the
- * recording pipe on stdin (wire.ts) into a RecordingHost and finalizes the
- * file when the pipe ends, whether the recorded process said 'end' or died.
- * Settings come as one JSON argument. SIGINT/SIGTERM sent to this process
- * itself finalize what has arrived and exit.
+ * recording pipe on stdin (wire.ts) into a RecordingHost. The recorder's
+ * 'end' message finalizes the file and is answered with the summary as one
+ * JSON line on stdout (stop() waits for it); a pipe that ends without it (the
+ * recorded process died) finalizes what arrived. Settings come as one JSON
+ * argument. SIGINT/SIGTERM sent to this process itself finalize and exit.
  */
 import { RecordingHost } from './host';
 import type { WriterProcessSettings } from './recorder';
@@ -14,23 +15,33 @@ function main(): void {
   try {
     host = new RecordingHost({ out: raw.out, intervalUs: raw.intervalUs, compression: raw.compression, startTimeUs: BigInt(raw.startTimeUs) });
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n`);
+    // The recorder rethrows it with the same code (e.g. ERR_TACHYON_WRITE_IO for a bad path).
+    process.stdout.write(`error: ${JSON.stringify({ code: (err as { code?: unknown }).code, message: (err as Error).message })}\n`);
     process.exit(2);
   }
+  process.stdout.write('ready\n');
   let done = false;
   const finish = (): void => {
     if (done) return;
     done = true;
     try {
       const summary = host.finish();
-      if (!summary.complete) process.stderr.write(`profpack: the recorded process ended without stopping its recording; ${raw.out} holds its ${summary.samples} samples up to the last harvest\n`);
+      if (summary.complete) process.stdout.write(`${JSON.stringify(summary)}\n`);
+      else process.stderr.write(`profpack: the recorded process ended without stopping its recording; ${raw.out} holds its ${summary.samples} samples up to the last harvest\n`);
       process.exitCode = 0;
     } catch (err) {
-      process.stderr.write(`${(err as Error).message}\n`);
+      process.stderr.write(`profpack: ${(err as Error).message}\n`);
+      process.stdout.write(`error: ${(err as Error).message}\n`);
       process.exitCode = 2;
     }
   };
-  process.stdin.on('data', (bytes: Buffer) => host.accept(bytes));
+  process.stdin.on('data', (bytes: Buffer) => {
+    host.accept(bytes);
+    if (host.ended) {
+      finish();
+      process.stdin.destroy();
+    }
+  });
   process.stdin.on('end', finish);
   process.stdin.on('error', finish);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -258,26 +258,41 @@ describe('profpack record', () => {
     expectSurvivedUntil(out, BigInt(r.stdout.trim()), 1500);
   });
 
-  it("startRecording({ writer: 'process' }): SIGKILL keeps every harvest; stop() then `finished` gives the final file", () => {
+  it('startRecording() writes through a writer process: SIGKILL keeps every harvest; stop() and exit give the final file', () => {
     const recorder = JSON.stringify(path.join(build.dist, 'record', 'recorder.js'));
+    const lib = (out: string, rest: string, writer = 'process') =>
+      target(`const rec = require(${recorder}).startRecording({ out: ${JSON.stringify(out)}, writer: '${writer}', harvestMs: ${HARVEST_MS} });\n${rest}`);
     const killed = path.join(work, 'lib-killed.tach');
-    const lib = (out: string, rest: string) =>
-      target(`const rec = require(${recorder}).startRecording({ out: ${JSON.stringify(out)}, writer: 'process', harvestMs: ${HARVEST_MS} });\n${rest}`);
     const k = spawnSync(process.execPath, [lib(killed, killedAfter(1500))], { encoding: 'utf8', timeout: 60_000 });
     expect(k.signal).toBe('SIGKILL');
     // The writer process finalizes on its own once the pipe closes.
     for (let i = 0; i < 100 && !finalized(killed); i++) spawnSync('sleep', ['0.1']);
     expectSurvivedUntil(killed, BigInt(k.stdout.trim()), 1500);
 
-    const stopped = path.join(work, 'lib-stopped.tach');
-    const body = "profpackSpin(300); const s = rec.stop(); rec.finished.then((f) => console.log(JSON.stringify({ s, f, size: require('fs').statSync(s.out).size })));";
-    const r = spawnSync(process.execPath, [lib(stopped, body)], { encoding: 'utf8', timeout: 60_000 });
-    expect(r.status).toBe(0);
-    const { s, f } = JSON.parse(r.stdout) as { s: { samples: number }; f: { samples: number } };
-    expect(f).toEqual(s);
-    const src = openTachyon(stopped);
-    expect([...src.samples()]).toHaveLength(s.samples);
-    src.close();
+    // stop() returns once the file is final; process.exit() finalizes through the 'exit' handler. Both writers.
+    for (const writer of ['process', 'inline']) {
+      const stopped = path.join(work, `lib-stopped-${writer}.tach`);
+      const body = "profpackSpin(300); const s = rec.stop(); const head = require('fs').readFileSync(s.out).subarray(0, 4).toString('latin1'); console.log(JSON.stringify({ s, head }));";
+      const r = spawnSync(process.execPath, [lib(stopped, body, writer)], { encoding: 'utf8', timeout: 60_000 });
+      expect(r.status).toBe(0);
+      const { s, head } = JSON.parse(r.stdout) as { s: { samples: number }; head: string };
+      expect(head).not.toBe('\0\0\0\0');
+      const src = openTachyon(stopped);
+      expect([...src.samples()]).toHaveLength(s.samples);
+      src.close();
+
+      const exited = path.join(work, `lib-exit-${writer}.tach`);
+      const e = spawnSync(process.execPath, [lib(exited, 'profpackSpin(300); process.exit(3);', writer)], { encoding: 'utf8', timeout: 60_000 });
+      expect(e.status).toBe(3);
+      const esrc = openTachyon(exited);
+      expect([...esrc.samples()].length).toBeGreaterThan(50);
+      esrc.close();
+
+      // A path that cannot be created fails at start, with the writer's own code.
+      const badOut = JSON.stringify(path.join(work, 'no-such-dir', 'x.tach'));
+      const bad = spawnSync(process.execPath, [target(`try { require(${recorder}).startRecording({ out: ${badOut}, writer: '${writer}' }); } catch (e) { console.log(e.code); }`)], { encoding: 'utf8', timeout: 60_000 });
+      expect(bad.stdout.trim()).toBe('ERR_TACHYON_WRITE_IO');
+    }
   });
 
   it('convert and top on a recording', () => {
