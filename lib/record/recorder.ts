@@ -180,17 +180,23 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   const timer = setInterval(harvest, harvestMs);
   timer.unref();
 
-  const onExit = (): void => {
-    recording.stop();
+  // On the way out the program's own exit code and signal matter more than the recording: warn, never throw.
+  const stopQuietly = (): void => {
+    try {
+      recording.stop();
+    } catch (err) {
+      process.stderr.write(`profpack: the recording could not be finalized: ${(err as Error).message}\n`);
+    }
   };
+  const onExit = stopQuietly;
   const onSignal = (signal: NodeJS.Signals): void => {
     // Another listener means the program handles the signal itself: keep recording; 'exit' finalizes.
     if (process.listenerCount(signal) > 1) return;
-    recording.stop();
+    stopQuietly();
     process.kill(process.pid, signal);
   };
   const onUncaught = (): void => {
-    if (process.listenerCount('uncaughtException') === 0) recording.stop();
+    if (process.listenerCount('uncaughtException') === 0) stopQuietly();
   };
   const handleExit = options.handleExit ?? true;
   if (handleExit) {
