@@ -193,7 +193,7 @@ describe('profpack downgrade', () => {
     writeV2(v2, 'stacktable', [{ tid: 3n, ts: 1010n, status: 1, stack: [7] }]);
     const info = run('info', v2);
     expect(info.status).toBe(0);
-    expect(info.stdout).toMatch(/format: +Tachyon version 2/);
+    expect(info.stdout).toMatch(/format: +Tachyon version 2 \(stacktable stacks\)/);
     expect(info.stdout).toMatch(/samples: +1/);
   });
 });
