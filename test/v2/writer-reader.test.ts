@@ -273,6 +273,20 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
     }
   }
 
+  it('close() before finalize leaves a file readers call not finalized, on every writer backend', () => {
+    for (const b of BACKENDS) {
+      for (const coding of CODINGS) {
+        const file = tmp('closed.bin');
+        const w = new ProfileWriter(file, { sampleIntervalUs: 1000, formatVersion: 2, stackCoding: coding, backend: b });
+        const f = w.internFrame(frameOf(1));
+        for (let i = 0; i < 100; i++) w.writeStack(1, 0, i * 1000, 0, [f]);
+        w.close();
+        expect(w.state).toBe('closed');
+        expect(thrown(() => ProfileReader.open(file)).code).toBe(ErrorCode.TACHYON_NOT_FINALIZED);
+      }
+    }
+  });
+
   it('reads a version-2 file from a buffer as from a path', () => {
     const p: TestProfile = { frameCount: 5, intervalUs: 100n, startTimeUs: 0n, samples: [{ threadId: 1n, interpreterId: 0, timestampUs: 100n, status: 0, stack: [4, 3] }] };
     const file = tmp('buffer.bin');
