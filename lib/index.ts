@@ -11,3 +11,4 @@ export * as svb from './svb/index';
 export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, type VarintHit, type PcTableOptions, type LookupManyOptions } from './pctable/index';
 export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/reader';
 export * as v2 from './tachyon/v2/index';
+export { downgrade, type DowngradeOptions, type DowngradeResult } from './tachyon/v2/downgrade-file';

@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerConvert } from './commands/convert';
+import { registerDowngrade } from './commands/downgrade';
 import { registerDump } from './commands/dump';
 import { registerInfo } from './commands/info';
 import { registerRecord } from './commands/record';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerConvert(program);
   registerTop(program);
   registerRecord(program);
+  registerDowngrade(program);
   return program;
 }
 

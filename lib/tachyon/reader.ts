@@ -24,8 +24,11 @@ import {
   type DecodeError,
   type DecodeOutput,
 } from './reader-records';
-import { parseFrameTable, parseStringTable, resolveFrame, type Frame, type FrameTable } from './reader-tables';
+import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './reader-tables';
 import { checkZstdRegion, OUTPUT_CHUNK, ZstdStream } from './reader-zstd';
+import type { StackCoding } from './v2/blocks';
+import { readProfileV2, stackCodingOf, type V2Profile } from './v2/file';
+import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2/reader-v2';
 
 export type { Frame } from './reader-tables';
 export type { ProfileInfo } from './reader-layout';
@@ -216,8 +219,9 @@ export class ProfileReader {
   readonly backend: 'native' | 'js';
   /** Counters of the last complete replay (CPython's get_stats()), or null. */
   stats: ReplayStats | null = null;
+  /** How a version-2 file codes its stacks (docs/format-v2.md §4); null for version 1 or a file without samples. */
+  readonly stackCoding: StackCoding | null = null;
 
-  private readonly frameTable: FrameTable;
   private readonly native: NativeTachyonReader | null;
   private file: NativeFile | null;
   private source: ByteSource | null;
@@ -225,6 +229,8 @@ export class ProfileReader {
   private readonly sampleRegionSize: number;
   private readonly maxDecompressed: number;
   private readonly tuning: Tuning;
+  /** A version-2 file, decoded at open (docs/format-v2.md); null for version 1. */
+  private readonly v2: V2Profile | null = null;
 
   private constructor(source: ByteSource, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions) {
     this.native = native;
@@ -233,6 +239,21 @@ export class ProfileReader {
     this.backend = native ? 'native' : 'js';
     this.maxDecompressed = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
     this.tuning = options.tuning ?? {};
+    if (isProfpackVersion2(source)) {
+      const v2 = readProfileV2(source.read(0, source.size), { backend: this.backend, maxDecompressedSize: this.maxDecompressed });
+      this.v2 = v2;
+      this.stackCoding = stackCodingOf(v2.region);
+      this.layout = v2Layout(v2, source.size);
+      this.info = this.layout.info;
+      this.strings = v2.strings;
+      this.frames = v2Frames(v2);
+      this.sampleRegionSize = v2.region.length;
+      this.region = { kind: 'bytes', bytes: v2.region };
+      // The whole file is in memory now: the mapping is not needed.
+      if (file && native) native.closeFile(file);
+      this.file = null;
+      return;
+    }
     const layout = parseLayout(source);
     this.layout = layout;
     this.info = layout.info;
@@ -248,9 +269,9 @@ export class ProfileReader {
     checkTableCounts(layout);
     const tables = source.read(layout.stringTableOffset, layout.fileSize);
     this.strings = parseStringTable(tables, layout.stringTableOffset, layout.stringTableOffset, layout.info.stringCount, layout.fileSize);
-    this.frameTable = parseFrameTable(tables, layout.stringTableOffset, layout.frameTableOffset, layout.info.frameCount, layout.fileSize);
-    const frames = new Array<Frame | null>(this.frameTable.count);
-    for (let i = 0; i < frames.length; i++) frames[i] = resolveFrame(this.frameTable, this.strings, i);
+    const frameTable = parseFrameTable(tables, layout.stringTableOffset, layout.frameTableOffset, layout.info.frameCount, layout.fileSize);
+    const frames = new Array<Frame | null>(frameTable.count);
+    for (let i = 0; i < frames.length; i++) frames[i] = resolveFrame(frameTable, this.strings, i);
     this.frames = frames;
   }
 
@@ -309,6 +330,11 @@ export class ProfileReader {
 
   /** Every sample in file order; throws CPython's replay errors where CPython would. */
   *samples(): IterableIterator<Sample> {
+    if (this.v2 !== null) {
+      if (!this.region) throw new ProfpackError('the reader is closed', { code: ErrorCode.TACHYON_READER_CLOSED });
+      yield* v2Samples(this.v2, this.frames, (stats) => (this.stats = stats));
+      return;
+    }
     const run = this.startRun();
     let delivered = 0;
     let cache = new NodeCache();
@@ -365,6 +391,10 @@ export class ProfileReader {
    * CPython's BinaryReader.replay does; returns the number of samples.
    */
   replay(collector: Collector, options: ReplayOptions = {}): number {
+    if (this.v2 !== null) {
+      if (!this.region) throw new ProfpackError('the reader is closed', { code: ErrorCode.TACHYON_READER_CLOSED });
+      return v2Replay(this.v2, this.frames, collector, options, (stats) => (this.stats = stats));
+    }
     const run = this.startRun();
     const onProgress = options.onProgress;
     const total = Number(this.info.sampleCount);

@@ -17,6 +17,7 @@ import {
   Compression,
   FOOTER_SIZE,
   FORMAT_VERSION,
+  FORMAT_VERSION_2,
   HEADER_SIZE,
   Header,
   MAGIC,
@@ -38,6 +39,9 @@ import { JsSampleEngine } from './writer-js';
 import { NativeSampleEngine, tachyonWriterNative } from './writer-native';
 import { ioError } from './writer-output';
 import { FrameTable, StringTable, toInt32Field, toOpcode } from './writer-tables';
+import type { StackCoding } from './v2/blocks';
+import { createV2Engine } from './v2/engine';
+import { version2Tables } from './v2/tables';
 
 // Node 20 has Symbol.dispose/asyncDispose; define them (as Node's own polyfill does) where missing.
 if (typeof Symbol.dispose !== 'symbol') Object.defineProperty(Symbol, 'dispose', { value: Symbol.for('nodejs.dispose') });
@@ -68,7 +72,22 @@ export interface ProfileWriterOptions {
    * without reading it. Default false: every frame's values are compared.
    */
   immutableFrames?: boolean;
+  /**
+   * 1 (default): CPython 3.15's format, byte for byte. 2: profpack's opt-in
+   * extension (docs/format-v2.md), smaller, which CPython 3.15 refuses at
+   * open; `downgrade()` rewrites it as version 1.
+   */
+  formatVersion?: 1 | 2;
+  /**
+   * Version 2 only: how stacks are coded: 'stacktable' (default, interned
+   * stacks; the smaller on every stream measured) or 'predict' (memtrace's
+   * cache and prediction).
+   */
+  stackCoding?: StackCoding;
 }
+
+/** zstd level of version 2's string and frame tables (written once, at finalize; docs/format-v2.md §7). */
+const V2_TABLES_LEVEL = 19;
 
 /** CPython's LocationInfo; an element that is not an integer is stored as -1 (absent). */
 export interface LocationInfo {
@@ -291,6 +310,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private readonly stackCaches = new Map<number, Map<number | string, StackCache>>();
   private readonly touched: StackCache[] = [];
   private readonly immutableFrames: boolean;
+  /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
+  readonly formatVersion: 1 | 2;
 
   constructor(path: string, options: ProfileWriterOptions) {
     if (typeof path !== 'string' || path === '') throw invalid('path must be a non-empty string', 'a file path');
@@ -310,6 +331,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (!Number.isInteger(level) || level < -131072 || level > 22) throw invalid(`level must be a zstd level, got ${String(level)}`, 'an integer zstd level (5 by default)');
     this.config = configWord(options.mode, options.captureFeatures);
     this.immutableFrames = options.immutableFrames === true;
+    const { formatVersion, stackCoding } = formatOptions(options);
+    this.formatVersion = formatVersion;
 
     const which = options.backend ?? backend.name;
     if (which !== 'native' && which !== 'js') throw invalid(`backend must be 'native' or 'js', not ${String(which)}`, "'native' | 'js'");
@@ -327,7 +350,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     }
     const engineOptions: EngineOptions = { fd: this.fd, compression, level, littleEndian: this.littleEndian, startTimeHi: startHi, startTimeLo: startLo };
     try {
-      this.engine = which === 'native' ? new NativeSampleEngine(engineOptions) : new JsSampleEngine(engineOptions);
+      if (formatVersion === 2) this.engine = createV2Engine(which, engineOptions, stackCoding, this.interval);
+      else this.engine = which === 'native' ? new NativeSampleEngine(engineOptions) : new JsSampleEngine(engineOptions);
     } catch (err) {
       fs.closeSync(this.fd);
       throw err;
@@ -678,10 +702,15 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     try {
       this.engine.finishSamples();
       const out = this.engine.output;
+      // Version 2 re-codes the tables built as version 1's (docs/format-v2.md §5), compressed with the region.
+      const v2Tables =
+        this.formatVersion === 2
+          ? version2Tables(this.strings.encoded.view(), this.strings.count, this.frames.encoded.view(), this.frames.count, this.compression === 'zstd' ? V2_TABLES_LEVEL : null)
+          : null;
       const stringTableOffset = out.position;
-      out.write(this.strings.encoded.view());
+      out.write(v2Tables === null ? this.strings.encoded.view() : v2Tables.strings);
       const frameTableOffset = out.position;
-      out.write(this.frames.encoded.view());
+      out.write(v2Tables === null ? this.frames.encoded.view() : v2Tables.frames);
       if (this.statsValues !== undefined) out.write(this.statsBlock(this.statsValues));
       const fileSize = out.position + FOOTER_SIZE;
       out.write(this.footer(fileSize));
@@ -689,7 +718,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       const s = this.slots;
       const hd = this.header as Record<keyof typeof Header, Slot>;
       s.patch(hd.magic, MAGIC);
-      s.patch(hd.version, FORMAT_VERSION);
+      s.patch(hd.version, this.formatVersion === 2 ? FORMAT_VERSION_2 : FORMAT_VERSION);
+      if (v2Tables !== null) s.patch(hd.reserved, v2Tables.flags);
       s.patch(hd.pythonMajor, WRITER_PYTHON_VERSION[0]);
       s.patch(hd.pythonMinor, WRITER_PYTHON_VERSION[1]);
       s.patch(hd.pythonMicro, WRITER_PYTHON_VERSION[2]);
@@ -792,6 +822,17 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       return Promise.reject(err);
     }
   }
+}
+
+function formatOptions(options: ProfileWriterOptions): { formatVersion: 1 | 2; stackCoding: StackCoding } {
+  const formatVersion = options.formatVersion ?? 1;
+  if (formatVersion !== 1 && formatVersion !== 2) throw invalid(`formatVersion must be 1 or 2, not ${String(formatVersion)}`, '1 (CPython 3.15, the default) | 2');
+  const stackCoding = options.stackCoding;
+  if (stackCoding !== undefined) {
+    if (formatVersion !== 2) throw invalid('stackCoding applies to formatVersion 2 only', "formatVersion: 2 with stackCoding, or no stackCoding");
+    if (stackCoding !== 'predict' && stackCoding !== 'stacktable') throw invalid(`stackCoding must be 'predict' or 'stacktable', not ${String(stackCoding)}`, "'predict' | 'stacktable'");
+  }
+  return { formatVersion, stackCoding: stackCoding ?? 'stacktable' };
 }
 
 function configWord(mode: ProfileWriterOptions['mode'], features: ProfileWriterOptions['captureFeatures']): number {

@@ -399,8 +399,8 @@ export function materialize(spec: ProfileSpec): MaterializedCall[] {
 }
 
 /** Feeds the calls to ProfileWriter.writeSample. */
-export function writeWithProfpack(spec: ProfileSpec, calls: MaterializedCall[], file: string, encoder?: 'native' | 'js'): ProfileWriter {
-  const writer = new ProfileWriterClass(file, { sampleIntervalUs: spec.intervalUs, startTimeUs: spec.startTimeUs, compression: spec.compression, mode: spec.mode, captureFeatures: spec.features, backend: encoder });
+export function writeWithProfpack(spec: ProfileSpec, calls: MaterializedCall[], file: string, encoder?: 'native' | 'js', extra: Partial<ProfileWriterOptions> = {}): ProfileWriter {
+  const writer = new ProfileWriterClass(file, { sampleIntervalUs: spec.intervalUs, startTimeUs: spec.startTimeUs, compression: spec.compression, mode: spec.mode, captureFeatures: spec.features, backend: encoder, ...extra });
   for (const call of calls) {
     const interps: InterpreterInfo[] = [];
     for (const t of call.threads) {

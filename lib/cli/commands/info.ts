@@ -17,7 +17,7 @@ export function infoLines(file: string): string[] {
     const layout = reader.layout;
     const lines = [
       `file:         ${file} (${layout.fileSize} bytes)`,
-      `format:       Tachyon version ${i.version}, Python ${i.pythonVersion.join('.')}, ${layout.littleEndian ? 'little' : 'big'}-endian, ` +
+      `format:       Tachyon version ${i.version}${reader.stackCoding === null ? '' : ` (${reader.stackCoding} stacks)`}, Python ${i.pythonVersion.join('.')}, ${layout.littleEndian ? 'little' : 'big'}-endian, ` +
         `${i.compressionType === 1 ? 'zstd' : i.compressionType === 0 ? 'uncompressed' : `compression type ${i.compressionType} (read as uncompressed)`}`,
       `start:        ${i.startTimeUs} us`,
       `interval:     ${i.sampleIntervalUs} us`,

@@ -12,7 +12,7 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import type { V2Profile } from './file';
-import type { FrameTableEntry } from './tables';
+import { frameTableEntry, type FrameTableEntry } from './tables';
 
 /** What downgrade needs of a version-1 writer (ProfileWriter's fast path). */
 export interface Version1Sink {
@@ -44,17 +44,67 @@ export function frameSpecOf(entry: FrameTableEntry, strings: readonly string[]) 
   };
 }
 
-/** Feeds `profile` into `sink`; returns the number of samples written. */
-export function replayIntoVersion1(profile: V2Profile, sink: Version1Sink): number {
-  for (const s of profile.strings) sink.internString(s);
-  const ids = new Uint32Array(profile.frames.length);
-  profile.frames.forEach((entry, i) => {
-    ids[i] = sink.internFrame(frameSpecOf(entry, profile.strings));
+const entryKey = (e: FrameTableEntry): string => `${e.filenameIndex},${e.funcnameIndex},${e.lineno},${e.endLinenoDelta},${e.column},${e.endColumnDelta},${e.opcode}`;
+
+/**
+ * End values that store a given (start, delta): CPython stores delta 0 when
+ * either bound is −1, so a start of −1 takes any end (null: unbounded), and a
+ * delta of 0 has two spellings (end = start, or end = −1).
+ */
+function endSpellings(start: number, delta: number): number[] | null {
+  if (start === -1) return null;
+  return delta === 0 ? [start, -1] : [(start + delta) | 0];
+}
+
+/**
+ * The k-th raw spelling of a stored entry. ProfileWriter, like CPython,
+ * deduplicates frames on their raw values, so a table holding the same stored
+ * entry twice (CPython writes that for end −1 and end = start) is rebuilt by
+ * interning each copy under another spelling of the same bytes.
+ */
+function spelling(entry: FrameTableEntry, strings: readonly string[], k: number, at: number) {
+  const spec = frameSpecOf(entry, strings);
+  const lines = endSpellings(entry.lineno, entry.endLinenoDelta);
+  const columns = endSpellings(entry.column, entry.endColumnDelta);
+  if (k === 0) return spec;
+  if (lines === null) return { ...spec, endLineno: k - 1 };
+  if (columns === null) return { ...spec, endColumn: k - 1 };
+  if (k < lines.length * columns.length) return { ...spec, endLineno: lines[k % lines.length]!, endColumn: columns[Math.floor(k / lines.length)]! };
+  throw new ProfpackError(`the frame table holds the same entry ${k + 1} times, which no version-1 writer can produce`, {
+    code: ErrorCode.V2_UNSUPPORTED,
+    offset: at,
+    expected: `at most ${lines.length * columns.length} copies of one entry`,
   });
-  const stack = new Uint32Array(256);
+}
+
+function unsupported(message: string, at: number): ProfpackError {
+  return new ProfpackError(message, { code: ErrorCode.V2_UNSUPPORTED, offset: at, expected: 'a table a version-1 writer can produce' });
+}
+
+/**
+ * Feeds `profile` into `sink`: the strings and frames first, each at its own
+ * index (else ProfpackError ERR_V2_UNSUPPORTED: the table could not be kept),
+ * then every sample. Returns the number of samples written.
+ */
+export function replayIntoVersion1(profile: V2Profile, sink: Version1Sink): number {
+  const tablesAt = profile.info.stringTableOffset;
+  profile.strings.forEach((s, i) => {
+    if (sink.internString(s) !== i) throw unsupported(`string ${i} repeats an earlier string; version 1 keeps each string once`, tablesAt);
+  });
+  const copies = new Map<string, number>();
+  const frameAt = profile.info.frameTableOffset;
+  profile.frames.forEach((entry, i) => {
+    const key = entryKey(entry);
+    const k = copies.get(key) ?? 0;
+    copies.set(key, k + 1);
+    const spec = spelling(entry, profile.strings, k, frameAt);
+    // CPython's conversion must give back the stored entry, else the table would change.
+    const stored = frameTableEntry(entry.filenameIndex, entry.funcnameIndex, spec.lineno, spec.endLineno, spec.column, spec.endColumn, spec.opcode);
+    if (entryKey(stored) !== key || sink.internFrame(spec) !== i) throw unsupported(`frame ${i} cannot be stored by a version-1 writer as it is`, frameAt);
+  });
+  // Frame i is frame i in both files: stacks are written as they are.
   const written = profile.forEachSample((threadId, interpreterId, timestampUs, status, frames, depth) => {
-    for (let k = 0; k < depth; k++) stack[k] = ids[frames[k]!]!;
-    sink.writeStack(threadId, interpreterId, timestampUs, status, stack.subarray(0, depth));
+    sink.writeStack(threadId, interpreterId, timestampUs, status, frames.subarray(0, depth));
   });
   const { durationSec, sampleRate, errorRate, missedSamples } = profile.info;
   if (durationSec !== null && sampleRate !== null) sink.setStats(durationSec, sampleRate, errorRate ?? undefined, missedSamples ?? undefined);

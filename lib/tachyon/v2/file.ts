@@ -30,6 +30,7 @@ import {
   WRITER_PYTHON_VERSION,
   WRITE_BUFFER_SIZE,
   ZSTD_LEVEL,
+  ZSTD_MAX_DECOMPRESSED,
   FORMAT_VERSION_2,
 } from '../format';
 import { ByteSink, ByteSource } from './bytes';
@@ -346,6 +347,33 @@ export interface V2Info {
   sampleRate: number | null;
   errorRate: number | null;
   missedSamples: number | null;
+  /** Bytes of the statistics block before the footer (0 when there is none). */
+  statsBlockSize: number;
+}
+
+/**
+ * Decoded samples, in file order: a block at a time on the JS twin, the
+ * whole region at once on the native one.
+ */
+export interface V2SampleChunk {
+  count: number;
+  /** Index (first-seen order) of each sample's thread in threadIds / interpreterIds. */
+  sampleThread: ArrayLike<number>;
+  timestamps: ArrayLike<bigint>;
+  statuses: ArrayLike<number>;
+  /** Sample i's stack is frames[stackOffsets[i] .. stackOffsets[i + 1]), innermost first. */
+  stackOffsets: ArrayLike<number>;
+  frames: ArrayLike<number>;
+  /** Every thread defined so far. */
+  threadIds: readonly bigint[];
+  interpreterIds: ArrayLike<number>;
+}
+
+export interface V2ReadOptions {
+  /** Region decoder: 'native' (native/tachyon/v2) or 'js'; default: the native one when the addon is loaded. */
+  backend?: 'native' | 'js';
+  /** Cap on the decompressed sample region and tables (CPython's 1 GiB by default). */
+  maxDecompressedSize?: number;
 }
 
 /** A decoded version-2 file: header facts, tables, and the sample region. */
@@ -355,6 +383,14 @@ export interface V2Profile {
   frames: FrameTableEntry[];
   /** The (decompressed) sample region. */
   region: Uint8Array;
+  /** Which region decoder this profile uses. */
+  backend: 'native' | 'js';
+  /**
+   * The samples in chunks. Bad input: the samples decoded before it are
+   * yielded first, then the ProfpackError is thrown. The header's thread
+   * and sample counts are not checked here (forEachSample does).
+   */
+  chunks(): Generator<V2SampleChunk, void, undefined>;
   /** Calls `onSample` for each sample in file order (the stack array is reused). */
   forEachSample(onSample: (threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, stack: Uint32Array, depth: number) => void): number;
   /** Every sample, with its own stack array. */
@@ -376,15 +412,20 @@ export function isVersion2(bytes: Uint8Array): boolean {
 }
 
 /** Reads a version-2 file from disk (whole, into memory) and opens it. */
-export function openProfileV2(path: string): V2Profile {
-  return readProfileV2(fs.readFileSync(path));
+export function openProfileV2(path: string, options: V2ReadOptions = {}): V2Profile {
+  return readProfileV2(fs.readFileSync(path), options);
 }
 
 /**
  * Opens a version-2 file held in memory: header, stats, footer, tables, and
  * the sample region (decompressed). Samples are decoded on demand.
  */
-export function readProfileV2(bytes: Uint8Array): V2Profile {
+export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V2Profile {
+  const native = options.backend === 'js' ? null : v2Native;
+  if (options.backend === 'native' && native === null) {
+    throw new ProfpackError('the native version-2 decoder was requested but the addon is not loaded', { code: ErrorCode.NATIVE_UNAVAILABLE });
+  }
+  const limit = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
   const size = bytes.length;
   if (size < HEADER_SIZE + FOOTER_SIZE) throw headerError(`file of ${size} bytes is too small for a header and footer`, 0, `at least ${HEADER_SIZE + FOOTER_SIZE} bytes`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, size);
@@ -418,6 +459,7 @@ export function readProfileV2(bytes: Uint8Array): V2Profile {
   let sampleRate: number | null = null;
   let errorRate: number | null = null;
   let missedSamples: number | null = null;
+  let statsBlockSize = 0;
   if (footerAt - 16 >= frameTableOffset) {
     let signature = '';
     for (let i = 0; i < 8; i++) signature += String.fromCharCode(bytes[footerAt - 16 + i]!);
@@ -436,6 +478,7 @@ export function readProfileV2(bytes: Uint8Array): V2Profile {
         if (presence & StatsPresence.MissedSamples) missedSamples = view.getFloat64(at + StatsBlock.missedSamples, true);
       }
       tablesEnd = at;
+      statsBlockSize = statsSize;
     }
   }
   const stringCount = view.getUint32(footerAt + Footer.stringCount, true);
@@ -444,14 +487,14 @@ export function readProfileV2(bytes: Uint8Array): V2Profile {
   const tablesZstd = (flags & HeaderFlag.TablesZstd) !== 0;
   const tableSpan = (start: number, end: number, what: string): ByteSource => {
     if (!tablesZstd) return new ByteSource(bytes, start, end, 0);
-    const plain = zstdDecompress(bytes.subarray(start, end), start, what);
+    const plain = zstdDecompress(bytes.subarray(start, end), start, what, limit);
     return new ByteSource(plain, 0, plain.length, start);
   };
   const strings = decodeStringTable(tableSpan(stringTableOffset, frameTableOffset, 'string table'), stringCount, (flags & HeaderFlag.StringsNulTerminated) !== 0);
   const frames = decodeFrameTable(tableSpan(frameTableOffset, tablesEnd, 'frame table'), frameCount, frameTableCoding);
 
   const stored = bytes.subarray(HEADER_SIZE, stringTableOffset);
-  const region = compressionType === Compression.Zstd && stored.length > 0 ? zstdDecompress(stored, HEADER_SIZE, 'sample region') : stored;
+  const region = compressionType === Compression.Zstd && stored.length > 0 ? zstdDecompress(stored, HEADER_SIZE, 'sample region', limit) : stored;
 
   const info: V2Info = {
     version,
@@ -473,51 +516,68 @@ export function readProfileV2(bytes: Uint8Array): V2Profile {
     sampleRate,
     errorRate,
     missedSamples,
+    statsBlockSize,
   };
+
+  function* nativeChunks(): Generator<V2SampleChunk, void, undefined> {
+    const d = native!.decodeRegion(region, HEADER_SIZE, info.startTimeUs, info.sampleIntervalUs);
+    // Reading a BigUint64Array element allocates a bigint: read each thread id once.
+    const chunk: V2SampleChunk = { count: d.sampleThread.length, sampleThread: d.sampleThread, timestamps: d.timestamps, statuses: d.statuses, stackOffsets: d.stackOffsets, frames: d.frames, threadIds: Array.from(d.threadIds), interpreterIds: d.interpreterIds };
+    if (chunk.count > 0) yield chunk;
+    if (d.error !== undefined) throw d.error;
+  }
+
+  function* jsChunks(): Generator<V2SampleChunk, void, undefined> {
+    const reader = new SampleBlockReader({ sampleIntervalUs: info.sampleIntervalUs, startTimeUs: info.startTimeUs });
+    const threadIds: bigint[] = [];
+    const interpreterIds: number[] = [];
+    let pos = 0;
+    while (pos < region.length) {
+      const sampleThread: number[] = [];
+      const timestamps: bigint[] = [];
+      const statuses: number[] = [];
+      const stackOffsets: number[] = [0];
+      const frames: number[] = [];
+      let failure: unknown = null;
+      try {
+        pos = reader.decodeBlock(region, HEADER_SIZE, pos, (threadId, interpreterId, timestampUs, status, stack, depth) => {
+          const t = reader.lastThreadIndex;
+          if (t === threadIds.length) {
+            threadIds.push(threadId);
+            interpreterIds.push(interpreterId);
+          }
+          sampleThread.push(t);
+          timestamps.push(timestampUs);
+          statuses.push(status);
+          for (let k = 0; k < depth; k++) frames.push(stack[k]!);
+          stackOffsets.push(frames.length);
+        });
+      } catch (err) {
+        failure = err;
+      }
+      if (sampleThread.length > 0) yield { count: sampleThread.length, sampleThread, timestamps, statuses, stackOffsets, frames, threadIds, interpreterIds };
+      if (failure !== null) throw failure;
+    }
+  }
+
+  const chunks = native !== null ? nativeChunks : jsChunks;
 
   const forEachSample: V2Profile['forEachSample'] = (onSample) => {
     let delivered = 0;
-    const deliver = (threadIndex: number, threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, stack: Uint32Array, depth: number) => {
-      if (threadIndex >= info.threadCount) {
-        throw new ProfpackError(`sample data defines more threads than the header's ${info.threadCount}`, {
-          code: ErrorCode.V2_UNDEFINED_THREAD,
-          offset: Header.threadCount,
-          expected: `at most ${info.threadCount} threads`,
-          details: { samplesDelivered: delivered },
-        });
-      }
-      delivered++;
-      onSample(threadId, interpreterId, timestampUs, status, stack, depth);
-    };
-    if (v2Native !== null) {
-      const d = v2Native.decodeRegion(region, HEADER_SIZE, info.startTimeUs, info.sampleIntervalUs);
-      const n = d.sampleThread.length;
-      const stack = new Uint32Array(MAX_STACK_DEPTH);
-      const { frames, stackOffsets, sampleThread, timestamps, statuses, interpreterIds } = d;
-      // Reading a BigUint64Array element allocates a bigint: read each thread id once.
-      const threadIds = Array.from(d.threadIds);
-      for (let i = 0; i < n; i++) {
+    const stack = new Uint32Array(MAX_STACK_DEPTH);
+    for (const c of chunks()) {
+      const { sampleThread, timestamps, statuses, stackOffsets, frames, threadIds, interpreterIds } = c;
+      for (let i = 0; i < c.count; i++) {
         const t = sampleThread[i]!;
+        if (t >= info.threadCount) throw threadCountError(info, delivered);
         const from = stackOffsets[i]!;
         const depth = stackOffsets[i + 1]! - from;
         for (let k = 0; k < depth; k++) stack[k] = frames[from + k]!;
-        deliver(t, threadIds[t]!, interpreterIds[t]!, timestamps[i]!, statuses[i]!, stack, depth);
+        delivered++;
+        onSample(threadIds[t]!, interpreterIds[t]!, timestamps[i]!, statuses[i]!, stack, depth);
       }
-      if (d.error !== undefined) throw d.error;
-    } else {
-      const reader = new SampleBlockReader({ sampleIntervalUs: info.sampleIntervalUs, startTimeUs: info.startTimeUs });
-      reader.decodeRegion(region, HEADER_SIZE, (threadId, interpreterId, timestampUs, status, stack, depth) => {
-        deliver(reader.lastThreadIndex, threadId, interpreterId, timestampUs, status, stack, depth);
-      });
     }
-    if (BigInt(delivered) !== info.sampleCount) {
-      throw new ProfpackError(`sample count mismatch: header declares ${info.sampleCount} samples but the region holds ${delivered}`, {
-        code: ErrorCode.V2_BAD_BLOCK,
-        offset: Header.sampleCount,
-        expected: `${delivered}`,
-        details: { samplesDelivered: delivered },
-      });
-    }
+    if (BigInt(delivered) !== info.sampleCount) throw sampleCountError(info, delivered);
     return delivered;
   };
 
@@ -526,6 +586,8 @@ export function readProfileV2(bytes: Uint8Array): V2Profile {
     strings,
     frames,
     region,
+    backend: native !== null ? 'native' : 'js',
+    chunks,
     forEachSample,
     samples() {
       const out: V2Sample[] = [];
@@ -535,6 +597,26 @@ export function readProfileV2(bytes: Uint8Array): V2Profile {
       return out;
     },
   };
+}
+
+/** More threads in the region than the header declares. */
+export function threadCountError(info: V2Info, delivered: number): ProfpackError {
+  return new ProfpackError(`sample data defines more threads than the header's ${info.threadCount}`, {
+    code: ErrorCode.V2_UNDEFINED_THREAD,
+    offset: Header.threadCount,
+    expected: `at most ${info.threadCount} threads`,
+    details: { samplesDelivered: delivered },
+  });
+}
+
+/** The region ended with another number of samples than the header declares. */
+export function sampleCountError(info: V2Info, delivered: number): ProfpackError {
+  return new ProfpackError(`sample count mismatch: header declares ${info.sampleCount} samples but the region holds ${delivered}`, {
+    code: ErrorCode.V2_BAD_BLOCK,
+    offset: Header.sampleCount,
+    expected: `${delivered}`,
+    details: { samplesDelivered: delivered },
+  });
 }
 
 /** The stack coding of a version-2 region's first block, or null without samples. */

@@ -9,5 +9,5 @@ export { StackTableCoder, StackTableDecoder } from './stacktable';
 export { BLOCK_COLUMNS } from './format';
 export { SampleBlockWriter, SampleBlockReader, type StackCoding, type V2Sample } from './blocks';
 export { encodeStringTable, decodeStringTable, encodeFrameTable, decodeFrameTable, frameTableEntry, type FrameTableEntry, type FrameTableCoding } from './tables';
-export { V2FileWriter, readProfileV2, openProfileV2, isVersion2, stackCodingOf, type V2WriterOptions, type V2Info, type V2Profile, type V2Stats } from './file';
+export { V2FileWriter, readProfileV2, openProfileV2, isVersion2, stackCodingOf, type V2WriterOptions, type V2Info, type V2Profile, type V2Stats, type V2ReadOptions, type V2SampleChunk } from './file';
 export { replayIntoVersion1, frameSpecOf, type Version1Sink } from './downgrade';

@@ -93,3 +93,26 @@ export function zstdDecompress(data: Uint8Array, offset: number, what: string, l
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
+
+/**
+ * The first `n` decompressed bytes of `data` (fewer if the stream holds
+ * fewer), or null when the stream cannot be decoded that far. Decodes only
+ * what it needs: ProfileReader sniffs a region's first block with it.
+ */
+export function zstdPrefix(data: Uint8Array, n: number): Uint8Array | null {
+  const dctx = new (zstd().DCtx)();
+  const out = new Uint8Array(n);
+  let have = 0;
+  let input = data;
+  try {
+    while (have < n) {
+      const [, produced, consumed] = dctx.decompressStream(out.subarray(have), input);
+      have += produced;
+      input = input.subarray(consumed);
+      if (produced === 0 && consumed === 0) break;
+    }
+  } catch {
+    return null;
+  }
+  return out.subarray(0, have);
+}

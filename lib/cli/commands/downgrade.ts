@@ -1,0 +1,16 @@
+/** `profpack downgrade IN OUT`: a version-2 profile rewritten as version 1, which CPython 3.15 reads. */
+import { Option, type Command } from 'commander';
+import { downgrade } from '../../tachyon/v2/downgrade-file';
+
+export function registerDowngrade(program: Command): void {
+  program
+    .command('downgrade')
+    .description('rewrite a format-version-2 profile as version 1 (same samples, same frame table), which CPython 3.15 reads')
+    .argument('<in>', 'a version-2 profile (ProfileWriter with formatVersion: 2)')
+    .argument('<out>', 'the version-1 file to write')
+    .addOption(new Option('--compression <kind>', "version-1 sample region: zstd (level 5, CPython's) or none").choices(['zstd', 'none']).default('zstd'))
+    .action((input: string, output: string, flags: { compression: 'zstd' | 'none' }) => {
+      const result = downgrade(input, output, { compression: flags.compression });
+      process.stdout.write(`${output}: format version 1, ${result.samples} samples, ${result.bytes} bytes\n`);
+    });
+}

@@ -1,0 +1,113 @@
+/**
+ * Real CPython 3.15.2 and ProfileWriter's version 2: it refuses a version-2
+ * file at open, and reads a downgraded one to exactly the samples our reader
+ * gets from the version-2 file. The downgraded file is also byte-identical
+ * to what ProfileWriter writes as version 1 from the same input. Profiles
+ * come from writer-support's generator (many threads and interpreters, empty
+ * and 300-deep stacks, u64 extremes, timestamps that go backwards). Fails,
+ * never skips, when CPython cannot be found or installed.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backend } from '../../lib/backend';
+import { ProfileReader, type Frame } from '../../lib/tachyon/reader';
+import { downgrade } from '../../lib/tachyon/v2/downgrade-file';
+import { parseJsonExact, sharedPath } from '../shared';
+import { cpythonInterpreter, materialize, profileArb, writeWithProfpack, type ProfileSpec } from '../tachyon/writer-support';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-cpython-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let python = '';
+beforeAll(() => {
+  python = cpythonInterpreter();
+  expect(python).toMatch(/python3\.15$/);
+}, 180_000);
+
+const BACKENDS: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
+
+interface Dump {
+  file: string;
+  accepted: boolean;
+  stage: string;
+  error: { message: string } | null;
+  samples: { thread_id: number | bigint; interpreter_id: number; timestamp_us: number | bigint; status: number; frames: unknown[] }[];
+}
+
+function cpythonDumps(files: string[]): Map<string, Dump> {
+  const run = spawnSync(python, [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--python', python, '--json', ...files], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (run.error) throw run.error;
+  const out = new Map<string, Dump>();
+  for (const doc of run.stdout.split(/(?<=\n\}\n)(?=\{)/).filter((d) => d.trim() !== '')) {
+    const dump = parseJsonExact(doc) as Dump;
+    out.set(dump.file, dump);
+  }
+  if (out.size !== files.length) throw new Error(`CPython dumped ${out.size} of ${files.length} files (exit ${run.status}): ${run.stderr.slice(-2000)}`);
+  return out;
+}
+
+/** A frame in the JSON shape of CPython's dump. */
+function frameJson(f: Frame): unknown {
+  return { filename: f.filename, funcname: f.funcname, lineno: f.lineno, end_lineno: f.endLineno, column: f.column, end_column: f.endColumn, opcode: f.opcode };
+}
+
+type PerThread = Map<string, { timestamp: bigint; status: number; frames: unknown[] }[]>;
+
+/** Our reading of a file, per thread (file order interleaves threads differently in versions 1 and 2). */
+function ours(file: string): PerThread {
+  const r = ProfileReader.open(file);
+  const out: PerThread = new Map();
+  for (const s of r.samples()) {
+    const key = `${s.threadId}/${s.interpreterId}`;
+    if (!out.has(key)) out.set(key, []);
+    out.get(key)!.push({ timestamp: s.timestampUs, status: s.status, frames: s.stack.map((i) => frameJson(r.frames[i]!)) });
+  }
+  r.close();
+  return out;
+}
+
+function theirs(dump: Dump): PerThread {
+  const out: PerThread = new Map();
+  for (const s of dump.samples) {
+    const key = `${BigInt(s.thread_id)}/${s.interpreter_id}`;
+    if (!out.has(key)) out.set(key, []);
+    out.get(key)!.push({ timestamp: BigInt(s.timestamp_us), status: s.status, frames: s.frames });
+  }
+  return out;
+}
+
+describe('CPython 3.15.2 and ProfileWriter version 2', () => {
+  it('refuses version 2 at open, and reads the downgraded file to the same samples', () => {
+    const seed = Number(process.env.PROFPACK_SEED ?? Date.now() % 2 ** 31);
+    const specs: ProfileSpec[] = fc.sample(profileArb, { numRuns: 30, seed });
+    const cases = specs.map((spec, i) => {
+      const coding = i % 2 ? 'predict' : 'stacktable';
+      const writerBackend = BACKENDS[i % BACKENDS.length]!;
+      const calls = materialize(spec);
+      const v2 = path.join(dir, `p${i}.v2.bin`);
+      const direct = path.join(dir, `p${i}.v1.bin`);
+      const down = path.join(dir, `p${i}.down.bin`);
+      writeWithProfpack(spec, calls, v2, writerBackend, { formatVersion: 2, stackCoding: coding }).finalize();
+      writeWithProfpack(spec, calls, direct, writerBackend).finalize();
+      downgrade(v2, down, { compression: spec.compression, backend: writerBackend });
+      return { name: `p${i} (${coding}, ${writerBackend} writer, fast-check seed ${seed})`, v2, direct, down };
+    });
+    const dumps = cpythonDumps(cases.flatMap((c) => [c.down, c.v2]));
+    for (const c of cases) {
+      // The same bytes CPython's own writer produces for this input (writer-vectors / writer-cpython hold ProfileWriter to that).
+      expect(readFileSync(c.down).equals(readFileSync(c.direct)), `${c.name}: downgraded file differs from the direct version-1 file`).toBe(true);
+      const refused = dumps.get(path.basename(c.v2))!;
+      expect(refused.accepted, c.name).toBe(false);
+      expect(refused.stage, c.name).toBe('open');
+      expect(refused.error?.message, c.name).toMatch(/format version 2\), but this is Python 3\.15\.2 \(format version 1\)/);
+      const read = dumps.get(path.basename(c.down))!;
+      expect(read.error, c.name).toBeNull();
+      expect(read.accepted, c.name).toBe(true);
+      expect(theirs(read), c.name).toEqual(ours(c.v2));
+    }
+  }, 180_000);
+});
