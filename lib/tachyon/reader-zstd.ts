@@ -149,6 +149,9 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
   const dctx = sharedContext();
   // Output goes to a scratch buffer; CPython's buffer sizes are only passed on as capacities.
   let kept: Uint8Array[] | null = keepLimit > 0 ? [] : null;
+  // One scratch buffer for the whole check, grown as needed: a fresh 16 MiB
+  // buffer per call would leave dozens of them to a lazy GC on a bomb.
+  let scratch = sharedScratch;
   let total = 0;
   let inPos = 0;
   let last = 0;
@@ -164,7 +167,12 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
     const capacity = alloc - total;
     let produced = 0;
     for (;;) {
-      const out = scratchBuffer(Math.min(capacity - produced, SCRATCH_LIMIT));
+      const size = Math.min(capacity - produced, SCRATCH_LIMIT);
+      if (size > scratch.length) {
+        scratch = new Uint8Array(Math.min(SCRATCH_LIMIT, Math.max(size, 2 * scratch.length)));
+        if (scratch.length <= KEPT_SCRATCH) sharedScratch = scratch;
+      }
+      const out = scratch.subarray(0, size);
       let r: [number, number, number];
       try {
         r = dctx.decompressStream(out, input.subarray(inPos)) as [number, number, number];
@@ -205,16 +213,9 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
   return { totalSize: total, data };
 }
 
-/** Scratch output kept between readers up to this size (larger ones are transient). */
+/** Scratch output kept between readers up to this size (a larger one lives for one check). */
 const KEPT_SCRATCH = 1 << 20;
-let scratch: Uint8Array = new Uint8Array(0);
-
-function scratchBuffer(size: number): Uint8Array {
-  if (size <= scratch.length) return scratch.subarray(0, size);
-  const buffer = new Uint8Array(size);
-  if (size <= KEPT_SCRATCH) scratch = buffer;
-  return buffer;
-}
+let sharedScratch: Uint8Array = new Uint8Array(0);
 
 let context: ZstdBinding.DCtx | null = null;
 

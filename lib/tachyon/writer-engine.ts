@@ -36,6 +36,11 @@ export interface SampleEngine {
    * encoding any of it if an end or a kept id (>= frameCount) is wrong.
    */
   writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void;
+  /**
+   * Writes every finished record to the file (zstd: ZSTD_e_flush, so they
+   * decompress from what is on disk); pending REPEAT runs stay pending.
+   */
+  flushSamples(): void;
   /** Pending REPEAT runs (threads in first-seen order), the sample buffer, the end of the zstd frame. */
   finishSamples(): void;
   /** Current counters (see Counter). */

@@ -225,6 +225,11 @@ export class JsSampleEngine implements SampleEngine {
     if (this.compressing !== null) this.compressing.finish();
   }
 
+  flushSamples(): void {
+    if (this.compressing !== null) this.compressing.flush();
+    else this.output.flush();
+  }
+
   counters(): Float64Array {
     return this.stats;
   }

@@ -6,7 +6,7 @@
  */
 import { nativeModule } from '../backend';
 import type { EngineOptions, SampleEngine } from './writer-engine';
-import { ZstdStream } from './writer-output';
+import { ZstdStream, type ZstdDirective } from './writer-output';
 import { ByteBuffer } from './writer-tables';
 import type { PatchableSink } from '../varint/slots';
 
@@ -14,6 +14,7 @@ interface NativeProfileWriter {
   encode(words: Uint32Array, count: number): void;
   encodeTick(tsLo: number, tsHi: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void;
   finishSamples(): void;
+  flushSamples(): void;
   write(bytes: Uint8Array): void;
   writeAt(offset: number, bytes: Uint8Array): void;
   flush(): void;
@@ -23,7 +24,7 @@ interface NativeProfileWriter {
 }
 
 interface TachyonWriterModule {
-  NativeProfileWriter: new (fd: number, startLo: number, startHi: number, compress?: (chunk: Uint8Array, end: boolean) => Uint8Array) => NativeProfileWriter;
+  NativeProfileWriter: new (fd: number, startLo: number, startHi: number, compress?: (chunk: Uint8Array, directive: number) => Uint8Array) => NativeProfileWriter;
 }
 
 export const tachyonWriterNative = nativeModule<TachyonWriterModule>('tachyonWriter');
@@ -39,7 +40,7 @@ export class NativeSampleEngine implements SampleEngine {
 
   constructor(options: EngineOptions) {
     if (tachyonWriterNative === null) throw new Error('the native addon has no tachyonWriter module');
-    let compress: ((chunk: Uint8Array, end: boolean) => Uint8Array) | undefined;
+    let compress: ((chunk: Uint8Array, directive: number) => Uint8Array) | undefined;
     if (options.compression === 'zstd') {
       const stream = new ZstdStream(options.level);
       const collected = new ByteBuffer(1 << 16);
@@ -52,9 +53,11 @@ export class NativeSampleEngine implements SampleEngine {
           throw new Error('unreachable');
         },
       };
-      compress = (chunk, end) => {
+      // The addon's directives, in ZSTD_EndDirective order (native/tachyon/writer.h ZstdDirective).
+      const directives: readonly ZstdDirective[] = ['continue', 'flush', 'end'];
+      compress = (chunk, directive) => {
         collected.length = 0;
-        stream.compress(chunk, end, collector);
+        stream.compress(chunk, directives[directive]!, collector);
         return collected.view();
       };
     }
@@ -118,6 +121,11 @@ export class NativeSampleEngine implements SampleEngine {
   finishSamples(): void {
     this.drain();
     this.handle.finishSamples();
+  }
+
+  flushSamples(): void {
+    this.drain();
+    this.handle.flushSamples();
   }
 
   counters(): Float64Array {

@@ -114,6 +114,9 @@ function zstd(): typeof ZstdBinding {
   return zstdBinding;
 }
 
+/** How a compress call ends: keep buffering, flush everything fed so far into complete blocks, or end the frame. */
+export type ZstdDirective = 'continue' | 'flush' | 'end';
+
 /** One zstd frame streamed at `level`: no content size (CPython's frames have none), no checksum. */
 export class ZstdStream {
   private readonly z = zstd();
@@ -125,17 +128,19 @@ export class ZstdStream {
   }
 
   /**
-   * Feeds `input` (continue) or ends the frame (`end`, with empty input, so
-   * libzstd never learns a total size and writes none in the frame header).
+   * Feeds `input` (continue), or also flushes (ZSTD_e_flush: every byte fed
+   * so far becomes decodable from the output, the frame stays open), or ends
+   * the frame (`end`, with empty input, so libzstd never learns a total size
+   * and writes none in the frame header).
    */
-  compress(input: Uint8Array, end: boolean, sink: PatchableSink): void {
-    const directive = end ? this.z.EndDirective.end : this.z.EndDirective.continue;
+  compress(input: Uint8Array, directive: ZstdDirective, sink: PatchableSink): void {
+    const d = directive === 'end' ? this.z.EndDirective.end : directive === 'flush' ? this.z.EndDirective.flush : this.z.EndDirective.continue;
     let rest = input;
     for (;;) {
-      const [remaining, produced, consumed] = this.cctx.compressStream2(this.out, rest, directive);
+      const [remaining, produced, consumed] = this.cctx.compressStream2(this.out, rest, d);
       if (produced > 0) sink.write(this.out.subarray(0, produced));
       rest = rest.subarray(consumed);
-      if (rest.length === 0 && (!end || remaining === 0)) return;
+      if (rest.length === 0 && (directive === 'continue' || remaining === 0)) return;
     }
   }
 }
@@ -145,6 +150,8 @@ export class CompressingSink implements RecordSink {
   readonly buf = new Uint8Array(WRITE_BUFFER_SIZE);
   len = 0;
   private readonly stream: ZstdStream;
+  /** Records were fed to zstd since the last ZSTD_e_flush (libzstd may hold some of them). */
+  private unflushed = false;
 
   constructor(
     private readonly file: FileOutput,
@@ -162,13 +169,29 @@ export class CompressingSink implements RecordSink {
     if (this.len === 0) return;
     const n = this.len;
     this.len = 0;
-    this.stream.compress(this.buf.subarray(0, n), false, this.file);
+    this.stream.compress(this.buf.subarray(0, n), 'continue', this.file);
+    this.unflushed = true;
+    this.file.flush();
+  }
+
+  /**
+   * Compresses the buffered records with ZSTD_e_flush and writes the output:
+   * every record given so far can then be decompressed from the file. A no-op
+   * on the bytes when nothing was given since the last flush (no empty block).
+   */
+  flush(): void {
+    if (this.len > 0 || this.unflushed) {
+      const n = this.len;
+      this.len = 0;
+      this.stream.compress(this.buf.subarray(0, n), 'flush', this.file);
+      this.unflushed = false;
+    }
     this.file.flush();
   }
 
   /** Compresses what is left and ends the frame. */
   finish(): void {
     this.drain();
-    this.stream.compress(new Uint8Array(0), true, this.file);
+    this.stream.compress(new Uint8Array(0), 'end', this.file);
   }
 }

@@ -356,8 +356,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       fs.closeSync(this.fd);
       throw err;
     }
-    abandoned.register(this, this.fd, this);
-    // 64 zero bytes now (buffered), patched at finalize: every field a fixed-width slot.
+    // 64 zero bytes, patched at finalize: every field a fixed-width slot.
     this.slots = new SlotWriter(this.engine.output, { littleEndian: this.littleEndian });
     for (const [name, width] of HEADER_SLOTS) {
       const slot = this.slots.reserve(width);
@@ -365,6 +364,16 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       if (slot.offset !== Header[name]) throw new Error(`header slot ${name} at ${slot.offset}, expected ${Header[name]}`);
       this.header[name] = slot;
     }
+    // On disk now (one write(), as CPython's writer does): a writer killed
+    // before its first 512 KiB flush leaves a file readers call "not finalized".
+    try {
+      this.engine.output.flush();
+    } catch (err) {
+      this.engine.discard();
+      fs.closeSync(this.fd);
+      throw ioError(err, 'writing the header');
+    }
+    abandoned.register(this, this.fd, this);
   }
 
   get state(): WriterState {
@@ -649,6 +658,28 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     } catch (err) {
       if (isProfpackError(err) && (err.code === ErrorCode.TACHYON_WRITE_UNKNOWN_ID || err.code === ErrorCode.INVALID_ARGUMENT)) throw err;
       throw this.breakWith(err, 'encoding a sample');
+    }
+  }
+
+  /**
+   * Hands every sample record encoded so far to the OS (one write(); no
+   * fsync) and returns the number of bytes the file now holds. With zstd the
+   * buffered records are compressed with ZSTD_e_flush, so the frame on disk,
+   * though unterminated, decompresses to all of them. Not included: each
+   * thread's pending REPEAT run (samples repeating the thread's previous
+   * stack, held back until its stack changes or finalize, as CPython does),
+   * and the tables, stats and footer (finalize). The raw bytes are unchanged
+   * by a flush; a zstd flush ends a block early, so the compressed bytes then
+   * differ from CPython's (the decompressed region does not). A write error
+   * is an ERR_TACHYON_WRITE_IO and leaves the writer broken.
+   */
+  flush(): number {
+    this.checkOpen();
+    try {
+      this.engine.flushSamples();
+      return this.engine.output.position;
+    } catch (err) {
+      throw this.breakWith(err, 'flushing');
     }
   }
 

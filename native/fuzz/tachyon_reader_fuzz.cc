@@ -1,9 +1,18 @@
-// libFuzzer target: the native Tachyon reader's record decoder
-// (native/tachyon/reader_records.h), which replays the sample region. The
-// header, tables and zstd stream are parsed in lib/tachyon (JS, covered by the
-// JS mutation fuzzer); every byte of record data goes through this C++ code.
+// libFuzzer target: the native Tachyon reader, open + full replay.
 //
-// Each input is replayed twice: once as one final window with large output
+// Two kinds of input (byte 0, bit 2):
+// - a sample region (bit 2 clear): fed straight to the record decoder
+//   (native/tachyon/reader_records.h), little- or big-endian by bit 0;
+// - a whole Tachyon file (bit 2 set): opened with ReaderFile (the addon's
+//   mmap/read path, through a memfd), its header read as lib/tachyon does
+//   (magic for the byte order, start time, thread count, string-table offset,
+//   compression), the sample region taken in place (none) or decompressed
+//   (zstd, with libzstd, capped: the addon gets it from zstd-napi the same
+//   way), then replayed. Header and tables are validated in JS (covered by
+//   the JS mutation fuzzer); here a header the harness cannot use ends the
+//   input quietly.
+//
+// Each region is replayed twice: once as one final window with large output
 // buffers (as for an uncompressed file), once in small windows with small
 // output buffers (as the zstd path feeds it, keeping the unconsumed tail), so
 // resumption at every record and REPEAT-entry boundary is exercised. Both
@@ -12,17 +21,23 @@
 // (SamplePart runs merged into their Sample). Every call must make progress
 // or ask for something it can be given: the harness fails on a stall.
 //
-// Input: byte 0 = flags (bit 0: file is little-endian; bit 1: thread count
-// from byte 1 instead of "many"), byte 1 = thread count, byte 2 = window
-// chunk (x 16 bytes, 0 = 1), byte 3 = output scale, then the sample region.
+// Input: byte 0 = flags (bit 0: region is little-endian; bit 1: thread count
+// from byte 1 instead of "many"; bit 2: the rest is a whole file), byte 1 =
+// thread count, byte 2 = window chunk (x 16 bytes, 0 = 1), byte 3 = output
+// scale, then the region or file.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zstd.h>
+
 #include "fuzz/fuzz_common.h"
 #include "tachyon/format.h"
+#include "tachyon/reader_file.h"
 #include "tachyon/reader_records.h"
 
 namespace {
@@ -125,10 +140,10 @@ void Finish(Transcript& t, const RecordDecoder& d, DecodeStatus status, size_t t
 }
 
 // One window holding the whole region, final; drained whenever output is full.
-Transcript ReplayWhole(const uint8_t* region, size_t size, bool le, uint32_t threads, size_t eventCap, size_t tsCap,
-                       size_t nodeCap) {
+Transcript ReplayWhole(const uint8_t* region, size_t size, bool le, uint64_t start, uint32_t threads, size_t eventCap,
+                       size_t tsCap, size_t nodeCap) {
   Transcript t;
-  RecordDecoder d(le, 1000000, threads, size);
+  RecordDecoder d(le, start, threads, size);
   Buffers b(eventCap, tsCap, nodeCap);
   size_t consumed = 0;
   for (;;) {
@@ -150,10 +165,10 @@ Transcript ReplayWhole(const uint8_t* region, size_t size, bool le, uint32_t thr
 
 // Windows of about `chunk` new bytes plus the kept tail, copied into
 // exact-size buffers so a read past a window is a heap overflow.
-Transcript ReplayWindowed(const uint8_t* region, size_t size, bool le, uint32_t threads, size_t chunk, size_t eventCap,
-                          size_t tsCap, size_t nodeCap) {
+Transcript ReplayWindowed(const uint8_t* region, size_t size, bool le, uint64_t start, uint32_t threads, size_t chunk,
+                          size_t eventCap, size_t tsCap, size_t nodeCap) {
   Transcript t;
-  RecordDecoder d(le, 1000000, threads, size);
+  RecordDecoder d(le, start, threads, size);
   Buffers b(eventCap, tsCap, nodeCap);
   size_t consumed = 0;
   size_t windowEnd = 0;  // bytes made available so far
@@ -207,6 +222,84 @@ void Compare(const Transcript& a, const Transcript& b) {
   }
 }
 
+// Both replays of one region, compared.
+void ReplayRegion(const uint8_t* region, size_t size, bool le, uint64_t start, uint32_t threads, uint8_t chunkByte,
+                  uint8_t scale) {
+  // The whole-window run with roomy buffers; the windowed
+  // one with buffers at the documented minimums or a little above.
+  const Transcript whole = ReplayWhole(region, size, le, start, threads, 4096, 8192, 4096);
+  const size_t chunk = 16 * std::max<size_t>(1, chunkByte);
+  // Scale 0 is the documented minimum (6 events, 1 timestamp, 257 nodes).
+  const Transcript windowed = ReplayWindowed(region, size, le, start, threads, chunk, 6 + 8 * (scale & 7),
+                                             1 + 8 * ((scale >> 3) & 7), tachyon::kMaxStackDepth + 1 + 64 * (scale >> 6));
+  Compare(whole, windowed);
+}
+
+uint64_t Field(const uint8_t* p, size_t width, bool le) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < width; ++i) v |= uint64_t{p[le ? i : width - 1 - i]} << (8 * i);
+  return v;
+}
+
+// Fuzzing budget for a decompressed region (the reader's cap is 1 GiB by
+// default; the cap itself is tested in test/fuzz/resource-bounds.test.ts).
+constexpr size_t kMaxInflated = size_t{8} << 20;
+
+// The zstd region decompressed as lib/tachyon/reader-zstd.ts does (streaming,
+// concatenated frames, capped); false when zstd refuses it or it is too large.
+bool Inflate(const uint8_t* data, size_t size, std::vector<uint8_t>& out) {
+  static ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+  out.clear();
+  ZSTD_inBuffer in{data, size, 0};
+  size_t last = 0;
+  uint8_t chunk[1 << 16];
+  for (;;) {
+    ZSTD_outBuffer o{chunk, sizeof chunk, 0};
+    const size_t before = in.pos;
+    last = ZSTD_decompressStream(dctx, &o, &in);
+    if (ZSTD_isError(last)) return false;
+    if (out.size() + o.pos > kMaxInflated) return false;
+    out.insert(out.end(), chunk, chunk + o.pos);
+    // Input used up and the output not full: zstd holds nothing more back.
+    if (in.pos == in.size && o.pos < sizeof chunk) break;
+    if (o.pos == 0 && in.pos == before) break;
+  }
+  return last == 0;  // a frame cut short is ERR_TACHYON_ZSTD_TRUNCATED at open
+}
+
+// A whole file: through ReaderFile, as ProfileReader.open does on the native backend.
+void ReplayFile(const uint8_t* input, size_t size, uint8_t chunkByte, uint8_t scale) {
+  static int fd = ::memfd_create("tachyon-fuzz", 0);
+  PROFPACK_FUZZ_CHECK(fd >= 0, "memfd_create failed");
+  PROFPACK_FUZZ_CHECK(::ftruncate(fd, 0) == 0 && ::pwrite(fd, input, size, 0) == static_cast<ssize_t>(size),
+                      "cannot fill the memfd");
+  tachyon::ReaderFile file("/proc/self/fd/" + std::to_string(fd));
+  PROFPACK_FUZZ_CHECK(file.size() == size, "ReaderFile size differs from the file's");
+  PROFPACK_FUZZ_CHECK(size == 0 || std::memcmp(file.data(), input, size) == 0, "ReaderFile bytes differ from the file's");
+  const uint8_t* data = file.data();
+  if (size < tachyon::kHeaderSize) return;  // ERR_TACHYON_TOO_SMALL in JS
+  bool le;
+  if (std::memcmp(data, "HCAT", 4) == 0) le = true;        // 0x54414348 little-endian
+  else if (std::memcmp(data, "TACH", 4) == 0) le = false;  // big-endian
+  else return;                                             // bad magic / not finalized
+  const uint64_t start = Field(data + 12, 8, le);
+  const uint32_t threads = static_cast<uint32_t>(Field(data + 36, 4, le));
+  const uint64_t regionEnd = Field(data + 40, 8, le);
+  const uint32_t compression = static_cast<uint32_t>(Field(data + 56, 4, le));
+  if (regionEnd < tachyon::kHeaderSize || regionEnd > size) return;  // layout errors in JS
+  const uint8_t* region = data + tachyon::kHeaderSize;
+  const size_t regionSize = static_cast<size_t>(regionEnd) - tachyon::kHeaderSize;
+  if (compression == 0) {
+    ReplayRegion(region, regionSize, le, start, threads, chunkByte, scale);
+  } else if (compression == 1) {
+    std::vector<uint8_t> inflated;
+    if (!Inflate(region, regionSize, inflated)) return;
+    ReplayRegion(inflated.data(), inflated.size(), le, start, threads, chunkByte, scale);
+  }
+  file.Close();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
@@ -215,18 +308,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
   const uint8_t threadByte = params.Byte();
   const uint8_t chunkByte = params.Byte();
   const uint8_t scale = params.Byte();
-  const uint8_t* region = params.rest();
+  const uint8_t* payload = params.rest();
   const size_t size = params.rest_size();
+  if (flags & 4) {
+    ReplayFile(payload, size, chunkByte, scale);
+    return 0;
+  }
   const bool le = flags & 1;
   const uint32_t threads = (flags & 2) ? threadByte : 0xffffffffu;
-
-  // The whole-window run with roomy buffers; the windowed
-  // one with buffers at the documented minimums or a little above.
-  const Transcript whole = ReplayWhole(region, size, le, threads, 4096, 8192, 4096);
-  const size_t chunk = 16 * std::max<size_t>(1, chunkByte);
-  // Scale 0 is the documented minimum (6 events, 1 timestamp, 257 nodes).
-  const Transcript windowed = ReplayWindowed(region, size, le, threads, chunk, 6 + 8 * (scale & 7), 1 + 8 * ((scale >> 3) & 7),
-                                             tachyon::kMaxStackDepth + 1 + 64 * (scale >> 6));
-  Compare(whole, windowed);
+  ReplayRegion(payload, size, le, 1000000, threads, chunkByte, scale);
   return 0;
 }

@@ -64,15 +64,29 @@ class FdWriter final : public RecordSink {
   uint64_t flushed_ = 0;
 };
 
+// How a call of the compressor ends (ZSTD_EndDirective's order): keep
+// buffering, flush everything fed so far into complete blocks, or end the frame.
+enum class ZstdDirective : int { kContinue = 0, kFlush = 1, kEnd = 2 };
+
 // The sample region under compression: 512 KiB of raw records per call of
 // `compress` (libzstd lives in zstd-napi, so the N-API glue supplies it).
 class CompressingSink final : public RecordSink {
  public:
-  using Compress = std::function<void(const uint8_t* data, size_t n, bool end)>;
+  using Compress = std::function<void(const uint8_t* data, size_t n, ZstdDirective directive)>;
   explicit CompressingSink(Compress compress) : RecordSink(kWriteBufferSize), compress_(std::move(compress)) {}
   void Finish() {
     Drain();
-    compress_(nullptr, 0, true);
+    compress_(nullptr, 0, ZstdDirective::kEnd);
+  }
+  // ZSTD_e_flush over the buffered records: all records given so far become
+  // decodable from the output. Nothing given since the last flush: no call
+  // (an empty flush would still add bytes CPython's file does not have).
+  void Flush() {
+    if (length_ == 0 && !unflushed_) return;
+    const size_t n = length_;
+    length_ = 0;
+    unflushed_ = false;
+    compress_(buffer_.data(), n, ZstdDirective::kFlush);
   }
 
  protected:
@@ -80,11 +94,13 @@ class CompressingSink final : public RecordSink {
     if (length_ == 0) return;
     const size_t n = length_;
     length_ = 0;  // a throwing compressor leaves the writer broken, never re-fed
-    compress_(buffer_.data(), n, false);
+    unflushed_ = true;
+    compress_(buffer_.data(), n, ZstdDirective::kContinue);
   }
 
  private:
   Compress compress_;
+  bool unflushed_ = false;  // records fed to zstd since the last kFlush
 };
 
 // Counters of CPython's BinaryWriter.get_stats(), in lib/tachyon/writer-engine.ts order.

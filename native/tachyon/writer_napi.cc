@@ -25,6 +25,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
                        {InstanceMethod("encode", &NativeProfileWriter::Encode),
                         InstanceMethod("encodeTick", &NativeProfileWriter::EncodeTick),
                         InstanceMethod("finishSamples", &NativeProfileWriter::FinishSamples),
+                        InstanceMethod("flushSamples", &NativeProfileWriter::FlushSamples),
                         InstanceMethod("write", &NativeProfileWriter::Write),
                         InstanceMethod("writeAt", &NativeProfileWriter::WriteAt),
                         InstanceMethod("flush", &NativeProfileWriter::Flush),
@@ -33,7 +34,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
                         InstanceMethod("discard", &NativeProfileWriter::Discard)});
   }
 
-  // new NativeProfileWriter(fd, startLo, startHi, compress?: (chunk, end) => Uint8Array)
+  // new NativeProfileWriter(fd, startLo, startHi, compress?: (chunk, directive 0 continue | 1 flush | 2 end) => Uint8Array)
   explicit NativeProfileWriter(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeProfileWriter>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 3 || !info[0].IsNumber() || !info[1].IsNumber() || !info[2].IsNumber()) {
@@ -46,15 +47,15 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
     tachyon::RecordSink* records = file_.get();
     if (info.Length() > 3 && info[3].IsFunction()) {
       compress_ = Napi::Persistent(info[3].As<Napi::Function>());
-      compressing_ = std::make_unique<CompressingSink>([this](const uint8_t* data, size_t n, bool end) {
+      compressing_ = std::make_unique<CompressingSink>([this](const uint8_t* data, size_t n, tachyon::ZstdDirective directive) {
         Napi::Env e = compress_.Env();
         Napi::Value chunk = n == 0 ? Napi::Uint8Array::New(e, 0).As<Napi::Value>()
                                    : Napi::Buffer<uint8_t>::Copy(e, data, n).As<Napi::Value>();
-        Napi::Value out = compress_.Call({chunk, Napi::Boolean::New(e, end)});
+        Napi::Value out = compress_.Call({chunk, Napi::Number::New(e, static_cast<int>(directive))});
         const RawView view = ViewOfType(out, napi_uint8_array, "compressed chunk");
         file_->Append(view.data, view.length);
         // Each 512 KiB of records reaches the file as soon as it is compressed.
-        if (!end) file_->Flush();
+        if (directive != tachyon::ZstdDirective::kEnd) file_->Flush();
       });
       records = compressing_.get();
     }
@@ -102,6 +103,16 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
     return Guarded(env, [&]() -> Napi::Value {
       encoder_->FlushRepeats();
       if (compressing_) compressing_->Finish();
+      return env.Undefined();
+    });
+  }
+
+  // Every finished record to the file (pending REPEAT runs stay in the encoder).
+  Napi::Value FlushSamples(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guarded(env, [&]() -> Napi::Value {
+      if (compressing_) compressing_->Flush();
+      file_->Flush();
       return env.Undefined();
     });
   }

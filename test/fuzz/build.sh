@@ -46,6 +46,15 @@ if ! command -v "$CXX" >/dev/null 2>&1 || ! probe_toolchain; then
   CXX=clang++
   probe_toolchain || { echo "fuzz: clang cannot link -fsanitize=fuzzer,address,undefined" >&2; exit 1; }
 fi
+# The tachyon_reader harness decompresses zstd regions with libzstd (the addon gets them from zstd-napi).
+if ! echo '#include <zstd.h>' | "$CXX" -E -x c++ - >/dev/null 2>&1; then
+  echo "fuzz: installing libzstd-dev (apt)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq --no-install-recommends libzstd-dev >/dev/null
+fi
 
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fexceptions
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all

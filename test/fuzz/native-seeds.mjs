@@ -7,6 +7,7 @@
 //   node test/fuzz/native-seeds.mjs <target> <out-dir>
 import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -111,19 +112,30 @@ switch (target) {
     break;
   }
   case 'tachyon_reader': {
-    // The record decoder's input is a sample region: taken from every
-    // uncompressed vector (header fields in the file's byte order). Params:
-    // flags (bit 0 little-endian, bit 1 thread count given), thread count,
-    // window chunk / 16, output scale.
+    // Params: flags (bit 0 little-endian, bit 1 thread count given, bit 2
+    // whole file), thread count, window chunk / 16, output scale. Every
+    // vector whole (file mode: none and zstd, both byte orders, the error
+    // vectors too), and every sample region alone (region mode; zstd ones
+    // decompressed here with zstd-napi), with header fields in the file's byte order.
+    const { decompress } = createRequire(import.meta.url)('zstd-napi');
     for (const [name, file] of tachyonFiles()) {
       const bytes = readFileSync(file);
+      emit(`${name}.file`, [4, 0, 0, 0xff], bytes);
+      emit(`${name}.file.small`, [4, 0, 1, 0], bytes);
       if (bytes.length < 64) continue;
       const le = bytes[0] === 0x48;
       const compression = le ? bytes.readUInt32LE(56) : bytes.readUInt32BE(56);
       const stringOffset = Number(le ? bytes.readBigUInt64LE(40) : bytes.readBigUInt64BE(40));
       const threads = le ? bytes.readUInt32LE(36) : bytes.readUInt32BE(36);
-      if (compression !== 0 || stringOffset > bytes.length || stringOffset < 64) continue;
-      const region = bytes.subarray(64, stringOffset);
+      if (stringOffset > bytes.length || stringOffset < 64) continue;
+      let region = bytes.subarray(64, stringOffset);
+      if (compression === 1) {
+        try {
+          region = decompress(region);
+        } catch {
+          continue; // the zstd error vectors: only their file-mode seeds
+        }
+      } else if (compression !== 0) continue;
       const given = threads <= 255 ? 2 : 0;
       emit(`${name}.whole`, [(le ? 1 : 0) | given, threads & 0xff, 0, 0xff], region);
       emit(`${name}.small`, [(le ? 1 : 0) | given, threads & 0xff, 1, 0], region);

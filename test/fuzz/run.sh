@@ -35,7 +35,7 @@ case "$target" in
   svb) max_len=8192 ;;
   svb_kernels) max_len=4096 ;;
   leb128) max_len=4096 ;;
-  tachyon_reader) max_len=16384 ;;
+  tachyon_reader) max_len=32768 ;;
   *) max_len=65536 ;;
 esac
 log=$out/$target.log

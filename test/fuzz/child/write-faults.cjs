@@ -3,7 +3,10 @@
 // or a non-ProfpackError is what the parent looks for).
 //   node write-faults.cjs devfull <backend> <compression>
 //   node write-faults.cjs pipe <backend> <compression> <fifo>
+//   node write-faults.cjs efbig <backend> <compression> <file>  (run under a file-size limit)
 //   node write-faults.cjs kill <backend> <compression> <file>   (runs until killed)
+//   node write-faults.cjs kill-early <backend> <compression> <file>  (a few samples, then waits to be killed)
+//   node write-faults.cjs kill-flush <backend> <compression> <file>  (flush() every 500 samples, until killed)
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -27,7 +30,7 @@ function attempt(what, fn) {
   }
 }
 
-if (mode === 'devfull' || mode === 'pipe') {
+if (mode === 'devfull' || mode === 'pipe' || mode === 'efbig') {
   const file = mode === 'devfull' ? '/dev/full' : target;
   const opened = attempt('open', () => new ProfileWriter(file, { sampleIntervalUs: 1000, compression, backend }));
   say({ step: 'open', ok: opened.ok, error: opened.error });
@@ -57,6 +60,22 @@ if (mode === 'devfull' || mode === 'pipe') {
       size = now;
       // A flush reached the file: everything it holds is acknowledged.
       say({ step: 'flushed', size, samplesWritten: i + 1 });
+    }
+  }
+} else if (mode === 'kill-early') {
+  // Far less than the 512 KiB buffer: nothing but the header has been flushed.
+  const writer = new ProfileWriter(target, { sampleIntervalUs: 1000, compression, backend });
+  for (let i = 0; i < 100; i++) writer.writeSample(busySample(i), 1000 + i);
+  say({ step: 'ready', size: fs.statSync(target).size, state: writer.state });
+  setInterval(() => writer.state, 1000);
+} else if (mode === 'kill-flush') {
+  const writer = new ProfileWriter(target, { sampleIntervalUs: 1000, compression, backend });
+  for (let i = 0; ; i++) {
+    writer.writeSample(busySample(i), 1000 + i);
+    if (i % 500 === 499) {
+      const position = writer.flush();
+      // Acknowledged: every record of samples 0..i (busySample never repeats a stack).
+      say({ step: 'flush', position, samplesWritten: i + 1, bytesWritten: writer.stats.bytesWritten });
     }
   }
 } else {

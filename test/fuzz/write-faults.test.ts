@@ -1,16 +1,19 @@
 /**
  * Write faults, each in a child process so that a crash cannot hide: the
- * writer on /dev/full (ENOSPC), on a pipe whose reader goes away (EPIPE), and
- * killed by SIGKILL in the middle of a profile. Errors must be ProfpackErrors;
+ * writer on /dev/full (ENOSPC), under a file-size limit (EFBIG), on a pipe
+ * whose reader goes away (EPIPE), and killed by SIGKILL before its first
+ * flush, in the middle of a profile, and after flush(). Errors must be ProfpackErrors;
  * a killed writer's file must be reported as not finalized, and the bytes it
  * had flushed must be exactly the bytes a finished file has there.
  * (test/tachyon/writer-faults.test.ts covers the in-process side.)
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DCtx } from 'zstd-napi/binding';
 import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { ProfileReader } from '../../lib/tachyon/reader';
@@ -52,6 +55,44 @@ function readCode(file: string, which: 'native' | 'js'): string {
   }
 }
 
+/** Waits for `count` JSON lines from a child that runs until killed, then SIGKILLs it; returns the lines. */
+async function untilLines(proc: ChildProcessByStdio<null, Readable, Readable>, count: number): Promise<Line[]> {
+  let out = '';
+  let stderr = '';
+  proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<string | null>((resolve) => proc.on('exit', (_code, signal) => resolve(signal)));
+  const got = await new Promise<Line[]>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`fewer than ${count} lines within 60 s: ${stderr}`)), 60_000);
+    proc.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const done = out.split('\n').slice(0, -1).filter(Boolean).map((l) => JSON.parse(l) as Line);
+      if (done.length >= count) {
+        clearTimeout(timer);
+        proc.kill('SIGKILL');
+        resolve(done);
+      }
+    });
+    proc.on('exit', () => reject(new Error(`child exited before it was killed: ${stderr}`)));
+  });
+  expect(await exited).toBe('SIGKILL');
+  return got;
+}
+
+/** Everything an unterminated zstd frame decompresses to. */
+function inflatePrefix(bytes: Uint8Array): Uint8Array {
+  const dctx = new DCtx();
+  const parts: Uint8Array[] = [];
+  const out = new Uint8Array(1 << 17);
+  let input = bytes;
+  for (;;) {
+    const [, produced, consumed] = dctx.decompressStream(out, input);
+    if (produced > 0) parts.push(out.slice(0, produced));
+    input = input.subarray(consumed);
+    if (produced === 0 && consumed === 0) break;
+  }
+  return Buffer.concat(parts);
+}
+
 /** The file a writer that was never interrupted makes from samples 0..n-1. */
 function referenceFile(which: 'native' | 'js', compression: 'none' | 'zstd', n: number): Uint8Array {
   const file = path.join(dir, `reference-${which}-${compression}-${n}.bin`);
@@ -64,17 +105,37 @@ function referenceFile(which: 'native' | 'js', compression: 'none' | 'zstd', n: 
 for (const which of backends) {
   for (const compression of ['none', 'zstd'] as const) {
     describe(`${which} writer, ${compression}`, () => {
-      it('/dev/full: ENOSPC is a ProfpackError, then the writer is broken', () => {
+      it('/dev/full: ENOSPC at creation (the header write) is a ProfpackError', () => {
         const r = runChild(['devfull', which, compression]);
         expect(r.signal, r.stderr).toBeNull();
         expect(r.status, r.stderr).toBe(0);
-        const [open, write, finalize, close, done] = r.lines;
+        const [open, done] = r.lines;
+        // The 64 zero header bytes are written by the constructor: /dev/full refuses them.
+        expect(open).toMatchObject({ step: 'open', ok: false, error: { profpack: true, code: 'ERR_TACHYON_WRITE_IO' } });
+        expect(open!.error.message).toMatch(/ENOSPC/);
+        expect(done).toMatchObject({ step: 'done' });
+      });
+
+      it('a file-size limit hit at the first 512 KiB flush: EFBIG is a ProfpackError, then the writer is broken', () => {
+        const file = path.join(dir, `efbig-${which}-${compression}.bin`);
+        // 4 KiB limit (ulimit -f counts KiB in bash; the first flush is larger, compressed or not);
+        // SIGXFSZ ignored, so write() fails with EFBIG.
+        const run = spawnSync('bash', ['-c', 'trap "" XFSZ; ulimit -f 4; exec "$@"', 'bash', process.execPath, child, 'efbig', which, compression, file], {
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        expect(run.signal, run.stderr).toBeNull();
+        expect(run.status, run.stderr).toBe(0);
+        const [open, write, finalize, close, done] = lines(run.stdout);
         expect(open).toMatchObject({ step: 'open', ok: true });
         expect(write).toMatchObject({ step: 'write', state: 'broken', error: { profpack: true, code: 'ERR_TACHYON_WRITE_IO' } });
-        expect(write!.error.message).toMatch(/ENOSPC/);
+        expect(write!.error.message).toMatch(/EFBIG/);
         expect(finalize).toMatchObject({ step: 'finalize', ok: false, error: { profpack: true, code: 'ERR_TACHYON_WRITE_BROKEN' } });
         expect(close).toMatchObject({ step: 'close', ok: true });
         expect(done).toMatchObject({ step: 'done' });
+        // What the failing write() managed to put there stays: the header and records up to the limit.
+        expect(statSync(file).size).toBe(4096);
+        for (const r of backends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
       });
 
       it('a pipe whose reader exits: every error is a ProfpackError, no crash', async () => {
@@ -112,7 +173,8 @@ for (const which of backends) {
           proc.stdout.on('data', (d: Buffer) => {
             out += d.toString();
             const done = out.split('\n').filter(Boolean);
-            flushes.splice(0, flushes.length, ...done.map((l) => JSON.parse(l) as Line));
+            // The header (64 bytes) is on disk from the start; count the flushes of records.
+            flushes.splice(0, flushes.length, ...done.map((l) => JSON.parse(l) as Line).filter((l) => l.size > 64));
             // Two flushes: the second one is mid-profile, after real data.
             if (flushes.length >= 2) {
               clearTimeout(timer);
@@ -136,6 +198,32 @@ for (const which of backends) {
         expect(reference.length).toBeGreaterThan(killed.length);
         const differs = killed.findIndex((b, i) => i >= 64 && b !== reference[i]);
         expect(differs).toBe(-1);
+      });
+
+      it('SIGKILL before the first 512 KiB flush: the 64 zero header bytes, reported not finalized', async () => {
+        const file = path.join(dir, `killed-early-${which}-${compression}.bin`);
+        const proc = spawn(process.execPath, [child, 'kill-early', which, compression, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const ready = await untilLines(proc, 1);
+        expect(ready[0]).toMatchObject({ step: 'ready', size: 64, state: 'open' });
+        const bytes = readFileSync(file);
+        expect(bytes.length).toBe(64);
+        expect(bytes.every((b) => b === 0)).toBe(true);
+        for (const r of backends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
+      });
+
+      it('SIGKILL after flush(): every record acknowledged by the last flush is on disk', async () => {
+        const file = path.join(dir, `killed-flush-${which}-${compression}.bin`);
+        const proc = spawn(process.execPath, [child, 'kill-flush', which, compression, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const acks = await untilLines(proc, 3);
+        const last = acks.at(-1)!;
+        const killed = new Uint8Array(readFileSync(file));
+        expect(killed.length).toBeGreaterThanOrEqual(last.position);
+        for (const r of backends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
+        // The uninterrupted raw file's records for the same samples (busySample never repeats a stack).
+        const reference = referenceFile(which, 'none', last.samplesWritten + 1000).subarray(64);
+        const records = compression === 'none' ? killed.subarray(64) : inflatePrefix(killed.subarray(64));
+        expect(records.length).toBeGreaterThanOrEqual(last.bytesWritten);
+        expect(Buffer.compare(records, reference.subarray(0, records.length))).toBe(0);
       });
     });
   }

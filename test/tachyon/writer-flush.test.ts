@@ -1,0 +1,178 @@
+/**
+ * ProfileWriter's header on disk from creation and its flush(): what a flush
+ * guarantees is on disk (every record encoded so far; zstd: decodable from the
+ * unterminated frame), what it leaves pending (REPEAT runs), and that a flush
+ * changes no raw byte of the finished file.
+ */
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DCtx } from 'zstd-napi/binding';
+import { backend } from '../../lib/backend';
+import { ErrorCode, ProfpackError, isProfpackError } from '../../lib/errors';
+import { ProfileReader, type Sample } from '../../lib/tachyon/reader';
+import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/writer';
+
+const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
+const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-writer-flush-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const tmp = (tag: string) => path.join(dir, `${tag}-${n++}.bin`);
+
+function frame(i: number): FrameInfo {
+  return { filename: `mod${i % 5}.py`, funcname: `fn${i}`, location: { lineno: i, endLineno: i + 1, colOffset: 2, endColOffset: 9 }, opcode: i % 100 };
+}
+
+/** Sample i: two threads; thread 2's stack stays the same for runs of 7 samples (REPEAT records). */
+function sample(i: number): InterpreterInfo[] {
+  return [
+    {
+      interpreterId: 0,
+      threads: [
+        { threadId: 1, status: i & 3, frameInfo: Array.from({ length: 12 }, (_, d) => frame(d === 0 ? 50 + (i % 13) : d)) },
+        { threadId: 2, status: 1, frameInfo: Array.from({ length: 5 }, (_, d) => frame(d === 0 ? 80 + (Math.floor(i / 7) % 3) : 20 + d)) },
+      ],
+    },
+  ];
+}
+
+function readCode(file: string, which: 'native' | 'js'): string {
+  try {
+    const reader = ProfileReader.open(file, { backend: which });
+    for (const _ of reader.samples());
+    reader.close();
+    return 'ok';
+  } catch (err) {
+    if (!isProfpackError(err)) throw err;
+    return err.code;
+  }
+}
+
+function samplesOf(file: string): Sample[] {
+  const reader = ProfileReader.open(file);
+  const all = [...reader.samples()].map((s) => ({ ...s, stack: [...s.stack] }));
+  reader.close();
+  return all;
+}
+
+/** Everything an unterminated zstd frame decompresses to (zstd keeps nothing back once its input is used). */
+function inflatePrefix(bytes: Uint8Array): Uint8Array {
+  const dctx = new DCtx();
+  const parts: Uint8Array[] = [];
+  const out = new Uint8Array(1 << 17);
+  let input = bytes;
+  for (;;) {
+    const [, produced, consumed] = dctx.decompressStream(out, input);
+    if (produced > 0) parts.push(out.slice(0, produced));
+    input = input.subarray(consumed);
+    if (produced === 0 && consumed === 0) break;
+  }
+  return Buffer.concat(parts);
+}
+
+for (const which of backends) {
+  describe(`${which} writer`, () => {
+    for (const compression of ['none', 'zstd'] as const) {
+      it(`${compression}: the 64 zero header bytes are on disk at creation; readers say not finalized`, () => {
+        const file = tmp('created');
+        const writer = new ProfileWriter(file, { sampleIntervalUs: 1000, compression, backend: which });
+        writer.writeSample(sample(0), 1000);
+        const bytes = fs.readFileSync(file);
+        expect(bytes.length).toBe(64);
+        expect(bytes.every((b) => b === 0)).toBe(true);
+        for (const r of backends) expect(readCode(file, r)).toBe(ErrorCode.TACHYON_NOT_FINALIZED);
+        writer.finalize();
+        expect(readCode(file, which)).toBe('ok');
+      });
+    }
+
+    it('none: flush() puts every encoded record on disk, holds pending REPEAT runs back, changes no byte', () => {
+      const flushed = tmp('flushed-none');
+      const plain = tmp('plain-none');
+      const writer = new ProfileWriter(flushed, { sampleIntervalUs: 1000, compression: 'none', backend: which });
+      const reference = new ProfileWriter(plain, { sampleIntervalUs: 1000, compression: 'none', backend: which });
+      expect(writer.flush()).toBe(64);
+      let positions = 0;
+      for (let i = 0; i < 3000; i++) {
+        writer.writeSample(sample(i), 1000 + 10 * i);
+        reference.writeSample(sample(i), 1000 + 10 * i);
+        if (i % 250 === 249) {
+          const pos = writer.flush();
+          positions++;
+          expect(fs.statSync(flushed).size).toBe(pos);
+          // What was flushed is every record encoded so far (REPEAT runs not yet closed are not records yet).
+          expect(pos).toBe(64 + writer.stats.bytesWritten);
+          // A pending REPEAT run of thread 2 (its stack repeats for 7 samples) is held back.
+          const pendingBefore = writer.stats.repeatSamples;
+          writer.writeSample([{ interpreterId: 0, threads: [sample(i)[0]!.threads[1]!] }], 1000 + 10 * i + 5);
+          reference.writeSample([{ interpreterId: 0, threads: [sample(i)[0]!.threads[1]!] }], 1000 + 10 * i + 5);
+          expect(writer.flush()).toBe(pos);
+          expect(writer.stats.repeatSamples).toBe(pendingBefore);
+        }
+      }
+      expect(positions).toBe(12);
+      const onDisk = fs.readFileSync(flushed);
+      writer.finalize();
+      reference.finalize();
+      const a = fs.readFileSync(flushed);
+      const b = fs.readFileSync(plain);
+      expect(Buffer.compare(a, b)).toBe(0);
+      // What the flushes put on disk is the finished file's prefix.
+      expect(Buffer.compare(onDisk.subarray(64), b.subarray(64, onDisk.length))).toBe(0);
+    });
+
+    it('zstd: after flush() the unterminated frame on disk decompresses to every record encoded so far', () => {
+      const flushed = tmp('flushed-zstd');
+      const raw = tmp('raw');
+      const plain = tmp('plain-zstd');
+      const writer = new ProfileWriter(flushed, { sampleIntervalUs: 1000, compression: 'zstd', backend: which });
+      const rawWriter = new ProfileWriter(raw, { sampleIntervalUs: 1000, compression: 'none', backend: which });
+      const reference = new ProfileWriter(plain, { sampleIntervalUs: 1000, compression: 'zstd', backend: which });
+      // Nothing encoded yet: a flush writes no zstd byte (no empty block).
+      expect(writer.flush()).toBe(64);
+      for (let i = 0; i < 20_000; i++) {
+        for (const w of [writer, rawWriter, reference]) w.writeSample(sample(i), 1000 + 10 * i);
+        if (i % 4000 === 3999) {
+          const pos = writer.flush();
+          rawWriter.flush();
+          const onDisk = fs.readFileSync(flushed);
+          expect(onDisk.length).toBe(pos);
+          const records = fs.readFileSync(raw).subarray(64);
+          expect(records.length).toBe(writer.stats.bytesWritten);
+          expect(Buffer.compare(inflatePrefix(onDisk.subarray(64)), records)).toBe(0);
+          // A second flush with nothing new adds nothing.
+          expect(writer.flush()).toBe(pos);
+        }
+      }
+      writer.finalize();
+      rawWriter.finalize();
+      reference.finalize();
+      expect(readCode(flushed, which)).toBe('ok');
+      // The flushed frame has more blocks than CPython's, the samples are the same.
+      expect(samplesOf(flushed)).toEqual(samplesOf(plain));
+    }, 60_000);
+
+    it('flush() errors: a write error is ERR_TACHYON_WRITE_IO and breaks the writer; closed writers refuse', () => {
+      for (const compression of ['none', 'zstd'] as const) {
+        const file = tmp(`ebadf-${compression}`);
+        const writer = new ProfileWriter(file, { sampleIntervalUs: 1000, compression, backend: which });
+        for (let i = 0; i < 10; i++) writer.writeSample(sample(i), 1000 + i);
+        fs.closeSync((writer as unknown as { fd: number }).fd);
+        let failure: unknown;
+        try {
+          writer.flush();
+        } catch (err) {
+          failure = err;
+        }
+        expect(failure).toBeInstanceOf(ProfpackError);
+        expect((failure as ProfpackError).code).toBe(ErrorCode.TACHYON_WRITE_IO);
+        expect((failure as ProfpackError).message).toMatch(/EBADF/);
+        expect(writer.state).toBe('broken');
+        expect(() => writer.flush()).toThrow(expect.objectContaining({ code: ErrorCode.TACHYON_WRITE_BROKEN }));
+        writer.close();
+        expect(() => writer.flush()).toThrow(expect.objectContaining({ code: ErrorCode.TACHYON_WRITE_CLOSED }));
+      }
+    });
+  });
+}
