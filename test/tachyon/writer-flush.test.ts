@@ -153,6 +153,37 @@ for (const which of backends) {
       expect(samplesOf(flushed)).toEqual(samplesOf(plain));
     }, 60_000);
 
+    for (const stackCoding of ['stacktable', 'predict'] as const) {
+      it(`version 2 (${stackCoding}): flush() puts every finished block on disk, decodable; the block being filled stays pending`, () => {
+        const flushed = tmp(`v2-flushed-${stackCoding}`);
+        const plain = tmp(`v2-plain-${stackCoding}`);
+        const options = { sampleIntervalUs: 1000, compression: 'zstd' as const, formatVersion: 2 as const, stackCoding, backend: which };
+        const writer = new ProfileWriter(flushed, options);
+        const reference = new ProfileWriter(plain, options);
+        const ids = Array.from({ length: 40 }, (_, i) => writer.internFrame({ filename: `m${i % 3}.py`, funcname: `f${i}`, lineno: i + 1 }));
+        for (let i = 0; i < 40; i++) reference.internFrame({ filename: `m${i % 3}.py`, funcname: `f${i}`, lineno: i + 1 });
+        const stackOf = (i: number) => ids.slice(i % 7, 10 + (i % 23));
+        // Only half a block: nothing is finished, nothing but the header is on disk.
+        for (let i = 0; i < 30_000; i++) for (const w of [writer, reference]) w.writeStack(1 + (i % 3), 0, 1000 + 10 * i, 1, stackOf(i));
+        expect(writer.flush()).toBe(64);
+        // Past one block (65,536 samples): the first block is on disk and decodes.
+        for (let i = 30_000; i < 80_000; i++) for (const w of [writer, reference]) w.writeStack(1 + (i % 3), 0, 1000 + 10 * i, 1, stackOf(i));
+        const pos = writer.flush();
+        const onDisk = fs.readFileSync(flushed);
+        expect(onDisk.length).toBe(pos);
+        const prefix = inflatePrefix(onDisk.subarray(64));
+        expect(prefix.length).toBeGreaterThan(0);
+        writer.finalize();
+        reference.finalize();
+        const reader = ProfileReader.open(flushed);
+        const region = inflatePrefix(fs.readFileSync(flushed).subarray(64, reader.layout.stringTableOffset));
+        reader.close();
+        // What the flush put on disk is the start of the finished region, and the samples are unchanged.
+        expect(Buffer.compare(region.subarray(0, prefix.length), prefix)).toBe(0);
+        expect(samplesOf(flushed)).toEqual(samplesOf(plain));
+      }, 60_000);
+    }
+
     it('flush() errors: a write error is ERR_TACHYON_WRITE_IO and breaks the writer; closed writers refuse', () => {
       for (const compression of ['none', 'zstd'] as const) {
         const file = tmp(`ebadf-${compression}`);

@@ -66,7 +66,7 @@ abstract class BlockEngine implements SampleEngine {
   protected emit(block: Uint8Array): void {
     if (block.length === 0) return;
     this.blockBytes += block.length;
-    if (this.zstd !== null) this.zstd.compress(block, false, this.output);
+    if (this.zstd !== null) this.zstd.compress(block, 'continue', this.output);
     else this.output.write(block);
   }
 
@@ -85,9 +85,23 @@ abstract class BlockEngine implements SampleEngine {
 
   /** The last block, then the end of the zstd frame. */
   protected endRegion(): void {
-    if (this.zstd !== null) this.zstd.compress(new Uint8Array(0), true, this.output);
+    if (this.zstd !== null) this.zstd.compress(new Uint8Array(0), 'end', this.output);
   }
 
+  /**
+   * ProfileWriter.flush(): every finished block reaches the OS (a zstd flush,
+   * so the bytes on disk decompress to exactly those blocks). The block being
+   * filled stays pending, as version 1's pending REPEAT runs do: cutting it
+   * short would change the file.
+   */
+  flushSamples(): void {
+    this.emitFinished();
+    if (this.zstd !== null) this.zstd.compress(new Uint8Array(0), 'flush', this.output);
+    this.output.flush();
+  }
+
+  /** Finished blocks still held by the encoder go out. */
+  protected abstract emitFinished(): void;
   abstract finishSamples(): void;
   abstract counters(): Float64Array;
 
@@ -119,6 +133,10 @@ class JsBlockEngine extends BlockEngine {
       stack = this.scratch.subarray(0, depth);
     }
     this.blocks.add(threadId, interpreterId, timestampUs, status, stack);
+  }
+
+  protected emitFinished(): void {
+    // SampleBlockWriter emits each block as it fills.
   }
 
   finishSamples(): void {
@@ -192,6 +210,10 @@ class NativeBlockEngine extends BlockEngine {
       this.frames,
     );
     for (const block of blocks) this.emit(block);
+  }
+
+  protected emitFinished(): void {
+    this.drain();
   }
 
   finishSamples(): void {
