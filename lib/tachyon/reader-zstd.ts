@@ -9,20 +9,9 @@
 import type * as ZstdBinding from 'zstd-napi/binding';
 import { ErrorCode } from '../errors';
 import { HEADER_SIZE } from './format';
+import { zstdBinding } from './zstd-binding';
 import { openError, type ByteSource } from './reader-layout';
 
-type Zstd = typeof ZstdBinding;
-let zstdModule: Zstd | null = null;
-
-/**
- * zstd-napi, loaded on first use: it is a native addon too, and profpack must
- * still load (JS backend, uncompressed files) where native addons cannot.
- */
-function zstdBinding(): Zstd {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  zstdModule ??= require('zstd-napi/binding') as Zstd;
-  return zstdModule;
-}
 
 /** Compressed bytes read per step when the source is not already in memory. */
 const INPUT_CHUNK = 1 << 20;

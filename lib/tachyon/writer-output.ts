@@ -5,10 +5,10 @@
  * 1.5.7 like CPython's Debian build) for the sample region.
  */
 import * as fs from 'node:fs';
-import type * as ZstdBinding from 'zstd-napi/binding';
 import { ErrorCode, ProfpackError } from '../errors';
 import type { PatchableSink } from '../varint/slots';
 import { WRITE_BUFFER_SIZE } from './format';
+import { zstdBinding } from './zstd-binding';
 
 /** A failed write(), as the error every writer operation reports. */
 export function ioError(err: unknown, what: string): ProfpackError {
@@ -93,33 +93,12 @@ export class FileOutput implements PatchableSink, RecordSink {
   }
 }
 
-let zstdBinding: typeof ZstdBinding | undefined;
-
-/**
- * zstd-napi, loaded on first use: profpack (and its JS twin) must still load
- * where that addon cannot, as long as nobody asks for compression.
- */
-function zstd(): typeof ZstdBinding {
-  if (zstdBinding === undefined) {
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      zstdBinding = require('zstd-napi/binding') as typeof ZstdBinding;
-    } catch (err) {
-      throw new ProfpackError(`zstd compression needs zstd-napi, which did not load: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`, {
-        code: ErrorCode.NATIVE_UNAVAILABLE,
-        cause: err,
-      });
-    }
-  }
-  return zstdBinding;
-}
-
 /** How a compress call ends: keep buffering, flush everything fed so far into complete blocks, or end the frame. */
 export type ZstdDirective = 'continue' | 'flush' | 'end';
 
 /** One zstd frame streamed at `level`: no content size (CPython's frames have none), no checksum. */
 export class ZstdStream {
-  private readonly z = zstd();
+  private readonly z = zstdBinding();
   private readonly cctx = new this.z.CCtx();
   private readonly out = new Uint8Array(this.z.cStreamOutSize());
 

@@ -3,20 +3,13 @@
  * compressor that ends one frame (as CPython streams its sample region), and
  * a bounded streaming decompressor (CPython caps a region at 1 GiB).
  */
-import type * as Binding from 'zstd-napi/binding';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_MAX_DECOMPRESSED } from '../format';
+import { zstdBinding } from '../zstd-binding';
 
 const OUT_CHUNK = 128 * 1024;
 
-// zstd-napi is a native module: load it on first use, so that requiring profpack
-// works (JS backend) on a machine where no addon can load.
-let loaded: typeof Binding | null = null;
-function zstd(): typeof Binding {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  loaded ??= require('zstd-napi/binding') as typeof Binding;
-  return loaded;
-}
+const zstd = zstdBinding;
 
 export class ZstdStream {
   private readonly cctx = new (zstd().CCtx)();
