@@ -4,7 +4,9 @@
  * one (writer-native.ts over native/tachyon/writer.h). Both receive samples
  * that are already validated, with 64-bit values split into u32 halves.
  */
+import { ErrorCode, ProfpackError } from '../errors';
 import type { PatchableSink } from '../varint/slots';
+import { MAX_STACK_DEPTH } from './format';
 
 /** Indices into the counters array both engines keep (CPython's BinaryWriter.get_stats()). */
 export const Counter = {
@@ -58,4 +60,26 @@ export interface EngineOptions {
   startTimeLo: number;
   /** Fixed-width fields in the host's byte order, as CPython writes them. */
   littleEndian: boolean;
+}
+
+/**
+ * The tick check of the contract: every end and every kept id (the first
+ * MAX_STACK_DEPTH of a stack) is checked before any thread of the tick is
+ * coded, so a refused tick leaves no bytes behind.
+ */
+export function checkTick(count: number, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
+  let start = 0;
+  for (let k = 0; k < count; k++) {
+    const end = ends[k]!;
+    if (end < start || end > ids.length) {
+      throw new ProfpackError(`stackEnds[${k}] = ${end} must not decrease nor pass the ${ids.length} frame ids`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'non-decreasing ends within frameIds' });
+    }
+    const last = Math.min(end, start + MAX_STACK_DEPTH);
+    for (let i = start; i < last; i++) {
+      if (ids[i]! >= frameCount) {
+        throw new ProfpackError(`frame id ${ids[i]} at index ${i} was not returned by internFrame`, { code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID, expected: `an integer in [0, ${frameCount})` });
+      }
+    }
+    start = end;
+  }
 }

@@ -4,7 +4,7 @@
  * (../shared/notes/tachyon-format.md §5). Twin of native/tachyon/writer.h.
  */
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_BUFFER_SIZE, REPEAT_ENTRY_MAX, U32_MAX } from './format';
-import { COUNTER_COUNT, Counter, type EngineOptions, type SampleEngine } from './writer-engine';
+import { COUNTER_COUNT, Counter, checkTick, type EngineOptions, type SampleEngine } from './writer-engine';
 import { CompressingSink, FileOutput, type RecordSink } from './writer-output';
 import { ErrorCode, ProfpackError } from '../errors';
 
@@ -176,21 +176,8 @@ export class JsSampleEngine implements SampleEngine {
   }
 
   writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
+    checkTick(count, ends, ids, frameCount);
     let start = 0;
-    for (let k = 0; k < count; k++) {
-      const end = ends[k]!;
-      if (end < start || end > ids.length) {
-        throw new ProfpackError(`stackEnds[${k}] = ${end} must not decrease nor pass the ${ids.length} frame ids`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'non-decreasing ends within frameIds' });
-      }
-      const last = Math.min(end, start + MAX_STACK_DEPTH);
-      for (let i = start; i < last; i++) {
-        if (ids[i]! >= frameCount) {
-          throw new ProfpackError(`frame id ${ids[i]} at index ${i} was not returned by internFrame`, { code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID, expected: `an integer in [0, ${frameCount})` });
-        }
-      }
-      start = end;
-    }
-    start = 0;
     for (let k = 0; k < count; k++) {
       const end = ends[k]!;
       const depth = end - start < MAX_STACK_DEPTH ? end - start : MAX_STACK_DEPTH;

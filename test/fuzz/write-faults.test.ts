@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DCtx } from 'zstd-napi/binding';
 import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { ProfileReader } from '../../lib/tachyon/reader';
 import { ProfileWriter } from '../../lib/tachyon/writer';
+import { inflatePrefix } from '../helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { busySample } = require('./child/samples.cjs') as { busySample: (i: number) => Parameters<ProfileWriter['writeSample']>[0] };
@@ -76,21 +76,6 @@ async function untilLines(proc: ChildProcessByStdio<null, Readable, Readable>, c
   });
   expect(await exited).toBe('SIGKILL');
   return got;
-}
-
-/** Everything an unterminated zstd frame decompresses to. */
-function inflatePrefix(bytes: Uint8Array): Uint8Array {
-  const dctx = new DCtx();
-  const parts: Uint8Array[] = [];
-  const out = new Uint8Array(1 << 17);
-  let input = bytes;
-  for (;;) {
-    const [, produced, consumed] = dctx.decompressStream(out, input);
-    if (produced > 0) parts.push(out.slice(0, produced));
-    input = input.subarray(consumed);
-    if (produced === 0 && consumed === 0) break;
-  }
-  return Buffer.concat(parts);
 }
 
 /** The file a writer that was never interrupted makes from samples 0..n-1. */

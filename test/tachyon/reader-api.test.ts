@@ -4,22 +4,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { ErrorCode, isProfpackError, type ProfpackError } from '../../lib/errors';
+import { ErrorCode } from '../../lib/errors';
 import * as profpack from '../../lib/index';
 import { ProfileReader } from '../../lib/tachyon/reader';
 import { sharedPath } from '../shared';
+import { thrown } from '../helpers';
 
 const vector = (name: string): string => sharedPath('vectors', 'tachyon', name);
-
-function thrown(fn: () => unknown): ProfpackError {
-  try {
-    fn();
-  } catch (err) {
-    expect(isProfpackError(err)).toBe(true);
-    return err as ProfpackError;
-  }
-  throw new Error('expected a ProfpackError');
-}
 
 describe('ProfileReader API', () => {
   it('is exported from the package', () => {

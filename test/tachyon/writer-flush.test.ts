@@ -8,11 +8,11 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DCtx } from 'zstd-napi/binding';
 import { backend } from '../../lib/backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../../lib/errors';
 import { ProfileReader, type Sample } from '../../lib/tachyon/reader';
 import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/writer';
+import { inflatePrefix } from '../helpers';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-writer-flush-'));
@@ -54,21 +54,6 @@ function samplesOf(file: string): Sample[] {
   const all = [...reader.samples()].map((s) => ({ ...s, stack: [...s.stack] }));
   reader.close();
   return all;
-}
-
-/** Everything an unterminated zstd frame decompresses to (zstd keeps nothing back once its input is used). */
-function inflatePrefix(bytes: Uint8Array): Uint8Array {
-  const dctx = new DCtx();
-  const parts: Uint8Array[] = [];
-  const out = new Uint8Array(1 << 17);
-  let input = bytes;
-  for (;;) {
-    const [, produced, consumed] = dctx.decompressStream(out, input);
-    if (produced > 0) parts.push(out.slice(0, produced));
-    input = input.subarray(consumed);
-    if (produced === 0 && consumed === 0) break;
-  }
-  return Buffer.concat(parts);
 }
 
 for (const which of backends) {

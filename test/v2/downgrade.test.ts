@@ -11,12 +11,13 @@ import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { backend } from '../../lib/backend';
 import { main } from '../../lib/cli/main';
-import { ErrorCode, isProfpackError, type ProfpackError } from '../../lib/errors';
+import { ErrorCode } from '../../lib/errors';
 import * as profpack from '../../lib/index';
 import { HEADER_SIZE } from '../../lib/tachyon/format';
 import { ProfileReader } from '../../lib/tachyon/reader';
 import { ProfileWriter, type FrameSpec } from '../../lib/tachyon/writer';
 import { downgrade } from '../../lib/tachyon/v2/downgrade-file';
+import { thrown } from '../helpers';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-downgrade-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,16 +25,6 @@ afterEach(() => vi.restoreAllMocks());
 let n = 0;
 const tmp = (name: string): string => path.join(dir, `${n++}-${name}`);
 const BACKENDS: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-
-function thrown(fn: () => unknown): ProfpackError {
-  try {
-    fn();
-  } catch (err) {
-    expect(isProfpackError(err)).toBe(true);
-    return err as ProfpackError;
-  }
-  throw new Error('expected a ProfpackError');
-}
 
 function run(...args: string[]): { status: number; stdout: string; stderr: string } {
   let stdout = '';

@@ -10,12 +10,13 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { ErrorCode, isProfpackError, type ProfpackError } from '../../lib/errors';
+import { ErrorCode, isProfpackError } from '../../lib/errors';
 import { ProfileReader, type Frame, type Sample } from '../../lib/tachyon/reader';
 import { FOOTER_SIZE, HEADER_SIZE, Header } from '../../lib/tachyon/format';
 import { ProfileWriter, type ProfileWriterOptions } from '../../lib/tachyon/writer';
 import { ByteSink } from '../../lib/tachyon/v2/bytes';
 import { BLOCK_COLUMNS, BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag } from '../../lib/tachyon/v2/format';
+import { thrown } from '../helpers';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-api-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,16 +26,6 @@ const tmp = (name: string): string => path.join(dir, `${fileNo++}-${name}`);
 const CODINGS = ['predict', 'stacktable'] as const;
 /** Backends this process can use: the JS twin always, the addon when the native backend loaded it. */
 const BACKENDS: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-
-function thrown(fn: () => unknown): ProfpackError {
-  try {
-    fn();
-  } catch (err) {
-    expect(isProfpackError(err)).toBe(true);
-    return err as ProfpackError;
-  }
-  throw new Error('expected a ProfpackError');
-}
 
 interface TestSample {
   threadId: bigint;

@@ -13,7 +13,7 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH } from '../format';
-import { COUNTER_COUNT, Counter, type EngineOptions, type SampleEngine } from '../writer-engine';
+import { COUNTER_COUNT, Counter, checkTick, type EngineOptions, type SampleEngine } from '../writer-engine';
 import { FileOutput, ZstdStream } from '../writer-output';
 import { SampleBlockWriter, blockKindOf, type StackCoding } from './blocks';
 import { BLOCK_MAX_SAMPLES } from './format';
@@ -25,27 +25,6 @@ const SAFE_HIGH = 0x20_0000; // hi < 2^21: hi × 2^32 + lo stays below 2^53
 /** Samples and frames staged before one crossing into the native encoder. */
 const STAGED_SAMPLES = 4096;
 const STAGED_FRAMES = 64 * 1024;
-
-/**
- * The tick check of the SampleEngine contract: every end and every kept id
- * is checked before any thread of the tick is coded (as writer-js.ts does).
- */
-function checkTick(count: number, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
-  let start = 0;
-  for (let k = 0; k < count; k++) {
-    const end = ends[k]!;
-    if (end < start || end > ids.length) {
-      throw new ProfpackError(`stackEnds[${k}] = ${end} must not decrease nor pass the ${ids.length} frame ids`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'non-decreasing ends within frameIds' });
-    }
-    const last = Math.min(end, start + MAX_STACK_DEPTH);
-    for (let i = start; i < last; i++) {
-      if (ids[i]! >= frameCount) {
-        throw new ProfpackError(`frame id ${ids[i]} at index ${i} was not returned by internFrame`, { code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID, expected: `an integer in [0, ${frameCount})` });
-      }
-    }
-    start = end;
-  }
-}
 
 /** What both twins share: the file, the optional zstd frame, the tick loop and the counters. */
 abstract class BlockEngine implements SampleEngine {

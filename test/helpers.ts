@@ -1,0 +1,30 @@
+/** Small assertions and decoders more than one suite needs. */
+import { expect } from 'vitest';
+import { DCtx } from 'zstd-napi/binding';
+import { isProfpackError, type ProfpackError } from '../lib/errors';
+
+/** Runs `fn`, which must throw a ProfpackError; returns it for the caller's checks. */
+export function thrown(fn: () => unknown): ProfpackError {
+  try {
+    fn();
+  } catch (err) {
+    expect(isProfpackError(err)).toBe(true);
+    return err as ProfpackError;
+  }
+  throw new Error('expected a ProfpackError');
+}
+
+/** Everything an unterminated zstd frame decompresses to (zstd keeps nothing back once its input is used). */
+export function inflatePrefix(bytes: Uint8Array): Uint8Array {
+  const dctx = new DCtx();
+  const parts: Uint8Array[] = [];
+  const out = new Uint8Array(1 << 17);
+  let input = bytes;
+  for (;;) {
+    const [, produced, consumed] = dctx.decompressStream(out, input);
+    if (produced > 0) parts.push(out.slice(0, produced));
+    input = input.subarray(consumed);
+    if (produced === 0 && consumed === 0) break;
+  }
+  return Buffer.concat(parts);
+}
