@@ -2,6 +2,7 @@
 import { expect } from 'vitest';
 import { DCtx } from 'zstd-napi/binding';
 import { isProfpackError, type ProfpackError } from '../lib/errors';
+import { ProfileReader } from '../lib/tachyon/reader';
 
 /** Runs `fn`, which must throw a ProfpackError; returns it for the caller's checks. */
 export function thrown(fn: () => unknown): ProfpackError {
@@ -27,4 +28,17 @@ export function inflatePrefix(bytes: Uint8Array): Uint8Array {
     if (produced === 0 && consumed === 0) break;
   }
   return Buffer.concat(parts);
+}
+
+/** Opens and replays `file` on one backend: 'ok', or the ProfpackError code it was refused with. */
+export function readCode(file: string, which: 'native' | 'js'): string {
+  try {
+    const reader = ProfileReader.open(file, { backend: which });
+    for (const _ of reader.samples());
+    reader.close();
+    return 'ok';
+  } catch (err) {
+    if (!isProfpackError(err)) throw err;
+    return err.code;
+  }
 }

@@ -83,3 +83,15 @@ export function checkTick(count: number, ends: Uint32Array, ids: Uint32Array, fr
     start = end;
   }
 }
+
+/** writeTick as one writeStack per thread, after checkTick: for engines that code each stack on its own. */
+export function writeTickAsStacks(engine: SampleEngine, tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
+  checkTick(count, ends, ids, frameCount);
+  let start = 0;
+  for (let k = 0; k < count; k++) {
+    const end = ends[k]!;
+    const depth = end - start < MAX_STACK_DEPTH ? end - start : MAX_STACK_DEPTH;
+    engine.writeStack(tidWords[2 * k + 1]!, tidWords[2 * k]!, interpreterIds[k]!, tsHi, tsLo, statuses[k]!, ids, start, depth);
+    start = end;
+  }
+}

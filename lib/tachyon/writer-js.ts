@@ -4,7 +4,7 @@
  * (../shared/notes/tachyon-format.md §5). Twin of native/tachyon/writer.h.
  */
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_BUFFER_SIZE, REPEAT_ENTRY_MAX, U32_MAX } from './format';
-import { COUNTER_COUNT, Counter, checkTick, type EngineOptions, type SampleEngine } from './writer-engine';
+import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from './writer-engine';
 import { CompressingSink, FileOutput, type RecordSink } from './writer-output';
 import { ErrorCode, ProfpackError } from '../errors';
 
@@ -176,14 +176,7 @@ export class JsSampleEngine implements SampleEngine {
   }
 
   writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
-    checkTick(count, ends, ids, frameCount);
-    let start = 0;
-    for (let k = 0; k < count; k++) {
-      const end = ends[k]!;
-      const depth = end - start < MAX_STACK_DEPTH ? end - start : MAX_STACK_DEPTH;
-      this.writeStack(tidWords[2 * k + 1]!, tidWords[2 * k]!, interpreterIds[k]!, tsHi, tsLo, statuses[k]!, ids, start, depth);
-      start = end;
-    }
+    writeTickAsStacks(this, tsHi, tsLo, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
   }
 
   private flushRepeat(t: ThreadState): void {

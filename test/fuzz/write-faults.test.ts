@@ -14,10 +14,8 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { isProfpackError } from '../../lib/errors';
-import { ProfileReader } from '../../lib/tachyon/reader';
 import { ProfileWriter } from '../../lib/tachyon/writer';
-import { inflatePrefix } from '../helpers';
+import { inflatePrefix, readCode } from '../helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { busySample } = require('./child/samples.cjs') as { busySample: (i: number) => Parameters<ProfileWriter['writeSample']>[0] };
@@ -41,18 +39,6 @@ function lines(stdout: string): Line[] {
 function runChild(args: string[]): { status: number | null; signal: string | null; lines: Line[]; stderr: string } {
   const run = spawnSync(process.execPath, [child, ...args], { encoding: 'utf8', timeout: 60_000 });
   return { status: run.status, signal: run.signal, lines: lines(run.stdout), stderr: run.stderr };
-}
-
-function readCode(file: string, which: 'native' | 'js'): string {
-  try {
-    const reader = ProfileReader.open(file, { backend: which });
-    for (const _ of reader.samples());
-    reader.close();
-    return 'ok';
-  } catch (err) {
-    if (!isProfpackError(err)) throw err;
-    return err.code;
-  }
 }
 
 /** Waits for `count` JSON lines from a child that runs until killed, then SIGKILLs it; returns the lines. */

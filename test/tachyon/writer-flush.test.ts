@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { ErrorCode, ProfpackError, isProfpackError } from '../../lib/errors';
+import { ErrorCode, ProfpackError } from '../../lib/errors';
 import { ProfileReader, type Sample } from '../../lib/tachyon/reader';
 import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/writer';
-import { inflatePrefix } from '../helpers';
+import { inflatePrefix, readCode } from '../helpers';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-writer-flush-'));
@@ -35,18 +35,6 @@ function sample(i: number): InterpreterInfo[] {
       ],
     },
   ];
-}
-
-function readCode(file: string, which: 'native' | 'js'): string {
-  try {
-    const reader = ProfileReader.open(file, { backend: which });
-    for (const _ of reader.samples());
-    reader.close();
-    return 'ok';
-  } catch (err) {
-    if (!isProfpackError(err)) throw err;
-    return err.code;
-  }
 }
 
 function samplesOf(file: string): Sample[] {

@@ -13,7 +13,7 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH } from '../format';
-import { COUNTER_COUNT, Counter, checkTick, type EngineOptions, type SampleEngine } from '../writer-engine';
+import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from '../writer-engine';
 import { FileOutput, ZstdStream } from '../writer-output';
 import { SampleBlockWriter, blockKindOf, type StackCoding } from './blocks';
 import { BLOCK_MAX_SAMPLES } from './format';
@@ -52,14 +52,7 @@ abstract class BlockEngine implements SampleEngine {
   abstract writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void;
 
   writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
-    checkTick(count, ends, ids, frameCount);
-    let start = 0;
-    for (let k = 0; k < count; k++) {
-      const end = ends[k]!;
-      const depth = end - start < MAX_STACK_DEPTH ? end - start : MAX_STACK_DEPTH;
-      this.writeStack(tidWords[2 * k + 1]!, tidWords[2 * k]!, interpreterIds[k]!, tsHi, tsLo, statuses[k]!, ids, start, depth);
-      start = end;
-    }
+    writeTickAsStacks(this, tsHi, tsLo, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
   }
 
   /** The last block, then the end of the zstd frame. */
