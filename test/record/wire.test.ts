@@ -1,13 +1,14 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { CpuProfile } from '../../lib/convert/cpuprofile';
 import { openTachyon } from '../../lib/convert/tachyon';
 import { ErrorCode, isProfpackError } from '../../lib/errors';
 import { RecordingHost } from '../../lib/record/host';
-import { encodeFrame, FrameParser, MAX_FRAME_BYTES, type WireMessage } from '../../lib/record/wire';
+import { encodeFrame, FdSender, FrameParser, MAX_FRAME_BYTES, type WireMessage } from '../../lib/record/wire';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-wire-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -133,5 +134,45 @@ describe('RecordingHost', () => {
     const src = openTachyon(out);
     expect([...src.samples()]).toHaveLength(3);
     src.close();
+  });
+});
+
+describe('FdSender', () => {
+  /** The parent end of a pipe into a child that never reads it (or has exited), as a raw non-blocking descriptor. */
+  function pipeInto(command: string[]) {
+    const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'ignore', 'ignore'] });
+    const fd = (child.stdin as unknown as { _handle: { fd: number } })._handle.fd;
+    return { child, fd };
+  }
+  const big = { kind: 'chunk' as const, threadId: 0, mainThread: true, profile: chunk(0, Array.from({ length: 400_000 }, (_, i) => i % 3)) };
+
+  it('a writer that stops reading: the send gives up after the stall bound, warns once, and the program goes on', async () => {
+    const { child, fd } = pipeInto(['sleep', '30']);
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const sender = new FdSender(fd, 300);
+    const t0 = Date.now();
+    expect(encodeFrame(big).length).toBeGreaterThan(1 << 20);
+    expect(sender.send(big)).toBe(false);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(sender.ok).toBe(false);
+    expect(sender.send({ kind: 'end', durationSec: 1, threads: 1 })).toBe(false);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]![0])).toMatch(/full for 300 ms/);
+    warn.mockRestore();
+    child.kill();
+  });
+
+  it('a writer that is gone (EPIPE): sending stops with one warning, never throws', () => {
+    const { fd } = pipeInto(['true']);
+    // Wait without turning the event loop: the child is gone, and Node has not closed our end yet.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const sender = new FdSender(fd);
+    expect(sender.send(big)).toBe(false);
+    expect(sender.send(big)).toBe(false);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]![0])).toMatch(/EPIPE/);
+    warn.mockRestore();
   });
 });
