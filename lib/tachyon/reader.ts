@@ -331,7 +331,7 @@ export class ProfileReader {
   /** Every sample in file order; throws CPython's replay errors where CPython would. */
   *samples(): IterableIterator<Sample> {
     if (this.v2 !== null) {
-      if (!this.region) throw new ProfpackError('the reader is closed', { code: ErrorCode.TACHYON_READER_CLOSED });
+      this.assertOpen(false);
       yield* v2Samples(this.v2, this.frames, (stats) => (this.stats = stats));
       return;
     }
@@ -392,7 +392,7 @@ export class ProfileReader {
    */
   replay(collector: Collector, options: ReplayOptions = {}): number {
     if (this.v2 !== null) {
-      if (!this.region) throw new ProfpackError('the reader is closed', { code: ErrorCode.TACHYON_READER_CLOSED });
+      this.assertOpen(false);
       return v2Replay(this.v2, this.frames, collector, options, (stats) => (this.stats = stats));
     }
     const run = this.startRun();
@@ -501,14 +501,19 @@ export class ProfileReader {
     }
   }
 
-  private startRun(): ReplayRun {
-    if (!this.region || !this.source) {
+  /** A version-1 run also needs the byte source; a version-2 file was read whole at open. */
+  private assertOpen(needSource: boolean): void {
+    if (!this.region || (needSource && !this.source)) {
       throw new ProfpackError('the reader is closed', { code: ErrorCode.TACHYON_READER_CLOSED });
     }
+  }
+
+  private startRun(): ReplayRun {
+    this.assertOpen(true); // region and source are set from here on
     const decoder = this.native
       ? nativeDecoder(this.native, this.layout, this.sampleRegionSize, this.tuning)
       : jsDecoder(this.layout, this.sampleRegionSize, this.tuning);
-    return new ReplayRun(this, decoder, this.region, this.source, this.sampleRegionSize, this.maxDecompressed, this.tuning.zstdChunk ?? OUTPUT_CHUNK);
+    return new ReplayRun(this, decoder, this.region!, this.source!, this.sampleRegionSize, this.maxDecompressed, this.tuning.zstdChunk ?? OUTPUT_CHUNK);
   }
 }
 
