@@ -8,6 +8,7 @@
  * JS loop (measured by `npm run bench -- svb threshold`, see bench/RESULTS.md).
  */
 import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
+import { Scratch } from '../scratch';
 import * as js from './js';
 import { Mode, maxEncodedLength as maxLength, type SvbCodec } from './modes';
 import { svbNative } from './native';
@@ -63,25 +64,13 @@ function checkStream(bytes: unknown, count: number): asserts bytes is Uint8Array
   }
 }
 
-/**
- * Encodes into a scratch buffer kept between calls, then copies the exact
- * encoded bytes out: the caller gets a buffer of its own, no larger than its
- * stream, and the worst-case-sized scratch pages stay mapped instead of being
- * zeroed and faulted in on every call. Scratch beyond SCRATCH_LIMIT bytes is
- * not kept, so one huge call does not pin its memory.
- */
-const SCRATCH_LIMIT = 32 << 20;
-let scratch = new Uint8Array(0);
+/** Worst-case output of the allocating encodes (lib/scratch.ts says why). */
+const encodeScratch = new Scratch(32 << 20);
 
 function encodeWith(values: Uint32Array, mode: Mode, prev: number): Uint8Array {
   const need = maxLength(values.length);
-  const codec = codecFor(values.length, SMALL_BATCH.encode);
-  if (need > SCRATCH_LIMIT) {
-    const out = new Uint8Array(need);
-    return out.slice(0, codec.encode(values, out, mode, prev));
-  }
-  if (scratch.length < need) scratch = new Uint8Array(Math.min(SCRATCH_LIMIT, Math.max(need, 2 * scratch.length)));
-  return scratch.slice(0, codec.encode(values, scratch, mode, prev));
+  const out = encodeScratch.bytes(need) ?? new Uint8Array(need);
+  return out.slice(0, codecFor(values.length, SMALL_BATCH.encode).encode(values, out, mode, prev));
 }
 
 function encodeIntoWith(values: Uint32Array, out: unknown, mode: Mode, prev: number): number {

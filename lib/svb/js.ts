@@ -4,6 +4,7 @@
  * native/svb/svb_format.h and shared/notes/streamvbyte.md.
  */
 import { ErrorCode, ProfpackError } from '../errors';
+import { Scratch } from '../scratch';
 import { Mode, type SvbCodec } from './modes';
 
 /** Low-byte masks by 1234 code (1, 2, 3, 4 bytes). */
@@ -24,24 +25,14 @@ function dataTruncated(pos: number, index: number, length: number, size: number)
   );
 }
 
-/**
- * The transformed values are staged in a buffer kept between calls (calls are
- * synchronous, so one buffer serves them all): a fresh multi-MB array per
- * call cost more than the encoding. Up to STAGE_LIMIT values are kept.
- */
-const STAGE_LIMIT = 1 << 22;
-let stage = new Uint32Array(0);
+/** The transformed values of an encode (lib/scratch.ts says why). */
+const stage = new Scratch(16 << 20);
 
 /** x[i] -> stored value, in a staging copy (valid until the next call). */
 function forward(values: Uint32Array, mode: Mode, prev: number): Uint32Array {
   if (mode === Mode.Plain1234 || mode === Mode.Plain0124) return values;
   const n = values.length;
-  let out: Uint32Array;
-  if (n > STAGE_LIMIT) out = new Uint32Array(n);
-  else {
-    if (stage.length < n) stage = new Uint32Array(Math.min(STAGE_LIMIT, Math.max(n, 2 * stage.length)));
-    out = stage.length === n ? stage : stage.subarray(0, n);
-  }
+  const out = stage.words(n) ?? new Uint32Array(n);
   let last = prev | 0;
   if (mode === Mode.Delta1234) {
     for (let i = 0; i < n; i++) {
