@@ -132,21 +132,12 @@ export function encodeZigzag64Many(values: BigInt64Array): Uint8Array {
  * offset after the last byte. `out` must hold the worst case after `offset`
  * (values.length × 5 bytes for 32-bit kinds, × 10 for 64-bit ones).
  */
-export function encodeU32ManyInto(values: Uint32Array, out: Uint8Array, offset = 0): number {
-  return encodeManyInto(VarintKind.U32, values, out, offset);
+function intoFor<T extends BatchArray>(kind: VarintKind): (values: T, out: Uint8Array, offset?: number) => number {
+  return (values, out, offset = 0) => encodeManyInto(kind, values, out, offset);
 }
-export function encodeU64ManyInto(values: BigUint64Array, out: Uint8Array, offset = 0): number {
-  return encodeManyInto(VarintKind.U64, values, out, offset);
-}
-export function encodeI32ManyInto(values: Int32Array, out: Uint8Array, offset = 0): number {
-  return encodeManyInto(VarintKind.I32, values, out, offset);
-}
-export function encodeI64ManyInto(values: BigInt64Array, out: Uint8Array, offset = 0): number {
-  return encodeManyInto(VarintKind.I64, values, out, offset);
-}
-export function encodeZigzag32ManyInto(values: Int32Array, out: Uint8Array, offset = 0): number {
-  return encodeManyInto(VarintKind.Zigzag32, values, out, offset);
-}
-export function encodeZigzag64ManyInto(values: BigInt64Array, out: Uint8Array, offset = 0): number {
-  return encodeManyInto(VarintKind.Zigzag64, values, out, offset);
-}
+export const encodeU32ManyInto = intoFor<Uint32Array>(VarintKind.U32);
+export const encodeU64ManyInto = intoFor<BigUint64Array>(VarintKind.U64);
+export const encodeI32ManyInto = intoFor<Int32Array>(VarintKind.I32);
+export const encodeI64ManyInto = intoFor<BigInt64Array>(VarintKind.I64);
+export const encodeZigzag32ManyInto = intoFor<Int32Array>(VarintKind.Zigzag32);
+export const encodeZigzag64ManyInto = intoFor<BigInt64Array>(VarintKind.Zigzag64);
