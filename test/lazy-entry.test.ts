@@ -34,4 +34,13 @@ describe('lazy package entry', () => {
     expect(out.stable).toBe(true);
     expect(out.same).toBe(true);
   });
+
+  it('ES modules importing the CommonJS build still see every named export', () => {
+    const code = `const m = await import(${JSON.stringify(repoRoot + '/dist/index.js')}); const c = (await import('node:module')).createRequire(import.meta.url)(${JSON.stringify(repoRoot + '/dist/index.js')});
+      console.log(JSON.stringify({ missing: Object.keys(c).filter((k) => m[k] !== c[k]), reader: typeof m.ProfileReader }));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env } });
+    expect(r.stderr).not.toMatch(/Error/);
+    const out = JSON.parse(r.stdout.trim());
+    expect(out).toEqual({ missing: [], reader: 'function' });
+  });
 });
