@@ -34,8 +34,29 @@ export interface Sample {
 }
 
 export interface ProfileMeta {
+  /** Start of the profile in µs: the Unix epoch when isEpochUs() says so, else the source's own clock (CPython's and V8's are monotonic). */
   startTimeUs: bigint;
   sampleIntervalUs: bigint;
+  /** Duration the source states (pprof duration_nanos, Tachyon's stats block), when it states one. */
+  durationUs?: bigint;
+  /** Thread names the source knows, by threadKey() (pprof thread-name labels, speedscope profile names). */
+  threadNames?: Map<string, string>;
+}
+
+/**
+ * Whether a start time in µs reads as the Unix epoch: anything after
+ * 2001-09-09 (10^15 µs). Monotonic clocks count from boot, and no machine has
+ * been up for 31 years, so the two never overlap.
+ */
+export function isEpochUs(us: bigint): boolean {
+  return us >= 1_000_000_000_000_000n;
+}
+
+/** The name shown for a function without one, as V8 and Chrome show it. */
+export const ANONYMOUS = '(anonymous)';
+
+export function anonymousName(funcname: string): string {
+  return funcname === '' ? ANONYMOUS : funcname;
 }
 
 export interface ProfileSource {
@@ -160,7 +181,7 @@ export function copyProfile(source: ProfileSource, sink: ProfileSink, onSample?:
 
 /** Human label of a frame, as flame-graph tools show it. */
 export function frameLabel(f: Frame): string {
-  const name = f.funcname === '' ? '(anonymous)' : f.funcname;
+  const name = anonymousName(f.funcname);
   if (f.filename === '') return name;
   return f.lineno === null ? `${name} (${f.filename})` : `${name} (${f.filename}:${f.lineno})`;
 }
