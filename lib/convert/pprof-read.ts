@@ -13,8 +13,8 @@
  *   a large count costs no memory (a Tachyon sink stores it as REPEAT runs).
  * - Time: a `timestamp_us` (profpack) or `end_timestamp_ns` (Datadog) label
  *   places a sample; a profile without them (every Go `runtime/pprof` file)
- *   gets its samples one period apart from `time_nanos`, in file order, and
- *   keeps `duration_nanos` as the model's duration.
+ *   gets its samples one period apart from `time_nanos`, per thread in file
+ *   order, and keeps `duration_nanos` as the model's duration.
  * - Threads: the first thread-id label (`thread_id`, `thread id`, `tid`,
  *   `os thread id`…, number or decimal text) is the thread; a thread-name
  *   label is kept in `meta.threadNames`. Every other label is dropped and
@@ -211,14 +211,17 @@ export function fromPprof(bytes: Uint8Array, options: FromPprofOptions = {}): Pp
     droppedLabelKeys: [...dropped.keys()],
     sampleCount: total <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(total) : undefined,
     *samples(): Iterable<Sample> {
-      // Samples without a time label follow each other one period apart from the start.
-      let clock = startUs;
+      // Samples without a time label follow each other one period apart from the start, per thread.
+      const clocks = new Map<string, bigint>();
       for (const g of groups) {
+        const key = g.time === undefined ? threadKey(g.threadId, g.interpreterId) : '';
+        let clock = clocks.get(key) ?? startUs;
         for (let k = 0n; k < g.count; k++) {
           const t = g.time ?? clock;
-          if (g.time === undefined) clock += intervalUs;
+          clock += intervalUs;
           yield { threadId: g.threadId, interpreterId: g.interpreterId, timestampUs: t, status: g.status, stack: g.stack };
         }
+        if (g.time === undefined) clocks.set(key, clock);
       }
     },
   };

@@ -135,7 +135,8 @@ export function toPprofProfile(source: ProfileSource, options: ToPprofOptions = 
   const epoch = isEpochUs(source.meta.startTimeUs);
   const startNs = epoch ? source.meta.startTimeUs * 1000n : 0n;
   const spanNs = first !== undefined && last !== undefined ? (last - (first < source.meta.startTimeUs ? first : source.meta.startTimeUs)) * 1000n + intervalNs : 0n;
-  const durationNs = source.meta.durationUs !== undefined && source.meta.durationUs * 1000n > spanNs ? source.meta.durationUs * 1000n : spanNs;
+  // The duration the source states wins: samples spread one period apart need not span it.
+  const durationNs = source.meta.durationUs !== undefined ? source.meta.durationUs * 1000n : spanNs;
   const comment = epoch ? [] : [strings.dedup(NOT_EPOCH_COMMENT)];
   return new Profile({
     sampleType: [new ValueType({ type: strings.dedup('samples'), unit: strings.dedup('count') }), new ValueType({ type: strings.dedup('cpu'), unit: strings.dedup('nanoseconds') })],
