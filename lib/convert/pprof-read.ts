@@ -174,6 +174,10 @@ export function fromPprof(bytes: Uint8Array, options: FromPprofOptions = {}): Pp
     const value = asBig(sample.value[column]);
     if (value < 0n) throw bad(`a sample has negative ${types[column]!.type} value ${value}`);
     let threadRank = THREAD_ID_KEYS.length;
+    const drop = (key: string) => {
+      droppedLabels++;
+      dropped.set(key, (dropped.get(key) ?? 0) + 1);
+    };
     const group: Group = { stack, threadId: 0n, interpreterId: 0, status: 0, time: undefined, count: countOf(value) };
     let threadName: string | undefined;
     for (const label of sample.label) {
@@ -183,19 +187,18 @@ export function fromPprof(bytes: Uint8Array, options: FromPprofOptions = {}): Pp
       const num = text === undefined ? asBig(label.num) : /^-?\d+$/.test(text) ? BigInt(text) : undefined;
       const rank = THREAD_ID_KEYS.indexOf(key);
       if (rank >= 0 && num !== undefined) {
+        // One thread id wins; a less preferred one (Datadog's "os thread id" beside "thread id") is dropped.
         if (rank < threadRank) {
+          if (threadRank < THREAD_ID_KEYS.length) drop(THREAD_ID_KEYS[threadRank]!);
           threadRank = rank;
           group.threadId = BigInt.asUintN(64, num);
-        }
+        } else drop(key);
       } else if (THREAD_NAME_KEYS.includes(key) && text !== undefined) threadName = text;
       else if (key === PprofLabel.interpreterId && num !== undefined) group.interpreterId = Number(num);
       else if (key === PprofLabel.status && num !== undefined) group.status = Number(num);
       else if (key === PprofLabel.timestampUs && num !== undefined) group.time = BigInt.asUintN(64, num);
       else if (key === 'end_timestamp_ns' && num !== undefined && group.time === undefined) group.time = num / 1000n;
-      else {
-        droppedLabels++;
-        dropped.set(key, (dropped.get(key) ?? 0) + 1);
-      }
+      else drop(key);
     }
     if (threadName !== undefined) meta.threadNames!.set(threadKey(group.threadId, group.interpreterId), threadName);
     if (group.count === 0n) continue;
