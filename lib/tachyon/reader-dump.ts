@@ -227,9 +227,26 @@ export function stringifyExact(value: unknown, indent = 1): string {
 
 /** The dump as text: header fields indented, then one compact line per sample. */
 export function dumpToJsonText(dump: Dump): string {
+  const parts: string[] = [];
+  writeDumpJson(dump, (text) => parts.push(text));
+  return parts.join('');
+}
+
+/** The same text in pieces of about 1 MB: a dump of millions of samples is longer than one JS string may be. */
+export function writeDumpJson(dump: Dump, write: (text: string) => void): void {
   const { samples, ...head } = dump;
   const headText = stringifyExact({ ...head, samples: [] }, 1);
-  if (samples.length === 0) return headText + '\n';
-  const lines = samples.map((s) => stringifyExact(s, 0));
-  return headText.replace(/"samples": \[\]\n\}$/, `"samples": [\n${lines.join(',\n')}\n ]\n}`) + '\n';
+  if (samples.length === 0) {
+    write(headText + '\n');
+    return;
+  }
+  let piece = headText.slice(0, headText.lastIndexOf('"samples": []')) + '"samples": [\n';
+  for (let i = 0; i < samples.length; i++) {
+    piece += stringifyExact(samples[i], 0) + (i + 1 < samples.length ? ',\n' : '\n ]\n}\n');
+    if (piece.length >= 1 << 20) {
+      write(piece);
+      piece = '';
+    }
+  }
+  write(piece);
 }

@@ -20,6 +20,7 @@ import Ajv from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dumpProfile, dumpToJsonText } from '../../lib/tachyon/reader-dump';
 import { repoRoot, sharedPath } from '../shared';
+import { cpythonInterpreter } from '../tachyon/writer-support';
 import { compileBuild, type Build } from './build';
 
 const outsideDir = sharedPath('data', 'outside');
@@ -341,9 +342,7 @@ describe('Tachyon: CPython 3.15 reads every converted outside profile as profpac
       writeFileSync(out.replace(/\.bin$/, '.expected.json'), dumpToJsonText(dumpProfile(out)));
       n++;
     }
-    const python = process.env.TACHYON_CPYTHON;
-    expect(python, 'TACHYON_CPYTHON (scripts/test-both.mjs installs it)').toBeTruthy();
-    const check = spawnSync(python!, [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--vectors', dir, '--strict'], { encoding: 'utf8' });
+    const check = spawnSync(cpythonInterpreter(), [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--vectors', dir, '--strict'], { encoding: 'utf8' });
     expect(check.stderr).toContain(`${n} passed, 0 failed`);
     expect(check.status).toBe(0);
   });
@@ -364,7 +363,7 @@ describe('dump --json is the shared vectors\' shape: check_with_cpython.py accep
       writeFileSync(path.join(dir, e), run.stdout);
     }
     expect(accepted.length).toBeGreaterThan(40);
-    const check = spawnSync(process.env.TACHYON_CPYTHON!, [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--vectors', dir, '--strict'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const check = spawnSync(cpythonInterpreter(), [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--vectors', dir, '--strict'], { encoding: 'utf8', maxBuffer: 1 << 26 });
     expect(check.stderr).toContain(`${accepted.length} passed, 0 failed`);
     expect(check.status).toBe(0);
   });
