@@ -67,12 +67,14 @@ interface Counts {
 }
 
 /** `go tool pprof -top` rows: function → flat/cum in the sample type's own unit (counts here). */
-function goTop(file: string, sampleIndex: string): { rows: Map<string, Counts>; total: number; duration: string | undefined } {
+function goTop(file: string, sampleIndex: string): { rows: Map<string, Counts>; total: number; duration: string | undefined; time: string | undefined } {
   const text = go('-top', '-nodefraction=0', '-nodecount=0', `-sample_index=${sampleIndex}`, '-unit=ns', file);
   const rows = new Map<string, Counts>();
   let total = NaN;
   let duration: string | undefined;
+  let time: string | undefined;
   for (const line of text.split('\n')) {
+    if (line.startsWith('Time: ')) time = line;
     const t = /of (\d+)(ns)? total/.exec(line);
     if (t !== null) total = Number(t[1]);
     const d = /^Duration: (\S+),/.exec(line);
@@ -83,7 +85,7 @@ function goTop(file: string, sampleIndex: string): { rows: Map<string, Counts>; 
     const prev = rows.get(name) ?? { self: 0, total: 0 };
     rows.set(name, { self: prev.self + Number(m[1]), total: prev.total + Number(m[2]) });
   }
-  return { rows, total, duration };
+  return { rows, total, duration, time };
 }
 
 /** `profpack top --json` rows by function name (Go's pprof names functions without their file), or by name and file. */
@@ -237,6 +239,8 @@ describe('pprof: profpack top equals go tool pprof -top; the round trip through 
       expect(back.total).toBe(ours.samples);
       expect(sortedEntries(back.rows)).toEqual(sortedEntries(ours.rows));
       if (theirs.duration !== undefined) expect(back.duration).toBe(theirs.duration);
+      // time_nanos (the epoch) survives: Go prints the same start time.
+      expect(back.time).toBe(theirs.time);
       // -raw loads the profile through Go's parser and CheckValid; every sample is there.
       const raw = go('-raw', path.join(work, 'rt.pb.gz'));
       const values = raw.slice(raw.indexOf('Samples:'), raw.indexOf('Locations')).split('\n').map((l) => /^\s+(\d+)\s+\d+:/.exec(l)?.[1]);
@@ -262,6 +266,16 @@ describe('.cpuprofile: profpack top equals counts from the JSON; the round trip 
       expect(back.durationUs).toBeGreaterThanOrEqual(theirs.durationUs - 2 * 1000 * 10);
     });
   }
+
+  it('anonymous functions reach pprof as "(anonymous)", not Go\'s "<unknown>"', () => {
+    expect(cli('convert', path.join(fixtureDir, 'node-small.cpuprofile'), '-o', 'anon.pb.gz', '-q').code).toBe(0);
+    const top = goTop(path.join(work, 'anon.pb.gz'), 'samples');
+    expect(top.rows.has('(anonymous)')).toBe(true);
+    expect(top.rows.has('<unknown>')).toBe(false);
+    // A V8 start time is monotonic, not the epoch: no Time line, and the comment says why.
+    expect(top.time).toBeUndefined();
+    expect(go('-comments', path.join(work, 'anon.pb.gz'))).toContain('not the Unix epoch');
+  });
 
   it('the nested "head" form of Node ≤ 10 reads to the same samples as the flat one', () => {
     const file = path.join(outsideDir, 'node-cpu-prof.heavy.cpuprofile');
@@ -308,6 +322,18 @@ describe('speedscope: weights are sample weights, as speedscope ranks them; our 
       });
       expect(sortedEntries(ourTop(file, '--thread', String(index)).rows)).toEqual(sortedEntries(rows));
     });
+  });
+
+  it('an "evented" profile (what speedscope\'s Export writes) is refused with one coded line', () => {
+    const evented = {
+      $schema: 'https://www.speedscope.app/file-format-schema.json',
+      shared: { frames: [{ name: 'main' }] },
+      profiles: [{ type: 'evented', name: 'x', unit: 'milliseconds', startValue: 0, endValue: 5, events: [{ type: 'O', frame: 0, at: 0 }, { type: 'C', frame: 0, at: 5 }] }],
+    };
+    writeFileSync(path.join(work, 'evented.speedscope.json'), JSON.stringify(evented));
+    const run = cli('top', 'evented.speedscope.json');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^profpack: ERR_CONVERT_BAD_INPUT: speedscope profile 0 is "evented"; only sampled profiles convert\n$/);
   });
 
   it('every outside profile converted to speedscope validates against speedscope 1.25.0 schema', () => {
