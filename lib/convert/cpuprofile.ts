@@ -153,7 +153,10 @@ export function toCpuProfile(source: ProfileSource, options: ToCpuProfileOptions
     if (status !== statusForV8Leaf(leafFrame?.funcname, leafFrame?.filename)) statusDiffers = true;
   }
   if (statusDiffers) meta.status = statusOut;
-  return { nodes, startTime: Number(start), endTime: Number(previous), samples, timeDeltas, $profpack: meta };
+  // endTime: the stated duration when the source has one (V8 ends a profile after its last sample).
+  const stated = source.meta.durationUs === undefined ? undefined : start + source.meta.durationUs;
+  const end = stated !== undefined && stated > previous ? stated : previous;
+  return { nodes, startTime: Number(start), endTime: Number(end), samples, timeDeltas, $profpack: meta };
 }
 
 function rootCallFrame(): CpuProfileCallFrame {
@@ -266,6 +269,8 @@ export function fromCpuProfile(input: unknown, options: FromCpuProfileOptions = 
   const meta = profile.$profpack;
   const interval = meta?.sampleIntervalUs ?? estimateInterval(deltas);
   const out = new MemoryProfile({ startTimeUs: BigInt(Math.round(Number(profile.startTime ?? 0))), sampleIntervalUs: BigInt(Math.max(1, Math.round(interval))) });
+  const span = Math.round(Number(profile.endTime) - Number(profile.startTime));
+  if (Number.isSafeInteger(span) && span > 0) out.meta.durationUs = BigInt(span);
 
   const byId = new Map<number, CpuProfileNode>();
   const parent = new Map<number, number>();

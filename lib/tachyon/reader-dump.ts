@@ -39,14 +39,14 @@ export interface Dump {
   stage: 'ok' | 'open' | 'replay';
   error: { code: string; message: string } | null;
   info: Record<string, unknown> | null;
-  /** What replay() returned (samples delivered). */
-  replay_count?: number;
-  /** CPython's get_stats() after the replay, snake_case. */
-  replay_stats?: Record<string, number>;
+  /** What replay() returned (samples delivered); null unless accepted. */
+  replay_count: number | null;
+  /** CPython's get_stats() after the replay, snake_case; null unless accepted. */
+  replay_stats: Record<string, number> | null;
   /** collect() calls made. */
-  collect_calls?: number;
+  collect_calls: number;
   /** The file's layout as profpack's reader parsed it (the vectors' comes from tachyon_layout.py, not CPython). */
-  layout?: Record<string, unknown>;
+  layout: Record<string, unknown>;
   samples: DumpSample[];
   /** Present for a replay-stage error, as in the vectors. */
   samples_before_error?: number;
@@ -118,6 +118,10 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
     stage: 'open',
     error: null,
     info: null,
+    replay_count: null,
+    replay_stats: null,
+    collect_calls: 0,
+    layout: { source: LAYOUT_SOURCE, error: 'not opened' },
     samples: [],
   };
   let reader: ProfileReader;
@@ -126,10 +130,12 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
     dump.reader.implementation = `profpack ProfileReader (${reader.backend} backend)`;
   } catch (err) {
     dump.error = errorOf(err);
+    dump.layout = { source: LAYOUT_SOURCE, error: dump.error.message };
     return dump;
   }
   try {
     dump.info = infoToJson(reader.info);
+    dump.layout = layoutToJson(reader, null);
     dump.stage = 'replay';
     const samples: DumpSample[] = [];
     const framesJson = new WeakMap<readonly Frame[], DumpFrame[]>();
@@ -156,6 +162,7 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
       });
     } catch (err) {
       dump.error = errorOf(err);
+      dump.collect_calls = calls;
       dump.samples_before_error = samples.length;
       return dump;
     }
@@ -172,6 +179,8 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
     reader.close();
   }
 }
+
+const LAYOUT_SOURCE = 'profpack ProfileReader (not CPython)';
 
 function statsToJson(s: ReplayStats): Record<string, number> {
   return {
@@ -191,7 +200,7 @@ function layoutToJson(reader: ProfileReader, stats: ReplayStats | null): Record<
   const l = reader.layout;
   // A file is read in its own byte order: "HCAT" (LE) or "TACH" (BE) at offset 0.
   const out: Record<string, unknown> = {
-    source: 'profpack ProfileReader (not CPython)',
+    source: LAYOUT_SOURCE,
     byte_order: l.littleEndian ? 'little' : 'big',
     magic_bytes: l.littleEndian ? '48434154' : '54414348',
     format_version: l.info.version,
