@@ -45,6 +45,8 @@ export interface PprofSource extends ProfileSource {
 /** Label keys read as the thread id, in order of preference. */
 const THREAD_ID_KEYS = [PprofLabel.threadId, 'thread id', 'tid', 'thread_native_id', 'os thread id', 'os_thread_id', 'native thread id'];
 const THREAD_NAME_KEYS = [PprofLabel.threadName, 'thread name', 'threadName', 'thread_native_name'];
+/** Samples a profile may expand to: lazily produced, but each is still visited once (a crafted count must not hang a reader). */
+export const MAX_PPROF_SAMPLES = 1_000_000_000n;
 const TIME_UNIT_NS: Record<string, bigint> = { nanoseconds: 1n, microseconds: 1000n, milliseconds: 1_000_000n, seconds: 1_000_000_000n };
 
 function asBig(v: number | bigint | undefined): bigint {
@@ -203,6 +205,12 @@ export function fromPprof(bytes: Uint8Array, options: FromPprofOptions = {}): Pp
     if (threadName !== undefined) meta.threadNames!.set(threadKey(group.threadId, group.interpreterId), threadName);
     if (group.count === 0n) continue;
     total += group.count;
+    if (total > MAX_PPROF_SAMPLES) {
+      throw new ProfpackError(`the ${types[column]!.type} values add up to more than ${MAX_PPROF_SAMPLES} samples; choose a count sample type (--sample-type)`, {
+        code: ErrorCode.CONVERT_SAMPLE_TYPE,
+        expected: `at most ${MAX_PPROF_SAMPLES} samples`,
+      });
+    }
     groups.push(group);
   }
 

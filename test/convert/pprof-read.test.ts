@@ -157,6 +157,12 @@ describe('fromPprof', () => {
     }
   });
 
+  it('a count that would take hours to visit is refused, not looped over', () => {
+    const err = thrown(() => fromPprof(build({ types: CPU, samples: [{ fn: 'a', values: [2 ** 40, 0] }] })));
+    expect(err.code).toBe('ERR_CONVERT_SAMPLE_TYPE');
+    expect(err.message).toContain('more than 1000000000 samples');
+  });
+
   it('convert() reports dropped labels; a pprof without the chosen type is a coded error', () => {
     const input = path.join(work, 'labels.pb');
     writeFileSync(input, build({ types: CPU, samples: [{ fn: 'a', values: [1, 0], labels: [['phase', 'x'], ['worker', 'w1']] }] }));
