@@ -14,7 +14,7 @@
  * sample's leaf frame implies.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { MemoryProfile, NodeStatus, threadKey, parseThreadKey, type Frame, type ProfileSource } from './model';
+import { MemoryProfile, NodeStatus, readJsonShape, threadKey, parseThreadKey, type Frame, type ProfileSource } from './model';
 
 export interface CpuProfileCallFrame {
   functionName: string;
@@ -260,6 +260,10 @@ function flattenNested(input: { head: NestedNode; startTime?: number; endTime?: 
 
 /** .cpuprofile (V8/Node/DevTools, or one profpack wrote; the nested form of Node ≤ 10 too) → model. */
 export function fromCpuProfile(input: unknown, options: FromCpuProfileOptions = {}): MemoryProfile {
+  return readJsonShape('.cpuprofile', 'a Chrome DevTools .cpuprofile', () => readCpuProfile(input, options));
+}
+
+function readCpuProfile(input: unknown, options: FromCpuProfileOptions): MemoryProfile {
   const nested = input as { nodes?: unknown; head?: unknown };
   const profile = nested !== null && typeof nested === 'object' && !Array.isArray(nested.nodes) && nested.head !== null && typeof nested.head === 'object' ? flattenNested(nested as Parameters<typeof flattenNested>[0]) : (input as CpuProfile);
   if (profile === null || typeof profile !== 'object' || !Array.isArray(profile.nodes)) throw bad('no "nodes" array');

@@ -9,6 +9,7 @@
  * A `ProfileSink` has the shape of ProfileWriter's fast path, so the same
  * producer can write to memory or to a Tachyon file.
  */
+import { ErrorCode, ProfpackError } from '../errors';
 import { ThreadStatus } from '../tachyon/format';
 
 /** One frame, in the field names of Tachyon's frame table; `null` = absent (CPython's -1 / 255). */
@@ -177,6 +178,23 @@ export function copyProfile(source: ProfileSource, sink: ProfileSink, onSample?:
     if (onSample !== undefined && (count & 1023) === 0) onSample(count);
   }
   return count;
+}
+
+/**
+ * Runs a JSON reader: a value of the wrong type somewhere in the document
+ * (a TypeError or RangeError from the reader's own code) becomes one coded
+ * error instead of a crash. The readers check the structure they rely on; this
+ * catches the leaves they take on trust.
+ */
+export function readJsonShape<T>(what: string, expected: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof TypeError || err instanceof RangeError) {
+      throw new ProfpackError(`not a ${what}: a value has the wrong type (${err.message})`, { code: ErrorCode.CONVERT_BAD_INPUT, expected, cause: err });
+    }
+    throw err;
+  }
 }
 
 /** Human label of a frame, as flame-graph tools show it. */

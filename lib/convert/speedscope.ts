@@ -19,7 +19,7 @@
  * writes) are refused: they hold open/close events, not samples.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { ANONYMOUS, MemoryProfile, anonymousName, parseThreadKey, threadKey, type ProfileSource } from './model';
+import { ANONYMOUS, MemoryProfile, anonymousName, parseThreadKey, readJsonShape, threadKey, type ProfileSource } from './model';
 
 export interface SpeedscopeFrame {
   name: string;
@@ -96,6 +96,10 @@ const THREAD_NAME = /^thread (\d+(?:@\d+)?)(?: \((.*)\))?$/s;
 
 /** speedscope "sampled" profiles → model (evented profiles are refused). */
 export function fromSpeedscope(input: unknown): MemoryProfile {
+  return readJsonShape('speedscope file', SPEEDSCOPE_SCHEMA, () => readSpeedscope(input));
+}
+
+function readSpeedscope(input: unknown): MemoryProfile {
   const file = input as SpeedscopeFile;
   if (file === null || typeof file !== 'object' || file.shared === undefined || !Array.isArray(file.shared.frames) || !Array.isArray(file.profiles)) {
     throw new ProfpackError('not a speedscope file: no shared.frames or profiles', { code: ErrorCode.CONVERT_BAD_INPUT, expected: SPEEDSCOPE_SCHEMA });
@@ -136,6 +140,7 @@ export function fromSpeedscope(input: unknown): MemoryProfile {
     else if (unit !== Infinity) interval ??= unit * scale;
     let t = Number(profile.startValue ?? 0) * scale;
     profile.samples.forEach((stack, i) => {
+      if (!Array.isArray(stack)) throw new ProfpackError(`speedscope profile ${index} sample ${i} is not a stack`, { code: ErrorCode.CONVERT_BAD_INPUT, expected: 'an array of frame indices' });
       const frames = new Array<number>(stack.length);
       for (let k = 0; k < stack.length; k++) {
         const id = ids[stack[stack.length - 1 - k]!];
