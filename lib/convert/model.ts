@@ -10,7 +10,7 @@
  * producer can write to memory or to a Tachyon file.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { ThreadStatus } from '../tachyon/format';
+import { ThreadStatus } from '../tachyon/index';
 
 /** One frame, in the field names of Tachyon's frame table; `null` = absent (CPython's -1 / 255). */
 export interface Frame {

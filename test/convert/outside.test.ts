@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import Ajv from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dumpProfile, dumpToJsonText } from '../../lib/tachyon/reader-dump';
+import { dumpProfile, dumpToJsonText } from '../../lib/tachyon/index';
 import { repoRoot, sharedPath } from '../shared';
 import { cpythonInterpreter } from '../tachyon/writer-support';
 import { compileBuild, type Build } from './build';

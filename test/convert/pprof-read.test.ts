@@ -12,7 +12,7 @@ import { MemoryProfile } from '../../lib/convert/model';
 import { NOT_EPOCH_COMMENT, toPprofProfile } from '../../lib/convert/pprof';
 import { fromPprof } from '../../lib/convert/pprof-read';
 import { openTachyon } from '../../lib/convert/tachyon';
-import { ProfileReader } from '../../lib/tachyon/reader';
+import { ProfileReader } from '../../lib/tachyon/index';
 import { thrown } from '../helpers';
 
 const work = mkdtempSync(path.join(tmpdir(), 'profpack-pprof-read-'));

@@ -9,7 +9,7 @@
  */
 import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { dumpProfile, writeDumpJson } from '../../tachyon/reader-dump';
+import { dumpProfile, writeDumpJson } from '../../tachyon/index';
 
 export function registerDump(program: Command): void {
   program

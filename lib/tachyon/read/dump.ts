@@ -4,10 +4,10 @@
  * --json` prints and what other tools check us against. u64 values stay
  * bigint until stringifyExact writes them as exact JSON integers.
  */
-import { isProfpackError } from '../errors';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { isProfpackError } from '../../errors';
 import { ProfileReader, type Frame, type ProfileInfo, type ReaderOptions, type ReplayStats } from './reader';
 
 export interface DumpFrame {
