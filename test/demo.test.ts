@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromPprof } from '../lib/convert/pprof';
+import { fromPprof } from '../lib/convert/pprof-read';
 import { fromSpeedscope } from '../lib/convert/speedscope';
 import { openTachyon } from '../lib/convert/tachyon';
 import { compileBuild, type Build } from './convert/build';
