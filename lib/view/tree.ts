@@ -47,9 +47,9 @@ export interface ViewData {
   func: number[];
   /** 1 when an ancestor (below the thread) has the same function: `total` counts a sample once per function. */
   recursive: number[];
-  /** Buckets: bucket i covers [(firstBucket + i) * bucketUs, … + bucketUs) µs after startTimeUs. */
+  /** Buckets: bucket i covers [originUs + i * bucketUs, originUs + (i + 1) * bucketUs) µs after startTimeUs. */
   bucketUs: number;
-  firstBucket: number;
+  originUs: number;
   bucketCount: number;
   /** Entries of bucket i are entryOffsets[i] .. entryOffsets[i+1]; entryKey = node * STATUS_CLASSES + class. */
   entryOffsets: number[];
@@ -181,19 +181,22 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
   let bucketUs = Math.max(1, Math.round(options.minBucketUs ?? Math.max(1000, interval)));
   const tree = new StackTree();
   const start = source.meta.startTimeUs;
-  // bucket index → (entry key → count); indices may be negative (a sample before the header's start).
+  // bucket index → (entry key → count); bucket k starts at originUs + k * bucketUs (k < 0: a sample before the origin).
+  let originUs = 0;
   let buckets = new Map<number, Map<number, number>>();
   let lo = Infinity;
   let hi = -Infinity;
   let entries = 0;
   const perThread = new Map<string, number>();
 
+  // Doubles the width, rebased at the lowest bucket so the span always halves (buckets -1 and 0 merge too).
   const coarsen = (): void => {
+    originUs += lo * bucketUs;
     bucketUs *= 2;
     const merged = new Map<number, Map<number, number>>();
     entries = 0;
     for (const [k, m] of buckets) {
-      const nk = Math.floor(k / 2);
+      const nk = Math.floor((k - lo) / 2);
       let into = merged.get(nk);
       if (into === undefined) merged.set(nk, (into = new Map()));
       for (const [e, c] of m) {
@@ -203,12 +206,12 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
       }
     }
     buckets = merged;
-    lo = Math.floor(lo / 2);
-    hi = Math.floor(hi / 2);
+    hi = Math.floor((hi - lo) / 2);
+    lo = 0;
   };
 
   const samples = tree.addSource(source, (leaf, ts, status) => {
-    const k = Math.floor(Number(ts - start) / bucketUs);
+    const k = Math.floor((Number(ts - start) - originUs) / bucketUs);
     let m = buckets.get(k);
     if (m === undefined) {
       buckets.set(k, (m = new Map()));
@@ -230,6 +233,7 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
   }
 
   const firstBucket = samples === 0 ? 0 : lo;
+  originUs += firstBucket * bucketUs;
   const bucketCount = samples === 0 ? 0 : hi - lo + 1;
   const entryOffsets = [0];
   const entryKey: number[] = [];
@@ -257,7 +261,7 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
     func: tree.func,
     recursive: tree.recursive,
     bucketUs,
-    firstBucket,
+    originUs,
     bucketCount,
     entryOffsets,
     entryKey,

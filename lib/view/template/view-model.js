@@ -134,7 +134,7 @@
 
   /** Start of bucket b in ms after the profile's start time (what `top --from/--to` take). */
   function bucketMs(data, b) {
-    return ((data.firstBucket + b) * data.bucketUs) / 1000;
+    return (data.originUs + b * data.bucketUs) / 1000;
   }
 
   return { CLASSES: CLASSES, selectRange: selectRange, functionRows: functionRows, flameTree: flameTree, timeline: timeline, bucketMs: bucketMs, threadNode: threadNode };
