@@ -53,9 +53,14 @@ function assets(): Record<string, string> {
   return cached;
 }
 
-/** Text safe inside a <script> element: no "</script" or "<!--" can close or confuse it. */
+/** Script source safe inside a <script> element: no "</script" or "<!--" can close or confuse it (both only occur in strings). */
 function scriptText(text: string): string {
   return text.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
+}
+
+/** JSON safe inside a <script> element: every "<" as the JSON escape \u003c. */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c');
 }
 
 function escapeHtml(text: string): string {
@@ -82,7 +87,7 @@ export function renderPage(parts: PageParts): string {
     LEGEND: parts.legend ?? '',
     TABLE_HEAD: `<tr>${parts.columns.map((c) => `<th>${escapeHtml(c)}</th>`).join('')}</tr>`,
     PAGE_CSS: a.css!,
-    DATA: scriptText(JSON.stringify(parts.data)),
+    DATA: scriptJson(parts.data),
     LIBRARY_JS: scriptText(a.library!),
     VIEW_MODEL_JS: scriptText(a.viewModel!),
     PAGE_JS: scriptText(a.pageJs!),

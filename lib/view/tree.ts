@@ -167,7 +167,7 @@ function sameStack(a: number[], b: ArrayLike<number>): boolean {
 }
 
 export interface ViewDataOptions {
-  /** Narrowest bucket in µs (default: the sample interval, at least 1 ms). */
+  /** Narrowest bucket in µs (default: the sample interval rounded up to whole ms). */
   minBucketUs?: number;
   maxBuckets?: number;
   maxEntries?: number;
@@ -178,7 +178,8 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
   const maxBuckets = options.maxBuckets ?? MAX_BUCKETS;
   const maxEntries = options.maxEntries ?? MAX_ENTRIES;
   const interval = Number(source.meta.sampleIntervalUs);
-  let bucketUs = Math.max(1, Math.round(options.minBucketUs ?? Math.max(1000, interval)));
+  // Whole milliseconds by default, so window edges read as round numbers.
+  let bucketUs = Math.max(1, Math.round(options.minBucketUs ?? Math.ceil(Math.max(1000, interval) / 1000) * 1000));
   const tree = new StackTree();
   const start = source.meta.startTimeUs;
   // bucket index → (entry key → count); bucket k starts at originUs + k * bucketUs (k < 0: a sample before the origin).

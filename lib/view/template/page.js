@@ -35,7 +35,7 @@
   // Plain substring search (the library's default builds a RegExp from the text).
   chart.setSearchMatch(function (d, term) {
     if (!term) return false;
-    var f = d.data;
+    var f = funcOf(d);
     var t = term.toLowerCase();
     return f.name.toLowerCase().indexOf(t) >= 0 || (f.file || '').toLowerCase().indexOf(t) >= 0;
   });
@@ -44,10 +44,14 @@
     $('search-result').dataset.samples = String(sum);
   });
 
+  // A flame page's nodes name their function by id; a diff page's carry name, file and line.
+  function funcOf(d) {
+    return d.data.file !== undefined ? d.data : data.funcs[d.data.func];
+  }
+
   function where(d) {
-    var f = d.data;
-    if (!f.file) return '';
-    return f.file + (f.line != null ? ':' + f.line : '');
+    var f = funcOf(d);
+    return frameInfo(f.file, f.line);
   }
 
   function frameInfo(file, line) {
