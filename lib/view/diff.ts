@@ -107,7 +107,8 @@ export function diffTree(base: ProfileSource, next: ProfileSource, scale = 1): D
   const round = (x: number): number => Math.round(x * 10) / 10;
   const build = (v: number): DiffNode => {
     const f = tree.funcs[tree.func[v]!]!;
-    const node: DiffNode = { name: f.name, file: f.file, line: f.line, value: newTotal[v]!, base: round(baseTotal[v]!), delta: round(newTotal[v]! - baseTotal[v]!) };
+    const scaled = round(baseTotal[v]!);
+    const node: DiffNode = { name: f.name, file: f.file, line: f.line, value: newTotal[v]!, base: scaled, delta: round(newTotal[v]! - scaled) };
     const children = kids[v]!.filter((k) => newTotal[k]! > 0).map(build);
     if (children.length > 0) node.children = children;
     return node;
