@@ -16,7 +16,7 @@ import { convert } from './convert/convert';
 import { openTachyon } from './convert/tachyon';
 import { aggregate, formatTable } from './query/aggregate';
 import { runRecorded } from './record/run';
-import { flame } from './view/flame';
+import { flame } from './view/index';
 
 export interface DemoOptions {
   dir?: string;

@@ -1,7 +1,7 @@
 /** `profpack diff BASE NEW`: per-function changes, and with --flame a differential flame graph page. */
 import { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { diff, formatDiffTable } from '../../view/diff';
+import { diff, formatDiffTable } from '../../view/index';
 import { action } from '../user-error';
 
 interface DiffFlags {

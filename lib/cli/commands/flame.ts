@@ -1,6 +1,6 @@
 /** `profpack flame FILE -o flame.html`: a self-contained flame graph and timeline page. */
 import { Command } from 'commander';
-import { flame } from '../../view/flame';
+import { flame } from '../../view/index';
 import { action } from '../user-error';
 
 export function registerFlame(program: Command): Command {
