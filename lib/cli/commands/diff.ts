@@ -11,6 +11,7 @@ interface DiffFlags {
   total?: boolean;
   n: string;
   json?: boolean;
+  title?: string;
 }
 
 export function registerDiff(program: Command): Command {
@@ -25,12 +26,13 @@ export function registerDiff(program: Command): Command {
     .option('--total', 'sort by the change of total samples (default: self)')
     .option('-n <rows>', 'rows to show (0 = all)', '20')
     .option('--json', 'JSON output')
+    .option('--title <text>', 'page title')
     .action(
       action((basePath: string, newPath: string, flags: DiffFlags) => {
         const limit = Number(flags.n);
         if (!Number.isInteger(limit) || limit < 0) throw new ProfpackError(`-n must be a whole number, not "${flags.n}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const html = flags.output ?? (flags.flame === true ? 'diff.html' : undefined);
-        const result = diff(basePath, newPath, { normalize: flags.normalize === true, sort: flags.total === true ? 'total' : 'self', limit, html });
+        const result = diff(basePath, newPath, { normalize: flags.normalize === true, sort: flags.total === true ? 'total' : 'self', limit, html, title: flags.title });
         process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatDiffTable(result)}\n`);
         if (html !== undefined && flags.json !== true) process.stderr.write(`wrote ${html} (${result.bytes} bytes)\n`);
       }),
