@@ -5,4 +5,4 @@ export { dumpProfile, dumpToJsonText, type Dump, type DumpFrame, type DumpSample
 export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './write/writer';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';
 export { ProfilingMode, ThreadStatus } from './format';
-export * as v2 from './v2/index';
+export * as v2 from './v2-api';

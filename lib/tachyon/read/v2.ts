@@ -13,9 +13,9 @@
 import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '../../errors';
 import { Compression, FOOTER_SIZE, HEADER_SIZE, Header } from '../format';
 import type { ByteSource, Layout, ProfileInfo } from '../file/layout';
-import { resolveFrame, type Frame, type FrameTable } from './tables';
+import { frameFromStored, type Frame } from './tables';
 import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample } from './types';
-import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from '../v2/file';
+import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from './v2-file';
 import { BlockKind } from '../v2/format';
 import { zstdPrefix } from '../file/zstd';
 
@@ -79,30 +79,20 @@ export function v2Layout(profile: V2Profile, fileSize: number): Layout {
   };
 }
 
-/** The frame table in the reader's shape, so frames resolve exactly as version 1's do. */
+/** The frame table resolved as version 1's is (end = start + stored delta in int32; −1 stays −1). */
 export function v2Frames(profile: V2Profile): (Frame | null)[] {
-  const n = profile.frames.length;
-  const t: FrameTable = {
-    count: n,
-    filenameIndex: new Uint32Array(n),
-    funcnameIndex: new Uint32Array(n),
-    lineno: new Int32Array(n),
-    endLineno: new Int32Array(n),
-    column: new Int32Array(n),
-    endColumn: new Int32Array(n),
-    opcode: new Uint8Array(n),
-  };
-  profile.frames.forEach((f, k) => {
-    t.filenameIndex[k] = f.filenameIndex;
-    t.funcnameIndex[k] = f.funcnameIndex;
-    t.lineno[k] = f.lineno;
-    // As reader-tables.ts parses version 1: end = start + stored delta in int32, −1 stays −1.
-    t.endLineno[k] = f.lineno === -1 ? -1 : (f.lineno + f.endLinenoDelta) | 0;
-    t.column[k] = f.column;
-    t.endColumn[k] = f.column === -1 ? -1 : (f.column + f.endColumnDelta) | 0;
-    t.opcode[k] = f.opcode;
-  });
-  return Array.from({ length: n }, (_, k) => resolveFrame(t, profile.strings, k));
+  return profile.frames.map((f) =>
+    frameFromStored(
+      profile.strings,
+      f.filenameIndex,
+      f.funcnameIndex,
+      f.lineno,
+      f.lineno === -1 ? -1 : (f.lineno + f.endLinenoDelta) | 0,
+      f.column,
+      f.column === -1 ? -1 : (f.column + f.endColumnDelta) | 0,
+      f.opcode,
+    ),
+  );
 }
 
 /** A decoding error as a replay-stage error that says how many samples came before it. */

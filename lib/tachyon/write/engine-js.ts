@@ -7,11 +7,11 @@ import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_BUFFER_SIZE, RE
 import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
 import { CompressingSink, FileOutput, type RecordSink } from '../file/output';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { TWO_POW_32 } from '../../varint/leb128';
 
 /** Largest non-REPEAT record: prefix, 10-byte delta, status, two 5-byte counts, 256 5-byte indices. */
 const MAX_STACK_RECORD = RECORD_PREFIX_SIZE + 10 + 1 + 5 + 5 + 5 * MAX_STACK_DEPTH;
 const MAX_REPEAT_RECORD = RECORD_PREFIX_SIZE + 5 + REPEAT_BUFFER_SIZE;
-const TWO_POW_32 = 0x1_0000_0000;
 
 class ThreadState {
   /** thread_id u64 then interpreter_id u32, in the file's byte order. */
@@ -73,7 +73,7 @@ export class JsSampleEngine implements SampleEngine {
   private readonly startLo: number;
 
   constructor(options: EngineOptions) {
-    this.output = new FileOutput(options.fd);
+    this.output = new FileOutput(options.fd, options.memory ?? null);
     this.littleEndian = options.littleEndian;
     this.startHi = options.startTimeHi;
     this.startLo = options.startTimeLo;

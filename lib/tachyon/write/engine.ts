@@ -5,6 +5,7 @@
  * that are already validated, with 64-bit values split into u32 halves.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
+import type { ByteSink } from '../../varint/byte-sink';
 import type { PatchableSink } from '../../varint/slots';
 import { MAX_STACK_DEPTH } from '../format';
 
@@ -53,6 +54,10 @@ export interface SampleEngine {
 
 export interface EngineOptions {
   fd: number;
+  /** The file is this buffer instead of `fd` (JS output only: the JS engines and version 2's). */
+  memory?: ByteSink;
+  /** Version 2: samples per block (default BLOCK_MAX_SAMPLES; tests use small blocks). */
+  blockMaxSamples?: number;
   compression: 'zstd' | 'none';
   level: number;
   /** Header start time as u32 halves: each thread's first delta is relative to it. */
