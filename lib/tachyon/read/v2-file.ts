@@ -20,10 +20,6 @@ import {
   ProfilingConfig,
   STATS_BLOCK_LEGACY_SIZE,
   STATS_BLOCK_SIZE,
-  STATS_SIGNATURE,
-  STATS_VERSION,
-  StatsBlock,
-  StatsPresence,
   ZSTD_MAX_DECOMPRESSED,
   FORMAT_VERSION_2,
 } from '../format';
@@ -33,6 +29,7 @@ import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS } from '
 import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/tables';
 import { v2Native } from '../v2/native';
 import { zstdDecompress } from '../file/zstd';
+import { readStatsBlock, type ByteSource as ByteSourceOfFile } from '../file/layout';
 
 export interface V2Info {
   version: number;
@@ -160,34 +157,15 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   if (stringTableOffset < HEADER_SIZE || stringTableOffset > footerAt) throw headerError(`string table offset ${stringTableOffset} is outside ${HEADER_SIZE}..${footerAt}`, Header.stringTableOffset);
   if (frameTableOffset < stringTableOffset || frameTableOffset > footerAt) throw headerError(`frame table offset ${frameTableOffset} is outside ${stringTableOffset}..${footerAt}`, Header.frameTableOffset);
 
-  // Stats block: just before the footer, found by its signature (as in version 1).
-  let tablesEnd = footerAt;
-  let durationSec: number | null = null;
-  let sampleRate: number | null = null;
-  let errorRate: number | null = null;
-  let missedSamples: number | null = null;
-  let statsBlockSize = 0;
-  if (footerAt - 16 >= frameTableOffset) {
-    let signature = '';
-    for (let i = 0; i < 8; i++) signature += String.fromCharCode(bytes[footerAt - 16 + i]!);
-    const statsVersion = view.getUint32(footerAt - 8, true);
-    if (signature === STATS_SIGNATURE && statsVersion === STATS_VERSION) {
-      const statsSize = view.getUint32(footerAt - 4, true);
-      if ((statsSize !== STATS_BLOCK_SIZE && statsSize !== STATS_BLOCK_LEGACY_SIZE) || footerAt - statsSize < frameTableOffset) {
-        throw headerError(`invalid profiling statistics size ${statsSize}`, footerAt - 4, `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`);
-      }
-      const at = footerAt - statsSize;
-      durationSec = view.getFloat64(at + StatsBlock.durationSec, true);
-      sampleRate = view.getFloat64(at + StatsBlock.sampleRate, true);
-      if (statsSize === STATS_BLOCK_SIZE) {
-        const presence = view.getUint32(at + StatsBlock.presenceFlags, true);
-        if (presence & StatsPresence.ErrorRate) errorRate = view.getFloat64(at + StatsBlock.errorRate, true);
-        if (presence & StatsPresence.MissedSamples) missedSamples = view.getFloat64(at + StatsBlock.missedSamples, true);
-      }
-      tablesEnd = at;
-      statsBlockSize = statsSize;
+  // Stats block: just before the footer, found by its signature (as in version 1), after the frame table.
+  const whole: ByteSourceOfFile = { size, read: (start, end) => bytes.subarray(start, end) };
+  const stats = readStatsBlock(whole, true, frameTableOffset, (statsSize, at) => {
+    if ((statsSize !== STATS_BLOCK_SIZE && statsSize !== STATS_BLOCK_LEGACY_SIZE) || footerAt - statsSize < frameTableOffset) {
+      throw headerError(`invalid profiling statistics size ${statsSize}`, at, `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`);
     }
-  }
+  });
+  const statsBlockSize = stats?.size ?? 0;
+  const tablesEnd = footerAt - statsBlockSize;
   const stringCount = view.getUint32(footerAt + Footer.stringCount, true);
   const frameCount = view.getUint32(footerAt + Footer.frameCount, true);
 
@@ -219,10 +197,10 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     profilingConfig: config,
     mode: modeBits === 0 ? null : modeBits - 1,
     captureFeatures: config & ProfilingConfig.featuresKnown ? (config >>> ProfilingConfig.featuresShift) & ProfilingConfig.featuresMask : null,
-    durationSec,
-    sampleRate,
-    errorRate,
-    missedSamples,
+    durationSec: stats?.durationSec ?? null,
+    sampleRate: stats?.sampleRate ?? null,
+    errorRate: stats?.errorRate ?? null,
+    missedSamples: stats?.missedSamples ?? null,
     statsBlockSize,
   };
 
