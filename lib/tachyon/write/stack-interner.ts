@@ -3,9 +3,9 @@
  * to frame ids. Each thread's previous stack is cached by value, so a sample
  * interns only the frames that changed since its thread's last one.
  */
-import { TWO_POW_32 } from '../../varint/leb128';
 import { MAX_STACK_DEPTH } from '../format';
 import { invalid, statusByte, u32Value, u64Halves } from './arguments';
+import { ThreadMap } from './engine';
 import { toInt32Field, toOpcode, type FrameTable, type StringTable } from './tables';
 import type { FrameInfo, InterpreterInfo, LocationInfo } from './types';
 
@@ -35,7 +35,7 @@ class StackCache {
 }
 
 export class StackInterner {
-  private readonly caches = new Map<number, Map<number | string, StackCache>>();
+  private readonly caches = new ThreadMap<StackCache>();
   /** The caches this call changed: reset if the call is undone. */
   private readonly touched: StackCache[] = [];
   private readonly halves = new Uint32Array(2);
@@ -94,16 +94,10 @@ export class StackInterner {
   }
 
   private stackCache(tidHi: number, tidLo: number, interpreterId: number): StackCache {
-    let byThread = this.caches.get(interpreterId);
-    if (byThread === undefined) {
-      byThread = new Map();
-      this.caches.set(interpreterId, byThread);
-    }
-    const key = tidHi < 0x20_0000 ? tidHi * TWO_POW_32 + tidLo : `${tidHi}:${tidLo}`;
-    let cache = byThread.get(key);
+    let cache = this.caches.get(tidHi, tidLo, interpreterId);
     if (cache === undefined) {
       cache = new StackCache();
-      byThread.set(key, cache);
+      this.caches.set(tidHi, tidLo, interpreterId, cache);
     }
     return cache;
   }
