@@ -15,8 +15,8 @@
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
-import { ProfileWriter } from './write/writer';
-import { isVersion2, readProfileV2, type V2Profile } from './read/v2-file';
+import { ProfileWriter } from './write/index';
+import { isVersion2, readProfileV2, type V2Profile } from './read/index';
 import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/tables';
 
 export interface DowngradeOptions {

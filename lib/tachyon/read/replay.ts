@@ -8,8 +8,8 @@
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../../errors';
 import { TWO_POW_32 } from '../../varint/leb128';
 import { HEADER_SIZE, MAX_STACK_DEPTH } from '../format';
-import type { ByteSource, Layout } from '../file/layout';
-import { ZstdStream } from '../file/regions';
+import type { ByteSource, Layout } from '../file/index';
+import { ZstdRegionStream } from '../file/index';
 import type { NativeFile, NativeTachyonReader } from './native';
 import {
   DEFAULT_MAX_NODES,
@@ -186,7 +186,7 @@ export class ReplayRun {
   private consumed = 0;
   private error: DecodeError | null = null;
   private lastStatus: number = DecodeStatus.NeedMore;
-  private stream: ZstdStream | null = null;
+  private stream: ZstdRegionStream | null = null;
   private window: Uint8Array | null = null;
   private windowStart = 0;
   private windowLength = 0;
@@ -202,7 +202,7 @@ export class ReplayRun {
   ) {
     this.frameTable = context.frames;
     if (region.kind === 'zstd') {
-      this.stream = new ZstdStream(source, context.layout.stringTableOffset, maxDecompressed);
+      this.stream = new ZstdRegionStream(source, context.layout.stringTableOffset, maxDecompressed);
       this.window = new Uint8Array(Math.max(1, zstdChunk) + 2 * MAX_RECORD_SIZE);
     }
   }

@@ -5,7 +5,7 @@
  */
 import { ErrorCode } from '../../errors';
 import { NO_OPCODE } from '../format';
-import { openError } from '../file/layout';
+import { openError } from '../file/index';
 import { readU32, readZigzag32, varint } from './varint';
 
 /** One frame-table entry, resolved as CPython's reader hands it out. */

@@ -28,8 +28,8 @@ import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/blocks
 import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS } from '../v2/format';
 import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/tables';
 import { v2Native } from '../v2/native';
-import { zstdDecompress } from '../file/zstd';
-import { readStatsBlock, type ByteSource as ByteSourceOfFile } from '../file/layout';
+import { zstdDecompress } from '../file/index';
+import { readStatsBlock, type ByteSource as ByteSourceOfFile } from '../file/index';
 
 export interface V2Info {
   version: number;

@@ -12,12 +12,12 @@
  */
 import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '../../errors';
 import { Compression, FOOTER_SIZE, HEADER_SIZE, Header } from '../format';
-import type { ByteSource, Layout, ProfileInfo } from '../file/layout';
+import type { ByteSource, Layout, ProfileInfo } from '../file/index';
 import { frameFromStored, type Frame } from './tables';
 import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample } from './types';
 import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from './v2-file';
 import { BlockKind } from '../v2/format';
-import { zstdPrefix } from '../file/zstd';
+import { zstdPrefix } from '../file/index';
 
 const BLOCK_PREFIX = 13;
 

@@ -5,7 +5,7 @@
  */
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_BUFFER_SIZE, REPEAT_ENTRY_MAX, U32_MAX } from '../format';
 import { COUNTER_COUNT, Counter, ThreadMap, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
-import { CompressingSink, FileOutput, type RecordSink } from '../file/output';
+import { CompressingSink, FileOutput, type RecordSink } from '../file/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/leb128';
 

@@ -6,7 +6,7 @@
  */
 import { nativeModule } from '../../backend';
 import type { EngineOptions, SampleEngine } from './engine';
-import { ZstdStream, type ZstdDirective } from '../file/output';
+import { ZstdStream, type ZstdDirective } from '../file/index';
 import { ByteSink } from '../../varint/byte-sink';
 import type { PatchableSink } from '../../varint/slots';
 

@@ -15,7 +15,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/leb128';
 import { MAX_STACK_DEPTH } from '../format';
 import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
-import { FileOutput, ZstdStream } from '../file/output';
+import { FileOutput, ZstdStream } from '../file/index';
 import { SampleBlockWriter, blockKindOf, type StackCoding } from '../v2/blocks';
 import { BLOCK_MAX_SAMPLES } from '../v2/format';
 import { v2Native, type NativeEncoderHandle } from '../v2/native';
