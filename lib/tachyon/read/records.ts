@@ -1,7 +1,7 @@
 /**
  * The sample-region record decoder (../shared/notes/tachyon-format.md §3, §5,
  * §10 replay): the JS twin of native/tachyon/read/reader_records.h, with the same
- * contract, so one replay driver (reader.ts) serves both.
+ * contract, so one replay driver (replay.ts) serves both.
  *
  * Resumable: it decodes the window it is given and stops at a record (or
  * REPEAT entry) boundary when the window may not hold the next one, so the

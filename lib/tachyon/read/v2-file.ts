@@ -28,29 +28,16 @@ import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/blocks
 import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS } from '../v2/format';
 import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/tables';
 import { v2Native } from '../v2/native';
-import { zstdDecompress } from '../file/index';
-import { readStatsBlock, type ByteSource as ByteSourceOfFile } from '../file/index';
+import { readStatsBlock, zstdDecompress, type ByteSource as ByteSourceOfFile, type ProfileInfo } from '../file/index';
 
-export interface V2Info {
-  version: number;
+/** The header facts of a version-2 file: version 1's get_info() fields, the version as text, and where things are. */
+export interface V2Info extends Omit<ProfileInfo, 'pythonVersion'> {
   pythonVersion: string;
+  /** Header byte 11 (HeaderFlag). */
   flags: number;
-  startTimeUs: bigint;
-  sampleIntervalUs: bigint;
-  sampleCount: bigint;
-  threadCount: number;
-  stringCount: number;
-  frameCount: number;
-  compressionType: number;
   stringTableOffset: number;
   frameTableOffset: number;
   profilingConfig: number;
-  mode: number | null;
-  captureFeatures: number | null;
-  durationSec: number | null;
-  sampleRate: number | null;
-  errorRate: number | null;
-  missedSamples: number | null;
   /** Bytes of the statistics block before the footer (0 when there is none). */
   statsBlockSize: number;
 }

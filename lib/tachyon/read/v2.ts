@@ -1,5 +1,5 @@
 /**
- * ProfileReader's version-2 path: a decoded version-2 file (file.ts) seen
+ * ProfileReader's version-2 path: a decoded version-2 file (v2-file.ts) seen
  * through the reader's API (info, layout, strings, frames, samples(),
  * replay()), so callers read versions 1 and 2 alike.
  *

@@ -1,6 +1,6 @@
 /**
  * ProfileWriter's sample engines for format version 2 (`formatVersion: 2`):
- * samples go into sample blocks (blocks.ts, docs/format-v2.md §3) instead of
+ * samples go into sample blocks (v2/blocks.ts, docs/format-v2.md §3) instead of
  * version 1's records, and the region is one zstd frame when compression is
  * on. ProfileWriter keeps its policy (argument checks, tables, header, stats,
  * footer, states); only the header's version and flags and the table coding
@@ -83,7 +83,7 @@ abstract class BlockEngine implements SampleEngine {
   }
 }
 
-/** The JS twin: blocks.ts's SampleBlockWriter. */
+/** The JS twin: v2/blocks.ts's SampleBlockWriter. */
 class JsBlockEngine extends BlockEngine {
   private readonly blocks: SampleBlockWriter;
   private readonly scratch = new Uint32Array(MAX_STACK_DEPTH);

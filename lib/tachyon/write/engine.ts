@@ -1,7 +1,7 @@
 /**
  * The contract between ProfileWriter (policy, validation, tables, header)
- * and the two sample encoders: the pure-JS one (writer-js.ts) and the native
- * one (writer-native.ts over native/tachyon/write/writer.h). Both receive samples
+ * and the two sample encoders: the pure-JS one (engine-js.ts) and the native
+ * one (engine-native.ts over native/tachyon/write/writer.h). Both receive samples
  * that are already validated, with 64-bit values split into u32 halves.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
