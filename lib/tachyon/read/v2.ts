@@ -161,12 +161,27 @@ function checkedStack<F>(table: readonly (Frame | null)[], frames: ArrayLike<num
 const indexOf = (f: number): number => f;
 const frameOf = (_f: number, frame: Frame): Frame => frame;
 
-/** Every sample in file order, as ProfileReader.samples() yields them. */
-export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[], onDone: (stats: ReplayStats) => void): Generator<Sample, void, undefined> {
+/** Where the walk over a version-2 profile is: sample i of chunk c, of thread t; `delivered` samples came before. */
+interface V2Cursor {
+  c: V2SampleChunk;
+  i: number;
+  t: number;
+  status: number;
+  from: number;
+  depth: number;
+  delivered: number;
+}
+
+/**
+ * The one loop over a version-2 profile's samples that samples() and
+ * replay() share: chunk by chunk, with the header's thread and sample counts
+ * checked; every error is a replay-stage error. The cursor object is reused.
+ */
+function* walk(profile: V2Profile): Generator<V2Cursor, number, undefined> {
   const info = profile.info;
-  const stacks = new ThreadStacks<readonly number[]>();
-  let delivered = 0;
   const it = profile.chunks();
+  let delivered = 0;
+  let cursor: V2Cursor | null = null;
   for (;;) {
     let next: IteratorResult<V2SampleChunk, void>;
     try {
@@ -176,54 +191,67 @@ export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[],
     }
     if (next.done) break;
     const c = next.value;
+    cursor ??= { c, i: 0, t: 0, status: 0, from: 0, depth: 0, delivered: 0 };
+    cursor.c = c;
     for (let i = 0; i < c.count; i++) {
       const t = c.sampleThread[i]!;
       if (t >= info.threadCount) throw replayFailure(threadCountError(info, delivered), delivered);
-      const status = c.statuses[i]!;
-      const from = c.stackOffsets[i]!;
-      const depth = c.stackOffsets[i + 1]! - from;
-      // Shared between samples of a thread with the same stack; the status does not matter here.
-      let stack = stacks.get(t, 0, c.frames, from, depth);
-      if (stack === undefined) {
-        stack = checkedStack(table, c.frames, from, depth, delivered, indexOf);
-        stacks.set(t, stack);
-      }
+      cursor.i = i;
+      cursor.t = t;
+      cursor.status = c.statuses[i]!;
+      cursor.from = c.stackOffsets[i]!;
+      cursor.depth = c.stackOffsets[i + 1]! - cursor.from;
+      cursor.delivered = delivered;
+      yield cursor;
       delivered++;
-      yield { threadId: c.threadIds[t]!, interpreterId: c.interpreterIds[t]!, timestampUs: c.timestamps[i]!, status, stack };
     }
   }
   if (BigInt(delivered) !== info.sampleCount) throw replayFailure(sampleCountError(info, delivered), delivered);
-  onDone(v2Stats(delivered));
+  return delivered;
+}
+
+/** Every sample in file order, as ProfileReader.samples() yields them. */
+export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[], onDone: (stats: ReplayStats) => void): Generator<Sample, void, undefined> {
+  const stacks = new ThreadStacks<readonly number[]>();
+  const samples = walk(profile);
+  for (let r = samples.next(); ; r = samples.next()) {
+    if (r.done) {
+      onDone(v2Stats(r.value));
+      return;
+    }
+    const { c, i, t, status, from, depth, delivered } = r.value;
+    // Shared between samples of a thread with the same stack; the status does not matter here.
+    let stack = stacks.get(t, 0, c.frames, from, depth);
+    if (stack === undefined) {
+      stack = checkedStack(table, c.frames, from, depth, delivered, indexOf);
+      stacks.set(t, stack);
+    }
+    yield { threadId: c.threadIds[t]!, interpreterId: c.interpreterIds[t]!, timestampUs: c.timestamps[i]!, status, stack };
+  }
 }
 
 /** CPython's collector shape: one collect() per sample. Returns the number of samples. */
 export function v2Replay(profile: V2Profile, table: readonly (Frame | null)[], collector: Collector, options: ReplayOptions, onDone: (stats: ReplayStats) => void): number {
-  const info = profile.info;
-  const total = Number(info.sampleCount);
+  const total = Number(profile.info.sampleCount);
   const onProgress = options.onProgress;
   const stacks = new ThreadStacks<readonly InterpreterInfo[]>();
+  const samples = walk(profile);
   let delivered = 0;
   onProgress?.(0, total);
   try {
-    for (const c of profile.chunks()) {
-      for (let i = 0; i < c.count; i++) {
-        const t = c.sampleThread[i]!;
-        if (t >= info.threadCount) throw threadCountError(info, delivered);
-        const status = c.statuses[i]!;
-        const from = c.stackOffsets[i]!;
-        const depth = c.stackOffsets[i + 1]! - from;
-        let stackFrames = stacks.get(t, status, c.frames, from, depth);
-        if (stackFrames === undefined) {
-          const frameInfo = checkedStack(table, c.frames, from, depth, delivered, frameOf);
-          stackFrames = [{ interpreterId: c.interpreterIds[t]!, threads: [{ threadId: c.threadIds[t]!, status, frameInfo }] }];
-          stacks.set(t, stackFrames);
-        }
-        collector.collect(stackFrames, [c.timestamps[i]!]);
-        delivered++;
-        if (onProgress && delivered % 1000 === 0) onProgress(delivered, total);
+    for (let r = samples.next(); !r.done; r = samples.next()) {
+      const { c, i, t, status, from, depth } = r.value;
+      delivered = r.value.delivered;
+      let stackFrames = stacks.get(t, status, c.frames, from, depth);
+      if (stackFrames === undefined) {
+        const frameInfo = checkedStack(table, c.frames, from, depth, delivered, frameOf);
+        stackFrames = [{ interpreterId: c.interpreterIds[t]!, threads: [{ threadId: c.threadIds[t]!, status, frameInfo }] }];
+        stacks.set(t, stackFrames);
       }
+      collector.collect(stackFrames, [c.timestamps[i]!]);
+      delivered++;
+      if (onProgress && delivered % 1000 === 0) onProgress(delivered, total);
     }
-    if (BigInt(delivered) !== info.sampleCount) throw sampleCountError(info, delivered);
   } catch (err) {
     if (isProfpackError(err) && err.details?.stage === 'replay') throw err;
     throw replayFailure(err, delivered);
