@@ -30,6 +30,24 @@ describe('lib/ layout', () => {
     expect(g.layoutViolations(g.importGraph(path.join(repoRoot, 'lib')), path.join(repoRoot, 'lib'))).toEqual([]);
   });
 
+  it('has no hand-written file over 500 lines in lib/ or native/ (fuzz harnesses aside)', () => {
+    const long: string[] = [];
+    const walk = (dir: string): void => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, e.name);
+        if (e.isDirectory()) {
+          if (e.name !== 'fuzz') walk(full);
+        } else if (/\.(ts|cc|h)$/.test(e.name)) {
+          const lines = fs.readFileSync(full, 'utf8').split('\n').length - 1;
+          if (lines > 500) long.push(`${path.relative(repoRoot, full)}: ${lines} lines`);
+        }
+      }
+    };
+    walk(path.join(repoRoot, 'lib'));
+    walk(path.join(repoRoot, 'native'));
+    expect(long).toEqual([]);
+  });
+
   it('finds a circle, a deep import and an upward import when there are some', async () => {
     const g = await load();
     const lib = fs.mkdtempSync(path.join(os.tmpdir(), 'profpack-layout-'));

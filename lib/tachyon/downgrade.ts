@@ -1,15 +1,23 @@
 /**
  * `downgrade(in, out)`: rewrites a version-2 profile as version 1 through
  * ProfileWriter, so CPython 3.15 reads it (docs/format-v2.md). Lossless:
- * every thread gets the same samples in the same order (downgrade.ts says
- * why threads may interleave differently), and the string and frame tables
- * are the same lists, index for index.
+ * every thread gets the same samples in the same order, and the string and
+ * frame tables are the same lists, index for index.
+ *
+ * replayIntoVersion1 does the rewriting: the same strings and frames
+ * (interned in table order, so indices are kept), then every sample in the
+ * version-2 file's order. The version-1 writer encodes exactly as CPython
+ * 3.15.2 does, so the result is what CPython would have written for the same
+ * samples. Sample order: version 2 keeps the order samples were written in;
+ * version 1 defers REPEAT runs per thread (notes/tachyon-format.md §5.3), so a
+ * reader of the downgraded file sees each thread's samples in the same order,
+ * but the interleaving of threads may differ, as in any CPython-written file.
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
-import { ProfileWriter } from './write/writer';
-import { replayIntoVersion1 } from './v2/downgrade';
-import { isVersion2, readProfileV2 } from './v2/file';
+import { ProfileWriter } from './write/index';
+import { isVersion2, readProfileV2, type V2Profile } from './read/index';
+import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/tables';
 
 export interface DowngradeOptions {
   /** Compression of the version-1 sample region: 'zstd' (default, level 5, CPython's) or 'none'. */
@@ -59,4 +67,92 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
     throw err;
   }
   return { samples, bytes: fs.statSync(outputPath).size };
+}
+
+/** What downgrade needs of a version-1 writer (ProfileWriter's fast path). */
+export interface Version1Sink {
+  internString(value: string): number;
+  internFrame(frame: { filename: string | number; funcname: string | number; lineno?: number | null; endLineno?: number | null; column?: number | null; endColumn?: number | null; opcode?: number | null }): number;
+  writeStack(threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, frameIds: Uint32Array): void;
+  setStats(durationSec: number, sampleRate: number, errorRate?: number, missedSamples?: number): void;
+}
+
+/**
+ * The location fields that intern to the same stored entry: version 1 stores
+ * end − start (0 when either is −1), so start + stored delta reproduces it.
+ */
+export function frameSpecOf(entry: FrameTableEntry, strings: readonly string[]) {
+  const filename = strings[entry.filenameIndex];
+  const funcname = strings[entry.funcnameIndex];
+  if (filename === undefined || funcname === undefined) {
+    throw new ProfpackError('invalid string index in frame', { code: ErrorCode.V2_BAD_TABLES, expected: `string indices below ${strings.length}` });
+  }
+  return { filename, funcname, ...entryLocation(entry) };
+}
+
+const entryKey = (e: FrameTableEntry): string => `${e.filenameIndex},${e.funcnameIndex},${e.lineno},${e.endLinenoDelta},${e.column},${e.endColumnDelta},${e.opcode}`;
+
+/**
+ * End values that store a given (start, delta): CPython stores delta 0 when
+ * either bound is −1, so a start of −1 takes any end (null: unbounded), and a
+ * delta of 0 has two spellings (end = start, or end = −1).
+ */
+function endSpellings(start: number, delta: number): number[] | null {
+  if (start === -1) return null;
+  return delta === 0 ? [start, -1] : [(start + delta) | 0];
+}
+
+/**
+ * The k-th raw spelling of a stored entry. ProfileWriter, like CPython,
+ * deduplicates frames on their raw values, so a table holding the same stored
+ * entry twice (CPython writes that for end −1 and end = start) is rebuilt by
+ * interning each copy under another spelling of the same bytes.
+ */
+function spelling(entry: FrameTableEntry, strings: readonly string[], k: number, at: number) {
+  const spec = frameSpecOf(entry, strings);
+  const lines = endSpellings(entry.lineno, entry.endLinenoDelta);
+  const columns = endSpellings(entry.column, entry.endColumnDelta);
+  if (k === 0) return spec;
+  if (lines === null) return { ...spec, endLineno: k - 1 };
+  if (columns === null) return { ...spec, endColumn: k - 1 };
+  if (k < lines.length * columns.length) return { ...spec, endLineno: lines[k % lines.length]!, endColumn: columns[Math.floor(k / lines.length)]! };
+  throw new ProfpackError(`the frame table holds the same entry ${k + 1} times, which no version-1 writer can produce`, {
+    code: ErrorCode.V2_UNSUPPORTED,
+    offset: at,
+    expected: `at most ${lines.length * columns.length} copies of one entry`,
+  });
+}
+
+function unsupported(message: string, at: number): ProfpackError {
+  return new ProfpackError(message, { code: ErrorCode.V2_UNSUPPORTED, offset: at, expected: 'a table a version-1 writer can produce' });
+}
+
+/**
+ * Feeds `profile` into `sink`: the strings and frames first, each at its own
+ * index (else ProfpackError ERR_V2_UNSUPPORTED: the table could not be kept),
+ * then every sample. Returns the number of samples written.
+ */
+export function replayIntoVersion1(profile: V2Profile, sink: Version1Sink): number {
+  const tablesAt = profile.info.stringTableOffset;
+  profile.strings.forEach((s, i) => {
+    if (sink.internString(s) !== i) throw unsupported(`string ${i} repeats an earlier string; version 1 keeps each string once`, tablesAt);
+  });
+  const copies = new Map<string, number>();
+  const frameAt = profile.info.frameTableOffset;
+  profile.frames.forEach((entry, i) => {
+    const key = entryKey(entry);
+    const k = copies.get(key) ?? 0;
+    copies.set(key, k + 1);
+    const spec = spelling(entry, profile.strings, k, frameAt);
+    // CPython's conversion must give back the stored entry, else the table would change.
+    const stored = frameTableEntry(entry.filenameIndex, entry.funcnameIndex, spec.lineno, spec.endLineno, spec.column, spec.endColumn, spec.opcode);
+    if (entryKey(stored) !== key || sink.internFrame(spec) !== i) throw unsupported(`frame ${i} cannot be stored by a version-1 writer as it is`, frameAt);
+  });
+  // Frame i is frame i in both files: stacks are written as they are.
+  const written = profile.forEachSample((threadId, interpreterId, timestampUs, status, frames, depth) => {
+    sink.writeStack(threadId, interpreterId, timestampUs, status, frames.subarray(0, depth));
+  });
+  const { durationSec, sampleRate, errorRate, missedSamples } = profile.info;
+  if (durationSec !== null && sampleRate !== null) sink.setStats(durationSec, sampleRate, errorRate ?? undefined, missedSamples ?? undefined);
+  return written;
 }

@@ -15,7 +15,8 @@ export interface Decoded<T> {
 export const MAX_BYTES_U32 = 5;
 export const MAX_BYTES_U64 = 10;
 
-const TWO_POW_32 = 0x1_0000_0000;
+/** 2^32: the library's one spelling of it (u64 halves, LEB128 past u32). */
+export const TWO_POW_32 = 0x1_0000_0000;
 const U64_MAX = (1n << 64n) - 1n;
 const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;

@@ -5,6 +5,7 @@
  * moment it is reserved, and a value that does not fit is refused.
  */
 import { ErrorCode, ProfpackError } from '../errors';
+import { ByteSink } from './byte-sink';
 
 export type SlotWidth = 1 | 2 | 4 | 8;
 
@@ -21,43 +22,31 @@ export interface PatchableSink {
   writeAt(offset: number, bytes: Uint8Array): void;
 }
 
-/** A growable in-memory sink. */
+/** An in-memory sink over the library's byte buffer. */
 export class BufferSink implements PatchableSink {
-  private buffer = new Uint8Array(256);
-  private length = 0;
+  private readonly sink = new ByteSink(256);
 
   get position(): number {
-    return this.length;
+    return this.sink.length;
   }
 
   write(bytes: Uint8Array): void {
-    this.ensure(this.length + bytes.length);
-    this.buffer.set(bytes, this.length);
-    this.length += bytes.length;
+    this.sink.append(bytes);
   }
 
   writeAt(offset: number, bytes: Uint8Array): void {
-    if (offset < 0 || offset + bytes.length > this.length) {
-      throw new ProfpackError(`patch of ${bytes.length} bytes at ${offset} is outside the ${this.length} bytes written`, {
+    if (offset < 0 || offset + bytes.length > this.sink.length) {
+      throw new ProfpackError(`patch of ${bytes.length} bytes at ${offset} is outside the ${this.sink.length} bytes written`, {
         code: ErrorCode.SLOT_OUT_OF_RANGE,
         offset,
       });
     }
-    this.buffer.set(bytes, offset);
+    this.sink.bytes.set(bytes, offset);
   }
 
   /** The bytes written so far (a copy). */
   bytes(): Uint8Array {
-    return this.buffer.slice(0, this.length);
-  }
-
-  private ensure(size: number): void {
-    if (size <= this.buffer.length) return;
-    let capacity = this.buffer.length * 2;
-    while (capacity < size) capacity *= 2;
-    const grown = new Uint8Array(capacity);
-    grown.set(this.buffer.subarray(0, this.length));
-    this.buffer = grown;
+    return this.sink.take();
   }
 }
 

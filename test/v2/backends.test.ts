@@ -4,7 +4,7 @@ import { backend } from '../../lib/backend';
 import { ProfpackError } from '../../lib/errors';
 import { HEADER_SIZE, Header } from '../../lib/tachyon/format';
 import { SampleBlockReader, SampleBlockWriter } from '../../lib/tachyon/v2/blocks';
-import { V2FileWriter } from '../../lib/tachyon/v2/file';
+import { memoryWriter } from './memory-writer';
 import { v2Native } from '../../lib/tachyon/v2/native';
 
 interface Outcome {
@@ -38,13 +38,14 @@ function viaNative(region: Uint8Array): Outcome {
 }
 
 function region(stackCoding: 'predict' | 'stacktable'): Uint8Array {
-  const w = V2FileWriter.inMemory({ sampleIntervalUs: 1000, startTimeUs: 0, stackCoding, compression: 'none', compressTables: false, blockMaxSamples: 16 });
-  const frames = Array.from({ length: 12 }, (_, i) => w.internFrame('f.py', `fn${i}`, i));
+  const { writer: w, bytes } = memoryWriter({ sampleIntervalUs: 1000, startTimeUs: 0, formatVersion: 2, stackCoding, compression: 'none' }, { compressTables: false, blockMaxSamples: 16 });
+  const frames = Array.from({ length: 12 }, (_, i) => w.internFrame({ filename: 'f.py', funcname: `fn${i}`, lineno: i }));
   for (let i = 0; i < 60; i++) {
     const depth = 1 + ((i * 7) % 9);
     w.writeStack(BigInt(i % 4) << 40n, i % 2, BigInt(i * 997 + (i % 3) * 50), i & 0x3f, Array.from({ length: depth }, (_, j) => frames[(i + j * j) % 12]!));
   }
-  const file = w.finalize()!;
+  w.finalize();
+  const file = bytes();
   const end = Number(new DataView(file.buffer, file.byteOffset).getBigUint64(Header.stringTableOffset, true));
   return file.slice(HEADER_SIZE, end);
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { V2FileWriter } from '../../lib/tachyon/v2/file';
+import { ProfileWriter } from '../../lib/tachyon/index';
 import { sharedPath } from '../shared';
 
 let python = '';
@@ -25,8 +25,8 @@ describe('CPython 3.15 and version 2', () => {
   for (const stackCoding of ['predict', 'stacktable'] as const) {
     it(`refuses a version-2 file at open, before any sample (${stackCoding})`, () => {
       const file = path.join(dir, `${stackCoding}.bin`);
-      const w = V2FileWriter.open(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000, stackCoding });
-      const f = w.internFrame('app.py', 'main', 10, 10, 4, 8, null);
+      const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2, stackCoding });
+      const f = w.internFrame({ filename: 'app.py', funcname: 'main', lineno: 10, endLineno: 10, column: 4, endColumn: 8 });
       for (let i = 0; i < 10; i++) w.writeStack(4242n, 0, 1_000_000 + i * 1000, 0x23, [f]);
       w.finalize();
       const verdict = cpythonVerdict(file);

@@ -228,7 +228,8 @@ export function checkTableCounts(layout: Layout): void {
   }
 }
 
-interface Stats {
+/** A statistics block's size and values (CPython's get_info() fields). */
+export interface StatsValuesRead {
   size: number;
   durationSec: number | null;
   sampleRate: number | null;
@@ -238,26 +239,23 @@ interface Stats {
 
 const SIGNATURE_BYTES = Array.from(STATS_SIGNATURE, (c) => c.charCodeAt(0));
 
-/** The optional statistics block just before the footer (§6): 56 bytes, or the legacy 32. */
-function parseStats(source: ByteSource, littleEndian: boolean): Stats {
-  const none: Stats = { size: 0, durationSec: null, sampleRate: null, errorRate: null, missedSamples: null };
-  const size = source.size;
-  const footerStart = size - FOOTER_SIZE;
-  if (footerStart < StatsBlock.tailSize) return none;
+/**
+ * The statistics block before the footer (§6), both versions: found by its
+ * signature and version in the 16 bytes before the footer, starting no
+ * earlier than `from`; null without one. `checkSize` throws the version's
+ * error for a size it refuses (CPython's bounds, or version 2's 56 or 32).
+ */
+export function readStatsBlock(source: ByteSource, littleEndian: boolean, from: number, checkSize: (size: number, sizeOffset: number) => void): StatsValuesRead | null {
+  const footerStart = source.size - FOOTER_SIZE;
   const tailStart = footerStart - StatsBlock.tailSize;
+  if (tailStart < from) return null;
   const tail = source.read(tailStart, footerStart);
-  for (let i = 0; i < 8; i++) if (tail[i] !== SIGNATURE_BYTES[i]) return none;
+  for (let i = 0; i < 8; i++) if (tail[i] !== SIGNATURE_BYTES[i]) return null;
   const t = new FixedReader(tail, littleEndian);
-  if (t.u32(8) !== STATS_VERSION) return none;
+  if (t.u32(8) !== STATS_VERSION) return null;
   const blockSize = t.u32(12);
-  // CPython: 32 <= size <= file_size - 32; the block may even overlap the header.
-  if (blockSize < STATS_BLOCK_LEGACY_SIZE || blockSize > size - FOOTER_SIZE) {
-    throw openError(ErrorCode.TACHYON_STATS_SIZE, 'Invalid profiling statistics size', tailStart + 12, `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`);
-  }
-  const start = footerStart - blockSize;
-  const block = new FixedReader(source.read(start, footerStart), littleEndian);
-  const durationSec = block.f64(StatsBlock.durationSec);
-  const sampleRate = block.f64(StatsBlock.sampleRate);
+  checkSize(blockSize, tailStart + 12);
+  const block = new FixedReader(source.read(footerStart - blockSize, footerStart), littleEndian);
   let errorRate: number | null = null;
   let missedSamples: number | null = null;
   if (blockSize >= STATS_BLOCK_SIZE) {
@@ -265,14 +263,28 @@ function parseStats(source: ByteSource, littleEndian: boolean): Stats {
     if (flags & StatsPresence.ErrorRate) errorRate = block.f64(StatsBlock.errorRate);
     if (flags & StatsPresence.MissedSamples) missedSamples = block.f64(StatsBlock.missedSamples);
   }
-  const finiteNonNegative = (v: number): boolean => Number.isFinite(v) && v >= 0;
+  return { size: blockSize, durationSec: block.f64(StatsBlock.durationSec), sampleRate: block.f64(StatsBlock.sampleRate), errorRate, missedSamples };
+}
+
+/** Version 1's statistics block with CPython's checks (a block may even overlap the header). */
+function parseStats(source: ByteSource, littleEndian: boolean): StatsValuesRead {
+  const size = source.size;
+  const stats = readStatsBlock(source, littleEndian, 0, (blockSize, at) => {
+    // CPython: 32 <= size <= file_size - 32.
+    if (blockSize < STATS_BLOCK_LEGACY_SIZE || blockSize > size - FOOTER_SIZE) {
+      throw openError(ErrorCode.TACHYON_STATS_SIZE, 'Invalid profiling statistics size', at, `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`);
+    }
+  });
+  if (stats === null) return { size: 0, durationSec: null, sampleRate: null, errorRate: null, missedSamples: null };
+  const { durationSec, sampleRate, errorRate, missedSamples } = stats;
+  const finiteNonNegative = (v: number | null): boolean => v !== null && Number.isFinite(v) && v >= 0;
   if (
     !finiteNonNegative(durationSec) ||
     !finiteNonNegative(sampleRate) ||
     (errorRate !== null && !finiteNonNegative(errorRate)) ||
     (missedSamples !== null && !Number.isFinite(missedSamples))
   ) {
-    throw openError(ErrorCode.TACHYON_STATS_VALUES, 'Invalid profiling statistics values', start, 'finite values, rates and duration >= 0');
+    throw openError(ErrorCode.TACHYON_STATS_VALUES, 'Invalid profiling statistics values', size - FOOTER_SIZE - stats.size, 'finite values, rates and duration >= 0');
   }
-  return { size: blockSize, durationSec, sampleRate, errorRate, missedSamples };
+  return stats;
 }

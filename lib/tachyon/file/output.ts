@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../../errors';
+import type { ByteSink } from '../../varint/byte-sink';
 import type { PatchableSink } from '../../varint/slots';
 import { WRITE_BUFFER_SIZE } from '../format';
 import { zstdBinding } from './zstd-binding';
@@ -42,6 +43,7 @@ function writeAll(fd: number, bytes: Uint8Array, position: number | null): numbe
 /**
  * The raw file: appends go through a 512 KiB buffer written with one
  * write() per flush; patches (the header at finalize) are positioned writes.
+ * With `memory`, the "file" is that buffer instead (no descriptor).
  */
 export class FileOutput implements PatchableSink, RecordSink {
   readonly buf = new Uint8Array(WRITE_BUFFER_SIZE);
@@ -49,7 +51,17 @@ export class FileOutput implements PatchableSink, RecordSink {
   /** Bytes already handed to the kernel. */
   flushed = 0;
 
-  constructor(readonly fd: number) {}
+  constructor(
+    readonly fd: number,
+    private readonly memory: ByteSink | null = null,
+  ) {}
+
+  private put(bytes: Uint8Array, position: number | null): number {
+    if (this.memory === null) return writeAll(this.fd, bytes, position);
+    if (position === null) this.memory.append(bytes);
+    else this.memory.bytes.set(bytes, position);
+    return bytes.length;
+  }
 
   get position(): number {
     return this.flushed + this.len;
@@ -63,7 +75,7 @@ export class FileOutput implements PatchableSink, RecordSink {
     if (bytes.length > this.buf.length - this.len) {
       this.flush();
       if (bytes.length > this.buf.length) {
-        this.flushed += writeAll(this.fd, bytes, null);
+        this.flushed += this.put(bytes, null);
         return;
       }
     }
@@ -75,7 +87,7 @@ export class FileOutput implements PatchableSink, RecordSink {
     if (this.len === 0) return;
     const pending = this.buf.subarray(0, this.len);
     try {
-      writeAll(this.fd, pending, null);
+      this.put(pending, null);
     } catch (err) {
       throw ioError(err, 'flushing the write buffer');
     }
@@ -86,7 +98,7 @@ export class FileOutput implements PatchableSink, RecordSink {
   writeAt(offset: number, bytes: Uint8Array): void {
     this.flush();
     try {
-      writeAll(this.fd, bytes, offset);
+      this.put(bytes, offset);
     } catch (err) {
       throw ioError(err, `patching ${bytes.length} bytes at offset ${offset}`);
     }

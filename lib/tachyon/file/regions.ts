@@ -54,7 +54,7 @@ class CompressedInput {
  * A resumable decompressor over the region: fill(out) writes as much as fits
  * and reports how much; throws the open-stage errors CPython raises.
  */
-export class ZstdStream {
+export class ZstdRegionStream {
   private readonly dctx = new (zstdBinding().DCtx)();
   private readonly input: CompressedInput;
   private lastResult = 0;

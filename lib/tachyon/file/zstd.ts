@@ -1,7 +1,8 @@
 /**
- * Synchronous zstd for version 2 through zstd-napi's context API: a streaming
- * compressor that ends one frame (as CPython streams its sample region), and
- * a bounded streaming decompressor (CPython caps a region at 1 GiB).
+ * One-shot zstd for version 2 through zstd-napi's context API: compression of
+ * a table, a bounded decompressor (CPython caps a region at 1 GiB), and the
+ * prefix sniff of a region. The sample region's streaming compressor is
+ * output.ts's ZstdStream; version 1's region reader is regions.ts.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_MAX_DECOMPRESSED } from '../format';
@@ -10,34 +11,6 @@ import { zstdBinding } from './zstd-binding';
 const OUT_CHUNK = 128 * 1024;
 
 const zstd = zstdBinding;
-
-export class ZstdStream {
-  private readonly cctx = new (zstd().CCtx)();
-  private readonly out = new Uint8Array(OUT_CHUNK);
-
-  constructor(level: number) {
-    this.cctx.setParameter(zstd().CParameter.compressionLevel, level);
-  }
-
-  /** Compresses `data`, passing compressed bytes to `sink` as they come. */
-  write(data: Uint8Array, sink: (chunk: Uint8Array) => void): void {
-    let input = data;
-    while (input.length > 0) {
-      const [, produced, consumed] = this.cctx.compressStream2(this.out, input, zstd().EndDirective.continue);
-      if (produced > 0) sink(this.out.slice(0, produced));
-      input = input.subarray(consumed);
-    }
-  }
-
-  /** Ends the frame. */
-  end(sink: (chunk: Uint8Array) => void): void {
-    for (;;) {
-      const [remaining, produced] = this.cctx.compressStream2(this.out, new Uint8Array(0), zstd().EndDirective.end);
-      if (produced > 0) sink(this.out.slice(0, produced));
-      if (remaining === 0) return;
-    }
-  }
-}
 
 /**
  * One-shot compression of data whose size is known (the tables): zstd then

@@ -1,7 +1,7 @@
 /**
  * The native reader (native/tachyon/read/reader_napi.cc), or null under the JS
  * backend: the file mapping and the record decoder, same contract as the JS
- * twin (reader-records.ts).
+ * twin (records.ts).
  */
 import { nativeModule } from '../../backend';
 import type { ErrorCodeValue } from '../../errors';

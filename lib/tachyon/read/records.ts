@@ -1,7 +1,7 @@
 /**
  * The sample-region record decoder (../shared/notes/tachyon-format.md §3, §5,
  * §10 replay): the JS twin of native/tachyon/read/reader_records.h, with the same
- * contract, so one replay driver (reader.ts) serves both.
+ * contract, so one replay driver (replay.ts) serves both.
  *
  * Resumable: it decodes the window it is given and stops at a record (or
  * REPEAT entry) boundary when the window may not hold the next one, so the
@@ -22,8 +22,10 @@
  * - nodes: (parent, frame) for each node created, ids consecutive from nodeBase.
  */
 import { ErrorCode, type ErrorCodeValue } from '../../errors';
+import { TWO_POW_32 } from '../../varint/leb128';
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_ENTRY_MAX } from '../format';
 import { readU32, readU64, varint } from './varint';
+import { PATH_STRIDE, StackTrie, Threads } from './trie';
 
 export const EVENT_STRIDE = 5;
 export const EventKind = { Sample: 0, SamplePart: 1, Thread: 2, Progress: 3 } as const;
@@ -79,159 +81,8 @@ export const Result = { status: 0, consumed: 1, events: 2, timestamps: 3, nodes:
 /** Minimum room left before a record starts: thread + sample + two progress events, 256 nodes. */
 const EVENT_MARGIN = 4;
 const NODE_MARGIN = MAX_STACK_DEPTH;
-const PATH_STRIDE = MAX_STACK_DEPTH + 1;
 
 const hostLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-/** Open-addressing (parent, frame) -> node map with typed arrays. */
-class StackTrie {
-  parent: Uint32Array = new Uint32Array(1024);
-  frame: Uint32Array = new Uint32Array(1024);
-  lastChild: Uint32Array = new Uint32Array(1024);
-  count = 1; // node 0: the empty stack
-  private slots = new Int32Array(2048).fill(-1);
-  private mask = 2047;
-
-  private hash(parent: number, frame: number): number {
-    return (Math.imul(parent, 0x9e3779b1) ^ Math.imul(frame + 0x7f4a7c15, 0x85ebca77)) >>> 0;
-  }
-
-  /** Back to the empty stack only (array capacity is kept). */
-  clear(): void {
-    this.count = 1;
-    this.slots.fill(-1);
-    this.lastChild.fill(0);
-  }
-
-  /** The child node, and whether it was created (then nodeCreated is true). */
-  child(parent: number, frame: number): number {
-    // The child a node got last, checked before the hash table (call paths recur).
-    const last = this.lastChild[parent]!;
-    if (last !== 0 && this.frame[last] === frame) {
-      this.created = false;
-      return last;
-    }
-    let i = this.hash(parent, frame) & this.mask;
-    const slots = this.slots;
-    for (;;) {
-      const node = slots[i]!;
-      if (node < 0) break;
-      if (this.parent[node] === parent && this.frame[node] === frame) {
-        this.created = false;
-        this.lastChild[parent] = node;
-        return node;
-      }
-      i = (i + 1) & this.mask;
-    }
-    const node = this.count++;
-    if (node >= this.parent.length) {
-      const p = new Uint32Array(this.parent.length * 2);
-      p.set(this.parent);
-      this.parent = p;
-      const f = new Uint32Array(this.frame.length * 2);
-      f.set(this.frame);
-      this.frame = f;
-      const l = new Uint32Array(this.lastChild.length * 2);
-      l.set(this.lastChild);
-      this.lastChild = l;
-    }
-    this.parent[node] = parent;
-    this.frame[node] = frame;
-    this.lastChild[node] = 0;
-    this.lastChild[parent] = node;
-    slots[i] = node;
-    if (this.count * 2 > this.mask) this.grow();
-    this.created = true;
-    return node;
-  }
-  created = false;
-
-  private grow(): void {
-    const size = (this.mask + 1) * 2;
-    const slots = new Int32Array(size).fill(-1);
-    const mask = size - 1;
-    for (let node = 1; node < this.count; node++) {
-      let i = this.hash(this.parent[node]!, this.frame[node]!) & mask;
-      while (slots[i]! >= 0) i = (i + 1) & mask;
-      slots[i] = node;
-    }
-    this.slots = slots;
-    this.mask = mask;
-  }
-}
-
-/** Per-thread state, CPython's ReaderThreadState: key, previous timestamp, current stack. */
-class Threads {
-  count = 0;
-  idLow: Uint32Array = new Uint32Array(16);
-  idHigh: Uint32Array = new Uint32Array(16);
-  interp: Uint32Array = new Uint32Array(16);
-  tsLow: Uint32Array = new Uint32Array(16);
-  tsHigh: Uint32Array = new Uint32Array(16);
-  depth: Uint32Array = new Uint32Array(16);
-  /** path[t * 257 + k] = node of the bottom k frames of thread t's stack. */
-  path: Uint32Array = new Uint32Array(16 * PATH_STRIDE);
-  private slots = new Int32Array(64).fill(-1);
-  private mask = 63;
-
-  private hash(low: number, high: number, interp: number): number {
-    return (Math.imul(low ^ 0x27d4eb2f, 0x9e3779b1) ^ Math.imul(high + 0x165667b1, 0x85ebca77) ^ Math.imul(interp, 0xc2b2ae3d)) >>> 0;
-  }
-
-  find(low: number, high: number, interp: number): number {
-    let i = this.hash(low, high, interp) & this.mask;
-    for (;;) {
-      const t = this.slots[i]!;
-      if (t < 0) return -1 - i;
-      if (this.idLow[t] === low && this.idHigh[t] === high && this.interp[t] === interp) return t;
-      i = (i + 1) & this.mask;
-    }
-  }
-
-  add(slot: number, low: number, high: number, interp: number, startLow: number, startHigh: number): number {
-    const t = this.count++;
-    if (t >= this.idLow.length) this.growArrays();
-    this.idLow[t] = low;
-    this.idHigh[t] = high;
-    this.interp[t] = interp;
-    this.tsLow[t] = startLow;
-    this.tsHigh[t] = startHigh;
-    this.depth[t] = 0;
-    this.path[t * PATH_STRIDE] = 0;
-    this.slots[slot] = t;
-    if (this.count * 2 > this.mask) this.growSlots();
-    return t;
-  }
-
-  private growArrays(): void {
-    const n = this.idLow.length * 2;
-    const grow32 = (a: Uint32Array, size = n): Uint32Array => {
-      const b = new Uint32Array(size);
-      b.set(a);
-      return b;
-    };
-    this.idLow = grow32(this.idLow);
-    this.idHigh = grow32(this.idHigh);
-    this.interp = grow32(this.interp);
-    this.tsLow = grow32(this.tsLow);
-    this.tsHigh = grow32(this.tsHigh);
-    this.depth = grow32(this.depth);
-    this.path = grow32(this.path, n * PATH_STRIDE);
-  }
-
-  private growSlots(): void {
-    const size = (this.mask + 1) * 2;
-    const slots = new Int32Array(size).fill(-1);
-    const mask = size - 1;
-    for (let t = 0; t < this.count; t++) {
-      let i = this.hash(this.idLow[t]!, this.idHigh[t]!, this.interp[t]!) & mask;
-      while (slots[i]! >= 0) i = (i + 1) & mask;
-      slots[i] = t;
-    }
-    this.slots = slots;
-    this.mask = mask;
-  }
-}
 
 export class RecordDecoderJs {
   private readonly le: boolean;
@@ -346,7 +197,7 @@ export class RecordDecoderJs {
   }
 
   private progress(): void {
-    this.pushEvent(EventKind.Progress, this.replayed % 0x1_0000_0000, Math.floor(this.replayed / 0x1_0000_0000), 0, 0);
+    this.pushEvent(EventKind.Progress, this.replayed % TWO_POW_32, Math.floor(this.replayed / TWO_POW_32), 0, 0);
   }
 
   private pushTimestamp(t: number): void {

@@ -5,7 +5,7 @@
  */
 import { ErrorCode } from '../../errors';
 import { NO_OPCODE } from '../format';
-import { openError } from '../file/layout';
+import { openError } from '../file/index';
 import { readU32, readZigzag32, varint } from './varint';
 
 /** One frame-table entry, resolved as CPython's reader hands it out. */
@@ -126,22 +126,26 @@ export function parseFrameTable(bytes: Uint8Array, base: number, offset: number,
   return table;
 }
 
-/** The Frame object of entry i (strings resolved), or the CPython error that resolving it raises. */
+/** The Frame object of entry i (strings resolved), or null when a string index is out of range (an error only if a sample uses it). */
 export function resolveFrame(table: FrameTable, strings: readonly string[], i: number): Frame | null {
-  const fi = table.filenameIndex[i]!;
-  const fn = table.funcnameIndex[i]!;
+  return frameFromStored(strings, table.filenameIndex[i]!, table.funcnameIndex[i]!, table.lineno[i]!, table.endLineno[i]!, table.column[i]!, table.endColumn[i]!, table.opcode[i]!);
+}
+
+/**
+ * A Frame from stored values (end positions absolute), as CPython's reader
+ * builds it; null when a string index is out of range. Versions 1 and 2 alike.
+ */
+export function frameFromStored(strings: readonly string[], fi: number, fn: number, lineno: number, endLineno: number, column: number, endColumn: number, opcode: number): Frame | null {
   if (fi >= strings.length || fn >= strings.length) return null;
-  const lineno = table.lineno[i]!;
   const hasLocation = lineno !== LOCATION_NOT_AVAILABLE;
-  const opcode = table.opcode[i]!;
   // Not frozen (freezing 400 frames costs as much as opening the file): read-only by contract.
   return {
     filename: strings[fi]!,
     funcname: strings[fn]!,
     lineno: hasLocation ? lineno : null,
-    endLineno: hasLocation ? table.endLineno[i]! : null,
-    column: hasLocation ? table.column[i]! : null,
-    endColumn: hasLocation ? table.endColumn[i]! : null,
+    endLineno: hasLocation ? endLineno : null,
+    column: hasLocation ? column : null,
+    endColumn: hasLocation ? endColumn : null,
     opcode: opcode === NO_OPCODE ? null : opcode,
   };
 }

@@ -2,7 +2,7 @@
 import type { Frame } from './tables';
 
 export type { Frame } from './tables';
-export type { ProfileInfo } from '../file/layout';
+export type { ProfileInfo } from '../file/index';
 
 export interface ReaderOptions {
   /** CPython refuses a decompressed sample region beyond 1 GiB; the same cap by default. */

@@ -1,5 +1,5 @@
 /**
- * ProfileReader's version-2 path: a decoded version-2 file (file.ts) seen
+ * ProfileReader's version-2 path: a decoded version-2 file (v2-file.ts) seen
  * through the reader's API (info, layout, strings, frames, samples(),
  * replay()), so callers read versions 1 and 2 alike.
  *
@@ -12,12 +12,12 @@
  */
 import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '../../errors';
 import { Compression, FOOTER_SIZE, HEADER_SIZE, Header } from '../format';
-import type { ByteSource, Layout, ProfileInfo } from '../file/layout';
-import { resolveFrame, type Frame, type FrameTable } from './tables';
+import type { ByteSource, Layout, ProfileInfo } from '../file/index';
+import { frameFromStored, type Frame } from './tables';
 import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample } from './types';
-import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from '../v2/file';
+import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from './v2-file';
 import { BlockKind } from '../v2/format';
-import { zstdPrefix } from '../file/zstd';
+import { zstdPrefix } from '../file/index';
 
 const BLOCK_PREFIX = 13;
 
@@ -79,30 +79,20 @@ export function v2Layout(profile: V2Profile, fileSize: number): Layout {
   };
 }
 
-/** The frame table in the reader's shape, so frames resolve exactly as version 1's do. */
+/** The frame table resolved as version 1's is (end = start + stored delta in int32; −1 stays −1). */
 export function v2Frames(profile: V2Profile): (Frame | null)[] {
-  const n = profile.frames.length;
-  const t: FrameTable = {
-    count: n,
-    filenameIndex: new Uint32Array(n),
-    funcnameIndex: new Uint32Array(n),
-    lineno: new Int32Array(n),
-    endLineno: new Int32Array(n),
-    column: new Int32Array(n),
-    endColumn: new Int32Array(n),
-    opcode: new Uint8Array(n),
-  };
-  profile.frames.forEach((f, k) => {
-    t.filenameIndex[k] = f.filenameIndex;
-    t.funcnameIndex[k] = f.funcnameIndex;
-    t.lineno[k] = f.lineno;
-    // As reader-tables.ts parses version 1: end = start + stored delta in int32, −1 stays −1.
-    t.endLineno[k] = f.lineno === -1 ? -1 : (f.lineno + f.endLinenoDelta) | 0;
-    t.column[k] = f.column;
-    t.endColumn[k] = f.column === -1 ? -1 : (f.column + f.endColumnDelta) | 0;
-    t.opcode[k] = f.opcode;
-  });
-  return Array.from({ length: n }, (_, k) => resolveFrame(t, profile.strings, k));
+  return profile.frames.map((f) =>
+    frameFromStored(
+      profile.strings,
+      f.filenameIndex,
+      f.funcnameIndex,
+      f.lineno,
+      f.lineno === -1 ? -1 : (f.lineno + f.endLinenoDelta) | 0,
+      f.column,
+      f.column === -1 ? -1 : (f.column + f.endColumnDelta) | 0,
+      f.opcode,
+    ),
+  );
 }
 
 /** A decoding error as a replay-stage error that says how many samples came before it. */
@@ -171,12 +161,27 @@ function checkedStack<F>(table: readonly (Frame | null)[], frames: ArrayLike<num
 const indexOf = (f: number): number => f;
 const frameOf = (_f: number, frame: Frame): Frame => frame;
 
-/** Every sample in file order, as ProfileReader.samples() yields them. */
-export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[], onDone: (stats: ReplayStats) => void): Generator<Sample, void, undefined> {
+/** Where the walk over a version-2 profile is: sample i of chunk c, of thread t; `delivered` samples came before. */
+interface V2Cursor {
+  c: V2SampleChunk;
+  i: number;
+  t: number;
+  status: number;
+  from: number;
+  depth: number;
+  delivered: number;
+}
+
+/**
+ * The one loop over a version-2 profile's samples that samples() and
+ * replay() share: chunk by chunk, with the header's thread and sample counts
+ * checked; every error is a replay-stage error. The cursor object is reused.
+ */
+function* walk(profile: V2Profile): Generator<V2Cursor, number, undefined> {
   const info = profile.info;
-  const stacks = new ThreadStacks<readonly number[]>();
-  let delivered = 0;
   const it = profile.chunks();
+  let delivered = 0;
+  let cursor: V2Cursor | null = null;
   for (;;) {
     let next: IteratorResult<V2SampleChunk, void>;
     try {
@@ -186,54 +191,67 @@ export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[],
     }
     if (next.done) break;
     const c = next.value;
+    cursor ??= { c, i: 0, t: 0, status: 0, from: 0, depth: 0, delivered: 0 };
+    cursor.c = c;
     for (let i = 0; i < c.count; i++) {
       const t = c.sampleThread[i]!;
       if (t >= info.threadCount) throw replayFailure(threadCountError(info, delivered), delivered);
-      const status = c.statuses[i]!;
-      const from = c.stackOffsets[i]!;
-      const depth = c.stackOffsets[i + 1]! - from;
-      // Shared between samples of a thread with the same stack; the status does not matter here.
-      let stack = stacks.get(t, 0, c.frames, from, depth);
-      if (stack === undefined) {
-        stack = checkedStack(table, c.frames, from, depth, delivered, indexOf);
-        stacks.set(t, stack);
-      }
+      cursor.i = i;
+      cursor.t = t;
+      cursor.status = c.statuses[i]!;
+      cursor.from = c.stackOffsets[i]!;
+      cursor.depth = c.stackOffsets[i + 1]! - cursor.from;
+      cursor.delivered = delivered;
+      yield cursor;
       delivered++;
-      yield { threadId: c.threadIds[t]!, interpreterId: c.interpreterIds[t]!, timestampUs: c.timestamps[i]!, status, stack };
     }
   }
   if (BigInt(delivered) !== info.sampleCount) throw replayFailure(sampleCountError(info, delivered), delivered);
-  onDone(v2Stats(delivered));
+  return delivered;
+}
+
+/** Every sample in file order, as ProfileReader.samples() yields them. */
+export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[], onDone: (stats: ReplayStats) => void): Generator<Sample, void, undefined> {
+  const stacks = new ThreadStacks<readonly number[]>();
+  const samples = walk(profile);
+  for (let r = samples.next(); ; r = samples.next()) {
+    if (r.done) {
+      onDone(v2Stats(r.value));
+      return;
+    }
+    const { c, i, t, status, from, depth, delivered } = r.value;
+    // Shared between samples of a thread with the same stack; the status does not matter here.
+    let stack = stacks.get(t, 0, c.frames, from, depth);
+    if (stack === undefined) {
+      stack = checkedStack(table, c.frames, from, depth, delivered, indexOf);
+      stacks.set(t, stack);
+    }
+    yield { threadId: c.threadIds[t]!, interpreterId: c.interpreterIds[t]!, timestampUs: c.timestamps[i]!, status, stack };
+  }
 }
 
 /** CPython's collector shape: one collect() per sample. Returns the number of samples. */
 export function v2Replay(profile: V2Profile, table: readonly (Frame | null)[], collector: Collector, options: ReplayOptions, onDone: (stats: ReplayStats) => void): number {
-  const info = profile.info;
-  const total = Number(info.sampleCount);
+  const total = Number(profile.info.sampleCount);
   const onProgress = options.onProgress;
   const stacks = new ThreadStacks<readonly InterpreterInfo[]>();
+  const samples = walk(profile);
   let delivered = 0;
   onProgress?.(0, total);
   try {
-    for (const c of profile.chunks()) {
-      for (let i = 0; i < c.count; i++) {
-        const t = c.sampleThread[i]!;
-        if (t >= info.threadCount) throw threadCountError(info, delivered);
-        const status = c.statuses[i]!;
-        const from = c.stackOffsets[i]!;
-        const depth = c.stackOffsets[i + 1]! - from;
-        let stackFrames = stacks.get(t, status, c.frames, from, depth);
-        if (stackFrames === undefined) {
-          const frameInfo = checkedStack(table, c.frames, from, depth, delivered, frameOf);
-          stackFrames = [{ interpreterId: c.interpreterIds[t]!, threads: [{ threadId: c.threadIds[t]!, status, frameInfo }] }];
-          stacks.set(t, stackFrames);
-        }
-        collector.collect(stackFrames, [c.timestamps[i]!]);
-        delivered++;
-        if (onProgress && delivered % 1000 === 0) onProgress(delivered, total);
+    for (let r = samples.next(); !r.done; r = samples.next()) {
+      const { c, i, t, status, from, depth } = r.value;
+      delivered = r.value.delivered;
+      let stackFrames = stacks.get(t, status, c.frames, from, depth);
+      if (stackFrames === undefined) {
+        const frameInfo = checkedStack(table, c.frames, from, depth, delivered, frameOf);
+        stackFrames = [{ interpreterId: c.interpreterIds[t]!, threads: [{ threadId: c.threadIds[t]!, status, frameInfo }] }];
+        stacks.set(t, stackFrames);
       }
+      collector.collect(stackFrames, [c.timestamps[i]!]);
+      delivered++;
+      if (onProgress && delivered % 1000 === 0) onProgress(delivered, total);
     }
-    if (BigInt(delivered) !== info.sampleCount) throw sampleCountError(info, delivered);
   } catch (err) {
     if (isProfpackError(err) && err.details?.stage === 'replay') throw err;
     throw replayFailure(err, delivered);

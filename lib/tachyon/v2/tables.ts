@@ -16,7 +16,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ByteSink, ByteSource } from './bytes';
 import { HeaderFlag, MTF_SIZE } from './format';
-import { zstdCompress } from '../file/zstd';
+import { zstdCompress } from '../file/index';
 
 /**
  * One frame-table entry with the values version 1 stores (after CPython's
@@ -338,6 +338,18 @@ export function frameTableEntry(
   };
 }
 
+/** The raw location and opcode that CPython's conversion stores as `entry`: end = start + delta (in int32), −1 stays −1. */
+export function entryLocation(entry: FrameTableEntry): { lineno: number; endLineno: number; column: number; endColumn: number; opcode: number | null } {
+  const { lineno, column } = entry;
+  return {
+    lineno,
+    endLineno: lineno === -1 ? -1 : (lineno + entry.endLinenoDelta) | 0,
+    column,
+    endColumn: column === -1 ? -1 : (column + entry.endColumnDelta) | 0,
+    opcode: entry.opcode === 255 ? null : entry.opcode,
+  };
+}
+
 export function checkFrameTableEntry(f: FrameTableEntry): void {
   for (const key of ['filenameIndex', 'funcnameIndex'] as const) {
     if (!Number.isInteger(f[key]) || f[key] < 0 || f[key] > 0xffff_ffff) {
@@ -355,16 +367,17 @@ export interface Version2Tables {
 
 /**
  * Version 2's tables from version 1's encoded ones (what ProfileWriter builds
- * as it interns): NUL-terminated strings when no string has a NUL, the column
- * frame table, each zstd-compressed when `level` is given.
+ * as it interns): NUL-terminated strings when no string has a NUL, the frame
+ * table in `coding` (default the column coding, the smallest measured), each
+ * zstd-compressed when `level` is given.
  */
-export function version2Tables(stringTable: Uint8Array, stringCount: number, frameTable: Uint8Array, frameCount: number, level: number | null): Version2Tables {
+export function version2Tables(stringTable: Uint8Array, stringCount: number, frameTable: Uint8Array, frameCount: number, level: number | null, coding: FrameTableCoding = 'columns'): Version2Tables {
   const strings = decodeStringTable(new ByteSource(stringTable, 0, stringTable.length, 0), stringCount);
   const frames = decodeFrameTable(new ByteSource(frameTable, 0, frameTable.length, 0), frameCount, 'plain');
   const nul = canTerminateStrings(strings);
   let s = encodeStringTable(strings, nul);
-  let f = encodeFrameTable(frames, 'columns');
-  let flags = HeaderFlag.FrameTableColumns | (nul ? HeaderFlag.StringsNulTerminated : 0);
+  let f = encodeFrameTable(frames, coding);
+  let flags = (coding === 'columns' ? HeaderFlag.FrameTableColumns : coding === 'mtf' ? HeaderFlag.FrameTableMtf : 0) | (nul ? HeaderFlag.StringsNulTerminated : 0);
   if (level !== null) {
     s = zstdCompress(s, level);
     f = zstdCompress(f, level);

@@ -4,14 +4,14 @@
  * (../shared/notes/tachyon-format.md §5). Twin of native/tachyon/write/writer.h.
  */
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_BUFFER_SIZE, REPEAT_ENTRY_MAX, U32_MAX } from '../format';
-import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
-import { CompressingSink, FileOutput, type RecordSink } from '../file/output';
+import { COUNTER_COUNT, Counter, ThreadMap, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
+import { CompressingSink, FileOutput, type RecordSink } from '../file/index';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { TWO_POW_32 } from '../../varint/leb128';
 
 /** Largest non-REPEAT record: prefix, 10-byte delta, status, two 5-byte counts, 256 5-byte indices. */
 const MAX_STACK_RECORD = RECORD_PREFIX_SIZE + 10 + 1 + 5 + 5 + 5 * MAX_STACK_DEPTH;
 const MAX_REPEAT_RECORD = RECORD_PREFIX_SIZE + 5 + REPEAT_BUFFER_SIZE;
-const TWO_POW_32 = 0x1_0000_0000;
 
 class ThreadState {
   /** thread_id u64 then interpreter_id u32, in the file's byte order. */
@@ -64,7 +64,7 @@ export class JsSampleEngine implements SampleEngine {
   readonly output: FileOutput;
   private readonly records: RecordSink;
   private readonly compressing: CompressingSink | null;
-  private readonly threadsByInterpreter = new Map<number, Map<number | string, ThreadState>>();
+  private readonly threadsByInterpreter = new ThreadMap<ThreadState>();
   /** First-seen order: pending REPEAT runs are flushed in it at finalize. */
   private readonly threads: ThreadState[] = [];
   private readonly stats = new Float64Array(COUNTER_COUNT);
@@ -73,7 +73,7 @@ export class JsSampleEngine implements SampleEngine {
   private readonly startLo: number;
 
   constructor(options: EngineOptions) {
-    this.output = new FileOutput(options.fd);
+    this.output = new FileOutput(options.fd, options.memory ?? null);
     this.littleEndian = options.littleEndian;
     this.startHi = options.startTimeHi;
     this.startLo = options.startTimeLo;
@@ -82,19 +82,13 @@ export class JsSampleEngine implements SampleEngine {
   }
 
   private thread(tidHi: number, tidLo: number, interpreterId: number): ThreadState {
-    let byThread = this.threadsByInterpreter.get(interpreterId);
-    if (byThread === undefined) {
-      byThread = new Map();
-      this.threadsByInterpreter.set(interpreterId, byThread);
-    }
-    const key = tidHi < 0x20_0000 ? tidHi * TWO_POW_32 + tidLo : `${tidHi}:${tidLo}`;
-    let state = byThread.get(key);
+    let state = this.threadsByInterpreter.get(tidHi, tidLo, interpreterId);
     if (state === undefined) {
       if (this.threads.length >= U32_MAX) {
         throw new ProfpackError(`the format allows at most ${U32_MAX} threads`, { code: ErrorCode.TACHYON_WRITE_LIMIT });
       }
       state = new ThreadState(tidHi, tidLo, interpreterId, this.startHi, this.startLo, this.littleEndian);
-      byThread.set(key, state);
+      this.threadsByInterpreter.set(tidHi, tidLo, interpreterId, state);
       this.threads.push(state);
       this.stats[Counter.threadCount] = this.threads.length;
     }

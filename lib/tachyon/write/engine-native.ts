@@ -6,8 +6,8 @@
  */
 import { nativeModule } from '../../backend';
 import type { EngineOptions, SampleEngine } from './engine';
-import { ZstdStream, type ZstdDirective } from '../file/output';
-import { ByteBuffer } from './tables';
+import { ZstdStream, type ZstdDirective } from '../file/index';
+import { ByteSink } from '../../varint/byte-sink';
 import type { PatchableSink } from '../../varint/slots';
 
 interface NativeProfileWriter {
@@ -43,7 +43,7 @@ export class NativeSampleEngine implements SampleEngine {
     let compress: ((chunk: Uint8Array, directive: number) => Uint8Array) | undefined;
     if (options.compression === 'zstd') {
       const stream = new ZstdStream(options.level);
-      const collected = new ByteBuffer(1 << 16);
+      const collected = new ByteSink(1 << 16);
       const collector: PatchableSink = {
         get position() {
           return collected.length;
@@ -56,7 +56,7 @@ export class NativeSampleEngine implements SampleEngine {
       // The addon's directives, in ZSTD_EndDirective order (native/tachyon/write/writer.h ZstdDirective).
       const directives: readonly ZstdDirective[] = ['continue', 'flush', 'end'];
       compress = (chunk, directive) => {
-        collected.length = 0;
+        collected.clear();
         stream.compress(chunk, directives[directive]!, collector);
         return collected.view();
       };

@@ -1,6 +1,6 @@
 /**
  * ProfileWriter's sample engines for format version 2 (`formatVersion: 2`):
- * samples go into sample blocks (blocks.ts, docs/format-v2.md §3) instead of
+ * samples go into sample blocks (v2/blocks.ts, docs/format-v2.md §3) instead of
  * version 1's records, and the region is one zstd frame when compression is
  * on. ProfileWriter keeps its policy (argument checks, tables, header, stats,
  * footer, states); only the header's version and flags and the table coding
@@ -12,14 +12,14 @@
  * (test/v2/backends.test.ts).
  */
 import { ErrorCode, ProfpackError } from '../../errors';
+import { TWO_POW_32 } from '../../varint/leb128';
 import { MAX_STACK_DEPTH } from '../format';
 import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
-import { FileOutput, ZstdStream } from '../file/output';
+import { FileOutput, ZstdStream } from '../file/index';
 import { SampleBlockWriter, blockKindOf, type StackCoding } from '../v2/blocks';
 import { BLOCK_MAX_SAMPLES } from '../v2/format';
 import { v2Native, type NativeEncoderHandle } from '../v2/native';
 
-const TWO_POW_32 = 0x1_0000_0000;
 const SAFE_HIGH = 0x20_0000; // hi < 2^21: hi × 2^32 + lo stays below 2^53
 
 /** Samples and frames staged before one crossing into the native encoder. */
@@ -38,7 +38,7 @@ abstract class BlockEngine implements SampleEngine {
     if (!options.littleEndian) {
       throw new ProfpackError('format version 2 is little-endian only', { code: ErrorCode.V2_UNSUPPORTED, expected: 'a little-endian host' });
     }
-    this.output = new FileOutput(options.fd);
+    this.output = new FileOutput(options.fd, options.memory ?? null);
     this.zstd = options.compression === 'zstd' ? new ZstdStream(options.level) : null;
   }
 
@@ -83,7 +83,7 @@ abstract class BlockEngine implements SampleEngine {
   }
 }
 
-/** The JS twin: blocks.ts's SampleBlockWriter. */
+/** The JS twin: v2/blocks.ts's SampleBlockWriter. */
 class JsBlockEngine extends BlockEngine {
   private readonly blocks: SampleBlockWriter;
   private readonly scratch = new Uint32Array(MAX_STACK_DEPTH);
@@ -91,7 +91,7 @@ class JsBlockEngine extends BlockEngine {
   constructor(options: EngineOptions, stackCoding: StackCoding, sampleIntervalUs: bigint) {
     super(options);
     const startTimeUs = (BigInt(options.startTimeHi) << 32n) | BigInt(options.startTimeLo);
-    this.blocks = new SampleBlockWriter(stackCoding, { sampleIntervalUs, startTimeUs }, (block) => this.emit(block));
+    this.blocks = new SampleBlockWriter(stackCoding, { sampleIntervalUs, startTimeUs }, (block) => this.emit(block), options.blockMaxSamples ?? BLOCK_MAX_SAMPLES);
   }
 
   writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void {
@@ -147,7 +147,7 @@ class NativeBlockEngine extends BlockEngine {
     super(options);
     if (v2Native === null) throw new ProfpackError('the native addon has no version-2 encoder', { code: ErrorCode.NATIVE_UNAVAILABLE });
     const startTimeUs = (BigInt(options.startTimeHi) << 32n) | BigInt(options.startTimeLo);
-    this.handle = v2Native.createEncoder(blockKindOf(stackCoding), sampleIntervalUs, startTimeUs, BLOCK_MAX_SAMPLES);
+    this.handle = v2Native.createEncoder(blockKindOf(stackCoding), sampleIntervalUs, startTimeUs, options.blockMaxSamples ?? BLOCK_MAX_SAMPLES);
   }
 
   writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void {

@@ -1,11 +1,13 @@
 /**
  * The contract between ProfileWriter (policy, validation, tables, header)
- * and the two sample encoders: the pure-JS one (writer-js.ts) and the native
- * one (writer-native.ts over native/tachyon/write/writer.h). Both receive samples
+ * and the two sample encoders: the pure-JS one (engine-js.ts) and the native
+ * one (engine-native.ts over native/tachyon/write/writer.h). Both receive samples
  * that are already validated, with 64-bit values split into u32 halves.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
+import type { ByteSink } from '../../varint/byte-sink';
 import type { PatchableSink } from '../../varint/slots';
+import { TWO_POW_32 } from '../../varint/leb128';
 import { MAX_STACK_DEPTH } from '../format';
 
 /** Indices into the counters array both engines keep (CPython's BinaryWriter.get_stats()). */
@@ -53,6 +55,10 @@ export interface SampleEngine {
 
 export interface EngineOptions {
   fd: number;
+  /** The file is this buffer instead of `fd` (JS output only: the JS engines and version 2's). */
+  memory?: ByteSink;
+  /** Version 2: samples per block (default BLOCK_MAX_SAMPLES; tests use small blocks). */
+  blockMaxSamples?: number;
   compression: 'zstd' | 'none';
   level: number;
   /** Header start time as u32 halves: each thread's first delta is relative to it. */
@@ -94,4 +100,27 @@ export function writeTickAsStacks(engine: SampleEngine, tsHi: number, tsLo: numb
     engine.writeStack(tidWords[2 * k + 1]!, tidWords[2 * k]!, interpreterIds[k]!, tsHi, tsLo, statuses[k]!, ids, start, depth);
     start = end;
   }
+}
+
+/** Per-thread values keyed as CPython keys threads: interpreter id and the thread id's u32 halves. */
+export class ThreadMap<T> {
+  private readonly byInterpreter = new Map<number, Map<number | string, T>>();
+
+  get(tidHi: number, tidLo: number, interpreterId: number): T | undefined {
+    return this.byInterpreter.get(interpreterId)?.get(threadKey(tidHi, tidLo));
+  }
+
+  set(tidHi: number, tidLo: number, interpreterId: number, value: T): void {
+    let byThread = this.byInterpreter.get(interpreterId);
+    if (byThread === undefined) {
+      byThread = new Map();
+      this.byInterpreter.set(interpreterId, byThread);
+    }
+    byThread.set(threadKey(tidHi, tidLo), value);
+  }
+}
+
+/** A number while hi × 2^32 + lo stays below 2^53, else a string. */
+function threadKey(tidHi: number, tidLo: number): number | string {
+  return tidHi < 0x20_0000 ? tidHi * TWO_POW_32 + tidLo : `${tidHi}:${tidLo}`;
 }

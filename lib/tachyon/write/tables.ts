@@ -5,60 +5,8 @@
  * is a hash lookup that JS does as fast as a round trip through N-API.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
+import { ByteSink } from '../../varint/byte-sink';
 import { NO_OPCODE, U32_MAX } from '../format';
-
-/** A growable byte buffer with inline LEB128 appenders. */
-export class ByteBuffer {
-  bytes: Uint8Array;
-  length = 0;
-
-  constructor(capacity = 1024) {
-    this.bytes = new Uint8Array(capacity);
-  }
-
-  ensure(extra: number): void {
-    const need = this.length + extra;
-    if (need <= this.bytes.length) return;
-    let capacity = this.bytes.length * 2;
-    while (capacity < need) capacity *= 2;
-    const grown = new Uint8Array(capacity);
-    grown.set(this.bytes.subarray(0, this.length));
-    this.bytes = grown;
-  }
-
-  /** Unsigned LEB128 of a u32 (caller guarantees 0 <= value < 2^32). */
-  u32(value: number): void {
-    this.ensure(5);
-    const b = this.bytes;
-    let pos = this.length;
-    while (value >= 0x80) {
-      b[pos++] = (value & 0x7f) | 0x80;
-      value >>>= 7;
-    }
-    b[pos++] = value;
-    this.length = pos;
-  }
-
-  /** zigzag + LEB128 of an int32, as the frame table stores positions. */
-  zigzag32(value: number): void {
-    this.u32(((value << 1) ^ (value >> 31)) >>> 0);
-  }
-
-  byte(value: number): void {
-    this.ensure(1);
-    this.bytes[this.length++] = value;
-  }
-
-  append(data: Uint8Array): void {
-    this.ensure(data.length);
-    this.bytes.set(data, this.length);
-    this.length += data.length;
-  }
-
-  view(): Uint8Array {
-    return this.bytes.subarray(0, this.length);
-  }
-}
 
 function limit(what: string): ProfpackError {
   return new ProfpackError(`the format allows at most ${U32_MAX} ${what}`, {
@@ -75,7 +23,7 @@ const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): 
 export class StringTable {
   private readonly ids = new Map<string, number>();
   private readonly byId: string[] = [];
-  readonly encoded = new ByteBuffer(4096);
+  readonly encoded = new ByteSink(4096);
 
   get count(): number {
     return this.ids.size;
@@ -108,7 +56,7 @@ export class StringTable {
     }
     if (this.ids.size >= U32_MAX) throw limit('strings');
     const utf8 = encoder.encode(value);
-    this.encoded.u32(utf8.length);
+    this.encoded.uvarint(utf8.length);
     this.encoded.append(utf8);
     const id = this.ids.size;
     this.ids.set(value, id);
@@ -155,7 +103,7 @@ export class FrameTable {
   private slots = new Int32Array(2048).fill(-1);
   private mask = 2047;
   private size = 0;
-  readonly encoded = new ByteBuffer(8192);
+  readonly encoded = new ByteSink(8192);
 
   get count(): number {
     return this.size;
@@ -204,13 +152,13 @@ export class FrameTable {
   /** Frame-table entry (§4): ends are stored as deltas, 0 when either side is -1 (int32 wrap). */
   private encode(filenameId: number, funcnameId: number, lineno: number, endLineno: number, column: number, endColumn: number, opcode: number): void {
     const out = this.encoded;
-    out.u32(filenameId);
-    out.u32(funcnameId);
+    out.uvarint(filenameId);
+    out.uvarint(funcnameId);
     out.zigzag32(lineno);
     out.zigzag32(lineno === -1 || endLineno === -1 ? 0 : (endLineno - lineno) | 0);
     out.zigzag32(column);
     out.zigzag32(column === -1 || endColumn === -1 ? 0 : (endColumn - column) | 0);
-    out.byte(opcode);
+    out.u8(opcode);
   }
 
   mark(): { count: number; bytes: number } {

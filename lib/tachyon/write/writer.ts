@@ -12,243 +12,46 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { backend } from '../../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
-import { SlotWriter, type Slot, type SlotWidth } from '../../varint/slots';
-import {
-  Compression,
-  FOOTER_SIZE,
-  FORMAT_VERSION,
-  FORMAT_VERSION_2,
-  HEADER_SIZE,
-  Header,
-  MAGIC,
-  MAX_PROFILING_MODE,
-  MAX_STACK_DEPTH,
-  ProfilingConfig,
-  STATS_BLOCK_SIZE,
-  STATS_SIGNATURE,
-  STATS_VERSION,
-  StatsBlock,
-  StatsPresence,
-  U32_MAX,
-  U64_MAX,
-  WRITER_PYTHON_VERSION,
-  ZSTD_LEVEL,
-} from '../format';
+import { SlotWriter } from '../../varint/slots';
+import { Compression, FOOTER_SIZE, FORMAT_VERSION, FORMAT_VERSION_2, HEADER_SIZE, MAGIC, MAX_STACK_DEPTH, WRITER_PYTHON_VERSION, ZSTD_LEVEL } from '../format';
+import { footer, reserveHeader, statsBlock, type HeaderSlots, type StatsValues } from '../file/index';
+import { ioError } from '../file/index';
+import { version2Tables, type FrameTableCoding } from '../v2/tables';
+import type { ByteSink } from '../../varint/byte-sink';
+import { configWord, finiteNonNegative, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { COUNTER_COUNT, Counter, type EngineOptions, type SampleEngine } from './engine';
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
-import { ioError } from '../file/output';
-import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
-import type { StackCoding } from '../v2/blocks';
 import { createV2Engine } from './engine-v2';
-import { version2Tables } from '../v2/tables';
+import { StackInterner } from './stack-interner';
+import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
+import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
 
-// Node 20 has Symbol.dispose/asyncDispose; define them (as Node's own polyfill does) where missing.
-if (typeof Symbol.dispose !== 'symbol') Object.defineProperty(Symbol, 'dispose', { value: Symbol.for('nodejs.dispose') });
-if (typeof Symbol.asyncDispose !== 'symbol') Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('nodejs.asyncDispose') });
-
-export type ProfilingModeName = 'wall' | 'cpu' | 'gil' | 'all' | 'exception';
-const MODE_NAMES: Record<ProfilingModeName, number> = { wall: 0, cpu: 1, gil: 2, all: 3, exception: 4 };
-
-export interface ProfileWriterOptions {
-  /** Header sample_interval_us (u64). */
-  sampleIntervalUs: number | bigint;
-  /** Header start_time_us (u64); each thread's first delta is relative to it. Default 0. */
-  startTimeUs?: number | bigint;
-  /** Default 'zstd' (level 5, CPython's default), as one zstd frame over the sample region. */
-  compression?: 'zstd' | 'none';
-  /** zstd level; default 5. */
-  level?: number;
-  /** Profiling mode (0 wall .. 4 exception, or its name); -1 / null / undefined = unknown. */
-  mode?: number | ProfilingModeName | null;
-  /** Capture-feature mask 0..31 (1 all_threads, 2 native, 4 gc, 8 opcodes, 16 blocking); -1 / null / undefined = unknown. */
-  captureFeatures?: number | null;
-  /** Force one encoder for this writer (default: the process backend). */
-  backend?: 'native' | 'js';
-  /**
-   * Promise that FrameInfo objects (and their location objects) passed to
-   * writeSample are never modified afterwards. writeSample then recognises a
-   * frame seen at the same depth in the thread's previous sample by identity,
-   * without reading it. Default false: every frame's values are compared.
-   */
-  immutableFrames?: boolean;
-  /**
-   * 1 (default): CPython 3.15's format, byte for byte. 2: profpack's opt-in
-   * extension (docs/format-v2.md), smaller, which CPython 3.15 refuses at
-   * open; `downgrade()` rewrites it as version 1.
-   */
-  formatVersion?: 1 | 2;
-  /**
-   * Version 2 only: how stacks are coded: 'stacktable' (default, interned
-   * stacks; the smaller on every stream measured) or 'predict' (memtrace's
-   * cache and prediction).
-   */
-  stackCoding?: StackCoding;
-}
+export type { FrameInfo, FrameSpec, InterpreterInfo, LocationInfo, ProfileWriterOptions, ProfilingModeName, StackTick, ThreadInfo, WriterState, WriterStats } from './types';
 
 /** zstd level of version 2's string and frame tables (written once, at finalize; docs/format-v2.md §7). */
 const V2_TABLES_LEVEL = 19;
 
-/** CPython's LocationInfo; an element that is not an integer is stored as -1 (absent). */
-export interface LocationInfo {
-  lineno?: number | bigint | null;
-  endLineno?: number | bigint | null;
-  colOffset?: number | bigint | null;
-  endColOffset?: number | bigint | null;
-}
-
-/** CPython's FrameInfo(filename, location, funcname, opcode). */
-export interface FrameInfo {
-  filename: string;
-  funcname: string;
-  /** null = no location (all four positions -1); also a [lineno, endLineno, colOffset, endColOffset] tuple. */
-  location?: LocationInfo | readonly unknown[] | null;
-  /** 0..254; anything else (null, 255, 300, -1) is stored as 255 = none. */
-  opcode?: number | bigint | null;
-}
-
-/** CPython's ThreadInfo(thread_id, status, frame_info); frames innermost first. */
-export interface ThreadInfo {
-  threadId: number | bigint;
-  /** Status bits; only the low 8 bits are stored (as CPython does). */
-  status: number | bigint;
-  frameInfo: readonly FrameInfo[];
-}
-
-/** CPython's InterpreterInfo(interpreter_id, threads). */
-export interface InterpreterInfo {
-  interpreterId: number | bigint;
-  threads: readonly ThreadInfo[];
-}
-
-/** The frame fields of internFrame: strings or ids from internString. */
-export interface FrameSpec {
-  filename: string | number;
-  funcname: string | number;
-  lineno?: number | bigint | null;
-  endLineno?: number | bigint | null;
-  column?: number | bigint | null;
-  endColumn?: number | bigint | null;
-  opcode?: number | bigint | null;
-}
-
 /**
- * One sampling tick for the fast path: thread k's stack is
- * frameIds[stackEnds[k-1] .. stackEnds[k]) (stackEnds[-1] = 0), innermost first.
+ * Options for the library's own callers and tests, kept out of the public
+ * ProfileWriterOptions: an in-memory file, version 2's block size and table
+ * storage. Passed as `options[WRITER_INTERNALS]`.
  */
-export interface StackTick {
-  threadIds: BigUint64Array | Float64Array | readonly (number | bigint)[];
-  /** One per thread, or one number for all. */
-  interpreterIds: Uint32Array | readonly number[] | number;
-  /** Status bytes (any integer array: the low 8 bits are kept). */
-  statuses: Uint8Array | readonly number[];
-  stackEnds: Uint32Array;
-  frameIds: Uint32Array;
+export interface WriterInternals {
+  /** The file is this buffer (JS encoders, or version 2's native one); `path` is then only a name. */
+  memory?: ByteSink;
+  /** Version 2: samples per block (tests cross block boundaries with small ones). */
+  blockMaxSamples?: number;
+  /** Version 2: zstd tables (default: when compression is 'zstd'), their level (19) and frame-table coding ('columns'). */
+  compressTables?: boolean;
+  tablesLevel?: number;
+  frameTable?: FrameTableCoding;
 }
+export const WRITER_INTERNALS = Symbol('profpack.writerInternals');
 
-/** CPython's BinaryWriter.get_stats(). */
-export interface WriterStats {
-  repeatRecords: number;
-  repeatSamples: number;
-  fullRecords: number;
-  suffixRecords: number;
-  popPushRecords: number;
-  totalRecords: number;
-  totalSamples: number;
-  totalFramesWritten: number;
-  framesSaved: number;
-  /** Record bytes before compression (header and tables excluded), as CPython counts them. */
-  bytesWritten: number;
-  frameCompressionPct: number;
-  threadCount: number;
-}
-
-export type WriterState = 'open' | 'broken' | 'finalized' | 'closed';
-
-interface StatsValues {
-  durationSec: number;
-  sampleRate: number;
-  errorRate: number | undefined;
-  missedSamples: number | undefined;
-}
-
-const TWO_POW_32 = 0x1_0000_0000;
-
-/** The header's fields in file order with their widths; reserved as zeros, patched at finalize. */
-const HEADER_SLOTS: readonly [keyof typeof Header, SlotWidth][] = [
-  ['magic', 4],
-  ['version', 4],
-  ['pythonMajor', 1],
-  ['pythonMinor', 1],
-  ['pythonMicro', 1],
-  ['reserved', 1],
-  ['startTimeUs', 8],
-  ['sampleIntervalUs', 8],
-  ['sampleCount', 8],
-  ['threadCount', 4],
-  ['stringTableOffset', 8],
-  ['frameTableOffset', 8],
-  ['compressionType', 4],
-  ['profilingConfig', 4],
-];
-
-function invalid(message: string, expected: string): ProfpackError {
-  return new ProfpackError(message, { code: ErrorCode.INVALID_ARGUMENT, expected });
-}
-
-function limit(message: string, expected: string): ProfpackError {
-  return new ProfpackError(message, { code: ErrorCode.TACHYON_WRITE_LIMIT, expected });
-}
-
-/** A u64 argument as u32 halves; negative or >= 2^64 is a format limit, like CPython's OverflowError. */
-function u64Halves(value: unknown, what: string, out: Uint32Array, at: number): void {
-  if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value)) {
-      if (Number.isInteger(value) && value < 0) throw limit(`${what} ${value} is negative`, 'a u64');
-      throw invalid(`${what} must be an integer (a bigint beyond 2^53), got ${value}`, 'a safe integer or a bigint');
-    }
-    if (value < 0) throw limit(`${what} ${value} is negative`, 'a u64');
-    out[at] = Math.floor(value / TWO_POW_32);
-    out[at + 1] = value >>> 0;
-    return;
-  }
-  if (typeof value === 'bigint') {
-    if (value < 0n || value > U64_MAX) throw limit(`${what} ${value} does not fit a u64`, 'an integer in [0, 2^64)');
-    out[at] = Number(value >> 32n);
-    out[at + 1] = Number(value & 0xffff_ffffn);
-    return;
-  }
-  throw invalid(`${what} must be a number or bigint, got ${typeof value}`, 'a non-negative integer');
-}
-
-function u32Value(value: unknown, what: string): number {
-  if (typeof value === 'number' && Number.isInteger(value)) {
-    if (value < 0 || value > U32_MAX) throw limit(`${what} ${value} does not fit a u32`, 'an integer in [0, 2^32)');
-    return value;
-  }
-  if (typeof value === 'bigint') {
-    if (value < 0n || value > BigInt(U32_MAX)) throw limit(`${what} ${value} does not fit a u32`, 'an integer in [0, 2^32)');
-    return Number(value);
-  }
-  throw invalid(`${what} must be an integer, got ${String(value)}`, 'an integer in [0, 2^32)');
-}
-
-/** CPython stores the low 8 bits of the status int (259 -> 3, -1 -> 255). */
-function statusByte(value: unknown): number {
-  if (typeof value === 'number' && Number.isInteger(value)) {
-    if (value >= -0x8000_0000 && value <= 0x7fff_ffff) return value & 0xff;
-    return Number(BigInt.asUintN(8, BigInt(value)));
-  }
-  if (typeof value === 'bigint') return Number(BigInt.asUintN(8, value));
-  throw invalid(`status must be an integer, got ${String(value)}`, 'an integer (its low 8 bits are stored)');
-}
-
-function finiteNonNegative(value: unknown, what: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw invalid(`${what} must be a finite non-negative value, got ${String(value)}`, 'a finite number >= 0');
-  }
-  return value;
-}
+// Node 20 has Symbol.dispose/asyncDispose; define them (as Node's own polyfill does) where missing.
+if (typeof Symbol.dispose !== 'symbol') Object.defineProperty(Symbol, 'dispose', { value: Symbol.for('nodejs.dispose') });
+if (typeof Symbol.asyncDispose !== 'symbol') Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('nodejs.asyncDispose') });
 
 /** A writer dropped without finalize() or close() still gives its descriptor back (its buffered samples are lost). */
 const abandoned = new FinalizationRegistry<number>((fd) => {
@@ -259,31 +62,6 @@ const abandoned = new FinalizationRegistry<number>((fd) => {
   }
 });
 
-/** Marks "no location" in a StackCache (distinct from any user value). */
-const NO_LOCATION = Symbol('no location');
-const CACHE_FIELDS = 7;
-
-/**
- * One thread's previous CPython-shaped stack: the raw values of each frame
- * (outermost first) and the frame ids they were interned as. Frames whose
- * raw values all equal the cached ones at the same distance from the bottom
- * reuse the cached id, so a sample only interns the frames that changed.
- * Values, not object identity, are compared: a mutated frame object is a miss.
- */
-class StackCache {
-  depth = 0;
-  /**
-   * CACHE_FIELDS raw values per frame, frame j at j * CACHE_FIELDS: filename, funcname,
-   * opcode, lineno, endLineno, colOffset, endColOffset. One array, filled up
-   * front (a sparse write would make it a slow dictionary array), so a frame's
-   * values share cache lines.
-   */
-  readonly values: unknown[] = new Array(MAX_STACK_DEPTH * CACHE_FIELDS).fill(NO_LOCATION);
-  readonly ids = new Uint32Array(MAX_STACK_DEPTH);
-  /** The frame objects themselves (used only with immutableFrames). */
-  readonly objects: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
-}
-
 export class ProfileWriter implements Disposable, AsyncDisposable {
   readonly path: string;
   /** The encoder in use: 'native' or 'js'. */
@@ -291,7 +69,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private readonly fd: number;
   private readonly engine: SampleEngine;
   private readonly slots: SlotWriter;
-  private readonly header: Partial<Record<keyof typeof Header, Slot>> = {};
+  private readonly header: HeaderSlots;
   private readonly littleEndian: boolean;
   private readonly compression: 'zstd' | 'none';
   private readonly strings = new StringTable();
@@ -307,9 +85,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private scratch = new Uint32Array(4096);
   private readonly halves = new Uint32Array(4);
   private tick = { tids: new Uint32Array(128), interps: new Uint32Array(64), statuses: new Uint8Array(64) };
-  private readonly stackCaches = new Map<number, Map<number | string, StackCache>>();
-  private readonly touched: StackCache[] = [];
-  private readonly immutableFrames: boolean;
+  private readonly interner: StackInterner;
+  private readonly internals: WriterInternals;
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
   readonly formatVersion: 1 | 2;
 
@@ -330,7 +107,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const level = options.level ?? ZSTD_LEVEL;
     if (!Number.isInteger(level) || level < -131072 || level > 22) throw invalid(`level must be a zstd level, got ${String(level)}`, 'an integer zstd level (5 by default)');
     this.config = configWord(options.mode, options.captureFeatures);
-    this.immutableFrames = options.immutableFrames === true;
+    this.interner = new StackInterner(this.strings, this.frames, options.immutableFrames === true);
     const { formatVersion, stackCoding } = formatOptions(options);
     this.formatVersion = formatVersion;
 
@@ -342,38 +119,41 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.backend = which;
     this.path = path;
     this.littleEndian = os.endianness() === 'LE';
+    const internals = (options as { [WRITER_INTERNALS]?: WriterInternals })[WRITER_INTERNALS] ?? {};
+    this.internals = internals;
+    const memory = internals.memory;
+    if (memory !== undefined && formatVersion === 1 && which === 'native') throw invalid('an in-memory version-1 writer needs the JS encoder', "backend: 'js'");
 
     try {
-      this.fd = fs.openSync(path, 'w');
+      this.fd = memory === undefined ? fs.openSync(path, 'w') : -1;
     } catch (err) {
       throw ioError(err, `opening ${path}`);
     }
-    const engineOptions: EngineOptions = { fd: this.fd, compression, level, littleEndian: this.littleEndian, startTimeHi: startHi, startTimeLo: startLo };
+    const engineOptions: EngineOptions = { fd: this.fd, memory, blockMaxSamples: internals.blockMaxSamples, compression, level, littleEndian: this.littleEndian, startTimeHi: startHi, startTimeLo: startLo };
     try {
       if (formatVersion === 2) this.engine = createV2Engine(which, engineOptions, stackCoding, this.interval);
       else this.engine = which === 'native' ? new NativeSampleEngine(engineOptions) : new JsSampleEngine(engineOptions);
     } catch (err) {
-      fs.closeSync(this.fd);
+      this.closeFd();
       throw err;
     }
     // 64 zero bytes, patched at finalize: every field a fixed-width slot.
     this.slots = new SlotWriter(this.engine.output, { littleEndian: this.littleEndian });
-    for (const [name, width] of HEADER_SLOTS) {
-      const slot = this.slots.reserve(width);
-      // The slots must land exactly on format.ts's header offsets (64 bytes in all).
-      if (slot.offset !== Header[name]) throw new Error(`header slot ${name} at ${slot.offset}, expected ${Header[name]}`);
-      this.header[name] = slot;
-    }
+    this.header = reserveHeader(this.slots);
     // On disk now (one write(), as CPython's writer does): a writer killed
     // before its first 512 KiB flush leaves a file readers call "not finalized".
     try {
       this.engine.output.flush();
     } catch (err) {
       this.engine.discard();
-      fs.closeSync(this.fd);
+      this.closeFd();
       throw ioError(err, 'writing the header');
     }
-    abandoned.register(this, this.fd, this);
+    if (this.fd >= 0) abandoned.register(this, this.fd, this);
+  }
+
+  private closeFd(): void {
+    if (this.fd >= 0) fs.closeSync(this.fd);
   }
 
   get state(): WriterState {
@@ -473,18 +253,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (this.scratch.length < words) this.scratch = new Uint32Array(Math.max(words, this.scratch.length * 2));
     const w = this.scratch;
     // Pass 2: intern every kept frame of every thread (undone if one is refused).
-    const stringMark = this.strings.mark();
-    const frameMark = this.frames.mark();
-    this.touched.length = 0;
-    try {
-      this.internAll(interpreters, w);
-    } catch (err) {
-      this.strings.rollback(stringMark);
-      this.frames.rollback(frameMark);
-      // Cached ids of this call may name rolled-back frames.
-      for (const cache of this.touched) cache.depth = 0;
-      throw err;
-    }
+    this.interner.internAll(interpreters, w);
     // Pass 3: encode.
     try {
       for (let i = 0; i < words; ) {
@@ -495,103 +264,6 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     } catch (err) {
       throw this.breakWith(err, 'encoding a sample');
     }
-  }
-
-  private internAll(interpreters: readonly InterpreterInfo[], w: Uint32Array): void {
-    const h = this.halves;
-    let at = 0;
-    for (const interp of interpreters) {
-      const interpreterId = u32Value(interp.interpreterId, 'interpreterId');
-      for (const thread of interp.threads) {
-        u64Halves(thread.threadId, 'threadId', h, 0);
-        const frames = thread.frameInfo;
-        const depth = Math.min(frames.length, MAX_STACK_DEPTH);
-        w[at] = h[0]!;
-        w[at + 1] = h[1]!;
-        w[at + 2] = interpreterId;
-        w[at + 3] = statusByte(thread.status);
-        w[at + 4] = depth;
-        at += 5;
-        const cache = this.stackCache(h[0]!, h[1]!, interpreterId);
-        this.touched.push(cache);
-        const shared = sharedBottom(frames, depth, cache, this.immutableFrames);
-        for (let j = 0; j < shared; j++) w[at + depth - 1 - j] = cache.ids[j]!;
-        // Innermost first, as CPython interns: new strings and frames get ids in that order.
-        for (let i = 0; i < depth - shared; i++) w[at + i] = this.internCached(frames[i]!, cache, depth - 1 - i);
-        cache.depth = depth;
-        at += depth;
-      }
-    }
-  }
-
-  private stackCache(tidHi: number, tidLo: number, interpreterId: number): StackCache {
-    let byThread = this.stackCaches.get(interpreterId);
-    if (byThread === undefined) {
-      byThread = new Map();
-      this.stackCaches.set(interpreterId, byThread);
-    }
-    const key = tidHi < 0x20_0000 ? tidHi * TWO_POW_32 + tidLo : `${tidHi}:${tidLo}`;
-    let cache = byThread.get(key);
-    if (cache === undefined) {
-      cache = new StackCache();
-      byThread.set(key, cache);
-    }
-    return cache;
-  }
-
-  /** Interns one frame and records its raw values at outermost-first position j. */
-  private internCached(frame: FrameInfo, cache: StackCache, j: number): number {
-    const id = this.internFrameInfo(frame);
-    const loc = frame.location;
-    const v = cache.values;
-    const o = j * CACHE_FIELDS;
-    v[o] = frame.filename;
-    v[o + 1] = frame.funcname;
-    v[o + 2] = frame.opcode;
-    if (loc === null || loc === undefined) {
-      v[o + 3] = NO_LOCATION;
-      v[o + 4] = NO_LOCATION;
-      v[o + 5] = NO_LOCATION;
-      v[o + 6] = NO_LOCATION;
-    } else if (Array.isArray(loc)) {
-      v[o + 3] = loc[0];
-      v[o + 4] = loc[1];
-      v[o + 5] = loc[2];
-      v[o + 6] = loc[3];
-    } else {
-      const l = loc as LocationInfo;
-      v[o + 3] = l.lineno;
-      v[o + 4] = l.endLineno;
-      v[o + 5] = l.colOffset;
-      v[o + 6] = l.endColOffset;
-    }
-    cache.ids[j] = id;
-    cache.objects[j] = frame;
-    return id;
-  }
-
-  private internFrameInfo(frame: FrameInfo): number {
-    if (frame === null || typeof frame !== 'object') throw invalid('a frame must be an object', '{ filename, funcname, location, opcode }');
-    const file = this.strings.intern(frame.filename);
-    const func = this.strings.intern(frame.funcname);
-    const loc = frame.location;
-    let lineno = -1;
-    let endLineno = -1;
-    let column = -1;
-    let endColumn = -1;
-    if (Array.isArray(loc)) {
-      lineno = toInt32Field(loc[0]);
-      endLineno = toInt32Field(loc[1]);
-      column = toInt32Field(loc[2]);
-      endColumn = toInt32Field(loc[3]);
-    } else if (loc !== null && loc !== undefined) {
-      const l = loc as LocationInfo;
-      lineno = toInt32Field(l.lineno);
-      endLineno = toInt32Field(l.endLineno);
-      column = toInt32Field(l.colOffset);
-      endColumn = toInt32Field(l.endColOffset);
-    }
-    return this.frames.intern(file, func, lineno, endLineno, column, endColumn, toOpcode(frame.opcode));
   }
 
   /**
@@ -734,20 +406,20 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       this.engine.finishSamples();
       const out = this.engine.output;
       // Version 2 re-codes the tables built as version 1's (docs/format-v2.md §5), compressed with the region.
+      const t = this.internals;
+      const tablesLevel = (t.compressTables ?? this.compression === 'zstd') ? (t.tablesLevel ?? V2_TABLES_LEVEL) : null;
       const v2Tables =
-        this.formatVersion === 2
-          ? version2Tables(this.strings.encoded.view(), this.strings.count, this.frames.encoded.view(), this.frames.count, this.compression === 'zstd' ? V2_TABLES_LEVEL : null)
-          : null;
+        this.formatVersion === 2 ? version2Tables(this.strings.encoded.view(), this.strings.count, this.frames.encoded.view(), this.frames.count, tablesLevel, t.frameTable) : null;
       const stringTableOffset = out.position;
       out.write(v2Tables === null ? this.strings.encoded.view() : v2Tables.strings);
       const frameTableOffset = out.position;
       out.write(v2Tables === null ? this.frames.encoded.view() : v2Tables.frames);
-      if (this.statsValues !== undefined) out.write(this.statsBlock(this.statsValues));
+      if (this.statsValues !== undefined) out.write(statsBlock(this.statsValues, this.littleEndian));
       const fileSize = out.position + FOOTER_SIZE;
-      out.write(this.footer(fileSize));
+      out.write(footer(this.strings.count, this.frames.count, fileSize, this.littleEndian));
       const counters = Float64Array.from(this.engine.counters());
       const s = this.slots;
-      const hd = this.header as Record<keyof typeof Header, Slot>;
+      const hd = this.header;
       s.patch(hd.magic, MAGIC);
       s.patch(hd.version, this.formatVersion === 2 ? FORMAT_VERSION_2 : FORMAT_VERSION);
       if (v2Tables !== null) s.patch(hd.reserved, v2Tables.flags);
@@ -770,43 +442,11 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.stateValue = 'finalized';
     abandoned.unregister(this);
     try {
-      fs.closeSync(this.fd);
+      if (this.fd >= 0) fs.closeSync(this.fd);
     } catch (err) {
       throw ioError(err, 'closing the file');
     }
     return this.stats;
-  }
-
-  private statsBlock(v: StatsValues): Uint8Array {
-    const block = new Uint8Array(STATS_BLOCK_SIZE);
-    const view = new DataView(block.buffer);
-    const le = this.littleEndian;
-    view.setFloat64(StatsBlock.durationSec, v.durationSec, le);
-    view.setFloat64(StatsBlock.sampleRate, v.sampleRate, le);
-    let flags = 0;
-    if (v.errorRate !== undefined) {
-      view.setFloat64(StatsBlock.errorRate, v.errorRate, le);
-      flags |= StatsPresence.ErrorRate;
-    }
-    if (v.missedSamples !== undefined) {
-      view.setFloat64(StatsBlock.missedSamples, v.missedSamples, le);
-      flags |= StatsPresence.MissedSamples;
-    }
-    view.setUint32(StatsBlock.presenceFlags, flags, le);
-    const tail = STATS_BLOCK_SIZE - StatsBlock.tailSize;
-    for (let i = 0; i < STATS_SIGNATURE.length; i++) block[tail + i] = STATS_SIGNATURE.charCodeAt(i);
-    view.setUint32(tail + 8, STATS_VERSION, le);
-    view.setUint32(tail + 12, STATS_BLOCK_SIZE, le);
-    return block;
-  }
-
-  private footer(fileSize: number): Uint8Array {
-    const footer = new Uint8Array(FOOTER_SIZE);
-    const view = new DataView(footer.buffer);
-    view.setUint32(0, this.strings.count, this.littleEndian);
-    view.setUint32(4, this.frames.count, this.littleEndian);
-    view.setBigUint64(8, BigInt(fileSize), this.littleEndian);
-    return footer;
   }
 
   /**
@@ -819,12 +459,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (this.stateValue === 'open') this.finalCounters = Float64Array.from(this.engine.counters());
     this.engine.discard();
     try {
-      if (fs.fstatSync(this.fd).size < HEADER_SIZE) fs.writeSync(this.fd, new Uint8Array(HEADER_SIZE), 0, HEADER_SIZE, 0);
+      if (this.fd >= 0 && fs.fstatSync(this.fd).size < HEADER_SIZE) fs.writeSync(this.fd, new Uint8Array(HEADER_SIZE), 0, HEADER_SIZE, 0);
     } catch {
       // A discard on a failing file: there is nothing more to keep.
     }
     try {
-      fs.closeSync(this.fd);
+      this.closeFd();
     } catch {
       // The descriptor may already be gone (the fault that broke the writer).
     }
@@ -855,56 +495,3 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   }
 }
 
-function formatOptions(options: ProfileWriterOptions): { formatVersion: 1 | 2; stackCoding: StackCoding } {
-  const formatVersion = options.formatVersion ?? 1;
-  if (formatVersion !== 1 && formatVersion !== 2) throw invalid(`formatVersion must be 1 or 2, not ${String(formatVersion)}`, '1 (CPython 3.15, the default) | 2');
-  const stackCoding = options.stackCoding;
-  if (stackCoding !== undefined) {
-    if (formatVersion !== 2) throw invalid('stackCoding applies to formatVersion 2 only', "formatVersion: 2 with stackCoding, or no stackCoding");
-    if (stackCoding !== 'predict' && stackCoding !== 'stacktable') throw invalid(`stackCoding must be 'predict' or 'stacktable', not ${String(stackCoding)}`, "'predict' | 'stacktable'");
-  }
-  return { formatVersion, stackCoding: stackCoding ?? 'stacktable' };
-}
-
-function configWord(mode: ProfileWriterOptions['mode'], features: ProfileWriterOptions['captureFeatures']): number {
-  let word = 0;
-  if (mode !== undefined && mode !== null && mode !== -1) {
-    const m = typeof mode === 'string' ? MODE_NAMES[mode as ProfilingModeName] : mode;
-    if (!Number.isInteger(m) || m! < 0 || m! > MAX_PROFILING_MODE) throw invalid(`invalid profiling mode ${String(mode)}`, "-1..4 or 'wall' | 'cpu' | 'gil' | 'all' | 'exception'");
-    word |= m! + 1;
-  }
-  if (features !== undefined && features !== null && features !== -1) {
-    if (!Number.isInteger(features) || features < 0 || features > ProfilingConfig.featuresMask) {
-      throw invalid(`invalid capture features ${String(features)}`, '-1..31');
-    }
-    word |= ProfilingConfig.featuresKnown | (features << ProfilingConfig.featuresShift);
-  }
-  return word;
-}
-
-/** How many frames at the bottom of `frames` (first `depth`) have the same raw values as the cached stack. */
-function sharedBottom(frames: readonly FrameInfo[], depth: number, cache: StackCache, byIdentity: boolean): number {
-  const limit = depth < cache.depth ? depth : cache.depth;
-  const v = cache.values;
-  let j = 0;
-  if (byIdentity) {
-    const objects = cache.objects;
-    while (j < limit && frames[depth - 1 - j] === objects[j]) j++;
-  }
-  for (; j < limit; j++) {
-    const f = frames[depth - 1 - j];
-    const o = j * CACHE_FIELDS;
-    if (f === null || typeof f !== 'object') break;
-    if (f.filename !== v[o] || f.funcname !== v[o + 1] || f.opcode !== v[o + 2]) break;
-    const loc = f.location;
-    if (loc === null || loc === undefined) {
-      if (v[o + 3] !== NO_LOCATION) break;
-    } else if (Array.isArray(loc)) {
-      if (loc[0] !== v[o + 3] || loc[1] !== v[o + 4] || loc[2] !== v[o + 5] || loc[3] !== v[o + 6]) break;
-    } else {
-      const l = loc as LocationInfo;
-      if (l.lineno !== v[o + 3] || l.endLineno !== v[o + 4] || l.colOffset !== v[o + 5] || l.endColOffset !== v[o + 6]) break;
-    }
-  }
-  return j;
-}

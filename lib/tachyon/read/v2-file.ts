@@ -1,0 +1,298 @@
+/**
+ * Version-2 files read (docs/format-v2.md): version 1's header, tables, stats
+ * block and footer, with a sample region made of sample blocks (v2/blocks.ts)
+ * and optionally zstd-compressed tables. readProfileV2 decodes a whole file
+ * held in memory; ProfileWriter (formatVersion 2) writes them. CPython 3.15
+ * refuses version 2 at open ("format version 2"), so it never half-reads one.
+ */
+import * as fs from 'node:fs';
+import { ErrorCode, ProfpackError } from '../../errors';
+import {
+  Compression,
+  FOOTER_SIZE,
+  Footer,
+  HEADER_SIZE,
+  Header,
+  MAGIC,
+  MAGIC_SWAPPED,
+  MAX_PROFILING_MODE,
+  MAX_STACK_DEPTH,
+  ProfilingConfig,
+  STATS_BLOCK_LEGACY_SIZE,
+  STATS_BLOCK_SIZE,
+  ZSTD_MAX_DECOMPRESSED,
+  FORMAT_VERSION_2,
+} from '../format';
+import { ByteSource } from '../v2/bytes';
+import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/blocks';
+import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS } from '../v2/format';
+import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/tables';
+import { v2Native } from '../v2/native';
+import { readStatsBlock, zstdDecompress, type ByteSource as ByteSourceOfFile, type ProfileInfo } from '../file/index';
+
+/** The header facts of a version-2 file: version 1's get_info() fields, the version as text, and where things are. */
+export interface V2Info extends Omit<ProfileInfo, 'pythonVersion'> {
+  pythonVersion: string;
+  /** Header byte 11 (HeaderFlag). */
+  flags: number;
+  stringTableOffset: number;
+  frameTableOffset: number;
+  profilingConfig: number;
+  /** Bytes of the statistics block before the footer (0 when there is none). */
+  statsBlockSize: number;
+}
+
+/**
+ * Decoded samples, in file order: a block at a time on the JS twin, the
+ * whole region at once on the native one.
+ */
+export interface V2SampleChunk {
+  count: number;
+  /** Index (first-seen order) of each sample's thread in threadIds / interpreterIds. */
+  sampleThread: ArrayLike<number>;
+  timestamps: ArrayLike<bigint>;
+  statuses: ArrayLike<number>;
+  /** Sample i's stack is frames[stackOffsets[i] .. stackOffsets[i + 1]), innermost first. */
+  stackOffsets: ArrayLike<number>;
+  frames: ArrayLike<number>;
+  /** Every thread defined so far. */
+  threadIds: readonly bigint[];
+  interpreterIds: ArrayLike<number>;
+}
+
+export interface V2ReadOptions {
+  /** Region decoder: 'native' (native/tachyon/v2) or 'js'; default: the native one when the addon is loaded. */
+  backend?: 'native' | 'js';
+  /** Cap on the decompressed sample region and tables (CPython's 1 GiB by default). */
+  maxDecompressedSize?: number;
+}
+
+/** A decoded version-2 file: header facts, tables, and the sample region. */
+export interface V2Profile {
+  info: V2Info;
+  strings: string[];
+  frames: FrameTableEntry[];
+  /** The (decompressed) sample region. */
+  region: Uint8Array;
+  /** Which region decoder this profile uses. */
+  backend: 'native' | 'js';
+  /**
+   * The samples in chunks. Bad input: the samples decoded before it are
+   * yielded first, then the ProfpackError is thrown. The header's thread
+   * and sample counts are not checked here (forEachSample does).
+   */
+  chunks(): Generator<V2SampleChunk, void, undefined>;
+  /** Calls `onSample` for each sample in file order (the stack array is reused). */
+  forEachSample(onSample: (threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, stack: Uint32Array, depth: number) => void): number;
+  /** Every sample, with its own stack array. */
+  samples(): V2Sample[];
+}
+
+function headerError(message: string, offset: number, expected?: string): ProfpackError {
+  return new ProfpackError(message, { code: ErrorCode.V2_BAD_HEADER, offset, expected });
+}
+
+/** True when `bytes` starts with a version-2 header (either byte order). */
+export function isVersion2(bytes: Uint8Array): boolean {
+  if (bytes.length < 8) return false;
+  const v = new DataView(bytes.buffer, bytes.byteOffset, 8);
+  const magic = v.getUint32(0, true);
+  if (magic === MAGIC) return v.getUint32(4, true) === FORMAT_VERSION_2;
+  if (magic === MAGIC_SWAPPED) return v.getUint32(4, false) === FORMAT_VERSION_2;
+  return false;
+}
+
+/** Reads a version-2 file from disk (whole, into memory) and opens it. */
+export function openProfileV2(path: string, options: V2ReadOptions = {}): V2Profile {
+  return readProfileV2(fs.readFileSync(path), options);
+}
+
+/**
+ * Opens a version-2 file held in memory: header, stats, footer, tables, and
+ * the sample region (decompressed). Samples are decoded on demand.
+ */
+export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V2Profile {
+  const native = options.backend === 'js' ? null : v2Native;
+  if (options.backend === 'native' && native === null) {
+    throw new ProfpackError('the native version-2 decoder was requested but the addon is not loaded', { code: ErrorCode.NATIVE_UNAVAILABLE });
+  }
+  const limit = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
+  const size = bytes.length;
+  if (size < HEADER_SIZE + FOOTER_SIZE) throw headerError(`file of ${size} bytes is too small for a header and footer`, 0, `at least ${HEADER_SIZE + FOOTER_SIZE} bytes`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, size);
+  const magic = view.getUint32(Header.magic, true);
+  if (magic === MAGIC_SWAPPED) throw new ProfpackError('big-endian version-2 files are not supported', { code: ErrorCode.V2_UNSUPPORTED, offset: 0, expected: 'a little-endian file ("HCAT")' });
+  if (magic !== MAGIC) throw headerError(`invalid magic number 0x${magic.toString(16).padStart(8, '0')}`, 0, '0x54414348');
+  const version = view.getUint32(Header.version, true);
+  if (version !== FORMAT_VERSION_2) throw headerError(`format version ${version} is not 2`, Header.version, '2');
+  const flags = bytes[HEADER_FLAGS_OFFSET]!;
+  if (flags & ~KNOWN_HEADER_FLAGS) throw new ProfpackError(`unknown header flags 0x${flags.toString(16)}`, { code: ErrorCode.V2_UNSUPPORTED, offset: HEADER_FLAGS_OFFSET, expected: `only bits of 0x${KNOWN_HEADER_FLAGS.toString(16)}` });
+  if ((flags & HeaderFlag.FrameTableMtf) && (flags & HeaderFlag.FrameTableColumns)) {
+    throw headerError('header flags name two frame-table codings', HEADER_FLAGS_OFFSET, 'at most one of FrameTableMtf and FrameTableColumns');
+  }
+  const frameTableCoding: FrameTableCoding = flags & HeaderFlag.FrameTableColumns ? 'columns' : flags & HeaderFlag.FrameTableMtf ? 'mtf' : 'plain';
+  const config = view.getUint32(Header.profilingConfig, true);
+  const modeBits = config & ProfilingConfig.modeMask;
+  if (modeBits > MAX_PROFILING_MODE + 1) throw headerError(`invalid profiling mode in header: ${modeBits}`, Header.profilingConfig, '0..5');
+  const compressionType = view.getUint32(Header.compressionType, true);
+  if (compressionType !== Compression.None && compressionType !== Compression.Zstd) {
+    throw new ProfpackError(`unknown compression type ${compressionType}`, { code: ErrorCode.V2_UNSUPPORTED, offset: Header.compressionType, expected: '0 or 1' });
+  }
+  const stringTableOffset = Number(view.getBigUint64(Header.stringTableOffset, true));
+  const frameTableOffset = Number(view.getBigUint64(Header.frameTableOffset, true));
+  const footerAt = size - FOOTER_SIZE;
+  if (stringTableOffset < HEADER_SIZE || stringTableOffset > footerAt) throw headerError(`string table offset ${stringTableOffset} is outside ${HEADER_SIZE}..${footerAt}`, Header.stringTableOffset);
+  if (frameTableOffset < stringTableOffset || frameTableOffset > footerAt) throw headerError(`frame table offset ${frameTableOffset} is outside ${stringTableOffset}..${footerAt}`, Header.frameTableOffset);
+
+  // Stats block: just before the footer, found by its signature (as in version 1), after the frame table.
+  const whole: ByteSourceOfFile = { size, read: (start, end) => bytes.subarray(start, end) };
+  const stats = readStatsBlock(whole, true, frameTableOffset, (statsSize, at) => {
+    if ((statsSize !== STATS_BLOCK_SIZE && statsSize !== STATS_BLOCK_LEGACY_SIZE) || footerAt - statsSize < frameTableOffset) {
+      throw headerError(`invalid profiling statistics size ${statsSize}`, at, `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`);
+    }
+  });
+  const statsBlockSize = stats?.size ?? 0;
+  const tablesEnd = footerAt - statsBlockSize;
+  const stringCount = view.getUint32(footerAt + Footer.stringCount, true);
+  const frameCount = view.getUint32(footerAt + Footer.frameCount, true);
+
+  const tablesZstd = (flags & HeaderFlag.TablesZstd) !== 0;
+  const tableSpan = (start: number, end: number, what: string): ByteSource => {
+    if (!tablesZstd) return new ByteSource(bytes, start, end, 0);
+    const plain = zstdDecompress(bytes.subarray(start, end), start, what, limit);
+    return new ByteSource(plain, 0, plain.length, start);
+  };
+  const strings = decodeStringTable(tableSpan(stringTableOffset, frameTableOffset, 'string table'), stringCount, (flags & HeaderFlag.StringsNulTerminated) !== 0);
+  const frames = decodeFrameTable(tableSpan(frameTableOffset, tablesEnd, 'frame table'), frameCount, frameTableCoding);
+
+  const stored = bytes.subarray(HEADER_SIZE, stringTableOffset);
+  const region = compressionType === Compression.Zstd && stored.length > 0 ? zstdDecompress(stored, HEADER_SIZE, 'sample region', limit) : stored;
+
+  const info: V2Info = {
+    version,
+    pythonVersion: `${bytes[Header.pythonMajor]}.${bytes[Header.pythonMinor]}.${bytes[Header.pythonMicro]}`,
+    flags,
+    startTimeUs: view.getBigUint64(Header.startTimeUs, true),
+    sampleIntervalUs: view.getBigUint64(Header.sampleIntervalUs, true),
+    sampleCount: view.getBigUint64(Header.sampleCount, true),
+    threadCount: view.getUint32(Header.threadCount, true),
+    stringCount,
+    frameCount,
+    compressionType,
+    stringTableOffset,
+    frameTableOffset,
+    profilingConfig: config,
+    mode: modeBits === 0 ? null : modeBits - 1,
+    captureFeatures: config & ProfilingConfig.featuresKnown ? (config >>> ProfilingConfig.featuresShift) & ProfilingConfig.featuresMask : null,
+    durationSec: stats?.durationSec ?? null,
+    sampleRate: stats?.sampleRate ?? null,
+    errorRate: stats?.errorRate ?? null,
+    missedSamples: stats?.missedSamples ?? null,
+    statsBlockSize,
+  };
+
+  function* nativeChunks(): Generator<V2SampleChunk, void, undefined> {
+    const d = native!.decodeRegion(region, HEADER_SIZE, info.startTimeUs, info.sampleIntervalUs);
+    // Reading a BigUint64Array element allocates a bigint: read each thread id once.
+    const chunk: V2SampleChunk = { count: d.sampleThread.length, sampleThread: d.sampleThread, timestamps: d.timestamps, statuses: d.statuses, stackOffsets: d.stackOffsets, frames: d.frames, threadIds: Array.from(d.threadIds), interpreterIds: d.interpreterIds };
+    if (chunk.count > 0) yield chunk;
+    if (d.error !== undefined) throw d.error;
+  }
+
+  function* jsChunks(): Generator<V2SampleChunk, void, undefined> {
+    const reader = new SampleBlockReader({ sampleIntervalUs: info.sampleIntervalUs, startTimeUs: info.startTimeUs });
+    const threadIds: bigint[] = [];
+    const interpreterIds: number[] = [];
+    let pos = 0;
+    while (pos < region.length) {
+      const sampleThread: number[] = [];
+      const timestamps: bigint[] = [];
+      const statuses: number[] = [];
+      const stackOffsets: number[] = [0];
+      const frames: number[] = [];
+      let failure: unknown = null;
+      try {
+        pos = reader.decodeBlock(region, HEADER_SIZE, pos, (threadId, interpreterId, timestampUs, status, stack, depth) => {
+          const t = reader.lastThreadIndex;
+          if (t === threadIds.length) {
+            threadIds.push(threadId);
+            interpreterIds.push(interpreterId);
+          }
+          sampleThread.push(t);
+          timestamps.push(timestampUs);
+          statuses.push(status);
+          for (let k = 0; k < depth; k++) frames.push(stack[k]!);
+          stackOffsets.push(frames.length);
+        });
+      } catch (err) {
+        failure = err;
+      }
+      if (sampleThread.length > 0) yield { count: sampleThread.length, sampleThread, timestamps, statuses, stackOffsets, frames, threadIds, interpreterIds };
+      if (failure !== null) throw failure;
+    }
+  }
+
+  const chunks = native !== null ? nativeChunks : jsChunks;
+
+  const forEachSample: V2Profile['forEachSample'] = (onSample) => {
+    let delivered = 0;
+    const stack = new Uint32Array(MAX_STACK_DEPTH);
+    for (const c of chunks()) {
+      const { sampleThread, timestamps, statuses, stackOffsets, frames, threadIds, interpreterIds } = c;
+      for (let i = 0; i < c.count; i++) {
+        const t = sampleThread[i]!;
+        if (t >= info.threadCount) throw threadCountError(info, delivered);
+        const from = stackOffsets[i]!;
+        const depth = stackOffsets[i + 1]! - from;
+        for (let k = 0; k < depth; k++) stack[k] = frames[from + k]!;
+        delivered++;
+        onSample(threadIds[t]!, interpreterIds[t]!, timestamps[i]!, statuses[i]!, stack, depth);
+      }
+    }
+    if (BigInt(delivered) !== info.sampleCount) throw sampleCountError(info, delivered);
+    return delivered;
+  };
+
+  return {
+    info,
+    strings,
+    frames,
+    region,
+    backend: native !== null ? 'native' : 'js',
+    chunks,
+    forEachSample,
+    samples() {
+      const out: V2Sample[] = [];
+      forEachSample((threadId, interpreterId, timestampUs, status, stack, depth) => {
+        out.push({ threadId, interpreterId, timestampUs, status, stack: stack.slice(0, depth) });
+      });
+      return out;
+    },
+  };
+}
+
+/** More threads in the region than the header declares. */
+export function threadCountError(info: V2Info, delivered: number): ProfpackError {
+  return new ProfpackError(`sample data defines more threads than the header's ${info.threadCount}`, {
+    code: ErrorCode.V2_UNDEFINED_THREAD,
+    offset: Header.threadCount,
+    expected: `at most ${info.threadCount} threads`,
+    details: { samplesDelivered: delivered },
+  });
+}
+
+/** The region ended with another number of samples than the header declares. */
+export function sampleCountError(info: V2Info, delivered: number): ProfpackError {
+  return new ProfpackError(`sample count mismatch: header declares ${info.sampleCount} samples but the region holds ${delivered}`, {
+    code: ErrorCode.V2_BAD_BLOCK,
+    offset: Header.sampleCount,
+    expected: `${delivered}`,
+    details: { samplesDelivered: delivered },
+  });
+}
+
+/** The stack coding of a version-2 region's first block, or null without samples. */
+export function stackCodingOf(region: Uint8Array): StackCoding | null {
+  if (region.length < 13) return null;
+  return region[12] === BlockKind.Predict ? 'predict' : 'stacktable';
+}

@@ -1,0 +1,97 @@
+/**
+ * ProfileWriter's argument conversion, as CPython's BinaryWriter converts its
+ * Python arguments: u64 / u32 values (a value out of range is a format limit,
+ * like CPython's OverflowError), status bytes, the options' mode and features.
+ */
+import { ErrorCode, ProfpackError } from '../../errors';
+import { TWO_POW_32 } from '../../varint/leb128';
+import { MAX_PROFILING_MODE, ProfilingConfig, U32_MAX, U64_MAX } from '../format';
+import type { StackCoding } from '../v2/blocks';
+import type { ProfileWriterOptions, ProfilingModeName } from './types';
+
+const MODE_NAMES: Record<ProfilingModeName, number> = { wall: 0, cpu: 1, gil: 2, all: 3, exception: 4 };
+
+export function invalid(message: string, expected: string): ProfpackError {
+  return new ProfpackError(message, { code: ErrorCode.INVALID_ARGUMENT, expected });
+}
+
+export function limit(message: string, expected: string): ProfpackError {
+  return new ProfpackError(message, { code: ErrorCode.TACHYON_WRITE_LIMIT, expected });
+}
+
+/** A u64 argument as u32 halves; negative or >= 2^64 is a format limit, like CPython's OverflowError. */
+export function u64Halves(value: unknown, what: string, out: Uint32Array, at: number): void {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) {
+      if (Number.isInteger(value) && value < 0) throw limit(`${what} ${value} is negative`, 'a u64');
+      throw invalid(`${what} must be an integer (a bigint beyond 2^53), got ${value}`, 'a safe integer or a bigint');
+    }
+    if (value < 0) throw limit(`${what} ${value} is negative`, 'a u64');
+    out[at] = Math.floor(value / TWO_POW_32);
+    out[at + 1] = value >>> 0;
+    return;
+  }
+  if (typeof value === 'bigint') {
+    if (value < 0n || value > U64_MAX) throw limit(`${what} ${value} does not fit a u64`, 'an integer in [0, 2^64)');
+    out[at] = Number(value >> 32n);
+    out[at + 1] = Number(value & 0xffff_ffffn);
+    return;
+  }
+  throw invalid(`${what} must be a number or bigint, got ${typeof value}`, 'a non-negative integer');
+}
+
+export function u32Value(value: unknown, what: string): number {
+  if (typeof value === 'number' && Number.isInteger(value)) {
+    if (value < 0 || value > U32_MAX) throw limit(`${what} ${value} does not fit a u32`, 'an integer in [0, 2^32)');
+    return value;
+  }
+  if (typeof value === 'bigint') {
+    if (value < 0n || value > BigInt(U32_MAX)) throw limit(`${what} ${value} does not fit a u32`, 'an integer in [0, 2^32)');
+    return Number(value);
+  }
+  throw invalid(`${what} must be an integer, got ${String(value)}`, 'an integer in [0, 2^32)');
+}
+
+/** CPython stores the low 8 bits of the status int (259 -> 3, -1 -> 255). */
+export function statusByte(value: unknown): number {
+  if (typeof value === 'number' && Number.isInteger(value)) {
+    if (value >= -0x8000_0000 && value <= 0x7fff_ffff) return value & 0xff;
+    return Number(BigInt.asUintN(8, BigInt(value)));
+  }
+  if (typeof value === 'bigint') return Number(BigInt.asUintN(8, value));
+  throw invalid(`status must be an integer, got ${String(value)}`, 'an integer (its low 8 bits are stored)');
+}
+
+export function finiteNonNegative(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw invalid(`${what} must be a finite non-negative value, got ${String(value)}`, 'a finite number >= 0');
+  }
+  return value;
+}
+
+export function formatOptions(options: ProfileWriterOptions): { formatVersion: 1 | 2; stackCoding: StackCoding } {
+  const formatVersion = options.formatVersion ?? 1;
+  if (formatVersion !== 1 && formatVersion !== 2) throw invalid(`formatVersion must be 1 or 2, not ${String(formatVersion)}`, '1 (CPython 3.15, the default) | 2');
+  const stackCoding = options.stackCoding;
+  if (stackCoding !== undefined) {
+    if (formatVersion !== 2) throw invalid('stackCoding applies to formatVersion 2 only', "formatVersion: 2 with stackCoding, or no stackCoding");
+    if (stackCoding !== 'predict' && stackCoding !== 'stacktable') throw invalid(`stackCoding must be 'predict' or 'stacktable', not ${String(stackCoding)}`, "'predict' | 'stacktable'");
+  }
+  return { formatVersion, stackCoding: stackCoding ?? 'stacktable' };
+}
+
+export function configWord(mode: ProfileWriterOptions['mode'], features: ProfileWriterOptions['captureFeatures']): number {
+  let word = 0;
+  if (mode !== undefined && mode !== null && mode !== -1) {
+    const m = typeof mode === 'string' ? MODE_NAMES[mode as ProfilingModeName] : mode;
+    if (!Number.isInteger(m) || m! < 0 || m! > MAX_PROFILING_MODE) throw invalid(`invalid profiling mode ${String(mode)}`, "-1..4 or 'wall' | 'cpu' | 'gil' | 'all' | 'exception'");
+    word |= m! + 1;
+  }
+  if (features !== undefined && features !== null && features !== -1) {
+    if (!Number.isInteger(features) || features < 0 || features > ProfilingConfig.featuresMask) {
+      throw invalid(`invalid capture features ${String(features)}`, '-1..31');
+    }
+    word |= ProfilingConfig.featuresKnown | (features << ProfilingConfig.featuresShift);
+  }
+  return word;
+}
