@@ -43,9 +43,9 @@ ORDER BY abs(change) DESC, funcname${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
        (timestamp_us - start_us) // 1000000 AS second,
        count(*) AS samples,
        count(*) FILTER (WHERE status & 2 <> 0) AS on_cpu,
-       round(100 * on_cpu / samples, 1) AS cpu_pct
+       round(100 * count(*) FILTER (WHERE status & 2 <> 0) / count(*), 1) AS cpu_pct
 FROM samples JOIN profiles USING (profile_id)
-GROUP BY ALL
+GROUP BY host, profile, thread_id, second
 ORDER BY host, profile, thread_id, second${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
 
   /** The stacks (outermost first, collapsed-stack style) that contain a function, with their samples. */
