@@ -12,3 +12,6 @@ export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, t
 export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/reader';
 export * as v2 from './tachyon/v2/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './tachyon/v2/downgrade-file';
+// Many profiles (issue 21): one stream over many files, merge, Parquet export and SQL through DuckDB; rotating recordings.
+export { listProfileFiles, openProfiles, mergeProfiles, exportParquet, querySql, formatSqlTable, formatSqlCsv, sqlRowObjects, EXAMPLE_QUERIES, FLEET_SCHEMA, FLEET_TABLES, profileId, type FleetSource, type MergeOptions, type MergeResult, type ExportOptions, type ExportResult, type SqlResult, type LoadOptions as FleetLoadOptions } from './fleet/index';
+export { type RotateOptions, type RotatedFileStats, type OnFile } from './record/rotate';
