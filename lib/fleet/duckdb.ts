@@ -5,6 +5,8 @@
  * ERR_DUCKDB_UNAVAILABLE instead of a require stack.
  */
 import type * as DuckDB from '@duckdb/node-api';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../errors';
 
 export type DuckDBModule = typeof DuckDB;
@@ -30,7 +32,8 @@ export function loadDuckDB(): DuckDBModule {
 /** A fresh in-memory database and a connection to it. */
 export async function connectDuckDB(): Promise<{ connection: DuckDBConnection; close(): void }> {
   const duckdb = loadDuckDB();
-  const instance = await duckdb.DuckDBInstance.create(':memory:');
+  // Spill files (a query larger than memory) go to the system's temp directory, not ./.tmp where the user runs profpack.
+  const instance = await duckdb.DuckDBInstance.create(':memory:', { temp_directory: path.join(tmpdir(), `profpack-duckdb-${process.pid}`) });
   const connection = await instance.connect();
   return {
     connection,

@@ -6,19 +6,19 @@
 import { sqlString } from './duckdb';
 
 /** Samples per interned stack: the joins below then touch stacks, not samples. */
-const PER_STACK = 'SELECT profile_id, stack_id, count(*) AS n FROM samples GROUP BY ALL';
+const PER_STACK = 'SELECT stack_id, count(*) AS n FROM samples GROUP BY stack_id';
 
 export const EXAMPLE_QUERIES = {
   /** `profpack top` across files: self = innermost frame, total = anywhere on the stack (once per sample). */
   topFunctions: (limit = 10): string => `WITH per_stack AS (${PER_STACK}),
 self AS (
   SELECT funcname, filename, sum(n) AS self
-  FROM per_stack JOIN stacks USING (profile_id, stack_id) JOIN frames USING (profile_id, frame_id)
+  FROM per_stack JOIN stacks USING (stack_id) JOIN frames USING (frame_id)
   WHERE depth = 0 GROUP BY ALL),
 total AS (
   SELECT funcname, filename, sum(n) AS total
-  FROM per_stack JOIN (SELECT DISTINCT profile_id, stack_id, funcname, filename
-                       FROM stacks JOIN frames USING (profile_id, frame_id)) USING (profile_id, stack_id)
+  FROM per_stack JOIN (SELECT DISTINCT stack_id, funcname, filename
+                       FROM stacks JOIN frames USING (frame_id)) USING (stack_id)
   GROUP BY ALL)
 SELECT funcname, filename, coalesce(self, 0) AS self, total
 FROM total LEFT JOIN self USING (funcname, filename)
@@ -28,7 +28,7 @@ ORDER BY self DESC, total DESC, funcname, filename${limit > 0 ? `\nLIMIT ${limit
   windowDiff: (limit = 10): string => `WITH span AS (SELECT (min(start_us) + max(end_us)) // 2 AS mid FROM profiles),
 leaf AS (
   SELECT timestamp_us, funcname
-  FROM samples JOIN stacks USING (profile_id, stack_id) JOIN frames USING (profile_id, frame_id)
+  FROM samples JOIN stacks USING (stack_id) JOIN frames USING (frame_id)
   WHERE depth = 0)
 SELECT funcname,
        count(*) FILTER (WHERE timestamp_us < mid) AS before,
@@ -50,15 +50,15 @@ ORDER BY host, profile, thread_id, second${limit > 0 ? `\nLIMIT ${limit}` : ''}`
 
   /** The stacks (outermost first, collapsed-stack style) that contain a function, with their samples. */
   stacksWith: (funcname: string, limit = 10): string => `WITH hit AS (
-  SELECT DISTINCT profile_id, stack_id FROM stacks JOIN frames USING (profile_id, frame_id)
+  SELECT DISTINCT stack_id FROM stacks JOIN frames USING (frame_id)
   WHERE funcname = ${sqlString(funcname)}),
-counted AS (SELECT profile_id, stack_id, count(*) AS samples FROM samples JOIN hit USING (profile_id, stack_id) GROUP BY ALL),
+counted AS (SELECT stack_id, count(*) AS samples FROM samples JOIN hit USING (stack_id) GROUP BY stack_id),
 named AS (
-  SELECT profile_id, stack_id, string_agg(funcname, ';' ORDER BY depth DESC) AS stack
-  FROM hit JOIN stacks USING (profile_id, stack_id) JOIN frames USING (profile_id, frame_id)
-  GROUP BY ALL)
+  SELECT stack_id, string_agg(funcname, ';' ORDER BY depth DESC) AS stack
+  FROM hit JOIN stacks USING (stack_id) JOIN frames USING (frame_id)
+  GROUP BY stack_id)
 SELECT stack, sum(samples) AS samples
-FROM counted JOIN named USING (profile_id, stack_id)
+FROM counted JOIN named USING (stack_id)
 GROUP BY stack
 ORDER BY samples DESC, stack${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
 };

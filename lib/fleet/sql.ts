@@ -38,10 +38,13 @@ export async function querySql(sql: string, inputs: readonly string[], options: 
     const c = db.connection;
     await createTables(c, 'loaded_');
     if (files.length > 0) await loadProfiles(c, files, options, 'loaded_');
+    const sources = parquetDirs.length + (files.length > 0 ? 1 : 0);
     for (const name of TABLE_NAMES) {
       const parquet = parquetDirs.map((d) => sqlString(path.resolve(d, `${name}.parquet`)));
       const union = parquet.length === 0 ? '' : ` UNION ALL BY NAME SELECT * FROM read_parquet([${parquet.join(', ')}])`;
-      await runSql(c, `CREATE VIEW ${name} AS SELECT * FROM loaded_${name}${union}`);
+      // Frames and stacks are content-addressed: two exports may both hold one; each must appear once.
+      const distinct = sources > 1 && (name === 'frames' || name === 'stacks') ? 'DISTINCT ' : '';
+      await runSql(c, `CREATE VIEW ${name} AS SELECT ${distinct}* FROM (SELECT * FROM loaded_${name}${union})`);
     }
     const reader = await runSql(c, sql);
     return { columns: reader.columnNames(), rows: reader.getRowsJS().map((r) => r.map(plain)) };

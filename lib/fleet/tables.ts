@@ -2,22 +2,22 @@
  * A fleet's profiles as four DuckDB tables (the schema of docs/fleet.md):
  *
  *   profiles(profile_id, path, host, start_us, end_us, duration_s, sample_interval_us, samples, threads)
- *   frames(profile_id, frame_id, funcname, filename, lineno, end_lineno, col, end_col, opcode)
- *   stacks(profile_id, stack_id, depth, frame_id)       depth 0 = innermost frame
+ *   frames(frame_id, funcname, filename, lineno, end_lineno, col, end_col, opcode)
+ *   stacks(stack_id, depth, frame_id)                   depth 0 = innermost frame
  *   samples(profile_id, thread_id, timestamp_us, status, stack_id)
  *
- * Stacks are interned per file, so a sample is five small columns and a
- * stack's frames are stored once per file however many samples share it;
- * frame_id is the file's own frame-table index. profile_id is stable for a
- * file (a hash of its absolute path and start time), so exports of different
- * batches of files can be queried together.
+ * Frames and stacks are content-addressed: frame_id is a hash of the frame's
+ * seven fields, stack_id a hash of its frame ids, so a stack is stored once
+ * for the whole fleet however many files and samples share it (the files of
+ * one service repeat each other's stacks), and ids agree between exports of
+ * different batches. profile_id is a hash of the file's absolute path and
+ * start time. All ids are 63-bit (first 8 bytes of SHA-256, shifted).
  */
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { formatFromPath, openProfile } from '../convert/convert';
-import type { Frame } from '../convert/model';
+import { frameKey, type Frame } from '../convert/model';
 import { runSql, type DuckDBConnection } from './duckdb';
-
 export const TABLE_NAMES = ['profiles', 'frames', 'stacks', 'samples'] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 
@@ -35,8 +35,7 @@ export const SCHEMA: Record<TableName, readonly [string, string][]> = {
     ['threads', 'INTEGER'],
   ],
   frames: [
-    ['profile_id', 'BIGINT'],
-    ['frame_id', 'INTEGER'],
+    ['frame_id', 'BIGINT'],
     ['funcname', 'VARCHAR'],
     ['filename', 'VARCHAR'],
     ['lineno', 'INTEGER'],
@@ -46,17 +45,16 @@ export const SCHEMA: Record<TableName, readonly [string, string][]> = {
     ['opcode', 'SMALLINT'],
   ],
   stacks: [
-    ['profile_id', 'BIGINT'],
-    ['stack_id', 'INTEGER'],
+    ['stack_id', 'BIGINT'],
     ['depth', 'SMALLINT'],
-    ['frame_id', 'INTEGER'],
+    ['frame_id', 'BIGINT'],
   ],
   samples: [
     ['profile_id', 'BIGINT'],
     ['thread_id', 'UBIGINT'],
     ['timestamp_us', 'BIGINT'],
     ['status', 'UTINYINT'],
-    ['stack_id', 'INTEGER'],
+    ['stack_id', 'BIGINT'],
   ],
 };
 
@@ -73,10 +71,14 @@ export interface LoadResult {
   frames: number;
 }
 
-/** A stable 63-bit id of a profile file. */
+/** 63 bits of SHA-256: the tables' ids. */
+function id63(data: string | Uint8Array): bigint {
+  return createHash('sha256').update(data).digest().readBigUInt64BE(0) >> 1n;
+}
+
+/** A stable id of a profile file. */
 export function profileId(file: string, startTimeUs: bigint): bigint {
-  const digest = createHash('sha256').update(`${path.resolve(file)}\u0000${startTimeUs}`).digest();
-  return digest.readBigUInt64BE(0) >> 1n;
+  return id63(`${path.resolve(file)}\u0000${startTimeUs}`);
 }
 
 /** Creates the four tables, each name with `prefix` before it. */
@@ -91,7 +93,7 @@ function appendNullable(appender: { appendInteger(v: number): void; appendNull()
   else appender.appendInteger(v);
 }
 
-/** Streams each file's samples into the tables (one file open at a time). */
+/** Streams each file's samples into the tables (one file open at a time); each distinct frame and stack is written once. */
 export async function loadProfiles(connection: DuckDBConnection, files: readonly string[], options: LoadOptions = {}, prefix = ''): Promise<LoadResult> {
   const app = {
     profiles: await connection.createAppender(`${prefix}profiles`),
@@ -100,13 +102,35 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
     samples: await connection.createAppender(`${prefix}samples`),
   };
   const total: LoadResult = { files: files.length, samples: 0, stacks: 0, frames: 0 };
+  const framesWritten = new Set<bigint>();
+  const stacksWritten = new Set<bigint>();
+  const frameIdOf = (fr: Frame): bigint => {
+    const id = id63(frameKey(fr));
+    if (!framesWritten.has(id)) {
+      framesWritten.add(id);
+      const a = app.frames;
+      a.appendBigInt(id);
+      a.appendVarchar(fr.funcname);
+      a.appendVarchar(fr.filename);
+      appendNullable(a, fr.lineno);
+      appendNullable(a, fr.endLineno);
+      appendNullable(a, fr.column);
+      appendNullable(a, fr.endColumn);
+      if (fr.opcode === null) a.appendNull();
+      else a.appendSmallInt(fr.opcode);
+      a.endRow();
+    }
+    return id;
+  };
   for (let f = 0; f < files.length; f++) {
     const file = files[f]!;
     options.onFile?.(f, file);
     const src = openProfile(file, formatFromPath(file) === 'tachyon' ? 'tachyon' : undefined);
     try {
       const id = profileId(file, src.meta.startTimeUs);
-      const stackIds = new Map<string, number>();
+      // This file's frame index → frame_id, and its stacks (by frame indices) → stack_id.
+      const frameIds: bigint[] = [];
+      const stackIds = new Map<string, bigint>();
       const threads = new Set<bigint>();
       let last: bigint | undefined;
       let samples = 0;
@@ -115,14 +139,18 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
         const key = Array.prototype.join.call(s.stack, ',');
         let stackId = stackIds.get(key);
         if (stackId === undefined) {
-          stackId = stackIds.size;
+          const ids = new BigUint64Array(s.stack.length);
+          for (let d = 0; d < ids.length; d++) ids[d] = frameIds[s.stack[d]!] ??= frameIdOf(src.frames[s.stack[d]!]!);
+          stackId = id63(new Uint8Array(ids.buffer));
           stackIds.set(key, stackId);
-          for (let d = 0; d < s.stack.length; d++) {
-            app.stacks.appendBigInt(id);
-            app.stacks.appendInteger(stackId);
-            app.stacks.appendSmallInt(d);
-            app.stacks.appendInteger(s.stack[d]!);
-            app.stacks.endRow();
+          if (!stacksWritten.has(stackId)) {
+            stacksWritten.add(stackId);
+            for (let d = 0; d < ids.length; d++) {
+              app.stacks.appendBigInt(stackId);
+              app.stacks.appendSmallInt(d);
+              app.stacks.appendBigInt(ids[d]!);
+              app.stacks.endRow();
+            }
           }
         }
         // Threads of different interpreters share a thread id in this table; CPython's subinterpreters are rare in fleets.
@@ -132,25 +160,9 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
         a.appendUBigInt(s.threadId);
         a.appendBigInt(s.timestampUs);
         a.appendUTinyInt(s.status);
-        a.appendInteger(stackId);
+        a.appendBigInt(stackId);
         a.endRow();
         samples++;
-      }
-      // Frames after the samples: a streaming source's table may grow while it is read.
-      const frames: readonly Frame[] = src.frames;
-      for (let i = 0; i < frames.length; i++) {
-        const fr = frames[i]!;
-        app.frames.appendBigInt(id);
-        app.frames.appendInteger(i);
-        app.frames.appendVarchar(fr.funcname);
-        app.frames.appendVarchar(fr.filename);
-        appendNullable(app.frames, fr.lineno);
-        appendNullable(app.frames, fr.endLineno);
-        appendNullable(app.frames, fr.column);
-        appendNullable(app.frames, fr.endColumn);
-        if (fr.opcode === null) app.frames.appendNull();
-        else app.frames.appendSmallInt(fr.opcode);
-        app.frames.endRow();
       }
       const p = app.profiles;
       const start = src.meta.startTimeUs;
@@ -168,12 +180,12 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
       p.appendInteger(threads.size);
       p.endRow();
       total.samples += samples;
-      total.stacks += stackIds.size;
-      total.frames += frames.length;
     } finally {
       src.close();
     }
   }
   for (const a of Object.values(app)) a.closeSync();
+  total.stacks = stacksWritten.size;
+  total.frames = framesWritten.size;
   return total;
 }

@@ -160,6 +160,12 @@ describe('DuckDB tables and the example queries (real DuckDB)', () => {
     const fromParquet = await querySql(EXAMPLE_QUERIES.topFunctions(0), [out]);
     const fromFiles = await querySql(EXAMPLE_QUERIES.topFunctions(0), [fleetDir]);
     expect(fromParquet).toEqual(fromFiles);
+    // Two exports of different batches share frames and stacks (content-addressed): queried together, each counts once.
+    const [a, b] = [path.join(work, 'batch-a'), path.join(work, 'batch-b')];
+    await exportParquet(files.slice(0, 3), a);
+    await exportParquet(files.slice(3), b);
+    expect(await querySql(EXAMPLE_QUERIES.topFunctions(0), [a, b])).toEqual(fromFiles);
+    expect(await querySql(EXAMPLE_QUERIES.topFunctions(0), [a, ...files.slice(3)])).toEqual(fromFiles);
   });
 
   it('a query DuckDB refuses is ERR_SQL_FAILED', async () => {
