@@ -57,7 +57,7 @@ named AS (
   SELECT stack_id, string_agg(funcname, ';' ORDER BY depth DESC) AS stack
   FROM hit JOIN stacks USING (stack_id) JOIN frames USING (frame_id)
   GROUP BY stack_id)
-SELECT stack, sum(samples) AS samples
+SELECT sum(samples) AS samples, stack
 FROM counted JOIN named USING (stack_id)
 GROUP BY stack
 ORDER BY samples DESC, stack${limit > 0 ? `\nLIMIT ${limit}` : ''}`,

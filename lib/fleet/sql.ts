@@ -63,7 +63,9 @@ function cell(v: unknown): string {
 export function formatSqlTable(result: SqlResult): string {
   const cells = result.rows.map((r) => r.map(cell));
   const numeric = result.columns.map((_, i) => result.rows.every((r) => r[i] === null || typeof r[i] === 'number'));
-  const widths = result.columns.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
+  const last = result.columns.length - 1;
+  // A text column at the end (a stack, a path) is not padded: one long value must not widen every line.
+  const widths = result.columns.map((h, i) => (i === last && !numeric[i] ? h.length : Math.max(h.length, ...cells.map((r) => r[i]!.length))));
   const fmt = (row: string[]) => row.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   return [fmt(result.columns), fmt(widths.map((w) => '-'.repeat(w))), ...cells.map(fmt), `(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`].join('\n');
 }
