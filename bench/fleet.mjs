@@ -1,17 +1,22 @@
-// `npm run bench -- fleet [FILES] [SAMPLES] [ROUNDS]`: a generated fleet
+// `npm run bench -- fleet [FILES] [SAMPLES] [ROUNDS] [COPIES]`: a generated fleet
 // (bench/_fleet.mjs: FILES Tachyon files × SAMPLES samples cut from the real
 // node_tsc stream, 10 hosts, default 1,000 × 10,000 = 10 M samples), exported
 // to Parquet through DuckDB, then the example queries over the Parquet,
 // interleaved with the same aggregation done in JS by looping ProfileReader
 // over the files (aggregate() over openProfiles(), what `profpack top DIR` does).
+// COPIES > 1 (default 10) also times the top-functions query over the samples
+// replicated COPIES times as other profiles (DuckDB copies the exported
+// Parquet, each copy with new profile ids), for a sample count the machine
+// could not export from Tachyon within a session.
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { machine, median, table } from './_harness.mjs';
 import { generateFleet } from './_fleet.mjs';
 import { aggregate, openProfiles, exportParquet, querySql, EXAMPLE_QUERIES, backend } from '../dist/index.js';
+import { connectDuckDB, runSql, sqlString } from '../dist/fleet/duckdb.js';
 
-const [files = 1000, samples = 10_000, rounds = 2] = process.argv.slice(2).map(Number);
+const [files = 1000, samples = 10_000, rounds = 2, copies = 10] = process.argv.slice(2).map(Number);
 const root = path.join(os.tmpdir(), `profpack-bench-fleet-${files}x${samples}`);
 const fleet = path.join(root, 'tach');
 const parquet = path.join(root, 'parquet');
@@ -77,3 +82,25 @@ console.log(table(['query', 'DuckDB over Parquet (s)', 'JS over the Tachyon file
   const js = c.js ? median(times[`${name} js`]) : undefined;
   return [name, sql.toFixed(2), js === undefined ? '—' : js.toFixed(1), js === undefined ? '—' : `${(js / sql).toFixed(0)}×`];
 })));
+
+if (copies > 1) {
+  // The exported samples COPIES times over, as other profiles (profile_id shifted), with the same frames and stacks.
+  const big = path.join(root, `parquet-x${copies}`);
+  rmSync(big, { recursive: true, force: true });
+  mkdirSync(big, { recursive: true });
+  const db = await connectDuckDB();
+  const src = (name) => sqlString(path.join(parquet, `${name}.parquet`));
+  const dst = (name) => sqlString(path.join(big, `${name}.parquet`));
+  await runSql(db.connection, `COPY (SELECT s.* REPLACE ((s.profile_id + c.range * 1000003) % 9223372036854775807 AS profile_id) FROM range(${copies}) c, read_parquet(${src('samples')}) s) TO ${dst('samples')} (FORMAT parquet, COMPRESSION zstd)`);
+  await runSql(db.connection, `COPY (SELECT p.* REPLACE ((p.profile_id + c.range * 1000003) % 9223372036854775807 AS profile_id) FROM range(${copies}) c, read_parquet(${src('profiles')}) p) TO ${dst('profiles')} (FORMAT parquet, COMPRESSION zstd)`);
+  for (const name of ['frames', 'stacks']) await runSql(db.connection, `COPY (SELECT * FROM read_parquet(${src(name)})) TO ${dst(name)} (FORMAT parquet, COMPRESSION zstd)`);
+  db.close();
+  const n = (await querySql('SELECT count(*) AS n, count(DISTINCT profile_id) AS p FROM samples', [big])).rows[0];
+  const t = [];
+  for (let r = 0; r < rounds; r++) {
+    const { s } = await seconds(() => querySql(EXAMPLE_QUERIES.topFunctions(20), [big]));
+    t.push(s);
+    console.log(`x${copies} round ${r + 1}: top functions (sql) ${s.toFixed(2)} s, load ${load()}`);
+  }
+  console.log(`\ntop functions over ${Number(n[0]).toLocaleString('en')} samples in ${n[1]} profiles (the export × ${copies}, ${du(big).toLocaleString('en')} Parquet bytes): median ${median(t).toFixed(2)} s, load ${load()}`);
+}
