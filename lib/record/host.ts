@@ -9,7 +9,7 @@ import { rmSync, statSync } from 'node:fs';
 import type { CpuProfile } from '../convert/cpuprofile';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ErrorCode, ProfpackError } from '../errors';
-import { ProfilingMode } from '../tachyon/format';
+import { ProfilingMode } from '../tachyon/index';
 import { ChunkIngester } from './ingest';
 import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
 import { FrameParser, type WireMessage } from './wire';

@@ -15,7 +15,7 @@ import { ErrorCode } from '../../lib/errors';
 import { EXAMPLE_QUERIES, FLEET_SCHEMA, FLEET_TABLES, exportParquet, listProfileFiles, mergeProfiles, openProfiles, querySql, sqlRowObjects } from '../../lib/fleet/index';
 import { connectDuckDB, runSql, sqlString } from '../../lib/fleet/duckdb';
 import { aggregate } from '../../lib/query/aggregate';
-import { ProfileReader } from '../../lib/tachyon/reader';
+import { ProfileReader } from '../../lib/tachyon/index';
 import { thrown } from '../helpers';
 import { compileBuild, type Build } from '../convert/build';
 // @ts-expect-error: a plain ES module of the benchmarks, without types
