@@ -19,7 +19,7 @@ export const ALL_STREAMS = [...REAL_STREAMS, ...SYNTHETIC_STREAMS];
 const absent = (v) => (v === -1 ? null : v);
 
 /** A frame of bench/_streams.mjs → a model frame, as the library's converters would make it. */
-function modelFrame(kind, f) {
+export function modelFrame(kind, f) {
   // V8 positions are 0-based; the library's .cpuprofile reader makes them 1-based (frameFromV8).
   if (kind === 'node') return frameFromV8({ functionName: f.funcname, url: f.filename, lineNumber: f.lineno, columnNumber: f.column });
   // Tachyon / perf / synthetic frames: -1 is "absent" (null in the model), opcode 255 is already null.

@@ -94,6 +94,10 @@ export const ErrorCode = {
   V2_UNSUPPORTED: 'ERR_V2_UNSUPPORTED',
   V2_ZSTD: 'ERR_V2_ZSTD',
   V2_WRITER_STATE: 'ERR_V2_WRITER_STATE',
+  // Many profiles (lib/fleet)
+  FLEET_NO_INPUT: 'ERR_FLEET_NO_INPUT', // a path that is missing, or a directory without profiles
+  DUCKDB_UNAVAILABLE: 'ERR_DUCKDB_UNAVAILABLE', // the optional @duckdb/node-api is not installed or does not load
+  SQL_FAILED: 'ERR_SQL_FAILED', // DuckDB refused a query or a Parquet file
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});

@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { registerConvert } from './commands/convert';
 import { registerDowngrade } from './commands/downgrade';
 import { registerDump } from './commands/dump';
+import { registerExport, registerMerge, registerSql } from './commands/fleet';
 import { registerInfo } from './commands/info';
 import { registerRecord } from './commands/record';
 import { registerTop } from './commands/top';
@@ -32,6 +33,9 @@ export function buildProgram(): Command {
   registerDowngrade(program);
   registerFlame(program);
   registerDiff(program);
+  registerMerge(program);
+  registerExport(program);
+  registerSql(program);
   return program;
 }
 

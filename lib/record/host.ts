@@ -5,15 +5,20 @@
  * the recorded process died. The file is then complete up to the last
  * harvest that arrived.
  */
-import { rmSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
+import type { CpuProfile } from '../convert/cpuprofile';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ErrorCode, ProfpackError } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { ChunkIngester, epochOffsetUs } from './ingest';
+import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
 import { FrameParser, type WireMessage } from './wire';
 
 export interface RecordingHostOptions {
+  /** The file (ignored with `rotate`: the files are named in its dir). */
   out: string;
+  /** Rotate: a new file every `everyMs` (startRotating()), `keep` finished files left on disk. */
+  rotate?: RotateOptions;
   intervalUs: number;
   compression?: 'zstd' | 'none';
   /** Header start time, µs (default now, as Unix epoch µs). */
@@ -36,7 +41,12 @@ export interface HostSummary {
 }
 
 export class RecordingHost {
-  private readonly sink: TachyonSink;
+  private sink: TachyonSink;
+  /** The file being written now. */
+  private out: string;
+  private readonly rotation: RotationFiles | undefined;
+  private file = { index: 0, samplesBefore: 0, threads: new Set<number>() };
+  private rotateTimer: NodeJS.Timeout | undefined;
   private readonly ingester: ChunkIngester;
   private readonly parser = new FrameParser();
   private readonly threads = new Set<number>();
@@ -46,14 +56,73 @@ export class RecordingHost {
 
   /** Creates the file now, so that a path that cannot be written fails before anything runs. */
   constructor(private readonly options: RecordingHostOptions) {
+    this.rotation = options.rotate === undefined ? undefined : new RotationFiles(checkRotate(options.rotate));
+    this.out = this.rotation?.next() ?? options.out;
     const offset = options.epochOffsetUs ?? (options.startTimeUs === undefined ? epochOffsetUs() : 0n);
-    this.sink = createTachyonSink(options.out, {
-      sampleIntervalUs: BigInt(Math.max(1, Math.round(options.intervalUs))),
-      startTimeUs: options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset,
-      compression: options.compression ?? 'zstd',
+    this.sink = this.createSink(this.out, options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset);
+    this.ingester = new ChunkIngester(this.sink, offset);
+  }
+
+  private createSink(out: string, startTimeUs: bigint): TachyonSink {
+    return createTachyonSink(out, {
+      sampleIntervalUs: BigInt(Math.max(1, Math.round(this.options.intervalUs))),
+      startTimeUs,
+      compression: this.options.compression ?? 'zstd',
       mode: ProfilingMode.Wall,
     });
-    this.ingester = new ChunkIngester(this.sink, offset);
+  }
+
+  /** The file being written now. */
+  get currentFile(): string {
+    return this.out;
+  }
+
+  /** Rotates every `rotate.everyMs` until finish(), calling onFile with each finished file. */
+  startRotating(onFile: OnFile): void {
+    if (this.options.rotate === undefined || this.rotateTimer !== undefined) return;
+    this.rotateTimer = setInterval(() => {
+      const done = this.rotate();
+      if (done !== undefined) onFile(done.path, done.stats);
+    }, this.options.rotate.everyMs);
+    this.rotateTimer.unref();
+  }
+
+  /**
+   * Finalizes the current file and starts the next (rotating hosts only). A
+   * file that got no sample since the last rotation is kept open instead.
+   * If the next file cannot be created, writing goes on into the current one.
+   */
+  rotate(): { path: string; stats: RotatedFileStats } | undefined {
+    if (this.rotation === undefined || this.summary !== undefined || this.failure !== undefined) return undefined;
+    if (this.ingester.samples === this.file.samplesBefore) return undefined;
+    const next = this.rotation.next();
+    let sink: TachyonSink;
+    try {
+      // The next file starts where this one's samples end: every later sample is newer.
+      sink = this.createSink(next, this.ingester.lastTimeUs ?? 0n);
+    } catch (err) {
+      process.emitWarning(`profpack: cannot start the next file ${next} (${(err as Error).message}); recording goes on into ${this.out}`);
+      return undefined;
+    }
+    const done = this.closeFile(this.ingester.samples - this.file.samplesBefore);
+    this.sink = sink;
+    this.out = next;
+    this.ingester.retarget(sink);
+    this.file = { index: this.file.index + 1, samplesBefore: this.ingester.samples, threads: new Set() };
+    return done;
+  }
+
+  /** Stats and finalize of the current file (its samples' own span). */
+  private closeFile(samples: number, durationOverride?: number): { path: string; stats: RotatedFileStats } {
+    const ing = this.ingester;
+    const span = ing.firstTimeUs !== undefined && ing.lastTimeUs !== undefined ? Number(ing.lastTimeUs - ing.firstTimeUs) / 1e6 : 0;
+    const durationSec = durationOverride ?? span;
+    const threads = Math.max(1, this.file.threads.size);
+    this.sink.setStats(durationSec, durationSec > 0 ? samples / threads / durationSec : 0);
+    this.sink.finalize();
+    const stats: RotatedFileStats = { samples, threads: this.file.threads.size, durationSec, bytes: statSync(this.out).size, index: this.file.index };
+    this.rotation?.finished(this.out);
+    return { path: this.out, stats };
   }
 
   /** Bytes from the pipe. A stream that is not ours stops ingesting (reported by finish()). */
@@ -69,14 +138,28 @@ export class RecordingHost {
 
   private handle(message: WireMessage): void {
     if (message.kind === 'chunk') {
-      this.threads.add(message.threadId);
-      this.ingester.ingest(message.profile, BigInt(message.threadId), message.mainThread);
+      this.ingestChunk(message.profile, message.threadId, message.mainThread);
     } else if (message.kind === 'end') {
-      this.end = { durationSec: message.durationSec, threads: message.threads };
+      this.endRecording(message.durationSec, message.threads);
     } else {
       throw new ProfpackError(`recording pipe: unknown message kind ${JSON.stringify((message as { kind?: unknown }).kind)}`, { code: ErrorCode.RECORD_FAILED, offset: this.parser.offset, expected: "'chunk' | 'end'" });
     }
   }
+
+  /** One harvest of a thread (from the pipe, or directly from an inline recorder). */
+  ingestChunk(profile: CpuProfile, threadId: number, mainThread: boolean): void {
+    this.threads.add(threadId);
+    this.file.threads.add(threadId);
+    this.ingester.ingest(profile, BigInt(threadId), mainThread);
+  }
+
+  /** The recorder's last word: its measured duration and thread count. */
+  endRecording(durationSec: number, threads: number): void {
+    this.end = { durationSec, threads };
+  }
+
+  /** A rotating host's last file, once finish() has finalized it. */
+  lastFile: { path: string; stats: RotatedFileStats } | undefined;
 
   /** Whether the recorder's 'end' message has arrived. */
   get ended(): boolean {
@@ -94,14 +177,20 @@ export class RecordingHost {
    */
   finish(): HostSummary {
     if (this.summary !== undefined) return this.summary;
+    clearInterval(this.rotateTimer);
     const ing = this.ingester;
-    const span = ing.firstTimeUs !== undefined && ing.lastTimeUs !== undefined ? Number(ing.lastTimeUs - ing.firstTimeUs) / 1e6 : 0;
-    const durationSec = this.end?.durationSec ?? span;
-    const threads = Math.max(1, this.end?.threads ?? this.threads.size);
-    this.sink.setStats(durationSec, durationSec > 0 ? ing.samples / threads / durationSec : 0);
-    this.sink.finalize();
+    if (this.rotation !== undefined) {
+      this.lastFile = this.closeFile(ing.samples - this.file.samplesBefore);
+    } else {
+      const span = ing.firstTimeUs !== undefined && ing.lastTimeUs !== undefined ? Number(ing.lastTimeUs - ing.firstTimeUs) / 1e6 : 0;
+      const durationSec = this.end?.durationSec ?? span;
+      const threads = Math.max(1, this.end?.threads ?? this.threads.size);
+      this.sink.setStats(durationSec, durationSec > 0 ? ing.samples / threads / durationSec : 0);
+      this.sink.finalize();
+    }
+    const durationSec = this.end?.durationSec ?? (ing.firstTimeUs !== undefined && ing.lastTimeUs !== undefined ? Number(ing.lastTimeUs - ing.firstTimeUs) / 1e6 : 0);
     this.summary = {
-      out: this.options.out,
+      out: this.out,
       samples: ing.samples,
       threads: this.end?.threads ?? this.threads.size,
       durationSec,
@@ -116,7 +205,8 @@ export class RecordingHost {
   /** Discards the file (the command could not even start): closed and removed. */
   abandon(): void {
     if (this.summary !== undefined) return;
+    clearInterval(this.rotateTimer);
     this.sink.close();
-    rmSync(this.options.out, { force: true });
+    rmSync(this.out, { force: true });
   }
 }

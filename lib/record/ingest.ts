@@ -27,9 +27,21 @@ export class ChunkIngester {
 
   /** `clockOffsetUs` is added to every sample time written (epochOffsetUs() for a file recording). */
   constructor(
-    private readonly sink: ProfileSink,
+    private sink: ProfileSink,
     private readonly clockOffsetUs = 0n,
   ) {}
+
+  /**
+   * Goes on into another sink (the next file of a rotating recording): its
+   * frame table starts empty and the span starts afresh; the per-thread newest
+   * time is kept, so a sample two overlapping harvests share is still written once.
+   */
+  retarget(sink: ProfileSink): void {
+    this.sink = sink;
+    this.frameIds.clear();
+    this.firstTimeUs = undefined;
+    this.lastTimeUs = undefined;
+  }
 
   private frameId(cf: CpuProfileCallFrame): number {
     const key = `${cf.functionName}\u0000${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}`;

@@ -17,7 +17,9 @@ import type { ProfileSink } from '../convert/model';
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
+import { RecordingHost } from './host';
 import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
+import { checkRotate, type OnFile, type RotateOptions } from './rotate';
 import { V8Sampler } from './sampler';
 import { FdSender } from './wire';
 
@@ -52,9 +54,18 @@ export interface RecordingOptions {
    * (default true).
    */
   handleExit?: boolean;
+  /**
+   * Rotate: finalize a file every `everyMs` and go on in the next one in
+   * `dir` (named PREFIX-<start>-<pid>-NNNNN.tach), `keep` finished files at
+   * most left on disk. `out` is then not used. Works with both writers.
+   */
+  rotate?: RotateOptions;
+  /** Each finished file of a rotating recording (the last one at stop()), e.g. to ship it. */
+  onFile?: OnFile;
 }
 
 export interface RecordingSummary {
+  /** The file written (a rotating recording's last file). */
   out: string | undefined;
   samples: number;
   threads: number;
@@ -102,6 +113,33 @@ function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs =
   };
 }
 
+/** The inline writer of a rotating recording: a RecordingHost in this process (the writer process runs the same host). */
+function hostTarget(host: RecordingHost, onFile: OnFile): ChunkTarget {
+  host.startRotating(onFile);
+  return {
+    chunk: (profile, threadId, mainThread) => host.ingestChunk(profile, threadId, mainThread),
+    end(durationSec, threads) {
+      host.endRecording(durationSec, threads);
+      host.finish();
+      if (host.lastFile !== undefined) onFile(host.lastFile.path, host.lastFile.stats);
+    },
+    get samples() {
+      return host.samples;
+    },
+  };
+}
+
+/** onFile as the recording calls it: a throwing callback must not stop the recording. */
+function safeOnFile(onFile: OnFile | undefined): OnFile {
+  return (file, stats) => {
+    try {
+      onFile?.(file, stats);
+    } catch (err) {
+      process.emitWarning(`profpack: onFile(${file}) threw: ${(err as Error).message}`);
+    }
+  };
+}
+
 function pipeTarget(sender: FdSender): ChunkTarget {
   // Counted as the writer will count them (overlapping harvests share ticks).
   const newest = new Map<number, bigint>();
@@ -133,19 +171,26 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   if (!Number.isFinite(harvestMs) || harvestMs < 1) throw new ProfpackError(`harvestMs must be ≥ 1, not ${harvestMs}`, { code: ErrorCode.INVALID_ARGUMENT });
   const writerMode = options.writer ?? 'process';
   if (writerMode !== 'inline' && writerMode !== 'process') throw new ProfpackError(`writer must be 'inline' or 'process', not ${String(writerMode)}`, { code: ErrorCode.INVALID_ARGUMENT });
+  const rotate = options.rotate === undefined ? undefined : checkRotate(options.rotate);
+  if (rotate !== undefined && (options.sink !== undefined || options.fd !== undefined)) throw new ProfpackError('rotate writes files: it excludes sink and fd', { code: ErrorCode.INVALID_ARGUMENT });
+  const onFile = safeOnFile(options.onFile);
   const out = options.sink === undefined && options.fd === undefined ? (options.out ?? 'profile.tach') : undefined;
   // A file recording is on the Unix epoch (V8's own sample times are monotonic).
   const clockOffsetUs = epochOffsetUs();
   const startTimeUs = process.hrtime.bigint() / 1000n + clockOffsetUs;
   let writerProcess: WriterProcess | undefined;
+  let rotatingHost: RecordingHost | undefined;
   let target: ChunkTarget;
   if (options.sink !== undefined) {
     target = sinkTarget(options.sink);
   } else if (options.fd !== undefined) {
     target = pipeTarget(new FdSender(options.fd));
   } else if (writerMode === 'process') {
-    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs });
+    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate });
     target = pipeTarget(writerProcess.sender);
+  } else if (rotate !== undefined) {
+    rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate });
+    target = hostTarget(rotatingHost, onFile);
   } else {
     target = sinkTarget(
       createTachyonSink(out!, {
@@ -179,6 +224,8 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     if (stopped) return;
     const chunk = sampler.harvest(true);
     if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
+    // The writer process reports the files it finished; hand them to onFile here.
+    writerProcess?.pollFiles(onFile);
   };
   const timer = setInterval(harvest, harvestMs);
   timer.unref();
@@ -231,8 +278,9 @@ export function startRecording(options: RecordingOptions = {}): Recording {
       const durationSec = Number(process.hrtime.bigint() - startedAt) / 1e9;
       summary = { out, samples: target.samples, threads: threads.size, durationSec };
       target.end(durationSec, threads.size);
-      if (writerProcess !== undefined) writerProcess.waitFinal();
-      else if (options.fd !== undefined) closeQuietly(options.fd);
+      if (writerProcess !== undefined) summary.out = writerProcess.waitFinal(onFile) ?? out;
+      else if (rotatingHost !== undefined) summary.out = rotatingHost.currentFile;
+      if (options.fd !== undefined) closeQuietly(options.fd);
       return summary;
     },
   };
@@ -249,8 +297,20 @@ function closeQuietly(fd: number): void {
 
 interface WriterProcess {
   sender: FdSender;
-  /** After the 'end' message: blocks until the writer has finalized the file (its one stdout line). */
-  waitFinal(): void;
+  /** A rotating writer's finished files so far ('file' lines), without waiting. */
+  pollFiles(onFile: OnFile): void;
+  /** After the 'end' message: blocks until the writer has finalized the file (its summary line); returns the last file. */
+  waitFinal(onFile: OnFile): string | undefined;
+}
+
+/** A writer process's stdout line about a finished file of a rotating recording. */
+const FILE_LINE = 'file ';
+
+function fileLine(line: string, onFile: OnFile): boolean {
+  if (!line.startsWith(FILE_LINE)) return false;
+  const { path: file, stats } = JSON.parse(line.slice(FILE_LINE.length)) as { path: string; stats: Parameters<OnFile>[1] };
+  onFile(file, stats);
+  return true;
 }
 
 /** How long startRecording() waits for the writer process to create the file, and stop() for it to finalize. */
@@ -282,7 +342,8 @@ function spawnWriterProcess(settings: WriterProcessSettings): WriterProcess {
     child.kill();
     throw new ProfpackError("writer: 'process' needs pipe descriptors, which this platform's Node does not expose; use writer: 'inline'", { code: ErrorCode.RECORD_FAILED });
   }
-  const lines = new LineReader(outFd);
+  // Between harvests the event loop runs, and libuv reads the pipe into child.stdout's buffer: take that first.
+  const lines = new LineReader(outFd, () => child.stdout?.read() as Buffer | null);
   // It answers 'ready' once the file is created, or why it could not be: a bad path fails here, as inline.
   const ready = lines.next(WRITER_READY_TIMEOUT_MS);
   if (ready !== 'ready') {
@@ -297,14 +358,30 @@ function spawnWriterProcess(settings: WriterProcessSettings): WriterProcess {
   const sender = new FdSender(inFd);
   return {
     sender,
-    waitFinal() {
-      const line = lines.next(WRITER_FINAL_TIMEOUT_MS);
+    pollFiles(onFile) {
+      for (let line = lines.next(0); line !== undefined; line = lines.next(0)) {
+        // Anything else (an error) is for waitFinal.
+        if (!fileLine(line, onFile)) {
+          lines.unread(line);
+          return;
+        }
+      }
+    },
+    waitFinal(onFile) {
+      let line = lines.next(WRITER_FINAL_TIMEOUT_MS);
+      let last: string | undefined;
+      while (line !== undefined && line.startsWith(FILE_LINE)) {
+        last = (JSON.parse(line.slice(FILE_LINE.length)) as { path: string }).path;
+        fileLine(line, onFile);
+        line = lines.next(WRITER_FINAL_TIMEOUT_MS);
+      }
       child.stdin?.destroy();
       child.stdout?.destroy();
       if (!sender.ok || line === undefined || !line.startsWith('{')) {
         const why = line?.startsWith('error: ') ? `: ${line.slice(7)}` : ' (it is gone)';
-        throw new ProfpackError(`the recording's writer process did not finalize ${settings.out}${why}`, { code: ErrorCode.RECORD_FAILED });
+        throw new ProfpackError(`the recording's writer process did not finalize ${last ?? settings.out}${why}`, { code: ErrorCode.RECORD_FAILED });
       }
+      return last;
     },
   };
 }
@@ -316,9 +393,13 @@ class LineReader {
   private readonly pause = new Int32Array(new SharedArrayBuffer(4));
   private eof = false;
 
-  constructor(private readonly fd: number) {}
+  constructor(
+    private readonly fd: number,
+    /** Bytes already read from the pipe by someone else (the stream over it), older than anything readSync gets. */
+    private readonly buffered: () => Buffer | null = () => null,
+  ) {}
 
-  /** The next line; undefined at EOF, on a read error or after `timeoutMs`. */
+  /** The next line; undefined at EOF, on a read error or after `timeoutMs` (0: only what has arrived). */
   next(timeoutMs: number): string | undefined {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -328,16 +409,26 @@ class LineReader {
         this.text = this.text.slice(nl + 1);
         return line;
       }
-      if (this.eof || Date.now() >= deadline) return undefined;
+      if (this.eof) return undefined;
+      const early = this.buffered();
+      if (early !== null && early.length > 0) {
+        this.text += early.toString('utf8');
+        continue;
+      }
       try {
         const n = fs.readSync(this.fd, this.chunk, 0, this.chunk.length, null);
         if (n === 0) this.eof = true;
         else this.text += this.chunk.toString('utf8', 0, n);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return undefined;
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= deadline) return undefined;
         Atomics.wait(this.pause, 0, 0, 2);
       }
     }
+  }
+
+  /** Puts a line back: the next next() returns it. */
+  unread(line: string): void {
+    this.text = `${line}\n${this.text}`;
   }
 }
 
@@ -347,6 +438,7 @@ export interface WriterProcessSettings {
   compression: 'zstd' | 'none';
   startTimeUs: bigint;
   epochOffsetUs: bigint;
+  rotate?: RotateOptions;
 }
 
 /**

@@ -14,6 +14,7 @@ import { ErrorCode, ProfpackError } from '../errors';
 import type { Readable } from 'node:stream';
 import { RecordingHost, type HostSummary } from './host';
 import { RecordEnv } from './preload-env';
+import type { OnFile, RotateOptions } from './rotate';
 
 export const PRELOAD_PATH = path.join(__dirname, 'preload.js');
 
@@ -24,6 +25,10 @@ export interface RunRecordedOptions {
   compression?: 'zstd' | 'none';
   workers?: boolean;
   stdio?: 'inherit' | 'pipe' | 'ignore';
+  /** A new file every `everyMs` in `dir` (`out` is then not used), `keep` finished files left on disk. */
+  rotate?: RotateOptions;
+  /** Each finished file of a rotating recording, the last one included. */
+  onFile?: OnFile;
 }
 
 export interface RunRecordedResult {
@@ -54,7 +59,9 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const [exe, ...args] = command;
   if (exe === undefined) throw new ProfpackError('nothing to run: give the command after --', { code: ErrorCode.INVALID_ARGUMENT });
   const intervalUs = options.intervalUs ?? 1000;
-  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd' });
+  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate });
+  const onFile: OnFile = options.onFile ?? (() => undefined);
+  host.startRotating(onFile);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     [RecordEnv.fd]: String(PIPE_FD),
@@ -86,7 +93,9 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     await Promise.race([pipeEnded, new Promise<void>((resolve) => (timer = setTimeout(resolve, PIPE_GRACE_MS)))]);
     clearTimeout(timer);
     pipe.destroy();
-    return { code, signal, summary: host.finish() };
+    const summary = host.finish();
+    if (host.lastFile !== undefined) onFile(host.lastFile.path, host.lastFile.stats);
+    return { code, signal, summary };
   } catch (err) {
     host.abandon();
     throw err;

@@ -10,6 +10,7 @@ import { constants } from 'node:os';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { parseDuration, type RotateOptions } from '../../record/rotate';
 import { runRecorded } from '../../record/run';
 import { action } from '../user-error';
 
@@ -19,6 +20,9 @@ interface RecordFlags {
   compression: 'zstd' | 'none';
   workers?: boolean;
   harvestMs: string;
+  rotate?: string;
+  dir?: string;
+  keep?: string;
 }
 
 export function registerRecord(program: Command): Command {
@@ -31,6 +35,9 @@ export function registerRecord(program: Command): Command {
     .addOption(new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'))
     .option('--workers', 'also record worker threads, each as its own thread')
     .option('--harvest-ms <ms>', 'how often samples are moved from V8 to the file', '1000')
+    .option('--rotate <every>', 'a new file this often (60s, 5m, 1h, 500ms), in --dir; --out is not used')
+    .option('--dir <dir>', 'directory of the rotated files', 'profiles')
+    .option('--keep <n>', 'rotated files left on disk at most (oldest deleted)')
     .passThroughOptions()
     .action(
       action(async (command: string[], flags: RecordFlags) => {
@@ -38,12 +45,20 @@ export function registerRecord(program: Command): Command {
         if (!Number.isInteger(intervalUs) || intervalUs < 1) throw new ProfpackError(`--interval-us must be a positive integer, not "${flags.intervalUs}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const harvestMs = Number(flags.harvestMs);
         if (!Number.isFinite(harvestMs) || harvestMs < 1) throw new ProfpackError(`--harvest-ms must be ≥ 1, not "${flags.harvestMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
-        const out = path.resolve(flags.out);
-        const { code, signal, summary } = await runRecorded(command, { out, intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true });
+        let rotate: RotateOptions | undefined;
+        if (flags.rotate !== undefined) {
+          const keep = flags.keep === undefined ? undefined : Number(flags.keep);
+          rotate = { everyMs: parseDuration(flags.rotate), dir: path.resolve(flags.dir ?? 'profiles'), keep };
+        } else if (flags.keep !== undefined) throw new ProfpackError('--keep needs --rotate', { code: ErrorCode.INVALID_ARGUMENT });
+        const onFile = (file: string, stats: { samples: number; bytes: number }): void =>
+          void process.stderr.write(`profpack: wrote ${path.relative('.', file)}: ${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`);
+        const { code, signal, summary } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile });
+        const out = summary.out;
+        if (rotate !== undefined) flags.out = path.relative('.', out);
         const size = statSync(out).size.toLocaleString('en');
         if (!summary.heard) process.stderr.write(`profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`);
         else if (!summary.complete) process.stderr.write(`profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`);
-        else process.stderr.write(`profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`);
+        else if (rotate === undefined) process.stderr.write(`profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`);
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
       }),
     );

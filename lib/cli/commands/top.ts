@@ -2,6 +2,7 @@
 import { statSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { openProfile } from '../../convert/convert';
+import { listProfileFiles, openProfiles } from '../../fleet/source';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../query/aggregate';
 import { progressBar } from '../progress';
@@ -31,7 +32,7 @@ export function registerTop(program: Command): Command {
   return program
     .command('top')
     .description('the functions, files or lines with the most samples')
-    .argument('<file>', 'profile (Tachyon, .cpuprofile, pprof, speedscope, collapsed)')
+    .argument('<files...>', 'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; many are aggregated together')
     .addOption(new Option('--by <key>', 'group samples by').choices(['function', 'file', 'line']).default('function'))
     .option('--self', 'sort by self samples (innermost frame) [default]')
     .option('--total', 'sort by total samples (anywhere on the stack)')
@@ -43,9 +44,11 @@ export function registerTop(program: Command): Command {
     .option('--json', 'JSON output')
     .option('--sample-type <name>', 'pprof: the sample type to count (default: the CPU/wall one)')
     .action(
-      action((file: string, flags: TopFlags) => {
+      action((inputs: string[], flags: TopFlags) => {
         if (flags.self === true && flags.total === true) throw new ProfpackError('--self and --total exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
-        const source = openProfile(file, undefined, { sampleType: flags.sampleType });
+        const files = listProfileFiles(inputs);
+        // One file as before; many as one stream (--from/--to then count from the earliest file's start).
+        const source = files.length === 1 ? openProfile(files[0]!, undefined, { sampleType: flags.sampleType }) : openProfiles(files);
         try {
           const result = aggregate(source, {
             by: flags.by,
@@ -55,7 +58,7 @@ export function registerTop(program: Command): Command {
             toMs: number(flags.to, '--to'),
             status: flags.status,
             limit: number(flags.n, '-n'),
-            onProgress: progressBar('reading', statSync(file).size),
+            onProgress: progressBar('reading', files.reduce((sum, f) => sum + statSync(f).size, 0)),
           });
           process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatTable(result)}\n`);
         } finally {

@@ -1,0 +1,59 @@
+/**
+ * The one place that loads DuckDB (`@duckdb/node-api`, an optional
+ * dependency: its engine is a per-platform binary package). Without it the
+ * fleet's tables cannot be built, and every entry point says so with
+ * ERR_DUCKDB_UNAVAILABLE instead of a require stack.
+ */
+import type * as DuckDB from '@duckdb/node-api';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { ErrorCode, ProfpackError } from '../errors';
+
+export type DuckDBModule = typeof DuckDB;
+export type DuckDBConnection = DuckDB.DuckDBConnection;
+
+let loaded: DuckDBModule | undefined;
+
+export function loadDuckDB(): DuckDBModule {
+  if (loaded !== undefined) return loaded;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    loaded = require('@duckdb/node-api') as DuckDBModule;
+  } catch (err) {
+    throw new ProfpackError(`DuckDB is not available (${(err as Error).message.split('\n', 1)[0]}); install it with "npm install @duckdb/node-api"`, {
+      code: ErrorCode.DUCKDB_UNAVAILABLE,
+      expected: '@duckdb/node-api and its platform binary (@duckdb/node-bindings-<os>-<arch>)',
+      cause: err,
+    });
+  }
+  return loaded;
+}
+
+/** A fresh in-memory database and a connection to it. */
+export async function connectDuckDB(): Promise<{ connection: DuckDBConnection; close(): void }> {
+  const duckdb = loadDuckDB();
+  // Spill files (a query larger than memory) go to the system's temp directory, not ./.tmp where the user runs profpack.
+  const instance = await duckdb.DuckDBInstance.create(':memory:', { temp_directory: path.join(tmpdir(), `profpack-duckdb-${process.pid}`) });
+  const connection = await instance.connect();
+  return {
+    connection,
+    close() {
+      connection.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+/** Runs SQL; DuckDB's own errors become ERR_SQL_FAILED with DuckDB's message. */
+export async function runSql(connection: DuckDBConnection, sql: string): Promise<DuckDB.DuckDBResultReader> {
+  try {
+    return await connection.runAndReadAll(sql);
+  } catch (err) {
+    throw new ProfpackError(`DuckDB: ${(err as Error).message}`, { code: ErrorCode.SQL_FAILED, cause: err });
+  }
+}
+
+/** A string as an SQL literal. */
+export function sqlString(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}

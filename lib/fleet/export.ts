@@ -1,0 +1,49 @@
+/**
+ * `exportParquet()`: a fleet's profiles as Parquet files, one per table
+ * (DIR/profiles.parquet, frames, stacks, samples), written by DuckDB's
+ * `COPY … TO … (FORMAT parquet)` from the tables of tables.ts.
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { ErrorCode, ProfpackError } from '../errors';
+import { connectDuckDB, runSql, sqlString } from './duckdb';
+import { listProfileFiles } from './source';
+import { TABLE_NAMES, createTables, loadProfiles, type LoadOptions, type LoadResult, type TableName } from './tables';
+
+export interface ExportOptions extends LoadOptions {
+  /** Parquet compression codec (default zstd). */
+  compression?: 'zstd' | 'snappy' | 'gzip' | 'uncompressed';
+}
+
+export interface ExportResult extends LoadResult {
+  /** Each table's Parquet file and its size in bytes. */
+  outputs: Record<TableName, { path: string; bytes: number }>;
+}
+
+const CODECS = ['zstd', 'snappy', 'gzip', 'uncompressed'];
+
+export async function exportParquet(inputs: readonly string[], outDir: string, options: ExportOptions = {}): Promise<ExportResult> {
+  const codec = options.compression ?? 'zstd';
+  if (!CODECS.includes(codec)) throw new ProfpackError(`compression must be ${CODECS.join(', ')}, not "${String(codec)}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: CODECS.join(' | ') });
+  const files = listProfileFiles(inputs);
+  const db = await connectDuckDB();
+  try {
+    await createTables(db.connection);
+    const loaded = await loadProfiles(db.connection, files, options);
+    try {
+      mkdirSync(outDir, { recursive: true });
+    } catch (err) {
+      throw new ProfpackError(`cannot create ${outDir}: ${(err as Error).message}`, { code: ErrorCode.INVALID_ARGUMENT, cause: err });
+    }
+    const outputs = {} as ExportResult['outputs'];
+    for (const name of TABLE_NAMES) {
+      const out = path.join(outDir, `${name}.parquet`);
+      // Rows stay in the order they were appended (file order): profile_id then compresses to runs.
+      await runSql(db.connection, `COPY ${name} TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${codec})`);
+      outputs[name] = { path: out, bytes: statSync(out).size };
+    }
+    return { ...loaded, outputs };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,7 @@
+/** Many profiles: a fleet's files as one stream, merged into one file, or as tables for DuckDB and Parquet. */
+export { listProfileFiles, openProfiles, type FleetSource } from './source';
+export { mergeProfiles, type MergeOptions, type MergeResult } from './merge';
+export { exportParquet, type ExportOptions, type ExportResult } from './export';
+export { querySql, formatSqlTable, formatSqlCsv, sqlRowObjects, type SqlResult } from './sql';
+export { SCHEMA as FLEET_SCHEMA, TABLE_NAMES as FLEET_TABLES, profileId, type LoadOptions } from './tables';
+export { EXAMPLE_QUERIES } from './queries';

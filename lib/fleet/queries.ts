@@ -1,0 +1,64 @@
+/**
+ * The example queries of docs/fleet.md and the README, over the tables of
+ * tables.ts. Tests check each against `aggregate()` on the same files; the
+ * fleet benchmark times them.
+ */
+import { sqlString } from './duckdb';
+
+/** Samples per interned stack: the joins below then touch stacks, not samples. */
+const PER_STACK = 'SELECT stack_id, count(*) AS n FROM samples GROUP BY stack_id';
+
+export const EXAMPLE_QUERIES = {
+  /** `profpack top` across files: self = innermost frame, total = anywhere on the stack (once per sample). */
+  topFunctions: (limit = 10): string => `WITH per_stack AS (${PER_STACK}),
+self AS (
+  SELECT funcname, filename, sum(n) AS self
+  FROM per_stack JOIN stacks USING (stack_id) JOIN frames USING (frame_id)
+  WHERE depth = 0 GROUP BY ALL),
+total AS (
+  SELECT funcname, filename, sum(n) AS total
+  FROM per_stack JOIN (SELECT DISTINCT stack_id, funcname, filename
+                       FROM stacks JOIN frames USING (frame_id)) USING (stack_id)
+  GROUP BY ALL)
+SELECT funcname, filename, coalesce(self, 0) AS self, total
+FROM total LEFT JOIN self USING (funcname, filename)
+ORDER BY self DESC, total DESC, funcname, filename${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
+
+  /** Self samples per function in the first and the second half of the fleet's time span. */
+  windowDiff: (limit = 10): string => `WITH span AS (SELECT (min(start_us) + max(end_us)) // 2 AS mid FROM profiles),
+leaf AS (
+  SELECT timestamp_us, funcname
+  FROM samples JOIN stacks USING (stack_id) JOIN frames USING (frame_id)
+  WHERE depth = 0)
+SELECT funcname,
+       count(*) FILTER (WHERE timestamp_us < mid) AS before,
+       count(*) FILTER (WHERE timestamp_us >= mid) AS after,
+       after - before AS change
+FROM leaf, span
+GROUP BY funcname
+ORDER BY abs(change) DESC, funcname${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
+
+  /** On-CPU share of each thread of each profile, per second since the profile's start (status bit 2 = ON_CPU). */
+  threadCpu: (limit = 10): string => `SELECT host, profile_id % 100000 AS profile, thread_id,
+       (timestamp_us - start_us) // 1000000 AS second,
+       count(*) AS samples,
+       count(*) FILTER (WHERE status & 2 <> 0) AS on_cpu,
+       round(100 * count(*) FILTER (WHERE status & 2 <> 0) / count(*), 1) AS cpu_pct
+FROM samples JOIN profiles USING (profile_id)
+GROUP BY host, profile, thread_id, second
+ORDER BY host, profile, thread_id, second${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
+
+  /** The stacks (outermost first, collapsed-stack style) that contain a function, with their samples. */
+  stacksWith: (funcname: string, limit = 10): string => `WITH hit AS (
+  SELECT DISTINCT stack_id FROM stacks JOIN frames USING (frame_id)
+  WHERE funcname = ${sqlString(funcname)}),
+counted AS (SELECT stack_id, count(*) AS samples FROM samples JOIN hit USING (stack_id) GROUP BY stack_id),
+named AS (
+  SELECT stack_id, string_agg(funcname, ';' ORDER BY depth DESC) AS stack
+  FROM hit JOIN stacks USING (stack_id) JOIN frames USING (frame_id)
+  GROUP BY stack_id)
+SELECT sum(samples) AS samples, stack
+FROM counted JOIN named USING (stack_id)
+GROUP BY stack
+ORDER BY samples DESC, stack${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
+};

@@ -1,0 +1,77 @@
+/**
+ * File rotation for a long recording (an agent that ships a file a minute):
+ * the names of the files, and `keep`, the bound on how many finished files
+ * stay on disk. The host (host.ts) decides when to rotate; every sample lands
+ * in exactly one file because a harvest is ingested whole between rotations
+ * and the ingester's per-thread "newest time written" survives them.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { ErrorCode, ProfpackError } from '../errors';
+
+export interface RotateOptions {
+  /** Close the file and start the next one this often (ms). */
+  everyMs: number;
+  /** Directory of the files (created if missing). */
+  dir: string;
+  /** Finished files left on disk at most; older ones are deleted (default: all kept). */
+  keep?: number;
+  /** File name prefix (default "profile"). */
+  prefix?: string;
+}
+
+/** One finished file of a rotating recording, as onFile() receives it. */
+export interface RotatedFileStats {
+  samples: number;
+  threads: number;
+  /** Span of the file's samples. */
+  durationSec: number;
+  bytes: number;
+  /** 0 for the recording's first file. */
+  index: number;
+}
+
+export type OnFile = (path: string, stats: RotatedFileStats) => void;
+
+/** Checks rotation options (library and CLI alike); returns them with defaults. */
+export function checkRotate(options: RotateOptions): Required<RotateOptions> {
+  if (options === null || typeof options !== 'object') throw new ProfpackError('rotate must be { everyMs, dir, keep? }', { code: ErrorCode.INVALID_ARGUMENT });
+  const { everyMs, dir, prefix = 'profile' } = options;
+  // null too: Infinity crosses JSON (to the writer process) as null.
+  const keep = options.keep ?? Infinity;
+  if (!Number.isFinite(everyMs) || everyMs < 1) throw new ProfpackError(`rotate.everyMs must be ≥ 1, not ${everyMs}`, { code: ErrorCode.INVALID_ARGUMENT });
+  if (typeof dir !== 'string' || dir === '') throw new ProfpackError('rotate.dir must name a directory', { code: ErrorCode.INVALID_ARGUMENT });
+  if (keep !== Infinity && (!Number.isInteger(keep) || keep < 1)) throw new ProfpackError(`rotate.keep must be an integer ≥ 1, not ${keep}`, { code: ErrorCode.INVALID_ARGUMENT });
+  if (!/^[\w.-]+$/.test(prefix)) throw new ProfpackError(`rotate.prefix must be a plain file name part, not "${prefix}"`, { code: ErrorCode.INVALID_ARGUMENT });
+  return { everyMs, dir, keep, prefix };
+}
+
+/** "60s", "5m", "1h", "250ms" or plain milliseconds → ms. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (m === null) throw new ProfpackError(`not a duration: "${text}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'e.g. 60s, 5m, 1h, 500ms' });
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms']!;
+  return Number(m[1]) * unit;
+}
+
+/** The rotating files' names, and the pruning that `keep` asks for. */
+export class RotationFiles {
+  private seq = 0;
+  private readonly finishedFiles: string[] = [];
+  private readonly stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+
+  constructor(private readonly options: Required<RotateOptions>) {
+    mkdirSync(options.dir, { recursive: true });
+  }
+
+  /** The next file's path: DIR/PREFIX-<start, UTC>-<pid>-<NNNNN>.tach (sorts in recording order). */
+  next(): string {
+    return path.join(this.options.dir, `${this.options.prefix}-${this.stamp}-${process.pid}-${String(this.seq++).padStart(5, '0')}.tach`);
+  }
+
+  /** A file is final: the oldest finished files beyond `keep` are deleted. */
+  finished(file: string): void {
+    this.finishedFiles.push(file);
+    while (this.finishedFiles.length > this.options.keep) rmSync(this.finishedFiles.shift()!, { force: true });
+  }
+}
