@@ -34,12 +34,14 @@ const Kernels& ScalarKernels();
 // nullptr when the addon was built for a CPU family without these kernels.
 const Kernels* Sse41Kernels();
 const Kernels* Avx2Kernels();
+const Kernels* NeonKernels();
 
 // The kernels of `level`, or nullptr when they were not compiled in.
 inline const Kernels* KernelsFor(SimdLevel level) {
   switch (level) {
     case SimdLevel::kAvx2: return Avx2Kernels();
     case SimdLevel::kSse41: return Sse41Kernels();
+    case SimdLevel::kNeon: return NeonKernels();
     case SimdLevel::kScalar: break;
   }
   return &ScalarKernels();
