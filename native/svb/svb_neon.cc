@@ -100,17 +100,7 @@ size_t EncodeNeon(const uint32_t* in, size_t n, uint8_t* out, uint32_t prev) {
   return EncodeScalarFrom<V, T>(in, i, n, out, out, pos, PrevAt(in, i, prev));
 }
 
-constexpr Variant k1234 = Variant::k1234;
-
-const Kernels kNeon = {
-    SimdLevel::kNeon,
-    {EncodeNeon<k1234, Transform::kPlain>, EncodeNeon<k1234, Transform::kDelta>, EncodeNeon<k1234, Transform::kZigzag>,
-     EncodeNeon<k1234, Transform::kZigzagDelta>},
-    {DecodeNeon<k1234, Transform::kPlain>, DecodeNeon<k1234, Transform::kDelta>, DecodeNeon<k1234, Transform::kZigzag>,
-     DecodeNeon<k1234, Transform::kZigzagDelta>},
-    EncodeNeon<Variant::k0124, Transform::kPlain>,
-    DecodeNeon<Variant::k0124, Transform::kPlain>,
-};
+const Kernels kNeon = PROFPACK_SVB_KERNELS(SimdLevel::kNeon, EncodeNeon, DecodeNeon);
 
 }  // namespace
 
