@@ -4,7 +4,7 @@
 // whole suite (.ci/run). Needs dist/ (npm run compile) and ../shared.
 //   node scripts/node-smoke.mjs        (prints one line per backend)
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,17 +27,17 @@ if (process.argv[2] === '--child') {
     const read = p.ProfileReader.open(path.join(shared, 'vectors', 'tachyon', 's20_random_mix_zstd.bin'));
     let n = 0;
     for (const _ of read.samples()) n++;
-    if (n !== read.info.sampleCount) throw new Error(`read ${n} samples, header says ${read.info.sampleCount}`);
+    if (n !== Number(read.info.sampleCount)) throw new Error(`read ${n} samples, header says ${read.info.sampleCount}`);
     const file = path.join(work, 'w.tach');
     const w = new p.ProfileWriter(file, { sampleIntervalUs: 1000 });
     for (let i = 0; i < 200; i++) w.writeStack(1, 0, i * 1000, 0, [w.internFrame({ filename: 'smoke.js', funcname: `f${i % 7}`, lineno: i })]);
     w.finalize();
     const back = p.ProfileReader.open(file);
-    if (back.info.sampleCount !== 200 || back.info.compressionType !== 1) throw new Error(`wrote 200 zstd samples, read ${JSON.stringify(back.info)}`);
+    if (Number(back.info.sampleCount) !== 200 || back.info.compressionType !== 1) throw new Error(`wrote 200 zstd samples, read ${JSON.stringify(back.info)}`);
     const env = process.env;
     run([cli, 'convert', path.join(shared, 'data', 'outside', 'node-cpu-prof.heavy.cpuprofile'), '-o', path.join(work, 'c.tach')], env);
-    const collapsed = run([cli, 'convert', path.join(work, 'c.tach'), '--to', 'collapsed'], env);
-    if (collapsed.trim().split('\n').length < 2) throw new Error('convert produced no stacks');
+    run([cli, 'convert', path.join(work, 'c.tach'), '-o', path.join(work, 'c.collapsed')], env);
+    if (readFileSync(path.join(work, 'c.collapsed'), 'utf8').trim().split('\n').length < 2) throw new Error('convert produced no stacks');
     const spin = 'function smokeSpin() { const e = Date.now() + 300; let x = 0; while (Date.now() < e) x += Math.sqrt(x + 1); return x; } smokeSpin();';
     run([cli, 'record', '--harvest-ms', '100', '--out', path.join(work, 'r.tach'), '--', process.execPath, '-e', spin], env);
     if (!run([cli, 'top', path.join(work, 'r.tach'), '-n', '5'], env).includes('smokeSpin')) throw new Error('the recording lacks smokeSpin');
