@@ -7,6 +7,13 @@
 const { spawnSync } = require('child_process');
 
 const verbose = process.env.PROFPACK_INSTALL_VERBOSE === '1';
+try {
+  // A prebuild (or an earlier build) that loads here needs nothing more.
+  require('node-gyp-build')(require('path').join(__dirname, '..'));
+  process.exit(0);
+} catch {
+  // none loads: build below
+}
 let run;
 try {
   run = spawnSync(process.execPath, [require.resolve('node-gyp-build/bin.js')], {
@@ -19,5 +26,7 @@ try {
 if (run.status !== 0) {
   const why = run.error ? String(run.error.message || run.error) : `no prebuild for ${process.platform}-${process.arch} and the build failed`;
   console.warn(`profpack: native addon unavailable (${why}); using the pure-JS backend. PROFPACK_INSTALL_VERBOSE=1 shows the build output.`);
+  // On CI the reason matters more than a quiet log: the end of the build output.
+  if (process.env.CI === 'true' && !verbose) console.warn(`${run.stdout || ''}${run.stderr || ''}`.split('\n').slice(-30).join('\n'));
 }
 process.exit(0);
