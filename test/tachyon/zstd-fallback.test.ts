@@ -5,6 +5,7 @@
  * writes reads back through every decoder; without it, writing zstd fails
  * with one coded error and compression: 'none' still writes.
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -12,6 +13,18 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { fallbackZstd, nodeZstd, type FallbackDecoder, type ZstdApi } from '../../lib/tachyon/zstd-fallback';
 import { sharedPath } from '../shared';
+import { cpythonInterpreter } from './writer-support';
+
+/** Counts the samples CPython 3.15's own reader replays from argv[1]. */
+const CPYTHON_COUNT = `
+import sys, _remote_debugging
+class Count:
+    n = 0
+    def collect(self, stack_frames, timestamps_us=None):
+        Count.n += len(timestamps_us) if timestamps_us else 1
+_remote_debugging.BinaryReader(sys.argv[1]).replay(Count())
+print(Count.n)
+`;
 
 const dir = sharedPath('vectors', 'tachyon');
 const zstdVectors = readdirSync(dir).filter((f) => f.endsWith('_zstd.bin') || /^e1[56]_zstd/.test(f)).sort();
@@ -134,7 +147,7 @@ describe('zstd fallbacks', () => {
       );
     });
 
-    it("the Tachyon writer on Node's zstd writes files the reader reads back", async () => {
+    it("the Tachyon writer on Node's zstd writes files profpack and CPython 3.15 read back", async () => {
       const lib = await libraryWith('node');
       const work = mkdtempSync(path.join(tmpdir(), 'profpack-zstd-node-'));
       try {
@@ -146,6 +159,8 @@ describe('zstd fallbacks', () => {
         expect(dump.accepted).toBe(true);
         expect(dump.info?.compression_type).toBe(1);
         expect(dump.samples.length).toBe(500);
+        const counted = execFileSync(cpythonInterpreter(), ['-c', CPYTHON_COUNT, file], { encoding: 'utf8' });
+        expect(counted.trim()).toBe('500');
       } finally {
         rmSync(work, { recursive: true, force: true });
       }
