@@ -14,6 +14,7 @@ command -v "$CXX" >/dev/null || { echo "arm64-tree: $CXX missing (apt-get instal
 
 rm -rf "$dir"
 mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
 git ls-files -z | tar --null -cf - -T - | tar -xf - -C "$dir"
 [ -d dist ] || npm run compile >/dev/null
 cp -r dist "$dir/dist"
@@ -24,8 +25,10 @@ gyp="node $dir/node_modules/node-gyp/bin/node-gyp.js"
 # node-gyp run directly does not see npm's config: pass its header folder on (N-API headers serve every Node).
 nodedir=$(npm config get nodedir 2>/dev/null || true)
 case "$nodedir" in '' | undefined | null) ;; *) gyp="$gyp --nodedir=$nodedir" ;; esac
-(cd node_modules/zstd-napi && $gyp rebuild --arch=arm64 -j 2 >/dev/null)
-$gyp rebuild --arch=arm64 -j 2 >/dev/null
+# Quiet unless a build fails: then the end of its log.
+built() { "$@" >"$dir/.arm64-build.log" 2>&1 || { tail -n 40 "$dir/.arm64-build.log" >&2; exit 1; }; }
+(cd node_modules/zstd-napi && built $gyp rebuild --arch=arm64 -j 2)
+built $gyp rebuild --arch=arm64 -j 2
 file -L build/Release/profpack.node node_modules/zstd-napi/build/Release/binding.node | grep -c aarch64 | grep -qx 2 ||
   { echo "arm64-tree: the addons did not build for aarch64" >&2; exit 1; }
 echo "$node_arm"
