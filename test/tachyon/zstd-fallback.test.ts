@@ -1,5 +1,5 @@
 /**
- * zstd without zstd-napi (lib/tachyon/zstd-binding.ts): Node's built-in zstd
+ * zstd without zstd-napi (lib/tachyon/file/zstd-binding.ts): Node's built-in zstd
  * where this Node has it, fzstd otherwise. Every compressed shared vector
  * reads the same through each fallback as through zstd-napi; what Node's zstd
  * writes reads back through every decoder; without it, writing zstd fails
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { fallbackZstd, nodeZstd, type FallbackDecoder, type ZstdApi } from '../../lib/tachyon/zstd-fallback';
+import { fallbackZstd, nodeZstd, type FallbackDecoder, type ZstdApi } from '../../lib/tachyon/file/zstd-fallback';
 import { sharedPath } from '../shared';
 import { cpythonInterpreter } from './writer-support';
 
@@ -35,9 +35,9 @@ const originalEnv = process.env.PROFPACK_ZSTD;
 async function libraryWith(provider: string) {
   process.env.PROFPACK_ZSTD = provider;
   vi.resetModules();
-  const dump = await import('../../lib/tachyon/reader-dump');
-  const binding = await import('../../lib/tachyon/zstd-binding');
-  const writer = await import('../../lib/tachyon/writer');
+  const dump = await import('../../lib/tachyon/read/dump');
+  const binding = await import('../../lib/tachyon/file/zstd-binding');
+  const writer = await import('../../lib/tachyon/write/writer');
   return { ...dump, ...binding, ...writer };
 }
 

@@ -13,8 +13,8 @@
  */
 import * as zlib from 'node:zlib';
 import { Decompress } from 'fzstd';
-import { ErrorCode, ProfpackError } from '../errors';
-import { ZSTD_MAX_DECOMPRESSED } from './format';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { ZSTD_MAX_DECOMPRESSED } from '../format';
 
 /** The subset of zstd-napi's binding (zstd-napi/binding) that profpack calls. */
 export interface ZstdDCtx {

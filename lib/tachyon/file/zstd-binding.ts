@@ -9,7 +9,7 @@
  * PROFPACK_ZSTD=napi|node|fzstd forces one (tests, diagnosis): forcing one
  * this process lacks is an error at the first zstd call.
  */
-import { ErrorCode, ProfpackError } from '../errors';
+import { ErrorCode, ProfpackError } from '../../errors';
 import { fallbackZstd, nodeZstd, type ZstdApi } from './zstd-fallback';
 
 export type { ZstdApi, ZstdCCtx, ZstdDCtx } from './zstd-fallback';
