@@ -22,11 +22,12 @@ tests=(test/backend.test.ts test/svb/vectors.test.ts test/varint/leb128.test.ts 
   test/tachyon/reader-vectors.test.ts test/tachyon/writer-vectors.test.ts)
 if bash scripts/qemu-arm64.sh "$base/tree" -e "require('child_process').execFileSync(process.execPath, ['-e', ''])" 2>/dev/null; then
   # arm64 children start (binfmt_misc): the usual runner, plus the forced-kernel test (it spawns).
-  bash scripts/qemu-arm64.sh "$base/tree" scripts/test-both.mjs "${tests[@]}" test/svb/simd.test.ts
+  # One file at a time: under emulation a vitest worker can miss its start-up deadline when several start at once.
+  bash scripts/qemu-arm64.sh "$base/tree" scripts/test-both.mjs --no-file-parallelism "${tests[@]}" test/svb/simd.test.ts
 else
   # No binfmt_misc: one qemu process, tests in worker threads, each backend in turn.
   echo "arm64-smoke: arm64 child processes cannot start here (no binfmt_misc): worker threads, no forced-kernel test" >&2
   for backend in native js; do
-    PROFPACK_BACKEND=$backend bash scripts/qemu-arm64.sh "$base/tree" node_modules/vitest/vitest.mjs run --pool=threads "${tests[@]}"
+    PROFPACK_BACKEND=$backend bash scripts/qemu-arm64.sh "$base/tree" node_modules/vitest/vitest.mjs run --pool=threads --no-file-parallelism "${tests[@]}"
   done
 fi
