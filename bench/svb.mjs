@@ -6,14 +6,22 @@
 //   npm run bench -- svb              1 M and 16 M values, every distribution
 //   npm run bench -- svb 1m           1 M only
 //   npm run bench -- svb threshold    per-call cost of small batches, native vs JS
+//   npm run bench -- svb peer         the public calls against lemire/streamvbyte's C
+//                                     (../shared/tools/streamvbyte-ref), same data, same run
 //
 // Kernels are timed through the codec contract (lib/svb/modes.ts) with
 // preallocated buffers, so allocation is not in the numbers.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os, { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { decodeUint8Array, encodeUint8Array, encodingLength } from 'uint8-varint';
 import { interleave, interleaveRounds, machine, median, table } from './_harness.mjs';
 
 const require = createRequire(import.meta.url);
+const here = path.dirname(fileURLToPath(import.meta.url));
 const { backend } = require('../dist/backend.js');
 const { jsCodec } = require('../dist/svb/js.js');
 const { svbNative } = require('../dist/svb/native.js');
@@ -265,6 +273,91 @@ function threshold() {
   console.log(table(['n', 'native decode', 'JS decode', 'JS/native', 'native encode', 'JS encode', 'JS/native'], rows));
 }
 
+// The public calls (svb.decode, decodeInto, encode, encodeInto, the delta
+// forms) against the reference C library's own timing tool on the same
+// values: its process and our calls alternate round by round, each reports
+// the median ns of one whole call over `calls` calls, and the ratio is the
+// median over rounds of (C ns / profpack ns): >= 1 means as fast as the C.
+// The JS twin is timed through the codec contract the public call dispatches
+// to under PROFPACK_BACKEND=js.
+function peer() {
+  const build = path.resolve(here, '..', '..', 'shared', 'tools', 'streamvbyte-ref', 'build.sh');
+  const bin = spawnSync('bash', [build], { encoding: 'utf8' }).stdout.trim();
+  if (!bin) throw new Error(`could not build the reference: bash ${build}`);
+  const { svb } = require('../dist/index.js');
+  const n = 1 << 20;
+  const rounds = 11;
+  const calls = 11;
+  const dir = mkdtempSync(path.join(tmpdir(), 'profpack-svb-peer-'));
+  const medianCall = (fn) => {
+    const t = [];
+    for (let i = 0; i < calls; i++) {
+      const t0 = process.hrtime.bigint();
+      fn();
+      t.push(Number(process.hrtime.bigint() - t0));
+    }
+    return median(t);
+  };
+  // [our label, the C tool's key, our call]
+  const rows = [];
+  const goals = [];
+  for (const dist of ['u8', 'u16', 'u32', 'timestamps']) {
+    const values = distributions[dist](n, rng(0x9e3779b9 ^ n ^ dist.length));
+    const file = path.join(dir, `${dist}.u32`);
+    writeFileSync(file, Buffer.from(values.buffer, values.byteOffset, values.byteLength));
+    const stream = svb.encode(values);
+    const deltaStream = svb.deltaEncode(values);
+    const out = new Uint8Array(svb.maxEncodedLength(n));
+    const decoded = new Uint32Array(n);
+    if (!Buffer.from(svb.decode(stream, n).buffer).equals(Buffer.from(values.buffer))) throw new Error('decode differs');
+    const jsOut = new Uint8Array(out.length);
+    const cases = [
+      ['svb.decode (allocates)', 'decode_ns', () => svb.decode(stream, n)],
+      ['svb.decodeInto', 'decode_ns', () => svb.decodeInto(stream, n, decoded)],
+      ['svb.encode (allocates)', 'encode_ns', () => svb.encode(values)],
+      ['svb.encodeInto', 'encode_ns', () => svb.encodeInto(values, out)],
+      ['svb.deltaDecode (allocates)', 'deltaDecode_ns', () => svb.deltaDecode(deltaStream, n)],
+      ['svb.deltaDecodeInto', 'deltaDecode_ns', () => svb.deltaDecodeInto(deltaStream, n, decoded)],
+      ['svb.deltaEncodeInto', 'deltaEncode_ns', () => svb.deltaEncodeInto(values, out)],
+      ['JS twin decode', 'decode_ns', () => jsCodec.decode(stream, n, decoded, Mode.Plain1234, 0)],
+      ['JS twin encode', 'encode_ns', () => jsCodec.encode(values, jsOut, Mode.Plain1234, 0)],
+      ['JS twin deltaDecode', 'deltaDecode_ns', () => jsCodec.decode(deltaStream, n, decoded, Mode.Delta1234, 0)],
+    ];
+    // Warm enough for the optimizing compiler, which runs on a background thread a loaded machine starves.
+    for (let w = 0; w < 8; w++) for (const [, , fn] of cases) fn();
+    const ratios = cases.map(() => []);
+    const ours = cases.map(() => []);
+    const theirs = cases.map(() => []);
+    for (let r = 0; r < rounds; r++) {
+      const runC = () => JSON.parse(execFileSync(bin, [file, String(calls)], { encoding: 'utf8' }));
+      let c = r % 2 === 0 ? runC() : null;
+      // No forced gc() here: on this loaded machine a full GC made V8 drop the JS
+      // twin's optimized code, and the next calls measured re-optimization (bench read saw the same).
+      const mine = cases.map(([, , fn]) => medianCall(fn));
+      c ??= runC();
+      cases.forEach(([, key], k) => {
+        ratios[k].push(c[key] / mine[k]);
+        ours[k].push(mine[k]);
+        theirs[k].push(c[key]);
+      });
+    }
+    cases.forEach(([label, key], k) => {
+      const ratio = median(ratios[k]);
+      rows.push([dist, label, key.replace('_ns', ''), (median(ours[k]) / 1e3).toFixed(0), (median(theirs[k]) / 1e3).toFixed(0), `${ratio.toFixed(2)} (${Math.min(...ratios[k]).toFixed(2)}..${Math.max(...ratios[k]).toFixed(2)})`]);
+      goals.push({ dist, label, ratio });
+    });
+    console.error(`done ${dist}`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  console.log(`\n${machine()}; native kernels: ${defaultLevel}; the C reference: SSE4.1 build; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
+  console.log(`${n} u32 per call; µs per call are medians of ${calls} calls per round; ratio = median over ${rounds} alternating rounds of C ns / profpack ns (min..max).\n`);
+  console.log(table(['data', 'profpack call', 'C call', 'profpack µs', 'C µs', 'C / profpack'], rows));
+  const worst = (label) => Math.min(...goals.filter((g) => g.label === label).map((g) => g.ratio)).toFixed(2);
+  console.log('\nGoals (worst distribution): decode >= 0.9x, encode >= 0.8x through the public call; JS >= 0.2x');
+  for (const label of [...new Set(goals.map((g) => g.label))]) console.log(`- ${label}: ${worst(label)}`);
+}
+
 const args = process.argv.slice(2);
 if (args.includes('threshold')) threshold();
+else if (args.includes('peer')) peer();
 else throughput(args);

@@ -2,9 +2,11 @@
  * `npm run demo`, the README's main job: record the embedded workload
  * (lib/demo/workload.ts) with `profpack record`'s machinery into
  * profile.tach, print what is in it (info) and where the time went (top),
- * and write profile.speedscope.json and profile.pb.gz beside it.
+ * and write profile.speedscope.json, profile.pb.gz and flame.html beside it.
  *
- * `node dist/demo.js [DIR] [--ms N]`: DIR defaults to the current directory.
+ * `node dist/demo.js [DIR] [--ms N] [--slower PART]`: DIR defaults to the
+ * current directory; PART (e.g. scanLogs) runs 4 times per round, a
+ * regression for `profpack diff` to find.
  */
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
@@ -14,11 +16,14 @@ import { convert } from './convert/convert';
 import { openTachyon } from './convert/tachyon';
 import { aggregate, formatTable } from './query/aggregate';
 import { runRecorded } from './record/run';
+import { flame } from './view/index';
 
 export interface DemoOptions {
   dir?: string;
   /** How long the workload runs (default 2000 ms). */
   ms?: number;
+  /** A workload part (calculatorRound, jsonRound, scanLogs, sortRound) made 4 times slower. */
+  slower?: string;
   log?: (line: string) => void;
 }
 
@@ -26,6 +31,7 @@ export interface DemoResult {
   profile: string;
   speedscope: string;
   pprof: string;
+  flame: string;
   samples: number;
 }
 
@@ -51,7 +57,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const ms = options.ms ?? 2000;
   log(`profpack (${backend.name} backend): recording the embedded workload for ${ms} ms at 1 kHz …`);
   const workload = path.join(__dirname, 'demo', 'workload.js');
-  const run = await runRecorded([process.execPath, workload, String(ms)], { out: profile, intervalUs: 1000, stdio: 'pipe' });
+  const run = await runRecorded([process.execPath, workload, String(ms), ...(options.slower === undefined ? [] : [options.slower])], { out: profile, intervalUs: 1000, stdio: 'pipe' });
   if (run.code !== 0) throw new Error(`the workload failed (exit ${run.code ?? run.signal})`);
   log('');
   const samples = describeProfile(profile, log);
@@ -59,19 +65,23 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const pprof = path.join(dir, 'profile.pb.gz');
   convert(profile, speedscope);
   convert(profile, pprof);
+  const page = flame(profile, path.join(dir, 'flame.html'));
   log('');
   log(`wrote ${path.relative(process.cwd(), profile) || profile}, and beside it:`);
   log(`  ${path.basename(speedscope)} (${statSync(speedscope).size.toLocaleString('en')} bytes): open it at https://www.speedscope.app`);
   log(`  ${path.basename(pprof)} (${statSync(pprof).size.toLocaleString('en')} bytes): go tool pprof -top ${path.basename(pprof)}`);
-  return { profile, speedscope, pprof, samples };
+  log(`  ${path.basename(page.output)} (${page.bytes.toLocaleString('en')} bytes): flame graph and timeline, opens offline in a browser: ${page.output}`);
+  return { profile, speedscope, pprof, flame: page.output, samples };
 }
 
 if (require.main === module) {
   const args = process.argv.slice(2);
   const msAt = args.indexOf('--ms');
   const ms = msAt >= 0 ? Number(args[msAt + 1]) : undefined;
-  const dir = args.find((a, i) => !a.startsWith('--') && (msAt < 0 || i !== msAt + 1));
-  runDemo({ dir, ms }).catch((err: unknown) => {
+  const slowerAt = args.indexOf('--slower');
+  const slower = slowerAt >= 0 ? args[slowerAt + 1] : undefined;
+  const dir = args.find((a, i) => !a.startsWith('--') && (msAt < 0 || i !== msAt + 1) && (slowerAt < 0 || i !== slowerAt + 1));
+  runDemo({ dir, ms, slower }).catch((err: unknown) => {
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
   });

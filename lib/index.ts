@@ -12,3 +12,5 @@ export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, t
 export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/index';
 export { v2 } from './tachyon/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './tachyon/index';
+// views (issue 20): flame graph and timeline page, diff of two profiles
+export { flame, renderFlameHtml, diff, diffProfiles, diffTree, formatDiffTable, buildViewData, type FlameOptions, type FlameSummary, type DiffOptions, type DiffFileOptions, type DiffResult, type DiffRow, type DiffNode, type ViewData } from './view/index';

@@ -1,26 +1,32 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromPprof } from '../lib/convert/pprof';
+import { fromPprof } from '../lib/convert/pprof-read';
 import { fromSpeedscope } from '../lib/convert/speedscope';
 import { openTachyon } from '../lib/convert/tachyon';
+import { aggregate } from '../lib/query/aggregate';
 import { compileBuild, type Build } from './convert/build';
+import { launch, openPage } from './view/browser';
 
 let build: Build;
 let dir: string;
-beforeAll(() => {
+let browser: Browser;
+beforeAll(async () => {
   build = compileBuild();
   dir = mkdtempSync(path.join(tmpdir(), 'profpack-demo-'));
+  browser = await launch();
 });
-afterAll(() => {
+afterAll(async () => {
+  await browser?.close();
   build?.cleanup();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the demo main job (npm run demo)', () => {
-  it('records the embedded workload, prints info and top, writes speedscope and pprof beside profile.tach', () => {
+  it('records the embedded workload, prints info and top, writes speedscope, pprof and flame.html beside profile.tach', async () => {
     const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', '800'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
@@ -39,5 +45,49 @@ describe('the demo main job (npm run demo)', () => {
     const pprof = fromPprof(readFileSync(path.join(dir, 'profile.pb.gz')));
     expect(pprof.sampleCount).toBe(samples.length);
     expect(statSync(path.join(dir, 'profile.pb.gz')).size).toBeGreaterThan(100);
+
+    // flame.html beside the profile, its path printed; offline in Chromium it shows the workload's hot functions.
+    const page = path.join(dir, 'flame.html');
+    expect(out).toContain(page);
+    const opened = await openPage(browser, page);
+    const again = openTachyon(path.join(dir, 'profile.tach'));
+    const hot = aggregate(again, { limit: 0 }).rows.filter((r) => r.filename.endsWith('workload.js') && r.funcname !== '').slice(0, 4);
+    again.close();
+    expect(hot.length).toBeGreaterThan(1);
+    for (const r of hot) expect(await opened.page.locator(`#chart g.frame[name="${r.funcname}"]`).count()).toBeGreaterThan(0);
+    expect(opened.problems).toEqual([]);
+    await opened.page.close();
+  });
+
+  it('a second recording with scanLogs made 4x slower: profpack diff --normalize shows scanLogs red, the workload\'s top growth', async () => {
+    const slow = path.join(dir, 'slow');
+    mkdirSync(slow);
+    const base = path.join(dir, 'profile.tach');
+    if (!existsSync(base)) spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', '800'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), slow, '--ms', '800', '--slower', 'scanLogs'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const html = path.join(dir, 'diff.html');
+    const diff = spawnSync(process.execPath, [build.cli, 'diff', base, path.join(slow, 'profile.tach'), '--normalize', '-o', html, '--json'], { encoding: 'utf8', timeout: 120_000 });
+    expect(diff.stderr).toBe('');
+    expect(diff.status).toBe(0);
+    const result = JSON.parse(diff.stdout) as { rows: { funcname: string; filename: string; selfDelta: number; totalDelta: number }[] };
+    // Of the workload's own functions, scanLogs grew most ((garbage collector) may grow too: scanLogs allocates).
+    const own = result.rows.filter((r) => r.filename.endsWith('workload.js')).sort((a, b) => b.totalDelta - a.totalDelta);
+    expect(own[0]!.funcname).toBe('scanLogs');
+    expect(own[0]!.totalDelta).toBeGreaterThan(0);
+    const opened = await openPage(browser, html);
+    const rows = await opened.page.$$eval('#functions tbody tr', (trs) => trs.map((tr) => ({ name: (tr as HTMLElement).dataset.name, file: (tr as HTMLElement).dataset.file!, cls: tr.className })));
+    const firstOwnGrowth = rows.find((r) => r.file.endsWith('workload.js') && r.cls === 'grew');
+    expect(firstOwnGrowth?.name).toBe('scanLogs');
+    // The scanLogs frame is drawn red (grew): red channel full, green and blue lower.
+    const fill = await opened.page.$eval('#chart g.frame[name="scanLogs"] rect', (r) => r.getAttribute('fill')!);
+    const [red, green, blue] = /rgb\((\d+),(\d+),(\d+)\)/.exec(fill)!.slice(1).map(Number);
+    expect(red).toBe(235);
+    expect(green).toBeLessThan(200);
+    expect(blue).toBe(green);
+    await opened.page.screenshot({ path: path.join(process.env.PROFPACK_VIEW_SHOTS ?? dir, 'diff.png'), fullPage: true });
+    expect(opened.problems).toEqual([]);
+    await opened.page.close();
   });
 });

@@ -11,6 +11,9 @@ import { registerInfo } from './commands/info';
 import { registerRecord } from './commands/record';
 import { registerTop } from './commands/top';
 import { EXIT_USER_ERROR, userErrorLine } from './errors';
+// views (issue 20)
+import { registerDiff } from './commands/diff';
+import { registerFlame } from './commands/flame';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -27,6 +30,8 @@ export function buildProgram(): Command {
   registerTop(program);
   registerRecord(program);
   registerDowngrade(program);
+  registerFlame(program);
+  registerDiff(program);
   return program;
 }
 

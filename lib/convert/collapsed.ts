@@ -8,7 +8,7 @@
  * more than one thread each stack starts with a `thread ID` frame (as
  * py-spy's --threads does). Time and status are not kept.
  */
-import { MemoryProfile, frameLabel, threadKey, parseThreadKey, type ProfileSource } from './model';
+import { ANONYMOUS, MemoryProfile, frameLabel, threadKey, parseThreadKey, type ProfileSource } from './model';
 
 function clean(label: string): string {
   return label.replace(/;/g, ':').replace(/[\r\n]/g, ' ');
@@ -66,7 +66,7 @@ export function fromCollapsed(text: string, sampleIntervalUs = 1000n): MemoryPro
     }
     const stack = parts.reverse().map((label) => {
       const m = LABEL.exec(label);
-      const funcname = m === null ? label : m[1] === '(anonymous)' ? '' : m[1]!;
+      const funcname = m === null ? label : m[1] === ANONYMOUS ? '' : m[1]!;
       return out.internFrame({
         filename: m === null ? '' : m[2]!,
         funcname,

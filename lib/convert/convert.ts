@@ -7,7 +7,8 @@ import { ErrorCode, ProfpackError } from '../errors';
 import { fromCollapsed, toCollapsed } from './collapsed';
 import { fromCpuProfile, toCpuProfile } from './cpuprofile';
 import { MemoryProfile, copyProfile, type ProfileSource } from './model';
-import { fromPprof, toPprof } from './pprof';
+import { toPprof } from './pprof';
+import { fromPprof, type PprofSource } from './pprof-read';
 import { fromSpeedscope, toSpeedscope } from './speedscope';
 import { createTachyonSink, openTachyon } from './tachyon';
 
@@ -63,15 +64,20 @@ function parseJson(bytes: Uint8Array, what: string): unknown {
   }
 }
 
-/** Parses a non-Tachyon profile held in memory. */
-export function parseProfile(bytes: Uint8Array, format: ProfileFormat = detectFormat(bytes)): MemoryProfile {
+export interface ParseOptions {
+  /** pprof: the sample type (value column) to read; default the CPU/wall one. */
+  sampleType?: string;
+}
+
+/** Parses a profile held in memory (a pprof source expands its counts lazily). */
+export function parseProfile(bytes: Uint8Array, format: ProfileFormat = detectFormat(bytes), options: ParseOptions = {}): ProfileSource {
   switch (format) {
     case 'cpuprofile':
       return fromCpuProfile(parseJson(bytes, '.cpuprofile'));
     case 'speedscope':
       return fromSpeedscope(parseJson(bytes, 'speedscope file'));
     case 'pprof':
-      return fromPprof(bytes);
+      return fromPprof(bytes, { sampleType: options.sampleType });
     case 'collapsed':
       return fromCollapsed(Buffer.from(bytes).toString('utf8'));
     case 'tachyon':
@@ -100,7 +106,7 @@ export function serializeProfile(source: ProfileSource, format: Exclude<ProfileF
   }
 }
 
-export interface ConvertOptions extends SerializeOptions {
+export interface ConvertOptions extends SerializeOptions, ParseOptions {
   to?: ProfileFormat;
   from?: ProfileFormat;
   /** Tachyon output compression (default zstd). */
@@ -115,10 +121,13 @@ export interface ConvertSummary {
   samples: number;
   bytesIn: number;
   bytesOut: number;
+  /** pprof input: label occurrences dropped (not thread, thread name or time), and their keys. */
+  droppedLabels: number;
+  droppedLabelKeys: string[];
 }
 
 /** Opens any supported profile file as a source (Tachyon files stream; others are parsed whole). */
-export function openProfile(path: string, format?: ProfileFormat): ProfileSource & { format: ProfileFormat; close(): void } {
+export function openProfile(path: string, format?: ProfileFormat, options: ParseOptions = {}): ProfileSource & { format: ProfileFormat; close(): void } {
   let bytes: Uint8Array | undefined;
   let from = format;
   if (from === undefined) {
@@ -138,7 +147,7 @@ export function openProfile(path: string, format?: ProfileFormat): ProfileSource
       close: () => src.close(),
     };
   }
-  const profile = parseProfile(bytes ?? readFileSync(path), from);
+  const profile = parseProfile(bytes ?? readFileSync(path), from, options);
   return Object.assign(profile, { format: from, close: () => undefined });
 }
 
@@ -149,7 +158,7 @@ export function convert(input: string, output: string, options: ConvertOptions =
     throw new ProfpackError(`cannot tell the output format from "${output}"; pass --to`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: PROFILE_FORMATS.join(' | ') });
   }
   const bytesIn = statSync(input).size;
-  const source = openProfile(input, options.from);
+  const source = openProfile(input, options.from, options);
   try {
     const total = source.sampleCount;
     const progress = options.onProgress;
@@ -177,6 +186,8 @@ export function convert(input: string, output: string, options: ConvertOptions =
       const sink = createTachyonSink(output, { sampleIntervalUs: source.meta.sampleIntervalUs, startTimeUs: source.meta.startTimeUs, compression: options.compression ?? 'zstd' });
       try {
         samples = copyProfile(counted, sink);
+        const durationUs = source.meta.durationUs;
+        if (durationUs !== undefined && durationUs > 0n) sink.setStats(Number(durationUs) / 1e6, samples / (Number(durationUs) / 1e6));
         sink.finalize();
       } catch (err) {
         sink.close();
@@ -200,7 +211,8 @@ export function convert(input: string, output: string, options: ConvertOptions =
       writeFileSync(output, serializeProfile(counting, to, options));
       samples = n;
     }
-    return { from: source.format, to, samples, bytesIn, bytesOut: statSync(output).size };
+    const pprof = source.format === 'pprof' ? (source as unknown as PprofSource) : undefined;
+    return { from: source.format, to, samples, bytesIn, bytesOut: statSync(output).size, droppedLabels: pprof?.droppedLabels ?? 0, droppedLabelKeys: pprof?.droppedLabelKeys ?? [] };
   } finally {
     source.close();
   }

@@ -14,7 +14,7 @@
  * sample's leaf frame implies.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { MemoryProfile, NodeStatus, threadKey, parseThreadKey, type Frame, type ProfileSource } from './model';
+import { MemoryProfile, NodeStatus, readJsonShape, threadKey, parseThreadKey, type Frame, type ProfileSource } from './model';
 
 export interface CpuProfileCallFrame {
   functionName: string;
@@ -153,7 +153,10 @@ export function toCpuProfile(source: ProfileSource, options: ToCpuProfileOptions
     if (status !== statusForV8Leaf(leafFrame?.funcname, leafFrame?.filename)) statusDiffers = true;
   }
   if (statusDiffers) meta.status = statusOut;
-  return { nodes, startTime: Number(start), endTime: Number(previous), samples, timeDeltas, $profpack: meta };
+  // endTime: the stated duration when the source has one (V8 ends a profile after its last sample).
+  const stated = source.meta.durationUs === undefined ? undefined : start + source.meta.durationUs;
+  const end = stated !== undefined && stated > previous ? stated : previous;
+  return { nodes, startTime: Number(start), endTime: Number(end), samples, timeDeltas, $profpack: meta };
 }
 
 function rootCallFrame(): CpuProfileCallFrame {
@@ -192,9 +195,77 @@ export interface FromCpuProfileOptions {
   threadId?: bigint;
 }
 
-/** .cpuprofile (V8/Node/DevTools, or one profpack wrote) → model. */
+/** A node of the older nested form (Node ≤ 10, Chrome ≤ 57): call-frame fields on the node, children as objects. */
+interface NestedNode {
+  id?: number;
+  functionName?: string;
+  scriptId?: string | number;
+  url?: string;
+  lineNumber?: number;
+  columnNumber?: number;
+  hitCount?: number;
+  children?: NestedNode[];
+}
+
+/**
+ * The nested form → the flat one, as DevTools converts it: `head` is the
+ * tree, positions are 1-based (0 = unknown), startTime/endTime are seconds
+ * and `timestamps` are absolute µs. Without timestamps the samples are spread
+ * evenly over [startTime, endTime].
+ */
+function flattenNested(input: { head: NestedNode; startTime?: number; endTime?: number; samples?: unknown; timestamps?: unknown }): CpuProfile {
+  const nodes: CpuProfileNode[] = [];
+  const used = new Set<number>();
+  let nextId = 1;
+  const visit = (node: NestedNode): CpuProfileNode => {
+    if (node === null || typeof node !== 'object') throw bad('a "head" tree node is not an object');
+    let id = typeof node.id === 'number' && !used.has(node.id) ? node.id : undefined;
+    while (id === undefined || used.has(id)) id = nextId++;
+    used.add(id);
+    const out: CpuProfileNode = {
+      id,
+      callFrame: {
+        functionName: String(node.functionName ?? ''),
+        scriptId: node.scriptId ?? '0',
+        url: String(node.url ?? ''),
+        lineNumber: typeof node.lineNumber === 'number' ? node.lineNumber - 1 : -1,
+        columnNumber: typeof node.columnNumber === 'number' ? node.columnNumber - 1 : -1,
+      },
+      hitCount: node.hitCount,
+      children: [],
+    };
+    nodes.push(out);
+    return out;
+  };
+  // Iterative: old profiles can nest deeper than the JS call stack allows.
+  const root = visit(input.head);
+  const pending: [NestedNode, CpuProfileNode][] = [[input.head, root]];
+  while (pending.length > 0) {
+    const [node, out] = pending.pop()!;
+    if (node.children !== undefined && !Array.isArray(node.children)) throw bad(`node ${out.id}'s children is not an array`);
+    for (const child of node.children ?? []) {
+      const c = visit(child);
+      out.children!.push(c.id);
+      pending.push([child, c]);
+    }
+  }
+  const samples = Array.isArray(input.samples) ? (input.samples as number[]) : [];
+  const startUs = Number(input.startTime ?? 0) * 1e6;
+  const endUs = Number(input.endTime ?? input.startTime ?? 0) * 1e6;
+  const timestamps = Array.isArray(input.timestamps) && input.timestamps.length === samples.length ? (input.timestamps as number[]) : undefined;
+  const step = samples.length > 0 ? (endUs - startUs) / samples.length : 0;
+  const timeDeltas = samples.map((_, i) => (timestamps === undefined ? (i === 0 ? 0 : step) : Number(timestamps[i]) - (i === 0 ? startUs : Number(timestamps[i - 1]))));
+  return { nodes, startTime: startUs, endTime: endUs, samples, timeDeltas };
+}
+
+/** .cpuprofile (V8/Node/DevTools, or one profpack wrote; the nested form of Node ≤ 10 too) → model. */
 export function fromCpuProfile(input: unknown, options: FromCpuProfileOptions = {}): MemoryProfile {
-  const profile = input as CpuProfile;
+  return readJsonShape('.cpuprofile', 'a Chrome DevTools .cpuprofile', () => readCpuProfile(input, options));
+}
+
+function readCpuProfile(input: unknown, options: FromCpuProfileOptions): MemoryProfile {
+  const nested = input as { nodes?: unknown; head?: unknown };
+  const profile = nested !== null && typeof nested === 'object' && !Array.isArray(nested.nodes) && nested.head !== null && typeof nested.head === 'object' ? flattenNested(nested as Parameters<typeof flattenNested>[0]) : (input as CpuProfile);
   if (profile === null || typeof profile !== 'object' || !Array.isArray(profile.nodes)) throw bad('no "nodes" array');
   const samples = Array.isArray(profile.samples) ? profile.samples : [];
   const deltas = Array.isArray(profile.timeDeltas) ? profile.timeDeltas : [];
@@ -202,6 +273,8 @@ export function fromCpuProfile(input: unknown, options: FromCpuProfileOptions = 
   const meta = profile.$profpack;
   const interval = meta?.sampleIntervalUs ?? estimateInterval(deltas);
   const out = new MemoryProfile({ startTimeUs: BigInt(Math.round(Number(profile.startTime ?? 0))), sampleIntervalUs: BigInt(Math.max(1, Math.round(interval))) });
+  const span = Math.round(Number(profile.endTime) - Number(profile.startTime));
+  if (Number.isSafeInteger(span) && span > 0) out.meta.durationUs = BigInt(span);
 
   const byId = new Map<number, CpuProfileNode>();
   const parent = new Map<number, number>();
@@ -215,7 +288,6 @@ export function fromCpuProfile(input: unknown, options: FromCpuProfileOptions = 
       parent.set(child, node.id);
     }
   }
-  // Older V8 profiles nest children objects under "head"; Node and Chrome write the flat form.
   const threadNodes = new Map<number, { threadId: bigint; interpreterId: number }>();
   let defaultThread = { threadId: options.threadId ?? 0n, interpreterId: 0 };
   for (const t of meta?.threads ?? []) {

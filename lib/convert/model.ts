@@ -9,6 +9,7 @@
  * A `ProfileSink` has the shape of ProfileWriter's fast path, so the same
  * producer can write to memory or to a Tachyon file.
  */
+import { ErrorCode, ProfpackError } from '../errors';
 import { ThreadStatus } from '../tachyon/index';
 
 /** One frame, in the field names of Tachyon's frame table; `null` = absent (CPython's -1 / 255). */
@@ -34,8 +35,29 @@ export interface Sample {
 }
 
 export interface ProfileMeta {
+  /** Start of the profile in µs: the Unix epoch when isEpochUs() says so, else the source's own clock (CPython's and V8's are monotonic). */
   startTimeUs: bigint;
   sampleIntervalUs: bigint;
+  /** Duration the source states (pprof duration_nanos, Tachyon's stats block), when it states one. */
+  durationUs?: bigint;
+  /** Thread names the source knows, by threadKey() (pprof thread-name labels, speedscope profile names). */
+  threadNames?: Map<string, string>;
+}
+
+/**
+ * Whether a start time in µs reads as the Unix epoch: anything after
+ * 2001-09-09 (10^15 µs). Monotonic clocks count from boot, and no machine has
+ * been up for 31 years, so the two never overlap.
+ */
+export function isEpochUs(us: bigint): boolean {
+  return us >= 1_000_000_000_000_000n;
+}
+
+/** The name shown for a function without one, as V8 and Chrome show it. */
+export const ANONYMOUS = '(anonymous)';
+
+export function anonymousName(funcname: string): string {
+  return funcname === '' ? ANONYMOUS : funcname;
 }
 
 export interface ProfileSource {
@@ -158,9 +180,26 @@ export function copyProfile(source: ProfileSource, sink: ProfileSink, onSample?:
   return count;
 }
 
+/**
+ * Runs a JSON reader: a value of the wrong type somewhere in the document
+ * (a TypeError or RangeError from the reader's own code) becomes one coded
+ * error instead of a crash. The readers check the structure they rely on; this
+ * catches the leaves they take on trust.
+ */
+export function readJsonShape<T>(what: string, expected: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof TypeError || err instanceof RangeError) {
+      throw new ProfpackError(`not a ${what}: a value has the wrong type (${err.message})`, { code: ErrorCode.CONVERT_BAD_INPUT, expected, cause: err });
+    }
+    throw err;
+  }
+}
+
 /** Human label of a frame, as flame-graph tools show it. */
 export function frameLabel(f: Frame): string {
-  const name = f.funcname === '' ? '(anonymous)' : f.funcname;
+  const name = anonymousName(f.funcname);
   if (f.filename === '') return name;
   return f.lineno === null ? `${name} (${f.filename})` : `${name} (${f.filename}:${f.lineno})`;
 }

@@ -33,6 +33,8 @@ const UNRESOLVED: Frame = { filename: '', funcname: '<unresolved frame>', lineno
 export function openTachyon(input: string | Uint8Array): TachyonSource {
   const reader = typeof input === 'string' ? ProfileReader.open(input) : ProfileReader.fromBuffer(input);
   const meta: ProfileMeta = { startTimeUs: reader.info.startTimeUs, sampleIntervalUs: reader.info.sampleIntervalUs };
+  const durationSec = reader.info.durationSec;
+  if (typeof durationSec === 'number' && durationSec > 0) meta.durationUs = BigInt(Math.round(durationSec * 1e6));
   const frames = reader.frames.map((f) => (f === null ? UNRESOLVED : normalizeFrame(f)));
   const count = Number(reader.info.sampleCount);
   return {

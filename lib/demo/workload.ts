@@ -148,17 +148,21 @@ export function sortRound(random: () => number): number {
   return rows[0]!.score;
 }
 
+/** The parts by name; `runWorkload`'s `slower` part runs SLOWER_FACTOR times per round (a regression to find with `profpack diff`). */
+export const WORKLOAD_PARTS: Record<string, (random: () => number) => number> = { calculatorRound, jsonRound, scanLogs, sortRound };
+export const SLOWER_FACTOR = 4;
+
 /** Runs rounds of every part until `budgetMs` has passed; returns a checksum so nothing is optimised away. */
-export function runWorkload(budgetMs = 2000, seed = 42): { rounds: number; checksum: number } {
+export function runWorkload(budgetMs = 2000, seed = 42, slower?: string): { rounds: number; checksum: number } {
+  if (slower !== undefined && WORKLOAD_PARTS[slower] === undefined) throw new Error(`no workload part "${slower}" (${Object.keys(WORKLOAD_PARTS).join(', ')})`);
   const random = xorshift(seed);
   const end = Date.now() + budgetMs;
   let rounds = 0;
   let checksum = 0;
   while (Date.now() < end) {
-    checksum += calculatorRound(random);
-    checksum += jsonRound(random);
-    checksum += scanLogs(random);
-    checksum += sortRound(random);
+    for (const [name, part] of Object.entries(WORKLOAD_PARTS)) {
+      for (let k = name === slower ? SLOWER_FACTOR : 1; k > 0; k--) checksum += part(random);
+    }
     rounds++;
   }
   return { rounds, checksum };
@@ -178,14 +182,14 @@ export function runRounds(rounds: number, seed = 42): { ms: number; checksum: nu
   return { ms: Number(process.hrtime.bigint() - t0) / 1e6, checksum };
 }
 
-// `node workload.js MS` runs for MS ms; `node workload.js --rounds N` prints {"ms": …} for N rounds.
+// `node workload.js MS [PART]` runs for MS ms (PART slower); `node workload.js --rounds N` prints {"ms": …} for N rounds.
 if (require.main === module) {
   if (process.argv[2] === '--rounds') {
     const result = runRounds(Number(process.argv[3] ?? 50));
     console.log(JSON.stringify({ ...result, maxRssKb: process.resourceUsage().maxRSS }));
   } else {
     const ms = Number(process.argv[2] ?? 2000);
-    const { rounds } = runWorkload(ms);
+    const { rounds } = runWorkload(ms, 42, process.argv[3]);
     console.log(`workload: ${rounds} rounds in ${ms} ms`);
   }
 }

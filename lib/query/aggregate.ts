@@ -8,7 +8,7 @@
  * repeats it.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { NodeStatus, threadKey, type Frame, type ProfileSource } from '../convert/model';
+import { NodeStatus, anonymousName, threadKey, type Frame, type ProfileSource } from '../convert/model';
 
 export type AggregateBy = 'function' | 'file' | 'line';
 export type SortBy = 'self' | 'total';
@@ -166,7 +166,7 @@ export function formatTable(result: AggregateResult): string {
     const name =
       result.by === 'file'
         ? r.filename || '(no file)'
-        : `${r.funcname === '' ? '(anonymous)' : r.funcname}${r.filename === '' ? '' : `  ${r.filename}${result.by === 'line' ? `:${r.lineno ?? '?'}` : ''}`}`;
+        : `${anonymousName(r.funcname ?? '')}${r.filename === '' ? '' : `  ${r.filename}${result.by === 'line' ? `:${r.lineno ?? '?'}` : ''}`}`;
     return [String(r.self), r.selfPct.toFixed(1) + '%', String(r.total), r.totalPct.toFixed(1) + '%', name];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));

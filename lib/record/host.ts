@@ -9,15 +9,17 @@ import { rmSync } from 'node:fs';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ErrorCode, ProfpackError } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
-import { ChunkIngester } from './ingest';
+import { ChunkIngester, epochOffsetUs } from './ingest';
 import { FrameParser, type WireMessage } from './wire';
 
 export interface RecordingHostOptions {
   out: string;
   intervalUs: number;
   compression?: 'zstd' | 'none';
-  /** Header start time, µs on the monotonic clock V8's sample times use (default now). */
+  /** Header start time, µs (default now, as Unix epoch µs). */
   startTimeUs?: bigint;
+  /** Added to V8's monotonic sample times (default: epochOffsetUs() when startTimeUs is not given, else 0). */
+  epochOffsetUs?: bigint;
 }
 
 export interface HostSummary {
@@ -44,13 +46,14 @@ export class RecordingHost {
 
   /** Creates the file now, so that a path that cannot be written fails before anything runs. */
   constructor(private readonly options: RecordingHostOptions) {
+    const offset = options.epochOffsetUs ?? (options.startTimeUs === undefined ? epochOffsetUs() : 0n);
     this.sink = createTachyonSink(options.out, {
       sampleIntervalUs: BigInt(Math.max(1, Math.round(options.intervalUs))),
-      startTimeUs: options.startTimeUs ?? process.hrtime.bigint() / 1000n,
+      startTimeUs: options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset,
       compression: options.compression ?? 'zstd',
       mode: ProfilingMode.Wall,
     });
-    this.ingester = new ChunkIngester(this.sink);
+    this.ingester = new ChunkIngester(this.sink, offset);
   }
 
   /** Bytes from the pipe. A stream that is not ours stops ingesting (reported by finish()). */

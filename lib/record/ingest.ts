@@ -6,6 +6,17 @@
 import { frameFromV8, statusForV8Leaf, type CpuProfile, type CpuProfileCallFrame } from '../convert/cpuprofile';
 import { NodeStatus, type ProfileSink } from '../convert/model';
 
+/**
+ * µs to add to a V8 sample time (CLOCK_MONOTONIC, the clock process.hrtime
+ * reads) to make it Unix epoch µs. Recordings written to a file keep the epoch
+ * in start_time_us and every sample time (docs/interop.md), where CPython's
+ * own sampler keeps its monotonic clock.
+ */
+export function epochOffsetUs(): bigint {
+  const monotonicUs = process.hrtime.bigint() / 1000n;
+  return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) - monotonicUs;
+}
+
 export class ChunkIngester {
   private readonly frameIds = new Map<string, number>();
   /** Per thread: the newest sample time written, to drop the samples two overlapping chunks share. */
@@ -14,7 +25,11 @@ export class ChunkIngester {
   firstTimeUs: bigint | undefined;
   lastTimeUs: bigint | undefined;
 
-  constructor(private readonly sink: ProfileSink) {}
+  /** `clockOffsetUs` is added to every sample time written (epochOffsetUs() for a file recording). */
+  constructor(
+    private readonly sink: ProfileSink,
+    private readonly clockOffsetUs = 0n,
+  ) {}
 
   private frameId(cf: CpuProfileCallFrame): number {
     const key = `${cf.functionName}\u0000${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}`;
@@ -57,12 +72,12 @@ export class ChunkIngester {
     let written = 0;
     let newest = after;
     for (const i of order) {
-      const t = times[i]!;
+      const t = times[i]! + this.clockOffsetUs;
       const { frames, status } = stackOf(chunk.samples[i]!);
       this.sink.writeStack(threadId, 0, t, status, frames);
       if (this.firstTimeUs === undefined || t < this.firstTimeUs) this.firstTimeUs = t;
       if (this.lastTimeUs === undefined || t > this.lastTimeUs) this.lastTimeUs = t;
-      newest = t;
+      newest = times[i]!;
       written++;
     }
     if (newest !== undefined) this.lastTime.set(threadId, newest);

@@ -17,7 +17,7 @@ import type { ProfileSink } from '../convert/model';
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
-import { ChunkIngester, newSamplesInOrder } from './ingest';
+import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
 import { V8Sampler } from './sampler';
 import { FdSender } from './wire';
 
@@ -87,8 +87,8 @@ interface ChunkTarget {
   readonly samples: number;
 }
 
-function sinkTarget(sink: NonNullable<RecordingOptions['sink']>): ChunkTarget {
-  const ingester = new ChunkIngester(sink);
+function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n): ChunkTarget {
+  const ingester = new ChunkIngester(sink, clockOffsetUs);
   return {
     chunk: (profile, threadId, mainThread) => void ingester.ingest(profile, BigInt(threadId), mainThread),
     end(durationSec, threads) {
@@ -134,7 +134,9 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   const writerMode = options.writer ?? 'process';
   if (writerMode !== 'inline' && writerMode !== 'process') throw new ProfpackError(`writer must be 'inline' or 'process', not ${String(writerMode)}`, { code: ErrorCode.INVALID_ARGUMENT });
   const out = options.sink === undefined && options.fd === undefined ? (options.out ?? 'profile.tach') : undefined;
-  const startTimeUs = process.hrtime.bigint() / 1000n;
+  // A file recording is on the Unix epoch (V8's own sample times are monotonic).
+  const clockOffsetUs = epochOffsetUs();
+  const startTimeUs = process.hrtime.bigint() / 1000n + clockOffsetUs;
   let writerProcess: WriterProcess | undefined;
   let target: ChunkTarget;
   if (options.sink !== undefined) {
@@ -142,7 +144,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   } else if (options.fd !== undefined) {
     target = pipeTarget(new FdSender(options.fd));
   } else if (writerMode === 'process') {
-    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs });
+    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs });
     target = pipeTarget(writerProcess.sender);
   } else {
     target = sinkTarget(
@@ -152,6 +154,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
         compression: options.compression ?? 'zstd',
         mode: ProfilingMode.Wall,
       }),
+      clockOffsetUs,
     );
   }
   const sampler = new V8Sampler(intervalUs);
@@ -265,7 +268,7 @@ const WRITER_FINAL_TIMEOUT_MS = 60_000;
 function spawnWriterProcess(settings: WriterProcessSettings): WriterProcess {
   const script = path.join(__dirname, 'writer-process.js');
   if (!fs.existsSync(script)) throw new ProfpackError(`the writer process script is missing (${script}); run "npm run compile"`, { code: ErrorCode.RECORD_FAILED });
-  const child = spawn(process.execPath, [script, JSON.stringify({ ...settings, startTimeUs: String(settings.startTimeUs) })], {
+  const child = spawn(process.execPath, [script, JSON.stringify({ ...settings, startTimeUs: String(settings.startTimeUs), epochOffsetUs: String(settings.epochOffsetUs) })], {
     stdio: ['pipe', 'pipe', 'inherit'],
     detached: true,
   });
@@ -343,6 +346,7 @@ export interface WriterProcessSettings {
   intervalUs: number;
   compression: 'zstd' | 'none';
   startTimeUs: bigint;
+  epochOffsetUs: bigint;
 }
 
 /**

@@ -8,6 +8,7 @@
  * JS loop (measured by `npm run bench -- svb threshold`, see bench/RESULTS.md).
  */
 import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
+import { Scratch } from '../scratch';
 import * as js from './js';
 import { Mode, maxEncodedLength as maxLength, type SvbCodec } from './modes';
 import { svbNative } from './native';
@@ -63,14 +64,29 @@ function checkStream(bytes: unknown, count: number): asserts bytes is Uint8Array
   }
 }
 
+/** Worst-case output of the allocating encodes (lib/scratch.ts says why). */
+const encodeScratch = new Scratch(32 << 20);
+
 function encodeWith(values: Uint32Array, mode: Mode, prev: number): Uint8Array {
-  const out = new Uint8Array(maxLength(values.length));
-  const length = codecFor(values.length, SMALL_BATCH.encode).encode(values, out, mode, prev);
-  return out.subarray(0, length);
+  const need = maxLength(values.length);
+  const out = encodeScratch.bytes(need) ?? new Uint8Array(need);
+  return out.slice(0, codecFor(values.length, SMALL_BATCH.encode).encode(values, out, mode, prev));
+}
+
+function encodeIntoWith(values: Uint32Array, out: unknown, mode: Mode, prev: number): number {
+  if (!(out instanceof Uint8Array)) throw invalidArgument('out must be a Uint8Array', 'Uint8Array');
+  const need = maxLength(values.length);
+  if (out.length < need) throw invalidArgument(`out holds ${out.length} bytes, fewer than maxEncodedLength(${values.length}) = ${need}`, `at least ${need} bytes`);
+  return codecFor(values.length, SMALL_BATCH.encode).encode(values, out, mode, prev);
 }
 
 function decodeWith(bytes: Uint8Array, count: number, out: Uint32Array, mode: Mode, prev: number): number {
   return codecFor(count, SMALL_BATCH.decode).decode(bytes, count, out, mode, prev);
+}
+
+function checkOut(out: unknown, count: number, type: typeof Uint32Array | typeof Int32Array): void {
+  if (!(out instanceof type)) throw invalidArgument(`out must be a${type === Int32Array ? 'n' : ''} ${type.name}`, type.name);
+  if (out.length < count) throw invalidArgument(`out holds ${out.length} values, fewer than ${count}`, `at least ${count} values`);
 }
 
 function asWords(values: Int32Array): Uint32Array {
@@ -84,12 +100,24 @@ export function maxEncodedLength(n: number): number {
 }
 
 /**
- * Encodes `values`. The result is a view of exactly the encoded bytes; its
- * buffer is maxEncodedLength(n) long (`.slice()` it to keep only those).
+ * Encodes `values`; the result owns exactly the encoded bytes. For a loop of
+ * calls, encodeInto() with one buffer of maxEncodedLength(n) avoids the copy.
  */
 export function encode(values: Uint32Array, variant: Variant = '1234'): Uint8Array {
   checkUint32Array(values);
   return encodeWith(values, variantMode(variant), 0);
+}
+
+/**
+ * Encodes into out[0..), which must hold maxEncodedLength(values.length)
+ * bytes (the reference C library's contract); returns the encoded length.
+ * Bytes of `out` past that length may be overwritten (wide stores). The same
+ * holds for every other `…EncodeInto` below.
+ */
+export function encodeInto(values: Uint32Array, out: Uint8Array, variant: Variant = '1234'): number {
+  const mode = variantMode(variant);
+  checkUint32Array(values);
+  return encodeIntoWith(values, out, mode, 0);
 }
 
 /** Decodes `count` values; ERR_SVB_TRUNCATED if the stream is shorter than its control bytes demand. */
@@ -104,13 +132,13 @@ export function decode(bytes: Uint8Array, count: number, variant: Variant = '123
 /**
  * Decodes `count` values into out[0..count); returns how many bytes of
  * `bytes` the stream took (so streams can be laid end to end). On
- * ERR_SVB_TRUNCATED `out` may be partly written.
+ * ERR_SVB_TRUNCATED `out` may be partly written. The same holds for every
+ * other `…DecodeInto` below.
  */
 export function decodeInto(bytes: Uint8Array, count: number, out: Uint32Array, variant: Variant = '1234'): number {
   const mode = variantMode(variant);
   checkStream(bytes, count);
-  checkUint32Array(out, 'out');
-  if (out.length < count) throw invalidArgument(`out holds ${out.length} values, fewer than ${count}`);
+  checkOut(out, count, Uint32Array);
   return decodeWith(bytes, count, out, mode, 0);
 }
 
@@ -118,6 +146,11 @@ export function decodeInto(bytes: Uint8Array, count: number, out: Uint32Array, v
 export function deltaEncode(values: Uint32Array, prev = 0): Uint8Array {
   checkUint32Array(values);
   return encodeWith(values, Mode.Delta1234, prevBits(prev));
+}
+
+export function deltaEncodeInto(values: Uint32Array, out: Uint8Array, prev = 0): number {
+  checkUint32Array(values);
+  return encodeIntoWith(values, out, Mode.Delta1234, prevBits(prev));
 }
 
 /** Inverse of deltaEncode: a running sum mod 2^32 from `prev`. */
@@ -129,10 +162,22 @@ export function deltaDecode(bytes: Uint8Array, count: number, prev = 0): Uint32A
   return out;
 }
 
+export function deltaDecodeInto(bytes: Uint8Array, count: number, out: Uint32Array, prev = 0): number {
+  const bits = prevBits(prev);
+  checkStream(bytes, count);
+  checkOut(out, count, Uint32Array);
+  return decodeWith(bytes, count, out, Mode.Delta1234, bits);
+}
+
 /** 1234 encoding of zigzag(values[i]) = (x << 1) ^ (x >> 31). */
 export function zigzagEncode(values: Int32Array): Uint8Array {
   checkInt32Array(values);
   return encodeWith(asWords(values), Mode.Zigzag1234, 0);
+}
+
+export function zigzagEncodeInto(values: Int32Array, out: Uint8Array): number {
+  checkInt32Array(values);
+  return encodeIntoWith(asWords(values), out, Mode.Zigzag1234, 0);
 }
 
 export function zigzagDecode(bytes: Uint8Array, count: number): Int32Array {
@@ -142,10 +187,21 @@ export function zigzagDecode(bytes: Uint8Array, count: number): Int32Array {
   return out;
 }
 
+export function zigzagDecodeInto(bytes: Uint8Array, count: number, out: Int32Array): number {
+  checkStream(bytes, count);
+  checkOut(out, count, Int32Array);
+  return decodeWith(bytes, count, asWords(out), Mode.Zigzag1234, 0);
+}
+
 /** 1234 encoding of zigzag(values[i] - values[i-1]), the difference wrapping mod 2^32, values[-1] = prev. */
 export function zigzagDeltaEncode(values: Int32Array, prev = 0): Uint8Array {
   checkInt32Array(values);
   return encodeWith(asWords(values), Mode.ZigzagDelta1234, prevBits(prev));
+}
+
+export function zigzagDeltaEncodeInto(values: Int32Array, out: Uint8Array, prev = 0): number {
+  checkInt32Array(values);
+  return encodeIntoWith(asWords(values), out, Mode.ZigzagDelta1234, prevBits(prev));
 }
 
 export function zigzagDeltaDecode(bytes: Uint8Array, count: number, prev = 0): Int32Array {
@@ -154,6 +210,13 @@ export function zigzagDeltaDecode(bytes: Uint8Array, count: number, prev = 0): I
   const out = new Int32Array(count);
   decodeWith(bytes, count, asWords(out), Mode.ZigzagDelta1234, bits);
   return out;
+}
+
+export function zigzagDeltaDecodeInto(bytes: Uint8Array, count: number, out: Int32Array, prev = 0): number {
+  const bits = prevBits(prev);
+  checkStream(bytes, count);
+  checkOut(out, count, Int32Array);
+  return decodeWith(bytes, count, asWords(out), Mode.ZigzagDelta1234, bits);
 }
 
 /** Exact encoded size of `values` (control plus data bytes). */

@@ -4,10 +4,11 @@
  * native/svb/svb_format.h and shared/notes/streamvbyte.md.
  */
 import { ErrorCode, ProfpackError } from '../errors';
+import { Scratch } from '../scratch';
 import { Mode, type SvbCodec } from './modes';
 
 /** Low-byte masks by 1234 code (1, 2, 3, 4 bytes). */
-const MASK_1234 = [0xff, 0xffff, 0xffffff, -1];
+const MASK_1234 = new Int32Array([0xff, 0xffff, 0xffffff, -1]);
 
 function controlTruncated(size: number, count: number): ProfpackError {
   const control = Math.ceil(count / 4);
@@ -24,11 +25,14 @@ function dataTruncated(pos: number, index: number, length: number, size: number)
   );
 }
 
-/** x[i] -> stored value, in place on a copy. */
+/** The transformed values of an encode (lib/scratch.ts says why). */
+const stage = new Scratch(16 << 20);
+
+/** x[i] -> stored value, in a staging copy (valid until the next call). */
 function forward(values: Uint32Array, mode: Mode, prev: number): Uint32Array {
   if (mode === Mode.Plain1234 || mode === Mode.Plain0124) return values;
   const n = values.length;
-  const out = new Uint32Array(n);
+  const out = stage.words(n) ?? new Uint32Array(n);
   let last = prev | 0;
   if (mode === Mode.Delta1234) {
     for (let i = 0; i < n; i++) {
@@ -52,58 +56,77 @@ function forward(values: Uint32Array, mode: Mode, prev: number): Uint32Array {
   return out;
 }
 
-/** Stored values -> x[i], in place over out[0..count). */
-function inverse(out: Uint32Array, count: number, mode: Mode, prev: number): void {
-  if (mode === Mode.Plain1234 || mode === Mode.Plain0124) return;
-  let acc = prev | 0;
+/**
+ * Stored values -> x[i], in place over out[from..to); `acc` is x[from-1]
+ * (the running sum carried between blocks). Returns x[to-1] as the next acc.
+ */
+function inverse(out: Uint32Array, from: number, to: number, mode: Mode, acc: number): number {
   if (mode === Mode.Delta1234) {
-    for (let i = 0; i < count; i++) {
+    for (let i = from; i < to; i++) {
       acc = (acc + out[i]!) | 0;
       out[i] = acc;
     }
   } else if (mode === Mode.Zigzag1234) {
-    for (let i = 0; i < count; i++) {
+    for (let i = from; i < to; i++) {
       const u = out[i]!;
       out[i] = (u >>> 1) ^ -(u & 1);
     }
-  } else {
-    for (let i = 0; i < count; i++) {
+  } else if (mode === Mode.ZigzagDelta1234) {
+    for (let i = from; i < to; i++) {
       const u = out[i]!;
       acc = (acc + ((u >>> 1) ^ -(u & 1))) | 0;
       out[i] = acc;
     }
   }
+  return acc;
+}
+
+/** Bytes - 1 of v in the 1234 layout: 0 for v < 2^8 ... 3 for v >= 2^24. */
+function code1234(v: number): number {
+  return (31 - Math.clz32(v | 1)) >>> 3;
 }
 
 function encode1234(values: Uint32Array, out: Uint8Array): number {
   const n = values.length;
   let pos = Math.ceil(n / 4);
-  for (let i = 0, g = 0; i < n; g++) {
+  let i = 0;
+  let g = 0;
+  // Whole groups store each value as a 4-byte write and advance by its length;
+  // 16 bytes of room keep the last write of a group inside `out`.
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  const whole = n - (n & 3);
+  for (; i < whole && out.length - pos >= 16; g++) {
+    let v = values[i]!;
+    view.setUint32(pos, v, true);
+    let code = code1234(v);
+    pos += code + 1;
+    let key = code;
+    v = values[i + 1]!;
+    view.setUint32(pos, v, true);
+    code = code1234(v);
+    pos += code + 1;
+    key |= code << 2;
+    v = values[i + 2]!;
+    view.setUint32(pos, v, true);
+    code = code1234(v);
+    pos += code + 1;
+    key |= code << 4;
+    v = values[i + 3]!;
+    view.setUint32(pos, v, true);
+    code = code1234(v);
+    pos += code + 1;
+    out[g] = key | (code << 6);
+    i += 4;
+  }
+  for (; i < n; g++) {
     const lanes = n - i < 4 ? n - i : 4;
     let key = 0;
     for (let lane = 0; lane < lanes; lane++, i++) {
       const v = values[i]!;
-      if (v < 0x100) {
-        out[pos++] = v;
-      } else if (v < 0x10000) {
-        out[pos] = v;
-        out[pos + 1] = v >>> 8;
-        pos += 2;
-        key |= 1 << (2 * lane);
-      } else if (v < 0x1000000) {
-        out[pos] = v;
-        out[pos + 1] = v >>> 8;
-        out[pos + 2] = v >>> 16;
-        pos += 3;
-        key |= 2 << (2 * lane);
-      } else {
-        out[pos] = v;
-        out[pos + 1] = v >>> 8;
-        out[pos + 2] = v >>> 16;
-        out[pos + 3] = v >>> 24;
-        pos += 4;
-        key |= 3 << (2 * lane);
-      }
+      const code = code1234(v);
+      for (let b = 0; b <= code; b++) out[pos + b] = v >>> (8 * b);
+      pos += code + 1;
+      key |= code << (2 * lane);
     }
     out[g] = key;
   }
@@ -156,38 +179,54 @@ function decodeTail(bytes: Uint8Array, count: number, out: Uint32Array, i: numbe
   return pos;
 }
 
-function decode1234(bytes: Uint8Array, count: number, out: Uint32Array): number {
+function decode1234(bytes: Uint8Array, count: number, out: Uint32Array, mode: Mode, prev: number): number {
   const size = bytes.length;
+
   const groups = Math.floor(count / 4);
   let pos = Math.ceil(count / 4);
   let g = 0;
-  // With 16 bytes left a group's four 4-byte reads stay inside the stream.
+  // DataView reads compile to one unaligned load each; with 16 bytes left a
+  // group's four 4-byte reads stay inside the stream.
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (; g < groups && size - pos >= 16; g++) {
     const key = bytes[g]!;
     const i = 4 * g;
-    if (key === 0) {
-      // Four one-byte values: common for small values and sorted deltas.
-      out[i] = bytes[pos]!;
-      out[i + 1] = bytes[pos + 1]!;
-      out[i + 2] = bytes[pos + 2]!;
-      out[i + 3] = bytes[pos + 3]!;
+    // Groups of one width (small values, sorted deltas, timestamps) split one or two words.
+    if (key === 0x00) {
+      const w = view.getUint32(pos, true);
+      out[i] = w & 0xff;
+      out[i + 1] = (w >>> 8) & 0xff;
+      out[i + 2] = (w >>> 16) & 0xff;
+      out[i + 3] = w >>> 24;
       pos += 4;
       continue;
     }
+    if (key === 0x55) {
+      const lo = view.getUint32(pos, true);
+      const hi = view.getUint32(pos + 4, true);
+      out[i] = lo & 0xffff;
+      out[i + 1] = lo >>> 16;
+      out[i + 2] = hi & 0xffff;
+      out[i + 3] = hi >>> 16;
+      pos += 8;
+      continue;
+    }
     let code = key & 3;
-    out[i] = (bytes[pos]! | (bytes[pos + 1]! << 8) | (bytes[pos + 2]! << 16) | (bytes[pos + 3]! << 24)) & MASK_1234[code]!;
+    out[i] = view.getInt32(pos, true) & MASK_1234[code]!;
     pos += code + 1;
     code = (key >>> 2) & 3;
-    out[i + 1] = (bytes[pos]! | (bytes[pos + 1]! << 8) | (bytes[pos + 2]! << 16) | (bytes[pos + 3]! << 24)) & MASK_1234[code]!;
+    out[i + 1] = view.getInt32(pos, true) & MASK_1234[code]!;
     pos += code + 1;
     code = (key >>> 4) & 3;
-    out[i + 2] = (bytes[pos]! | (bytes[pos + 1]! << 8) | (bytes[pos + 2]! << 16) | (bytes[pos + 3]! << 24)) & MASK_1234[code]!;
+    out[i + 2] = view.getInt32(pos, true) & MASK_1234[code]!;
     pos += code + 1;
     code = key >>> 6;
-    out[i + 3] = (bytes[pos]! | (bytes[pos + 1]! << 8) | (bytes[pos + 2]! << 16) | (bytes[pos + 3]! << 24)) & MASK_1234[code]!;
+    out[i + 3] = view.getInt32(pos, true) & MASK_1234[code]!;
     pos += code + 1;
   }
-  return decodeTail(bytes, count, out, 4 * g, pos, false);
+  const end = decodeTail(bytes, count, out, 4 * g, pos, false);
+  if (mode !== Mode.Plain1234) inverse(out, 0, count, mode, prev | 0);
+  return end;
 }
 
 function decode0124(bytes: Uint8Array, count: number, out: Uint32Array): number {
@@ -225,9 +264,7 @@ export function encode(values: Uint32Array, out: Uint8Array, mode: Mode, prev: n
 
 export function decode(bytes: Uint8Array, count: number, out: Uint32Array, mode: Mode, prev: number): number {
   if (bytes.length < Math.ceil(count / 4)) throw controlTruncated(bytes.length, count);
-  const end = mode === Mode.Plain0124 ? decode0124(bytes, count, out) : decode1234(bytes, count, out);
-  inverse(out, count, mode, prev);
-  return end;
+  return mode === Mode.Plain0124 ? decode0124(bytes, count, out) : decode1234(bytes, count, out, mode, prev);
 }
 
 export function encodedLength(values: Uint32Array, mode: Mode, prev: number): number {
@@ -242,7 +279,7 @@ export function encodedLength(values: Uint32Array, mode: Mode, prev: number): nu
   } else {
     for (let i = 0; i < n; i++) {
       const v = stored[i]!;
-      data += v < 0x100 ? 1 : v < 0x10000 ? 2 : v < 0x1000000 ? 3 : 4;
+      data += code1234(v) + 1;
     }
   }
   return Math.ceil(n / 4) + data;

@@ -3,6 +3,7 @@
  * (native twin chosen by the backend probe), and fixed-width slots (slots.ts).
  */
 import { ErrorCode, ProfpackError } from '../errors';
+import { Scratch } from '../scratch';
 import * as js from './js';
 import { VarintKind, kindInfo, type BatchArray } from './kinds';
 import { varintNative } from './native';
@@ -58,13 +59,35 @@ function decodeManyOf<T extends BatchArray>(kind: VarintKind, bytes: Uint8Array,
   return { values, end };
 }
 
+/** Worst-case output of the allocating encodes (lib/scratch.ts says why). */
+const encodeScratch = new Scratch(32 << 20);
+
 function encodeManyOf(kind: VarintKind, values: BatchArray): Uint8Array {
-  const out = new Uint8Array(values.length * kindInfo[kind].maxBytes);
-  const end = impl.encodeMany(kind, values, out, 0);
-  return out.subarray(0, end);
+  const need = values.length * kindInfo[kind].maxBytes;
+  const out = encodeScratch.bytes(need) ?? new Uint8Array(need);
+  return out.slice(0, impl.encodeMany(kind, values, out, 0));
 }
 
-/** Decodes `count` unsigned u32 varints starting at `offset`, in one N-API crossing. */
+function encodeManyInto(kind: VarintKind, values: BatchArray, out: Uint8Array, offset: number): number {
+  if (!(out instanceof Uint8Array)) throw new ProfpackError('out must be a Uint8Array', { code: ErrorCode.INVALID_ARGUMENT, expected: 'Uint8Array' });
+  if (!Number.isInteger(offset) || offset < 0 || offset > out.length) {
+    throw new ProfpackError(`offset ${offset} is outside the buffer of ${out.length} bytes`, { code: ErrorCode.INVALID_ARGUMENT });
+  }
+  const need = values.length * kindInfo[kind].maxBytes;
+  if (out.length - offset < need) {
+    throw new ProfpackError(`out has ${out.length - offset} bytes after offset ${offset}, fewer than the worst case ${need}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: `at least ${need} bytes (values.length × ${kindInfo[kind].maxBytes})`,
+    });
+  }
+  return impl.encodeMany(kind, values, out, offset);
+}
+
+/**
+ * Decodes `count` unsigned u32 varints starting at `offset`, in one N-API
+ * crossing. Passing `out` is the output-buffer form: values land in
+ * out[0..count) and nothing is allocated (every decode…Many takes one).
+ */
 export function decodeU32Many(bytes: Uint8Array, offset: number, count: number, out?: Uint32Array): DecodedMany<Uint32Array> {
   return decodeManyOf(VarintKind.U32, bytes, offset, count, out);
 }
@@ -103,3 +126,18 @@ export function encodeZigzag32Many(values: Int32Array): Uint8Array {
 export function encodeZigzag64Many(values: BigInt64Array): Uint8Array {
   return encodeManyOf(VarintKind.Zigzag64, values);
 }
+
+/**
+ * Output-buffer forms of the encoders: write at out[offset..) and return the
+ * offset after the last byte. `out` must hold the worst case after `offset`
+ * (values.length × 5 bytes for 32-bit kinds, × 10 for 64-bit ones).
+ */
+function intoFor<T extends BatchArray>(kind: VarintKind): (values: T, out: Uint8Array, offset?: number) => number {
+  return (values, out, offset = 0) => encodeManyInto(kind, values, out, offset);
+}
+export const encodeU32ManyInto = intoFor<Uint32Array>(VarintKind.U32);
+export const encodeU64ManyInto = intoFor<BigUint64Array>(VarintKind.U64);
+export const encodeI32ManyInto = intoFor<Int32Array>(VarintKind.I32);
+export const encodeI64ManyInto = intoFor<BigInt64Array>(VarintKind.I64);
+export const encodeZigzag32ManyInto = intoFor<Int32Array>(VarintKind.Zigzag32);
+export const encodeZigzag64ManyInto = intoFor<BigInt64Array>(VarintKind.Zigzag64);

@@ -28,74 +28,44 @@ function decodeU32At(bytes: Uint8Array, pos: number, state: { pos: number }): nu
   throw overflow(start, 'u32', 'at most 5 bytes');
 }
 
+/** The 7-bit groups of the low four bytes of `word`, packed (bits 0..27). */
+function groups28(word: number): number {
+  return (word & 0x7f) | ((word >> 1) & 0x3f80) | ((word >> 2) & 0x1fc000) | ((word >> 3) & 0xfe00000);
+}
+
 /**
- * Decodes unsigned u32 varints. While 5 bytes remain the hot loop reads
- * without per-byte end checks; near the end, and for anything unusual, the
- * careful decoder takes over (and throws the exact error).
+ * Decodes u32 varints (zigzag-decoding them when asked) into `out`, a
+ * Uint32Array even for zigzag: one store type keeps the loop monomorphic.
+ * While 5 bytes remain, each value comes from one 4-byte read without a branch
+ * per length (mixed lengths mispredict a byte loop's branches): the lowest
+ * byte without the continuation bit ends it. Near the end, and for anything
+ * unusual, the careful decoder takes over (and throws the exact error).
  */
-function decodeU32Many(bytes: Uint8Array, pos: number, count: number, out: Uint32Array): number {
+function decodeU32Words(bytes: Uint8Array, pos: number, count: number, out: Uint32Array, zigzag: boolean): number {
   const safeEnd = bytes.length - MAX_BYTES_U32;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let i = 0;
-  {
-    while (i < count && pos <= safeEnd) {
-      let b = bytes[pos]!;
-      if (b < 0x80) {
-        out[i++] = b;
-        pos += 1;
-        continue;
-      }
-      let v = b & 0x7f;
-      b = bytes[pos + 1]!;
-      v |= (b & 0x7f) << 7;
-      if (b < 0x80) {
-        out[i++] = v;
-        pos += 2;
-        continue;
-      }
-      b = bytes[pos + 2]!;
-      v |= (b & 0x7f) << 14;
-      if (b < 0x80) {
-        out[i++] = v;
-        pos += 3;
-        continue;
-      }
-      b = bytes[pos + 3]!;
-      v |= (b & 0x7f) << 21;
-      if (b < 0x80) {
-        out[i++] = v;
-        pos += 4;
-        continue;
-      }
-      b = bytes[pos + 4]!;
-      if (b > 0x0f) break; // overflow: the careful decoder reports it
-      out[i++] = (v | (b << 28)) >>> 0;
+  while (i < count && pos <= safeEnd) {
+    const word = view.getInt32(pos, true);
+    const stops = ~word & 0x80808080;
+    let value: number;
+    if (stops !== 0) {
+      const first = stops & -stops; // bit 7, 15, 23 or 31
+      value = groups28(word & ((first << 1) - 1));
+      pos += (32 - Math.clz32(first)) >>> 3;
+    } else {
+      const fifth = bytes[pos + 4]!;
+      if (fifth > 0x0f) break; // overflow: the careful decoder reports it
+      value = (groups28(word) | (fifth << 28)) >>> 0;
       pos += 5;
     }
+    out[i++] = zigzag ? (value >>> 1) ^ -(value & 1) : value;
   }
   const state = { pos: 0 };
   for (; i < count; i++) {
-    out[i] = decodeU32At(bytes, pos, state);
+    const value = decodeU32At(bytes, pos, state);
+    out[i] = zigzag ? (value >>> 1) ^ -(value & 1) : value;
     pos = state.pos;
-  }
-  return pos;
-}
-
-// Kept apart from decodeU32Many so each loop stores into one typed-array type
-// (a store site that sees both Uint32Array and Int32Array is slower in V8).
-function decodeZigzag32Many(bytes: Uint8Array, pos: number, count: number, out: Int32Array): number {
-  const size = bytes.length;
-  const state = { pos: 0 };
-  for (let i = 0; i < count; i++) {
-    const b = pos < size ? bytes[pos]! : 0x80;
-    let value: number;
-    if (b < 0x80) {
-      value = b;
-      pos++;
-    } else {
-      value = decodeU32At(bytes, pos, state);
-      pos = state.pos;
-    }
-    out[i] = (value >>> 1) ^ -(value & 1);
   }
   return pos;
 }
@@ -173,9 +143,9 @@ function decodeI32Many(bytes: Uint8Array, pos: number, count: number, out: Int32
 export function decodeMany(kind: VarintKind, bytes: Uint8Array, offset: number, count: number, out: BatchArray): number {
   switch (kind) {
     case VarintKind.U32:
-      return decodeU32Many(bytes, offset, count, out as Uint32Array);
+      return decodeU32Words(bytes, offset, count, out as Uint32Array, false);
     case VarintKind.Zigzag32:
-      return decodeZigzag32Many(bytes, offset, count, out as Int32Array);
+      return decodeU32Words(bytes, offset, count, new Uint32Array(out.buffer, out.byteOffset, count), true);
     case VarintKind.I32:
       return decodeI32Many(bytes, offset, count, out as Int32Array);
     default:

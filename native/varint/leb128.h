@@ -133,6 +133,22 @@ inline uint64_t LoadLE64(const uint8_t* p) {
   return word;
 }
 
+// Value ends of a 64-byte window that starts with twelve 5-byte values (bits
+// 4, 9, ..., 59). Uniform 32-bit data is ~94 % 5-byte values; such a window
+// decodes as twelve independent extractions instead of twelve turns of the
+// ctz chain, which measured 3-4x slower than that on this data.
+inline constexpr uint64_t kTwelveFiveByteEnds = 0x0842108421084210ull;
+inline constexpr uint64_t kTwelveFiveByteSpan = (uint64_t{1} << 60) - 1;
+
+template <bool kZigzag, typename Out>
+inline Out StoredU32(uint32_t value) {
+  if constexpr (kZigzag) {
+    return static_cast<Out>((value >> 1) ^ (0u - (value & 1)));
+  } else {
+    return static_cast<Out>(value);
+  }
+}
+
 template <typename Kernel, bool kZigzag, typename Out>
 inline size_t DecodeU32BatchWith(const uint8_t* data, size_t size, size_t pos, size_t count, Out* out) {
   size_t i = 0;
@@ -140,6 +156,18 @@ inline size_t DecodeU32BatchWith(const uint8_t* data, size_t size, size_t pos, s
     uint64_t ends = 0;
     for (unsigned k = 0; k < 8; ++k) ends |= Kernel::EndsOf8(LoadLE64(data + pos + 8 * k)) << (8 * k);
     if (ends == 0) goto careful;
+    if ((ends & kTwelveFiveByteSpan) == kTwelveFiveByteEnds && count - i >= 12) {
+      uint64_t high = 0;
+      for (unsigned k = 0; k < 12; ++k) {
+        const uint64_t wide = Kernel::Extract(LoadLE64(data + pos + 5 * k), 5);
+        high |= wide;
+        out[i + k] = StoredU32<kZigzag, Out>(static_cast<uint32_t>(wide));
+      }
+      if (__builtin_expect((high >> 32) != 0, 0)) goto careful;  // a 5th byte with more than 4 bits: redo these exactly
+      i += 12;
+      pos += 60;
+      continue;
+    }
     {
       size_t start = pos;
       while (ends != 0 && i < count) {
@@ -154,12 +182,7 @@ inline size_t DecodeU32BatchWith(const uint8_t* data, size_t size, size_t pos, s
           pos = start;
           goto careful;
         }
-        const uint32_t value = static_cast<uint32_t>(wide);
-        if constexpr (kZigzag) {
-          out[i++] = static_cast<Out>((value >> 1) ^ (0u - (value & 1)));
-        } else {
-          out[i++] = static_cast<Out>(value);
-        }
+        out[i++] = StoredU32<kZigzag, Out>(static_cast<uint32_t>(wide));
         ends &= ends - 1;
         start = end + 1;
       }
@@ -167,14 +190,7 @@ inline size_t DecodeU32BatchWith(const uint8_t* data, size_t size, size_t pos, s
     }
   }
 careful:
-  for (; i < count; ++i) {
-    const uint32_t value = DecodeU32(data, size, pos);
-    if constexpr (kZigzag) {
-      out[i] = static_cast<Out>((value >> 1) ^ (0u - (value & 1)));
-    } else {
-      out[i] = static_cast<Out>(value);
-    }
-  }
+  for (; i < count; ++i) out[i] = StoredU32<kZigzag, Out>(DecodeU32(data, size, pos));
   return pos;
 }
 

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { fromCollapsed, toCollapsed } from '../../lib/convert/collapsed';
 import { fromCpuProfile, toCpuProfile } from '../../lib/convert/cpuprofile';
 import { MemoryProfile, copyProfile, frameLabel, type Frame, type ProfileSource } from '../../lib/convert/model';
-import { fromPprof, toPprof } from '../../lib/convert/pprof';
+import { toPprof } from '../../lib/convert/pprof';
+import { fromPprof } from '../../lib/convert/pprof-read';
 import { fromSpeedscope, toSpeedscope } from '../../lib/convert/speedscope';
 import {
   acceptedVectors,

@@ -227,11 +227,12 @@ describe('profpack record', () => {
   });
 
   // The program yields every 20 ms so the harvest timer runs; it notes the
-  // monotonic time (V8's sample clock) just before it kills itself.
+  // wall-clock time in Unix epoch µs (a recording's clock, docs/interop.md)
+  // just before it kills itself.
   const killedAfter = (ms: number) =>
     [
       `const end = Date.now() + ${ms};`,
-      "function tick() { profpackSpin(20); if (Date.now() < end) return setImmediate(tick); console.log(String(process.hrtime.bigint() / 1000n)); process.kill(process.pid, 'SIGKILL'); }",
+      "function tick() { profpackSpin(20); if (Date.now() < end) return setImmediate(tick); console.log(String(BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)))); process.kill(process.pid, 'SIGKILL'); }",
       'tick();',
     ].join('\n');
   const HARVEST_MS = 200;

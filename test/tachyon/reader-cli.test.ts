@@ -37,7 +37,12 @@ describe('profpack dump --json', () => {
       expect(status).toBe(0);
       const got = parseJsonExact(stdout) as Record<string, unknown>;
       const want = readJsonExact(vector(`${name}.expected.json`)) as Record<string, unknown>;
-      expect(Object.keys(got).sort()).toEqual(['accepted', 'error', 'info', 'samples', 'stage', ...(want.samples_before_error === undefined ? [] : ['samples_before_error'])].sort());
+      // The vectors' full shape (check_with_cpython.py --expected reads it).
+      expect(Object.keys(got).sort()).toEqual(Object.keys(want).sort());
+      for (const key of ['schema', 'file', 'file_size', 'sha256', 'replay_count', 'replay_stats', 'collect_calls']) expect(got[key], key).toEqual(want[key]);
+      const layout = got.layout as Record<string, unknown>;
+      const wantLayout = want.layout as Record<string, unknown>;
+      for (const key of Object.keys(layout).filter((k) => k !== 'source' && k !== 'footer' && k !== 'error')) expect(layout[key], key).toEqual(wantLayout[key]);
       expect(got.accepted).toBe(want.accepted);
       expect(got.stage).toBe(want.stage);
       expect(got.info).toEqual(want.info);

@@ -111,3 +111,82 @@ describe('native and JS twins agree byte for byte', () => {
     );
   });
 });
+
+describe('batch LEB128 on mostly 5-byte data (whole windows of twelve 5-byte values)', () => {
+  // Values >= 2^28 take 5 bytes; a few shorter ones break the runs at random places.
+  const wide = fc.array(fc.oneof({ weight: 15, arbitrary: fc.integer({ min: 0x1000_0000, max: 0xffff_ffff }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 0xfff_ffff }) }), { minLength: 20, maxLength: 400 });
+
+  it('u32 and zigzag32 decode back, from any offset', () => {
+    fc.assert(
+      fc.property(wide, fc.integer({ min: 0, max: 7 }), (values, pad) => {
+        const arr = Uint32Array.from(values);
+        const bytes = v.encodeU32Many(arr);
+        const framed = new Uint8Array(pad + bytes.length);
+        framed.set(bytes, pad);
+        const got = v.decodeU32Many(framed, pad, arr.length);
+        expect(got.values).toEqual(arr);
+        expect(got.end).toBe(framed.length);
+        const signed = new Int32Array(arr.buffer);
+        expect(v.decodeZigzag32Many(v.encodeZigzag32Many(signed), 0, signed.length).values).toEqual(signed);
+      }),
+    );
+  });
+
+  it('a 5th byte with more than 4 bits inside a run is ERR_VARINT_OVERFLOW at its varint, on both twins', () => {
+    const addon = requireAddon();
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 29 }), fc.integer({ min: 0x10, max: 0x7f }), (bad, fifth) => {
+        const values = Uint32Array.from({ length: 30 }, (_, i) => 0xf000_0000 + i * 0x0012_3456);
+        const bytes = v.encodeU32Many(values);
+        bytes[5 * bad + 4] = fifth;
+        for (const decode of [
+          (out: Uint32Array) => addon.varint.decodeMany(VarintKind.U32, bytes, 0, 30, out),
+          (out: Uint32Array) => js.decodeMany(VarintKind.U32, bytes, 0, 30, out),
+        ]) {
+          let caught: { code?: string; offset?: number } | undefined;
+          try {
+            decode(new Uint32Array(30));
+          } catch (err) {
+            caught = err as { code?: string; offset?: number };
+          }
+          expect(caught?.code).toBe('ERR_VARINT_OVERFLOW');
+          expect(caught?.offset).toBe(5 * bad);
+        }
+      }),
+    );
+  });
+});
+
+describe('batch LEB128 output-buffer forms', () => {
+  it('every encode…ManyInto writes what encode…Many returns, at the offset, and returns the end', () => {
+    fc.assert(
+      fc.property(u32s, i32s, i64s, fc.integer({ min: 0, max: 9 }), (a, b, c, offset) => {
+        const cases: Array<[Uint8Array, (out: Uint8Array, at: number) => number, number]> = [
+          [v.encodeU32Many(Uint32Array.from(a)), (out, at) => v.encodeU32ManyInto(Uint32Array.from(a), out, at), a.length * 5],
+          [v.encodeI32Many(Int32Array.from(b)), (out, at) => v.encodeI32ManyInto(Int32Array.from(b), out, at), b.length * 5],
+          [v.encodeZigzag32Many(Int32Array.from(b)), (out, at) => v.encodeZigzag32ManyInto(Int32Array.from(b), out, at), b.length * 5],
+          [v.encodeI64Many(BigInt64Array.from(c)), (out, at) => v.encodeI64ManyInto(BigInt64Array.from(c), out, at), c.length * 10],
+          [v.encodeZigzag64Many(BigInt64Array.from(c)), (out, at) => v.encodeZigzag64ManyInto(BigInt64Array.from(c), out, at), c.length * 10],
+          [v.encodeU64Many(BigUint64Array.from(c, (x) => BigInt.asUintN(64, x))), (out, at) => v.encodeU64ManyInto(BigUint64Array.from(c, (x) => BigInt.asUintN(64, x)), out, at), c.length * 10],
+        ];
+        for (const [expected, into, worst] of cases) {
+          expect(expected.buffer.byteLength).toBe(expected.length);
+          const out = new Uint8Array(offset + worst).fill(0xee);
+          const end = into(out, offset);
+          expect(end).toBe(offset + expected.length);
+          expect(out.subarray(offset, end)).toEqual(expected);
+          expect(out.subarray(0, offset).every((x) => x === 0xee)).toBe(true);
+          if (worst > 0) expect(() => into(new Uint8Array(offset + worst - 1), offset)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+        }
+      }),
+    );
+  });
+
+  it('allocating encodes are not changed by later calls', () => {
+    const first = v.encodeU32Many(Uint32Array.from({ length: 1000 }, (_, i) => i * 99991));
+    const copy = first.slice();
+    v.encodeU32Many(Uint32Array.from({ length: 2000 }, (_, i) => 0xffff_ffff - i));
+    expect(first).toEqual(copy);
+    expect(() => v.encodeU32ManyInto(new Uint32Array(1), new Uint8Array(5), 6)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+  });
+});

@@ -13,6 +13,7 @@ interface ConvertFlags {
   compression: 'zstd' | 'none';
   aggregate?: boolean;
   thread?: string;
+  sampleType?: string;
   quiet?: boolean;
 }
 
@@ -33,6 +34,7 @@ export function registerConvert(program: Command): Command {
     .addOption(new Option('--compression <kind>', 'Tachyon output compression').choices(['zstd', 'none']).default('zstd'))
     .option('--aggregate', 'pprof: one sample per distinct stack and thread (no timestamps)')
     .option('--thread <id>', '.cpuprofile: only this thread (ID or ID@INTERPRETER)')
+    .option('--sample-type <name>', 'pprof input: the sample type to read (default: the CPU/wall one)')
     .option('-q, --quiet', 'no summary line')
     .action(
       action((input: string, flags: ConvertFlags) => {
@@ -43,8 +45,12 @@ export function registerConvert(program: Command): Command {
           compression: flags.compression,
           aggregate: flags.aggregate === true,
           thread: flags.thread,
+          sampleType: flags.sampleType,
           onProgress: progressBar('converting', size),
         });
+        if (summary.droppedLabels > 0) {
+          process.stderr.write(`profpack: warning: dropped ${summary.droppedLabels.toLocaleString('en')} pprof labels (${summary.droppedLabelKeys.join(', ')}): only thread ids, thread names and times are kept\n`);
+        }
         if (flags.quiet !== true) {
           process.stderr.write(`${input} (${summary.from}, ${summary.bytesIn.toLocaleString('en')} bytes) → ${flags.output} (${summary.to}, ${summary.bytesOut.toLocaleString('en')} bytes), ${summary.samples.toLocaleString('en')} samples\n`);
         }

@@ -1,13 +1,15 @@
 /**
  * `profpack dump FILE [--json]`: every sample of a Tachyon profile. With
  * --json, the shape of the shared vectors' *.expected.json (CPython's own
- * dump): { accepted, stage, error: { code, message } | null, info, samples }.
+ * dump, docs/interop.md): schema, file, …, accepted, stage, error ({ code,
+ * message } | null), info, replay_count, replay_stats, collect_calls, layout,
+ * samples.
  * A file the reader rejects is still a JSON answer (exit 0); a file that
  * cannot be read at all is a user error.
  */
 import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { dumpProfile, dumpToJsonText } from '../../tachyon/index';
+import { dumpProfile, writeDumpJson } from '../../tachyon/index';
 
 export function registerDump(program: Command): void {
   program
@@ -19,7 +21,7 @@ export function registerDump(program: Command): void {
       const dump = dumpProfile(file);
       if (dump.error?.code === ErrorCode.TACHYON_IO) throw new ProfpackError(dump.error.message, { code: dump.error.code });
       if (options.json) {
-        process.stdout.write(dumpToJsonText(dump));
+        writeDumpJson(dump, (text) => process.stdout.write(text));
         return;
       }
       const lines: string[] = [];

@@ -17,6 +17,7 @@ interface TopFlags {
   status?: string;
   n: string;
   json?: boolean;
+  sampleType?: string;
 }
 
 function number(value: string | undefined, flag: string): number | undefined {
@@ -40,10 +41,11 @@ export function registerTop(program: Command): Command {
     .addOption(new Option('--status <name>', 'only samples with this status').choices(Object.keys(STATUS_FILTERS)))
     .option('-n <rows>', 'rows to show (0 = all)', '20')
     .option('--json', 'JSON output')
+    .option('--sample-type <name>', 'pprof: the sample type to count (default: the CPU/wall one)')
     .action(
       action((file: string, flags: TopFlags) => {
         if (flags.self === true && flags.total === true) throw new ProfpackError('--self and --total exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
-        const source = openProfile(file);
+        const source = openProfile(file, undefined, { sampleType: flags.sampleType });
         try {
           const result = aggregate(source, {
             by: flags.by,

@@ -4,8 +4,11 @@
  * --json` prints and what other tools check us against. u64 values stay
  * bigint until stringifyExact writes them as exact JSON integers.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { isProfpackError } from '../../errors';
-import { ProfileReader, type Frame, type ProfileInfo, type ReaderOptions } from './reader';
+import { ProfileReader, type Frame, type ProfileInfo, type ReaderOptions, type ReplayStats } from './reader';
 
 export interface DumpFrame {
   filename: string;
@@ -27,10 +30,23 @@ export interface DumpSample {
 }
 
 export interface Dump {
+  schema: 'tachyon-expected/1';
+  file: string | null;
+  file_size: number;
+  sha256: string;
+  reader: { implementation: string; python: null };
   accepted: boolean;
   stage: 'ok' | 'open' | 'replay';
   error: { code: string; message: string } | null;
   info: Record<string, unknown> | null;
+  /** What replay() returned (samples delivered); null unless accepted. */
+  replay_count: number | null;
+  /** CPython's get_stats() after the replay, snake_case; null unless accepted. */
+  replay_stats: Record<string, number> | null;
+  /** collect() calls made. */
+  collect_calls: number;
+  /** The file's layout as profpack's reader parsed it (the vectors' comes from tachyon_layout.py, not CPython). */
+  layout: Record<string, unknown>;
   samples: DumpSample[];
   /** Present for a replay-stage error, as in the vectors. */
   samples_before_error?: number;
@@ -86,22 +102,47 @@ function errorOf(err: unknown): { code: string; message: string } {
 
 /** Opens and replays `input` (a path or the bytes), never throwing for a bad file. */
 export function dumpProfile(input: string | Uint8Array, options: ReaderOptions = {}): Dump {
-  const dump: Dump = { accepted: false, stage: 'open', error: null, info: null, samples: [] };
+  let bytes: Uint8Array | undefined;
+  try {
+    bytes = typeof input === 'string' ? readFileSync(input) : input;
+  } catch {
+    // The reader reports an unreadable path with its own code below.
+  }
+  const dump: Dump = {
+    schema: 'tachyon-expected/1',
+    file: typeof input === 'string' ? basename(input) : null,
+    file_size: bytes?.length ?? 0,
+    sha256: bytes === undefined ? '' : createHash('sha256').update(bytes).digest('hex'),
+    reader: { implementation: 'profpack ProfileReader', python: null },
+    accepted: false,
+    stage: 'open',
+    error: null,
+    info: null,
+    replay_count: null,
+    replay_stats: null,
+    collect_calls: 0,
+    layout: { source: LAYOUT_SOURCE, error: 'not opened' },
+    samples: [],
+  };
   let reader: ProfileReader;
   try {
     reader = typeof input === 'string' ? ProfileReader.open(input, options) : ProfileReader.fromBuffer(input, options);
+    dump.reader.implementation = `profpack ProfileReader (${reader.backend} backend)`;
   } catch (err) {
     dump.error = errorOf(err);
+    dump.layout = { source: LAYOUT_SOURCE, error: dump.error.message };
     return dump;
   }
   try {
     dump.info = infoToJson(reader.info);
+    dump.layout = layoutToJson(reader, null);
     dump.stage = 'replay';
     const samples: DumpSample[] = [];
     const framesJson = new WeakMap<readonly Frame[], DumpFrame[]>();
     let calls = 0;
+    let count: number;
     try {
-      reader.replay({
+      count = reader.replay({
         collect(stackFrames, timestampsUs) {
           const call = calls++;
           for (const interp of stackFrames) {
@@ -121,16 +162,59 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
       });
     } catch (err) {
       dump.error = errorOf(err);
+      dump.collect_calls = calls;
       dump.samples_before_error = samples.length;
       return dump;
     }
     dump.accepted = true;
     dump.stage = 'ok';
+    dump.replay_count = count;
+    const stats = reader.stats;
+    if (stats !== null) dump.replay_stats = statsToJson(stats);
+    dump.collect_calls = calls;
+    dump.layout = layoutToJson(reader, stats);
     dump.samples = samples;
     return dump;
   } finally {
     reader.close();
   }
+}
+
+const LAYOUT_SOURCE = 'profpack ProfileReader (not CPython)';
+
+function statsToJson(s: ReplayStats): Record<string, number> {
+  return {
+    repeat_records: s.repeatRecords,
+    repeat_samples: s.repeatSamples,
+    full_records: s.fullRecords,
+    suffix_records: s.suffixRecords,
+    pop_push_records: s.popPushRecords,
+    total_records: s.totalRecords,
+    total_samples: s.totalSamples,
+    stack_reconstructions: s.stackReconstructions,
+  };
+}
+
+/** The vectors' "layout", from what the reader parsed (their own comes from tachyon_layout.py). */
+function layoutToJson(reader: ProfileReader, stats: ReplayStats | null): Record<string, unknown> {
+  const l = reader.layout;
+  // A file is read in its own byte order: "HCAT" (LE) or "TACH" (BE) at offset 0.
+  const out: Record<string, unknown> = {
+    source: LAYOUT_SOURCE,
+    byte_order: l.littleEndian ? 'little' : 'big',
+    magic_bytes: l.littleEndian ? '48434154' : '54414348',
+    format_version: l.info.version,
+    string_table_offset: l.stringTableOffset,
+    frame_table_offset: l.frameTableOffset,
+    compression_type: l.info.compressionType,
+    profiling_config: l.profilingConfig,
+    stats_block_size: l.statsBlockSize,
+    footer: { string_count: l.info.stringCount, frame_count: l.info.frameCount, file_size_field: l.fileSize },
+  };
+  if (stats !== null) {
+    out.records = { REPEAT: stats.repeatRecords, FULL: stats.fullRecords, SUFFIX: stats.suffixRecords, POP_PUSH: stats.popPushRecords, total: stats.totalRecords };
+  }
+  return out;
 }
 
 /** JSON text with bigint written as exact integers; one sample per line like the vectors. */
@@ -152,9 +236,26 @@ export function stringifyExact(value: unknown, indent = 1): string {
 
 /** The dump as text: header fields indented, then one compact line per sample. */
 export function dumpToJsonText(dump: Dump): string {
+  const parts: string[] = [];
+  writeDumpJson(dump, (text) => parts.push(text));
+  return parts.join('');
+}
+
+/** The same text in pieces of about 1 MB: a dump of millions of samples is longer than one JS string may be. */
+export function writeDumpJson(dump: Dump, write: (text: string) => void): void {
   const { samples, ...head } = dump;
   const headText = stringifyExact({ ...head, samples: [] }, 1);
-  if (samples.length === 0) return headText + '\n';
-  const lines = samples.map((s) => stringifyExact(s, 0));
-  return headText.replace(/"samples": \[\]\n\}$/, `"samples": [\n${lines.join(',\n')}\n ]\n}`) + '\n';
+  if (samples.length === 0) {
+    write(headText + '\n');
+    return;
+  }
+  let piece = headText.slice(0, headText.lastIndexOf('"samples": []')) + '"samples": [\n';
+  for (let i = 0; i < samples.length; i++) {
+    piece += stringifyExact(samples[i], 0) + (i + 1 < samples.length ? ',\n' : '\n ]\n}\n');
+    if (piece.length >= 1 << 20) {
+      write(piece);
+      piece = '';
+    }
+  }
+  write(piece);
 }

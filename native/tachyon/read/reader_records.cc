@@ -15,13 +15,16 @@ namespace {
 constexpr bool kHostLittleEndian = true;  // every MSVC target is little-endian
 inline uint64_t Swap64(uint64_t v) { return _byteswap_uint64(v); }
 inline uint32_t Swap32(uint32_t v) { return _byteswap_ulong(v); }
+inline void Prefetch(const void*) {}
 #else
+inline void Prefetch(const void* p) { __builtin_prefetch(p); }
 constexpr bool kHostLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 inline uint64_t Swap64(uint64_t v) { return __builtin_bswap64(v); }
 inline uint32_t Swap32(uint32_t v) { return __builtin_bswap32(v); }
 #endif
 constexpr size_t kEventMargin = 4;
 constexpr size_t kNodeMargin = kMaxStackDepth;
+constexpr uint32_t kRootPathHash = 0x2545f491;
 
 inline uint64_t Load64(const uint8_t* p, bool swap) {
   uint64_t v;
@@ -44,11 +47,10 @@ RecordDecoder::RecordDecoder(bool fileLittleEndian, uint64_t startTimeUs, uint32
       total_(totalSize),
       maxNodes_(maxNodes),
       threadSlots_(64, -1),
-      nodeSlots_(InitialNodeSlots(totalSize), -1) {
+      nodeSlots_(InitialNodeSlots(totalSize), NodeSlot{0, 0, 0, 0}) {
   // Growing these while decoding costs more than the decoding of a small region.
   nodeParent_.reserve(nodeSlots_.size() / 2);
   nodeFrame_.reserve(nodeSlots_.size() / 2);
-  lastChild_.reserve(nodeSlots_.size() / 2);
 }
 
 size_t RecordDecoder::InitialNodeSlots(uint64_t totalSize) {
@@ -64,9 +66,9 @@ uint64_t RecordDecoder::HashThread(uint64_t id, uint32_t interp) {
   return h ^ (h >> 29);
 }
 
-uint64_t RecordDecoder::HashNode(uint32_t parent, uint32_t frame) {
-  uint64_t h = ((static_cast<uint64_t>(parent) << 32) | frame) * 0x9e3779b97f4a7c15ull;
-  return h ^ (h >> 31);
+uint32_t RecordDecoder::PathHash(uint32_t parentPath, uint32_t frame) {
+  const uint64_t h = ((static_cast<uint64_t>(parentPath) << 32) | frame) * 0x9e3779b97f4a7c15ull;
+  return static_cast<uint32_t>(h >> 32) ^ static_cast<uint32_t>(h >> 7);
 }
 
 int64_t RecordDecoder::FindThread(uint64_t id, uint32_t interp, size_t& slot) const {
@@ -87,6 +89,7 @@ uint32_t RecordDecoder::AddThread(size_t slot, uint64_t id, uint32_t interp) {
   const uint32_t t = static_cast<uint32_t>(threads_.size());
   threads_.push_back(Thread{id, interp, 0, startTimeUs_});
   paths_.resize(threads_.size() * kPathStride, 0);
+  pathHashes_.resize(threads_.size() * kPathStride, kRootPathHash);
   threadSlots_[slot] = static_cast<int32_t>(t);
   if (threads_.size() * 2 > threadSlots_.size()) GrowThreadSlots();
   return t;
@@ -104,36 +107,30 @@ void RecordDecoder::GrowThreadSlots() {
 }
 
 void RecordDecoder::GrowNodeSlots() {
-  std::vector<int32_t> slots(nodeSlots_.size() * 2, -1);
+  std::vector<NodeSlot> slots(nodeSlots_.size() * 2, NodeSlot{0, 0, 0, 0});
   const size_t mask = slots.size() - 1;
-  for (size_t n = 1; n < nodeParent_.size(); ++n) {
-    size_t i = HashNode(nodeParent_[n], nodeFrame_[n]) & mask;
-    while (slots[i] >= 0) i = (i + 1) & mask;
-    slots[i] = static_cast<int32_t>(n);
+  for (const NodeSlot& slot : nodeSlots_) {
+    if (slot.node == 0) continue;
+    size_t i = slot.pathHash & mask;
+    while (slots[i].node != 0) i = (i + 1) & mask;
+    slots[i] = slot;
   }
   nodeSlots_.swap(slots);
 }
 
-uint32_t RecordDecoder::Child(uint32_t parent, uint32_t frame) {
-  const uint32_t last = lastChild_[parent];
-  if (last != 0 && nodeFrame_[last] == frame) return last;
+uint32_t RecordDecoder::Child(uint32_t parent, uint32_t frame, uint32_t pathHash) {
   const size_t mask = nodeSlots_.size() - 1;
-  size_t i = HashNode(parent, frame) & mask;
+  size_t i = pathHash & mask;
   for (;;) {
-    const int32_t n = nodeSlots_[i];
-    if (n < 0) break;
-    if (nodeParent_[n] == parent && nodeFrame_[n] == frame) {
-      lastChild_[parent] = static_cast<uint32_t>(n);
-      return static_cast<uint32_t>(n);
-    }
+    const NodeSlot& slot = nodeSlots_[i];
+    if (slot.node == 0) break;
+    if (slot.parent == parent && slot.frame == frame) return slot.node;
     i = (i + 1) & mask;
   }
   const uint32_t node = static_cast<uint32_t>(nodeParent_.size());
   nodeParent_.push_back(parent);
   nodeFrame_.push_back(frame);
-  lastChild_.push_back(0);
-  lastChild_[parent] = node;
-  nodeSlots_[i] = static_cast<int32_t>(node);
+  nodeSlots_[i] = NodeSlot{parent, frame, node, pathHash};
   if (nodeParent_.size() * 2 > nodeSlots_.size()) GrowNodeSlots();
   DecodeOutput& out = *out_;
   out.nodes[out.nodeCount * 2] = parent;
@@ -144,10 +141,19 @@ uint32_t RecordDecoder::Child(uint32_t parent, uint32_t frame) {
 
 void RecordDecoder::Build(uint32_t t, uint32_t keep, uint32_t n) {
   uint32_t* path = &paths_[static_cast<size_t>(t) * kPathStride];
+  uint32_t* hashes = &pathHashes_[static_cast<size_t>(t) * kPathStride];
+  // Every slot the suffix needs, requested at once: the lookups below depend
+  // on each other (a child's key holds its parent's id), the slots do not.
+  const size_t mask = nodeSlots_.size() - 1;
+  uint32_t hash = hashes[keep];
+  for (uint32_t k = n, d = keep + 1; k-- > 0; ++d) {
+    hash = PathHash(hash, newFrames_[k]);
+    hashes[d] = hash;
+    Prefetch(&nodeSlots_[hash & mask]);
+  }
   uint32_t node = path[keep];
-  uint32_t d = keep + 1;
-  for (uint32_t k = n; k-- > 0; ++d) {
-    node = Child(node, newFrames_[k]);
+  for (uint32_t k = n, d = keep + 1; k-- > 0; ++d) {
+    node = Child(node, newFrames_[k], hashes[d]);
     path[d] = node;
   }
   threads_[t].depth = keep + n;
@@ -214,8 +220,7 @@ bool RecordDecoder::MaybeResetTrie() {
   }
   nodeParent_.assign(1, 0);
   nodeFrame_.assign(1, 0);
-  lastChild_.assign(1, 0);
-  std::fill(nodeSlots_.begin(), nodeSlots_.end(), -1);
+  std::fill(nodeSlots_.begin(), nodeSlots_.end(), NodeSlot{0, 0, 0, 0});
   for (size_t t = 0; t < threads_.size(); ++t) {
     std::copy(stacks[t].begin(), stacks[t].end(), newFrames_);
     Build(static_cast<uint32_t>(t), 0, static_cast<uint32_t>(stacks[t].size()));

@@ -79,14 +79,14 @@ class RecordDecoder {
   DecodeStatus StackVarint(uint64_t offset);
   int64_t FindThread(uint64_t id, uint32_t interp, size_t& slot) const;
   uint32_t AddThread(size_t slot, uint64_t id, uint32_t interp);
-  uint32_t Child(uint32_t parent, uint32_t frame);
+  uint32_t Child(uint32_t parent, uint32_t frame, uint32_t pathHash);
   void Build(uint32_t t, uint32_t keep, uint32_t n);
   void PushEvent(EventKind kind, uint32_t a, uint32_t b, uint32_t c, uint32_t d);
   void CloseBatch(uint32_t t, EventKind kind);
   void Progress();
   static size_t InitialNodeSlots(uint64_t totalSize);
   static uint64_t HashThread(uint64_t id, uint32_t interp);
-  static uint64_t HashNode(uint32_t parent, uint32_t frame);
+  static uint32_t PathHash(uint32_t parentPath, uint32_t frame);
   void GrowNodeSlots();
   void GrowThreadSlots();
 
@@ -101,9 +101,17 @@ class RecordDecoder {
   std::vector<uint32_t> paths_;  // threads_.size() * kPathStride
   std::vector<int32_t> threadSlots_;
   std::vector<uint32_t> nodeParent_{0}, nodeFrame_{0};
-  // The child a node got last, checked before the hash table (call paths recur).
-  std::vector<uint32_t> lastChild_{0};
-  std::vector<int32_t> nodeSlots_;
+  // The trie's hash table is keyed by a hash of the whole path (root to
+  // node), not by the parent's id: Build knows every frame up front, so it
+  // computes the slots of a whole suffix and prefetches them before the
+  // dependent lookups run, and each slot holds its key, so a lookup touches
+  // one slot (issue 18: the probe chain of slot, then nodeParent_ and
+  // nodeFrame_, was half of a 1 M-sample replay). node 0: an empty slot.
+  struct NodeSlot {
+    uint32_t parent, frame, node, pathHash;
+  };
+  std::vector<NodeSlot> nodeSlots_;
+  std::vector<uint32_t> pathHashes_;  // beside paths_: the path hash at each depth
   uint32_t newFrames_[kMaxStackDepth];
 
   uint64_t replayed_ = 0;

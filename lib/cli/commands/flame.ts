@@ -1,0 +1,19 @@
+/** `profpack flame FILE -o flame.html`: a self-contained flame graph and timeline page. */
+import { Command } from 'commander';
+import { flame } from '../../view/index';
+import { action } from '../user-error';
+
+export function registerFlame(program: Command): Command {
+  return program
+    .command('flame')
+    .description('write one self-contained HTML page (no network): flame graph, timeline per thread, search, zoom, function table')
+    .argument('<file>', 'profile (Tachyon, .cpuprofile, pprof, speedscope, collapsed)')
+    .option('-o, --output <file>', 'the HTML file to write', 'flame.html')
+    .option('--title <text>', 'page title')
+    .action(
+      action((file: string, flags: { output: string; title?: string }) => {
+        const s = flame(file, flags.output, { title: flags.title });
+        process.stdout.write(`${s.output}: ${s.samples} samples, ${s.threads} thread(s), ${s.nodes} stack nodes, ${s.buckets} time buckets, ${s.bytes} bytes\n`);
+      }),
+    );
+}

@@ -1,0 +1,48 @@
+/** `renderFlameHtml()` / `flame()`: a profile as one self-contained flame graph and timeline page. */
+import { statSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { openProfile, type ProfileFormat } from '../convert/convert';
+import type { ProfileSource } from '../convert/model';
+import { renderPage } from './html';
+import { buildViewData, type ViewDataOptions } from './tree';
+
+export interface FlameOptions extends ViewDataOptions {
+  /** The page's title (default: "profpack flame graph"). */
+  title?: string;
+}
+
+export interface FlameSummary {
+  output: string;
+  samples: number;
+  threads: number;
+  nodes: number;
+  buckets: number;
+  bytes: number;
+}
+
+/** The page for a profile source (read once, streaming). */
+export function renderFlameHtml(source: ProfileSource, options: FlameOptions = {}): { html: string; samples: number; threads: number; nodes: number; buckets: number } {
+  const data = buildViewData(source, options);
+  const spanMs = (data.bucketCount * data.bucketUs) / 1000;
+  const summary = `${data.samples.toLocaleString('en')} samples, ${data.threads.length} thread${data.threads.length === 1 ? '' : 's'}, ${spanMs.toLocaleString('en')} ms in ${data.bucketCount} buckets of ${data.bucketUs / 1000} ms; ${data.parent.length.toLocaleString('en')} stack nodes`;
+  const html = renderPage({
+    kind: 'flame',
+    title: options.title ?? 'profpack flame graph',
+    summary,
+    columns: ['self', 'self%', 'total', 'total%', 'function', 'file:line'],
+    data: { kind: 'flame', ...data },
+  });
+  return { html, samples: data.samples, threads: data.threads.length, nodes: data.parent.length, buckets: data.bucketCount };
+}
+
+/** Reads `input` (any format `openProfile` reads) and writes its page to `output`. */
+export function flame(input: string, output: string, options: FlameOptions & { from?: ProfileFormat } = {}): FlameSummary {
+  const source = openProfile(input, options.from);
+  try {
+    const page = renderFlameHtml(source, { title: options.title ?? `${path.basename(input)} — profpack flame graph`, ...options });
+    writeFileSync(output, page.html);
+    return { output, samples: page.samples, threads: page.threads, nodes: page.nodes, buckets: page.buckets, bytes: statSync(output).size };
+  } finally {
+    source.close();
+  }
+}

@@ -1,0 +1,279 @@
+/*
+ * The flame page's behaviour: the timeline (per-thread status bars and a
+ * brush), the thread and status pickers, the flame graph (d3-flame-graph),
+ * search, the icicle toggle and the function table. Everything is computed
+ * from the embedded ViewData through profpackView (view-model.js); a diff
+ * page carries a finished tree instead of buckets.
+ */
+(function () {
+  'use strict';
+  var data = JSON.parse(document.getElementById('profpack-data').textContent);
+  var view = window.profpackView;
+  var $ = function (id) {
+    return document.getElementById(id);
+  };
+  var pct = function (n, of) {
+    return of > 0 ? ((100 * n) / of).toFixed(1) + '%' : '0.0%';
+  };
+  var STATUS = [
+    { name: 'on-CPU', color: '#e8743b' },
+    { name: 'GC', color: '#8e44ad' },
+    { name: 'idle', color: '#b8c2cc' },
+  ];
+  var page = (window.profpackPage = { data: data, ready: false });
+
+  var chartWidth = Math.max(640, $('chart').clientWidth || 960);
+  var chart = flamegraph.default()
+    .width(chartWidth)
+    .cellHeight(18)
+    .transitionDuration(250)
+    .minFrameSize(1)
+    .sort(true)
+    .setDetailsElement($('details'));
+  page.chart = chart;
+
+  // Plain substring search (the library's default builds a RegExp from the text).
+  chart.setSearchMatch(function (d, term) {
+    if (!term) return false;
+    var f = funcOf(d);
+    var t = term.toLowerCase();
+    return f.name.toLowerCase().indexOf(t) >= 0 || (f.file || '').toLowerCase().indexOf(t) >= 0;
+  });
+  chart.setSearchHandler(function (results, sum, total) {
+    $('search-result').textContent = $('search').value ? 'matched ' + sum + ' of ' + total + ' samples (' + pct(sum, total) + ')' : '';
+    $('search-result').dataset.samples = String(sum);
+  });
+
+  // A flame page's nodes name their function by id; a diff page's carry name, file and line.
+  function funcOf(d) {
+    return d.data.file !== undefined ? d.data : data.funcs[d.data.func];
+  }
+
+  function where(d) {
+    var f = funcOf(d);
+    return frameInfo(f.file, f.line);
+  }
+
+  function frameInfo(file, line) {
+    if (!file) return '';
+    return file + (line != null ? ':' + line : '');
+  }
+
+  if (data.kind === 'diff') initDiff();
+  else initFlame();
+
+  $('search').addEventListener('input', function () {
+    var term = $('search').value;
+    if (term) chart.search(term);
+    else chart.clear();
+    $('search-result').textContent = term ? $('search-result').textContent : '';
+  });
+  $('icicle').addEventListener('click', function () {
+    chart.inverted(!chart.inverted());
+    $('icicle').textContent = chart.inverted() ? 'flame' : 'icicle';
+    $('chart').dataset.inverted = String(chart.inverted());
+    chart.update();
+  });
+  $('reset-zoom').addEventListener('click', function () {
+    chart.resetZoom();
+  });
+
+  function initFlame() {
+    var rootTotal = 0;
+    chart.setLabelHandler(function (d) {
+      return d.data.name + (where(d) ? '  ' + where(d) : '') + '  ·  total ' + d.data.value + ' (' + pct(d.data.value, rootTotal) + ')  ·  self ' + d.data.self + ' (' + pct(d.data.self, rootTotal) + ')';
+    });
+    var state = { b0: 0, b1: data.bucketCount, thread: null, mask: 7 };
+    page.state = state;
+
+    var select = $('thread');
+    data.threads
+      .slice()
+      .sort(function (a, b) {
+        return b.samples - a.samples;
+      })
+      .forEach(function (t) {
+        var o = document.createElement('option');
+        o.value = t.key;
+        o.textContent = 'thread ' + t.key + ' (' + t.samples + ' samples)';
+        select.appendChild(o);
+      });
+    select.addEventListener('change', function () {
+      state.thread = select.value === '' ? null : select.value;
+      render();
+    });
+    [0, 1, 2].forEach(function (c) {
+      var box = $('status-' + c);
+      box.addEventListener('change', function () {
+        state.mask = box.checked ? state.mask | (1 << c) : state.mask & ~(1 << c);
+        render();
+      });
+    });
+
+    drawTimeline(state);
+    var first = true;
+
+    function render() {
+      var sel = view.selectRange(data, state.b0, state.b1, state.thread, state.mask);
+      rootTotal = sel.samples;
+      var tree = view.flameTree(data, sel);
+      if (first) {
+        d3.select('#chart').datum(tree).call(chart);
+        first = false;
+      } else {
+        chart.update(tree);
+      }
+      var from = view.bucketMs(data, sel.b0);
+      var to = view.bucketMs(data, sel.b1);
+      var w = $('window');
+      w.dataset.fromMs = String(from);
+      w.dataset.toMs = String(to);
+      w.dataset.samples = String(sel.samples);
+      w.textContent = 'window ' + from + ' – ' + to + ' ms after the start' + (state.thread ? ', thread ' + state.thread : '') + ': ' + sel.samples + ' samples';
+      fillTable(view.functionRows(data, sel), sel.samples);
+      if ($('search').value) chart.search($('search').value);
+    }
+    page.render = render;
+    render();
+  }
+
+  function fillTable(rows, samples) {
+    var body = $('functions').querySelector('tbody');
+    body.textContent = '';
+    rows.slice(0, 40).forEach(function (r) {
+      var tr = document.createElement('tr');
+      tr.dataset.name = r.name;
+      tr.dataset.file = r.file;
+      tr.dataset.self = String(r.self);
+      tr.dataset.total = String(r.total);
+      [r.self, pct(r.self, samples), r.total, pct(r.total, samples), r.name, frameInfo(r.file, r.line)].forEach(function (cell, i) {
+        var td = document.createElement('td');
+        td.textContent = String(cell);
+        if (i < 4) td.className = 'num';
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+  }
+
+  function drawTimeline(state) {
+    var lanes = view.timeline(data);
+    var keys = data.threads
+      .slice()
+      .sort(function (a, b) {
+        return b.samples - a.samples;
+      })
+      .map(function (t) {
+        return t.key;
+      })
+      .slice(0, 16);
+    var laneH = Math.max(22, Math.min(56, Math.floor(160 / Math.max(1, keys.length))));
+    var labelW = 150;
+    var W = chartWidth;
+    var plotW = W - labelW;
+    var H = keys.length * laneH + 20;
+    var svg = d3.select('#timeline').attr('width', W).attr('height', H);
+    var n = Math.max(1, data.bucketCount);
+    var bw = plotW / n;
+    keys.forEach(function (key, li) {
+      var lane = lanes[key];
+      var peak = 1;
+      for (var b = 0; b < data.bucketCount; b++) peak = Math.max(peak, lane[b * 3] + lane[b * 3 + 1] + lane[b * 3 + 2]);
+      var g = svg.append('g').attr('transform', 'translate(' + labelW + ',' + li * laneH + ')');
+      svg
+        .append('text')
+        .attr('x', 4)
+        .attr('y', li * laneH + laneH / 2 + 4)
+        .attr('class', 'lane-label')
+        .text('thread ' + key);
+      for (var b2 = 0; b2 < data.bucketCount; b2++) {
+        var y = laneH - 2;
+        for (var c = 0; c < 3; c++) {
+          var v = lane[b2 * 3 + c];
+          if (v === 0) continue;
+          var h = ((laneH - 4) * v) / peak;
+          y -= h;
+          g.append('rect').attr('x', b2 * bw).attr('y', y).attr('width', Math.max(bw - 0.5, 0.5)).attr('height', h).attr('fill', STATUS[c].color);
+        }
+      }
+    });
+    var axis = d3.scaleLinear().domain([view.bucketMs(data, 0), view.bucketMs(data, data.bucketCount)]).range([0, plotW]);
+    svg
+      .append('g')
+      .attr('transform', 'translate(' + labelW + ',' + keys.length * laneH + ')')
+      .call(d3.axisBottom(axis).ticks(8).tickFormat(function (ms) {
+        return ms + ' ms';
+      }));
+    var brush = d3
+      .brushX()
+      .extent([
+        [0, 0],
+        [plotW, keys.length * laneH],
+      ])
+      .on('end', function (event) {
+        if (!event.sourceEvent) return; // our own snap below
+        if (!event.selection) {
+          state.b0 = 0;
+          state.b1 = data.bucketCount;
+        } else {
+          state.b0 = Math.max(0, Math.floor(event.selection[0] / bw));
+          state.b1 = Math.min(data.bucketCount, Math.max(state.b0 + 1, Math.ceil(event.selection[1] / bw)));
+          // Snap to whole buckets: the window shown is exactly the one counted.
+          d3.select(this).call(brush.move, [state.b0 * bw, state.b1 * bw]);
+        }
+        page.render();
+      });
+    svg
+      .append('g')
+      .attr('id', 'brush')
+      .attr('transform', 'translate(' + labelW + ',0)')
+      .call(brush);
+  }
+
+  function initDiff() {
+    var tree = data.tree;
+    var maxAbs = 1;
+    (function walk(d) {
+      maxAbs = Math.max(maxAbs, Math.abs(d.delta));
+      (d.children || []).forEach(walk);
+    })(tree);
+    chart.setColorMapper(function (d, original) {
+      if (d.highlight) return original;
+      var delta = d.data.delta;
+      var k = Math.min(1, Math.abs(delta) / maxAbs);
+      var fade = Math.round(235 - 200 * k);
+      // red = grew, blue = shrank, grey = unchanged
+      if (delta > 0) return 'rgb(235,' + fade + ',' + fade + ')';
+      if (delta < 0) return 'rgb(' + fade + ',' + fade + ',235)';
+      return 'rgb(225,225,225)';
+    });
+    chart.setLabelHandler(function (d) {
+      var s = d.data.delta > 0 ? '+' : '';
+      return d.data.name + (where(d) ? '  ' + where(d) : '') + '  ·  base ' + d.data.base + ', new ' + d.data.value + ' (' + s + d.data.delta + ')';
+    });
+    d3.select('#chart').datum(tree).call(chart);
+    var body = $('functions').querySelector('tbody');
+    data.rows.slice(0, 40).forEach(function (r) {
+      var tr = document.createElement('tr');
+      tr.dataset.name = r.funcname;
+      tr.dataset.file = r.filename;
+      tr.dataset.selfDelta = String(r.selfDelta);
+      tr.className = r.selfDelta > 0 ? 'grew' : r.selfDelta < 0 ? 'shrank' : '';
+      [fmtDelta(r.selfDelta), r.baseSelf.toFixed(data.normalized ? 1 : 0), r.newSelf, fmtDelta(r.totalDelta), r.funcname || '(anonymous)', r.filename].forEach(function (cell, i) {
+        var td = document.createElement('td');
+        td.textContent = String(cell);
+        if (i < 4) td.className = 'num';
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+    page.ready = true;
+  }
+
+  function fmtDelta(v) {
+    var r = Math.round(v * 10) / 10;
+    return (r > 0 ? '+' : '') + r;
+  }
+
+  page.ready = true;
+})();

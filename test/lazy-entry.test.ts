@@ -1,0 +1,46 @@
+/**
+ * `require('profpack')` loads only what the first call needs (issue 18, cold
+ * start): the built entry defers every module but errors and backend until
+ * one of its exports is read, and then gives the module's own objects.
+ */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from './shared';
+
+const script = `
+  const before = new Set(Object.keys(require.cache));
+  const p = require('profpack');
+  const loaded = () => Object.keys(require.cache).filter((f) => !before.has(f) && f.includes('/dist/')).map((f) => f.slice(f.indexOf('/dist/') + 6));
+  const atRequire = loaded();
+  const reader = p.ProfileReader;
+  const afterReader = loaded();
+  const names = Object.keys(p);
+  const missing = names.filter((n) => p[n] === undefined);
+  const stable = p.varint === p.varint && p.svb === p.svb && p.v2 === p.v2;
+  const same = p.ProfileReader === reader && typeof p.convert === 'function' && p.svb.decode(p.svb.encode(Uint32Array.of(7, 70000)), 2).join() === '7,70000';
+  console.log(JSON.stringify({ atRequire, afterReader, names: names.length, missing, stable, same }));
+`;
+
+describe('lazy package entry', () => {
+  it('require loads errors and backend only; each export loads its module on first read', () => {
+    const r = spawnSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env } });
+    expect(r.stderr).not.toMatch(/Error/);
+    const out = JSON.parse(r.stdout.trim());
+    expect(out.atRequire.sort()).toEqual(['backend.js', 'errors.js', 'index.js']);
+    expect(out.afterReader.length).toBeGreaterThan(3);
+    expect(out.afterReader.some((f: string) => f.startsWith('convert/') || f.startsWith('record/'))).toBe(false);
+    expect(out.names).toBeGreaterThan(30);
+    expect(out.missing).toEqual([]);
+    expect(out.stable).toBe(true);
+    expect(out.same).toBe(true);
+  });
+
+  it('ES modules importing the CommonJS build still see every named export', () => {
+    const code = `const m = await import(${JSON.stringify(repoRoot + '/dist/index.js')}); const c = (await import('node:module')).createRequire(import.meta.url)(${JSON.stringify(repoRoot + '/dist/index.js')});
+      console.log(JSON.stringify({ missing: Object.keys(c).filter((k) => m[k] !== c[k]), reader: typeof m.ProfileReader }));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env } });
+    expect(r.stderr).not.toMatch(/Error/);
+    const out = JSON.parse(r.stdout.trim());
+    expect(out).toEqual({ missing: [], reader: 'function' });
+  });
+});

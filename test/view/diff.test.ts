@@ -1,0 +1,132 @@
+/** diffProfiles(), diffTree() and the flame/diff commands' contract on good and bad input. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryProfile, NodeStatus } from '../../lib/convert/model';
+import { openTachyon } from '../../lib/convert/tachyon';
+import { aggregate } from '../../lib/query/aggregate';
+import { diffProfiles, diffTree, formatDiffTable, type DiffNode } from '../../lib/view/diff';
+import { compileBuild, type Build } from '../convert/build';
+import { vectorDir } from '../convert/helpers';
+
+function profile(counts: Record<string, number>, thread = 1n): MemoryProfile {
+  const p = new MemoryProfile({ startTimeUs: 0n, sampleIntervalUs: 1000n });
+  const main = p.internFrame({ filename: 'app.js', funcname: 'main', lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
+  let t = 0n;
+  for (const [name, n] of Object.entries(counts)) {
+    const f = p.internFrame({ filename: 'app.js', funcname: name, lineno: 10, endLineno: null, column: null, endColumn: null, opcode: null });
+    for (let i = 0; i < n; i++) p.writeStack(thread, 0, (t += 1000n), NodeStatus.OnCpu, [f, main]);
+  }
+  return p;
+}
+
+function walk(n: DiffNode, f: (n: DiffNode) => void): void {
+  f(n);
+  n.children?.forEach((c) => walk(c, f));
+}
+
+describe('diffProfiles', () => {
+  it('per-function deltas, raw and normalised, largest change first', () => {
+    const base = profile({ parse: 10, render: 10 });
+    const next = profile({ parse: 30, render: 10 }, 99n);
+    const raw = diffProfiles(base, next);
+    expect(raw.rows.map((r) => [r.funcname, r.baseSelf, r.newSelf, r.selfDelta, r.totalDelta])).toEqual([
+      ['parse', 10, 30, 20, 20],
+      ['main', 0, 0, 0, 20], // ties in the change: by key
+      ['render', 10, 10, 0, 0],
+    ]);
+    const norm = diffProfiles(base, next, { normalize: true });
+    expect(norm.scale).toBe(2);
+    expect(norm.rows.map((r) => [r.funcname, r.selfDelta])).toEqual([
+      ['parse', 10],
+      ['render', -10],
+      ['main', 0],
+    ]);
+    expect(diffProfiles(base, next, { sort: 'total' }).rows[0]!.funcname).toBe('main');
+    expect(formatDiffTable(norm)).toMatch(/^Δself .*\n\s*\+10\s+20\s+30\s+\+10\s+20\s+30\s+parse  app\.js\n/);
+  });
+
+  it('a profile against itself changes nothing; against another, row sums are the sample counts', () => {
+    const src = openTachyon(path.join(vectorDir, 's20_random_mix_zstd.bin'));
+    const a = MemoryProfile.from(src);
+    src.close();
+    const same = diffProfiles(a, a, { limit: 0 });
+    expect(same.rows.every((r) => r.selfDelta === 0 && r.totalDelta === 0)).toBe(true);
+    const tree = diffTree(a, a);
+    walk(tree, (n) => expect(n.delta).toBe(0));
+    expect(tree.value).toBe(a.sampleCount);
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom('f', 'g', 'h'), fc.integer({ min: 0, max: 20 })), fc.dictionary(fc.constantFrom('f', 'g', 'h'), fc.integer({ min: 0, max: 20 })), fc.boolean(), (x, y, normalize) => {
+        const base = profile(x);
+        const next = profile(y, 2n);
+        const d = diffProfiles(base, next, { normalize, limit: 0 });
+        const agg = aggregate(next, { limit: 0 });
+        expect(d.newSamples).toBe(agg.samples);
+        expect(d.rows.reduce((s, r) => s + r.newSelf, 0)).toBe(agg.samples);
+        expect(d.rows.reduce((s, r) => s + r.baseSelf, 0)).toBeCloseTo(base.sampleCount * d.scale, 6);
+        const t = diffTree(base, next, d.scale);
+        expect(t.value).toBe(next.sampleCount);
+        expect(t.base).toBeCloseTo(base.sampleCount * d.scale, 1);
+        walk(t, (n) => expect(n.delta).toBeCloseTo(n.value - n.base, 1));
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('profpack flame and diff (CLI)', () => {
+  let build: Build;
+  let work: string;
+  const cli = (...args: string[]) => spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: work });
+  beforeAll(() => {
+    build = compileBuild();
+    work = mkdtempSync(path.join(tmpdir(), 'profpack-view-cli-'));
+  });
+  afterAll(() => {
+    build?.cleanup();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('flame writes one self-contained page: no external script, style or link', () => {
+    const run = cli('flame', path.join(vectorDir, 's20_random_mix_zstd.bin'), '-o', 'f.html');
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^f\.html: 4792 samples, 6 thread\(s\), \d+ stack nodes, \d+ time buckets, \d+ bytes\n$/);
+    const html = readFileSync(path.join(work, 'f.html'), 'utf8');
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|@import|<iframe/i);
+    expect(html).toContain('"kind":"flame"');
+  });
+
+  it('diff prints the table; --json the rows; -o writes the page', () => {
+    const a = path.join(vectorDir, 's20_random_mix_zstd.bin');
+    const b = path.join(vectorDir, 's02_threads_interleaved_none.bin');
+    const table = cli('diff', a, b, '-n', '5');
+    expect(table.status).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(/^Δself\s+base self\s+new self\s+Δtotal\s+base total\s+new total\s+function$/);
+    expect(table.stdout).toContain('base 4792 samples, new 668 samples');
+    const json = cli('diff', a, b, '--json', '--normalize', '-n', '0', '-o', 'd.html');
+    expect(json.status).toBe(0);
+    const result = JSON.parse(json.stdout);
+    expect(result.normalized).toBe(true);
+    expect(result.html).toBe('d.html');
+    expect(readFileSync(path.join(work, 'd.html'), 'utf8')).toContain('"kind":"diff"');
+  });
+
+  it('bad input: one profpack: ERR_… line and exit 2, from both commands', () => {
+    writeFileSync(path.join(work, 'junk.bin'), 'not a profile at all');
+    for (const args of [
+      ['flame', 'junk.bin'],
+      ['diff', 'junk.bin', path.join(vectorDir, 's20_random_mix_zstd.bin')],
+      ['diff', path.join(vectorDir, 's20_random_mix_zstd.bin'), path.join(vectorDir, 's20_random_mix_zstd.bin'), '-n', 'lots'],
+      ['flame', path.join(vectorDir, 'e05_truncated_tables.bin')],
+    ]) {
+      const run = cli(...args);
+      expect(run.status).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/^profpack: ERR_[A-Z0-9_]+: [^\n]+\n$/);
+    }
+  });
+});
