@@ -13,7 +13,13 @@
         "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
         "MACOSX_DEPLOYMENT_TARGET": "10.15"
       },
-      "msvs_settings": { "VCCLCompilerTool": { "ExceptionHandling": 1 } }
+      "msvs_settings": { "VCCLCompilerTool": { "ExceptionHandling": 1 } },
+      "conditions": [
+        ["OS=='linux'", {
+          "ldflags": ["-static-libstdc++", "-Wl,--gc-sections", "-Wl,--as-needed"],
+          "cflags_cc": ["-ffunction-sections", "-fdata-sections"]
+        }]
+      ]
     }
   ]
 }

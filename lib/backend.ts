@@ -18,6 +18,8 @@ export interface BackendFeatures {
   bmi2: boolean;
   popcnt: boolean;
   fastPext: boolean;
+  /** arm64 Advanced SIMD (every AArch64 CPU has it). */
+  neon: boolean;
   mmap: boolean;
   littleEndian: boolean;
   [feature: string]: boolean | string;
@@ -40,7 +42,7 @@ let addon: NativeAddon | null = null;
 let state: Backend;
 
 function jsFeatures(): BackendFeatures {
-  return { sse41: false, avx2: false, bmi2: false, popcnt: false, fastPext: false, mmap: false, littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 };
+  return { sse41: false, avx2: false, bmi2: false, popcnt: false, fastPext: false, neon: false, mmap: false, littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 };
 }
 
 function probe(): Backend {

@@ -6,6 +6,7 @@
 #include "common/errors.h"
 #include "common/module_registry.h"
 #include "common/simd_level.h"
+#include "platform/file.h"
 
 namespace profpack {
 
@@ -31,12 +32,9 @@ Napi::Object Features(Napi::Env env) {
   f.Set("bmi2", cpu.bmi2);
   f.Set("popcnt", cpu.popcnt);
   f.Set("fastPext", cpu.fastPext);
+  f.Set("neon", cpu.neon);
   f.Set("simd", SimdLevelName(ActiveSimdLevel()));
-#if defined(__linux__) || defined(__APPLE__)
-  f.Set("mmap", true);
-#else
-  f.Set("mmap", false);
-#endif
+  f.Set("mmap", platform::CanMap());
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   f.Set("littleEndian", false);
 #else

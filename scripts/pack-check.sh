@@ -1,30 +1,93 @@
 #!/usr/bin/env bash
-# The shipped package loads its prebuilt addon with no compiler and no install
-# scripts: prebuildify, npm pack, install the tarball with --ignore-scripts
-# into an empty folder, and require it with PROFPACK_BACKEND=native.
+# The shipped package, as users get it:
+#  1. npm run prebuild (linux-x64 and linux-arm64, glibc <= 2.28), npm pack:
+#     the tarball holds both prebuilds and no build/;
+#  2. installed with --ignore-scripts into an empty folder it loads the
+#     prebuilt addon on x64 and, under qemu-user, on arm64, and the installed
+#     CLI records and reads back;
+#  3. with the prebuilds removed and no compiler (cc, c++, make fail), npm
+#     install still succeeds and the library reads, converts and records on
+#     the pure-JS twin, with one warning.
+# PACK_CHECK_ARM64=0 skips the arm64 load (no qemu-user); PACK_CHECK_PREBUILT=1
+# packs the prebuilds already in prebuilds/ (re-checking their glibc needs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-npm run prebuild
-ls prebuilds/*/
+if [ "${PACK_CHECK_PREBUILT:-0}" = 1 ]; then bash scripts/glibc-check.sh prebuilds/*/*.node; else npm run prebuild; fi
 tarball=$(npm pack --silent | tail -n 1)
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$root/$tarball"' EXIT
-cd "$work"
+
+echo "== pack-check: tarball contents"
+tar -tzf "$tarball" >"$work/contents.txt"
+for prebuild in package/prebuilds/linux-x64/profpack.glibc.node package/prebuilds/linux-arm64/profpack.glibc.node; do
+  grep -qx "$prebuild" "$work/contents.txt" || { echo "pack-check: the tarball lacks $prebuild"; exit 1; }
+done
+if grep -q '^package/build/' "$work/contents.txt"; then echo "pack-check: the tarball must not ship build/"; exit 1; fi
+
+echo "== pack-check: installed with --ignore-scripts, native on x64"
+mkdir "$work/native" && cd "$work/native"
 npm init -y >/dev/null
 npm install --ignore-scripts --no-audit --no-fund "$root/$tarball" >/dev/null
-test ! -d node_modules/profpack/build || { echo "pack-check: the tarball must not ship build/"; exit 1; }
-PROFPACK_BACKEND=native node -e "
-  const p = require('profpack');
-  if (p.backend.name !== 'native') throw new Error('prebuild not loaded: ' + p.backend.reason);
-  const bytes = p.varint.encodeU32Many(Uint32Array.from([1, 300, 70000]));
-  const back = Array.from(p.varint.decodeU32Many(bytes, 0, 3).values);
-  if (back.join() !== '1,300,70000') throw new Error('round trip failed: ' + back);
-  console.log('pack-check: installed tarball loads the prebuilt addon (' + JSON.stringify(p.backend.features) + ')');
-"
+test ! -d node_modules/profpack/build || { echo "pack-check: the installed package has build/"; exit 1; }
+cat >load.js <<'EOF'
+const p = require('profpack');
+if (p.backend.name !== 'native') throw new Error('prebuild not loaded: ' + p.backend.reason);
+const bytes = p.varint.encodeU32Many(Uint32Array.from([1, 300, 70000]));
+const back = Array.from(p.varint.decodeU32Many(bytes, 0, 3).values);
+if (back.join() !== '1,300,70000') throw new Error('varint round trip failed: ' + back);
+const values = Uint32Array.from({ length: 1000 }, (_, i) => (i * 2654435761) >>> (i % 32));
+const svb = p.svb.deltaDecode(p.svb.deltaEncode(values), values.length);
+if (Array.from(p.svb.decode(p.svb.encode(values, "0124"), values.length, "0124")).join() !== Array.from(values).join()) throw new Error("svb 0124 round trip failed");
+if (Buffer.compare(Buffer.from(svb.buffer, svb.byteOffset, svb.byteLength), Buffer.from(values.buffer)) !== 0) throw new Error('svb round trip failed');
+console.log(`pack-check: ${process.arch}: installed tarball loads the prebuilt addon (simd ${p.backend.features.simd})`);
+EOF
+PROFPACK_BACKEND=native node load.js
 # The installed CLI records (its preload and pipe ship too) and reads back what it wrote.
-# Uncompressed: --ignore-scripts also skipped zstd-napi's own build, so it has no binary here.
 ./node_modules/.bin/profpack record --compression none --harvest-ms 100 --out rec.tach -- node -e "function packCheckSpin() { const e = Date.now() + 300; let x = 0; while (Date.now() < e) x += Math.sqrt(x + 1); return x; } packCheckSpin();"
 ./node_modules/.bin/profpack top rec.tach -n 3 | tee top.txt
 grep -q packCheckSpin top.txt || { echo "pack-check: the installed CLI's recording lacks the spinning function"; exit 1; }
 echo "pack-check: the installed CLI records and reads back"
+
+if [ "${PACK_CHECK_ARM64:-1}" != 0 ]; then
+  echo "== pack-check: the same folder on arm64 (qemu-user)"
+  PROFPACK_BACKEND=native bash "$root/scripts/qemu-arm64.sh" "$work/native" load.js
+fi
+
+echo "== pack-check: no prebuild, no compiler: npm install succeeds, the JS twin runs"
+mkdir -p "$work/repack" "$work/nocc/bin"
+tar -xzf "$root/$tarball" -C "$work/repack"
+rm -rf "$work/repack/package/prebuilds"
+tar -czf "$work/profpack-noprebuild.tgz" -C "$work/repack" package
+# Failing shims for every compiler and make node-gyp might reach.
+for tool in cc gcc c++ g++ clang clang++ make gmake; do
+  printf '#!/bin/sh\necho "%s: no compiler here (pack-check)" >&2\nexit 1\n' "$tool" >"$work/nocc/bin/$tool"
+  chmod +x "$work/nocc/bin/$tool"
+done
+mkdir "$work/nocc/app" && cd "$work/nocc/app"
+npm init -y >/dev/null
+PATH="$work/nocc/bin:$PATH" CC=false CXX=false MAKE=false \
+  npm install --no-audit --no-fund "$work/profpack-noprebuild.tgz" >install.log 2>&1 ||
+  { cat install.log; echo "pack-check: npm install failed without a compiler"; exit 1; }
+test ! -e node_modules/profpack/build/Release/profpack.node || { echo "pack-check: an addon was built although no compiler works"; exit 1; }
+# zstd-napi is optional: its failed build leaves it out, and profpack reads zstd without it.
+test ! -e node_modules/zstd-napi/build/Release/binding.node || { echo "pack-check: zstd-napi was built although no compiler works"; exit 1; }
+shared="$root/../shared"
+node -e "
+  const warnings = [];
+  process.on('warning', (w) => warnings.push(w.code + ': ' + w.message));
+  const p = require('profpack');
+  if (p.backend.name !== 'js') throw new Error('expected the JS twin, got ' + p.backend.name);
+  const info = p.ProfileReader.open(process.argv[1]).info;
+  if (Number(info.sampleCount) !== 668) throw new Error('read ' + info.sampleCount + ' samples, expected 668');
+  setImmediate(() => {
+    if (warnings.length !== 1 || !/PROFPACK_NO_NATIVE/.test(warnings[0])) throw new Error('expected one PROFPACK_NO_NATIVE warning, got ' + JSON.stringify(warnings));
+    console.log('pack-check: no-compiler install: JS twin, one warning, read a zstd vector (' + info.sampleCount + ' samples)');
+  });
+" "$shared/vectors/tachyon/c01_big_endian_s02_zstd.bin"
+./node_modules/.bin/profpack convert "$shared/data/outside/node-cpu-prof.heavy.cpuprofile" --compression none -o conv.tach 2>/dev/null
+./node_modules/.bin/profpack convert conv.tach -o conv.collapsed 2>/dev/null
+test -s conv.collapsed || { echo "pack-check: convert wrote nothing"; exit 1; }
+./node_modules/.bin/profpack record --compression none --harvest-ms 100 --out rec.tach -- node -e "function noCompilerSpin() { const e = Date.now() + 300; let x = 0; while (Date.now() < e) x += Math.sqrt(x + 1); return x; } noCompilerSpin();" 2>/dev/null
+./node_modules/.bin/profpack top rec.tach -n 3 2>/dev/null | grep -q noCompilerSpin || { echo "pack-check: no-compiler record lacks the spinning function"; exit 1; }
+echo "pack-check: no-compiler install converts and records on the JS twin"

@@ -27,6 +27,9 @@ const CpuFeatures& DetectedCpuFeatures() {
       }
     }
 #endif
+#if defined(__aarch64__)
+    f.neon = true;
+#endif
     return f;
   }();
   return features;

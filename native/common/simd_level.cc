@@ -9,6 +9,7 @@ const char* SimdLevelName(SimdLevel level) {
   switch (level) {
     case SimdLevel::kAvx2: return "avx2";
     case SimdLevel::kSse41: return "sse41";
+    case SimdLevel::kNeon: return "neon";
     case SimdLevel::kScalar: break;
   }
   return "scalar";
@@ -18,12 +19,14 @@ bool SimdLevelSupported(SimdLevel level, const CpuFeatures& cpu) {
   switch (level) {
     case SimdLevel::kAvx2: return cpu.avx2 && cpu.sse41;
     case SimdLevel::kSse41: return cpu.sse41;
+    case SimdLevel::kNeon: return cpu.neon;
     case SimdLevel::kScalar: break;
   }
   return true;
 }
 
 SimdLevel BestSimdLevel(const CpuFeatures& cpu) {
+  if (SimdLevelSupported(SimdLevel::kNeon, cpu)) return SimdLevel::kNeon;
   if (SimdLevelSupported(SimdLevel::kAvx2, cpu)) return SimdLevel::kAvx2;
   if (SimdLevelSupported(SimdLevel::kSse41, cpu)) return SimdLevel::kSse41;
   return SimdLevel::kScalar;
@@ -42,8 +45,9 @@ bool ResolveSimdLevel(const std::string& requested, const CpuFeatures& cpu, Simd
   if (name == "scalar") wanted = SimdLevel::kScalar;
   else if (name == "sse41") wanted = SimdLevel::kSse41;
   else if (name == "avx2") wanted = SimdLevel::kAvx2;
+  else if (name == "neon") wanted = SimdLevel::kNeon;
   else {
-    error = "PROFPACK_SIMD must be one of auto, scalar, sse41, avx2, not \"" + requested + "\"";
+    error = "PROFPACK_SIMD must be one of auto, scalar, sse41, avx2, neon, not \"" + requested + "\"";
     return false;
   }
   if (!SimdLevelSupported(wanted, cpu)) {

@@ -8,8 +8,12 @@
 
 namespace profpack {
 
-// Ordered: each level implies the ones below it on x86-64 (AVX2 CPUs have SSE4.1).
-enum class SimdLevel { kScalar = 0, kSse41 = 1, kAvx2 = 2 };
+// On x86-64 each level implies the ones below it (AVX2 CPUs have SSE4.1);
+// NEON is the arm64 level and stands alone.
+enum class SimdLevel { kScalar = 0, kSse41 = 1, kAvx2 = 2, kNeon = 3 };
+
+// Every level, scalar first: the order kernelLevels() and the fuzzers list them in.
+inline constexpr SimdLevel kAllSimdLevels[] = {SimdLevel::kScalar, SimdLevel::kSse41, SimdLevel::kAvx2, SimdLevel::kNeon};
 
 const char* SimdLevelName(SimdLevel level);
 
@@ -18,7 +22,7 @@ bool SimdLevelSupported(SimdLevel level, const CpuFeatures& cpu);
 // The best level `cpu` supports.
 SimdLevel BestSimdLevel(const CpuFeatures& cpu);
 
-// Resolves a PROFPACK_SIMD value ("", "auto", "scalar", "sse41", "avx2") for
+// Resolves a PROFPACK_SIMD value ("", "auto", "scalar", "sse41", "avx2", "neon") for
 // `cpu`. Returns false and sets `error` for an unknown name or a level the CPU
 // lacks: forcing a kernel the CPU cannot run must never fall back silently.
 bool ResolveSimdLevel(const std::string& requested, const CpuFeatures& cpu, SimdLevel& level, std::string& error);

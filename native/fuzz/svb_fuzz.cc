@@ -59,7 +59,7 @@ Result Decode(const svb::Kernels& k, unsigned variant, const uint8_t* in, size_t
 std::vector<const svb::Kernels*> UsableKernels() {
   std::vector<const svb::Kernels*> out;
   const auto& cpu = profpack::DetectedCpuFeatures();
-  for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kSse41, SimdLevel::kAvx2}) {
+  for (SimdLevel level : profpack::kAllSimdLevels) {
     const svb::Kernels* k = svb::KernelsFor(level);
     if (k != nullptr && profpack::SimdLevelSupported(level, cpu) && k->level == level) out.push_back(k);
   }

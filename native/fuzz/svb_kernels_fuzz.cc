@@ -64,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size -= 3;
   const svb::Kernels& scalar = svb::ScalarKernels();
   std::vector<const svb::Kernels*> levels;
-  for (SimdLevel level : {SimdLevel::kSse41, SimdLevel::kAvx2}) {
+  for (SimdLevel level : profpack::kAllSimdLevels) {
+    if (level == SimdLevel::kScalar) continue;
     if (profpack::SimdLevelSupported(level, profpack::DetectedCpuFeatures()) && svb::KernelsFor(level) != nullptr) {
       levels.push_back(svb::KernelsFor(level));
     }

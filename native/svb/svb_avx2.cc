@@ -192,17 +192,7 @@ PROFPACK_AVX2 size_t EncodeAvx2(const uint32_t* in, size_t n, uint8_t* out, uint
   return EncodeScalarFrom<V, T>(in, i, n, out, out, pos, PrevAt(in, i, prev));
 }
 
-constexpr Variant k1234 = Variant::k1234;
-
-const Kernels kAvx2 = {
-    SimdLevel::kAvx2,
-    {EncodeAvx2<k1234, Transform::kPlain>, EncodeAvx2<k1234, Transform::kDelta>, EncodeAvx2<k1234, Transform::kZigzag>,
-     EncodeAvx2<k1234, Transform::kZigzagDelta>},
-    {DecodeAvx2<k1234, Transform::kPlain>, DecodeAvx2<k1234, Transform::kDelta>,
-     DecodeAvx2<k1234, Transform::kZigzag>, DecodeAvx2<k1234, Transform::kZigzagDelta>},
-    EncodeAvx2<Variant::k0124, Transform::kPlain>,
-    DecodeAvx2<Variant::k0124, Transform::kPlain>,
-};
+const Kernels kAvx2 = PROFPACK_SVB_KERNELS(SimdLevel::kAvx2, EncodeAvx2, DecodeAvx2);
 
 }  // namespace
 

@@ -30,16 +30,30 @@ struct Kernels {
   DecodeFn decode0124;
 };
 
+// The Kernels of one level from its function templates Encode<Variant, Transform>
+// and Decode<Variant, Transform> (a macro: a function template cannot be a template argument).
+#define PROFPACK_SVB_KERNELS(level, Encode, Decode)                                                                   \
+  {                                                                                                                   \
+    level,                                                                                                            \
+        {Encode<Variant::k1234, Transform::kPlain>, Encode<Variant::k1234, Transform::kDelta>,                        \
+         Encode<Variant::k1234, Transform::kZigzag>, Encode<Variant::k1234, Transform::kZigzagDelta>},                \
+        {Decode<Variant::k1234, Transform::kPlain>, Decode<Variant::k1234, Transform::kDelta>,                        \
+         Decode<Variant::k1234, Transform::kZigzag>, Decode<Variant::k1234, Transform::kZigzagDelta>},                \
+        Encode<Variant::k0124, Transform::kPlain>, Decode<Variant::k0124, Transform::kPlain>,                         \
+  }
+
 const Kernels& ScalarKernels();
 // nullptr when the addon was built for a CPU family without these kernels.
 const Kernels* Sse41Kernels();
 const Kernels* Avx2Kernels();
+const Kernels* NeonKernels();
 
 // The kernels of `level`, or nullptr when they were not compiled in.
 inline const Kernels* KernelsFor(SimdLevel level) {
   switch (level) {
     case SimdLevel::kAvx2: return Avx2Kernels();
     case SimdLevel::kSse41: return Sse41Kernels();
+    case SimdLevel::kNeon: return NeonKernels();
     case SimdLevel::kScalar: break;
   }
   return &ScalarKernels();

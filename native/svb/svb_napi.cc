@@ -115,7 +115,7 @@ Napi::Value KernelLevel(const Napi::CallbackInfo& info) {
 Napi::Value KernelLevels(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Array levels = Napi::Array::New(env);
-  for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kSse41, SimdLevel::kAvx2}) {
+  for (SimdLevel level : kAllSimdLevels) {
     if (SimdLevelSupported(level, DetectedCpuFeatures()) && KernelsFor(level) != nullptr) {
       levels.Set(levels.Length(), SimdLevelName(level));
     }
@@ -138,7 +138,7 @@ Napi::Value SetKernelLevel(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, previous);
 }
 
-// resolveSimdLevel(requested, {sse41, avx2}) -> {level} or {error}: the
+// resolveSimdLevel(requested, {sse41, avx2, neon}) -> {level} or {error}: the
 // PROFPACK_SIMD rules for a CPU other than this one.
 Napi::Value ResolveLevel(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -149,6 +149,7 @@ Napi::Value ResolveLevel(const Napi::CallbackInfo& info) {
   CpuFeatures cpu;
   cpu.sse41 = cpuArg.Get("sse41").ToBoolean().Value();
   cpu.avx2 = cpuArg.Get("avx2").ToBoolean().Value();
+  cpu.neon = cpuArg.Get("neon").ToBoolean().Value();
   SimdLevel level;
   std::string error;
   Napi::Object result = Napi::Object::New(env);

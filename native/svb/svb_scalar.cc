@@ -18,17 +18,7 @@ size_t DecodeScalar(const uint8_t* in, size_t size, size_t n, uint32_t* out, uin
   return DecodeScalarFrom<V, T>(in, size, n, 0, ControlLength(n), out, prev);
 }
 
-constexpr Variant k1234 = Variant::k1234;
-
-const Kernels kScalar = {
-    SimdLevel::kScalar,
-    {EncodeScalar<k1234, Transform::kPlain>, EncodeScalar<k1234, Transform::kDelta>,
-     EncodeScalar<k1234, Transform::kZigzag>, EncodeScalar<k1234, Transform::kZigzagDelta>},
-    {DecodeScalar<k1234, Transform::kPlain>, DecodeScalar<k1234, Transform::kDelta>,
-     DecodeScalar<k1234, Transform::kZigzag>, DecodeScalar<k1234, Transform::kZigzagDelta>},
-    EncodeScalar<Variant::k0124, Transform::kPlain>,
-    DecodeScalar<Variant::k0124, Transform::kPlain>,
-};
+const Kernels kScalar = PROFPACK_SVB_KERNELS(SimdLevel::kScalar, EncodeScalar, DecodeScalar);
 
 }  // namespace
 

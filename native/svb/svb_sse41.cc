@@ -165,17 +165,7 @@ PROFPACK_SSE41 size_t EncodeSse41(const uint32_t* in, size_t n, uint8_t* out, ui
   return EncodeScalarFrom<V, T>(in, i, n, out, out, pos, PrevAt(in, i, prev));
 }
 
-constexpr Variant k1234 = Variant::k1234;
-
-const Kernels kSse41 = {
-    SimdLevel::kSse41,
-    {EncodeSse41<k1234, Transform::kPlain>, EncodeSse41<k1234, Transform::kDelta>,
-     EncodeSse41<k1234, Transform::kZigzag>, EncodeSse41<k1234, Transform::kZigzagDelta>},
-    {DecodeSse41<k1234, Transform::kPlain>, DecodeSse41<k1234, Transform::kDelta>,
-     DecodeSse41<k1234, Transform::kZigzag>, DecodeSse41<k1234, Transform::kZigzagDelta>},
-    EncodeSse41<Variant::k0124, Transform::kPlain>,
-    DecodeSse41<Variant::k0124, Transform::kPlain>,
-};
+const Kernels kSse41 = PROFPACK_SVB_KERNELS(SimdLevel::kSse41, EncodeSse41, DecodeSse41);
 
 }  // namespace
 

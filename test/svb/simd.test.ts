@@ -74,11 +74,15 @@ if (backend.name === 'native') {
       expect(levels[0]).toBe('scalar');
       if (backend.features.avx2) expect(levels).toContain('avx2');
       if (backend.features.sse41) expect(levels).toContain('sse41');
+      // arm64 builds have the NEON kernels and every arm64 CPU runs them; x86 builds have none.
+      expect(backend.features.neon).toBe(process.arch === 'arm64');
+      expect(levels.includes('neon')).toBe(process.arch === 'arm64');
+      if (process.arch === 'arm64') expect(levels).toEqual(['scalar', 'neon']);
     });
 
     it('an unknown PROFPACK_SIMD fails the load with a clear error', () => {
       const loaded = loadWith('avx9000');
-      expect(loaded.error).toMatch(/PROFPACK_SIMD must be one of auto, scalar, sse41, avx2/);
+      expect(loaded.error).toMatch(/PROFPACK_SIMD must be one of auto, scalar, sse41, avx2, neon/);
     });
 
     it('a level the CPU lacks is refused, not replaced', () => {
@@ -90,8 +94,15 @@ if (backend.name === 'native') {
       expect(svbNative!.resolveSimdLevel('auto', { sse41: true, avx2: true })).toEqual({ level: 'avx2' });
       expect(svbNative!.resolveSimdLevel(' AVX2 ', { sse41: true, avx2: true })).toEqual({ level: 'avx2' });
       expect(svbNative!.resolveSimdLevel('scalar', { sse41: true, avx2: true })).toEqual({ level: 'scalar' });
+      const arm = { sse41: false, avx2: false, neon: true };
+      expect(svbNative!.resolveSimdLevel('', arm)).toEqual({ level: 'neon' });
+      expect(svbNative!.resolveSimdLevel(' NEON', arm)).toEqual({ level: 'neon' });
+      expect(svbNative!.resolveSimdLevel('scalar', arm)).toEqual({ level: 'scalar' });
+      expect(svbNative!.resolveSimdLevel('sse41', arm).error).toMatch(/PROFPACK_SIMD=sse41 but this CPU lacks it \(best available: neon\)/);
+      expect(svbNative!.resolveSimdLevel('neon', { sse41: true, avx2: true }).error).toMatch(/PROFPACK_SIMD=neon but this CPU lacks it \(best available: avx2\)/);
       if (!backend.features.avx2) expect(() => svbNative!.setKernelLevel('avx2')).toThrow(/lacks it/);
-      expect(() => svbNative!.setKernelLevel('neon')).toThrow(/PROFPACK_SIMD must be one of/);
+      if (!backend.features.neon) expect(() => svbNative!.setKernelLevel('neon')).toThrow(/PROFPACK_SIMD=neon but this CPU lacks it/);
+      expect(() => svbNative!.setKernelLevel('avx512')).toThrow(/PROFPACK_SIMD must be one of/);
     });
 
     it('the test hook switches the kernels of this process and reports the previous level', () => {

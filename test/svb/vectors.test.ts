@@ -143,6 +143,7 @@ describe('shared Stream VByte vectors', () => {
       const expected = ['scalar'];
       if (backend.features.sse41) expected.push('sse41');
       if (backend.features.avx2) expected.push('avx2');
+      if (backend.features.neon) expected.push('neon');
       expect(nativeLevels).toEqual(expected);
       expect(allCodecs.map((c) => c.name)).toEqual(['js', ...expected.map((l) => `native/${l}`)]);
       expect(backend.features.simd).toBe(svbNative!.kernelLevel());

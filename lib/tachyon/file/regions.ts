@@ -6,7 +6,7 @@
  * region the same way at open, but stream: the output is kept only when it is
  * small (ZstdRegion.data), otherwise replay decompresses it again chunk by chunk.
  */
-import type * as ZstdBinding from 'zstd-napi/binding';
+import type { ZstdDCtx } from './zstd-binding';
 import { ErrorCode } from '../../errors';
 import { HEADER_SIZE } from '../format';
 import { zstdBinding } from './zstd-binding';
@@ -206,10 +206,10 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
 const KEPT_SCRATCH = 1 << 20;
 let sharedScratch: Uint8Array = new Uint8Array(0);
 
-let context: ZstdBinding.DCtx | null = null;
+let context: ZstdDCtx | null = null;
 
 /** One decompression context for the open-stage checks (creating one and its window costs more than a small region). */
-function sharedContext(): ZstdBinding.DCtx {
+function sharedContext(): ZstdDCtx {
   const zstd = zstdBinding();
   if (!context) context = new zstd.DCtx();
   else context.reset(zstd.ResetDirective.sessionOnly);

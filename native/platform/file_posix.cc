@@ -1,0 +1,83 @@
+// POSIX implementation of platform/file.h.
+#include "platform/file.h"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+namespace profpack {
+namespace platform {
+
+bool CanMap() { return true; }
+
+int OpenRead(const std::string& path, int& err) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) err = errno;
+  return fd;
+}
+
+bool Stat(int fd, FileInfo& info, int& err) {
+  struct stat st;
+#if defined(__linux__) && defined(SYS_fstat)
+  // The system call itself: glibc 2.33+ headers turn fstat() into fstat64@GLIBC_2.33,
+  // which would stop the prebuilds loading on glibc 2.28. The kernel's struct stat
+  // is glibc's on x86-64 and arm64.
+  const int rc = static_cast<int>(::syscall(SYS_fstat, fd, &st));
+#else
+  const int rc = ::fstat(fd, &st);
+#endif
+  if (rc != 0) {
+    err = errno;
+    return false;
+  }
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.regular = S_ISREG(st.st_mode);
+  return true;
+}
+
+const uint8_t* MapRead(int fd, size_t size, bool hugePages) {
+  int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+  flags |= MAP_POPULATE;  // fault every page in now rather than in the decoding loop
+#endif
+  void* map = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
+  if (map == MAP_FAILED) return nullptr;
+  (void)::madvise(map, size, MADV_SEQUENTIAL);
+  (void)::madvise(map, size, MADV_WILLNEED);
+#ifdef MADV_HUGEPAGE
+  if (hugePages) (void)::madvise(map, size, MADV_HUGEPAGE);
+#else
+  (void)hugePages;
+#endif
+  return static_cast<const uint8_t*>(map);
+}
+
+void Unmap(const uint8_t* data, size_t size) { ::munmap(const_cast<uint8_t*>(data), size); }
+
+int64_t ReadAt(int fd, uint8_t* out, size_t size, uint64_t offset, int& err) {
+  for (;;) {
+    const ssize_t n = ::pread(fd, out, size, static_cast<off_t>(offset));
+    if (n >= 0) return n;
+    if (errno != EINTR) {
+      err = errno;
+      return -1;
+    }
+  }
+}
+
+void Close(int fd) { ::close(fd); }
+
+}  // namespace platform
+}  // namespace profpack
+
+#endif
