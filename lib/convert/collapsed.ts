@@ -6,7 +6,9 @@
  * Frames are labelled `funcname (filename:lineno)`. The format has no
  * escaping, so ';' and line breaks inside a label become ':' and ' '. With
  * more than one thread each stack starts with a `thread ID` frame (as
- * py-spy's --threads does). Time and status are not kept.
+ * py-spy's --threads does). Time and status are not kept. A label is split
+ * at its last ` (`, so a filename holding '(' or a name holding ` (` (with no
+ * filename) reads back split there: the format cannot say otherwise.
  */
 import { ANONYMOUS, MemoryProfile, frameLabel, threadKey, parseThreadKey, type ProfileSource } from './model';
 
