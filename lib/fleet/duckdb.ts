@@ -29,11 +29,20 @@ export function loadDuckDB(): DuckDBModule {
   return loaded;
 }
 
+/** DuckDB's settings for a database of profpack's. */
+export interface DuckDBSettings {
+  /** The most memory DuckDB's buffers may hold before spilling to the temp directory (DuckDB's default: 80% of RAM). */
+  memoryLimit?: string;
+}
+
 /** A fresh in-memory database and a connection to it. */
-export async function connectDuckDB(): Promise<{ connection: DuckDBConnection; close(): void }> {
+export async function connectDuckDB(settings: DuckDBSettings = {}): Promise<{ connection: DuckDBConnection; close(): void }> {
   const duckdb = loadDuckDB();
-  // Spill files (a query larger than memory) go to the system's temp directory, not ./.tmp where the user runs profpack.
-  const instance = await duckdb.DuckDBInstance.create(':memory:', { temp_directory: path.join(tmpdir(), `profpack-duckdb-${process.pid}`) });
+  // Spill files (a query larger than memory) go to the system's temp directory, never the directory profpack runs in:
+  // a relative temp_directory once spilled 22 GB into a checkout.
+  const config: Record<string, string> = { temp_directory: path.join(tmpdir(), `profpack-duckdb-${process.pid}`) };
+  if (settings.memoryLimit !== undefined) config['memory_limit'] = settings.memoryLimit;
+  const instance = await duckdb.DuckDBInstance.create(':memory:', config);
   const connection = await instance.connect();
   return {
     connection,

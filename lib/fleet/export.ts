@@ -13,6 +13,8 @@ import { TABLE_NAMES, createTables, loadProfiles, type LoadOptions, type LoadRes
 export interface ExportOptions extends LoadOptions {
   /** Parquet compression codec (default zstd). */
   compression?: 'zstd' | 'snappy' | 'gzip' | 'uncompressed';
+  /** DuckDB's memory_limit while the tables are built and copied; beyond it DuckDB spills to a directory in os.tmpdir(). Default 1GB. */
+  memoryLimit?: string;
 }
 
 export interface ExportResult extends LoadResult {
@@ -26,7 +28,8 @@ export async function exportParquet(inputs: readonly string[], outDir: string, o
   const codec = options.compression ?? 'zstd';
   if (!CODECS.includes(codec)) throw new ProfpackError(`compression must be ${CODECS.join(', ')}, not "${String(codec)}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: CODECS.join(' | ') });
   const files = listProfileFiles(inputs);
-  const db = await connectDuckDB();
+  // Every sample is held by DuckDB until COPY: bounded, so a large fleet spills to temp files instead of growing to many GB.
+  const db = await connectDuckDB({ memoryLimit: options.memoryLimit ?? '1GB' });
   try {
     await createTables(db.connection);
     const loaded = await loadProfiles(db.connection, files, options);

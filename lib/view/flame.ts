@@ -2,6 +2,7 @@
 import { statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { openProfile, type ProfileFormat } from '../convert/convert';
+import { listProfileFiles, openProfiles } from '../fleet/index';
 import type { ProfileSource } from '../convert/model';
 import { renderPage } from './html';
 import { buildViewData, type ViewDataOptions } from './tree';
@@ -35,11 +36,18 @@ export function renderFlameHtml(source: ProfileSource, options: FlameOptions = {
   return { html, samples: data.samples, threads: data.threads.length, nodes: data.parent.length, buckets: data.bucketCount };
 }
 
-/** Reads `input` (any format `openProfile` reads) and writes its page to `output`. */
-export function flame(input: string, output: string, options: FlameOptions & { from?: ProfileFormat } = {}): FlameSummary {
-  const source = openProfile(input, options.from);
+/**
+ * Reads `input` (any format `openProfile` reads) and writes its page to `output`.
+ * Many files, or a directory of them, are one profile: their samples aggregated
+ * as `profpack top` aggregates them (openProfiles: threads of different files
+ * kept apart, times from the earliest file's start).
+ */
+export function flame(input: string | readonly string[], output: string, options: FlameOptions & { from?: ProfileFormat } = {}): FlameSummary {
+  const files = listProfileFiles(typeof input === 'string' ? [input] : input);
+  const source = files.length === 1 ? openProfile(files[0]!, options.from) : openProfiles(files);
+  const name = files.length === 1 ? path.basename(files[0]!) : `${files.length} profiles`;
   try {
-    const page = renderFlameHtml(source, { title: options.title ?? `${path.basename(input)} — profpack flame graph`, ...options });
+    const page = renderFlameHtml(source, { title: options.title ?? `${name} — profpack flame graph`, ...options });
     writeFileSync(output, page.html);
     return { output, samples: page.samples, threads: page.threads, nodes: page.nodes, buckets: page.buckets, bytes: statSync(output).size };
   } finally {

@@ -1,6 +1,6 @@
 /** diffProfiles(), diffTree() and the flame/diff commands' contract on good and bad input. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
@@ -98,6 +98,19 @@ describe('profpack flame and diff (CLI)', () => {
     const html = readFileSync(path.join(work, 'f.html'), 'utf8');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|@import|<iframe/i);
     expect(html).toContain('"kind":"flame"');
+  });
+
+  it('flame takes many files, or a directory of them, as one profile', () => {
+    const names = ['s02_threads_interleaved_none.bin', 's20_random_mix_zstd.bin'];
+    mkdirSync(path.join(work, 'fleet'));
+    for (const name of names) copyFileSync(path.join(vectorDir, name), path.join(work, 'fleet', name));
+    for (const args of [names.map((name) => path.join(vectorDir, name)), ['fleet']]) {
+      const run = cli('flame', ...args, '-o', 'many.html');
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      // 668 + 4,792 samples; the two files' threads (4 + 6) kept apart.
+      expect(run.stdout).toMatch(/^many\.html: 5460 samples, 10 thread\(s\), \d+ stack nodes, \d+ time buckets, \d+ bytes\n$/);
+    }
   });
 
   it('diff prints the table; --json the rows; -o writes the page', () => {

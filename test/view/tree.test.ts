@@ -5,13 +5,17 @@
  * thread and per status class — on the shared vectors, a real Node
  * recording and random profiles.
  */
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryProfile, NodeStatus, type ProfileSource } from '../../lib/convert/model';
 import { openProfile } from '../../lib/convert/convert';
 import { openTachyon } from '../../lib/convert/tachyon';
+import { openProfiles } from '../../lib/fleet/index';
 import { aggregate } from '../../lib/query/aggregate';
+import { flame } from '../../lib/view/flame';
 import { buildViewData, statusClass, StatusClass, type ViewData, type ViewDataOptions } from '../../lib/view/tree';
 import { acceptedVectors, vectorDir } from '../convert/helpers';
 import { sharedPath } from '../shared';
@@ -95,6 +99,32 @@ describe('flame page data', () => {
       } finally {
         src.close();
       }
+    }
+  });
+
+  it('many files, or their directory, are one profile: the page holds aggregate() over openProfiles()', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'profpack-flame-many-'));
+    try {
+      const files = ['s02_threads_interleaved_none.bin', 's20_random_mix_zstd.bin'].map((name) => {
+        copyFileSync(path.join(vectorDir, name), path.join(dir, name));
+        return path.join(dir, name);
+      });
+      const pageData = (html: string): unknown => JSON.parse(/<script id="profpack-data" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!);
+      const fromFiles = flame(files, path.join(dir, 'files.html'));
+      const fromDir = flame(dir, path.join(dir, 'dir.html'));
+      const fleet = openProfiles(files);
+      const data = buildViewData(fleet);
+      const whole = aggregate(fleet, { limit: 0 });
+      // 668 + 4,792 samples; the files' threads stay apart (4 + 6).
+      expect(whole.samples).toBe(668 + 4792);
+      for (const summary of [fromFiles, fromDir]) {
+        expect(summary.samples).toBe(whole.samples);
+        expect(summary.threads).toBe(4 + 6);
+        expect(pageData(readFileSync(summary.output, 'utf8'))).toEqual({ kind: 'flame', ...JSON.parse(JSON.stringify(data)) });
+      }
+      checkAgainstAggregate(fleet, data, windowsOf(data));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -1,4 +1,4 @@
-/** `profpack flame FILE -o flame.html`: a self-contained flame graph and timeline page. */
+/** `profpack flame FILES…|DIR -o flame.html`: a self-contained flame graph and timeline page. */
 import { Command } from 'commander';
 import { flame } from '../../view/index';
 import { action } from '../user-error';
@@ -7,12 +7,12 @@ export function registerFlame(program: Command): Command {
   return program
     .command('flame')
     .description('write one self-contained HTML page (no network): flame graph, timeline per thread, search, zoom, function table')
-    .argument('<file>', 'profile (Tachyon, .cpuprofile, pprof, speedscope, collapsed)')
+    .argument('<files...>', 'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; many are aggregated together')
     .option('-o, --output <file>', 'the HTML file to write', 'flame.html')
     .option('--title <text>', 'page title')
     .action(
-      action((file: string, flags: { output: string; title?: string }) => {
-        const s = flame(file, flags.output, { title: flags.title });
+      action((files: string[], flags: { output: string; title?: string }) => {
+        const s = flame(files, flags.output, { title: flags.title });
         process.stdout.write(`${s.output}: ${s.samples} samples, ${s.threads} thread(s), ${s.nodes} stack nodes, ${s.buckets} time buckets, ${s.bytes} bytes\n`);
       }),
     );
