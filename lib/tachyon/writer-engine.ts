@@ -49,6 +49,12 @@ export interface SampleEngine {
   counters(): Float64Array;
   /** Drops everything not yet written (close() without finalize). */
   discard(): void;
+  /**
+   * Frees what the engine holds (compression context, buffers, per-thread
+   * state) at once rather than at a later garbage collection. The last call:
+   * after finalize's final write, in close(), after a failed creation.
+   */
+  release(): void;
 }
 
 export interface EngineOptions {

@@ -218,4 +218,10 @@ export class JsSampleEngine implements SampleEngine {
     this.output.len = 0;
     if (this.compressing !== null) this.compressing.len = 0;
   }
+
+  release(): void {
+    this.compressing?.release();
+    this.threads.length = 0;
+    this.threadsByInterpreter.clear();
+  }
 }

@@ -21,6 +21,7 @@ interface NativeProfileWriter {
   position(): number;
   counters(): Float64Array;
   discard(): void;
+  release(): void;
 }
 
 interface TachyonWriterModule {
@@ -37,12 +38,14 @@ export class NativeSampleEngine implements SampleEngine {
   private readonly handle: NativeProfileWriter;
   private readonly staging = new Uint32Array(STAGING_WORDS);
   private staged = 0;
+  private readonly stream: ZstdStream | null = null;
 
   constructor(options: EngineOptions) {
     if (tachyonWriterNative === null) throw new Error('the native addon has no tachyonWriter module');
     let compress: ((chunk: Uint8Array, directive: number) => Uint8Array) | undefined;
     if (options.compression === 'zstd') {
       const stream = new ZstdStream(options.level);
+      this.stream = stream;
       const collected = new ByteBuffer(1 << 16);
       const collector: PatchableSink = {
         get position() {
@@ -136,5 +139,11 @@ export class NativeSampleEngine implements SampleEngine {
   discard(): void {
     this.staged = 0;
     this.handle.discard();
+  }
+
+  release(): void {
+    this.staged = 0;
+    this.stream?.release();
+    this.handle.release();
   }
 }

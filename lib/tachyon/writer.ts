@@ -370,6 +370,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       this.engine.output.flush();
     } catch (err) {
       this.engine.discard();
+      this.engine.release();
       fs.closeSync(this.fd);
       throw ioError(err, 'writing the header');
     }
@@ -764,6 +765,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       s.patch(hd.profilingConfig, this.config);
       out.flush();
       this.finalCounters = counters;
+      this.engine.release();
     } catch (err) {
       throw this.breakWith(err, 'finalizing');
     }
@@ -818,6 +820,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (this.stateValue === 'finalized' || this.stateValue === 'closed') return;
     if (this.stateValue === 'open') this.finalCounters = Float64Array.from(this.engine.counters());
     this.engine.discard();
+    this.engine.release();
     try {
       if (fs.fstatSync(this.fd).size < HEADER_SIZE) fs.writeSync(this.fd, new Uint8Array(HEADER_SIZE), 0, HEADER_SIZE, 0);
     } catch {
