@@ -91,6 +91,9 @@ export const ErrorCode = {
   V2_UNSUPPORTED: 'ERR_V2_UNSUPPORTED',
   V2_ZSTD: 'ERR_V2_ZSTD',
   V2_WRITER_STATE: 'ERR_V2_WRITER_STATE',
+  // recovery of a profile whose writer died (issue 15, writing half)
+  TACHYON_JOURNAL_CORRUPT: 'ERR_TACHYON_JOURNAL_CORRUPT',
+  TACHYON_RECOVER_FAILED: 'ERR_TACHYON_RECOVER_FAILED',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});

@@ -12,3 +12,4 @@ export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, t
 export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/reader';
 export * as v2 from './tachyon/v2/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './tachyon/v2/downgrade-file';
+export { recover, type RecoverOptions, type RecoverResult } from './tachyon/recover';

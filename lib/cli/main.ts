@@ -10,6 +10,7 @@ import { registerDump } from './commands/dump';
 import { registerInfo } from './commands/info';
 import { registerRecord } from './commands/record';
 import { registerTop } from './commands/top';
+import { registerRecover } from './commands/recover';
 import { EXIT_USER_ERROR, userErrorLine } from './errors';
 
 export function buildProgram(): Command {
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerTop(program);
   registerRecord(program);
   registerDowngrade(program);
+  registerRecover(program);
   return program;
 }
 

@@ -55,6 +55,11 @@ export interface SampleEngine {
    * after finalize's final write, in close(), after a failed creation.
    */
   release(): void;
+  /**
+   * Version 1 only: each thread's pending REPEAT run as the record finalize
+   * would write, without writing it (the recovery journal keeps them).
+   */
+  pendingRepeats?(): Uint8Array;
 }
 
 export interface EngineOptions {

@@ -22,6 +22,7 @@ interface NativeProfileWriter {
   counters(): Float64Array;
   discard(): void;
   release(): void;
+  pendingRepeats(): Uint8Array;
 }
 
 interface TachyonWriterModule {
@@ -139,6 +140,11 @@ export class NativeSampleEngine implements SampleEngine {
   discard(): void {
     this.staged = 0;
     this.handle.discard();
+  }
+
+  pendingRepeats(): Uint8Array {
+    this.drain();
+    return this.handle.pendingRepeats();
   }
 
   release(): void {

@@ -5,7 +5,7 @@
  * is a hash lookup that JS does as fast as a round trip through N-API.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { NO_OPCODE, U32_MAX } from './format';
+import { FOOTER_SIZE, NO_OPCODE, U32_MAX } from './format';
 
 /** A growable byte buffer with inline LEB128 appenders. */
 export class ByteBuffer {
@@ -252,4 +252,14 @@ export function toOpcode(value: unknown): number {
   if (typeof value === 'number') return Number.isInteger(value) && value >= 0 && value <= 254 ? value : NO_OPCODE;
   if (typeof value === 'bigint') return value >= 0n && value <= 254n ? Number(value) : NO_OPCODE;
   return NO_OPCODE;
+}
+
+/** The 32-byte footer (§6): string count, frame count, file size, 16 zero bytes. */
+export function footerBytes(stringCount: number, frameCount: number, fileSize: number, littleEndian: boolean): Uint8Array {
+  const footer = new Uint8Array(FOOTER_SIZE);
+  const view = new DataView(footer.buffer);
+  view.setUint32(0, stringCount, littleEndian);
+  view.setUint32(4, frameCount, littleEndian);
+  view.setBigUint64(8, BigInt(fileSize), littleEndian);
+  return footer;
 }

@@ -38,7 +38,8 @@ import { COUNTER_COUNT, Counter, type EngineOptions, type SampleEngine } from '.
 import { JsSampleEngine } from './writer-js';
 import { NativeSampleEngine, tachyonWriterNative } from './writer-native';
 import { ioError } from './writer-output';
-import { FrameTable, StringTable, toInt32Field, toOpcode } from './writer-tables';
+import { JOURNAL_SUFFIX, JournalWriter } from './journal';
+import { FrameTable, StringTable, footerBytes, toInt32Field, toOpcode } from './writer-tables';
 import type { StackCoding } from './v2/blocks';
 import { createV2Engine } from './v2/engine';
 import { version2Tables } from './v2/tables';
@@ -84,6 +85,20 @@ export interface ProfileWriterOptions {
    * cache and prediction).
    */
   stackCoding?: StackCoding;
+  /**
+   * Calls flush() every this many milliseconds while the event loop turns
+   * (an unref'd timer), so a writer killed outright loses at most that much
+   * (docs/reliability.md). Default: none. A failing timed flush leaves the
+   * writer broken, as a failing flush() does; the next call reports it.
+   */
+  flushIntervalMs?: number;
+  /**
+   * Version 1: keep the recovery journal `<path>.journal` at each flush
+   * (journal.ts), which `recover()` needs for the frames and held-back
+   * samples. Default true. Removed by finalize and by close() of a healthy
+   * writer; kept after a write error, for recover().
+   */
+  journal?: boolean;
 }
 
 /** zstd level of version 2's string and frame tables (written once, at finalize; docs/format-v2.md §7). */
@@ -312,6 +327,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private readonly immutableFrames: boolean;
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
   readonly formatVersion: 1 | 2;
+  private readonly journal: JournalWriter | null;
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(path: string, options: ProfileWriterOptions) {
     if (typeof path !== 'string' || path === '') throw invalid('path must be a non-empty string', 'a file path');
@@ -333,6 +350,11 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.immutableFrames = options.immutableFrames === true;
     const { formatVersion, stackCoding } = formatOptions(options);
     this.formatVersion = formatVersion;
+    const flushIntervalMs = options.flushIntervalMs;
+    if (flushIntervalMs !== undefined && !(Number.isInteger(flushIntervalMs) && flushIntervalMs >= 1 && flushIntervalMs <= 2 ** 31 - 1)) {
+      throw invalid(`flushIntervalMs must be a whole number of milliseconds >= 1, got ${String(flushIntervalMs)}`, 'an integer in [1, 2^31)');
+    }
+    if (options.journal !== undefined && typeof options.journal !== 'boolean') throw invalid('journal must be a boolean', 'true | false');
 
     const which = options.backend ?? backend.name;
     if (which !== 'native' && which !== 'js') throw invalid(`backend must be 'native' or 'js', not ${String(which)}`, "'native' | 'js'");
@@ -375,6 +397,31 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       throw ioError(err, 'writing the header');
     }
     abandoned.register(this, this.fd, this);
+    const journaled = formatVersion === 1 && options.journal !== false;
+    this.journal = journaled
+      ? new JournalWriter(path + JOURNAL_SUFFIX, { compression, littleEndian: this.littleEndian, profilingConfig: this.config, startTimeUs: this.startTime, sampleIntervalUs: this.interval })
+      : null;
+    if (flushIntervalMs !== undefined) {
+      // The timer holds the writer weakly: a dropped writer is still collected.
+      const self = new WeakRef(this);
+      this.flushTimer = setInterval(() => self.deref()?.timedFlush(), flushIntervalMs);
+      this.flushTimer.unref();
+    }
+  }
+
+  private timedFlush(): void {
+    if (this.stateValue !== 'open') return this.stopTimer();
+    try {
+      this.flush();
+    } catch {
+      // The writer is broken now; its next call reports the cause.
+      this.stopTimer();
+    }
+  }
+
+  private stopTimer(): void {
+    if (this.flushTimer !== undefined) clearInterval(this.flushTimer);
+    this.flushTimer = undefined;
   }
 
   get state(): WriterState {
@@ -405,6 +452,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const error = isProfpackError(err) && err.code === ErrorCode.TACHYON_WRITE_IO ? err : ioError(err, what);
     this.stateValue = 'broken';
     this.brokenBy = error;
+    this.stopTimer();
     return error;
   }
 
@@ -678,7 +726,10 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.checkOpen();
     try {
       this.engine.flushSamples();
-      return this.engine.output.position;
+      const position = this.engine.output.position;
+      // After the records: a checkpoint never names region bytes that are not on disk.
+      this.journal?.checkpoint(this.engine.counters()[Counter.bytesWritten]!, this.strings.count, this.strings.encoded.view(), this.frames.count, this.frames.encoded.view(), this.engine.pendingRepeats!());
+      return position;
     } catch (err) {
       throw this.breakWith(err, 'flushing');
     }
@@ -771,6 +822,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     }
     this.stateValue = 'finalized';
     abandoned.unregister(this);
+    this.stopTimer();
+    this.journal?.remove();
     try {
       fs.closeSync(this.fd);
     } catch (err) {
@@ -803,12 +856,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   }
 
   private footer(fileSize: number): Uint8Array {
-    const footer = new Uint8Array(FOOTER_SIZE);
-    const view = new DataView(footer.buffer);
-    view.setUint32(0, this.strings.count, this.littleEndian);
-    view.setUint32(4, this.frames.count, this.littleEndian);
-    view.setBigUint64(8, BigInt(fileSize), this.littleEndian);
-    return footer;
+    return footerBytes(this.strings.count, this.frames.count, fileSize, this.littleEndian);
   }
 
   /**
@@ -818,6 +866,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
    */
   close(): void {
     if (this.stateValue === 'finalized' || this.stateValue === 'closed') return;
+    this.stopTimer();
+    // A deliberate discard drops the journal; after a write error it stays, for recover().
+    if (this.stateValue === 'open') this.journal?.remove();
     if (this.stateValue === 'open') this.finalCounters = Float64Array.from(this.engine.counters());
     this.engine.discard();
     this.engine.release();

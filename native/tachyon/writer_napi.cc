@@ -4,6 +4,7 @@
 // to a JS callback that runs zstd-napi and returns the compressed bytes.
 #include <napi.h>
 
+#include <cstring>
 #include <memory>
 
 #include "common/errors.h"
@@ -32,7 +33,8 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
                         InstanceMethod("position", &NativeProfileWriter::Position),
                         InstanceMethod("counters", &NativeProfileWriter::Counters),
                         InstanceMethod("discard", &NativeProfileWriter::Discard),
-                        InstanceMethod("release", &NativeProfileWriter::Release)});
+                        InstanceMethod("release", &NativeProfileWriter::Release),
+                        InstanceMethod("pendingRepeats", &NativeProfileWriter::PendingRepeats)});
   }
 
   // new NativeProfileWriter(fd, startLo, startHi, compress?: (chunk, directive 0 continue | 1 flush | 2 end) => Uint8Array)
@@ -181,6 +183,14 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
     file_.reset();
     compress_.Reset();
     return info.Env().Undefined();
+  }
+
+  Napi::Value PendingRepeats(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
+    const std::vector<uint8_t> bytes = encoder_->PendingRepeats();
+    Napi::Uint8Array out = Napi::Uint8Array::New(info.Env(), bytes.size());
+    if (!bytes.empty()) std::memcpy(out.Data(), bytes.data(), bytes.size());
+    return out;
   }
 
   void CheckLive(Napi::Env env) const {
