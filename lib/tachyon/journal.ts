@@ -160,22 +160,39 @@ export function concatBytes(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** The writer's side: the sidecar file, created at the first checkpoint, removed at the writer's end. */
+/** Journal size below which it is never rewritten. */
+const COMPACT_FLOOR = 1 << 20;
+
+/**
+ * The writer's side: the sidecar file, created at the first checkpoint,
+ * removed at the writer's end. Each checkpoint repeats the held-back runs (up
+ * to 16 KiB a thread), so a long recording's journal is rewritten as one
+ * checkpoint (a new file renamed over the old: a kill leaves one or the
+ * other) once it is twice what that one checkpoint takes.
+ */
 export class JournalWriter {
   private fd = -1;
   private stringBytes = 0;
   private frameBytes = 0;
+  private size = 0;
+  private lastSamples = -1;
 
   constructor(
     readonly path: string,
     private readonly header: JournalHeader,
   ) {}
 
-  /** Appends one checkpoint (one write()); the tables are the writer's cumulative encoded bytes. */
-  checkpoint(regionBytes: number, stringCount: number, strings: Uint8Array, frameCount: number, frames: Uint8Array, pendingRepeats: Uint8Array): void {
-    if (this.fd < 0) {
-      this.fd = fs.openSync(this.path, 'w');
-      fs.writeSync(this.fd, encodeJournalHeader(this.header));
+  /**
+   * Appends one checkpoint (one write()); the tables are the writer's
+   * cumulative encoded bytes. Nothing when no sample came since the last one.
+   */
+  checkpoint(regionBytes: number, samples: number, stringCount: number, strings: Uint8Array, frameCount: number, frames: Uint8Array, pendingRepeats: Uint8Array): void {
+    if (samples === this.lastSamples && strings.length === this.stringBytes && frames.length === this.frameBytes) return;
+    const whole = HEADER_SIZE + 40 + strings.length + frames.length + pendingRepeats.length;
+    const fresh = this.fd < 0 || this.size > Math.max(COMPACT_FLOOR, 2 * whole);
+    if (fresh) {
+      this.stringBytes = 0;
+      this.frameBytes = 0;
     }
     const bytes = encodeCheckpoint({
       regionBytes,
@@ -185,10 +202,22 @@ export class JournalWriter {
       newFrames: frames.subarray(this.frameBytes),
       pendingRepeats,
     });
-    let done = 0;
-    while (done < bytes.length) done += fs.writeSync(this.fd, bytes, done, bytes.length - done);
+    if (fresh) {
+      // Header and a checkpoint with the whole tables in a new file, renamed over the old one.
+      const temp = `${this.path}.new`;
+      const fd = fs.openSync(temp, 'w');
+      writeAll(fd, concatBytes([encodeJournalHeader(this.header), bytes]));
+      fs.renameSync(temp, this.path);
+      if (this.fd >= 0) fs.closeSync(this.fd);
+      this.fd = fd;
+      this.size = HEADER_SIZE + bytes.length;
+    } else {
+      writeAll(this.fd, bytes);
+      this.size += bytes.length;
+    }
     this.stringBytes = strings.length;
     this.frameBytes = frames.length;
+    this.lastSamples = samples;
   }
 
   /** The profile is final (or discarded): the journal has nothing left to say. */
@@ -202,4 +231,9 @@ export class JournalWriter {
     this.fd = -1;
     fs.rmSync(this.path, { force: true });
   }
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let done = 0;
+  while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done);
 }

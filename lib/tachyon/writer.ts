@@ -728,7 +728,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       this.engine.flushSamples();
       const position = this.engine.output.position;
       // After the records: a checkpoint never names region bytes that are not on disk.
-      this.journal?.checkpoint(this.engine.counters()[Counter.bytesWritten]!, this.strings.count, this.strings.encoded.view(), this.frames.count, this.frames.encoded.view(), this.engine.pendingRepeats!());
+      const c = this.engine.counters();
+      this.journal?.checkpoint(c[Counter.bytesWritten]!, c[Counter.totalSamples]!, this.strings.count, this.strings.encoded.view(), this.frames.count, this.frames.encoded.view(), this.engine.pendingRepeats!());
       return position;
     } catch (err) {
       throw this.breakWith(err, 'flushing');

@@ -126,6 +126,26 @@ for (const which of backends) {
       off.close();
     });
 
+    it('the journal of a long recording stays bounded (rewritten as one checkpoint) and still recovers everything', () => {
+      const file = tmp('long');
+      const w = new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which, compression: 'zstd' });
+      const ids = internFrames(w);
+      let sizes = 0;
+      // 40 idle threads repeating one stack: each flush's checkpoint carries their held-back runs.
+      for (let flush = 0; flush < 300; flush++) {
+        for (let t = 0; t < 40; t++) w.writeStack(100 + t, 0, 1000 * (flush + 1), 1, [ids[t]!, ids[0]!]);
+        w.flush();
+        sizes = Math.max(sizes, fs.statSync(`${file}.journal`).size);
+      }
+      expect(sizes).toBeLessThan(2 * 1024 * 1024);
+      fs.copyFileSync(file, `${file}.dead`);
+      fs.copyFileSync(`${file}.journal`, `${file}.dead.journal`);
+      const out = tmp('recovered');
+      expect(recover(`${file}.dead`, out, { backend: which })).toMatchObject({ source: 'journal', samples: 12000, threads: 40 });
+      w.finalize();
+      expect(contents(out, which).samples).toEqual(contents(file, which).samples);
+    });
+
     it('without a journal: the complete records on disk, frames unnamed', async () => {
       const file = tmp('nojournal');
       await killAfter([which, 'none', file, 'flush'], (l) => l === 'waiting');
