@@ -12,12 +12,17 @@ import { ProfilingMode } from '../tachyon/format';
 import { ChunkIngester } from './ingest';
 import { FrameParser, type WireMessage } from './wire';
 
+/** How often a recording's file is flushed (and its journal written) unless told otherwise. */
+export const DEFAULT_FLUSH_INTERVAL_MS = 1000;
+
 export interface RecordingHostOptions {
   out: string;
   intervalUs: number;
   compression?: 'zstd' | 'none';
   /** Header start time, µs on the monotonic clock V8's sample times use (default now). */
   startTimeUs?: bigint;
+  /** ProfileWriter flushIntervalMs: what a SIGKILL of the writing process loses (default 1000; `profpack recover` salvages the rest). */
+  flushIntervalMs?: number;
 }
 
 export interface HostSummary {
@@ -49,6 +54,7 @@ export class RecordingHost {
       startTimeUs: options.startTimeUs ?? process.hrtime.bigint() / 1000n,
       compression: options.compression ?? 'zstd',
       mode: ProfilingMode.Wall,
+      flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
     });
     this.ingester = new ChunkIngester(this.sink);
   }
@@ -68,6 +74,8 @@ export class RecordingHost {
     if (message.kind === 'chunk') {
       this.threads.add(message.threadId);
       this.ingester.ingest(message.profile, BigInt(message.threadId), message.mainThread);
+    } else if (message.kind === 'ping') {
+      // nothing to write
     } else if (message.kind === 'end') {
       this.end = { durationSec: message.durationSec, threads: message.threads };
     } else {

@@ -19,6 +19,7 @@ import { ProfilingMode } from '../tachyon/format';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ChunkIngester, newSamplesInOrder } from './ingest';
 import { V8Sampler } from './sampler';
+import { DEFAULT_FLUSH_INTERVAL_MS } from './host';
 import { FdSender } from './wire';
 
 export interface RecordingOptions {
@@ -41,6 +42,11 @@ export interface RecordingOptions {
   intervalUs?: number;
   /** How often chunks are harvested and written, in ms (default 1000): what a hard crash can lose. */
   harvestMs?: number;
+  /**
+   * How often the file is flushed with its recovery journal, in ms (default
+   * 1000): what a SIGKILL of the writing process loses (`profpack recover`).
+   */
+  flushIntervalMs?: number;
   compression?: 'zstd' | 'none';
   /** Also record worker threads that run the worker agent. */
   workers?: boolean;
@@ -85,6 +91,8 @@ interface ChunkTarget {
   /** The last word: stats and finalize (inline), the 'end' message (pipe). */
   end(durationSec: number, threads: number): void;
   readonly samples: number;
+  /** After a harvest: whether the writer is still there (a pipe's writer process may be gone). */
+  alive(): boolean;
 }
 
 function sinkTarget(sink: NonNullable<RecordingOptions['sink']>): ChunkTarget {
@@ -99,6 +107,7 @@ function sinkTarget(sink: NonNullable<RecordingOptions['sink']>): ChunkTarget {
     get samples() {
       return ingester.samples;
     },
+    alive: () => true,
   };
 }
 
@@ -106,13 +115,21 @@ function pipeTarget(sender: FdSender): ChunkTarget {
   // Counted as the writer will count them (overlapping harvests share ticks).
   const newest = new Map<number, bigint>();
   let samples = 0;
+  let sent = false;
   return {
     chunk(profile, threadId, mainThread) {
       const { order, times } = newSamplesInOrder(profile, newest.get(threadId));
       if (order.length === 0) return;
       newest.set(threadId, times[order[order.length - 1]!]!);
       samples += order.length;
+      sent = true;
       sender.send({ kind: 'chunk', threadId, mainThread, profile });
+    },
+    alive() {
+      // An idle harvest still writes (a ping): only a write finds out that the writer has gone.
+      if (!sent) sender.send({ kind: 'ping' });
+      sent = false;
+      return sender.ok;
     },
     end(durationSec, threads) {
       sender.send({ kind: 'end', durationSec, threads });
@@ -142,7 +159,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   } else if (options.fd !== undefined) {
     target = pipeTarget(new FdSender(options.fd));
   } else if (writerMode === 'process') {
-    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs });
+    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, flushIntervalMs: options.flushIntervalMs });
     target = pipeTarget(writerProcess.sender);
   } else {
     target = sinkTarget(
@@ -151,6 +168,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
         startTimeUs,
         compression: options.compression ?? 'zstd',
         mode: ProfilingMode.Wall,
+        flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
       }),
     );
   }
@@ -176,6 +194,17 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     if (stopped) return;
     const chunk = sampler.harvest(true);
     if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
+    // The writer process (or `profpack record`) is gone, killed: the program
+    // outlives its profiler, but stops paying for sampling nobody writes.
+    if (!target.alive()) detach();
+  };
+  let detached = false;
+  const detach = (): void => {
+    detached = true;
+    clearInterval(timer);
+    sampler.dispose();
+    channel?.close();
+    stopped = true;
   };
   const timer = setInterval(harvest, harvestMs);
   timer.unref();
@@ -220,9 +249,9 @@ export function startRecording(options: RecordingOptions = {}): Recording {
         process.removeListener('SIGTERM', onSignal);
         process.removeListener('uncaughtExceptionMonitor', onUncaught);
       }
-      const chunk = sampler.harvest(false);
+      const chunk = detached ? undefined : sampler.harvest(false);
+      if (!detached) sampler.dispose();
       stopped = true;
-      sampler.dispose();
       channel?.close();
       if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
       const durationSec = Number(process.hrtime.bigint() - startedAt) / 1e9;
@@ -343,6 +372,7 @@ export interface WriterProcessSettings {
   intervalUs: number;
   compression: 'zstd' | 'none';
   startTimeUs: bigint;
+  flushIntervalMs?: number;
 }
 
 /**

@@ -13,7 +13,7 @@ function main(): void {
   const raw = JSON.parse(process.argv[2] ?? '{}') as Omit<WriterProcessSettings, 'startTimeUs'> & { startTimeUs: string };
   let host: RecordingHost;
   try {
-    host = new RecordingHost({ out: raw.out, intervalUs: raw.intervalUs, compression: raw.compression, startTimeUs: BigInt(raw.startTimeUs) });
+    host = new RecordingHost({ out: raw.out, intervalUs: raw.intervalUs, compression: raw.compression, startTimeUs: BigInt(raw.startTimeUs), flushIntervalMs: raw.flushIntervalMs });
   } catch (err) {
     // The recorder rethrows it with the same code (e.g. ERR_TACHYON_WRITE_IO for a bad path).
     process.stdout.write(`error: ${JSON.stringify({ code: (err as { code?: unknown }).code, message: (err as Error).message })}\n`);

@@ -19,6 +19,8 @@ interface RecordFlags {
   compression: 'zstd' | 'none';
   workers?: boolean;
   harvestMs: string;
+  flushMs: string;
+  killAfter: string;
 }
 
 export function registerRecord(program: Command): Command {
@@ -31,6 +33,8 @@ export function registerRecord(program: Command): Command {
     .addOption(new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'))
     .option('--workers', 'also record worker threads, each as its own thread')
     .option('--harvest-ms <ms>', 'how often samples are moved from V8 to the file', '1000')
+    .option('--flush-ms <ms>', 'how often the file is flushed with its recovery journal: what a SIGKILL of profpack loses (see profpack recover)', '1000')
+    .option('--kill-after <seconds>', 'after SIGINT/SIGTERM, how long the target may take to exit before it gets SIGKILL', '10')
     .passThroughOptions()
     .action(
       action(async (command: string[], flags: RecordFlags) => {
@@ -38,8 +42,12 @@ export function registerRecord(program: Command): Command {
         if (!Number.isInteger(intervalUs) || intervalUs < 1) throw new ProfpackError(`--interval-us must be a positive integer, not "${flags.intervalUs}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const harvestMs = Number(flags.harvestMs);
         if (!Number.isFinite(harvestMs) || harvestMs < 1) throw new ProfpackError(`--harvest-ms must be ≥ 1, not "${flags.harvestMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        const flushIntervalMs = Number(flags.flushMs);
+        if (!Number.isInteger(flushIntervalMs) || flushIntervalMs < 1) throw new ProfpackError(`--flush-ms must be a positive integer, not "${flags.flushMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        const killAfterSec = Number(flags.killAfter);
+        if (!Number.isFinite(killAfterSec) || killAfterSec < 0 || killAfterSec > 86_400) throw new ProfpackError(`--kill-after must be seconds in [0, 86400], not "${flags.killAfter}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const out = path.resolve(flags.out);
-        const { code, signal, summary } = await runRecorded(command, { out, intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true });
+        const { code, signal, summary } = await runRecorded(command, { out, intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000) });
         const size = statSync(out).size.toLocaleString('en');
         if (!summary.heard) process.stderr.write(`profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`);
         else if (!summary.complete) process.stderr.write(`profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`);
