@@ -34,6 +34,7 @@ describe.each(backends)('soak (%s)', (which) => {
     expect(r.leftover).toBe(0);
     expect(r.late.rss - r.half.rss).toBeLessThanOrEqual(50 * 1024 * 1024);
     expect(r.late.fds).toBeLessThanOrEqual(r.half.fds);
-    expect(r.end.fds).toBeLessThanOrEqual(r.start.fds);
+    // Node may keep a descriptor or two of its worker machinery; one per file would be 1,000.
+    expect(r.end.fds).toBeLessThanOrEqual(r.start.fds + 2);
   });
 });
