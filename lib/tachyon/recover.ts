@@ -14,16 +14,16 @@
  * kept and their frames are placeholders `<frame N>` in `<unknown>`; start
  * time and interval are 0 and 1000 µs unless given.
  *
- * Records are checked with the reader's record decoder of the chosen backend:
- * the output is cut at the first record that does not decode whole.
+ * Records are checked with the reader's record decoder of the chosen backend
+ * (salvageRecords): the output is cut at the first record that does not
+ * decode whole.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { backend } from '../backend';
+import { backend, nativeModule } from '../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
 import { Compression, FORMAT_VERSION, Header, HEADER_SIZE, MAX_STACK_DEPTH, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
 import { JOURNAL_SUFFIX, concatBytes, parseJournal, type JournalState } from './journal';
-import { nativeReader } from './reader-native';
 import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './reader-records';
 import { ProfileReader } from './reader';
 import { FileOutput, ZstdStream } from './writer-output';
@@ -97,60 +97,63 @@ function inflateTolerant(compressed: Uint8Array, limit: number): Uint8Array {
 interface Scan {
   /** Records [0, end) decode whole. */
   end: number;
-  ok: boolean;
   samples: number;
   threads: number;
-  /** Highest frame index the records use, -1 for none. */
+  /** Highest frame index the kept records use, -1 for none. */
   maxFrame: number;
 }
 
-/** One pass of the backend's record decoder over records[0, length): where it stops, what it saw. */
-function scanOnce(records: Uint8Array, length: number, littleEndian: boolean, startTimeUs: bigint, which: 'native' | 'js'): Scan {
+interface TachyonRecoverModule {
+  /** native/tachyon/recover_scan.h: [end, samples, threads, maxFrame]. */
+  salvageRecords(records: Uint8Array, littleEndian: boolean, startTimeUs: bigint): Float64Array;
+}
+
+const recoverNative = nativeModule<TachyonRecoverModule>('tachyonRecover');
+
+/** One pass of the JS record decoder over records[0, length): whole, or where the first failing record starts. */
+function decodeOnce(records: Uint8Array, length: number, littleEndian: boolean, startTimeUs: bigint): { whole: boolean } & Scan {
   const out: DecodeOutput = {
-    events: new Uint32Array(EVENT_STRIDE * 16384),
-    timestamps: new BigUint64Array(65536),
-    nodes: new Uint32Array(2 * (16384 + MAX_STACK_DEPTH)),
+    events: new Uint32Array(EVENT_STRIDE * 4096),
+    timestamps: new BigUint64Array(16384),
+    nodes: new Uint32Array(2 * (4096 + MAX_STACK_DEPTH)),
     result: new Float64Array(8),
   };
-  const threadLimit = 0xffff_ffff;
-  let decode: (window: Uint8Array, at: number) => void;
-  let stats: () => number;
-  if (which === 'native') {
-    const native = nativeReader();
-    if (native === null) throw new ProfpackError('the native backend is not available', { code: ErrorCode.NATIVE_UNAVAILABLE });
-    const handle = native.createDecoder(littleEndian, startTimeUs, threadLimit, length, out.events, out.timestamps, out.nodes, out.result, 1 << 22);
-    decode = (window, at) => void native.decodeBytes(handle, window, at, window.length, true);
-    stats = () => native.decoderStats(handle)[5]!;
-  } else {
-    const d = new RecordDecoderJs({ littleEndian, startTimeUs, threadCount: threadLimit, totalSize: length });
-    decode = (window, at) => d.decode(window, at, window.length, true, out);
-    stats = () => d.stats.totalSamples;
-  }
+  // Any number of threads: the header that would declare them was never written.
+  const d = new RecordDecoderJs({ littleEndian, startTimeUs, threadCount: 0xffff_ffff, totalSize: length });
+  const scan = { whole: false, end: 0, samples: 0, threads: 0, maxFrame: -1 };
   let pos = 0;
-  let threads = 0;
-  let maxFrame = -1;
   for (;;) {
-    decode(records.subarray(pos, length), pos);
+    d.decode(records.subarray(pos, length), pos, length - pos, true, out);
     const r = out.result;
-    for (let i = 0; i < r[Result.events]!; i++) if (out.events[i * EVENT_STRIDE] === EventKind.Thread) threads++;
-    for (let i = 0; i < r[Result.nodes]!; i++) if (out.nodes[2 * i + 1]! > maxFrame) maxFrame = out.nodes[2 * i + 1]!;
+    for (let i = 0; i < r[Result.events]!; i++) if (out.events[i * EVENT_STRIDE] === EventKind.Thread) scan.threads++;
+    for (let i = 0; i < r[Result.nodes]!; i++) if (out.nodes[2 * i + 1]! > scan.maxFrame) scan.maxFrame = out.nodes[2 * i + 1]!;
     const status = r[Result.status]!;
     const consumed = r[Result.consumed]!;
-    if (status === DecodeStatus.Done) return { end: length, ok: true, samples: stats(), threads, maxFrame };
-    if (status === DecodeStatus.Error) return { end: pos + consumed, ok: false, samples: 0, threads: 0, maxFrame: -1 };
-    if (consumed === 0 && r[Result.events] === 0) return { end: pos, ok: false, samples: 0, threads: 0, maxFrame: -1 };
+    if (status === DecodeStatus.Done) return { ...scan, whole: true, end: length, samples: d.stats.totalSamples };
+    // Error: `consumed` is where the failing record starts.
+    if (status === DecodeStatus.Error || (consumed === 0 && r[Result.events] === 0)) return { ...scan, end: pos + consumed };
     pos += consumed;
   }
 }
 
-/** The longest prefix of records that decodes whole, and what it holds. */
+/**
+ * The longest prefix of records that the record decoder replays whole, and
+ * what it holds: cut at the start of the first record that fails, decoded
+ * again, until a prefix decodes whole. Twin of native/tachyon/recover_scan.h.
+ */
 export function salvageRecords(records: Uint8Array, littleEndian: boolean, startTimeUs: bigint, which: 'native' | 'js'): Scan {
+  if (which === 'native') {
+    if (recoverNative === null) throw new ProfpackError('the native backend is not available', { code: ErrorCode.NATIVE_UNAVAILABLE });
+    const [end, samples, threads, maxFrame] = recoverNative.salvageRecords(records, littleEndian, startTimeUs);
+    return { end: end!, samples: samples!, threads: threads!, maxFrame: maxFrame! };
+  }
   let length = records.length;
   for (;;) {
-    const scan = scanOnce(records, length, littleEndian, startTimeUs, which);
-    // A failure cuts at the start of the record that failed (strictly shorter), then the prefix is decoded again.
-    if (scan.ok || scan.end >= length) return scan.ok ? scan : { ...scan, end: 0, ok: true };
-    length = scan.end;
+    const pass = decodeOnce(records, length, littleEndian, startTimeUs);
+    if (pass.whole) return { end: pass.end, samples: pass.samples, threads: pass.threads, maxFrame: pass.maxFrame };
+    // Each retry is strictly shorter; a failure that does not shorten keeps nothing.
+    if (pass.end >= length) return { end: 0, samples: 0, threads: 0, maxFrame: -1 };
+    length = pass.end;
   }
 }
 

@@ -22,6 +22,7 @@ declare -A cores=(
   [svb_kernels]="svb/*.cc"
   [pctable]="pctable/*.cc"
   [tachyon_reader]="tachyon/reader_*.cc"
+  [tachyon_recover]="tachyon/reader_*.cc tachyon/recover_scan.cc"
 )
 
 CXX=${CXX:-clang++}

@@ -142,6 +142,33 @@ switch (target) {
     }
     break;
   }
+  case 'tachyon_recover': {
+    // Params: flags (bit 0 little-endian), a u16 cut. Every uncompressed
+    // vector's sample region, whole and cut at a few points, as a killed
+    // writer leaves it (zstd regions are decompressed by then: the harness sees records).
+    const { decompress } = createRequire(import.meta.url)('zstd-napi');
+    for (const [name, file] of tachyonFiles()) {
+      const bytes = readFileSync(file);
+      if (bytes.length < 64) continue;
+      const le = bytes[0] === 0x48;
+      const compression = le ? bytes.readUInt32LE(56) : bytes.readUInt32BE(56);
+      const stringOffset = Number(le ? bytes.readBigUInt64LE(40) : bytes.readBigUInt64BE(40));
+      if (stringOffset > bytes.length || stringOffset < 64) continue;
+      let region = bytes.subarray(64, stringOffset);
+      if (compression === 1) {
+        try {
+          region = decompress(region);
+        } catch {
+          continue;
+        }
+      } else if (compression !== 0) continue;
+      for (const keep of [1, 0.9, 0.5, 0.13]) {
+        const cut = Math.floor(region.length * keep);
+        emit(`${name}.${keep}`, [le ? 1 : 0, cut & 0xff, (cut >> 8) & 0xff], region.subarray(0, cut));
+      }
+    }
+    break;
+  }
   default:
     throw new Error(`no seeds for target ${target}`);
 }
