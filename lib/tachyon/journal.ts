@@ -223,13 +223,19 @@ export class JournalWriter {
   /** The profile is final (or discarded): the journal has nothing left to say. */
   remove(): void {
     if (this.fd < 0) return;
+    this.keep();
+    fs.rmSync(this.path, { force: true });
+  }
+
+  /** The writer failed: the journal stays on disk for recover(); only the descriptor goes. */
+  keep(): void {
+    if (this.fd < 0) return;
     try {
       fs.closeSync(this.fd);
     } catch {
       // already gone with the failure that ended the writer
     }
     this.fd = -1;
-    fs.rmSync(this.path, { force: true });
   }
 }
 

@@ -870,6 +870,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.stopTimer();
     // A deliberate discard drops the journal; after a write error it stays, for recover().
     if (this.stateValue === 'open') this.journal?.remove();
+    else this.journal?.keep();
     if (this.stateValue === 'open') this.finalCounters = Float64Array.from(this.engine.counters());
     this.engine.discard();
     this.engine.release();

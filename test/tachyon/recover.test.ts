@@ -146,6 +146,24 @@ for (const which of backends) {
       expect(contents(out, which).samples).toEqual(contents(file, which).samples);
     });
 
+    it('a writer broken by a write error keeps its journal; recover gives back every sample up to the last flush', () => {
+      const file = tmp('broken');
+      const w = new ProfileWriter(file, { sampleIntervalUs: 250, startTimeUs: 1_000_000, backend: which, compression: 'zstd', mode: 'cpu' });
+      const ids = internFrames(w);
+      writeSamples(w, ids, 0, 3000);
+      w.flush();
+      // The descriptor fails under the writer (as a vanished disk would): EBADF at the next write.
+      fs.closeSync((w as unknown as { fd: number }).fd);
+      writeSamples(w, ids, 3000, 4000);
+      expect(thrown(() => w.flush()).code).toBe(ErrorCode.TACHYON_WRITE_IO);
+      expect(w.state).toBe('broken');
+      w.close();
+      expect(fs.existsSync(`${file}.journal`)).toBe(true);
+      const out = tmp('recovered');
+      expect(recover(file, out, { backend: which })).toMatchObject({ source: 'journal', samples: 3000 });
+      expect(contents(out, which).samples).toEqual(contents(reference(3000, 'zstd', which), which).samples);
+    });
+
     it('without a journal: the complete records on disk, frames unnamed', async () => {
       const file = tmp('nojournal');
       await killAfter([which, 'none', file, 'flush'], (l) => l === 'waiting');
