@@ -71,9 +71,14 @@ function readInput(path: string, what: string): Uint8Array {
 }
 
 /** The decodable prefix of an unended (or cut) zstd frame: output up to the first error or the end of input. */
+let inflateContext: InstanceType<ReturnType<typeof zstdBinding>['DCtx']> | null = null;
+
 function inflateTolerant(compressed: Uint8Array, limit: number): Uint8Array {
   const z = zstdBinding();
-  const dctx = new z.DCtx();
+  // One context for every recovery: zstd-napi frees one only at a later garbage collection.
+  if (inflateContext === null) inflateContext = new z.DCtx();
+  else inflateContext.reset(z.ResetDirective.sessionOnly);
+  const dctx = inflateContext;
   const chunks: Uint8Array[] = [];
   let produced = 0;
   let pos = 0;

@@ -721,6 +721,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
    * by a flush; a zstd flush ends a block early, so the compressed bytes then
    * differ from CPython's (the decompressed region does not). A write error
    * is an ERR_TACHYON_WRITE_IO and leaves the writer broken.
+   * Version 1 then appends a checkpoint to the recovery journal
+   * (`<path>.journal`, unless `journal: false`): the tables and the pending
+   * REPEAT runs, so `recover()` can rebuild everything accepted so far.
    */
   flush(): number {
     this.checkOpen();

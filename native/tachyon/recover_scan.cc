@@ -18,16 +18,10 @@ struct Pass {
 };
 
 Pass DecodeOnce(const uint8_t* records, size_t length, bool littleEndian, uint64_t startTimeUs) {
-  std::vector<uint32_t> events(kEvents * kEventStride);
-  std::vector<uint64_t> timestamps(kTimestamps);
-  std::vector<uint32_t> nodes(kNodes * 2);
-  DecodeOutput out;
-  out.events = events.data();
-  out.eventCapacity = kEvents;
-  out.timestamps = timestamps.data();
-  out.timestampCapacity = kTimestamps;
-  out.nodes = nodes.data();
-  out.nodeCapacity = kNodes;
+  DecodeBuffers buffers(kEvents, kTimestamps, kNodes);
+  DecodeOutput& out = buffers.out;
+  const std::vector<uint32_t>& events = buffers.events;
+  const std::vector<uint32_t>& nodes = buffers.nodes;
   // Any number of threads: the header that would declare them was never written.
   RecordDecoder decoder(littleEndian, startTimeUs, UINT32_MAX, length);
   Pass pass;
