@@ -402,10 +402,15 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       ? new JournalWriter(path + JOURNAL_SUFFIX, { compression, littleEndian: this.littleEndian, profilingConfig: this.config, startTimeUs: this.startTime, sampleIntervalUs: this.interval })
       : null;
     if (flushIntervalMs !== undefined) {
-      // The timer holds the writer weakly: a dropped writer is still collected.
+      // The timer holds the writer weakly: a dropped writer is still collected, and its timer then ends.
       const self = new WeakRef(this);
-      this.flushTimer = setInterval(() => self.deref()?.timedFlush(), flushIntervalMs);
-      this.flushTimer.unref();
+      const timer = setInterval(() => {
+        const writer = self.deref();
+        if (writer === undefined) clearInterval(timer);
+        else writer.timedFlush();
+      }, flushIntervalMs);
+      timer.unref();
+      this.flushTimer = timer;
     }
   }
 
