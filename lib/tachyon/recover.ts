@@ -23,12 +23,12 @@ import * as os from 'node:os';
 import { backend, nativeModule } from '../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
 import { Compression, FORMAT_VERSION, Header, HEADER_SIZE, MAX_STACK_DEPTH, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
-import { JOURNAL_SUFFIX, concatBytes, parseJournal, type JournalState } from './journal';
-import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './reader-records';
-import { ProfileReader } from './reader';
-import { FileOutput, ZstdStream } from './writer-output';
-import { FrameTable, StringTable, footerBytes } from './writer-tables';
-import { zstdBinding } from './zstd-binding';
+import { JOURNAL_SUFFIX, concatBytes, parseJournal, type JournalState } from './file/journal';
+import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/records';
+import { ProfileReader } from './read/reader';
+import { FileOutput, ZstdStream } from './file/output';
+import { FrameTable, StringTable, footerBytes } from './write/tables';
+import { zstdBinding } from './file/zstd-binding';
 
 export interface RecoverOptions {
   /** The journal (default `<inPath>.journal`; used when it exists). */
@@ -109,7 +109,7 @@ interface Scan {
 }
 
 interface TachyonRecoverModule {
-  /** native/tachyon/recover_scan.h: [end, samples, threads, maxFrame]. */
+  /** native/tachyon/read/recover_scan.h: [end, samples, threads, maxFrame]. */
   salvageRecords(records: Uint8Array, littleEndian: boolean, startTimeUs: bigint): Float64Array;
 }
 
@@ -144,7 +144,7 @@ function decodeOnce(records: Uint8Array, length: number, littleEndian: boolean, 
 /**
  * The longest prefix of records that the record decoder replays whole, and
  * what it holds: cut at the start of the first record that fails, decoded
- * again, until a prefix decodes whole. Twin of native/tachyon/recover_scan.h.
+ * again, until a prefix decodes whole. Twin of native/tachyon/read/recover_scan.h.
  */
 export function salvageRecords(records: Uint8Array, littleEndian: boolean, startTimeUs: bigint, which: 'native' | 'js'): Scan {
   if (which === 'native') {

@@ -1,4 +1,4 @@
-// libFuzzer target: recovery's record check (native/tachyon/recover_scan.h),
+// libFuzzer target: recovery's record check (native/tachyon/read/recover_scan.h),
 // the native half of `profpack recover`: a sample region cut anywhere, or
 // ending in bytes that never were records.
 //
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "fuzz/fuzz_common.h"
-#include "tachyon/recover_scan.h"
+#include "tachyon/read/recover_scan.h"
 
 namespace tachyon = profpack::tachyon;
 

@@ -21,8 +21,8 @@ declare -A cores=(
   [svb]="svb/*.cc"
   [svb_kernels]="svb/*.cc"
   [pctable]="pctable/*.cc"
-  [tachyon_reader]="tachyon/reader_*.cc"
-  [tachyon_recover]="tachyon/reader_*.cc tachyon/recover_scan.cc"
+  [tachyon_reader]="tachyon/read/*.cc"
+  [tachyon_recover]="tachyon/read/*.cc"
 )
 
 CXX=${CXX:-clang++}

@@ -13,9 +13,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { ProfileReader } from '../../lib/tachyon/reader';
-import { recover, salvageRecords } from '../../lib/tachyon/recover';
-import { ProfileWriter } from '../../lib/tachyon/writer';
+import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
+import { salvageRecords } from '../../lib/tachyon/recover';
 import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];

@@ -9,8 +9,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ProfileReader } from '../../lib/tachyon/reader';
-import { recover } from '../../lib/tachyon/recover';
+import { ProfileReader, recover } from '../../lib/tachyon/index';
 import { repoRoot } from '../shared';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');

@@ -13,9 +13,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ErrorCode } from '../../lib/errors';
-import { ProfileReader } from '../../lib/tachyon/reader';
-import { recover } from '../../lib/tachyon/recover';
-import { ProfileWriter } from '../../lib/tachyon/writer';
+import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
 import { thrown } from '../helpers';
 import { repoRoot } from '../shared';
 

@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { dumpProfile, dumpToJsonText } from '../../tachyon/reader-dump';
+import { dumpProfile, dumpToJsonText } from '../../tachyon/index';
 
 export function registerDump(program: Command): void {
   program

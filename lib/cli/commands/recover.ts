@@ -1,6 +1,6 @@
 /** `profpack recover IN OUT`: a finalized profile from one whose writer died (lib/tachyon/recover.ts says what survives). */
 import type { Command } from 'commander';
-import { recover } from '../../tachyon/recover';
+import { recover } from '../../tachyon/index';
 
 export function registerRecover(program: Command): void {
   program

@@ -29,7 +29,7 @@ module.exports = { writeSamples, internFrames };
 
 if (require.main === module) {
   require('../../fuzz/child/ts-require.cjs');
-  const { ProfileWriter } = require(path.join(__dirname, '..', '..', '..', 'lib', 'tachyon', 'writer.ts'));
+  const { ProfileWriter } = require(path.join(__dirname, '..', '..', '..', 'lib', 'tachyon', 'index.ts'));
   const [which, compression, file, mode] = process.argv.slice(2);
   if (mode === 'flush') {
     const w = new ProfileWriter(file, { sampleIntervalUs: 250, startTimeUs: 1_000_000, backend: which, compression, mode: 'cpu' });

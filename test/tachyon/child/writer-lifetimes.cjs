@@ -6,7 +6,7 @@
 'use strict';
 require('../../fuzz/child/ts-require.cjs');
 const path = require('path');
-const { ProfileWriter } = require('../../../lib/tachyon/writer.ts');
+const { ProfileWriter } = require('../../../lib/tachyon/index.ts');
 
 const [which, level, countText, mode, dir] = process.argv.slice(2);
 const count = Number(countText);

@@ -1,0 +1,217 @@
+/**
+ * The zstd sample region (../shared/notes/tachyon-format.md §9) through
+ * zstd-napi's streaming DCtx. CPython 3.15.2 decompresses the whole region at
+ * open (so its zstd errors are open-stage errors), accepting several
+ * concatenated frames, with or without checksums, up to 1 GiB. We check the
+ * region the same way at open, but stream: the output is kept only when it is
+ * small (ZstdRegion.data), otherwise replay decompresses it again chunk by chunk.
+ */
+import type * as ZstdBinding from 'zstd-napi/binding';
+import { ErrorCode } from '../../errors';
+import { HEADER_SIZE } from '../format';
+import { zstdBinding } from './zstd-binding';
+import { openError, type ByteSource } from './layout';
+
+
+/** Compressed bytes read per step when the source is not already in memory. */
+const INPUT_CHUNK = 1 << 20;
+/** Decompressed bytes produced per step. */
+export const OUTPUT_CHUNK = 1 << 20;
+
+export interface ZstdRegion {
+  /** Size of the decompressed sample region. */
+  totalSize: number;
+  /** The whole decompressed region, when it was at most the keep limit. */
+  data: Uint8Array | null;
+}
+
+/** Pulls compressed bytes [start, end) of the source in chunks. */
+class CompressedInput {
+  private chunk: Uint8Array = new Uint8Array(0);
+  private chunkStart: number;
+  pos: number;
+  constructor(
+    private readonly source: ByteSource,
+    start: number,
+    readonly end: number,
+  ) {
+    this.pos = start;
+    this.chunkStart = start;
+  }
+  /** The unread bytes of the current chunk (loading the next when it is used up). */
+  current(): Uint8Array {
+    const inChunk = this.pos - this.chunkStart;
+    if (inChunk >= this.chunk.length && this.pos < this.end) {
+      this.chunkStart = this.pos;
+      this.chunk = this.source.read(this.pos, Math.min(this.end, this.pos + INPUT_CHUNK));
+      return this.chunk;
+    }
+    return this.chunk.subarray(inChunk);
+  }
+}
+
+/**
+ * A resumable decompressor over the region: fill(out) writes as much as fits
+ * and reports how much; throws the open-stage errors CPython raises.
+ */
+export class ZstdStream {
+  private readonly dctx = new (zstdBinding().DCtx)();
+  private readonly input: CompressedInput;
+  private lastResult = 0;
+  private produced = 0;
+  done = false;
+
+  constructor(
+    source: ByteSource,
+    regionEnd: number,
+    private readonly maxSize: number,
+  ) {
+    this.input = new CompressedInput(source, HEADER_SIZE, regionEnd);
+    const head = this.input.current();
+    try {
+      zstdBinding().getFrameContentSize(head.subarray(0, Math.min(head.length, 32)));
+    } catch {
+      throw openError(ErrorCode.TACHYON_ZSTD_FRAME_HEADER, 'Corrupted zstd frame header', HEADER_SIZE, 'a zstd frame header');
+    }
+  }
+
+  /** Decompresses into out[0, ...) until it is full or the region ends; returns the bytes written. */
+  fill(out: Uint8Array): number {
+    let written = 0;
+    while (!this.done && written < out.length) {
+      const src = this.input.current();
+      const inputLeft = this.input.end - this.input.pos;
+      if (inputLeft === 0 && this.lastResult === 0) {
+        this.done = true;
+        break;
+      }
+      let r: [number, number, number];
+      try {
+        r = this.dctx.decompressStream(out.subarray(written), src) as [number, number, number];
+      } catch (err) {
+        const name = err instanceof Error ? err.message : String(err);
+        throw openError(ErrorCode.TACHYON_ZSTD_ERROR, `zstd decompression error: ${name}`, this.input.pos);
+      }
+      this.lastResult = r[0];
+      written += r[1];
+      this.input.pos += r[2];
+      this.produced += r[1];
+      if (this.produced > this.maxSize) {
+        throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${this.maxSize} bytes`);
+      }
+      if (this.input.pos >= this.input.end && r[1] === 0 && r[2] === 0) {
+        // Input used up and nothing more comes out: complete, or cut short.
+        if (this.lastResult !== 0) {
+          throw openError(ErrorCode.TACHYON_ZSTD_TRUNCATED, 'Incomplete zstd frame: data may be truncated', this.input.end);
+        }
+        this.done = true;
+      }
+    }
+    return written;
+  }
+}
+
+/** CPython's first buffer when the frame header gives no size: ZSTD_DStreamOutSize() * 4. */
+const CPYTHON_INITIAL_BUFFER = 4 * (128 << 10);
+/**
+ * The largest output buffer the open-stage check hands zstd when not keeping
+ * the data. CPython's buffer can be larger; zstd only behaves differently when
+ * a frame declares a content size above this (CPython's writer never declares one).
+ */
+const SCRATCH_LIMIT = 16 << 20;
+
+/**
+ * Decompresses the whole region as CPython 3.15.2 does at open, with the same
+ * output-buffer sizes per ZSTD_decompressStream call (frame content size, else
+ * 512 KiB, doubled when full, capped at maxSize), so that corrupt input fails
+ * with the same zstd error; the output is kept when it is at most keepLimit bytes.
+ */
+export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: number, keepLimit: number): ZstdRegion {
+  const input = source.read(HEADER_SIZE, regionEnd);
+  let contentSize: number | null;
+  try {
+    contentSize = zstdBinding().getFrameContentSize(input);
+  } catch {
+    throw openError(ErrorCode.TACHYON_ZSTD_FRAME_HEADER, 'Corrupted zstd frame header', HEADER_SIZE, 'a zstd frame header');
+  }
+  let alloc = contentSize !== null && contentSize <= maxSize ? contentSize : CPYTHON_INITIAL_BUFFER;
+  const dctx = sharedContext();
+  // Output goes to a scratch buffer; CPython's buffer sizes are only passed on as capacities.
+  let kept: Uint8Array[] | null = keepLimit > 0 ? [] : null;
+  // One scratch buffer for the whole check, grown as needed: a fresh 16 MiB
+  // buffer per call would leave dozens of them to a lazy GC on a bomb.
+  let scratch = sharedScratch;
+  let total = 0;
+  let inPos = 0;
+  let last = 0;
+  while (inPos < input.length) {
+    if (total >= alloc) {
+      if (alloc * 2 > maxSize) {
+        throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${maxSize} bytes`);
+      }
+      alloc *= 2;
+    }
+    // One call of CPython's loop, with capacity alloc - total, made of calls
+    // on the scratch buffer while they fill it.
+    const capacity = alloc - total;
+    let produced = 0;
+    for (;;) {
+      const size = Math.min(capacity - produced, SCRATCH_LIMIT);
+      if (size > scratch.length) {
+        scratch = new Uint8Array(Math.min(SCRATCH_LIMIT, Math.max(size, 2 * scratch.length)));
+        if (scratch.length <= KEPT_SCRATCH) sharedScratch = scratch;
+      }
+      const out = scratch.subarray(0, size);
+      let r: [number, number, number];
+      try {
+        r = dctx.decompressStream(out, input.subarray(inPos)) as [number, number, number];
+      } catch (err) {
+        const name = err instanceof Error ? err.message : String(err);
+        throw openError(ErrorCode.TACHYON_ZSTD_ERROR, `zstd decompression error: ${name}`, HEADER_SIZE + inPos);
+      }
+      last = r[0];
+      produced += r[1];
+      inPos += r[2];
+      if (kept && r[1] > 0) {
+        if (total + produced > keepLimit) kept = null;
+        else kept.push(out.slice(0, r[1]));
+      }
+      if (r[1] < out.length || produced >= capacity || out.length === 0) break;
+    }
+    total += produced;
+    // CPython only checks its cap when it grows the buffer (so never above 1 GiB); a smaller cap given as an option holds exactly.
+    if (total > maxSize) {
+      throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${maxSize} bytes`);
+    }
+    if (capacity === 0 && produced === 0 && inPos < input.length && last !== 0) {
+      // CPython loops forever here (a frame declaring size 0 followed by data); stop instead.
+      throw openError(ErrorCode.TACHYON_ZSTD_ERROR, 'zstd decompression error: no progress with an empty output buffer', HEADER_SIZE + inPos);
+    }
+  }
+  if (last !== 0) {
+    throw openError(ErrorCode.TACHYON_ZSTD_TRUNCATED, 'Incomplete zstd frame: data may be truncated', regionEnd);
+  }
+  if (!kept) return { totalSize: total, data: null };
+  if (kept.length === 1) return { totalSize: total, data: kept[0]! };
+  const data = new Uint8Array(total);
+  let at = 0;
+  for (const part of kept) {
+    data.set(part, at);
+    at += part.length;
+  }
+  return { totalSize: total, data };
+}
+
+/** Scratch output kept between readers up to this size (a larger one lives for one check). */
+const KEPT_SCRATCH = 1 << 20;
+let sharedScratch: Uint8Array = new Uint8Array(0);
+
+let context: ZstdBinding.DCtx | null = null;
+
+/** One decompression context for the open-stage checks (creating one and its window costs more than a small region). */
+function sharedContext(): ZstdBinding.DCtx {
+  const zstd = zstdBinding();
+  if (!context) context = new zstd.DCtx();
+  else context.reset(zstd.ResetDirective.sessionOnly);
+  return context;
+}

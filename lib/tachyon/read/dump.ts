@@ -1,0 +1,160 @@
+/**
+ * The dump of a Tachyon file in the shape of the shared vectors'
+ * *.expected.json (../shared/vectors/tachyon/README.md): what `profpack dump
+ * --json` prints and what other tools check us against. u64 values stay
+ * bigint until stringifyExact writes them as exact JSON integers.
+ */
+import { isProfpackError } from '../../errors';
+import { ProfileReader, type Frame, type ProfileInfo, type ReaderOptions } from './reader';
+
+export interface DumpFrame {
+  filename: string;
+  funcname: string;
+  lineno: number | null;
+  end_lineno: number | null;
+  column: number | null;
+  end_column: number | null;
+  opcode: number | null;
+}
+
+export interface DumpSample {
+  thread_id: bigint | number;
+  interpreter_id: number;
+  timestamp_us: bigint | number;
+  status: number;
+  call: number;
+  frames: DumpFrame[];
+}
+
+export interface Dump {
+  accepted: boolean;
+  stage: 'ok' | 'open' | 'replay';
+  error: { code: string; message: string } | null;
+  info: Record<string, unknown> | null;
+  samples: DumpSample[];
+  /** Present for a replay-stage error, as in the vectors. */
+  samples_before_error?: number;
+}
+
+/** bigint when beyond 2^53, else number: the value a JSON integer parser gives back. */
+export function exactInteger(value: bigint): bigint | number {
+  return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
+}
+
+/** CPython's get_info() dict, snake_case, as in the vectors. */
+export function infoToJson(info: ProfileInfo): Record<string, unknown> {
+  return {
+    version: info.version,
+    python_version: [...info.pythonVersion],
+    start_time_us: exactInteger(info.startTimeUs),
+    sample_interval_us: exactInteger(info.sampleIntervalUs),
+    sample_count: exactInteger(info.sampleCount),
+    thread_count: info.threadCount,
+    string_count: info.stringCount,
+    frame_count: info.frameCount,
+    compression_type: info.compressionType,
+    duration_sec: info.durationSec,
+    sample_rate: info.sampleRate,
+    error_rate: info.errorRate,
+    missed_samples: info.missedSamples,
+    mode: info.mode,
+    capture_features: info.captureFeatures,
+  };
+}
+
+export function frameToJson(f: Frame): DumpFrame {
+  return {
+    filename: f.filename,
+    funcname: f.funcname,
+    lineno: f.lineno,
+    end_lineno: f.endLineno,
+    column: f.column,
+    end_column: f.endColumn,
+    opcode: f.opcode,
+  };
+}
+
+function errorOf(err: unknown): { code: string; message: string } {
+  if (isProfpackError(err)) {
+    // The message without the " (at byte N)" suffix ProfpackError adds.
+    const suffix = err.offset === undefined ? '' : ` (at byte ${err.offset})`;
+    const message = suffix && err.message.endsWith(suffix) ? err.message.slice(0, -suffix.length) : err.message;
+    return { code: String(err.code), message };
+  }
+  throw err;
+}
+
+/** Opens and replays `input` (a path or the bytes), never throwing for a bad file. */
+export function dumpProfile(input: string | Uint8Array, options: ReaderOptions = {}): Dump {
+  const dump: Dump = { accepted: false, stage: 'open', error: null, info: null, samples: [] };
+  let reader: ProfileReader;
+  try {
+    reader = typeof input === 'string' ? ProfileReader.open(input, options) : ProfileReader.fromBuffer(input, options);
+  } catch (err) {
+    dump.error = errorOf(err);
+    return dump;
+  }
+  try {
+    dump.info = infoToJson(reader.info);
+    dump.stage = 'replay';
+    const samples: DumpSample[] = [];
+    const framesJson = new WeakMap<readonly Frame[], DumpFrame[]>();
+    let calls = 0;
+    try {
+      reader.replay({
+        collect(stackFrames, timestampsUs) {
+          const call = calls++;
+          for (const interp of stackFrames) {
+            for (const thread of interp.threads) {
+              let frames = framesJson.get(thread.frameInfo);
+              if (!frames) {
+                frames = thread.frameInfo.map(frameToJson);
+                framesJson.set(thread.frameInfo, frames);
+              }
+              const threadId = exactInteger(thread.threadId);
+              for (const ts of timestampsUs) {
+                samples.push({ thread_id: threadId, interpreter_id: interp.interpreterId, timestamp_us: exactInteger(ts), status: thread.status, call, frames });
+              }
+            }
+          }
+        },
+      });
+    } catch (err) {
+      dump.error = errorOf(err);
+      dump.samples_before_error = samples.length;
+      return dump;
+    }
+    dump.accepted = true;
+    dump.stage = 'ok';
+    dump.samples = samples;
+    return dump;
+  } finally {
+    reader.close();
+  }
+}
+
+/** JSON text with bigint written as exact integers; one sample per line like the vectors. */
+export function stringifyExact(value: unknown, indent = 1): string {
+  const marks: string[] = [];
+  const text = JSON.stringify(
+    value,
+    (_key, v: unknown) => {
+      if (typeof v === 'bigint') {
+        marks.push(v.toString());
+        return `\u0000big${marks.length - 1}\u0000`;
+      }
+      return v;
+    },
+    indent,
+  );
+  return text.replace(/"\\u0000big(\d+)\\u0000"/g, (_m, i: string) => marks[Number(i)]!);
+}
+
+/** The dump as text: header fields indented, then one compact line per sample. */
+export function dumpToJsonText(dump: Dump): string {
+  const { samples, ...head } = dump;
+  const headText = stringifyExact({ ...head, samples: [] }, 1);
+  if (samples.length === 0) return headText + '\n';
+  const lines = samples.map((s) => stringifyExact(s, 0));
+  return headText.replace(/"samples": \[\]\n\}$/, `"samples": [\n${lines.join(',\n')}\n ]\n}`) + '\n';
+}

@@ -1,0 +1,48 @@
+/**
+ * The native reader (native/tachyon/read/reader_napi.cc), or null under the JS
+ * backend: the file mapping and the record decoder, same contract as the JS
+ * twin (reader-records.ts).
+ */
+import { nativeModule } from '../../backend';
+import type { ErrorCodeValue } from '../../errors';
+
+export interface NativeFile {
+  readonly size: number;
+  /** true when mmap'ed; false when it fell back to read(). */
+  readonly mapped: boolean;
+}
+
+export interface NativeDecodeError {
+  code: ErrorCodeValue;
+  message: string;
+  offset: number;
+}
+
+export interface NativeTachyonReader {
+  /** Opens and maps a file (MAP_POPULATE, madvise), or reads it where mapping fails. */
+  openFile(path: string): NativeFile;
+  /** A copy of bytes [start, end) of the file. */
+  readRange(file: NativeFile, start: number, end: number): Uint8Array;
+  closeFile(file: NativeFile): void;
+  /** A decoder writing into the given buffers (kept alive by the decoder). */
+  createDecoder(
+    littleEndian: boolean,
+    startTimeUs: bigint,
+    threadCount: number,
+    totalSize: number,
+    events: Uint32Array,
+    timestamps: BigUint64Array,
+    nodes: Uint32Array,
+    result: Float64Array,
+    maxNodes: number,
+  ): object;
+  decodeBytes(decoder: object, window: Uint8Array, windowStart: number, length: number, final: boolean): NativeDecodeError | null;
+  /** Decodes file bytes [fileOffset, fileOffset + length) of a mapped file in place. */
+  decodeFile(decoder: object, file: NativeFile, fileOffset: number, windowStart: number, length: number, final: boolean): NativeDecodeError | null;
+  /** [repeatRecords, repeatSamples, fullRecords, suffixRecords, popPushRecords, totalSamples, stackReconstructions] */
+  decoderStats(decoder: object): Float64Array;
+}
+
+export function nativeReader(): NativeTachyonReader | null {
+  return nativeModule<NativeTachyonReader>('tachyonReader');
+}

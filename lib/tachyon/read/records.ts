@@ -1,0 +1,588 @@
+/**
+ * The sample-region record decoder (../shared/notes/tachyon-format.md §3, §5,
+ * §10 replay): the JS twin of native/tachyon/read/reader_records.h, with the same
+ * contract, so one replay driver (reader.ts) serves both.
+ *
+ * Resumable: it decodes the window it is given and stops at a record (or
+ * REPEAT entry) boundary when the window may not hold the next one, so the
+ * zstd stream can be fed in chunks. Stacks are interned in a trie of
+ * (parent node, frame index) -> node: a thread's stack is a node, node 0 is the
+ * empty stack, and a node's frames are its frame then its parent's (innermost
+ * first). Identical stacks share one node, so the driver resolves each
+ * distinct stack once.
+ *
+ * Output per call, into buffers the driver owns:
+ * - events (EVENT_STRIDE u32 each):
+ *   Sample / SamplePart: [kind, threadIndex, node, status, timestampCount]; a
+ *     SamplePart is continued by the next Sample/SamplePart of the same batch
+ *     (a REPEAT batch cut by a full buffer or the window end);
+ *   Thread: [kind, interpreterId, threadIdLow, threadIdHigh, 0];
+ *   Progress: [kind, replayedLow, replayedHigh, 0, 0] (CPython's progress_callback points);
+ * - timestamps (u64, one per sample, in event order);
+ * - nodes: (parent, frame) for each node created, ids consecutive from nodeBase.
+ */
+import { ErrorCode, type ErrorCodeValue } from '../../errors';
+import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_ENTRY_MAX } from '../format';
+import { readU32, readU64, varint } from './varint';
+
+export const EVENT_STRIDE = 5;
+export const EventKind = { Sample: 0, SamplePart: 1, Thread: 2, Progress: 3 } as const;
+export const DecodeStatus = { Done: 0, NeedMore: 1, OutputFull: 2, Error: 3 } as const;
+
+/** CPython calls progress_callback every 1000 samples. */
+export const PROGRESS_INTERVAL = 1000;
+/** Largest record other than REPEAT that can pass CPython's checks: 13 + delta 10 + status 1 + two 10-byte counts + 256 10-byte indices. */
+export const MAX_RECORD_SIZE = RECORD_PREFIX_SIZE + 10 + 1 + 10 + 10 + MAX_STACK_DEPTH * 10;
+
+export interface DecoderConfig {
+  littleEndian: boolean;
+  startTimeUs: bigint;
+  threadCount: number;
+  /** Size of the whole (decompressed) sample region. */
+  totalSize: number;
+  /**
+   * Trie size beyond which it is rebuilt from the threads' current stacks at
+   * the next call (bounds memory on profiles with millions of distinct stacks).
+   */
+  maxNodes?: number;
+}
+
+/** Default trie bound: 4 M nodes (~120 MB native, 32 MB for the JS mirror). */
+export const DEFAULT_MAX_NODES = 1 << 22;
+
+export interface DecodeOutput {
+  events: Uint32Array;
+  /** u64 timestamps, written as (low, high) u32 pairs through a Uint32Array view. */
+  timestamps: BigUint64Array;
+  nodes: Uint32Array;
+  /**
+   * [status, consumed, eventCount, timestampCount, nodeCount, replayed, errorOffset, trieReset]
+   * (positions are offsets in the sample region; trieReset 1: node ids restarted
+   * at 1 before this call's nodes, earlier ids are void).
+   */
+  result: Float64Array;
+}
+
+export interface DecodeError {
+  code: ErrorCodeValue;
+  message: string;
+  offset: number;
+}
+
+export const Result = { status: 0, consumed: 1, events: 2, timestamps: 3, nodes: 4, replayed: 5, errorOffset: 6, trieReset: 7 } as const;
+
+/** Minimum room left before a record starts: thread + sample + two progress events, 256 nodes. */
+const EVENT_MARGIN = 4;
+const NODE_MARGIN = MAX_STACK_DEPTH;
+const PATH_STRIDE = MAX_STACK_DEPTH + 1;
+
+const hostLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Open-addressing (parent, frame) -> node map with typed arrays. */
+class StackTrie {
+  parent: Uint32Array = new Uint32Array(1024);
+  frame: Uint32Array = new Uint32Array(1024);
+  lastChild: Uint32Array = new Uint32Array(1024);
+  count = 1; // node 0: the empty stack
+  private slots = new Int32Array(2048).fill(-1);
+  private mask = 2047;
+
+  private hash(parent: number, frame: number): number {
+    return (Math.imul(parent, 0x9e3779b1) ^ Math.imul(frame + 0x7f4a7c15, 0x85ebca77)) >>> 0;
+  }
+
+  /** Back to the empty stack only (array capacity is kept). */
+  clear(): void {
+    this.count = 1;
+    this.slots.fill(-1);
+    this.lastChild.fill(0);
+  }
+
+  /** The child node, and whether it was created (then nodeCreated is true). */
+  child(parent: number, frame: number): number {
+    // The child a node got last, checked before the hash table (call paths recur).
+    const last = this.lastChild[parent]!;
+    if (last !== 0 && this.frame[last] === frame) {
+      this.created = false;
+      return last;
+    }
+    let i = this.hash(parent, frame) & this.mask;
+    const slots = this.slots;
+    for (;;) {
+      const node = slots[i]!;
+      if (node < 0) break;
+      if (this.parent[node] === parent && this.frame[node] === frame) {
+        this.created = false;
+        this.lastChild[parent] = node;
+        return node;
+      }
+      i = (i + 1) & this.mask;
+    }
+    const node = this.count++;
+    if (node >= this.parent.length) {
+      const p = new Uint32Array(this.parent.length * 2);
+      p.set(this.parent);
+      this.parent = p;
+      const f = new Uint32Array(this.frame.length * 2);
+      f.set(this.frame);
+      this.frame = f;
+      const l = new Uint32Array(this.lastChild.length * 2);
+      l.set(this.lastChild);
+      this.lastChild = l;
+    }
+    this.parent[node] = parent;
+    this.frame[node] = frame;
+    this.lastChild[node] = 0;
+    this.lastChild[parent] = node;
+    slots[i] = node;
+    if (this.count * 2 > this.mask) this.grow();
+    this.created = true;
+    return node;
+  }
+  created = false;
+
+  private grow(): void {
+    const size = (this.mask + 1) * 2;
+    const slots = new Int32Array(size).fill(-1);
+    const mask = size - 1;
+    for (let node = 1; node < this.count; node++) {
+      let i = this.hash(this.parent[node]!, this.frame[node]!) & mask;
+      while (slots[i]! >= 0) i = (i + 1) & mask;
+      slots[i] = node;
+    }
+    this.slots = slots;
+    this.mask = mask;
+  }
+}
+
+/** Per-thread state, CPython's ReaderThreadState: key, previous timestamp, current stack. */
+class Threads {
+  count = 0;
+  idLow: Uint32Array = new Uint32Array(16);
+  idHigh: Uint32Array = new Uint32Array(16);
+  interp: Uint32Array = new Uint32Array(16);
+  tsLow: Uint32Array = new Uint32Array(16);
+  tsHigh: Uint32Array = new Uint32Array(16);
+  depth: Uint32Array = new Uint32Array(16);
+  /** path[t * 257 + k] = node of the bottom k frames of thread t's stack. */
+  path: Uint32Array = new Uint32Array(16 * PATH_STRIDE);
+  private slots = new Int32Array(64).fill(-1);
+  private mask = 63;
+
+  private hash(low: number, high: number, interp: number): number {
+    return (Math.imul(low ^ 0x27d4eb2f, 0x9e3779b1) ^ Math.imul(high + 0x165667b1, 0x85ebca77) ^ Math.imul(interp, 0xc2b2ae3d)) >>> 0;
+  }
+
+  find(low: number, high: number, interp: number): number {
+    let i = this.hash(low, high, interp) & this.mask;
+    for (;;) {
+      const t = this.slots[i]!;
+      if (t < 0) return -1 - i;
+      if (this.idLow[t] === low && this.idHigh[t] === high && this.interp[t] === interp) return t;
+      i = (i + 1) & this.mask;
+    }
+  }
+
+  add(slot: number, low: number, high: number, interp: number, startLow: number, startHigh: number): number {
+    const t = this.count++;
+    if (t >= this.idLow.length) this.growArrays();
+    this.idLow[t] = low;
+    this.idHigh[t] = high;
+    this.interp[t] = interp;
+    this.tsLow[t] = startLow;
+    this.tsHigh[t] = startHigh;
+    this.depth[t] = 0;
+    this.path[t * PATH_STRIDE] = 0;
+    this.slots[slot] = t;
+    if (this.count * 2 > this.mask) this.growSlots();
+    return t;
+  }
+
+  private growArrays(): void {
+    const n = this.idLow.length * 2;
+    const grow32 = (a: Uint32Array, size = n): Uint32Array => {
+      const b = new Uint32Array(size);
+      b.set(a);
+      return b;
+    };
+    this.idLow = grow32(this.idLow);
+    this.idHigh = grow32(this.idHigh);
+    this.interp = grow32(this.interp);
+    this.tsLow = grow32(this.tsLow);
+    this.tsHigh = grow32(this.tsHigh);
+    this.depth = grow32(this.depth);
+    this.path = grow32(this.path, n * PATH_STRIDE);
+  }
+
+  private growSlots(): void {
+    const size = (this.mask + 1) * 2;
+    const slots = new Int32Array(size).fill(-1);
+    const mask = size - 1;
+    for (let t = 0; t < this.count; t++) {
+      let i = this.hash(this.idLow[t]!, this.idHigh[t]!, this.interp[t]!) & mask;
+      while (slots[i]! >= 0) i = (i + 1) & mask;
+      slots[i] = t;
+    }
+    this.slots = slots;
+    this.mask = mask;
+  }
+}
+
+export class RecordDecoderJs {
+  private readonly le: boolean;
+  private readonly startLow: number;
+  private readonly startHigh: number;
+  private readonly threadCount: number;
+  private readonly total: number;
+  private readonly trie = new StackTrie();
+  private readonly threads = new Threads();
+  private readonly newFrames = new Uint32Array(MAX_STACK_DEPTH);
+  private replayed = 0;
+  /** A REPEAT record cut at an entry boundary: entries left, its thread, the open batch. */
+  private repeatLeft = 0;
+  private repeatCount = 0;
+  private repeatThread = 0;
+  private repeatBatchOpen = false;
+  private repeatBatchStatus = 0;
+  error: DecodeError | null = null;
+  /** CPython's BinaryReader.get_stats() counters. */
+  readonly stats = { repeatRecords: 0, repeatSamples: 0, fullRecords: 0, suffixRecords: 0, popPushRecords: 0, totalSamples: 0, stackReconstructions: 0 };
+
+  // Output cursors of the current call.
+  private ev!: Uint32Array;
+  private evCount = 0;
+  private ts32!: Uint32Array;
+  private tsCount = 0;
+  private tsCap = 0;
+  private nodesOut!: Uint32Array;
+  private nodeCount = 0;
+  private nodesSeen = 1;
+  private batchTsStart = 0;
+
+  constructor(config: DecoderConfig) {
+    this.le = config.littleEndian;
+    this.startLow = Number(config.startTimeUs & 0xffffffffn);
+    this.startHigh = Number(config.startTimeUs >> 32n);
+    this.threadCount = config.threadCount;
+    this.total = config.totalSize;
+    this.maxNodes = config.maxNodes ?? DEFAULT_MAX_NODES;
+  }
+
+  private readonly maxNodes: number;
+
+  /**
+   * Rebuilds the trie from each thread's current stack when it has grown past
+   * maxNodes and this call's node buffer can take every rebuilt node.
+   */
+  private maybeResetTrie(): boolean {
+    const th = this.threads;
+    if (this.trie.count <= this.maxNodes || th.count * MAX_STACK_DEPTH + NODE_MARGIN > this.nodesOut.length / 2) return false;
+    const stacks: Uint32Array[] = [];
+    for (let t = 0; t < th.count; t++) {
+      const depth = th.depth[t]!;
+      const frames = new Uint32Array(depth);
+      let node = th.path[t * PATH_STRIDE + depth]!;
+      for (let i = 0; i < depth; i++) {
+        frames[i] = this.trie.frame[node]!;
+        node = this.trie.parent[node]!;
+      }
+      stacks.push(frames);
+    }
+    this.trie.clear();
+    for (let t = 0; t < th.count; t++) {
+      this.newFrames.set(stacks[t]!);
+      this.build(t, 0, stacks[t]!.length);
+    }
+    return true;
+  }
+
+  /**
+   * Decodes window[0, length), which starts at `windowStart` in the sample
+   * region; `final` when it reaches the region's end. Fills `out`.
+   */
+  decode(window: Uint8Array, windowStart: number, length: number, final: boolean, out: DecodeOutput): void {
+    this.ev = out.events;
+    this.evCount = 0;
+    this.ts32 = new Uint32Array(out.timestamps.buffer, out.timestamps.byteOffset, out.timestamps.length * 2);
+    this.tsCount = 0;
+    this.tsCap = out.timestamps.length;
+    this.nodesOut = out.nodes;
+    this.nodeCount = 0;
+    this.error = null;
+    const reset = this.maybeResetTrie();
+    const status = this.run(window, windowStart, length, final);
+    const r = out.result;
+    r[Result.trieReset] = reset ? 1 : 0;
+    r[Result.status] = status;
+    r[Result.consumed] = this.consumed;
+    r[Result.events] = this.evCount;
+    r[Result.timestamps] = this.tsCount;
+    r[Result.nodes] = this.nodeCount;
+    r[Result.replayed] = this.replayed;
+    const error = this.error as DecodeError | null;
+    r[Result.errorOffset] = error ? error.offset : -1;
+  }
+
+  private consumed = 0;
+
+  private fail(code: ErrorCodeValue, message: string, offset: number): number {
+    this.error = { code, message, offset };
+    return DecodeStatus.Error;
+  }
+
+  private pushEvent(kind: number, a: number, b: number, c: number, d: number): void {
+    const i = this.evCount++ * EVENT_STRIDE;
+    const ev = this.ev;
+    ev[i] = kind;
+    ev[i + 1] = a;
+    ev[i + 2] = b;
+    ev[i + 3] = c;
+    ev[i + 4] = d;
+  }
+
+  private progress(): void {
+    this.pushEvent(EventKind.Progress, this.replayed % 0x1_0000_0000, Math.floor(this.replayed / 0x1_0000_0000), 0, 0);
+  }
+
+  private pushTimestamp(t: number): void {
+    const i = this.tsCount++ * 2;
+    if (hostLittleEndian) {
+      this.ts32[i] = this.threads.tsLow[t]!;
+      this.ts32[i + 1] = this.threads.tsHigh[t]!;
+    } else {
+      this.ts32[i] = this.threads.tsHigh[t]!;
+      this.ts32[i + 1] = this.threads.tsLow[t]!;
+    }
+  }
+
+  /** Adds varint.lo/hi to thread t's previous timestamp, modulo 2^64. */
+  private advance(t: number): void {
+    const th = this.threads;
+    const low = th.tsLow[t]! + varint.lo;
+    th.tsLow[t] = low >>> 0;
+    th.tsHigh[t] = (th.tsHigh[t]! + varint.hi + (low > 0xffffffff ? 1 : 0)) >>> 0;
+  }
+
+  private child(parent: number, frame: number): number {
+    const node = this.trie.child(parent, frame);
+    if (this.trie.created) {
+      const i = this.nodeCount++ * 2;
+      this.nodesOut[i] = parent;
+      this.nodesOut[i + 1] = frame;
+    }
+    return node;
+  }
+
+  /** Pushes newFrames[0, n) (innermost first) on top of the bottom `keep` frames of thread t. */
+  private build(t: number, keep: number, n: number): void {
+    const th = this.threads;
+    const base = t * PATH_STRIDE;
+    let node = th.path[base + keep]!;
+    for (let k = n - 1, d = keep + 1; k >= 0; k--, d++) {
+      node = this.child(node, this.newFrames[k]!);
+      th.path[base + d] = node;
+    }
+    th.depth[t] = keep + n;
+  }
+
+  private closeBatch(t: number, kind: number): void {
+    const count = this.tsCount - this.batchTsStart;
+    const th = this.threads;
+    this.pushEvent(kind, t, th.path[t * PATH_STRIDE + th.depth[t]!]!, this.repeatBatchStatus, count);
+    this.batchTsStart = this.tsCount;
+  }
+
+  /**
+   * REPEAT entries of the current record, from where they stopped. Returns -1
+   * when all are done, or a DecodeStatus to return.
+   */
+  private repeatEntries(bytes: Uint8Array, pos: number, end: number, windowStart: number, final: boolean): number {
+    const t = this.repeatThread;
+    this.batchTsStart = this.tsCount;
+    while (this.repeatLeft > 0) {
+      if ((!final && end - pos < REPEAT_ENTRY_MAX) || this.tsCount >= this.tsCap || this.evCount + EVENT_MARGIN > this.ev.length / EVENT_STRIDE) {
+        if (this.repeatBatchOpen && this.tsCount > this.batchTsStart) this.closeBatch(t, EventKind.SamplePart);
+        this.consumed = pos;
+        return !final && end - pos < REPEAT_ENTRY_MAX ? DecodeStatus.NeedMore : DecodeStatus.OutputFull;
+      }
+      const next = readU64(bytes, pos, end);
+      if (next < 0) return this.fail(ErrorCode.TACHYON_RLE_VARINT, 'Malformed varint in RLE sample data', windowStart + pos);
+      if (next >= end) return this.fail(ErrorCode.TACHYON_RLE_TRUNCATED, 'Unexpected end of sample data in RLE', windowStart + next);
+      const status = bytes[next]!;
+      pos = next + 1;
+      this.advance(t);
+      if (!this.repeatBatchOpen || status !== this.repeatBatchStatus) {
+        if (this.repeatBatchOpen) this.closeBatch(t, EventKind.Sample);
+        this.repeatBatchOpen = true;
+        this.repeatBatchStatus = status;
+        this.batchTsStart = this.tsCount;
+      }
+      this.pushTimestamp(t);
+      this.repeatLeft--;
+    }
+    if (this.repeatBatchOpen) this.closeBatch(t, EventKind.Sample);
+    this.repeatBatchOpen = false;
+    const count = this.repeatCount;
+    this.replayed += count;
+    this.stats.totalSamples += count;
+    if (this.replayed % PROGRESS_INTERVAL < count) this.progress();
+    if (this.replayed % PROGRESS_INTERVAL === 0) this.progress();
+    this.consumed = pos;
+    return -1;
+  }
+
+  private run(bytes: Uint8Array, windowStart: number, length: number, final: boolean): number {
+    const end = length;
+    let pos = 0;
+    this.consumed = 0;
+    if (this.repeatLeft > 0) {
+      const s = this.repeatEntries(bytes, pos, end, windowStart, final);
+      if (s >= 0) return s;
+      pos = this.consumed;
+    }
+    const le = this.le;
+    const th = this.threads;
+    const evCap = this.ev.length / EVENT_STRIDE;
+    const nodeCap = this.nodesOut.length / 2;
+    const total = this.total;
+    for (;;) {
+      this.consumed = pos;
+      if (pos >= end) return final ? DecodeStatus.Done : DecodeStatus.NeedMore;
+      const remaining = total - (windowStart + pos);
+      if (remaining < RECORD_PREFIX_SIZE) {
+        return this.fail(ErrorCode.TACHYON_TRUNCATED_RECORD, `Truncated sample data: ${remaining} trailing bytes`, windowStart + pos);
+      }
+      if (!final && end - pos < MAX_RECORD_SIZE) return DecodeStatus.NeedMore;
+      if (this.evCount + EVENT_MARGIN > evCap || this.nodeCount + NODE_MARGIN > nodeCap || this.tsCount >= this.tsCap) return DecodeStatus.OutputFull;
+      const recordStart = pos;
+      let low: number, high: number, interp: number;
+      if (le) {
+        low = (bytes[pos]! | (bytes[pos + 1]! << 8) | (bytes[pos + 2]! << 16) | (bytes[pos + 3]! << 24)) >>> 0;
+        high = (bytes[pos + 4]! | (bytes[pos + 5]! << 8) | (bytes[pos + 6]! << 16) | (bytes[pos + 7]! << 24)) >>> 0;
+        interp = (bytes[pos + 8]! | (bytes[pos + 9]! << 8) | (bytes[pos + 10]! << 16) | (bytes[pos + 11]! << 24)) >>> 0;
+      } else {
+        high = ((bytes[pos]! << 24) | (bytes[pos + 1]! << 16) | (bytes[pos + 2]! << 8) | bytes[pos + 3]!) >>> 0;
+        low = ((bytes[pos + 4]! << 24) | (bytes[pos + 5]! << 16) | (bytes[pos + 6]! << 8) | bytes[pos + 7]!) >>> 0;
+        interp = ((bytes[pos + 8]! << 24) | (bytes[pos + 9]! << 16) | (bytes[pos + 10]! << 8) | bytes[pos + 11]!) >>> 0;
+      }
+      let t = th.find(low, high, interp);
+      if (t < 0) {
+        if (th.count >= this.threadCount) {
+          return this.fail(
+            ErrorCode.TACHYON_THREAD_COUNT,
+            `Invalid thread count: sample data contains more unique threads than declared in header (declared ${this.threadCount}, found at least ${th.count + 1})`,
+            windowStart + recordStart,
+          );
+        }
+        t = th.add(-1 - t, low, high, interp, this.startLow, this.startHigh);
+        this.pushEvent(EventKind.Thread, interp, low, high, 0);
+      }
+      const encoding = bytes[pos + 12]!;
+      pos += RECORD_PREFIX_SIZE;
+      if (encoding === RecordKind.Repeat) {
+        const next = readU32(bytes, pos, end);
+        if (next < 0) return this.fail(ErrorCode.TACHYON_RLE_COUNT_VARINT, 'Malformed varint for RLE count', windowStart + pos);
+        const count = varint.lo;
+        pos = next;
+        const maxPossible = Math.floor((total - (windowStart + pos)) / 2);
+        if (count > maxPossible) {
+          return this.fail(
+            ErrorCode.TACHYON_RLE_COUNT,
+            `Invalid RLE count ${count} exceeds maximum possible ${maxPossible} for remaining data`,
+            windowStart + recordStart + RECORD_PREFIX_SIZE,
+          );
+        }
+        this.stats.repeatRecords++;
+        this.stats.repeatSamples += count;
+        this.repeatLeft = count;
+        this.repeatCount = count;
+        this.repeatThread = t;
+        this.repeatBatchOpen = false;
+        const s = this.repeatEntries(bytes, pos, end, windowStart, final);
+        if (s >= 0) return s;
+        pos = this.consumed;
+        continue;
+      }
+      if (encoding > RecordKind.PopPush) {
+        return this.fail(ErrorCode.TACHYON_UNKNOWN_ENCODING, `Unknown stack encoding: ${encoding}`, windowStart + recordStart + 12);
+      }
+      let next = readU64(bytes, pos, end);
+      if (next < 0) return this.fail(ErrorCode.TACHYON_SAMPLE_VARINT, 'Malformed varint in sample data', windowStart + pos);
+      if (next >= end) return this.fail(ErrorCode.TACHYON_SAMPLE_TRUNCATED, 'Unexpected end of sample data', windowStart + next);
+      this.advance(t);
+      const status = bytes[next]!;
+      pos = next + 1;
+      const base = t * PATH_STRIDE;
+      const frames = this.newFrames;
+      if (encoding === RecordKind.Full) {
+        next = readU32(bytes, pos, end);
+        if (next < 0) return this.stackVarint(windowStart + pos);
+        const depth = varint.lo;
+        if (depth > MAX_STACK_DEPTH) {
+          return this.fail(ErrorCode.TACHYON_STACK_DEPTH, `Stack depth ${depth} exceeds capacity ${MAX_STACK_DEPTH}`, windowStart + pos);
+        }
+        pos = next;
+        for (let i = 0; i < depth; i++) {
+          next = readU32(bytes, pos, end);
+          if (next < 0) return this.stackVarint(windowStart + pos);
+          frames[i] = varint.lo;
+          pos = next;
+        }
+        this.build(t, 0, depth);
+        this.stats.fullRecords++;
+      } else {
+        next = readU32(bytes, pos, end);
+        if (next < 0) return this.stackVarint(windowStart + pos);
+        const first = varint.lo;
+        const firstAt = pos;
+        pos = next;
+        next = readU32(bytes, pos, end);
+        if (next < 0) return this.stackVarint(windowStart + pos);
+        const n = varint.lo;
+        pos = next;
+        const depth = th.depth[t]!;
+        let keep: number;
+        if (encoding === RecordKind.Suffix) {
+          if (first > depth) {
+            return this.fail(ErrorCode.TACHYON_SHARED_COUNT, `Shared count ${first} exceeds current stack depth ${depth}`, windowStart + firstAt);
+          }
+          keep = first;
+        } else {
+          keep = depth > first ? depth - first : 0;
+        }
+        if (keep + n > MAX_STACK_DEPTH) {
+          return this.fail(ErrorCode.TACHYON_FINAL_STACK_DEPTH, `Final stack depth ${keep + n} exceeds capacity ${MAX_STACK_DEPTH}`, windowStart + firstAt);
+        }
+        for (let i = 0; i < n; i++) {
+          next = readU32(bytes, pos, end);
+          if (next < 0) return this.stackVarint(windowStart + pos);
+          frames[i] = varint.lo;
+          pos = next;
+        }
+        if (encoding === RecordKind.Suffix && n === 0 && keep < depth) {
+          // CPython 3.15.2 moves the shared frames down only when it pushes new
+          // ones: a SUFFIX with nothing new keeps the *top* `shared` frames.
+          let node = th.path[base + depth]!;
+          for (let i = 0; i < keep; i++) {
+            frames[i] = this.trie.frame[node]!;
+            node = this.trie.parent[node]!;
+          }
+          this.build(t, 0, keep);
+        } else this.build(t, keep, n);
+        if (encoding === RecordKind.Suffix) this.stats.suffixRecords++;
+        else this.stats.popPushRecords++;
+      }
+      this.stats.stackReconstructions++;
+      this.pushTimestamp(t);
+      this.pushEvent(EventKind.Sample, t, th.path[base + th.depth[t]!]!, status, 1);
+      this.replayed++;
+      this.stats.totalSamples++;
+      if (this.replayed % PROGRESS_INTERVAL === 0) this.progress();
+    }
+  }
+
+  private stackVarint(offset: number): number {
+    // CPython's stack decoders return its generic varint error unchanged.
+    return this.fail(ErrorCode.TACHYON_STACK_VARINT, 'Invalid or incomplete varint in binary data', offset);
+  }
+}

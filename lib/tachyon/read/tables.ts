@@ -1,0 +1,147 @@
+/**
+ * String and frame tables (../shared/notes/tachyon-format.md §4), parsed as
+ * CPython 3.15.2 does at open: exactly the footer's counts, each table read
+ * until the end of the file (not until the next section), CPython's messages.
+ */
+import { ErrorCode } from '../../errors';
+import { NO_OPCODE } from '../format';
+import { openError } from '../file/layout';
+import { readU32, readZigzag32, varint } from './varint';
+
+/** One frame-table entry, resolved as CPython's reader hands it out. */
+export interface Frame {
+  readonly filename: string;
+  readonly funcname: string;
+  /** null when the stored lineno is -1: CPython then returns location None, columns included. */
+  readonly lineno: number | null;
+  readonly endLineno: number | null;
+  readonly column: number | null;
+  readonly endColumn: number | null;
+  /** null for the stored 255. */
+  readonly opcode: number | null;
+}
+
+/** The raw frame table: one entry per frame, string indices unresolved. */
+export interface FrameTable {
+  count: number;
+  filenameIndex: Uint32Array;
+  funcnameIndex: Uint32Array;
+  lineno: Int32Array;
+  endLineno: Int32Array;
+  column: Int32Array;
+  endColumn: Int32Array;
+  opcode: Uint8Array;
+}
+
+const LOCATION_NOT_AVAILABLE = -1;
+
+// CPython decodes with errors="replace"; TextDecoder without `fatal` does the same substitution.
+const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+/**
+ * `bytes` holds the file from `base` on; `offset`/`end` are file offsets.
+ * Counts were checked against the remaining bytes (checkTableCounts) before this allocates.
+ */
+export function parseStringTable(bytes: Uint8Array, base: number, offset: number, count: number, fileSize: number): string[] {
+  const strings = new Array<string>(count);
+  let pos = offset - base;
+  const end = fileSize - base;
+  for (let i = 0; i < count; i++) {
+    const next = readU32(bytes, pos, end);
+    if (next < 0) throw openError(ErrorCode.TACHYON_STRING_TABLE_VARINT, 'Malformed varint in string table', pos + base);
+    const length = varint.lo;
+    if (length > end - next) throw openError(ErrorCode.TACHYON_STRING_TABLE_OVERFLOW, 'String table overflow', next + base, `${length} bytes of string ${i}`);
+    strings[i] = decodeString(bytes, next, next + length);
+    pos = next + length;
+  }
+  return strings;
+}
+
+/** UTF-8 with replacement; short ASCII strings (most names) without a TextDecoder call. */
+function decodeString(bytes: Uint8Array, start: number, end: number): string {
+  if (end - start <= 64) {
+    let ascii = true;
+    for (let i = start; i < end; i++) {
+      if (bytes[i]! >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return String.fromCharCode.apply(null, bytes.subarray(start, end) as unknown as number[]);
+  }
+  return utf8.decode(bytes.subarray(start, end));
+}
+
+const FRAME_FIELDS = ['filename', 'funcname', 'lineno', 'end_lineno_delta', 'column', 'end_column_delta'] as const;
+
+export function parseFrameTable(bytes: Uint8Array, base: number, offset: number, count: number, fileSize: number): FrameTable {
+  const table: FrameTable = {
+    count,
+    filenameIndex: new Uint32Array(count),
+    funcnameIndex: new Uint32Array(count),
+    lineno: new Int32Array(count),
+    endLineno: new Int32Array(count),
+    column: new Int32Array(count),
+    endColumn: new Int32Array(count),
+    opcode: new Uint8Array(count),
+  };
+  let pos = offset - base;
+  const end = fileSize - base;
+  const fail = (field: number, at: number): never => {
+    throw openError(ErrorCode.TACHYON_FRAME_TABLE_VARINT, `Malformed varint in frame table (${FRAME_FIELDS[field]})`, at + base);
+  };
+  for (let i = 0; i < count; i++) {
+    let next = readU32(bytes, pos, end);
+    if (next < 0) fail(0, pos);
+    table.filenameIndex[i] = varint.lo;
+    pos = next;
+    next = readU32(bytes, pos, end);
+    if (next < 0) fail(1, pos);
+    table.funcnameIndex[i] = varint.lo;
+    pos = next;
+    next = readZigzag32(bytes, pos, end);
+    if (next < 0) fail(2, pos);
+    const lineno = varint.lo;
+    pos = next;
+    next = readZigzag32(bytes, pos, end);
+    if (next < 0) fail(3, pos);
+    const endLinenoDelta = varint.lo;
+    pos = next;
+    next = readZigzag32(bytes, pos, end);
+    if (next < 0) fail(4, pos);
+    const column = varint.lo;
+    pos = next;
+    next = readZigzag32(bytes, pos, end);
+    if (next < 0) fail(5, pos);
+    const endColumnDelta = varint.lo;
+    pos = next;
+    if (pos >= end) throw openError(ErrorCode.TACHYON_FRAME_TABLE_TRUNCATED, 'Unexpected end of frame table (opcode)', pos + base);
+    table.lineno[i] = lineno;
+    // int32 wrap-around as in C: the stored delta is added in 32 bits.
+    table.endLineno[i] = lineno === LOCATION_NOT_AVAILABLE ? LOCATION_NOT_AVAILABLE : (lineno + endLinenoDelta) | 0;
+    table.column[i] = column;
+    table.endColumn[i] = column === LOCATION_NOT_AVAILABLE ? LOCATION_NOT_AVAILABLE : (column + endColumnDelta) | 0;
+    table.opcode[i] = bytes[pos++]!;
+  }
+  return table;
+}
+
+/** The Frame object of entry i (strings resolved), or the CPython error that resolving it raises. */
+export function resolveFrame(table: FrameTable, strings: readonly string[], i: number): Frame | null {
+  const fi = table.filenameIndex[i]!;
+  const fn = table.funcnameIndex[i]!;
+  if (fi >= strings.length || fn >= strings.length) return null;
+  const lineno = table.lineno[i]!;
+  const hasLocation = lineno !== LOCATION_NOT_AVAILABLE;
+  const opcode = table.opcode[i]!;
+  // Not frozen (freezing 400 frames costs as much as opening the file): read-only by contract.
+  return {
+    filename: strings[fi]!,
+    funcname: strings[fn]!,
+    lineno: hasLocation ? lineno : null,
+    endLineno: hasLocation ? table.endLineno[i]! : null,
+    column: hasLocation ? table.column[i]! : null,
+    endColumn: hasLocation ? table.endColumn[i]! : null,
+    opcode: opcode === NO_OPCODE ? null : opcode,
+  };
+}

@@ -1,0 +1,248 @@
+/**
+ * ProfileReader's version-2 path: a decoded version-2 file (file.ts) seen
+ * through the reader's API (info, layout, strings, frames, samples(),
+ * replay()), so callers read versions 1 and 2 alike.
+ *
+ * Differences from version 1 that a caller can see: replay() calls
+ * collect() once per sample (version 1 groups a REPEAT run into one call),
+ * the record counters of ReplayStats are 0, and errors carry version 2's
+ * codes (ERR_V2_*, docs/format-v2.md) with the offset, plus version 1's
+ * ERR_TACHYON_FRAME_INDEX / ERR_TACHYON_STRING_INDEX for a stack that names
+ * a frame the table cannot resolve.
+ */
+import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '../../errors';
+import { Compression, FOOTER_SIZE, HEADER_SIZE, Header } from '../format';
+import type { ByteSource, Layout, ProfileInfo } from '../file/layout';
+import { resolveFrame, type Frame, type FrameTable } from './tables';
+import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample } from './types';
+import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from '../v2/file';
+import { BlockKind } from '../v2/format';
+import { zstdPrefix } from '../file/zstd';
+
+const BLOCK_PREFIX = 13;
+
+/**
+ * Whether ProfileReader reads a file as profpack's version 2: the header says
+ * version 2 (little-endian, the only byte order version 2 has) and the sample
+ * region is empty or starts with a sample block (12 zero bytes, kind 4 or 5).
+ * Any other file that says version 2 is not profpack's, and is refused at
+ * open exactly as CPython 3.15.2 refuses it ("format version 2") — e.g. the
+ * shared vector e02_future_version. A region that cannot be located or
+ * decompressed counts as version 2, so its own error is reported.
+ */
+export function isProfpackVersion2(source: ByteSource): boolean {
+  if (source.size < HEADER_SIZE + FOOTER_SIZE) return false;
+  const head = source.read(0, HEADER_SIZE);
+  if (!isVersion2(head) || head[0] !== 0x48) return false;
+  const view = new DataView(head.buffer, head.byteOffset, HEADER_SIZE);
+  const regionEnd = view.getBigUint64(Header.stringTableOffset, true);
+  if (regionEnd < BigInt(HEADER_SIZE) || regionEnd > BigInt(source.size)) return true;
+  const stored = source.read(HEADER_SIZE, Number(regionEnd));
+  const start = view.getUint32(Header.compressionType, true) === Compression.Zstd ? zstdPrefix(stored, BLOCK_PREFIX) : stored.subarray(0, BLOCK_PREFIX);
+  // An empty region (a zstd frame of nothing) holds no samples of either version.
+  if (start === null || start.length === 0) return true;
+  if (start.length < BLOCK_PREFIX) return false;
+  for (let i = 0; i < BLOCK_PREFIX - 1; i++) if (start[i] !== 0) return false;
+  return start[BLOCK_PREFIX - 1] === BlockKind.Predict || start[BLOCK_PREFIX - 1] === BlockKind.StackTable;
+}
+
+/** The header facts in the reader's Layout / ProfileInfo shape. */
+export function v2Layout(profile: V2Profile, fileSize: number): Layout {
+  const i = profile.info;
+  const [major, minor, micro] = i.pythonVersion.split('.').map(Number) as [number, number, number];
+  const info: ProfileInfo = {
+    version: i.version,
+    pythonVersion: [major, minor, micro],
+    startTimeUs: i.startTimeUs,
+    sampleIntervalUs: i.sampleIntervalUs,
+    sampleCount: i.sampleCount,
+    threadCount: i.threadCount,
+    stringCount: i.stringCount,
+    frameCount: i.frameCount,
+    compressionType: i.compressionType,
+    durationSec: i.durationSec,
+    sampleRate: i.sampleRate,
+    errorRate: i.errorRate,
+    missedSamples: i.missedSamples,
+    mode: i.mode,
+    captureFeatures: i.captureFeatures,
+  };
+  return {
+    info,
+    fileSize,
+    littleEndian: true,
+    stringTableOffset: i.stringTableOffset,
+    frameTableOffset: i.frameTableOffset,
+    profilingConfig: i.profilingConfig,
+    statsBlockSize: i.statsBlockSize,
+    zstd: i.compressionType === 1,
+  };
+}
+
+/** The frame table in the reader's shape, so frames resolve exactly as version 1's do. */
+export function v2Frames(profile: V2Profile): (Frame | null)[] {
+  const n = profile.frames.length;
+  const t: FrameTable = {
+    count: n,
+    filenameIndex: new Uint32Array(n),
+    funcnameIndex: new Uint32Array(n),
+    lineno: new Int32Array(n),
+    endLineno: new Int32Array(n),
+    column: new Int32Array(n),
+    endColumn: new Int32Array(n),
+    opcode: new Uint8Array(n),
+  };
+  profile.frames.forEach((f, k) => {
+    t.filenameIndex[k] = f.filenameIndex;
+    t.funcnameIndex[k] = f.funcnameIndex;
+    t.lineno[k] = f.lineno;
+    // As reader-tables.ts parses version 1: end = start + stored delta in int32, −1 stays −1.
+    t.endLineno[k] = f.lineno === -1 ? -1 : (f.lineno + f.endLinenoDelta) | 0;
+    t.column[k] = f.column;
+    t.endColumn[k] = f.column === -1 ? -1 : (f.column + f.endColumnDelta) | 0;
+    t.opcode[k] = f.opcode;
+  });
+  return Array.from({ length: n }, (_, k) => resolveFrame(t, profile.strings, k));
+}
+
+/** A decoding error as a replay-stage error that says how many samples came before it. */
+function replayFailure(err: unknown, delivered: number): unknown {
+  if (!isProfpackError(err)) return err;
+  const suffix = err.offset === undefined ? '' : ` (at byte ${err.offset})`;
+  const message = suffix && err.message.endsWith(suffix) ? err.message.slice(0, -suffix.length) : err.message;
+  return new ProfpackError(message, {
+    code: err.code,
+    offset: err.offset,
+    expected: err.expected,
+    cause: err,
+    details: { ...err.details, stage: 'replay', samplesDelivered: delivered },
+  });
+}
+
+function frameError(code: ErrorCodeValue, message: string, offset: number, delivered: number): ProfpackError {
+  return new ProfpackError(message, { code, offset, details: { stage: 'replay', samplesDelivered: delivered } });
+}
+
+/**
+ * Per-thread last stack: a sample with the same stack (and status, for
+ * replay) as its thread's previous one reuses the objects handed out then.
+ */
+class ThreadStacks<T> {
+  private readonly frames: Uint32Array[] = [];
+  private readonly depths: number[] = [];
+  private readonly statuses: number[] = [];
+  private readonly values: T[] = [];
+
+  /** The cached value when thread t's previous sample had this stack and status, else undefined (and the stack is remembered). */
+  get(t: number, status: number, frames: ArrayLike<number>, from: number, depth: number): T | undefined {
+    let prev = this.frames[t];
+    if (prev !== undefined && this.depths[t] === depth && this.statuses[t] === status) {
+      let k = 0;
+      while (k < depth && prev[k] === frames[from + k]) k++;
+      if (k === depth) return this.values[t];
+    }
+    if (prev === undefined) prev = this.frames[t] = new Uint32Array(256);
+    for (let k = 0; k < depth; k++) prev[k] = frames[from + k]!;
+    this.depths[t] = depth;
+    this.statuses[t] = status;
+    return undefined;
+  }
+
+  set(t: number, value: T): void {
+    this.values[t] = value;
+  }
+}
+
+/** Frame indices of one stack, checked against the frame table as version 1's reader checks them. */
+function checkedStack<F>(table: readonly (Frame | null)[], frames: ArrayLike<number>, from: number, depth: number, delivered: number, map: (f: number, frame: Frame) => F): F[] {
+  const out = new Array<F>(depth);
+  for (let k = 0; k < depth; k++) {
+    const f = frames[from + k]!;
+    const frame = table[f];
+    if (frame == null) {
+      if (f >= table.length) throw frameError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, HEADER_SIZE, delivered);
+      throw frameError(ErrorCode.TACHYON_STRING_INDEX, 'Invalid string index in frame', HEADER_SIZE, delivered);
+    }
+    out[k] = map(f, frame);
+  }
+  return out;
+}
+
+const indexOf = (f: number): number => f;
+const frameOf = (_f: number, frame: Frame): Frame => frame;
+
+/** Every sample in file order, as ProfileReader.samples() yields them. */
+export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[], onDone: (stats: ReplayStats) => void): Generator<Sample, void, undefined> {
+  const info = profile.info;
+  const stacks = new ThreadStacks<readonly number[]>();
+  let delivered = 0;
+  const it = profile.chunks();
+  for (;;) {
+    let next: IteratorResult<V2SampleChunk, void>;
+    try {
+      next = it.next();
+    } catch (err) {
+      throw replayFailure(err, delivered);
+    }
+    if (next.done) break;
+    const c = next.value;
+    for (let i = 0; i < c.count; i++) {
+      const t = c.sampleThread[i]!;
+      if (t >= info.threadCount) throw replayFailure(threadCountError(info, delivered), delivered);
+      const status = c.statuses[i]!;
+      const from = c.stackOffsets[i]!;
+      const depth = c.stackOffsets[i + 1]! - from;
+      // Shared between samples of a thread with the same stack; the status does not matter here.
+      let stack = stacks.get(t, 0, c.frames, from, depth);
+      if (stack === undefined) {
+        stack = checkedStack(table, c.frames, from, depth, delivered, indexOf);
+        stacks.set(t, stack);
+      }
+      delivered++;
+      yield { threadId: c.threadIds[t]!, interpreterId: c.interpreterIds[t]!, timestampUs: c.timestamps[i]!, status, stack };
+    }
+  }
+  if (BigInt(delivered) !== info.sampleCount) throw replayFailure(sampleCountError(info, delivered), delivered);
+  onDone(v2Stats(delivered));
+}
+
+/** CPython's collector shape: one collect() per sample. Returns the number of samples. */
+export function v2Replay(profile: V2Profile, table: readonly (Frame | null)[], collector: Collector, options: ReplayOptions, onDone: (stats: ReplayStats) => void): number {
+  const info = profile.info;
+  const total = Number(info.sampleCount);
+  const onProgress = options.onProgress;
+  const stacks = new ThreadStacks<readonly InterpreterInfo[]>();
+  let delivered = 0;
+  onProgress?.(0, total);
+  try {
+    for (const c of profile.chunks()) {
+      for (let i = 0; i < c.count; i++) {
+        const t = c.sampleThread[i]!;
+        if (t >= info.threadCount) throw threadCountError(info, delivered);
+        const status = c.statuses[i]!;
+        const from = c.stackOffsets[i]!;
+        const depth = c.stackOffsets[i + 1]! - from;
+        let stackFrames = stacks.get(t, status, c.frames, from, depth);
+        if (stackFrames === undefined) {
+          const frameInfo = checkedStack(table, c.frames, from, depth, delivered, frameOf);
+          stackFrames = [{ interpreterId: c.interpreterIds[t]!, threads: [{ threadId: c.threadIds[t]!, status, frameInfo }] }];
+          stacks.set(t, stackFrames);
+        }
+        collector.collect(stackFrames, [c.timestamps[i]!]);
+        delivered++;
+        if (onProgress && delivered % 1000 === 0) onProgress(delivered, total);
+      }
+    }
+    if (BigInt(delivered) !== info.sampleCount) throw sampleCountError(info, delivered);
+  } catch (err) {
+    if (isProfpackError(err) && err.details?.stage === 'replay') throw err;
+    throw replayFailure(err, delivered);
+  }
+  onDone(v2Stats(delivered));
+  onProgress?.(delivered, total);
+  return delivered;
+}
+
+function v2Stats(samples: number): ReplayStats {
+  return { repeatRecords: 0, repeatSamples: 0, fullRecords: 0, suffixRecords: 0, popPushRecords: 0, totalRecords: 0, totalSamples: samples, stackReconstructions: 0 };
+}

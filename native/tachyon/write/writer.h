@@ -1,0 +1,170 @@
+// The native Tachyon sample writer: a 512 KiB buffered fd writer (one write()
+// per flush, as CPython 3.15.2's writer batches) and the record encoder
+// (per-thread previous stack, timestamp and REPEAT run; the FULL / SUFFIX /
+// POP_PUSH choice of ../shared/notes/tachyon-format.md §5). Plain C++ without
+// N-API; twin of lib/tachyon/write/engine-js.ts.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "common/format_error.h"
+#include "tachyon/format.h"
+
+namespace profpack {
+namespace tachyon {
+
+inline constexpr const char* kErrWriteIo = "ERR_TACHYON_WRITE_IO";
+inline constexpr const char* kErrWriteUnknownId = "ERR_TACHYON_WRITE_UNKNOWN_ID";
+
+// Something records are appended to: Reserve(n) makes room for n bytes (draining
+// the buffer when it is full), Commit(n) keeps them.
+class RecordSink {
+ public:
+  explicit RecordSink(size_t capacity) : buffer_(capacity) {}
+  virtual ~RecordSink() = default;
+  RecordSink(const RecordSink&) = delete;
+  RecordSink& operator=(const RecordSink&) = delete;
+
+  uint8_t* Reserve(size_t n) {
+    if (length_ + n > buffer_.size()) Drain();
+    return buffer_.data() + length_;
+  }
+  void Commit(size_t n) { length_ += n; }
+  size_t buffered() const { return length_; }
+  void Discard() { length_ = 0; }
+
+ protected:
+  virtual void Drain() = 0;  // must leave length_ == 0
+  std::vector<uint8_t> buffer_;
+  size_t length_ = 0;
+};
+
+// The raw file. Holds the 64 zero header bytes, the (raw) sample region when
+// not compressing, the zstd output when compressing, then tables and footer.
+class FdWriter final : public RecordSink {
+ public:
+  explicit FdWriter(int fd) : RecordSink(kWriteBufferSize), fd_(fd) {}
+
+  void Append(const uint8_t* data, size_t n);
+  void Flush();
+  // Positioned write (the header patch at finalize); flushes first.
+  void WriteAt(uint64_t offset, const uint8_t* data, size_t n);
+  uint64_t Position() const { return flushed_ + length_; }
+
+ protected:
+  void Drain() override { Flush(); }
+
+ private:
+  void WriteAll(const uint8_t* data, size_t n, int64_t offset, const char* what);
+  int fd_;
+  uint64_t flushed_ = 0;
+};
+
+// How a call of the compressor ends (ZSTD_EndDirective's order): keep
+// buffering, flush everything fed so far into complete blocks, or end the frame.
+enum class ZstdDirective : int { kContinue = 0, kFlush = 1, kEnd = 2 };
+
+// The sample region under compression: 512 KiB of raw records per call of
+// `compress` (libzstd lives in zstd-napi, so the N-API glue supplies it).
+class CompressingSink final : public RecordSink {
+ public:
+  using Compress = std::function<void(const uint8_t* data, size_t n, ZstdDirective directive)>;
+  explicit CompressingSink(Compress compress) : RecordSink(kWriteBufferSize), compress_(std::move(compress)) {}
+  void Finish() {
+    Drain();
+    compress_(nullptr, 0, ZstdDirective::kEnd);
+  }
+  // ZSTD_e_flush over the buffered records: all records given so far become
+  // decodable from the output. Nothing given since the last flush: no call
+  // (an empty flush would still add bytes CPython's file does not have).
+  void Flush() {
+    if (length_ == 0 && !unflushed_) return;
+    const size_t n = length_;
+    length_ = 0;
+    unflushed_ = false;
+    compress_(buffer_.data(), n, ZstdDirective::kFlush);
+  }
+
+ protected:
+  void Drain() override {
+    if (length_ == 0) return;
+    const size_t n = length_;
+    length_ = 0;  // a throwing compressor leaves the writer broken, never re-fed
+    unflushed_ = true;
+    compress_(buffer_.data(), n, ZstdDirective::kContinue);
+  }
+
+ private:
+  Compress compress_;
+  bool unflushed_ = false;  // records fed to zstd since the last kFlush
+};
+
+// Counters of CPython's BinaryWriter.get_stats(), in lib/tachyon/write/engine.ts order.
+enum Counter : size_t {
+  kRepeatRecords, kRepeatSamples, kFullRecords, kSuffixRecords, kPopPushRecords,
+  kTotalSamples, kFramesWritten, kFramesSaved, kBytesWritten, kThreadCount, kCounterCount
+};
+
+class SampleEncoder {
+ public:
+  SampleEncoder(RecordSink& sink, uint64_t startTimeUs) : sink_(sink), startTimeUs_(startTimeUs) {}
+
+  // frames innermost first, depth <= 256 (the caller cuts deeper stacks).
+  void WriteStack(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status,
+                  const uint32_t* frames, uint32_t depth);
+  // Staged samples from JS: per sample [tidLo, tidHi, interp, tsLo, tsHi, status, depth, frames...].
+  void WriteBatch(const uint32_t* words, size_t count);
+  // One tick of several threads at one timestamp: thread k's stack is
+  // ids[ends[k-1] .. ends[k]) (ends[-1] = 0), cut to its first 256 frames.
+  // Every kept frame id must be < frameCount; the whole tick is checked before any of it is encoded.
+  void WriteStacks(uint64_t timestampUs, size_t count, const uint32_t* threadIdWords, const uint32_t* interpreterIds,
+                   const uint8_t* statuses, const uint32_t* ends, const uint32_t* ids, size_t idCount, uint32_t frameCount);
+  // Flushes every pending REPEAT run, threads in first-seen order.
+  void FlushRepeats();
+  // The pending REPEAT runs as the records FlushRepeats would write, without
+  // writing them (the recovery journal keeps them at each flush).
+  std::vector<uint8_t> PendingRepeats() const;
+  const double* counters() const { return counters_; }
+
+ private:
+  struct ThreadState {
+    uint8_t prefix[12];               // thread_id u64, interpreter_id u32, host order
+    uint32_t stack[kMaxStackDepth];   // previous stack, outermost first
+    uint32_t depth = 0;
+    uint64_t timestamp = 0;
+    uint8_t repeat[kRepeatBufferSize];
+    size_t repeatUsed = 0;
+    uint32_t repeatCount = 0;
+  };
+  struct Key {
+    uint64_t threadId;
+    uint32_t interpreterId;
+    bool operator==(const Key& o) const { return threadId == o.threadId && interpreterId == o.interpreterId; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = k.threadId * 0x9e3779b97f4a7c15ull ^ (uint64_t{k.interpreterId} + 0x632be59bd9b4e019ull);
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+
+  ThreadState& Thread(uint64_t threadId, uint32_t interpreterId);
+  void FlushRepeat(ThreadState& t);
+  // One thread's pending run as a REPEAT record at b (kMaxRepeatRecord bytes of room); returns its size.
+  static size_t EncodeRepeat(const ThreadState& t, uint8_t* b);
+
+  RecordSink& sink_;
+  uint64_t startTimeUs_;
+  std::unordered_map<Key, size_t, KeyHash> index_;
+  std::vector<std::unique_ptr<ThreadState>> threads_;  // first-seen order
+  ThreadState* last_ = nullptr;
+  Key lastKey_{0, 0};
+  double counters_[kCounterCount] = {};
+};
+
+}  // namespace tachyon
+}  // namespace profpack
