@@ -33,7 +33,8 @@ describe.each(backends)('soak (%s)', (which) => {
     expect(r.bad).toBe(0);
     expect(r.leftover).toBe(0);
     expect(r.late.rss - r.half.rss).toBeLessThanOrEqual(50 * 1024 * 1024);
-    expect(r.late.fds).toBeLessThanOrEqual(r.half.fds);
+    // Each of the 4 workers may hold a profile and its journal open at either point; one leaked per file would be hundreds.
+    expect(r.late.fds).toBeLessThanOrEqual(r.half.fds + 8);
     // Node may keep a descriptor or two of its worker machinery; one per file would be 1,000.
     expect(r.end.fds).toBeLessThanOrEqual(r.start.fds + 2);
   });
