@@ -22,6 +22,7 @@ declare -A cores=(
   [svb_kernels]="svb/*.cc"
   [pctable]="pctable/*.cc"
   [tachyon_reader]="tachyon/read/*.cc"
+  [tachyon_recover]="tachyon/read/*.cc"
 )
 
 CXX=${CXX:-clang++}
