@@ -98,6 +98,10 @@ export const ErrorCode = {
   FLEET_NO_INPUT: 'ERR_FLEET_NO_INPUT', // a path that is missing, or a directory without profiles
   DUCKDB_UNAVAILABLE: 'ERR_DUCKDB_UNAVAILABLE', // the optional @duckdb/node-api is not installed or does not load
   SQL_FAILED: 'ERR_SQL_FAILED', // DuckDB refused a query or a Parquet file
+
+  // recovery of a profile whose writer died (issue 15, writing half)
+  TACHYON_JOURNAL_CORRUPT: 'ERR_TACHYON_JOURNAL_CORRUPT',
+  TACHYON_RECOVER_FAILED: 'ERR_TACHYON_RECOVER_FAILED',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});

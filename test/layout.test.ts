@@ -1,7 +1,7 @@
 /**
  * The library's layout (docs/layout.md): no import circle in lib/, code
  * outside lib/tachyon imports only its entry, and tachyon's levels import
- * downwards only (index → downgrade → read | write → v2 → file → format).
+ * downwards only (index → v2-api → downgrade | recover → read | write → v2 → file → format).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -11,6 +11,7 @@ import { registerExport, registerMerge, registerSql } from './commands/fleet';
 import { registerInfo } from './commands/info';
 import { registerRecord } from './commands/record';
 import { registerTop } from './commands/top';
+import { registerRecover } from './commands/recover';
 import { EXIT_USER_ERROR, userErrorLine } from './errors';
 // views (issue 20)
 import { registerDiff } from './commands/diff';
@@ -36,6 +37,8 @@ export function buildProgram(): Command {
   registerMerge(program);
   registerExport(program);
   registerSql(program);
+
+  registerRecover(program);
   return program;
 }
 

@@ -19,6 +19,8 @@ export interface TachyonSinkOptions {
   compression?: 'zstd' | 'none';
   /** Profiling mode (0 wall .. 4 exception); default unknown. */
   mode?: number;
+  /** ProfileWriter's flushIntervalMs (default none). */
+  flushIntervalMs?: number;
 }
 
 export interface TachyonSource extends ProfileSource {
@@ -54,6 +56,7 @@ export function createTachyonSink(path: string, options: TachyonSinkOptions): Ta
     startTimeUs: options.startTimeUs,
     compression: options.compression ?? 'zstd',
     mode: options.mode ?? null,
+    flushIntervalMs: options.flushIntervalMs,
   });
   return {
     internFrame: (frame) => writer.internFrame(frame),

@@ -14,6 +14,9 @@ import { ChunkIngester, epochOffsetUs } from './ingest';
 import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
 import { FrameParser, type WireMessage } from './wire';
 
+/** How often a recording's file is flushed (and its journal written) unless told otherwise. */
+export const DEFAULT_FLUSH_INTERVAL_MS = 1000;
+
 export interface RecordingHostOptions {
   /** The file (ignored with `rotate`: the files are named in its dir). */
   out: string;
@@ -25,6 +28,8 @@ export interface RecordingHostOptions {
   startTimeUs?: bigint;
   /** Added to V8's monotonic sample times (default: epochOffsetUs() when startTimeUs is not given, else 0). */
   epochOffsetUs?: bigint;
+  /** ProfileWriter flushIntervalMs: what a SIGKILL of the writing process loses (default 1000; `profpack recover` salvages the rest). */
+  flushIntervalMs?: number;
 }
 
 export interface HostSummary {
@@ -69,6 +74,7 @@ export class RecordingHost {
       startTimeUs,
       compression: this.options.compression ?? 'zstd',
       mode: ProfilingMode.Wall,
+      flushIntervalMs: this.options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
     });
   }
 
@@ -139,6 +145,8 @@ export class RecordingHost {
   private handle(message: WireMessage): void {
     if (message.kind === 'chunk') {
       this.ingestChunk(message.profile, message.threadId, message.mainThread);
+    } else if (message.kind === 'ping') {
+      // nothing to write
     } else if (message.kind === 'end') {
       this.endRecording(message.durationSec, message.threads);
     } else {

@@ -17,9 +17,9 @@ import type { ProfileSink } from '../convert/model';
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
-import { RecordingHost } from './host';
+import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from './host';
 import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
-import { checkRotate, type OnFile, type RotateOptions } from './rotate';
+import { checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rotate';
 import { V8Sampler } from './sampler';
 import { FdSender } from './wire';
 
@@ -43,6 +43,11 @@ export interface RecordingOptions {
   intervalUs?: number;
   /** How often chunks are harvested and written, in ms (default 1000): what a hard crash can lose. */
   harvestMs?: number;
+  /**
+   * How often the file is flushed with its recovery journal, in ms (default
+   * 1000): what a SIGKILL of the writing process loses (`profpack recover`).
+   */
+  flushIntervalMs?: number;
   compression?: 'zstd' | 'none';
   /** Also record worker threads that run the worker agent. */
   workers?: boolean;
@@ -96,6 +101,8 @@ interface ChunkTarget {
   /** The last word: stats and finalize (inline), the 'end' message (pipe). */
   end(durationSec: number, threads: number): void;
   readonly samples: number;
+  /** After a harvest: whether the writer is still there (a pipe's writer process may be gone). */
+  alive(): boolean;
 }
 
 function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n): ChunkTarget {
@@ -110,6 +117,7 @@ function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs =
     get samples() {
       return ingester.samples;
     },
+    alive: () => true,
   };
 }
 
@@ -126,17 +134,7 @@ function hostTarget(host: RecordingHost, onFile: OnFile): ChunkTarget {
     get samples() {
       return host.samples;
     },
-  };
-}
-
-/** onFile as the recording calls it: a throwing callback must not stop the recording. */
-function safeOnFile(onFile: OnFile | undefined): OnFile {
-  return (file, stats) => {
-    try {
-      onFile?.(file, stats);
-    } catch (err) {
-      process.emitWarning(`profpack: onFile(${file}) threw: ${(err as Error).message}`);
-    }
+    alive: () => true,
   };
 }
 
@@ -144,13 +142,21 @@ function pipeTarget(sender: FdSender): ChunkTarget {
   // Counted as the writer will count them (overlapping harvests share ticks).
   const newest = new Map<number, bigint>();
   let samples = 0;
+  let sent = false;
   return {
     chunk(profile, threadId, mainThread) {
       const { order, times } = newSamplesInOrder(profile, newest.get(threadId));
       if (order.length === 0) return;
       newest.set(threadId, times[order[order.length - 1]!]!);
       samples += order.length;
+      sent = true;
       sender.send({ kind: 'chunk', threadId, mainThread, profile });
+    },
+    alive() {
+      // An idle harvest still writes (a ping): only a write finds out that the writer has gone.
+      if (!sent) sender.send({ kind: 'ping' });
+      sent = false;
+      return sender.ok;
     },
     end(durationSec, threads) {
       sender.send({ kind: 'end', durationSec, threads });
@@ -186,10 +192,10 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   } else if (options.fd !== undefined) {
     target = pipeTarget(new FdSender(options.fd));
   } else if (writerMode === 'process') {
-    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate });
+    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs });
     target = pipeTarget(writerProcess.sender);
   } else if (rotate !== undefined) {
-    rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate });
+    rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs });
     target = hostTarget(rotatingHost, onFile);
   } else {
     target = sinkTarget(
@@ -198,6 +204,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
         startTimeUs,
         compression: options.compression ?? 'zstd',
         mode: ProfilingMode.Wall,
+        flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
       }),
       clockOffsetUs,
     );
@@ -226,6 +233,17 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
     // The writer process reports the files it finished; hand them to onFile here.
     writerProcess?.pollFiles(onFile);
+    // The writer process (or `profpack record`) is gone, killed: the program
+    // outlives its profiler, but stops paying for sampling nobody writes.
+    if (!target.alive()) detach();
+  };
+  let detached = false;
+  const detach = (): void => {
+    detached = true;
+    clearInterval(timer);
+    sampler.dispose();
+    channel?.close();
+    stopped = true;
   };
   const timer = setInterval(harvest, harvestMs);
   timer.unref();
@@ -270,9 +288,9 @@ export function startRecording(options: RecordingOptions = {}): Recording {
         process.removeListener('SIGTERM', onSignal);
         process.removeListener('uncaughtExceptionMonitor', onUncaught);
       }
-      const chunk = sampler.harvest(false);
+      const chunk = detached ? undefined : sampler.harvest(false);
+      if (!detached) sampler.dispose();
       stopped = true;
-      sampler.dispose();
       channel?.close();
       if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
       const durationSec = Number(process.hrtime.bigint() - startedAt) / 1e9;
@@ -439,6 +457,7 @@ export interface WriterProcessSettings {
   startTimeUs: bigint;
   epochOffsetUs: bigint;
   rotate?: RotateOptions;
+  flushIntervalMs?: number;
 }
 
 /**

@@ -33,6 +33,17 @@ export interface RotatedFileStats {
 
 export type OnFile = (path: string, stats: RotatedFileStats) => void;
 
+/** onFile as the recording calls it: a throwing callback must not stop the recording. */
+export function safeOnFile(onFile: OnFile | undefined): OnFile {
+  return (file, stats) => {
+    try {
+      onFile?.(file, stats);
+    } catch (err) {
+      process.emitWarning(`profpack: onFile(${file}) threw: ${(err as Error).message}`);
+    }
+  };
+}
+
 /** Checks rotation options (library and CLI alike); returns them with defaults. */
 export function checkRotate(options: RotateOptions): Required<RotateOptions> {
   if (options === null || typeof options !== 'object') throw new ProfpackError('rotate must be { everyMs, dir, keep? }', { code: ErrorCode.INVALID_ARGUMENT });

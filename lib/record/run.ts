@@ -29,6 +29,10 @@ export interface RunRecordedOptions {
   rotate?: RotateOptions;
   /** Each finished file of a rotating recording, the last one included. */
   onFile?: OnFile;
+  /** ProfileWriter flushIntervalMs of the file (default 1000): what a SIGKILL of this process loses. */
+  flushIntervalMs?: number;
+  /** After SIGINT/SIGTERM reaches this process, how long the command may take to exit before it gets SIGKILL (default 10 s). */
+  killAfterMs?: number;
 }
 
 export interface RunRecordedResult {
@@ -42,6 +46,9 @@ function isNode(command: string): boolean {
   const base = path.basename(command).toLowerCase();
   return command === process.execPath || base === 'node' || base === 'node.exe' || /^node\d+$/.test(base);
 }
+
+/** How long a signalled target may take to exit before SIGKILL (`--kill-after`). */
+export const DEFAULT_KILL_AFTER_MS = 10_000;
 
 /** After the command exits, how long a grandchild that inherited the pipe may keep it open. */
 const PIPE_GRACE_MS = 2000;
@@ -59,7 +66,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const [exe, ...args] = command;
   if (exe === undefined) throw new ProfpackError('nothing to run: give the command after --', { code: ErrorCode.INVALID_ARGUMENT });
   const intervalUs = options.intervalUs ?? 1000;
-  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate });
+  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate, flushIntervalMs: options.flushIntervalMs });
   const onFile: OnFile = options.onFile ?? (() => undefined);
   host.startRotating(onFile);
   const env: NodeJS.ProcessEnv = {
@@ -80,8 +87,14 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     pipe.on('close', resolve);
     pipe.on('error', () => resolve());
   });
-  // Like a shell: the terminal's Ctrl-C reaches the target too; wait for it to finalize and exit.
-  const ignore = (): void => undefined;
+  // Like a shell: the terminal's Ctrl-C reaches the target too; a SIGTERM
+  // sent to this process alone is passed on. Either way the target then has
+  // killAfterMs to finalize and exit, then gets SIGKILL (it may ignore SIGTERM).
+  let escalation: NodeJS.Timeout | undefined;
+  const ignore = (signal: NodeJS.Signals): void => {
+    if (signal === 'SIGTERM') child.kill('SIGTERM');
+    escalation ??= setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? DEFAULT_KILL_AFTER_MS);
+  };
   process.on('SIGINT', ignore);
   process.on('SIGTERM', ignore);
   try {
@@ -100,6 +113,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     host.abandon();
     throw err;
   } finally {
+    clearTimeout(escalation);
     process.removeListener('SIGINT', ignore);
     process.removeListener('SIGTERM', ignore);
   }

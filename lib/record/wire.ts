@@ -18,7 +18,9 @@ import { ErrorCode, ProfpackError } from '../errors';
 
 export type WireMessage =
   | { kind: 'chunk'; threadId: number; mainThread: boolean; profile: CpuProfile }
-  | { kind: 'end'; durationSec: number; threads: number };
+  | { kind: 'end'; durationSec: number; threads: number }
+  // A harvest with no new samples: tells the recorded process whether its writer is still there.
+  | { kind: 'ping' };
 
 /** A frame larger than this is not one we sent: the stream is not ours, or corrupt. */
 export const MAX_FRAME_BYTES = 1 << 30;

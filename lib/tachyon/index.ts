@@ -6,3 +6,4 @@ export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as Sampl
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';
 export { ProfilingMode, ThreadStatus } from './format';
 export * as v2 from './v2-api';
+export { recover, type RecoverOptions, type RecoverResult } from './recover';

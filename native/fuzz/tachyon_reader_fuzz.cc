@@ -72,21 +72,7 @@ struct Transcript {
   bool pendingPart = false;
 };
 
-struct Buffers {
-  std::vector<uint32_t> events;
-  std::vector<uint64_t> timestamps;
-  std::vector<uint32_t> nodes;
-  DecodeOutput out;
-  Buffers(size_t eventCap, size_t tsCap, size_t nodeCap)
-      : events(eventCap * tachyon::kEventStride), timestamps(tsCap), nodes(nodeCap * 2) {
-    out.events = events.data();
-    out.eventCapacity = eventCap;
-    out.timestamps = timestamps.data();
-    out.timestampCapacity = tsCap;
-    out.nodes = nodes.data();
-    out.nodeCapacity = nodeCap;
-  }
-};
+using Buffers = tachyon::DecodeBuffers;
 
 // On kError the timestamps of a REPEAT batch still open are not announced by
 // any event (nothing is delivered for them), so only the announced ones count.

@@ -22,6 +22,7 @@ declare -A cores=(
   [svb_kernels]="svb/*.cc"
   [pctable]="pctable/*.cc"
   [tachyon_reader]="tachyon/read/*.cc platform/file_posix.cc"
+  [tachyon_recover]="tachyon/read/*.cc platform/file_posix.cc"
 )
 
 CXX=${CXX:-clang++}

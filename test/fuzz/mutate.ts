@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { isProfpackError } from '../../lib/errors';
 import { repoRoot } from '../shared';
+import { concatBytes } from '../../lib/tachyon/file/journal';
 
 /** xorshift128+ reduced to 32-bit outputs: fast, seedable, good enough for mutation. */
 export class Rng {
@@ -132,13 +133,7 @@ function varintEnd(bytes: Uint8Array, start: number): number {
 }
 
 function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatBytes(parts);
 }
 
 /** One mutation of `input`; `others` feed splices. */

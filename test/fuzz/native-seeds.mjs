@@ -33,6 +33,24 @@ function files(dir, filter) {
 
 const tachyonFiles = () => files('vectors/tachyon', (f) => f.endsWith('.bin'));
 
+/** A vector's byte order, declared thread count and (decompressed) sample region; null when its header or zstd region is unusable. */
+function sampleRegion(bytes) {
+  if (bytes.length < 64) return null;
+  const le = bytes[0] === 0x48;
+  const compression = le ? bytes.readUInt32LE(56) : bytes.readUInt32BE(56);
+  const stringOffset = Number(le ? bytes.readBigUInt64LE(40) : bytes.readBigUInt64BE(40));
+  const threads = le ? bytes.readUInt32LE(36) : bytes.readUInt32BE(36);
+  if (stringOffset > bytes.length || stringOffset < 64) return null;
+  const region = bytes.subarray(64, stringOffset);
+  if (compression === 0) return { le, threads, region };
+  if (compression !== 1) return null;
+  try {
+    return { le, threads, region: createRequire(import.meta.url)('zstd-napi').decompress(region) };
+  } catch {
+    return null; // the zstd error vectors
+  }
+}
+
 switch (target) {
   case 'leb128': {
     // Varint-dense bytes: the Tachyon sample regions and tables (after the 64-byte header).
@@ -117,28 +135,31 @@ switch (target) {
     // vector whole (file mode: none and zstd, both byte orders, the error
     // vectors too), and every sample region alone (region mode; zstd ones
     // decompressed here with zstd-napi), with header fields in the file's byte order.
-    const { decompress } = createRequire(import.meta.url)('zstd-napi');
     for (const [name, file] of tachyonFiles()) {
       const bytes = readFileSync(file);
       emit(`${name}.file`, [4, 0, 0, 0xff], bytes);
       emit(`${name}.file.small`, [4, 0, 1, 0], bytes);
-      if (bytes.length < 64) continue;
-      const le = bytes[0] === 0x48;
-      const compression = le ? bytes.readUInt32LE(56) : bytes.readUInt32BE(56);
-      const stringOffset = Number(le ? bytes.readBigUInt64LE(40) : bytes.readBigUInt64BE(40));
-      const threads = le ? bytes.readUInt32LE(36) : bytes.readUInt32BE(36);
-      if (stringOffset > bytes.length || stringOffset < 64) continue;
-      let region = bytes.subarray(64, stringOffset);
-      if (compression === 1) {
-        try {
-          region = decompress(region);
-        } catch {
-          continue; // the zstd error vectors: only their file-mode seeds
-        }
-      } else if (compression !== 0) continue;
+      const found = sampleRegion(bytes);
+      if (found === null) continue; // the zstd error vectors: only their file-mode seeds
+      const { le, threads, region } = found;
       const given = threads <= 255 ? 2 : 0;
       emit(`${name}.whole`, [(le ? 1 : 0) | given, threads & 0xff, 0, 0xff], region);
       emit(`${name}.small`, [(le ? 1 : 0) | given, threads & 0xff, 1, 0], region);
+    }
+    break;
+  }
+  case 'tachyon_recover': {
+    // Params: flags (bit 0 little-endian), a u16 cut. Every uncompressed
+    // vector's sample region, whole and cut at a few points, as a killed
+    // writer leaves it (zstd regions are decompressed by then: the harness sees records).
+    for (const [name, file] of tachyonFiles()) {
+      const found = sampleRegion(readFileSync(file));
+      if (found === null) continue;
+      const { le, region } = found;
+      for (const keep of [1, 0.9, 0.5, 0.13]) {
+        const cut = Math.floor(region.length * keep);
+        emit(`${name}.${keep}`, [le ? 1 : 0, cut & 0xff, (cut >> 8) & 0xff], region.subarray(0, cut));
+      }
     }
     break;
   }

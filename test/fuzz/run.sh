@@ -36,6 +36,7 @@ case "$target" in
   svb_kernels) max_len=4096 ;;
   leb128) max_len=4096 ;;
   tachyon_reader) max_len=32768 ;;
+  tachyon_recover) max_len=32768 ;;
   *) max_len=65536 ;;
 esac
 log=$out/$target.log

@@ -23,6 +23,8 @@ interface RecordFlags {
   rotate?: string;
   dir?: string;
   keep?: string;
+  flushMs: string;
+  killAfter: string;
 }
 
 export function registerRecord(program: Command): Command {
@@ -38,6 +40,8 @@ export function registerRecord(program: Command): Command {
     .option('--rotate <every>', 'a new file this often (60s, 5m, 1h, 500ms), in --dir; --out is not used')
     .option('--dir <dir>', 'directory of the rotated files', 'profiles')
     .option('--keep <n>', 'rotated files left on disk at most (oldest deleted)')
+    .option('--flush-ms <ms>', 'how often the file is flushed with its recovery journal: what a SIGKILL of profpack loses (see profpack recover)', '1000')
+    .option('--kill-after <seconds>', 'after SIGINT/SIGTERM, how long the target may take to exit before it gets SIGKILL', '10')
     .passThroughOptions()
     .action(
       action(async (command: string[], flags: RecordFlags) => {
@@ -45,6 +49,10 @@ export function registerRecord(program: Command): Command {
         if (!Number.isInteger(intervalUs) || intervalUs < 1) throw new ProfpackError(`--interval-us must be a positive integer, not "${flags.intervalUs}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const harvestMs = Number(flags.harvestMs);
         if (!Number.isFinite(harvestMs) || harvestMs < 1) throw new ProfpackError(`--harvest-ms must be ≥ 1, not "${flags.harvestMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        const flushIntervalMs = Number(flags.flushMs);
+        if (!Number.isInteger(flushIntervalMs) || flushIntervalMs < 1) throw new ProfpackError(`--flush-ms must be a positive integer, not "${flags.flushMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        const killAfterSec = Number(flags.killAfter);
+        if (!Number.isFinite(killAfterSec) || killAfterSec < 0 || killAfterSec > 86_400) throw new ProfpackError(`--kill-after must be seconds in [0, 86400], not "${flags.killAfter}"`, { code: ErrorCode.INVALID_ARGUMENT });
         let rotate: RotateOptions | undefined;
         if (flags.rotate !== undefined) {
           const keep = flags.keep === undefined ? undefined : Number(flags.keep);
@@ -52,7 +60,7 @@ export function registerRecord(program: Command): Command {
         } else if (flags.keep !== undefined) throw new ProfpackError('--keep needs --rotate', { code: ErrorCode.INVALID_ARGUMENT });
         const onFile = (file: string, stats: { samples: number; bytes: number }): void =>
           void process.stderr.write(`profpack: wrote ${path.relative('.', file)}: ${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`);
-        const { code, signal, summary } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile });
+        const { code, signal, summary } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000) });
         const out = summary.out;
         if (rotate !== undefined) flags.out = path.relative('.', out);
         const size = statSync(out).size.toLocaleString('en');

@@ -60,6 +60,15 @@ function putU32(b: Uint8Array, pos: number, value: number): number {
   return pos;
 }
 
+/** A thread's pending run as one REPEAT record at b[pos]; returns the position after it. */
+function encodeRepeat(t: ThreadState, b: Uint8Array, pos: number): number {
+  b.set(t.prefix, pos);
+  b[pos + 12] = RecordKind.Repeat;
+  pos = putU32(b, pos + RECORD_PREFIX_SIZE, t.repeatCount);
+  b.set(t.repeat.subarray(0, t.repeatUsed), pos);
+  return pos + t.repeatUsed;
+}
+
 export class JsSampleEngine implements SampleEngine {
   readonly output: FileOutput;
   private readonly records: RecordSink;
@@ -176,14 +185,8 @@ export class JsSampleEngine implements SampleEngine {
   private flushRepeat(t: ThreadState): void {
     const sink = this.records;
     sink.ensure(MAX_REPEAT_RECORD);
-    const b = sink.buf;
     const begin = sink.len;
-    b.set(t.prefix, begin);
-    let pos = begin + 12;
-    b[pos++] = RecordKind.Repeat;
-    pos = putU32(b, pos, t.repeatCount);
-    b.set(t.repeat.subarray(0, t.repeatUsed), pos);
-    pos += t.repeatUsed;
+    const pos = encodeRepeat(t, sink.buf, begin);
     sink.len = pos;
     const s = this.stats;
     s[Counter.repeatRecords]! += 1;
@@ -211,5 +214,20 @@ export class JsSampleEngine implements SampleEngine {
   discard(): void {
     this.output.len = 0;
     if (this.compressing !== null) this.compressing.len = 0;
+  }
+
+  pendingRepeats(): Uint8Array {
+    let size = 0;
+    for (const t of this.threads) if (t.repeatCount > 0) size += RECORD_PREFIX_SIZE + 5 + t.repeatUsed;
+    const b = new Uint8Array(size);
+    let pos = 0;
+    for (const t of this.threads) if (t.repeatCount > 0) pos = encodeRepeat(t, b, pos);
+    return b.subarray(0, pos);
+  }
+
+  release(): void {
+    this.compressing?.release();
+    this.threads.length = 0;
+    this.threadsByInterpreter.clear();
   }
 }

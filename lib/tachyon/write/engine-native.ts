@@ -21,6 +21,8 @@ interface NativeProfileWriter {
   position(): number;
   counters(): Float64Array;
   discard(): void;
+  release(): void;
+  pendingRepeats(): Uint8Array;
 }
 
 interface TachyonWriterModule {
@@ -37,12 +39,14 @@ export class NativeSampleEngine implements SampleEngine {
   private readonly handle: NativeProfileWriter;
   private readonly staging = new Uint32Array(STAGING_WORDS);
   private staged = 0;
+  private readonly stream: ZstdStream | null = null;
 
   constructor(options: EngineOptions) {
     if (tachyonWriterNative === null) throw new Error('the native addon has no tachyonWriter module');
     let compress: ((chunk: Uint8Array, directive: number) => Uint8Array) | undefined;
     if (options.compression === 'zstd') {
       const stream = new ZstdStream(options.level);
+      this.stream = stream;
       const collected = new ByteSink(1 << 16);
       const collector: PatchableSink = {
         get position() {
@@ -136,5 +140,16 @@ export class NativeSampleEngine implements SampleEngine {
   discard(): void {
     this.staged = 0;
     this.handle.discard();
+  }
+
+  pendingRepeats(): Uint8Array {
+    this.drain();
+    return this.handle.pendingRepeats();
+  }
+
+  release(): void {
+    this.staged = 0;
+    this.stream?.release();
+    this.handle.release();
   }
 }

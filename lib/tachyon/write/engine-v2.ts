@@ -81,6 +81,10 @@ abstract class BlockEngine implements SampleEngine {
     // Bytes still buffered never reach the file; what did stays (a zero header in front).
     this.output.len = 0;
   }
+
+  release(): void {
+    this.zstd?.release();
+  }
 }
 
 /** The JS twin: v2/blocks.ts's SampleBlockWriter. */

@@ -51,6 +51,17 @@ export interface SampleEngine {
   counters(): Float64Array;
   /** Drops everything not yet written (close() without finalize). */
   discard(): void;
+  /**
+   * Frees what the engine holds (compression context, buffers, per-thread
+   * state) at once rather than at a later garbage collection. The last call:
+   * after finalize's final write, in close(), after a failed creation.
+   */
+  release(): void;
+  /**
+   * Version 1 only: each thread's pending REPEAT run as the record finalize
+   * would write, without writing it (the recovery journal keeps them).
+   */
+  pendingRepeats?(): Uint8Array;
 }
 
 export interface EngineOptions {
@@ -117,6 +128,11 @@ export class ThreadMap<T> {
       this.byInterpreter.set(interpreterId, byThread);
     }
     byThread.set(threadKey(tidHi, tidLo), value);
+  }
+
+  /** Forgets every thread (an engine's release()). */
+  clear(): void {
+    this.byInterpreter.clear();
   }
 }
 

@@ -36,6 +36,20 @@ export interface ProfileWriterOptions {
    * cache and prediction).
    */
   stackCoding?: StackCoding;
+  /**
+   * Calls flush() every this many milliseconds while the event loop turns
+   * (an unref'd timer), so a writer killed outright loses at most that much
+   * (docs/reliability.md). Default: none. A failing timed flush leaves the
+   * writer broken, as a failing flush() does; the next call reports it.
+   */
+  flushIntervalMs?: number;
+  /**
+   * Version 1: keep the recovery journal `<path>.journal` at each flush
+   * (file/journal.ts), which `recover()` needs for the frames and held-back
+   * samples. Default true. Removed by finalize and by close() of a healthy
+   * writer; kept after a write error, for recover().
+   */
+  journal?: boolean;
 }
 
 /** CPython's LocationInfo; an element that is not an integer is stored as -1 (absent). */

@@ -14,8 +14,7 @@ import { backend } from '../../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
 import { SlotWriter } from '../../varint/slots';
 import { Compression, FOOTER_SIZE, FORMAT_VERSION, FORMAT_VERSION_2, HEADER_SIZE, MAGIC, MAX_STACK_DEPTH, WRITER_PYTHON_VERSION, ZSTD_LEVEL } from '../format';
-import { footer, reserveHeader, statsBlock, type HeaderSlots, type StatsValues } from '../file/index';
-import { ioError } from '../file/index';
+import { footer, ioError, reserveHeader, statsBlock, type HeaderSlots, type StatsValues } from '../file/index';
 import { version2Tables, type FrameTableCoding } from '../v2/tables';
 import type { ByteSink } from '../../varint/byte-sink';
 import { configWord, finiteNonNegative, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
@@ -23,6 +22,7 @@ import { COUNTER_COUNT, Counter, type EngineOptions, type SampleEngine } from '.
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
 import { createV2Engine } from './engine-v2';
+import { Keeper, abandoned, checkKeeperOptions } from './lifetime';
 import { StackInterner } from './stack-interner';
 import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
@@ -48,19 +48,6 @@ export interface WriterInternals {
   frameTable?: FrameTableCoding;
 }
 export const WRITER_INTERNALS = Symbol('profpack.writerInternals');
-
-// Node 20 has Symbol.dispose/asyncDispose; define them (as Node's own polyfill does) where missing.
-if (typeof Symbol.dispose !== 'symbol') Object.defineProperty(Symbol, 'dispose', { value: Symbol.for('nodejs.dispose') });
-if (typeof Symbol.asyncDispose !== 'symbol') Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('nodejs.asyncDispose') });
-
-/** A writer dropped without finalize() or close() still gives its descriptor back (its buffered samples are lost). */
-const abandoned = new FinalizationRegistry<number>((fd) => {
-  try {
-    fs.closeSync(fd);
-  } catch {
-    // already closed
-  }
-});
 
 export class ProfileWriter implements Disposable, AsyncDisposable {
   readonly path: string;
@@ -89,6 +76,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private readonly internals: WriterInternals;
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
   readonly formatVersion: 1 | 2;
+  private keeper: Keeper | null = null;
 
   constructor(path: string, options: ProfileWriterOptions) {
     if (typeof path !== 'string' || path === '') throw invalid('path must be a non-empty string', 'a file path');
@@ -110,6 +98,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.interner = new StackInterner(this.strings, this.frames, options.immutableFrames === true);
     const { formatVersion, stackCoding } = formatOptions(options);
     this.formatVersion = formatVersion;
+    checkKeeperOptions(options);
 
     const which = options.backend ?? backend.name;
     if (which !== 'native' && which !== 'js') throw invalid(`backend must be 'native' or 'js', not ${String(which)}`, "'native' | 'js'");
@@ -146,10 +135,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       this.engine.output.flush();
     } catch (err) {
       this.engine.discard();
+      this.engine.release();
       this.closeFd();
       throw ioError(err, 'writing the header');
     }
     if (this.fd >= 0) abandoned.register(this, this.fd, this);
+    this.keeper = new Keeper(this, path, options, formatVersion === 1 && this.fd >= 0, { compression, littleEndian: this.littleEndian, profilingConfig: this.config, startTimeUs: this.startTime, sampleIntervalUs: this.interval });
   }
 
   private closeFd(): void {
@@ -184,6 +175,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const error = isProfpackError(err) && err.code === ErrorCode.TACHYON_WRITE_IO ? err : ioError(err, what);
     this.stateValue = 'broken';
     this.brokenBy = error;
+    this.keeper?.stop();
     return error;
   }
 
@@ -344,12 +336,19 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
    * by a flush; a zstd flush ends a block early, so the compressed bytes then
    * differ from CPython's (the decompressed region does not). A write error
    * is an ERR_TACHYON_WRITE_IO and leaves the writer broken.
+   * Version 1 then appends a checkpoint to the recovery journal
+   * (`<path>.journal`, unless `journal: false`): the tables and the pending
+   * REPEAT runs, so `recover()` can rebuild everything accepted so far.
    */
   flush(): number {
     this.checkOpen();
     try {
       this.engine.flushSamples();
-      return this.engine.output.position;
+      const position = this.engine.output.position;
+      // After the records: a checkpoint never names region bytes that are not on disk.
+      const c = this.engine.counters();
+      this.keeper?.journal?.checkpoint(c[Counter.bytesWritten]!, c[Counter.totalSamples]!, this.strings.count, this.strings.encoded.view(), this.frames.count, this.frames.encoded.view(), this.engine.pendingRepeats!());
+      return position;
     } catch (err) {
       throw this.breakWith(err, 'flushing');
     }
@@ -436,11 +435,13 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       s.patch(hd.profilingConfig, this.config);
       out.flush();
       this.finalCounters = counters;
+      this.engine.release();
     } catch (err) {
       throw this.breakWith(err, 'finalizing');
     }
     this.stateValue = 'finalized';
     abandoned.unregister(this);
+    this.keeper?.end(false);
     try {
       if (this.fd >= 0) fs.closeSync(this.fd);
     } catch (err) {
@@ -456,8 +457,10 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
    */
   close(): void {
     if (this.stateValue === 'finalized' || this.stateValue === 'closed') return;
+    this.keeper?.end(this.stateValue !== 'open');
     if (this.stateValue === 'open') this.finalCounters = Float64Array.from(this.engine.counters());
     this.engine.discard();
+    this.engine.release();
     try {
       if (this.fd >= 0 && fs.fstatSync(this.fd).size < HEADER_SIZE) fs.writeSync(this.fd, new Uint8Array(HEADER_SIZE), 0, HEADER_SIZE, 0);
     } catch {

@@ -36,6 +36,23 @@ struct DecodeOutput {
   size_t nodeCount = 0;
 };
 
+// Output buffers that own their memory (recovery's check, the fuzz harness).
+struct DecodeBuffers {
+  std::vector<uint32_t> events;
+  std::vector<uint64_t> timestamps;
+  std::vector<uint32_t> nodes;
+  DecodeOutput out;
+  DecodeBuffers(size_t eventCap, size_t tsCap, size_t nodeCap)
+      : events(eventCap * kEventStride), timestamps(tsCap), nodes(nodeCap * 2) {
+    out.events = events.data();
+    out.eventCapacity = eventCap;
+    out.timestamps = timestamps.data();
+    out.timestampCapacity = tsCap;
+    out.nodes = nodes.data();
+    out.nodeCapacity = nodeCap;
+  }
+};
+
 struct DecodeFailure {
   std::string code;
   std::string message;

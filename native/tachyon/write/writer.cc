@@ -213,14 +213,17 @@ void SampleEncoder::WriteStacks(uint64_t timestampUs, size_t count, const uint32
   }
 }
 
-void SampleEncoder::FlushRepeat(ThreadState& t) {
-  uint8_t* b = sink_.Reserve(kMaxRepeatRecord);
+size_t SampleEncoder::EncodeRepeat(const ThreadState& t, uint8_t* b) {
   std::memcpy(b, t.prefix, 12);
   size_t pos = 12;
   b[pos++] = static_cast<uint8_t>(RecordKind::kRepeat);
   pos = leb128::EncodeU32(t.repeatCount, b, pos);
   std::memcpy(b + pos, t.repeat, t.repeatUsed);
-  pos += t.repeatUsed;
+  return pos + t.repeatUsed;
+}
+
+void SampleEncoder::FlushRepeat(ThreadState& t) {
+  const size_t pos = EncodeRepeat(t, sink_.Reserve(kMaxRepeatRecord));
   sink_.Commit(pos);
   counters_[kRepeatRecords] += 1;
   counters_[kRepeatSamples] += t.repeatCount;
@@ -228,6 +231,17 @@ void SampleEncoder::FlushRepeat(ThreadState& t) {
   counters_[kBytesWritten] += static_cast<double>(pos);
   t.repeatUsed = 0;
   t.repeatCount = 0;
+}
+
+std::vector<uint8_t> SampleEncoder::PendingRepeats() const {
+  std::vector<uint8_t> out;
+  for (const auto& t : threads_) {
+    if (t->repeatCount == 0) continue;
+    const size_t at = out.size();
+    out.resize(at + kMaxRepeatRecord);
+    out.resize(at + EncodeRepeat(*t, out.data() + at));
+  }
+  return out;
 }
 
 void SampleEncoder::FlushRepeats() {

@@ -125,6 +125,9 @@ class SampleEncoder {
                    const uint8_t* statuses, const uint32_t* ends, const uint32_t* ids, size_t idCount, uint32_t frameCount);
   // Flushes every pending REPEAT run, threads in first-seen order.
   void FlushRepeats();
+  // The pending REPEAT runs as the records FlushRepeats would write, without
+  // writing them (the recovery journal keeps them at each flush).
+  std::vector<uint8_t> PendingRepeats() const;
   const double* counters() const { return counters_; }
 
  private:
@@ -151,6 +154,8 @@ class SampleEncoder {
 
   ThreadState& Thread(uint64_t threadId, uint32_t interpreterId);
   void FlushRepeat(ThreadState& t);
+  // One thread's pending run as a REPEAT record at b (kMaxRepeatRecord bytes of room); returns its size.
+  static size_t EncodeRepeat(const ThreadState& t, uint8_t* b);
 
   RecordSink& sink_;
   uint64_t startTimeUs_;

@@ -4,6 +4,7 @@
 // to a JS callback that runs zstd-napi and returns the compressed bytes.
 #include <napi.h>
 
+#include <cstring>
 #include <memory>
 
 #include "common/errors.h"
@@ -31,7 +32,9 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
                         InstanceMethod("flush", &NativeProfileWriter::Flush),
                         InstanceMethod("position", &NativeProfileWriter::Position),
                         InstanceMethod("counters", &NativeProfileWriter::Counters),
-                        InstanceMethod("discard", &NativeProfileWriter::Discard)});
+                        InstanceMethod("discard", &NativeProfileWriter::Discard),
+                        InstanceMethod("release", &NativeProfileWriter::Release),
+                        InstanceMethod("pendingRepeats", &NativeProfileWriter::PendingRepeats)});
   }
 
   // new NativeProfileWriter(fd, startLo, startHi, compress?: (chunk, directive 0 continue | 1 flush | 2 end) => Uint8Array)
@@ -65,6 +68,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
  private:
   // encode(words: Uint32Array, count)
   Napi::Value Encode(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
     Napi::Env env = info.Env();
     const RawView words = ViewOfType(info[0], napi_uint32_array, "words");
     const size_t count = IndexArg(info, 1, "count");
@@ -78,6 +82,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
   // encodeTick(tsLo, tsHi, count, tidWords: Uint32Array, interps: Uint32Array, statuses: Uint8Array,
   //            ends: Uint32Array, ids: Uint32Array, frameCount)
   Napi::Value EncodeTick(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
     Napi::Env env = info.Env();
     const uint64_t ts = uint64_t{info[0].As<Napi::Number>().Uint32Value()} | (uint64_t{info[1].As<Napi::Number>().Uint32Value()} << 32);
     const size_t count = IndexArg(info, 2, "count");
@@ -99,6 +104,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
   }
 
   Napi::Value FinishSamples(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
     Napi::Env env = info.Env();
     return Guarded(env, [&]() -> Napi::Value {
       encoder_->FlushRepeats();
@@ -109,6 +115,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
 
   // Every finished record to the file (pending REPEAT runs stay in the encoder).
   Napi::Value FlushSamples(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
     Napi::Env env = info.Env();
     return Guarded(env, [&]() -> Napi::Value {
       if (compressing_) compressing_->Flush();
@@ -118,6 +125,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
   }
 
   Napi::Value Write(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
     Napi::Env env = info.Env();
     const RawView bytes = ViewOfType(info[0], napi_uint8_array, "bytes");
     return Guarded(env, [&]() -> Napi::Value {
@@ -127,6 +135,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
   }
 
   Napi::Value WriteAt(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
     Napi::Env env = info.Env();
     const size_t offset = IndexArg(info, 0, "offset");
     const RawView bytes = ViewOfType(info[1], napi_uint8_array, "bytes");
@@ -137,6 +146,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
   }
 
   Napi::Value Flush(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
     Napi::Env env = info.Env();
     return Guarded(env, [&]() -> Napi::Value {
       file_->Flush();
@@ -145,10 +155,12 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
   }
 
   Napi::Value Position(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
     return Napi::Number::New(info.Env(), static_cast<double>(file_->Position()));
   }
 
   Napi::Value Counters(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
     Napi::Env env = info.Env();
     Napi::Float64Array out = Napi::Float64Array::New(env, tachyon::kCounterCount);
     const double* c = encoder_->counters();
@@ -157,9 +169,32 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
   }
 
   Napi::Value Discard(const Napi::CallbackInfo& info) {
-    file_->Discard();
+    if (file_) file_->Discard();
     if (compressing_) compressing_->Discard();
     return info.Env().Undefined();
+  }
+
+  // Frees the buffers (1 MiB with zstd), the threads' state and the compressor
+  // callback now: Node runs this object's finalizer only on a later event-loop
+  // turn, so a synchronous loop of writers would otherwise keep them all.
+  Napi::Value Release(const Napi::CallbackInfo& info) {
+    encoder_.reset();
+    compressing_.reset();
+    file_.reset();
+    compress_.Reset();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value PendingRepeats(const Napi::CallbackInfo& info) {
+    CheckLive(info.Env());
+    const std::vector<uint8_t> bytes = encoder_->PendingRepeats();
+    Napi::Uint8Array out = Napi::Uint8Array::New(info.Env(), bytes.size());
+    if (!bytes.empty()) std::memcpy(out.Data(), bytes.data(), bytes.size());
+    return out;
+  }
+
+  void CheckLive(Napi::Env env) const {
+    if (!encoder_) throw Napi::Error::New(env, "the native writer was released");
   }
 
   std::unique_ptr<FdWriter> file_;

@@ -1,0 +1,309 @@
+/**
+ * recover(): a finalized version-1 profile from one whose writer died before
+ * finalize (SIGKILL, power, a write error). What is on disk then: 64 zero
+ * header bytes, the sample records flushed so far (under zstd, an unended
+ * frame whose flushed blocks decode), and, from ProfileWriter, the journal
+ * (journal.ts) with the tables and held-back REPEAT runs of each flush.
+ *
+ * With the journal, every sample accepted before the last flush() is
+ * recovered: the records up to that flush's region size plus its held-back
+ * runs, with its tables. Records past the last flush are dropped even when
+ * some reached the disk (a 512 KiB buffer drains on its own): their frames
+ * and the runs held back with them are not known. Without a journal (a
+ * CPython writer's file, or a journal lost), the complete records on disk are
+ * kept and their frames are placeholders `<frame N>` in `<unknown>`; start
+ * time and interval are 0 and 1000 µs unless given.
+ *
+ * Records are checked with the reader's record decoder of the chosen backend
+ * (salvageRecords): the output is cut at the first record that does not
+ * decode whole.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { backend, nativeModule } from '../backend';
+import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
+import { Compression, FORMAT_VERSION, Header, HEADER_SIZE, MAX_STACK_DEPTH, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
+import { JOURNAL_SUFFIX, concatBytes, parseJournal, type JournalState } from './file/index';
+import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/records';
+import { ProfileReader } from './read/reader';
+import { FileOutput, ZstdStream, footer } from './file/index';
+import { FrameTable, StringTable } from './write/tables';
+import { zstdBinding } from './file/zstd-binding';
+
+export interface RecoverOptions {
+  /** The journal (default `<inPath>.journal`; used when it exists). */
+  journal?: string;
+  backend?: 'native' | 'js';
+  /** Without a journal: the header's start time and interval (default 0 and 1000). */
+  startTimeUs?: bigint;
+  sampleIntervalUs?: bigint;
+  /** Cap on the decompressed sample region (default 1 GiB, as the reader's). */
+  maxDecompressedSize?: number;
+}
+
+export interface RecoverResult {
+  /** 'journal': up to the last flush; 'records': complete records, placeholder frames; 'finalized': the input was already whole and is copied. */
+  source: 'journal' | 'records' | 'finalized';
+  samples: number;
+  threads: number;
+  frames: number;
+  /** Sample-region bytes on disk that were not recovered (after the last flush, or a cut record). */
+  droppedBytes: number;
+  checkpoints: number;
+}
+
+const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
+
+function failure(message: string, details?: Record<string, unknown>, cause?: unknown): ProfpackError {
+  return new ProfpackError(message, { code: ErrorCode.TACHYON_RECOVER_FAILED, expected: 'a profile written by a ProfileWriter that did not finalize', details, cause });
+}
+
+function readInput(path: string, what: string): Uint8Array {
+  try {
+    const st = fs.statSync(path);
+    if (!st.isFile()) throw failure(`${what} ${path} is not a regular file`, { path });
+    return fs.readFileSync(path);
+  } catch (err) {
+    if (isProfpackError(err)) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    throw failure(`cannot read ${what} ${path}: ${(err as Error).message}`, { path, syscallError: code }, err);
+  }
+}
+
+/** The decodable prefix of an unended (or cut) zstd frame: output up to the first error or the end of input. */
+let inflateContext: InstanceType<ReturnType<typeof zstdBinding>['DCtx']> | null = null;
+
+function inflateTolerant(compressed: Uint8Array, limit: number): Uint8Array {
+  const z = zstdBinding();
+  // One context for every recovery: zstd-napi frees one only at a later garbage collection.
+  if (inflateContext === null) inflateContext = new z.DCtx();
+  else inflateContext.reset(z.ResetDirective.sessionOnly);
+  const dctx = inflateContext;
+  const chunks: Uint8Array[] = [];
+  let produced = 0;
+  let pos = 0;
+  const out = new Uint8Array(1 << 20);
+  while (produced < limit) {
+    let r: [number, number, number];
+    try {
+      r = dctx.decompressStream(out, compressed.subarray(pos)) as [number, number, number];
+    } catch {
+      break; // a block cut by the kill: everything before it is kept
+    }
+    if (r[1] > 0) chunks.push(out.slice(0, r[1]));
+    produced += r[1];
+    pos += r[2];
+    if (r[1] === 0 && r[2] === 0) break;
+  }
+  const data = concatBytes(chunks);
+  return data.length > limit ? data.subarray(0, limit) : data;
+}
+
+interface Scan {
+  /** Records [0, end) decode whole. */
+  end: number;
+  samples: number;
+  threads: number;
+  /** Highest frame index the kept records use, -1 for none. */
+  maxFrame: number;
+}
+
+interface TachyonRecoverModule {
+  /** native/tachyon/read/recover_scan.h: [end, samples, threads, maxFrame]. */
+  salvageRecords(records: Uint8Array, littleEndian: boolean, startTimeUs: bigint): Float64Array;
+}
+
+const recoverNative = nativeModule<TachyonRecoverModule>('tachyonRecover');
+
+/** One pass of the JS record decoder over records[0, length): whole, or where the first failing record starts. */
+function decodeOnce(records: Uint8Array, length: number, littleEndian: boolean, startTimeUs: bigint): { whole: boolean } & Scan {
+  const out: DecodeOutput = {
+    events: new Uint32Array(EVENT_STRIDE * 4096),
+    timestamps: new BigUint64Array(16384),
+    nodes: new Uint32Array(2 * (4096 + MAX_STACK_DEPTH)),
+    result: new Float64Array(8),
+  };
+  // Any number of threads: the header that would declare them was never written.
+  const d = new RecordDecoderJs({ littleEndian, startTimeUs, threadCount: 0xffff_ffff, totalSize: length });
+  const scan = { whole: false, end: 0, samples: 0, threads: 0, maxFrame: -1 };
+  let pos = 0;
+  for (;;) {
+    d.decode(records.subarray(pos, length), pos, length - pos, true, out);
+    const r = out.result;
+    for (let i = 0; i < r[Result.events]!; i++) if (out.events[i * EVENT_STRIDE] === EventKind.Thread) scan.threads++;
+    for (let i = 0; i < r[Result.nodes]!; i++) if (out.nodes[2 * i + 1]! > scan.maxFrame) scan.maxFrame = out.nodes[2 * i + 1]!;
+    const status = r[Result.status]!;
+    const consumed = r[Result.consumed]!;
+    if (status === DecodeStatus.Done) return { ...scan, whole: true, end: length, samples: d.stats.totalSamples };
+    // Error: `consumed` is where the failing record starts.
+    if (status === DecodeStatus.Error || (consumed === 0 && r[Result.events] === 0)) return { ...scan, end: pos + consumed };
+    pos += consumed;
+  }
+}
+
+/**
+ * The longest prefix of records that the record decoder replays whole, and
+ * what it holds: cut at the start of the first record that fails, decoded
+ * again, until a prefix decodes whole. Twin of native/tachyon/read/recover_scan.h.
+ */
+export function salvageRecords(records: Uint8Array, littleEndian: boolean, startTimeUs: bigint, which: 'native' | 'js'): Scan {
+  if (which === 'native') {
+    if (recoverNative === null) throw new ProfpackError('the native backend is not available', { code: ErrorCode.NATIVE_UNAVAILABLE });
+    const [end, samples, threads, maxFrame] = recoverNative.salvageRecords(records, littleEndian, startTimeUs);
+    return { end: end!, samples: samples!, threads: threads!, maxFrame: maxFrame! };
+  }
+  let length = records.length;
+  for (;;) {
+    const pass = decodeOnce(records, length, littleEndian, startTimeUs);
+    if (pass.whole) return { end: pass.end, samples: pass.samples, threads: pass.threads, maxFrame: pass.maxFrame };
+    // Each retry is strictly shorter; a failure that does not shorten keeps nothing.
+    if (pass.end >= length) return { end: 0, samples: 0, threads: 0, maxFrame: -1 };
+    length = pass.end;
+  }
+}
+
+function writeProfile(outPath: string, records: Uint8Array, compression: 'zstd' | 'none', tables: Tables, header: { startTimeUs: bigint; sampleIntervalUs: bigint; profilingConfig: number; littleEndian: boolean; samples: number; threads: number }): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(outPath, 'w');
+  } catch (err) {
+    throw failure(`cannot create ${outPath}: ${(err as Error).message}`, { path: outPath, syscallError: (err as NodeJS.ErrnoException).code }, err);
+  }
+  try {
+    const out = new FileOutput(fd);
+    out.write(new Uint8Array(HEADER_SIZE));
+    if (compression === 'zstd') {
+      const stream = new ZstdStream(ZSTD_LEVEL);
+      stream.compress(records, 'end', out);
+      stream.release();
+    } else {
+      out.write(records);
+    }
+    const stringTableOffset = out.position;
+    out.write(tables.strings);
+    const frameTableOffset = out.position;
+    out.write(tables.frames);
+    const le = header.littleEndian;
+    out.write(footer(tables.stringCount, tables.frameCount, out.position + 32, le));
+    const h = new Uint8Array(HEADER_SIZE);
+    const v = new DataView(h.buffer);
+    v.setUint32(Header.magic, 0x54414348, le);
+    v.setUint32(Header.version, FORMAT_VERSION, le);
+    h.set(WRITER_PYTHON_VERSION, Header.pythonMajor);
+    v.setBigUint64(Header.startTimeUs, header.startTimeUs, le);
+    v.setBigUint64(Header.sampleIntervalUs, header.sampleIntervalUs, le);
+    v.setBigUint64(Header.sampleCount, BigInt(header.samples), le);
+    v.setUint32(Header.threadCount, header.threads, le);
+    v.setBigUint64(Header.stringTableOffset, BigInt(stringTableOffset), le);
+    v.setBigUint64(Header.frameTableOffset, BigInt(frameTableOffset), le);
+    v.setUint32(Header.compressionType, compression === 'zstd' ? Compression.Zstd : Compression.None, le);
+    v.setUint32(Header.profilingConfig, header.profilingConfig, le);
+    out.writeAt(0, h);
+  } catch (err) {
+    throw isProfpackError(err) ? err : failure(`writing ${outPath} failed: ${(err as Error).message}`, { path: outPath }, err);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const MAX_PLACEHOLDER_FRAMES = 1 << 20;
+
+interface Tables {
+  strings: Uint8Array;
+  stringCount: number;
+  frames: Uint8Array;
+  frameCount: number;
+}
+
+/** The journal's tables, plus `<frame N>` in `<unknown>` for each frame id the records use that no table names. */
+function tablesFor(journal: JournalState | null, maxFrame: number): Tables {
+  const empty = new Uint8Array(0);
+  const known: Tables = journal ?? { strings: empty, stringCount: 0, frames: empty, frameCount: 0 };
+  if (maxFrame < known.frameCount) return known;
+  // Each placeholder costs a frame entry: a garbage record naming frame 4e9 must not allocate billions.
+  if (maxFrame - known.frameCount >= MAX_PLACEHOLDER_FRAMES) {
+    throw failure(`the records use frame id ${maxFrame}, more than ${MAX_PLACEHOLDER_FRAMES} beyond the ${known.frameCount} frames any table names`);
+  }
+  const names = new StringTable();
+  const frames = new FrameTable();
+  const unknown = known.stringCount + names.intern('<unknown>');
+  for (let id = known.frameCount; id <= maxFrame; id++) frames.intern(unknown, known.stringCount + names.intern(`<frame ${id}>`), -1, -1, -1, -1, NO_OPCODE);
+  return {
+    strings: concatBytes([known.strings, names.encoded.view()]),
+    stringCount: known.stringCount + names.count,
+    frames: concatBytes([known.frames, frames.encoded.view()]),
+    frameCount: maxFrame + 1,
+  };
+}
+
+/**
+ * Writes to `outPath` a finalized profile holding what `inPath` (a profile
+ * whose writer died) can still give; see the file comment for exactly what.
+ */
+export function recover(inPath: string, outPath: string, options: RecoverOptions = {}): RecoverResult {
+  if (typeof inPath !== 'string' || inPath === '' || typeof outPath !== 'string' || outPath === '') {
+    throw new ProfpackError('recover(inPath, outPath) takes two file paths', { code: ErrorCode.INVALID_ARGUMENT, expected: 'two non-empty strings' });
+  }
+  if (options === null || typeof options !== 'object') throw new ProfpackError('options must be an object', { code: ErrorCode.INVALID_ARGUMENT, expected: 'RecoverOptions' });
+  const which = options.backend ?? backend.name;
+  if (which !== 'native' && which !== 'js') throw new ProfpackError(`backend must be 'native' or 'js', not ${String(which)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: "'native' | 'js'" });
+  const cap = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
+  if (!Number.isSafeInteger(cap) || cap < 0) throw new ProfpackError(`maxDecompressedSize must be a byte count, got ${String(cap)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'a non-negative integer' });
+
+  const bytes = readInput(inPath, 'profile');
+  if (bytes.length < HEADER_SIZE) throw failure(`${inPath} has ${bytes.length} bytes, fewer than the 64 of a header: nothing was written`, { path: inPath });
+  if (bytes.subarray(0, 4).some((b) => b !== 0)) {
+    // The header is patched last: a written magic means finalize ran. A whole file is copied as it is.
+    const reader = ProfileReader.fromBuffer(bytes, { backend: which });
+    const info = reader.info;
+    reader.close();
+    fs.copyFileSync(inPath, outPath);
+    return { source: 'finalized', samples: Number(info.sampleCount), threads: info.threadCount, frames: info.frameCount, droppedBytes: 0, checkpoints: 0 };
+  }
+
+  const journalPath = options.journal ?? inPath + JOURNAL_SUFFIX;
+  const journal = fs.existsSync(journalPath) ? parseJournal(readInput(journalPath, 'journal')) : null;
+  const onDisk = bytes.subarray(HEADER_SIZE);
+  const zstd = journal ? journal.header.compression === 'zstd' : ZSTD_MAGIC.every((b, i) => onDisk[i] === b);
+  const wanted = journal && journal.checkpoints > 0 ? Math.min(journal.regionBytes, cap) : cap;
+  const region = zstd ? inflateTolerant(onDisk, wanted) : onDisk.subarray(0, Math.min(onDisk.length, wanted));
+  const littleEndian = journal?.header.littleEndian ?? os.endianness() === 'LE';
+  const startTimeUs = journal?.header.startTimeUs ?? options.startTimeUs ?? 0n;
+
+  let records: Uint8Array;
+  let source: RecoverResult['source'];
+  let regionAvailable: number;
+  if (journal && journal.checkpoints > 0 && region.length >= journal.regionBytes) {
+    source = 'journal';
+    regionAvailable = zstd ? journal.regionBytes : onDisk.length;
+    records = new Uint8Array(journal.regionBytes + journal.pendingRepeats.length);
+    records.set(region.subarray(0, journal.regionBytes));
+    records.set(journal.pendingRepeats, journal.regionBytes);
+  } else {
+    source = 'records';
+    regionAvailable = region.length;
+    records = region;
+  }
+  const scan = salvageRecords(records, littleEndian, startTimeUs, which);
+  if (scan.end < records.length && source === 'journal') {
+    throw failure(`the journal's last flush names ${records.length} record bytes but only ${scan.end} decode whole`, { path: inPath, decoded: scan.end });
+  }
+  const kept = records.subarray(0, scan.end);
+  const tables = tablesFor(journal, scan.maxFrame);
+  writeProfile(outPath, kept, zstd ? 'zstd' : 'none', tables, {
+    startTimeUs,
+    sampleIntervalUs: journal?.header.sampleIntervalUs ?? options.sampleIntervalUs ?? 1000n,
+    profilingConfig: journal?.header.profilingConfig ?? 0,
+    littleEndian,
+    samples: scan.samples,
+    threads: scan.threads,
+  });
+  return {
+    source,
+    samples: scan.samples,
+    threads: scan.threads,
+    frames: tables.frameCount,
+    droppedBytes: Math.max(0, regionAvailable - Math.min(scan.end, regionAvailable)),
+    checkpoints: journal?.checkpoints ?? 0,
+  };
+}
