@@ -25,6 +25,7 @@ export interface ZstdCCtx {
   setParameter(param: number, value: number): void;
   compressStream2(out: Uint8Array, input: Uint8Array, directive: number): [number, number, number];
   compress(out: Uint8Array, data: Uint8Array, level: number): number;
+  reset(directive: number): void;
 }
 export interface ZstdApi {
   DCtx: new () => ZstdDCtx;
@@ -34,7 +35,7 @@ export interface ZstdApi {
   cStreamOutSize(): number;
   CParameter: { compressionLevel: number };
   EndDirective: { continue: number; flush: number; end: number };
-  ResetDirective: { sessionOnly: number };
+  ResetDirective: { sessionOnly: number; sessionAndParameters: number };
 }
 
 /** Which decoder the fallback uses: Node's own zstd where it has one. */
@@ -220,6 +221,14 @@ class FrameCCtx implements ZstdCCtx {
     return [remaining, n, consumed];
   }
 
+  /** Abandons any frame in progress; with parameters, back to the default level (as ZSTD_CCtx_reset). */
+  reset(directive: number): void {
+    this.output = new Uint8Array(0);
+    this.outputPos = 0;
+    this.open = false;
+    if (directive === FALLBACK_API.ResetDirective.sessionAndParameters) this.level = 3;
+  }
+
   compress(out: Uint8Array, data: Uint8Array, level: number): number {
     const frame = nodeCompress(data, level);
     if (frame.length > out.length) throw new Error('Destination buffer is too small');
@@ -236,7 +245,7 @@ function compressBound(size: number): number {
 const FALLBACK_API = {
   CParameter: { compressionLevel: 100 },
   EndDirective: { continue: 0, flush: 1, end: 2 },
-  ResetDirective: { sessionOnly: 1 },
+  ResetDirective: { sessionOnly: 1, sessionAndParameters: 3 },
 };
 
 /** The fallback API with `decoder` for reading. */
