@@ -91,6 +91,11 @@ export const ErrorCode = {
   V2_UNSUPPORTED: 'ERR_V2_UNSUPPORTED',
   V2_ZSTD: 'ERR_V2_ZSTD',
   V2_WRITER_STATE: 'ERR_V2_WRITER_STATE',
+  // reading files (lib/input.ts) and bounded memory (issue 15)
+  IO: 'ERR_IO', // a fs failure outside the Tachyon reader (convert, openProfile, CLI outputs)
+  NOT_REGULAR_FILE: 'ERR_NOT_REGULAR_FILE', // a FIFO, device, directory or socket given as a profile
+  TACHYON_FILE_CHANGED: 'ERR_TACHYON_FILE_CHANGED', // the file shrank or was rewritten after open
+  CONVERT_TOO_MANY_SAMPLES: 'ERR_CONVERT_TOO_MANY_SAMPLES', // past ConvertOptions.maxSamples
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});

@@ -7,9 +7,9 @@
  * zstd region and both tables; `replay`/`samples()` decode records and fail
  * where CPython's replay fails, after delivering what came before.
  */
-import { readFileSync } from 'node:fs';
 import { backend } from '../backend';
-import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '../errors';
+import { ErrorCode, ProfpackError, invalidArgument, type ErrorCodeValue } from '../errors';
+import { closeInput, inputChange, openInput, readInput, type InputFile } from '../input';
 import { HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_MAX_DECOMPRESSED } from './format';
 import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from './reader-layout';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './reader-native';
@@ -104,6 +104,30 @@ export interface ReplayStats {
   stackReconstructions: number;
 }
 
+/**
+ * The most timestamps one collect() call receives: a REPEAT run longer than
+ * this (a 4 KB file can declare 20 M samples) is delivered in several calls
+ * of the same stack, where CPython makes one (docs/reliability.md).
+ */
+export const MAX_TIMESTAMPS_PER_COLLECT = 65_536;
+
+function checkSize(options: ReaderOptions, name: 'maxDecompressedSize' | 'keepDecompressedLimit'): void {
+  const v = options[name];
+  if (v !== undefined && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)) {
+    throw invalidArgument(`ReaderOptions.${name} must be a non-negative safe integer, not ${String(v)}`, 'a non-negative safe integer');
+  }
+}
+
+/** The same checks on both backends, before anything is opened. */
+function checkReaderOptions(options: ReaderOptions): void {
+  if (options === null || typeof options !== 'object') throw invalidArgument('ReaderOptions must be an object', 'ReaderOptions');
+  checkSize(options, 'maxDecompressedSize');
+  checkSize(options, 'keepDecompressedLimit');
+  if (options.backend !== undefined && options.backend !== 'native' && options.backend !== 'js') {
+    throw invalidArgument(`ReaderOptions.backend must be "native" or "js", not ${JSON.stringify(options.backend)}`, '"native" | "js"');
+  }
+}
+
 const EVENT_CAPACITY = 1 << 15;
 const TIMESTAMP_CAPACITY = 1 << 16;
 const NODE_CAPACITY = 1 << 15;
@@ -123,6 +147,8 @@ interface DecoderBackend {
   decodeBytes(window: Uint8Array, windowStart: number, length: number, final: boolean): DecodeError | null;
   decodeFile(file: NativeFile, fileOffset: number, windowStart: number, length: number, final: boolean): DecodeError | null;
   stats(): number[];
+  /** Frees what the decoder holds (native memory now, not at a later finalizer). */
+  release(): void;
 }
 
 type Tuning = NonNullable<ReaderOptions['tuning']>;
@@ -178,6 +204,7 @@ function jsDecoder(layout: Layout, totalSize: number, tuning: Tuning): DecoderBa
       const s = d.stats;
       return [s.repeatRecords, s.repeatSamples, s.fullRecords, s.suffixRecords, s.popPushRecords, s.totalSamples, s.stackReconstructions];
     },
+    release() {},
   };
 }
 
@@ -199,6 +226,7 @@ function nativeDecoder(native: NativeTachyonReader, layout: Layout, totalSize: n
     decodeBytes: (window, windowStart, length, final) => native.decodeBytes(handle, window, windowStart, length, final),
     decodeFile: (file, fileOffset, windowStart, length, final) => native.decodeFile(handle, file, fileOffset, windowStart, length, final),
     stats: () => Array.from(native.decoderStats(handle)),
+    release: () => native.releaseDecoder(handle),
   };
 }
 
@@ -231,10 +259,15 @@ export class ProfileReader {
   private readonly tuning: Tuning;
   /** A version-2 file, decoded at open (docs/format-v2.md); null for version 1. */
   private readonly v2: V2Profile | null = null;
+  /** The opened file, watched for changes between replay windows; null for fromBuffer. */
+  private input: InputFile | null;
+  /** The replay in progress, released by close(). */
+  private activeDecoder: DecoderBackend | null = null;
 
-  private constructor(source: ByteSource, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions) {
+  private constructor(source: ByteSource, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions, input: InputFile | null = null) {
     this.native = native;
     this.file = file;
+    this.input = input;
     this.source = source;
     this.backend = native ? 'native' : 'js';
     this.maxDecompressed = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
@@ -249,9 +282,11 @@ export class ProfileReader {
       this.frames = v2Frames(v2);
       this.sampleRegionSize = v2.region.length;
       this.region = { kind: 'bytes', bytes: v2.region };
-      // The whole file is in memory now: the mapping is not needed.
+      // The whole file is in memory now: neither the mapping nor the descriptor is needed.
       if (file && native) native.closeFile(file);
       this.file = null;
+      if (input) closeInput(input);
+      this.input = null;
       return;
     }
     const layout = parseLayout(source);
@@ -276,6 +311,7 @@ export class ProfileReader {
   }
 
   private static pick(options: ReaderOptions): NativeTachyonReader | null {
+    checkReaderOptions(options);
     const wanted = options.backend ?? backend.name;
     if (wanted === 'js') return null;
     const native = nativeReader();
@@ -285,47 +321,66 @@ export class ProfileReader {
     return native;
   }
 
-  /** Opens a file: mapped by the native backend, read with fs by the JS twin. */
+  /**
+   * Opens a regular file (anything else is ERR_NOT_REGULAR_FILE, without
+   * blocking): mapped by the native backend, read whole by the JS twin. Both
+   * keep the descriptor and check between replay windows that the file is as
+   * it was at open; a change is ERR_TACHYON_FILE_CHANGED (docs/reliability.md).
+   */
   static open(path: string, options: ReaderOptions = {}): ProfileReader {
     const native = ProfileReader.pick(options);
-    if (native) {
-      let file: NativeFile;
-      try {
-        file = native.openFile(path);
-      } catch (err) {
-        if (isProfpackError(err)) throw err;
-        throw new ProfpackError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, { code: ErrorCode.TACHYON_IO, cause: err });
-      }
-      const source: ByteSource = { size: file.size, read: (start, end) => native.readRange(file, start, end) };
-      try {
-        return new ProfileReader(source, file, native, options);
-      } catch (err) {
-        native.closeFile(file);
-        throw err;
-      }
-    }
-    let bytes: Uint8Array;
+    const input = openInput(path, ErrorCode.TACHYON_IO);
     try {
-      bytes = readFileSync(path);
+      if (native) {
+        const file = native.openFile(input.fd, input.size, path);
+        const source: ByteSource = { size: file.size, read: (start, end) => native.readRange(file, start, end) };
+        try {
+          return new ProfileReader(source, file, native, options, input);
+        } catch (err) {
+          native.closeFile(file);
+          throw err;
+        }
+      }
+      const bytes = readInput(input, ErrorCode.TACHYON_IO);
+      const source: ByteSource = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
+      return new ProfileReader(source, null, null, options, input);
     } catch (err) {
-      throw new ProfpackError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, { code: ErrorCode.TACHYON_IO, cause: err });
+      closeInput(input);
+      throw err;
     }
-    return ProfileReader.fromBuffer(bytes, { ...options, backend: 'js' });
   }
 
   /** Reads a profile held in memory (not copied: do not modify it while the reader is in use). */
   static fromBuffer(bytes: Uint8Array, options: ReaderOptions = {}): ProfileReader {
+    if (!(bytes instanceof Uint8Array)) throw invalidArgument('fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))', 'Uint8Array');
     const native = ProfileReader.pick(options);
     const source: ByteSource = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
     return new ProfileReader(source, null, native, options);
   }
 
-  /** Releases the mapping or buffers; the reader cannot replay afterwards. */
+  /** Releases the mapping, the descriptor, buffers and native decoder memory; the reader cannot replay afterwards. */
   close(): void {
+    this.activeDecoder?.release();
+    this.activeDecoder = null;
     if (this.file && this.native) this.native.closeFile(this.file);
     this.file = null;
+    if (this.input) closeInput(this.input);
+    this.input = null;
     this.source = null;
     this.region = null;
+  }
+
+  /**
+   * @internal Throws-free check used between replay windows: what changed in
+   * the opened file since open, or null (always null for fromBuffer).
+   */
+  fileChange(): string | null {
+    return this.input ? inputChange(this.input) : null;
+  }
+
+  /** @internal the path the reader was opened from, for messages. */
+  get path(): string | null {
+    return this.input?.path ?? null;
   }
 
   /** Every sample in file order; throws CPython's replay errors where CPython would. */
@@ -391,6 +446,11 @@ export class ProfileReader {
    * CPython's BinaryReader.replay does; returns the number of samples.
    */
   replay(collector: Collector, options: ReplayOptions = {}): number {
+    if (collector === null || typeof collector !== 'object' || typeof (collector as Partial<Collector>).collect !== 'function') {
+      throw invalidArgument('replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method', 'Collector');
+    }
+    if (options === null || typeof options !== 'object') throw invalidArgument('replay(collector, options): options must be an object', 'ReplayOptions');
+    if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw invalidArgument('replay(collector, options): onProgress must be a function', 'function');
     if (this.v2 !== null) {
       this.assertOpen(false);
       return v2Replay(this.v2, this.frames, collector, options, (stats) => (this.stats = stats));
@@ -464,28 +524,37 @@ export class ProfileReader {
       for (let e = 0; e < nEvents; e++) {
         const i = e * EVENT_STRIDE;
         const kind = ev[i]!;
-        if (kind === EventKind.Sample) {
-          const count = ev[i + 4]!;
+        if (kind === EventKind.Sample && pending === null && ev[i + 4]! <= MAX_TIMESTAMPS_PER_COLLECT) {
+          const n = ev[i + 4]!;
           let timestamps: bigint[];
-          if (pending === null) {
-            if (count === 1) timestamps = [ts[tsPos]!];
-            else {
-              timestamps = new Array<bigint>(count);
-              for (let k = 0; k < count; k++) timestamps[k] = ts[tsPos + k]!;
-            }
-          } else {
-            timestamps = pending;
-            pending = null;
-            for (let k = 0; k < count; k++) timestamps.push(ts[tsPos + k]!);
+          if (n === 1) timestamps = [ts[tsPos]!];
+          else {
+            timestamps = new Array<bigint>(n);
+            for (let k = 0; k < n; k++) timestamps[k] = ts[tsPos + k]!;
           }
-          tsPos += count;
+          tsPos += n;
           collector.collect(stackFramesOf(ev[i + 1]!, ev[i + 2]!, ev[i + 3]!), timestamps);
-          delivered += timestamps.length;
-        } else if (kind === EventKind.SamplePart) {
-          const count = ev[i + 4]!;
-          pending ??= [];
-          for (let k = 0; k < count; k++) pending.push(ts[tsPos + k]!);
-          tsPos += count;
+          delivered += n;
+        } else if (kind === EventKind.Sample || kind === EventKind.SamplePart) {
+          // A run split across decoder calls, or longer than one collect() may take: full batches go out as they fill.
+          const n = ev[i + 4]!;
+          for (let k = 0; k < n; k++) {
+            pending ??= [];
+            pending.push(ts[tsPos + k]!);
+            if (pending.length === MAX_TIMESTAMPS_PER_COLLECT) {
+              const batch: bigint[] = pending;
+              pending = null;
+              collector.collect(stackFramesOf(ev[i + 1]!, ev[i + 2]!, ev[i + 3]!), batch);
+              delivered += batch.length;
+            }
+          }
+          tsPos += n;
+          if (kind === EventKind.Sample && pending !== null) {
+            const batch: bigint[] = pending;
+            pending = null;
+            collector.collect(stackFramesOf(ev[i + 1]!, ev[i + 2]!, ev[i + 3]!), batch);
+            delivered += batch.length;
+          }
         } else if (kind === EventKind.Thread) {
           run.addThread(ev[i + 1]!, ev[i + 2]!, ev[i + 3]!);
         } else if (onProgress) {
@@ -510,9 +579,11 @@ export class ProfileReader {
 
   private startRun(): ReplayRun {
     this.assertOpen(true); // region and source are set from here on
+    this.activeDecoder?.release();
     const decoder = this.native
       ? nativeDecoder(this.native, this.layout, this.sampleRegionSize, this.tuning)
       : jsDecoder(this.layout, this.sampleRegionSize, this.tuning);
+    this.activeDecoder = decoder;
     return new ReplayRun(this, decoder, this.region!, this.source!, this.sampleRegionSize, this.maxDecompressed, this.tuning.zstdChunk ?? OUTPUT_CHUNK);
   }
 }
@@ -560,6 +631,7 @@ class ReplayRun {
   private window: Uint8Array | null = null;
   private windowStart = 0;
   private windowLength = 0;
+  private checkedAtStart = false;
 
   constructor(
     private readonly reader: ProfileReader,
@@ -577,9 +649,33 @@ class ReplayRun {
     }
   }
 
+  /**
+   * A change of the opened file (since open) as a decoder error, with this
+   * call's events dropped: nothing decoded from changed bytes is delivered.
+   */
+  private fileChanged(r: Float64Array): number | null {
+    const what = this.reader.fileChange();
+    if (what === null) return null;
+    r[Result.events] = 0;
+    r[Result.nodes] = 0;
+    r[Result.timestamps] = 0;
+    this.error = {
+      code: ErrorCode.TACHYON_FILE_CHANGED,
+      message: `the file changed since it was opened (${what}): ${this.reader.path}`,
+      offset: this.consumed,
+    };
+    this.lastStatus = DecodeStatus.Error;
+    return this.lastStatus;
+  }
+
   /** One decoder call; its events are in decoder.out until the next call. */
   step(): number {
     const r = this.decoder.out.result;
+    if (!this.checkedAtStart) {
+      this.checkedAtStart = true;
+      const changed = this.fileChanged(r);
+      if (changed !== null) return changed;
+    }
     const region = this.region;
     const remaining = this.total - this.consumed;
     if (region.kind === 'bytes') {
@@ -605,6 +701,8 @@ class ReplayRun {
       this.error = this.decoder.decodeBytes(window, this.windowStart, this.windowLength, final);
       this.consumed = this.windowStart + r[Result.consumed]!;
     }
+    const changed = this.fileChanged(r);
+    if (changed !== null) return changed;
     if (r[Result.trieReset] === 1) {
       // The decoder rebuilt its trie: node ids restart, every cache keyed by node is void.
       this.nodeCount = 1;
@@ -678,6 +776,7 @@ class ReplayRun {
   }
 
   failure(delivered: number): ProfpackError {
+    this.decoder.release();
     releaseOutput(this.decoder.out);
     const e = this.error!;
     return replayError(e.code, e.message, this.regionOffset(e.offset), delivered, e.offset);
@@ -687,6 +786,7 @@ class ReplayRun {
   finish(delivered: number): number {
     releaseOutput(this.decoder.out);
     const s = this.decoder.stats();
+    this.decoder.release();
     const replayed = s[5]!;
     const declared = this.reader.info.sampleCount;
     if (BigInt(replayed) !== declared) {
