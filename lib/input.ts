@@ -112,6 +112,13 @@ export function readInputFile(path: string, code: ErrorCodeValue = ErrorCode.IO)
   }
 }
 
+/** The size of a regular file, checked as openInput checks it (the CLI's progress bars, convert's summary). */
+export function inputSize(path: string, code: ErrorCodeValue = ErrorCode.IO): number {
+  const file = openInput(path, code);
+  closeInput(file);
+  return file.size;
+}
+
 /** What changed since open ('size', 'mtime', ...), or null; a failed fstat counts as a change. */
 export function inputChange(file: InputFile): string | null {
   let now: BigIntStats;

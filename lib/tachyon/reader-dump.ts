@@ -84,8 +84,12 @@ function errorOf(err: unknown): { code: string; message: string } {
   throw err;
 }
 
-/** Opens and replays `input` (a path or the bytes), never throwing for a bad file. */
-export function dumpProfile(input: string | Uint8Array, options: ReaderOptions = {}): Dump {
+/**
+ * Opens and replays `input` (a path or the bytes), never throwing for a bad
+ * file. With `onSample`, each sample goes there as it is read and
+ * `dump.samples` stays empty: memory stays bounded whatever the file holds.
+ */
+export function dumpProfile(input: string | Uint8Array, options: ReaderOptions = {}, onSample?: (sample: DumpSample) => void): Dump {
   const dump: Dump = { accepted: false, stage: 'open', error: null, info: null, samples: [] };
   let reader: ProfileReader;
   try {
@@ -98,6 +102,8 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
     dump.info = infoToJson(reader.info);
     dump.stage = 'replay';
     const samples: DumpSample[] = [];
+    let count = 0;
+    const emit = onSample ?? ((sample: DumpSample) => samples.push(sample));
     const framesJson = new WeakMap<readonly Frame[], DumpFrame[]>();
     let calls = 0;
     try {
@@ -113,15 +119,16 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
               }
               const threadId = exactInteger(thread.threadId);
               for (const ts of timestampsUs) {
-                samples.push({ thread_id: threadId, interpreter_id: interp.interpreterId, timestamp_us: exactInteger(ts), status: thread.status, call, frames });
+                emit({ thread_id: threadId, interpreter_id: interp.interpreterId, timestamp_us: exactInteger(ts), status: thread.status, call, frames });
               }
+              count += timestampsUs.length;
             }
           }
         },
       });
     } catch (err) {
       dump.error = errorOf(err);
-      dump.samples_before_error = samples.length;
+      dump.samples_before_error = count;
       return dump;
     }
     dump.accepted = true;
@@ -152,9 +159,33 @@ export function stringifyExact(value: unknown, indent = 1): string {
 
 /** The dump as text: header fields indented, then one compact line per sample. */
 export function dumpToJsonText(dump: Dump): string {
-  const { samples, ...head } = dump;
-  const headText = stringifyExact({ ...head, samples: [] }, 1);
-  if (samples.length === 0) return headText + '\n';
-  const lines = samples.map((s) => stringifyExact(s, 0));
-  return headText.replace(/"samples": \[\]\n\}$/, `"samples": [\n${lines.join(',\n')}\n ]\n}`) + '\n';
+  const parts: string[] = [];
+  writeDumpJson(dump, (emit) => dump.samples.forEach(emit), (text) => parts.push(text));
+  return parts.join('');
+}
+
+/**
+ * The same text, written piece by piece: the head of `dump` (its samples
+ * ignored), then the samples `forEachSample` produces, one line each. The CLI
+ * streams a dump of any size this way.
+ */
+export function writeDumpJson(dump: Dump, forEachSample: (emit: (s: DumpSample) => void) => void, write: (text: string) => void): void {
+  const { samples: _held, ...fields } = dump;
+  const head = stringifyExact({ ...fields, samples: [] }, 1);
+  const open = head.lastIndexOf('"samples": []');
+  write(head.slice(0, open) + '"samples": [');
+  let first = true;
+  // A sample's line is stringifyExact(s, 0), built by hand: its frames' JSON once per stack, not once per sample.
+  const framesText = new WeakMap<DumpFrame[], string>();
+  forEachSample((s) => {
+    let frames = framesText.get(s.frames);
+    if (frames === undefined) {
+      frames = JSON.stringify(s.frames);
+      framesText.set(s.frames, frames);
+    }
+    const line = `{"thread_id":${s.thread_id},"interpreter_id":${s.interpreter_id},"timestamp_us":${s.timestamp_us},"status":${s.status},"call":${s.call},"frames":${frames}}`;
+    write((first ? '\n' : ',\n') + line);
+    first = false;
+  });
+  write((first ? ']' : '\n ]') + head.slice(open + '"samples": []'.length) + '\n');
 }

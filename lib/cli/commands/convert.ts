@@ -1,8 +1,8 @@
 /** `profpack convert IN --to FORMAT -o OUT` */
-import { statSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { convert, isProfileFormat, PROFILE_FORMATS, type ProfileFormat } from '../../convert/convert';
+import { convert, DEFAULT_MAX_SAMPLES, isProfileFormat, PROFILE_FORMATS, type ProfileFormat } from '../../convert/convert';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { inputSize } from '../../input';
 import { progressBar } from '../progress';
 import { action } from '../user-error';
 
@@ -14,6 +14,7 @@ interface ConvertFlags {
   aggregate?: boolean;
   thread?: string;
   quiet?: boolean;
+  maxSamples?: string;
 }
 
 function formatOption(value: string | undefined, flag: string): ProfileFormat | undefined {
@@ -34,9 +35,10 @@ export function registerConvert(program: Command): Command {
     .option('--aggregate', 'pprof: one sample per distinct stack and thread (no timestamps)')
     .option('--thread <id>', '.cpuprofile: only this thread (ID or ID@INTERPRETER)')
     .option('-q, --quiet', 'no summary line')
+    .option('--max-samples <n>', `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`)
     .action(
       action((input: string, flags: ConvertFlags) => {
-        const size = statSync(input).size;
+        const size = inputSize(input);
         const summary = convert(input, flags.output, {
           to: formatOption(flags.to, '--to'),
           from: formatOption(flags.from, '--from'),
@@ -44,6 +46,7 @@ export function registerConvert(program: Command): Command {
           aggregate: flags.aggregate === true,
           thread: flags.thread,
           onProgress: progressBar('converting', size),
+          maxSamples: flags.maxSamples === undefined ? undefined : Number(flags.maxSamples),
         });
         if (flags.quiet !== true) {
           process.stderr.write(`${input} (${summary.from}, ${summary.bytesIn.toLocaleString('en')} bytes) → ${flags.output} (${summary.to}, ${summary.bytesOut.toLocaleString('en')} bytes), ${summary.samples.toLocaleString('en')} samples\n`);
