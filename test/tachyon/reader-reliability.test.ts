@@ -14,6 +14,7 @@ import { closeInput, openInput, readInput } from '../../lib/input';
 import { MAX_TIMESTAMPS_PER_COLLECT, ProfileReader } from '../../lib/tachyon/reader';
 import { nativeReader } from '../../lib/tachyon/reader-native';
 import { ProfileWriter } from '../../lib/tachyon/writer';
+import { craftTachyon, fullRecord, recordPrefix, STATUS, uvarint } from '../fuzz/craft';
 import { thrown } from '../helpers';
 import { repoRoot, sharedPath } from '../shared';
 
@@ -153,5 +154,169 @@ describe('a file that changes after open', () => {
     } finally {
       fs.closeSync(fd);
     }
+  });
+});
+
+describe('fs failures are ProfpackErrors with the path and the OS code', () => {
+  it('a missing file, from every entry point', () => {
+    const missing = path.join(dir, 'no-such.bin');
+    const open = thrown(() => ProfileReader.open(missing));
+    expect(open.code).toBe(ErrorCode.TACHYON_IO);
+    expect(open.details).toMatchObject({ path: missing, osCode: 'ENOENT', syscall: 'open' });
+    for (const fn of [() => openProfile(missing), () => convert(missing, path.join(dir, 'x.pprof'))]) {
+      const err = thrown(fn);
+      expect(err.code).toBe(ErrorCode.IO);
+      expect(err.details).toMatchObject({ path: missing, osCode: 'ENOENT' });
+      expect(err.message).toBe(`cannot open ${missing}: no such file or directory (ENOENT)`);
+    }
+  });
+
+  it('an output that cannot be written (a directory, a missing directory, a full device)', () => {
+    const input = writeProfile(100);
+    const cases: [string, string][] = [
+      [path.join(dir, 'missing-dir', 'out.pprof'), 'ENOENT'],
+      [dir, 'EISDIR'],
+      ['/dev/full', 'ENOSPC'],
+    ];
+    for (const [output, osCode] of cases) {
+      const err = thrown(() => convert(input, output, { to: 'pprof' }));
+      expect(err.code).toBe(ErrorCode.IO);
+      expect(err.details).toMatchObject({ path: output, osCode });
+      expect(err.message.startsWith(`cannot write ${output}: `)).toBe(true);
+    }
+  });
+
+  it('a directory and a character device are refused at open, before any read', () => {
+    for (const special of [dir, '/dev/zero', '/dev/null']) {
+      for (const fn of [() => ProfileReader.open(special), () => openProfile(special), () => convert(special, path.join(dir, 'y.pprof'))]) {
+        const err = thrown(fn);
+        expect(err.code).toBe(ErrorCode.NOT_REGULAR_FILE);
+        expect(err.details?.path).toBe(special);
+      }
+    }
+    expect(thrown(() => ProfileReader.open('/dev/zero')).message).toBe('/dev/zero is a character device, not a regular file');
+    expect(thrown(() => ProfileReader.open(dir)).message).toBe(`${dir} is a directory, not a regular file`);
+  });
+
+  it('a socket is refused, not an ENXIO', async () => {
+    const sock = path.join(dir, `s${serial++}.sock`);
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(sock, resolve));
+    try {
+      for (const fn of [() => ProfileReader.open(sock), () => openProfile(sock)]) {
+        const err = thrown(fn);
+        expect(err.code).toBe(ErrorCode.NOT_REGULAR_FILE);
+        expect(err.details?.kind).toBe('socket');
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('a FIFO is refused without blocking (checked in a child process: a blocking open would hang it)', () => {
+    const fifo = path.join(dir, `f${serial++}.fifo`);
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const child = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `const { ProfileReader } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'tachyon', 'reader.js'))});
+         const { openProfile } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'convert', 'convert.js'))});
+         const codes = [];
+         for (const fn of [() => ProfileReader.open(process.argv[1]), () => openProfile(process.argv[1])]) {
+           try { fn(); codes.push('opened'); } catch (e) { codes.push(e.code + ':' + (e.details && e.details.kind)); }
+         }
+         console.log(JSON.stringify(codes));`,
+        fifo,
+      ],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(child.signal).toBeNull();
+    expect(JSON.parse(child.stdout)).toEqual(['ERR_NOT_REGULAR_FILE:FIFO', 'ERR_NOT_REGULAR_FILE:FIFO']);
+  });
+});
+
+describe('arguments are checked alike on both backends', () => {
+  const bytes = fs.readFileSync(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'));
+  const cases: [string, () => unknown, string][] = [
+    ['fromBuffer(null)', () => ProfileReader.fromBuffer(null as unknown as Uint8Array), 'fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))'],
+    ['fromBuffer(ArrayBuffer)', () => ProfileReader.fromBuffer(bytes.buffer as unknown as Uint8Array), 'fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))'],
+    ['maxDecompressedSize: NaN', () => ProfileReader.fromBuffer(bytes, { maxDecompressedSize: NaN }), 'ReaderOptions.maxDecompressedSize must be a non-negative safe integer, not NaN'],
+    ['maxDecompressedSize: Infinity', () => ProfileReader.fromBuffer(bytes, { maxDecompressedSize: Infinity }), 'ReaderOptions.maxDecompressedSize must be a non-negative safe integer, not Infinity'],
+    ['maxDecompressedSize: -1', () => ProfileReader.open(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'), { maxDecompressedSize: -1 }), 'ReaderOptions.maxDecompressedSize must be a non-negative safe integer, not -1'],
+    ["backend: 'gpu'", () => ProfileReader.fromBuffer(bytes, { backend: 'gpu' as 'js' }), 'ReaderOptions.backend must be "native" or "js", not "gpu"'],
+    ['replay(null)', () => ProfileReader.fromBuffer(bytes).replay(null as unknown as never), 'replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method'],
+    ['replay({})', () => ProfileReader.fromBuffer(bytes).replay({} as never), 'replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method'],
+    ['convert maxSamples: NaN', () => convert(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'), path.join(dir, 'z.pprof'), { maxSamples: NaN }), 'maxSamples must be a non-negative safe integer, not NaN'],
+  ];
+  for (const [name, fn, message] of cases) {
+    it(name, () => {
+      const err = thrown(fn);
+      expect(err.code).toBe(ErrorCode.INVALID_ARGUMENT);
+      expect(err.message).toBe(message);
+    });
+  }
+});
+
+describe('bounded memory', () => {
+  /** A FULL record then one REPEAT record of `run` samples (2 bytes each), as a file could declare 20 M in 40 MB (a few KB with zstd). */
+  function repeatFile(run: number): string {
+    const entries = new Uint8Array(2 * run);
+    for (let k = 0; k < run; k++) entries.set([0x01, STATUS], 2 * k);
+    const region = Uint8Array.from([...fullRecord(7n, [0, 1]), ...recordPrefix(7n, 0, 0), ...uvarint(run), ...entries]);
+    const file = path.join(dir, `repeat${serial++}.bin`);
+    fs.writeFileSync(file, craftTachyon({ region, sampleCount: BigInt(run + 1) }));
+    return file;
+  }
+
+  function collectSizes(file: string): number[] {
+    const reader = ProfileReader.open(file);
+    const sizes: number[] = [];
+    let last = -1n;
+    reader.replay({
+      collect: (_stackFrames, ts) => {
+        sizes.push(ts.length);
+        for (const t of ts) {
+          if (t !== last + 1n && last !== -1n) throw new Error(`timestamp ${t} after ${last}`);
+          last = t;
+        }
+      },
+    });
+    reader.close();
+    return sizes;
+  }
+
+  it(`a long REPEAT run reaches collect() in batches of at most ${MAX_TIMESTAMPS_PER_COLLECT} timestamps, in order`, () => {
+    const M = MAX_TIMESTAMPS_PER_COLLECT;
+    expect(collectSizes(repeatFile(200_000))).toEqual([1, M, M, M, 200_000 - 3 * M]);
+  });
+
+  it('a run that fits keeps CPython\'s one collect() per run', () => {
+    expect(collectSizes(repeatFile(MAX_TIMESTAMPS_PER_COLLECT))).toEqual([1, MAX_TIMESTAMPS_PER_COLLECT]);
+    expect(collectSizes(repeatFile(1000))).toEqual([1, 1000]);
+  });
+
+  it('1,000 synchronous open/replay/close lifetimes: RSS grows by at most 50 MB (close() frees native memory)', () => {
+    const file = path.join(dir, `loop${serial++}.bin`);
+    const w = new ProfileWriter(file, { sampleIntervalUs: 1000, compression: 'none' });
+    const frames: number[] = [];
+    for (let i = 0; i < 200; i++) frames.push(w.internFrame({ filename: 'a.py', funcname: `f${i}`, lineno: i }));
+    for (let i = 0; i < 20_000; i++) w.writeStack(1 + (i % 4), 0, 1000 + i, 0, [frames[i % 200]!, frames[(i * 7) % 200]!, frames[(i * 13) % 200]!]);
+    w.finalize();
+    const lifetimes = (n: number): void => {
+      for (let i = 0; i < n; i++) {
+        const reader = ProfileReader.open(file);
+        let count = 0;
+        reader.replay({ collect: (_s, ts) => (count += ts.length) });
+        reader.close();
+        if (count !== 20_000) throw new Error(`replayed ${count}`);
+      }
+    };
+    lifetimes(50);
+    const before = process.memoryUsage();
+    lifetimes(1000);
+    const after = process.memoryUsage();
+    expect((after.rss - before.rss) / 1e6).toBeLessThan(50);
+    expect((after.external - before.external) / 1e6).toBeLessThan(50);
   });
 });
