@@ -12,3 +12,6 @@ export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, t
 export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/reader';
 export * as v2 from './tachyon/v2/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './tachyon/v2/downgrade-file';
+// Reading limits (docs/reliability.md)
+export { MAX_TIMESTAMPS_PER_COLLECT } from './tachyon/reader';
+export { DEFAULT_MAX_SAMPLES } from './convert/convert';
