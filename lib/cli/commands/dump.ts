@@ -46,8 +46,13 @@ export function registerDump(program: Command): void {
         if (verdict.error) throw rejected(verdict);
         return;
       }
+      const stacks = new WeakMap<object, string>();
       const dump = dumpProfile(file, {}, (s) => {
-        const stack = s.frames.map((f) => `${f.funcname} (${f.filename}:${f.lineno ?? '?'})`).join(' <- ');
+        let stack = stacks.get(s.frames);
+        if (stack === undefined) {
+          stack = s.frames.map((f) => `${f.funcname} (${f.filename}:${f.lineno ?? '?'})`).join(' <- ');
+          stacks.set(s.frames, stack);
+        }
         out.write(`${s.timestamp_us} thread ${s.thread_id}/${s.interpreter_id} status 0x${s.status.toString(16)}: ${stack || '(empty stack)'}\n`);
       });
       if (dump.error !== null && UNREADABLE.includes(dump.error.code)) throw new ProfpackError(dump.error.message, { code: dump.error.code });
