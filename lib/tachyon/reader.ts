@@ -174,6 +174,12 @@ function newOutput(tuning: Tuning, totalSize: number): DecodeOutput {
   };
 }
 
+/**
+ * A reader dropped without close() still gives its descriptor back when it is
+ * collected (both backends hold one open for the change checks).
+ */
+const unclosed = new FinalizationRegistry<InputFile>((input) => closeInput(input));
+
 /** Output buffers of finished runs (the last one only: a reader replays one run at a time). */
 const outputPool: DecodeOutput[] = [];
 
@@ -268,6 +274,7 @@ export class ProfileReader {
     this.native = native;
     this.file = file;
     this.input = input;
+    if (input) unclosed.register(this, input, this);
     this.source = source;
     this.backend = native ? 'native' : 'js';
     this.maxDecompressed = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
@@ -285,7 +292,10 @@ export class ProfileReader {
       // The whole file is in memory now: neither the mapping nor the descriptor is needed.
       if (file && native) native.closeFile(file);
       this.file = null;
-      if (input) closeInput(input);
+      if (input) {
+        unclosed.unregister(this);
+        closeInput(input);
+      }
       this.input = null;
       return;
     }
@@ -364,7 +374,10 @@ export class ProfileReader {
     this.activeDecoder = null;
     if (this.file && this.native) this.native.closeFile(this.file);
     this.file = null;
-    if (this.input) closeInput(this.input);
+    if (this.input) {
+      unclosed.unregister(this);
+      closeInput(this.input);
+    }
     this.input = null;
     this.source = null;
     this.region = null;

@@ -113,6 +113,43 @@ describe('a file that changes after open', () => {
     reader.close();
   });
 
+  it('a new ProfileWriter on the same path between open and replay', () => {
+    const file = writeProfile(20_000, { compression: 'zstd' });
+    const reader = ProfileReader.open(file);
+    new ProfileWriter(file, { sampleIntervalUs: 1000 }).close();
+    const err = thrown(() => reader.replay({ collect: () => {} }));
+    expect(err.code).toBe(ErrorCode.TACHYON_FILE_CHANGED);
+    expect(err.details?.samplesDelivered).toBe(0);
+    reader.close();
+  });
+
+  it('rewritten in place mid-replay: what came before is delivered, nothing after', () => {
+    const file = writeProfile(400_000);
+    age(file);
+    const reader = ProfileReader.open(file);
+    const size = fs.statSync(file).size;
+    let n = 0;
+    let rewritten = false;
+    const err = thrown(() =>
+      reader.replay({
+        collect: (_s, ts) => {
+          n += ts.length;
+          if (!rewritten && n >= 1000) {
+            rewritten = true;
+            const fd = fs.openSync(file, 'r+');
+            fs.writeSync(fd, Buffer.alloc(size - 64, 0xff), 0, size - 64, 64);
+            fs.closeSync(fd);
+          }
+        },
+      }),
+    );
+    expect(err.code).toBe(ErrorCode.TACHYON_FILE_CHANGED);
+    expect(err.message).toContain('(mtime)');
+    expect(err.details?.samplesDelivered).toBe(n);
+    expect(n).toBeLessThan(400_000);
+    reader.close();
+  });
+
   it('an unchanged file replays whole, twice, with the same counts', () => {
     const file = writeProfile(100_000, { compression: 'zstd' });
     const reader = ProfileReader.open(file);
@@ -233,6 +270,33 @@ describe('fs failures are ProfpackErrors with the path and the OS code', () => {
     );
     expect(child.signal).toBeNull();
     expect(JSON.parse(child.stdout)).toEqual(['ERR_NOT_REGULAR_FILE:FIFO', 'ERR_NOT_REGULAR_FILE:FIFO']);
+  });
+});
+
+describe('descriptors', () => {
+  it('a reader dropped without close() gives its descriptor back when collected', () => {
+    const file = writeProfile(1000);
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '-e',
+        `const fs = require('node:fs');
+         const { ProfileReader } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'tachyon', 'reader.js'))});
+         const fds = () => fs.readdirSync('/proc/self/fd').length;
+         const before = fds();
+         (() => { for (let i = 0; i < 200; i++) ProfileReader.open(process.argv[1]).replay({ collect() {} }); })();
+         const open = fds() - before;
+         gc();
+         setTimeout(() => { gc(); setTimeout(() => console.log(JSON.stringify({ open, after: fds() - before })), 50); }, 50);`,
+        file,
+      ],
+      { encoding: 'utf8', timeout: 60_000, env: { ...process.env } },
+    );
+    expect(child.stderr).toBe('');
+    const { open, after } = JSON.parse(child.stdout) as { open: number; after: number };
+    expect(open).toBeGreaterThanOrEqual(200);
+    expect(after).toBeLessThan(10);
   });
 });
 
