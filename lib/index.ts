@@ -3,15 +3,15 @@ export { ProfpackError, ErrorCode, isProfpackError, type ProfpackErrorOptions } 
 export { backend, type Backend, type BackendFeatures, type BackendName } from './backend';
 export * as varint from './varint/index';
 // The writer's input shapes are exported as Sample*: ProfileReader's InterpreterInfo/ThreadInfo are what a replay delivers.
-export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './tachyon/writer';
+export { ProfileWriter, type ProfileWriterOptions, type SampleInterpreterInfo, type SampleThreadInfo, type SampleFrameInfo, type SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './tachyon/index';
 export { MemoryProfile, NodeStatus, copyProfile, convert, openProfile, parseProfile, serializeProfile, detectFormat, formatFromPath, PROFILE_FORMATS, toCpuProfile, fromCpuProfile, toPprof, fromPprof, toCollapsed, fromCollapsed, toSpeedscope, fromSpeedscope, openTachyon, createTachyonSink, type ProfileSource, type ProfileSink, type ProfileMeta, type ProfileFormat, type ConvertOptions, type ConvertSummary, type Frame as ModelFrame, type Sample as ModelSample } from './convert/index';
 export { aggregate, formatTable, STATUS_FILTERS, type AggregateOptions, type AggregateResult, type AggregateRow } from './query/index';
 export { startRecording, startWorkerAgent, type Recording, type RecordingOptions, type RecordingSummary } from './record/index';
 export * as svb from './svb/index';
 export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, type VarintHit, type PcTableOptions, type LookupManyOptions } from './pctable/index';
-export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/reader';
-export * as v2 from './tachyon/v2/index';
-export { downgrade, type DowngradeOptions, type DowngradeResult } from './tachyon/v2/downgrade-file';
+export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/index';
+export { v2 } from './tachyon/index';
+export { downgrade, type DowngradeOptions, type DowngradeResult } from './tachyon/index';
 // Reading limits (docs/reliability.md)
-export { MAX_TIMESTAMPS_PER_COLLECT } from './tachyon/reader';
+export { MAX_TIMESTAMPS_PER_COLLECT } from './tachyon/index';
 export { DEFAULT_MAX_SAMPLES } from './convert/convert';

@@ -2,7 +2,7 @@
 import { expect } from 'vitest';
 import { DCtx } from 'zstd-napi/binding';
 import { isProfpackError, type ProfpackError } from '../lib/errors';
-import { ProfileReader } from '../lib/tachyon/reader';
+import { ProfileReader } from '../lib/tachyon/read/reader';
 
 /** Runs `fn`, which must throw a ProfpackError; returns it for the caller's checks. */
 export function thrown(fn: () => unknown): ProfpackError {

@@ -9,7 +9,7 @@
  * A `ProfileSink` has the shape of ProfileWriter's fast path, so the same
  * producer can write to memory or to a Tachyon file.
  */
-import { ThreadStatus } from '../tachyon/format';
+import { ThreadStatus } from '../tachyon/index';
 
 /** One frame, in the field names of Tachyon's frame table; `null` = absent (CPython's -1 / 255). */
 export interface Frame {

@@ -3,8 +3,7 @@
  * A Tachyon source streams: samples() replays the file without holding them,
  * and a sink is the writer's fast path (internFrame / writeStack).
  */
-import { ProfileReader } from '../tachyon/reader';
-import { ProfileWriter } from '../tachyon/writer';
+import { ProfileReader, ProfileWriter } from '../tachyon/index';
 import { normalizeFrame, type Frame, type ProfileMeta, type ProfileSink, type ProfileSource, type Sample } from './model';
 
 export interface TachyonSink extends ProfileSink {

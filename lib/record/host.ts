@@ -8,7 +8,7 @@
 import { rmSync } from 'node:fs';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ErrorCode, ProfpackError } from '../errors';
-import { ProfilingMode } from '../tachyon/format';
+import { ProfilingMode } from '../tachyon/index';
 import { ChunkIngester } from './ingest';
 import { FrameParser, type WireMessage } from './wire';
 

@@ -15,7 +15,7 @@ import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:wo
 import type { CpuProfile } from '../convert/cpuprofile';
 import type { ProfileSink } from '../convert/model';
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
-import { ProfilingMode } from '../tachyon/format';
+import { ProfilingMode } from '../tachyon/index';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ChunkIngester, newSamplesInOrder } from './ingest';
 import { V8Sampler } from './sampler';

@@ -2,7 +2,7 @@
 //
 // Two kinds of input (byte 0, bit 2):
 // - a sample region (bit 2 clear): fed straight to the record decoder
-//   (native/tachyon/reader_records.h), little- or big-endian by bit 0;
+//   (native/tachyon/read/reader_records.h), little- or big-endian by bit 0;
 // - a whole Tachyon file (bit 2 set): opened with ReaderFile (the addon's
 //   mmap/read path, through a memfd), its header read as lib/tachyon does
 //   (magic for the byte order, start time, thread count, string-table offset,
@@ -37,8 +37,8 @@
 
 #include "fuzz/fuzz_common.h"
 #include "tachyon/format.h"
-#include "tachyon/reader_file.h"
-#include "tachyon/reader_records.h"
+#include "tachyon/read/reader_file.h"
+#include "tachyon/read/reader_records.h"
 
 namespace {
 
@@ -245,7 +245,7 @@ uint64_t Field(const uint8_t* p, size_t width, bool le) {
 // default; the cap itself is tested in test/fuzz/resource-bounds.test.ts).
 constexpr size_t kMaxInflated = size_t{8} << 20;
 
-// The zstd region decompressed as lib/tachyon/reader-zstd.ts does (streaming,
+// The zstd region decompressed as lib/tachyon/file/regions.ts does (streaming,
 // concatenated frames, capped); false when zstd refuses it or it is too large.
 bool Inflate(const uint8_t* data, size_t size, std::vector<uint8_t>& out) {
   static ZSTD_DCtx* dctx = ZSTD_createDCtx();

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileWriter } from '../../lib/tachyon/writer';
+import { ProfileWriter } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../convert/build';
 
 const MiB = 1024;

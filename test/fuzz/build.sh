@@ -21,7 +21,7 @@ declare -A cores=(
   [svb]="svb/*.cc"
   [svb_kernels]="svb/*.cc"
   [pctable]="pctable/*.cc"
-  [tachyon_reader]="tachyon/reader_*.cc"
+  [tachyon_reader]="tachyon/read/*.cc"
 )
 
 CXX=${CXX:-clang++}

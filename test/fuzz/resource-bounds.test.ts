@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
-import { ProfileReader } from '../../lib/tachyon/reader';
+import { ProfileReader } from '../../lib/tachyon/read/reader';
 import { craftTachyon, fullRecord, recordPrefix, STATUS, uvarint, zstdEmptyFrame, zstdRleBomb } from './craft';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];

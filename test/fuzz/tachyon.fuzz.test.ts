@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
-import { ProfileReader, type ReaderOptions } from '../../lib/tachyon/reader';
+import { ProfileReader, type ReaderOptions } from '../../lib/tachyon/read/reader';
 import { fuzzSeconds, fuzzSeed, mutate, Rng, runFor, saveFailure } from './mutate';
 import { tachyonJoin, tachyonParts, tachyonSeeds, type TachyonParts } from './seeds';
 

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { ProfileWriter } from '../../lib/tachyon/writer';
+import { ProfileWriter } from '../../lib/tachyon/write/writer';
 import { inflatePrefix, readCode } from '../helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ErrorCode } from '../../lib/errors';
 import * as profpack from '../../lib/index';
-import { ProfileReader } from '../../lib/tachyon/reader';
+import { ProfileReader } from '../../lib/tachyon/read/reader';
 import { sharedPath } from '../shared';
 import { thrown } from '../helpers';
 

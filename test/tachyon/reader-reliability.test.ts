@@ -11,9 +11,8 @@ import { backend } from '../../lib/backend';
 import { convert, openProfile } from '../../lib/convert/convert';
 import { ErrorCode } from '../../lib/errors';
 import { closeInput, openInput, readInput } from '../../lib/input';
-import { MAX_TIMESTAMPS_PER_COLLECT, ProfileReader } from '../../lib/tachyon/reader';
-import { nativeReader } from '../../lib/tachyon/reader-native';
-import { ProfileWriter } from '../../lib/tachyon/writer';
+import { MAX_TIMESTAMPS_PER_COLLECT, ProfileReader, ProfileWriter } from '../../lib/tachyon/index';
+import { nativeReader } from '../../lib/tachyon/read/native';
 import { craftTachyon, fullRecord, recordPrefix, STATUS, uvarint } from '../fuzz/craft';
 import { thrown } from '../helpers';
 import { repoRoot, sharedPath } from '../shared';
@@ -257,7 +256,7 @@ describe('fs failures are ProfpackErrors with the path and the OS code', () => {
       process.execPath,
       [
         '-e',
-        `const { ProfileReader } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'tachyon', 'reader.js'))});
+        `const { ProfileReader } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'tachyon', 'index.js'))});
          const { openProfile } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'convert', 'convert.js'))});
          const codes = [];
          for (const fn of [() => ProfileReader.open(process.argv[1]), () => openProfile(process.argv[1])]) {
@@ -282,7 +281,7 @@ describe('descriptors', () => {
         '--expose-gc',
         '-e',
         `const fs = require('node:fs');
-         const { ProfileReader } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'tachyon', 'reader.js'))});
+         const { ProfileReader } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'tachyon', 'index.js'))});
          const fds = () => fs.readdirSync('/proc/self/fd').length;
          const before = fds();
          (() => { for (let i = 0; i < 200; i++) ProfileReader.open(process.argv[1]).replay({ collect() {} }); })();

@@ -3,8 +3,8 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { ProfileReader } from '../../lib/tachyon/reader';
-import { dumpProfile, exactInteger, frameToJson, type Dump } from '../../lib/tachyon/reader-dump';
+import { ProfileReader } from '../../lib/tachyon/read/reader';
+import { dumpProfile, exactInteger, frameToJson, type Dump } from '../../lib/tachyon/read/dump';
 import { readFileSync } from 'node:fs';
 import { isProfpackError } from '../../lib/errors';
 import { readJsonExact, sharedPath } from '../shared';

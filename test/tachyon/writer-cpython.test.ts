@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonExact, sharedPath } from '../shared';
-import type { FrameInfo } from '../../lib/tachyon/writer';
+import type { FrameInfo } from '../../lib/tachyon/write/writer';
 import { cpythonInterpreter, materialize, profileArb, U64, writeWithProfpack, type CallSpec, type ProfileSpec, type ThreadSpec } from './writer-support';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-cpython-'));

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/writer';
+import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/write/writer';
 import { WRITE_BUFFER_SIZE } from '../../lib/tachyon/format';
 
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-writer-faults-'));

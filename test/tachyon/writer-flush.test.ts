@@ -10,8 +10,8 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { ProfileReader, type Sample } from '../../lib/tachyon/reader';
-import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/writer';
+import { ProfileReader, type Sample } from '../../lib/tachyon/read/reader';
+import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/write/writer';
 import { inflatePrefix, readCode } from '../helpers';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];

@@ -11,8 +11,8 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ErrorCode } from '../../lib/errors';
-import { ProfileReader } from '../../lib/tachyon/reader';
-import { ProfileWriter, type FrameInfo } from '../../lib/tachyon/writer';
+import { ProfileReader } from '../../lib/tachyon/read/reader';
+import { ProfileWriter, type FrameInfo } from '../../lib/tachyon/write/writer';
 import { materialize, profileArb, writeWithProfpack, type ProfileSpec } from './writer-support';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-roundtrip-'));

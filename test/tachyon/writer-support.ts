@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { decompress } from 'zstd-napi';
 import { readJsonExact, sharedPath } from '../shared';
 import { decodeU32, decodeZigzag32 } from '../../lib/varint/leb128';
-import { ProfileWriter as ProfileWriterClass, type FrameInfo, type InterpreterInfo, type ProfileWriter, type ProfileWriterOptions, type ThreadInfo } from '../../lib/tachyon/writer';
+import { ProfileWriter as ProfileWriterClass, type FrameInfo, type InterpreterInfo, type ProfileWriter, type ProfileWriterOptions, type ThreadInfo } from '../../lib/tachyon/write/writer';
 
 export interface ExpectedFrame {
   filename: string;

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sharedPath } from '../shared';
-import { ProfileWriter } from '../../lib/tachyon/writer';
+import { ProfileWriter } from '../../lib/tachyon/write/writer';
 import { applyStats, chronologicalCalls, fileOrderCalls, frameInfoOf, loadVector, rawFrames, splitFile, toInterpreters, writerOptions, type Call, type Expected } from './writer-support';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-vectors-'));

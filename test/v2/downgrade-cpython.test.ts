@@ -14,8 +14,8 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { ProfileReader, type Frame } from '../../lib/tachyon/reader';
-import { downgrade } from '../../lib/tachyon/v2/downgrade-file';
+import { ProfileReader, type Frame } from '../../lib/tachyon/read/reader';
+import { downgrade } from '../../lib/tachyon/downgrade';
 import { parseJsonExact, sharedPath } from '../shared';
 import { cpythonInterpreter, materialize, profileArb, writeWithProfpack, type ProfileSpec } from '../tachyon/writer-support';
 

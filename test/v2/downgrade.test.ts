@@ -14,9 +14,9 @@ import { main } from '../../lib/cli/main';
 import { ErrorCode } from '../../lib/errors';
 import * as profpack from '../../lib/index';
 import { HEADER_SIZE } from '../../lib/tachyon/format';
-import { ProfileReader } from '../../lib/tachyon/reader';
-import { ProfileWriter, type FrameSpec } from '../../lib/tachyon/writer';
-import { downgrade } from '../../lib/tachyon/v2/downgrade-file';
+import { ProfileReader } from '../../lib/tachyon/read/reader';
+import { ProfileWriter, type FrameSpec } from '../../lib/tachyon/write/writer';
+import { downgrade } from '../../lib/tachyon/downgrade';
 import { thrown } from '../helpers';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-downgrade-'));

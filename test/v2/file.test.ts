@@ -6,7 +6,7 @@ import { ByteSink, ByteSource } from '../../lib/tachyon/v2/bytes';
 import { HEADER_FLAGS_OFFSET, HeaderFlag } from '../../lib/tachyon/v2/format';
 import { V2FileWriter, isVersion2, readProfileV2, stackCodingOf, type V2WriterOptions } from '../../lib/tachyon/v2/file';
 import { decodeFrameTable, decodeStringTable, encodeFrameTable, encodeStringTable, version2Tables, type FrameTableCoding, type FrameTableEntry } from '../../lib/tachyon/v2/tables';
-import { zstdDecompress } from '../../lib/tachyon/v2/zstd';
+import { zstdDecompress } from '../../lib/tachyon/file/zstd';
 
 const U64_MAX = (1n << 64n) - 1n;
 

@@ -1,6 +1,6 @@
 /** `profpack downgrade IN OUT`: a version-2 profile rewritten as version 1, which CPython 3.15 reads. */
 import { Option, type Command } from 'commander';
-import { downgrade } from '../../tachyon/v2/downgrade-file';
+import { downgrade } from '../../tachyon/index';
 
 export function registerDowngrade(program: Command): void {
   program

@@ -10,7 +10,7 @@
  */
 import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { dumpProfile, writeDumpJson, type Dump } from '../../tachyon/reader-dump';
+import { dumpProfile, writeDumpJson, type Dump } from '../../tachyon/index';
 import { Output } from '../output';
 
 const UNREADABLE: readonly string[] = [ErrorCode.TACHYON_IO, ErrorCode.NOT_REGULAR_FILE];

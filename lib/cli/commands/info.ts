@@ -1,6 +1,6 @@
 /** `profpack info FILE`: a human summary of a Tachyon profile. */
 import type { Command } from 'commander';
-import { ProfileReader } from '../../tachyon/reader';
+import { ProfileReader } from '../../tachyon/index';
 
 const MODES = ['wall', 'cpu', 'gil', 'all', 'exception'];
 const FEATURES = ['all_threads', 'native', 'gc', 'opcodes', 'blocking'];

@@ -39,7 +39,7 @@ import { SampleBlockReader, SampleBlockWriter, type StackCoding, type V2Sample }
 import { BLOCK_MAX_SAMPLES, BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS } from './format';
 import { canTerminateStrings, decodeFrameTable, decodeStringTable, encodeFrameTable, encodeStringTable, frameTableEntry, type FrameTableCoding, type FrameTableEntry } from './tables';
 import { v2Native } from './native';
-import { ZstdStream, zstdCompress, zstdDecompress } from './zstd';
+import { ZstdStream, zstdCompress, zstdDecompress } from '../file/zstd';
 
 export interface V2WriterOptions {
   /** How stacks are coded: memtrace's prediction, or the stack table. Default 'stacktable'. */

@@ -16,7 +16,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ByteSink, ByteSource } from './bytes';
 import { HeaderFlag, MTF_SIZE } from './format';
-import { zstdCompress } from './zstd';
+import { zstdCompress } from '../file/zstd';
 
 /**
  * One frame-table entry with the values version 1 stores (after CPython's

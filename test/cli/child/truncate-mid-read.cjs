@@ -4,7 +4,7 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
-const { ProfileReader } = require(path.join(process.env.PROFPACK_DIST, 'tachyon', 'reader.js'));
+const { ProfileReader } = require(path.join(process.env.PROFPACK_DIST, 'tachyon', 'index.js'));
 const samples = ProfileReader.prototype.samples;
 ProfileReader.prototype.samples = function* truncating() {
   let n = 0;

@@ -7,7 +7,7 @@ const path = require('path');
 require('./ts-require.cjs');
 
 const [file, backendName, cap] = process.argv.slice(2);
-const { ProfileReader } = require(path.join(__dirname, '..', '..', '..', 'lib', 'tachyon', 'reader.ts'));
+const { ProfileReader } = require(path.join(__dirname, '..', '..', '..', 'lib', 'tachyon', 'index.ts'));
 const options = { backend: backendName };
 if (cap !== undefined) options.maxDecompressedSize = Number(cap);
 const rssBeforeKb = process.resourceUsage().maxRSS;

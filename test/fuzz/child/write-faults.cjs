@@ -13,7 +13,7 @@ const path = require('path');
 require('./ts-require.cjs');
 
 const lib = path.join(__dirname, '..', '..', '..', 'lib');
-const { ProfileWriter } = require(path.join(lib, 'tachyon', 'writer.ts'));
+const { ProfileWriter } = require(path.join(lib, 'tachyon', 'index.ts'));
 const { isProfpackError } = require(path.join(lib, 'errors.ts'));
 const { busySample } = require(path.join(__dirname, 'samples.cjs'));
 

@@ -1,10 +1,10 @@
 /**
- * The native reader (native/tachyon/reader_napi.cc), or null under the JS
+ * The native reader (native/tachyon/read/reader_napi.cc), or null under the JS
  * backend: the file mapping and the record decoder, same contract as the JS
  * twin (reader-records.ts).
  */
-import { nativeModule } from '../backend';
-import type { ErrorCodeValue } from '../errors';
+import { nativeModule } from '../../backend';
+import type { ErrorCodeValue } from '../../errors';
 
 export interface NativeFile {
   readonly size: number;

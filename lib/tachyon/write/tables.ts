@@ -4,8 +4,8 @@
  * (../shared/notes/tachyon-format.md §4). Shared by both backends: interning
  * is a hash lookup that JS does as fast as a round trip through N-API.
  */
-import { ErrorCode, ProfpackError } from '../errors';
-import { NO_OPCODE, U32_MAX } from './format';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { NO_OPCODE, U32_MAX } from '../format';
 
 /** A growable byte buffer with inline LEB128 appenders. */
 export class ByteBuffer {

@@ -1,4 +1,4 @@
-// N-API glue of the Tachyon reader (lib/tachyon/reader-native.ts): file
+// N-API glue of the Tachyon reader (lib/tachyon/read/native.ts): file
 // handles over ReaderFile, and record decoders writing into JS-owned typed
 // arrays, one crossing per window of records.
 #include <napi.h>
@@ -10,8 +10,8 @@
 #include "common/module_registry.h"
 #include "common/sigbus_guard.h"
 #include "common/typed_array.h"
-#include "tachyon/reader_file.h"
-#include "tachyon/reader_records.h"
+#include "tachyon/read/reader_file.h"
+#include "tachyon/read/reader_records.h"
 
 namespace profpack {
 namespace {
@@ -21,7 +21,7 @@ using tachyon::DecodeStatus;
 using tachyon::ReaderFile;
 using tachyon::RecordDecoder;
 
-// Result slots shared with lib/tachyon/reader-records.ts (Result).
+// Result slots shared with lib/tachyon/read/records.ts (Result).
 enum ResultSlot { kStatus = 0, kConsumed, kEvents, kTimestamps, kNodes, kReplayed, kErrorOffset, kTrieReset };
 
 ReaderFile* FileOf(const Napi::Value& value) {

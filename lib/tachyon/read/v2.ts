@@ -12,12 +12,12 @@
  */
 import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '../../errors';
 import { Compression, FOOTER_SIZE, HEADER_SIZE, Header } from '../format';
-import type { ByteSource, Layout, ProfileInfo } from '../reader-layout';
-import { resolveFrame, type Frame, type FrameTable } from '../reader-tables';
-import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample } from '../reader';
-import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from './file';
-import { BlockKind } from './format';
-import { zstdPrefix } from './zstd';
+import type { ByteSource, Layout, ProfileInfo } from '../file/layout';
+import { resolveFrame, type Frame, type FrameTable } from './tables';
+import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample } from './types';
+import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from '../v2/file';
+import { BlockKind } from '../v2/format';
+import { zstdPrefix } from '../file/zstd';
 
 const BLOCK_PREFIX = 13;
 

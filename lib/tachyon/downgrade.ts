@@ -6,11 +6,11 @@
  * are the same lists, index for index.
  */
 import * as fs from 'node:fs';
-import { ErrorCode, ProfpackError } from '../../errors';
-import { readInputFile } from '../../input';
-import { ProfileWriter } from '../writer';
-import { replayIntoVersion1 } from './downgrade';
-import { isVersion2, readProfileV2 } from './file';
+import { ErrorCode, ProfpackError } from '../errors';
+import { readInputFile } from '../input';
+import { ProfileWriter } from './write/writer';
+import { replayIntoVersion1 } from './v2/downgrade';
+import { isVersion2, readProfileV2 } from './v2/file';
 
 export interface DowngradeOptions {
   /** Compression of the version-1 sample region: 'zstd' (default, level 5, CPython's) or 'none'. */

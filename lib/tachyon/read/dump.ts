@@ -4,7 +4,7 @@
  * --json` prints and what other tools check us against. u64 values stay
  * bigint until stringifyExact writes them as exact JSON integers.
  */
-import { isProfpackError } from '../errors';
+import { isProfpackError } from '../../errors';
 import { ProfileReader, type Frame, type ProfileInfo, type ReaderOptions } from './reader';
 
 export interface DumpFrame {

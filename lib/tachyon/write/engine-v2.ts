@@ -13,11 +13,11 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH } from '../format';
-import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from '../writer-engine';
-import { FileOutput, ZstdStream } from '../writer-output';
-import { SampleBlockWriter, blockKindOf, type StackCoding } from './blocks';
-import { BLOCK_MAX_SAMPLES } from './format';
-import { v2Native, type NativeEncoderHandle } from './native';
+import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
+import { FileOutput, ZstdStream } from '../file/output';
+import { SampleBlockWriter, blockKindOf, type StackCoding } from '../v2/blocks';
+import { BLOCK_MAX_SAMPLES } from '../v2/format';
+import { v2Native, type NativeEncoderHandle } from '../v2/native';
 
 const TWO_POW_32 = 0x1_0000_0000;
 const SAFE_HIGH = 0x20_0000; // hi < 2^21: hi × 2^32 + lo stays below 2^53

@@ -1,5 +1,5 @@
 // See writer.h. Record layouts: ../shared/notes/tachyon-format.md §3 and §5.
-#include "tachyon/writer.h"
+#include "tachyon/write/writer.h"
 
 #include <cerrno>
 #include <cstring>

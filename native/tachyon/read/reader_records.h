@@ -1,5 +1,5 @@
 // The sample-region record decoder of the Tachyon reader: plain C++ (no
-// N-API), the twin of lib/tachyon/reader-records.ts with the same contract
+// N-API), the twin of lib/tachyon/read/records.ts with the same contract
 // (resumable windows, stack trie, event stream). See that file for the
 // output layout; ../shared/notes/tachyon-format.md §3, §5, §10 for the format
 // and CPython 3.15.2's replay checks, which this follows message for message.

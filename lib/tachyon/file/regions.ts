@@ -7,10 +7,10 @@
  * small (ZstdRegion.data), otherwise replay decompresses it again chunk by chunk.
  */
 import type * as ZstdBinding from 'zstd-napi/binding';
-import { ErrorCode } from '../errors';
-import { HEADER_SIZE } from './format';
+import { ErrorCode } from '../../errors';
+import { HEADER_SIZE } from '../format';
 import { zstdBinding } from './zstd-binding';
-import { openError, type ByteSource } from './reader-layout';
+import { openError, type ByteSource } from './layout';
 
 
 /** Compressed bytes read per step when the source is not already in memory. */

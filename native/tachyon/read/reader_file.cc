@@ -1,5 +1,5 @@
 // File access of the Tachyon reader; see reader_file.h.
-#include "tachyon/reader_file.h"
+#include "tachyon/read/reader_file.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,14 +1,14 @@
 /**
- * The native sample encoder (native/tachyon/writer.h) behind the same
+ * The native sample encoder (native/tachyon/write/writer.h) behind the same
  * contract as the JS one. Samples are staged in a Uint32Array and cross
  * N-API once per batch; under compression the addon hands each 512 KiB of
  * records back to zstd-napi through a callback.
  */
-import { nativeModule } from '../backend';
-import type { EngineOptions, SampleEngine } from './writer-engine';
-import { ZstdStream, type ZstdDirective } from './writer-output';
-import { ByteBuffer } from './writer-tables';
-import type { PatchableSink } from '../varint/slots';
+import { nativeModule } from '../../backend';
+import type { EngineOptions, SampleEngine } from './engine';
+import { ZstdStream, type ZstdDirective } from '../file/output';
+import { ByteBuffer } from './tables';
+import type { PatchableSink } from '../../varint/slots';
 
 interface NativeProfileWriter {
   encode(words: Uint32Array, count: number): void;
@@ -53,7 +53,7 @@ export class NativeSampleEngine implements SampleEngine {
           throw new Error('unreachable');
         },
       };
-      // The addon's directives, in ZSTD_EndDirective order (native/tachyon/writer.h ZstdDirective).
+      // The addon's directives, in ZSTD_EndDirective order (native/tachyon/write/writer.h ZstdDirective).
       const directives: readonly ZstdDirective[] = ['continue', 'flush', 'end'];
       compress = (chunk, directive) => {
         collected.length = 0;

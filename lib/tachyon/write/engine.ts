@@ -1,12 +1,12 @@
 /**
  * The contract between ProfileWriter (policy, validation, tables, header)
  * and the two sample encoders: the pure-JS one (writer-js.ts) and the native
- * one (writer-native.ts over native/tachyon/writer.h). Both receive samples
+ * one (writer-native.ts over native/tachyon/write/writer.h). Both receive samples
  * that are already validated, with 64-bit values split into u32 halves.
  */
-import { ErrorCode, ProfpackError } from '../errors';
-import type { PatchableSink } from '../varint/slots';
-import { MAX_STACK_DEPTH } from './format';
+import { ErrorCode, ProfpackError } from '../../errors';
+import type { PatchableSink } from '../../varint/slots';
+import { MAX_STACK_DEPTH } from '../format';
 
 /** Indices into the counters array both engines keep (CPython's BinaryWriter.get_stats()). */
 export const Counter = {

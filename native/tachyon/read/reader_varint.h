@@ -2,7 +2,7 @@
 // strict decoders of varint/leb128.h): no canonical-form check, at most 10
 // bytes, bits of the 10th byte above bit 63 dropped, failure only when a 10th
 // byte still has the continuation bit or the data ends. u32 fields are read
-// as u64 and range-checked. Twin of lib/tachyon/reader-varint.ts.
+// as u64 and range-checked. Twin of lib/tachyon/read/varint.ts.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -5,7 +5,7 @@
  * messages. Shared by both backends: it only touches the fixed-size parts of the
  * file, through a ByteSource (a JS buffer, or copies out of the native mapping).
  */
-import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
+import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../../errors';
 import {
   FOOTER_SIZE,
   FORMAT_VERSION,
@@ -22,7 +22,7 @@ import {
   STATS_VERSION,
   StatsBlock,
   StatsPresence,
-} from './format';
+} from '../format';
 
 /** Random access to the bytes of a file or buffer (copies or views; never retained by callers). */
 export interface ByteSource {

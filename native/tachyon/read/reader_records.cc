@@ -1,10 +1,10 @@
 // Record decoding of the Tachyon reader; see reader_records.h.
-#include "tachyon/reader_records.h"
+#include "tachyon/read/reader_records.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "tachyon/reader_varint.h"
+#include "tachyon/read/reader_varint.h"
 
 namespace profpack {
 namespace tachyon {

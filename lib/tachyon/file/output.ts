@@ -5,9 +5,9 @@
  * 1.5.7 like CPython's Debian build) for the sample region.
  */
 import * as fs from 'node:fs';
-import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
-import type { PatchableSink } from '../varint/slots';
-import { WRITE_BUFFER_SIZE } from './format';
+import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
+import type { PatchableSink } from '../../varint/slots';
+import { WRITE_BUFFER_SIZE } from '../format';
 import { zstdBinding } from './zstd-binding';
 
 /** A failed write(), as the error every writer operation reports. */

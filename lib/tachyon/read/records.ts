@@ -1,6 +1,6 @@
 /**
  * The sample-region record decoder (../shared/notes/tachyon-format.md §3, §5,
- * §10 replay): the JS twin of native/tachyon/reader_records.h, with the same
+ * §10 replay): the JS twin of native/tachyon/read/reader_records.h, with the same
  * contract, so one replay driver (reader.ts) serves both.
  *
  * Resumable: it decodes the window it is given and stops at a record (or
@@ -21,9 +21,9 @@
  * - timestamps (u64, one per sample, in event order);
  * - nodes: (parent, frame) for each node created, ids consecutive from nodeBase.
  */
-import { ErrorCode, type ErrorCodeValue } from '../errors';
-import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_ENTRY_MAX } from './format';
-import { readU32, readU64, varint } from './reader-varint';
+import { ErrorCode, type ErrorCodeValue } from '../../errors';
+import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_ENTRY_MAX } from '../format';
+import { readU32, readU64, varint } from './varint';
 
 export const EVENT_STRIDE = 5;
 export const EventKind = { Sample: 0, SamplePart: 1, Thread: 2, Progress: 3 } as const;

@@ -5,7 +5,7 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_MAX_DECOMPRESSED } from '../format';
-import { zstdBinding } from '../zstd-binding';
+import { zstdBinding } from './zstd-binding';
 
 const OUT_CHUNK = 128 * 1024;
 

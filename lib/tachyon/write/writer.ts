@@ -10,9 +10,9 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { backend } from '../backend';
-import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
-import { SlotWriter, type Slot, type SlotWidth } from '../varint/slots';
+import { backend } from '../../backend';
+import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
+import { SlotWriter, type Slot, type SlotWidth } from '../../varint/slots';
 import {
   Compression,
   FOOTER_SIZE,
@@ -33,15 +33,15 @@ import {
   U64_MAX,
   WRITER_PYTHON_VERSION,
   ZSTD_LEVEL,
-} from './format';
-import { COUNTER_COUNT, Counter, type EngineOptions, type SampleEngine } from './writer-engine';
-import { JsSampleEngine } from './writer-js';
-import { NativeSampleEngine, tachyonWriterNative } from './writer-native';
-import { ioError } from './writer-output';
-import { FrameTable, StringTable, toInt32Field, toOpcode } from './writer-tables';
-import type { StackCoding } from './v2/blocks';
-import { createV2Engine } from './v2/engine';
-import { version2Tables } from './v2/tables';
+} from '../format';
+import { COUNTER_COUNT, Counter, type EngineOptions, type SampleEngine } from './engine';
+import { JsSampleEngine } from './engine-js';
+import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
+import { ioError } from '../file/output';
+import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
+import type { StackCoding } from '../v2/blocks';
+import { createV2Engine } from './engine-v2';
+import { version2Tables } from '../v2/tables';
 
 // Node 20 has Symbol.dispose/asyncDispose; define them (as Node's own polyfill does) where missing.
 if (typeof Symbol.dispose !== 'symbol') Object.defineProperty(Symbol, 'dispose', { value: Symbol.for('nodejs.dispose') });

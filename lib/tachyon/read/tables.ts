@@ -3,10 +3,10 @@
  * CPython 3.15.2 does at open: exactly the footer's counts, each table read
  * until the end of the file (not until the next section), CPython's messages.
  */
-import { ErrorCode } from '../errors';
-import { NO_OPCODE } from './format';
-import { openError } from './reader-layout';
-import { readU32, readZigzag32, varint } from './reader-varint';
+import { ErrorCode } from '../../errors';
+import { NO_OPCODE } from '../format';
+import { openError } from '../file/layout';
+import { readU32, readZigzag32, varint } from './varint';
 
 /** One frame-table entry, resolved as CPython's reader hands it out. */
 export interface Frame {

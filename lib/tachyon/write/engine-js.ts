@@ -1,12 +1,12 @@
 /**
  * The pure-JS sample encoder: per-thread previous stack, timestamp and
  * pending REPEAT run, and the record choice of CPython 3.15.2's writer
- * (../shared/notes/tachyon-format.md §5). Twin of native/tachyon/writer.h.
+ * (../shared/notes/tachyon-format.md §5). Twin of native/tachyon/write/writer.h.
  */
-import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_BUFFER_SIZE, REPEAT_ENTRY_MAX, U32_MAX } from './format';
-import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from './writer-engine';
-import { CompressingSink, FileOutput, type RecordSink } from './writer-output';
-import { ErrorCode, ProfpackError } from '../errors';
+import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_BUFFER_SIZE, REPEAT_ENTRY_MAX, U32_MAX } from '../format';
+import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
+import { CompressingSink, FileOutput, type RecordSink } from '../file/output';
+import { ErrorCode, ProfpackError } from '../../errors';
 
 /** Largest non-REPEAT record: prefix, 10-byte delta, status, two 5-byte counts, 256 5-byte indices. */
 const MAX_STACK_RECORD = RECORD_PREFIX_SIZE + 10 + 1 + 5 + 5 + 5 * MAX_STACK_DEPTH;

@@ -7,12 +7,12 @@
  * zstd region and both tables; `replay`/`samples()` decode records and fail
  * where CPython's replay fails, after delivering what came before.
  */
-import { backend } from '../backend';
-import { ErrorCode, ProfpackError, invalidArgument, type ErrorCodeValue } from '../errors';
-import { closeInput, inputChange, openInput, readInput, type InputFile } from '../input';
-import { HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_MAX_DECOMPRESSED } from './format';
-import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from './reader-layout';
-import { nativeReader, type NativeFile, type NativeTachyonReader } from './reader-native';
+import { backend } from '../../backend';
+import { ErrorCode, ProfpackError, invalidArgument, type ErrorCodeValue } from '../../errors';
+import { closeInput, inputChange, openInput, readInput, type InputFile } from '../../input';
+import { HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_MAX_DECOMPRESSED } from '../format';
+import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from '../file/layout';
+import { nativeReader, type NativeFile, type NativeTachyonReader } from './native';
 import {
   DEFAULT_MAX_NODES,
   DecodeStatus,
@@ -23,86 +23,15 @@ import {
   Result,
   type DecodeError,
   type DecodeOutput,
-} from './reader-records';
-import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './reader-tables';
-import { checkZstdRegion, OUTPUT_CHUNK, ZstdStream } from './reader-zstd';
-import type { StackCoding } from './v2/blocks';
-import { readProfileV2, stackCodingOf, type V2Profile } from './v2/file';
-import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2/reader-v2';
+} from './records';
+import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './tables';
+import type { Collector, InterpreterInfo, ReaderOptions, ReplayOptions, ReplayStats, Sample, ThreadInfo } from './types';
+import { checkZstdRegion, OUTPUT_CHUNK, ZstdStream } from '../file/regions';
+import type { StackCoding } from '../v2/blocks';
+import { readProfileV2, stackCodingOf, type V2Profile } from '../v2/file';
+import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2';
 
-export type { Frame } from './reader-tables';
-export type { ProfileInfo } from './reader-layout';
-
-export interface ReaderOptions {
-  /** CPython refuses a decompressed sample region beyond 1 GiB; the same cap by default. */
-  maxDecompressedSize?: number;
-  /**
-   * A zstd region that decompresses to at most this many bytes is kept in
-   * memory after the open-stage check; a larger one is decompressed again,
-   * in chunks, by each replay. Default 16 MiB.
-   */
-  keepDecompressedLimit?: number;
-  /** 'native' or 'js'; default: the process backend. */
-  backend?: 'native' | 'js';
-  /**
-   * Buffer sizes of the replay loop (tests use tiny ones so that every
-   * resumption path runs): decompressed bytes per zstd step, and the
-   * decoder's event / timestamp / node capacities per call, and the size at
-   * which the stack trie is rebuilt from the current stacks (default 4 M nodes).
-   */
-  tuning?: { zstdChunk?: number; events?: number; timestamps?: number; nodes?: number; maxNodes?: number };
-}
-
-/** One thread-sample, in file order. */
-export interface Sample {
-  threadId: bigint;
-  interpreterId: number;
-  timestampUs: bigint;
-  status: number;
-  /** Frame-table indices, innermost first (read-only: shared between samples with the same stack). */
-  stack: readonly number[];
-}
-
-/** CPython's ThreadInfo(thread_id, status, frame_info). */
-export interface ThreadInfo {
-  readonly threadId: bigint;
-  readonly status: number;
-  /** Resolved frames, innermost first. */
-  readonly frameInfo: readonly Frame[];
-}
-
-/** CPython's InterpreterInfo(interpreter_id, threads). */
-export interface InterpreterInfo {
-  readonly interpreterId: number;
-  readonly threads: readonly ThreadInfo[];
-}
-
-/**
- * What replay() calls, as CPython's BinaryReader.replay calls collector.collect:
- * one call per sample, or per REPEAT run of equal status (several timestamps).
- * The objects passed are read-only (not frozen, for speed) and may be shared
- * between calls: copy what you keep and modify.
- */
-export interface Collector {
-  collect(stackFrames: readonly InterpreterInfo[], timestampsUs: bigint[]): void;
-}
-
-export interface ReplayOptions {
-  /** Called as CPython calls progress_callback: at 0, every 1000 samples, and at the end. */
-  onProgress?: (current: number, total: number) => void;
-}
-
-/** CPython's BinaryReader.get_stats() after a replay. */
-export interface ReplayStats {
-  repeatRecords: number;
-  repeatSamples: number;
-  fullRecords: number;
-  suffixRecords: number;
-  popPushRecords: number;
-  totalRecords: number;
-  totalSamples: number;
-  stackReconstructions: number;
-}
+export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, ReplayOptions, ReplayStats } from './types';
 
 /**
  * The most timestamps one collect() call receives: a REPEAT run longer than

@@ -1,5 +1,5 @@
 // N-API glue for the native Tachyon writer (writer.h): one object per open
-// profile. Samples arrive in batches staged by lib/tachyon/writer-native.ts
+// profile. Samples arrive in batches staged by lib/tachyon/write/engine-native.ts
 // (one crossing per batch); under compression each 512 KiB of records is handed
 // to a JS callback that runs zstd-napi and returns the compressed bytes.
 #include <napi.h>
@@ -9,7 +9,7 @@
 #include "common/errors.h"
 #include "common/module_registry.h"
 #include "common/typed_array.h"
-#include "tachyon/writer.h"
+#include "tachyon/write/writer.h"
 
 namespace profpack {
 namespace {

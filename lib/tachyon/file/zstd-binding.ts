@@ -5,7 +5,7 @@
  * the first zstd call says so with one ProfpackError.
  */
 import type * as Binding from 'zstd-napi/binding';
-import { ErrorCode, ProfpackError } from '../errors';
+import { ErrorCode, ProfpackError } from '../../errors';
 
 let loaded: typeof Binding | undefined;
 

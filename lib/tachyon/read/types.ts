@@ -1,0 +1,76 @@
+// The reader's public types: what ProfileReader and its replay hand to callers (CPython's shapes).
+import type { Frame } from './tables';
+
+export type { Frame } from './tables';
+export type { ProfileInfo } from '../file/layout';
+
+export interface ReaderOptions {
+  /** CPython refuses a decompressed sample region beyond 1 GiB; the same cap by default. */
+  maxDecompressedSize?: number;
+  /**
+   * A zstd region that decompresses to at most this many bytes is kept in
+   * memory after the open-stage check; a larger one is decompressed again,
+   * in chunks, by each replay. Default 16 MiB.
+   */
+  keepDecompressedLimit?: number;
+  /** 'native' or 'js'; default: the process backend. */
+  backend?: 'native' | 'js';
+  /**
+   * Buffer sizes of the replay loop (tests use tiny ones so that every
+   * resumption path runs): decompressed bytes per zstd step, and the
+   * decoder's event / timestamp / node capacities per call, and the size at
+   * which the stack trie is rebuilt from the current stacks (default 4 M nodes).
+   */
+  tuning?: { zstdChunk?: number; events?: number; timestamps?: number; nodes?: number; maxNodes?: number };
+}
+
+/** One thread-sample, in file order. */
+export interface Sample {
+  threadId: bigint;
+  interpreterId: number;
+  timestampUs: bigint;
+  status: number;
+  /** Frame-table indices, innermost first (read-only: shared between samples with the same stack). */
+  stack: readonly number[];
+}
+
+/** CPython's ThreadInfo(thread_id, status, frame_info). */
+export interface ThreadInfo {
+  readonly threadId: bigint;
+  readonly status: number;
+  /** Resolved frames, innermost first. */
+  readonly frameInfo: readonly Frame[];
+}
+
+/** CPython's InterpreterInfo(interpreter_id, threads). */
+export interface InterpreterInfo {
+  readonly interpreterId: number;
+  readonly threads: readonly ThreadInfo[];
+}
+
+/**
+ * What replay() calls, as CPython's BinaryReader.replay calls collector.collect:
+ * one call per sample, or per REPEAT run of equal status (several timestamps).
+ * The objects passed are read-only (not frozen, for speed) and may be shared
+ * between calls: copy what you keep and modify.
+ */
+export interface Collector {
+  collect(stackFrames: readonly InterpreterInfo[], timestampsUs: bigint[]): void;
+}
+
+export interface ReplayOptions {
+  /** Called as CPython calls progress_callback: at 0, every 1000 samples, and at the end. */
+  onProgress?: (current: number, total: number) => void;
+}
+
+/** CPython's BinaryReader.get_stats() after a replay. */
+export interface ReplayStats {
+  repeatRecords: number;
+  repeatSamples: number;
+  fullRecords: number;
+  suffixRecords: number;
+  popPushRecords: number;
+  totalRecords: number;
+  totalSamples: number;
+  stackReconstructions: number;
+}
