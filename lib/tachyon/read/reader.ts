@@ -25,37 +25,14 @@ import {
   type DecodeOutput,
 } from './records';
 import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './tables';
-import type { Collector, InterpreterInfo, ReaderOptions, ReplayOptions, ReplayStats, Sample, ThreadInfo } from './types';
+import { checkReaderOptions, MAX_TIMESTAMPS_PER_COLLECT, type Collector, type InterpreterInfo, type ReaderOptions, type ReplayOptions, type ReplayStats, type Sample, type ThreadInfo } from './types';
 import { checkZstdRegion, OUTPUT_CHUNK, ZstdStream } from '../file/regions';
 import type { StackCoding } from '../v2/blocks';
 import { readProfileV2, stackCodingOf, type V2Profile } from '../v2/file';
 import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2';
 
 export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, ReplayOptions, ReplayStats } from './types';
-
-/**
- * The most timestamps one collect() call receives: a REPEAT run longer than
- * this (a 4 KB file can declare 20 M samples) is delivered in several calls
- * of the same stack, where CPython makes one (docs/reliability.md).
- */
-export const MAX_TIMESTAMPS_PER_COLLECT = 65_536;
-
-function checkSize(options: ReaderOptions, name: 'maxDecompressedSize' | 'keepDecompressedLimit'): void {
-  const v = options[name];
-  if (v !== undefined && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)) {
-    throw invalidArgument(`ReaderOptions.${name} must be a non-negative safe integer, not ${String(v)}`, 'a non-negative safe integer');
-  }
-}
-
-/** The same checks on both backends, before anything is opened. */
-function checkReaderOptions(options: ReaderOptions): void {
-  if (options === null || typeof options !== 'object') throw invalidArgument('ReaderOptions must be an object', 'ReaderOptions');
-  checkSize(options, 'maxDecompressedSize');
-  checkSize(options, 'keepDecompressedLimit');
-  if (options.backend !== undefined && options.backend !== 'native' && options.backend !== 'js') {
-    throw invalidArgument(`ReaderOptions.backend must be "native" or "js", not ${JSON.stringify(options.backend)}`, '"native" | "js"');
-  }
-}
+export { MAX_TIMESTAMPS_PER_COLLECT } from './types';
 
 const EVENT_CAPACITY = 1 << 15;
 const TIMESTAMP_CAPACITY = 1 << 16;
