@@ -135,13 +135,14 @@ export function inputChange(file: InputFile): string | null {
   return null;
 }
 
+/** Closes once: a second call must not close a descriptor number the process has since reused. */
 export function closeInput(file: InputFile): void {
-  try {
-    closeSync(file.fd);
-  } catch {
-    // already closed: nothing is held
-  }
+  if (closedInputs.has(file)) return;
+  closedInputs.add(file);
+  closeSync(file.fd);
 }
+
+const closedInputs = new WeakSet<InputFile>();
 
 /** Writes an output file whole; fs failures become ProfpackError ERR_IO with the path and OS code. */
 export function writeOutputFile(path: string, bytes: Uint8Array): void {

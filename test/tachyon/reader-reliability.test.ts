@@ -299,6 +299,32 @@ describe('descriptors', () => {
   });
 });
 
+describe('descriptors of refused files', () => {
+  it('a file refused at open is closed once: a descriptor number reused afterwards stays open through GC', () => {
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '-e',
+        `const fs = require('node:fs');
+         const { ProfileReader } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'tachyon', 'index.js'))});
+         for (let i = 0; i < 200; i++) { try { ProfileReader.open(process.argv[1]); } catch (e) { if (e.code !== 'ERR_TACHYON_BAD_MAGIC') throw e; } }
+         const mine = Array.from({ length: 50 }, () => fs.openSync(process.argv[1], 'r'));
+         gc();
+         setTimeout(() => { gc(); setTimeout(() => {
+           let open = 0;
+           for (const fd of mine) { try { fs.fstatSync(fd); open++; } catch {} }
+           console.log(open);
+         }, 50); }, 50);`,
+        sharedPath('vectors', 'tachyon', 'e01_bad_magic.bin'),
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(child.stderr).toBe('');
+    expect(child.stdout.trim()).toBe('50');
+  });
+});
+
 describe('arguments are checked alike on both backends', () => {
   const bytes = fs.readFileSync(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'));
   const cases: [string, () => unknown, string][] = [

@@ -180,7 +180,6 @@ export class ProfileReader {
     this.native = native;
     this.file = file;
     this.input = input;
-    if (input) unclosed.register(this, input, this);
     this.source = source;
     this.backend = native ? 'native' : 'js';
     this.maxDecompressed = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
@@ -198,10 +197,7 @@ export class ProfileReader {
       // The whole file is in memory now: neither the mapping nor the descriptor is needed.
       if (file && native) native.closeFile(file);
       this.file = null;
-      if (input) {
-        unclosed.unregister(this);
-        closeInput(input);
-      }
+      if (input) closeInput(input);
       this.input = null;
       return;
     }
@@ -224,6 +220,8 @@ export class ProfileReader {
     const frames = new Array<Frame | null>(frameTable.count);
     for (let i = 0; i < frames.length; i++) frames[i] = resolveFrame(frameTable, this.strings, i);
     this.frames = frames;
+    // Only a reader that was fully built owns its descriptor (open() closes it when the constructor throws).
+    if (input) unclosed.register(this, input, this);
   }
 
   private static pick(options: ReaderOptions): NativeTachyonReader | null {
