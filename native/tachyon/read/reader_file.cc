@@ -28,8 +28,8 @@ namespace {
 
 }  // namespace
 
-ReaderFile::ReaderFile(const std::string& path) {
 #if PROFPACK_HAVE_MMAP
+ReaderFile::ReaderFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) IoError(path, "open", errno);
   struct stat st;
@@ -39,10 +39,22 @@ ReaderFile::ReaderFile(const std::string& path) {
     IoError(path, "stat", err);
   }
   size_ = static_cast<size_t>(st.st_size);
-  if (size_ == 0) {
+  try {
+    Load(fd, path);
+  } catch (...) {
     ::close(fd);
-    return;  // nothing to map: the open stage reports "File too small for header"
+    throw;
   }
+  ::close(fd);  // a mapping stays valid without the descriptor
+}
+
+ReaderFile::ReaderFile(int fd, size_t size, const std::string& path) {
+  size_ = size;
+  Load(fd, path);
+}
+
+void ReaderFile::Load(int fd, const std::string& path) {
+  if (size_ == 0) return;  // nothing to map: the open stage reports "File too small for header"
   int flags = MAP_PRIVATE;
 #ifdef MAP_POPULATE
   flags |= MAP_POPULATE;  // fault every page in now rather than in the decoding loop
@@ -56,31 +68,30 @@ ReaderFile::ReaderFile(const std::string& path) {
 #endif
     data_ = static_cast<const uint8_t*>(map);
     mapped_ = true;
-    ::close(fd);  // the mapping stays valid without the descriptor
     return;
   }
-  // Mapping failed (a special file, no address space): read() it whole.
+  // Mapping failed (no address space, a file system without mmap): pread() it whole.
   owned_ = static_cast<uint8_t*>(std::malloc(size_));
-  if (!owned_) {
-    ::close(fd);
-    IoError(path, "allocate memory for", ENOMEM);
-  }
+  if (!owned_) IoError(path, "allocate memory for", ENOMEM);
   size_t done = 0;
   while (done < size_) {
-    const ssize_t n = ::read(fd, owned_ + done, size_ - done);
+    const ssize_t n = ::pread(fd, owned_ + done, size_ - done, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      // A file that shrank since its size was measured reads short: that is a change, not an I/O error.
+      const bool shrank = n == 0;
       const int err = n < 0 ? errno : EIO;
-      ::close(fd);
       std::free(owned_);
       owned_ = nullptr;
+      if (shrank) throw FormatError("ERR_TACHYON_FILE_CHANGED", "the file changed while it was read: " + path + " is shorter than when it was opened");
       IoError(path, "read", err);
     }
     done += static_cast<size_t>(n);
   }
-  ::close(fd);
   data_ = owned_;
+}
 #else
+ReaderFile::ReaderFile(const std::string& path) {
   std::FILE* fp = std::fopen(path.c_str(), "rb");
   if (!fp) IoError(path, "open", errno);
   if (std::fseek(fp, 0, SEEK_END) != 0) {
@@ -101,8 +112,8 @@ ReaderFile::ReaderFile(const std::string& path) {
   }
   std::fclose(fp);
   data_ = owned_;
-#endif
 }
+#endif
 
 void ReaderFile::Close() {
   if (closed_) return;
