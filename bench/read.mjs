@@ -1,4 +1,4 @@
-// `npm run bench -- read [--quick]`: ProfileReader open + replay against
+// `npm run bench -- read [--quick | --access]` (--access: bench/_read_access.mjs): ProfileReader open + replay against
 // CPython 3.15.2's own BinaryReader open + replay, on the same files in the
 // same run. Like for like: every collector receives resolved stacks (CPython:
 // lists of FrameInfo; profpack: frozen arrays of Frame objects) and counts the
@@ -13,6 +13,10 @@ import { writeSynthetic } from './_synthetic.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
+if (process.argv.includes('--access')) {
+  await import('./_read_access.mjs');
+  process.exit(0);
+}
 const quick = process.argv.includes('--quick');
 const { ProfileReader } = await import(path.join(root, 'dist', 'index.js'));
 const { backend } = await import(path.join(root, 'dist', 'backend.js'));

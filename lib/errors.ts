@@ -102,6 +102,12 @@ export const ErrorCode = {
   // recovery of a profile whose writer died (issue 15, writing half)
   TACHYON_JOURNAL_CORRUPT: 'ERR_TACHYON_JOURNAL_CORRUPT',
   TACHYON_RECOVER_FAILED: 'ERR_TACHYON_RECOVER_FAILED',
+
+  // reading files (lib/input.ts) and bounded memory (issue 15)
+  IO: 'ERR_IO', // a fs failure outside the Tachyon reader (convert, openProfile, CLI outputs)
+  NOT_REGULAR_FILE: 'ERR_NOT_REGULAR_FILE', // a FIFO, device, directory or socket given as a profile
+  TACHYON_FILE_CHANGED: 'ERR_TACHYON_FILE_CHANGED', // the file shrank or was rewritten after open
+  CONVERT_TOO_MANY_SAMPLES: 'ERR_CONVERT_TOO_MANY_SAMPLES', // past ConvertOptions.maxSamples
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});

@@ -19,3 +19,7 @@ export { listProfileFiles, openProfiles, mergeProfiles, exportParquet, querySql,
 export { type RotateOptions, type RotatedFileStats, type OnFile } from './record/rotate';
 
 export { recover, type RecoverOptions, type RecoverResult } from './tachyon/index';
+
+// Reading limits (docs/reliability.md)
+export { MAX_TIMESTAMPS_PER_COLLECT } from './tachyon/index';
+export { DEFAULT_MAX_SAMPLES } from './convert/convert';

@@ -13,6 +13,7 @@ import { registerRecord } from './commands/record';
 import { registerTop } from './commands/top';
 import { registerRecover } from './commands/recover';
 import { EXIT_USER_ERROR, userErrorLine } from './errors';
+import { OutputClosed } from './output';
 // views (issue 20)
 import { registerDiff } from './commands/diff';
 import { registerFlame } from './commands/flame';
@@ -54,6 +55,7 @@ export function main(argv: string[]): number {
       process.stderr.write(`profpack: ERR_USAGE: ${err.message.replace(/^error: /, '')}\n`);
       return EXIT_USER_ERROR;
     }
+    if (err instanceof OutputClosed) return outputClosed(err.cause);
     const line = userErrorLine(err);
     if (line === null) throw err;
     process.stderr.write(line + '\n');
@@ -61,6 +63,18 @@ export function main(argv: string[]): number {
   }
 }
 
+/** stdout closed by its reader (`| head -1`) ends the command quietly; any other stdout failure is one ERR_IO line. */
+let outputFailureReported = false;
+function outputClosed(err: NodeJS.ErrnoException): number {
+  if (err.code === 'EPIPE') return 0;
+  if (outputFailureReported) return EXIT_USER_ERROR;
+  outputFailureReported = true;
+  process.stderr.write(`profpack: ERR_IO: cannot write standard output: ${err.message.replace(/^[A-Z0-9_]+: /, '').replace(/, write$/, '')}${err.code ? ` (${err.code})` : ''}\n`);
+  return EXIT_USER_ERROR;
+}
+
 if (require.main === module) {
+  // A write that fails after the command returned (small outputs are written asynchronously to a pipe).
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => process.exit(err.code === 'EPIPE' ? (process.exitCode ?? 0) : outputClosed(err)));
   process.exitCode = main(process.argv);
 }

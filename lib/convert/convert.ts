@@ -2,8 +2,9 @@
  * `convert()`: any supported profile file to any other, by content sniffing
  * (or an explicit `from`) and the output name's extension (or `to`).
  */
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { ErrorCode, ProfpackError } from '../errors';
+import { statSync } from 'node:fs';
+import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
+import { inputSize, readInputFile, writeOutputFile } from '../input';
 import { fromCollapsed, toCollapsed } from './collapsed';
 import { fromCpuProfile, toCpuProfile } from './cpuprofile';
 import { MemoryProfile, copyProfile, type ProfileSource } from './model';
@@ -106,7 +107,21 @@ export function serializeProfile(source: ProfileSource, format: Exclude<ProfileF
   }
 }
 
+/**
+ * Default ConvertOptions.maxSamples: converting to pprof, .cpuprofile or
+ * speedscope holds every sample in memory (a few hundred bytes each), so a
+ * larger profile is refused with ERR_CONVERT_TOO_MANY_SAMPLES instead of
+ * ending in a V8 heap abort. Tachyon and collapsed output stream or aggregate
+ * and have no limit.
+ */
+export const DEFAULT_MAX_SAMPLES = 4_000_000;
+
+/** Output formats that hold every sample in memory. */
+const IN_MEMORY_OUTPUTS: readonly ProfileFormat[] = ['pprof', 'cpuprofile', 'speedscope'];
+
 export interface ConvertOptions extends SerializeOptions, ParseOptions {
+  /** The most samples converted to pprof, .cpuprofile or speedscope (default DEFAULT_MAX_SAMPLES). */
+  maxSamples?: number;
   to?: ProfileFormat;
   from?: ProfileFormat;
   /** Tachyon output compression (default zstd). */
@@ -131,7 +146,7 @@ export function openProfile(path: string, format?: ProfileFormat, options: Parse
   let bytes: Uint8Array | undefined;
   let from = format;
   if (from === undefined) {
-    bytes = readFileSync(path);
+    bytes = readInputFile(path);
     from = detectFormat(bytes);
   }
   if (from === 'tachyon') {
@@ -147,7 +162,7 @@ export function openProfile(path: string, format?: ProfileFormat, options: Parse
       close: () => src.close(),
     };
   }
-  const profile = parseProfile(bytes ?? readFileSync(path), from, options);
+  const profile = parseProfile(bytes ?? readInputFile(path), from, options);
   return Object.assign(profile, { format: from, close: () => undefined });
 }
 
@@ -157,10 +172,21 @@ export function convert(input: string, output: string, options: ConvertOptions =
   if (to === undefined) {
     throw new ProfpackError(`cannot tell the output format from "${output}"; pass --to`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: PROFILE_FORMATS.join(' | ') });
   }
-  const bytesIn = statSync(input).size;
+  const maxSamples = options.maxSamples ?? DEFAULT_MAX_SAMPLES;
+  if (!Number.isSafeInteger(maxSamples) || maxSamples < 0) throw invalidArgument(`maxSamples must be a non-negative safe integer, not ${String(maxSamples)}`, 'a non-negative safe integer');
+  const limited = IN_MEMORY_OUTPUTS.includes(to);
+  const bytesIn = inputSize(input);
   const source = openProfile(input, options.from, options);
   try {
     const total = source.sampleCount;
+    const tooMany = (n: number): ProfpackError =>
+      new ProfpackError(`${n === total ? `the profile declares ${n} samples` : `more than ${maxSamples} samples`}: converting to ${to} holds every sample in memory; the limit is ${maxSamples} (ConvertOptions.maxSamples, --max-samples), or convert to tachyon or collapsed, which stream`, {
+        code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
+        expected: `at most ${maxSamples} samples`,
+        details: { maxSamples, declaredSamples: total },
+      });
+    // Refused before anything is read when the header says so; counted as read otherwise.
+    if (limited && total !== undefined && total > maxSamples) throw tooMany(total);
     const progress = options.onProgress;
     let counted: ProfileSource = source;
     if (progress !== undefined) {
@@ -203,12 +229,12 @@ export function convert(input: string, output: string, options: ConvertOptions =
         sampleCount: total,
         *samples() {
           for (const s of counted.samples()) {
-            n++;
+            if (++n > maxSamples && limited) throw tooMany(n);
             yield s;
           }
         },
       };
-      writeFileSync(output, serializeProfile(counting, to, options));
+      writeOutputFile(output, serializeProfile(counting, to, options));
       samples = n;
     }
     const pprof = source.format === 'pprof' ? (source as unknown as PprofSource) : undefined;

@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { formatFromPath, openProfile } from '../convert/convert';
 import { frameKey, threadKey, type Frame, type ProfileMeta, type ProfileSource, type Sample } from '../convert/model';
 import { ErrorCode, ProfpackError } from '../errors';
+import { fsError } from '../input';
 
 /**
  * The profile files named by `inputs`: files as given, directories expanded
@@ -28,7 +29,7 @@ export function listProfileFiles(inputs: readonly string[]): string[] {
     try {
       isDir = statSync(input).isDirectory();
     } catch (err) {
-      throw new ProfpackError(`cannot read ${input}: ${(err as Error).message}`, { code: ErrorCode.FLEET_NO_INPUT, cause: err });
+      throw fsError(err, input, 'read', ErrorCode.FLEET_NO_INPUT); // the path and the OS code in details, as lib/input.ts reports
     }
     if (!isDir) {
       files.push(input);

@@ -15,6 +15,7 @@
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
+import { readInputFile } from '../input';
 import { ProfileWriter } from './write/index';
 import { isVersion2, readProfileV2, type V2Profile } from './read/index';
 import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/tables';
@@ -36,12 +37,7 @@ export interface DowngradeResult {
 
 /** Rewrites the version-2 profile at `inputPath` as a version-1 file at `outputPath`. */
 export function downgrade(inputPath: string, outputPath: string, options: DowngradeOptions = {}): DowngradeResult {
-  let bytes: Uint8Array;
-  try {
-    bytes = fs.readFileSync(inputPath);
-  } catch (err) {
-    throw new ProfpackError(`cannot read ${inputPath}: ${err instanceof Error ? err.message : String(err)}`, { code: ErrorCode.TACHYON_IO, cause: err });
-  }
+  const bytes = readInputFile(inputPath, ErrorCode.TACHYON_IO);
   if (!isVersion2(bytes)) {
     throw new ProfpackError(`${inputPath} is not a version-2 profile`, { code: ErrorCode.V2_BAD_HEADER, offset: 4, expected: 'format version 2 (a version-1 file needs no downgrade)' });
   }

@@ -2,7 +2,7 @@
  * LEB128 and zigzag: single values (leb128.ts), batches that cross N-API once
  * (native twin chosen by the backend probe), and fixed-width slots (slots.ts).
  */
-import { ErrorCode, ProfpackError } from '../errors';
+import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
 import { Scratch } from '../scratch';
 import * as js from './js';
 import { VarintKind, kindInfo, type BatchArray } from './kinds';
@@ -38,6 +38,17 @@ function checkRange(bytes: Uint8Array, offset: number, count: number): void {
   }
 }
 
+const arrayClasses = { Uint32Array, Int32Array, BigUint64Array, BigInt64Array } as const;
+
+/** The typed array of the kind, exactly: the native twin reads its raw words, the JS twin its elements. */
+function checkBatchArray(kind: VarintKind, array: unknown, name: 'values' | 'out'): void {
+  const wanted = kindInfo[kind].array;
+  if (!(array instanceof arrayClasses[wanted])) {
+    const got = array === null ? 'null' : ArrayBuffer.isView(array) ? array.constructor.name : typeof array;
+    throw invalidArgument(`${name} must be a ${wanted}, not ${got}`, wanted);
+  }
+}
+
 function allocate<T extends BatchArray>(kind: VarintKind, count: number): T {
   switch (kindInfo[kind].array) {
     case 'Uint32Array':
@@ -53,6 +64,7 @@ function allocate<T extends BatchArray>(kind: VarintKind, count: number): T {
 
 function decodeManyOf<T extends BatchArray>(kind: VarintKind, bytes: Uint8Array, offset: number, count: number, out?: T): DecodedMany<T> {
   checkRange(bytes, offset, count);
+  if (out !== undefined) checkBatchArray(kind, out, 'out');
   const values = out ?? allocate<T>(kind, count);
   if (values.length < count) throw new ProfpackError(`out holds ${values.length} values, fewer than ${count}`, { code: ErrorCode.INVALID_ARGUMENT });
   const end = impl.decodeMany(kind, bytes, offset, count, values);
@@ -63,6 +75,7 @@ function decodeManyOf<T extends BatchArray>(kind: VarintKind, bytes: Uint8Array,
 const encodeScratch = new Scratch(32 << 20);
 
 function encodeManyOf(kind: VarintKind, values: BatchArray): Uint8Array {
+  checkBatchArray(kind, values, 'values');
   const need = values.length * kindInfo[kind].maxBytes;
   const out = encodeScratch.bytes(need) ?? new Uint8Array(need);
   return out.slice(0, impl.encodeMany(kind, values, out, 0));

@@ -33,10 +33,12 @@ afterEach(() => vi.restoreAllMocks());
 describe('profpack dump --json', () => {
   for (const name of ['s01_single_thread_none', 'c01_big_endian_s13_zstd', 's10_large_thread_ids_none', 'r02_cpu_wall_zstd', 'e11_sample_count_mismatch', 'e15_zstd_corrupt']) {
     it(`${name}: the vectors' shape and values`, () => {
-      const { status, stdout } = run('dump', vector(`${name}.bin`), '--json');
-      expect(status).toBe(0);
+      const { status, stdout, stderr } = run('dump', vector(`${name}.bin`), '--json');
       const got = parseJsonExact(stdout) as Record<string, unknown>;
       const want = readJsonExact(vector(`${name}.expected.json`)) as Record<string, unknown>;
+      // A rejected file: its JSON on stdout, then exit 2 with the one-line error.
+      expect(status).toBe(want.accepted ? 0 : 2);
+      expect(stderr).toMatch(want.accepted ? /^$/ : /^profpack: ERR_TACHYON_\w+: .*\n$/);
       // The vectors' full shape (check_with_cpython.py --expected reads it).
       expect(Object.keys(got).sort()).toEqual(Object.keys(want).sort());
       for (const key of ['schema', 'file', 'file_size', 'sha256', 'replay_count', 'replay_stats', 'collect_calls']) expect(got[key], key).toEqual(want[key]);

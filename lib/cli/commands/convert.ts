@@ -1,8 +1,8 @@
 /** `profpack convert IN --to FORMAT -o OUT` */
-import { statSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { convert, isProfileFormat, PROFILE_FORMATS, type ProfileFormat } from '../../convert/convert';
+import { convert, DEFAULT_MAX_SAMPLES, isProfileFormat, PROFILE_FORMATS, type ProfileFormat } from '../../convert/convert';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { inputSize } from '../../input';
 import { progressBar } from '../progress';
 import { action } from '../user-error';
 
@@ -15,6 +15,7 @@ interface ConvertFlags {
   thread?: string;
   sampleType?: string;
   quiet?: boolean;
+  maxSamples?: string;
 }
 
 function formatOption(value: string | undefined, flag: string): ProfileFormat | undefined {
@@ -36,9 +37,10 @@ export function registerConvert(program: Command): Command {
     .option('--thread <id>', '.cpuprofile: only this thread (ID or ID@INTERPRETER)')
     .option('--sample-type <name>', 'pprof input: the sample type to read (default: the CPU/wall one)')
     .option('-q, --quiet', 'no summary line')
+    .option('--max-samples <n>', `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`)
     .action(
       action((input: string, flags: ConvertFlags) => {
-        const size = statSync(input).size;
+        const size = inputSize(input);
         const summary = convert(input, flags.output, {
           to: formatOption(flags.to, '--to'),
           from: formatOption(flags.from, '--from'),
@@ -47,6 +49,7 @@ export function registerConvert(program: Command): Command {
           thread: flags.thread,
           sampleType: flags.sampleType,
           onProgress: progressBar('converting', size),
+          maxSamples: flags.maxSamples === undefined ? undefined : Number(flags.maxSamples),
         });
         if (summary.droppedLabels > 0) {
           process.stderr.write(`profpack: warning: dropped ${summary.droppedLabels.toLocaleString('en')} pprof labels (${summary.droppedLabelKeys.join(', ')}): only thread ids, thread names and times are kept\n`);

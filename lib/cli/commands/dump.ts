@@ -4,12 +4,26 @@
  * dump, docs/interop.md): schema, file, …, accepted, stage, error ({ code,
  * message } | null), info, replay_count, replay_stats, collect_calls, layout,
  * samples.
- * A file the reader rejects is still a JSON answer (exit 0); a file that
- * cannot be read at all is a user error.
+ * A file the reader rejects is still printed as its JSON answer, then exits 2;
+ * a file that cannot be read at all is a user error with no JSON.
+ *
+ * Output streams, so memory stays bounded for any file: --json reads the file
+ * twice (the verdict and the replay's counts head the JSON, the samples
+ * follow), text mode once.
  */
 import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { dumpProfile, writeDumpJson } from '../../tachyon/index';
+import { dumpProfile, writeDumpJson, type Dump } from '../../tachyon/index';
+import { Output } from '../output';
+
+const UNREADABLE: readonly string[] = [ErrorCode.TACHYON_IO, ErrorCode.NOT_REGULAR_FILE];
+
+function rejected(dump: Dump): ProfpackError {
+  const error = dump.error!;
+  return new ProfpackError(`${error.message} (stage ${dump.stage}${dump.samples_before_error !== undefined ? `, after ${dump.samples_before_error} samples` : ''})`, {
+    code: error.code,
+  });
+}
 
 export function registerDump(program: Command): void {
   program
@@ -18,22 +32,34 @@ export function registerDump(program: Command): void {
     .argument('<file>', 'a Tachyon .bin file')
     .option('--json', 'the JSON of the shared vectors (*.expected.json)')
     .action((file: string, options: { json?: boolean }) => {
-      const dump = dumpProfile(file);
-      if (dump.error?.code === ErrorCode.TACHYON_IO) throw new ProfpackError(dump.error.message, { code: dump.error.code });
+      const out = new Output();
       if (options.json) {
-        writeDumpJson(dump, (text) => process.stdout.write(text));
+        const verdict = dumpProfile(file, {}, () => {});
+        if (verdict.error !== null && UNREADABLE.includes(verdict.error.code)) throw new ProfpackError(verdict.error.message, { code: verdict.error.code });
+        writeDumpJson(
+          verdict,
+          (emit) => {
+            if (!verdict.accepted) return; // the vectors list no samples for a rejected file
+            const again = dumpProfile(file, {}, emit);
+            if (again.error) throw rejected(again); // the file changed between the two reads
+          },
+          (text) => out.write(text),
+        );
+        out.flush();
+        if (verdict.error) throw rejected(verdict);
         return;
       }
-      const lines: string[] = [];
-      for (const s of dump.samples) {
-        const stack = s.frames.map((f) => `${f.funcname} (${f.filename}:${f.lineno ?? '?'})`).join(' <- ');
-        lines.push(`${s.timestamp_us} thread ${s.thread_id}/${s.interpreter_id} status 0x${s.status.toString(16)}: ${stack || '(empty stack)'}`);
-      }
-      if (lines.length) process.stdout.write(lines.join('\n') + '\n');
-      if (dump.error) {
-        throw new ProfpackError(`${dump.error.message} (stage ${dump.stage}${dump.samples_before_error !== undefined ? `, after ${dump.samples_before_error} samples` : ''})`, {
-          code: dump.error.code,
-        });
-      }
+      const stacks = new WeakMap<object, string>();
+      const dump = dumpProfile(file, {}, (s) => {
+        let stack = stacks.get(s.frames);
+        if (stack === undefined) {
+          stack = s.frames.map((f) => `${f.funcname} (${f.filename}:${f.lineno ?? '?'})`).join(' <- ');
+          stacks.set(s.frames, stack);
+        }
+        out.write(`${s.timestamp_us} thread ${s.thread_id}/${s.interpreter_id} status 0x${s.status.toString(16)}: ${stack || '(empty stack)'}\n`);
+      });
+      if (dump.error !== null && UNREADABLE.includes(dump.error.code)) throw new ProfpackError(dump.error.message, { code: dump.error.code });
+      out.flush();
+      if (dump.error) throw rejected(dump);
     });
 }

@@ -1,9 +1,9 @@
 /** `profpack top FILE`: where the samples are, by function, file or line. */
-import { statSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { openProfile } from '../../convert/convert';
 import { listProfileFiles, openProfiles } from '../../fleet/source';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { inputSize } from '../../input';
 import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../query/aggregate';
 import { progressBar } from '../progress';
 import { action } from '../user-error';
@@ -58,7 +58,7 @@ export function registerTop(program: Command): Command {
             toMs: number(flags.to, '--to'),
             status: flags.status,
             limit: number(flags.n, '-n'),
-            onProgress: progressBar('reading', files.reduce((sum, f) => sum + statSync(f).size, 0)),
+            onProgress: progressBar('reading', files.reduce((sum, f) => sum + inputSize(f), 0)),
           });
           process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatTable(result)}\n`);
         } finally {

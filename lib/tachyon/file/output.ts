@@ -5,7 +5,7 @@
  * 1.5.7 like CPython's Debian build) for the sample region.
  */
 import * as fs from 'node:fs';
-import { ErrorCode, ProfpackError } from '../../errors';
+import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
 import type { ByteSink } from '../../varint/byte-sink';
 import type { PatchableSink } from '../../varint/slots';
 import { WRITE_BUFFER_SIZE } from '../format';
@@ -13,6 +13,8 @@ import { zstdBinding } from './zstd-binding';
 
 /** A failed write(), as the error every writer operation reports. */
 export function ioError(err: unknown, what: string): ProfpackError {
+  // The native writer's error already says what failed: one prefix, not "failed while X: failed while Y".
+  if (isProfpackError(err) && err.code === ErrorCode.TACHYON_WRITE_IO) return err;
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   const text = err instanceof Error ? err.message : String(err);
   return new ProfpackError(`writing the profile failed while ${what}: ${text}`, {

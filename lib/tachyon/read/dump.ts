@@ -5,9 +5,9 @@
  * bigint until stringifyExact writes them as exact JSON integers.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isProfpackError } from '../../errors';
+import { hashInputFile } from '../../input';
 import { ProfileReader, type Frame, type ProfileInfo, type ReaderOptions, type ReplayStats } from './reader';
 
 export interface DumpFrame {
@@ -100,19 +100,19 @@ function errorOf(err: unknown): { code: string; message: string } {
   throw err;
 }
 
-/** Opens and replays `input` (a path or the bytes), never throwing for a bad file. */
-export function dumpProfile(input: string | Uint8Array, options: ReaderOptions = {}): Dump {
-  let bytes: Uint8Array | undefined;
-  try {
-    bytes = typeof input === 'string' ? readFileSync(input) : input;
-  } catch {
-    // The reader reports an unreadable path with its own code below.
-  }
+/**
+ * Opens and replays `input` (a path or the bytes), never throwing for a bad
+ * file. With `onSample`, each sample goes there as it is read and
+ * `dump.samples` stays empty: memory stays bounded whatever the file holds.
+ */
+export function dumpProfile(input: string | Uint8Array, options: ReaderOptions = {}, onSample?: (sample: DumpSample) => void): Dump {
+  // An unreadable path leaves size and hash empty: the reader reports it with its own code below.
+  const digest = typeof input === 'string' ? hashInputFile(input) : { size: input.length, sha256: createHash('sha256').update(input).digest('hex') };
   const dump: Dump = {
     schema: 'tachyon-expected/1',
     file: typeof input === 'string' ? basename(input) : null,
-    file_size: bytes?.length ?? 0,
-    sha256: bytes === undefined ? '' : createHash('sha256').update(bytes).digest('hex'),
+    file_size: digest?.size ?? 0,
+    sha256: digest?.sha256 ?? '',
     reader: { implementation: 'profpack ProfileReader', python: null },
     accepted: false,
     stage: 'open',
@@ -138,6 +138,8 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
     dump.layout = layoutToJson(reader, null);
     dump.stage = 'replay';
     const samples: DumpSample[] = [];
+    let delivered = 0;
+    const emit = onSample ?? ((sample: DumpSample) => samples.push(sample));
     const framesJson = new WeakMap<readonly Frame[], DumpFrame[]>();
     let calls = 0;
     let count: number;
@@ -154,8 +156,9 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
               }
               const threadId = exactInteger(thread.threadId);
               for (const ts of timestampsUs) {
-                samples.push({ thread_id: threadId, interpreter_id: interp.interpreterId, timestamp_us: exactInteger(ts), status: thread.status, call, frames });
+                emit({ thread_id: threadId, interpreter_id: interp.interpreterId, timestamp_us: exactInteger(ts), status: thread.status, call, frames });
               }
+              delivered += timestampsUs.length;
             }
           }
         },
@@ -163,7 +166,7 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
     } catch (err) {
       dump.error = errorOf(err);
       dump.collect_calls = calls;
-      dump.samples_before_error = samples.length;
+      dump.samples_before_error = delivered;
       return dump;
     }
     dump.accepted = true;
@@ -237,25 +240,32 @@ export function stringifyExact(value: unknown, indent = 1): string {
 /** The dump as text: header fields indented, then one compact line per sample. */
 export function dumpToJsonText(dump: Dump): string {
   const parts: string[] = [];
-  writeDumpJson(dump, (text) => parts.push(text));
+  writeDumpJson(dump, (emit) => dump.samples.forEach(emit), (text) => parts.push(text));
   return parts.join('');
 }
 
-/** The same text in pieces of about 1 MB: a dump of millions of samples is longer than one JS string may be. */
-export function writeDumpJson(dump: Dump, write: (text: string) => void): void {
-  const { samples, ...head } = dump;
-  const headText = stringifyExact({ ...head, samples: [] }, 1);
-  if (samples.length === 0) {
-    write(headText + '\n');
-    return;
-  }
-  let piece = headText.slice(0, headText.lastIndexOf('"samples": []')) + '"samples": [\n';
-  for (let i = 0; i < samples.length; i++) {
-    piece += stringifyExact(samples[i], 0) + (i + 1 < samples.length ? ',\n' : '\n ]\n}\n');
-    if (piece.length >= 1 << 20) {
-      write(piece);
-      piece = '';
+/**
+ * The same text, written piece by piece: the head of `dump` (its samples
+ * ignored), then the samples `forEachSample` produces, one line each. The CLI
+ * streams a dump of any size this way.
+ */
+export function writeDumpJson(dump: Dump, forEachSample: (emit: (s: DumpSample) => void) => void, write: (text: string) => void): void {
+  const { samples: _held, ...fields } = dump;
+  const head = stringifyExact({ ...fields, samples: [] }, 1);
+  const open = head.lastIndexOf('"samples": []');
+  write(head.slice(0, open) + '"samples": [');
+  let first = true;
+  // A sample's line is stringifyExact(s, 0), built by hand: its frames' JSON once per stack, not once per sample.
+  const framesText = new WeakMap<DumpFrame[], string>();
+  forEachSample((s) => {
+    let frames = framesText.get(s.frames);
+    if (frames === undefined) {
+      frames = JSON.stringify(s.frames);
+      framesText.set(s.frames, frames);
     }
-  }
-  write(piece);
+    const line = `{"thread_id":${s.thread_id},"interpreter_id":${s.interpreter_id},"timestamp_us":${s.timestamp_us},"status":${s.status},"call":${s.call},"frames":${frames}}`;
+    write((first ? '\n' : ',\n') + line);
+    first = false;
+  });
+  write((first ? ']' : '\n ]') + head.slice(open + '"samples": []'.length) + '\n');
 }

@@ -19,9 +19,12 @@ export interface NativeDecodeError {
 }
 
 export interface NativeTachyonReader {
-  /** Opens and maps a file (MAP_POPULATE, madvise), or reads it where mapping fails. */
-  openFile(path: string): NativeFile;
-  /** A copy of bytes [start, end) of the file. */
+  /**
+   * Maps `size` bytes of a descriptor the caller opened and keeps (MAP_POPULATE,
+   * madvise), or preads them where mapping fails; `path` is for messages.
+   */
+  openFile(fd: number, size: number, path: string): NativeFile;
+  /** A copy of bytes [start, end) of the file; ERR_TACHYON_FILE_CHANGED if the file shrank under the mapping (SIGBUS, caught). */
   readRange(file: NativeFile, start: number, end: number): Uint8Array;
   closeFile(file: NativeFile): void;
   /** A decoder writing into the given buffers (kept alive by the decoder). */
@@ -37,8 +40,14 @@ export interface NativeTachyonReader {
     maxNodes: number,
   ): object;
   decodeBytes(decoder: object, window: Uint8Array, windowStart: number, length: number, final: boolean): NativeDecodeError | null;
-  /** Decodes file bytes [fileOffset, fileOffset + length) of a mapped file in place. */
+  /**
+   * Decodes file bytes [fileOffset, fileOffset + length) of a mapped file in
+   * place; a SIGBUS (the file shrank) is caught and returned as
+   * ERR_TACHYON_FILE_CHANGED, after which the decoder is released.
+   */
   decodeFile(decoder: object, file: NativeFile, fileOffset: number, windowStart: number, length: number, final: boolean): NativeDecodeError | null;
+  /** Frees the decoder's native memory now; later calls with it throw ERR_TACHYON_READER_CLOSED. */
+  releaseDecoder(decoder: object): void;
   /** [repeatRecords, repeatSamples, fullRecords, suffixRecords, popPushRecords, totalSamples, stackReconstructions] */
   decoderStats(decoder: object): Float64Array;
 }

@@ -7,16 +7,16 @@
  * zstd region and both tables; `replay`/`samples()` decode records and fail
  * where CPython's replay fails, after delivering what came before.
  */
-import { readFileSync } from 'node:fs';
 import { backend } from '../../backend';
-import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
+import { ErrorCode, ProfpackError, invalidArgument } from '../../errors';
+import { closeInput, inputChange, openInput, readInput, type InputFile } from '../../input';
 import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
 import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from '../file/index';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './native';
 import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './tables';
-import type { Collector, InterpreterInfo, ReaderOptions, ReplayOptions, ReplayStats, Sample, ThreadInfo } from './types';
+import { checkReaderOptions, MAX_TIMESTAMPS_PER_COLLECT, type Collector, type InterpreterInfo, type ReaderOptions, type ReplayOptions, type ReplayStats, type Sample, type ThreadInfo } from './types';
 import { checkZstdRegion, OUTPUT_CHUNK } from '../file/index';
-import { NodeCache, ReplayRun, jsDecoder, nativeDecoder, type Region, type RunVisitor, type Tuning } from './replay';
+import { NodeCache, ReplayRun, jsDecoder, nativeDecoder, type DecoderBackend, type Region, type RunVisitor, type Tuning } from './replay';
 import type { StackCoding } from '../v2/blocks';
 import { readProfileV2, stackCodingOf, type V2Profile } from './v2-file';
 import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2';
@@ -27,6 +27,12 @@ export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, Interpreter
 const DEFAULT_KEEP_LIMIT = 16 << 20;
 /** Entries of replay()'s cache of recent stackFrames. */
 const WRAP_CACHE_SIZE = 1 << 9;
+
+/**
+ * A reader dropped without close() still gives its descriptor back when it is
+ * collected (both backends hold one open for the change checks).
+ */
+const unclosed = new FinalizationRegistry<InputFile>((input) => closeInput(input));
 
 export class ProfileReader {
   /** CPython's get_info(). */
@@ -51,10 +57,15 @@ export class ProfileReader {
   private readonly tuning: Tuning;
   /** A version-2 file, decoded at open (docs/format-v2.md); null for version 1. */
   private readonly v2: V2Profile | null = null;
+  /** The opened file, watched for changes between replay windows; null for fromBuffer. */
+  private input: InputFile | null;
+  /** The replay in progress, released by close(). */
+  private activeDecoder: DecoderBackend | null = null;
 
-  private constructor(source: ByteSource, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions) {
+  private constructor(source: ByteSource, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions, input: InputFile | null = null) {
     this.native = native;
     this.file = file;
+    this.input = input;
     this.source = source;
     this.backend = native ? 'native' : 'js';
     this.maxDecompressed = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
@@ -69,9 +80,11 @@ export class ProfileReader {
       this.frames = v2Frames(v2);
       this.sampleRegionSize = v2.region.length;
       this.region = { kind: 'bytes', bytes: v2.region };
-      // The whole file is in memory now: the mapping is not needed.
+      // The whole file is in memory now: neither the mapping nor the descriptor is needed.
       if (file && native) native.closeFile(file);
       this.file = null;
+      if (input) closeInput(input);
+      this.input = null;
       return;
     }
     const layout = parseLayout(source);
@@ -93,9 +106,12 @@ export class ProfileReader {
     const frames = new Array<Frame | null>(frameTable.count);
     for (let i = 0; i < frames.length; i++) frames[i] = resolveFrame(frameTable, this.strings, i);
     this.frames = frames;
+    // Only a reader that was fully built owns its descriptor (open() closes it when the constructor throws).
+    if (input) unclosed.register(this, input, this);
   }
 
   private static pick(options: ReaderOptions): NativeTachyonReader | null {
+    checkReaderOptions(options);
     const wanted = options.backend ?? backend.name;
     if (wanted === 'js') return null;
     const native = nativeReader();
@@ -105,47 +121,69 @@ export class ProfileReader {
     return native;
   }
 
-  /** Opens a file: mapped by the native backend, read with fs by the JS twin. */
+  /**
+   * Opens a regular file (anything else is ERR_NOT_REGULAR_FILE, without
+   * blocking): mapped by the native backend, read whole by the JS twin. Both
+   * keep the descriptor and check between replay windows that the file is as
+   * it was at open; a change is ERR_TACHYON_FILE_CHANGED (docs/reliability.md).
+   */
   static open(path: string, options: ReaderOptions = {}): ProfileReader {
     const native = ProfileReader.pick(options);
-    if (native) {
-      let file: NativeFile;
-      try {
-        file = native.openFile(path);
-      } catch (err) {
-        if (isProfpackError(err)) throw err;
-        throw new ProfpackError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, { code: ErrorCode.TACHYON_IO, cause: err });
-      }
-      const source: ByteSource = { size: file.size, read: (start, end) => native.readRange(file, start, end) };
-      try {
-        return new ProfileReader(source, file, native, options);
-      } catch (err) {
-        native.closeFile(file);
-        throw err;
-      }
-    }
-    let bytes: Uint8Array;
+    const input = openInput(path, ErrorCode.TACHYON_IO);
     try {
-      bytes = readFileSync(path);
+      if (native) {
+        const file = native.openFile(input.fd, input.size, path);
+        const source: ByteSource = { size: file.size, read: (start, end) => native.readRange(file, start, end) };
+        try {
+          return new ProfileReader(source, file, native, options, input);
+        } catch (err) {
+          native.closeFile(file);
+          throw err;
+        }
+      }
+      const bytes = readInput(input, ErrorCode.TACHYON_IO);
+      const source: ByteSource = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
+      return new ProfileReader(source, null, null, options, input);
     } catch (err) {
-      throw new ProfpackError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, { code: ErrorCode.TACHYON_IO, cause: err });
+      closeInput(input);
+      throw err;
     }
-    return ProfileReader.fromBuffer(bytes, { ...options, backend: 'js' });
   }
 
   /** Reads a profile held in memory (not copied: do not modify it while the reader is in use). */
   static fromBuffer(bytes: Uint8Array, options: ReaderOptions = {}): ProfileReader {
+    if (!(bytes instanceof Uint8Array)) throw invalidArgument('fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))', 'Uint8Array');
     const native = ProfileReader.pick(options);
     const source: ByteSource = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
     return new ProfileReader(source, null, native, options);
   }
 
-  /** Releases the mapping or buffers; the reader cannot replay afterwards. */
+  /** Releases the mapping, the descriptor, buffers and native decoder memory; the reader cannot replay afterwards. */
   close(): void {
+    this.activeDecoder?.release();
+    this.activeDecoder = null;
     if (this.file && this.native) this.native.closeFile(this.file);
     this.file = null;
+    if (this.input) {
+      unclosed.unregister(this);
+      closeInput(this.input);
+    }
+    this.input = null;
     this.source = null;
     this.region = null;
+  }
+
+  /**
+   * @internal Throws-free check used between replay windows: what changed in
+   * the opened file since open, or null (always null for fromBuffer).
+   */
+  fileChange(): string | null {
+    return this.input ? inputChange(this.input) : null;
+  }
+
+  /** @internal the path the reader was opened from, for messages. */
+  get path(): string | null {
+    return this.input?.path ?? null;
   }
 
   /** Every sample in file order; throws CPython's replay errors where CPython would. */
@@ -197,6 +235,11 @@ export class ProfileReader {
    * CPython's BinaryReader.replay does; returns the number of samples.
    */
   replay(collector: Collector, options: ReplayOptions = {}): number {
+    if (collector === null || typeof collector !== 'object' || typeof (collector as Partial<Collector>).collect !== 'function') {
+      throw invalidArgument('replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method', 'Collector');
+    }
+    if (options === null || typeof options !== 'object') throw invalidArgument('replay(collector, options): options must be an object', 'ReplayOptions');
+    if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw invalidArgument('replay(collector, options): onProgress must be a function', 'function');
     if (this.v2 !== null) {
       this.assertOpen(false);
       return v2Replay(this.v2, this.frames, collector, options, (stats) => (this.stats = stats));
@@ -250,29 +293,34 @@ export class ProfileReader {
       lastStackFrames[t] = sf;
       return sf;
     };
-    // Timestamps of a REPEAT batch cut by a full buffer or the window end, until its last part.
+    // Timestamps of a REPEAT batch cut by a full buffer or the window end, until its last part
+    // or until MAX_TIMESTAMPS_PER_COLLECT of them (a longer run goes out in several collect() calls).
     let pending: bigint[] | null = null;
+    const flush = (t: number, node: number, status: number): void => {
+      const batch: bigint[] = pending!;
+      pending = null;
+      collector.collect(stackFramesOf(t, node, status), batch);
+      run.delivered += batch.length;
+    };
     const visitor: RunVisitor = {
       samples(t, node, status, ts, tsPos, count, part) {
-        if (part) {
-          pending ??= [];
-          for (let k = 0; k < count; k++) pending.push(ts[tsPos + k]!);
-          return;
-        }
-        let timestamps: bigint[];
-        if (pending === null) {
+        if (!part && pending === null && count <= MAX_TIMESTAMPS_PER_COLLECT) {
+          let timestamps: bigint[];
           if (count === 1) timestamps = [ts[tsPos]!];
           else {
             timestamps = new Array<bigint>(count);
             for (let k = 0; k < count; k++) timestamps[k] = ts[tsPos + k]!;
           }
-        } else {
-          timestamps = pending;
-          pending = null;
-          for (let k = 0; k < count; k++) timestamps.push(ts[tsPos + k]!);
+          collector.collect(stackFramesOf(t, node, status), timestamps);
+          run.delivered += count;
+          return;
         }
-        collector.collect(stackFramesOf(t, node, status), timestamps);
-        run.delivered += timestamps.length;
+        for (let k = 0; k < count; k++) {
+          pending ??= [];
+          pending.push(ts[tsPos + k]!);
+          if (pending.length === MAX_TIMESTAMPS_PER_COLLECT) flush(t, node, status);
+        }
+        if (!part && pending !== null) flush(t, node, status);
       },
       progress: onProgress ? (replayed) => onProgress(replayed, total) : () => {},
       reset() {
@@ -297,10 +345,18 @@ export class ProfileReader {
 
   private startRun(): ReplayRun {
     this.assertOpen(true); // region and source are set from here on
+    this.activeDecoder?.release();
     const decoder = this.native
       ? nativeDecoder(this.native, this.layout, this.sampleRegionSize, this.tuning)
       : jsDecoder(this.layout, this.sampleRegionSize, this.tuning);
-    const context = { frames: this.frames, layout: this.layout, onStats: (stats: ReplayStats) => (this.stats = stats) };
+    this.activeDecoder = decoder;
+    const context = {
+      frames: this.frames,
+      layout: this.layout,
+      onStats: (stats: ReplayStats) => (this.stats = stats),
+      fileChange: () => this.fileChange(),
+      path: this.path,
+    };
     return new ReplayRun(context, decoder, this.region!, this.source!, this.sampleRegionSize, this.maxDecompressed, this.tuning.zstdChunk ?? OUTPUT_CHUNK);
   }
 }

@@ -42,6 +42,8 @@ export interface DecoderBackend {
   decodeBytes(window: Uint8Array, windowStart: number, length: number, final: boolean): DecodeError | null;
   decodeFile(file: NativeFile, fileOffset: number, windowStart: number, length: number, final: boolean): DecodeError | null;
   stats(): number[];
+  /** Frees what the decoder holds (native memory now, not at a later finalizer). */
+  release(): void;
 }
 
 export type Tuning = NonNullable<ReaderOptions['tuning']>;
@@ -97,6 +99,7 @@ export function jsDecoder(layout: Layout, totalSize: number, tuning: Tuning): De
       const s = d.stats;
       return [s.repeatRecords, s.repeatSamples, s.fullRecords, s.suffixRecords, s.popPushRecords, s.totalSamples, s.stackReconstructions];
     },
+    release() {},
   };
 }
 
@@ -118,6 +121,7 @@ export function nativeDecoder(native: NativeTachyonReader, layout: Layout, total
     decodeBytes: (window, windowStart, length, final) => native.decodeBytes(handle, window, windowStart, length, final),
     decodeFile: (file, fileOffset, windowStart, length, final) => native.decodeFile(handle, file, fileOffset, windowStart, length, final),
     stats: () => Array.from(native.decoderStats(handle)),
+    release: () => native.releaseDecoder(handle),
   };
 }
 
@@ -166,11 +170,15 @@ export interface RunVisitor {
   reset(): void;
 }
 
-/** What a run needs from its reader: the resolved frames, the layout, and where to leave the stats. */
+/** What a run needs from its reader: the resolved frames, the layout, where to leave the stats, and the file's changes. */
 export interface RunContext {
   readonly frames: readonly (Frame | null)[];
   readonly layout: Readonly<Layout>;
   readonly onStats: (stats: ReplayStats) => void;
+  /** What changed in the opened file since open, or null (always null for bytes in memory). */
+  readonly fileChange: () => string | null;
+  /** The opened file's path, for messages. */
+  readonly path: string | null;
 }
 
 /** One pass over the sample region: feeds windows to the decoder, keeps threads and stack nodes. */
@@ -190,6 +198,7 @@ export class ReplayRun {
   private window: Uint8Array | null = null;
   private windowStart = 0;
   private windowLength = 0;
+  private checkedAtStart = false;
 
   constructor(
     private readonly context: RunContext,
@@ -241,9 +250,33 @@ export class ReplayRun {
     return false;
   }
 
+  /**
+   * A change of the opened file (since open) as a decoder error, with this
+   * call's events dropped: nothing decoded from changed bytes is delivered.
+   */
+  private fileChanged(r: Float64Array): number | null {
+    const what = this.context.fileChange();
+    if (what === null) return null;
+    r[Result.events] = 0;
+    r[Result.nodes] = 0;
+    r[Result.timestamps] = 0;
+    this.error = {
+      code: ErrorCode.TACHYON_FILE_CHANGED,
+      message: `the file changed since it was opened (${what}): ${this.context.path}`,
+      offset: this.consumed,
+    };
+    this.lastStatus = DecodeStatus.Error;
+    return this.lastStatus;
+  }
+
   /** One decoder call; its events are in decoder.out until the next call. */
   private step(visitor: RunVisitor): number {
     const r = this.decoder.out.result;
+    if (!this.checkedAtStart) {
+      this.checkedAtStart = true;
+      const changed = this.fileChanged(r);
+      if (changed !== null) return changed;
+    }
     const region = this.region;
     const remaining = this.total - this.consumed;
     if (region.kind === 'bytes') {
@@ -269,6 +302,8 @@ export class ReplayRun {
       this.error = this.decoder.decodeBytes(window, this.windowStart, this.windowLength, final);
       this.consumed = this.windowStart + r[Result.consumed]!;
     }
+    const changed = this.fileChanged(r);
+    if (changed !== null) return changed;
     if (r[Result.trieReset] === 1) {
       // The decoder rebuilt its trie: node ids restart, every cache keyed by node is void.
       this.nodeCount = 1;
@@ -337,6 +372,7 @@ export class ReplayRun {
   }
 
   private failure(): ProfpackError {
+    this.decoder.release();
     releaseOutput(this.decoder.out);
     const e = this.error!;
     return replayError(e.code, e.message, this.regionOffset(e.offset), this.delivered, e.offset);
@@ -346,6 +382,7 @@ export class ReplayRun {
   private finish(): void {
     releaseOutput(this.decoder.out);
     const s = this.decoder.stats();
+    this.decoder.release();
     const replayed = s[5]!;
     const declared = this.context.layout.info.sampleCount;
     if (BigInt(replayed) !== declared) {

@@ -1,4 +1,5 @@
 // The reader's public types: what ProfileReader and its replay hand to callers (CPython's shapes).
+import { invalidArgument } from '../../errors';
 import type { Frame } from './tables';
 
 export type { Frame } from './tables';
@@ -73,4 +74,28 @@ export interface ReplayStats {
   totalRecords: number;
   totalSamples: number;
   stackReconstructions: number;
+}
+
+/**
+ * The most timestamps one collect() call receives: a REPEAT run longer than
+ * this (a 4 KB file can declare 20 M samples) is delivered in several calls
+ * of the same stack, where CPython makes one (docs/reliability.md).
+ */
+export const MAX_TIMESTAMPS_PER_COLLECT = 65_536;
+
+function checkSize(options: ReaderOptions, name: 'maxDecompressedSize' | 'keepDecompressedLimit'): void {
+  const v = options[name];
+  if (v !== undefined && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)) {
+    throw invalidArgument(`ReaderOptions.${name} must be a non-negative safe integer, not ${String(v)}`, 'a non-negative safe integer');
+  }
+}
+
+/** The same checks on both backends, before anything is opened. */
+export function checkReaderOptions(options: ReaderOptions): void {
+  if (options === null || typeof options !== 'object') throw invalidArgument('ReaderOptions must be an object', 'ReaderOptions');
+  checkSize(options, 'maxDecompressedSize');
+  checkSize(options, 'keepDecompressedLimit');
+  if (options.backend !== undefined && options.backend !== 'native' && options.backend !== 'js') {
+    throw invalidArgument(`ReaderOptions.backend must be "native" or "js", not ${JSON.stringify(options.backend)}`, '"native" | "js"');
+  }
 }

@@ -5,8 +5,8 @@
  * held in memory; ProfileWriter (formatVersion 2) writes them. CPython 3.15
  * refuses version 2 at open ("format version 2"), so it never half-reads one.
  */
-import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { readInputFile } from '../../input';
 import {
   Compression,
   FOOTER_SIZE,
@@ -104,7 +104,7 @@ export function isVersion2(bytes: Uint8Array): boolean {
 
 /** Reads a version-2 file from disk (whole, into memory) and opens it. */
 export function openProfileV2(path: string, options: V2ReadOptions = {}): V2Profile {
-  return readProfileV2(fs.readFileSync(path), options);
+  return readProfileV2(readInputFile(path, ErrorCode.TACHYON_IO), options);
 }
 
 /**

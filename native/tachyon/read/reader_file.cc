@@ -28,34 +28,43 @@ ReaderFile::ReaderFile(const std::string& path) {
     IoError(path, "stat", err);
   }
   size_ = static_cast<size_t>(info.size);
-  if (size_ == 0) {
+  try {
+    Load(fd, path);
+  } catch (...) {
     platform::Close(fd);
-    return;  // nothing to map: the open stage reports "File too small for header"
+    throw;
   }
+  platform::Close(fd);  // a mapping stays valid without the descriptor
+}
+
+ReaderFile::ReaderFile(int fd, size_t size, const std::string& path) {
+  size_ = size;
+  Load(fd, path);
+}
+
+void ReaderFile::Load(int fd, const std::string& path) {
+  if (size_ == 0) return;  // nothing to map: the open stage reports "File too small for header"
   if (const uint8_t* map = platform::MapRead(fd, size_, size_ >= kHugePageThreshold)) {
     data_ = map;
     mapped_ = true;
-    platform::Close(fd);  // the mapping stays valid without the descriptor
     return;
   }
-  // Mapping failed or is unavailable (a special file, no address space): read it whole.
+  // Mapping failed or is unavailable (no address space, a file system without mmap): read it whole.
   owned_ = static_cast<uint8_t*>(std::malloc(size_));
-  if (!owned_) {
-    platform::Close(fd);
-    IoError(path, "allocate memory for", ENOMEM);
-  }
+  if (!owned_) IoError(path, "allocate memory for", ENOMEM);
   size_t done = 0;
+  int err = 0;
   while (done < size_) {
     const int64_t n = platform::ReadAt(fd, owned_ + done, size_ - done, done, err);
     if (n <= 0) {
-      platform::Close(fd);
       std::free(owned_);
       owned_ = nullptr;
-      IoError(path, "read", n < 0 ? err : EIO);
+      // A file that shrank since its size was measured reads short: that is a change, not an I/O error.
+      if (n == 0) throw FormatError("ERR_TACHYON_FILE_CHANGED", "the file changed while it was read: " + path + " is shorter than when it was opened");
+      IoError(path, "read", err);
     }
     done += static_cast<size_t>(n);
   }
-  platform::Close(fd);
   data_ = owned_;
 }
 

@@ -13,6 +13,9 @@ class ReaderFile {
  public:
   // Throws FormatError("ERR_TACHYON_IO", ...) when the file cannot be opened or read.
   explicit ReaderFile(const std::string& path);
+  // Maps `size` bytes of a descriptor the caller opened and keeps (and closes):
+  // the JS layer opens, checks the file type and watches for changes (reader-file.ts).
+  ReaderFile(int fd, size_t size, const std::string& path);
   ~ReaderFile();
   ReaderFile(const ReaderFile&) = delete;
   ReaderFile& operator=(const ReaderFile&) = delete;
@@ -24,6 +27,7 @@ class ReaderFile {
   void Close();
 
  private:
+  void Load(int fd, const std::string& path);
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;

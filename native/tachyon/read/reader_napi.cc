@@ -3,10 +3,12 @@
 // arrays, one crossing per window of records.
 #include <napi.h>
 
+#include <cstring>
 #include <memory>
 
 #include "common/errors.h"
 #include "common/module_registry.h"
+#include "common/sigbus_guard.h"
 #include "common/typed_array.h"
 #include "tachyon/read/reader_file.h"
 #include "tachyon/read/reader_records.h"
@@ -32,13 +34,19 @@ ReaderFile* FileOf(const Napi::Value& value) {
   return file;
 }
 
-// openFile(path) -> { size, mapped, handle }
+// What a SIGBUS while reading mapped bytes means: the file shrank under the mapping.
+constexpr const char* kFileChanged = "ERR_TACHYON_FILE_CHANGED";
+constexpr const char* kShrankMessage = "the file changed while it was read: it is shorter than when it was opened";
+
+// openFile(fd, size, path) -> { size, mapped, handle }: maps a descriptor the JS layer owns.
 Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "path must be a string");
-  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  if (info.Length() < 3 || !info[0].IsNumber() || !info[2].IsString()) throw Napi::TypeError::New(env, "openFile(fd, size, path)");
+  const int fd = info[0].As<Napi::Number>().Int32Value();
+  const size_t size = IndexArg(info, 1, "size");
+  const std::string path = info[2].As<Napi::String>().Utf8Value();
   return Guarded(env, [&]() -> Napi::Value {
-    auto* file = new ReaderFile(path);
+    auto* file = new ReaderFile(fd, size, path);
     Napi::Object out = Napi::Object::New(env);
     out.Set("size", Napi::Number::New(env, static_cast<double>(file->size())));
     out.Set("mapped", Napi::Boolean::New(env, file->mapped()));
@@ -54,7 +62,11 @@ Napi::Value ReadRange(const Napi::CallbackInfo& info) {
   const size_t start = IndexArg(info, 1, "start");
   const size_t end = IndexArg(info, 2, "end");
   if (start > end || end > file->size()) throw Napi::RangeError::New(env, "range outside the file");
-  auto buffer = Napi::Buffer<uint8_t>::Copy(env, file->data() + start, end - start);
+  auto buffer = Napi::Buffer<uint8_t>::New(env, end - start);
+  const uint8_t* from = file->data() + start;
+  if (!CatchingSigbus([&] { std::memcpy(buffer.Data(), from, end - start); })) {
+    throw MakeProfpackError(env, kFileChanged, kShrankMessage, static_cast<int64_t>(start));
+  }
   return buffer;
 }
 
@@ -77,7 +89,25 @@ struct DecoderBox {
 
 DecoderBox* DecoderOf(const Napi::Value& value) {
   if (!value.IsExternal()) throw Napi::TypeError::New(value.Env(), "decoder must come from createDecoder");
-  return value.As<Napi::External<DecoderBox>>().Data();
+  DecoderBox* box = value.As<Napi::External<DecoderBox>>().Data();
+  if (!box->decoder) throw MakeProfpackError(value.Env(), "ERR_TACHYON_READER_CLOSED", "the decoder was released");
+  return box;
+}
+
+// releaseDecoder(decoder): frees the decoder's trie and thread tables now, not
+// when a finalizer runs on a later turn (a synchronous open/replay/close loop
+// would otherwise grow without bound).
+Napi::Value ReleaseDecoder(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info[0].IsExternal()) {
+    DecoderBox* box = info[0].As<Napi::External<DecoderBox>>().Data();
+    box->decoder.reset();
+    box->events.Reset();
+    box->timestamps.Reset();
+    box->nodes.Reset();
+    box->result.Reset();
+  }
+  return env.Undefined();
 }
 
 // createDecoder(littleEndian, startTimeUs, threadCount, totalSize, events, timestamps, nodes, result, maxNodes)
@@ -159,7 +189,21 @@ Napi::Value DecodeFile(const Napi::CallbackInfo& info) {
   if (fileOffset > file->size() || length > file->size() - fileOffset) {
     throw Napi::RangeError::New(env, "window outside the file");
   }
-  const DecodeStatus status = box->decoder->Decode(file->data() + fileOffset, windowStart, length, final, box->out);
+  DecodeStatus status = DecodeStatus::kError;
+  const uint8_t* window = file->data() + fileOffset;
+  if (!CatchingSigbus([&] { status = box->decoder->Decode(window, windowStart, length, final, box->out); })) {
+    // The decoder stopped mid-record: its state is void, and so is what this call wrote.
+    box->decoder.reset();
+    double* r = box->resultData;
+    r[kStatus] = static_cast<double>(DecodeStatus::kError);
+    r[kConsumed] = r[kEvents] = r[kTimestamps] = r[kNodes] = r[kTrieReset] = 0;
+    r[kErrorOffset] = static_cast<double>(windowStart);
+    Napi::Object err = Napi::Object::New(env);
+    err.Set("code", Napi::String::New(env, kFileChanged));
+    err.Set("message", Napi::String::New(env, kShrankMessage));
+    err.Set("offset", Napi::Number::New(env, static_cast<double>(windowStart)));
+    return err;
+  }
   return Finish(env, box, status);
 }
 
@@ -185,6 +229,7 @@ void InitTachyonReader(Napi::Env env, Napi::Object exports) {
   exports.Set("createDecoder", Napi::Function::New(env, CreateDecoder, "createDecoder"));
   exports.Set("decodeBytes", Napi::Function::New(env, DecodeBytes, "decodeBytes"));
   exports.Set("decodeFile", Napi::Function::New(env, DecodeFile, "decodeFile"));
+  exports.Set("releaseDecoder", Napi::Function::New(env, ReleaseDecoder, "releaseDecoder"));
   exports.Set("decoderStats", Napi::Function::New(env, DecoderStats, "decoderStats"));
 }
 

@@ -1,0 +1,66 @@
+// See sigbus_guard.h.
+#include "common/sigbus_guard.h"
+
+#if defined(__linux__) || defined(__APPLE__) || defined(__unix__)
+#include <csetjmp>
+#include <csignal>
+#include <mutex>
+
+namespace profpack {
+namespace {
+
+thread_local sigjmp_buf* tlJump = nullptr;
+struct sigaction previous;
+std::once_flag installed;
+
+void OnSigbus(int sig, siginfo_t* info, void* context) {
+  if (tlJump != nullptr) siglongjmp(*tlJump, 1);
+  // Not ours: behave as if we had never been installed.
+  if (previous.sa_flags & SA_SIGINFO) {
+    if (previous.sa_sigaction != nullptr) previous.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (previous.sa_handler == SIG_IGN) return;
+  if (previous.sa_handler == SIG_DFL) {
+    // Returning re-executes the faulting access, which then takes the default action.
+    ::signal(sig, SIG_DFL);
+    return;
+  }
+  previous.sa_handler(sig);
+}
+
+void Install() {
+  struct sigaction action = {};
+  action.sa_sigaction = OnSigbus;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGBUS, &action, &previous);
+}
+
+}  // namespace
+
+bool CallCatchingSigbus(void (*fn)(void*), void* arg) {
+  std::call_once(installed, Install);
+  sigjmp_buf jump;
+  sigjmp_buf* const outer = tlJump;
+  // volatile: read after a siglongjmp back into this frame.
+  volatile bool ok = true;
+  if (sigsetjmp(jump, 1) == 0) {
+    tlJump = &jump;
+    fn(arg);
+  } else {
+    ok = false;
+  }
+  tlJump = outer;
+  return ok;
+}
+
+}  // namespace profpack
+#else
+namespace profpack {
+bool CallCatchingSigbus(void (*fn)(void*), void* arg) {
+  fn(arg);
+  return true;
+}
+}  // namespace profpack
+#endif
