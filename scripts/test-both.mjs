@@ -18,6 +18,8 @@ if (!process.env.TACHYON_CPYTHON) {
   if (got.status === 0 && got.stdout.trim()) process.env.TACHYON_CPYTHON = got.stdout.trim().split('\n').at(-1);
   else console.log(`CPython 3.15 could not be installed (${installer}): interop tests will fail`);
 }
+// Go's pprof and Chromium for the conformance and browser tests (apt-get when missing).
+spawnSync('bash', [path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), 'test-tools.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
 const backends = (process.env.PROFPACK_TEST_BACKENDS ?? 'native,js').split(',');
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-test-'));
 let passed = 0;
