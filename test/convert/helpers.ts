@@ -5,17 +5,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { MemoryProfile, normalizeFrame, type Frame, type ProfileSource } from '../../lib/convert/model';
+import type { DumpFrame } from '../../lib/tachyon/index';
 import { parseJsonExact, sharedPath } from '../shared';
 
-interface ExpectedFrame {
-  filename: string;
-  funcname: string;
-  lineno: number | null;
-  end_lineno: number | null;
-  column: number | null;
-  end_column: number | null;
-  opcode: number | null;
-}
+// A frame of a vector's expected.json: the shape `profpack dump --json` writes.
+type ExpectedFrame = DumpFrame;
 interface ExpectedSample {
   thread_id: number | bigint;
   interpreter_id: number;

@@ -7,19 +7,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { decompress } from 'zstd-napi';
+import type { DumpFrame } from '../../lib/tachyon/index';
 import { readJsonExact, sharedPath } from '../shared';
 import { decodeU32, decodeZigzag32 } from '../../lib/varint/leb128';
 import { ProfileWriter as ProfileWriterClass, type FrameInfo, type InterpreterInfo, type ProfileWriter, type ProfileWriterOptions, type ThreadInfo } from '../../lib/tachyon/write/writer';
 
-export interface ExpectedFrame {
-  filename: string;
-  funcname: string;
-  lineno: number | null;
-  end_lineno: number | null;
-  column: number | null;
-  end_column: number | null;
-  opcode: number | null;
-}
+// A frame of a vector's expected.json: the shape `profpack dump --json` writes.
+export type ExpectedFrame = DumpFrame;
 
 export interface ExpectedSample {
   thread_id: number | bigint;
