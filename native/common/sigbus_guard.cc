@@ -4,14 +4,12 @@
 #if defined(__linux__) || defined(__APPLE__) || defined(__unix__)
 #include <csetjmp>
 #include <csignal>
-#include <mutex>
 
 namespace profpack {
 namespace {
 
 thread_local sigjmp_buf* tlJump = nullptr;
 struct sigaction previous;
-std::once_flag installed;
 
 void OnSigbus(int sig, siginfo_t* info, void* context) {
   if (tlJump != nullptr) siglongjmp(*tlJump, 1);
@@ -40,7 +38,10 @@ void Install() {
 }  // namespace
 
 bool CallCatchingSigbus(void (*fn)(void*), void* arg) {
-  std::call_once(installed, Install);
+  // A function-local static installs once, thread-safely, without std::call_once
+  // (whose pthread_once would need GLIBC_2.34 in the prebuilds; see scripts/glibc-check.sh).
+  static const bool installed = (Install(), true);
+  (void)installed;
   sigjmp_buf jump;
   sigjmp_buf* const outer = tlJump;
   // volatile: read after a siglongjmp back into this frame.
