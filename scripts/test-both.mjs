@@ -25,6 +25,7 @@ const dir = mkdtempSync(path.join(tmpdir(), 'profpack-test-'));
 let passed = 0;
 let failed = 0;
 let ok = true;
+const failures = [];
 
 for (const name of backends) {
   const report = path.join(dir, `${name}.json`);
@@ -41,6 +42,12 @@ for (const name of backends) {
     failed += result.numFailedTests;
     if (result.numTotalTests === 0) ok = false;
     console.log(`[${name}] ${result.numPassedTests} passed, ${result.numFailedTests} failed`);
+    // Named again at the very end: CI keeps only the tail of a long log.
+    for (const file of result.testResults ?? []) {
+      for (const test of file.assertionResults ?? []) {
+        if (test.status === 'failed') failures.push(`[${name}] ${path.relative(process.cwd(), file.name)} > ${test.fullName}: ${(test.failureMessages ?? [])[0]?.split('\n')[0] ?? ''}`);
+      }
+    }
   } catch {
     ok = false;
     console.log(`[${name}] no report: vitest did not finish`);
@@ -48,5 +55,6 @@ for (const name of backends) {
 }
 rmSync(dir, { recursive: true, force: true });
 if (!ok && failed === 0) failed = 1; // a run that crashed counts as a failure
+if (failures.length > 0) console.log(`\nFailed:\n${failures.map((f) => `  ${f}`).join('\n')}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(ok ? 0 : 1);
