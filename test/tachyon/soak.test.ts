@@ -4,8 +4,10 @@
  * flushes, some explicit flushes), the main thread replays each finalized
  * file, checks every sample is there and its journal gone, and deletes it.
  * RSS and open descriptors stay flat: between half and nine tenths of the
- * rotations RSS grows at most 50 MB (a leaked zstd context per writer would
- * be 3.75 GB), and once the workers are done the descriptors are back where
+ * rotations RSS grows at most 128 MB (a leaked zstd context per writer would
+ * be 1.5 GB over those 400 files; the workers' own V8 heaps, which the main
+ * thread's gc() does not collect, moved by up to 59 MB on a loaded machine),
+ * and once the workers are done the descriptors are back where
  * they started. Runs in a child process, which owns nothing else.
  */
 import { spawnSync } from 'node:child_process';
@@ -32,7 +34,7 @@ describe.each(backends)('soak (%s)', (which) => {
     expect(r.checked).toBe(1000);
     expect(r.bad).toBe(0);
     expect(r.leftover).toBe(0);
-    expect(r.late.rss - r.half.rss).toBeLessThanOrEqual(50 * 1024 * 1024);
+    expect(r.late.rss - r.half.rss).toBeLessThanOrEqual(128 * 1024 * 1024);
     // Each of the 4 workers may hold a profile and its journal open at either point; one leaked per file would be hundreds.
     expect(r.late.fds).toBeLessThanOrEqual(r.half.fds + 8);
     // Node may keep a descriptor or two of its worker machinery; one per file would be 1,000.
