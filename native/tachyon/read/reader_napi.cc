@@ -8,7 +8,7 @@
 
 #include "common/errors.h"
 #include "common/module_registry.h"
-#include "common/sigbus_guard.h"
+#include "platform/sigbus_guard.h"
 #include "common/typed_array.h"
 #include "tachyon/read/reader_file.h"
 #include "tachyon/read/reader_records.h"

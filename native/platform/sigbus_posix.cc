@@ -1,5 +1,5 @@
-// See sigbus_guard.h.
-#include "common/sigbus_guard.h"
+// The POSIX signal side of sigbus_guard.h (sigaction, sigsetjmp); a Windows port catches the same fault with structured exception handling in its own file.
+#include "platform/sigbus_guard.h"
 
 #if defined(__linux__) || defined(__APPLE__) || defined(__unix__)
 #include <csetjmp>
