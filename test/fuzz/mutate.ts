@@ -264,18 +264,26 @@ export function saveFailure(label: string, seed: number, bytes: Uint8Array): str
 
 /**
  * Calls `step(i)` until the time budget is spent (at least `minIterations`
- * times); returns the iteration count. A single step slower than
- * `slowStepMs` fails, described by `describe()` (which the step may point at
- * its input): decoders must not loop without consuming input.
+ * times); returns the iteration count. A single step that spends more than
+ * `slowStepMs` of CPU time fails, described by `describe()` (which the step
+ * may point at its input): decoders must not loop without consuming input.
+ * CPU time, not wall time, because a loaded machine (CI's two cores running
+ * two test files and their children) stretched a recover step, which takes under 0.3 s alone, to 5.7 s of
+ * wall time; a step blocked for 10x the limit in wall time fails as well.
  */
 export function runFor(budgetMs: number, minIterations: number, step: (i: number) => void, slowStepMs = 2000, describe: () => string = () => ''): number {
   const deadline = performance.now() + budgetMs;
   let i = 0;
   while (i < minIterations || performance.now() < deadline) {
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     step(i);
-    const spent = performance.now() - t0;
-    if (spent > slowStepMs) throw new Error(`fuzz step ${i} took ${spent.toFixed(0)} ms (hang suspected); ${describe()}`);
+    const wall = performance.now() - t0;
+    const cpuUsed = process.cpuUsage(cpu0);
+    const cpu = (cpuUsed.user + cpuUsed.system) / 1000;
+    if (cpu > slowStepMs || wall > 10 * slowStepMs) {
+      throw new Error(`fuzz step ${i} took ${cpu.toFixed(0)} ms of CPU, ${wall.toFixed(0)} ms of wall time (hang suspected); ${describe()}`);
+    }
     i++;
   }
   return i;

@@ -77,6 +77,7 @@ describe('recover fuzz', () => {
     const base = fuzzSeed();
     const others: Seed[] = seeds.map((s) => ({ name: s.name, bytes: s.profile }));
     let current = new Uint8Array(0);
+    let currentStep = 0;
     const n = runFor(fuzzSeconds() * 100, 60, (i) => {
       const rng = new Rng(base + i);
       const seed = seeds[rng.int(seeds.length)]!;
@@ -101,6 +102,7 @@ describe('recover fuzz', () => {
           journal = mutate(rng, { name: `${seed.name}.journal`, bytes: journal }, []);
       }
       current = profile;
+      currentStep = i;
       const results = backends.map((which) =>
         outcome(
           () => recoverWith(which, profile, journal, `case${i % 4}`),
@@ -113,7 +115,7 @@ describe('recover fuzz', () => {
         const view = (o: typeof a) => (o.ok ? o.value : { code: o.code });
         expect(view(a), saveFailure('recover-twins', base + i, profile)).toEqual(view(b));
       }
-    }, 5000, () => `last input ${current.length} bytes`);
+    }, 5000, () => `last input ${current.length} bytes; ${saveFailure('recover-slow', base + currentStep, current)}`);
     expect(n).toBeGreaterThanOrEqual(60);
   });
 
