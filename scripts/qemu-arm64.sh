@@ -10,6 +10,8 @@ dir=${1:?usage: qemu-arm64.sh DIR NODE_ARGS...}
 shift
 node_arm=$(bash "$here/node-bin.sh" linux-arm64 24)
 export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
+# Emulated code runs 10-30x slower: test timeouts (vitest.config.mts) stretch to match.
+export PROFPACK_TEST_TIMEOUT_SCALE=${PROFPACK_TEST_TIMEOUT_SCALE:-20}
 binfmt=/proc/sys/fs/binfmt_misc
 if [ ! -e "$binfmt/qemu-aarch64" ]; then
   [ -e "$binfmt/register" ] || mount -t binfmt_misc binfmt_misc "$binfmt" 2>/dev/null || true
