@@ -100,12 +100,8 @@ export class NativeSampleEngine implements SampleEngine {
     w[i + 5] = status;
     w[i + 6] = depth;
     i += 7;
-    if (frames instanceof Uint32Array) {
-      w.set(frames.subarray(start, start + depth), i);
-      i += depth;
-    } else {
-      for (let k = 0; k < depth; k++) w[i++] = frames[start + k]!;
-    }
+    // A loop, not set(subarray): a view per stack was most of writeSample's garbage.
+    for (let k = start, end = start + depth; k < end; k++) w[i++] = frames[k]!;
     this.staged = i;
   }
 

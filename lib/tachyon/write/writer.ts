@@ -17,7 +17,7 @@ import { Compression, FOOTER_SIZE, FORMAT_VERSION, FORMAT_VERSION_2, HEADER_SIZE
 import { footer, ioError, reserveHeader, statsBlock, type HeaderSlots, type StatsValues } from '../file/index';
 import { version2Tables, type FrameTableCoding } from '../v2/tables';
 import type { ByteSink } from '../../varint/byte-sink';
-import { configWord, finiteNonNegative, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
+import { configWord, finiteNonNegative, firstBadId, firstIdAtOrAbove, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { COUNTER_COUNT, Counter, type EngineOptions, type SampleEngine } from './engine';
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
@@ -273,14 +273,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (!(frameIds instanceof Uint32Array) && !Array.isArray(frameIds)) throw invalid('frameIds must be a Uint32Array or an array', 'Uint32Array of frame ids');
     const depth = Math.min(frameIds.length, MAX_STACK_DEPTH);
     const count = this.frames.count;
-    for (let i = 0; i < depth; i++) {
-      const id = frameIds[i]!;
-      if (!(id < count) || !(id >= 0) || !Number.isInteger(id)) {
-        throw new ProfpackError(`frame id ${String(id)} at index ${i} was not returned by internFrame`, {
-          code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
-          expected: `an integer in [0, ${count})`,
-        });
-      }
+    const bad = frameIds instanceof Uint32Array ? firstIdAtOrAbove(frameIds, depth, count) : firstBadId(frameIds, depth, count);
+    if (bad >= 0) {
+      throw new ProfpackError(`frame id ${String(frameIds[bad])} at index ${bad} was not returned by internFrame`, {
+        code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
+        expected: `an integer in [0, ${count})`,
+      });
     }
     try {
       this.engine.writeStack(h[0]!, h[1]!, interp, h[2]!, h[3]!, st, frameIds, 0, depth);
@@ -497,4 +495,3 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     }
   }
 }
-
