@@ -92,3 +92,54 @@ describe("replay with timestamps: 'typed'", () => {
     reader.close();
   });
 });
+
+describe('a large uncompressed file (mapped without MAP_POPULATE, released behind the decoder)', () => {
+  it('replays twice from one reader with the same samples as samples()', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'profpack-large-'));
+    try {
+      const file = path.join(dir, 'large.tach');
+      const w = new ProfileWriter(file, { sampleIntervalUs: 1000, compression: 'none' });
+      const ids = Array.from({ length: 500 }, (_, i) => w.internFrame({ filename: `m${i % 20}.py`, funcname: `f${i}`, lineno: i }));
+      let x = 12345;
+      const next = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8;
+      const stack = new Uint32Array(60);
+      let samples = 0;
+      // Every stack differs from the last one deep down: FULL / POP_PUSH records of ~40-60 bytes, past 8 MiB.
+      while (samples < 200_000) {
+        for (let k = 0; k < stack.length; k++) stack[k] = ids[next() % ids.length]!;
+        w.writeStack(1 + (samples % 4), 0, 1000 + samples, 0, stack.subarray(0, 30 + (next() % 30)));
+        samples++;
+      }
+      w.finalize();
+      const reader = ProfileReader.open(file);
+      expect(reader.layout.stringTableOffset).toBeGreaterThan(8 << 20);
+      const digest = (): [number, number] => {
+        let n = 0;
+        let sum = 0;
+        reader.replay(
+          {
+            collect(stackFrames, timestampsUs) {
+              for (const t of timestampsUs) sum = (sum * 31 + Number(t) + stackFrames[0]!.threads[0]!.frameInfo.length) % 1_000_000_007;
+              n += timestampsUs.length;
+            },
+          },
+          { timestamps: 'typed' },
+        );
+        return [n, sum];
+      };
+      const first = digest();
+      expect(digest()).toEqual(first);
+      let n = 0;
+      let sum = 0;
+      for (const s of reader.samples()) {
+        sum = (sum * 31 + Number(s.timestampUs) + s.stack.length) % 1_000_000_007;
+        n++;
+      }
+      expect([n, sum]).toEqual(first);
+      expect(n).toBe(samples);
+      reader.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
