@@ -110,6 +110,18 @@ export class NativeSampleEngine implements SampleEngine {
     this.handle.encodeTick(tsLo, tsHi, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
   }
 
+  writeBatch(words: Uint32Array, count: number): void {
+    if (count > STAGING_WORDS) {
+      this.drain();
+      this.handle.encode(words, count);
+      return;
+    }
+    if (this.staged + count > STAGING_WORDS) this.drain();
+    // Already in the staged layout: one copy, not one per frame id.
+    this.staging.set(count === words.length ? words : words.subarray(0, count), this.staged);
+    this.staged += count;
+  }
+
   /** Encodes what is staged (one crossing). A failure drops the batch: the writer is broken then. */
   private drain(): void {
     if (this.staged === 0) return;
