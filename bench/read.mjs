@@ -51,14 +51,18 @@ const files = [
   [`synthetic ${synthSamples / 1e6} M, zstd`, synth.zstd],
 ];
 
-function replayOnce(file, backendName) {
+/** One open + replay; `typed`: replay's `timestamps: 'typed'` option (a BigUint64Array view per call, no bigint per timestamp). */
+function replayOnce(file, backendName, typed = false) {
   const reader = ProfileReader.open(file, { backend: backendName });
   let n = 0;
-  reader.replay({
-    collect(stackFrames, timestamps) {
-      n += timestamps.length;
+  reader.replay(
+    {
+      collect(stackFrames, timestamps) {
+        n += timestamps.length;
+      },
     },
-  });
+    typed ? { timestamps: 'typed' } : {},
+  );
   reader.close();
   return n;
 }
@@ -70,11 +74,13 @@ function cpythonOnce(file, reps) {
   return JSON.parse(run.stdout);
 }
 
-/** Rounds in rotating order over native, JS and CPython; medians of seconds per replay. */
+/** Rounds in rotating order over native, JS (each with both timestamp shapes) and CPython; medians of seconds per replay, and of per-round ratios to CPython. */
 function measure(file, reps, rounds) {
   const cases = {
     native: () => timeReps(() => replayOnce(file, 'native'), reps),
     js: () => timeReps(() => replayOnce(file, 'js'), reps),
+    nativeTyped: () => timeReps(() => replayOnce(file, 'native', true), reps),
+    jsTyped: () => timeReps(() => replayOnce(file, 'js', true), reps),
     cpython: () => cpythonOnce(file, reps),
   };
   const names = Object.keys(cases);
@@ -87,7 +93,9 @@ function measure(file, reps, rounds) {
       times[name].push(cases[name]());
     }
   }
-  return Object.fromEntries(names.map((n) => [n, median(times[n])]));
+  const medians = Object.fromEntries(names.map((n) => [n, median(times[n])]));
+  medians.ratio = Object.fromEntries(names.map((n) => [n, median(times.cpython.map((c, r) => c / times[n][r]))]));
+  return medians;
 }
 
 function timeReps(fn, reps) {
@@ -106,9 +114,11 @@ for (const [label, file] of files) {
   // Repeat the small files inside one timed case, so each case lasts ~10+ ms.
   // Warm the JIT on both backends (~0.3 s each) before timing anything.
   for (const b of ['native', 'js']) {
-    const until = process.hrtime.bigint() + 300_000_000n;
-    do replayOnce(file, b);
-    while (process.hrtime.bigint() < until);
+    for (const typed of [false, true]) {
+      const until = process.hrtime.bigint() + 300_000_000n;
+      do replayOnce(file, b, typed);
+      while (process.hrtime.bigint() < until);
+    }
   }
   const once = timeReps(() => replayOnce(file, 'native'), 3);
   const reps = Math.max(1, Math.ceil(0.05 / Math.max(once, 1e-5)));
@@ -121,7 +131,8 @@ for (const [label, file] of files) {
   const ms = (s) => (s * 1e3).toFixed(s < 0.01 ? 3 : 1);
   const msps = (s) => (samples / s / 1e6).toFixed(2);
   const mbps = (s) => (size / s / 1e6).toFixed(1);
-  results.push({ label, samples, size, cpy, nat, js });
+  const x = m.ratio;
+  results.push({ label, samples, size, x });
   rows.push([
     label,
     String(samples),
@@ -129,8 +140,10 @@ for (const [label, file] of files) {
     `${ms(cpy)} ms (${msps(cpy)} M/s)`,
     `${ms(nat)} ms (${msps(nat)} M/s, ${mbps(nat)} MB/s)`,
     `${ms(js)} ms (${msps(js)} M/s, ${mbps(js)} MB/s)`,
-    `${(cpy / nat).toFixed(1)}×`,
-    `${(cpy / js).toFixed(1)}×`,
+    `${ms(m.nativeTyped)} ms`,
+    `${ms(m.jsTyped)} ms`,
+    `${x.native.toFixed(1)}× / ${x.nativeTyped.toFixed(1)}×`,
+    `${x.js.toFixed(1)}× / ${x.jsTyped.toFixed(1)}×`,
   ]);
   console.log(rows[rows.length - 1].join(' | '));
 }
@@ -182,11 +195,10 @@ print(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
   }
 }
 
-const goals = results.map((r) => {
-  const natX = r.cpy / r.nat;
-  const jsX = r.cpy / r.js;
-  if (r.label.startsWith('s06')) return `- ${r.label}: native ${natX.toFixed(1)}×, JS ${jsX.toFixed(1)}× CPython (goal ≥ 1×): ${natX >= 1 ? 'met' : 'NOT met'} (native), ${jsX >= 1 ? 'met' : 'NOT met'} (JS)`;
-  return `- ${r.label}: native ${natX.toFixed(1)}× (goal ≥ 10×: ${natX >= 10 ? 'met' : 'NOT met'}), JS ${jsX.toFixed(1)}× (goal ≥ 5×: ${jsX >= 5 ? 'met' : 'NOT met'})`;
+const goals = results.map(({ label, x }) => {
+  const v = (ratio, goal) => `${ratio.toFixed(1)}× ${ratio >= goal ? 'met' : 'NOT met'}`;
+  if (label.startsWith('s06')) return `- ${label} (goal ≥ 1×): native ${v(x.native, 1)}, typed ${v(x.nativeTyped, 1)}; JS ${v(x.js, 1)}, typed ${v(x.jsTyped, 1)}`;
+  return `- ${label}: native (goal ≥ 10×) ${v(x.native, 10)}, typed ${v(x.nativeTyped, 10)}; JS (goal ≥ 5×) ${v(x.js, 5)}, typed ${v(x.jsTyped, 5)}`;
 });
 
 const NOTES = `Load average at the end of the run: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.
@@ -218,9 +230,11 @@ const section = [
   `ProfileReader.open(file) + replay(collector) against CPython 3.15.2's \`_remote_debugging.BinaryReader(file)\` + \`replay(collector)\`
 (${python}), same files, same run (rounds rotate over native, JS and CPython, the latter timed inside a child CPython; medians of the rounds).
 Both collectors receive resolved stacks and count the timestamps. Times include open (CPython decompresses the zstd region at open).
-No gc() is forced between cases (a forced full GC made V8 drop optimized code and the next case measured re-optimization).`,
+No gc() is forced between cases (a forced full GC made V8 drop optimized code and the next case measured re-optimization).
+"typed" = \`replay(collector, { timestamps: 'typed' })\` (a BigUint64Array view per collect() call instead of a new bigint[]).
+Ratios are medians of per-round ratios (CPython seconds / profpack seconds, same round).`,
   '',
-  table(['file', 'samples', 'size', 'CPython', 'native', 'JS', 'native vs CPython', 'JS vs CPython'], rows),
+  table(['file', 'samples', 'size', 'CPython', 'native', 'JS', 'native typed', 'JS typed', 'native vs CPython (default / typed)', 'JS vs CPython (default / typed)'], rows),
   '',
   ...goals,
   '',
