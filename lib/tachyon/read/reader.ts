@@ -24,6 +24,8 @@ import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v
 
 export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, TypedCollector, ReplayOptions, ReplayStats } from './types';
 
+/** Files up to this size are copied whole at open by the native backend (the decoder still reads the mapping). */
+const SMALL_FILE = 256 << 10;
 /** A zstd region up to this size is kept decompressed after the open-stage check. */
 const DEFAULT_KEEP_LIMIT = 16 << 20;
 
@@ -132,7 +134,9 @@ export class ProfileReader {
     try {
       if (native) {
         const file = native.openFile(input.fd, input.size, path);
-        const source: ByteSource = { size: file.size, read: (start, end) => native.readRange(file, start, end) };
+        // A small file is copied once (one crossing) and open reads header, footer and tables from the copy.
+        const whole = file.size <= SMALL_FILE ? native.readRange(file, 0, file.size) : null;
+        const source: ByteSource = whole ? { size: whole.length, read: (start, end) => whole.subarray(start, end) } : { size: file.size, read: (start, end) => native.readRange(file, start, end) };
         try {
           return new ProfileReader(source, file, native, options, input);
         } catch (err) {
