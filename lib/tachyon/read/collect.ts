@@ -8,8 +8,8 @@ import type { Frame } from './tables';
 import { NodeCache, type ReplayRun, type RunVisitor } from './replay';
 import { MAX_TIMESTAMPS_PER_COLLECT, type Collector, type InterpreterInfo, type ThreadInfo, type TypedCollector } from './types';
 
-/** Entries of the cache of recent stackFrames. */
-const WRAP_CACHE_SIZE = 1 << 9;
+/** Entries of the cache of recent stackFrames (small, as NodeCache in replay.ts: entries survive scavenges). */
+const WRAP_CACHE_SIZE = 1 << 6;
 
 /** The stackFrames of (thread, stack node, status), reused while they recur. */
 class StackFramesCache {
