@@ -14,7 +14,7 @@ import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
 import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from '../file/index';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './native';
 import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './tables';
-import { checkReaderOptions, checkReplayOptions, MAX_TIMESTAMPS_PER_COLLECT, type Collector, type TypedCollector, type InterpreterInfo, type ReaderOptions, type ReplayOptions, type ReplayStats, type Sample, type ThreadInfo } from './types';
+import { checkReaderOptions, checkReplayOptions, type Collector, type TypedCollector, type ReaderOptions, type ReplayOptions, type ReplayStats, type Sample } from './types';
 import { checkZstdRegion, OUTPUT_CHUNK } from '../file/index';
 import { NodeCache, ReplayRun, jsDecoder, nativeDecoder, type DecoderBackend, type Region, type RunVisitor, type Tuning } from './replay';
 import { arrayDelivery, typedDelivery } from './collect';
