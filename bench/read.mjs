@@ -202,25 +202,35 @@ const goals = results.map(({ label, x }) => {
 });
 
 const NOTES = `Load average at the end of the run: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.
-Notes (issue 18): the machine was shared with ~7 other sessions (load average 14-23 on 2 cores during this run), so
-absolute times are 3-10x those of a quiet machine and single numbers move by 2x; the ratios come from rotating rounds.
-This VM is an Intel Xeon, not the AMD EPYC of the previous runs, so ratios are not comparable line by line with them.
-The synthetic file now has issue 18's shape (8 threads, not 20).
-- Real CPython profiles (13k/15k samples, \`bench/fixtures\`): CPython replays them at ~9 M samples/s, because most of
-  a real profile is REPEAT runs that its C collector delivers as one call per run. There the cost is fixed: a
-  \`perf record\` of 2,800 native open+replay cycles of the 13k file puts 25 % in the JS \`replay\` loop (CPython-shaped
-  objects), ~10 % in the kernel (page faults and clearing of the per-replay output buffers and zeroed tables),
-  malloc/free ~5 %, the table parsers ~2 %, and the record decoder itself 7 % (\`RepeatEntries\` 5.8 %). Goal 10x:
-  NOT met (1.0-1.1x); what limits it is per-open and per-collect fixed cost on the JS side, not decoding.
-- Synthetic 1 M: the native trie lookup now touches one hash slot (key and node in the slot, keyed by the path hash so
-  a suffix's slots are prefetched together); \`perf annotate\` shows ~90 % of \`Build\` on that one load, i.e. one
-  DRAM miss per new stack prefix (2.6 new prefixes per changed stack on this random profile). The trie is bounded
-  at 256 k nodes (was 4 M): on this file replay peak RSS fell from ~290 MB to ~150 MB in a side run (same run,
-  alternating processes: 4 M bound 2.8 s / 292 MB, 256 k bound 2.0 s / 187 MB). Native 7.1x / 5.9x (goal 10x: NOT
-  met), JS 6.4x / 4.8x (goal 5x: met on none, not on zstd).
-- Peak RSS over a bare process, 1 M samples: native +78 / +89 MB, JS +74 / +80 MB against CPython +12 / +21 MB
-  (goal <= 2x CPython: NOT met, 3.7-6.5x). Not profiled further in this session; what remains is not the trie
-  (bounded, ~10 MB) but the JS side's delivery (per-stack frame arrays, the timestamp lists) and V8 heap growth.`;
+Notes (issue 18, second pass): load average 5.9 at the start, 6.9 at the end (2 cores shared with two other engineers
+and an emulated test run); ratios are per-round. Changes in this pass: replay's \`timestamps: 'typed'\` option; the
+Tachyon entry defers the writer, downgrade, recover and v2 file API (36 modules for a first replay, was 52); a file
+up to 256 KiB is copied once at open; replay's stack caches 1024/512 -> 128/64 entries; the trie bound 256 k -> 64 k
+nodes; files from 8 MiB mapped without MAP_POPULATE, decoded pages released every 2 MiB; the zstd open check through
+a 1 MiB scratch.
+- Real CPython profiles (13k/15k samples): CPython-shaped default 1.0x / 1.2x native, 0.9x / 1.0x JS; typed 2.8x /
+  3.2x native, 1.6x / 1.4x JS (goal 10x / 5x: NOT met). Where the default's time goes (perf, 3,000 open+replay cycles
+  of the 13k file): 30 % in the JS loop that makes one bigint per timestamp (13,054 per replay, ~7 ns each: ~90 us,
+  more than the whole 10x budget of ~55 us at this run's CPython time), the record decoder 8 %, malloc/free 6 %.
+  That cost is the collector shape (a bigint[] per call), which is why the typed option exists. With typed (inspector
+  cpuprofile, 3,000 cycles) what is left is fixed per open and per replay: open 37 % (string and frame tables 15 %,
+  header/footer/stats 5 %, the file copy 6 %, open/fstat 3 %), replay 49 % (native decode 16 %, delivery 10 %,
+  decoder setup and teardown 11 %, the file-change fstat 2 %), close 5 %. Each is a few microseconds of syscalls,
+  N-API crossings and small allocations; at ~0.2 ms per open+replay against CPython's 0.55 ms, 10x would need the
+  whole open+replay in ~55 us, below what open + fstat + mmap + munmap + close alone cost on this VM under load.
+- Synthetic 1 M: native 8.6x / 8.1x (typed 10.5x: met on none), JS 7.0x / 7.0x (goal 5x: met). Was 7.1x / 5.9x
+  native and 6.4x / 4.8x JS.
+- Peak RSS over bare, 1 M samples: native +26.7 / +48.7 MB, JS +42.1 / +40.3 MB against CPython +11.8 / +21.1 MB:
+  2.3x / 2.3x native, 3.6x / 1.9x JS (goal <= 2x: NOT met, met for JS zstd; was +78 / +89 MB, 6.5x / 4.2x). Found with
+  /proc/self/status (RssAnon, RssFile) and process.memoryUsage() sampled during a replay, and --trace-gc: the
+  mapping added the whole file (MAP_POPULATE: +18 MB of RssFile; now released behind the decoder, -15 MB); the V8
+  young generation grew to its maximum because the 1024/512-entry caches kept objects alive across scavenges (-16 MB
+  with 128/64, same speed); the 256 k-node trie and its JS mirror (-20 MB at 64 k, same speed); the zstd open check's
+  16 MiB scratch (-12 MB at open). What remains (native, none): V8's young generation still grows with the
+  allocation of one frame array per new stack (heapTotal 7 -> 23 MB; \`node --max-semi-space-size=1\`, which a library
+  cannot set, gives +12 MB, i.e. CPython's figure), the trie (~3 MB) and output buffers (~1.4 MB). zstd adds the open
+  check's decompressed slices (up to keepDecompressedLimit = 16 MiB, kept until the region proves larger) and 1 MiB
+  input copies while streaming; the JS twin reads the whole file into memory (+18.5 MB on none).`;
 
 const section = [
   '## read',

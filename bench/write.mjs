@@ -297,13 +297,13 @@ const text = [
 ].join('\n');
 console.log(text);
 
+// The section is replaced where it stands (appended when there is none yet).
 const resultsFile = path.join(here, 'RESULTS.md');
 const old = readFileSync(resultsFile, 'utf8');
 const start = old.indexOf('\n## write\n');
-let kept = old;
-if (start >= 0) {
+if (start < 0) writeFileSync(resultsFile, `${old.trimEnd()}\n\n${text}`);
+else {
   const next = old.indexOf('\n## ', start + 1);
-  kept = old.slice(0, start + 1) + (next >= 0 ? old.slice(next + 1) : '');
+  writeFileSync(resultsFile, old.slice(0, start + 1) + text + (next >= 0 ? old.slice(next) : ''));
 }
-writeFileSync(resultsFile, `${kept.trimEnd()}\n\n${text}`);
 rmSync(dir, { recursive: true, force: true });
