@@ -5,8 +5,15 @@
 // harvests — in interleaved rounds; the target reports the wall time of its
 // work phase and its own peak RSS, so process start-up and the final write are
 // not part of it (they are in the whole-process times). Goal: < 3 % slowdown.
+//
+// Then issue 18's row: the whole process of a real program, `tsc --noEmit` on
+// this repository, bare, under `profpack record` at 1 ms, and under
+// `node --cpu-prof --cpu-prof-interval 1000` (V8 writes a .cpuprofile at exit),
+// interleaved in the same run (BENCH_TSC_ROUNDS, default 5): wall, CPU (user +
+// system of the process and everything it waited for) and peak RSS, from
+// /usr/bin/time. Goal: profpack's overhead <= --cpu-prof's.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +66,7 @@ for (const name of names) {
   if (run.status !== 0) throw new Error(`${name} (long) failed: ${run.stderr}`);
   long[name] = JSON.parse(run.stdout.trim().split('\n').at(-1));
 }
+const tscRows = existsSync('/usr/bin/time') ? realProgram() : null;
 rmSync(tmp, { recursive: true, force: true });
 const base = median(work_ms.baseline);
 const baseWall = median(wall_ms.baseline);
@@ -85,3 +93,64 @@ console.log(
     '',
   ].join('\n'),
 );
+
+/** `tsc --noEmit` on this repository: bare, `profpack record` at 1 ms, `--cpu-prof` at 1 ms; rows of medians and ratios to bare. */
+function realProgram() {
+  const root = path.resolve(here, '..');
+  const tsc = [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', path.join(root, 'tsconfig.json')];
+  const profDir = path.join(tmp, 'cpuprof');
+  const out = path.join(tmp, 'tsc.tach');
+  const tscCases = {
+    'tsc --noEmit, bare': [process.execPath, ...tsc],
+    'profpack record 1 ms zstd': [process.execPath, cli, 'record', '--interval-us', '1000', '--compression', 'zstd', '--out', out, '--', process.execPath, ...tsc],
+    'node --cpu-prof --cpu-prof-interval 1000': [process.execPath, '--cpu-prof', '--cpu-prof-interval', '1000', '--cpu-prof-dir', profDir, ...tsc],
+  };
+  const tscRounds = Number(process.env.BENCH_TSC_ROUNDS ?? 5);
+  const keys = Object.keys(tscCases);
+  const got = Object.fromEntries(keys.map((k) => [k, { wall: [], cpu: [], rss: [] }]));
+  const sizes = {};
+  for (let r = 0; r < tscRounds + 1; r++) {
+    for (let k = 0; k < keys.length; k++) {
+      const name = keys[(k + r) % keys.length];
+      rmSync(profDir, { recursive: true, force: true });
+      const run = spawnSync('/usr/bin/time', ['-f', 'TIME %e %U %S %M', ...tscCases[name]], { encoding: 'utf8' });
+      const m = /TIME (\S+) (\S+) (\S+) (\d+)/.exec(run.stderr);
+      if (run.status !== 0 || !m) throw new Error(`${name} failed: ${run.stdout}${run.stderr}`);
+      if (name.startsWith('profpack')) sizes[name] = statSync(out).size;
+      if (name.startsWith('node --cpu-prof')) sizes[name] = statSync(path.join(profDir, readdirSync(profDir)[0])).size;
+      if (r === 0) continue; // warm-up (file cache)
+      got[name].wall.push(Number(m[1]));
+      got[name].cpu.push(Number(m[2]) + Number(m[3]));
+      got[name].rss.push(Number(m[4]) / 1024);
+    }
+  }
+  const bare = got[keys[0]];
+  // Per-round ratios to the bare run of the same round, then their median.
+  const ratio = (name, what) => median(got[name][what].map((v, i) => v / bare[what][i]));
+  return keys.map((name) => [
+    name,
+    `${median(got[name].wall).toFixed(2)} s`,
+    name === keys[0] ? '1.00×' : `${ratio(name, 'wall').toFixed(2)}×`,
+    `${median(got[name].cpu).toFixed(2)} s`,
+    name === keys[0] ? '1.00×' : `${ratio(name, 'cpu').toFixed(2)}×`,
+    `${median(got[name].rss).toFixed(1)} MB`,
+    name === keys[0] ? '' : `${(median(got[name].rss) - median(bare.rss)).toFixed(1)} MB`,
+    sizes[name] === undefined ? '' : `${sizes[name].toLocaleString('en')} B`,
+  ]);
+}
+
+if (tscRows) {
+  const wall = (row) => Number(row[2].slice(0, -1));
+  const cpu = (row) => Number(row[4].slice(0, -1));
+  const [, ours, v8] = tscRows;
+  console.log(
+    [
+      `Whole process, a real program: \`tsc --noEmit\` on this repository (BENCH_TSC_ROUNDS=${process.env.BENCH_TSC_ROUNDS ?? 5}, interleaved, medians; ratios are medians of per-round ratios to the bare run).`,
+      '',
+      table(['case', 'wall', 'vs bare', 'CPU', 'vs bare', 'peak RSS', 'over bare', 'profile file'], tscRows),
+      '',
+      `Goal: profpack record's overhead <= --cpu-prof's, same run: wall ${wall(ours).toFixed(2)}× vs ${wall(v8).toFixed(2)}× (${wall(ours) <= wall(v8) ? 'met' : 'NOT met'}), CPU ${cpu(ours).toFixed(2)}× vs ${cpu(v8).toFixed(2)}× (${cpu(ours) <= cpu(v8) ? 'met' : 'NOT met'}).`,
+      '',
+    ].join('\n'),
+  );
+}

@@ -9,7 +9,7 @@ export { aggregate, formatTable, STATUS_FILTERS, type AggregateOptions, type Agg
 export { startRecording, startWorkerAgent, type Recording, type RecordingOptions, type RecordingSummary } from './record/index';
 export * as svb from './svb/index';
 export { PcTable, PcTableSet, decodeVarintTable, lookupVarint, type VarintRun, type VarintHit, type PcTableOptions, type LookupManyOptions } from './pctable/index';
-export { ProfileReader, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/index';
+export { ProfileReader, type ReaderOptions, type Sample, type Collector, type TypedCollector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './tachyon/index';
 export { v2 } from './tachyon/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './tachyon/index';
 // views (issue 20): flame graph and timeline page, diff of two profiles

@@ -1,8 +1,11 @@
 // Rewrites dist/index.js (tsc's CommonJS emit of lib/index.ts) so that
 // `require('profpack')` loads only errors and backend; every other module
 // loads on first access to one of its exports (issue 18: cold start). The
-// export list stays in one place, lib/index.ts; this only changes when the
-// `require` calls tsc emitted for it run. Each deferred module becomes a
+// same rewrite defers every wing of dist/tachyon/index.js, so the first
+// ProfileReader use loads the read wing without the writer, version 2's
+// file API and downgrade. The export lists stay where they are (lib/index.ts,
+// lib/tachyon/index.ts); this only changes when the `require` calls tsc
+// emitted for them run. Each deferred module becomes a
 // proxy that requires it on first property read, so the export getters keep
 // tsc's `return x_1.Name` shape, which Node's CommonJS export detection
 // (import of dist/index.js from ES modules) recognises. Any emit this does
@@ -11,27 +14,33 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const file = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
-const eager = new Set(['./errors', './backend']); // small, and every first call needs them
+const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const marker = '// Loaded on first use: see scripts/lazy-entry.mjs.';
-const source = readFileSync(file, 'utf8');
-if (source.includes(marker)) process.exit(0); // already rewritten (tsc did not run)
 const helper = `${marker}
 function lazyModule(load) {
     var loaded;
     return new Proxy({}, { get: function (_, key) { return (loaded || (loaded = load()))[key]; } });
 }`;
-const out = source.split('\n').map((line) => {
-  let m = /^var (\w+) = require\("(\.[^"]+)"\);$/.exec(line);
-  if (m) return eager.has(m[2]) ? line : `var ${m[1]} = lazyModule(function () { return require("${m[2]}"); });`;
-  m = /^exports\.(\w+) = __importStar\(require\("(\.[^"]+)"\)\);$/.exec(line);
-  if (m) {
-    return `var ${m[1]}_namespace = lazyModule(function () { return { namespace: __importStar(require("${m[2]}")) }; });
+
+/** Rewrites one entry: every `require` of a relative module but those in `eager` runs on first use. */
+function rewrite(file, eager) {
+  const source = readFileSync(file, 'utf8');
+  if (source.includes(marker)) return; // already rewritten (tsc did not run)
+  const out = source.split('\n').map((line) => {
+    let m = /^var (\w+) = require\("(\.[^"]+)"\);$/.exec(line);
+    if (m) return eager.has(m[2]) ? line : `var ${m[1]} = lazyModule(function () { return require("${m[2]}"); });`;
+    m = /^exports\.(\w+) = __importStar\(require\("(\.[^"]+)"\)\);$/.exec(line);
+    if (m) {
+      return `var ${m[1]}_namespace = lazyModule(function () { return { namespace: __importStar(require("${m[2]}")) }; });
 Object.defineProperty(exports, "${m[1]}", { enumerable: true, get: function () { return ${m[1]}_namespace.namespace; } });`;
-  }
-  if (/require\(/.test(line)) throw new Error(`lazy-entry: unrecognised require in dist/index.js: ${line}`);
-  return line;
-});
-const text = out.join('\n');
-if (!text.startsWith('"use strict";\n')) throw new Error('lazy-entry: dist/index.js does not start with "use strict"');
-writeFileSync(file, text.replace('"use strict";\n', `"use strict";\n${helper}\n`));
+    }
+    if (/require\(/.test(line)) throw new Error(`lazy-entry: unrecognised require in ${file}: ${line}`);
+    return line;
+  });
+  const text = out.join('\n');
+  if (!text.startsWith('"use strict";\n')) throw new Error(`lazy-entry: ${file} does not start with "use strict"`);
+  writeFileSync(file, text.replace('"use strict";\n', `"use strict";\n${helper}\n`));
+}
+
+rewrite(path.join(dist, 'index.js'), new Set(['./errors', './backend'])); // small, and every first call needs them
+rewrite(path.join(dist, 'tachyon', 'index.js'), new Set());

@@ -1,7 +1,8 @@
 /**
  * `require('profpack')` loads only what the first call needs (issue 18, cold
  * start): the built entry defers every module but errors and backend until
- * one of its exports is read, and then gives the module's own objects.
+ * one of its exports is read, and then gives the module's own objects; the
+ * Tachyon entry defers its read and write wings the same way.
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
@@ -29,6 +30,8 @@ describe('lazy package entry', () => {
     expect(out.atRequire.sort()).toEqual(['backend.js', 'errors.js', 'index.js']);
     expect(out.afterReader.length).toBeGreaterThan(3);
     expect(out.afterReader.some((f: string) => f.startsWith('convert/') || f.startsWith('record/'))).toBe(false);
+    // lib/tachyon/index.ts defers its wings too: the reader comes without the writer, version 2's file API, downgrade and recover.
+    expect(out.afterReader.filter((f: string) => f.startsWith('tachyon/write/') || ['tachyon/downgrade.js', 'tachyon/recover.js', 'tachyon/v2-api.js'].includes(f))).toEqual([]);
     expect(out.names).toBeGreaterThan(30);
     expect(out.missing).toEqual([]);
     expect(out.stable).toBe(true);

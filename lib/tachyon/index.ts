@@ -1,6 +1,6 @@
 // lib/tachyon: CPython 3.15's Tachyon profile format (version 1) and profpack's version 2.
 // The entry: code outside lib/tachyon imports only this file (docs/layout.md walks the folders).
-export { ProfileReader, MAX_TIMESTAMPS_PER_COLLECT, type ReaderOptions, type Sample, type Collector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './read/index';
+export { ProfileReader, MAX_TIMESTAMPS_PER_COLLECT, type ReaderOptions, type Sample, type Collector, type TypedCollector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './read/index';
 export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, type DumpSample } from './read/index';
 export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './write/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';

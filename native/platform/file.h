@@ -24,10 +24,16 @@ struct FileInfo {
 // Size and kind of an open file; false with `err` set when the call fails.
 bool Stat(int fd, FileInfo& info, int& err);
 
-// Maps `size` bytes of `fd` read-only, faulted in ahead and advised for a
-// sequential read (huge pages when `hugePages`); nullptr when mapping fails.
-const uint8_t* MapRead(int fd, size_t size, bool hugePages);
+// Maps `size` bytes of `fd` read-only, advised for a sequential read (huge
+// pages when `hugePages`), every page faulted in now when `populate`; nullptr
+// when mapping fails.
+const uint8_t* MapRead(int fd, size_t size, bool hugePages, bool populate);
 void Unmap(const uint8_t* data, size_t size);
+
+// Drops the resident pages of [data, data + size) of a MapRead mapping
+// (page-aligned): they stop counting in the process's memory and are read
+// again from the file if touched.
+void ReleasePages(const uint8_t* data, size_t size);
 
 // Reads up to `size` bytes at `offset`, retrying on EINTR; returns the count
 // (0 at end of file) or -1 with `err` set.

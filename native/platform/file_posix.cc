@@ -45,10 +45,12 @@ bool Stat(int fd, FileInfo& info, int& err) {
   return true;
 }
 
-const uint8_t* MapRead(int fd, size_t size, bool hugePages) {
+const uint8_t* MapRead(int fd, size_t size, bool hugePages, bool populate) {
   int flags = MAP_PRIVATE;
 #ifdef MAP_POPULATE
-  flags |= MAP_POPULATE;  // fault every page in now rather than in the decoding loop
+  if (populate) flags |= MAP_POPULATE;  // fault every page in now rather than in the decoding loop
+#else
+  (void)populate;
 #endif
   void* map = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
   if (map == MAP_FAILED) return nullptr;
@@ -63,6 +65,11 @@ const uint8_t* MapRead(int fd, size_t size, bool hugePages) {
 }
 
 void Unmap(const uint8_t* data, size_t size) { ::munmap(const_cast<uint8_t*>(data), size); }
+
+void ReleasePages(const uint8_t* data, size_t size) {
+  // A private read-only mapping never dirties its pages: dropping them loses nothing.
+  (void)::madvise(const_cast<uint8_t*>(data), size, MADV_DONTNEED);
+}
 
 int64_t ReadAt(int fd, uint8_t* out, size_t size, uint64_t offset, int& err) {
   for (;;) {

@@ -135,6 +135,9 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
     throw openError(ErrorCode.TACHYON_ZSTD_FRAME_HEADER, 'Corrupted zstd frame header', HEADER_SIZE, 'a zstd frame header');
   }
   let alloc = contentSize !== null && contentSize <= maxSize ? contentSize : CPYTHON_INITIAL_BUFFER;
+  // Without a declared content size the output size changes nothing zstd does: the shared 1 MiB
+  // scratch then serves (a 16 MiB one per check was garbage left to a later GC, in replay's peak RSS).
+  const scratchLimit = contentSize === null ? KEPT_SCRATCH : SCRATCH_LIMIT;
   const dctx = sharedContext();
   // Output goes to a scratch buffer; CPython's buffer sizes are only passed on as capacities.
   let kept: Uint8Array[] | null = keepLimit > 0 ? [] : null;
@@ -156,7 +159,7 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
     const capacity = alloc - total;
     let produced = 0;
     for (;;) {
-      const size = Math.min(capacity - produced, SCRATCH_LIMIT);
+      const size = Math.min(capacity - produced, scratchLimit);
       if (size > scratch.length) {
         scratch = new Uint8Array(Math.min(SCRATCH_LIMIT, Math.max(size, 2 * scratch.length)));
         if (scratch.length <= KEPT_SCRATCH) sharedScratch = scratch;

@@ -14,19 +14,20 @@ import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
 import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from '../file/index';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './native';
 import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './tables';
-import { checkReaderOptions, MAX_TIMESTAMPS_PER_COLLECT, type Collector, type InterpreterInfo, type ReaderOptions, type ReplayOptions, type ReplayStats, type Sample, type ThreadInfo } from './types';
+import { checkReaderOptions, checkReplayOptions, type Collector, type TypedCollector, type ReaderOptions, type ReplayOptions, type ReplayStats, type Sample } from './types';
 import { checkZstdRegion, OUTPUT_CHUNK } from '../file/index';
 import { NodeCache, ReplayRun, jsDecoder, nativeDecoder, type DecoderBackend, type Region, type RunVisitor, type Tuning } from './replay';
+import { arrayDelivery, typedDelivery } from './collect';
 import type { StackCoding } from '../v2/blocks';
 import { readProfileV2, stackCodingOf, type V2Profile } from './v2-file';
 import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2';
 
-export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, ReplayOptions, ReplayStats } from './types';
+export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, TypedCollector, ReplayOptions, ReplayStats } from './types';
 
+/** Files up to this size are copied whole at open by the native backend (the decoder still reads the mapping). */
+const SMALL_FILE = 256 << 10;
 /** A zstd region up to this size is kept decompressed after the open-stage check. */
 const DEFAULT_KEEP_LIMIT = 16 << 20;
-/** Entries of replay()'s cache of recent stackFrames. */
-const WRAP_CACHE_SIZE = 1 << 9;
 
 /**
  * A reader dropped without close() still gives its descriptor back when it is
@@ -133,7 +134,9 @@ export class ProfileReader {
     try {
       if (native) {
         const file = native.openFile(input.fd, input.size, path);
-        const source: ByteSource = { size: file.size, read: (start, end) => native.readRange(file, start, end) };
+        // A small file is copied once (one crossing) and open reads header, footer and tables from the copy.
+        const whole = file.size <= SMALL_FILE ? native.readRange(file, 0, file.size) : null;
+        const source: ByteSource = whole ? { size: whole.length, read: (start, end) => whole.subarray(start, end) } : { size: file.size, read: (start, end) => native.readRange(file, start, end) };
         try {
           return new ProfileReader(source, file, native, options, input);
         } catch (err) {
@@ -232,103 +235,30 @@ export class ProfileReader {
 
   /**
    * Replays every sample into collector.collect(stackFrames, timestampsUs), as
-   * CPython's BinaryReader.replay does; returns the number of samples.
+   * CPython's BinaryReader.replay does; returns the number of samples. With
+   * `{ timestamps: 'typed' }` the timestamps come as a BigUint64Array view,
+   * valid only during the call (TypedCollector).
    */
-  replay(collector: Collector, options: ReplayOptions = {}): number {
+  replay(collector: Collector, options?: ReplayOptions & { timestamps?: 'array' }): number;
+  replay(collector: TypedCollector, options: ReplayOptions & { timestamps: 'typed' }): number;
+  replay(collector: Collector | TypedCollector, options: ReplayOptions = {}): number {
     if (collector === null || typeof collector !== 'object' || typeof (collector as Partial<Collector>).collect !== 'function') {
       throw invalidArgument('replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method', 'Collector');
     }
-    if (options === null || typeof options !== 'object') throw invalidArgument('replay(collector, options): options must be an object', 'ReplayOptions');
-    if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw invalidArgument('replay(collector, options): onProgress must be a function', 'function');
+    checkReplayOptions(options);
     if (this.v2 !== null) {
       this.assertOpen(false);
       return v2Replay(this.v2, this.frames, collector, options, (stats) => (this.stats = stats));
     }
+    return this.replayRun(collector, options);
+  }
+
+  private replayRun(collector: Collector | TypedCollector, options: ReplayOptions): number {
     const run = this.startRun();
     const onProgress = options.onProgress;
     const total = Number(this.info.sampleCount);
-    let cache = new NodeCache();
-    const framesOf = (node: number): readonly Frame[] => {
-      const seen = cache.seen(node);
-      let f = cache.get(node) as readonly Frame[] | undefined;
-      if (f === undefined) {
-        f = run.frames(node);
-        cache.offer(node, f, seen);
-      }
-      return f;
-    };
-    // The last stackFrames handed out per thread, reused while stack and status stay the same.
-    let lastNode = new Int32Array(16).fill(-1);
-    let lastStatus = new Int32Array(16);
-    const lastStackFrames: (readonly InterpreterInfo[] | undefined)[] = [];
-    // stackFrames of recent (node, thread, status) triples, so a recurring stack costs no allocation.
-    const wrapNode = new Int32Array(WRAP_CACHE_SIZE).fill(-1);
-    const wrapThread = new Int32Array(WRAP_CACHE_SIZE);
-    const wrapStatus = new Int32Array(WRAP_CACHE_SIZE);
-    const wrapValue = new Array<readonly InterpreterInfo[] | undefined>(WRAP_CACHE_SIZE).fill(undefined);
-    const stackFramesOf = (t: number, node: number, status: number): readonly InterpreterInfo[] => {
-      if (t >= lastNode.length) {
-        const grownNode = new Int32Array(lastNode.length * 2 + t).fill(-1);
-        grownNode.set(lastNode);
-        lastNode = grownNode;
-        const grownStatus = new Int32Array(lastNode.length);
-        grownStatus.set(lastStatus);
-        lastStatus = grownStatus;
-      }
-      if (lastNode[t] === node && lastStatus[t] === status) return lastStackFrames[t]!;
-      const slot = (node ^ (t << 7) ^ (status << 3)) & (WRAP_CACHE_SIZE - 1);
-      let sf: readonly InterpreterInfo[];
-      if (wrapNode[slot] === node && wrapThread[slot] === t && wrapStatus[slot] === status) sf = wrapValue[slot]!;
-      else {
-        // Not frozen (Object.freeze costs more than the whole sample): read-only by contract.
-        const thread: ThreadInfo = { threadId: run.threadIds[t]!, status, frameInfo: framesOf(node) };
-        sf = [{ interpreterId: run.interpreterIds[t]!, threads: [thread] }];
-        wrapNode[slot] = node;
-        wrapThread[slot] = t;
-        wrapStatus[slot] = status;
-        wrapValue[slot] = sf;
-      }
-      lastNode[t] = node;
-      lastStatus[t] = status;
-      lastStackFrames[t] = sf;
-      return sf;
-    };
-    // Timestamps of a REPEAT batch cut by a full buffer or the window end, until its last part
-    // or until MAX_TIMESTAMPS_PER_COLLECT of them (a longer run goes out in several collect() calls).
-    let pending: bigint[] | null = null;
-    const flush = (t: number, node: number, status: number): void => {
-      const batch: bigint[] = pending!;
-      pending = null;
-      collector.collect(stackFramesOf(t, node, status), batch);
-      run.delivered += batch.length;
-    };
-    const visitor: RunVisitor = {
-      samples(t, node, status, ts, tsPos, count, part) {
-        if (!part && pending === null && count <= MAX_TIMESTAMPS_PER_COLLECT) {
-          let timestamps: bigint[];
-          if (count === 1) timestamps = [ts[tsPos]!];
-          else {
-            timestamps = new Array<bigint>(count);
-            for (let k = 0; k < count; k++) timestamps[k] = ts[tsPos + k]!;
-          }
-          collector.collect(stackFramesOf(t, node, status), timestamps);
-          run.delivered += count;
-          return;
-        }
-        for (let k = 0; k < count; k++) {
-          pending ??= [];
-          pending.push(ts[tsPos + k]!);
-          if (pending.length === MAX_TIMESTAMPS_PER_COLLECT) flush(t, node, status);
-        }
-        if (!part && pending !== null) flush(t, node, status);
-      },
-      progress: onProgress ? (replayed) => onProgress(replayed, total) : () => {},
-      reset() {
-        cache = new NodeCache();
-        wrapNode.fill(-1);
-        lastNode.fill(-1);
-      },
-    };
+    const progress = onProgress ? (replayed: number) => onProgress(replayed, total) : () => {};
+    const visitor = options.timestamps === 'typed' ? typedDelivery(run, collector as TypedCollector, progress) : arrayDelivery(run, collector as Collector, progress);
     onProgress?.(0, total);
     while (!run.next(visitor));
     const replayed = this.stats!.totalSamples;

@@ -57,9 +57,9 @@ export function parseStringTable(bytes: Uint8Array, base: number, offset: number
   return strings;
 }
 
-/** UTF-8 with replacement; short ASCII strings (most names) without a TextDecoder call. */
+/** UTF-8 with replacement; ASCII strings up to 512 bytes (names and most paths) without a TextDecoder call. */
 function decodeString(bytes: Uint8Array, start: number, end: number): string {
-  if (end - start <= 64) {
+  if (end - start <= 512) {
     let ascii = true;
     for (let i = start; i < end; i++) {
       if (bytes[i]! >= 0x80) {

@@ -59,9 +59,34 @@ export interface Collector {
   collect(stackFrames: readonly InterpreterInfo[], timestampsUs: bigint[]): void;
 }
 
+/**
+ * replay()'s collector with `timestamps: 'typed'`: the timestamps arrive as a
+ * BigUint64Array view of the reader's own buffer, valid only during the call
+ * (`timestampsUs.slice()` keeps a copy). No value is allocated per timestamp.
+ */
+export interface TypedCollector {
+  collect(stackFrames: readonly InterpreterInfo[], timestampsUs: BigUint64Array): void;
+}
+
 export interface ReplayOptions {
   /** Called as CPython calls progress_callback: at 0, every 1000 samples, and at the end. */
   onProgress?: (current: number, total: number) => void;
+  /**
+   * How collect() receives the timestamps: 'array' (default, CPython's
+   * shape): a new bigint[] per call; 'typed': a BigUint64Array view valid
+   * only during the call (TypedCollector), which skips allocating one bigint
+   * per timestamp (most of a replay's cost on a real profile).
+   */
+  timestamps?: 'array' | 'typed';
+}
+
+/** replay()'s option checks, the same for both backends and both format versions. */
+export function checkReplayOptions(options: ReplayOptions): void {
+  if (options === null || typeof options !== 'object') throw invalidArgument('replay(collector, options): options must be an object', 'ReplayOptions');
+  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw invalidArgument('replay(collector, options): onProgress must be a function', 'function');
+  if (options.timestamps !== undefined && options.timestamps !== 'array' && options.timestamps !== 'typed') {
+    throw invalidArgument(`replay(collector, options): timestamps must be "array" or "typed", not ${JSON.stringify(options.timestamps)}`, '"array" | "typed"');
+  }
 }
 
 /** CPython's BinaryReader.get_stats() after a replay. */

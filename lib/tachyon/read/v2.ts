@@ -14,7 +14,7 @@ import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '
 import { Compression, FOOTER_SIZE, HEADER_SIZE, Header } from '../format';
 import type { ByteSource, Layout, ProfileInfo } from '../file/index';
 import { frameFromStored, type Frame } from './tables';
-import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample } from './types';
+import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample, TypedCollector } from './types';
 import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from './v2-file';
 import { BlockKind } from '../v2/format';
 import { zstdPrefix } from '../file/index';
@@ -231,11 +231,13 @@ export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[],
 }
 
 /** CPython's collector shape: one collect() per sample. Returns the number of samples. */
-export function v2Replay(profile: V2Profile, table: readonly (Frame | null)[], collector: Collector, options: ReplayOptions, onDone: (stats: ReplayStats) => void): number {
+export function v2Replay(profile: V2Profile, table: readonly (Frame | null)[], collector: Collector | TypedCollector, options: ReplayOptions, onDone: (stats: ReplayStats) => void): number {
   const total = Number(profile.info.sampleCount);
   const onProgress = options.onProgress;
   const stacks = new ThreadStacks<readonly InterpreterInfo[]>();
   const samples = walk(profile);
+  // 'typed': one reused one-element view, valid only during the call (as version 1's).
+  const typed = options.timestamps === 'typed' ? new BigUint64Array(1) : null;
   let delivered = 0;
   onProgress?.(0, total);
   try {
@@ -248,7 +250,11 @@ export function v2Replay(profile: V2Profile, table: readonly (Frame | null)[], c
         stackFrames = [{ interpreterId: c.interpreterIds[t]!, threads: [{ threadId: c.threadIds[t]!, status, frameInfo }] }];
         stacks.set(t, stackFrames);
       }
-      collector.collect(stackFrames, [c.timestamps[i]!]);
+      if (typed === null) (collector as Collector).collect(stackFrames, [c.timestamps[i]!]);
+      else {
+        typed[0] = c.timestamps[i]!;
+        (collector as TypedCollector).collect(stackFrames, typed);
+      }
       delivered++;
       if (onProgress && delivered % 1000 === 0) onProgress(delivered, total);
     }

@@ -95,3 +95,18 @@ export function configWord(mode: ProfileWriterOptions['mode'], features: Profile
   }
   return word;
 }
+
+/** The first of ids[0 .. depth) that is >= count, or -1: a Uint32Array holds only integers >= 0, so one compare per id (writeStack's main JS cost). */
+export function firstIdAtOrAbove(ids: Uint32Array, depth: number, count: number): number {
+  for (let i = 0; i < depth; i++) if (ids[i]! >= count) return i;
+  return -1;
+}
+
+/** The first of ids[0 .. depth) that is not an integer in [0, count), or -1. */
+export function firstBadId(ids: readonly number[], depth: number, count: number): number {
+  for (let i = 0; i < depth; i++) {
+    const id = ids[i]!;
+    if (!(id < count) || !(id >= 0) || !Number.isInteger(id)) return i;
+  }
+  return -1;
+}

@@ -4,7 +4,7 @@
  * (../shared/notes/tachyon-format.md §5). Twin of native/tachyon/write/writer.h.
  */
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_BUFFER_SIZE, REPEAT_ENTRY_MAX, U32_MAX } from '../format';
-import { COUNTER_COUNT, Counter, ThreadMap, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
+import { COUNTER_COUNT, Counter, ThreadMap, writeBatchAsStacks, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
 import { CompressingSink, FileOutput, type RecordSink } from '../file/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/leb128';
@@ -180,6 +180,10 @@ export class JsSampleEngine implements SampleEngine {
 
   writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
     writeTickAsStacks(this, tsHi, tsLo, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
+  }
+
+  writeBatch(words: Uint32Array, count: number): void {
+    writeBatchAsStacks(this, words, count);
   }
 
   private flushRepeat(t: ThreadState): void {

@@ -100,18 +100,26 @@ export class NativeSampleEngine implements SampleEngine {
     w[i + 5] = status;
     w[i + 6] = depth;
     i += 7;
-    if (frames instanceof Uint32Array) {
-      w.set(frames.subarray(start, start + depth), i);
-      i += depth;
-    } else {
-      for (let k = 0; k < depth; k++) w[i++] = frames[start + k]!;
-    }
+    // A loop, not set(subarray): a view per stack was most of writeSample's garbage.
+    for (let k = start, end = start + depth; k < end; k++) w[i++] = frames[k]!;
     this.staged = i;
   }
 
   writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
     this.drain();
     this.handle.encodeTick(tsLo, tsHi, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
+  }
+
+  writeBatch(words: Uint32Array, count: number): void {
+    if (count > STAGING_WORDS) {
+      this.drain();
+      this.handle.encode(words, count);
+      return;
+    }
+    if (this.staged + count > STAGING_WORDS) this.drain();
+    // Already in the staged layout: one copy, not one per frame id.
+    this.staging.set(count === words.length ? words : words.subarray(0, count), this.staged);
+    this.staged += count;
   }
 
   /** Encodes what is staged (one crossing). A failure drops the batch: the writer is broken then. */

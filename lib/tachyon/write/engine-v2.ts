@@ -14,7 +14,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/leb128';
 import { MAX_STACK_DEPTH } from '../format';
-import { COUNTER_COUNT, Counter, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
+import { COUNTER_COUNT, Counter, writeBatchAsStacks, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
 import { FileOutput, ZstdStream } from '../file/index';
 import { SampleBlockWriter, blockKindOf, type StackCoding } from '../v2/blocks';
 import { BLOCK_MAX_SAMPLES } from '../v2/format';
@@ -53,6 +53,10 @@ abstract class BlockEngine implements SampleEngine {
 
   writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
     writeTickAsStacks(this, tsHi, tsLo, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
+  }
+
+  writeBatch(words: Uint32Array, count: number): void {
+    writeBatchAsStacks(this, words, count);
   }
 
   /** The last block, then the end of the zstd frame. */

@@ -41,6 +41,11 @@ export interface SampleEngine {
    */
   writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void;
   /**
+   * writeSample's threads, already checked, in the staged layout (STAGED_HEADER):
+   * the native engine copies the words into its staging buffer at once.
+   */
+  writeBatch(words: Uint32Array, count: number): void;
+  /**
    * Writes every finished record to the file (zstd: ZSTD_e_flush, so they
    * decompress from what is on disk); pending REPEAT runs stay pending.
    */
@@ -110,6 +115,22 @@ export function writeTickAsStacks(engine: SampleEngine, tsHi: number, tsLo: numb
     const depth = end - start < MAX_STACK_DEPTH ? end - start : MAX_STACK_DEPTH;
     engine.writeStack(tidWords[2 * k + 1]!, tidWords[2 * k]!, interpreterIds[k]!, tsHi, tsLo, statuses[k]!, ids, start, depth);
     start = end;
+  }
+}
+
+/**
+ * One staged sample's header words, then `depth` frame ids innermost first:
+ * tid low half, tid high half, interpreter id, timestamp low half, high half,
+ * status, depth (native/tachyon/write/writer.h SampleEncoder::WriteBatch).
+ */
+export const STAGED_HEADER = 7;
+
+/** writeBatch as one writeStack per staged sample: for engines that code each stack on its own. */
+export function writeBatchAsStacks(engine: SampleEngine, words: Uint32Array, count: number): void {
+  for (let i = 0; i < count; ) {
+    const depth = words[i + 6]!;
+    engine.writeStack(words[i + 1]!, words[i]!, words[i + 2]!, words[i + 4]!, words[i + 3]!, words[i + 5]!, words, i + STAGED_HEADER, depth);
+    i += STAGED_HEADER + depth;
   }
 }
 

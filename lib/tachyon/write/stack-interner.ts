@@ -5,7 +5,7 @@
  */
 import { MAX_STACK_DEPTH } from '../format';
 import { invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { ThreadMap } from './engine';
+import { STAGED_HEADER, ThreadMap } from './engine';
 import { toInt32Field, toOpcode, type FrameTable, type StringTable } from './tables';
 import type { FrameInfo, InterpreterInfo, LocationInfo } from './types';
 
@@ -47,16 +47,17 @@ export class StackInterner {
   ) {}
 
   /**
-   * Interns every kept frame of every thread into w (per thread: tid halves,
-   * interpreter, status, depth, then the ids innermost first). All or
-   * nothing: a refused frame rolls back the tables and the caches.
+   * Interns every kept frame of every thread into w, in the engines' staged
+   * layout (STAGED_HEADER words, then the ids innermost first), all at the
+   * timestamp (tsHi, tsLo). All or nothing: a refused frame rolls back the
+   * tables and the caches.
    */
-  internAll(interpreters: readonly InterpreterInfo[], w: Uint32Array): void {
+  internAll(interpreters: readonly InterpreterInfo[], w: Uint32Array, tsHi: number, tsLo: number): void {
     const stringMark = this.strings.mark();
     const frameMark = this.frames.mark();
     this.touched.length = 0;
     try {
-      this.fill(interpreters, w);
+      this.fill(interpreters, w, tsHi, tsLo);
     } catch (err) {
       this.strings.rollback(stringMark);
       this.frames.rollback(frameMark);
@@ -66,7 +67,7 @@ export class StackInterner {
     }
   }
 
-  private fill(interpreters: readonly InterpreterInfo[], w: Uint32Array): void {
+  private fill(interpreters: readonly InterpreterInfo[], w: Uint32Array, tsHi: number, tsLo: number): void {
     const h = this.halves;
     let at = 0;
     for (const interp of interpreters) {
@@ -75,12 +76,14 @@ export class StackInterner {
         u64Halves(thread.threadId, 'threadId', h, 0);
         const frames = thread.frameInfo;
         const depth = Math.min(frames.length, MAX_STACK_DEPTH);
-        w[at] = h[0]!;
-        w[at + 1] = h[1]!;
+        w[at] = h[1]!;
+        w[at + 1] = h[0]!;
         w[at + 2] = interpreterId;
-        w[at + 3] = statusByte(thread.status);
-        w[at + 4] = depth;
-        at += 5;
+        w[at + 3] = tsLo;
+        w[at + 4] = tsHi;
+        w[at + 5] = statusByte(thread.status);
+        w[at + 6] = depth;
+        at += STAGED_HEADER;
         const cache = this.stackCache(h[0]!, h[1]!, interpreterId);
         this.touched.push(cache);
         const shared = sharedBottom(frames, depth, cache, this.immutableFrames);

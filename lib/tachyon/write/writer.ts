@@ -17,8 +17,8 @@ import { Compression, FOOTER_SIZE, FORMAT_VERSION, FORMAT_VERSION_2, HEADER_SIZE
 import { footer, ioError, reserveHeader, statsBlock, type HeaderSlots, type StatsValues } from '../file/index';
 import { version2Tables, type FrameTableCoding } from '../v2/tables';
 import type { ByteSink } from '../../varint/byte-sink';
-import { configWord, finiteNonNegative, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { COUNTER_COUNT, Counter, type EngineOptions, type SampleEngine } from './engine';
+import { configWord, finiteNonNegative, firstBadId, firstIdAtOrAbove, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
+import { COUNTER_COUNT, Counter, STAGED_HEADER, type EngineOptions, type SampleEngine } from './engine';
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
 import { createV2Engine } from './engine-v2';
@@ -68,7 +68,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private stateValue: WriterState = 'open';
   private brokenBy: unknown;
   private finalCounters: Float64Array | undefined;
-  /** Scratch for one writeSample: frame ids of every thread, then encoded. */
+  /** Scratch for one writeSample: every thread staged (STAGED_HEADER words, then its frame ids). */
   private scratch = new Uint32Array(4096);
   private readonly halves = new Uint32Array(4);
   private tick = { tids: new Uint32Array(128), interps: new Uint32Array(64), statuses: new Uint8Array(64) };
@@ -238,21 +238,17 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
         u64Halves(thread.threadId, 'threadId', h, 0);
         statusByte(thread.status);
         if (!Array.isArray(thread.frameInfo)) throw invalid('thread.frameInfo must be an array', 'FrameInfo[]');
-        words += 5 + Math.min(thread.frameInfo.length, MAX_STACK_DEPTH);
+        words += STAGED_HEADER + Math.min(thread.frameInfo.length, MAX_STACK_DEPTH);
       }
     }
     if (words === 0) return; // no threads: CPython writes and counts nothing (§5.5)
     if (this.scratch.length < words) this.scratch = new Uint32Array(Math.max(words, this.scratch.length * 2));
     const w = this.scratch;
     // Pass 2: intern every kept frame of every thread (undone if one is refused).
-    this.interner.internAll(interpreters, w);
+    this.interner.internAll(interpreters, w, tsHi, tsLo);
     // Pass 3: encode.
     try {
-      for (let i = 0; i < words; ) {
-        const depth = w[i + 4]!;
-        this.engine.writeStack(w[i]!, w[i + 1]!, w[i + 2]!, tsHi, tsLo, w[i + 3]!, w, i + 5, depth);
-        i += 5 + depth;
-      }
+      this.engine.writeBatch(w, words);
     } catch (err) {
       throw this.breakWith(err, 'encoding a sample');
     }
@@ -273,14 +269,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (!(frameIds instanceof Uint32Array) && !Array.isArray(frameIds)) throw invalid('frameIds must be a Uint32Array or an array', 'Uint32Array of frame ids');
     const depth = Math.min(frameIds.length, MAX_STACK_DEPTH);
     const count = this.frames.count;
-    for (let i = 0; i < depth; i++) {
-      const id = frameIds[i]!;
-      if (!(id < count) || !(id >= 0) || !Number.isInteger(id)) {
-        throw new ProfpackError(`frame id ${String(id)} at index ${i} was not returned by internFrame`, {
-          code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
-          expected: `an integer in [0, ${count})`,
-        });
-      }
+    const bad = frameIds instanceof Uint32Array ? firstIdAtOrAbove(frameIds, depth, count) : firstBadId(frameIds, depth, count);
+    if (bad >= 0) {
+      throw new ProfpackError(`frame id ${String(frameIds[bad])} at index ${bad} was not returned by internFrame`, {
+        code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
+        expected: `an integer in [0, ${count})`,
+      });
     }
     try {
       this.engine.writeStack(h[0]!, h[1]!, interp, h[2]!, h[3]!, st, frameIds, 0, depth);
@@ -497,4 +491,3 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     }
   }
 }
-

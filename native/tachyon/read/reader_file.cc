@@ -44,7 +44,7 @@ ReaderFile::ReaderFile(int fd, size_t size, const std::string& path) {
 
 void ReaderFile::Load(int fd, const std::string& path) {
   if (size_ == 0) return;  // nothing to map: the open stage reports "File too small for header"
-  if (const uint8_t* map = platform::MapRead(fd, size_, size_ >= kHugePageThreshold)) {
+  if (const uint8_t* map = platform::MapRead(fd, size_, size_ >= kHugePageThreshold, size_ < kStreamFromSize)) {
     data_ = map;
     mapped_ = true;
     return;
@@ -76,6 +76,16 @@ void ReaderFile::Close() {
   owned_ = nullptr;
   data_ = nullptr;
   size_ = 0;
+}
+
+void ReaderFile::ReleaseBefore(size_t offset) {
+  if (!mapped_ || closed_ || size_ < kStreamFromSize) return;
+  const size_t end = offset & ~(kReleaseStep - 1);  // a multiple of the page size too
+  if (end > size_) return;
+  if (end < released_) released_ = 0;  // a new replay from the start faulted them in again
+  if (end == released_) return;
+  platform::ReleasePages(data_ + released_, end - released_);
+  released_ = end;
 }
 
 ReaderFile::~ReaderFile() { Close(); }

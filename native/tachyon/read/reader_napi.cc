@@ -204,6 +204,8 @@ Napi::Value DecodeFile(const Napi::CallbackInfo& info) {
     err.Set("offset", Napi::Number::New(env, static_cast<double>(windowStart)));
     return err;
   }
+  // Decoded bytes are not read again by this replay: a large file's pages go as it advances.
+  file->ReleaseBefore(fileOffset + box->out.consumed);
   return Finish(env, box, status);
 }
 

@@ -1,0 +1,151 @@
+/**
+ * How replay() hands a version-1 run's samples to a collector: CPython's
+ * stackFrames objects (cached per thread and stack, so a recurring stack costs
+ * no allocation) and the timestamps, as a fresh bigint[] per call (CPython's
+ * shape) or as a BigUint64Array view of the decoder's buffer ('typed').
+ */
+import type { Frame } from './tables';
+import { NodeCache, type ReplayRun, type RunVisitor } from './replay';
+import { MAX_TIMESTAMPS_PER_COLLECT, type Collector, type InterpreterInfo, type ThreadInfo, type TypedCollector } from './types';
+
+/** Entries of the cache of recent stackFrames (small, as NodeCache in replay.ts: entries survive scavenges). */
+const WRAP_CACHE_SIZE = 1 << 6;
+
+/** The stackFrames of (thread, stack node, status), reused while they recur. */
+class StackFramesCache {
+  private nodes = new NodeCache();
+  // The last stackFrames handed out per thread, reused while stack and status stay the same.
+  private lastNode = new Int32Array(16).fill(-1);
+  private lastStatus = new Int32Array(16);
+  private readonly lastStackFrames: (readonly InterpreterInfo[] | undefined)[] = [];
+  // stackFrames of recent (node, thread, status) triples.
+  private readonly wrapNode = new Int32Array(WRAP_CACHE_SIZE).fill(-1);
+  private readonly wrapThread = new Int32Array(WRAP_CACHE_SIZE);
+  private readonly wrapStatus = new Int32Array(WRAP_CACHE_SIZE);
+  private readonly wrapValue = new Array<readonly InterpreterInfo[] | undefined>(WRAP_CACHE_SIZE).fill(undefined);
+
+  constructor(private readonly run: ReplayRun) {}
+
+  /** Node ids restarted: every entry is void. */
+  reset(): void {
+    this.nodes = new NodeCache();
+    this.wrapNode.fill(-1);
+    this.lastNode.fill(-1);
+  }
+
+  private framesOf(node: number): readonly Frame[] {
+    const cache = this.nodes;
+    const seen = cache.seen(node);
+    let f = cache.get(node) as readonly Frame[] | undefined;
+    if (f === undefined) {
+      f = this.run.frames(node);
+      cache.offer(node, f, seen);
+    }
+    return f;
+  }
+
+  get(t: number, node: number, status: number): readonly InterpreterInfo[] {
+    if (t >= this.lastNode.length) {
+      const grownNode = new Int32Array(this.lastNode.length * 2 + t).fill(-1);
+      grownNode.set(this.lastNode);
+      this.lastNode = grownNode;
+      const grownStatus = new Int32Array(grownNode.length);
+      grownStatus.set(this.lastStatus);
+      this.lastStatus = grownStatus;
+    }
+    if (this.lastNode[t] === node && this.lastStatus[t] === status) return this.lastStackFrames[t]!;
+    const slot = (node ^ (t << 7) ^ (status << 3)) & (WRAP_CACHE_SIZE - 1);
+    let sf: readonly InterpreterInfo[];
+    if (this.wrapNode[slot] === node && this.wrapThread[slot] === t && this.wrapStatus[slot] === status) sf = this.wrapValue[slot]!;
+    else {
+      // Not frozen (Object.freeze costs more than the whole sample): read-only by contract.
+      const thread: ThreadInfo = { threadId: this.run.threadIds[t]!, status, frameInfo: this.framesOf(node) };
+      sf = [{ interpreterId: this.run.interpreterIds[t]!, threads: [thread] }];
+      this.wrapNode[slot] = node;
+      this.wrapThread[slot] = t;
+      this.wrapStatus[slot] = status;
+      this.wrapValue[slot] = sf;
+    }
+    this.lastNode[t] = node;
+    this.lastStatus[t] = status;
+    this.lastStackFrames[t] = sf;
+    return sf;
+  }
+}
+
+type Progress = RunVisitor['progress'];
+
+/**
+ * CPython's shape: a new bigint[] per collect() call. A REPEAT batch cut by a
+ * full buffer or the window end is gathered until its last part, or until
+ * MAX_TIMESTAMPS_PER_COLLECT timestamps (a longer run goes out in several calls).
+ */
+export function arrayDelivery(run: ReplayRun, collector: Collector, progress: Progress): RunVisitor {
+  const stacks = new StackFramesCache(run);
+  let pending: bigint[] | null = null;
+  const flush = (t: number, node: number, status: number): void => {
+    const batch: bigint[] = pending!;
+    pending = null;
+    collector.collect(stacks.get(t, node, status), batch);
+    run.delivered += batch.length;
+  };
+  return {
+    samples(t, node, status, ts, tsPos, count, part) {
+      if (!part && pending === null && count <= MAX_TIMESTAMPS_PER_COLLECT) {
+        let timestamps: bigint[];
+        if (count === 1) timestamps = [ts[tsPos]!];
+        else {
+          timestamps = new Array<bigint>(count);
+          for (let k = 0; k < count; k++) timestamps[k] = ts[tsPos + k]!;
+        }
+        collector.collect(stacks.get(t, node, status), timestamps);
+        run.delivered += count;
+        return;
+      }
+      for (let k = 0; k < count; k++) {
+        pending ??= [];
+        pending.push(ts[tsPos + k]!);
+        if (pending.length === MAX_TIMESTAMPS_PER_COLLECT) flush(t, node, status);
+      }
+      if (!part && pending !== null) flush(t, node, status);
+    },
+    progress,
+    reset: () => stacks.reset(),
+  };
+}
+
+/**
+ * 'typed': a view of the decoder's timestamp buffer per call, valid only
+ * during it. A cut REPEAT batch is gathered in one reused buffer, as above.
+ */
+export function typedDelivery(run: ReplayRun, collector: TypedCollector, progress: Progress): RunVisitor {
+  const stacks = new StackFramesCache(run);
+  let gathered: BigUint64Array | null = null; // allocated on the first cut batch only
+  let pending = 0;
+  const flush = (t: number, node: number, status: number): void => {
+    const n = pending;
+    pending = 0;
+    collector.collect(stacks.get(t, node, status), gathered!.subarray(0, n));
+    run.delivered += n;
+  };
+  return {
+    samples(t, node, status, ts, tsPos, count, part) {
+      if (!part && pending === 0 && count <= MAX_TIMESTAMPS_PER_COLLECT) {
+        collector.collect(stacks.get(t, node, status), ts.subarray(tsPos, tsPos + count));
+        run.delivered += count;
+        return;
+      }
+      gathered ??= new BigUint64Array(MAX_TIMESTAMPS_PER_COLLECT);
+      for (let k = 0; k < count; ) {
+        const n = Math.min(count - k, MAX_TIMESTAMPS_PER_COLLECT - pending);
+        gathered.set(ts.subarray(tsPos + k, tsPos + k + n), pending);
+        pending += n;
+        k += n;
+        if (pending === MAX_TIMESTAMPS_PER_COLLECT) flush(t, node, status);
+      }
+      if (!part && pending > 0) flush(t, node, status);
+    },
+    progress,
+    reset: () => stacks.reset(),
+  };
+}
