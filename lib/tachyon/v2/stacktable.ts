@@ -19,10 +19,14 @@
  * New definitions always form one chain hanging off an existing stack, so
  * one parent per sample is enough; a parent must already exist, which makes
  * cycles impossible to express (distance 0 is rejected as one).
+ *
+ * profpack writes this kind no more (recent.ts replaced it, issue 19); the
+ * decoder reads the files written before. The tree (ChildTable), the thread
+ * path (StackPath) and the sink/source shapes are shared with recent.ts.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH } from '../format';
-import { ByteSink, ByteSource } from './bytes';
+import type { ByteSink, ByteSource } from './bytes';
 
 /** The block columns the stack table writes (see blocks.ts). */
 export interface StackTableSinks {
@@ -45,7 +49,7 @@ export interface StackTableSources {
  * arrays: a Map keyed by parent × 2^32 + frame spent most of its time hashing
  * heap numbers and in GC (bench: 3× slower writes).
  */
-class ChildTable {
+export class ChildTable {
   /** Slots of 3 u32: parent + 1 (0 = empty), frame, child. One cache line serves a probe. */
   private slots = new Uint32Array(3 << 12);
   private capacity = 1 << 12;
@@ -93,81 +97,6 @@ export class StackPath {
   readonly frames = new Uint32Array(MAX_STACK_DEPTH);
   readonly ids = new Uint32Array(MAX_STACK_DEPTH);
   depth = 0;
-}
-
-/** Writer side: interns stacks, one instance per file. */
-export class StackTableCoder {
-  /** Stacks defined so far (ids 1..defined). */
-  defined = 0;
-  private readonly table = new ChildTable();
-
-  /**
-   * Codes `stack` (frame indices, innermost first; at most 256) into the
-   * block's columns. Returns the stack id.
-   */
-  encode(stack: ArrayLike<number>, out: StackTableSinks, path?: StackPath): number {
-    const depth = stack.length;
-    if (depth > MAX_STACK_DEPTH) {
-      throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${MAX_STACK_DEPTH}`, {
-        code: ErrorCode.INVALID_ARGUMENT,
-        expected: `at most ${MAX_STACK_DEPTH} frames`,
-      });
-    }
-    // Walk from the outermost frame. A thread's previous stack usually shares a long
-    // outermost run with this one: its node ids are reused without a lookup.
-    let id = 0;
-    let level = 0;
-    if (path !== undefined) {
-      const limit = Math.min(depth, path.depth);
-      while (level < limit && path.frames[level] === stack[depth - 1 - level]! >>> 0) {
-        id = path.ids[level]!;
-        level++;
-      }
-    }
-    let i = depth - 1 - level;
-    for (; i >= 0; i--) {
-      const frame = stack[i]! >>> 0;
-      const found = this.table.get(id, frame);
-      if (found < 0) break;
-      id = found;
-      if (path !== undefined) {
-        path.frames[level] = frame;
-        path.ids[level] = id;
-      }
-      level++;
-    }
-    if (i >= 0) {
-      const before = this.defined;
-      const ref = before + i + 1;
-      out.stacks.u8(ref & 0xff);
-      out.stacksHigh.uvarint(Math.floor(ref / 256));
-      const distance = before + 1 - id;
-      out.parents.u8(distance & 0xff);
-      out.parentsHigh.uvarint(Math.floor(distance / 256));
-      for (; i >= 0; i--) {
-        const frame = stack[i]! >>> 0;
-        out.stackFrames.uvarint(frame);
-        const child = ++this.defined;
-        this.table.set(id, frame, child);
-        id = child;
-        if (path !== undefined) {
-          path.frames[level] = frame;
-          path.ids[level] = id;
-        }
-        level++;
-      }
-    } else {
-      out.stacks.u8(id & 0xff);
-      out.stacksHigh.uvarint(Math.floor(id / 256));
-    }
-    if (path !== undefined) path.depth = depth;
-    return id;
-  }
-
-  /** Exposed for tests: the stacks the coder holds. */
-  get size(): number {
-    return this.defined;
-  }
 }
 
 /** Reader side: the same tree as parallel arrays, grown as definitions arrive. */

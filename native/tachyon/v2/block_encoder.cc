@@ -15,6 +15,8 @@ constexpr uint32_t kMaxDepth = 256;
 constexpr uint32_t kMaxRun = 255;  // memtrace's hit-N cap
 constexpr size_t kBlockByteLimit = 512 * 1024;  // WRITE_BUFFER_SIZE
 constexpr unsigned kTimeLowBits = 7;
+constexpr uint32_t kNewFramesEscape = 255;  // recent.ts K_ESCAPE
+constexpr uint64_t kMaxDist = 0xffffffffull;  // recent.ts MAX_DIST: dist is a u32 in the file
 enum Column { kThreads, kThreadDefinitions, kDeltas, kDeltasHigh, kStatuses, kStacks, kStacksHigh, kParents, kParentsHigh, kStackFrames };
 
 inline void PutU8(std::vector<uint8_t>& out, uint8_t v) { out.push_back(v); }
@@ -44,7 +46,7 @@ struct BlockEncoder::Thread {
   std::unique_ptr<std::array<uint8_t, kCacheSize>> filled;
   std::unique_ptr<std::array<uint16_t, kCacheSize>> next;
   uint32_t clock = 0;
-  // The previous stack, outermost first, and (stack table) the id of each prefix.
+  // The previous stack, outermost first, and (stack table) the node id of each prefix.
   std::array<uint32_t, kMaxDepth> previous{};
   std::array<uint32_t, kMaxDepth> ids{};
   uint32_t previousDepth = 0;
@@ -127,7 +129,7 @@ void BlockEncoder::EncodePredict(Thread& t, const uint32_t* stack, uint32_t dept
   t.previousDepth = depth;
 }
 
-void BlockEncoder::EncodeStackTable(Thread& t, const uint32_t* stack, uint32_t depth) {
+void BlockEncoder::EncodeRecent(Thread& t, const uint32_t* stack, uint32_t depth) {
   uint32_t id = 0;
   uint32_t level = 0;
   const uint32_t limit = std::min(depth, t.previousDepth);
@@ -135,39 +137,58 @@ void BlockEncoder::EncodeStackTable(Thread& t, const uint32_t* stack, uint32_t d
     id = t.ids[level];
     ++level;
   }
-  int64_t i = static_cast<int64_t>(depth) - 1 - level;
-  for (; i >= 0; --i) {
-    const uint32_t frame = stack[i];
+  for (; level < depth; ++level) {
+    const uint32_t frame = stack[depth - 1 - level];
     auto found = children_.find((static_cast<uint64_t>(id) << 32) | frame);
     if (found == children_.end()) break;
     id = found->second;
     t.previous[level] = frame;
     t.ids[level] = id;
-    ++level;
   }
-  if (i >= 0) {
-    const uint32_t before = defined_;
-    const uint64_t ref = static_cast<uint64_t>(before) + static_cast<uint64_t>(i) + 1;
-    PutU8(columns_[kStacks], static_cast<uint8_t>(ref & 0xff));
-    PutVarint(columns_[kStacksHigh], ref >> 8);
-    const uint64_t distance = static_cast<uint64_t>(before) + 1 - id;
-    PutU8(columns_[kParents], static_cast<uint8_t>(distance & 0xff));
-    PutVarint(columns_[kParentsHigh], distance >> 8);
-    for (; i >= 0; --i) {
-      const uint32_t frame = stack[i];
-      PutVarint(columns_[kStackFrames], frame);
+  bool intern = true;
+  if (level > 0 && stacksCoded_ - lastSeen_[id] > kMaxDist) {
+    level = 0;  // as recent.ts: a base more than 2^32 - 1 samples back is coded from the empty stack
+    id = 0;
+    intern = false;
+  }
+  const uint32_t k = depth - level;
+  if (k >= kNewFramesEscape) {
+    PutU8(columns_[kStacks], kNewFramesEscape);
+    PutVarint(columns_[kStacksHigh], k - kNewFramesEscape);
+  } else {
+    PutU8(columns_[kStacks], static_cast<uint8_t>(k));
+  }
+  if (level == 0) {
+    PutVarint(columns_[kParents], 0);
+  } else {
+    PutVarint(columns_[kParents], stacksCoded_ - lastSeen_[id]);
+    PutVarint(columns_[kParentsHigh], lastDepth_[id] - level);
+  }
+  if (k > 0) {
+    const size_t need = static_cast<size_t>(defined_) + k + 1;
+    if (lastSeen_.size() < need) {
+      lastSeen_.resize(std::max(need, lastSeen_.size() * 2));
+      lastDepth_.resize(lastSeen_.size());
+    }
+    uint32_t caller = level == 0 ? 0 : t.previous[level - 1];
+    for (; level < depth; ++level) {
+      const uint32_t frame = stack[depth - 1 - level];
+      const int32_t delta = static_cast<int32_t>(frame - caller);
+      PutVarint(columns_[kStackFrames], (static_cast<uint32_t>(delta) << 1) ^ static_cast<uint32_t>(delta >> 31));
+      caller = frame;
       const uint32_t child = ++defined_;
-      children_.emplace((static_cast<uint64_t>(id) << 32) | frame, child);
+      if (intern) children_.emplace((static_cast<uint64_t>(id) << 32) | frame, child);
       id = child;
       t.previous[level] = frame;
       t.ids[level] = id;
-      ++level;
     }
-  } else {
-    PutU8(columns_[kStacks], static_cast<uint8_t>(id & 0xff));
-    PutVarint(columns_[kStacksHigh], id >> 8);
   }
   t.previousDepth = depth;
+  const uint64_t now = stacksCoded_++;
+  for (uint32_t l = 0; l < depth; ++l) {
+    lastSeen_[t.ids[l]] = now;
+    lastDepth_[t.ids[l]] = static_cast<uint16_t>(depth);
+  }
 }
 
 bool BlockEncoder::Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status, const uint32_t* stack, uint32_t depth) {
@@ -187,7 +208,7 @@ bool BlockEncoder::Add(uint64_t threadId, uint32_t interpreterId, uint64_t times
     thread = threads_[found->second].get();
   }
   if (kind_ == 4) EncodePredict(*thread, stack, depth);
-  else EncodeStackTable(*thread, stack, depth);
+  else EncodeRecent(*thread, stack, depth);
   PutVarint(columns_[kThreads], thread->index);
   // Time code: zigzag(i64(now − last − interval)) in u64 arithmetic.
   const uint64_t x = timestampUs - thread->last - interval_;
