@@ -16,11 +16,14 @@
  * frame before it. Deltas from the caller are 30–45 % smaller than frame
  * indices raw and 1–7 % smaller after zstd-5 (bench/RESULTS.md ## v2).
  *
- * The coder picks the deepest tree node B on the stack's path and the last
- * sample whose stack passed through B: every node was created on some
- * sample's path, so a reference always exists. It stamps each node of a
- * sample's path with the sample number and that stack's depth, so it needs
- * no history; the decoder keeps one node id per sample.
+ * The coder picks the deepest tree node B on the stack's path and a sample
+ * whose stack passed through B: the thread's previous sample when B is on
+ * its previous stack, else the sample stamped on B. Nodes are stamped when
+ * created and when a thread's path leaves them (with that thread's last
+ * sample through them, if later than the stamp), so the work per sample is
+ * the frames that change, not the depth; every stamp names a sample whose
+ * stack passed through the node, so a reference always exists. The decoder
+ * keeps one node id per sample.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH } from '../format';
@@ -49,7 +52,7 @@ export class RecentStackCoder {
   /** Samples coded so far. */
   samples = 0;
   private readonly table = new ChildTable();
-  /** Per node: the last sample whose stack passed through it (sample number), and that stack's depth. */
+  /** Per node: a sample whose stack passed through it (sample number), and that stack's depth. */
   private lastSeen = new Float64Array(1024);
   private lastDepth = new Uint16Array(1024);
 
@@ -73,6 +76,16 @@ export class RecentStackCoder {
       id = ids[level]!;
       level++;
     }
+    const keep = level;
+    // The previous stack's nodes below the kept prefix leave this thread's path.
+    const previousDepth = path.depth;
+    for (let l = keep; l < previousDepth; l++) {
+      const node = ids[l]!;
+      if (this.lastSeen[node]! < path.sample) {
+        this.lastSeen[node] = path.sample;
+        this.lastDepth[node] = previousDepth;
+      }
+    }
     for (; level < depth; level++) {
       const frame = stack[depth - 1 - level]! >>> 0;
       const found = this.table.get(id, frame);
@@ -81,8 +94,11 @@ export class RecentStackCoder {
       frames[level] = frame;
       ids[level] = id;
     }
+    const now = this.samples++;
+    const onPath = level === keep;
+    const dist = now - (onPath ? path.sample : this.lastSeen[id]!);
     let intern = true;
-    if (level > 0 && this.samples - this.lastSeen[id]! > MAX_DIST) {
+    if (level > 0 && dist > MAX_DIST) {
       // Not reachable below 2^32 samples; kept so that dist always fits its u32.
       level = 0;
       id = 0;
@@ -98,8 +114,8 @@ export class RecentStackCoder {
     if (level === 0) {
       out.parents.uvarint(0);
     } else {
-      out.parents.uvarint(this.samples - this.lastSeen[id]!);
-      out.parentsHigh.uvarint(this.lastDepth[id]! - level);
+      out.parents.uvarint(dist);
+      out.parentsHigh.uvarint((onPath ? previousDepth : this.lastDepth[id]!) - level);
     }
     if (k > 0) {
       if (this.defined + k >= this.lastSeen.length) {
@@ -114,18 +130,15 @@ export class RecentStackCoder {
         caller = frame;
         const child = ++this.defined;
         if (intern) this.table.set(id, frame, child);
+        this.lastSeen[child] = now;
+        this.lastDepth[child] = depth;
         id = child;
         frames[level] = frame;
         ids[level] = id;
       }
     }
     path.depth = depth;
-    const now = this.samples++;
-    for (let l = 0; l < depth; l++) {
-      const node = ids[l]!;
-      this.lastSeen[node] = now;
-      this.lastDepth[node] = depth;
-    }
+    path.sample = now;
     return id;
   }
 }

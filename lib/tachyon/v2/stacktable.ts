@@ -97,6 +97,8 @@ export class StackPath {
   readonly frames = new Uint32Array(MAX_STACK_DEPTH);
   readonly ids = new Uint32Array(MAX_STACK_DEPTH);
   depth = 0;
+  /** recent.ts: the file-wide number of the thread's previous sample. */
+  sample = 0;
 }
 
 /** Reader side: the same tree as parallel arrays, grown as definitions arrive. */

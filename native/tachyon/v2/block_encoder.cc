@@ -50,7 +50,39 @@ struct BlockEncoder::Thread {
   std::array<uint32_t, kMaxDepth> previous{};
   std::array<uint32_t, kMaxDepth> ids{};
   uint32_t previousDepth = 0;
+  uint64_t previousSample = 0;  // recent.ts StackPath.sample
 };
+
+size_t BlockEncoder::ChildTable::Index(uint32_t parent, uint32_t frame, size_t mask) {
+  return ((parent ^ (frame * 0x9e3779b1u)) * 0x85ebca77u >> 7) & mask;
+}
+
+int64_t BlockEncoder::ChildTable::Get(uint32_t parent, uint32_t frame) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = Index(parent, frame, mask);; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.parentPlusOne == 0) return -1;
+    if (slot.parentPlusOne == parent + 1 && slot.frame == frame) return slot.child;
+  }
+}
+
+void BlockEncoder::ChildTable::Set(uint32_t parent, uint32_t frame, uint32_t child) {
+  if ((size_ + 1) * 2 > slots_.size()) Grow();
+  const size_t mask = slots_.size() - 1;
+  size_t i = Index(parent, frame, mask);
+  while (slots_[i].parentPlusOne != 0) i = (i + 1) & mask;
+  slots_[i] = Slot{parent + 1, frame, child};
+  ++size_;
+}
+
+void BlockEncoder::ChildTable::Grow() {
+  std::vector<Slot> old(slots_.size() * 2);
+  old.swap(slots_);
+  size_ = 0;
+  for (const Slot& slot : old) {
+    if (slot.parentPlusOne != 0) Set(slot.parentPlusOne - 1, slot.frame, slot.child);
+  }
+}
 
 BlockEncoder::BlockEncoder(uint8_t kind, uint64_t sampleIntervalUs, uint64_t startTimeUs, uint32_t blockMaxSamples)
     : kind_(kind), interval_(sampleIntervalUs), start_(startTimeUs), blockMax_(blockMaxSamples) {}
@@ -137,16 +169,29 @@ void BlockEncoder::EncodeRecent(Thread& t, const uint32_t* stack, uint32_t depth
     id = t.ids[level];
     ++level;
   }
+  const uint32_t keep = level;
+  // The previous stack's nodes below the kept prefix leave this thread's path.
+  const uint32_t previousDepth = t.previousDepth;
+  for (uint32_t l = keep; l < previousDepth; ++l) {
+    const uint32_t node = t.ids[l];
+    if (lastSeen_[node] < t.previousSample) {
+      lastSeen_[node] = t.previousSample;
+      lastDepth_[node] = static_cast<uint16_t>(previousDepth);
+    }
+  }
   for (; level < depth; ++level) {
     const uint32_t frame = stack[depth - 1 - level];
-    auto found = children_.find((static_cast<uint64_t>(id) << 32) | frame);
-    if (found == children_.end()) break;
-    id = found->second;
+    const int64_t found = children_.Get(id, frame);
+    if (found < 0) break;
+    id = static_cast<uint32_t>(found);
     t.previous[level] = frame;
     t.ids[level] = id;
   }
+  const uint64_t now = stacksCoded_++;
+  const bool onPath = level == keep;
+  const uint64_t dist = now - (onPath ? t.previousSample : lastSeen_[id]);
   bool intern = true;
-  if (level > 0 && stacksCoded_ - lastSeen_[id] > kMaxDist) {
+  if (level > 0 && dist > kMaxDist) {
     level = 0;  // as recent.ts: a base more than 2^32 - 1 samples back is coded from the empty stack
     id = 0;
     intern = false;
@@ -161,8 +206,8 @@ void BlockEncoder::EncodeRecent(Thread& t, const uint32_t* stack, uint32_t depth
   if (level == 0) {
     PutVarint(columns_[kParents], 0);
   } else {
-    PutVarint(columns_[kParents], stacksCoded_ - lastSeen_[id]);
-    PutVarint(columns_[kParentsHigh], lastDepth_[id] - level);
+    PutVarint(columns_[kParents], dist);
+    PutVarint(columns_[kParentsHigh], (onPath ? previousDepth : lastDepth_[id]) - level);
   }
   if (k > 0) {
     const size_t need = static_cast<size_t>(defined_) + k + 1;
@@ -177,18 +222,16 @@ void BlockEncoder::EncodeRecent(Thread& t, const uint32_t* stack, uint32_t depth
       PutVarint(columns_[kStackFrames], (static_cast<uint32_t>(delta) << 1) ^ static_cast<uint32_t>(delta >> 31));
       caller = frame;
       const uint32_t child = ++defined_;
-      if (intern) children_.emplace((static_cast<uint64_t>(id) << 32) | frame, child);
+      if (intern) children_.Set(id, frame, child);
+      lastSeen_[child] = now;
+      lastDepth_[child] = static_cast<uint16_t>(depth);
       id = child;
       t.previous[level] = frame;
       t.ids[level] = id;
     }
   }
   t.previousDepth = depth;
-  const uint64_t now = stacksCoded_++;
-  for (uint32_t l = 0; l < depth; ++l) {
-    lastSeen_[t.ids[l]] = now;
-    lastDepth_[t.ids[l]] = static_cast<uint16_t>(depth);
-  }
+  t.previousSample = now;
 }
 
 bool BlockEncoder::Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status, const uint32_t* stack, uint32_t depth) {
