@@ -58,6 +58,8 @@ size_t BlockEncoder::ChildTable::Index(uint32_t parent, uint32_t frame, size_t m
 }
 
 int64_t BlockEncoder::ChildTable::Get(uint32_t parent, uint32_t frame) const {
+  if (parent >= firstChild_.size() || firstChild_[parent] == 0) return -1;
+  if (firstFrame_[parent] == frame) return firstChild_[parent];
   const size_t mask = slots_.size() - 1;
   for (size_t i = Index(parent, frame, mask);; i = (i + 1) & mask) {
     const Slot& slot = slots_[i];
@@ -67,6 +69,16 @@ int64_t BlockEncoder::ChildTable::Get(uint32_t parent, uint32_t frame) const {
 }
 
 void BlockEncoder::ChildTable::Set(uint32_t parent, uint32_t frame, uint32_t child) {
+  if (parent >= firstChild_.size()) {
+    const size_t size = std::max<size_t>(static_cast<size_t>(parent) + 1, firstChild_.size() * 2);
+    firstChild_.resize(size);
+    firstFrame_.resize(size);
+  }
+  if (firstChild_[parent] == 0) {
+    firstChild_[parent] = child;
+    firstFrame_[parent] = frame;
+    return;
+  }
   if ((size_ + 1) * 2 > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;
   size_t i = Index(parent, frame, mask);
@@ -78,9 +90,12 @@ void BlockEncoder::ChildTable::Set(uint32_t parent, uint32_t frame, uint32_t chi
 void BlockEncoder::ChildTable::Grow() {
   std::vector<Slot> old(slots_.size() * 2);
   old.swap(slots_);
-  size_ = 0;
+  const size_t mask = slots_.size() - 1;
   for (const Slot& slot : old) {
-    if (slot.parentPlusOne != 0) Set(slot.parentPlusOne - 1, slot.frame, slot.child);
+    if (slot.parentPlusOne == 0) continue;
+    size_t i = Index(slot.parentPlusOne - 1, slot.frame, mask);
+    while (slots_[i].parentPlusOne != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
   }
 }
 
