@@ -45,11 +45,17 @@ export interface StackTableSources {
 }
 
 /**
- * (parent id, frame) → child id, open addressing with linear probing in typed
- * arrays: a Map keyed by parent × 2^32 + frame spent most of its time hashing
- * heap numbers and in GC (bench: 3× slower writes).
+ * (parent, frame) → child id. Each node's first child lives in arrays indexed
+ * by the parent: a new chain is all first children, written in order. Other
+ * children go to open addressing with linear probing in typed arrays: a Map
+ * keyed by parent × 2^32 + frame spent most of its time hashing heap numbers
+ * and in GC (bench: 3× slower writes). The native twin (block_encoder.cc) has
+ * the same layout.
  */
 export class ChildTable {
+  /** First child + 1 of each parent (0 = none), and its frame. */
+  private firstChild = new Uint32Array(1 << 12);
+  private firstFrame = new Uint32Array(1 << 12);
   /** Slots of 3 u32: parent + 1 (0 = empty), frame, child. One cache line serves a probe. */
   private slots = new Uint32Array(3 << 12);
   private capacity = 1 << 12;
@@ -60,6 +66,10 @@ export class ChildTable {
   }
 
   get(parent: number, frame: number): number {
+    if (parent >= this.firstChild.length) return -1;
+    const first = this.firstChild[parent]!;
+    if (first === 0) return -1;
+    if (this.firstFrame[parent] === frame) return first - 1;
     const slots = this.slots;
     const mask = this.capacity - 1;
     const key = parent + 1;
@@ -72,7 +82,26 @@ export class ChildTable {
   }
 
   set(parent: number, frame: number, child: number): void {
+    if (parent >= this.firstChild.length) {
+      let size = this.firstChild.length;
+      while (size <= parent) size *= 2;
+      const first = new Uint32Array(size);
+      first.set(this.firstChild);
+      const frames = new Uint32Array(size);
+      frames.set(this.firstFrame);
+      this.firstChild = first;
+      this.firstFrame = frames;
+    }
+    if (this.firstChild[parent] === 0) {
+      this.firstChild[parent] = child + 1;
+      this.firstFrame[parent] = frame;
+      return;
+    }
     if ((this.size + 1) * 2 > this.capacity) this.grow();
+    this.insert(parent, frame, child);
+  }
+
+  private insert(parent: number, frame: number, child: number): void {
     const slots = this.slots;
     const mask = this.capacity - 1;
     let i = ChildTable.slot(parent, frame, mask);
@@ -88,7 +117,7 @@ export class ChildTable {
     this.capacity *= 2;
     this.slots = new Uint32Array(this.capacity * 3);
     this.size = 0;
-    for (let at = 0; at < old.length; at += 3) if (old[at] !== 0) this.set(old[at]! - 1, old[at + 1]!, old[at + 2]!);
+    for (let at = 0; at < old.length; at += 3) if (old[at] !== 0) this.insert(old[at]! - 1, old[at + 1]!, old[at + 2]!);
   }
 }
 

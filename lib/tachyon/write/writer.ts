@@ -29,8 +29,12 @@ import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, Write
 
 export type { FrameInfo, FrameSpec, InterpreterInfo, LocationInfo, ProfileWriterOptions, ProfilingModeName, StackTick, ThreadInfo, WriterState, WriterStats } from './types';
 
-/** zstd level of version 2's string and frame tables (written once, at finalize; docs/format-v2.md §7). */
-const V2_TABLES_LEVEL = 19;
+/**
+ * zstd level of version 2's string and frame tables (written once, at finalize; docs/format-v2.md §7).
+ * 9, not 19: within 1 % of 19's size except perf_gcc's 26,348 frames (+17 %, still far inside the
+ * goal), at 1/10 of the time (19 cost 18–66 ms, the most of any step of a v2 write; bench/RESULTS.md ## v2).
+ */
+const V2_TABLES_LEVEL = 9;
 
 /**
  * Options for the library's own callers and tests, kept out of the public
@@ -42,7 +46,7 @@ export interface WriterInternals {
   memory?: ByteSink;
   /** Version 2: samples per block (tests cross block boundaries with small ones). */
   blockMaxSamples?: number;
-  /** Version 2: zstd tables (default: when compression is 'zstd'), their level (19) and frame-table coding ('columns'). */
+  /** Version 2: zstd tables (default: when compression is 'zstd'), their level (9) and frame-table coding ('columns'). */
   compressTables?: boolean;
   tablesLevel?: number;
   frameTable?: FrameTableCoding;
