@@ -3,34 +3,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../lib/errors';
 import { ProfileReader } from '../../lib/index';
-import { ByteSink, ByteSource } from '../../lib/tachyon/v2/bytes';
 import { RecentStackCoder, RecentStackDecoder } from '../../lib/tachyon/v2/recent';
-import { StackPath, type StackTableSinks, type StackTableSources } from '../../lib/tachyon/v2/stacktable';
+import { StackPath } from '../../lib/tachyon/v2/stacktable';
+import { decodeAll, decodeError as decodeWith, sinks, type Columns } from './stack-columns';
 import { repoRoot } from '../shared';
 // @ts-expect-error plain ESM helper without types
 import { fixtureSamples } from '../fixtures/v2/make.mjs';
-
-type Columns = { [K in keyof StackTableSinks]: number[] | Uint8Array };
-
-function sinks(): StackTableSinks {
-  return { stacks: new ByteSink(), stacksHigh: new ByteSink(), parents: new ByteSink(), parentsHigh: new ByteSink(), stackFrames: new ByteSink() };
-}
-
-function sources(columns: Columns): StackTableSources {
-  // Each column gets its own base (0, 1000, 2000, ...) so an error offset names its column.
-  let base = 0;
-  const make = (bytes: number[] | Uint8Array) => {
-    const b = Uint8Array.from(bytes);
-    const src = new ByteSource(b, 0, b.length, base);
-    base += 1000;
-    return src;
-  };
-  return { stacks: make(columns.stacks), stacksHigh: make(columns.stacksHigh), parents: make(columns.parents), parentsHigh: make(columns.parentsHigh), stackFrames: make(columns.stackFrames) };
-}
-
-function columnsOf(out: StackTableSinks): Columns {
-  return { stacks: out.stacks.view(), stacksHigh: out.stacksHigh.view(), parents: out.parents.view(), parentsHigh: out.parentsHigh.view(), stackFrames: out.stackFrames.view() };
-}
 
 /** Codes (thread, stack) pairs with one path per thread, as SampleBlockWriter does, and decodes them back. */
 function roundTrip(samples: { thread: number; stack: number[] }[]): number[][] {
@@ -41,26 +19,10 @@ function roundTrip(samples: { thread: number; stack: number[] }[]): number[][] {
     if (!paths.has(s.thread)) paths.set(s.thread, new StackPath());
     coder.encode(s.stack, out, paths.get(s.thread)!);
   }
-  const src = sources(columnsOf(out));
-  const decoder = new RecentStackDecoder();
-  const buffer = new Uint32Array(256);
-  const decoded = samples.map(() => Array.from(buffer.subarray(0, decoder.decode(src, buffer))));
-  for (const column of Object.values(src)) expect(column.remaining()).toBe(0);
-  return decoded;
+  return decodeAll(new RecentStackDecoder(), out, samples.length);
 }
 
-function decodeError(columns: Columns, samples = 1): ProfpackError {
-  const src = sources(columns);
-  const decoder = new RecentStackDecoder();
-  const buffer = new Uint32Array(256);
-  try {
-    for (let i = 0; i < samples; i++) decoder.decode(src, buffer);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ProfpackError);
-    return err as ProfpackError;
-  }
-  throw new Error('decode did not fail');
-}
+const decodeError = (columns: Columns, samples = 1) => decodeWith(new RecentStackDecoder(), columns, samples);
 
 describe('stack-table coding with recency references (block kind 6)', () => {
   it('round-trips random stacks of several threads, revisited in any order', () => {

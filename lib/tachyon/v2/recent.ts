@@ -27,23 +27,12 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH } from '../format';
-import { ChildTable, type StackPath, type StackTableSinks, type StackTableSources } from './stacktable';
+import { ChildTable, grown, type StackPath, type StackTableSinks, type StackTableSources } from './stacktable';
 
 /** `stacks` byte value that says k continues in `stacksHigh`. */
 const K_ESCAPE = 255;
 /** dist is a u32 in the file; a base further back than this is coded from the empty stack. */
 const MAX_DIST = 0xffff_ffff;
-
-type Column = Uint32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
-
-/** A copy of `a` with room for index `need`, doubling. */
-function grown<A extends Column>(a: A, need: number): A {
-  let size = a.length;
-  while (size <= need) size *= 2;
-  const b = new (a.constructor as new (length: number) => A)(size);
-  b.set(a as ArrayLike<number>);
-  return b;
-}
 
 /** Writer side: one instance per file. */
 export class RecentStackCoder {

@@ -44,6 +44,17 @@ export interface StackTableSources {
   stackFrames: ByteSource;
 }
 
+type Column = Uint32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
+
+/** A copy of `a` with room for index `need`, doubling: the tables here grow with the stacks they hold. */
+export function grown<A extends Column>(a: A, need: number): A {
+  let size = a.length;
+  while (size <= need) size *= 2;
+  const b = new (a.constructor as new (length: number) => A)(size);
+  b.set(a as ArrayLike<number>);
+  return b;
+}
+
 /**
  * (parent, frame) → child id. Each node's first child lives in arrays indexed
  * by the parent: a new chain is all first children, written in order. Other
@@ -83,14 +94,8 @@ export class ChildTable {
 
   set(parent: number, frame: number, child: number): void {
     if (parent >= this.firstChild.length) {
-      let size = this.firstChild.length;
-      while (size <= parent) size *= 2;
-      const first = new Uint32Array(size);
-      first.set(this.firstChild);
-      const frames = new Uint32Array(size);
-      frames.set(this.firstFrame);
-      this.firstChild = first;
-      this.firstFrame = frames;
+      this.firstChild = grown(this.firstChild, parent);
+      this.firstFrame = grown(this.firstFrame, parent);
     }
     if (this.firstChild[parent] === 0) {
       this.firstChild[parent] = child + 1;
@@ -138,17 +143,9 @@ export class StackTableDecoder {
   private depth = new Uint16Array(1024);
 
   private grow(need: number): void {
-    let size = this.parent.length;
-    while (size <= need) size *= 2;
-    const parent = new Uint32Array(size);
-    parent.set(this.parent);
-    const frame = new Uint32Array(size);
-    frame.set(this.frame);
-    const depth = new Uint16Array(size);
-    depth.set(this.depth);
-    this.parent = parent;
-    this.frame = frame;
-    this.depth = depth;
+    this.parent = grown(this.parent, need);
+    this.frame = grown(this.frame, need);
+    this.depth = grown(this.depth, need);
   }
 
   /**
