@@ -7,13 +7,13 @@
 // ProfileWriter / ProfileReader.samples() on both backends (interleaved
 // rounds, medians). Issue 8's goal: on every real stream v2 ≤ 0.5 × per-sample
 // pprof.gz and ≤ aggregated pprof.gz.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { compress as zstd } from 'zstd-napi';
 import path from 'node:path';
 import { interleaveRounds, machine, median, table } from './_harness.mjs';
 import { ALL_STREAMS, PEERS, REAL_STREAMS, fileBytes, loadModel, readTachyon, writeTachyon } from './_peers.mjs';
-import { v2, backend } from '../dist/index.js';
+import { v2, backend, openTachyon, MemoryProfile, copyProfile } from '../dist/index.js';
 import { WRITER_INTERNALS } from '../dist/tachyon/write/writer.js';
 
 const args = process.argv.slice(2);
@@ -181,6 +181,21 @@ for (const name of streams) {
   }
   console.error(`${name}: done`);
 }
+
+// The real CPython profiles among the shared vectors (r*: CPython's sampler on real workloads), as
+// ProfileWriter rewrites them (v1, v2 at the defaults) beside the same peers, on CPython's own clock.
+const cpythonRows = [];
+const vectors = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'shared', 'vectors', 'tachyon');
+for (const f of readdirSync(vectors).filter((f) => /^r\d+.*\.bin$/.test(f)).sort()) {
+  const model = new MemoryProfile(openTachyon(path.join(vectors, f)).meta);
+  copyProfile(openTachyon(path.join(vectors, f)), model);
+  const n = model.sampleCount;
+  const v1 = writeTachyon(model, path.join(tmp, 'r-v1.tach'), {});
+  const v2b = writeTachyon(model, path.join(tmp, 'r-v2.tach'), { formatVersion: 2 });
+  const per = PEERS['pprof.gz per sample'].encode(model).length;
+  const agg = PEERS['pprof.gz aggregated'].encode(model).length;
+  cpythonRows.push([f, n, v1, v2b, per, agg, `${(v2b / per).toFixed(2)} / ${(v2b / agg).toFixed(2)} ${v2b <= 0.5 * per && v2b <= agg ? '**met**' : 'missed'}`]);
+}
 rmSync(tmp, { recursive: true, force: true });
 
 const load1 = os.loadavg();
@@ -200,6 +215,10 @@ console.log(table(['coding', 'zstd-3', 'zstd-5', 'zstd-19'], Object.keys(CODINGS
 })])));
 console.log('\nFrame-table codings, bytes raw / zstd-19 (plain = version 1 rows; mtf = move-to-front name codes; columns = v2 default):\n');
 console.log(table(['stream', 'frames', 'plain', 'mtf', 'columns'], mtfRows));
+if (cpythonRows.length) {
+  console.log('\nReal CPython 3.15 profiles of ../shared/vectors/tachyon (r*), read and rewritten by ProfileWriter at the defaults; bytes, whole files:\n');
+  console.log(table(['vector', 'samples', 'v1 zstd-5', 'v2 (defaults)', 'pprof.gz per sample', 'pprof.gz aggregated', 'v2 / per sample / aggregated'], cpythonRows));
+}
 if (columnRows.length) {
   console.log("\n### Where v2-stacktable's bytes go\n");
   console.log('A file written raw (no zstd, plain tables); its blocks\' columns gathered over the file and each compressed alone, bytes at zstd-5 / zstd-19 (docs/format-v2.md §3, §4.3). Region: the whole sample region as the writer compresses it, at zstd-5 / 9 / 19.\n');
