@@ -29,11 +29,7 @@ import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, Write
 
 export type { FrameInfo, FrameSpec, InterpreterInfo, LocationInfo, ProfileWriterOptions, ProfilingModeName, StackTick, ThreadInfo, WriterState, WriterStats } from './types';
 
-/**
- * zstd level of version 2's string and frame tables (written once, at finalize; docs/format-v2.md §7).
- * 9, not 19: 1–3 % larger than 19 except perf_gcc's 26,348 frames (+17 %, still far inside the
- * goal), at 1/6–1/20 of the time (19 cost up to 117 ms, the most of any step of a v2 write; bench/RESULTS.md ## v2).
- */
+/** Version 2's tables' zstd level (finalize): 1–3 % larger than 19 for 1/6–1/20 of its time (bench/RESULTS.md ## v2). */
 const V2_TABLES_LEVEL = 9;
 
 /**
