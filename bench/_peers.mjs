@@ -8,10 +8,20 @@
 //   per distinct (stack, thread) with a count; times and status dropped;
 // - .cpuprofile = JSON of pp.toCpuProfile(model).
 // Tachyon files are written by the real ProfileWriter and read by ProfileReader.
+//
+// Two clocks (issue 19): the streams' times count from 1 s (START_TIME_US), so
+// a timestamp label is a 3–4-byte varint; real agents write epoch times, which
+// are 8–9 bytes and compress worse. loadModel(name, { epoch: true }) shifts
+// every time to EPOCH_START_US; then toPprof's timestamp_us labels are epoch µs
+// and time_nanos is set (as Go writes it), and EPOCH_PEERS adds per-sample
+// pprof with @datadog/pprof's `end_timestamp_ns` label (epoch ns).
 import { readFileSync, statSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { Label } from 'pprof-format';
 import { REAL_STREAMS, SYNTHETIC_STREAMS, START_TIME_US, loadStream } from './_streams.mjs';
 import * as pp from '../dist/index.js';
 import { frameFromV8 } from '../dist/convert/cpuprofile.js';
+import { toPprofProfile } from '../dist/convert/pprof.js';
 
 export { REAL_STREAMS, SYNTHETIC_STREAMS };
 export const ALL_STREAMS = [...REAL_STREAMS, ...SYNTHETIC_STREAMS];
@@ -31,9 +41,13 @@ export function modelFrame(kind, f) {
  * 256 frames, per-thread times from START_TIME_US) as a MemoryProfile whose
  * interval is the stream's median delta.
  */
-export function loadModel(name) {
+/** 2026-11-23 00:00 UTC in µs: where an epoch-based model's clock starts. */
+export const EPOCH_START_US = 1_795_392_000_000_000;
+
+export function loadModel(name, { epoch = false } = {}) {
   const stream = loadStream(name);
-  const model = new pp.MemoryProfile({ startTimeUs: BigInt(START_TIME_US), sampleIntervalUs: BigInt(stream.intervalUs) });
+  const shift = BigInt(epoch ? EPOCH_START_US - START_TIME_US : 0);
+  const model = new pp.MemoryProfile({ startTimeUs: BigInt(START_TIME_US) + shift, sampleIntervalUs: BigInt(stream.intervalUs) });
   const ids = stream.frames.map(() => -1);
   for (const s of stream.samples) {
     const stack = new Uint32Array(s.stack.length);
@@ -42,10 +56,32 @@ export function loadModel(name) {
       if (ids[f] < 0) ids[f] = model.internFrame(modelFrame(stream.kind, stream.frames[f]));
       stack[i] = ids[f];
     }
-    model.writeStack(s.threadId, s.interpreterId, BigInt(s.timestampUs), s.status, stack);
+    model.writeStack(s.threadId, s.interpreterId, BigInt(s.timestampUs) + shift, s.status, stack);
   }
   return { name, real: REAL_STREAMS.includes(name), model };
 }
+
+/**
+ * Per-sample pprof as @datadog/pprof's wall profiler writes it with its timeline on: each sample's
+ * time as a numeric `end_timestamp_ns` label in epoch nanoseconds (unit nanoseconds) instead of
+ * profpack's timestamp_us. Use with an epoch-based model.
+ */
+function datadogPerSample(m) {
+  const profile = toPprofProfile(m);
+  const strings = profile.stringTable;
+  const kUs = strings.dedup('timestamp_us');
+  const kNs = strings.dedup('end_timestamp_ns');
+  const unitNs = strings.dedup('nanoseconds');
+  for (const s of profile.sample) {
+    s.label = s.label.map((l) => (l.key === kUs ? new Label({ key: kNs, num: BigInt(l.num) * 1000n, numUnit: unitNs }) : l));
+  }
+  return gzipSync(profile.encode(), { level: 6 });
+}
+
+/** Peers that only make sense on an epoch-based model (see the top of this file). */
+export const EPOCH_PEERS = {
+  'pprof.gz per sample, end_timestamp_ns': { encode: datadogPerSample, decode: (b) => pp.fromPprof(b).sampleCount },
+};
 
 /** Peer formats: encode(model) → bytes; decode(bytes) → sample count. */
 export const PEERS = {

@@ -7,13 +7,14 @@
 // ProfileWriter / ProfileReader.samples() on both backends (interleaved
 // rounds, medians). Issue 8's goal: on every real stream v2 ≤ 0.5 × per-sample
 // pprof.gz and ≤ aggregated pprof.gz.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { compress as zstd } from 'zstd-napi';
 import path from 'node:path';
 import { interleaveRounds, machine, median, table } from './_harness.mjs';
 import { ALL_STREAMS, PEERS, REAL_STREAMS, fileBytes, loadModel, readTachyon, writeTachyon } from './_peers.mjs';
-import { v2, backend } from '../dist/index.js';
+import { v2, backend, openTachyon, MemoryProfile, copyProfile } from '../dist/index.js';
+import { WRITER_INTERNALS } from '../dist/tachyon/write/writer.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -58,6 +59,66 @@ const mtfRows = [];
 const writeRows = [];
 const readRows = [];
 const mismatches = [];
+const columnRows = [];
+const tableRows = [];
+
+/** zstd of `bytes` at `level`: size and the median ms of 5 runs. */
+function zstdCost(bytes, level) {
+  const ms = [];
+  let size = 0;
+  for (let i = 0; i < 5; i++) {
+    const t0 = process.hrtime.bigint();
+    size = zstd(bytes, { compressionLevel: level }).length;
+    ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return { size, ms: median(ms) };
+}
+
+/**
+ * Where a v2-stacktable file's bytes go: the file written raw (no zstd, tables plain), its blocks'
+ * columns (docs/format-v2.md §3) gathered and each compressed alone; the region and the tables as
+ * the writer stores them, at several levels, with the time zstd takes (the tables are compressed once, at finalize).
+ */
+function anatomy(model, name, n) {
+  const file = path.join(tmp, 'anatomy.tach');
+  writeTachyon(model, file, { formatVersion: 2, stackCoding: 'stacktable', compression: 'none', [WRITER_INTERNALS]: { compressTables: false } });
+  const b = fileBytes(file);
+  const regionEnd = Number(b.readBigUInt64LE(40));
+  const region = b.subarray(64, regionEnd);
+  // The writer compresses each table alone (the frame table's span here also holds the small stats block, if any).
+  const frameTableAt = Number(b.readBigUInt64LE(48));
+  const tables = [b.subarray(regionEnd, frameTableAt), b.subarray(frameTableAt, b.length - 32)];
+  const columns = v2.BLOCK_COLUMNS.map(() => []);
+  let pos = 0;
+  const varint = () => {
+    let v = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = region[pos++];
+      v += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return v;
+    }
+  };
+  while (pos < region.length) {
+    pos += 13;
+    varint();
+    const lengths = v2.BLOCK_COLUMNS.map(() => varint());
+    for (let c = 0; c < lengths.length; c++) {
+      columns[c].push(region.subarray(pos, pos + lengths[c]));
+      pos += lengths[c];
+    }
+  }
+  const col = (...names) => Buffer.concat(names.flatMap((c) => columns[v2.BLOCK_COLUMNS.indexOf(c)]));
+  const z = (bytes) => `${zstd(bytes, { compressionLevel: 5 }).length.toLocaleString('en')} / ${zstd(bytes, { compressionLevel: 19 }).length.toLocaleString('en')}`;
+  const frames = col('stackFrames');
+  const r = [5, 9, 19].map((l) => zstdCost(region, l));
+  columnRows.push([name, n.toLocaleString('en'), r.map((c) => c.size.toLocaleString('en')).join(' / '), z(col('deltas', 'deltasHigh')), z(col('threads', 'threadDefinitions', 'statuses')), z(col('stacks', 'stacksHigh')), z(col('parents')), z(col('parentsHigh')), `${frames.length.toLocaleString('en')} → ${z(frames)}`]);
+  const t = [5, 9, 19].map((l) => {
+    const [s, f] = tables.map((bytes) => zstdCost(bytes, l));
+    return { size: s.size + f.size, ms: s.ms + f.ms };
+  });
+  tableRows.push([name, region.length.toLocaleString('en'), r.map((c) => `${c.size.toLocaleString('en')} (${c.ms.toFixed(1)} ms)`).join(' / '), (tables[0].length + tables[1].length).toLocaleString('en'), t.map((c) => `${c.size.toLocaleString('en')} (${c.ms.toFixed(1)} ms)`).join(' / ')]);
+}
+
 for (const name of streams) {
   const { model, real } = loadModel(name);
   const n = model.sampleCount;
@@ -99,6 +160,8 @@ for (const name of streams) {
     return `${b.length} / ${zstd(b, { compressionLevel: 19 }).length}`;
   })]);
 
+  if (real) anatomy(model, name, n);
+
   if (!quick && real) {
     // Writes at the default level (zstd-5) through ProfileWriter, file included; reads of those files.
     const cases = {};
@@ -118,12 +181,27 @@ for (const name of streams) {
   }
   console.error(`${name}: done`);
 }
+
+// The real CPython profiles among the shared vectors (r*: CPython's sampler on real workloads), as
+// ProfileWriter rewrites them (v1, v2 at the defaults) beside the same peers, on CPython's own clock.
+const cpythonRows = [];
+const vectors = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'shared', 'vectors', 'tachyon');
+for (const f of readdirSync(vectors).filter((f) => /^r\d+.*\.bin$/.test(f)).sort()) {
+  const model = new MemoryProfile(openTachyon(path.join(vectors, f)).meta);
+  copyProfile(openTachyon(path.join(vectors, f)), model);
+  const n = model.sampleCount;
+  const v1 = writeTachyon(model, path.join(tmp, 'r-v1.tach'), {});
+  const v2b = writeTachyon(model, path.join(tmp, 'r-v2.tach'), { formatVersion: 2 });
+  const per = PEERS['pprof.gz per sample'].encode(model).length;
+  const agg = PEERS['pprof.gz aggregated'].encode(model).length;
+  cpythonRows.push([f, n, v1, v2b, per, agg, `${(v2b / per).toFixed(2)} / ${(v2b / agg).toFixed(2)} ${v2b <= 0.5 * per && v2b <= agg ? '**met**' : 'missed'}`]);
+}
 rmSync(tmp, { recursive: true, force: true });
 
 const load1 = os.loadavg();
 const la = (l) => l.map((v) => v.toFixed(2)).join(', ');
 console.log(`## v2\n\nCommand: \`npm run compile && node bench/run.mjs v2${args.length ? ' ' + args.join(' ') : ''}\` (BENCH_ROUNDS=${rounds}) — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine()}, process backend ${backend.name}; load average (1/5/15 min) ${la(load0)} at the start, ${la(load1)} at the end (shared machine).\n`);
-console.log('Peers: bench/_peers.mjs, the same definitions as `## size` (pp.toPprof per sample: value [1, interval], labels thread_id, status when not 0, timestamp_us; pp.toPprof aggregated; JSON of pp.toCpuProfile). Tachyon: whole files written by ProfileWriter (header, tables, footer included); v2 compresses its tables (zstd-19) when compression is zstd.\n');
+console.log('Peers: bench/_peers.mjs, the same definitions as `## size` (pp.toPprof per sample: value [1, interval], labels thread_id, status when not 0, timestamp_us; pp.toPprof aggregated; JSON of pp.toCpuProfile). Tachyon: whole files written by ProfileWriter (header, tables, footer included); v2 compresses its tables (zstd-9) when compression is zstd; v2-stacktable is block kind 6 (stacks named by recency, docs/format-v2.md §4.3).\n');
 console.log('Whole-file bytes per sample. Tachyon columns: raw / zstd-3 / zstd-5 / zstd-19.\n');
 console.log(table(['stream', 'samples', 'v1', 'v2-predict', 'v2-stacktable', 'pprof.gz per sample', 'pprof.gz aggregated', '.cpuprofile'], sizeRows));
 console.log(`\n${mismatches.length ? `Native and JS writers differ: ${mismatches.join('; ')}.` : `The native and JS writers wrote byte-identical files for every coding and level above${backends.length > 1 ? '' : ' (JS only: the native backend is not available)'}.`}\n`);
@@ -137,6 +215,17 @@ console.log(table(['coding', 'zstd-3', 'zstd-5', 'zstd-19'], Object.keys(CODINGS
 })])));
 console.log('\nFrame-table codings, bytes raw / zstd-19 (plain = version 1 rows; mtf = move-to-front name codes; columns = v2 default):\n');
 console.log(table(['stream', 'frames', 'plain', 'mtf', 'columns'], mtfRows));
+if (cpythonRows.length) {
+  console.log('\nReal CPython 3.15 profiles of ../shared/vectors/tachyon (r*), read and rewritten by ProfileWriter at the defaults; bytes, whole files:\n');
+  console.log(table(['vector', 'samples', 'v1 zstd-5', 'v2 (defaults)', 'pprof.gz per sample', 'pprof.gz aggregated', 'v2 / per sample / aggregated'], cpythonRows));
+}
+if (columnRows.length) {
+  console.log("\n### Where v2-stacktable's bytes go\n");
+  console.log('A file written raw (no zstd, plain tables); its blocks\' columns gathered over the file and each compressed alone, bytes at zstd-5 / zstd-19 (docs/format-v2.md §3, §4.3). Region: the whole sample region as the writer compresses it, at zstd-5 / 9 / 19.\n');
+  console.log(table(['stream', 'samples', 'region z5 / z9 / z19', 'time: deltas + deltasHigh', 'threads + statuses', 'k: stacks + stacksHigh', 'dist: parents', 'pop: parentsHigh', 'stackFrames raw → z5 / z19'], columnRows));
+  console.log('\nLevels of the region and of the tables (string + frame table, written once at finalize): bytes (median ms of 5 zstd calls, this machine, under the load above).\n');
+  console.log(table(['stream', 'region raw', 'region zstd-5 / 9 / 19', 'tables raw', 'tables zstd-5 / 9 / 19'], tableRows));
+}
 if (writeRows.length) {
   const head = (op) => ['stream', ...backends.flatMap((be) => [`v1 ${op} ${be}`, `v2-predict ${be}`, `v2-stacktable ${be}`])];
   console.log(`\nThroughput, million samples/s (median of ${rounds} interleaved rounds, after 2 warm-up rounds), at zstd-5 (the default level). In brackets: speed relative to v1 on the same backend (median of per-round ratios; > 1 = faster than v1).\n`);

@@ -23,6 +23,7 @@ declare -A cores=(
   [pctable]="pctable/*.cc"
   [tachyon_reader]="tachyon/read/*.cc platform/file_posix.cc"
   [tachyon_recover]="tachyon/read/*.cc platform/file_posix.cc"
+  [tachyon_v2]="tachyon/v2/*.cc varint/*.cc"
 )
 
 CXX=${CXX:-clang++}

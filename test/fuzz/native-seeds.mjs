@@ -163,6 +163,32 @@ switch (target) {
     }
     break;
   }
+  case 'tachyon_v2': {
+    // byte 0: op (0 decode a region, 1 round trip; bit 1: predict blocks), byte 1: block size − 1.
+    // op 0: the kind-5 fixture's region (written before issue 19), whole and cut.
+    const fixture = readFileSync(new URL('../fixtures/v2/stacktable-kind5.tach', import.meta.url));
+    const region = sampleRegion(fixture)?.region;
+    if (region) for (const keep of [1, 0.5, 0.1]) emit(`kind5.${keep}`, [0, 0], region.subarray(0, Math.floor(region.length * keep)));
+    // op 1: the first samples of every stack stream as the harness's script (thread, kept frames, new frames).
+    for (const [name, file] of files('data/stacks', (f) => f.endsWith('.stacks.json.gz'))) {
+      const doc = JSON.parse(gunzipSync(readFileSync(file)));
+      const previous = [[], [], [], []];
+      const script = [];
+      for (let i = 0; i < Math.min(1500, doc.samples.node.length); i++) {
+        const t = doc.samples.thread[i] & 3;
+        const outer = [];
+        for (let n = doc.samples.node[i]; n >= 0; n = doc.nodes[n][0]) outer.unshift(doc.nodes[n][1]);
+        let keep = 0;
+        while (keep < outer.length && keep < previous[t].length && outer[keep] === previous[t][keep]) keep++;
+        const fresh = outer.slice(keep, keep + 39);
+        script.push(t | ((doc.samples.status[i] ? 1 : 0) << 2) | (16 << 3), keep, fresh.length, ...fresh.map((f) => f % 64));
+        previous[t] = [...outer.slice(0, keep), ...fresh];
+      }
+      emit(`${name}.kind6`, [1, 255], script);
+      emit(`${name}.predict`, [3, 15], script);
+    }
+    break;
+  }
   default:
     throw new Error(`no seeds for target ${target}`);
 }

@@ -6,7 +6,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
-import { sharedPath } from '../shared';
+import { repoRoot, sharedPath } from '../shared';
+import type { FrameSpec } from '../../lib/tachyon/write/types';
+import { memoryWriter } from '../v2/memory-writer';
+// @ts-expect-error plain ESM helper without types
+import { loadStream } from '../../bench/_streams.mjs';
 import type { FieldHints, FixedField, Seed } from './mutate';
 
 function listDir(dir: string, suffix: string): string[] {
@@ -237,5 +241,34 @@ export function pcdataSeeds(): PcSeed[] {
     }
   }
   if (out.length === 0) throw new Error(`no pcdata tables in ${dir}`);
+  return out;
+}
+
+/**
+ * Version-2 files for the Tachyon mutation fuzzer (issue 19): the kind-5
+ * fixture written before the recency coding, and the first 400 samples of two
+ * real stack streams written now (kind 6 and predict blocks, raw and zstd),
+ * every third sample on a second thread.
+ */
+export function version2Seeds(): Seed[] {
+  const out: Seed[] = [];
+  const fixture = new Uint8Array(readFileSync(path.join(repoRoot, 'test', 'fixtures', 'v2', 'stacktable-kind5.tach')));
+  out.push({ name: 'v2-kind5-fixture', bytes: fixture, hints: tachyonHints(fixture) });
+  for (const name of ['py_stdlib', 'node_terser']) {
+    const stream = loadStream(name) as { frames: FrameSpec[]; samples: { threadId: bigint; interpreterId: number; timestampUs: number; status: number; stack: number[] }[]; intervalUs: number };
+    for (const stackCoding of ['stacktable', 'predict'] as const) {
+      for (const compression of ['none', 'zstd'] as const) {
+        const { writer, bytes } = memoryWriter({ sampleIntervalUs: stream.intervalUs, startTimeUs: 1_000_000, formatVersion: 2, stackCoding, compression });
+        const ids = new Map<number, number>();
+        for (const [i, s] of stream.samples.slice(0, 400).entries()) {
+          const stack = s.stack.map((f) => ids.get(f) ?? (ids.set(f, writer.internFrame(stream.frames[f]!)), ids.get(f)!));
+          writer.writeStack(i % 3 === 2 ? 2n : s.threadId, s.interpreterId, s.timestampUs, s.status, stack);
+        }
+        writer.finalize();
+        const file = bytes();
+        out.push({ name: `v2-${name}-${stackCoding}-${compression}`, bytes: file, hints: tachyonHints(file) });
+      }
+    }
+  }
   return out;
 }

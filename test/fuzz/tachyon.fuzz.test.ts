@@ -1,6 +1,6 @@
 /**
  * Mutation fuzzing of the Tachyon reader (open + full replay), on every shared
- * vector: little- and big-endian, zstd and uncompressed, real and synthetic,
+ * vector and on version-2 files (seeds.ts version2Seeds): little- and big-endian, zstd and uncompressed, real and synthetic,
  * valid and rejected ones. Each mutated file is read by the JS twin and the
  * native reader (in the native suite run; the JS run, which has no native
  * reader, compares the JS twin under tiny replay buffers and zstd chunks
@@ -17,9 +17,10 @@ import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { ProfileReader, type ReaderOptions } from '../../lib/tachyon/read/reader';
 import { fuzzSeconds, fuzzSeed, mutate, Rng, runFor, saveFailure } from './mutate';
-import { tachyonJoin, tachyonParts, tachyonSeeds, type TachyonParts } from './seeds';
+import { tachyonJoin, tachyonParts, tachyonSeeds, version2Seeds, type TachyonParts } from './seeds';
 
-const seeds = tachyonSeeds();
+// Version 1's shared vectors and version-2 files (both block codings, kind 5 and 6).
+const seeds = [...tachyonSeeds(), ...version2Seeds()];
 // Files whose sample region can be mutated on its own (layout fixed up afterwards).
 const structured = seeds.map((seed) => ({ seed, parts: tachyonParts(seed) })).filter((s): s is { seed: (typeof seeds)[number]; parts: TachyonParts } => s.parts !== null);
 const regionSeeds = structured.map(({ seed, parts }) => ({ name: seed.name, bytes: parts.region }));

@@ -172,7 +172,7 @@ describe('ProfileWriter formatVersion option', () => {
       write(raw, p, { formatVersion: 2, stackCoding: coding, compression: 'none' });
       const rawBytes = readFileSync(raw);
       expect(rawBytes[HEADER_FLAGS_OFFSET]! & HeaderFlag.TablesZstd).toBe(0);
-      expect(rawBytes[HEADER_SIZE + 12]).toBe(coding === 'predict' ? BlockKind.Predict : BlockKind.StackTable);
+      expect(rawBytes[HEADER_SIZE + 12]).toBe(coding === 'predict' ? BlockKind.Predict : BlockKind.StackTableRecent);
     });
   }
 });

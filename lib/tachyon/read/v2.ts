@@ -43,7 +43,8 @@ export function isProfpackVersion2(source: ByteSource): boolean {
   if (start === null || start.length === 0) return true;
   if (start.length < BLOCK_PREFIX) return false;
   for (let i = 0; i < BLOCK_PREFIX - 1; i++) if (start[i] !== 0) return false;
-  return start[BLOCK_PREFIX - 1] === BlockKind.Predict || start[BLOCK_PREFIX - 1] === BlockKind.StackTable;
+  const kind = start[BLOCK_PREFIX - 1];
+  return kind === BlockKind.Predict || kind === BlockKind.StackTable || kind === BlockKind.StackTableRecent;
 }
 
 /** The header facts in the reader's Layout / ProfileInfo shape. */

@@ -22,7 +22,8 @@ import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, WRITE_BUFFER_SIZE } from '../forma
 import { ByteSink, ByteSource } from './bytes';
 import { BLOCK_COLUMNS, BLOCK_MAX_SAMPLES, BlockColumnIndex as Col, BlockKind, THREAD_DEFINITION_SIZE, TIME_LOW_BITS, TIME_LOW_MASK } from './format';
 import { PredictCoder, PredictDecoder } from './predict';
-import { StackPath, StackTableCoder, StackTableDecoder, type StackTableSinks, type StackTableSources } from './stacktable';
+import { RecentStackCoder, RecentStackDecoder } from './recent';
+import { StackPath, StackTableDecoder, type StackTableSinks, type StackTableSources } from './stacktable';
 
 const U64 = 1n << 64n;
 const U64_MASK = U64 - 1n;
@@ -31,7 +32,7 @@ const I64_HALF = 1n << 63n;
 export type StackCoding = 'predict' | 'stacktable';
 
 export function blockKindOf(coding: StackCoding): BlockKind {
-  return coding === 'predict' ? BlockKind.Predict : BlockKind.StackTable;
+  return coding === 'predict' ? BlockKind.Predict : BlockKind.StackTableRecent;
 }
 
 /** One decoded sample. `stack` is innermost first, as in version 1. */
@@ -86,7 +87,7 @@ export class SampleBlockWriter {
   /** thread_id → interpreter_id → thread (bigint keys compare by value: no string per sample). */
   private readonly threads = new Map<bigint, Map<number, WriterThread>>();
   private threadTotal = 0;
-  private readonly stackTable: StackTableCoder | null;
+  private readonly stackTable: RecentStackCoder | null;
   private readonly columns = BLOCK_COLUMNS.map(() => new ByteSink(4096));
   private readonly stackSinks: StackTableSinks = {
     stacks: this.columns[Col.stacks]!,
@@ -111,7 +112,7 @@ export class SampleBlockWriter {
     this.kind = blockKindOf(coding);
     this.interval = toTimestamp(options.sampleIntervalUs);
     this.start = toTimestamp(options.startTimeUs);
-    this.stackTable = this.kind === BlockKind.StackTable ? new StackTableCoder() : null;
+    this.stackTable = this.kind === BlockKind.StackTableRecent ? new RecentStackCoder() : null;
   }
 
   get threadCount(): number {
@@ -225,6 +226,7 @@ interface ReaderThread {
 export class SampleBlockReader {
   private readonly threads: ReaderThread[] = [];
   private readonly stackTable = new StackTableDecoder();
+  private readonly recent = new RecentStackDecoder();
   private readonly stack = new Uint32Array(MAX_STACK_DEPTH);
   private readonly interval: number | bigint;
   private readonly start: number | bigint;
@@ -276,8 +278,8 @@ export class SampleBlockReader {
       if (region[src.pos + i] !== 0) throw src.fail(ErrorCode.V2_BAD_BLOCK, 'a sample block names a thread in its record prefix', 'thread_id 0 and interpreter_id 0', src.pos + i);
     }
     const kind = region[src.pos + RECORD_PREFIX_SIZE - 1]!;
-    if (kind !== BlockKind.Predict && kind !== BlockKind.StackTable) {
-      throw src.fail(ErrorCode.V2_BAD_BLOCK, `unknown record kind ${kind} in a version-2 sample region`, `${BlockKind.Predict} (predict) or ${BlockKind.StackTable} (stack table)`, src.pos + RECORD_PREFIX_SIZE - 1);
+    if (kind !== BlockKind.Predict && kind !== BlockKind.StackTable && kind !== BlockKind.StackTableRecent) {
+      throw src.fail(ErrorCode.V2_BAD_BLOCK, `unknown record kind ${kind} in a version-2 sample region`, `${BlockKind.Predict} (predict), ${BlockKind.StackTable} or ${BlockKind.StackTableRecent} (stack table)`, src.pos + RECORD_PREFIX_SIZE - 1);
     }
     src.pos += RECORD_PREFIX_SIZE;
     const count = src.uvarint32();
@@ -287,7 +289,7 @@ export class SampleBlockReader {
     if (total > src.remaining()) {
       throw src.fail(ErrorCode.V2_TRUNCATED, `block columns need ${total} bytes but ${src.remaining()} are left`, `at most ${src.remaining()} bytes`, blockAt);
     }
-    for (const fixed of kind === BlockKind.StackTable ? [Col.deltas, Col.statuses, Col.stacks] : [Col.deltas, Col.statuses]) {
+    for (const fixed of kind === BlockKind.Predict ? [Col.deltas, Col.statuses] : [Col.deltas, Col.statuses, Col.stacks]) {
       if (lengths[fixed] !== count) {
         throw src.fail(ErrorCode.V2_BAD_BLOCK, `block of ${count} samples has a ${BLOCK_COLUMNS[fixed]} column of ${lengths[fixed]} bytes`, `${count} bytes (one per sample)`, blockAt);
       }
@@ -325,6 +327,8 @@ export class SampleBlockReader {
       if (kind === BlockKind.Predict) {
         if (thread.predict === null) thread.predict = new PredictDecoder();
         depth = thread.predict.decode(stacks, stack);
+      } else if (kind === BlockKind.StackTableRecent) {
+        depth = this.recent.decode(stackSources, stack);
       } else {
         depth = this.stackTable.decode(stackSources, stack);
       }

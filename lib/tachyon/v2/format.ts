@@ -13,8 +13,13 @@
 export enum BlockKind {
   /** Stacks coded with memtrace's cache and prediction (seed 004), per thread. */
   Predict = 4,
-  /** Stacks named by an interned stack id; new stacks defined inline. */
+  /** Stacks named by an interned stack id; new stacks defined inline. Read only: written before issue 19. */
   StackTable = 5,
+  /**
+   * The same stack table, stacks named by recency: "the stack of the sample d
+   * back, cut by p frames, plus k new frames" (recent.ts). What 'stacktable' writes.
+   */
+  StackTableRecent = 6,
 }
 
 /** Header byte 11 (reserved and written 0 in version 1) carries version 2's flags. */
@@ -57,11 +62,11 @@ export const BLOCK_COLUMNS = [
   'deltas', // u8: low 7 bits of the time code per sample
   'deltasHigh', // LEB128: time code >> 7 per sample
   'statuses', // u8 per sample
-  'stacks', // Predict: keep, ncodes, codewords; StackTable: u8 low byte of the ref
-  'stacksHigh', // StackTable: LEB128 ref >> 8 per sample
-  'parents', // StackTable: u8 low byte of the parent distance per sample with definitions
-  'parentsHigh', // StackTable: LEB128 parent distance >> 8
-  'stackFrames', // StackTable: LEB128 frame index per defined stack
+  'stacks', // Predict: keep, ncodes, codewords; StackTable: u8 low byte of the ref; StackTableRecent: u8 new frames k
+  'stacksHigh', // StackTable: LEB128 ref >> 8 per sample; StackTableRecent: k − 255 when k ≥ 255
+  'parents', // StackTable: u8 low byte of the parent distance per sample with definitions; StackTableRecent: LEB128 sample distance
+  'parentsHigh', // StackTable: LEB128 parent distance >> 8; StackTableRecent: LEB128 frames cut (distance ≥ 1)
+  'stackFrames', // StackTable: LEB128 frame index per defined stack; StackTableRecent: LEB128 zigzag32 frame − caller
 ] as const;
 export type BlockColumn = (typeof BLOCK_COLUMNS)[number];
 export const BlockColumnIndex = Object.fromEntries(BLOCK_COLUMNS.map((name, i) => [name, i])) as { [K in BlockColumn]: number };

@@ -3,6 +3,7 @@
 export { BlockKind, HeaderFlag, BLOCK_MAX_SAMPLES, CACHE_SIZE, CodewordTag, MTF_SIZE, BLOCK_COLUMNS } from './format';
 export { ByteSink, ByteSource } from './bytes';
 export { PredictCoder, PredictDecoder, hash1, hash2 } from './predict';
-export { StackTableCoder, StackTableDecoder } from './stacktable';
+export { StackTableDecoder } from './stacktable';
+export { RecentStackCoder, RecentStackDecoder } from './recent';
 export { SampleBlockWriter, SampleBlockReader, type StackCoding, type V2Sample } from './blocks';
 export { encodeStringTable, decodeStringTable, encodeFrameTable, decodeFrameTable, frameTableEntry, type FrameTableEntry, type FrameTableCoding } from './tables';

@@ -19,10 +19,14 @@
  * New definitions always form one chain hanging off an existing stack, so
  * one parent per sample is enough; a parent must already exist, which makes
  * cycles impossible to express (distance 0 is rejected as one).
+ *
+ * profpack writes this kind no more (recent.ts replaced it, issue 19); the
+ * decoder reads the files written before. The tree (ChildTable), the thread
+ * path (StackPath) and the sink/source shapes are shared with recent.ts.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH } from '../format';
-import { ByteSink, ByteSource } from './bytes';
+import type { ByteSink, ByteSource } from './bytes';
 
 /** The block columns the stack table writes (see blocks.ts). */
 export interface StackTableSinks {
@@ -40,12 +44,29 @@ export interface StackTableSources {
   stackFrames: ByteSource;
 }
 
+type Column = Uint32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
+
+/** A copy of `a` with room for index `need`, doubling: the tables here grow with the stacks they hold. */
+export function grown<A extends Column>(a: A, need: number): A {
+  let size = a.length;
+  while (size <= need) size *= 2;
+  const b = new (a.constructor as new (length: number) => A)(size);
+  b.set(a as ArrayLike<number>);
+  return b;
+}
+
 /**
- * (parent id, frame) → child id, open addressing with linear probing in typed
- * arrays: a Map keyed by parent × 2^32 + frame spent most of its time hashing
- * heap numbers and in GC (bench: 3× slower writes).
+ * (parent, frame) → child id. Each node's first child lives in arrays indexed
+ * by the parent: a new chain is all first children, written in order. Other
+ * children go to open addressing with linear probing in typed arrays: a Map
+ * keyed by parent × 2^32 + frame spent most of its time hashing heap numbers
+ * and in GC (bench: 3× slower writes). The native twin (block_encoder.cc) has
+ * the same layout.
  */
-class ChildTable {
+export class ChildTable {
+  /** First child + 1 of each parent (0 = none), and its frame. */
+  private firstChild = new Uint32Array(1 << 12);
+  private firstFrame = new Uint32Array(1 << 12);
   /** Slots of 3 u32: parent + 1 (0 = empty), frame, child. One cache line serves a probe. */
   private slots = new Uint32Array(3 << 12);
   private capacity = 1 << 12;
@@ -56,6 +77,10 @@ class ChildTable {
   }
 
   get(parent: number, frame: number): number {
+    if (parent >= this.firstChild.length) return -1;
+    const first = this.firstChild[parent]!;
+    if (first === 0) return -1;
+    if (this.firstFrame[parent] === frame) return first - 1;
     const slots = this.slots;
     const mask = this.capacity - 1;
     const key = parent + 1;
@@ -68,7 +93,20 @@ class ChildTable {
   }
 
   set(parent: number, frame: number, child: number): void {
+    if (parent >= this.firstChild.length) {
+      this.firstChild = grown(this.firstChild, parent);
+      this.firstFrame = grown(this.firstFrame, parent);
+    }
+    if (this.firstChild[parent] === 0) {
+      this.firstChild[parent] = child + 1;
+      this.firstFrame[parent] = frame;
+      return;
+    }
     if ((this.size + 1) * 2 > this.capacity) this.grow();
+    this.insert(parent, frame, child);
+  }
+
+  private insert(parent: number, frame: number, child: number): void {
     const slots = this.slots;
     const mask = this.capacity - 1;
     let i = ChildTable.slot(parent, frame, mask);
@@ -84,7 +122,7 @@ class ChildTable {
     this.capacity *= 2;
     this.slots = new Uint32Array(this.capacity * 3);
     this.size = 0;
-    for (let at = 0; at < old.length; at += 3) if (old[at] !== 0) this.set(old[at]! - 1, old[at + 1]!, old[at + 2]!);
+    for (let at = 0; at < old.length; at += 3) if (old[at] !== 0) this.insert(old[at]! - 1, old[at + 1]!, old[at + 2]!);
   }
 }
 
@@ -93,81 +131,8 @@ export class StackPath {
   readonly frames = new Uint32Array(MAX_STACK_DEPTH);
   readonly ids = new Uint32Array(MAX_STACK_DEPTH);
   depth = 0;
-}
-
-/** Writer side: interns stacks, one instance per file. */
-export class StackTableCoder {
-  /** Stacks defined so far (ids 1..defined). */
-  defined = 0;
-  private readonly table = new ChildTable();
-
-  /**
-   * Codes `stack` (frame indices, innermost first; at most 256) into the
-   * block's columns. Returns the stack id.
-   */
-  encode(stack: ArrayLike<number>, out: StackTableSinks, path?: StackPath): number {
-    const depth = stack.length;
-    if (depth > MAX_STACK_DEPTH) {
-      throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${MAX_STACK_DEPTH}`, {
-        code: ErrorCode.INVALID_ARGUMENT,
-        expected: `at most ${MAX_STACK_DEPTH} frames`,
-      });
-    }
-    // Walk from the outermost frame. A thread's previous stack usually shares a long
-    // outermost run with this one: its node ids are reused without a lookup.
-    let id = 0;
-    let level = 0;
-    if (path !== undefined) {
-      const limit = Math.min(depth, path.depth);
-      while (level < limit && path.frames[level] === stack[depth - 1 - level]! >>> 0) {
-        id = path.ids[level]!;
-        level++;
-      }
-    }
-    let i = depth - 1 - level;
-    for (; i >= 0; i--) {
-      const frame = stack[i]! >>> 0;
-      const found = this.table.get(id, frame);
-      if (found < 0) break;
-      id = found;
-      if (path !== undefined) {
-        path.frames[level] = frame;
-        path.ids[level] = id;
-      }
-      level++;
-    }
-    if (i >= 0) {
-      const before = this.defined;
-      const ref = before + i + 1;
-      out.stacks.u8(ref & 0xff);
-      out.stacksHigh.uvarint(Math.floor(ref / 256));
-      const distance = before + 1 - id;
-      out.parents.u8(distance & 0xff);
-      out.parentsHigh.uvarint(Math.floor(distance / 256));
-      for (; i >= 0; i--) {
-        const frame = stack[i]! >>> 0;
-        out.stackFrames.uvarint(frame);
-        const child = ++this.defined;
-        this.table.set(id, frame, child);
-        id = child;
-        if (path !== undefined) {
-          path.frames[level] = frame;
-          path.ids[level] = id;
-        }
-        level++;
-      }
-    } else {
-      out.stacks.u8(id & 0xff);
-      out.stacksHigh.uvarint(Math.floor(id / 256));
-    }
-    if (path !== undefined) path.depth = depth;
-    return id;
-  }
-
-  /** Exposed for tests: the stacks the coder holds. */
-  get size(): number {
-    return this.defined;
-  }
+  /** recent.ts: the file-wide number of the thread's previous sample. */
+  sample = 0;
 }
 
 /** Reader side: the same tree as parallel arrays, grown as definitions arrive. */
@@ -178,17 +143,9 @@ export class StackTableDecoder {
   private depth = new Uint16Array(1024);
 
   private grow(need: number): void {
-    let size = this.parent.length;
-    while (size <= need) size *= 2;
-    const parent = new Uint32Array(size);
-    parent.set(this.parent);
-    const frame = new Uint32Array(size);
-    frame.set(this.frame);
-    const depth = new Uint16Array(size);
-    depth.set(this.depth);
-    this.parent = parent;
-    this.frame = frame;
-    this.depth = depth;
+    this.parent = grown(this.parent, need);
+    this.frame = grown(this.frame, need);
+    this.depth = grown(this.depth, need);
   }
 
   /**

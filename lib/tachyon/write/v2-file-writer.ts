@@ -22,7 +22,7 @@ export interface V2WriterOptions {
   level?: number;
   /** Store the string and frame tables as zstd frames (default: when compression is zstd). */
   compressTables?: boolean;
-  /** zstd level of the tables (written once, at finalize). Default 19. */
+  /** zstd level of the tables (written once, at finalize). Default 9. */
   tablesLevel?: number;
   /** Frame-table coding (v2/tables.ts). Default 'columns', the smallest measured; 'mtf' measured larger than 'plain'. */
   frameTable?: FrameTableCoding;

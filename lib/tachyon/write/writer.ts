@@ -29,8 +29,8 @@ import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, Write
 
 export type { FrameInfo, FrameSpec, InterpreterInfo, LocationInfo, ProfileWriterOptions, ProfilingModeName, StackTick, ThreadInfo, WriterState, WriterStats } from './types';
 
-/** zstd level of version 2's string and frame tables (written once, at finalize; docs/format-v2.md §7). */
-const V2_TABLES_LEVEL = 19;
+/** Version 2's tables' zstd level (finalize): 1–3 % larger than 19 for 1/6–1/20 of its time (bench/RESULTS.md ## v2). */
+const V2_TABLES_LEVEL = 9;
 
 /**
  * Options for the library's own callers and tests, kept out of the public
@@ -42,7 +42,7 @@ export interface WriterInternals {
   memory?: ByteSink;
   /** Version 2: samples per block (tests cross block boundaries with small ones). */
   blockMaxSamples?: number;
-  /** Version 2: zstd tables (default: when compression is 'zstd'), their level (19) and frame-table coding ('columns'). */
+  /** Version 2: zstd tables (default: when compression is 'zstd'), their level (9) and frame-table coding ('columns'). */
   compressTables?: boolean;
   tablesLevel?: number;
   frameTable?: FrameTableCoding;

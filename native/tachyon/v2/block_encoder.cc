@@ -15,6 +15,8 @@ constexpr uint32_t kMaxDepth = 256;
 constexpr uint32_t kMaxRun = 255;  // memtrace's hit-N cap
 constexpr size_t kBlockByteLimit = 512 * 1024;  // WRITE_BUFFER_SIZE
 constexpr unsigned kTimeLowBits = 7;
+constexpr uint32_t kNewFramesEscape = 255;  // recent.ts K_ESCAPE
+constexpr uint64_t kMaxDist = 0xffffffffull;  // recent.ts MAX_DIST: dist is a u32 in the file
 enum Column { kThreads, kThreadDefinitions, kDeltas, kDeltasHigh, kStatuses, kStacks, kStacksHigh, kParents, kParentsHigh, kStackFrames };
 
 inline void PutU8(std::vector<uint8_t>& out, uint8_t v) { out.push_back(v); }
@@ -44,11 +46,58 @@ struct BlockEncoder::Thread {
   std::unique_ptr<std::array<uint8_t, kCacheSize>> filled;
   std::unique_ptr<std::array<uint16_t, kCacheSize>> next;
   uint32_t clock = 0;
-  // The previous stack, outermost first, and (stack table) the id of each prefix.
+  // The previous stack, outermost first, and (stack table) the node id of each prefix.
   std::array<uint32_t, kMaxDepth> previous{};
   std::array<uint32_t, kMaxDepth> ids{};
   uint32_t previousDepth = 0;
+  uint64_t previousSample = 0;  // recent.ts StackPath.sample
 };
+
+size_t BlockEncoder::ChildTable::Index(uint32_t parent, uint32_t frame, size_t mask) {
+  return ((parent ^ (frame * 0x9e3779b1u)) * 0x85ebca77u >> 7) & mask;
+}
+
+int64_t BlockEncoder::ChildTable::Get(uint32_t parent, uint32_t frame) const {
+  if (parent >= firstChild_.size() || firstChild_[parent] == 0) return -1;
+  if (firstFrame_[parent] == frame) return firstChild_[parent];
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = Index(parent, frame, mask);; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.parentPlusOne == 0) return -1;
+    if (slot.parentPlusOne == parent + 1 && slot.frame == frame) return slot.child;
+  }
+}
+
+void BlockEncoder::ChildTable::Set(uint32_t parent, uint32_t frame, uint32_t child) {
+  if (parent >= firstChild_.size()) {
+    const size_t size = std::max<size_t>(static_cast<size_t>(parent) + 1, firstChild_.size() * 2);
+    firstChild_.resize(size);
+    firstFrame_.resize(size);
+  }
+  if (firstChild_[parent] == 0) {
+    firstChild_[parent] = child;
+    firstFrame_[parent] = frame;
+    return;
+  }
+  if ((size_ + 1) * 2 > slots_.size()) Grow();
+  const size_t mask = slots_.size() - 1;
+  size_t i = Index(parent, frame, mask);
+  while (slots_[i].parentPlusOne != 0) i = (i + 1) & mask;
+  slots_[i] = Slot{parent + 1, frame, child};
+  ++size_;
+}
+
+void BlockEncoder::ChildTable::Grow() {
+  std::vector<Slot> old(slots_.size() * 2);
+  old.swap(slots_);
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& slot : old) {
+    if (slot.parentPlusOne == 0) continue;
+    size_t i = Index(slot.parentPlusOne - 1, slot.frame, mask);
+    while (slots_[i].parentPlusOne != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+}
 
 BlockEncoder::BlockEncoder(uint8_t kind, uint64_t sampleIntervalUs, uint64_t startTimeUs, uint32_t blockMaxSamples)
     : kind_(kind), interval_(sampleIntervalUs), start_(startTimeUs), blockMax_(blockMaxSamples) {}
@@ -127,7 +176,7 @@ void BlockEncoder::EncodePredict(Thread& t, const uint32_t* stack, uint32_t dept
   t.previousDepth = depth;
 }
 
-void BlockEncoder::EncodeStackTable(Thread& t, const uint32_t* stack, uint32_t depth) {
+void BlockEncoder::EncodeRecent(Thread& t, const uint32_t* stack, uint32_t depth) {
   uint32_t id = 0;
   uint32_t level = 0;
   const uint32_t limit = std::min(depth, t.previousDepth);
@@ -135,39 +184,69 @@ void BlockEncoder::EncodeStackTable(Thread& t, const uint32_t* stack, uint32_t d
     id = t.ids[level];
     ++level;
   }
-  int64_t i = static_cast<int64_t>(depth) - 1 - level;
-  for (; i >= 0; --i) {
-    const uint32_t frame = stack[i];
-    auto found = children_.find((static_cast<uint64_t>(id) << 32) | frame);
-    if (found == children_.end()) break;
-    id = found->second;
+  const uint32_t keep = level;
+  // The previous stack's nodes below the kept prefix leave this thread's path.
+  const uint32_t previousDepth = t.previousDepth;
+  for (uint32_t l = keep; l < previousDepth; ++l) {
+    const uint32_t node = t.ids[l];
+    if (lastSeen_[node] < t.previousSample) {
+      lastSeen_[node] = t.previousSample;
+      lastDepth_[node] = static_cast<uint16_t>(previousDepth);
+    }
+  }
+  for (; level < depth; ++level) {
+    const uint32_t frame = stack[depth - 1 - level];
+    const int64_t found = children_.Get(id, frame);
+    if (found < 0) break;
+    id = static_cast<uint32_t>(found);
     t.previous[level] = frame;
     t.ids[level] = id;
-    ++level;
   }
-  if (i >= 0) {
-    const uint32_t before = defined_;
-    const uint64_t ref = static_cast<uint64_t>(before) + static_cast<uint64_t>(i) + 1;
-    PutU8(columns_[kStacks], static_cast<uint8_t>(ref & 0xff));
-    PutVarint(columns_[kStacksHigh], ref >> 8);
-    const uint64_t distance = static_cast<uint64_t>(before) + 1 - id;
-    PutU8(columns_[kParents], static_cast<uint8_t>(distance & 0xff));
-    PutVarint(columns_[kParentsHigh], distance >> 8);
-    for (; i >= 0; --i) {
-      const uint32_t frame = stack[i];
-      PutVarint(columns_[kStackFrames], frame);
+  const uint64_t now = stacksCoded_++;
+  const bool onPath = level == keep;
+  const uint64_t dist = now - (onPath ? t.previousSample : lastSeen_[id]);
+  bool intern = true;
+  if (level > 0 && dist > kMaxDist) {
+    level = 0;  // as recent.ts: a base more than 2^32 - 1 samples back is coded from the empty stack
+    id = 0;
+    intern = false;
+  }
+  const uint32_t k = depth - level;
+  if (k >= kNewFramesEscape) {
+    PutU8(columns_[kStacks], kNewFramesEscape);
+    PutVarint(columns_[kStacksHigh], k - kNewFramesEscape);
+  } else {
+    PutU8(columns_[kStacks], static_cast<uint8_t>(k));
+  }
+  if (level == 0) {
+    PutVarint(columns_[kParents], 0);
+  } else {
+    PutVarint(columns_[kParents], dist);
+    PutVarint(columns_[kParentsHigh], (onPath ? previousDepth : lastDepth_[id]) - level);
+  }
+  if (k > 0) {
+    const size_t need = static_cast<size_t>(defined_) + k + 1;
+    if (lastSeen_.size() < need) {
+      lastSeen_.resize(std::max(need, lastSeen_.size() * 2));
+      lastDepth_.resize(lastSeen_.size());
+    }
+    uint32_t caller = level == 0 ? 0 : t.previous[level - 1];
+    for (; level < depth; ++level) {
+      const uint32_t frame = stack[depth - 1 - level];
+      const int32_t delta = static_cast<int32_t>(frame - caller);
+      PutVarint(columns_[kStackFrames], (static_cast<uint32_t>(delta) << 1) ^ static_cast<uint32_t>(delta >> 31));
+      caller = frame;
       const uint32_t child = ++defined_;
-      children_.emplace((static_cast<uint64_t>(id) << 32) | frame, child);
+      if (intern) children_.Set(id, frame, child);
+      lastSeen_[child] = now;
+      lastDepth_[child] = static_cast<uint16_t>(depth);
       id = child;
       t.previous[level] = frame;
       t.ids[level] = id;
-      ++level;
     }
-  } else {
-    PutU8(columns_[kStacks], static_cast<uint8_t>(id & 0xff));
-    PutVarint(columns_[kStacksHigh], id >> 8);
   }
   t.previousDepth = depth;
+  t.previousSample = now;
 }
 
 bool BlockEncoder::Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status, const uint32_t* stack, uint32_t depth) {
@@ -187,7 +266,7 @@ bool BlockEncoder::Add(uint64_t threadId, uint32_t interpreterId, uint64_t times
     thread = threads_[found->second].get();
   }
   if (kind_ == 4) EncodePredict(*thread, stack, depth);
-  else EncodeStackTable(*thread, stack, depth);
+  else EncodeRecent(*thread, stack, depth);
   PutVarint(columns_[kThreads], thread->index);
   // Time code: zigzag(i64(now − last − interval)) in u64 arithmetic.
   const uint64_t x = timestampUs - thread->last - interval_;

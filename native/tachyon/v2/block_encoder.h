@@ -1,5 +1,5 @@
 // Native twin of lib/tachyon/v2/blocks.ts SampleBlockWriter (with predict.ts
-// PredictCoder and stacktable.ts StackTableCoder): codes samples into
+// PredictCoder and recent.ts RecentStackCoder): codes samples into
 // version-2 sample blocks, byte for byte as the JS twin does. Pure C++.
 #pragma once
 #include <array>
@@ -14,7 +14,7 @@ namespace v2 {
 
 class BlockEncoder {
  public:
-  // kind: 4 = Predict, 5 = StackTable (docs/format-v2.md §3).
+  // kind: 4 = Predict, 6 = StackTableRecent (docs/format-v2.md §3).
   BlockEncoder(uint8_t kind, uint64_t sampleIntervalUs, uint64_t startTimeUs, uint32_t blockMaxSamples);
   ~BlockEncoder();
 
@@ -39,7 +39,7 @@ class BlockEncoder {
   };
 
   void EncodePredict(Thread& thread, const uint32_t* stack, uint32_t depth);
-  void EncodeStackTable(Thread& thread, const uint32_t* stack, uint32_t depth);
+  void EncodeRecent(Thread& thread, const uint32_t* stack, uint32_t depth);
 
   uint8_t kind_;
   uint64_t interval_;
@@ -47,8 +47,34 @@ class BlockEncoder {
   uint32_t blockMax_;
   std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> threadIndex_;
   std::vector<std::unique_ptr<Thread>> threads_;
-  std::unordered_map<uint64_t, uint32_t> children_;  // parent << 32 | frame → stack id
+  // (parent, frame) → child node, as stacktable.ts's ChildTable: each node's first child in
+  // arrays indexed by the parent (a new chain is all first children: written in order), the
+  // others in open addressing with linear probing. std::unordered_map allocated a node per stack
+  // and made writes 3× slower than version 1.
+  class ChildTable {
+   public:
+    int64_t Get(uint32_t parent, uint32_t frame) const;
+    void Set(uint32_t parent, uint32_t frame, uint32_t child);
+
+   private:
+    std::vector<uint32_t> firstChild_;  // 0 = none
+    std::vector<uint32_t> firstFrame_;
+    struct Slot {
+      uint32_t parentPlusOne;  // 0 = empty
+      uint32_t frame;
+      uint32_t child;
+    };
+    static size_t Index(uint32_t parent, uint32_t frame, size_t mask);
+    void Grow();
+    std::vector<Slot> slots_ = std::vector<Slot>(1 << 12);
+    size_t size_ = 0;
+  };
+  ChildTable children_;
   uint32_t defined_ = 0;
+  // Per node (recent.ts): the last sample whose stack passed through it, and that stack's depth.
+  std::vector<uint64_t> lastSeen_{0};
+  std::vector<uint16_t> lastDepth_{0};
+  uint64_t stacksCoded_ = 0;
   std::array<std::vector<uint8_t>, 10> columns_;
   std::vector<uint8_t> scratch_;
   uint32_t inBlock_ = 0;

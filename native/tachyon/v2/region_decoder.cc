@@ -25,6 +25,8 @@ constexpr const char* kErrUndefinedThread = "ERR_V2_UNDEFINED_THREAD";
 constexpr size_t kRecordPrefixSize = 13;  // u64 thread_id, u32 interpreter_id, u8 kind
 constexpr uint8_t kKindPredict = 4;
 constexpr uint8_t kKindStackTable = 5;
+constexpr uint8_t kKindStackTableRecent = 6;
+constexpr uint32_t kNewFramesEscape = 255;  // recent.ts K_ESCAPE
 constexpr size_t kColumns = 10;
 enum Column { kThreads, kThreadDefinitions, kDeltas, kDeltasHigh, kStatuses, kStacks, kStacksHigh, kParents, kParentsHigh, kStackFrames };
 constexpr size_t kThreadDefinitionSize = 12;
@@ -153,6 +155,60 @@ struct StackTable {
   }
 };
 
+// recent.ts RecentStackDecoder: the same tree, stacks named by recency.
+struct RecentStackTable {
+  std::vector<uint32_t> parent{0};
+  std::vector<uint32_t> frame{0};
+  std::vector<uint16_t> depth{0};
+  std::vector<uint32_t> history;  // the node of every sample so far
+  uint32_t defined = 0;
+
+  void Decode(Span& stacks, Span& stacksHigh, Span& parents, Span& parentsHigh, Span& frames, std::vector<uint32_t>& out) {
+    const size_t kAt = stacks.pos;
+    uint32_t k = stacks.U8("new frame count");
+    if (k == kNewFramesEscape) {
+      const uint32_t more = stacksHigh.U32();
+      k = more > kMaxDepth ? kMaxDepth + 1 : k + more;  // anything over 256 fails below
+    }
+    const size_t distAt = parents.pos;
+    const uint32_t dist = parents.U32();
+    uint32_t base = 0;
+    if (dist != 0) {
+      if (dist > history.size()) Fail(kErrUndefinedStack, "a sample names the stack of a sample before the first", distAt);
+      base = history[history.size() - dist];
+      const size_t popAt = parentsHigh.pos;
+      const uint32_t pop = parentsHigh.U32();
+      if (pop > depth[base]) Fail(kErrBadKeep, "a sample cuts more frames than its base stack has", popAt);
+      for (uint32_t i = 0; i < pop; ++i) base = parent[base];
+    }
+    if (static_cast<uint32_t>(depth[base]) + k > kMaxDepth) Fail(kErrStackTooDeep, "stack would have more than 256 frames", kAt);
+    uint32_t id = base;
+    if (k > 0) {
+      if (k > frames.remaining()) Fail(kErrTruncated, "more new frames than the frames column holds", kAt);
+      const size_t last = static_cast<size_t>(defined) + k;
+      parent.resize(last + 1);
+      frame.resize(last + 1);
+      depth.resize(last + 1);
+      uint32_t caller = base == 0 ? 0 : frame[base];
+      for (size_t n = static_cast<size_t>(defined) + 1; n <= last; ++n) {
+        const uint32_t zz = frames.U32();
+        caller += (zz >> 1) ^ (0u - (zz & 1));  // u32 wrap, as the JS twin's >>> 0
+        parent[n] = id;
+        frame[n] = caller;
+        depth[n] = static_cast<uint16_t>(depth[id] + 1);
+        id = static_cast<uint32_t>(n);
+      }
+      defined = static_cast<uint32_t>(last);
+    }
+    history.push_back(id);
+    const uint32_t d = depth[id];
+    for (uint32_t i = 0; i < d; ++i) {
+      out.push_back(frame[id]);
+      id = parent[id];
+    }
+  }
+};
+
 struct Thread {
   uint64_t last;
   std::unique_ptr<PredictState> predict;
@@ -161,6 +217,7 @@ struct Thread {
 void DecodeBlocks(const uint8_t* region, size_t size, uint64_t start, uint64_t interval, DecodedRegion& out) {
   std::vector<Thread> threads;
   StackTable table;
+  RecentStackTable recent;
   size_t pos = 0;
   while (pos < size) {
     const size_t blockAt = pos;
@@ -169,7 +226,7 @@ void DecodeBlocks(const uint8_t* region, size_t size, uint64_t start, uint64_t i
       if (region[pos + i] != 0) Fail(kErrBadBlock, "a sample block names a thread in its record prefix", pos + i);
     }
     const uint8_t kind = region[pos + kRecordPrefixSize - 1];
-    if (kind != kKindPredict && kind != kKindStackTable) Fail(kErrBadBlock, "unknown record kind in a version-2 sample region", pos + kRecordPrefixSize - 1);
+    if (kind != kKindPredict && kind != kKindStackTable && kind != kKindStackTableRecent) Fail(kErrBadBlock, "unknown record kind in a version-2 sample region", pos + kRecordPrefixSize - 1);
     pos += kRecordPrefixSize;
     const uint32_t count = leb128::DecodeU32(region, size, pos);
     uint64_t lengths[kColumns];
@@ -179,7 +236,7 @@ void DecodeBlocks(const uint8_t* region, size_t size, uint64_t start, uint64_t i
       total += lengths[c];
     }
     if (total > size - pos) Fail(kErrTruncated, "block columns need more bytes than are left", blockAt);
-    const bool stackTable = kind == kKindStackTable;
+    const bool stackTable = kind != kKindPredict;
     for (int fixed : {static_cast<int>(kDeltas), static_cast<int>(kStatuses), static_cast<int>(kStacks)}) {
       if (fixed == kStacks && !stackTable) continue;
       if (lengths[fixed] != count) Fail(kErrBadBlock, "a one-byte-per-sample column has the wrong length", blockAt);
@@ -210,6 +267,8 @@ void DecodeBlocks(const uint8_t* region, size_t size, uint64_t start, uint64_t i
       if (!stackTable) {
         if (!thread.predict) thread.predict = std::make_unique<PredictState>();
         thread.predict->Decode(cols[kStacks], out.frames);
+      } else if (kind == kKindStackTableRecent) {
+        recent.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames], out.frames);
       } else {
         table.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames], out.frames);
       }

@@ -70,11 +70,11 @@ Napi::Uint8Array ToBytes(Napi::Env env, const std::vector<uint8_t>& bytes) {
   return out;
 }
 
-// createEncoder(kind 4|5, sampleIntervalUs: bigint, startTimeUs: bigint, blockMaxSamples) -> handle
+// createEncoder(kind 4|6, sampleIntervalUs: bigint, startTimeUs: bigint, blockMaxSamples) -> handle
 Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const size_t kind = IndexArg(info, 0, "kind");
-  if (kind != 4 && kind != 5) throw InvalidArgument(env, "kind must be 4 (predict) or 5 (stack table)");
+  if (kind != 4 && kind != 6) throw InvalidArgument(env, "kind must be 4 (predict) or 6 (stack table, recency references)");
   const uint64_t interval = BigIntArg(info, 1, "sampleIntervalUs");
   const uint64_t start = BigIntArg(info, 2, "startTimeUs");
   const size_t blockMax = IndexArg(info, 3, "blockMaxSamples");
