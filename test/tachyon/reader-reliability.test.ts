@@ -397,9 +397,11 @@ describe('bounded memory', () => {
     const script = path.join(__dirname, 'child', 'reader-lifetimes.cjs');
     const run = spawnSync(process.execPath, ['--expose-gc', script, backend.name, '1000', file], { encoding: 'utf8', timeout: 240_000 });
     if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { done: number; rssGrowth: number; externalGrowth: number };
+    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { done: number; rssGrowth: number; heapUsedGrowth: number; externalGrowth: number };
     expect(r.done).toBe(1000);
+    // RSS outside V8's heap (native memory), and V8's heap in use: each at most 50 MB.
     expect(r.rssGrowth / 1e6).toBeLessThan(50);
+    expect(r.heapUsedGrowth / 1e6).toBeLessThan(50);
     expect(r.externalGrowth / 1e6).toBeLessThan(50);
   });
 });
