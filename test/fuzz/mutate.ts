@@ -267,9 +267,10 @@ export function saveFailure(label: string, seed: number, bytes: Uint8Array): str
  * times); returns the iteration count. A single step that spends more than
  * `slowStepMs` of CPU time fails, described by `describe()` (which the step
  * may point at its input): decoders must not loop without consuming input.
- * CPU time, not wall time, because a loaded machine (CI's two cores running
- * two test files and their children) stretched a recover step, which takes under 0.3 s alone, to 5.7 s of
- * wall time; a step blocked for 10x the limit in wall time fails as well.
+ * CPU time, not wall time: on a loaded machine (CI's two cores running two
+ * test files and their children) a recover step that takes under 0.3 s
+ * alone took 5.7 s of wall time. A step blocked for 10x the limit in wall
+ * time fails as well.
  */
 export function runFor(budgetMs: number, minIterations: number, step: (i: number) => void, slowStepMs = 2000, describe: () => string = () => ''): number {
   const deadline = performance.now() + budgetMs;
