@@ -5,6 +5,7 @@
 // early once growth passes 4x the bound the test checks.
 'use strict';
 require('../../fuzz/child/ts-require.cjs');
+const { outsideHeap, usage, growth } = require('./memory.cjs');
 const { ProfileReader } = require('../../../lib/tachyon/index.ts');
 
 const [which, countText, file] = process.argv.slice(2);
@@ -19,21 +20,7 @@ function lifetime() {
   if (samples !== 20_000) throw new Error(`replayed ${samples} samples, wrote 20000`);
 }
 
-// After a full collection (node --expose-gc): what is still held, not garbage
-// V8 has not got round to. No event-loop turn: close() alone must free it.
-// RSS less V8's heap total: Node 24's V8 keeps up to ~100 MB of emptied heap
-// pages after a full GC (heapTotal grows while heapUsed stays flat), which
-// is not memory the library holds; V8 heap in use is reported on its own.
-function outsideHeap() {
-  const m = process.memoryUsage();
-  return m.rss - m.heapTotal;
-}
-function usage() {
-  global.gc();
-  const m = process.memoryUsage();
-  return { rss: outsideHeap(), heapUsed: m.heapUsed, external: m.external };
-}
-
+// No event-loop turn between lifetimes: close() alone must free the memory.
 for (let i = 0; i < 50; i++) lifetime();
 const before = usage();
 let done = 0;
@@ -43,4 +30,4 @@ for (let i = 0; i < count; i++) {
   if (i % 10 === 0 && outsideHeap() - before.rss > STOP_BYTES) break;
 }
 const after = usage();
-console.log(JSON.stringify({ done, rssGrowth: after.rss - before.rss, heapUsedGrowth: after.heapUsed - before.heapUsed, externalGrowth: after.external - before.external }));
+console.log(JSON.stringify({ done, ...growth(before, after) }));

@@ -5,6 +5,7 @@
 // test checks, so a leaking build cannot take the machine's memory.
 'use strict';
 require('../../fuzz/child/ts-require.cjs');
+const { outsideHeap, usage, growth } = require('./memory.cjs');
 const path = require('path');
 const { ProfileWriter } = require('../../../lib/tachyon/index.ts');
 
@@ -23,21 +24,7 @@ function lifetime(i) {
   else w.close();
 }
 
-// After a full collection (node --expose-gc): what is still held, not garbage
-// V8 has not got round to. No event-loop turn: N-API finalizers wait for one.
-// RSS less V8's heap total: Node 24's V8 keeps up to ~100 MB of emptied heap
-// pages after a full GC (heapTotal grows while heapUsed stays flat), which
-// is not memory the library holds; V8 heap in use is reported on its own.
-function outsideHeap() {
-  const m = process.memoryUsage();
-  return m.rss - m.heapTotal;
-}
-function usage() {
-  global.gc();
-  const m = process.memoryUsage();
-  return { rss: outsideHeap(), heapUsed: m.heapUsed, external: m.external };
-}
-
+// Measured without an event-loop turn before it: N-API finalizers wait for one.
 async function main() {
   // Warm up (module loading, the first context, the JIT, V8 and malloc reaching
   // their working sizes) so the growth measured is what lifetimes keep.
@@ -51,7 +38,7 @@ async function main() {
     if (i % 10 === 0 && outsideHeap() - before.rss > STOP_BYTES) break;
   }
   const after = usage();
-  console.log(JSON.stringify({ done, rssGrowth: after.rss - before.rss, heapUsedGrowth: after.heapUsed - before.heapUsed, externalGrowth: after.external - before.external }));
+  console.log(JSON.stringify({ done, ...growth(before, after) }));
 }
 
 main().catch((err) => {
