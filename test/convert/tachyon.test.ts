@@ -165,6 +165,12 @@ describe('profpack record', () => {
     src.close();
   });
 
+  // Under emulation (qemu, PROFPACK_TEST_TIMEOUT_SCALE > 1) the sampler and the
+  // harvest timer run slower too: the programs spin longer and a harvest may be
+  // later, so the same counts still hold; natively this is 1.
+  const SLOWDOWN = Math.min(10, Math.max(1, Number(process.env.PROFPACK_TEST_TIMEOUT_SCALE ?? '1') || 1));
+  const SPIN_MS = 300 * SLOWDOWN;
+
   const target = (body: string) => {
     const file = path.join(work, `target-${Math.random().toString(36).slice(2)}.js`);
     writeFileSync(file, ['function profpackSpin(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); return x; }', body].join('\n'));
@@ -173,13 +179,13 @@ describe('profpack record', () => {
 
   it('finalizes on SIGTERM (and exits as the signal did), on an uncaught exception, and on process.exit', () => {
     const runs = [
-      { body: "profpackSpin(300); process.kill(process.pid, 'SIGTERM'); setTimeout(() => {}, 10000);", code: 143 },
-      { body: "profpackSpin(300); throw new Error('boom');", code: 1 },
-      { body: 'profpackSpin(300); process.exit(7);', code: 7 },
+      { body: `profpackSpin(${SPIN_MS}); process.kill(process.pid, 'SIGTERM'); setTimeout(() => {}, 10000);`, code: 143 },
+      { body: `profpackSpin(${SPIN_MS}); throw new Error('boom');`, code: 1 },
+      { body: `profpackSpin(${SPIN_MS}); process.exit(7);`, code: 7 },
     ];
     for (const { body, code } of runs) {
       const out = path.join(work, `end-${code}.tach`);
-      const r = cli(['record', '--harvest-ms', '100000', '--out', out, '--', 'node', target(body)]);
+      const r = cli(['record', '--harvest-ms', '100000', '--out', out, '--', process.execPath, target(body)]);
       expect(r.code).toBe(code);
       const src = openTachyon(out);
       const spin = src.frames.findIndex((f) => f.funcname === 'profpackSpin');
@@ -193,10 +199,10 @@ describe('profpack record', () => {
     const out = path.join(work, 'workers.tach');
     const body = [
       "const { Worker } = require('node:worker_threads');",
-      "const w = new Worker('function profpackWorkerSpin(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); return x; } profpackWorkerSpin(400);', { eval: true });",
+      `const w = new Worker('function profpackWorkerSpin(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); return x; } profpackWorkerSpin(${400 * SLOWDOWN});', { eval: true });`,
       'w.on("exit", () => profpackSpin(50));',
     ].join('\n');
-    const r = cli(['record', '--workers', '--compression', 'none', '--out', out, '--', 'node', target(body)]);
+    const r = cli(['record', '--workers', '--compression', 'none', '--out', out, '--', process.execPath, target(body)]);
     expect(r.code).toBe(0);
     const src = openTachyon(out);
     expect(src.reader.info.compressionType).toBe(0);
@@ -209,7 +215,7 @@ describe('profpack record', () => {
   });
 
   it('an output that cannot be created: exit 2 with one line, before the program runs', () => {
-    const r = cli(['record', '--out', path.join(work, 'no-such-dir', 'x.tach'), '--', 'node', target('console.log("ran anyway");')]);
+    const r = cli(['record', '--out', path.join(work, 'no-such-dir', 'x.tach'), '--', process.execPath, target('console.log("ran anyway");')]);
     expect(r.code).toBe(2);
     expect(r.stdout).not.toContain('ran anyway');
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
@@ -237,7 +243,7 @@ describe('profpack record', () => {
     ].join('\n');
   const HARVEST_MS = 200;
   // A harvest may run late on a loaded machine: one interval plus this much.
-  const LATE_MS = 400;
+  const LATE_MS = 400 * SLOWDOWN;
 
   function expectSurvivedUntil(file: string, killedAtUs: bigint, runMs: number): void {
     const src = openTachyon(file);
@@ -252,11 +258,11 @@ describe('profpack record', () => {
 
   it('SIGKILL: the file is finalized with every harvest up to the last one', () => {
     const out = path.join(work, 'killed.tach');
-    const r = cli(['record', '--harvest-ms', String(HARVEST_MS), '--out', out, '--', 'node', target(killedAfter(1500))]);
+    const r = cli(['record', '--harvest-ms', String(HARVEST_MS), '--out', out, '--', process.execPath, target(killedAfter(1500 * SLOWDOWN))]);
     expect(r.signal).toBeNull();
     expect(r.code).toBe(137);
     expect(r.stderr).toContain('ended without stopping its recording (SIGKILL)');
-    expectSurvivedUntil(out, BigInt(r.stdout.trim()), 1500);
+    expectSurvivedUntil(out, BigInt(r.stdout.trim()), 1500 * SLOWDOWN);
   });
 
   it('startRecording() writes through a writer process: SIGKILL keeps every harvest; stop() and exit give the final file', () => {
@@ -264,17 +270,17 @@ describe('profpack record', () => {
     const lib = (out: string, rest: string, writer = 'process') =>
       target(`const rec = require(${recorder}).startRecording({ out: ${JSON.stringify(out)}, writer: '${writer}', harvestMs: ${HARVEST_MS} });\n${rest}`);
     const killed = path.join(work, 'lib-killed.tach');
-    const k = spawnSync(process.execPath, [lib(killed, killedAfter(1500))], { encoding: 'utf8', timeout: 60_000 });
+    const k = spawnSync(process.execPath, [lib(killed, killedAfter(1500 * SLOWDOWN))], { encoding: 'utf8', timeout: 60_000 * SLOWDOWN });
     expect(k.signal).toBe('SIGKILL');
     // The writer process finalizes on its own once the pipe closes.
     for (let i = 0; i < 100 && !finalized(killed); i++) spawnSync('sleep', ['0.1']);
-    expectSurvivedUntil(killed, BigInt(k.stdout.trim()), 1500);
+    expectSurvivedUntil(killed, BigInt(k.stdout.trim()), 1500 * SLOWDOWN);
 
     // stop() returns once the file is final; process.exit() finalizes through the 'exit' handler. Both writers.
     for (const writer of ['process', 'inline']) {
       const stopped = path.join(work, `lib-stopped-${writer}.tach`);
-      const body = "profpackSpin(300); const s = rec.stop(); const head = require('fs').readFileSync(s.out).subarray(0, 4).toString('latin1'); console.log(JSON.stringify({ s, head }));";
-      const r = spawnSync(process.execPath, [lib(stopped, body, writer)], { encoding: 'utf8', timeout: 60_000 });
+      const body = `profpackSpin(${SPIN_MS}); const s = rec.stop(); const head = require('fs').readFileSync(s.out).subarray(0, 4).toString('latin1'); console.log(JSON.stringify({ s, head }));`;
+      const r = spawnSync(process.execPath, [lib(stopped, body, writer)], { encoding: 'utf8', timeout: 60_000 * SLOWDOWN });
       expect(r.status).toBe(0);
       const { s, head } = JSON.parse(r.stdout) as { s: { samples: number }; head: string };
       expect(head).not.toBe('\0\0\0\0');
@@ -283,7 +289,7 @@ describe('profpack record', () => {
       src.close();
 
       const exited = path.join(work, `lib-exit-${writer}.tach`);
-      const e = spawnSync(process.execPath, [lib(exited, 'profpackSpin(300); process.exit(3);', writer)], { encoding: 'utf8', timeout: 60_000 });
+      const e = spawnSync(process.execPath, [lib(exited, `profpackSpin(${SPIN_MS}); process.exit(3);`, writer)], { encoding: 'utf8', timeout: 60_000 * SLOWDOWN });
       expect(e.status).toBe(3);
       const esrc = openTachyon(exited);
       expect([...esrc.samples()].length).toBeGreaterThan(50);
@@ -291,7 +297,7 @@ describe('profpack record', () => {
 
       // A path that cannot be created fails at start, with the writer's own code.
       const badOut = JSON.stringify(path.join(work, 'no-such-dir', 'x.tach'));
-      const bad = spawnSync(process.execPath, [target(`try { require(${recorder}).startRecording({ out: ${badOut}, writer: '${writer}' }); } catch (e) { console.log(e.code); }`)], { encoding: 'utf8', timeout: 60_000 });
+      const bad = spawnSync(process.execPath, [target(`try { require(${recorder}).startRecording({ out: ${badOut}, writer: '${writer}' }); } catch (e) { console.log(e.code); }`)], { encoding: 'utf8', timeout: 60_000 * SLOWDOWN });
       expect(bad.stdout.trim()).toBe('ERR_TACHYON_WRITE_IO');
     }
   });
