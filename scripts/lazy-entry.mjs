@@ -3,7 +3,7 @@
 // loads on first access to one of its exports (issue 18: cold start). The
 // same rewrite defers every wing of dist/tachyon/index.js, so the first
 // ProfileReader use loads the read wing without the writer, version 2's
-// file API and downgrade. The export lists stay where they are (lib/index.ts,
+// file API and downgrade, and every command module of dist/cli/main.js. The export lists stay where they are (lib/index.ts,
 // lib/tachyon/index.ts); this only changes when the `require` calls tsc
 // emitted for them run. Each deferred module becomes a
 // proxy that requires it on first property read, so the export getters keep
@@ -27,8 +27,10 @@ function rewrite(file, eager) {
   const source = readFileSync(file, 'utf8');
   if (source.includes(marker)) return; // already rewritten (tsc did not run)
   const out = source.split('\n').map((line) => {
-    let m = /^var (\w+) = require\("(\.[^"]+)"\);$/.exec(line);
-    if (m) return eager.has(m[2]) ? line : `var ${m[1]} = lazyModule(function () { return require("${m[2]}"); });`;
+    // A package (commander) stays eager: only this project's modules are deferred.
+    if (/^(const|var) \w+ = require\("[^."][^"]*"\);$/.test(line)) return line;
+    let m = /^(var|const) (\w+) = require\("(\.[^"]+)"\);$/.exec(line);
+    if (m) return eager.has(m[3]) ? line : `${m[1]} ${m[2]} = lazyModule(function () { return require("${m[3]}"); });`;
     m = /^exports\.(\w+) = __importStar\(require\("(\.[^"]+)"\)\);$/.exec(line);
     if (m) {
       return `var ${m[1]}_namespace = lazyModule(function () { return { namespace: __importStar(require("${m[2]}")) }; });
@@ -38,9 +40,12 @@ Object.defineProperty(exports, "${m[1]}", { enumerable: true, get: function () {
     return line;
   });
   const text = out.join('\n');
-  if (!text.startsWith('"use strict";\n')) throw new Error(`lazy-entry: ${file} does not start with "use strict"`);
+  // After "use strict" (which follows the CLI's #! line).
+  if (!/^(#![^\n]*\n)?"use strict";\n/.test(text)) throw new Error(`lazy-entry: ${file} does not start with "use strict"`);
   writeFileSync(file, text.replace('"use strict";\n', `"use strict";\n${helper}\n`));
 }
 
 rewrite(path.join(dist, 'index.js'), new Set(['./errors', './backend'])); // small, and every first call needs them
 rewrite(path.join(dist, 'tachyon', 'index.js'), new Set());
+// The CLI registers only the command its command line names (lib/cli/main.ts): the others' modules never load.
+rewrite(path.join(dist, 'cli', 'main.js'), new Set(['./errors', './output']));

@@ -5,8 +5,11 @@
  * Tachyon entry defers its read and write wings the same way.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from './shared';
+import { repoRoot, sharedPath } from './shared';
 
 const script = `
   const before = new Set(Object.keys(require.cache));
@@ -45,5 +48,26 @@ describe('lazy package entry', () => {
     expect(r.stderr).not.toMatch(/Error/);
     const out = JSON.parse(r.stdout.trim());
     expect(out).toEqual({ missing: [], reader: 'function' });
+  });
+
+  it('the built CLI loads only the command its command line names; help still lists every command', () => {
+    const listing = `process.on('exit', () => require('fs').writeSync(2, '\\nLOADED ' + JSON.stringify(Object.keys(require.cache).filter((f) => f.includes('/dist/')).map((f) => f.slice(f.indexOf('/dist/') + 6)))));`;
+    const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
+    const preload = path.join(mkdtempSync(path.join(tmpdir(), 'profpack-lazy-cli-')), 'listing.cjs');
+    writeFileSync(preload, listing);
+    const run = (...args: string[]) => {
+      const r = spawnSync(process.execPath, ['-r', preload, cli, ...args], { cwd: repoRoot, encoding: 'utf8' });
+      return { ...r, loaded: JSON.parse(/LOADED (.*)$/.exec(r.stderr)![1]!) as string[] };
+    };
+    const info = run('info', sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'));
+    expect(info.status).toBe(0);
+    expect(info.stdout).toMatch(/samples/);
+    expect(info.loaded).toContain('cli/commands/info.js');
+    expect(info.loaded.filter((f) => f.startsWith('cli/commands/') && f !== 'cli/commands/info.js')).toEqual([]);
+    expect(info.loaded.filter((f) => /^(view|fleet|record|query)\//.test(f))).toEqual([]);
+    const help = run('--help');
+    expect(help.status).toBe(0);
+    for (const name of ['info', 'dump', 'convert', 'top', 'record', 'downgrade', 'flame', 'diff', 'merge', 'export', 'sql', 'recover']) expect(help.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    rmSync(path.dirname(preload), { recursive: true, force: true });
   });
 });

@@ -5,20 +5,43 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerConvert } from './commands/convert';
+import { registerDiff } from './commands/diff';
 import { registerDowngrade } from './commands/downgrade';
 import { registerDump } from './commands/dump';
 import { registerExport, registerMerge, registerSql } from './commands/fleet';
+import { registerFlame } from './commands/flame';
 import { registerInfo } from './commands/info';
 import { registerRecord } from './commands/record';
-import { registerTop } from './commands/top';
 import { registerRecover } from './commands/recover';
+import { registerTop } from './commands/top';
 import { EXIT_USER_ERROR, userErrorLine } from './errors';
 import { OutputClosed } from './output';
-// views (issue 20)
-import { registerDiff } from './commands/diff';
-import { registerFlame } from './commands/flame';
 
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+/**
+ * Each command's registration, in help order. A command line names one
+ * command, and only that one is registered: the built main.js requires each
+ * command module on first use (scripts/lazy-entry.mjs), because loading
+ * every command (views, fleet, the converters) cost each run ~30 modules —
+ * most of `profpack record`'s own CPU on a short program.
+ */
+const COMMANDS: Record<string, () => Register> = {
+  info: () => registerInfo,
+  dump: () => registerDump,
+  convert: () => registerConvert,
+  top: () => registerTop,
+  record: () => registerRecord,
+  downgrade: () => registerDowngrade,
+  flame: () => registerFlame,
+  diff: () => registerDiff,
+  merge: () => registerMerge,
+  export: () => registerExport,
+  sql: () => registerSql,
+  recover: () => registerRecover,
+};
+
+/** The program; given the command line, only the command it names (all of them for help, or a name that is not one). */
+export function buildProgram(argv?: readonly string[]): Command {
   const program = new Command();
   program
     .name('profpack')
@@ -27,25 +50,15 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
     .exitOverride()
     .configureOutput({ outputError: () => {} });
-  registerInfo(program);
-  registerDump(program);
-  registerConvert(program);
-  registerTop(program);
-  registerRecord(program);
-  registerDowngrade(program);
-  registerFlame(program);
-  registerDiff(program);
-  registerMerge(program);
-  registerExport(program);
-  registerSql(program);
-
-  registerRecover(program);
+  const named = argv?.[2];
+  const names = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
+  for (const name of names) COMMANDS[name]!()(program);
   return program;
 }
 
 /** Runs the command line; returns the exit status (record sets process.exitCode itself when its target ends). */
 export function main(argv: string[]): number {
-  const program = buildProgram();
+  const program = buildProgram(argv);
   try {
     program.parse(argv);
     return 0;

@@ -10,7 +10,7 @@ import type { CpuProfile } from '../convert/cpuprofile';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ErrorCode, ProfpackError } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
-import { ChunkIngester, epochOffsetUs } from './ingest';
+import { ChunkIngester, FrameSpace, epochOffsetUs } from './ingest';
 import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
 import { FrameParser, type WireMessage } from './wire';
 
@@ -54,6 +54,8 @@ export class RecordingHost {
   private rotateTimer: NodeJS.Timeout | undefined;
   private readonly ingester: ChunkIngester;
   private readonly parser = new FrameParser();
+  /** The call frames the pipe's sender has numbered so far. */
+  private readonly pipeFrames = new FrameSpace();
   private readonly threads = new Set<number>();
   private end: { durationSec: number; threads: number } | undefined;
   private summary: HostSummary | undefined;
@@ -144,7 +146,9 @@ export class RecordingHost {
 
   private handle(message: WireMessage): void {
     if (message.kind === 'chunk') {
-      this.ingestChunk(message.profile, message.threadId, message.mainThread);
+      this.threads.add(message.threadId);
+      this.file.threads.add(message.threadId);
+      this.ingester.ingestWire(message.profile, BigInt(message.threadId), message.mainThread, this.pipeFrames);
     } else if (message.kind === 'ping') {
       // nothing to write
     } else if (message.kind === 'end') {
@@ -154,7 +158,7 @@ export class RecordingHost {
     }
   }
 
-  /** One harvest of a thread (from the pipe, or directly from an inline recorder). */
+  /** One harvest of a thread, from an inline recorder. */
   ingestChunk(profile: CpuProfile, threadId: number, mainThread: boolean): void {
     this.threads.add(threadId);
     this.file.threads.add(threadId);

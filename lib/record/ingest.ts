@@ -5,6 +5,8 @@
  */
 import { frameFromV8, statusForV8Leaf, type CpuProfile, type CpuProfileCallFrame } from '../convert/cpuprofile';
 import { NodeStatus, type ProfileSink } from '../convert/model';
+import { ErrorCode, ProfpackError } from '../errors';
+import { FrameNumbers, type WireProfile } from './wire';
 
 /**
  * µs to add to a V8 sample time (CLOCK_MONOTONIC, the clock process.hrtime
@@ -17,8 +19,20 @@ export function epochOffsetUs(): bigint {
   return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) - monotonicUs;
 }
 
+/** The call frames one sender numbered (wire.ts FrameNumbers), and the sink's ids for them. */
+export class FrameSpace {
+  readonly callFrames: CpuProfileCallFrame[] = [];
+  /** Sink frame id by number, for the sink of `generation` (a rotation starts a new frame table). */
+  sinkIds: number[] = [];
+  generation = -1;
+}
+
 export class ChunkIngester {
-  private readonly frameIds = new Map<string, number>();
+  /** Chunks given as V8 profiles are numbered here, as a pipe's sender numbers them. */
+  private readonly ownNumbers = new FrameNumbers();
+  private readonly ownFrames = new FrameSpace();
+  /** Bumped by retarget(): every space's sink ids are then stale. */
+  private generation = 0;
   /** Per thread: the newest sample time written, to drop the samples two overlapping chunks share. */
   private readonly lastTime = new Map<bigint, bigint>();
   samples = 0;
@@ -38,45 +52,50 @@ export class ChunkIngester {
    */
   retarget(sink: ProfileSink): void {
     this.sink = sink;
-    this.frameIds.clear();
+    this.generation++;
     this.firstTimeUs = undefined;
     this.lastTimeUs = undefined;
   }
 
-  private frameId(cf: CpuProfileCallFrame): number {
-    const key = `${cf.functionName}\u0000${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}`;
-    let id = this.frameIds.get(key);
-    if (id === undefined) {
-      id = this.sink.internFrame(frameFromV8(cf));
-      this.frameIds.set(key, id);
-    }
-    return id;
+  /** Writes one V8 profile chunk's samples for a thread; returns how many were written. */
+  ingest(chunk: CpuProfile, threadId: bigint, isMainThread: boolean): number {
+    return this.ingestWire(this.ownNumbers.encode(chunk), threadId, isMainThread, this.ownFrames);
   }
 
-  /** Writes one chunk's samples for a thread; returns how many were written. */
-  ingest(chunk: CpuProfile, threadId: bigint, isMainThread: boolean): number {
-    const parent = new Map<number, number>();
-    const byId = new Map<number, CpuProfileCallFrame>();
-    for (const node of chunk.nodes) {
-      byId.set(node.id, node.callFrame);
-      for (const child of node.children ?? []) parent.set(child, node.id);
+  /** The same for a chunk as it came over a pipe, whose frame numbers are `space`'s. */
+  ingestWire(chunk: WireProfile, threadId: bigint, isMainThread: boolean, space: FrameSpace): number {
+    for (const cf of chunk.newFrames) space.callFrames.push(cf);
+    if (space.generation !== this.generation) {
+      space.sinkIds = [];
+      space.generation = this.generation;
     }
+    const { parents, frames: frameNumbers } = chunk;
+    const nodeCount = parents.length;
+    const sinkId = (node: number): number => {
+      const n = frameNumbers[node]!;
+      let id = space.sinkIds[n];
+      if (id === undefined) {
+        const cf = space.callFrames[n];
+        if (cf === undefined) throw new ProfpackError(`recording chunk: node ${node} names frame ${n}, which was never sent`, { code: ErrorCode.RECORD_FAILED, expected: `a frame number below ${space.callFrames.length}` });
+        space.sinkIds[n] = id = this.sink.internFrame(frameFromV8(cf));
+      }
+      return id;
+    };
     const stacks = new Map<number, { frames: Uint32Array; status: number }>();
-    const stackOf = (id: number) => {
-      let hit = stacks.get(id);
+    const stackOf = (leaf: number) => {
+      let hit = stacks.get(leaf);
       if (hit !== undefined) return hit;
       const frames: number[] = [];
-      let cur: number | undefined = id;
       // The node without a parent is "(root)": not a frame of the program.
-      while (cur !== undefined && parent.has(cur)) {
-        frames.push(this.frameId(byId.get(cur)!));
-        cur = parent.get(cur);
+      // At most one step per node: a tree with a cycle (a damaged message) ends.
+      for (let cur = leaf, steps = 0; cur >= 0 && cur < nodeCount && parents[cur]! >= 0 && steps < nodeCount; cur = parents[cur]!, steps++) {
+        frames.push(sinkId(cur));
       }
-      const leaf = frames.length > 0 ? byId.get(id) : undefined;
-      let status = statusForV8Leaf(leaf?.functionName, leaf?.url);
+      const cf = frames.length > 0 ? space.callFrames[frameNumbers[leaf]!] : undefined;
+      let status = statusForV8Leaf(cf?.functionName, cf?.url);
       if (isMainThread) status |= NodeStatus.MainThread;
       hit = { frames: Uint32Array.from(frames), status };
-      stacks.set(id, hit);
+      stacks.set(leaf, hit);
       return hit;
     };
     const after = this.lastTime.get(threadId);
@@ -105,7 +124,7 @@ export class ChunkIngester {
  * timeDeltas; DevTools sorts them too), and two overlapping harvests share a
  * few ticks: both are settled here, so sender and writer count alike.
  */
-export function newSamplesInOrder(chunk: CpuProfile, after: bigint | undefined): { order: number[]; times: bigint[] } {
+export function newSamplesInOrder(chunk: Pick<CpuProfile, 'samples' | 'timeDeltas' | 'startTime'>, after: bigint | undefined): { order: number[]; times: bigint[] } {
   const samples = chunk.samples ?? [];
   const deltas = chunk.timeDeltas ?? [];
   const times = new Array<bigint>(samples.length);

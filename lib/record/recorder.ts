@@ -21,7 +21,7 @@ import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from './host';
 import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
 import { checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rotate';
 import { V8Sampler } from './sampler';
-import { FdSender } from './wire';
+import { FdSender, FrameNumbers } from './wire';
 
 export interface RecordingOptions {
   /** Tachyon file to write (ignored when `sink` or `fd` is given). */
@@ -139,6 +139,7 @@ function hostTarget(host: RecordingHost, onFile: OnFile): ChunkTarget {
 }
 
 function pipeTarget(sender: FdSender): ChunkTarget {
+  const numbers = new FrameNumbers();
   // Counted as the writer will count them (overlapping harvests share ticks).
   const newest = new Map<number, bigint>();
   let samples = 0;
@@ -150,7 +151,7 @@ function pipeTarget(sender: FdSender): ChunkTarget {
       newest.set(threadId, times[order[order.length - 1]!]!);
       samples += order.length;
       sent = true;
-      sender.send({ kind: 'chunk', threadId, mainThread, profile });
+      sender.send({ kind: 'chunk', threadId, mainThread, profile: numbers.encode(profile) });
     },
     alive() {
       // An idle harvest still writes (a ping): only a write finds out that the writer has gone.

@@ -13,11 +13,64 @@
  * out from an 'exit' handler, where nothing asynchronous runs any more.
  */
 import * as fs from 'node:fs';
-import type { CpuProfile } from '../convert/cpuprofile';
+import type { CpuProfile, CpuProfileCallFrame } from '../convert/cpuprofile';
 import { ErrorCode, ProfpackError } from '../errors';
 
+/**
+ * A harvest as it crosses the pipe: V8's tree as parallel arrays of node
+ * indices, each call frame sent once per pipe and named by number after that.
+ * V8 sends every node's call frame again in every harvest; a long program's
+ * one big harvest was ~5 MB of JSON, mostly repeated call frames, which the
+ * writer parsed and keyed again.
+ */
+export interface WireProfile {
+  /** Call frames first seen in this harvest: they take the next numbers, from 0 on each pipe. */
+  newFrames: CpuProfileCallFrame[];
+  /** Per node: its parent's index (-1: a root). */
+  parents: number[];
+  /** Per node: its call frame's number. */
+  frames: number[];
+  /** Per sample: its node's index (-1: a node the tree does not have). */
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+/** Numbers call frames as one sender meets them (the sending side of WireProfile). */
+export class FrameNumbers {
+  private readonly numbers = new Map<string, number>();
+
+  encode(profile: CpuProfile): WireProfile {
+    const nodes = profile.nodes ?? [];
+    const index = new Map<number, number>();
+    for (let i = 0; i < nodes.length; i++) index.set(nodes[i]!.id, i);
+    const parents = new Array<number>(nodes.length).fill(-1);
+    const frames = new Array<number>(nodes.length);
+    const newFrames: CpuProfileCallFrame[] = [];
+    for (let i = 0; i < nodes.length; i++) {
+      const node = nodes[i]!;
+      for (const child of node.children ?? []) {
+        const c = index.get(child);
+        if (c !== undefined) parents[c] = i;
+      }
+      const cf = node.callFrame;
+      const key = `${cf.functionName}\u0000${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}`;
+      let n = this.numbers.get(key);
+      if (n === undefined) {
+        n = this.numbers.size;
+        this.numbers.set(key, n);
+        newFrames.push(cf);
+      }
+      frames[i] = n;
+    }
+    const samples = (profile.samples ?? []).map((id) => index.get(id) ?? -1);
+    return { newFrames, parents, frames, samples, timeDeltas: profile.timeDeltas ?? [], startTime: profile.startTime, endTime: profile.endTime };
+  }
+}
+
 export type WireMessage =
-  | { kind: 'chunk'; threadId: number; mainThread: boolean; profile: CpuProfile }
+  | { kind: 'chunk'; threadId: number; mainThread: boolean; profile: WireProfile }
   | { kind: 'end'; durationSec: number; threads: number }
   // A harvest with no new samples: tells the recorded process whether its writer is still there.
   | { kind: 'ping' };
@@ -90,36 +143,53 @@ export class FdSender {
  * and ends parsing; the messages before it are still returned.
  */
 export class FrameParser {
-  private pending: Buffer = Buffer.alloc(0);
+  /**
+   * Bytes not yet parsed, as they arrived: joined only once a whole frame is
+   * there (a big harvest comes in dozens of pipe reads; joining at every read
+   * made parsing quadratic in the frame's size).
+   */
+  private parts: Buffer[] = [];
+  private pendingBytes = 0;
   /** Bytes consumed by whole frames so far (for error offsets). */
   offset = 0;
   failure: ProfpackError | undefined;
 
   push(bytes: Buffer): WireMessage[] {
     const out: WireMessage[] = [];
-    if (this.failure !== undefined) return out;
-    this.pending = this.pending.length === 0 ? bytes : Buffer.concat([this.pending, bytes]);
-    while (this.pending.length >= 4) {
-      const size = this.pending.readUInt32LE(0);
+    if (this.failure !== undefined || bytes.length === 0) return out;
+    this.parts.push(bytes);
+    this.pendingBytes += bytes.length;
+    while (this.pendingBytes >= 4) {
+      const head = this.parts[0]!.length >= 4 ? this.parts[0]! : this.join();
+      const size = head.readUInt32LE(0);
       if (size > MAX_FRAME_BYTES) {
         this.failure = new ProfpackError(`recording pipe: a frame of ${size} bytes`, { code: ErrorCode.RECORD_FAILED, offset: this.offset, expected: `at most ${MAX_FRAME_BYTES} bytes` });
         break;
       }
-      if (this.pending.length < 4 + size) break;
+      if (this.pendingBytes < 4 + size) break;
+      const all = this.join();
       try {
-        out.push(JSON.parse(this.pending.subarray(4, 4 + size).toString('utf8')) as WireMessage);
+        out.push(JSON.parse(all.toString('utf8', 4, 4 + size)) as WireMessage);
       } catch (err) {
         this.failure = new ProfpackError('recording pipe: a frame is not JSON', { code: ErrorCode.RECORD_FAILED, offset: this.offset, expected: 'a JSON message', cause: err });
         break;
       }
-      this.pending = this.pending.subarray(4 + size);
+      const rest = all.subarray(4 + size);
+      this.parts = rest.length > 0 ? [rest] : [];
+      this.pendingBytes = rest.length;
       this.offset += 4 + size;
     }
     return out;
   }
 
+  /** The pending parts as one buffer (kept as the only part). */
+  private join(): Buffer {
+    if (this.parts.length > 1) this.parts = [Buffer.concat(this.parts, this.pendingBytes)];
+    return this.parts[0]!;
+  }
+
   /** Bytes of a frame that never completed (the sender died mid-send). */
   get leftover(): number {
-    return this.failure === undefined ? this.pending.length : 0;
+    return this.failure === undefined ? this.pendingBytes : 0;
   }
 }

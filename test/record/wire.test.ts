@@ -8,7 +8,7 @@ import type { CpuProfile } from '../../lib/convert/cpuprofile';
 import { openTachyon } from '../../lib/convert/tachyon';
 import { ErrorCode, isProfpackError } from '../../lib/errors';
 import { RecordingHost } from '../../lib/record/host';
-import { encodeFrame, FdSender, FrameParser, MAX_FRAME_BYTES, type WireMessage } from '../../lib/record/wire';
+import { encodeFrame, FdSender, FrameNumbers, FrameParser, MAX_FRAME_BYTES, type WireMessage } from '../../lib/record/wire';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-wire-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,7 +32,7 @@ function chunk(start: number, leaves: number[]): CpuProfile {
 }
 
 const messageArb: fc.Arbitrary<WireMessage> = fc.oneof(
-  fc.record({ kind: fc.constant('chunk' as const), threadId: fc.nat(8), mainThread: fc.boolean(), profile: fc.tuple(fc.nat(1e6), fc.array(fc.nat(2), { maxLength: 20 })).map(([s, l]) => chunk(s, l)) }),
+  fc.record({ kind: fc.constant('chunk' as const), threadId: fc.nat(8), mainThread: fc.boolean(), profile: fc.tuple(fc.nat(1e6), fc.array(fc.nat(2), { maxLength: 20 })).map(([s, l]) => new FrameNumbers().encode(chunk(s, l))) }),
   fc.record({ kind: fc.constant('end' as const), durationSec: fc.double({ min: 0, max: 1e4, noNaN: true }), threads: fc.nat(64) }),
 );
 
@@ -93,10 +93,11 @@ describe('RecordingHost', () => {
   it('a sender that died mid-frame: every whole harvest is in the finalized file, marked incomplete', () => {
     const out = path.join(dir, 'partial.tach');
     const host = new RecordingHost({ out, intervalUs: 100, compression: 'zstd', startTimeUs: 0n });
-    const a = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(0, [0, 1, 2, 0]) });
+    const numbers = new FrameNumbers();
+    const a = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(0, [0, 1, 2, 0])) });
     // Overlaps the first harvest by one tick (t = 400), as V8's console profiles do.
-    const b = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(300, [0, 2, 2]) });
-    const c = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(1000, [1, 1]) });
+    const b = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(300, [0, 2, 2])) });
+    const c = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(1000, [1, 1])) });
     host.accept(Buffer.concat([a, b.subarray(0, 7)]));
     host.accept(b.subarray(7));
     host.accept(c.subarray(0, c.length - 3));
@@ -114,8 +115,9 @@ describe('RecordingHost', () => {
   it("with the recorder's 'end' the stats block carries its duration and threads", () => {
     const out = path.join(dir, 'complete.tach');
     const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });
-    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(0, [0, 1]) }));
-    host.accept(encodeFrame({ kind: 'chunk', threadId: 3, mainThread: false, profile: chunk(0, [2, 2]) }));
+    const numbers = new FrameNumbers();
+    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(0, [0, 1])) }));
+    host.accept(encodeFrame({ kind: 'chunk', threadId: 3, mainThread: false, profile: numbers.encode(chunk(0, [2, 2])) }));
     host.accept(encodeFrame({ kind: 'end', durationSec: 2, threads: 2 }));
     expect(host.finish()).toMatchObject({ samples: 4, threads: 2, durationSec: 2, complete: true });
     const src = openTachyon(out);
@@ -127,12 +129,59 @@ describe('RecordingHost', () => {
   it('garbage on the pipe: what came before it is kept and finish() throws ERR_RECORD_FAILED', () => {
     const out = path.join(dir, 'garbage.tach');
     const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });
-    const good = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(0, [0, 1, 2]) });
+    const numbers = new FrameNumbers();
+    const good = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(0, [0, 1, 2])) });
     host.accept(Buffer.concat([good, Buffer.from([5, 0, 0, 0]), Buffer.from('nope!')]));
-    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: chunk(1000, [0]) }));
+    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(1000, [0])) }));
     expect(() => host.finish()).toThrow(expect.objectContaining({ code: ErrorCode.RECORD_FAILED, offset: good.length }));
     const src = openTachyon(out);
     expect([...src.samples()]).toHaveLength(3);
+    src.close();
+  });
+});
+
+describe('harvests on the wire (FrameNumbers)', () => {
+  it('each call frame crosses the pipe once; later harvests name it by number and the file is the same', () => {
+    const numbers = new FrameNumbers();
+    const first = numbers.encode(chunk(0, [0, 1]));
+    const second = numbers.encode(chunk(1000, [2, 2, 0]));
+    expect(first.newFrames.map((f) => f.functionName)).toEqual(['(root)', 'main', 'alpha', 'beta', 'gamma']);
+    expect(second.newFrames).toEqual([]);
+    expect(second.parents).toEqual([-1, 0, 1, 1, 1]);
+    expect(second.samples).toEqual([4, 4, 2]);
+
+    // The same harvests through the pipe and handed over as V8 profiles write the same samples.
+    const viaPipe = path.join(dir, 'numbered-pipe.tach');
+    const viaProfile = path.join(dir, 'numbered-inline.tach');
+    const piped = new RecordingHost({ out: viaPipe, intervalUs: 100, startTimeUs: 0n });
+    piped.accept(Buffer.concat([first, second].map((profile) => encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile }))));
+    piped.finish();
+    const inline = new RecordingHost({ out: viaProfile, intervalUs: 100, startTimeUs: 0n });
+    inline.ingestChunk(chunk(0, [0, 1]), 0, true);
+    inline.ingestChunk(chunk(1000, [2, 2, 0]), 0, true);
+    inline.finish();
+    const read = (file: string) => {
+      const src = openTachyon(file);
+      const got = [...src.samples()].map((s) => `${s.timestampUs}:${Array.from(s.stack, (i) => src.frames[i]!.funcname).join('<')}`);
+      src.close();
+      return got;
+    };
+    expect(read(viaPipe)).toEqual(['100:alpha<main', '200:beta<main', '1100:gamma<main', '1200:gamma<main', '1300:alpha<main']);
+    expect(read(viaProfile)).toEqual(read(viaPipe));
+  });
+
+  it('a harvest naming a frame that never crossed the pipe is ERR_RECORD_FAILED; what came before it is kept', () => {
+    const out = path.join(dir, 'unnumbered.tach');
+    const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });
+    const numbers = new FrameNumbers();
+    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(0, [0])) }));
+    // Numbers past the five frames this pipe defined, with no new frames sent.
+    const renumbered = numbers.encode(chunk(500, [1]));
+    const bad = { ...renumbered, frames: renumbered.frames.map((n) => n + 5) };
+    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: bad }));
+    expect(() => host.finish()).toThrow(expect.objectContaining({ code: ErrorCode.RECORD_FAILED, message: expect.stringMatching(/never sent/) }));
+    const src = openTachyon(out);
+    expect([...src.samples()]).toHaveLength(1);
     src.close();
   });
 });
@@ -144,7 +193,7 @@ describe('FdSender', () => {
     const fd = (child.stdin as unknown as { _handle: { fd: number } })._handle.fd;
     return { child, fd };
   }
-  const big = { kind: 'chunk' as const, threadId: 0, mainThread: true, profile: chunk(0, Array.from({ length: 400_000 }, (_, i) => i % 3)) };
+  const big = { kind: 'chunk' as const, threadId: 0, mainThread: true, profile: new FrameNumbers().encode(chunk(0, Array.from({ length: 400_000 }, (_, i) => i % 3))) };
 
   it('a writer that stops reading: the send gives up after the stall bound, warns once, and the program goes on', async () => {
     const { child, fd } = pipeInto(['sleep', '30']);
