@@ -48,24 +48,28 @@ function decodeU32Words(bytes: Uint8Array, pos: number, count: number, out: Uint
   while (i < count && pos <= safeEnd) {
     const word = view.getInt32(pos, true);
     const stops = ~word & 0x80808080;
-    let value: number;
     if (stops !== 0) {
       const first = stops & -stops; // bit 7, 15, 23 or 31
-      value = groups28(word & ((first << 1) - 1));
+      out[i++] = groups28(word & ((first << 1) - 1));
       pos += (32 - Math.clz32(first)) >>> 3;
     } else {
       const fifth = bytes[pos + 4]!;
       if (fifth > 0x0f) break; // overflow: the careful decoder reports it
-      value = (groups28(word) | (fifth << 28)) >>> 0;
+      out[i++] = (groups28(word) | (fifth << 28)) >>> 0;
       pos += 5;
     }
-    out[i++] = zigzag ? (value >>> 1) ^ -(value & 1) : value;
   }
   const state = { pos: 0 };
   for (; i < count; i++) {
-    const value = decodeU32At(bytes, pos, state);
-    out[i] = zigzag ? (value >>> 1) ^ -(value & 1) : value;
+    out[i] = decodeU32At(bytes, pos, state);
     pos = state.pos;
+  }
+  // Zigzag as a second pass: a choice inside the loop above cost it ~30 % (measured on mixed lengths).
+  if (zigzag) {
+    for (let j = 0; j < count; j++) {
+      const value = out[j]!;
+      out[j] = (value >>> 1) ^ -(value & 1);
+    }
   }
   return pos;
 }
