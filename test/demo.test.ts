@@ -9,7 +9,11 @@ import { fromSpeedscope } from '../lib/convert/speedscope';
 import { openTachyon } from '../lib/convert/tachyon';
 import { aggregate } from '../lib/query/aggregate';
 import { compileBuild, type Build } from './convert/build';
+import { SLOWDOWN } from './shared';
 import { launch, openPage } from './view/browser';
+
+// Under emulation the workload runs ~10x slower: record longer for as many rounds (and a clear diff).
+const DEMO_MS = String(800 * SLOWDOWN);
 
 let build: Build;
 let dir: string;
@@ -27,7 +31,7 @@ afterAll(async () => {
 
 describe('the demo main job (npm run demo)', () => {
   it('records the embedded workload, prints info and top, writes speedscope, pprof and flame.html beside profile.tach', async () => {
-    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', '800'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', DEMO_MS], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const out = run.stdout;
@@ -63,8 +67,8 @@ describe('the demo main job (npm run demo)', () => {
     const slow = path.join(dir, 'slow');
     mkdirSync(slow);
     const base = path.join(dir, 'profile.tach');
-    if (!existsSync(base)) spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', '800'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
-    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), slow, '--ms', '800', '--slower', 'scanLogs'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    if (!existsSync(base)) spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', DEMO_MS], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), slow, '--ms', DEMO_MS, '--slower', 'scanLogs'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const html = path.join(dir, 'diff.html');

@@ -13,6 +13,17 @@ export function sharedPath(...parts: string[]): string {
   return path.join(sharedDir, ...parts);
 }
 
+/**
+ * How much slower than native this run is: 1 natively, up to 10 under
+ * emulation (scripts/qemu-arm64.sh sets PROFPACK_TEST_TIMEOUT_SCALE, which
+ * also stretches vitest's timeouts). Tests that time a program, or spin for
+ * a while to collect samples, stretch by it.
+ */
+export const SLOWDOWN = Math.min(10, Math.max(1, Number(process.env.PROFPACK_TEST_TIMEOUT_SCALE ?? '1') || 1));
+
+/** Under qemu-user (scripts/qemu-arm64.sh) a process's RSS also holds the emulator's translated code and heap. */
+export const EMULATED = process.env.PROFPACK_EMULATED !== undefined;
+
 const BIG_MARK = '\u0000bigint:';
 
 /**

@@ -10,13 +10,13 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../convert/build';
+import { EMULATED } from '../shared';
 
 const MiB = 1024;
-// Under qemu-user (scripts/qemu-arm64.sh sets PROFPACK_EMULATED) a process's RSS also holds the emulator's
-// translated code and heap: `node -e 0` peaks at 107 MB emulated against 40 MB native, `info` on this file at
+// Under qemu-user a process's RSS also holds the emulator's translated code and heap: `node -e 0` peaks at 107 MB emulated against 40 MB native, `info` on this file at
 // 493 MB against 324 MB (Node 24 arm64 under qemu / Node 24 x64). The bound grows by that much there; memory that
 // grows with the samples (20 M bigints or objects: ≥ 480 MB) still fails it.
-const EMULATOR_RSS_KIB = process.env.PROFPACK_EMULATED ? 256 * MiB : 0;
+const EMULATOR_RSS_KIB = EMULATED ? 256 * MiB : 0;
 const PEAK_RSS_LIMIT_KIB = 400 * MiB + EMULATOR_RSS_KIB;
 const SAMPLES = 20_000_000;
 

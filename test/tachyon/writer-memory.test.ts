@@ -14,12 +14,15 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
+import { EMULATED } from '../shared';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-memory-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const BOUND = 50 * 1024 * 1024;
+// RSS outside V8's heap also holds qemu-user's translated code, which grows as V8 compiles more (53 MB seen).
+const RSS_BOUND = BOUND + (EMULATED ? 32 * 1024 * 1024 : 0);
 
 function lifetimes(which: string, level: string, count: number, mode: 'sync' | 'async'): { done: number; rssGrowth: number; heapUsedGrowth: number; externalGrowth: number } {
   const script = path.join(__dirname, 'child', 'writer-lifetimes.cjs');
@@ -33,7 +36,7 @@ describe.each(backends)('writer lifetimes (%s)', (which) => {
     it(`1,000 zstd level-5 writers (${mode}) stay within 50 MB`, () => {
       const r = lifetimes(which, '5', 1000, mode);
       expect(r.done).toBe(1000);
-      expect(r.rssGrowth).toBeLessThanOrEqual(BOUND);
+      expect(r.rssGrowth).toBeLessThanOrEqual(RSS_BOUND);
       expect(r.heapUsedGrowth).toBeLessThanOrEqual(BOUND);
       expect(r.externalGrowth).toBeLessThanOrEqual(BOUND);
     });
@@ -42,7 +45,7 @@ describe.each(backends)('writer lifetimes (%s)', (which) => {
   it('100 zstd level-19 writers (sync, 82 MB of context each) stay within 50 MB', () => {
     const r = lifetimes(which, '19', 100, 'sync');
     expect(r.done).toBe(100);
-    expect(r.rssGrowth).toBeLessThanOrEqual(BOUND);
+    expect(r.rssGrowth).toBeLessThanOrEqual(RSS_BOUND);
     expect(r.heapUsedGrowth).toBeLessThanOrEqual(BOUND);
     expect(r.externalGrowth).toBeLessThanOrEqual(BOUND);
   });
@@ -50,7 +53,7 @@ describe.each(backends)('writer lifetimes (%s)', (which) => {
   it('1,000 uncompressed writers (sync) stay within 50 MB', () => {
     const r = lifetimes(which, 'none', 1000, 'sync');
     expect(r.done).toBe(1000);
-    expect(r.rssGrowth).toBeLessThanOrEqual(BOUND);
+    expect(r.rssGrowth).toBeLessThanOrEqual(RSS_BOUND);
     expect(r.heapUsedGrowth).toBeLessThanOrEqual(BOUND);
   });
 });
