@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../convert/build';
-import { EMULATED } from '../shared';
+import { EMULATED, SLOWDOWN } from '../shared';
 
 const MiB = 1024;
 // Under qemu-user a process's RSS also holds the emulator's translated code and heap: `node -e 0` peaks at 107 MB emulated against 40 MB native, `info` on this file at
@@ -30,7 +30,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}, preload: string[] = []
   return spawnSync(process.execPath, [...preload.flatMap((p) => ['--require', p]), build.cli, ...args], {
     encoding: 'utf8',
     cwd: dir,
-    timeout: 240_000,
+    timeout: 240_000 * SLOWDOWN,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     maxBuffer: 1 << 20,
@@ -54,7 +54,7 @@ beforeAll(async () => {
   special.socket = path.join(dir, 'in.sock');
   server = createServer();
   await new Promise<void>((resolve) => server.listen(special.socket, resolve));
-}, 120_000);
+}, 120_000 * SLOWDOWN);
 
 afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
@@ -80,14 +80,14 @@ describe(`peak RSS of every command on a ${SAMPLES / 1e6} M-sample REPEAT file`,
       const run = spawnSync(
         'bash',
         ['-c', `"$0" --require "$1" "$2" "\${@:3}" > /dev/null`, process.execPath, path.join(__dirname, 'child', 'report-rss.cjs'), build.cli, ...args.map((a) => (a === '@' ? repeatFile : a))],
-        { encoding: 'utf8', cwd: dir, timeout: 300_000, env: { ...process.env, PROFPACK_RSS_REPORT: report } },
+        { encoding: 'utf8', cwd: dir, timeout: 300_000 * SLOWDOWN, env: { ...process.env, PROFPACK_RSS_REPORT: report } },
       );
       expect(run.status, run.stderr).toBe(status);
       if (status === 2) expect(run.stderr).toMatch(/^profpack: ERR_CONVERT_TOO_MANY_SAMPLES: the profile declares 20000000 samples: .*\n$/);
       const peakKiB = Number(fs.readFileSync(report, 'utf8'));
       expect(peakKiB).toBeGreaterThan(0);
       expect(peakKiB).toBeLessThanOrEqual(PEAK_RSS_LIMIT_KIB);
-    }, 300_000);
+    }, 300_000 * SLOWDOWN);
   }
 });
 
@@ -96,19 +96,19 @@ describe('standard output that goes away or fills up', () => {
     it(`${args.join(' ')} FILE | head -1: exits 0, nothing on stderr`, () => {
       const run = spawnSync('bash', ['-c', `"$0" "$1" "\${@:2}" | head -1 > /dev/null; echo "\${PIPESTATUS[0]}" >&2`, process.execPath, build.cli, ...args, repeatFile], {
         encoding: 'utf8',
-        timeout: 240_000,
+        timeout: 240_000 * SLOWDOWN,
       });
       expect(run.stderr).toBe('0\n');
-    }, 240_000);
+    }, 240_000 * SLOWDOWN);
   }
 
   it('a full stdout (/dev/full) is one ERR_IO line and exit 2', () => {
     for (const args of [['dump', '--json'], ['info']]) {
-      const run = spawnSync('bash', ['-c', `"$0" "$1" "\${@:2}" > /dev/full`, process.execPath, build.cli, ...args, repeatFile], { encoding: 'utf8', timeout: 240_000 });
+      const run = spawnSync('bash', ['-c', `"$0" "$1" "\${@:2}" > /dev/full`, process.execPath, build.cli, ...args, repeatFile], { encoding: 'utf8', timeout: 240_000 * SLOWDOWN });
       expect(run.status).toBe(2);
       expect(run.stderr).toBe('profpack: ERR_IO: cannot write standard output: no space left on device (ENOSPC)\n');
     }
-  }, 240_000);
+  }, 240_000 * SLOWDOWN);
 
   it('a Tachyon output on /dev/full says "writing the profile failed" once', () => {
     const run = cli(['convert', repeatFile, '--to', 'tachyon', '-o', '/dev/full']);
@@ -130,7 +130,7 @@ describe('files that are not regular files', () => {
         if (kind === 'directory' && args[0] === 'top') expect(run.stderr).toBe(`profpack: ERR_FLEET_NO_INPUT: ${file} holds no profile files\n`);
         else expect(run.stderr).toBe(`profpack: ERR_NOT_REGULAR_FILE: ${file} is a ${kind === 'fifo' ? 'FIFO' : kind}, not a regular file\n`);
       }
-    }, 120_000);
+    }, 120_000 * SLOWDOWN);
   }
 
   it('a missing file: ERR_TACHYON_IO (Tachyon reader), ERR_IO (any format) or ERR_FLEET_NO_INPUT (top: files or directories), with the path', () => {
@@ -157,5 +157,5 @@ describe('a file truncated while the command reads it', () => {
     expect(run.signal).toBeNull();
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/^profpack: ERR_TACHYON_FILE_CHANGED: the file changed since it was opened \(size \d+ -> 4096\): .*shrinking\.bin/);
-  }, 120_000);
+  }, 120_000 * SLOWDOWN);
 });
