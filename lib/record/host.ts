@@ -146,8 +146,7 @@ export class RecordingHost {
 
   private handle(message: WireMessage): void {
     if (message.kind === 'chunk') {
-      this.threads.add(message.threadId);
-      this.file.threads.add(message.threadId);
+      this.noteThread(message.threadId);
       this.ingester.ingestWire(message.profile, BigInt(message.threadId), message.mainThread, this.pipeFrames);
     } else if (message.kind === 'ping') {
       // nothing to write
@@ -160,9 +159,13 @@ export class RecordingHost {
 
   /** One harvest of a thread, from an inline recorder. */
   ingestChunk(profile: CpuProfile, threadId: number, mainThread: boolean): void {
+    this.noteThread(threadId);
+    this.ingester.ingest(profile, BigInt(threadId), mainThread);
+  }
+
+  private noteThread(threadId: number): void {
     this.threads.add(threadId);
     this.file.threads.add(threadId);
-    this.ingester.ingest(profile, BigInt(threadId), mainThread);
   }
 
   /** The recorder's last word: its measured duration and thread count. */
