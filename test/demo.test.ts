@@ -31,7 +31,7 @@ afterAll(async () => {
 
 describe('the demo main job (npm run demo)', () => {
   it('records the embedded workload, prints info and top, writes speedscope, pprof and flame.html beside profile.tach', async () => {
-    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', DEMO_MS], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', DEMO_MS], { cwd: dir, encoding: 'utf8', timeout: 120_000 * SLOWDOWN });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const out = run.stdout;
@@ -67,12 +67,12 @@ describe('the demo main job (npm run demo)', () => {
     const slow = path.join(dir, 'slow');
     mkdirSync(slow);
     const base = path.join(dir, 'profile.tach');
-    if (!existsSync(base)) spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', DEMO_MS], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
-    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), slow, '--ms', DEMO_MS, '--slower', 'scanLogs'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    if (!existsSync(base)) spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', DEMO_MS], { cwd: dir, encoding: 'utf8', timeout: 120_000 * SLOWDOWN });
+    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), slow, '--ms', DEMO_MS, '--slower', 'scanLogs'], { cwd: dir, encoding: 'utf8', timeout: 120_000 * SLOWDOWN });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const html = path.join(dir, 'diff.html');
-    const diff = spawnSync(process.execPath, [build.cli, 'diff', base, path.join(slow, 'profile.tach'), '--normalize', '-o', html, '--json'], { encoding: 'utf8', timeout: 120_000 });
+    const diff = spawnSync(process.execPath, [build.cli, 'diff', base, path.join(slow, 'profile.tach'), '--normalize', '-o', html, '--json'], { encoding: 'utf8', timeout: 120_000 * SLOWDOWN });
     expect(diff.stderr).toBe('');
     expect(diff.status).toBe(0);
     const result = JSON.parse(diff.stdout) as { rows: { funcname: string; filename: string; selfDelta: number; totalDelta: number }[] };
