@@ -1,0 +1,58 @@
+/**
+ * What a format adapter is: one file per format under lib/formats/, one line
+ * in registry.ts. `detect` looks at the first 4 KiB (gzip already undone when
+ * the format says it may be gzipped); `read` makes a model source; `write`
+ * streams a source out in chunks (never one string or buffer per file: a
+ * 1 M-sample output must not hit V8's string limit).
+ */
+import type { ProfileSource } from '../profile/index';
+
+export type FormatName = 'tachyon' | 'pprof' | 'cpuprofile' | 'heapprofile' | 'speedscope' | 'collapsed';
+
+export interface ReadInput {
+  /** The file's path, when read from a file (streaming formats read it themselves). */
+  path?: string;
+  /** The whole content (gunzipped if it was gzip), for formats parsed whole. */
+  bytes?: Uint8Array;
+}
+
+export interface ReadOptions {
+  /** The sample rate a tick format assumes when it has none (collapsed: µs per count); default 1000. */
+  sampleIntervalUs?: bigint;
+  /** Warnings (dropped fields, guesses) for the caller to show; default: none shown. */
+  onWarning?: (message: string) => void;
+}
+
+export interface WriteTarget {
+  /** Where the output goes (formats that write files themselves, Tachyon, use this). */
+  path: string;
+  /** Appends bytes or UTF-8 text to the output. */
+  write(chunk: Uint8Array | string): void;
+}
+
+export interface WriteOptions {
+  /** The value column to write where the format holds one (collapsed, speedscope, .cpuprofile, .heapprofile); default the profile's default type. */
+  sampleType?: string;
+  /** pprof: one sample per distinct (stack, thread, labels) instead of one per record. */
+  aggregate?: boolean;
+  /** .cpuprofile / .heapprofile: only this thread ("ID" or "ID@INTERPRETER"); default the busiest. */
+  thread?: string;
+  /** Tachyon: compression and format version. */
+  compression?: 'zstd' | 'none';
+  version?: 1 | 2;
+  onWarning?: (message: string) => void;
+}
+
+export interface FormatAdapter {
+  readonly name: FormatName;
+  /** What people call it, for messages ("pprof (profile.proto)"). */
+  readonly title: string;
+  /** File name endings that suggest it, lower case, longest first. */
+  readonly extensions: readonly string[];
+  /** Whether these first bytes are this format. */
+  detect(head: Uint8Array): boolean;
+  /** True when read() wants the bytes gunzipped before detect/read. */
+  readonly mayBeGzipped?: boolean;
+  read(input: ReadInput, options: ReadOptions): ProfileSource;
+  write?(source: ProfileSource, target: WriteTarget, options: WriteOptions): void;
+}

@@ -1,0 +1,82 @@
+/**
+ * The interning tables a profile's samples point into: frames (deduplicated
+ * on all seven fields), threads (by id and interpreter) and label sets (by
+ * content; set 0 is the empty set). Each is append-only, so ids handed out
+ * stay valid while a streaming source grows them.
+ */
+import type { Frame, Label, ThreadRef } from './types';
+
+export function frameKey(f: Frame): string {
+  return `${f.filename}\u0000${f.funcname}\u0000${f.lineno}\u0000${f.endLineno}\u0000${f.column}\u0000${f.endColumn}\u0000${f.opcode}`;
+}
+
+export class FrameTable {
+  readonly list: Frame[] = [];
+  private readonly ids = new Map<string, number>();
+
+  intern(frame: Frame): number {
+    const key = frameKey(frame);
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.list.length;
+      this.list.push({ ...frame });
+      this.ids.set(key, id);
+    }
+    return id;
+  }
+}
+
+/** A thread's identity in Tachyon: (thread_id, interpreter_id), written "ID" or "ID@INTERPRETER". */
+export function threadKey(threadId: bigint, interpreterId: number): string {
+  return interpreterId === 0 ? threadId.toString() : `${threadId}@${interpreterId}`;
+}
+
+export function parseThreadKey(key: string): { threadId: bigint; interpreterId: number } {
+  const at = key.indexOf('@');
+  if (at < 0) return { threadId: BigInt(key), interpreterId: 0 };
+  return { threadId: BigInt(key.slice(0, at)), interpreterId: Number(key.slice(at + 1)) };
+}
+
+export class ThreadTable {
+  readonly list: ThreadRef[] = [];
+  private readonly ids = new Map<string, number>();
+
+  intern(threadId: bigint, interpreterId = 0, name?: string): number {
+    const key = threadKey(threadId, interpreterId);
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.list.length;
+      this.list.push(name === undefined ? { threadId, interpreterId } : { threadId, interpreterId, name });
+      this.ids.set(key, id);
+    } else if (name !== undefined && this.list[id]!.name === undefined) {
+      this.list[id]!.name = name;
+    }
+    return id;
+  }
+
+  /** The index of a thread key ("ID" or "ID@INTERPRETER"), if the table has it. */
+  find(key: string): number | undefined {
+    return this.ids.get(key);
+  }
+}
+
+function labelKey(labels: readonly Label[]): string {
+  return labels.map((l) => (l.str !== undefined ? `${l.key}\u0001s${l.str}` : `${l.key}\u0001n${l.num}\u0001${l.unit ?? ''}`)).join('\u0000');
+}
+
+export class LabelSets {
+  readonly list: (readonly Label[])[] = [[]];
+  private readonly ids = new Map<string, number>([['', 0]]);
+
+  intern(labels: readonly Label[]): number {
+    if (labels.length === 0) return 0;
+    const key = labelKey(labels);
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.list.length;
+      this.list.push(labels.map((l) => ({ ...l })));
+      this.ids.set(key, id);
+    }
+    return id;
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The one profile model every format, query and view goes through, with
+ * pprof's semantics: a profile measures things. It has sample types
+ * (`{ type, unit }`: samples/count, cpu/nanoseconds, inuse_space/bytes…) and
+ * each sample carries one value per type, a stack, a thread, a time where the
+ * source has one, a status byte (Tachyon's) and a label set.
+ *
+ * Samples travel in columnar batches (typed arrays), never one object per
+ * sample and never one sample per unit of value: a pprof sample of 10^9 bytes
+ * is one record with value 10^9. Stacks are ids in a prefix table
+ * (StackTable), so a repeated stack costs one number.
+ */
+
+/** One frame, in the field names of Tachyon's frame table; `null` = absent (CPython's -1 / 255). */
+export interface Frame {
+  filename: string;
+  funcname: string;
+  lineno: number | null;
+  endLineno: number | null;
+  column: number | null;
+  endColumn: number | null;
+  opcode: number | null;
+}
+
+/** What a value column measures, in pprof's words (`cpu`/`nanoseconds`, `alloc_space`/`bytes`, `samples`/`count`). */
+export interface SampleType {
+  type: string;
+  unit: string;
+}
+
+/** A sample label: a string, or a number with an optional unit (pprof's Label). */
+export interface Label {
+  key: string;
+  str?: string;
+  num?: number;
+  unit?: string;
+}
+
+/** A thread: Tachyon's (thread_id, interpreter_id), with a name where the source has one. */
+export interface ThreadRef {
+  threadId: bigint;
+  interpreterId: number;
+  name?: string;
+}
+
+export interface ProfileMeta {
+  /** What each value column measures; never empty. */
+  sampleTypes: SampleType[];
+  /** Index into sampleTypes of the type shown by default (pprof's default_sample_type). */
+  defaultSampleType: number;
+  /** What one sampling event measures (pprof's period_type / period), when the source says. */
+  periodType?: SampleType;
+  period?: number;
+  /** Start in µs: the Unix epoch when isEpochUs() says so, else the source's own clock. */
+  startTimeUs: bigint;
+  /** The nominal sampling interval in µs (Tachyon's header field); 0 when the source has none. */
+  sampleIntervalUs: bigint;
+  /** Duration the source states (pprof duration_nanos, Tachyon's stats block, a recording's span). */
+  durationUs?: bigint;
+  /** Free text the source carries (pprof comments). */
+  comments?: string[];
+  /** Name of the format the profile was read from (a FormatName) and what wrote it, where known. */
+  origin?: { format: string; producer?: string };
+}
+
+/**
+ * A batch of samples as columns, all of `length` entries. A source may reuse
+ * one batch object (and its arrays) for the next batch: consume it before
+ * asking for the next.
+ */
+export interface SampleBatch {
+  length: number;
+  /** Stack id in the source's StackTable (0 = the empty stack). */
+  stack: Uint32Array;
+  /** Index into the source's threads. */
+  thread: Uint32Array;
+  /** Time in µs on the meta's clock; NaN where the source has none. Exact below 2^53 µs (285 years). */
+  time: Float64Array;
+  /** Tachyon status byte (ThreadStatus bits, NodeStatus.InGc). */
+  status: Uint8Array;
+  /** One column per sample type, in meta.sampleTypes order. Exact integers below 2^53. */
+  values: Float64Array[];
+  /** Label set id in the source's LabelSets (0 = no labels). */
+  labels: Uint32Array;
+}
