@@ -12,8 +12,7 @@ import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { backend } from './backend';
 import { infoLines } from './cli/commands/info';
-import { convert } from './convert/convert';
-import { openTachyon } from './convert/tachyon';
+import { convert, openProfile } from './formats/index';
 import { aggregate, formatTable } from './query/aggregate';
 import { runRecorded } from './record/run';
 import { flame } from './view/index';
@@ -38,7 +37,7 @@ export interface DemoResult {
 function describeProfile(file: string, log: (line: string) => void): number {
   // `profpack info`, then `profpack top`.
   for (const line of infoLines(file)) log(line);
-  const src = openTachyon(file);
+  const src = openProfile(file, { format: 'tachyon' });
   try {
     log('');
     log('top functions (self samples):');

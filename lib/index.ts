@@ -4,7 +4,9 @@ export { backend, type Backend, type BackendFeatures, type BackendName } from '.
 export * as varint from './varint/index';
 // The writer's input shapes are exported as Sample*: ProfileReader's InterpreterInfo/ThreadInfo are what a replay delivers.
 export { ProfileWriter, type ProfileWriterOptions, type SampleInterpreterInfo, type SampleThreadInfo, type SampleFrameInfo, type SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './tachyon/index';
-export { MemoryProfile, NodeStatus, copyProfile, convert, openProfile, parseProfile, serializeProfile, detectFormat, formatFromPath, PROFILE_FORMATS, toCpuProfile, fromCpuProfile, toPprof, fromPprof, toCollapsed, fromCollapsed, toSpeedscope, fromSpeedscope, openTachyon, createTachyonSink, type ProfileSource, type ProfileSink, type ProfileMeta, type ProfileFormat, type ConvertOptions, type ConvertSummary, type Frame as ModelFrame, type Sample as ModelSample } from './convert/index';
+// The profile model (issue 26): typed, weighted, labelled samples in columnar batches; one adapter per format.
+export { ProfileBuilder, StackTable, SampleTypes, NodeStatus, chooseSampleType, formatValue, sampleTypeName, type ProfileSource, type ProfileMeta, type SampleBatch, type SampleType, type Label as ModelLabel, type ThreadRef, type Frame as ModelFrame } from './profile/index';
+export { convert, openProfile, readProfile, writeProfile, detectFormat, formatFromPath, FORMAT_NAMES, FORMAT_NAMES as PROFILE_FORMATS, type FormatName, type FormatName as ProfileFormat, type ConvertOptions, type ConvertSummary, type OpenOptions, type WriteOptions } from './formats/index';
 export { aggregate, formatTable, STATUS_FILTERS, type AggregateOptions, type AggregateResult, type AggregateRow } from './query/index';
 export { startRecording, startWorkerAgent, type Recording, type RecordingOptions, type RecordingSummary } from './record/index';
 export * as svb from './svb/index';
@@ -22,4 +24,4 @@ export { recover, type RecoverOptions, type RecoverResult } from './tachyon/inde
 
 // Reading limits (docs/reliability.md)
 export { MAX_TIMESTAMPS_PER_COLLECT } from './tachyon/index';
-export { DEFAULT_MAX_SAMPLES } from './convert/convert';
+export { DEFAULT_MAX_SAMPLES } from './formats/index';

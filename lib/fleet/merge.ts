@@ -4,8 +4,8 @@
  * the merged frame table plus one file's reader, whatever the sample count.
  */
 import { statSync } from 'node:fs';
-import { copyProfile, threadKey, type ProfileSource } from '../convert/model';
-import { createTachyonSink } from '../convert/tachyon';
+import { writeProfile } from '../formats/index';
+import { mapBatches, type SampleBatch } from '../profile/index';
 import { openProfiles } from './source';
 
 export interface MergeOptions {
@@ -24,33 +24,13 @@ export interface MergeResult {
 export function mergeProfiles(inputs: readonly string[], out: string, options: MergeOptions = {}): MergeResult {
   const source = openProfiles(inputs);
   source.onFile = options.onFile;
-  const { startTimeUs, sampleIntervalUs } = source.meta;
-  const sink = createTachyonSink(out, { startTimeUs, sampleIntervalUs, compression: options.compression ?? 'zstd' });
-  let first: bigint | undefined;
-  let last: bigint | undefined;
-  const threads = new Set<string>();
-  // source.frames is the live merged table: it grows while samples are read.
-  const timed: ProfileSource = {
-    meta: source.meta,
-    frames: source.frames,
-    *samples() {
-      for (const s of source.samples()) {
-        if (first === undefined || s.timestampUs < first) first = s.timestampUs;
-        if (last === undefined || s.timestampUs > last) last = s.timestampUs;
-        threads.add(threadKey(s.threadId, s.interpreterId));
-        yield s;
-      }
-    },
-  };
-  let samples: number;
-  try {
-    samples = copyProfile(timed, sink);
-    const durationSec = first === undefined ? 0 : Number(last! - startTimeUs) / 1e6;
-    sink.setStats(durationSec, durationSec > 0 && threads.size > 0 ? samples / threads.size / durationSec : 0);
-    sink.finalize();
-  } catch (err) {
-    sink.close();
-    throw err;
-  }
-  return { files: source.files.length, samples, threads: threads.size, frames: source.frames.length, bytes: statSync(out).size };
+  let samples = 0;
+  const counted = mapBatches(source, function* (batches: Iterable<SampleBatch>) {
+    for (const b of batches) {
+      samples += b.length;
+      yield b;
+    }
+  });
+  writeProfile(counted, out, 'tachyon', { compression: options.compression ?? 'zstd' });
+  return { files: source.files.length, samples, threads: source.threads.length, frames: source.frames.length, bytes: statSync(out).size };
 }

@@ -5,11 +5,11 @@
  */
 import { sqlString } from './duckdb';
 
-/** Samples per interned stack: the joins below then touch stacks, not samples. */
-const PER_STACK = 'SELECT stack_id, count(*) AS n FROM samples GROUP BY stack_id';
+/** Value (of each profile's default sample type) per interned stack: the joins below then touch stacks, not samples. */
+const PER_STACK = 'SELECT stack_id, sum(value) AS n FROM samples GROUP BY stack_id';
 
 export const EXAMPLE_QUERIES = {
-  /** `profpack top` across files: self = innermost frame, total = anywhere on the stack (once per sample). */
+  /** `profpack top` across files, in each profile's default sample type: self = innermost frame, total = anywhere on the stack (once per sample). */
   topFunctions: (limit = 10): string => `WITH per_stack AS (${PER_STACK}),
 self AS (
   SELECT funcname, filename, sum(n) AS self
@@ -27,12 +27,12 @@ ORDER BY self DESC, total DESC, funcname, filename${limit > 0 ? `\nLIMIT ${limit
   /** Self samples per function in the first and the second half of the fleet's time span. */
   windowDiff: (limit = 10): string => `WITH span AS (SELECT (min(start_us) + max(end_us)) // 2 AS mid FROM profiles),
 leaf AS (
-  SELECT timestamp_us, funcname
+  SELECT timestamp_us, funcname, value
   FROM samples JOIN stacks USING (stack_id) JOIN frames USING (frame_id)
   WHERE depth = 0)
 SELECT funcname,
-       count(*) FILTER (WHERE timestamp_us < mid) AS before,
-       count(*) FILTER (WHERE timestamp_us >= mid) AS after,
+       coalesce(sum(value) FILTER (WHERE timestamp_us < mid), 0) AS before,
+       coalesce(sum(value) FILTER (WHERE timestamp_us >= mid), 0) AS after,
        after - before AS change
 FROM leaf, span
 GROUP BY funcname
@@ -52,7 +52,7 @@ ORDER BY host, profile, thread_id, second${limit > 0 ? `\nLIMIT ${limit}` : ''}`
   stacksWith: (funcname: string, limit = 10): string => `WITH hit AS (
   SELECT DISTINCT stack_id FROM stacks JOIN frames USING (frame_id)
   WHERE funcname = ${sqlString(funcname)}),
-counted AS (SELECT stack_id, count(*) AS samples FROM samples JOIN hit USING (stack_id) GROUP BY stack_id),
+counted AS (SELECT stack_id, sum(value) AS samples FROM samples JOIN hit USING (stack_id) GROUP BY stack_id),
 named AS (
   SELECT stack_id, string_agg(funcname, ';' ORDER BY depth DESC) AS stack
   FROM hit JOIN stacks USING (stack_id) JOIN frames USING (frame_id)

@@ -11,8 +11,8 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { formatFromPath, openProfile } from '../convert/convert';
-import { frameKey, threadKey, type Frame, type ProfileMeta, type ProfileSource, type Sample } from '../convert/model';
+import { formatFromPath, openProfile, type OpenedProfile } from '../formats/index';
+import { FrameTable, LabelSets, Remapper, SampleTypes, StackTable, ThreadTable, sampleTypeName, threadKey, type Frame, type Label, type ProfileMeta, type ProfileSource, type SampleBatch, type SampleType } from '../profile/index';
 import { ErrorCode, ProfpackError } from '../errors';
 import { fsError } from '../input';
 
@@ -47,8 +47,8 @@ export function listProfileFiles(inputs: readonly string[]): string[] {
 }
 
 /** A Tachyon file by its name is opened without reading it whole to sniff its format. */
-function openFile(file: string): ReturnType<typeof openProfile> {
-  return openProfile(file, formatFromPath(file) === 'tachyon' ? 'tachyon' : undefined);
+function openFile(file: string): OpenedProfile {
+  return openProfile(file, { format: formatFromPath(file) === 'tachyon' ? 'tachyon' : undefined });
 }
 
 export interface FleetSource extends ProfileSource {
@@ -56,7 +56,7 @@ export interface FleetSource extends ProfileSource {
   readonly files: readonly string[];
   /**
    * Per file, its threads as renumbered (original "ID[@INTERP]" → the id the
-   * merged stream uses); filled while samples() reads the file.
+   * merged stream uses); filled while batches() reads the file.
    */
   readonly threadMaps: ReadonlyMap<string, bigint>[];
   /** Called before each file's samples are read (index, path). */
@@ -66,13 +66,17 @@ export interface FleetSource extends ProfileSource {
 
 /**
  * Opens `inputs` (files and directories) as one source. `meta.startTimeUs` is
- * the earliest file's start (asking for it opens every file once);
- * `meta.sampleIntervalUs` is the first file's.
+ * the earliest file's start and the sample types are the union of the files'
+ * (by type and unit; a file without a type contributes 0 to its column) —
+ * asking for meta opens every file once; `meta.sampleIntervalUs` is the first
+ * file's.
  */
 export function openProfiles(inputs: readonly string[]): FleetSource {
   const files = listProfileFiles(inputs);
-  const frames: Frame[] = [];
-  const frameIds = new Map<string, number>();
+  const frames = new FrameTable();
+  const threads = new ThreadTable();
+  const labelSets = new LabelSets();
+  const stacks = new StackTable();
   const claimed = new Set<string>();
   let maxThreadId = -1n;
   const threadMaps: Map<string, bigint>[] = files.map(() => new Map());
@@ -82,18 +86,30 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
     let start: bigint | undefined;
     let interval: bigint | undefined;
     let count = 0;
+    const types: SampleType[] = [];
+    let defaultType: string | undefined;
     for (const file of files) {
       const src = openFile(file);
       try {
         if (start === undefined || src.meta.startTimeUs < start) start = src.meta.startTimeUs;
         interval ??= src.meta.sampleIntervalUs;
         count = src.sampleCount === undefined || Number.isNaN(count) ? NaN : count + src.sampleCount;
+        for (const t of src.meta.sampleTypes) if (!types.some((u) => sampleTypeName(u) === sampleTypeName(t))) types.push({ ...t });
+        defaultType ??= sampleTypeName(src.meta.sampleTypes[src.meta.defaultSampleType]!);
       } finally {
         src.close();
       }
     }
-    meta = { startTimeUs: start ?? 0n, sampleIntervalUs: interval ?? 1000n };
+    if (types.length === 0) types.push({ ...SampleTypes.samples });
+    const defaultIndex = types.findIndex((t) => sampleTypeName(t) === defaultType);
+    meta = { sampleTypes: types, defaultSampleType: Math.max(0, defaultIndex), startTimeUs: start ?? 0n, sampleIntervalUs: interval ?? 1000n };
     sampleCount = Number.isNaN(count) ? undefined : count;
+  };
+  const target = {
+    stacks,
+    internFrame: (f: Frame) => frames.intern(f),
+    internThread: (id: bigint, interp = 0, name?: string) => threads.intern(id, interp, name),
+    internLabels: (labels: readonly Label[]) => labelSets.intern(labels),
   };
 
   const source: FleetSource = {
@@ -104,10 +120,21 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
       return meta!;
     },
     get sampleCount() {
+      if (meta === undefined) scanHeaders();
       return sampleCount;
     },
-    frames,
-    *samples(): Generator<Sample> {
+    get frames() {
+      return frames.list;
+    },
+    stacks,
+    get threads() {
+      return threads.list;
+    },
+    get labelSets() {
+      return labelSets.list;
+    },
+    *batches(): Iterable<SampleBatch> {
+      const merged = source.meta;
       // Renumbering starts afresh: a second pass gives the same ids as the first.
       claimed.clear();
       maxThreadId = -1n;
@@ -116,41 +143,25 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
         source.onFile?.(f, files[f]!);
         const src = openFile(files[f]!);
         try {
-          const threads = threadMaps[f]!;
-          const remap: number[] = [];
-          for (const s of src.samples()) {
-            const key = threadKey(s.threadId, s.interpreterId);
-            let threadId = threads.get(key);
-            if (threadId === undefined) {
-              threadId = s.threadId;
+          const renumbered = threadMaps[f]!;
+          const columns = merged.sampleTypes.map((t) => src.meta.sampleTypes.findIndex((u) => sampleTypeName(u) === sampleTypeName(t)));
+          const remap = new Remapper(src, target, merged.sampleTypes.length, {
+            columns,
+            thread: (index) => {
+              const t = src.threads[index]!;
+              const key = threadKey(t.threadId, t.interpreterId);
+              let threadId = t.threadId;
               if (claimed.has(key)) {
                 do threadId = ++maxThreadId;
-                while (claimed.has(threadKey(threadId, s.interpreterId)));
+                while (claimed.has(threadKey(threadId, t.interpreterId)));
               }
-              claimed.add(threadKey(threadId, s.interpreterId));
+              claimed.add(threadKey(threadId, t.interpreterId));
               if (threadId > maxThreadId) maxThreadId = threadId;
-              threads.set(key, threadId);
-            }
-            const depth = s.stack.length;
-            const stack = new Uint32Array(depth);
-            for (let i = 0; i < depth; i++) {
-              const from = s.stack[i]!;
-              let to = remap[from];
-              if (to === undefined) {
-                const frame = src.frames[from]!;
-                const k = frameKey(frame);
-                to = frameIds.get(k);
-                if (to === undefined) {
-                  to = frames.length;
-                  frames.push(frame);
-                  frameIds.set(k, to);
-                }
-                remap[from] = to;
-              }
-              stack[i] = to;
-            }
-            yield { threadId, interpreterId: s.interpreterId, timestampUs: s.timestampUs, status: s.status, stack };
-          }
+              renumbered.set(key, threadId);
+              return threads.intern(threadId, t.interpreterId, t.name);
+            },
+          });
+          for (const b of src.batches()) yield remap.batch(b);
         } finally {
           src.close();
         }

@@ -2,9 +2,16 @@
  * A fleet's profiles as four DuckDB tables (the schema of docs/fleet.md):
  *
  *   profiles(profile_id, path, host, start_us, end_us, duration_s, sample_interval_us, samples, threads)
+ *   sample_types(profile_id, type_index, type, unit, is_default)
  *   frames(frame_id, funcname, filename, lineno, end_lineno, col, end_col, opcode)
  *   stacks(stack_id, depth, frame_id)                   depth 0 = innermost frame
- *   samples(profile_id, thread_id, timestamp_us, status, stack_id)
+ *   samples(profile_id, thread_id, timestamp_us, status, stack_id, value, "values", label_set_id)
+ *   labels(profile_id, label_set_id, key, str, num, unit)
+ *
+ * A sample row is one record of the profile, whatever it weighs: `value` is
+ * its value of the profile's default sample type and `"values"[type_index + 1]`
+ * its value of each type (sample_types says which), so "bytes by function" is
+ * sum(value), never count(*). Labels are per profile and label set (0 = none).
  *
  * Frames and stacks are content-addressed: frame_id is a hash of the frame's
  * seven fields, stack_id a hash of its frame ids, so a stack is stored once
@@ -15,11 +22,11 @@
  */
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import { formatFromPath, openProfile } from '../convert/convert';
-import { frameKey, type Frame } from '../convert/model';
+import { formatFromPath, openProfile } from '../formats/index';
+import { frameKey, type Frame } from '../profile/index';
 import type { DuckDBAppender, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB, runSql, type DuckDBConnection } from './duckdb';
-export const TABLE_NAMES = ['profiles', 'frames', 'stacks', 'samples'] as const;
+export const TABLE_NAMES = ['profiles', 'sample_types', 'frames', 'stacks', 'samples', 'labels'] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 
 /** Column definitions, in order; the documented schema. */
@@ -34,6 +41,13 @@ export const SCHEMA: Record<TableName, readonly [string, string][]> = {
     ['sample_interval_us', 'BIGINT'],
     ['samples', 'BIGINT'],
     ['threads', 'INTEGER'],
+  ],
+  sample_types: [
+    ['profile_id', 'BIGINT'],
+    ['type_index', 'INTEGER'],
+    ['type', 'VARCHAR'],
+    ['unit', 'VARCHAR'],
+    ['is_default', 'BOOLEAN'],
   ],
   frames: [
     ['frame_id', 'BIGINT'],
@@ -56,6 +70,17 @@ export const SCHEMA: Record<TableName, readonly [string, string][]> = {
     ['timestamp_us', 'BIGINT'],
     ['status', 'UTINYINT'],
     ['stack_id', 'BIGINT'],
+    ['value', 'DOUBLE'],
+    ['"values"', 'DOUBLE[]'],
+    ['label_set_id', 'INTEGER'],
+  ],
+  labels: [
+    ['profile_id', 'BIGINT'],
+    ['label_set_id', 'INTEGER'],
+    ['key', 'VARCHAR'],
+    ['str', 'VARCHAR'],
+    ['num', 'DOUBLE'],
+    ['unit', 'VARCHAR'],
   ],
 };
 
@@ -130,42 +155,10 @@ class ChunkAppender {
   }
 }
 
-/**
- * One file's stacks (frame indices) → stack_id. Keyed by a 32-bit hash of the
- * indices and confirmed by comparing them: a joined-string key per sample was a
- * third of the export's time and most of its garbage.
- */
-class StackIds {
-  private readonly buckets = new Map<number, { stack: number[]; id: bigint }[]>();
-  private static hash(stack: ArrayLike<number>): number {
-    let h = stack.length;
-    for (let i = 0; i < stack.length; i++) h = Math.imul(h ^ stack[i]!, 0x9e3779b1);
-    return h;
-  }
-  get(stack: ArrayLike<number>): bigint | undefined {
-    const bucket = this.buckets.get(StackIds.hash(stack));
-    if (bucket === undefined) return undefined;
-    outer: for (const entry of bucket) {
-      if (entry.stack.length !== stack.length) continue;
-      for (let i = 0; i < stack.length; i++) if (entry.stack[i] !== stack[i]) continue outer;
-      return entry.id;
-    }
-    return undefined;
-  }
-  /** Copies the stack: a source may reuse its array for the next sample. */
-  set(stack: ArrayLike<number>, id: bigint): void {
-    const h = StackIds.hash(stack);
-    const bucket = this.buckets.get(h);
-    const entry = { stack: Array.from(stack), id };
-    if (bucket === undefined) this.buckets.set(h, [entry]);
-    else bucket.push(entry);
-  }
-}
-
 /** Streams each file's samples into the tables (one file open at a time); each distinct frame and stack is written once. */
 export async function loadProfiles(connection: DuckDBConnection, files: readonly string[], options: LoadOptions = {}, prefix = ''): Promise<LoadResult> {
   const tables = await Promise.all(TABLE_NAMES.map(async (name) => new ChunkAppender(await connection.createAppender(`${prefix}${name}`))));
-  const [profiles, frames, stacks, samples] = tables as [ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender];
+  const [profiles, sampleTypes, frames, stacks, samples, labels] = tables as [ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender];
   const total: LoadResult = { files: files.length, samples: 0, stacks: 0, frames: 0 };
   const framesWritten = new Set<bigint>();
   const stacksWritten = new Set<bigint>();
@@ -177,50 +170,70 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
     }
     return id;
   };
-  const row: DuckDBValue[] = new Array<DuckDBValue>(5);
+  const row: DuckDBValue[] = new Array<DuckDBValue>(8);
   const stackRow: DuckDBValue[] = new Array<DuckDBValue>(3);
+  const { listValue } = loadDuckDB();
   for (let f = 0; f < files.length; f++) {
     const file = files[f]!;
     options.onFile?.(f, file);
-    const src = openProfile(file, formatFromPath(file) === 'tachyon' ? 'tachyon' : undefined);
+    const src = openProfile(file, { format: formatFromPath(file) === 'tachyon' ? 'tachyon' : undefined });
     try {
       const id = profileId(file, src.meta.startTimeUs);
-      // This file's frame index → frame_id, and its stacks (by frame indices) → stack_id.
+      src.meta.sampleTypes.forEach((t, k) => sampleTypes.appendRow([id, k, t.type, t.unit, k === src.meta.defaultSampleType]));
+      const defaultColumn = src.meta.defaultSampleType;
+      // This file's frame index → frame_id, and its stack ids → stack_id (content-addressed: the same across files).
       const frameIds: bigint[] = [];
-      const stackIds = new StackIds();
+      const stackIds = new Map<number, bigint>();
+      const labelSetsWritten = new Set<number>();
       const threads = new Set<bigint>();
-      let last: bigint | undefined;
+      let last: number | undefined;
       let count = 0;
-      for (const s of src.samples()) {
-        let stackId = stackIds.get(s.stack);
-        if (stackId === undefined) {
-          const ids = new BigUint64Array(s.stack.length);
-          for (let d = 0; d < ids.length; d++) ids[d] = frameIds[s.stack[d]!] ??= frameIdOf(src.frames[s.stack[d]!]!);
-          stackId = id63(new Uint8Array(ids.buffer));
-          stackIds.set(s.stack, stackId);
-          if (!stacksWritten.has(stackId)) {
-            stacksWritten.add(stackId);
-            stackRow[0] = stackId;
-            for (let d = 0; d < ids.length; d++) {
-              stackRow[1] = d;
-              stackRow[2] = ids[d]!;
-              stacks.appendRow(stackRow);
+      for (const b of src.batches()) {
+        for (let i = 0; i < b.length; i++) {
+          const sid = b.stack[i]!;
+          let stackId = stackIds.get(sid);
+          if (stackId === undefined) {
+            const stack = src.stacks.toArray(sid);
+            const ids = new BigUint64Array(stack.length);
+            for (let d = 0; d < ids.length; d++) ids[d] = frameIds[stack[d]!] ??= frameIdOf(src.frames[stack[d]!]!);
+            stackId = id63(new Uint8Array(ids.buffer));
+            stackIds.set(sid, stackId);
+            if (!stacksWritten.has(stackId)) {
+              stacksWritten.add(stackId);
+              stackRow[0] = stackId;
+              for (let d = 0; d < ids.length; d++) {
+                stackRow[1] = d;
+                stackRow[2] = ids[d]!;
+                stacks.appendRow(stackRow);
+              }
             }
           }
+          const labelSet = b.labels[i]!;
+          if (labelSet !== 0 && !labelSetsWritten.has(labelSet)) {
+            labelSetsWritten.add(labelSet);
+            for (const l of src.labelSets[labelSet]!) labels.appendRow([id, labelSet, l.key, l.str ?? null, l.num ?? null, l.unit ?? null]);
+          }
+          // Threads of different interpreters share a thread id in this table; CPython's subinterpreters are rare in fleets.
+          const thread = src.threads[b.thread[i]!]!.threadId;
+          threads.add(thread);
+          const time = b.time[i]!;
+          if (!Number.isNaN(time) && (last === undefined || time > last)) last = time;
+          const values: number[] = new Array<number>(b.values.length);
+          for (let v = 0; v < values.length; v++) values[v] = b.values[v]![i]!;
+          row[0] = id;
+          row[1] = thread;
+          row[2] = Number.isNaN(time) ? null : BigInt(Math.round(time));
+          row[3] = b.status[i]!;
+          row[4] = stackId;
+          row[5] = values[defaultColumn]!;
+          row[6] = listValue(values);
+          row[7] = labelSet;
+          samples.appendRow(row);
+          count++;
         }
-        // Threads of different interpreters share a thread id in this table; CPython's subinterpreters are rare in fleets.
-        threads.add(s.threadId);
-        if (last === undefined || s.timestampUs > last) last = s.timestampUs;
-        row[0] = id;
-        row[1] = s.threadId;
-        row[2] = s.timestampUs;
-        row[3] = s.status;
-        row[4] = stackId;
-        samples.appendRow(row);
-        count++;
       }
       const start = src.meta.startTimeUs;
-      const end = last ?? start;
+      const end = last === undefined ? start : BigInt(Math.round(last));
       const duration = end > start ? Number(end - start) / 1e6 : 0;
       profiles.appendRow([id, path.resolve(file), options.hostOf?.(file) ?? null, start, end, duration, src.meta.sampleIntervalUs, BigInt(count), threads.size]);
       total.samples += count;

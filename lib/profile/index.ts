@@ -7,3 +7,4 @@ export { ProfileBuilder, BATCH_ROWS } from './builder';
 export { SampleTypes, sampleTypeName, nanosPerUnit, chooseSampleType, formatValue } from './units';
 export { ANONYMOUS, anonymousName, makeFrame, normalizeFrame, frameLabel, isEpochUs, NodeStatus } from './frames';
 export { gapsToNext, GapWeigher } from './gaps';
+export { Remapper, type ProfileTarget, type RemapOptions } from './remap';

@@ -1,14 +1,16 @@
 /**
- * `aggregate()`: the "top" query. One pass over a sample stream, keeping only
- * one counter pair per distinct key, so a profile of any length is queried
- * without materialising its samples.
+ * `aggregate()`: the "top" query, in the unit of a sample type. One pass over
+ * the sample batches sums the chosen value column per stack id; then one pass
+ * over the stack table (children before parents are summed up, then a walk
+ * from the root) gives every key's self and total value. Work and memory grow
+ * with distinct stacks, never with samples or with their values.
  *
- * self = samples whose innermost frame has the key; total = samples with the
- * key anywhere in the stack, counted once per sample however often recursion
- * repeats it.
+ * self = value of samples whose innermost frame has the key; total = value of
+ * samples with the key anywhere in the stack, counted once per sample however
+ * often recursion repeats it.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { NodeStatus, anonymousName, threadKey, type Frame, type ProfileSource } from '../convert/model';
+import { NodeStatus, anonymousName, chooseSampleType, formatValue, threadKey, type Frame, type ProfileSource, type SampleType } from '../profile/index';
 
 export type AggregateBy = 'function' | 'file' | 'line';
 export type SortBy = 'self' | 'total';
@@ -30,6 +32,8 @@ export const STATUS_FILTERS: Record<string, (status: number) => boolean> = {
 export interface AggregateOptions {
   by?: AggregateBy;
   sort?: SortBy;
+  /** The value column summed: a type name ("alloc_space"), "type/unit" or index; default the profile's default type. */
+  sampleType?: string | number;
   /** Only this thread: "ID" or "ID@INTERPRETER". */
   thread?: string;
   /** Window in ms relative to the profile's start time, [fromMs, toMs). */
@@ -39,7 +43,7 @@ export interface AggregateOptions {
   status?: string | ((status: number) => boolean);
   /** Rows to return (default 20; 0 or Infinity = all). */
   limit?: number;
-  onProgress?: (samplesDone: number, samplesTotal: number | undefined) => void;
+  onProgress?: (recordsDone: number, recordsTotal: number | undefined) => void;
 }
 
 export interface AggregateRow {
@@ -47,6 +51,7 @@ export interface AggregateRow {
   funcname: string | null;
   filename: string;
   lineno: number | null;
+  /** In the sample type's unit. */
   self: number;
   total: number;
   selfPct: number;
@@ -56,9 +61,12 @@ export interface AggregateRow {
 export interface AggregateResult {
   by: AggregateBy;
   sort: SortBy;
-  /** Samples that passed the filters. */
+  sampleType: SampleType;
+  /** Sum of the sample type's values over the records that passed the filters. */
+  total: number;
+  /** Sample records that passed the filters (a record may weigh any value). */
   samples: number;
-  /** Samples read. */
+  /** Sample records read. */
   scanned: number;
   rows: AggregateRow[];
 }
@@ -74,74 +82,92 @@ function keyOf(f: Frame, by: AggregateBy): string {
   }
 }
 
+function statusPredicate(status: AggregateOptions['status']): ((s: number) => boolean) | undefined {
+  if (typeof status === 'function' || status === undefined) return status;
+  const filter = STATUS_FILTERS[status];
+  if (filter === undefined) throw new ProfpackError(`unknown status filter "${status}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: Object.keys(STATUS_FILTERS).join(' | ') });
+  return filter;
+}
+
+/** Per stack id, the summed value of the records that pass the filters. */
+export interface StackSums {
+  column: number;
+  own: Float64Array;
+  /** 1 where a kept record has this stack. */
+  hit: Uint8Array;
+  total: number;
+  kept: number;
+  scanned: number;
+}
+
+/** One pass over the batches: the chosen column summed per stack id under the filters. */
+export function sumByStack(source: ProfileSource, options: AggregateOptions = {}): StackSums {
+  const column = chooseSampleType(source.meta, options.sampleType);
+  const statusFilter = statusPredicate(options.status);
+  const startUs = Number(source.meta.startTimeUs);
+  const from = options.fromMs === undefined ? -Infinity : startUs + options.fromMs * 1000;
+  const to = options.toMs === undefined ? Infinity : startUs + options.toMs * 1000;
+  const windowed = options.fromMs !== undefined || options.toMs !== undefined;
+  // thread index → 1 keep / 2 skip, resolved once per thread.
+  const threadOk: number[] = [];
+  let own = new Float64Array(1024);
+  let hit = new Uint8Array(1024);
+  let total = 0;
+  let kept = 0;
+  let scanned = 0;
+  for (const b of source.batches()) {
+    const values = b.values[column]!;
+    for (let i = 0; i < b.length; i++) {
+      scanned++;
+      if (options.thread !== undefined) {
+        const t = b.thread[i]!;
+        let ok = threadOk[t];
+        if (ok === undefined) {
+          const ref = source.threads[t]!;
+          ok = threadOk[t] = threadKey(ref.threadId, ref.interpreterId) === options.thread ? 1 : 2;
+        }
+        if (ok === 2) continue;
+      }
+      if (windowed) {
+        const time = b.time[i]!;
+        if (!(time >= from && time < to)) continue;
+      }
+      if (statusFilter !== undefined && !statusFilter(b.status[i]!)) continue;
+      const s = b.stack[i]!;
+      if (s >= own.length) {
+        const n = Math.max(s + 1, own.length * 2, source.stacks.size);
+        const o = new Float64Array(n);
+        o.set(own);
+        own = o;
+        const h = new Uint8Array(n);
+        h.set(hit);
+        hit = h;
+      }
+      const v = values[i]!;
+      own[s]! += v;
+      hit[s] = 1;
+      total += v;
+      kept++;
+    }
+    options.onProgress?.(scanned, source.sampleCount);
+  }
+  return { column, own, hit, total, kept, scanned };
+}
+
 export function aggregate(source: ProfileSource, options: AggregateOptions = {}): AggregateResult {
   const by = options.by ?? 'function';
   const sort = options.sort ?? 'self';
   if (!['function', 'file', 'line'].includes(by)) throw new ProfpackError(`--by must be function, file or line, not "${by}"`, { code: ErrorCode.INVALID_ARGUMENT });
-  let statusFilter: ((s: number) => boolean) | undefined;
-  if (typeof options.status === 'function') statusFilter = options.status;
-  else if (options.status !== undefined) {
-    statusFilter = STATUS_FILTERS[options.status];
-    if (statusFilter === undefined) {
-      throw new ProfpackError(`unknown status filter "${options.status}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: Object.keys(STATUS_FILTERS).join(' | ') });
-    }
-  }
-  const start = source.meta.startTimeUs;
-  const from = options.fromMs === undefined ? undefined : start + BigInt(Math.round(options.fromMs * 1000));
-  const to = options.toMs === undefined ? undefined : start + BigInt(Math.round(options.toMs * 1000));
-
-  // frame index → key id, resolved once per frame.
-  const keyIdOfFrame: number[] = [];
-  const keyIds = new Map<string, number>();
-  const keyFrame: Frame[] = [];
-  const self: number[] = [];
-  const total: number[] = [];
-  // Last sample that counted a key in `total` (dedup of recursion without a Set per sample).
-  const seenAt: number[] = [];
-  let kept = 0;
-  let scanned = 0;
-  const frames = source.frames;
-  for (const s of source.samples()) {
-    scanned++;
-    if (options.onProgress !== undefined && (scanned & 0xffff) === 0) options.onProgress(scanned, source.sampleCount);
-    if (options.thread !== undefined && threadKey(s.threadId, s.interpreterId) !== options.thread) continue;
-    if (from !== undefined && s.timestampUs < from) continue;
-    if (to !== undefined && s.timestampUs >= to) continue;
-    if (statusFilter !== undefined && !statusFilter(s.status)) continue;
-    kept++;
-    const stack = s.stack;
-    for (let i = 0; i < stack.length; i++) {
-      const fi = stack[i]!;
-      let k = keyIdOfFrame[fi];
-      if (k === undefined) {
-        const frame = frames[fi]!;
-        const key = keyOf(frame, by);
-        k = keyIds.get(key);
-        if (k === undefined) {
-          k = keyFrame.length;
-          keyIds.set(key, k);
-          keyFrame.push(frame);
-          self.push(0);
-          total.push(0);
-          seenAt.push(-1);
-        }
-        keyIdOfFrame[fi] = k;
-      }
-      if (i === 0) self[k]!++;
-      if (seenAt[k] !== kept) {
-        seenAt[k] = kept;
-        total[k]!++;
-      }
-    }
-  }
-  options.onProgress?.(scanned, source.sampleCount);
-
-  const order = keyFrame.map((_, i) => i);
+  const sums = sumByStack(source, options);
+  const { self, total, keyFrame, selfHit } = keyTotals(source, sums, (f) => keyOf(f, by));
+  // A key lists when a kept record reached it, even if its values cancel out to 0.
+  const order = keyFrame.map((_, i) => i).filter((k) => self[k] !== 0 || total[k] !== 0 || selfHit[k] === 1);
   const primary = sort === 'self' ? self : total;
   const secondary = sort === 'self' ? total : self;
   order.sort((a, b) => primary[b]! - primary[a]! || secondary[b]! - secondary[a]! || a - b);
   const limit = options.limit === undefined ? 20 : options.limit <= 0 ? Infinity : options.limit;
   const rows: AggregateRow[] = [];
+  const pct = (v: number) => (sums.total === 0 ? 0 : (100 * v) / sums.total);
   for (const k of order) {
     if (rows.length >= limit) break;
     const f = keyFrame[k]!;
@@ -152,24 +178,104 @@ export function aggregate(source: ProfileSource, options: AggregateOptions = {})
       lineno: by === 'line' ? f.lineno : null,
       self: self[k]!,
       total: total[k]!,
-      selfPct: kept === 0 ? 0 : (100 * self[k]!) / kept,
-      totalPct: kept === 0 ? 0 : (100 * total[k]!) / kept,
+      selfPct: pct(self[k]!),
+      totalPct: pct(total[k]!),
     });
   }
-  return { by, sort, samples: kept, scanned, rows };
+  const sampleType = { ...source.meta.sampleTypes[sums.column]! };
+  return { by, sort, sampleType, total: sums.total, samples: sums.kept, scanned: sums.scanned, rows };
 }
 
-/** A fixed-width text table of an aggregate result. */
+/**
+ * Self and total per key from per-stack sums: subtree sums bottom-up (a
+ * child's id is always larger than its parent's), then a walk from the root
+ * that adds a node's subtree to its key unless an ancestor already has the key.
+ */
+export function keyTotals(source: ProfileSource, sums: StackSums, keyOfFrame: (f: Frame) => string): { self: number[]; total: number[]; keyFrame: Frame[]; selfHit: number[] } {
+  const stacks = source.stacks;
+  const n = Math.min(stacks.size, sums.own.length);
+  const subtree = new Float64Array(n);
+  const reached = new Uint8Array(n);
+  subtree.set(sums.own.subarray(0, n));
+  reached.set(sums.hit.subarray(0, n));
+  for (let s = n - 1; s >= 1; s--) {
+    if (reached[s] === 0) continue;
+    const p = stacks.parent(s);
+    subtree[p]! += subtree[s]!;
+    reached[p] = 1;
+  }
+  const keyIdOfFrame: number[] = [];
+  const keyIds = new Map<string, number>();
+  const keyFrame: Frame[] = [];
+  const self: number[] = [];
+  const total: number[] = [];
+  const selfHit: number[] = [];
+  const keyOfStack = new Int32Array(n);
+  for (let s = 1; s < n; s++) {
+    if (reached[s] === 0) continue;
+    const fi = stacks.frame(s);
+    let k = keyIdOfFrame[fi];
+    if (k === undefined) {
+      const frame = source.frames[fi];
+      if (frame === undefined) throw new ProfpackError(`a stack names frame ${fi}, but the profile has ${source.frames.length}`, { code: ErrorCode.CONVERT_BAD_INPUT, expected: `a frame index below ${source.frames.length}` });
+      const key = keyOfFrame(frame);
+      k = keyIds.get(key);
+      if (k === undefined) {
+        k = keyFrame.length;
+        keyIds.set(key, k);
+        keyFrame.push(frame);
+        self.push(0);
+        total.push(0);
+        selfHit.push(0);
+      }
+      keyIdOfFrame[fi] = k;
+    }
+    keyOfStack[s] = k;
+    if (sums.hit[s] === 1) {
+      self[k]! += sums.own[s]!;
+      selfHit[k] = 1;
+    }
+  }
+  // Children lists (CSR) of reached nodes, then an iterative walk with a count of active ancestors per key.
+  const childCount = new Uint32Array(n + 1);
+  for (let s = 1; s < n; s++) if (reached[s] === 1) childCount[stacks.parent(s) + 1]!++;
+  for (let s = 1; s <= n; s++) childCount[s]! += childCount[s - 1]!;
+  const children = new Uint32Array(childCount[n]!);
+  const fill = childCount.slice(0, n);
+  for (let s = 1; s < n; s++) if (reached[s] === 1) children[fill[stacks.parent(s)]!++] = s;
+  const active = new Uint32Array(keyFrame.length);
+  const walk: number[] = [];
+  for (let c = childCount[0]!; c < childCount[1]!; c++) walk.push(children[c]!);
+  while (walk.length > 0) {
+    const top = walk.pop()!;
+    if (top < 0) {
+      active[keyOfStack[~top]!]!--;
+      continue;
+    }
+    const k = keyOfStack[top]!;
+    if (active[k] === 0) total[k]! += subtree[top]!;
+    active[k]!++;
+    walk.push(~top);
+    for (let c = childCount[top]!; c < childCount[top + 1]!; c++) walk.push(children[c]!);
+  }
+  return { self, total, keyFrame, selfHit };
+}
+
+/** A fixed-width text table of an aggregate result, values in their unit. */
 export function formatTable(result: AggregateResult): string {
+  const unit = result.sampleType.unit;
+  const show = (v: number) => formatValue(v, unit);
   const header = ['self', 'self%', 'total', 'total%', result.by];
   const lines = result.rows.map((r) => {
     const name =
       result.by === 'file'
         ? r.filename || '(no file)'
         : `${anonymousName(r.funcname ?? '')}${r.filename === '' ? '' : `  ${r.filename}${result.by === 'line' ? `:${r.lineno ?? '?'}` : ''}`}`;
-    return [String(r.self), r.selfPct.toFixed(1) + '%', String(r.total), r.totalPct.toFixed(1) + '%', name];
+    return [show(r.self), r.selfPct.toFixed(1) + '%', show(r.total), r.totalPct.toFixed(1) + '%', name];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
-  return [fmt(header), ...lines.map(fmt), `${result.samples} samples${result.scanned !== result.samples ? ` of ${result.scanned}` : ''}`].join('\n');
+  const of = result.scanned !== result.samples ? ` of ${result.scanned}` : '';
+  const what = `${result.sampleType.type}/${result.sampleType.unit}`;
+  return [fmt(header), ...lines.map(fmt), `${result.samples} samples${of}; ${what} total ${show(result.total)}`].join('\n');
 }

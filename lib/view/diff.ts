@@ -7,14 +7,16 @@
  * length compare as shares.
  */
 import { statSync, writeFileSync } from 'node:fs';
-import { openProfile } from '../convert/convert';
-import type { ProfileSource } from '../convert/model';
+import { openProfile } from '../formats/index';
+import { chooseSampleType, formatValue, sampleTypeName, type ProfileSource, type SampleType } from '../profile/index';
 import { aggregate, type SortBy } from '../query/aggregate';
 import { renderPage } from './html';
 import { StackTree } from './tree';
 
 export interface DiffOptions {
-  /** Scale the base to the new profile's sample count (default false: raw counts). */
+  /** The value compared: a type name or "type/unit" both profiles have; default the new profile's default type. */
+  sampleType?: string;
+  /** Scale the base to the new profile's total (default false: raw values). */
   normalize?: boolean;
   /** Order rows by the change of self (default) or of total samples. */
   sort?: SortBy;
@@ -37,8 +39,13 @@ export interface DiffRow {
 export interface DiffResult {
   normalized: boolean;
   sort: SortBy;
+  /** What the values measure. */
+  sampleType: SampleType;
   baseSamples: number;
   newSamples: number;
+  /** Sums of the sample type's values. */
+  baseTotal: number;
+  newTotal: number;
   /** Factor applied to the base's counts (1 unless normalized). */
   scale: number;
   rows: DiffRow[];
@@ -47,9 +54,10 @@ export interface DiffResult {
 /** Per-function deltas, sorted by the size of the change (largest first, growth before shrinkage on ties). */
 export function diffProfiles(base: ProfileSource, next: ProfileSource, options: DiffOptions = {}): DiffResult {
   const sort = options.sort ?? 'self';
-  const a = aggregate(base, { limit: 0 });
-  const b = aggregate(next, { limit: 0 });
-  const scale = options.normalize === true && a.samples > 0 ? b.samples / a.samples : 1;
+  const type = sampleTypeName(next.meta.sampleTypes[chooseSampleType(next.meta, options.sampleType)]!);
+  const a = aggregate(base, { limit: 0, sampleType: type });
+  const b = aggregate(next, { limit: 0, sampleType: type });
+  const scale = options.normalize === true && a.total > 0 ? b.total / a.total : 1;
   const rows = new Map<string, DiffRow>();
   const row = (key: string, funcname: string, filename: string): DiffRow => {
     let r = rows.get(key);
@@ -66,7 +74,7 @@ export function diffProfiles(base: ProfileSource, next: ProfileSource, options: 
   const by = sort === 'self' ? (r: DiffRow) => r.selfDelta : (r: DiffRow) => r.totalDelta;
   out.sort((x, y) => Math.abs(by(y)) - Math.abs(by(x)) || by(y) - by(x) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
   const limit = options.limit === undefined ? 20 : options.limit <= 0 ? Infinity : options.limit;
-  return { normalized: options.normalize === true, sort, baseSamples: a.samples, newSamples: b.samples, scale, rows: out.slice(0, limit) };
+  return { normalized: options.normalize === true, sort, sampleType: b.sampleType, baseSamples: a.samples, newSamples: b.samples, baseTotal: a.total, newTotal: b.total, scale, rows: out.slice(0, limit) };
 }
 
 /** A node of the differential flame graph, in d3-flame-graph's shape. */
@@ -83,12 +91,13 @@ export interface DiffNode {
 }
 
 /** The union of both profiles' stack trees (threads merged), widths from `next`, deltas against `base`. */
-export function diffTree(base: ProfileSource, next: ProfileSource, scale = 1): DiffNode {
+export function diffTree(base: ProfileSource, next: ProfileSource, scale = 1, sampleType?: string): DiffNode {
   const tree = new StackTree();
   const counts: [number[], number[]] = [[], []];
+  const type = sampleTypeName(next.meta.sampleTypes[chooseSampleType(next.meta, sampleType)]!);
   [base, next].forEach((source, i) => {
     const c = counts[i]!;
-    tree.addSource(source, (leaf) => (c[leaf] = (c[leaf] ?? 0) + 1), true);
+    tree.addSource(source, chooseSampleType(source.meta, type), (leaf, _t, _s, value) => (c[leaf] = (c[leaf] ?? 0) + value), true);
   });
   const n = tree.size;
   const baseTotal = new Float64Array(n);
@@ -121,14 +130,16 @@ export function diffTree(base: ProfileSource, next: ProfileSource, scale = 1): D
 
 /** The table of a diff, as `profpack diff` prints it. */
 export function formatDiffTable(result: DiffResult): string {
-  const fmt = (v: number): string => (result.normalized ? (Math.round(v * 10) / 10).toString() : String(v));
+  const unit = result.sampleType.unit;
+  const fmt = (v: number): string => formatValue(result.normalized ? Math.round(v * 10) / 10 : v, unit);
   const signed = (v: number): string => (v > 0 ? '+' : '') + fmt(v);
   const header = ['Δself', 'base self', 'new self', 'Δtotal', 'base total', 'new total', 'function'];
   const lines = result.rows.map((r) => [signed(r.selfDelta), fmt(r.baseSelf), fmt(r.newSelf), signed(r.totalDelta), fmt(r.baseTotal), fmt(r.newTotal), `${r.funcname === '' ? '(anonymous)' : r.funcname}${r.filename === '' ? '' : `  ${r.filename}`}`]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const row = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
   const scale = result.normalized ? ` (base scaled ×${result.scale.toFixed(3)})` : '';
-  return [row(header), ...lines.map(row), `base ${result.baseSamples} samples, new ${result.newSamples} samples${scale}`].join('\n');
+  const totals = `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, unit)} in ${result.baseSamples} samples, new ${formatValue(result.newTotal, unit)} in ${result.newSamples} samples`;
+  return [row(header), ...lines.map(row), `${totals}${scale}`].join('\n');
 }
 
 export interface DiffFileOptions extends DiffOptions {
@@ -146,14 +157,14 @@ export function diff(basePath: string, newPath: string, options: DiffFileOptions
       const result = diffProfiles(base, next, options);
       if (options.html === undefined) return result;
       const all = options.limit === 0 ? result : diffProfiles(base, next, { ...options, limit: 0 });
-      const tree = diffTree(base, next, result.scale);
+      const tree = diffTree(base, next, result.scale, sampleTypeName(result.sampleType));
       const html = renderPage({
         kind: 'diff',
         title: options.title ?? `${basePath} → ${newPath} — profpack diff`,
-        summary: `base ${result.baseSamples} samples, new ${result.newSamples} samples${result.normalized ? `; base scaled ×${result.scale.toFixed(3)}` : ''}; widths are the new profile's`,
+        summary: `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, result.sampleType.unit)}, new ${formatValue(result.newTotal, result.sampleType.unit)}${result.normalized ? `; base scaled ×${result.scale.toFixed(3)}` : ''}; widths are the new profile's`,
         legend: '<span style="background:rgb(235,35,35);color:#fff">grew</span><span style="background:rgb(35,35,235);color:#fff">shrank</span><span style="background:rgb(225,225,225)">unchanged</span>',
         columns: ['Δself', result.normalized ? 'base self (scaled)' : 'base self', 'new self', 'Δtotal', 'function', 'file'],
-        data: { kind: 'diff', normalized: result.normalized, tree, rows: all.rows.slice(0, 200) },
+        data: { kind: 'diff', normalized: result.normalized, unit: result.sampleType.unit, tree, rows: all.rows.slice(0, 200) },
       });
       writeFileSync(options.html, html);
       return { ...result, html: options.html, bytes: statSync(options.html).size };

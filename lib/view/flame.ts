@@ -1,9 +1,9 @@
 /** `renderFlameHtml()` / `flame()`: a profile as one self-contained flame graph and timeline page. */
 import { statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { openProfile, type ProfileFormat } from '../convert/convert';
+import { openProfile, type FormatName } from '../formats/index';
 import { listProfileFiles, openProfiles } from '../fleet/index';
-import type { ProfileSource } from '../convert/model';
+import { formatValue, sampleTypeName, type ProfileSource } from '../profile/index';
 import { renderPage } from './html';
 import { buildViewData, type ViewDataOptions } from './tree';
 
@@ -25,7 +25,7 @@ export interface FlameSummary {
 export function renderFlameHtml(source: ProfileSource, options: FlameOptions = {}): { html: string; samples: number; threads: number; nodes: number; buckets: number } {
   const data = buildViewData(source, options);
   const spanMs = (data.bucketCount * data.bucketUs) / 1000;
-  const summary = `${data.samples.toLocaleString('en')} samples, ${data.threads.length} thread${data.threads.length === 1 ? '' : 's'}, ${spanMs.toLocaleString('en')} ms in ${data.bucketCount} buckets of ${data.bucketUs / 1000} ms; ${data.parent.length.toLocaleString('en')} stack nodes`;
+  const summary = `${sampleTypeName(data.sampleType)} ${formatValue(data.total, data.sampleType.unit)} in ${data.samples.toLocaleString('en')} samples, ${data.threads.length} thread${data.threads.length === 1 ? '' : 's'}, ${spanMs.toLocaleString('en')} ms in ${data.bucketCount} buckets of ${data.bucketUs / 1000} ms; ${data.parent.length.toLocaleString('en')} stack nodes`;
   const html = renderPage({
     kind: 'flame',
     title: options.title ?? 'profpack flame graph',
@@ -42,9 +42,9 @@ export function renderFlameHtml(source: ProfileSource, options: FlameOptions = {
  * as `profpack top` aggregates them (openProfiles: threads of different files
  * kept apart, times from the earliest file's start).
  */
-export function flame(input: string | readonly string[], output: string, options: FlameOptions & { from?: ProfileFormat } = {}): FlameSummary {
+export function flame(input: string | readonly string[], output: string, options: FlameOptions & { from?: FormatName } = {}): FlameSummary {
   const files = listProfileFiles(typeof input === 'string' ? [input] : input);
-  const source = files.length === 1 ? openProfile(files[0]!, options.from) : openProfiles(files);
+  const source = files.length === 1 ? openProfile(files[0]!, { format: options.from }) : openProfiles(files);
   const name = files.length === 1 ? path.basename(files[0]!) : `${files.length} profiles`;
   try {
     const page = renderFlameHtml(source, { title: options.title ?? `${name} — profpack flame graph`, ...options });

@@ -1,8 +1,9 @@
 /**
  * The data a flame graph page carries: a stack tree (one node per distinct
  * path thread → outermost frame → … → innermost, merged by function as
- * `top --by function` keys them) and, per time bucket, how many samples
- * ended at each node with each status class. A time range re-aggregates in
+ * `top --by function` keys them) and, per time bucket, the value (of the
+ * chosen sample type) of the samples that ended at each node with each
+ * status class. A time range re-aggregates in
  * the page by adding up its buckets' entries and summing up the tree once —
  * the page never holds one record per sample.
  *
@@ -11,7 +12,7 @@
  * itself has one node per distinct function path.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { NodeStatus, threadKey, type Frame, type ProfileSource } from '../convert/model';
+import { NodeStatus, chooseSampleType, threadKey, type Frame, type ProfileSource, type SampleType } from '../profile/index';
 
 /** Status classes the timeline colours: V8's GC bit first, then ON_CPU, else idle/off-CPU. */
 export const StatusClass = { OnCpu: 0, Gc: 1, Idle: 2 } as const;
@@ -39,8 +40,13 @@ export interface ViewData {
   /** µs since the epoch as a decimal string (u64), the origin of every ms offset. */
   startTimeUs: string;
   sampleIntervalUs: number;
+  /** What the values measure; every count below (threads, entries) is in its unit. */
+  sampleType: SampleType;
+  /** Sample records read. */
   samples: number;
-  threads: { key: string; samples: number }[];
+  /** Sum of their values. */
+  total: number;
+  threads: { key: string; name?: string; samples: number }[];
   funcs: ViewFunc[];
   /** parent[n] (-1 for the root, node 0); children always have larger ids than their parent. */
   parent: number[];
@@ -97,11 +103,11 @@ export class StackTree {
     return id;
   }
 
-  threadNode(key: string): number {
+  threadNode(key: string, name?: string): number {
     let node = this.threadNodes.get(key);
     if (node === undefined) {
       const fid = this.funcs.length;
-      this.funcs.push({ name: `thread ${key}`, file: '', line: null, thread: key });
+      this.funcs.push({ name: name === undefined ? `thread ${key}` : `thread ${key} (${name})`, file: '', line: null, thread: key });
       node = this.child(0, fid);
       this.threadNodes.set(key, node);
     }
@@ -123,50 +129,65 @@ export class StackTree {
   }
 
   /**
-   * Adds every sample of a source; calls `onSample(leafNode, sample)` for each.
-   * `mergeThreads` puts every sample under one thread node "all" (a diff of two runs, whose thread ids differ).
-   * Stacks are innermost first in the model; the tree runs outermost first.
+   * Adds every sample of a source; calls `onSample(leafNode, timeUs, status, value)`
+   * for each, with the value of `column`. `mergeThreads` puts every sample
+   * under one thread node "all" (a diff of two runs, whose thread ids differ).
+   * A stack id maps to its tree node once per thread (memoised through its parent).
    */
-  addSource(source: ProfileSource, onSample: (leaf: number, timestampUs: bigint, status: number) => void, mergeThreads = false): number {
+  addSource(source: ProfileSource, column: number, onSample: (leaf: number, timeUs: number, status: number, value: number) => void, mergeThreads = false): number {
     const frameFunc: number[] = [];
-    // Consecutive samples of a thread often repeat the stack (Tachyon's REPEAT records): reuse the leaf.
-    const last = new Map<string, { stack: number[]; leaf: number }>();
+    const memo = new Map<number, Int32Array>();
+    const threadRoot: number[] = [];
+    const chain: number[] = [];
     let count = 0;
-    for (const s of source.samples()) {
-      count++;
-      const key = mergeThreads ? 'all' : threadKey(s.threadId, s.interpreterId);
-      const stack = s.stack;
-      const prev = last.get(key);
-      let leaf: number;
-      if (prev !== undefined && sameStack(prev.stack, stack)) {
-        leaf = prev.leaf;
-      } else {
-        leaf = this.threadNode(key);
-        for (let i = stack.length - 1; i >= 0; i--) {
-          const fi = stack[i]!;
-          let fid = frameFunc[fi];
-          if (fid === undefined) {
-            const frame = source.frames[fi];
-            if (frame === undefined) throw new ProfpackError(`sample ${count - 1} names frame ${fi}, but the profile has ${source.frames.length}`, { code: ErrorCode.CONVERT_BAD_INPUT, expected: `a frame index below ${source.frames.length}` });
-            fid = frameFunc[fi] = this.funcOf(frame);
-          }
-          leaf = this.child(leaf, fid);
+    for (const b of source.batches()) {
+      const values = b.values[column]!;
+      for (let i = 0; i < b.length; i++) {
+        count++;
+        const t = mergeThreads ? 0 : b.thread[i]!;
+        let root = threadRoot[t];
+        if (root === undefined) {
+          const ref = source.threads[t]!;
+          root = threadRoot[t] = this.threadNode(mergeThreads ? 'all' : threadKey(ref.threadId, ref.interpreterId), mergeThreads ? undefined : ref.name);
         }
-        last.set(key, { stack: Array.from(stack), leaf });
+        let nodes = memo.get(t);
+        const sid = b.stack[i]!;
+        if (nodes === undefined || nodes.length <= sid) {
+          const grown = new Int32Array(Math.max(sid + 1, source.stacks.size, (nodes?.length ?? 0) * 2)).fill(-1);
+          if (nodes !== undefined) grown.set(nodes);
+          memo.set(t, (nodes = grown));
+        }
+        let leaf = sid === 0 ? root : nodes[sid]!;
+        if (leaf < 0) {
+          let s = sid;
+          while (s !== 0 && nodes[s]! < 0) {
+            chain.push(s);
+            s = source.stacks.parent(s);
+          }
+          leaf = s === 0 ? root : nodes[s]!;
+          while (chain.length > 0) {
+            const c = chain.pop()!;
+            const fi = source.stacks.frame(c);
+            let fid = frameFunc[fi];
+            if (fid === undefined) {
+              const frame = source.frames[fi];
+              if (frame === undefined) throw new ProfpackError(`sample ${count - 1} names frame ${fi}, but the profile has ${source.frames.length}`, { code: ErrorCode.CONVERT_BAD_INPUT, expected: `a frame index below ${source.frames.length}` });
+              fid = frameFunc[fi] = this.funcOf(frame);
+            }
+            leaf = this.child(leaf, fid);
+            nodes[c] = leaf;
+          }
+        }
+        onSample(leaf, b.time[i]!, b.status[i]!, values[i]!);
       }
-      onSample(leaf, s.timestampUs, s.status);
     }
     return count;
   }
 }
 
-function sameStack(a: number[], b: ArrayLike<number>): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 export interface ViewDataOptions {
+  /** The value column shown: a type name, "type/unit" or index; default the profile's default type. */
+  sampleType?: string | number;
   /** Narrowest bucket in µs (default: the sample interval rounded up to whole ms). */
   minBucketUs?: number;
   maxBuckets?: number;
@@ -211,8 +232,13 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
     lo = 0;
   };
 
-  const samples = tree.addSource(source, (leaf, ts, status) => {
-    const k = Math.floor((Number(ts - start) - originUs) / bucketUs);
+  const column = chooseSampleType(source.meta, options.sampleType);
+  const startUs = Number(start);
+  let total = 0;
+  const samples = tree.addSource(source, column, (leaf, ts, status, value) => {
+    total += value;
+    // A sample without a time (a pprof heap profile) sits at the start.
+    const k = Math.floor(((Number.isNaN(ts) ? 0 : ts - startUs) - originUs) / bucketUs);
     let m = buckets.get(k);
     if (m === undefined) {
       buckets.set(k, (m = new Map()));
@@ -222,7 +248,7 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
     const key = leaf * STATUS_CLASSES + statusClass(status);
     const had = m.get(key);
     if (had === undefined) entries++;
-    m.set(key, (had ?? 0) + 1);
+    m.set(key, (had ?? 0) + value);
     while (hi - lo + 1 > maxBuckets || (entries > maxEntries && hi > lo)) coarsen();
   });
   // Thread of every node, in one forward pass (a child's id is larger than its parent's).
@@ -233,6 +259,9 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
     threadOf[n] = t ?? threadOf[tree.parent[n]!]!;
   }
 
+  // Names are known once the (streaming) source has been read.
+  const threadNames = new Map<string, string>();
+  for (const t of source.threads) if (t.name !== undefined) threadNames.set(threadKey(t.threadId, t.interpreterId), t.name);
   const firstBucket = samples === 0 ? 0 : lo;
   originUs += firstBucket * bucketUs;
   const bucketCount = samples === 0 ? 0 : hi - lo + 1;
@@ -255,8 +284,13 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
   return {
     startTimeUs: start.toString(),
     sampleIntervalUs: interval,
+    sampleType: { ...source.meta.sampleTypes[column]! },
     samples,
-    threads: [...perThread].map(([key, n]) => ({ key, samples: n })),
+    total,
+    threads: [...perThread].map(([key, n]) => {
+      const name = threadNames.get(key);
+      return name === undefined ? { key, samples: n } : { key, name, samples: n };
+    }),
     funcs: tree.funcs,
     parent: tree.parent,
     func: tree.func,

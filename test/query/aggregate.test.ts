@@ -1,71 +1,98 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryProfile, NodeStatus, type Frame } from '../../lib/convert/model';
+import { NodeStatus, ProfileBuilder, SampleTypes, type Frame } from '../../lib/profile/index';
 import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../lib/query/aggregate';
-import { acceptedVectors, modelFromExpected, readExpected } from '../convert/helpers';
+import { acceptedVectors, readExpected } from '../convert/helpers';
+import { builderFromExpected } from '../support/model';
 
 const FILES = ['a.js', 'b.js', ''];
 const NAMES = ['main', 'parse', 'walk', '(program)', ''];
+const BYTES = { type: 'alloc_space', unit: 'bytes' };
+
+interface Row {
+  thread: number;
+  time: number;
+  status: number;
+  stack: number[];
+  bytes: number;
+}
 
 const profileArb = fc
   .record({
     frames: fc.array(fc.record({ f: fc.constantFrom(...FILES), n: fc.constantFrom(...NAMES), line: fc.option(fc.integer({ min: 1, max: 5 }), { nil: null }) }), { minLength: 1, maxLength: 12 }),
     samples: fc.array(
-      fc.record({ thread: fc.integer({ min: 0, max: 2 }), time: fc.integer({ min: 0, max: 10_000 }), status: fc.integer({ min: 0, max: 127 }), stack: fc.array(fc.nat(), { maxLength: 12 }) }),
+      fc.record({
+        thread: fc.integer({ min: 0, max: 2 }),
+        time: fc.integer({ min: 0, max: 10_000 }),
+        status: fc.integer({ min: 0, max: 127 }),
+        stack: fc.array(fc.nat(), { maxLength: 12 }),
+        // Weights as large as real heap profiles and values near 2^53 / 2^10 stay exact in sums.
+        bytes: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 2 ** 43 })),
+      }),
       { maxLength: 80 },
     ),
   })
   .map(({ frames, samples }) => {
-    const model = new MemoryProfile({ startTimeUs: 1_000_000n, sampleIntervalUs: 1000n });
+    const model = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, BYTES], defaultSampleType: 0, startTimeUs: 1_000_000n, sampleIntervalUs: 1000n });
     const ids = frames.map((fr) => model.internFrame({ filename: fr.f, funcname: fr.n, lineno: fr.line, endLineno: null, column: null, endColumn: null, opcode: null }));
-    for (const s of samples) model.writeStack(BigInt(s.thread), 0, 1_000_000n + BigInt(s.time), s.status, s.stack.map((i) => ids[i % ids.length]!));
-    return model;
+    const rows: Row[] = samples.map((s) => ({ ...s, stack: s.stack.map((i) => ids[i % ids.length]!) }));
+    for (const s of rows) model.add(model.stacks.intern(s.stack), model.internThread(BigInt(s.thread)), 1_000_000 + s.time, s.status, [1, s.bytes]);
+    return { model, rows };
   });
 
-/** The obvious, materialising definition of self/total. */
-function reference(model: MemoryProfile, by: AggregateBy, keep: (s: MemoryProfile['sampleList'][number]) => boolean) {
+/** The obvious, materialising definition of self/total, weighted. */
+function reference(model: ProfileBuilder, rows: Row[], by: AggregateBy, column: number, keep: (s: Row) => boolean) {
   const key = (f: Frame) => (by === 'file' ? f.filename : by === 'line' ? `${f.filename}|${f.funcname}|${f.lineno}` : `${f.filename}|${f.funcname}`);
   const self = new Map<string, number>();
   const total = new Map<string, number>();
   let n = 0;
-  for (const s of model.sampleList.filter(keep)) {
+  let sum = 0;
+  for (const s of rows.filter(keep)) {
     n++;
-    const keys = Array.from(s.stack, (i) => key(model.frames[i]!));
-    if (keys.length > 0) self.set(keys[0]!, (self.get(keys[0]!) ?? 0) + 1);
-    for (const k of new Set(keys)) total.set(k, (total.get(k) ?? 0) + 1);
+    const v = column === 0 ? 1 : s.bytes;
+    sum += v;
+    const keys = s.stack.map((i) => key(model.frames[i]!));
+    if (keys.length > 0) self.set(keys[0]!, (self.get(keys[0]!) ?? 0) + v);
+    for (const k of new Set(keys)) total.set(k, (total.get(k) ?? 0) + v);
   }
-  return { n, self, total, key };
+  return { n, sum, self, total };
 }
 
 describe('aggregate', () => {
-  it('self and total agree with the materialising definition, under every filter', () => {
+  it('self and total agree with the materialising definition, for each sample type and under every filter', () => {
     fc.assert(
       fc.property(
         profileArb,
         fc.constantFrom<AggregateBy>('function', 'file', 'line'),
         fc.constantFrom<'self' | 'total'>('self', 'total'),
+        fc.constantFrom(undefined, 'samples', 'alloc_space', 'alloc_space/bytes', 1),
         fc.option(fc.constantFrom('0', '1', '2'), { nil: undefined }),
         fc.option(fc.tuple(fc.integer({ min: 0, max: 10 }), fc.integer({ min: 0, max: 10 })), { nil: undefined }),
         fc.option(fc.constantFrom(...Object.keys(STATUS_FILTERS)), { nil: undefined }),
-        (model, by, sort, thread, window, status) => {
+        ({ model, rows }, by, sort, sampleType, thread, window, status) => {
           const fromMs = window?.[0];
           const toMs = window === undefined ? undefined : window[0] + window[1];
-          const result = aggregate(model, { by, sort, thread, fromMs, toMs, status, limit: 0 });
-          const keep = (s: MemoryProfile['sampleList'][number]) =>
-            (thread === undefined || s.threadId.toString() === thread) &&
-            (fromMs === undefined || s.timestampUs >= 1_000_000n + BigInt(fromMs * 1000)) &&
-            (toMs === undefined || s.timestampUs < 1_000_000n + BigInt(toMs * 1000)) &&
+          const result = aggregate(model, { by, sort, thread, fromMs, toMs, status, sampleType, limit: 0 });
+          const column = sampleType === undefined || sampleType === 'samples' ? 0 : 1;
+          expect(result.sampleType).toEqual(column === 0 ? SampleTypes.samples : BYTES);
+          const keep = (s: Row) =>
+            (thread === undefined || String(s.thread) === thread) &&
+            (fromMs === undefined || 1_000_000 + s.time >= 1_000_000 + fromMs * 1000) &&
+            (toMs === undefined || 1_000_000 + s.time < 1_000_000 + toMs * 1000) &&
             (status === undefined || STATUS_FILTERS[status]!(s.status));
-          const ref = reference(model, by, keep);
+          const ref = reference(model, rows, by, column, keep);
           expect(result.samples).toBe(ref.n);
+          expect(result.total).toBe(ref.sum);
           expect(result.scanned).toBe(model.sampleCount);
-          expect(result.rows.length).toBe(ref.total.size);
           for (const row of result.rows) {
             const k = by === 'file' ? row.filename : by === 'line' ? `${row.filename}|${row.funcname}|${row.lineno}` : `${row.filename}|${row.funcname}`;
             expect(row.self).toBe(ref.self.get(k) ?? 0);
             expect(row.total).toBe(ref.total.get(k));
             expect(row.total).toBeGreaterThanOrEqual(row.self);
           }
+          // Every key with a nonzero total is listed (zero-valued keys may be left out).
+          const listed = new Set(result.rows.map((row) => (by === 'file' ? row.filename : by === 'line' ? `${row.filename}|${row.funcname}|${row.lineno}` : `${row.filename}|${row.funcname}`)));
+          for (const [k, v] of ref.total) if (v !== 0) expect(listed.has(k)).toBe(true);
           const primary = result.rows.map((r) => (sort === 'self' ? r.self : r.total));
           for (let i = 1; i < primary.length; i++) expect(primary[i]!).toBeLessThanOrEqual(primary[i - 1]!);
         },
@@ -74,12 +101,30 @@ describe('aggregate', () => {
     );
   });
 
-  it('limits rows, and the table shows them', () => {
-    const model = new MemoryProfile();
+  it('a value is a weight: one record of 3×10^10 and one of 10^15 sum exactly, without expanding', () => {
+    const model = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, BYTES], defaultSampleType: 1, startTimeUs: 0n, sampleIntervalUs: 0n });
+    const f = (n: string) => model.internFrame({ filename: 'x.js', funcname: n, lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
+    const [a, b] = [f('a'), f('b')];
+    model.add(model.stacks.intern([a, b]), model.internThread(0n), NaN, 0, [3e10, 1e15]);
+    model.add(model.stacks.intern([b]), model.internThread(0n), NaN, 0, [1, 7]);
+    const before = process.memoryUsage().heapUsed;
+    const top = aggregate(model);
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(20 * 1024 * 1024);
+    expect(top.total).toBe(1e15 + 7);
+    expect(top.rows.map((r) => [r.funcname, r.self, r.total])).toEqual([
+      ['a', 1e15, 1e15],
+      ['b', 7, 1e15 + 7],
+    ]);
+    expect(aggregate(model, { sampleType: 'samples' }).total).toBe(3e10 + 1);
+  });
+
+  it('limits rows, and the table shows them in the unit', () => {
+    const model = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, SampleTypes.cpu], defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 1000n });
     const f = (n: string) => model.internFrame({ filename: 'x.js', funcname: n, lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
     const [a, b, c] = [f('a'), f('b'), f('c')];
-    for (let i = 0; i < 5; i++) model.writeStack(1n, 0, 0n, NodeStatus.OnCpu, [a, b]);
-    for (let i = 0; i < 3; i++) model.writeStack(1n, 0, 0n, 0, [c, b]);
+    const t = model.internThread(1n);
+    for (let i = 0; i < 5; i++) model.add(model.stacks.intern([a, b]), t, 0, NodeStatus.OnCpu, [1, 2_000_000]);
+    for (let i = 0; i < 3; i++) model.add(model.stacks.intern([c, b]), t, 0, 0, [1, 1_000_000]);
     const top = aggregate(model, { limit: 2 });
     expect(top.rows.map((r) => [r.funcname, r.self, r.total])).toEqual([
       ['a', 5, 5],
@@ -90,22 +135,30 @@ describe('aggregate', () => {
     const table = formatTable(top).split('\n');
     expect(table[0]).toMatch(/self\s+self%\s+total\s+total%\s+function/);
     expect(table[1]).toMatch(/^\s*5\s+62\.5%\s+5\s+62\.5%\s+a\s+x\.js$/);
-    expect(table.at(-1)).toBe('8 samples');
+    expect(table.at(-1)).toBe('8 samples; samples/count total 8');
+    const cpu = formatTable(aggregate(model, { sampleType: 'cpu', limit: 2 })).split('\n');
+    expect(cpu[1]).toMatch(/^\s*10ms\s+76\.9%\s+10ms\s+76\.9%\s+a\s+x\.js$/);
+    expect(cpu.at(-1)).toBe('8 samples; cpu/nanoseconds total 13ms');
   });
 
-  it('refuses an unknown status filter or key with ERR_INVALID_ARGUMENT', () => {
-    const model = new MemoryProfile();
+  it('refuses an unknown status filter, key or sample type with a coded error', () => {
+    const model = new ProfileBuilder({ sampleTypes: [SampleTypes.samples], defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 1000n });
     expect(() => aggregate(model, { status: 'sleepy' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
     expect(() => aggregate(model, { by: 'module' as AggregateBy })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+    expect(() => aggregate(model, { sampleType: 'inuse_space' })).toThrow(expect.objectContaining({ code: 'ERR_CONVERT_SAMPLE_TYPE', expected: 'samples/count' }));
   });
 
-  it('on the real CPython profiles r01/r02: self counts add up to the samples with a stack', () => {
+  it('on the real CPython profiles r01/r02: self counts add up to the samples with a stack, and wall time to the gaps', () => {
     for (const name of acceptedVectors().filter((n) => n.startsWith('r0'))) {
-      const model = modelFromExpected(readExpected(name));
+      const expected = readExpected(name);
+      const model = builderFromExpected(expected);
       const result = aggregate(model, { sort: 'total', limit: 0 });
-      const withStack = model.sampleList.filter((s) => s.stack.length > 0).length;
+      const withStack = expected.samples.filter((s) => s.frames.length > 0).length;
       expect(result.rows[0]!.total).toBeLessThanOrEqual(withStack);
       expect(result.rows.reduce((sum, r) => sum + r.self, 0)).toBe(withStack);
+      const wall = aggregate(model, { sampleType: 'wall', limit: 0 });
+      expect(wall.total).toBeGreaterThan(0);
+      expect(wall.rows.reduce((sum, r) => sum + r.self, 0)).toBeLessThanOrEqual(wall.total);
     }
   });
 });

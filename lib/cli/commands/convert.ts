@@ -1,6 +1,6 @@
 /** `profpack convert IN --to FORMAT -o OUT` */
 import { Command, Option } from 'commander';
-import { convert, DEFAULT_MAX_SAMPLES, isProfileFormat, PROFILE_FORMATS, type ProfileFormat } from '../../convert/convert';
+import { convert, DEFAULT_MAX_SAMPLES, FORMAT_NAMES, isFormatName, type FormatName } from '../../formats/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
 import { progressBar } from '../progress';
@@ -18,9 +18,9 @@ interface ConvertFlags {
   maxSamples?: string;
 }
 
-function formatOption(value: string | undefined, flag: string): ProfileFormat | undefined {
+function formatOption(value: string | undefined, flag: string): FormatName | undefined {
   if (value === undefined) return undefined;
-  if (!isProfileFormat(value)) throw new ProfpackError(`${flag} must be one of ${PROFILE_FORMATS.join(', ')}, not "${value}"`, { code: ErrorCode.INVALID_ARGUMENT });
+  if (!isFormatName(value)) throw new ProfpackError(`${flag} must be one of ${FORMAT_NAMES.join(', ')}, not "${value}"`, { code: ErrorCode.INVALID_ARGUMENT });
   return value;
 }
 
@@ -29,13 +29,13 @@ export function registerConvert(program: Command): Command {
     .command('convert')
     .description('convert a profile between Tachyon, .cpuprofile, pprof, collapsed stacks and speedscope JSON')
     .argument('<in>', 'input profile (format detected from its content)')
-    .addOption(new Option('--to <format>', 'output format (default: from the output name)').choices([...PROFILE_FORMATS]))
-    .addOption(new Option('--from <format>', 'input format (default: detected)').choices([...PROFILE_FORMATS]))
+    .addOption(new Option('--to <format>', 'output format (default: from the output name)').choices([...FORMAT_NAMES]))
+    .addOption(new Option('--from <format>', 'input format (default: detected)').choices([...FORMAT_NAMES]))
     .requiredOption('-o, --output <file>', 'output file')
     .addOption(new Option('--compression <kind>', 'Tachyon output compression').choices(['zstd', 'none']).default('zstd'))
     .option('--aggregate', 'pprof: one sample per distinct stack and thread (no timestamps)')
-    .option('--thread <id>', '.cpuprofile: only this thread (ID or ID@INTERPRETER)')
-    .option('--sample-type <name>', 'pprof input: the sample type to read (default: the CPU/wall one)')
+    .option('--thread <id>', '.cpuprofile/.heapprofile: only this thread (ID or ID@INTERPRETER; default the busiest)')
+    .option('--sample-type <name>', 'collapsed, speedscope, .cpuprofile, .heapprofile output: the sample type written (default: the profile\'s default type)')
     .option('-q, --quiet', 'no summary line')
     .option('--max-samples <n>', `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`)
     .action(
@@ -49,13 +49,11 @@ export function registerConvert(program: Command): Command {
           thread: flags.thread,
           sampleType: flags.sampleType,
           onProgress: progressBar('converting', size),
+          onWarning: (message) => process.stderr.write(`profpack: warning: ${message}\n`),
           maxSamples: flags.maxSamples === undefined ? undefined : Number(flags.maxSamples),
         });
-        if (summary.droppedLabels > 0) {
-          process.stderr.write(`profpack: warning: dropped ${summary.droppedLabels.toLocaleString('en')} pprof labels (${summary.droppedLabelKeys.join(', ')}): only thread ids, thread names and times are kept\n`);
-        }
         if (flags.quiet !== true) {
-          process.stderr.write(`${input} (${summary.from}, ${summary.bytesIn.toLocaleString('en')} bytes) → ${flags.output} (${summary.to}, ${summary.bytesOut.toLocaleString('en')} bytes), ${summary.samples.toLocaleString('en')} samples\n`);
+          process.stderr.write(`${input} (${summary.from}, ${summary.bytesIn.toLocaleString('en')} bytes) → ${flags.output} (${summary.to}, ${summary.bytesOut.toLocaleString('en')} bytes), ${summary.samples.toLocaleString('en')} samples (${summary.sampleTypes.join(', ')})\n`);
         }
       }),
     );

@@ -1,6 +1,6 @@
 /** `profpack top FILE`: where the samples are, by function, file or line. */
 import { Command, Option } from 'commander';
-import { openProfile } from '../../convert/convert';
+import { openProfile } from '../../formats/index';
 import { listProfileFiles, openProfiles } from '../../fleet/source';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
@@ -31,7 +31,7 @@ function number(value: string | undefined, flag: string): number | undefined {
 export function registerTop(program: Command): Command {
   return program
     .command('top')
-    .description('the functions, files or lines with the most samples')
+    .description('the functions, files or lines with the most value (samples, time, bytes…) of a sample type')
     .argument('<files...>', 'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; many are aggregated together')
     .addOption(new Option('--by <key>', 'group samples by').choices(['function', 'file', 'line']).default('function'))
     .option('--self', 'sort by self samples (innermost frame) [default]')
@@ -42,13 +42,13 @@ export function registerTop(program: Command): Command {
     .addOption(new Option('--status <name>', 'only samples with this status').choices(Object.keys(STATUS_FILTERS)))
     .option('-n <rows>', 'rows to show (0 = all)', '20')
     .option('--json', 'JSON output')
-    .option('--sample-type <name>', 'pprof: the sample type to count (default: the CPU/wall one)')
+    .option('--sample-type <name>', 'the sample type to sum (type or type/unit, e.g. alloc_space; default: the profile\'s default type, else the first)')
     .action(
       action((inputs: string[], flags: TopFlags) => {
         if (flags.self === true && flags.total === true) throw new ProfpackError('--self and --total exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
         const files = listProfileFiles(inputs);
         // One file as before; many as one stream (--from/--to then count from the earliest file's start).
-        const source = files.length === 1 ? openProfile(files[0]!, undefined, { sampleType: flags.sampleType }) : openProfiles(files);
+        const source = files.length === 1 ? openProfile(files[0]!) : openProfiles(files);
         try {
           const result = aggregate(source, {
             by: flags.by,
@@ -58,6 +58,7 @@ export function registerTop(program: Command): Command {
             toMs: number(flags.to, '--to'),
             status: flags.status,
             limit: number(flags.n, '-n'),
+            sampleType: flags.sampleType,
             onProgress: progressBar('reading', files.reduce((sum, f) => sum + inputSize(f), 0)),
           });
           process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatTable(result)}\n`);

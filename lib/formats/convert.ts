@@ -1,0 +1,79 @@
+/**
+ * `convert()`: read → model → write. The input format comes from the content
+ * (or `from`), the output's from its name (or `to`); samples stream from the
+ * reader to the writer in batches, and no record is ever expanded by value.
+ */
+import { statSync } from 'node:fs';
+import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
+import { inputSize } from '../input';
+import { mapBatches, sampleTypeName, type ProfileSource, type SampleBatch } from '../profile/index';
+import type { FormatName, WriteOptions } from './adapter';
+import { FORMAT_NAMES, formatFromPath, openProfile, writeProfile } from './registry';
+
+/**
+ * Default ConvertOptions.maxSamples: pprof, .cpuprofile, .heapprofile and
+ * speedscope outputs hold every sample record in memory (a few dozen bytes
+ * each), so a larger profile is refused with ERR_CONVERT_TOO_MANY_SAMPLES
+ * instead of ending in a V8 heap abort. Tachyon and collapsed output stream.
+ */
+export const DEFAULT_MAX_SAMPLES = 4_000_000;
+
+const IN_MEMORY_OUTPUTS: readonly FormatName[] = ['pprof', 'cpuprofile', 'heapprofile', 'speedscope'];
+
+export interface ConvertOptions extends WriteOptions {
+  to?: FormatName;
+  from?: FormatName;
+  /** The most sample records converted to a format held in memory (default DEFAULT_MAX_SAMPLES). */
+  maxSamples?: number;
+  /** Called with records done and the total when known. */
+  onProgress?: (done: number, total: number | undefined) => void;
+}
+
+export interface ConvertSummary {
+  from: FormatName;
+  to: FormatName;
+  /** Sample records converted (each may weigh any value). */
+  samples: number;
+  /** The sample types of the profile read, "type/unit". */
+  sampleTypes: string[];
+  bytesIn: number;
+  bytesOut: number;
+}
+
+/** Converts the profile at `input` into `output`. */
+export function convert(input: string, output: string, options: ConvertOptions = {}): ConvertSummary {
+  const to = options.to ?? formatFromPath(output);
+  if (to === undefined) {
+    throw new ProfpackError(`cannot tell the output format from "${output}"; pass --to`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: FORMAT_NAMES.join(' | ') });
+  }
+  const maxSamples = options.maxSamples ?? DEFAULT_MAX_SAMPLES;
+  if (!Number.isSafeInteger(maxSamples) || maxSamples < 0) throw invalidArgument(`maxSamples must be a non-negative safe integer, not ${String(maxSamples)}`, 'a non-negative safe integer');
+  const limited = IN_MEMORY_OUTPUTS.includes(to);
+  const bytesIn = inputSize(input);
+  const source = openProfile(input, { format: options.from, onWarning: options.onWarning });
+  try {
+    const total = source.sampleCount;
+    const tooMany = (n: number): ProfpackError =>
+      new ProfpackError(`${n === total ? `the profile declares ${n} samples` : `more than ${maxSamples} samples`}: converting to ${to} holds every sample in memory; the limit is ${maxSamples} (ConvertOptions.maxSamples, --max-samples), or convert to tachyon or collapsed, which stream`, {
+        code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
+        expected: `at most ${maxSamples} samples`,
+        details: { maxSamples, declaredSamples: total },
+      });
+    // Refused before anything is read when the reader knows the count; counted as read otherwise.
+    if (limited && total !== undefined && total > maxSamples) throw tooMany(total);
+    let done = 0;
+    const counted: ProfileSource = mapBatches(source, function* (batches: Iterable<SampleBatch>) {
+      options.onProgress?.(0, total);
+      for (const b of batches) {
+        done += b.length;
+        if (limited && done > maxSamples) throw tooMany(done);
+        yield b;
+        options.onProgress?.(done, total);
+      }
+    });
+    writeProfile(counted, output, to, options);
+    return { from: source.format, to, samples: done, sampleTypes: source.meta.sampleTypes.map(sampleTypeName), bytesIn, bytesOut: statSync(output).size };
+  } finally {
+    source.close();
+  }
+}

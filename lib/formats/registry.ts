@@ -1,0 +1,144 @@
+/**
+ * The formats profpack reads and writes, by name, by file name and by
+ * content. Adding a format is one adapter file and one line in ADAPTERS.
+ */
+import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { ErrorCode, ProfpackError } from '../errors';
+import { fsError, readInputFile } from '../input';
+import type { ProfileSource } from '../profile/index';
+import type { FormatAdapter, FormatName, ReadOptions, WriteOptions, WriteTarget } from './adapter';
+import { legacyAdapters } from './legacy';
+
+/** Every format, in the order content detection tries them. */
+export const ADAPTERS: readonly FormatAdapter[] = [legacyAdapters.tachyon!, legacyAdapters.pprof!, legacyAdapters.speedscope!, legacyAdapters.cpuprofile!, legacyAdapters.collapsed!];
+
+export const FORMAT_NAMES = ADAPTERS.map((a) => a.name);
+
+export function isFormatName(value: string): value is FormatName {
+  return (FORMAT_NAMES as string[]).includes(value);
+}
+
+export function adapterFor(name: FormatName): FormatAdapter {
+  const adapter = ADAPTERS.find((a) => a.name === name);
+  if (adapter === undefined) throw new ProfpackError(`profpack does not handle ${name} files`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: FORMAT_NAMES.join(' | ') });
+  return adapter;
+}
+
+/** The format a file name suggests, if any. */
+export function formatFromPath(file: string): FormatName | undefined {
+  const p = file.toLowerCase();
+  let best: { name: FormatName; length: number } | undefined;
+  for (const a of ADAPTERS) for (const ext of a.extensions) if (p.endsWith(ext) && (best === undefined || ext.length > best.length)) best = { name: a.name, length: ext.length };
+  return best?.name;
+}
+
+const HEAD = 4096;
+
+function isGzip(bytes: Uint8Array): boolean {
+  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+}
+
+/** The format of a file's content (its first 4 KiB decide; a gzip wrapper is looked through). */
+export function detectFormat(bytes: Uint8Array): FormatName {
+  for (const a of ADAPTERS) if (a.detect(bytes.subarray(0, HEAD))) return a.name;
+  return legacyDetect(bytes);
+}
+
+function legacyDetect(bytes: Uint8Array): FormatName {
+  const head = String.fromCharCode(...bytes.subarray(0, 4));
+  // Little-endian Tachyon files start "HCAT", big-endian ones "TACH" (tachyon-format.md §2).
+  if (head === 'HCAT' || head === 'TACH') return 'tachyon';
+  if (isGzip(bytes)) return 'pprof';
+  let i = 0;
+  while (i < bytes.length && i < HEAD && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
+  if (bytes[i] === 0x7b /* { */) {
+    const text = Buffer.from(bytes.subarray(i, i + HEAD)).toString('utf8');
+    if (text.includes('"$schema"') && text.includes('speedscope')) return 'speedscope';
+    if (text.includes('"shared"') && text.includes('"profiles"')) return 'speedscope';
+    return 'cpuprofile';
+  }
+  // A protobuf Profile starts with field 1 (sample_type, length-delimited: 0x0a) or field 2 (sample: 0x12).
+  if (bytes[0] === 0x0a || bytes[0] === 0x12) return 'pprof';
+  const text = Buffer.from(bytes.subarray(0, HEAD)).toString('utf8');
+  const firstLine = text.split('\n', 1)[0] ?? '';
+  if (/ \d+\s*$/.test(firstLine)) return 'collapsed';
+  throw new ProfpackError(`cannot tell the input format (not ${ADAPTERS.map((a) => a.title).join(', ')})`, {
+    code: ErrorCode.CONVERT_UNKNOWN_FORMAT,
+    offset: 0,
+    expected: FORMAT_NAMES.join(' | '),
+  });
+}
+
+export interface OpenOptions extends ReadOptions {
+  /** The format, when not detected from the content. */
+  format?: FormatName;
+}
+
+export type OpenedProfile = ProfileSource & { readonly format: FormatName; close(): void };
+
+function opened(source: ProfileSource, format: FormatName): OpenedProfile {
+  return Object.assign(source, { format, close: source.close ?? (() => undefined) }) as OpenedProfile;
+}
+
+/** Reads a profile held in memory. */
+export function readProfile(bytes: Uint8Array, options: OpenOptions = {}): OpenedProfile {
+  const format = options.format ?? detectFormat(bytes);
+  return opened(adapterFor(format).read({ bytes }, options), format);
+}
+
+/** Opens a profile file: Tachyon files stream from disk, others are read whole. */
+export function openProfile(file: string, options: OpenOptions = {}): OpenedProfile {
+  let format = options.format;
+  let bytes: Uint8Array | undefined;
+  if (format === undefined) {
+    bytes = readInputFile(file);
+    format = detectFormat(bytes);
+  }
+  if (format === 'tachyon') return opened(adapterFor('tachyon').read({ path: file }, options), format);
+  bytes ??= readInputFile(file);
+  if (isGzip(bytes) && format !== 'pprof') bytes = gunzipSync(bytes);
+  return opened(adapterFor(format).read({ path: file, bytes }, options), format);
+}
+
+/**
+ * Writes a source as `format` into `file`: through a temporary file in the
+ * same directory, renamed at the end, so a failed write leaves no partial
+ * output and an existing file stays whole until the new one is complete.
+ */
+export function writeProfile(source: ProfileSource, file: string, format: FormatName, options: WriteOptions = {}): void {
+  const adapter = adapterFor(format);
+  if (adapter.write === undefined) throw new ProfpackError(`profpack reads ${adapter.title} files but does not write them`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: ADAPTERS.filter((a) => a.write).map((a) => a.name).join(' | ') });
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now().toString(36)}.tmp`);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temp, 'wx');
+  } catch (err) {
+    throw fsError(err, file, 'write');
+  }
+  const target: WriteTarget = {
+    path: temp,
+    write(chunk) {
+      const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      let done = 0;
+      try {
+        while (done < data.length) done += writeSync(fd!, data, done, data.length - done);
+      } catch (err) {
+        throw fsError(err, file, 'write');
+      }
+    },
+  };
+  try {
+    // A format that writes its own file (Tachyon) replaces the empty temporary file.
+    adapter.write(source, target, options);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(temp, file);
+  } catch (err) {
+    if (fd !== undefined) closeSync(fd);
+    rmSync(temp, { force: true });
+    if (err instanceof ProfpackError) throw err;
+    throw fsError(err, file, 'write');
+  }
+}
