@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromPprof } from '../lib/convert/pprof-read';
-import { fromSpeedscope } from '../lib/convert/speedscope';
-import { openTachyon } from '../lib/convert/tachyon';
+import { openProfile } from '../lib/formats/index';
+import { samplesOf } from './support/model';
 import { aggregate } from '../lib/query/aggregate';
 import { compileBuild, type Build } from './convert/build';
 import { SLOWDOWN } from './shared';
@@ -37,24 +36,28 @@ describe('the demo main job (npm run demo)', () => {
     const out = run.stdout;
     expect(out).toMatch(/format: +Tachyon version 1, Python 3\.15\.2, little-endian, zstd/);
     expect(out).toMatch(/top functions \(self samples\):\nself\s+self%\s+total\s+total%\s+function/);
-    const tach = openTachyon(path.join(dir, 'profile.tach'));
-    const samples = [...tach.samples()];
+    const tach = openProfile(path.join(dir, 'profile.tach'), { format: 'tachyon' });
+    const samples = [...samplesOf(tach)];
     tach.close();
     expect(samples.length).toBeGreaterThan(100);
-    expect(out).toContain(`\n${samples.length} samples\n`);
+    expect(out).toContain(`\n${samples.length} samples; samples/count total ${samples.length}\n`);
     // The workload's own functions are what the table shows.
     expect(out).toMatch(/(parseExpression|parseTerm|parseFactor|evaluate|tokenize|jsonRound|scanLogs|sortRound|stringify|parse)\s/);
-    const speedscope = fromSpeedscope(JSON.parse(readFileSync(path.join(dir, 'profile.speedscope.json'), 'utf8')));
-    expect(speedscope.sampleCount).toBe(samples.length);
-    const pprof = fromPprof(readFileSync(path.join(dir, 'profile.pb.gz')));
-    expect(pprof.sampleCount).toBe(samples.length);
+    // Both outputs hold the recording: every sample once, and its real time.
+    const wall = samples.reduce((sum, s) => sum + s.values[1]!, 0);
+    for (const file of ['profile.speedscope.json', 'profile.pb.gz']) {
+      const out = openProfile(path.join(dir, file));
+      expect(aggregate(out, { sampleType: 'samples' }).total, file).toBe(samples.length);
+      out.close();
+    }
+    expect(wall).toBeGreaterThan(0);
     expect(statSync(path.join(dir, 'profile.pb.gz')).size).toBeGreaterThan(100);
 
     // flame.html beside the profile, its path printed; offline in Chromium it shows the workload's hot functions.
     const page = path.join(dir, 'flame.html');
     expect(out).toContain(page);
     const opened = await openPage(browser, page);
-    const again = openTachyon(path.join(dir, 'profile.tach'));
+    const again = openProfile(path.join(dir, 'profile.tach'), { format: 'tachyon' });
     const hot = aggregate(again, { limit: 0 }).rows.filter((r) => r.filename.endsWith('workload.js') && r.funcname !== '').slice(0, 4);
     again.close();
     expect(hot.length).toBeGreaterThan(1);

@@ -5,11 +5,11 @@
  *   sample_types(profile_id, type_index, type, unit, is_default)
  *   frames(frame_id, funcname, filename, lineno, end_lineno, col, end_col, opcode)
  *   stacks(stack_id, depth, frame_id)                   depth 0 = innermost frame
- *   samples(profile_id, thread_id, timestamp_us, status, stack_id, value, "values", label_set_id)
+ *   samples(profile_id, thread_id, timestamp_us, status, stack_id, value, type_values, label_set_id)
  *   labels(profile_id, label_set_id, key, str, num, unit)
  *
  * A sample row is one record of the profile, whatever it weighs: `value` is
- * its value of the profile's default sample type and `"values"[type_index + 1]`
+ * its value of the profile's default sample type and `type_values[type_index + 1]`
  * its value of each type (sample_types says which), so "bytes by function" is
  * sum(value), never count(*). Labels are per profile and label set (0 = none).
  *
@@ -71,7 +71,7 @@ export const SCHEMA: Record<TableName, readonly [string, string][]> = {
     ['status', 'UTINYINT'],
     ['stack_id', 'BIGINT'],
     ['value', 'DOUBLE'],
-    ['"values"', 'DOUBLE[]'],
+    ['type_values', 'DOUBLE[]'],
     ['label_set_id', 'INTEGER'],
   ],
   labels: [

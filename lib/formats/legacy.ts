@@ -141,7 +141,8 @@ export const legacyAdapters: Record<FormatName, FormatAdapter | undefined> = {
     const ticks = toTickSource(source);
     const sink = createTachyonSink(target.path, { sampleIntervalUs: source.meta.sampleIntervalUs, startTimeUs: source.meta.startTimeUs, compression: options.compression ?? 'zstd' });
     try {
-      for (const s of ticks.samples()) sink.writeStack(s.threadId, s.interpreterId, s.timestampUs, s.status, s.stack);
+      const ids: number[] = [];
+      for (const s of ticks.samples()) sink.writeStack(s.threadId, s.interpreterId, s.timestampUs, s.status, Array.from(s.stack, (f) => (ids[f] ??= sink.internFrame(source.frames[f]!))));
       sink.finalize();
     } catch (err) {
       sink.close();

@@ -9,8 +9,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openProfile } from '../../lib/convert/convert';
-import { threadKey } from '../../lib/convert/model';
+import { openProfile } from '../../lib/formats/index';
+import { samplesOf } from '../support/model';
+import { threadKey } from '../../lib/profile/index';
 import { ErrorCode } from '../../lib/errors';
 import { EXAMPLE_QUERIES, FLEET_SCHEMA, FLEET_TABLES, exportParquet, listProfileFiles, mergeProfiles, openProfiles, querySql, sqlRowObjects } from '../../lib/fleet/index';
 import { connectDuckDB, runSql, sqlString } from '../../lib/fleet/duckdb';
@@ -62,7 +63,7 @@ describe('the multi-file source', () => {
     expect(new Map(many.rows.map((r) => [r.key, r.self]))).toEqual(self);
     const src = openProfiles(files);
     const threads = new Set<string>();
-    for (const s of src.samples()) threads.add(threadKey(s.threadId, s.interpreterId));
+    for (const s of samplesOf(src)) threads.add(threadKey(s.threadId, s.interpreterId));
     // node_tsc has one thread (id 0 in every file): each file's gets its own id.
     expect(threads.size).toBe(files.length);
     expect(src.meta.startTimeUs).toBe(ProfileReader.open(files[0]!).info.startTimeUs);
@@ -75,13 +76,13 @@ describe('merge', () => {
     const r = mergeProfiles([fleetDir], out);
     const merged = openProfile(out);
     const got: string[] = [];
-    for (const s of merged.samples()) got.push(`${s.timestampUs} ${s.status} ${Array.from(s.stack, (i) => `${merged.frames[i]!.funcname}@${merged.frames[i]!.filename}`).join(';')}`);
+    for (const s of samplesOf(merged)) got.push(`${s.timestampUs} ${s.status} ${Array.from(s.stack, (i) => `${merged.frames[i]!.funcname}@${merged.frames[i]!.filename}`).join(';')}`);
     merged.close();
     const want: string[] = [];
     const perThread = new Set<string>();
     for (const f of listProfileFiles([fleetDir])) {
       const src = openProfile(f);
-      for (const s of src.samples()) {
+      for (const s of samplesOf(src)) {
         want.push(`${s.timestampUs} ${s.status} ${Array.from(s.stack, (i) => `${src.frames[i]!.funcname}@${src.frames[i]!.filename}`).join(';')}`);
         perThread.add(`${f} ${threadKey(s.threadId, s.interpreterId)}`);
       }

@@ -4,7 +4,7 @@
  * projection of any source to sorted text lines, to compare what two
  * sources hold.
  */
-import { ProfileBuilder, SampleTypes, gapsToNext, normalizeFrame, threadKey, type Frame, type ProfileSource } from '../../lib/profile/index';
+import { ProfileBuilder, Remapper, SampleTypes, gapsToNext, normalizeFrame, threadKey, type Frame, type ProfileSource } from '../../lib/profile/index';
 import type { Expected } from '../convert/helpers';
 
 /** Samples of a vector as a model: samples/count 1 each, wall/nanoseconds the gap to the thread's next sample. */
@@ -51,4 +51,59 @@ export function projectSource(source: ProfileSource, keep: Projection): string[]
     }
   }
   return lines.sort();
+}
+
+/**
+ * A ProfileBuilder filled the way a sampling profiler's tick stream is:
+ * `writeStack` adds one record of samples/count 1 and wall/nanoseconds one
+ * nominal interval (what tests of counting code want to state simply).
+ */
+export class TickProfile extends ProfileBuilder {
+  constructor(meta: { startTimeUs?: bigint; sampleIntervalUs?: bigint } = {}) {
+    super({ sampleTypes: [SampleTypes.samples, SampleTypes.wall], defaultSampleType: 0, startTimeUs: meta.startTimeUs ?? 0n, sampleIntervalUs: meta.sampleIntervalUs ?? 1000n });
+  }
+
+  writeStack(threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, frameIds: ArrayLike<number>): void {
+    this.add(this.stacks.intern(frameIds), this.internThread(threadId, interpreterId), Number(timestampUs), status, [1, Number(this.meta.sampleIntervalUs) * 1000]);
+  }
+}
+
+/** A sample record as a plain object, for assertions (tests only: the library never makes one per sample). */
+export interface SampleRecord {
+  threadId: bigint;
+  interpreterId: number;
+  threadName?: string;
+  timestampUs: bigint;
+  status: number;
+  /** Frame indices, innermost first. */
+  stack: number[];
+  values: number[];
+  labels: number;
+}
+
+export function* samplesOf(source: ProfileSource): Generator<SampleRecord> {
+  for (const b of source.batches()) {
+    for (let i = 0; i < b.length; i++) {
+      const t = source.threads[b.thread[i]!]!;
+      const time = b.time[i]!;
+      yield {
+        threadId: t.threadId,
+        interpreterId: t.interpreterId,
+        threadName: t.name,
+        timestampUs: Number.isNaN(time) ? -1n : BigInt(Math.round(time)),
+        status: b.status[i]!,
+        stack: source.stacks.toArray(b.stack[i]!),
+        values: b.values.map((v) => v[i]!),
+        labels: b.labels[i]!,
+      };
+    }
+  }
+}
+
+/** Every record of a source copied into memory (tables re-interned). */
+export function copyToBuilder(source: ProfileSource): ProfileBuilder {
+  const out = new ProfileBuilder({ ...source.meta, sampleTypes: source.meta.sampleTypes.map((t) => ({ ...t })) });
+  const remap = new Remapper(source, out, source.meta.sampleTypes.length);
+  for (const b of source.batches()) out.addBatch(remap.batch(b));
+  return out;
 }

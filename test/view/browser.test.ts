@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convert, openProfile } from '../../lib/convert/convert';
+import { convert, openProfile } from '../../lib/formats/index';
+import { samplesOf } from '../support/model';
 import type { ProfileSource } from '../../lib/convert/model';
 import { aggregate } from '../../lib/query/aggregate';
 import { flame } from '../../lib/view/flame';
@@ -109,7 +110,7 @@ describe('flame page in Chromium', () => {
       await page.fill('#search', hottest);
       await page.waitForTimeout(400);
       let matching = 0;
-      for (const s of source.samples()) if (Array.from(s.stack).some((i) => source.frames[i]!.funcname.toLowerCase().includes(hottest.toLowerCase()) || source.frames[i]!.filename.toLowerCase().includes(hottest.toLowerCase()))) matching++;
+      for (const s of samplesOf(source)) if (Array.from(s.stack).some((i) => source.frames[i]!.funcname.toLowerCase().includes(hottest.toLowerCase()) || source.frames[i]!.filename.toLowerCase().includes(hottest.toLowerCase()))) matching++;
       expect(await page.$eval('#search-result', (e) => Number((e as HTMLElement).dataset.samples))).toBe(matching);
       const fills = await page.$$eval(`#chart g.frame[name="${hottest}"] rect`, (rs) => rs.map((r) => r.getAttribute('fill')));
       expect(fills.length).toBeGreaterThan(0);

@@ -5,15 +5,16 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryProfile, NodeStatus } from '../../lib/convert/model';
-import { openTachyon } from '../../lib/convert/tachyon';
+import { openProfile } from '../../lib/formats/index';
+import { NodeStatus, ProfileBuilder, SampleTypes } from '../../lib/profile/index';
+import { TickProfile, copyToBuilder } from '../support/model';
 import { aggregate } from '../../lib/query/aggregate';
 import { diffProfiles, diffTree, formatDiffTable, type DiffNode } from '../../lib/view/diff';
 import { compileBuild, type Build } from '../convert/build';
 import { vectorDir } from '../convert/helpers';
 
-function profile(counts: Record<string, number>, thread = 1n): MemoryProfile {
-  const p = new MemoryProfile({ startTimeUs: 0n, sampleIntervalUs: 1000n });
+function profile(counts: Record<string, number>, thread = 1n): TickProfile {
+  const p = new TickProfile({ startTimeUs: 0n, sampleIntervalUs: 1000n });
   const main = p.internFrame({ filename: 'app.js', funcname: 'main', lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
   let t = 0n;
   for (const [name, n] of Object.entries(counts)) {
@@ -50,8 +51,8 @@ describe('diffProfiles', () => {
   });
 
   it('a profile against itself changes nothing; against another, row sums are the sample counts', () => {
-    const src = openTachyon(path.join(vectorDir, 's20_random_mix_zstd.bin'));
-    const a = MemoryProfile.from(src);
+    const src = openProfile(path.join(vectorDir, 's20_random_mix_zstd.bin'), { format: 'tachyon' });
+    const a = copyToBuilder(src);
     src.close();
     const same = diffProfiles(a, a, { limit: 0 });
     expect(same.rows.every((r) => r.selfDelta === 0 && r.totalDelta === 0)).toBe(true);
@@ -74,6 +75,34 @@ describe('diffProfiles', () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('diffProfiles in units', () => {
+  it('compares the chosen sample type: bytes, normalised by totals, printed in B/KB/MB', () => {
+    const make = (kb: Record<string, number>) => {
+      const p = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, { type: 'inuse_space', unit: 'bytes' }], defaultSampleType: 1, startTimeUs: 0n, sampleIntervalUs: 0n });
+      const main = p.internFrame({ filename: 'app.js', funcname: 'main', lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
+      for (const [name, n] of Object.entries(kb)) {
+        const f = p.internFrame({ filename: 'app.js', funcname: name, lineno: 10, endLineno: null, column: null, endColumn: null, opcode: null });
+        // One record per site, whatever its bytes: a value is a weight.
+        p.add(p.stacks.intern([f, main]), p.internThread(1n), NaN, 0, [1, n * 1024]);
+      }
+      return p;
+    };
+    const base = make({ cache: 1024, parse: 10 });
+    const next = make({ cache: 3072, parse: 10 });
+    const d = diffProfiles(base, next);
+    expect(d.sampleType).toEqual({ type: 'inuse_space', unit: 'bytes' });
+    expect([d.baseTotal, d.newTotal]).toEqual([1034 * 1024, 3082 * 1024]);
+    expect(d.rows[0]).toMatchObject({ funcname: 'cache', baseSelf: 1024 * 1024, newSelf: 3072 * 1024, selfDelta: 2048 * 1024 });
+    const text = formatDiffTable(d);
+    expect(text).toMatch(/\+2MB\s+1MB\s+3MB\s+\+2MB\s+1MB\s+3MB\s+cache  app\.js/);
+    expect(text).toContain('inuse_space/bytes: base 1.01MB in 2 samples, new 3.01MB in 2 samples');
+    expect(diffProfiles(base, next, { sampleType: 'samples' }).rows.every((r) => r.selfDelta === 0)).toBe(true);
+    const tree = diffTree(base, next);
+    expect(tree.value).toBe(3082 * 1024);
+    expect(tree.base).toBe(1034 * 1024);
   });
 });
 
@@ -119,7 +148,7 @@ describe('profpack flame and diff (CLI)', () => {
     const table = cli('diff', a, b, '-n', '5');
     expect(table.status).toBe(0);
     expect(table.stdout.split('\n')[0]).toMatch(/^Δself\s+base self\s+new self\s+Δtotal\s+base total\s+new total\s+function$/);
-    expect(table.stdout).toContain('base 4792 samples, new 668 samples');
+    expect(table.stdout).toContain('samples/count: base 4792 in 4792 samples, new 668 in 668 samples');
     const json = cli('diff', a, b, '--json', '--normalize', '-n', '0', '-o', 'd.html');
     expect(json.status).toBe(0);
     const result = JSON.parse(json.stdout);

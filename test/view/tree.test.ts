@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryProfile, NodeStatus, type ProfileSource } from '../../lib/convert/model';
-import { openProfile } from '../../lib/convert/convert';
-import { openTachyon } from '../../lib/convert/tachyon';
+import { NodeStatus, type ProfileSource } from '../../lib/profile/index';
+import { openProfile } from '../../lib/formats/index';
+import { TickProfile } from '../support/model';
 import { openProfiles } from '../../lib/fleet/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { flame } from '../../lib/view/flame';
@@ -92,7 +92,7 @@ describe('flame page data', () => {
     const names = acceptedVectors();
     expect(names.length).toBeGreaterThan(10);
     for (const name of names) {
-      const src = openTachyon(`${vectorDir}/${name}.bin`);
+      const src = openProfile(`${vectorDir}/${name}.bin`, { format: 'tachyon' });
       try {
         const data = buildViewData(src);
         checkAgainstAggregate(src, data, windowsOf(data));
@@ -146,7 +146,7 @@ describe('flame page data', () => {
       ),
     })
     .map(({ frames, samples }) => {
-      const model = new MemoryProfile({ startTimeUs: 5_000_000n, sampleIntervalUs: 1000n });
+      const model = new TickProfile({ startTimeUs: 5_000_000n, sampleIntervalUs: 1000n });
       const ids = frames.map((fr) => model.internFrame({ filename: fr.f, funcname: fr.n, lineno: fr.line, endLineno: null, column: null, endColumn: null, opcode: null }));
       for (const s of samples) model.writeStack(BigInt(s.thread), 0, 5_000_000n + BigInt(s.time), s.status, s.stack.map((i) => ids[i % ids.length]!));
       return model;
@@ -173,7 +173,7 @@ describe('flame page data', () => {
     expect(statusClass(NodeStatus.OnCpu | NodeStatus.InGc)).toBe(StatusClass.Gc);
     expect(statusClass(NodeStatus.OnCpu | NodeStatus.HasGil)).toBe(StatusClass.OnCpu);
     expect(statusClass(NodeStatus.HasGil)).toBe(StatusClass.Idle);
-    const model = new MemoryProfile({ startTimeUs: 0n, sampleIntervalUs: 1000n });
+    const model = new TickProfile({ startTimeUs: 0n, sampleIntervalUs: 1000n });
     const f = model.internFrame({ filename: 'x.js', funcname: 'f', lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
     const statuses = [NodeStatus.OnCpu, NodeStatus.OnCpu | NodeStatus.InGc, 0, NodeStatus.OnCpu];
     statuses.forEach((st, i) => model.writeStack(7n, 0, BigInt(i * 1000), st, [f]));
@@ -187,7 +187,7 @@ describe('flame page data', () => {
   });
 
   it('keeps one record per distinct path, not per sample: 200,000 samples of a few stacks stay small', () => {
-    const model = new MemoryProfile({ startTimeUs: 0n, sampleIntervalUs: 100n });
+    const model = new TickProfile({ startTimeUs: 0n, sampleIntervalUs: 100n });
     const frames = ['main', 'a', 'b', 'c'].map((n) => model.internFrame({ filename: 'w.js', funcname: n, lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null }));
     for (let i = 0; i < 200_000; i++) model.writeStack(1n, 0, BigInt(i * 100), NodeStatus.OnCpu, i % 3 === 0 ? [frames[1]!, frames[0]!] : [frames[3]!, frames[2]!, frames[0]!]);
     const data = buildViewData(model);
@@ -198,7 +198,10 @@ describe('flame page data', () => {
   });
 
   it('names a sample frame the source does not have with a ProfpackError', () => {
-    const broken: ProfileSource = { meta: { startTimeUs: 0n, sampleIntervalUs: 1000n }, frames: [], samples: () => [{ threadId: 1n, interpreterId: 0, timestampUs: 0n, status: 0, stack: [3] }] };
+    // A stack naming frame 3 of a source with no frames.
+    const model = new TickProfile();
+    model.writeStack(1n, 0, 0n, 0, [3]);
+    const broken: ProfileSource = { meta: model.meta, frames: [], stacks: model.stacks, threads: model.threads, labelSets: model.labelSets, batches: () => model.batches() };
     expect(() => buildViewData(broken)).toThrow(expect.objectContaining({ name: 'ProfpackError', code: 'ERR_CONVERT_BAD_INPUT' }));
   });
 });
