@@ -91,8 +91,9 @@ describe.each(pprofFiles)('go tool pprof reads %s as recorded', (name) => {
     expect(raw.header.duration).toBe(want.rawDuration);
     expect(raw.header.defaultType).toBe(want.rawDefaultType);
     expect(raw.samples).toBe(want.samples);
-    const { fileDefaultSampleType, durationNanos } = want;
-    expect(protoFields(file)).toEqual({ fileDefaultSampleType, durationNanos });
+    const { fileDefaultSampleType, durationNanos, fileSamples } = want;
+    expect(protoFields(file)).toEqual({ fileDefaultSampleType, durationNanos, fileSamples });
+    expect(raw.samples).toBeLessThanOrEqual(fileSamples);
   });
 
   it('-top: the default type and duration; per sample type, the first row is the designed hottest function', () => {

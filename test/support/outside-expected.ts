@@ -42,7 +42,10 @@ export interface PprofExpectation {
   duration: string | null;
   /** -raw's `Duration:` as printed (pprof cuts it to 4 characters). */
   rawDuration: string | null;
+  /** Sample records -raw lists: pprof merges records with equal stacks and labels as it reads. */
   samples: number;
+  /** Sample records in the file (Go's CPU writer repeats stacks; Datadog's heap writes one per size). */
+  fileSamples: number;
   /** Per sample type: the first row of `go tool pprof -top -sample_index=T`. */
   topFirst: Record<string, string>;
   tagKeys: string[];
@@ -72,12 +75,16 @@ function stringAt(p: Profile, index: unknown): string {
   return p.stringTable.strings[Number(index)] ?? '';
 }
 
-/** The two profile.proto fields pprof's text does not show, as the pprof-format decoder reads them. */
-export function protoFields(file: string): { fileDefaultSampleType: string; durationNanos: number } {
+/** What pprof's text does not show of profile.proto, as the pprof-format decoder reads it. */
+export function protoFields(file: string): {
+  fileDefaultSampleType: string;
+  durationNanos: number;
+  fileSamples: number;
+} {
   const bytes = readFileSync(file);
   const proto = Profile.decode(bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes);
   const fileDefaultSampleType = stringAt(proto, proto.defaultSampleType);
-  return { fileDefaultSampleType, durationNanos: Number(proto.durationNanos) };
+  return { fileDefaultSampleType, durationNanos: Number(proto.durationNanos), fileSamples: proto.sample.length };
 }
 
 /** The expectation record of one pprof file, from go tool pprof (and two proto fields). */
@@ -102,6 +109,7 @@ export function pprofExpectation(file: string): PprofExpectation {
     duration: top.duration,
     rawDuration: raw.header.duration,
     samples: raw.samples,
+    fileSamples: proto.fileSamples,
     topFirst,
     tagKeys: tags.map((t) => t.key),
     tags: tags.map((t) =>
