@@ -182,7 +182,8 @@ export interface TagKey {
 /**
  * `go tool pprof -tags [-sample_index=T] FILE`, parsed. Numeric values come as
  * pprof prints them: through float64, so a 19-digit nanosecond timestamp
- * reads rounded (1795704861512321000 shows as 1795704861512320768 or so).
+ * reads rounded (Datadog's end_timestamp_ns 1795705007934870000, exact in -raw,
+ * shows as 1795705007934870016).
  */
 export function goPprofTags(file: string, sampleIndex?: string): TagKey[] {
   const args = ['-tags', ...(sampleIndex === undefined ? [] : [`-sample_index=${sampleIndex}`]), file];
