@@ -52,6 +52,22 @@ const designed: Record<string, Record<string, string>> = {
   'node/node.cpu-worker.cpuprofile': { self: 'sortOnWorker' },
 };
 
+/** The labels each workload put on its samples (-tags keys), and the files that name a default sample type. */
+const designedTagKeys: Record<string, string[]> = {
+  'go/go.cpu.pb.gz': ['phase', 'tenant'],
+  'go/go.heap.pb.gz': ['bytes'],
+  'go/go.allocs.pb.gz': ['bytes'],
+  'datadog/datadog.wall.pb.gz': [
+    'end_timestamp_ns',
+    'local root span id',
+    'span id',
+    'thread id',
+    'thread name',
+    'trace endpoint',
+  ],
+};
+const designedDefaultType: Record<string, string> = { 'go/go.allocs.pb.gz': 'alloc_space' };
+
 const fixtures = toolDirs.flatMap((d) => readdirSync(path.join(fixtureDir, d)).map((f) => `${d}/${f}`)).sort();
 const pprofFiles = fixtures.filter((f) => f.endsWith('.pb.gz'));
 const jsonFiles = fixtures.filter((f) => !f.endsWith('.pb.gz'));
@@ -90,6 +106,7 @@ describe.each(pprofFiles)('go tool pprof reads %s as recorded', (name) => {
     expect(raw.header.period).toBe(want.period);
     expect(raw.header.duration).toBe(want.rawDuration);
     expect(raw.header.defaultType).toBe(want.rawDefaultType);
+    expect(raw.header.defaultType).toBe(designedDefaultType[name] ?? null);
     expect(raw.samples).toBe(want.samples);
     const { fileDefaultSampleType, durationNanos, fileSamples } = want;
     expect(protoFields(file)).toEqual({ fileDefaultSampleType, durationNanos, fileSamples });
@@ -110,6 +127,7 @@ describe.each(pprofFiles)('go tool pprof reads %s as recorded', (name) => {
   it('-tags: the label keys, and each listed key\'s values and shares', () => {
     const tags = goPprofTags(file);
     expect(tags.map((t) => t.key)).toEqual(want.tagKeys);
+    expect(tags.map((t) => t.key)).toEqual(designedTagKeys[name] ?? []);
     for (const [i, t] of want.tags.entries()) {
       const got = tags[i]!;
       if ('valueCount' in t) {
