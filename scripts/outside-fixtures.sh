@@ -42,6 +42,7 @@ mv "$tmp"/heap/*.heapprofile "$fixtures/node/node.heapprofile"
 (cd "$tmp" && node --cpu-prof --cpu-prof-dir "$tmp/cpu" --cpu-prof-interval 1000 "$gen/node/worker-work.js")
 mv "$tmp"/cpu/CPU.*.0.*.cpuprofile "$fixtures/node/node.cpu-main.cpuprofile"
 mv "$tmp"/cpu/CPU.*.1.*.cpuprofile "$fixtures/node/node.cpu-worker.cpuprofile"
+chmod 644 "$fixtures"/node/*  # V8 writes its profiles 0600
 
 # expected.json, from the same support code the test compares with.
 out="$repo/.outside-expected-build"
