@@ -182,3 +182,25 @@ export function writeOutputFile(path: string, bytes: Uint8Array): void {
     throw fsError(err, path, 'write');
   }
 }
+
+/** The first `bytes` of a regular file (format detection), checked as openInput checks it. */
+export function readInputHead(path: string, bytes = 4096, code: ErrorCodeValue = ErrorCode.IO): Uint8Array {
+  const file = openInput(path, code);
+  try {
+    const head = Buffer.allocUnsafe(Math.min(bytes, file.size));
+    let done = 0;
+    while (done < head.length) {
+      let n: number;
+      try {
+        n = readSync(file.fd, head, done, head.length - done, done);
+      } catch (err) {
+        throw fsError(err, file.path, 'read', code);
+      }
+      if (n === 0) break;
+      done += n;
+    }
+    return head.subarray(0, done);
+  } finally {
+    closeInput(file);
+  }
+}

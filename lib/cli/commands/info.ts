@@ -1,6 +1,10 @@
 /** `profpack info FILE`: a human summary of a Tachyon profile. */
 import type { Command } from 'commander';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { detectFormat, type FormatName } from '../../formats/index';
+import { readInputHead } from '../../input';
 import { ProfileReader } from '../../tachyon/index';
+import { profileInfoLines } from '../info-profile';
 
 const MODES = ['wall', 'cpu', 'gil', 'all', 'exception'];
 const FEATURES = ['all_threads', 'native', 'gc', 'opcodes', 'blocking'];
@@ -11,6 +15,15 @@ function seconds(us: bigint): string {
 
 /** The summary as lines; throws the reader's ProfpackError for a file CPython would reject. */
 export function infoLines(file: string): string[] {
+  // Any other format says what it is and what it measures.
+  // A file no format recognises is read as Tachyon, whose reader says what is wrong with it.
+  let format: FormatName = 'tachyon';
+  try {
+    format = detectFormat(readInputHead(file));
+  } catch (err) {
+    if (!(err instanceof ProfpackError && err.code === ErrorCode.CONVERT_UNKNOWN_FORMAT)) throw err;
+  }
+  if (format !== 'tachyon') return profileInfoLines(file, format);
   const reader = ProfileReader.open(file);
   try {
     const i = reader.info;
@@ -53,8 +66,8 @@ export function infoLines(file: string): string[] {
 export function registerInfo(program: Command): void {
   program
     .command('info')
-    .description('summarise a Tachyon profile: header, duration, samples, threads')
-    .argument('<file>', 'a Tachyon .bin file')
+    .description('summarise a profile: for Tachyon its header, duration, samples, threads; for other formats what it is and what it measures')
+    .argument('<file>', 'a profile (Tachyon, pprof, .cpuprofile, .heapprofile, speedscope, collapsed)')
     .action((file: string) => {
       process.stdout.write(infoLines(file).join('\n') + '\n');
     });
