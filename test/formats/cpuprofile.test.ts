@@ -1,0 +1,196 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { collapsedAdapter } from '../../lib/formats/collapsed';
+import { LINE_LABEL, cpuprofileAdapter } from '../../lib/formats/cpuprofile';
+import type { CpuProfile } from '../../lib/formats/v8';
+import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
+import { repoRoot, sharedPath } from '../shared';
+import { expectCoded, read, totals, write } from './helpers';
+
+const heavy = sharedPath('data', 'outside', 'node-cpu-prof.heavy.cpuprofile');
+const small = path.join(repoRoot, 'test', 'fixtures', 'outside', 'node-small.cpuprofile');
+const load = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+
+/**
+ * DevTools' weighting, computed from the JSON alone: a sample weighs the gap to
+ * the next sample (the last one the gap before it), in µs, per leaf function.
+ */
+function devtoolsSelf(p: CpuProfile): { self: Map<string, number>; total: number } {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let total = 0;
+  const n = p.samples.length;
+  for (let i = 0; i < n; i++) {
+    const gap = i + 1 < n ? p.timeDeltas[i + 1]! : n > 1 ? p.timeDeltas[n - 1]! : 0;
+    const name = byId.get(p.samples[i]!)!.callFrame.functionName || '(anonymous)';
+    self.set(name, (self.get(name) ?? 0) + gap);
+    total += gap;
+  }
+  return { self, total };
+}
+
+describe('.cpuprofile read: real time per sample', () => {
+  for (const file of [heavy, small]) {
+    it(`${path.basename(file)}: samples/count and wall/nanoseconds equal DevTools' per-function times`, () => {
+      const json = load(file);
+      const src = read(cpuprofileAdapter, readFileSync(file));
+      expect(src.meta.sampleTypes.map(sampleTypeName)).toEqual(['samples/count', 'wall/nanoseconds']);
+      expect(src.meta.defaultSampleType).toBe(1);
+      expect(totals(src, 0).total).toBe(json.samples.length);
+      const wall = totals(src, 1);
+      const theirs = devtoolsSelf(json);
+      expect(wall.total).toBe(theirs.total * 1000);
+      for (const [name, us] of theirs.self) expect(wall.self.get(name === '(root)' ? '(empty)' : name), name).toBe(us * 1000);
+      // The real time covers the recording: within one sample of endTime - startTime.
+      expect(Math.abs(wall.total / 1000 - (json.endTime - json.startTime))).toBeLessThan(20_000);
+    });
+  }
+
+  it('keeps positionTicks: the line hits come back out per node', () => {
+    const json = load(heavy);
+    const src = read(cpuprofileAdapter, readFileSync(heavy));
+    const out = JSON.parse(write(cpuprofileAdapter, src).text) as CpuProfile;
+    const key = (n: CpuProfile['nodes'][number]) => `${n.callFrame.functionName}@${n.callFrame.url}:${n.callFrame.lineNumber}:${n.callFrame.columnNumber}`;
+    const ticks = (p: CpuProfile, capped: boolean) => {
+      const count = new Map<number, number>();
+      for (const s of p.samples) count.set(s, (count.get(s) ?? 0) + 1);
+      const m = new Map<string, number>();
+      for (const n of p.nodes) {
+        let left = capped ? (count.get(n.id) ?? 0) : Infinity;
+        for (const t of n.positionTicks ?? []) {
+          const used = Math.min(left, t.ticks);
+          left -= used;
+          if (used > 0) m.set(`${key(n)}#${t.line}`, (m.get(`${key(n)}#${t.line}`) ?? 0) + used);
+        }
+      }
+      return m;
+    };
+    const expected = ticks(json, true);
+    expect(expected.size).toBeGreaterThan(10);
+    expect(ticks(out, false)).toEqual(expected);
+    expect(src.labelSets.some((set) => set.some((l) => l.key === LINE_LABEL))).toBe(true);
+  });
+
+  it('reads the nested form (Node <= 10) and older profpack files with thread frames', () => {
+    const nested = { head: { functionName: '(root)', children: [{ functionName: 'main', url: 'm.js', lineNumber: 3, children: [{ functionName: 'work', url: 'm.js', lineNumber: 9, columnNumber: 2 }] }] }, startTime: 1, endTime: 1.004, samples: [3, 3, 2, 3], timestamps: [1_000_000, 1_001_000, 1_002_000, 1_003_000] };
+    const src = read(cpuprofileAdapter, JSON.stringify(nested));
+    expect(totals(src, 1).self).toEqual(new Map([['work', 3_000_000], ['main', 1_000_000]]));
+    expect(src.frames.find((f) => f.funcname === 'work')).toMatchObject({ lineno: 9, column: 2 });
+    const old = {
+      nodes: [
+        { id: 1, callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, children: [2, 3] },
+        { id: 2, callFrame: { functionName: '(thread 7)', scriptId: '0', url: 'profpack:thread', lineNumber: -1, columnNumber: -1 }, children: [4] },
+        { id: 3, callFrame: { functionName: '(thread 9)', scriptId: '0', url: 'profpack:thread', lineNumber: -1, columnNumber: -1 }, children: [5] },
+        { id: 4, callFrame: { functionName: 'a', scriptId: '0', url: 'a.js', lineNumber: 0, columnNumber: 0 } },
+        { id: 5, callFrame: { functionName: 'b', scriptId: '0', url: 'b.js', lineNumber: 0, columnNumber: 0 } },
+      ],
+      startTime: 0, endTime: 40, samples: [4, 5, 4, 5], timeDeltas: [0, 5, 5, 5],
+      $profpack: { version: 1, threads: [{ threadId: '7', interpreterId: 0, nodeId: 2 }, { threadId: '9', interpreterId: 0, nodeId: 3 }], sampleIntervalUs: 10 },
+    };
+    const t = totals(read(cpuprofileAdapter, JSON.stringify(old)), 1);
+    // Each thread's sample weighs the gap to its own next sample (10 µs), its last the nominal 10 µs.
+    expect(t.perThread).toEqual(new Map([['7', 20_000], ['9', 20_000]]));
+  });
+
+  it('refuses damage with coded errors, never a raw TypeError (any value of the wrong type)', () => {
+    expectCoded(() => read(cpuprofileAdapter, '{"nodes": [}'), 'ERR_CONVERT_BAD_INPUT', /not valid JSON/);
+    const doc = load(small);
+    const paths: (string | number)[][] = [];
+    const walk = (v: unknown, p: (string | number)[]) => {
+      if (paths.length > 3000) return;
+      paths.push(p);
+      if (Array.isArray(v)) v.slice(0, 4).forEach((x, i) => walk(x, [...p, i]));
+      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...p, k]);
+    };
+    walk(doc, []);
+    const wrong = fc.constantFrom<unknown>(null, -1, 1e300, 'x', [], [null], {}, true, [-1], { id: 1 });
+    fc.assert(
+      fc.property(fc.nat({ max: paths.length - 1 }), wrong, (i, v) => {
+        const copy = structuredClone(doc) as unknown as Record<string | number, unknown>;
+        const p = paths[i]!;
+        let cur = copy;
+        for (let k = 0; k < p.length - 1; k++) cur = cur[p[k]!] as Record<string | number, unknown>;
+        const bytes = p.length === 0 ? JSON.stringify(v) : (((cur[p[p.length - 1]!] = v), JSON.stringify(copy)));
+        try {
+          const src = read(cpuprofileAdapter, bytes);
+          totals(src, 1);
+        } catch (err) {
+          expect((err as { name?: string }).name, String((err as Error).stack)).toBe('ProfpackError');
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/** A model of three threads sampled at interleaved times (what a multi-thread recording holds). */
+function threeThreads(): ProfileBuilder {
+  const b = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, SampleTypes.wall], defaultSampleType: 1, startTimeUs: 1_000_000n, sampleIntervalUs: 1000n });
+  const main = b.internFrame(makeFrame('main', 'm.js', 1, 1));
+  const fns = ['alpha', 'beta', 'gamma'].map((n) => b.internFrame(makeFrame(n, 'm.js', 5, 3)));
+  const threads = [b.internThread(1n), b.internThread(2n), b.internThread(3n, 0, 'worker')];
+  // Thread k samples every 1000 µs from 1_000_000 + k; thread 2 (index 1) runs longest.
+  const counts = [30, 50, 20];
+  for (let i = 0; i < 50; i++) {
+    for (let k = 0; k < 3; k++) {
+      if (i >= counts[k]!) continue;
+      const stack = b.stacks.internOutermostFirst([main, fns[(i + k) % 3]!]);
+      b.add(stack, threads[k]!, 1_000_000 + i * 1000 + k, 0, [1, 1_000_000]);
+    }
+  }
+  return b;
+}
+
+describe('.cpuprofile write: one thread, real time', () => {
+  it('writes only the busiest thread, says which, and never interleaves threads', () => {
+    const out = write(cpuprofileAdapter, threeThreads());
+    expect(out.warnings).toEqual([expect.stringMatching(/wrote thread 2, the busiest of 3/)]);
+    const json = JSON.parse(out.text) as CpuProfile;
+    expect(json.samples.length).toBe(50);
+    expect(json.$profpack!.threads).toEqual([{ threadId: '2', interpreterId: 0 }]);
+    expect(json.timeDeltas.slice(1).every((d) => d === 1000)).toBe(true);
+    // DevTools' per-function times from the written file equal the model's for that thread.
+    const theirs = devtoolsSelf(json);
+    const ours = totals(threeThreads(), 1);
+    expect(theirs.total * 1000).toBe(ours.perThread.get('2'));
+    const ids = new Set(json.nodes.map((n) => n.id));
+    for (const n of json.nodes) for (const c of n.children ?? []) expect(ids.has(c)).toBe(true);
+    for (const s of json.samples) expect(ids.has(s)).toBe(true);
+  });
+
+  it('thread option picks another; an unknown thread is a coded error naming the threads', () => {
+    const json = JSON.parse(write(cpuprofileAdapter, threeThreads(), { thread: '3' }).text) as CpuProfile;
+    expect(json.samples.length).toBe(20);
+    expect(json.$profpack!.threads[0]!.threadId).toBe('3');
+    expectCoded(() => write(cpuprofileAdapter, threeThreads(), { thread: '42' }), 'ERR_INVALID_ARGUMENT', /no samples on thread 42 \(threads with samples: 1, 2, 3\)/);
+  });
+
+  it('round trip keeps stacks, times and the wall total', () => {
+    const once = read(cpuprofileAdapter, readFileSync(small));
+    const twice = read(cpuprofileAdapter, write(cpuprofileAdapter, once).text);
+    const a = totals(read(cpuprofileAdapter, readFileSync(small)), 1);
+    const b = totals(twice, 1);
+    expect(b.total).toBe(a.total);
+    expect(b.self).toEqual(a.self);
+    expect(twice.meta.startTimeUs).toBe(once.meta.startTimeUs);
+  });
+
+  it('from collapsed stacks (no times): each record lasts its value', () => {
+    const src = read(collapsedAdapter, 'main;work 3\nmain;idle 1\n', { sampleIntervalUs: 1000n });
+    const json = JSON.parse(write(cpuprofileAdapter, src).text) as CpuProfile;
+    expect(json.timeDeltas).toEqual([0, 3000]);
+    expect(json.endTime - json.startTime).toBe(4000);
+    const wall = read(collapsedAdapter, '# mode: wall\nP1;T1;a.py:f:1 250\nP1;T1;a.py:g:2 750\n');
+    expect(JSON.parse(write(cpuprofileAdapter, wall).text).timeDeltas).toEqual([0, 250]);
+  });
+});
+
+describe('.cpuprofile detect', () => {
+  it('knows V8 heads, flat and nested, and not heap profiles', () => {
+    expect(cpuprofileAdapter.detect(readFileSync(heavy).subarray(0, 4096))).toBe(true);
+    expect(cpuprofileAdapter.detect(Buffer.from('{"head":{"functionName":"(root)","children":[]},"startTime":1}'))).toBe(true);
+    expect(cpuprofileAdapter.detect(Buffer.from('{"head":{"callFrame":{"functionName":"(root)"},"selfSize":0}}'))).toBe(false);
+  });
+});
