@@ -20,7 +20,7 @@
 import { SampleTypes, gapsToNext, nanosPerUnit, type ProfileSource } from '../profile/index';
 import { ProfileBuilder } from '../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
-import { ChunkedText, badInput, describeType, inputBytes, parseJson, pushNumbers, readJsonShape, writtenColumn } from './io';
+import { ChunkedText, badInput, cannotWrite, describeType, inputBytes, parseJson, pushNumbers, readJsonShape, writtenColumn } from './io';
 import { detectJsonKeys } from './sniff';
 import {
   ROOT_CALL_FRAME,
@@ -228,7 +228,7 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
 function gapsFromValues(unit: string, intervalUs: number, values: Float64Array, length: number, typeName: string): Float64Array {
   const ns = nanosPerUnit(unit);
   if (ns === undefined && unit !== 'count') {
-    throw badInput('.cpuprofile output', `a .cpuprofile holds time, and ${typeName} is in ${unit}`, 'a sample type in a time unit or a count (--sample-type)');
+    throw cannotWrite('a .cpuprofile', `a .cpuprofile holds time, and ${typeName} is in ${unit}`, 'a sample type in a time unit or a count (--sample-type)');
   }
   const gaps = new Float64Array(length);
   for (let i = 0; i < length; i++) gaps[i] = ns === undefined ? values[i]! * intervalUs : (values[i]! * ns) / 1000;

@@ -23,6 +23,11 @@ export function badInput(what: string, message: string, expected: string, offset
   return new ProfpackError(`not a valid ${what}: ${message}`, { code: ErrorCode.CONVERT_BAD_INPUT, expected, offset });
 }
 
+/** A source a writer cannot put in its format (a negative byte count, bytes as a .cpuprofile). */
+export function cannotWrite(what: string, message: string, expected: string): ProfpackError {
+  return new ProfpackError(`cannot write ${what}: ${message}`, { code: ErrorCode.CONVERT_BAD_INPUT, expected });
+}
+
 /** JSON.parse of the whole input; a syntax error is a coded error at its byte offset where V8 says it. */
 export function parseJson(bytes: Uint8Array, what: string, expected: string): unknown {
   const text = utf8(bytes);
