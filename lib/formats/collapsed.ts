@@ -34,7 +34,7 @@
  */
 import { ANONYMOUS, ProfileBuilder, SampleTypes, frameLabel, makeFrame, threadKey, type Frame, type Label, type ProfileSource, type SampleType } from '../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
-import { ChunkedText, badInput, inputBytes, utf8, writtenColumn } from './io';
+import { ChunkedText, GrowingUints, badInput, inputBytes, utf8, writtenColumn } from './io';
 import { headText } from './sniff';
 
 const WHAT = 'collapsed-stacks file';
@@ -161,11 +161,12 @@ function typesFor(austin: boolean, mode: string | undefined, columns: number): {
 
 function readCollapsed(bytes: Uint8Array, options: ReadOptions): ProfileBuilder {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const lines: { start: number; end: number }[] = [];
+  const starts = new GrowingUints();
+  const ends = new GrowingUints();
   const header: Header = {};
-  let columns = Infinity;
+  let columns = 0;
   let austin = false;
-  // First pass: where the lines are, austin's header, the column count.
+  // First pass: where the lines are, austin's header; the first line gives the column count.
   for (let start = 0; start < buf.length; ) {
     let end = buf.indexOf(10, start);
     if (end < 0) end = buf.length;
@@ -179,15 +180,18 @@ function readCollapsed(bytes: Uint8Array, options: ReadOptions): ProfileBuilder 
         if (m?.[1] === 'interval' && /^\d+$/.test(m[2]!.trim())) header.intervalUs = BigInt(m[2]!.trim());
         if (m?.[1] === 'austin') austin = true;
       } else {
-        lines.push({ start, end: stop });
-        const text = utf8(bytes, start, stop);
-        if (!austin && /^P\d+;T/.test(text)) austin = true;
-        if (columns === Infinity) columns = Math.max(1, tailCount(text));
+        if (columns === 0) {
+          const text = utf8(bytes, start, stop);
+          if (/^P\d+;T/.test(text)) austin = true;
+          columns = Math.max(1, tailCount(text));
+        }
+        starts.push(start);
+        ends.push(stop);
       }
     }
     start = next;
   }
-  if (columns === Infinity) columns = 1;
+  if (columns === 0) columns = 1;
   const { types, signed } = typesFor(austin, header.mode, columns);
   const out = new ProfileBuilder({
     sampleTypes: types,
@@ -197,19 +201,21 @@ function readCollapsed(bytes: Uint8Array, options: ReadOptions): ProfileBuilder 
     origin: { format: 'collapsed', producer: austin ? 'austin' : undefined },
   });
   const austinFull = austin && columns === 3;
-  const frameIds = new Map<string, number>();
-  const threadIds = new Map<string, number>();
+  const frameIds: Record<Dialect, Map<string, number>> = { generic: new Map(), cpython: new Map(), austin: new Map() };
+  // A line's prefix depends on its first two frames only: parsed once per distinct pair.
+  const prefixes = new Map<string, { prefix: Prefix; thread: number; labels: number }>();
   let frames = new Uint32Array(64);
-  const values = new Array<number>(austinFull ? 3 : columns).fill(0);
-  for (const { start, end } of lines) {
-    const text = utf8(bytes, start, end);
+  const values = new Array<number>(columns).fill(0);
+  for (let line = 0; line < starts.length; line++) {
+    const start = starts.data[line]!;
+    const text = utf8(bytes, start, ends.data[line]!);
     const fail = (message: string) => badInput(WHAT, `line ${lineNumberAt(buf, start)}: ${message}`, EXPECTED, start);
-    const have = tailCount(text);
+    const { stack, numbers } = splitTail(text, columns + 1);
+    const numeric = numbers.every((n) => NUMBER_LIKE.test(n));
     // A line ending in more or fewer numbers than the first is refused, never read as a function named "b 1 2".
-    if (have > 0 && have !== columns) throw fail(`it ends in ${have} numbers where the first line has ${columns}`);
-    const { stack, numbers } = splitTail(text, columns);
+    if (numeric && numbers.length !== columns) throw fail(`it ends in ${tailCount(text)} numbers where the first line has ${columns}`);
     for (let c = 0; c < columns; c++) {
-      const raw = numbers[c]!;
+      const raw = numbers[c] ?? '';
       if (raw === '' || !NUMBER_LIKE.test(raw)) throw fail(raw === '' ? 'no count after the stack' : `the count "${raw}" is not a number`);
       const v = Number(raw);
       if (!signed[c] && v < 0) throw fail(`the count ${raw} is negative; a count is 0 or more`);
@@ -217,40 +223,36 @@ function readCollapsed(bytes: Uint8Array, options: ReadOptions): ProfileBuilder 
       if (Math.abs(v) > Number.MAX_SAFE_INTEGER) throw fail(`the count ${raw} is past 2^53 and cannot be kept exactly`);
       values[c] = v;
     }
-    if (austinFull) {
-      // austin -f: time, idle (1) or not (0), memory delta. CPU time is the time of samples that were not idle.
-      const [time, idle, memory] = values as [number, number, number];
-      values[0] = time;
-      values[1] = idle === 0 ? time : 0;
-      values[2] = memory;
-    }
+    // austin -f: time, idle (1) or not (0), memory delta. CPU time is the time of samples that were not idle.
+    if (austinFull) values[1] = values[1] === 0 ? values[0]! : 0;
     const parts = stack === '' ? [] : stack.split(';');
-    const prefix = parsePrefix(parts);
-    const key = threadKey(prefix.threadId, prefix.interpreterId);
-    let thread = threadIds.get(key);
-    if (thread === undefined || prefix.threadName !== undefined) {
-      thread = out.internThread(prefix.threadId, prefix.interpreterId, prefix.threadName);
-      threadIds.set(key, thread);
+    const pairKey = parts.length < 2 ? (parts[0] ?? '') : `${parts[0]}\u0000${parts[1]}`;
+    let known = prefixes.get(pairKey);
+    if (known === undefined) {
+      const prefix = parsePrefix(parts);
+      const thread = out.internThread(prefix.threadId, prefix.interpreterId, prefix.threadName);
+      known = { prefix, thread, labels: out.internLabels(prefix.labels) };
+      prefixes.set(pairKey, known);
     }
+    const { prefix } = known;
+    const cache = frameIds[prefix.dialect];
     if (frames.length < parts.length) frames = new Uint32Array(parts.length * 2);
     let depth = 0;
     for (let i = prefix.skip; i < parts.length; i++) {
       const label = parts[i]!;
       // austin -a: "L<line>" frames give the line of the frame before them.
-      if (prefix.dialect === 'austin' && /^L\d+$/.test(label) && depth > 0) {
-        const f = { ...out.frames[frames[depth - 1]!]!, lineno: Number(label.slice(1)) };
-        frames[depth - 1] = out.internFrame(f);
+      if (prefix.dialect === 'austin' && depth > 0 && /^L\d+$/.test(label)) {
+        frames[depth - 1] = out.internFrame({ ...out.frames[frames[depth - 1]!]!, lineno: Number(label.slice(1)) });
         continue;
       }
-      const cacheKey = prefix.dialect + '\u0000' + label;
-      let id = frameIds.get(cacheKey);
+      let id = cache.get(label);
       if (id === undefined) {
         id = out.internFrame(parseFrame(label, prefix.dialect));
-        frameIds.set(cacheKey, id);
+        cache.set(label, id);
       }
       frames[depth++] = id;
     }
-    out.add(out.stacks.internOutermostFirst(frames, depth), thread, NaN, 0, values, out.internLabels(prefix.labels));
+    out.add(out.stacks.internOutermostFirst(frames, depth), known.thread, NaN, 0, values, known.labels);
   }
   return out;
 }
