@@ -1,13 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
 import { LINE_LABEL, cpuprofileAdapter } from '../../lib/formats/cpuprofile';
 import type { CpuProfile } from '../../lib/formats/v8';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
 import { repoRoot, sharedPath } from '../shared';
+import { launch } from '../view/browser';
 import { expectCoded, read, totals, write } from './helpers';
+import { sandwichRows, speedscopeTable } from './speedscope-app';
 
 const heavy = sharedPath('data', 'outside', 'node-cpu-prof.heavy.cpuprofile');
 const small = path.join(repoRoot, 'test', 'fixtures', 'outside', 'node-small.cpuprofile');
@@ -184,6 +188,39 @@ describe('.cpuprofile write: one thread, real time', () => {
     expect(json.endTime - json.startTime).toBe(4000);
     const wall = read(collapsedAdapter, '# mode: wall\nP1;T1;a.py:f:1 250\nP1;T1;a.py:g:2 750\n');
     expect(JSON.parse(write(cpuprofileAdapter, wall).text).timeDeltas).toEqual([0, 250]);
+  });
+});
+
+describe("multi-thread .cpuprofile out in speedscope's importer (Chromium)", () => {
+  let browser: Browser;
+  const work = mkdtempSync(path.join(tmpdir(), 'profpack-cpuprofile-'));
+  beforeAll(async () => {
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it("its per-function self times equal the model's for the thread written", async () => {
+    const file = path.join(work, 'thread2.cpuprofile');
+    writeFileSync(file, write(cpuprofileAdapter, threeThreads(), { thread: '2' }).text);
+    const { table, log } = await speedscopeTable(browser, work, file);
+    expect(log).toContain('log: Importing as Chrome CPU Profile');
+    const rows = sandwichRows(table);
+    const ours = new Map<string, number>();
+    const b = threeThreads();
+    let lastLeaf = '';
+    for (const batch of b.batches()) {
+      for (let i = 0; i < batch.length; i++) {
+        if (b.threads[batch.thread[i]!]!.threadId !== 2n) continue;
+        lastLeaf = b.frames[b.stacks.frame(batch.stack[i]!)]!.funcname;
+        ours.set(lastLeaf, (ours.get(lastLeaf) ?? 0) + batch.values[1]![i]! / 1e6);
+      }
+    }
+    expect(new Set(rows.keys())).toEqual(new Set([...ours.keys(), 'main']));
+    // speedscope gives a profile's last sample no time (nothing follows it); every other sample weighs its real gap.
+    for (const [name, ms] of ours) expect(rows.get(name)![1], name).toBeCloseTo(name === lastLeaf ? ms - 1 : ms, 2);
   });
 });
 

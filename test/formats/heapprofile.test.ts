@@ -10,6 +10,7 @@ import type { HeapProfile, HeapProfileNode } from '../../lib/formats/v8';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
 import { repoRoot } from '../shared';
 import { launch } from '../view/browser';
+import { speedscopeTable } from './speedscope-app';
 import { expectCoded, read, totals, write } from './helpers';
 
 const work = mkdtempSync(path.join(tmpdir(), 'profpack-heapprofile-'));
@@ -139,35 +140,14 @@ describe('.heapprofile write', () => {
   });
 });
 
-/** speedscope 1.25.0's Sandwich table (Total, Self, name per function) for a file, loaded as its CLI loads one. */
-async function speedscopeTable(file: string): Promise<{ table: string; log: string[] }> {
-  const loader = path.join(work, `load-${path.basename(file)}.js`);
-  writeFileSync(loader, `speedscope.loadFileFromBase64(${JSON.stringify(path.basename(file))}, ${JSON.stringify(readFileSync(file).toString('base64'))})`);
-  const page = await browser.newPage();
-  const log: string[] = [];
-  page.on('console', (m) => log.push(`${m.type()}: ${m.text()}`));
-  page.on('pageerror', (e) => log.push(`pageerror: ${String(e)}`));
-  page.on('dialog', async (d) => {
-    log.push(`dialog: ${d.message()}`);
-    await d.dismiss();
-  });
-  await page.goto(`file://${path.join(repoRoot, 'node_modules', 'speedscope', 'dist', 'release', 'index.html')}#localProfilePath=${loader}`);
-  await page.waitForFunction((name) => document.title.startsWith(name), path.basename(file), { timeout: 60_000 });
-  await page.keyboard.press('3');
-  await page.waitForFunction(() => document.body.innerText.includes('Symbol Name'));
-  const text = await page.evaluate(() => document.body.innerText);
-  await page.close();
-  return { table: text.slice(text.indexOf('Total')), log };
-}
-
 describe(".heapprofile in speedscope's importer (Chromium)", () => {
   it('our .heapprofile imports as a Chrome heap profile with the same per-function bytes as node --heap-prof', async () => {
     const original = path.join(work, 'original.heapprofile');
     const ours = path.join(work, 'ours.heapprofile');
     writeFileSync(original, real);
     writeFileSync(ours, write(heapprofileAdapter, read(heapprofileAdapter, real)).text);
-    const theirs = await speedscopeTable(original);
-    const mine = await speedscopeTable(ours);
+    const theirs = await speedscopeTable(browser, work, original);
+    const mine = await speedscopeTable(browser, work, ours);
     expect(mine.log).toContain('log: Importing as Chrome Heap Profile');
     expect(mine.log.filter((l) => /^(error|pageerror|dialog)/.test(l))).toEqual([]);
     expect(mine.table).toMatch(/MB/);
