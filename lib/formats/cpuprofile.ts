@@ -225,11 +225,8 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
 }
 
 /** Gap after each of `length` rows without times: its value as µs (time units) or as that many intervals (counts). */
-function gapsFromValues(unit: string, intervalUs: number, values: Float64Array, length: number, typeName: string): Float64Array {
+function gapsFromValues(unit: string, intervalUs: number, values: Float64Array, length: number): Float64Array {
   const ns = nanosPerUnit(unit);
-  if (ns === undefined && unit !== 'count') {
-    throw cannotWrite('a .cpuprofile', `a .cpuprofile holds time, and ${typeName} is in ${unit}`, 'a sample type in a time unit or a count (--sample-type)');
-  }
   const gaps = new Float64Array(length);
   for (let i = 0; i < length; i++) gaps[i] = ns === undefined ? values[i]! * intervalUs : (values[i]! * ns) / 1000;
   return gaps;
@@ -238,6 +235,9 @@ function gapsFromValues(unit: string, intervalUs: number, values: Float64Array, 
 function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: WriteOptions): void {
   const column = writtenColumn(source.meta, options.sampleType);
   const type = source.meta.sampleTypes[column]!;
+  if (nanosPerUnit(type.unit) === undefined && type.unit !== 'count') {
+    throw cannotWrite('a .cpuprofile', `a .cpuprofile holds time, and ${describeType(source.meta, column)} is in ${type.unit}`, 'a sample type in a time unit or a count (--sample-type)');
+  }
   const rows = oneThread(source, column, options.thread, WHAT, options.onWarning);
   const n = rows.length;
   const intervalUs = Number(source.meta.sampleIntervalUs) > 0 ? Number(source.meta.sampleIntervalUs) : 1000;
@@ -255,7 +255,7 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
     const lastGap = nanosPerUnit(type.unit) === undefined ? intervalUs : (rows.value[last]! * nanosPerUnit(type.unit)!) / 1000;
     endUs = times[n - 1]! + lastGap;
   } else {
-    const gaps = gapsFromValues(type.unit, intervalUs, rows.value, n, describeType(source.meta, column));
+    const gaps = gapsFromValues(type.unit, intervalUs, rows.value, n);
     let t = startUs;
     for (let k = 0; k < n; k++) {
       times[k] = t;

@@ -1,7 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import fc from 'fast-check';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
@@ -10,7 +9,7 @@ import type { CpuProfile } from '../../lib/formats/v8';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
 import { repoRoot, sharedPath } from '../shared';
 import { launch } from '../view/browser';
-import { expectCoded, read, totals, write } from './helpers';
+import { expectCoded, fuzzJson, read, totals, write } from './helpers';
 import { sandwichRows, speedscopeTable } from './speedscope-app';
 
 const heavy = sharedPath('data', 'outside', 'node-cpu-prof.heavy.cpuprofile');
@@ -100,32 +99,7 @@ describe('.cpuprofile read: real time per sample', () => {
 
   it('refuses damage with coded errors, never a raw TypeError (any value of the wrong type)', () => {
     expectCoded(() => read(cpuprofileAdapter, '{"nodes": [}'), 'ERR_CONVERT_BAD_INPUT', /not valid JSON/);
-    const doc = load(small);
-    const paths: (string | number)[][] = [];
-    const walk = (v: unknown, p: (string | number)[]) => {
-      if (paths.length > 3000) return;
-      paths.push(p);
-      if (Array.isArray(v)) v.slice(0, 4).forEach((x, i) => walk(x, [...p, i]));
-      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...p, k]);
-    };
-    walk(doc, []);
-    const wrong = fc.constantFrom<unknown>(null, -1, 1e300, 'x', [], [null], {}, true, [-1], { id: 1 });
-    fc.assert(
-      fc.property(fc.nat({ max: paths.length - 1 }), wrong, (i, v) => {
-        const copy = structuredClone(doc) as unknown as Record<string | number, unknown>;
-        const p = paths[i]!;
-        let cur = copy;
-        for (let k = 0; k < p.length - 1; k++) cur = cur[p[k]!] as Record<string | number, unknown>;
-        const bytes = p.length === 0 ? JSON.stringify(v) : (((cur[p[p.length - 1]!] = v), JSON.stringify(copy)));
-        try {
-          const src = read(cpuprofileAdapter, bytes);
-          totals(src, 1);
-        } catch (err) {
-          expect((err as { name?: string }).name, String((err as Error).stack)).toBe('ProfpackError');
-        }
-      }),
-      { numRuns: 300 },
-    );
+    fuzzJson(cpuprofileAdapter, load(small));
   });
 });
 
@@ -179,6 +153,12 @@ describe('.cpuprofile write: one thread, real time', () => {
     expect(b.total).toBe(a.total);
     expect(b.self).toEqual(a.self);
     expect(twice.meta.startTimeUs).toBe(once.meta.startTimeUs);
+  });
+
+  it('refuses a sample type that is not time or counts', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'inuse_space', unit: 'bytes' }], defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 0n });
+    b.add(b.stacks.push(0, b.internFrame(makeFrame('f', 'f.js'))), b.internThread(0n), 5, 0, [100]);
+    expectCoded(() => write(cpuprofileAdapter, b), 'ERR_CONVERT_BAD_INPUT', /a \.cpuprofile holds time, and inuse_space\/bytes is in bytes/);
   });
 
   it('from collapsed stacks (no times): each record lasts its value', () => {

@@ -11,7 +11,7 @@ import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../li
 import { repoRoot } from '../shared';
 import { launch } from '../view/browser';
 import { speedscopeTable } from './speedscope-app';
-import { expectCoded, read, totals, write } from './helpers';
+import { expectCoded, fuzzJson, read, totals, write } from './helpers';
 
 const work = mkdtempSync(path.join(tmpdir(), 'profpack-heapprofile-'));
 
@@ -91,7 +91,8 @@ describe('.heapprofile read', () => {
     expect((bytes.self.get('repeat') ?? 0) + (bytes.self.get('strings') ?? 0) + (bytes.self.get('objects') ?? 0)).toBeGreaterThan(bytes.total / 2);
   });
 
-  it('refuses damage with coded errors', () => {
+  it('refuses damage with coded errors (any value of the wrong type, and by hand)', () => {
+    fuzzJson(heapprofileAdapter, JSON.parse(real.toString('utf8')));
     expectCoded(() => read(heapprofileAdapter, '{"head":'), 'ERR_CONVERT_BAD_INPUT', /not valid JSON/);
     expectCoded(() => read(heapprofileAdapter, '{"head":{"callFrame":{},"selfSize":-5,"id":1,"children":[]}}'), 'ERR_CONVERT_BAD_INPUT', /selfSize -5/);
     const warnings: string[] = [];

@@ -3,6 +3,7 @@
  * value column (per function, per thread), write into memory while counting
  * the chunks, and expect a coded error.
  */
+import fc from 'fast-check';
 import { expect } from 'vitest';
 import { isProfpackError } from '../../lib/errors';
 import type { FormatAdapter, WriteOptions } from '../../lib/formats/adapter';
@@ -88,4 +89,42 @@ export function expectCoded(run: () => unknown, code: string, message?: RegExp):
   expect(err.code).toBe(code);
   if (message !== undefined) expect(err.message).toMatch(message);
   return err;
+}
+
+/**
+ * Any value of a JSON document replaced by one of the wrong type: the adapter
+ * reads it (and every record) or throws a ProfpackError, never a raw
+ * TypeError/RangeError.
+ */
+export function fuzzJson(adapter: FormatAdapter, doc: unknown, numRuns = 300): void {
+  const paths: (string | number)[][] = [];
+  const walk = (v: unknown, p: (string | number)[]) => {
+    if (paths.length > 3000) return;
+    paths.push(p);
+    if (Array.isArray(v)) v.slice(0, 4).forEach((x, i) => walk(x, [...p, i]));
+    else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...p, k]);
+  };
+  walk(doc, []);
+  const wrong = fc.constantFrom<unknown>(null, -1, 0.5, 1e300, 'x', '', [], [null], {}, true, [-1], { id: 1 }, [[null]]);
+  fc.assert(
+    fc.property(fc.nat({ max: paths.length - 1 }), wrong, (i, v) => {
+      const p = paths[i]!;
+      let text: string;
+      if (p.length === 0) text = JSON.stringify(v);
+      else {
+        const copy = structuredClone(doc) as Record<string | number, unknown>;
+        let cur = copy;
+        for (let k = 0; k < p.length - 1; k++) cur = cur[p[k]!] as Record<string | number, unknown>;
+        cur[p[p.length - 1]!] = v;
+        text = JSON.stringify(copy);
+      }
+      try {
+        const src = read(adapter, text);
+        for (let c = 0; c < src.meta.sampleTypes.length; c++) totals(src, c);
+      } catch (err) {
+        expect((err as { name?: string }).name, String((err as Error).stack)).toBe('ProfpackError');
+      }
+    }),
+    { numRuns },
+  );
 }

@@ -21,7 +21,8 @@ export async function speedscopeTable(browser: Browser, work: string, file: stri
     await d.dismiss();
   });
   await page.goto(`file://${path.join(repoRoot, 'node_modules', 'speedscope', 'dist', 'release', 'index.html')}#localProfilePath=${loader}`);
-  await page.waitForFunction((name) => document.title.startsWith(name), path.basename(file), { timeout: 60_000 });
+  // Once a profile is in, the title is "NAME - speedscope" (NAME: the file's, or a speedscope file's own name).
+  await page.waitForFunction(() => document.title.endsWith(' - speedscope'), undefined, { timeout: 60_000 });
   await page.keyboard.press('3');
   await page.waitForFunction(() => document.body.innerText.includes('Symbol Name'));
   const text = await page.evaluate(() => document.body.innerText);

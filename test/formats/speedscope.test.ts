@@ -1,12 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import Ajv from 'ajv';
-import { describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
 import { cpuprofileAdapter } from '../../lib/formats/cpuprofile';
 import { speedscopeAdapter } from '../../lib/formats/speedscope';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
 import { sharedPath } from '../shared';
-import { expectCoded, read, stacksOf, totals, write } from './helpers';
+import { launch } from '../view/browser';
+import { expectCoded, fuzzJson, read, stacksOf, totals, write } from './helpers';
+import { sandwichRows, speedscopeTable } from './speedscope-app';
 
 const sample = sharedPath('data', 'outside', 'speedscope_0.6.0_two-sampled.speedscope.json');
 const schema = JSON.parse(readFileSync(sharedPath('data', 'outside', 'speedscope-1.25.0-file-format-schema.json'), 'utf8')) as object;
@@ -74,6 +79,10 @@ describe('speedscope read: weights in their unit', () => {
     expectCoded(() => read(speedscopeAdapter, file('parsecs', [1])), 'ERR_CONVERT_BAD_INPUT', /unit "parsecs"/);
   });
 
+  it('refuses damage with coded errors (any value of the wrong type)', () => {
+    fuzzJson(speedscopeAdapter, JSON.parse(readFileSync(sample, 'utf8')));
+  });
+
   it('refuses "evented" profiles naming what they are', () => {
     const evented = JSON.stringify({ $schema: 'https://www.speedscope.app/file-format-schema.json', shared: { frames: [{ name: 'a' }] }, profiles: [{ type: 'evented', name: 'e', unit: 'milliseconds', startValue: 0, endValue: 1, events: [] }] });
     expectCoded(() => read(speedscopeAdapter, evented), 'ERR_CONVERT_BAD_INPUT', /speedscope profile 0 is "evented" \(open\/close events, what speedscope's Export writes\)/);
@@ -105,6 +114,24 @@ describe('speedscope write: the chosen type, real time', () => {
     const counts = JSON.parse(write(speedscopeAdapter, recording(), { sampleType: 'samples' }).text) as File;
     expect(counts.profiles[0]!.unit).toBe('none');
     expect(counts.profiles[0]!.weights.every((w) => w === 1)).toBe(true);
+  });
+
+  it("speedscope's own importer (Chromium) shows the real time: 32 s of 160-ms samples, not 200 intervals", async () => {
+    const browser: Browser = await launch();
+    const work = mkdtempSync(path.join(tmpdir(), 'profpack-speedscope-'));
+    try {
+      const file = path.join(work, 'rec.speedscope.json');
+      writeFileSync(file, write(speedscopeAdapter, recording()).text);
+      const { table, log } = await speedscopeTable(browser, work, file);
+      expect(log.filter((l) => /^(error|pageerror|dialog)/.test(l))).toEqual([]);
+      const rows = sandwichRows(table);
+      expect(rows.get('a')![1]).toBeCloseTo(16_000, 6);
+      expect(rows.get('b')![1]).toBeCloseTo(16_000, 6);
+      expect(rows.get('main')![0]).toBeCloseTo(32_000, 6);
+    } finally {
+      await browser.close();
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('round trip keeps the sample type, threads, stacks, totals and start', () => {
