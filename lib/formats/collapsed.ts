@@ -130,6 +130,8 @@ const FILE_FUNC_LINE = /^(.*):([^:]*):(\d+)$/s;
 
 /** A frame of a line in its tool's dialect. */
 function parseFrame(label: string, dialect: Dialect): Frame {
+  // austin -g marks samples taken while CPython's garbage collector ran with a ":GC:" frame.
+  if (dialect === 'austin' && label === ':GC:') return makeFrame(label, '');
   if (dialect !== 'generic') {
     const m = FILE_FUNC_LINE.exec(label);
     if (m !== null) return makeFrame(m[2]!, m[1]!, Number(m[3]));
@@ -167,7 +169,8 @@ function readCollapsed(bytes: Uint8Array, options: ReadOptions): ProfileBuilder 
   let columns = 0;
   let austin = false;
   // First pass: where the lines are, austin's header; the first line gives the column count.
-  for (let start = 0; start < buf.length; ) {
+  const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+  for (let start = bom; start < buf.length; ) {
     let end = buf.indexOf(10, start);
     if (end < 0) end = buf.length;
     const next = end + 1;

@@ -102,6 +102,20 @@ describe('collapsed: thread prefixes other tools write are threads', () => {
     expect(src.frames[0]).toMatchObject({ filename: 'app.py', funcname: '<module>', lineno: 10 });
   });
 
+  it('austin -a (L<line> frames), -g (:GC:) and a UTF-8 BOM', () => {
+    const src = read(collapsedAdapter, '\ufeffP7;T0:1a2b;app.py:main;L12;app.py:work;L40;:GC: 90\nP7;T0:1a2b;app.py:main;L13 10\n');
+    expect(src.frames.filter((f) => f.funcname !== ':GC:').map((f) => [f.funcname, f.filename, f.lineno])).toEqual(
+      expect.arrayContaining([
+        ['main', 'app.py', 12],
+        ['work', 'app.py', 40],
+        ['main', 'app.py', 13],
+      ]),
+    );
+    expect(stacksOf(src)).toEqual([['main', 'work', ':GC:'], ['main']]);
+    expect(src.threads[0]!.threadId).toBe(0x1a2bn);
+    expect(totals(src).total).toBe(100);
+  });
+
   it('austin without a header: wall microseconds, hex thread ids', () => {
     const src = read(collapsedAdapter, fixture('austin-wall.austin'));
     expect(src.meta.sampleTypes.map(sampleTypeName)).toEqual(['wall/microseconds']);

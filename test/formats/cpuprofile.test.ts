@@ -155,6 +155,30 @@ describe('.cpuprofile write: one thread, real time', () => {
     expect(twice.meta.startTimeUs).toBe(once.meta.startTimeUs);
   });
 
+  it("round trip keeps each sample's stack, thread id, time (µs) and status, with non-negative deltas", () => {
+    const b = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, SampleTypes.wall], defaultSampleType: 1, startTimeUs: 1_700_000_000_000_000n, sampleIntervalUs: 100n });
+    const f = ['main', 'work', '(garbage collector)'].map((n, i) => b.internFrame(makeFrame(n, i === 2 ? '' : 'w.js', i === 2 ? null : 10 + i, i === 2 ? null : 4)));
+    const t = b.internThread(77n, 2);
+    const rows: [number[], number, number][] = [
+      [[0, 1], 1_700_000_000_000_000, 1],
+      [[0, 1], 1_700_000_000_000_130, 0],
+      [[0, 2], 1_700_000_000_000_250, 65],
+      [[0], 1_700_000_000_000_400, 17],
+    ];
+    for (const [frames, time, status] of rows) b.add(b.stacks.internOutermostFirst(frames.map((k) => f[k]!)), t, time, status, [1, 100_000]);
+    const text = write(cpuprofileAdapter, b).text;
+    const json = JSON.parse(text) as CpuProfile;
+    expect(json.timeDeltas.every((d) => d >= 0)).toBe(true);
+    const back = read(cpuprofileAdapter, text);
+    const got: [string[], number, number][] = [];
+    for (const batch of back.batches()) {
+      for (let i = 0; i < batch.length; i++) got.push([back.stacks.toArray(batch.stack[i]!).reverse().map((x) => back.frames[x]!.funcname), batch.time[i]!, batch.status[i]!]);
+    }
+    expect(got).toEqual(rows.map(([frames, time, status]) => [frames.map((k) => ['main', 'work', '(garbage collector)'][k]!), time, status]));
+    expect(back.threads.map((x) => [x.threadId, x.interpreterId])).toEqual([[77n, 2]]);
+    expect(back.frames.find((x) => x.funcname === 'work')).toMatchObject({ filename: 'w.js', lineno: 11, column: 4 });
+  });
+
   it('refuses a sample type that is not time or counts', () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'inuse_space', unit: 'bytes' }], defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 0n });
     b.add(b.stacks.push(0, b.internFrame(makeFrame('f', 'f.js'))), b.internThread(0n), 5, 0, [100]);
