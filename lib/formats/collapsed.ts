@@ -32,7 +32,18 @@
  * ' ': the format has no escaping); with several threads each line starts
  * with py-spy's `thread (ID)` or `thread (ID): NAME`.
  */
-import { ANONYMOUS, ProfileBuilder, SampleTypes, frameLabel, makeFrame, threadKey, type Frame, type Label, type ProfileSource, type SampleType } from '../profile/index';
+import {
+  ANONYMOUS,
+  ProfileBuilder,
+  SampleTypes,
+  frameLabel,
+  makeFrame,
+  threadKey,
+  type Frame,
+  type Label,
+  type ProfileSource,
+  type SampleType,
+} from '../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
 import { ChunkedText, GrowingUints, badInput, inputBytes, utf8, writtenColumn } from './io';
 import { headText } from './sniff';
@@ -105,8 +116,15 @@ function parsePrefix(parts: string[]): Prefix {
   if (m !== null && t !== null) {
     // austin prints a thread id in hex (with or without 0x) unless it is all digits.
     const raw = t[2]!;
-    const threadId = raw.startsWith('0x') || /[a-fA-F]/.test(raw) ? BigInt(raw.startsWith('0x') ? raw : `0x${raw}`) : BigInt(raw);
-    return { dialect: 'austin', skip: 2, threadId, interpreterId: t[1] === undefined ? 0 : Number(t[1]), labels: [{ key: 'pid', num: Number(m[1]) }] };
+    const threadId =
+      raw.startsWith('0x') || /[a-fA-F]/.test(raw) ? BigInt(raw.startsWith('0x') ? raw : `0x${raw}`) : BigInt(raw);
+    return {
+      dialect: 'austin',
+      skip: 2,
+      threadId,
+      interpreterId: t[1] === undefined ? 0 : Number(t[1]),
+      labels: [{ key: 'pid', num: Number(m[1]) }],
+    };
   }
   let skip = 0;
   const labels: Label[] = [];
@@ -117,10 +135,26 @@ function parsePrefix(parts: string[]): Prefix {
   }
   const at = parts[skip] ?? '';
   m = PYSPY_THREAD.exec(at) ?? OLD_THREAD.exec(at);
-  if (m !== null) return { dialect: 'generic', skip: skip + 1, threadId: BigInt(m[1]!), interpreterId: m[2] === undefined ? 0 : Number(m[2]), threadName: m[3], labels };
+  if (m !== null)
+    return {
+      dialect: 'generic',
+      skip: skip + 1,
+      threadId: BigInt(m[1]!),
+      interpreterId: m[2] === undefined ? 0 : Number(m[2]),
+      threadName: m[3],
+      labels,
+    };
   if (skip === 0) {
     m = PERF_TID.exec(first);
-    if (m !== null) return { dialect: 'generic', skip: 1, threadId: BigInt(m[3]!), interpreterId: 0, threadName: m[1], labels: [{ key: 'pid', num: Number(m[2]) }] };
+    if (m !== null)
+      return {
+        dialect: 'generic',
+        skip: 1,
+        threadId: BigInt(m[3]!),
+        interpreterId: 0,
+        threadName: m[1],
+        labels: [{ key: 'pid', num: Number(m[2]) }],
+      };
   }
   return { dialect: 'generic', skip, threadId: 0n, interpreterId: 0, labels };
 }
@@ -150,15 +184,26 @@ interface Header {
 }
 
 /** The sample types of a file, from austin's mode or the column count. */
-function typesFor(austin: boolean, mode: string | undefined, columns: number): { types: SampleType[]; signed: boolean[] } {
+function typesFor(
+  austin: boolean,
+  mode: string | undefined,
+  columns: number,
+): { types: SampleType[]; signed: boolean[] } {
   const micros = (type: string): SampleType => ({ type, unit: 'microseconds' });
   if (austin || mode !== undefined) {
-    if (columns === 3) return { types: [micros('wall'), micros('cpu'), { type: 'memory', unit: 'bytes' }], signed: [false, false, true] };
+    if (columns === 3)
+      return {
+        types: [micros('wall'), micros('cpu'), { type: 'memory', unit: 'bytes' }],
+        signed: [false, false, true],
+      };
     if (columns === 1 && mode === 'memory') return { types: [{ type: 'memory', unit: 'bytes' }], signed: [true] };
     if (columns === 1) return { types: [micros(mode === 'cpu' ? 'cpu' : 'wall')], signed: [false] };
   }
   if (columns === 1) return { types: [SampleTypes.samples], signed: [false] };
-  return { types: Array.from({ length: columns }, (_, i) => ({ type: `value${i + 1}`, unit: 'count' })), signed: new Array<boolean>(columns).fill(false) };
+  return {
+    types: Array.from({ length: columns }, (_, i) => ({ type: `value${i + 1}`, unit: 'count' })),
+    signed: new Array<boolean>(columns).fill(false),
+  };
 }
 
 function readCollapsed(bytes: Uint8Array, options: ReadOptions): ProfileBuilder {
@@ -170,7 +215,7 @@ function readCollapsed(bytes: Uint8Array, options: ReadOptions): ProfileBuilder 
   let austin = false;
   // First pass: where the lines are, austin's header; the first line gives the column count.
   const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
-  for (let start = bom; start < buf.length; ) {
+  for (let start = bom; start < buf.length;) {
     let end = buf.indexOf(10, start);
     if (end < 0) end = buf.length;
     const next = end + 1;
@@ -216,10 +261,12 @@ function readCollapsed(bytes: Uint8Array, options: ReadOptions): ProfileBuilder 
     const { stack, numbers } = splitTail(text, columns + 1);
     const numeric = numbers.every((n) => NUMBER_LIKE.test(n));
     // A line ending in more or fewer numbers than the first is refused, never read as a function named "b 1 2".
-    if (numeric && numbers.length !== columns) throw fail(`it ends in ${tailCount(text)} numbers where the first line has ${columns}`);
+    if (numeric && numbers.length !== columns)
+      throw fail(`it ends in ${tailCount(text)} numbers where the first line has ${columns}`);
     for (let c = 0; c < columns; c++) {
       const raw = numbers[c] ?? '';
-      if (raw === '' || !NUMBER_LIKE.test(raw)) throw fail(raw === '' ? 'no count after the stack' : `the count "${raw}" is not a number`);
+      if (raw === '' || !NUMBER_LIKE.test(raw))
+        throw fail(raw === '' ? 'no count after the stack' : `the count "${raw}" is not a number`);
       const v = Number(raw);
       if (!signed[c] && v < 0) throw fail(`the count ${raw} is negative; a count is 0 or more`);
       if (!Number.isInteger(v)) throw fail(`the count ${raw} is not a whole number`);
@@ -316,7 +363,9 @@ export const collapsedAdapter: FormatAdapter = {
       const line = raw.trimEnd();
       if (line === '') continue;
       if (line.startsWith('#')) continue;
-      return / [-+]?[\d.]+(?:[eE][-+]?\d+)?(?:[ ,][-+]?[\d.]+)*$/.test(line) || / \S+$/.test(line) && line.includes(';');
+      return (
+        / [-+]?[\d.]+(?:[eE][-+]?\d+)?(?:[ ,][-+]?[\d.]+)*$/.test(line) || (/ \S+$/.test(line) && line.includes(';'))
+      );
     }
     return false;
   },

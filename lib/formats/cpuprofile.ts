@@ -20,7 +20,17 @@
 import { SampleTypes, gapsToNext, nanosPerUnit, type ProfileSource } from '../profile/index';
 import { ProfileBuilder } from '../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
-import { ChunkedText, badInput, cannotWrite, describeType, inputBytes, parseJson, pushNumbers, readJsonShape, writtenColumn } from './io';
+import {
+  ChunkedText,
+  badInput,
+  cannotWrite,
+  describeType,
+  inputBytes,
+  parseJson,
+  pushNumbers,
+  readJsonShape,
+  writtenColumn,
+} from './io';
 import { detectJsonKeys } from './sniff';
 import {
   ROOT_CALL_FRAME,
@@ -60,7 +70,13 @@ interface NestedNode {
  * are seconds and `timestamps` absolute µs; without timestamps the samples
  * are spread evenly over [startTime, endTime].
  */
-function flattenNested(input: { head: NestedNode; startTime?: number; endTime?: number; samples?: unknown; timestamps?: unknown }): CpuProfile {
+function flattenNested(input: {
+  head: NestedNode;
+  startTime?: number;
+  endTime?: number;
+  samples?: unknown;
+  timestamps?: unknown;
+}): CpuProfile {
   const nodes: CpuProfileNode[] = [];
   const used = new Set<number>();
   let nextId = 1;
@@ -88,7 +104,8 @@ function flattenNested(input: { head: NestedNode; startTime?: number; endTime?: 
   const pending: [NestedNode, CpuProfileNode][] = [[input.head, root]];
   while (pending.length > 0) {
     const [node, out] = pending.pop()!;
-    if (node.children !== undefined && !Array.isArray(node.children)) throw bad(`node ${out.id}'s children is not an array`);
+    if (node.children !== undefined && !Array.isArray(node.children))
+      throw bad(`node ${out.id}'s children is not an array`);
     for (const child of node.children ?? []) {
       const c = visit(child);
       out.children!.push(c.id);
@@ -98,21 +115,36 @@ function flattenNested(input: { head: NestedNode; startTime?: number; endTime?: 
   const samples = Array.isArray(input.samples) ? (input.samples as number[]) : [];
   const startUs = Number(input.startTime ?? 0) * 1e6;
   const endUs = Number(input.endTime ?? input.startTime ?? 0) * 1e6;
-  const timestamps = Array.isArray(input.timestamps) && input.timestamps.length === samples.length ? (input.timestamps as number[]) : undefined;
+  const timestamps =
+    Array.isArray(input.timestamps) && input.timestamps.length === samples.length
+      ? (input.timestamps as number[])
+      : undefined;
   const step = samples.length > 0 ? (endUs - startUs) / samples.length : 0;
-  const timeDeltas = samples.map((_, i) => (timestamps === undefined ? (i === 0 ? 0 : step) : Number(timestamps[i]) - (i === 0 ? startUs : Number(timestamps[i - 1]))));
+  const timeDeltas = samples.map((_, i) =>
+    timestamps === undefined
+      ? i === 0
+        ? 0
+        : step
+      : Number(timestamps[i]) - (i === 0 ? startUs : Number(timestamps[i - 1])),
+  );
   return { nodes, startTime: startUs, endTime: endUs, samples, timeDeltas };
 }
 
 function medianGap(deltas: number[]): number {
-  const sorted = deltas.slice(1).filter((d) => d > 0).sort((a, b) => a - b);
+  const sorted = deltas
+    .slice(1)
+    .filter((d) => d > 0)
+    .sort((a, b) => a - b);
   return sorted[sorted.length >> 1] ?? 0;
 }
 
 function readCpuProfile(doc: unknown): ProfileBuilder {
   const nested = doc as { nodes?: unknown; head?: unknown };
   if (doc === null || typeof doc !== 'object') throw bad('not a JSON object');
-  const profile = !Array.isArray(nested.nodes) && nested.head !== null && typeof nested.head === 'object' ? flattenNested(doc as Parameters<typeof flattenNested>[0]) : (doc as CpuProfile);
+  const profile =
+    !Array.isArray(nested.nodes) && nested.head !== null && typeof nested.head === 'object'
+      ? flattenNested(doc as Parameters<typeof flattenNested>[0])
+      : (doc as CpuProfile);
   if (!Array.isArray(profile.nodes)) throw bad('no "nodes" array');
   const samples = Array.isArray(profile.samples) ? profile.samples : [];
   const deltas = Array.isArray(profile.timeDeltas) ? profile.timeDeltas : [];
@@ -137,13 +169,21 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
 
   const byId = new Map<number, CpuProfileNode>();
   for (const node of profile.nodes) {
-    if (node === null || typeof node !== 'object' || typeof node.id !== 'number' || node.callFrame === null || typeof node.callFrame !== 'object') throw bad('a node without id or callFrame');
+    if (
+      node === null ||
+      typeof node !== 'object' ||
+      typeof node.id !== 'number' ||
+      node.callFrame === null ||
+      typeof node.callFrame !== 'object'
+    )
+      throw bad('a node without id or callFrame');
     if (byId.has(node.id)) throw bad(`two nodes have id ${node.id}`);
     byId.set(node.id, node);
   }
   const parent = new Map<number, number>();
   for (const node of profile.nodes) {
-    if (node.children !== undefined && !Array.isArray(node.children)) throw bad(`node ${node.id}'s children is not an array`);
+    if (node.children !== undefined && !Array.isArray(node.children))
+      throw bad(`node ${node.id}'s children is not an array`);
     for (const child of node.children ?? []) {
       if (!byId.has(child)) throw bad(`node ${node.id} names missing child ${child}`);
       if (parent.has(child)) throw bad(`node ${child} has two parents`);
@@ -173,7 +213,10 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
     for (const child of byId.get(id)!.children ?? []) {
       const thread = threadOfNode.get(child);
       const node = byId.get(child)!;
-      const entry = thread !== undefined && node.callFrame.url === THREAD_FRAME_URL ? { stack: 0, thread } : { stack: out.stacks.push(here.stack, out.internFrame(frameFromV8(node.callFrame))), thread: here.thread };
+      const entry =
+        thread !== undefined && node.callFrame.url === THREAD_FRAME_URL
+          ? { stack: 0, thread }
+          : { stack: out.stacks.push(here.stack, out.internFrame(frameFromV8(node.callFrame))), thread: here.thread };
       stackOf.set(child, entry);
       pending.push(child);
     }
@@ -182,7 +225,8 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
   // positionTicks: the lines each node's samples fell on, handed out in order.
   const ticksLeft = new Map<number, { lines: { line: number; ticks: number }[]; at: number; used: number }>();
   for (const node of profile.nodes) {
-    if (Array.isArray(node.positionTicks) && node.positionTicks.length > 0) ticksLeft.set(node.id, { lines: node.positionTicks, at: 0, used: 0 });
+    if (Array.isArray(node.positionTicks) && node.positionTicks.length > 0)
+      ticksLeft.set(node.id, { lines: node.positionTicks, at: 0, used: 0 });
   }
   const lineLabel = (nodeId: number): number => {
     const t = ticksLeft.get(nodeId);
@@ -203,7 +247,12 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
   let time = startUs;
   for (let i = 0; i < n; i++) {
     const at = stackOf.get(samples[i]!);
-    if (at === undefined) throw bad(byId.has(samples[i]!) ? `sample ${i} names node ${samples[i]}, which no root reaches (a cycle)` : `sample ${i} names missing node ${samples[i]}`);
+    if (at === undefined)
+      throw bad(
+        byId.has(samples[i]!)
+          ? `sample ${i} names node ${samples[i]}, which no root reaches (a cycle)`
+          : `sample ${i} names missing node ${samples[i]}`,
+      );
     const delta = Number(deltas[i]);
     if (!Number.isFinite(delta)) throw bad(`timeDeltas[${i}] is not a number`);
     time += delta;
@@ -217,7 +266,9 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
   const values = [1, 0];
   for (let i = 0; i < n; i++) {
     const leaf = byId.get(samples[i]!)!.callFrame;
-    const status = statuses?.[i] ?? statusForV8Leaf(stacks[i] === 0 ? undefined : leaf.functionName, stacks[i] === 0 ? undefined : leaf.url);
+    const status =
+      statuses?.[i] ??
+      statusForV8Leaf(stacks[i] === 0 ? undefined : leaf.functionName, stacks[i] === 0 ? undefined : leaf.url);
     values[1] = Math.round(gaps[i]!);
     out.add(stacks[i]!, threads[i]!, times[i]!, Number(status) & 0xff, values, lineLabel(samples[i]!));
   }
@@ -236,7 +287,11 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
   const column = writtenColumn(source.meta, options.sampleType);
   const type = source.meta.sampleTypes[column]!;
   if (nanosPerUnit(type.unit) === undefined && type.unit !== 'count') {
-    throw cannotWrite('a .cpuprofile', `a .cpuprofile holds time, and ${describeType(source.meta, column)} is in ${type.unit}`, 'a sample type in a time unit or a count (--sample-type)');
+    throw cannotWrite(
+      'a .cpuprofile',
+      `a .cpuprofile holds time, and ${describeType(source.meta, column)} is in ${type.unit}`,
+      'a sample type in a time unit or a count (--sample-type)',
+    );
   }
   const rows = oneThread(source, column, options.thread, WHAT, options.onWarning);
   const n = rows.length;
@@ -252,7 +307,8 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
     for (let k = 0; k < n; k++) times[k] = rows.time[order[k]!]!;
     if (times[0]! < startUs) startUs = times[0]!;
     const last = order[n - 1]!;
-    const lastGap = nanosPerUnit(type.unit) === undefined ? intervalUs : (rows.value[last]! * nanosPerUnit(type.unit)!) / 1000;
+    const lastGap =
+      nanosPerUnit(type.unit) === undefined ? intervalUs : (rows.value[last]! * nanosPerUnit(type.unit)!) / 1000;
     endUs = times[n - 1]! + lastGap;
   } else {
     const gaps = gapsFromValues(type.unit, intervalUs, rows.value, n);
@@ -286,7 +342,8 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
     status[k] = rows.status[i]!;
     const leaf = stack === 0 ? undefined : source.frames[source.stacks.frame(stack)];
     if (status[k] !== statusForV8Leaf(leaf?.funcname, leaf?.filename)) statusDiffers = true;
-    const line = rows.labels[i] === 0 ? undefined : source.labelSets[rows.labels[i]!]!.find((l) => l.key === LINE_LABEL)?.num;
+    const line =
+      rows.labels[i] === 0 ? undefined : source.labelSets[rows.labels[i]!]!.find((l) => l.key === LINE_LABEL)?.num;
     if (line !== undefined) {
       let perLine = lineTicks.get(node);
       if (perLine === undefined) lineTicks.set(node, (perLine = new Map()));
@@ -298,7 +355,8 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
   out.push('{"nodes":[');
   tree.order.forEach((stack, k) => {
     const id = tree.nodeOf[stack]!;
-    const callFrame: CpuProfileCallFrame = stack === 0 ? ROOT_CALL_FRAME : v8CallFrame(source.frames[source.stacks.frame(stack)]!);
+    const callFrame: CpuProfileCallFrame =
+      stack === 0 ? ROOT_CALL_FRAME : v8CallFrame(source.frames[source.stacks.frame(stack)]!);
     const node: CpuProfileNode = { id, callFrame, hitCount: hits.get(id) ?? 0, children: tree.children.get(id) ?? [] };
     const ticks = lineTicks.get(id);
     if (ticks !== undefined) node.positionTicks = [...ticks].map(([line, count]) => ({ line, ticks: count }));
@@ -309,7 +367,12 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
   out.push('],"timeDeltas":[');
   pushNumbers(out, deltas);
   const thread = rows.thread < 0 ? undefined : source.threads[rows.thread]!;
-  const meta: CpuProfileMeta = { version: 1, threads: thread === undefined ? [] : [{ threadId: thread.threadId.toString(), interpreterId: thread.interpreterId }], sampleIntervalUs: Number(source.meta.sampleIntervalUs) };
+  const meta: CpuProfileMeta = {
+    version: 1,
+    threads:
+      thread === undefined ? [] : [{ threadId: thread.threadId.toString(), interpreterId: thread.interpreterId }],
+    sampleIntervalUs: Number(source.meta.sampleIntervalUs),
+  };
   out.push(`],"$profpack":${JSON.stringify(meta).slice(0, -1)}`);
   if (statusDiffers) {
     out.push(',"status":[');

@@ -34,7 +34,8 @@ export const InuseSpace: SampleType = { type: 'inuse_space', unit: 'bytes' };
 
 function readHeapProfile(doc: unknown, onWarning?: (message: string) => void): ProfileBuilder {
   const file = doc as { head?: HeapProfileNode; samples?: unknown };
-  if (doc === null || typeof doc !== 'object' || file.head === null || typeof file.head !== 'object') throw bad('no "head" node');
+  if (doc === null || typeof doc !== 'object' || file.head === null || typeof file.head !== 'object')
+    throw bad('no "head" node');
   const out = new ProfileBuilder({
     sampleTypes: [InuseSpace, SampleTypes.samples],
     defaultSampleType: 0,
@@ -58,40 +59,56 @@ function readHeapProfile(doc: unknown, onWarning?: (message: string) => void): P
   let isRoot = true;
   while (pending.length > 0) {
     const [node, parentStack] = pending.pop()!;
-    if (node === null || typeof node !== 'object' || node.callFrame === null || typeof node.callFrame !== 'object') throw bad('a node without a callFrame');
+    if (node === null || typeof node !== 'object' || node.callFrame === null || typeof node.callFrame !== 'object')
+      throw bad('a node without a callFrame');
     const id = Number(node.id);
     if (seen.has(id)) throw bad(`two nodes have id ${id}`);
     seen.add(id);
     const stack = isRoot ? 0 : out.stacks.push(parentStack, out.internFrame(frameFromV8(node.callFrame)));
     isRoot = false;
     const size = node.selfSize ?? 0;
-    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) throw bad(`node ${id}'s selfSize ${JSON.stringify(size)} is not a byte count`);
+    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+      throw bad(`node ${id}'s selfSize ${JSON.stringify(size)} is not a byte count`);
     const count = sampled.get(id) ?? 0;
     if (size > 0 || count > 0) {
       values[0] = size;
       values[1] = count;
       out.add(stack, thread, NaN, 0, values);
     }
-    if (node.children !== undefined && !Array.isArray(node.children)) throw bad(`node ${id}'s children is not an array`);
+    if (node.children !== undefined && !Array.isArray(node.children))
+      throw bad(`node ${id}'s children is not an array`);
     for (let i = (node.children ?? []).length - 1; i >= 0; i--) pending.push([node.children[i]!, stack]);
   }
   // node --heap-prof (Node 20) lists a few samples of nodes its tree leaves out; their bytes are in no selfSize.
   let orphans = 0;
   for (const [nodeId, count] of sampled) if (!seen.has(nodeId)) orphans += count;
-  if (orphans > 0) onWarning?.(`${orphans} of the .heapprofile's samples name nodes its tree does not have: not counted (their bytes are in no node's selfSize either)`);
+  if (orphans > 0)
+    onWarning?.(
+      `${orphans} of the .heapprofile's samples name nodes its tree does not have: not counted ` +
+        "(their bytes are in no node's selfSize either)",
+    );
   return out;
 }
 
 /** The bytes column a .heapprofile is written from. */
 function bytesColumn(source: ProfileSource, wanted: string | undefined): number {
   const types = source.meta.sampleTypes;
-  const column = wanted !== undefined ? writtenColumn(source.meta, wanted) : types[source.meta.defaultSampleType]!.unit === 'bytes' ? source.meta.defaultSampleType : types.findIndex((t) => t.unit === 'bytes');
+  const column =
+    wanted !== undefined
+      ? writtenColumn(source.meta, wanted)
+      : types[source.meta.defaultSampleType]!.unit === 'bytes'
+        ? source.meta.defaultSampleType
+        : types.findIndex((t) => t.unit === 'bytes');
   if (column < 0 || types[column]!.unit !== 'bytes') {
     const names = types.map((t) => `${t.type}/${t.unit}`).join(', ');
-    throw new ProfpackError(`a .heapprofile holds bytes, and this profile has no sample type in bytes${wanted === undefined ? '' : ` named "${wanted}"`} (it has ${names})`, {
-      code: ErrorCode.CONVERT_SAMPLE_TYPE,
-      expected: 'a sample type in bytes',
-    });
+    throw new ProfpackError(
+      `a .heapprofile holds bytes, and this profile has no sample type in bytes` +
+        `${wanted === undefined ? '' : ` named "${wanted}"`} (it has ${names})`,
+      {
+        code: ErrorCode.CONVERT_SAMPLE_TYPE,
+        expected: 'a sample type in bytes',
+      },
+    );
   }
   return column;
 }
@@ -121,7 +138,9 @@ function writeHeapProfile(source: ProfileSource, target: WriteTarget, options: W
     }
     const stack = stackOfNode.get(item)!;
     const callFrame = stack === 0 ? ROOT_CALL_FRAME : v8CallFrame(source.frames[source.stacks.frame(stack)]!);
-    out.push(`{"callFrame":${JSON.stringify(callFrame)},"selfSize":${selfSize.get(item) ?? 0},"id":${item},"children":[`);
+    out.push(
+      `{"callFrame":${JSON.stringify(callFrame)},"selfSize":${selfSize.get(item) ?? 0},"id":${item},"children":[`,
+    );
     const kids = tree.children.get(item) ?? [];
     pending.push('close');
     // Children pop in order; a comma goes before every child but the first.
@@ -133,8 +152,12 @@ function writeHeapProfile(source: ProfileSource, target: WriteTarget, options: W
   out.push(',"samples":[');
   const order = Array.from({ length: rows.length }, (_, i) => i).filter((i) => rows.value[i]! > 0);
   // Records without times (NaN) keep their order.
-  order.sort((a, b) => (rows.time[a]! - rows.time[b]!) || a - b);
-  order.forEach((i, k) => out.push(`${k === 0 ? '' : ','}{"size":${rows.value[i]},"nodeId":${tree.nodeOf[rows.stack[i]!]},"ordinal":${k + 1}}`));
+  order.sort((a, b) => rows.time[a]! - rows.time[b]! || a - b);
+  order.forEach((i, k) =>
+    out.push(
+      `${k === 0 ? '' : ','}{"size":${rows.value[i]},"nodeId":${tree.nodeOf[rows.stack[i]!]},"ordinal":${k + 1}}`,
+    ),
+  );
   out.push(']}');
   out.flush();
 }

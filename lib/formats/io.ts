@@ -37,7 +37,12 @@ export function parseJson(bytes: Uint8Array, what: string, expected: string): un
     const message = err instanceof Error ? err.message : String(err);
     const at = /position (\d+)/.exec(message);
     const offset = at === null ? undefined : Buffer.byteLength(text.slice(0, Number(at[1])));
-    throw new ProfpackError(`${what} is not valid JSON: ${message}`, { code: ErrorCode.CONVERT_BAD_INPUT, expected, offset, cause: err });
+    throw new ProfpackError(`${what} is not valid JSON: ${message}`, {
+      code: ErrorCode.CONVERT_BAD_INPUT,
+      expected,
+      offset,
+      cause: err,
+    });
   }
 }
 
@@ -52,7 +57,11 @@ export function readJsonShape<T>(what: string, expected: string, read: () => T):
     return read();
   } catch (err) {
     if (err instanceof TypeError || err instanceof RangeError) {
-      throw new ProfpackError(`not a valid ${what}: a value has the wrong type (${err.message})`, { code: ErrorCode.CONVERT_BAD_INPUT, expected, cause: err });
+      throw new ProfpackError(`not a valid ${what}: a value has the wrong type (${err.message})`, {
+        code: ErrorCode.CONVERT_BAD_INPUT,
+        expected,
+        cause: err,
+      });
     }
     throw err;
   }

@@ -48,4 +48,3 @@ export function detectJsonKeys(head: Uint8Array): Set<string> | undefined {
   for (const m of headText(head.subarray(at)).matchAll(/"((?:[^"\\]|\\.){1,64})"\s*:/g)) keys.add(m[1]!);
   return keys;
 }
-

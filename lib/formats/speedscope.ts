@@ -23,9 +23,28 @@
  * per profile, the gaps between samples' times.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { ANONYMOUS, ProfileBuilder, anonymousName, nanosPerUnit, parseThreadKey, threadKey, type ProfileSource, type SampleType } from '../profile/index';
+import {
+  ANONYMOUS,
+  ProfileBuilder,
+  anonymousName,
+  nanosPerUnit,
+  parseThreadKey,
+  threadKey,
+  type ProfileSource,
+  type SampleType,
+} from '../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
-import { ChunkedText, GrowingFloats, GrowingUints, badInput, inputBytes, parseJson, pushNumbers, readJsonShape, writtenColumn } from './io';
+import {
+  ChunkedText,
+  GrowingFloats,
+  GrowingUints,
+  badInput,
+  inputBytes,
+  parseJson,
+  pushNumbers,
+  readJsonShape,
+  writtenColumn,
+} from './io';
 import { detectJsonKeys, headText } from './sniff';
 
 export const SPEEDSCOPE_SCHEMA = 'https://www.speedscope.app/file-format-schema.json';
@@ -62,8 +81,19 @@ function typeOfUnit(unit: string): SampleType {
 const THREAD_NAME = /^thread (\d+(?:@\d+)?)(?: \((.*)\))?$/s;
 
 function readSpeedscope(doc: unknown): ProfileBuilder {
-  const file = doc as { shared?: { frames?: unknown }; profiles?: unknown; $profpack?: { sampleType?: SampleType; startTimeUs?: unknown } };
-  if (doc === null || typeof doc !== 'object' || file.shared === null || typeof file.shared !== 'object' || !Array.isArray(file.shared.frames) || !Array.isArray(file.profiles)) {
+  const file = doc as {
+    shared?: { frames?: unknown };
+    profiles?: unknown;
+    $profpack?: { sampleType?: SampleType; startTimeUs?: unknown };
+  };
+  if (
+    doc === null ||
+    typeof doc !== 'object' ||
+    file.shared === null ||
+    typeof file.shared !== 'object' ||
+    !Array.isArray(file.shared.frames) ||
+    !Array.isArray(file.profiles)
+  ) {
     throw bad('no shared.frames or profiles');
   }
   const profiles = file.profiles as SpeedscopeProfile[];
@@ -71,25 +101,51 @@ function readSpeedscope(doc: unknown): ProfileBuilder {
   const types: SampleType[] = [];
   const columnOf = profiles.map((p, index) => {
     if (p === null || typeof p !== 'object') throw bad(`profile ${index} is not an object`);
-    if (p.type === 'evented') throw new ProfpackError(`speedscope profile ${index} is "evented" (open/close events, what speedscope's Export writes); only sampled profiles convert`, { code: ErrorCode.CONVERT_BAD_INPUT, expected: 'type "sampled"' });
+    if (p.type === 'evented')
+      throw new ProfpackError(
+        `speedscope profile ${index} is "evented" (open/close events, what speedscope's Export writes); ` +
+          'only sampled profiles convert',
+        { code: ErrorCode.CONVERT_BAD_INPUT, expected: 'type "sampled"' },
+      );
     if (p.type !== 'sampled') throw bad(`profile ${index} is of type ${JSON.stringify(p.type)}`);
     const unit = typeof p.unit === 'string' && SPEEDSCOPE_UNITS.includes(p.unit) ? p.unit : undefined;
-    if (unit === undefined) throw bad(`profile ${index}'s unit ${JSON.stringify(p.unit)} is not one of ${SPEEDSCOPE_UNITS.join(', ')}`);
+    if (unit === undefined)
+      throw bad(`profile ${index}'s unit ${JSON.stringify(p.unit)} is not one of ${SPEEDSCOPE_UNITS.join(', ')}`);
     let type = typeOfUnit(unit);
     const own = file.$profpack?.sampleType;
-    if (own !== undefined && typeof own.type === 'string' && typeOfUnit(String(own.unit)).unit === type.unit && nanosPerUnit(String(own.unit)) === nanosPerUnit(type.unit)) type = { type: own.type, unit: type.unit };
+    if (
+      own !== undefined &&
+      typeof own.type === 'string' &&
+      typeOfUnit(String(own.unit)).unit === type.unit &&
+      nanosPerUnit(String(own.unit)) === nanosPerUnit(type.unit)
+    )
+      type = { type: own.type, unit: type.unit };
     let column = types.findIndex((t) => t.unit === type.unit);
     if (column < 0) column = types.push(type) - 1;
     return column;
   });
   if (types.length === 0) types.push({ type: 'samples', unit: 'count' });
-  const out = new ProfileBuilder({ sampleTypes: types, defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 0n, origin: { format: 'speedscope' } });
+  const out = new ProfileBuilder({
+    sampleTypes: types,
+    defaultSampleType: 0,
+    startTimeUs: 0n,
+    sampleIntervalUs: 0n,
+    origin: { format: 'speedscope' },
+  });
   const frameIds = (file.shared.frames as SpeedscopeFrame[]).map((f, i) => {
     if (f === null || typeof f !== 'object') throw bad(`shared.frames[${i}] is not an object`);
     const name = String(f.name ?? '');
     const line = typeof f.line === 'number' && Number.isInteger(f.line) ? f.line : null;
     const col = typeof f.col === 'number' && Number.isInteger(f.col) ? f.col : null;
-    return out.internFrame({ filename: typeof f.file === 'string' ? f.file : '', funcname: name === ANONYMOUS ? '' : name, lineno: line, endLineno: null, column: col, endColumn: null, opcode: null });
+    return out.internFrame({
+      filename: typeof f.file === 'string' ? f.file : '',
+      funcname: name === ANONYMOUS ? '' : name,
+      lineno: line,
+      endLineno: null,
+      column: col,
+      endColumn: null,
+      opcode: null,
+    });
   });
 
   // profpack writes startValue relative to the profile's start and keeps the start here.
@@ -104,7 +160,8 @@ function readSpeedscope(doc: unknown): ProfileBuilder {
     const column = columnOf[index]!;
     const samples = profile.samples;
     const weights = profile.weights;
-    if (!Array.isArray(samples) || !Array.isArray(weights) || weights.length !== samples.length) throw bad(`profile ${index} needs as many weights as samples`);
+    if (!Array.isArray(samples) || !Array.isArray(weights) || weights.length !== samples.length)
+      throw bad(`profile ${index} needs as many weights as samples`);
     const name = typeof profile.name === 'string' ? profile.name : '';
     const m = THREAD_NAME.exec(name);
     const key = m === null ? String(index) : m[1]!;
@@ -123,8 +180,10 @@ function readSpeedscope(doc: unknown): ProfileBuilder {
       if (typeof w !== 'number' || !Number.isFinite(w)) throw bad(`${where} is ${JSON.stringify(w)}, not a number`);
       if (w < 0) throw bad(`${where} is negative (${w}); a weight is 0 or more`);
       const value = nsPer === undefined ? w : Math.round(w * nsPer);
-      if (!Number.isInteger(value)) throw bad(`${where} is ${w}, not a whole number of ${unit === 'bytes' ? 'bytes' : 'samples'}`);
-      if (value > Number.MAX_SAFE_INTEGER) throw bad(`${where} is ${w} ${unit}, past 2^53 ${nsPer === undefined ? unit : 'ns'} (not exact)`);
+      if (!Number.isInteger(value))
+        throw bad(`${where} is ${w}, not a whole number of ${unit === 'bytes' ? 'bytes' : 'samples'}`);
+      if (value > Number.MAX_SAFE_INTEGER)
+        throw bad(`${where} is ${w} ${unit}, past 2^53 ${nsPer === undefined ? unit : 'ns'} (not exact)`);
       const stack = samples[i];
       if (!Array.isArray(stack)) throw bad(`profile ${index} samples[${i}] is not a stack`);
       frames.length = 0;
@@ -135,7 +194,13 @@ function readSpeedscope(doc: unknown): ProfileBuilder {
       }
       if (ownGaps !== undefined) t += Number(ownGaps[i]);
       values[column] = value;
-      out.add(out.stacks.internOutermostFirst(frames.data, frames.length), thread, ownGaps !== undefined || usPer !== undefined ? t : NaN, 0, values);
+      out.add(
+        out.stacks.internOutermostFirst(frames.data, frames.length),
+        thread,
+        ownGaps !== undefined || usPer !== undefined ? t : NaN,
+        0,
+        values,
+      );
       if (ownGaps === undefined && usPer !== undefined) t += w * usPer;
     }
     const endValue = Number(profile.endValue);
@@ -152,7 +217,8 @@ function readSpeedscope(doc: unknown): ProfileBuilder {
 /** The unit a speedscope profile is written in for a sample type. */
 function speedscopeUnit(type: SampleType): string {
   const ns = nanosPerUnit(type.unit);
-  if (ns !== undefined) return ['nanoseconds', 'microseconds', 'milliseconds', 'seconds'][[1, 1e3, 1e6, 1e9].indexOf(ns)]!;
+  if (ns !== undefined)
+    return ['nanoseconds', 'microseconds', 'milliseconds', 'seconds'][[1, 1e3, 1e6, 1e9].indexOf(ns)]!;
   return type.unit === 'bytes' ? 'bytes' : 'none';
 }
 
@@ -166,14 +232,22 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
     const values = b.values[column]!;
     for (let i = 0; i < b.length; i++) {
       let rows = perThread.get(b.thread[i]!);
-      if (rows === undefined) perThread.set(b.thread[i]!, (rows = { stack: new GrowingUints(), time: new GrowingFloats(), value: new GrowingFloats() }));
+      if (rows === undefined)
+        perThread.set(
+          b.thread[i]!,
+          (rows = { stack: new GrowingUints(), time: new GrowingFloats(), value: new GrowingFloats() }),
+        );
       rows.stack.push(b.stack[i]!);
       rows.time.push(b.time[i]!);
       rows.value.push(values[i]!);
     }
   }
   const out = new ChunkedText(target);
-  out.push(`{"$schema":"${SPEEDSCOPE_SCHEMA}","exporter":"profpack","name":"profpack profile","activeProfileIndex":0,"$profpack":${JSON.stringify({ sampleType: type, startTimeUs: String(source.meta.startTimeUs) })},"shared":{"frames":[`);
+  const own = JSON.stringify({ sampleType: type, startTimeUs: String(source.meta.startTimeUs) });
+  out.push(
+    `{"$schema":"${SPEEDSCOPE_SCHEMA}","exporter":"profpack","name":"profpack profile","activeProfileIndex":0,` +
+      `"$profpack":${own},"shared":{"frames":[`,
+  );
   source.frames.forEach((f, i) => {
     const frame: { name: string; file?: string; line?: number; col?: number } = { name: anonymousName(f.funcname) };
     if (f.filename !== '') frame.file = f.filename;
@@ -211,15 +285,24 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
       const last = order[n - 1]!;
       endValue = Math.max(startValue + total, (times[last]! - startUs) / usPerUnit! + rows.value.data[last]!);
     }
-    out.push(`${first ? '' : ','}{"type":"sampled","name":${JSON.stringify(name)},"unit":"${unit}","startValue":${startValue},"endValue":${endValue},"samples":[`);
+    out.push(
+      `${first ? '' : ','}{"type":"sampled","name":${JSON.stringify(name)},"unit":"${unit}",` +
+        `"startValue":${startValue},"endValue":${endValue},"samples":[`,
+    );
     first = false;
     for (let k = 0; k < n; k++) out.push((k === 0 ? '' : ',') + outermostFirst(rows.stack.data[order[k]!]!));
     out.push('],"weights":[');
-    pushNumbers(out, order.map((i) => rows.value.data[i]!));
+    pushNumbers(
+      out,
+      order.map((i) => rows.value.data[i]!),
+    );
     out.push(']');
     if (timed) {
       out.push(',"$profpack":{"gapsUs":[');
-      pushNumbers(out, order.map((i, k) => times[i]! - (k === 0 ? startUs + startValue * usPerUnit! : times[order[k - 1]!]!)));
+      pushNumbers(
+        out,
+        order.map((i, k) => times[i]! - (k === 0 ? startUs + startValue * usPerUnit! : times[order[k - 1]!]!)),
+      );
       out.push(']}');
     }
     out.push('}');

@@ -93,7 +93,13 @@ export function v8CallFrame(f: Frame): CpuProfileCallFrame {
   };
 }
 
-export const ROOT_CALL_FRAME: CpuProfileCallFrame = { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 };
+export const ROOT_CALL_FRAME: CpuProfileCallFrame = {
+  functionName: '(root)',
+  scriptId: '0',
+  url: '',
+  lineNumber: -1,
+  columnNumber: -1,
+};
 
 /** The records of one thread, in the source's order, with the value column being written. */
 export interface ThreadRows {
@@ -123,7 +129,13 @@ class RowsBuilder {
  * `column` sum highest (ties: more rows, then the first seen). `onChosen`
  * hears which thread was taken when there was a choice, for the caller to say.
  */
-export function oneThread(source: ProfileSource, column: number, wanted: string | undefined, what: string, onChosen?: (message: string) => void): ThreadRows {
+export function oneThread(
+  source: ProfileSource,
+  column: number,
+  wanted: string | undefined,
+  what: string,
+  onChosen?: (message: string) => void,
+): ThreadRows {
   const byThread = new Map<number, RowsBuilder>();
   for (const b of source.batches()) {
     const values = b.values[column]!;
@@ -148,20 +160,40 @@ export function oneThread(source: ProfileSource, column: number, wanted: string 
     for (const t of byThread.keys()) if (keyOf(t) === wanted) chosen = t;
     if (chosen === undefined) {
       const have = [...byThread.keys()].map(keyOf).join(', ') || 'none';
-      throw new ProfpackError(`the profile has no samples on thread ${wanted} (threads with samples: ${have})`, { code: ErrorCode.INVALID_ARGUMENT, expected: have });
+      throw new ProfpackError(`the profile has no samples on thread ${wanted} (threads with samples: ${have})`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: have,
+      });
     }
   } else {
     for (const [t, rows] of byThread) {
       const best = chosen === undefined ? undefined : byThread.get(chosen)!;
-      if (best === undefined || rows.total > best.total || (rows.total === best.total && rows.stack.length > best.stack.length)) chosen = t;
+      if (
+        best === undefined ||
+        rows.total > best.total ||
+        (rows.total === best.total && rows.stack.length > best.stack.length)
+      )
+        chosen = t;
     }
     if (chosen !== undefined && byThread.size > 1) {
-      onChosen?.(`${what} holds one thread: wrote thread ${keyOf(chosen)}, the busiest of ${byThread.size} (choose another with the thread option, --thread)`);
+      onChosen?.(
+        `${what} holds one thread: wrote thread ${keyOf(chosen)}, the busiest of ${byThread.size} ` +
+          '(choose another with the thread option, --thread)',
+      );
     }
   }
   if (chosen === undefined) {
     const none = new Uint32Array(0);
-    return { thread: -1, key: '', stack: none, time: new Float64Array(0), value: new Float64Array(0), status: new Uint8Array(0), labels: none, length: 0 };
+    return {
+      thread: -1,
+      key: '',
+      stack: none,
+      time: new Float64Array(0),
+      value: new Float64Array(0),
+      status: new Uint8Array(0),
+      labels: none,
+      length: 0,
+    };
   }
   const rows = byThread.get(chosen)!;
   return {
@@ -183,7 +215,11 @@ export function oneThread(source: ProfileSource, column: number, wanted: string 
  * stack ids, so a parent's id is always below its children's. The empty
  * stack is the root, id 1.
  */
-export function v8Tree(source: ProfileSource, used: ArrayLike<number>, length: number): { nodeOf: Int32Array; order: number[]; children: Map<number, number[]> } {
+export function v8Tree(
+  source: ProfileSource,
+  used: ArrayLike<number>,
+  length: number,
+): { nodeOf: Int32Array; order: number[]; children: Map<number, number[]> } {
   const size = source.stacks.size;
   const nodeOf = new Int32Array(size).fill(-1);
   nodeOf[0] = 1;

@@ -19,7 +19,9 @@ describe('collapsed: counts are weights', () => {
     expect(t.total).toBe(30_000_000_007);
     expect(t.self.get('work')).toBe(30_000_000_000);
     // Expanding the count would need gigabytes (and minutes); one record needs nothing measurable.
-    expect(after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers)).toBeLessThan(100 * 1024 * 1024);
+    expect(after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers)).toBeLessThan(
+      100 * 1024 * 1024,
+    );
     expect(src.meta.sampleTypes).toEqual([SampleTypes.samples]);
   });
 
@@ -32,7 +34,9 @@ describe('collapsed: counts are weights', () => {
       ['a;b 1\na;c 9007199254740993\n', /line 2: the count 9007199254740993 is past 2\^53/],
     ];
     for (const [text, message] of cases) {
-      const err = expectCoded(() => read(collapsedAdapter, text), 'ERR_CONVERT_BAD_INPUT', message) as Error & { offset: number };
+      const err = expectCoded(() => read(collapsedAdapter, text), 'ERR_CONVERT_BAD_INPUT', message) as Error & {
+        offset: number;
+      };
       const lineStart = text.lastIndexOf('\n', text.trimEnd().length - 1) + 1;
       expect(err.offset).toBe(lineStart);
     }
@@ -41,9 +45,16 @@ describe('collapsed: counts are weights', () => {
   it('"a;b 1 2 3" alone is three columns; in a one-column file it is refused, never a function named "b 1 2"', () => {
     const src = read(collapsedAdapter, 'a;b 1 2 3\na;c 4 5 6\n');
     expect(src.meta.sampleTypes.map(sampleTypeName)).toEqual(['value1/count', 'value2/count', 'value3/count']);
-    expect(stacksOf(src)).toEqual([['a', 'b'], ['a', 'c']]);
+    expect(stacksOf(src)).toEqual([
+      ['a', 'b'],
+      ['a', 'c'],
+    ]);
     expect(totals(src, 2).total).toBe(9);
-    expectCoded(() => read(collapsedAdapter, 'a;x 5\na;b 1 2 3\n'), 'ERR_CONVERT_BAD_INPUT', /line 2: it ends in 3 numbers where the first line has 1/);
+    expectCoded(
+      () => read(collapsedAdapter, 'a;x 5\na;b 1 2 3\n'),
+      'ERR_CONVERT_BAD_INPUT',
+      /line 2: it ends in 3 numbers where the first line has 1/,
+    );
   });
 
   it('frames with spaces and parentheses keep their names', () => {
@@ -103,7 +114,10 @@ describe('collapsed: thread prefixes other tools write are threads', () => {
   });
 
   it('austin -a (L<line> frames), -g (:GC:) and a UTF-8 BOM', () => {
-    const src = read(collapsedAdapter, '\ufeffP7;T0:1a2b;app.py:main;L12;app.py:work;L40;:GC: 90\nP7;T0:1a2b;app.py:main;L13 10\n');
+    const src = read(
+      collapsedAdapter,
+      '\ufeffP7;T0:1a2b;app.py:main;L12;app.py:work;L40;:GC: 90\nP7;T0:1a2b;app.py:main;L13 10\n',
+    );
     expect(src.frames.filter((f) => f.funcname !== ':GC:').map((f) => [f.funcname, f.filename, f.lineno])).toEqual(
       expect.arrayContaining([
         ['main', 'app.py', 12],
@@ -137,7 +151,12 @@ describe('collapsed: thread prefixes other tools write are threads', () => {
 
 describe('collapsed: writing', () => {
   function sample(): ProfileBuilder {
-    const b = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, SampleTypes.wall], defaultSampleType: 1, startTimeUs: 0n, sampleIntervalUs: 1000n });
+    const b = new ProfileBuilder({
+      sampleTypes: [SampleTypes.samples, SampleTypes.wall],
+      defaultSampleType: 1,
+      startTimeUs: 0n,
+      sampleIntervalUs: 1000n,
+    });
     const main = b.internFrame(makeFrame('main', 'm.py', 1));
     const work = b.internFrame(makeFrame('work', 'w;x.py', 2));
     const t1 = b.internThread(1n);
@@ -162,10 +181,18 @@ describe('collapsed: writing', () => {
   });
 
   it('streams in chunks: a 100k-line output is never one string', () => {
-    const b = new ProfileBuilder({ sampleTypes: [SampleTypes.samples], defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 1000n });
+    const b = new ProfileBuilder({
+      sampleTypes: [SampleTypes.samples],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 1000n,
+    });
     const t = b.internThread(0n);
     const root = b.internFrame(makeFrame('root', 'r.py', 1));
-    for (let i = 0; i < 100_000; i++) b.add(b.stacks.push(b.stacks.push(0, root), b.internFrame(makeFrame(`f${i}`, 'f.py', i + 1))), t, NaN, 0, [i + 1]);
+    for (let i = 0; i < 100_000; i++)
+      b.add(b.stacks.push(b.stacks.push(0, root), b.internFrame(makeFrame(`f${i}`, 'f.py', i + 1))), t, NaN, 0, [
+        i + 1,
+      ]);
     const out = write(collapsedAdapter, b);
     expect(out.chunks).toBeGreaterThan(25);
     expect(out.largestChunk).toBeLessThan(1 << 18);
@@ -175,28 +202,43 @@ describe('collapsed: writing', () => {
   it('round trip keeps every (thread, stack) total (property)', () => {
     const name = fc.stringMatching(/^[a-z_][a-z0-9_]{0,6}$/);
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.array(name, { minLength: 1, maxLength: 5 }), fc.integer({ min: 0, max: 3 }), fc.nat({ max: 1e12 })), { minLength: 1, maxLength: 30 }), (rows) => {
-        const b = new ProfileBuilder({ sampleTypes: [SampleTypes.samples], defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 1000n });
-        const expected = new Map<string, number>();
-        for (const [frames, thread, value] of rows) {
-          const ids = frames.map((f) => b.internFrame(makeFrame(f, '')));
-          b.add(b.stacks.internOutermostFirst(ids), b.internThread(BigInt(thread)), NaN, 0, [value]);
-          const key = `${thread}|${frames.join(';')}`;
-          expected.set(key, (expected.get(key) ?? 0) + value);
-        }
-        const back = read(collapsedAdapter, write(collapsedAdapter, b).text);
-        const got = new Map<string, number>();
-        const stacks = stacksOf(back);
-        let k = 0;
-        for (const batch of back.batches()) {
-          for (let i = 0; i < batch.length; i++, k++) {
-            const thread = back.threads.length > 1 ? back.threads[batch.thread[i]!]!.threadId : BigInt(rows[0]![1]);
-            const key = `${thread}|${stacks[k]!.join(';')}`;
-            got.set(key, (got.get(key) ?? 0) + batch.values[0]![i]!);
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.array(name, { minLength: 1, maxLength: 5 }),
+            fc.integer({ min: 0, max: 3 }),
+            fc.nat({ max: 1e12 }),
+          ),
+          { minLength: 1, maxLength: 30 },
+        ),
+        (rows) => {
+          const b = new ProfileBuilder({
+            sampleTypes: [SampleTypes.samples],
+            defaultSampleType: 0,
+            startTimeUs: 0n,
+            sampleIntervalUs: 1000n,
+          });
+          const expected = new Map<string, number>();
+          for (const [frames, thread, value] of rows) {
+            const ids = frames.map((f) => b.internFrame(makeFrame(f, '')));
+            b.add(b.stacks.internOutermostFirst(ids), b.internThread(BigInt(thread)), NaN, 0, [value]);
+            const key = `${thread}|${frames.join(';')}`;
+            expected.set(key, (expected.get(key) ?? 0) + value);
           }
-        }
-        expect(got).toEqual(expected);
-      }),
+          const back = read(collapsedAdapter, write(collapsedAdapter, b).text);
+          const got = new Map<string, number>();
+          const stacks = stacksOf(back);
+          let k = 0;
+          for (const batch of back.batches()) {
+            for (let i = 0; i < batch.length; i++, k++) {
+              const thread = back.threads.length > 1 ? back.threads[batch.thread[i]!]!.threadId : BigInt(rows[0]![1]);
+              const key = `${thread}|${stacks[k]!.join(';')}`;
+              got.set(key, (got.get(key) ?? 0) + batch.values[0]![i]!);
+            }
+          }
+          expect(got).toEqual(expected);
+        },
+      ),
       { numRuns: 150 },
     );
   });

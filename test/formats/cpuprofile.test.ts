@@ -45,7 +45,8 @@ describe('.cpuprofile read: real time per sample', () => {
       const wall = totals(src, 1);
       const theirs = devtoolsSelf(json);
       expect(wall.total).toBe(theirs.total * 1000);
-      for (const [name, us] of theirs.self) expect(wall.self.get(name === '(root)' ? '(empty)' : name), name).toBe(us * 1000);
+      for (const [name, us] of theirs.self)
+        expect(wall.self.get(name === '(root)' ? '(empty)' : name), name).toBe(us * 1000);
       // The real time covers the recording: within one sample of endTime - startTime.
       expect(Math.abs(wall.total / 1000 - (json.endTime - json.startTime))).toBeLessThan(20_000);
     });
@@ -55,7 +56,8 @@ describe('.cpuprofile read: real time per sample', () => {
     const json = load(heavy);
     const src = read(cpuprofileAdapter, readFileSync(heavy));
     const out = JSON.parse(write(cpuprofileAdapter, src).text) as CpuProfile;
-    const key = (n: CpuProfile['nodes'][number]) => `${n.callFrame.functionName}@${n.callFrame.url}:${n.callFrame.lineNumber}:${n.callFrame.columnNumber}`;
+    const key = (n: CpuProfile['nodes'][number]) =>
+      `${n.callFrame.functionName}@${n.callFrame.url}:${n.callFrame.lineNumber}:${n.callFrame.columnNumber}`;
     const ticks = (p: CpuProfile, capped: boolean) => {
       const count = new Map<number, number>();
       for (const s of p.samples) count.set(s, (count.get(s) ?? 0) + 1);
@@ -77,24 +79,84 @@ describe('.cpuprofile read: real time per sample', () => {
   });
 
   it('reads the nested form (Node <= 10) and older profpack files with thread frames', () => {
-    const nested = { head: { functionName: '(root)', children: [{ functionName: 'main', url: 'm.js', lineNumber: 3, children: [{ functionName: 'work', url: 'm.js', lineNumber: 9, columnNumber: 2 }] }] }, startTime: 1, endTime: 1.004, samples: [3, 3, 2, 3], timestamps: [1_000_000, 1_001_000, 1_002_000, 1_003_000] };
+    const nested = {
+      head: {
+        functionName: '(root)',
+        children: [
+          {
+            functionName: 'main',
+            url: 'm.js',
+            lineNumber: 3,
+            children: [{ functionName: 'work', url: 'm.js', lineNumber: 9, columnNumber: 2 }],
+          },
+        ],
+      },
+      startTime: 1,
+      endTime: 1.004,
+      samples: [3, 3, 2, 3],
+      timestamps: [1_000_000, 1_001_000, 1_002_000, 1_003_000],
+    };
     const src = read(cpuprofileAdapter, JSON.stringify(nested));
-    expect(totals(src, 1).self).toEqual(new Map([['work', 3_000_000], ['main', 1_000_000]]));
+    expect(totals(src, 1).self).toEqual(
+      new Map([
+        ['work', 3_000_000],
+        ['main', 1_000_000],
+      ]),
+    );
     expect(src.frames.find((f) => f.funcname === 'work')).toMatchObject({ lineno: 9, column: 2 });
     const old = {
       nodes: [
-        { id: 1, callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, children: [2, 3] },
-        { id: 2, callFrame: { functionName: '(thread 7)', scriptId: '0', url: 'profpack:thread', lineNumber: -1, columnNumber: -1 }, children: [4] },
-        { id: 3, callFrame: { functionName: '(thread 9)', scriptId: '0', url: 'profpack:thread', lineNumber: -1, columnNumber: -1 }, children: [5] },
+        {
+          id: 1,
+          callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 },
+          children: [2, 3],
+        },
+        {
+          id: 2,
+          callFrame: {
+            functionName: '(thread 7)',
+            scriptId: '0',
+            url: 'profpack:thread',
+            lineNumber: -1,
+            columnNumber: -1,
+          },
+          children: [4],
+        },
+        {
+          id: 3,
+          callFrame: {
+            functionName: '(thread 9)',
+            scriptId: '0',
+            url: 'profpack:thread',
+            lineNumber: -1,
+            columnNumber: -1,
+          },
+          children: [5],
+        },
         { id: 4, callFrame: { functionName: 'a', scriptId: '0', url: 'a.js', lineNumber: 0, columnNumber: 0 } },
         { id: 5, callFrame: { functionName: 'b', scriptId: '0', url: 'b.js', lineNumber: 0, columnNumber: 0 } },
       ],
-      startTime: 0, endTime: 40, samples: [4, 5, 4, 5], timeDeltas: [0, 5, 5, 5],
-      $profpack: { version: 1, threads: [{ threadId: '7', interpreterId: 0, nodeId: 2 }, { threadId: '9', interpreterId: 0, nodeId: 3 }], sampleIntervalUs: 10 },
+      startTime: 0,
+      endTime: 40,
+      samples: [4, 5, 4, 5],
+      timeDeltas: [0, 5, 5, 5],
+      $profpack: {
+        version: 1,
+        threads: [
+          { threadId: '7', interpreterId: 0, nodeId: 2 },
+          { threadId: '9', interpreterId: 0, nodeId: 3 },
+        ],
+        sampleIntervalUs: 10,
+      },
     };
     const t = totals(read(cpuprofileAdapter, JSON.stringify(old)), 1);
     // Each thread's sample weighs the gap to its own next sample (10 µs), its last the nominal 10 µs.
-    expect(t.perThread).toEqual(new Map([['7', 20_000], ['9', 20_000]]));
+    expect(t.perThread).toEqual(
+      new Map([
+        ['7', 20_000],
+        ['9', 20_000],
+      ]),
+    );
   });
 
   it('refuses damage with coded errors, never a raw TypeError (any value of the wrong type)', () => {
@@ -105,7 +167,12 @@ describe('.cpuprofile read: real time per sample', () => {
 
 /** A model of three threads sampled at interleaved times (what a multi-thread recording holds). */
 function threeThreads(): ProfileBuilder {
-  const b = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, SampleTypes.wall], defaultSampleType: 1, startTimeUs: 1_000_000n, sampleIntervalUs: 1000n });
+  const b = new ProfileBuilder({
+    sampleTypes: [SampleTypes.samples, SampleTypes.wall],
+    defaultSampleType: 1,
+    startTimeUs: 1_000_000n,
+    sampleIntervalUs: 1000n,
+  });
   const main = b.internFrame(makeFrame('main', 'm.js', 1, 1));
   const fns = ['alpha', 'beta', 'gamma'].map((n) => b.internFrame(makeFrame(n, 'm.js', 5, 3)));
   const threads = [b.internThread(1n), b.internThread(2n), b.internThread(3n, 0, 'worker')];
@@ -142,7 +209,11 @@ describe('.cpuprofile write: one thread, real time', () => {
     const json = JSON.parse(write(cpuprofileAdapter, threeThreads(), { thread: '3' }).text) as CpuProfile;
     expect(json.samples.length).toBe(20);
     expect(json.$profpack!.threads[0]!.threadId).toBe('3');
-    expectCoded(() => write(cpuprofileAdapter, threeThreads(), { thread: '42' }), 'ERR_INVALID_ARGUMENT', /no samples on thread 42 \(threads with samples: 1, 2, 3\)/);
+    expectCoded(
+      () => write(cpuprofileAdapter, threeThreads(), { thread: '42' }),
+      'ERR_INVALID_ARGUMENT',
+      /no samples on thread 42 \(threads with samples: 1, 2, 3\)/,
+    );
   });
 
   it('round trip keeps stacks, times and the wall total', () => {
@@ -156,8 +227,15 @@ describe('.cpuprofile write: one thread, real time', () => {
   });
 
   it("round trip keeps each sample's stack, thread id, time (µs) and status, with non-negative deltas", () => {
-    const b = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, SampleTypes.wall], defaultSampleType: 1, startTimeUs: 1_700_000_000_000_000n, sampleIntervalUs: 100n });
-    const f = ['main', 'work', '(garbage collector)'].map((n, i) => b.internFrame(makeFrame(n, i === 2 ? '' : 'w.js', i === 2 ? null : 10 + i, i === 2 ? null : 4)));
+    const b = new ProfileBuilder({
+      sampleTypes: [SampleTypes.samples, SampleTypes.wall],
+      defaultSampleType: 1,
+      startTimeUs: 1_700_000_000_000_000n,
+      sampleIntervalUs: 100n,
+    });
+    const f = ['main', 'work', '(garbage collector)'].map((n, i) =>
+      b.internFrame(makeFrame(n, i === 2 ? '' : 'w.js', i === 2 ? null : 10 + i, i === 2 ? null : 4)),
+    );
     const t = b.internThread(77n, 2);
     const rows: [number[], number, number][] = [
       [[0, 1], 1_700_000_000_000_000, 1],
@@ -165,24 +243,48 @@ describe('.cpuprofile write: one thread, real time', () => {
       [[0, 2], 1_700_000_000_000_250, 65],
       [[0], 1_700_000_000_000_400, 17],
     ];
-    for (const [frames, time, status] of rows) b.add(b.stacks.internOutermostFirst(frames.map((k) => f[k]!)), t, time, status, [1, 100_000]);
+    for (const [frames, time, status] of rows)
+      b.add(b.stacks.internOutermostFirst(frames.map((k) => f[k]!)), t, time, status, [1, 100_000]);
     const text = write(cpuprofileAdapter, b).text;
     const json = JSON.parse(text) as CpuProfile;
     expect(json.timeDeltas.every((d) => d >= 0)).toBe(true);
     const back = read(cpuprofileAdapter, text);
     const got: [string[], number, number][] = [];
     for (const batch of back.batches()) {
-      for (let i = 0; i < batch.length; i++) got.push([back.stacks.toArray(batch.stack[i]!).reverse().map((x) => back.frames[x]!.funcname), batch.time[i]!, batch.status[i]!]);
+      for (let i = 0; i < batch.length; i++)
+        got.push([
+          back.stacks
+            .toArray(batch.stack[i]!)
+            .reverse()
+            .map((x) => back.frames[x]!.funcname),
+          batch.time[i]!,
+          batch.status[i]!,
+        ]);
     }
-    expect(got).toEqual(rows.map(([frames, time, status]) => [frames.map((k) => ['main', 'work', '(garbage collector)'][k]!), time, status]));
+    expect(got).toEqual(
+      rows.map(([frames, time, status]) => [
+        frames.map((k) => ['main', 'work', '(garbage collector)'][k]!),
+        time,
+        status,
+      ]),
+    );
     expect(back.threads.map((x) => [x.threadId, x.interpreterId])).toEqual([[77n, 2]]);
     expect(back.frames.find((x) => x.funcname === 'work')).toMatchObject({ filename: 'w.js', lineno: 11, column: 4 });
   });
 
   it('refuses a sample type that is not time or counts', () => {
-    const b = new ProfileBuilder({ sampleTypes: [{ type: 'inuse_space', unit: 'bytes' }], defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 0n });
+    const b = new ProfileBuilder({
+      sampleTypes: [{ type: 'inuse_space', unit: 'bytes' }],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 0n,
+    });
     b.add(b.stacks.push(0, b.internFrame(makeFrame('f', 'f.js'))), b.internThread(0n), 5, 0, [100]);
-    expectCoded(() => write(cpuprofileAdapter, b), 'ERR_CONVERT_BAD_INPUT', /a \.cpuprofile holds time, and inuse_space\/bytes is in bytes/);
+    expectCoded(
+      () => write(cpuprofileAdapter, b),
+      'ERR_CONVERT_BAD_INPUT',
+      /a \.cpuprofile holds time, and inuse_space\/bytes is in bytes/,
+    );
   });
 
   it('from collapsed stacks (no times): each record lasts its value', () => {
@@ -231,7 +333,11 @@ describe("multi-thread .cpuprofile out in speedscope's importer (Chromium)", () 
 describe('.cpuprofile detect', () => {
   it('knows V8 heads, flat and nested, and not heap profiles', () => {
     expect(cpuprofileAdapter.detect(readFileSync(heavy).subarray(0, 4096))).toBe(true);
-    expect(cpuprofileAdapter.detect(Buffer.from('{"head":{"functionName":"(root)","children":[]},"startTime":1}'))).toBe(true);
-    expect(cpuprofileAdapter.detect(Buffer.from('{"head":{"callFrame":{"functionName":"(root)"},"selfSize":0}}'))).toBe(false);
+    expect(
+      cpuprofileAdapter.detect(Buffer.from('{"head":{"functionName":"(root)","children":[]},"startTime":1}')),
+    ).toBe(true);
+    expect(cpuprofileAdapter.detect(Buffer.from('{"head":{"callFrame":{"functionName":"(root)"},"selfSize":0}}'))).toBe(
+      false,
+    );
   });
 });

@@ -71,7 +71,13 @@ export function totals(source: ProfileSource, column = source.meta.defaultSample
 export function stacksOf(source: ProfileSource): string[][] {
   const out: string[][] = [];
   for (const b of source.batches()) {
-    for (let i = 0; i < b.length; i++) out.push(source.stacks.toArray(b.stack[i]!).reverse().map((f) => anonymousName(source.frames[f]!.funcname)));
+    for (let i = 0; i < b.length; i++)
+      out.push(
+        source.stacks
+          .toArray(b.stack[i]!)
+          .reverse()
+          .map((f) => anonymousName(source.frames[f]!.funcname)),
+      );
   }
   return out;
 }
@@ -105,7 +111,9 @@ export function fuzzJson(adapter: FormatAdapter, doc: unknown, numRuns = 300): v
     else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...p, k]);
   };
   walk(doc, []);
-  const wrong = fc.constantFrom<unknown>(null, -1, 0.5, 1e300, 'x', '', [], [null], {}, true, [-1], { id: 1 }, [[null]]);
+  const wrong = fc.constantFrom<unknown>(null, -1, 0.5, 1e300, 'x', '', [], [null], {}, true, [-1], { id: 1 }, [
+    [null],
+  ]);
   fc.assert(
     fc.property(fc.nat({ max: paths.length - 1 }), wrong, (i, v) => {
       const p = paths[i]!;

@@ -14,14 +14,48 @@ describe('recognize: profiles profpack refuses are named', () => {
     ['CPython --gecko', fixture('cpython-3.15.gecko.json'), /Firefox profiler \(Gecko\)/],
     ['CPython --jsonl', fixture('cpython-3.15.jsonl'), /CPython profiling\.sampling's JSON Lines/],
     ['CPython --pstats', fixture('cpython-3.15.pstats'), /CPython pstats \(marshal\)/],
-    ['node trace events (traceEvents)', fixture('node-20-trace-events.json'), /Chrome trace events \(traceEvents JSON\)/],
-    ['trace events as a bare array', fixture('node-20-trace-events.array.json'), /Chrome trace events \(a JSON array of events\)/],
-    ['node --prof-process --preprocess', fixture('node-20-prof-process-preprocess.head.json'), /node --prof-process --preprocess output/],
-    ['Go legacy heap text', Buffer.from('heap profile: 3: 1024 [9: 4096] @ heap/524288\n1: 512 [3: 1536] @ 0x4a1f 0x4b20\n'), /Go legacy text profile \(heap profile\)/],
-    ['Go legacy contention text', Buffer.from('--- contention:\ncycles/second=2000000000\n100 3 @ 0x1 0x2\n'), /Go legacy text profile \(contention\)/],
-    ['Go goroutine debug=1 text', Buffer.from('goroutine profile: total 6\n2 @ 0x43 0x44\n'), /Go legacy text profile \(goroutine\)/],
-    ['speedscope evented', Buffer.from('{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[]},"profiles":[{"type":"evented","name":"a","unit":"none","startValue":0,"endValue":0,"events":[]}]}'), /speedscope file of "evented" profiles/],
-    ['V8 heap snapshot', Buffer.from('{"snapshot":{"meta":{"node_fields":["type","name"]},"node_count":1},"nodes":[]}'), /V8 heap snapshot/],
+    [
+      'node trace events (traceEvents)',
+      fixture('node-20-trace-events.json'),
+      /Chrome trace events \(traceEvents JSON\)/,
+    ],
+    [
+      'trace events as a bare array',
+      fixture('node-20-trace-events.array.json'),
+      /Chrome trace events \(a JSON array of events\)/,
+    ],
+    [
+      'node --prof-process --preprocess',
+      fixture('node-20-prof-process-preprocess.head.json'),
+      /node --prof-process --preprocess output/,
+    ],
+    [
+      'Go legacy heap text',
+      Buffer.from('heap profile: 3: 1024 [9: 4096] @ heap/524288\n1: 512 [3: 1536] @ 0x4a1f 0x4b20\n'),
+      /Go legacy text profile \(heap profile\)/,
+    ],
+    [
+      'Go legacy contention text',
+      Buffer.from('--- contention:\ncycles/second=2000000000\n100 3 @ 0x1 0x2\n'),
+      /Go legacy text profile \(contention\)/,
+    ],
+    [
+      'Go goroutine debug=1 text',
+      Buffer.from('goroutine profile: total 6\n2 @ 0x43 0x44\n'),
+      /Go legacy text profile \(goroutine\)/,
+    ],
+    [
+      'speedscope evented',
+      Buffer.from(
+        '{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[]},"profiles":[{"type":"evented","name":"a","unit":"none","startValue":0,"endValue":0,"events":[]}]}',
+      ),
+      /speedscope file of "evented" profiles/,
+    ],
+    [
+      'V8 heap snapshot',
+      Buffer.from('{"snapshot":{"meta":{"node_fields":["type","name"]},"node_count":1},"nodes":[]}'),
+      /V8 heap snapshot/,
+    ],
   ];
   for (const [name, bytes, message] of cases) {
     it(name, () => {
@@ -42,7 +76,12 @@ describe('recognize: formats this folder reads', () => {
       [fixture('cpython-3.15-two-threads.collapsed'), 'collapsed'],
       [fixture('austin-full.austin'), 'collapsed'],
       [fixture('py-spy-threads.collapsed'), 'collapsed'],
-      [Buffer.from('{"head":{"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"selfSize":0,"id":1,"children":[]},"samples":[]}'), 'heapprofile'],
+      [
+        Buffer.from(
+          '{"head":{"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"selfSize":0,"id":1,"children":[]},"samples":[]}',
+        ),
+        'heapprofile',
+      ],
     ];
     for (const [bytes, format] of cases) {
       expect(recognize(head(bytes))).toEqual({ format });

@@ -14,7 +14,9 @@ import { expectCoded, fuzzJson, read, stacksOf, totals, write } from './helpers'
 import { sandwichRows, speedscopeTable } from './speedscope-app';
 
 const sample = sharedPath('data', 'outside', 'speedscope_0.6.0_two-sampled.speedscope.json');
-const schema = JSON.parse(readFileSync(sharedPath('data', 'outside', 'speedscope-1.25.0-file-format-schema.json'), 'utf8')) as object;
+const schema = JSON.parse(
+  readFileSync(sharedPath('data', 'outside', 'speedscope-1.25.0-file-format-schema.json'), 'utf8'),
+) as object;
 const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
 
 interface Sampled {
@@ -35,7 +37,18 @@ const file = (unit: string, weights: unknown[], extra: object = {}) =>
   JSON.stringify({
     $schema: 'https://www.speedscope.app/file-format-schema.json',
     shared: { frames: [{ name: 'main' }, { name: 'work', file: 'w.js', line: 3, col: 7 }] },
-    profiles: [{ type: 'sampled', name: 'p', unit, startValue: 0, endValue: 10, samples: weights.map(() => [0, 1]), weights, ...extra }],
+    profiles: [
+      {
+        type: 'sampled',
+        name: 'p',
+        unit,
+        startValue: 0,
+        endValue: 10,
+        samples: weights.map(() => [0, 1]),
+        weights,
+        ...extra,
+      },
+    ],
   });
 
 describe('speedscope read: weights in their unit', () => {
@@ -58,7 +71,9 @@ describe('speedscope read: weights in their unit', () => {
     expect(src.meta.sampleTypes.map(sampleTypeName)).toEqual(['samples/count']);
     expect(t.records).toBe(3);
     expect(t.total).toBe(1e15 + 3);
-    expect(after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers)).toBeLessThan(100 * 1024 * 1024);
+    expect(after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers)).toBeLessThan(
+      100 * 1024 * 1024,
+    );
   });
 
   it('bytes, nanoseconds and milliseconds keep their meaning', () => {
@@ -71,9 +86,21 @@ describe('speedscope read: weights in their unit', () => {
   });
 
   it('refuses negative, fractional and non-numeric weights, naming the profile and index', () => {
-    expectCoded(() => read(speedscopeAdapter, file('none', [1, 1, -1e15])), 'ERR_CONVERT_BAD_INPUT', /profile 0 \("p"\) weights\[2\] is negative/);
-    expectCoded(() => read(speedscopeAdapter, file('bytes', [1, 0.5])), 'ERR_CONVERT_BAD_INPUT', /weights\[1\] is 0\.5, not a whole number of bytes/);
-    expectCoded(() => read(speedscopeAdapter, file('none', [1, '2'])), 'ERR_CONVERT_BAD_INPUT', /weights\[1\] is "2", not a number/);
+    expectCoded(
+      () => read(speedscopeAdapter, file('none', [1, 1, -1e15])),
+      'ERR_CONVERT_BAD_INPUT',
+      /profile 0 \("p"\) weights\[2\] is negative/,
+    );
+    expectCoded(
+      () => read(speedscopeAdapter, file('bytes', [1, 0.5])),
+      'ERR_CONVERT_BAD_INPUT',
+      /weights\[1\] is 0\.5, not a whole number of bytes/,
+    );
+    expectCoded(
+      () => read(speedscopeAdapter, file('none', [1, '2'])),
+      'ERR_CONVERT_BAD_INPUT',
+      /weights\[1\] is "2", not a number/,
+    );
     expectCoded(() => read(speedscopeAdapter, file('none', [null])), 'ERR_CONVERT_BAD_INPUT', /weights\[0\] is null/);
     expectCoded(() => read(speedscopeAdapter, file('seconds', [1e10])), 'ERR_CONVERT_BAD_INPUT', /past 2\^53 ns/);
     expectCoded(() => read(speedscopeAdapter, file('parsecs', [1])), 'ERR_CONVERT_BAD_INPUT', /unit "parsecs"/);
@@ -84,19 +111,33 @@ describe('speedscope read: weights in their unit', () => {
   });
 
   it('refuses "evented" profiles naming what they are', () => {
-    const evented = JSON.stringify({ $schema: 'https://www.speedscope.app/file-format-schema.json', shared: { frames: [{ name: 'a' }] }, profiles: [{ type: 'evented', name: 'e', unit: 'milliseconds', startValue: 0, endValue: 1, events: [] }] });
-    expectCoded(() => read(speedscopeAdapter, evented), 'ERR_CONVERT_BAD_INPUT', /speedscope profile 0 is "evented" \(open\/close events, what speedscope's Export writes\)/);
+    const evented = JSON.stringify({
+      $schema: 'https://www.speedscope.app/file-format-schema.json',
+      shared: { frames: [{ name: 'a' }] },
+      profiles: [{ type: 'evented', name: 'e', unit: 'milliseconds', startValue: 0, endValue: 1, events: [] }],
+    });
+    expectCoded(
+      () => read(speedscopeAdapter, evented),
+      'ERR_CONVERT_BAD_INPUT',
+      /speedscope profile 0 is "evented" \(open\/close events, what speedscope's Export writes\)/,
+    );
   });
 });
 
 describe('speedscope write: the chosen type, real time', () => {
   function recording(): ProfileBuilder {
-    const b = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, SampleTypes.cpu], defaultSampleType: 1, startTimeUs: 5_000_000n, sampleIntervalUs: 1000n });
+    const b = new ProfileBuilder({
+      sampleTypes: [SampleTypes.samples, SampleTypes.cpu],
+      defaultSampleType: 1,
+      startTimeUs: 5_000_000n,
+      sampleIntervalUs: 1000n,
+    });
     const f = ['main', 'a', 'b'].map((n) => b.internFrame(makeFrame(n, 'x.js', 1)));
     const t1 = b.internThread(11n, 0, 'main');
     const t2 = b.internThread(12n);
     // 32 s of thread 11 sampled every 160 ms, each sample weighing its real gap (not the 1 ms interval).
-    for (let i = 0; i < 200; i++) b.add(b.stacks.internOutermostFirst([f[0]!, f[1 + (i % 2)]!]), t1, 5_000_000 + i * 160_000, 0, [1, 160_000_000]);
+    for (let i = 0; i < 200; i++)
+      b.add(b.stacks.internOutermostFirst([f[0]!, f[1 + (i % 2)]!]), t1, 5_000_000 + i * 160_000, 0, [1, 160_000_000]);
     b.add(b.stacks.internOutermostFirst([f[0]!]), t2, 5_000_500, 0, [1, 3_000_000]);
     return b;
   }
@@ -148,13 +189,23 @@ describe('speedscope write: the chosen type, real time', () => {
   });
 
   it('bytes go out in bytes; collapsed counts as none; a real .cpuprofile validates', () => {
-    const b = new ProfileBuilder({ sampleTypes: [{ type: 'inuse_space', unit: 'bytes' }], defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 0n });
+    const b = new ProfileBuilder({
+      sampleTypes: [{ type: 'inuse_space', unit: 'bytes' }],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 0n,
+    });
     b.add(b.stacks.push(0, b.internFrame(makeFrame('alloc', 'a.js'))), b.internThread(0n), NaN, 0, [1 << 30]);
     const heap = JSON.parse(write(speedscopeAdapter, b).text) as File;
     expect(heap.profiles[0]).toMatchObject({ unit: 'bytes', weights: [1 << 30], startValue: 0, endValue: 1 << 30 });
     const folded = JSON.parse(write(speedscopeAdapter, read(collapsedAdapter, 'a;b 30000000000\n')).text) as File;
     expect(folded.profiles[0]).toMatchObject({ unit: 'none', weights: [30_000_000_000] });
-    const cpu = JSON.parse(write(speedscopeAdapter, read(cpuprofileAdapter, readFileSync(sharedPath('data', 'outside', 'node-cpu-prof.heavy.cpuprofile')))).text) as File;
+    const cpu = JSON.parse(
+      write(
+        speedscopeAdapter,
+        read(cpuprofileAdapter, readFileSync(sharedPath('data', 'outside', 'node-cpu-prof.heavy.cpuprofile'))),
+      ).text,
+    ) as File;
     expect(validate(cpu), JSON.stringify(validate.errors)).toBe(true);
     const p = cpu.profiles[0]!;
     expect(Math.abs(p.endValue - p.startValue - p.weights.reduce((a, w) => a + w, 0))).toBeLessThan(20e6);
