@@ -43,6 +43,7 @@ import {
   parseJson,
   pushNumbers,
   readJsonShape,
+  utf8,
   writtenColumn,
 } from './io';
 import { detectJsonKeys, headText } from './sniff';
@@ -80,7 +81,7 @@ function typeOfUnit(unit: string): SampleType {
 
 const THREAD_NAME = /^thread (\d+(?:@\d+)?)(?: \((.*)\))?$/s;
 
-function readSpeedscope(doc: unknown): ProfileBuilder {
+function readSpeedscope(doc: unknown, bytes: Uint8Array): ProfileBuilder {
   const file = doc as {
     shared?: { frames?: unknown };
     profiles?: unknown;
@@ -177,13 +178,15 @@ function readSpeedscope(doc: unknown): ProfileBuilder {
     for (let i = 0; i < samples.length; i++) {
       const w = weights[i];
       const where = `profile ${index} ("${name}") weights[${i}]`;
-      if (typeof w !== 'number' || !Number.isFinite(w)) throw bad(`${where} is ${JSON.stringify(w)}, not a number`);
-      if (w < 0) throw bad(`${where} is negative (${w}); a weight is 0 or more`);
+      const badWeight = (message: string) =>
+        badInput(WHAT, `${where} ${message}`, SPEEDSCOPE_SCHEMA, weightOffset(bytes, index, i));
+      if (typeof w !== 'number' || !Number.isFinite(w)) throw badWeight(`is ${JSON.stringify(w)}, not a number`);
+      if (w < 0) throw badWeight(`is negative (${w}); a weight is 0 or more`);
       const value = nsPer === undefined ? w : Math.round(w * nsPer);
       if (!Number.isInteger(value))
-        throw bad(`${where} is ${w}, not a whole number of ${unit === 'bytes' ? 'bytes' : 'samples'}`);
+        throw badWeight(`is ${w}, not a whole number of ${unit === 'bytes' ? 'bytes' : 'samples'}`);
       if (value > Number.MAX_SAFE_INTEGER)
-        throw bad(`${where} is ${w} ${unit}, past 2^53 ${nsPer === undefined ? unit : 'ns'} (not exact)`);
+        throw badWeight(`is ${w} ${unit}, past 2^53 ${nsPer === undefined ? unit : 'ns'} (not exact)`);
       const stack = samples[i];
       if (!Array.isArray(stack)) throw bad(`profile ${index} samples[${i}] is not a stack`);
       frames.length = 0;
@@ -212,6 +215,37 @@ function readSpeedscope(doc: unknown): ProfileBuilder {
     if (end > start) out.meta.durationUs = BigInt(Math.round(end - start));
   }
   return out;
+}
+
+/**
+ * The byte offset of `weights[item]` of the profile-th "weights" array in the
+ * file, for an error to point at (found again in the text only when a weight
+ * is refused); undefined when the text does not show it plainly.
+ */
+function weightOffset(bytes: Uint8Array, profile: number, item: number): number | undefined {
+  const text = utf8(bytes);
+  const key = /"weights"\s*:\s*\[/g;
+  let m: RegExpExecArray | null = null;
+  for (let k = 0; k <= profile; k++) if ((m = key.exec(text)) === null) return undefined;
+  let i = m!.index + m![0].length;
+  let depth = 0;
+  let seen = 0;
+  const skipSpace = () => {
+    while (/\s/.test(text[i] ?? '')) i++;
+  };
+  skipSpace();
+  while (i < text.length && seen < item) {
+    const c = text[i]!;
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '[' || c === '{') depth++;
+    else if (c === ']' || c === '}') {
+      if (depth-- === 0) return undefined;
+    } else if (c === ',' && depth === 0) seen++;
+    i++;
+  }
+  skipSpace();
+  return Buffer.byteLength(text.slice(0, i));
 }
 
 /** The unit a speedscope profile is written in for a sample type. */
@@ -323,8 +357,9 @@ export const speedscopeAdapter: FormatAdapter = {
     return keys.has('shared') && keys.has('profiles');
   },
   read(input: ReadInput, _options: ReadOptions): ProfileSource {
-    const doc = parseJson(inputBytes(input), WHAT, SPEEDSCOPE_SCHEMA);
-    return readJsonShape(WHAT, SPEEDSCOPE_SCHEMA, () => readSpeedscope(doc));
+    const bytes = inputBytes(input);
+    const doc = parseJson(bytes, WHAT, SPEEDSCOPE_SCHEMA);
+    return readJsonShape(WHAT, SPEEDSCOPE_SCHEMA, () => readSpeedscope(doc, bytes));
   },
   write: writeSpeedscope,
 };

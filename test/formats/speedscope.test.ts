@@ -85,6 +85,45 @@ describe('speedscope read: weights in their unit', () => {
     expect(frames[1]).toMatchObject({ funcname: 'work', filename: 'w.js', lineno: 3, column: 7 });
   });
 
+  it('a refused weight points at its byte in the file', () => {
+    const text = file('none', [1, 2, -3]).replace('"weights":[1,2,-3]', '"weights": [ 1, 2,\n -3 ]');
+    const err = expectCoded(
+      () => read(speedscopeAdapter, text),
+      'ERR_CONVERT_BAD_INPUT',
+      /weights\[2\] is negative/,
+    ) as Error & {
+      offset: number;
+    };
+    expect(text.slice(err.offset, err.offset + 2)).toBe('-3');
+    const two = JSON.stringify({
+      shared: { frames: [{ name: 'é' }] },
+      profiles: [
+        { type: 'sampled', name: 'a', unit: 'bytes', startValue: 0, endValue: 1, samples: [[0]], weights: [1] },
+        {
+          type: 'sampled',
+          name: 'b',
+          unit: 'bytes',
+          startValue: 0,
+          endValue: 1,
+          samples: [[0], [0]],
+          weights: ['é', 0.5],
+        },
+      ],
+    });
+    const second = expectCoded(
+      () => read(speedscopeAdapter, two),
+      'ERR_CONVERT_BAD_INPUT',
+      /profile 1 \("b"\) weights\[0\]/,
+    ) as Error & {
+      offset: number;
+    };
+    expect(
+      Buffer.from(two)
+        .subarray(second.offset, second.offset + 4)
+        .toString(),
+    ).toBe('"é"');
+  });
+
   it('refuses negative, fractional and non-numeric weights, naming the profile and index', () => {
     expectCoded(
       () => read(speedscopeAdapter, file('none', [1, 1, -1e15])),
