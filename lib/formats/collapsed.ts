@@ -350,7 +350,7 @@ function writeCollapsed(source: ProfileSource, target: WriteTarget, options: Wri
 export const collapsedAdapter: FormatAdapter = {
   name: 'collapsed',
   title: 'collapsed stacks (folded)',
-  extensions: ['.collapsed.txt', '.collapsed', '.folded', '.stacks'],
+  extensions: ['.collapsed.txt', '.collapsed', '.folded', '.stacks', '.austin'],
   mayBeGzipped: true,
   detect: (head) => {
     if (head.length === 0 || head.includes(0)) return false;
