@@ -18,7 +18,8 @@ export function gapsToNext(thread: ArrayLike<number>, timeUs: ArrayLike<number>,
     if (j === undefined) gap = nominalUs > 0 ? nominalUs : NaN;
     else gap = Math.max(0, timeUs[j]! - now);
     out[i] = gap * 1000;
-    if (j !== undefined) lastGap.set(t, gap);
+    // Walking backwards, the first gap seen for a thread is its last one.
+    if (j !== undefined && !lastGap.has(t)) lastGap.set(t, gap);
     next.set(t, i);
   }
   if (nominalUs > 0) return;

@@ -1,0 +1,242 @@
+/**
+ * V8's profile shapes (the DevTools protocol's Profiler.Profile and
+ * HeapProfiler.SamplingHeapProfile) and what .cpuprofile, .heapprofile and
+ * the recorder share: call frames both ways, the status of a V8 leaf, and the
+ * one thread a V8 file holds.
+ *
+ * V8 writes 0-based lineNumber/columnNumber (-1 = unknown); the model's
+ * frames are 1-based (Tachyon's), so these add or subtract one.
+ */
+import { ErrorCode, ProfpackError } from '../errors';
+import { NodeStatus, threadKey, type Frame, type ProfileSource } from '../profile/index';
+import { GrowingFloats, GrowingUints } from './io';
+
+export interface CpuProfileCallFrame {
+  functionName: string;
+  scriptId: string | number;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
+
+export interface CpuProfileNode {
+  id: number;
+  callFrame: CpuProfileCallFrame;
+  hitCount?: number;
+  children?: number[];
+  /** 1-based source lines where this node's samples fell, and how many there. */
+  positionTicks?: { line: number; ticks: number }[];
+}
+
+/** profpack's own top-level key (DevTools and speedscope ignore it): thread ids, statuses, the nominal interval. */
+export interface CpuProfileMeta {
+  version: 1;
+  threads: { threadId: string; interpreterId: number; nodeId?: number }[];
+  status?: number[];
+  sampleIntervalUs?: number;
+}
+
+export interface CpuProfile {
+  nodes: CpuProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+  $profpack?: CpuProfileMeta;
+}
+
+/** A node of HeapProfiler.SamplingHeapProfile: the tree is nested, sizes in bytes. */
+export interface HeapProfileNode {
+  callFrame: CpuProfileCallFrame;
+  selfSize: number;
+  id: number;
+  children: HeapProfileNode[];
+}
+
+export interface HeapProfile {
+  head: HeapProfileNode;
+  samples?: { size: number; nodeId: number; ordinal: number }[];
+}
+
+/** URL of the synthetic "(thread ID)" frames older profpack versions wrote for multi-thread .cpuprofiles. */
+export const THREAD_FRAME_URL = 'profpack:thread';
+
+/** The status a recording gives a sample whose leaf is this V8 frame. */
+export function statusForV8Leaf(funcname: string | undefined, url: string | undefined): number {
+  if (url === '' || url === undefined) {
+    if (funcname === '(idle)') return 0;
+    if (funcname === '(garbage collector)') return NodeStatus.OnCpu | NodeStatus.InGc;
+  }
+  return NodeStatus.OnCpu;
+}
+
+/** The model frame of a V8 call frame (1-based positions; -1 → null). */
+export function frameFromV8(cf: CpuProfileCallFrame): Frame {
+  return {
+    filename: typeof cf.url === 'string' ? cf.url : '',
+    funcname: typeof cf.functionName === 'string' ? cf.functionName : '',
+    lineno: typeof cf.lineNumber === 'number' && cf.lineNumber >= 0 ? cf.lineNumber + 1 : null,
+    endLineno: null,
+    column: typeof cf.columnNumber === 'number' && cf.columnNumber >= 0 ? cf.columnNumber + 1 : null,
+    endColumn: null,
+    opcode: null,
+  };
+}
+
+export function v8CallFrame(f: Frame): CpuProfileCallFrame {
+  return {
+    functionName: f.funcname,
+    scriptId: '0',
+    url: f.filename,
+    lineNumber: f.lineno === null ? -1 : f.lineno - 1,
+    columnNumber: f.column === null ? -1 : f.column - 1,
+  };
+}
+
+export const ROOT_CALL_FRAME: CpuProfileCallFrame = {
+  functionName: '(root)',
+  scriptId: '0',
+  url: '',
+  lineNumber: -1,
+  columnNumber: -1,
+};
+
+/** The records of one thread, in the source's order, with the value column being written. */
+export interface ThreadRows {
+  /** Index into source.threads; -1 when the source has no samples. */
+  thread: number;
+  key: string;
+  stack: Uint32Array;
+  time: Float64Array;
+  value: Float64Array;
+  status: Uint8Array;
+  labels: Uint32Array;
+  length: number;
+}
+
+class RowsBuilder {
+  readonly stack = new GrowingUints();
+  readonly time = new GrowingFloats();
+  readonly value = new GrowingFloats();
+  readonly status = new GrowingUints();
+  readonly labels = new GrowingUints();
+  total = 0;
+}
+
+/**
+ * Reads a source once and keeps the rows of the thread a one-thread format
+ * writes: `wanted` ("ID" or "ID@INTERPRETER"), else the one whose values of
+ * `column` sum highest (ties: more rows, then the first seen). `onChosen`
+ * hears which thread was taken when there was a choice, for the caller to say.
+ */
+export function oneThread(
+  source: ProfileSource,
+  column: number,
+  wanted: string | undefined,
+  what: string,
+  onChosen?: (message: string) => void,
+): ThreadRows {
+  const byThread = new Map<number, RowsBuilder>();
+  for (const b of source.batches()) {
+    const values = b.values[column]!;
+    for (let i = 0; i < b.length; i++) {
+      const t = b.thread[i]!;
+      let rows = byThread.get(t);
+      if (rows === undefined) {
+        rows = new RowsBuilder();
+        byThread.set(t, rows);
+      }
+      rows.stack.push(b.stack[i]!);
+      rows.time.push(b.time[i]!);
+      rows.value.push(values[i]!);
+      rows.status.push(b.status[i]!);
+      rows.labels.push(b.labels[i]!);
+      rows.total += values[i]!;
+    }
+  }
+  const keyOf = (t: number) => threadKey(source.threads[t]!.threadId, source.threads[t]!.interpreterId);
+  let chosen: number | undefined;
+  if (wanted !== undefined) {
+    for (const t of byThread.keys()) if (keyOf(t) === wanted) chosen = t;
+    if (chosen === undefined) {
+      const have = [...byThread.keys()].map(keyOf).join(', ') || 'none';
+      throw new ProfpackError(`the profile has no samples on thread ${wanted} (threads with samples: ${have})`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: have,
+      });
+    }
+  } else {
+    for (const [t, rows] of byThread) {
+      const best = chosen === undefined ? undefined : byThread.get(chosen)!;
+      if (
+        best === undefined ||
+        rows.total > best.total ||
+        (rows.total === best.total && rows.stack.length > best.stack.length)
+      )
+        chosen = t;
+    }
+    if (chosen !== undefined && byThread.size > 1) {
+      onChosen?.(
+        `${what} holds one thread: wrote thread ${keyOf(chosen)}, the busiest of ${byThread.size} ` +
+          '(choose another with the thread option, --thread)',
+      );
+    }
+  }
+  if (chosen === undefined) {
+    const none = new Uint32Array(0);
+    return {
+      thread: -1,
+      key: '',
+      stack: none,
+      time: new Float64Array(0),
+      value: new Float64Array(0),
+      status: new Uint8Array(0),
+      labels: none,
+      length: 0,
+    };
+  }
+  const rows = byThread.get(chosen)!;
+  return {
+    thread: chosen,
+    key: keyOf(chosen),
+    stack: rows.stack.view(),
+    time: rows.time.view(),
+    value: rows.value.view(),
+    status: Uint8Array.from(rows.status.view()),
+    labels: rows.labels.view(),
+    length: rows.stack.length,
+  };
+}
+
+/**
+ * The stacks a one-thread V8 tree needs (those sampled and all their
+ * prefixes) as node ids: the StackTable is already a prefix tree, so stack s
+ * becomes a node whose parent is the node of stacks.parent(s). Ids follow
+ * stack ids, so a parent's id is always below its children's. The empty
+ * stack is the root, id 1.
+ */
+export function v8Tree(
+  source: ProfileSource,
+  used: ArrayLike<number>,
+  length: number,
+): { nodeOf: Int32Array; order: number[]; children: Map<number, number[]> } {
+  const size = source.stacks.size;
+  const nodeOf = new Int32Array(size).fill(-1);
+  nodeOf[0] = 1;
+  for (let i = 0; i < length; i++) {
+    for (let s = used[i]!; s !== 0 && nodeOf[s] === -1; s = source.stacks.parent(s)) nodeOf[s] = 0;
+  }
+  const order = [0];
+  const children = new Map<number, number[]>();
+  let next = 2;
+  for (let s = 1; s < size; s++) {
+    if (nodeOf[s] === -1) continue;
+    nodeOf[s] = next++;
+    order.push(s);
+    const parent = nodeOf[source.stacks.parent(s)]!;
+    let list = children.get(parent);
+    if (list === undefined) children.set(parent, (list = []));
+    list.push(nodeOf[s]!);
+  }
+  return { nodeOf, order, children };
+}

@@ -1,0 +1,259 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import Ajv from 'ajv';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collapsedAdapter } from '../../lib/formats/collapsed';
+import { cpuprofileAdapter } from '../../lib/formats/cpuprofile';
+import { speedscopeAdapter } from '../../lib/formats/speedscope';
+import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
+import { sharedPath } from '../shared';
+import { launch } from '../view/browser';
+import { expectCoded, fuzzJson, read, stacksOf, totals, write } from './helpers';
+import { sandwichRows, speedscopeTable } from './speedscope-app';
+
+const sample = sharedPath('data', 'outside', 'speedscope_0.6.0_two-sampled.speedscope.json');
+const schema = JSON.parse(
+  readFileSync(sharedPath('data', 'outside', 'speedscope-1.25.0-file-format-schema.json'), 'utf8'),
+) as object;
+const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+
+interface Sampled {
+  type: string;
+  name: string;
+  unit: string;
+  startValue: number;
+  endValue: number;
+  samples: number[][];
+  weights: number[];
+}
+interface File {
+  shared: { frames: { name: string }[] };
+  profiles: Sampled[];
+}
+
+const file = (unit: string, weights: unknown[], extra: object = {}) =>
+  JSON.stringify({
+    $schema: 'https://www.speedscope.app/file-format-schema.json',
+    shared: { frames: [{ name: 'main' }, { name: 'work', file: 'w.js', line: 3, col: 7 }] },
+    profiles: [
+      {
+        type: 'sampled',
+        name: 'p',
+        unit,
+        startValue: 0,
+        endValue: 10,
+        samples: weights.map(() => [0, 1]),
+        weights,
+        ...extra,
+      },
+    ],
+  });
+
+describe('speedscope read: weights in their unit', () => {
+  it("speedscope's two-sampled sample: weights in seconds are time/nanoseconds, one record each", () => {
+    const json = JSON.parse(readFileSync(sample, 'utf8')) as File;
+    const src = read(speedscopeAdapter, readFileSync(sample));
+    expect(src.meta.sampleTypes.map(sampleTypeName)).toEqual(['time/nanoseconds']);
+    const t = totals(src);
+    expect(t.records).toBe(json.profiles[0]!.samples.length + json.profiles[1]!.samples.length);
+    const seconds = json.profiles.flatMap((p) => p.weights).reduce((a, b) => a + b, 0);
+    expect(t.total).toBe(seconds * 1e9);
+    expect(src.threads.map((x) => x.name)).toEqual(['one', 'two']);
+  });
+
+  it('a weight of 10^15 is one record with the exact total, in little memory', () => {
+    const before = process.memoryUsage();
+    const src = read(speedscopeAdapter, file('none', [1e15, 1, 2]));
+    const t = totals(src);
+    const after = process.memoryUsage();
+    expect(src.meta.sampleTypes.map(sampleTypeName)).toEqual(['samples/count']);
+    expect(t.records).toBe(3);
+    expect(t.total).toBe(1e15 + 3);
+    expect(after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers)).toBeLessThan(
+      100 * 1024 * 1024,
+    );
+  });
+
+  it('bytes, nanoseconds and milliseconds keep their meaning', () => {
+    expect(totals(read(speedscopeAdapter, file('bytes', [1024, 3]))).total).toBe(1027);
+    expect(read(speedscopeAdapter, file('bytes', [1])).meta.sampleTypes).toEqual([{ type: 'space', unit: 'bytes' }]);
+    expect(totals(read(speedscopeAdapter, file('milliseconds', [1.5, 2]))).total).toBe(3_500_000);
+    expect(totals(read(speedscopeAdapter, file('nanoseconds', [7, 8]))).total).toBe(15);
+    const frames = read(speedscopeAdapter, file('none', [1])).frames;
+    expect(frames[1]).toMatchObject({ funcname: 'work', filename: 'w.js', lineno: 3, column: 7 });
+  });
+
+  it('a refused weight points at its byte in the file', () => {
+    const text = file('none', [1, 2, -3]).replace('"weights":[1,2,-3]', '"weights": [ 1, 2,\n -3 ]');
+    const err = expectCoded(
+      () => read(speedscopeAdapter, text),
+      'ERR_CONVERT_BAD_INPUT',
+      /weights\[2\] is negative/,
+    ) as Error & {
+      offset: number;
+    };
+    expect(text.slice(err.offset, err.offset + 2)).toBe('-3');
+    const two = JSON.stringify({
+      shared: { frames: [{ name: 'é' }] },
+      profiles: [
+        { type: 'sampled', name: 'a', unit: 'bytes', startValue: 0, endValue: 1, samples: [[0]], weights: [1] },
+        {
+          type: 'sampled',
+          name: 'b',
+          unit: 'bytes',
+          startValue: 0,
+          endValue: 1,
+          samples: [[0], [0]],
+          weights: ['é', 0.5],
+        },
+      ],
+    });
+    const second = expectCoded(
+      () => read(speedscopeAdapter, two),
+      'ERR_CONVERT_BAD_INPUT',
+      /profile 1 \("b"\) weights\[0\]/,
+    ) as Error & {
+      offset: number;
+    };
+    expect(
+      Buffer.from(two)
+        .subarray(second.offset, second.offset + 4)
+        .toString(),
+    ).toBe('"é"');
+  });
+
+  it('refuses negative, fractional and non-numeric weights, naming the profile and index', () => {
+    expectCoded(
+      () => read(speedscopeAdapter, file('none', [1, 1, -1e15])),
+      'ERR_CONVERT_BAD_INPUT',
+      /profile 0 \("p"\) weights\[2\] is negative/,
+    );
+    expectCoded(
+      () => read(speedscopeAdapter, file('bytes', [1, 0.5])),
+      'ERR_CONVERT_BAD_INPUT',
+      /weights\[1\] is 0\.5, not a whole number of bytes/,
+    );
+    expectCoded(
+      () => read(speedscopeAdapter, file('none', [1, '2'])),
+      'ERR_CONVERT_BAD_INPUT',
+      /weights\[1\] is "2", not a number/,
+    );
+    expectCoded(() => read(speedscopeAdapter, file('none', [null])), 'ERR_CONVERT_BAD_INPUT', /weights\[0\] is null/);
+    expectCoded(() => read(speedscopeAdapter, file('seconds', [1e10])), 'ERR_CONVERT_BAD_INPUT', /past 2\^53 ns/);
+    expectCoded(() => read(speedscopeAdapter, file('parsecs', [1])), 'ERR_CONVERT_BAD_INPUT', /unit "parsecs"/);
+  });
+
+  it('refuses damage with coded errors (any value of the wrong type)', () => {
+    fuzzJson(speedscopeAdapter, JSON.parse(readFileSync(sample, 'utf8')));
+  });
+
+  it('refuses "evented" profiles naming what they are', () => {
+    const evented = JSON.stringify({
+      $schema: 'https://www.speedscope.app/file-format-schema.json',
+      shared: { frames: [{ name: 'a' }] },
+      profiles: [{ type: 'evented', name: 'e', unit: 'milliseconds', startValue: 0, endValue: 1, events: [] }],
+    });
+    expectCoded(
+      () => read(speedscopeAdapter, evented),
+      'ERR_CONVERT_BAD_INPUT',
+      /speedscope profile 0 is "evented" \(open\/close events, what speedscope's Export writes\)/,
+    );
+  });
+});
+
+describe('speedscope write: the chosen type, real time', () => {
+  function recording(): ProfileBuilder {
+    const b = new ProfileBuilder({
+      sampleTypes: [SampleTypes.samples, SampleTypes.cpu],
+      defaultSampleType: 1,
+      startTimeUs: 5_000_000n,
+      sampleIntervalUs: 1000n,
+    });
+    const f = ['main', 'a', 'b'].map((n) => b.internFrame(makeFrame(n, 'x.js', 1)));
+    const t1 = b.internThread(11n, 0, 'main');
+    const t2 = b.internThread(12n);
+    // 32 s of thread 11 sampled every 160 ms, each sample weighing its real gap (not the 1 ms interval).
+    for (let i = 0; i < 200; i++)
+      b.add(b.stacks.internOutermostFirst([f[0]!, f[1 + (i % 2)]!]), t1, 5_000_000 + i * 160_000, 0, [1, 160_000_000]);
+    b.add(b.stacks.internOutermostFirst([f[0]!]), t2, 5_000_500, 0, [1, 3_000_000]);
+    return b;
+  }
+
+  it('weights are the values of the type, in its unit; the axis spans the real duration; the schema accepts it', () => {
+    const out = write(speedscopeAdapter, recording());
+    const json = JSON.parse(out.text) as File;
+    expect(validate(json), JSON.stringify(validate.errors)).toBe(true);
+    const [main, other] = json.profiles;
+    expect(main!.unit).toBe('nanoseconds');
+    expect(main!.name).toBe('thread 11 (main)');
+    expect(main!.weights.every((w) => w === 160_000_000)).toBe(true);
+    expect(main!.endValue - main!.startValue).toBe(32e9);
+    expect(other!.weights).toEqual([3_000_000]);
+    const counts = JSON.parse(write(speedscopeAdapter, recording(), { sampleType: 'samples' }).text) as File;
+    expect(counts.profiles[0]!.unit).toBe('none');
+    expect(counts.profiles[0]!.weights.every((w) => w === 1)).toBe(true);
+  });
+
+  it("speedscope's own importer (Chromium) shows the real time: 32 s of 160-ms samples, not 200 intervals", async () => {
+    const browser: Browser = await launch();
+    const work = mkdtempSync(path.join(tmpdir(), 'profpack-speedscope-'));
+    try {
+      const file = path.join(work, 'rec.speedscope.json');
+      writeFileSync(file, write(speedscopeAdapter, recording()).text);
+      const { table, log } = await speedscopeTable(browser, work, file);
+      expect(log.filter((l) => /^(error|pageerror|dialog)/.test(l))).toEqual([]);
+      const rows = sandwichRows(table);
+      expect(rows.get('a')![1]).toBeCloseTo(16_000, 6);
+      expect(rows.get('b')![1]).toBeCloseTo(16_000, 6);
+      expect(rows.get('main')![0]).toBeCloseTo(32_000, 6);
+    } finally {
+      await browser.close();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it('round trip keeps the sample type, threads, stacks, totals and start', () => {
+    const back = read(speedscopeAdapter, write(speedscopeAdapter, recording()).text);
+    expect(back.meta.sampleTypes).toEqual([SampleTypes.cpu]);
+    expect(back.threads.map((t) => [t.threadId, t.name])).toEqual([
+      [11n, 'main'],
+      [12n, undefined],
+    ]);
+    const t = totals(back);
+    expect(t.total).toBe(200 * 160_000_000 + 3_000_000);
+    expect(back.meta.startTimeUs).toBe(5_000_000n);
+    expect(stacksOf(back)[1]).toEqual(['main', 'b']);
+  });
+
+  it('bytes go out in bytes; collapsed counts as none; a real .cpuprofile validates', () => {
+    const b = new ProfileBuilder({
+      sampleTypes: [{ type: 'inuse_space', unit: 'bytes' }],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 0n,
+    });
+    b.add(b.stacks.push(0, b.internFrame(makeFrame('alloc', 'a.js'))), b.internThread(0n), NaN, 0, [1 << 30]);
+    const heap = JSON.parse(write(speedscopeAdapter, b).text) as File;
+    expect(heap.profiles[0]).toMatchObject({ unit: 'bytes', weights: [1 << 30], startValue: 0, endValue: 1 << 30 });
+    const folded = JSON.parse(write(speedscopeAdapter, read(collapsedAdapter, 'a;b 30000000000\n')).text) as File;
+    expect(folded.profiles[0]).toMatchObject({ unit: 'none', weights: [30_000_000_000] });
+    const cpu = JSON.parse(
+      write(
+        speedscopeAdapter,
+        read(cpuprofileAdapter, readFileSync(sharedPath('data', 'outside', 'node-cpu-prof.heavy.cpuprofile'))),
+      ).text,
+    ) as File;
+    expect(validate(cpu), JSON.stringify(validate.errors)).toBe(true);
+    const p = cpu.profiles[0]!;
+    expect(Math.abs(p.endValue - p.startValue - p.weights.reduce((a, w) => a + w, 0))).toBeLessThan(20e6);
+  });
+});
+
+describe('speedscope detect', () => {
+  it('knows its own files and not others', () => {
+    expect(speedscopeAdapter.detect(readFileSync(sample).subarray(0, 4096))).toBe(true);
+    expect(speedscopeAdapter.detect(Buffer.from('{"nodes":[]}'))).toBe(false);
+  });
+});
