@@ -91,23 +91,14 @@ export function fromTickSource(ticks: TickSource & { close?(): void }, timeType:
  * adapter has not replaced them yet: reading goes through fromTickSource,
  * writing through a tick stream of the samples/count column.
  */
-import { fromCollapsed, toCollapsed } from '../convert/collapsed';
-import { fromCpuProfile, toCpuProfile } from '../convert/cpuprofile';
 import { toPprof } from '../convert/pprof';
 import { fromPprof } from '../convert/pprof-read';
-import { fromSpeedscope, toSpeedscope } from '../convert/speedscope';
 import { createTachyonSink, openTachyon } from '../convert/tachyon';
 import { ErrorCode, ProfpackError } from '../errors';
 import type { Sample as TickSample } from '../convert/model';
 import type { FormatAdapter, FormatName, WriteTarget } from './adapter';
+import { gunzipHead, isGzip } from './sniff';
 
-function parseJson(bytes: Uint8Array, what: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
-  } catch (err) {
-    throw new ProfpackError(`${what} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`, { code: ErrorCode.CONVERT_BAD_INPUT, cause: err });
-  }
-}
 
 /** A model source as lib/convert's tick stream: each record repeated by its samples/count value. */
 export function toTickSource(source: ProfileSource): TickSource {
@@ -132,11 +123,21 @@ export function toTickSource(source: ProfileSource): TickSource {
   };
 }
 
-function legacy(name: FormatName, title: string, extensions: string[], read: FormatAdapter['read'], write?: (source: ProfileSource, target: WriteTarget, options: Parameters<NonNullable<FormatAdapter['write']>>[2]) => void): FormatAdapter {
-  return { name, title, extensions, detect: () => false, read, write };
+function legacy(name: FormatName, title: string, extensions: string[], read: FormatAdapter['read'], write?: (source: ProfileSource, target: WriteTarget, options: Parameters<NonNullable<FormatAdapter['write']>>[2]) => void, detect: (head: Uint8Array) => boolean = () => false): FormatAdapter {
+  return { name, title, extensions, detect, read, write };
 }
 
-export const legacyAdapters: Record<FormatName, FormatAdapter | undefined> = {
+const isTachyon = (head: Uint8Array) => {
+  const magic = String.fromCharCode(...head.subarray(0, 4));
+  return magic === 'HCAT' || magic === 'TACH';
+};
+// A protobuf Profile's first field, gzipped or not: 1 (sample_type) or 2 (sample), length-delimited.
+const isPprof = (head: Uint8Array): boolean => {
+  const raw = isGzip(head) ? gunzipHead(head, 16) : head;
+  return raw[0] === 0x0a || raw[0] === 0x12;
+};
+
+export const legacyAdapters: Partial<Record<FormatName, FormatAdapter>> = {
   tachyon: legacy('tachyon', 'Tachyon', ['.tach', '.tachyon', '.bin'], (input) => fromTickSource(openTachyon(input.path ?? input.bytes!)), (source, target, options) => {
     const ticks = toTickSource(source);
     const sink = createTachyonSink(target.path, { sampleIntervalUs: source.meta.sampleIntervalUs, startTimeUs: source.meta.startTimeUs, compression: options.compression ?? 'zstd' });
@@ -148,10 +149,6 @@ export const legacyAdapters: Record<FormatName, FormatAdapter | undefined> = {
       sink.close();
       throw err;
     }
-  }),
-  pprof: legacy('pprof', 'pprof (profile.proto)', ['.pb.gz', '.pprof.gz', '.pprof', '.pb'], (input) => fromTickSource(fromPprof(input.bytes!)), (source, target, options) => target.write(toPprof(toTickSource(source), { aggregate: options.aggregate }))),
-  cpuprofile: legacy('cpuprofile', '.cpuprofile (V8)', ['.cpuprofile'], (input) => fromTickSource(fromCpuProfile(parseJson(input.bytes!, '.cpuprofile'))), (source, target, options) => target.write(JSON.stringify(toCpuProfile(toTickSource(source), { thread: options.thread })))),
-  heapprofile: undefined,
-  speedscope: legacy('speedscope', 'speedscope', ['.speedscope.json'], (input) => fromTickSource(fromSpeedscope(parseJson(input.bytes!, 'speedscope file'))), (source, target) => target.write(JSON.stringify(toSpeedscope(toTickSource(source))))),
-  collapsed: legacy('collapsed', 'collapsed stacks', ['.collapsed.txt', '.collapsed', '.folded'], (input) => fromTickSource(fromCollapsed(Buffer.from(input.bytes!).toString('utf8'))), (source, target) => target.write(toCollapsed(toTickSource(source)))),
+  }, isTachyon),
+  pprof: legacy('pprof', 'pprof (profile.proto)', ['.pb.gz', '.pprof.gz', '.pprof', '.pb'], (input) => fromTickSource(fromPprof(input.bytes!)), (source, target, options) => target.write(toPprof(toTickSource(source), { aggregate: options.aggregate })), isPprof),
 };

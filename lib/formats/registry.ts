@@ -9,10 +9,16 @@ import { ErrorCode, ProfpackError } from '../errors';
 import { fsError, readInputFile } from '../input';
 import type { ProfileSource } from '../profile/index';
 import type { FormatAdapter, FormatName, ReadOptions, WriteOptions, WriteTarget } from './adapter';
+import { collapsedAdapter } from './collapsed';
+import { cpuprofileAdapter } from './cpuprofile';
+import { heapprofileAdapter } from './heapprofile';
 import { legacyAdapters } from './legacy';
+import { recognize } from './refuse';
+import { HEAD_BYTES, isGzip } from './sniff';
+import { speedscopeAdapter } from './speedscope';
 
-/** Every format, in the order content detection tries them. */
-export const ADAPTERS: readonly FormatAdapter[] = [legacyAdapters.tachyon!, legacyAdapters.pprof!, legacyAdapters.speedscope!, legacyAdapters.cpuprofile!, legacyAdapters.collapsed!];
+/** Every format, in the order content detection tries them: the binary ones by magic, then text. */
+export const ADAPTERS: readonly FormatAdapter[] = [legacyAdapters.tachyon!, legacyAdapters.pprof!, speedscopeAdapter, heapprofileAdapter, cpuprofileAdapter, collapsedAdapter];
 
 export const FORMAT_NAMES = ADAPTERS.map((a) => a.name);
 
@@ -34,41 +40,44 @@ export function formatFromPath(file: string): FormatName | undefined {
   return best?.name;
 }
 
-const HEAD = 4096;
-
-function isGzip(bytes: Uint8Array): boolean {
-  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
-}
+/** The most a gzipped input may inflate to (a 58 KB gzip can hold gigabytes). */
+export const MAX_INFLATED_BYTES = 2 ** 31;
 
 /** The format of a file's content (its first 4 KiB decide; a gzip wrapper is looked through). */
 export function detectFormat(bytes: Uint8Array): FormatName {
-  for (const a of ADAPTERS) if (a.detect(bytes.subarray(0, HEAD))) return a.name;
-  return legacyDetect(bytes);
-}
-
-function legacyDetect(bytes: Uint8Array): FormatName {
-  const head = String.fromCharCode(...bytes.subarray(0, 4));
-  // Little-endian Tachyon files start "HCAT", big-endian ones "TACH" (tachyon-format.md §2).
-  if (head === 'HCAT' || head === 'TACH') return 'tachyon';
-  if (isGzip(bytes)) return 'pprof';
-  let i = 0;
-  while (i < bytes.length && i < HEAD && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
-  if (bytes[i] === 0x7b /* { */) {
-    const text = Buffer.from(bytes.subarray(i, i + HEAD)).toString('utf8');
-    if (text.includes('"$schema"') && text.includes('speedscope')) return 'speedscope';
-    if (text.includes('"shared"') && text.includes('"profiles"')) return 'speedscope';
-    return 'cpuprofile';
+  const head = bytes.subarray(0, HEAD_BYTES);
+  // Tachyon starts "HCAT" (little-endian) or "TACH" (tachyon-format.md §2); pprof is protobuf, gzipped or not.
+  for (const binary of ['tachyon', 'pprof'] as const) if (adapterFor(binary).detect(head)) return binary;
+  const seen = recognize(head);
+  if (seen.refused !== undefined) {
+    throw new ProfpackError(`this is ${seen.refused}${seen.gzipped === true ? ' (gzipped)' : ''}: profpack does not read it`, {
+      code: ErrorCode.CONVERT_UNSUPPORTED_FORMAT,
+      offset: 0,
+      expected: ADAPTERS.map((a) => a.title).join(', '),
+      details: { recognized: seen.refused },
+    });
   }
-  // A protobuf Profile starts with field 1 (sample_type, length-delimited: 0x0a) or field 2 (sample: 0x12).
-  if (bytes[0] === 0x0a || bytes[0] === 0x12) return 'pprof';
-  const text = Buffer.from(bytes.subarray(0, HEAD)).toString('utf8');
-  const firstLine = text.split('\n', 1)[0] ?? '';
-  if (/ \d+\s*$/.test(firstLine)) return 'collapsed';
+  if (seen.format !== undefined) return seen.format;
   throw new ProfpackError(`cannot tell the input format (not ${ADAPTERS.map((a) => a.title).join(', ')})`, {
     code: ErrorCode.CONVERT_UNKNOWN_FORMAT,
     offset: 0,
     expected: FORMAT_NAMES.join(' | '),
   });
+}
+
+/** A gzipped input inflated, bounded (a decompression bomb is a coded error, not a V8 abort). */
+function gunzipBounded(bytes: Uint8Array): Uint8Array {
+  try {
+    return gunzipSync(bytes, { maxOutputLength: MAX_INFLATED_BYTES });
+  } catch (err) {
+    const tooLarge = (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
+    throw new ProfpackError(tooLarge ? `the gzipped input inflates past ${MAX_INFLATED_BYTES} bytes` : `the gzip data is corrupt: ${(err as Error).message}`, {
+      code: tooLarge ? ErrorCode.CONVERT_TOO_LARGE : ErrorCode.CONVERT_BAD_INPUT,
+      offset: 0,
+      expected: tooLarge ? `at most ${MAX_INFLATED_BYTES} bytes inflated` : 'a whole gzip stream',
+      cause: err,
+    });
+  }
 }
 
 export interface OpenOptions extends ReadOptions {
@@ -85,7 +94,8 @@ function opened(source: ProfileSource, format: FormatName): OpenedProfile {
 /** Reads a profile held in memory. */
 export function readProfile(bytes: Uint8Array, options: OpenOptions = {}): OpenedProfile {
   const format = options.format ?? detectFormat(bytes);
-  return opened(adapterFor(format).read({ bytes }, options), format);
+  const content = isGzip(bytes) && adapterFor(format).mayBeGzipped === true ? gunzipBounded(bytes) : bytes;
+  return opened(adapterFor(format).read({ bytes: content }, options), format);
 }
 
 /** Opens a profile file: Tachyon files stream from disk, others are read whole. */
@@ -98,7 +108,7 @@ export function openProfile(file: string, options: OpenOptions = {}): OpenedProf
   }
   if (format === 'tachyon') return opened(adapterFor('tachyon').read({ path: file }, options), format);
   bytes ??= readInputFile(file);
-  if (isGzip(bytes) && format !== 'pprof') bytes = gunzipSync(bytes);
+  if (isGzip(bytes) && adapterFor(format).mayBeGzipped === true) bytes = gunzipBounded(bytes);
   return opened(adapterFor(format).read({ path: file, bytes }, options), format);
 }
 
