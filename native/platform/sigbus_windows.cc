@@ -1,7 +1,8 @@
 // The Windows side of sigbus_guard.h. Reading a mapped view past the end of a
 // file that shrank raises EXCEPTION_IN_PAGE_ERROR (Windows itself refuses to
-// truncate a file while a view of it is mapped, but a file on a network
-// share, or one truncated by a layer that ignores the view, still can). mingw
+// truncate a file while a view of it is mapped, with ERROR_USER_MAPPED_FILE,
+// but a file on a network share, or one truncated from outside Windows, as
+// under Wine, still can). mingw
 // has no __try: a vectored exception handler sees the fault first and, on a
 // thread inside a guarded call, resumes it in Escape, which jumps back to the
 // guard (__builtin_setjmp keeps no state but the stack and frame pointers and
@@ -28,8 +29,20 @@ __attribute__((noinline, noreturn)) void Escape() {
   __builtin_longjmp(static_cast<void**>(::TlsGetValue(jumpSlot)), 1);
 }
 
+// A read of a mapped file's page that is no longer backed: Windows reports
+// EXCEPTION_IN_PAGE_ERROR; Wine turns the SIGBUS of its own mapping into a
+// read access violation, told apart here by the page being a file view.
+bool IsFileViewFault(const EXCEPTION_RECORD* record) {
+  if (record->ExceptionCode == EXCEPTION_IN_PAGE_ERROR) return true;
+  if (record->ExceptionCode != EXCEPTION_ACCESS_VIOLATION || record->NumberParameters < 2) return false;
+  if (record->ExceptionInformation[0] != 0) return false;  // 0: a read
+  MEMORY_BASIC_INFORMATION page;
+  if (::VirtualQuery(reinterpret_cast<const void*>(record->ExceptionInformation[1]), &page, sizeof page) == 0) return false;
+  return page.Type == MEM_MAPPED && page.State == MEM_COMMIT;
+}
+
 LONG CALLBACK OnException(EXCEPTION_POINTERS* pointers) {
-  if (pointers->ExceptionRecord->ExceptionCode != EXCEPTION_IN_PAGE_ERROR) return EXCEPTION_CONTINUE_SEARCH;
+  if (!IsFileViewFault(pointers->ExceptionRecord)) return EXCEPTION_CONTINUE_SEARCH;
   const DWORD lastError = ::GetLastError();  // TlsGetValue resets it
   void* const jump = ::TlsGetValue(jumpSlot);
   ::SetLastError(lastError);
