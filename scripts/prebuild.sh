@@ -17,5 +17,5 @@ CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ LINK=aarch64-linux-gnu-g++ AR
   npx prebuildify --napi --strip --strip-bin aarch64-linux-gnu-strip --tag-libc --arch arm64
 npx prebuildify --napi --strip --tag-libc --arch x64
 ls -l prebuilds/*/
-bash scripts/glibc-check.sh prebuilds/*/*.node
+bash scripts/glibc-check.sh prebuilds/linux-*/*.node
 bash scripts/prebuild-win.sh
