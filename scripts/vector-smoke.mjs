@@ -9,7 +9,8 @@
 //    ERR_TACHYON_FILE_CHANGED (with --shrink-handshake DIR, the shrinking is
 //    done by another process that waits for DIR/mapped and then writes
 //    DIR/truncated: Windows refuses to truncate a mapped file itself).
-// Writes its report to --out (under Wine a Windows process cannot write to a
+// --svb-only stops after Stream VByte (with PROFPACK_SIMD=sse41|scalar: the
+// kernels a CPU without AVX2 would run). Writes its report to --out (under Wine a Windows process cannot write to a
 // host pipe); the last line is "vector-smoke: ok" or "vector-smoke: FAIL ...".
 //   node scripts/vector-smoke.mjs --package node_modules/profpack --shared ../shared --out report.txt
 import { spawnSync } from 'node:child_process';
@@ -24,7 +25,7 @@ import { isDeepStrictEqual } from 'node:util';
 const args = {};
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i];
-  if (a === '--child') args.child = true;
+  if (a === '--child' || a === '--svb-only') args[a.slice(2)] = true;
   else args[a.replace(/^--/, '')] = process.argv[++i];
 }
 const pkg = path.resolve(args.package ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..'));
@@ -65,6 +66,8 @@ function child() {
     if (failures.length > 20) throw new Error(failures.join('\n'));
   };
   if (p.backend.name !== wanted) throw new Error(`backend ${p.backend.name}, wanted ${wanted}: ${p.backend.reason ?? ''}`);
+  const forced = process.env.PROFPACK_SIMD;
+  if (wanted === 'native' && forced && forced !== 'auto' && p.backend.features.simd !== forced) throw new Error(`PROFPACK_SIMD=${forced} but the kernels are ${p.backend.features.simd}`);
   const lines = [`backend ${p.backend.name}${wanted === 'native' ? ` simd ${p.backend.features.simd} mmap ${p.backend.features.mmap}` : ''} on Node ${process.version} ${process.platform}-${process.arch}`];
 
   // Stream VByte
@@ -98,6 +101,10 @@ function child() {
     }
   }
   lines.push(`svb: ${streams} reference streams of ${index.vectors.length} vectors encode and decode byte for byte`);
+  if (args['svb-only']) {
+    if (failures.length > 0) throw new Error(failures.join('\n'));
+    return lines;
+  }
 
   // Tachyon
   const dir = path.join(shared, 'vectors', 'tachyon');
@@ -214,6 +221,7 @@ if (args.child) {
   for (const backend of ['native', 'js']) {
     const argv = [fileURLToPath(import.meta.url), '--child', '--package', pkg, '--shared', shared];
     if (args['shrink-handshake'] !== undefined) argv.push('--shrink-handshake', args['shrink-handshake']);
+    if (args['svb-only']) argv.push('--svb-only');
     const got = spawnSync(process.execPath, argv, { env: { ...process.env, PROFPACK_BACKEND: backend }, encoding: 'utf8', maxBuffer: 64 << 20 });
     appendFileSync(out, `== ${backend}\n${got.stdout}${got.stderr}`);
     if (got.status !== 0) ok = false;

@@ -8,6 +8,7 @@
 #  3. scripts/vector-smoke.mjs: every shared Tachyon and Stream VByte vector,
 #     both backends, and a mapped file cut short under a read (this script
 #     does the cutting: Windows refuses to truncate a mapped file itself);
+#     then Stream VByte again with the SSE4.1 and scalar kernels forced;
 #  4. scripts/node-smoke.mjs: read, write (zstd), convert and record, both backends.
 # Results go to files that this script checks: under Wine, a Windows
 # process's stdout cannot be a host pipe (EBADF). Never a speed claim.
@@ -100,6 +101,14 @@ for major in 22 24; do
   [ -s "$out/vectors.txt" ] && sed 's/^/  /' "$out/vectors.txt"
   tail -n 1 "$out/vectors.txt" 2>/dev/null | grep -qx 'vector-smoke: ok' ||
     { head -c 3000 "$out/vectors.log"; echo "win-smoke: Node $major: vector-smoke failed"; exit 1; }
+
+  # 3b. The kernels of CPUs without AVX2 (SSE4.1) and without SSE4.1 (scalar), forced.
+  for level in sse41 scalar; do
+    PROFPACK_SIMD=$level WINEDEBUG=-all timeout 600 wine "$node" scripts/vector-smoke.mjs --svb-only --package "$pkg" --shared "$shared" --out "$out/svb-$level.txt" >"$out/svb-$level.log" 2>&1 || true
+    tail -n 1 "$out/svb-$level.txt" 2>/dev/null | grep -qx 'vector-smoke: ok' ||
+      { cat "$out/svb-$level.txt" "$out/svb-$level.log" 2>/dev/null | head -c 3000; echo "win-smoke: Node $major: Stream VByte with PROFPACK_SIMD=$level failed"; exit 1; }
+    grep -m1 "^backend native" "$out/svb-$level.txt" | sed 's/^/  /'
+  done
 
   # 4. Read, write, convert, record.
   timeout 900 wine "$node" scripts/node-smoke.mjs --package "$pkg" --shared "$shared" --out "$out/smoke.txt" >"$out/smoke.log" 2>&1 || true
