@@ -201,7 +201,12 @@ function shrink(p, require, work) {
       code = err.code;
     }
     if (code !== 'ERR_TACHYON_FILE_CHANGED') throw new Error(`reading the mapped file past its new end gave ${code}`);
-    return `shrink: a mapped file cut short under a read gives ERR_TACHYON_FILE_CHANGED (${how})`;
+    // The decoder reading mapped bytes in place takes the same guard (as test/tachyon/reader-reliability.test.ts).
+    const result = new Float64Array(8);
+    const decoder = native.createDecoder(true, 0n, 1, size - 64, new Uint32Array(5 * 4096), new BigUint64Array(4096), new Uint32Array(2 * 4096), result, 1 << 20);
+    const failure = native.decodeFile(decoder, mapped, 16384, 0, size - 16384, true);
+    if (failure?.code !== 'ERR_TACHYON_FILE_CHANGED' || result[2] !== 0) throw new Error(`decoding the mapped file past its new end gave ${failure?.code ?? 'no error'}`);
+    return `shrink: a mapped file cut short under a read or a decode gives ERR_TACHYON_FILE_CHANGED (${how})`;
   } finally {
     native.closeFile(mapped);
     closeSync(fd);
