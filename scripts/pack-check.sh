@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The shipped package, as users get it:
-#  1. npm run prebuild (linux-x64 and linux-arm64, glibc <= 2.28), npm pack:
-#     the tarball holds both prebuilds and no build/;
+#  1. npm run prebuild (linux-x64 and linux-arm64, glibc <= 2.28; win32-x64,
+#     only Windows system DLLs and node.exe imported), npm pack: the tarball
+#     holds the three prebuilds and no build/ (scripts/win-smoke.sh runs the
+#     win32 one under Wine);
 #  2. installed with --ignore-scripts into an empty folder it loads the
 #     prebuilt addon on x64 and, under qemu-user, on arm64, and the installed
 #     CLI records and reads back;
@@ -13,14 +15,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-if [ "${PACK_CHECK_PREBUILT:-0}" = 1 ]; then bash scripts/glibc-check.sh prebuilds/*/*.node; else npm run prebuild; fi
+if [ "${PACK_CHECK_PREBUILT:-0}" = 1 ]; then
+  bash scripts/glibc-check.sh prebuilds/linux-*/*.node
+  bash scripts/dll-check.sh prebuilds/win32-x64/profpack.node
+else
+  npm run prebuild
+fi
 tarball=$(npm pack --silent | tail -n 1)
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$root/$tarball"' EXIT
 
 echo "== pack-check: tarball contents"
 tar -tzf "$tarball" >"$work/contents.txt"
-for prebuild in package/prebuilds/linux-x64/profpack.glibc.node package/prebuilds/linux-arm64/profpack.glibc.node; do
+for prebuild in package/prebuilds/linux-x64/profpack.glibc.node package/prebuilds/linux-arm64/profpack.glibc.node package/prebuilds/win32-x64/profpack.node; do
   grep -qx "$prebuild" "$work/contents.txt" || { echo "pack-check: the tarball lacks $prebuild"; exit 1; }
 done
 if grep -q '^package/build/' "$work/contents.txt"; then echo "pack-check: the tarball must not ship build/"; exit 1; fi

@@ -5,10 +5,11 @@
  * the recorded process died. The file is then complete up to the last
  * harvest that arrived.
  */
-import { rmSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { CpuProfile } from '../convert/cpuprofile';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ErrorCode, ProfpackError } from '../errors';
+import { removeFile } from '../file-retry';
 import { ProfilingMode } from '../tachyon/index';
 import { ChunkIngester, FrameSpace, epochOffsetUs } from './ingest';
 import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
@@ -222,6 +223,6 @@ export class RecordingHost {
     if (this.summary !== undefined) return;
     clearInterval(this.rotateTimer);
     this.sink.close();
-    rmSync(this.out, { force: true });
+    removeFile(this.out);
   }
 }

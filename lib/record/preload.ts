@@ -18,12 +18,15 @@ function numberFrom(name: string): number | undefined {
   return raw === undefined || raw === '' ? undefined : Number(raw);
 }
 
-/** The recording pipe is a socket pair (Node's 'pipe' stdio) or a FIFO; anything else is not ours. */
+/** libuv's st_mode for a pipe on Windows (_S_IFIFO), where Node defines no S_IFIFO and isFIFO() is false. */
+const WINDOWS_PIPE_MODE = 0o010000;
+
+/** The recording pipe is a socket pair (Node's 'pipe' stdio), a FIFO, or a named pipe on Windows; anything else is not ours. */
 function isPipe(fd: number): boolean {
   if (!Number.isInteger(fd) || fd < 0) return false;
   try {
     const st = fstatSync(fd);
-    return st.isSocket() || st.isFIFO();
+    return st.isSocket() || st.isFIFO() || (process.platform === 'win32' && (st.mode & 0o170000) === WINDOWS_PIPE_MODE);
   } catch {
     return false;
   }

@@ -5,9 +5,10 @@
  * in exactly one file because a harvest is ingested whole between rotations
  * and the ingester's per-thread "newest time written" survives them.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../errors';
+import { removeFile } from '../file-retry';
 
 export interface RotateOptions {
   /** Close the file and start the next one this often (ms). */
@@ -83,6 +84,6 @@ export class RotationFiles {
   /** A file is final: the oldest finished files beyond `keep` are deleted. */
   finished(file: string): void {
     this.finishedFiles.push(file);
-    while (this.finishedFiles.length > this.options.keep) rmSync(this.finishedFiles.shift()!, { force: true });
+    while (this.finishedFiles.length > this.options.keep) removeFile(this.finishedFiles.shift()!);
   }
 }

@@ -15,6 +15,7 @@
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
+import { removeFile } from '../file-retry';
 import { readInputFile } from '../input';
 import { ProfileWriter } from './write/index';
 import { isVersion2, readProfileV2, type V2Profile } from './read/index';
@@ -59,7 +60,7 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
   } catch (err) {
     writer.close();
     // A half-written version-1 file is worse than none.
-    fs.rmSync(outputPath, { force: true });
+    removeFile(outputPath);
     throw err;
   }
   return { samples, bytes: fs.statSync(outputPath).size };

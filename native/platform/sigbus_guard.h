@@ -3,7 +3,8 @@
 // path). The reader keeps mmap, where it is fastest, and runs each read of
 // mapped bytes under this guard: a SIGBUS on the guarded thread returns false
 // instead of killing the process. Signals outside a guarded call go to the
-// handler that was installed before ours (or the default action).
+// handler that was installed before ours (or the default action). Windows:
+// sigbus_windows.cc catches the same fault (EXCEPTION_IN_PAGE_ERROR).
 #pragma once
 
 namespace profpack {

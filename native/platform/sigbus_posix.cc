@@ -1,4 +1,4 @@
-// The POSIX signal side of sigbus_guard.h (sigaction, sigsetjmp); a Windows port catches the same fault with structured exception handling in its own file.
+// The POSIX signal side of sigbus_guard.h (sigaction, sigsetjmp); Windows catches the same fault in sigbus_windows.cc.
 #include "platform/sigbus_guard.h"
 
 #if defined(__linux__) || defined(__APPLE__) || defined(__unix__)
@@ -57,7 +57,7 @@ bool CallCatchingSigbus(void (*fn)(void*), void* arg) {
 }
 
 }  // namespace profpack
-#else
+#elif !defined(_WIN32)
 namespace profpack {
 bool CallCatchingSigbus(void (*fn)(void*), void* arg) {
   fn(arg);

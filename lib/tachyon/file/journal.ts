@@ -22,6 +22,7 @@
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { removeFile, renameReplacing } from '../../file-retry';
 
 export const JOURNAL_SUFFIX = '.journal';
 const MAGIC = 'PPJRNL01';
@@ -206,9 +207,16 @@ export class JournalWriter {
       // Header and a checkpoint with the whole tables in a new file, renamed over the old one.
       const temp = `${this.path}.new`;
       const fd = fs.openSync(temp, 'w');
-      writeAll(fd, concatBytes([encodeJournalHeader(this.header), bytes]));
-      fs.renameSync(temp, this.path);
-      if (this.fd >= 0) fs.closeSync(this.fd);
+      try {
+        writeAll(fd, concatBytes([encodeJournalHeader(this.header), bytes]));
+        // Closed first: Windows does not replace a file that is still open.
+        if (this.fd >= 0) fs.closeSync(this.fd);
+        this.fd = -1;
+        renameReplacing(temp, this.path);
+      } catch (err) {
+        fs.closeSync(fd);
+        throw err;
+      }
       this.fd = fd;
       this.size = HEADER_SIZE + bytes.length;
     } else {
@@ -224,7 +232,7 @@ export class JournalWriter {
   remove(): void {
     if (this.fd < 0) return;
     this.keep();
-    fs.rmSync(this.path, { force: true });
+    removeFile(this.path);
   }
 
   /** The writer failed: the journal stays on disk for recover(); only the descriptor goes. */

@@ -20,7 +20,7 @@ namespace {
 
 ReaderFile::ReaderFile(const std::string& path) {
   int err = 0;
-  const int fd = platform::OpenRead(path, err);
+  const platform::Descriptor fd = platform::OpenRead(path, err);
   if (fd < 0) IoError(path, "open", err);
   platform::FileInfo info;
   if (!platform::Stat(fd, info, err)) {
@@ -37,12 +37,12 @@ ReaderFile::ReaderFile(const std::string& path) {
   platform::Close(fd);  // a mapping stays valid without the descriptor
 }
 
-ReaderFile::ReaderFile(int fd, size_t size, const std::string& path) {
+ReaderFile::ReaderFile(platform::Descriptor fd, size_t size, const std::string& path) {
   size_ = size;
   Load(fd, path);
 }
 
-void ReaderFile::Load(int fd, const std::string& path) {
+void ReaderFile::Load(platform::Descriptor fd, const std::string& path) {
   if (size_ == 0) return;  // nothing to map: the open stage reports "File too small for header"
   if (const uint8_t* map = platform::MapRead(fd, size_, size_ >= kHugePageThreshold, size_ < kStreamFromSize)) {
     data_ = map;

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "platform/file.h"
+
 namespace profpack {
 namespace tachyon {
 
@@ -18,7 +20,7 @@ class ReaderFile {
   explicit ReaderFile(const std::string& path);
   // Maps `size` bytes of a descriptor the caller opened and keeps (and closes):
   // the JS layer opens, checks the file type and watches for changes (reader-file.ts).
-  ReaderFile(int fd, size_t size, const std::string& path);
+  ReaderFile(platform::Descriptor fd, size_t size, const std::string& path);
   ~ReaderFile();
   ReaderFile(const ReaderFile&) = delete;
   ReaderFile& operator=(const ReaderFile&) = delete;
@@ -33,7 +35,7 @@ class ReaderFile {
   void ReleaseBefore(size_t offset);
 
  private:
-  void Load(int fd, const std::string& path);
+  void Load(platform::Descriptor fd, const std::string& path);
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;

@@ -46,7 +46,8 @@ Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   const size_t size = IndexArg(info, 1, "size");
   const std::string path = info[2].As<Napi::String>().Utf8Value();
   return Guarded(env, [&]() -> Napi::Value {
-    auto* file = new ReaderFile(fd, size, path);
+    int err = 0;  // a number that is no open file fails to map and read, as EBADF
+    auto* file = new ReaderFile(platform::FromNodeFd(fd, err), size, path);
     Napi::Object out = Napi::Object::New(env);
     out.Set("size", Napi::Number::New(env, static_cast<double>(file->size())));
     out.Set("mapped", Napi::Boolean::New(env, file->mapped()));

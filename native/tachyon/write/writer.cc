@@ -5,8 +5,6 @@
 #include <cstring>
 #include <string>
 
-#include <unistd.h>
-
 #include "varint/leb128.h"
 
 namespace profpack {
@@ -23,7 +21,9 @@ const char* ErrnoName(int e) {
     case EBADF: return "EBADF";
     case EIO: return "EIO";
     case EFBIG: return "EFBIG";
+#ifdef EDQUOT  // not in Windows' errno.h
     case EDQUOT: return "EDQUOT";
+#endif
     case EPIPE: return "EPIPE";
     case EINVAL: return "EINVAL";
     case ESPIPE: return "ESPIPE";
@@ -37,11 +37,10 @@ const char* ErrnoName(int e) {
 void FdWriter::WriteAll(const uint8_t* data, size_t n, int64_t offset, const char* what) {
   size_t done = 0;
   while (done < n) {
-    const ssize_t w = offset < 0 ? ::write(fd_, data + done, n - done)
-                                 : ::pwrite(fd_, data + done, n - done, static_cast<off_t>(offset + static_cast<int64_t>(done)));
-    if (w < 0 && errno == EINTR) continue;
+    int err = 0;
+    const int64_t w = platform::Write(fd_, data + done, n - done, offset < 0 ? -1 : offset + static_cast<int64_t>(done), err);
     if (w <= 0) {
-      const int e = w < 0 ? errno : EIO;
+      const int e = w < 0 ? err : EIO;
       throw FormatError(kErrWriteIo,
                         std::string("writing the profile failed while ") + what + ": " + ErrnoName(e) + ": " + std::strerror(e),
                         -1, "a writable, seekable file with room for the profile");

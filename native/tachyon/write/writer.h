@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/format_error.h"
+#include "platform/file.h"
 #include "tachyon/format.h"
 
 namespace profpack {
@@ -47,7 +48,7 @@ class RecordSink {
 // not compressing, the zstd output when compressing, then tables and footer.
 class FdWriter final : public RecordSink {
  public:
-  explicit FdWriter(int fd) : RecordSink(kWriteBufferSize), fd_(fd) {}
+  explicit FdWriter(platform::Descriptor fd) : RecordSink(kWriteBufferSize), fd_(fd) {}
 
   void Append(const uint8_t* data, size_t n);
   void Flush();
@@ -60,7 +61,7 @@ class FdWriter final : public RecordSink {
 
  private:
   void WriteAll(const uint8_t* data, size_t n, int64_t offset, const char* what);
-  int fd_;
+  platform::Descriptor fd_;
   uint64_t flushed_ = 0;
 };
 

@@ -46,7 +46,8 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
     const int fd = info[0].As<Napi::Number>().Int32Value();
     const uint64_t start = uint64_t{info[1].As<Napi::Number>().Uint32Value()} |
                            (uint64_t{info[2].As<Napi::Number>().Uint32Value()} << 32);
-    file_ = std::make_unique<FdWriter>(fd);
+    int err = 0;  // a number that is no open file fails at the first write, as write() would with EBADF
+    file_ = std::make_unique<FdWriter>(platform::FromNodeFd(fd, err));
     tachyon::RecordSink* records = file_.get();
     if (info.Length() > 3 && info[3].IsFunction()) {
       compress_ = Napi::Persistent(info[3].As<Napi::Function>());
