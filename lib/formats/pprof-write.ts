@@ -114,22 +114,53 @@ class StringTable {
   }
 }
 
+/** Bytes of a varint of a non-negative integer below 2^53. */
+function uvarintSize(n: number): number {
+  let size = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 128);
+    size++;
+  }
+  return size;
+}
+
+/** A numeric Label message in place (no scratch buffer: this runs once or twice per record). */
 function labelNum(sink: ByteSink, key: number, num: number | bigint, unit: number): void {
-  const body = new ByteSink(24);
-  varintField(body, LabelField.key, key);
-  if (typeof num === 'bigint') {
+  if (typeof num === 'bigint' || num < 0 || num > Number.MAX_SAFE_INTEGER) {
+    const body = new ByteSink(32);
+    varintField(body, LabelField.key, key);
     body.uvarint(tagOf(LabelField.num, WireType.varint));
-    body.uvarint64(BigInt.asUintN(64, num));
-  } else varintField(body, LabelField.num, num);
-  varintField(body, LabelField.numUnit, unit);
-  bytesField(sink, SampleField.label, body.view());
+    body.uvarint64(BigInt.asUintN(64, BigInt(num)));
+    varintField(body, LabelField.numUnit, unit);
+    bytesField(sink, SampleField.label, body.view());
+    return;
+  }
+  const size = (key === 0 ? 0 : 1 + uvarintSize(key)) + (num === 0 ? 0 : 1 + uvarintSize(num)) + (unit === 0 ? 0 : 1 + uvarintSize(unit));
+  sink.uvarint(tagOf(SampleField.label, WireType.bytes));
+  sink.uvarint(size);
+  varintField(sink, LabelField.key, key);
+  varintField(sink, LabelField.num, num);
+  varintField(sink, LabelField.numUnit, unit);
 }
 
 function labelStr(sink: ByteSink, key: number, str: number): void {
-  const body = new ByteSink(16);
-  varintField(body, LabelField.key, key);
-  varintField(body, LabelField.str, str);
-  bytesField(sink, SampleField.label, body.view());
+  sink.uvarint(tagOf(SampleField.label, WireType.bytes));
+  sink.uvarint((key === 0 ? 0 : 1 + uvarintSize(key)) + (str === 0 ? 0 : 1 + uvarintSize(str)));
+  varintField(sink, LabelField.key, key);
+  varintField(sink, LabelField.str, str);
+}
+
+/** Appends the first `length` bytes of `from` (a loop beats subarray + set for the short runs here). */
+function copyInto(sink: ByteSink, from: Uint8Array, length: number): void {
+  if (length > 64) {
+    sink.append(from.subarray(0, length));
+    return;
+  }
+  sink.reserve(length);
+  const to = sink.bytes;
+  let at = sink.length;
+  for (let i = 0; i < length; i++) to[at++] = from[i]!;
+  sink.length = at;
 }
 
 /** Encodes a source's samples and tables; `write` drives it. */
@@ -246,7 +277,8 @@ class PprofEncoder {
   /** One Sample message into `out`. */
   sample(out: ByteSink, body: ByteSink, stack: number, thread: number, labels: number, values: readonly Float64Array[], at: number, time: number, status: number): void {
     body.clear();
-    body.append(this.stack(stack));
+    const locations = this.stack(stack);
+    copyInto(body, locations, locations.length);
     body.uvarint(tagOf(SampleField.value, WireType.bytes));
     const valuesAt = body.length;
     body.u8(0);
@@ -261,15 +293,20 @@ class PprofEncoder {
       body.append(payload);
     }
     const set = this.labels(labels);
-    body.append(set.bytes);
-    if (!set.namesThread) body.append(this.thread(thread));
+    copyInto(body, set.bytes, set.bytes.length);
+    if (!set.namesThread) {
+      const threadLabels = this.thread(thread);
+      copyInto(body, threadLabels, threadLabels.length);
+    }
     if (!Number.isNaN(time)) {
       if (time < this.minTime) this.minTime = time;
       if (time > this.maxTime) this.maxTime = time;
       labelNum(body, this.timeKey, this.timeLabel(time), this.timeUnit);
     }
     if (status !== 0) labelNum(body, this.kStatus, status, 0);
-    bytesField(out, ProfileField.sample, body.view());
+    out.uvarint(tagOf(ProfileField.sample, WireType.bytes));
+    out.uvarint(body.length);
+    copyInto(out, body.bytes, body.length);
   }
 }
 
