@@ -6,7 +6,7 @@
 import { constants, gunzipSync } from 'node:zlib';
 import { ErrorCode, ProfpackError } from '../errors';
 import type { FormatAdapter, ReadInput, ReadOptions } from './adapter';
-import { badPprof, ProfileField, ProtoReader, WireType } from './pprof-proto';
+import { ProfileField, ProtoReader, WireType } from './pprof-proto';
 import { PprofSource } from './pprof-read';
 import { writePprof, type PprofWriteOptions } from './pprof-write';
 
@@ -32,7 +32,7 @@ export function gunzipBounded(bytes: Uint8Array, maxBytes = DEFAULT_MAX_INFLATED
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
       throw new ProfpackError(`the gzip data inflates to more than ${maxBytes} bytes`, {
-        code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
+        code: ErrorCode.CONVERT_INPUT_TOO_LARGE,
         expected: `at most ${maxBytes} bytes inflated (maxInflatedBytes)`,
         cause: err,
       });
@@ -41,13 +41,22 @@ export function gunzipBounded(bytes: Uint8Array, maxBytes = DEFAULT_MAX_INFLATED
   }
 }
 
-/** The first bytes a gzipped file inflates to (for detection; never more than `max`). */
-export function gunzipHead(bytes: Uint8Array, max = 4096): Uint8Array {
+/**
+ * The first bytes a gzip inflates to, for detection (never more than `max`),
+ * and whether they may stop short of the end (a whole small file may not
+ * end inside a field; a head may).
+ */
+export function gunzipHead(bytes: Uint8Array, max = 4096): { head: Uint8Array; partial: boolean } {
   try {
-    const head = gunzipSync(bytes.subarray(0, 16384), { finishFlush: constants.Z_SYNC_FLUSH });
-    return head.subarray(0, max);
+    return { head: gunzipSync(bytes, { maxOutputLength: max }), partial: false };
   } catch {
-    return new Uint8Array(0);
+    // Cut short (a 4 KiB head of a larger gzip) or larger than max: what inflates before the end is the head.
+  }
+  try {
+    const head = gunzipSync(bytes.subarray(0, 8192), { finishFlush: constants.Z_SYNC_FLUSH });
+    return { head: head.subarray(0, max), partial: true };
+  } catch {
+    return { head: new Uint8Array(0), partial: false };
   }
 }
 
@@ -74,10 +83,12 @@ const FIELD_WIRE: Record<number, number[]> = {
  * Whether the first bytes (gzip undone) read as profile.proto: every field
  * in them is one of Profile's with its wire type (text and the other binary
  * formats fail within a few bytes: JSON's "{" is field 15 with wire type 3,
- * Tachyon's "HCAT" a fixed64 keep_frames). Only a 4 KiB head may end inside
- * a field; a shorter head is the whole file.
+ * Tachyon's "HCAT" a fixed64 keep_frames). Only a head may end inside a
+ * field, not a whole file.
  */
-export function detectPprof(head: Uint8Array): boolean {
+export function detectPprof(bytes: Uint8Array): boolean {
+  // The registry may hand the file's own first bytes: a gzip is looked through (and a gzip of anything else is not pprof).
+  const { head, partial } = isGzip(bytes) ? gunzipHead(bytes) : { head: bytes.subarray(0, 4096), partial: bytes.length >= 4096 };
   const r = new ProtoReader(head);
   let fields = 0;
   try {
@@ -87,23 +98,22 @@ export function detectPprof(head: Uint8Array): boolean {
       if (wire === undefined || !wire.includes(tag & 7)) return false;
       if ((tag & 7) === WireType.bytes) {
         const n = r.length();
-        if (r.pos + n > head.length) return head.length >= 4096;
+        if (r.pos + n > head.length) return partial;
         r.pos += n;
       } else r.int64();
       fields++;
     }
   } catch {
     // A varint cut by the end of the head.
-    return fields > 0 && head.length >= 4096;
+    return fields > 0 && partial;
   }
   return fields > 0;
 }
 
 /** Reads pprof bytes (gzipped or not) as a model source. */
 export function readPprof(bytes: Uint8Array, options: PprofReadOptions = {}): PprofSource {
-  const raw = isGzip(bytes) ? gunzipBounded(bytes, options.maxInflatedBytes) : bytes;
-  if (raw.length > 0 && !detectPprof(raw.subarray(0, 4096))) throw badPprof('the bytes are not a protobuf Profile message', 0);
-  return new PprofSource(raw, options);
+  // No detect() here: the scan checks every field's wire type and names the offset that is wrong.
+  return new PprofSource(isGzip(bytes) ? gunzipBounded(bytes, options.maxInflatedBytes) : bytes, options);
 }
 
 export const pprofAdapter: FormatAdapter = {
