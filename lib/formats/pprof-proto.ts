@@ -95,26 +95,49 @@ export class ProtoReader {
 
   /** A varint as int64 in a number (exact within ±2^53). */
   int64(): number {
-    const b = this.bytes;
-    if (this.pos < this.end && b[this.pos]! < 0x80) {
-      this.lo = b[this.pos++]!;
-      this.hi = 0;
-      return this.lo;
-    }
+    if (this.short()) return this.lo;
     this.varint();
     return (this.hi | 0) * TWO_POW_32 + this.lo;
   }
 
   /** A varint as uint64 in a number (exact below 2^53). */
   uint64(): number {
-    const b = this.bytes;
-    if (this.pos < this.end && b[this.pos]! < 0x80) {
-      this.lo = b[this.pos++]!;
-      this.hi = 0;
-      return this.lo;
-    }
+    if (this.short()) return this.lo;
     this.varint();
     return this.hi * TWO_POW_32 + this.lo;
+  }
+
+  /** Reads a varint of up to 3 bytes (ids, counts, most values) into lo; false (nothing read) for longer ones. */
+  private short(): boolean {
+    const b = this.bytes;
+    const p = this.pos;
+    if (p + 3 > this.end) {
+      if (p < this.end && b[p]! < 0x80) {
+        this.lo = b[p]!;
+        this.hi = 0;
+        this.pos = p + 1;
+        return true;
+      }
+      return false;
+    }
+    const b0 = b[p]!;
+    if (b0 < 0x80) {
+      this.lo = b0;
+      this.pos = p + 1;
+    } else {
+      const b1 = b[p + 1]!;
+      if (b1 < 0x80) {
+        this.lo = (b0 & 0x7f) | (b1 << 7);
+        this.pos = p + 2;
+      } else {
+        const b2 = b[p + 2]!;
+        if (b2 >= 0x80) return false;
+        this.lo = (b0 & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
+        this.pos = p + 3;
+      }
+    }
+    this.hi = 0;
+    return true;
   }
 
   /** The last varint read as an exact signed int64. */

@@ -16,10 +16,11 @@
  *   batch from the bytes each time `batches()` runs, so memory is the bytes,
  *   the tables and one batch, whatever the number of samples.
  */
-import { BATCH_ROWS, FrameTable, LabelSets, newBatch, StackTable, ThreadTable, isEpochUs, nanosPerUnit } from '../profile/index';
+import { BATCH_ROWS, FrameTable, LabelSets, newBatch, sliceBatch, StackTable, ThreadTable, isEpochUs, nanosPerUnit } from '../profile/index';
 import type { Label, ProfileMeta, ProfileSource, SampleBatch, SampleType } from '../profile/index';
 import type { ReadOptions } from './adapter';
 import { badPprof, DATADOG, LabelField, PprofLabel, ProfileField, ProtoReader, SampleField, THREAD_ID_KEYS, THREAD_NAME_KEYS, WireType } from './pprof-proto';
+import { PackedStackCache } from './pprof-stack-cache';
 import { readLocations, sampleTypesOf, scanProfile, stringAt, type LocationFrames, type PprofHeader } from './pprof-tables';
 
 /** What a label key means to the reader. */
@@ -152,20 +153,18 @@ export class PprofSource implements ProfileSource {
       r.pos = end;
       r.end = this.bytes.length;
       if (++n === BATCH_ROWS) {
-        batch.length = n;
-        yield batch;
+        // Views of exactly the rows filled, as ProfileBuilder hands them out.
+        yield sliceBatch(batch, 0, n);
         n = 0;
       }
     }
-    if (n > 0) {
-      batch.length = n;
-      yield batch;
-    }
+    if (n > 0) yield sliceBatch(batch, 0, n);
   }
 
   /** @internal the tables SampleDecoder reads and fills. */
   get parts() {
     return {
+      bytes: this.bytes,
       strings: this.header.strings,
       roles: this.roles,
       threadRank: this.threadRank,
@@ -179,6 +178,19 @@ export class PprofSource implements ProfileSource {
   }
 }
 
+const TWO_POW_32_DIV_1000 = 4294967; // 2^32 = 1000 * 4294967 + 296
+
+/**
+ * An int64 of ns as µs, from its 32-bit halves without a bigint (Datadog's
+ * epoch ns are past 2^53): hi * 2^32 + lo = 1000 * (hi * 4294967) + (hi * 296 + lo).
+ */
+function nanosToMicros(num: number, hi: number, lo: number): number {
+  if (Number.isSafeInteger(num)) return num / 1000;
+  if (hi >= 0x80000000) return Number(BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo))) / 1000;
+  const rest = hi * 296 + lo;
+  return hi * TWO_POW_32_DIV_1000 + Math.floor(rest / 1000) + (rest % 1000) / 1000;
+}
+
 /** Decodes one sample message into a batch row; keeps its scratch buffers between samples. */
 class SampleDecoder {
   private frames = new Uint32Array(256);
@@ -187,12 +199,14 @@ class SampleDecoder {
   private kept: number[] = [];
   private keptNums: (number | bigint)[] = [];
   private readonly p: PprofSource['parts'];
+  private readonly stackCache: PackedStackCache;
 
   constructor(
     source: PprofSource,
     private readonly types: number,
   ) {
     this.p = source.parts;
+    this.stackCache = new PackedStackCache(source.parts.bytes);
     this.values = new Float64Array(types);
   }
 
@@ -201,6 +215,11 @@ class SampleDecoder {
     const loc = p.locations;
     r.end = end;
     let depth = 0;
+    let locationFields = 0;
+    let cachedStack = -1;
+    let packedFrom = 0;
+    let packedTo = 0;
+    let packedHash = 0;
     let valueCount = 0;
     let time = NaN;
     let timeRank = 2;
@@ -218,6 +237,22 @@ class SampleDecoder {
       const wt = tag & 7;
       if (field === SampleField.locationId && (wt === WireType.varint || wt === WireType.bytes)) {
         const stop = wt === WireType.bytes ? r.sub() : -1;
+        if (++locationFields === 1 && stop >= 0) {
+          packedFrom = r.pos;
+          packedTo = stop;
+          packedHash = this.stackCache.hash(packedFrom, packedTo);
+          cachedStack = this.stackCache.find(packedFrom, packedTo, packedHash);
+          if (cachedStack >= 0) {
+            r.pos = stop;
+            continue;
+          }
+        } else if (cachedStack >= 0) {
+          // A second location_id field (legal, if odd): the cached stack's frames come first.
+          const holder = { buffer: this.frames };
+          depth = p.stacks.frames(cachedStack, holder);
+          this.frames = holder.buffer;
+          cachedStack = -1;
+        }
         const outer = r.end;
         if (stop >= 0) r.end = stop;
         do {
@@ -247,6 +282,8 @@ class SampleDecoder {
         let key = 0;
         let str = 0;
         let num: number | bigint = 0;
+        let numHi = 0;
+        let numLo = 0;
         let unit = 0;
         while (r.pos < stop) {
           const lat = r.pos;
@@ -256,7 +293,8 @@ class SampleDecoder {
           else if (ltag >>> 3 === LabelField.str) str = r.int64();
           else if (ltag >>> 3 === LabelField.num) {
             num = r.int64();
-            if (!Number.isSafeInteger(num)) num = r.lastBigInt();
+            numHi = r.hi;
+            numLo = r.lo;
           } else if (ltag >>> 3 === LabelField.numUnit) unit = r.int64();
           else r.skip(ltag & 7, lat);
         }
@@ -273,10 +311,12 @@ class SampleDecoder {
           continue;
         }
         if (role === KeyRole.EndTimestampNs && str === 0) {
-          if (timeRank > 1) time = typeof num === 'bigint' ? Number(num / 1000n) + Number(num % 1000n) / 1000 : num / 1000;
+          if (timeRank > 1) time = nanosToMicros(num, numHi, numLo);
           timeRank = Math.min(timeRank, 1);
           continue;
         }
+        // Beyond ±2^53 a number is exact only as a bigint (and is kept as text, below).
+        if (!Number.isSafeInteger(num)) num = BigInt.asIntN(64, (BigInt(numHi) << 32n) | BigInt(numLo));
         if (role === KeyRole.Status && str === 0) {
           status = Number(num) & 0xff;
           continue;
@@ -294,7 +334,12 @@ class SampleDecoder {
       } else r.skip(wt, at);
     }
     if (valueCount !== this.types) throw badPprof(`a sample has ${valueCount} values for ${this.types} sample types`, sampleAt, `${this.types} values per sample`);
-    batch.stack[row] = p.stacks.intern(this.frames, depth);
+    if (cachedStack >= 0) batch.stack[row] = cachedStack;
+    else {
+      const stack = p.stacks.intern(this.frames, depth);
+      if (locationFields === 1 && packedTo > packedFrom) this.stackCache.add(packedFrom, packedTo, packedHash, stack);
+      batch.stack[row] = stack;
+    }
     batch.thread[row] = this.thread(threadText, interpreter, threadName);
     batch.time[row] = time;
     batch.status[row] = status;

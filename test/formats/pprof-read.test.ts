@@ -199,4 +199,24 @@ describe('pprof read: hand-built profiles', () => {
     expect(source.stacks.depth(b!.stack[0]!)).toBe(2);
     expect(source.frames[source.stacks.frame(b!.stack[1]!)]!.funcname).toBe('f');
   });
+
+  it('a repeated stack is found by its packed bytes, and a second location_id field still extends it', () => {
+    const t = table();
+    const [a, b, c] = [location(t, ['a']), location(t, ['b']), location(t, ['c'])];
+    const bytes = Buffer.from(
+      encode(t, {
+        sampleType: [new ValueType({ type: t.strings.dedup('samples'), unit: t.strings.dedup('count') })],
+        sample: [new Sample({ locationId: [a, b], value: [1] }), new Sample({ locationId: [a, b], value: [2] })],
+      }),
+    );
+    // A third sample by hand: packed [a, b] (cached by now), then packed [c].
+    const third = Buffer.from([0x12, 0x09, 0x0a, 0x02, a, b, 0x0a, 0x01, c, 0x10, 0x03]);
+    const source = readPprof(Buffer.concat([bytes, third]));
+    const [batch] = [...source.batches()];
+    const names = (row: number) => source.stacks.toArray(batch!.stack[row]!).map((f) => source.frames[f]!.funcname);
+    expect(batch!.stack[0]).toBe(batch!.stack[1]);
+    expect(names(1)).toEqual(['a', 'b']);
+    expect(names(2)).toEqual(['a', 'b', 'c']);
+    expect([...batch!.values[0]!]).toEqual([1, 2, 3]);
+  });
 });
