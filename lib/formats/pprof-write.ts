@@ -48,7 +48,7 @@ import {
 export interface PprofWriteOptions extends WriteOptions {
   /** gzip the output (default true, as Go writes it); false writes raw profile.proto. */
   gzip?: boolean;
-  /** gzip level (default 6, Go's). */
+  /** gzip level (default 1: Go's runtime/pprof writes with gzip.BestSpeed). */
   gzipLevel?: number;
 }
 
@@ -56,6 +56,7 @@ export interface PprofWriteOptions extends WriteOptions {
 const CHUNK = 1 << 20;
 const INT64_MAX = (1n << 63n) - 1n;
 const TWO_POW_63 = 2 ** 63;
+const TWO_POW_32 = 2 ** 32;
 
 const tagOf = (field: number, wireType: number): number => (field << 3) | wireType;
 
@@ -140,6 +141,51 @@ function labelNum(sink: ByteSink, key: number, num: number | bigint, unit: numbe
   sink.uvarint(size);
   varintField(sink, LabelField.key, key);
   varintField(sink, LabelField.num, num);
+  varintField(sink, LabelField.numUnit, unit);
+}
+
+/** Bytes of the varint of the u64 hi * 2^32 + lo. */
+function varint64Size(lo: number, hi: number): number {
+  if (hi === 0) return uvarintSize(lo);
+  let size = 5;
+  for (let h = hi >>> 3; h !== 0; h >>>= 7) size++;
+  return size;
+}
+
+/** The varint of the u64 hi * 2^32 + lo (both halves below 2^32). */
+function varint64(sink: ByteSink, lo: number, hi: number): void {
+  if (hi === 0) {
+    sink.uvarint(lo);
+    return;
+  }
+  sink.reserve(10);
+  const b = sink.bytes;
+  let n = sink.length;
+  for (let i = 0; i < 4; i++) {
+    b[n++] = (lo & 0x7f) | 0x80;
+    lo >>>= 7;
+  }
+  // Bits 28-34: the last 4 of lo and the first 3 of hi.
+  let rest = hi;
+  let byte = (lo & 0x0f) | ((rest & 0x07) << 4);
+  rest >>>= 3;
+  while (rest !== 0) {
+    b[n++] = byte | 0x80;
+    byte = rest & 0x7f;
+    rest >>>= 7;
+  }
+  b[n++] = byte;
+  sink.length = n;
+}
+
+/** A numeric Label whose number is the u64 hi * 2^32 + lo. */
+function labelNumParts(sink: ByteSink, key: number, lo: number, hi: number, unit: number): void {
+  const size = (key === 0 ? 0 : 1 + uvarintSize(key)) + 1 + varint64Size(lo, hi) + (unit === 0 ? 0 : 1 + uvarintSize(unit));
+  sink.uvarint(tagOf(SampleField.label, WireType.bytes));
+  sink.uvarint(size);
+  varintField(sink, LabelField.key, key);
+  sink.uvarint(tagOf(LabelField.num, WireType.varint));
+  varint64(sink, lo, hi);
   varintField(sink, LabelField.numUnit, unit);
 }
 
@@ -267,11 +313,18 @@ class PprofEncoder {
     int64(sink, rounded);
   }
 
-  /** A time in µs as the time label's integer (ns since the epoch pass 2^53: exact as a bigint). */
-  private timeLabel(timeUs: number): number | bigint {
-    if (this.timeScale === 1) return Math.round(timeUs);
+  /** A time in µs as the time label's integer: µs for profpack's, epoch ns (past 2^53: as 32-bit halves) for Datadog's. */
+  private timeLabel(sink: ByteSink, timeUs: number): void {
+    if (this.timeScale === 1 || timeUs < 0) {
+      labelNum(sink, this.timeKey, Math.round(timeUs * this.timeScale), this.timeUnit);
+      return;
+    }
+    // ns = whole * 1000 + fraction, with whole = wholeHi * 2^32 + wholeLo: every product below stays exact.
     const whole = Math.floor(timeUs);
-    return BigInt(whole) * 1000n + BigInt(Math.round((timeUs - whole) * 1000));
+    const wholeHi = Math.floor(whole / TWO_POW_32);
+    const low = (whole - wholeHi * TWO_POW_32) * 1000 + Math.round((timeUs - whole) * 1000);
+    const carry = Math.floor(low / TWO_POW_32);
+    labelNumParts(sink, this.timeKey, low - carry * TWO_POW_32, wholeHi * 1000 + carry, this.timeUnit);
   }
 
   /** One Sample message into `out`. */
@@ -301,7 +354,7 @@ class PprofEncoder {
     if (!Number.isNaN(time)) {
       if (time < this.minTime) this.minTime = time;
       if (time > this.maxTime) this.maxTime = time;
-      labelNum(body, this.timeKey, this.timeLabel(time), this.timeUnit);
+      this.timeLabel(body, time);
     }
     if (status !== 0) labelNum(body, this.kStatus, status, 0);
     out.uvarint(tagOf(ProfileField.sample, WireType.bytes));
@@ -313,7 +366,7 @@ class PprofEncoder {
 
 /** Streams `source` to `target` as profile.proto (gzipped unless `gzip: false`). */
 export function writePprof(source: ProfileSource, target: WriteTarget, options: PprofWriteOptions = {}): void {
-  const out = new ChunkedOutput(target, options.gzip ?? true, options.gzipLevel ?? 6);
+  const out = new ChunkedOutput(target, options.gzip ?? true, options.gzipLevel ?? 1);
   const enc = new PprofEncoder(source);
   const body = new ByteSink(256);
   const types = source.meta.sampleTypes.length;
