@@ -51,8 +51,21 @@ export const PprofLabel = {
 export const DATADOG = '@datadog/pprof';
 
 /** Label keys read as the thread id, most preferred first (profpack, Datadog's text ones, Linux tools). */
-export const THREAD_ID_KEYS: readonly string[] = [PprofLabel.threadId, 'thread id', 'tid', 'thread_native_id', 'os thread id', 'os_thread_id', 'native thread id'];
-export const THREAD_NAME_KEYS: readonly string[] = [PprofLabel.threadName, 'thread name', 'threadName', 'thread_native_name'];
+export const THREAD_ID_KEYS: readonly string[] = [
+  PprofLabel.threadId,
+  'thread id',
+  'tid',
+  'thread_native_id',
+  'os thread id',
+  'os_thread_id',
+  'native thread id',
+];
+export const THREAD_NAME_KEYS: readonly string[] = [
+  PprofLabel.threadName,
+  'thread name',
+  'threadName',
+  'thread_native_name',
+];
 
 /**
  * Go's profile parser drops a numeric label whose value and unit are both 0,
@@ -61,13 +74,19 @@ export const THREAD_NAME_KEYS: readonly string[] = [PprofLabel.threadName, 'thre
 export const ID_UNIT = 'id';
 
 /** The comment a profile gets when its source's clock is not the Unix epoch. */
-export const NOT_EPOCH_COMMENT = 'profpack: the source clock is not the Unix epoch: time_nanos is 0 and timestamp_us labels count from an unknown origin';
+export const NOT_EPOCH_COMMENT =
+  'profpack: the source clock is not the Unix epoch: ' +
+  'time_nanos is 0 and timestamp_us labels count from an unknown origin';
 
 const TWO_POW_32 = 4294967296;
 const EXPECTED = 'profile.proto (google/pprof), optionally gzipped';
 
 export function badPprof(message: string, offset?: number, expected = EXPECTED): ProfpackError {
-  return new ProfpackError(`not a valid pprof profile: ${message}`, { code: ErrorCode.CONVERT_BAD_INPUT, offset, expected });
+  return new ProfpackError(`not a valid pprof profile: ${message}`, {
+    code: ErrorCode.CONVERT_BAD_INPUT,
+    offset,
+    expected,
+  });
 }
 
 /**
@@ -166,7 +185,12 @@ export class ProtoReader {
     const at = this.pos;
     const n = this.length();
     const end = this.pos + n;
-    if (end > this.end) throw badPprof(`a field of ${n} bytes runs past the end of its message (${this.end - this.pos} bytes left)`, at, 'a length within the message');
+    if (end > this.end)
+      throw badPprof(
+        `a field of ${n} bytes runs past the end of its message (${this.end - this.pos} bytes left)`,
+        at,
+        'a length within the message',
+      );
     return end;
   }
 
@@ -216,21 +240,4 @@ export class ProtoReader {
     this.lo = lo >>> 0;
     this.hi = hi >>> 0;
   }
-}
-
-/**
- * Calls `each` for every value of a repeated varint field, packed (wire type
- * 2) or not: proto3 writers pack, older ones (and Go for some fields) do not.
- */
-export function readRepeatedVarint(r: ProtoReader, wireType: number, tagAt: number, each: (value: number) => void, signed: boolean): void {
-  if (wireType === WireType.varint) {
-    each(signed ? r.int64() : r.uint64());
-    return;
-  }
-  if (wireType !== WireType.bytes) throw badPprof(`wire type ${wireType} for a repeated integer`, tagAt, 'wire type 0 or 2');
-  const end = r.sub();
-  const outer = r.end;
-  r.end = end;
-  while (r.pos < end) each(signed ? r.int64() : r.uint64());
-  r.end = outer;
 }

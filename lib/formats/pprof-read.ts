@@ -16,12 +16,40 @@
  *   batch from the bytes each time `batches()` runs, so memory is the bytes,
  *   the tables and one batch, whatever the number of samples.
  */
-import { BATCH_ROWS, FrameTable, LabelSets, newBatch, sliceBatch, StackTable, ThreadTable, isEpochUs, nanosPerUnit } from '../profile/index';
+import {
+  BATCH_ROWS,
+  FrameTable,
+  LabelSets,
+  newBatch,
+  sliceBatch,
+  StackTable,
+  ThreadTable,
+  isEpochUs,
+  nanosPerUnit,
+} from '../profile/index';
 import type { Label, ProfileMeta, ProfileSource, SampleBatch, SampleType } from '../profile/index';
 import type { ReadOptions } from './adapter';
-import { badPprof, DATADOG, LabelField, PprofLabel, ProfileField, ProtoReader, SampleField, THREAD_ID_KEYS, THREAD_NAME_KEYS, WireType } from './pprof-proto';
+import {
+  badPprof,
+  DATADOG,
+  LabelField,
+  PprofLabel,
+  ProfileField,
+  ProtoReader,
+  SampleField,
+  THREAD_ID_KEYS,
+  THREAD_NAME_KEYS,
+  WireType,
+} from './pprof-proto';
 import { PackedStackCache } from './pprof-stack-cache';
-import { readLocations, sampleTypesOf, scanProfile, stringAt, type LocationFrames, type PprofHeader } from './pprof-tables';
+import {
+  readLocations,
+  sampleTypesOf,
+  scanProfile,
+  stringAt,
+  type LocationFrames,
+  type PprofHeader,
+} from './pprof-tables';
 
 /** What a label key means to the reader. */
 const enum KeyRole {
@@ -69,11 +97,13 @@ export class PprofSource implements ProfileSource {
     const h = scanProfile(bytes);
     this.header = h;
     const strings = h.strings;
-    if (strings.length > 0 && strings[0] !== '') throw badPprof(`the string table starts with "${strings[0]}"`, 0, 'an empty first string');
+    if (strings.length > 0 && strings[0] !== '')
+      throw badPprof(`the string table starts with "${strings[0]}"`, 0, 'an empty first string');
     let sampleTypes = sampleTypesOf(h);
     if (sampleTypes.length === 0) {
       // Go refuses samples without types ("missing sample type information"); an empty profile still needs one.
-      if (h.sampleCount > 0) throw badPprof('the profile has samples but no sample types', h.firstSampleAt, 'sample_type entries');
+      if (h.sampleCount > 0)
+        throw badPprof('the profile has samples but no sample types', h.firstSampleAt, 'sample_type entries');
       sampleTypes = [h.periodType === undefined ? { type: 'samples', unit: 'count' } : this.valueType(h.periodType)];
     }
     this.sampleCount = h.sampleCount;
@@ -112,7 +142,8 @@ export class PprofSource implements ProfileSource {
       const name = stringAt(strings, h.defaultSampleType, 0);
       const i = sampleTypes.findIndex((t) => t.type === name);
       if (i >= 0) defaultSampleType = i;
-      else options.onWarning?.(`pprof: default_sample_type "${name}" is not one of the sample types; using the last one`);
+      else
+        options.onWarning?.(`pprof: default_sample_type "${name}" is not one of the sample types; using the last one`);
     }
     const meta: ProfileMeta = {
       sampleTypes,
@@ -120,7 +151,9 @@ export class PprofSource implements ProfileSource {
       startTimeUs: h.timeNanos > 0n ? h.timeNanos / 1000n : 0n,
       sampleIntervalUs: 0n,
       // @datadog/pprof's time labels; the writer gives them back under the same key.
-      origin: strings.includes(PprofLabel.endTimestampNs) ? { format: 'pprof', producer: DATADOG } : { format: 'pprof' },
+      origin: strings.includes(PprofLabel.endTimestampNs)
+        ? { format: 'pprof', producer: DATADOG }
+        : { format: 'pprof' },
     };
     if (h.periodType !== undefined) {
       meta.periodType = this.valueType(h.periodType);
@@ -130,8 +163,10 @@ export class PprofSource implements ProfileSource {
     } else if (h.period !== 0) meta.period = h.period;
     if (h.durationNanos > 0n) meta.durationUs = h.durationNanos / 1000n;
     if (h.comments.length > 0) meta.comments = h.comments.map((c) => stringAt(strings, c, 0));
-    if (h.dropFrames !== 0 || h.keepFrames !== 0) options.onWarning?.('pprof: drop_frames / keep_frames are not applied (the model has no place for them)');
-    if (!isEpochUs(meta.startTimeUs) && meta.startTimeUs !== 0n) options.onWarning?.('pprof: time_nanos does not read as the Unix epoch');
+    if (h.dropFrames !== 0 || h.keepFrames !== 0)
+      options.onWarning?.('pprof: drop_frames / keep_frames are not applied (the model has no place for them)');
+    if (!isEpochUs(meta.startTimeUs) && meta.startTimeUs !== 0n)
+      options.onWarning?.('pprof: time_nanos does not read as the Unix epoch');
     return meta;
   }
 
@@ -258,7 +293,12 @@ class SampleDecoder {
         do {
           const idAt = r.pos;
           const k = loc.indexOf(r.uint64());
-          if (k < 0) throw badPprof(`a sample names location ${r.lastBigInt()}, which the profile does not have`, idAt, 'a location id of the profile');
+          if (k < 0)
+            throw badPprof(
+              `a sample names location ${r.lastBigInt()}, which the profile does not have`,
+              idAt,
+              'a location id of the profile',
+            );
           const from = loc.start[k]!;
           const to = loc.start[k + 1]!;
           if (depth + (to - from) > this.frames.length) this.growFrames(depth + (to - from));
@@ -333,7 +373,12 @@ class SampleDecoder {
         this.keptNums.push(num);
       } else r.skip(wt, at);
     }
-    if (valueCount !== this.types) throw badPprof(`a sample has ${valueCount} values for ${this.types} sample types`, sampleAt, `${this.types} values per sample`);
+    if (valueCount !== this.types)
+      throw badPprof(
+        `a sample has ${valueCount} values for ${this.types} sample types`,
+        sampleAt,
+        `${this.types} values per sample`,
+      );
     if (cachedStack >= 0) batch.stack[row] = cachedStack;
     else {
       const stack = p.stacks.intern(this.frames, depth);
@@ -385,7 +430,8 @@ class SampleDecoder {
         else if (typeof num === 'bigint') labels.push({ key: k, str: num.toString() });
         else labels.push(unit === 0 ? { key: k, num } : { key: k, num, unit: p.strings[unit]! });
       }
-      // Go writes a sample's labels in map order: one set whatever the order (a stable sort keeps repeated keys in order).
+      // Go writes a sample's labels in map order: one set whatever the order
+      // (a stable sort keeps repeated keys in their order).
       labels.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       id = p.labelTable.intern(labels);
       p.labelSetOf.set(key, id);

@@ -6,7 +6,17 @@
  */
 import { ANONYMOUS, FrameTable } from '../profile/index';
 import type { Frame, SampleType } from '../profile/index';
-import { badPprof, FunctionField, LineField, LocationField, MappingField, ProfileField, ProtoReader, ValueTypeField, WireType } from './pprof-proto';
+import {
+  badPprof,
+  FunctionField,
+  LineField,
+  LocationField,
+  MappingField,
+  ProfileField,
+  ProtoReader,
+  ValueTypeField,
+  WireType,
+} from './pprof-proto';
 
 export interface PprofHeader {
   strings: string[];
@@ -29,7 +39,8 @@ export interface PprofHeader {
 
 /** Expects a field of one wire type (profile.proto has one per field). */
 function want(wireType: number, expected: number, field: string, at: number): void {
-  if (wireType !== expected) throw badPprof(`${field} has wire type ${wireType}`, at, `wire type ${expected} for ${field}`);
+  if (wireType !== expected)
+    throw badPprof(`${field} has wire type ${wireType}`, at, `wire type ${expected} for ${field}`);
 }
 
 const utf8 = new TextDecoder('utf-8');
@@ -99,9 +110,15 @@ export function scanProfile(bytes: Uint8Array): PprofHeader {
       case ProfileField.mapping:
       case ProfileField.location:
       case ProfileField.function: {
-        want(wt, WireType.bytes, field === ProfileField.mapping ? 'mapping' : field === ProfileField.location ? 'location' : 'function', at);
+        want(
+          wt,
+          WireType.bytes,
+          field === ProfileField.mapping ? 'mapping' : field === ProfileField.location ? 'location' : 'function',
+          at,
+        );
         const end = r.sub();
-        const list = field === ProfileField.mapping ? h.mappings : field === ProfileField.location ? h.locations : h.functions;
+        const list =
+          field === ProfileField.mapping ? h.mappings : field === ProfileField.location ? h.locations : h.functions;
         list.push(r.pos, end);
         r.pos = end;
         break;
@@ -161,7 +178,12 @@ function decodeString(bytes: Uint8Array, from: number, to: number): string {
 /** A string-table index checked against the table. */
 export function stringAt(strings: readonly string[], index: number, at: number): string {
   const s = strings[index];
-  if (s === undefined) throw badPprof(`string index ${index} is outside the string table (${strings.length} strings)`, at, `an index below ${strings.length}`);
+  if (s === undefined)
+    throw badPprof(
+      `string index ${index} is outside the string table (${strings.length} strings)`,
+      at,
+      `an index below ${strings.length}`,
+    );
   return s;
 }
 
@@ -281,7 +303,13 @@ export function readLocations(bytes: Uint8Array, h: PprofHeader, frames: FrameTa
   return { indexOf: idIndex(ids), start, frameIds: Uint32Array.from(out) };
 }
 
-function readLine(r: ProtoReader, end: number, functions: Map<number, FunctionInfo>, frames: FrameTable, lineAt: number): number {
+function readLine(
+  r: ProtoReader,
+  end: number,
+  functions: Map<number, FunctionInfo>,
+  frames: FrameTable,
+  lineAt: number,
+): number {
   const outer = r.end;
   r.end = end;
   let functionId = 0;
@@ -298,13 +326,26 @@ function readLine(r: ProtoReader, end: number, functions: Map<number, FunctionIn
   }
   r.end = outer;
   const fn = functions.get(functionId);
-  if (fn === undefined) throw badPprof(`a location line names function ${functionId}, which the profile does not have`, lineAt, 'a function id of the profile');
+  if (fn === undefined)
+    throw badPprof(
+      `a location line names function ${functionId}, which the profile does not have`,
+      lineAt,
+      'a function id of the profile',
+    );
   return frames.intern(frameOf(fn.name, fn.filename, line, column));
 }
 
 /** pprof's 0 means "no line / column": the model's null. */
 function frameOf(funcname: string, filename: string, line: number, column: number): Frame {
-  return { filename, funcname, lineno: line > 0 ? line : null, endLineno: null, column: column > 0 ? column : null, endColumn: null, opcode: null };
+  return {
+    filename,
+    funcname,
+    lineno: line > 0 ? line : null,
+    endLineno: null,
+    column: column > 0 ? column : null,
+    endColumn: null,
+    opcode: null,
+  };
 }
 
 /** The model's sample types from the header's string indices. */

@@ -33,7 +33,6 @@ import {
   FunctionField,
   DATADOG,
   ID_UNIT,
-  LabelField,
   LineField,
   LocationField,
   NOT_EPOCH_COMMENT,
@@ -44,6 +43,19 @@ import {
   ValueTypeField,
   WireType,
 } from './pprof-proto';
+import {
+  bytesField,
+  copyInto,
+  int64,
+  INT64_MAX,
+  labelNum,
+  labelNumParts,
+  labelStr,
+  StringTable,
+  tagOf,
+  TWO_POW_32,
+  varintField,
+} from './pprof-encode';
 
 export interface PprofWriteOptions extends WriteOptions {
   /** gzip the output (default true, as Go writes it); false writes raw profile.proto. */
@@ -54,30 +66,6 @@ export interface PprofWriteOptions extends WriteOptions {
 
 /** Bytes gathered before a gzip member (or raw chunk) goes to the target. */
 const CHUNK = 1 << 20;
-const INT64_MAX = (1n << 63n) - 1n;
-const TWO_POW_63 = 2 ** 63;
-const TWO_POW_32 = 2 ** 32;
-
-const tagOf = (field: number, wireType: number): number => (field << 3) | wireType;
-
-/** An int64 varint (negative values take 10 bytes, as protobuf encodes them). */
-function int64(sink: ByteSink, value: number): void {
-  if (value >= 0 && value <= Number.MAX_SAFE_INTEGER) sink.uvarint(value);
-  else if (value > 0) sink.uvarint64(value >= TWO_POW_63 ? INT64_MAX : BigInt(value));
-  else sink.uvarint64(BigInt.asUintN(64, value <= -TWO_POW_63 ? -INT64_MAX - 1n : BigInt(value)));
-}
-
-function varintField(sink: ByteSink, field: number, value: number): void {
-  if (value === 0) return;
-  sink.uvarint(tagOf(field, WireType.varint));
-  int64(sink, value);
-}
-
-function bytesField(sink: ByteSink, field: number, payload: Uint8Array): void {
-  sink.uvarint(tagOf(field, WireType.bytes));
-  sink.uvarint(payload.length);
-  sink.append(payload);
-}
 
 /** The output: a ByteSink flushed to the target in chunks. */
 class ChunkedOutput {
@@ -99,116 +87,6 @@ class ChunkedOutput {
     this.sink.clear();
   }
 }
-
-class StringTable {
-  readonly list: string[] = [''];
-  private readonly ids = new Map<string, number>([['', 0]]);
-
-  id(s: string): number {
-    let i = this.ids.get(s);
-    if (i === undefined) {
-      i = this.list.length;
-      this.list.push(s);
-      this.ids.set(s, i);
-    }
-    return i;
-  }
-}
-
-/** Bytes of a varint of a non-negative integer below 2^53. */
-function uvarintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 128);
-    size++;
-  }
-  return size;
-}
-
-/** A numeric Label message in place (no scratch buffer: this runs once or twice per record). */
-function labelNum(sink: ByteSink, key: number, num: number | bigint, unit: number): void {
-  if (typeof num === 'bigint' || num < 0 || num > Number.MAX_SAFE_INTEGER) {
-    const body = new ByteSink(32);
-    varintField(body, LabelField.key, key);
-    body.uvarint(tagOf(LabelField.num, WireType.varint));
-    body.uvarint64(BigInt.asUintN(64, BigInt(num)));
-    varintField(body, LabelField.numUnit, unit);
-    bytesField(sink, SampleField.label, body.view());
-    return;
-  }
-  const size = (key === 0 ? 0 : 1 + uvarintSize(key)) + (num === 0 ? 0 : 1 + uvarintSize(num)) + (unit === 0 ? 0 : 1 + uvarintSize(unit));
-  sink.uvarint(tagOf(SampleField.label, WireType.bytes));
-  sink.uvarint(size);
-  varintField(sink, LabelField.key, key);
-  varintField(sink, LabelField.num, num);
-  varintField(sink, LabelField.numUnit, unit);
-}
-
-/** Bytes of the varint of the u64 hi * 2^32 + lo. */
-function varint64Size(lo: number, hi: number): number {
-  if (hi === 0) return uvarintSize(lo);
-  let size = 5;
-  for (let h = hi >>> 3; h !== 0; h >>>= 7) size++;
-  return size;
-}
-
-/** The varint of the u64 hi * 2^32 + lo (both halves below 2^32). */
-function varint64(sink: ByteSink, lo: number, hi: number): void {
-  if (hi === 0) {
-    sink.uvarint(lo);
-    return;
-  }
-  sink.reserve(10);
-  const b = sink.bytes;
-  let n = sink.length;
-  for (let i = 0; i < 4; i++) {
-    b[n++] = (lo & 0x7f) | 0x80;
-    lo >>>= 7;
-  }
-  // Bits 28-34: the last 4 of lo and the first 3 of hi.
-  let rest = hi;
-  let byte = (lo & 0x0f) | ((rest & 0x07) << 4);
-  rest >>>= 3;
-  while (rest !== 0) {
-    b[n++] = byte | 0x80;
-    byte = rest & 0x7f;
-    rest >>>= 7;
-  }
-  b[n++] = byte;
-  sink.length = n;
-}
-
-/** A numeric Label whose number is the u64 hi * 2^32 + lo. */
-function labelNumParts(sink: ByteSink, key: number, lo: number, hi: number, unit: number): void {
-  const size = (key === 0 ? 0 : 1 + uvarintSize(key)) + 1 + varint64Size(lo, hi) + (unit === 0 ? 0 : 1 + uvarintSize(unit));
-  sink.uvarint(tagOf(SampleField.label, WireType.bytes));
-  sink.uvarint(size);
-  varintField(sink, LabelField.key, key);
-  sink.uvarint(tagOf(LabelField.num, WireType.varint));
-  varint64(sink, lo, hi);
-  varintField(sink, LabelField.numUnit, unit);
-}
-
-function labelStr(sink: ByteSink, key: number, str: number): void {
-  sink.uvarint(tagOf(SampleField.label, WireType.bytes));
-  sink.uvarint((key === 0 ? 0 : 1 + uvarintSize(key)) + (str === 0 ? 0 : 1 + uvarintSize(str)));
-  varintField(sink, LabelField.key, key);
-  varintField(sink, LabelField.str, str);
-}
-
-/** Appends the first `length` bytes of `from` (a loop beats subarray + set for the short runs here). */
-function copyInto(sink: ByteSink, from: Uint8Array, length: number): void {
-  if (length > 64) {
-    sink.append(from.subarray(0, length));
-    return;
-  }
-  sink.reserve(length);
-  const to = sink.bytes;
-  let at = sink.length;
-  for (let i = 0; i < length; i++) to[at++] = from[i]!;
-  sink.length = at;
-}
-
 /** Encodes a source's samples and tables; `write` drives it. */
 class PprofEncoder {
   readonly strings = new StringTable();
@@ -290,7 +168,8 @@ class PprofEncoder {
         const idUnit = this.strings.id(ID_UNIT);
         const key = this.strings.id(PprofLabel.threadId);
         // Label numbers are int64: a u64 thread id beyond it is written as text.
-        if (t.threadId <= INT64_MAX) labelNum(sink, key, Number.isSafeInteger(Number(t.threadId)) ? Number(t.threadId) : t.threadId, idUnit);
+        if (t.threadId <= INT64_MAX)
+          labelNum(sink, key, Number.isSafeInteger(Number(t.threadId)) ? Number(t.threadId) : t.threadId, idUnit);
         else labelStr(sink, key, this.strings.id(t.threadId.toString()));
         if (t.interpreterId !== 0) labelNum(sink, this.strings.id(PprofLabel.interpreterId), t.interpreterId, idUnit);
         if (t.name !== undefined) labelStr(sink, this.strings.id(PprofLabel.threadName), this.strings.id(t.name));
@@ -313,7 +192,7 @@ class PprofEncoder {
     int64(sink, rounded);
   }
 
-  /** A time in µs as the time label's integer: µs for profpack's, epoch ns (past 2^53: as 32-bit halves) for Datadog's. */
+  /** A time in µs as the time label: µs for profpack's, epoch ns (past 2^53: from 32-bit halves) for Datadog's. */
   private timeLabel(sink: ByteSink, timeUs: number): void {
     if (this.timeScale === 1 || timeUs < 0) {
       labelNum(sink, this.timeKey, Math.round(timeUs * this.timeScale), this.timeUnit);
@@ -328,7 +207,17 @@ class PprofEncoder {
   }
 
   /** One Sample message into `out`. */
-  sample(out: ByteSink, body: ByteSink, stack: number, thread: number, labels: number, values: readonly Float64Array[], at: number, time: number, status: number): void {
+  sample(
+    out: ByteSink,
+    body: ByteSink,
+    stack: number,
+    thread: number,
+    labels: number,
+    values: readonly Float64Array[],
+    at: number,
+    time: number,
+    status: number,
+  ): void {
     body.clear();
     const locations = this.stack(stack);
     copyInto(body, locations, locations.length);
@@ -363,7 +252,6 @@ class PprofEncoder {
   }
 }
 
-
 /** Streams `source` to `target` as profile.proto (gzipped unless `gzip: false`). */
 export function writePprof(source: ProfileSource, target: WriteTarget, options: PprofWriteOptions = {}): void {
   const out = new ChunkedOutput(target, options.gzip ?? true, options.gzipLevel ?? 1);
@@ -389,7 +277,13 @@ function grow(a: Float64Array): Float64Array {
   return b;
 }
 
-function writeAggregated(source: ProfileSource, enc: PprofEncoder, out: ChunkedOutput, body: ByteSink, types: number): void {
+function writeAggregated(
+  source: ProfileSource,
+  enc: PprofEncoder,
+  out: ChunkedOutput,
+  body: ByteSink,
+  types: number,
+): void {
   const index = new Map<string, number>();
   const keys: number[] = [];
   let sums: Float64Array[] = Array.from({ length: types }, () => new Float64Array(1024));
@@ -461,7 +355,8 @@ function writeTables(source: ProfileSource, enc: PprofEncoder, out: ChunkedOutpu
 
   for (const t of meta.sampleTypes) writeValueType(sink, ProfileField.sampleType, strings, t.type, t.unit);
   // The last type is the default without it (profile.proto), and Go marks an explicit one "[dflt]" in -raw.
-  const defaultType = meta.defaultSampleType === meta.sampleTypes.length - 1 ? undefined : meta.sampleTypes[meta.defaultSampleType];
+  const defaultType =
+    meta.defaultSampleType === meta.sampleTypes.length - 1 ? undefined : meta.sampleTypes[meta.defaultSampleType];
   if (defaultType !== undefined) varintField(sink, ProfileField.defaultSampleType, strings.id(defaultType.type));
   const period = periodOf(source);
   if (period !== undefined) {
@@ -471,7 +366,8 @@ function writeTables(source: ProfileSource, enc: PprofEncoder, out: ChunkedOutpu
   // time_nanos is the Unix epoch (profile.proto); a source on another clock (CPython's, V8's) leaves it 0 and says so.
   const epoch = isEpochUs(meta.startTimeUs);
   if (epoch) writeInt64(sink, ProfileField.timeNanos, meta.startTimeUs * 1000n);
-  const durationNs = meta.durationUs !== undefined ? meta.durationUs * 1000n : spanNs(enc, meta.startTimeUs, meta.sampleIntervalUs);
+  const durationNs =
+    meta.durationUs !== undefined ? meta.durationUs * 1000n : spanNs(enc, meta.startTimeUs, meta.sampleIntervalUs);
   writeInt64(sink, ProfileField.durationNanos, durationNs);
   const comments = [...(meta.comments ?? [])];
   if (!epoch && meta.startTimeUs !== 0n && !comments.includes(NOT_EPOCH_COMMENT)) comments.push(NOT_EPOCH_COMMENT);
@@ -502,6 +398,9 @@ function periodOf(source: ProfileSource): { type: string; unit: string; period: 
   const meta = source.meta;
   if (meta.periodType !== undefined) return { ...meta.periodType, period: meta.period ?? 0 };
   if (meta.sampleIntervalUs <= 0n) return undefined;
-  const timed = meta.sampleTypes.find((t) => nanosPerUnit(t.unit) !== undefined) ?? { type: 'cpu', unit: 'nanoseconds' };
+  const timed = meta.sampleTypes.find((t) => nanosPerUnit(t.unit) !== undefined) ?? {
+    type: 'cpu',
+    unit: 'nanoseconds',
+  };
   return { ...timed, period: Math.round((Number(meta.sampleIntervalUs) * 1000) / nanosPerUnit(timed.unit)!) };
 }

@@ -30,7 +30,8 @@ export function gunzipBounded(bytes: Uint8Array, maxBytes = DEFAULT_MAX_INFLATED
   // gzip's last 4 bytes are the inflated size (mod 2^32, of the last member): as one output chunk, zlib
   // fills one buffer instead of gathering 16 KiB pieces and copying them (half the peak memory). Only a
   // hint: bounded by maxBytes and by deflate's largest ratio (1032:1), so a lying trailer cannot allocate more.
-  const claimed = bytes.length >= 18 ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).readUInt32LE(bytes.length - 4) : 0;
+  const claimed =
+    bytes.length >= 18 ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).readUInt32LE(bytes.length - 4) : 0;
   const chunkSize = Math.max(64 * 1024, Math.min(claimed + 1, maxBytes + 1, bytes.length * 1032));
   try {
     return gunzipSync(bytes, { maxOutputLength: maxBytes, chunkSize });
@@ -42,7 +43,11 @@ export function gunzipBounded(bytes: Uint8Array, maxBytes = DEFAULT_MAX_INFLATED
         cause: err,
       });
     }
-    throw new ProfpackError('the gzip data is corrupt', { code: ErrorCode.CONVERT_BAD_INPUT, expected: 'a complete gzip stream', cause: err });
+    throw new ProfpackError('the gzip data is corrupt', {
+      code: ErrorCode.CONVERT_BAD_INPUT,
+      expected: 'a complete gzip stream',
+      cause: err,
+    });
   }
 }
 
@@ -92,8 +97,11 @@ const FIELD_WIRE: Record<number, number[]> = {
  * field, not a whole file.
  */
 export function detectPprof(bytes: Uint8Array): boolean {
-  // The registry may hand the file's own first bytes: a gzip is looked through (and a gzip of anything else is not pprof).
-  const { head, partial } = isGzip(bytes) ? gunzipHead(bytes) : { head: bytes.subarray(0, 4096), partial: bytes.length >= 4096 };
+  // The registry may hand the file's own first bytes: a gzip is looked through
+  // (and a gzip of anything else is not pprof).
+  const { head, partial } = isGzip(bytes)
+    ? gunzipHead(bytes)
+    : { head: bytes.subarray(0, 4096), partial: bytes.length >= 4096 };
   const r = new ProtoReader(head);
   let fields = 0;
   try {
@@ -128,7 +136,11 @@ export const pprofAdapter: FormatAdapter = {
   mayBeGzipped: true,
   detect: detectPprof,
   read(input: ReadInput, options: ReadOptions) {
-    if (input.bytes === undefined) throw new ProfpackError('pprof is read from its bytes', { code: ErrorCode.INVALID_ARGUMENT, expected: 'ReadInput.bytes' });
+    if (input.bytes === undefined)
+      throw new ProfpackError('pprof is read from its bytes', {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: 'ReadInput.bytes',
+      });
     return readPprof(input.bytes, options);
   },
   write(source, target, options) {

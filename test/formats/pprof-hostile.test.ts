@@ -79,9 +79,24 @@ describe('pprof: hostile input', () => {
     ['a group wire type', [...HEADER, 0xa3, 0x01], HEADER.length, /wire type 0, 1, 2 or 5/],
     ['a sample with the wrong wire type', [...HEADER, 0x10, 0x01], HEADER.length, /wire type 2 for sample/],
     ['a string index past the table', [0x32, 0x00, 0x0a, 0x04, 0x08, 0x09, 0x10, 0x00], 0, /below 1/],
-    ['a sample naming a missing location', [...HEADER, 0x12, 0x04, 0x08, 0x05, 0x10, 0x01], HEADER.length + 3, /location id of the profile/],
-    ['a label key past the string table', [...HEADER, 0x12, 0x06, 0x10, 0x01, 0x1a, 0x02, 0x08, 0x30], HEADER.length + 4, /below 3/],
-    ['a location line naming a missing function', [...HEADER, 0x22, 0x06, 0x08, 0x01, 0x22, 0x02, 0x08, 0x04], HEADER.length + 4, /function id/],
+    [
+      'a sample naming a missing location',
+      [...HEADER, 0x12, 0x04, 0x08, 0x05, 0x10, 0x01],
+      HEADER.length + 3,
+      /location id of the profile/,
+    ],
+    [
+      'a label key past the string table',
+      [...HEADER, 0x12, 0x06, 0x10, 0x01, 0x1a, 0x02, 0x08, 0x30],
+      HEADER.length + 4,
+      /below 3/,
+    ],
+    [
+      'a location line naming a missing function',
+      [...HEADER, 0x22, 0x06, 0x08, 0x01, 0x22, 0x02, 0x08, 0x04],
+      HEADER.length + 4,
+      /function id/,
+    ],
     ['a location with id 0', [...HEADER, 0x22, 0x02, 0x10, 0x01], HEADER.length + 2, /above 0/],
     ['a string table not starting with ""', [0x32, 0x01, 0x61], 0, /empty first string/],
   ];
@@ -114,16 +129,20 @@ describe('pprof: hostile input', () => {
   it('any damage to a real file is a ProfpackError or a profile, never another exception', () => {
     const good = gunzipSync(readFileSync(path.join(outsideDir, 'datadog', 'datadog.wall.pb.gz')));
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.nat(good.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }), fc.nat(good.length), (edits, cut) => {
-        const bytes = Buffer.from(good.subarray(0, Math.max(cut, 1)));
-        for (const [at, v] of edits) if (at < bytes.length) bytes[at] = v;
-        try {
-          drain(bytes);
-        } catch (err) {
-          if (!isProfpackError(err)) throw err;
-          expect(err.code).toBe(ErrorCode.CONVERT_BAD_INPUT);
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.nat(good.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }),
+        fc.nat(good.length),
+        (edits, cut) => {
+          const bytes = Buffer.from(good.subarray(0, Math.max(cut, 1)));
+          for (const [at, v] of edits) if (at < bytes.length) bytes[at] = v;
+          try {
+            drain(bytes);
+          } catch (err) {
+            if (!isProfpackError(err)) throw err;
+            expect(err.code).toBe(ErrorCode.CONVERT_BAD_INPUT);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });

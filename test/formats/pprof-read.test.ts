@@ -6,7 +6,17 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { Function as PFunction, Label, Line, Location, Mapping, Profile, Sample, StringTable, ValueType } from 'pprof-format';
+import {
+  Function as PFunction,
+  Label,
+  Line,
+  Location,
+  Mapping,
+  Profile,
+  Sample,
+  StringTable,
+  ValueType,
+} from 'pprof-format';
 import { describe, expect, it } from 'vitest';
 import { detectPprof, pprofAdapter, readPprof } from '../../lib/formats/pprof';
 import type { OutsideExpectations } from '../support/outside-expected';
@@ -15,7 +25,7 @@ import { outsideDir, pprofFixtures, totals } from './pprof-support';
 
 const expected = JSON.parse(readFileSync(path.join(outsideDir, 'expected.json'), 'utf8')) as OutsideExpectations;
 
-describe('pprof read: the real tools\' files as go tool pprof reads them', () => {
+describe("pprof read: the real tools' files as go tool pprof reads them", () => {
   for (const name of pprofFixtures) {
     it(`${name}: every sample type, its sum, the default type, period and records`, () => {
       const file = path.join(outsideDir, name);
@@ -34,7 +44,8 @@ describe('pprof read: the real tools\' files as go tool pprof reads them', () =>
         // One record per Sample in the file, never expanded by value.
         expect(records).toBe(fromTools.fileSamples);
         expect(source.sampleCount).toBe(fromTools.fileSamples);
-        if (fromTools.durationNanos > 0) expect(source.meta.durationUs).toBe(BigInt(Math.floor(fromTools.durationNanos / 1000)));
+        if (fromTools.durationNanos > 0)
+          expect(source.meta.durationUs).toBe(BigInt(Math.floor(fromTools.durationNanos / 1000)));
       }
     });
   }
@@ -52,7 +63,7 @@ describe('pprof read: the real tools\' files as go tool pprof reads them', () =>
     expect(used.has(0)).toBe(true);
   });
 
-  it('Datadog: end_timestamp_ns is each record\'s time, the thread labels its thread, span ids stay labels', () => {
+  it("Datadog: end_timestamp_ns is each record's time, the thread labels its thread, span ids stay labels", () => {
     const source = readPprof(readFileSync(path.join(outsideDir, 'datadog', 'datadog.wall.pb.gz')));
     const start = Number(source.meta.startTimeUs);
     let timed = 0;
@@ -101,7 +112,12 @@ function location(t: Built, names: string[]): number {
 }
 
 function encode(t: Built, fields: Partial<ConstructorParameters<typeof Profile>[0]>): Uint8Array {
-  return new Profile({ location: t.locations, function: t.functions, stringTable: t.strings, ...fields } as ConstructorParameters<typeof Profile>[0]).encode();
+  return new Profile({
+    location: t.locations,
+    function: t.functions,
+    stringTable: t.strings,
+    ...fields,
+  } as ConstructorParameters<typeof Profile>[0]).encode();
 }
 
 describe('pprof read: hand-built profiles', () => {
@@ -109,8 +125,14 @@ describe('pprof read: hand-built profiles', () => {
     const t = table();
     const a = location(t, ['a']);
     const bytes = encode(t, {
-      sampleType: [new ValueType({ type: t.strings.dedup('contentions'), unit: t.strings.dedup('count') }), new ValueType({ type: t.strings.dedup('delay'), unit: t.strings.dedup('nanoseconds') })],
-      sample: [new Sample({ locationId: [a], value: [1_000_000_000, 824_648_531_000] }), new Sample({ locationId: [a], value: [-5, -1] })],
+      sampleType: [
+        new ValueType({ type: t.strings.dedup('contentions'), unit: t.strings.dedup('count') }),
+        new ValueType({ type: t.strings.dedup('delay'), unit: t.strings.dedup('nanoseconds') }),
+      ],
+      sample: [
+        new Sample({ locationId: [a], value: [1_000_000_000, 824_648_531_000] }),
+        new Sample({ locationId: [a], value: [-5, -1] }),
+      ],
     });
     const before = process.memoryUsage().rss;
     const source = readPprof(gzipSync(bytes));
@@ -122,9 +144,15 @@ describe('pprof read: hand-built profiles', () => {
 
   it('default_sample_type is honoured; without it the last type is the default', () => {
     const t = table();
-    const types = () => ['alloc_space', 'inuse_space'].map((n) => new ValueType({ type: t.strings.dedup(n), unit: t.strings.dedup('bytes') }));
+    const types = () =>
+      ['alloc_space', 'inuse_space'].map(
+        (n) => new ValueType({ type: t.strings.dedup(n), unit: t.strings.dedup('bytes') }),
+      );
     expect(readPprof(encode(t, { sampleType: types() })).meta.defaultSampleType).toBe(1);
-    expect(readPprof(encode(t, { sampleType: types(), defaultSampleType: t.strings.dedup('alloc_space') })).meta.defaultSampleType).toBe(0);
+    expect(
+      readPprof(encode(t, { sampleType: types(), defaultSampleType: t.strings.dedup('alloc_space') })).meta
+        .defaultSampleType,
+    ).toBe(0);
   });
 
   it('inline frames innermost first; an address-only location is named after its mapping, or its address', () => {
@@ -143,23 +171,47 @@ describe('pprof read: hand-built profiles', () => {
     const names = (row: number) => source.stacks.toArray(batch!.stack[row]!).map((f) => source.frames[f]!.funcname);
     expect(names(0)).toEqual(['[libc.so.6]', 'leaf', 'inlinedInto', 'main']);
     expect(names(1)).toEqual(['0xbeef']);
-    expect(source.frames.find((f) => f.funcname === 'leaf')).toMatchObject({ filename: 'app.go', lineno: 10, column: null });
+    expect(source.frames.find((f) => f.funcname === 'leaf')).toMatchObject({
+      filename: 'app.go',
+      lineno: 10,
+      column: null,
+    });
   });
 
-  it('thread labels: the preferred id key wins, text ids count, names and interpreters kept; time, status leave the set', () => {
+  it('thread labels: the best id key wins, text ids count, names and interpreters kept; time, status leave', () => {
     const t = table();
     const a = location(t, ['a']);
     const k = (s: string) => t.strings.dedup(s);
     const bytes = encode(t, {
       sampleType: [new ValueType({ type: k('samples'), unit: k('count') })],
       sample: [
-        new Sample({ locationId: [a], value: [1], label: [new Label({ key: k('os thread id'), str: k('99') }), new Label({ key: k('thread id'), str: k('7') }), new Label({ key: k('thread name'), str: k('Main') })] }),
         new Sample({
           locationId: [a],
           value: [1],
-          label: [new Label({ key: k('thread_id'), num: 9, numUnit: k('id') }), new Label({ key: k('interpreter_id'), num: 2, numUnit: k('id') }), new Label({ key: k('timestamp_us'), num: 1_700_000_000_123_456, numUnit: k('microseconds') }), new Label({ key: k('status'), num: 3 })],
+          label: [
+            new Label({ key: k('os thread id'), str: k('99') }),
+            new Label({ key: k('thread id'), str: k('7') }),
+            new Label({ key: k('thread name'), str: k('Main') }),
+          ],
         }),
-        new Sample({ locationId: [a], value: [1], label: [new Label({ key: k('tid'), str: k('not-a-number') }), new Label({ key: k('big'), num: 2n ** 60n + 1n, numUnit: k('bytes') })] }),
+        new Sample({
+          locationId: [a],
+          value: [1],
+          label: [
+            new Label({ key: k('thread_id'), num: 9, numUnit: k('id') }),
+            new Label({ key: k('interpreter_id'), num: 2, numUnit: k('id') }),
+            new Label({ key: k('timestamp_us'), num: 1_700_000_000_123_456, numUnit: k('microseconds') }),
+            new Label({ key: k('status'), num: 3 }),
+          ],
+        }),
+        new Sample({
+          locationId: [a],
+          value: [1],
+          label: [
+            new Label({ key: k('tid'), str: k('not-a-number') }),
+            new Label({ key: k('big'), num: 2n ** 60n + 1n, numUnit: k('bytes') }),
+          ],
+        }),
       ],
     });
     const source = readPprof(bytes);

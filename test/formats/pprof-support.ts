@@ -15,7 +15,11 @@ export const outsideDir = path.join(repoRoot, 'test', 'fixtures', 'outside');
 
 /** Every pprof file the real tools wrote (Go runtime/pprof, @datadog/pprof), relative to outsideDir. */
 export const pprofFixtures: string[] = [
-  ...['go', 'datadog'].flatMap((dir) => readdirSync(path.join(outsideDir, dir)).filter((f) => f.endsWith('.pb.gz')).map((f) => `${dir}/${f}`)),
+  ...['go', 'datadog'].flatMap((dir) =>
+    readdirSync(path.join(outsideDir, dir))
+      .filter((f) => f.endsWith('.pb.gz'))
+      .map((f) => `${dir}/${f}`),
+  ),
   ...readdirSync(outsideDir).filter((f) => f.endsWith('.pb.gz')),
 ];
 
@@ -94,7 +98,11 @@ export function rawView(file: string): RawView {
     if (m !== null) {
       flush();
       const ids = m[2]!.trim() === '' ? [] : m[2]!.trim().split(/\s+/);
-      sample = { values: m[1]!.trim().split(/\s+/).map(BigInt), frames: ids.flatMap((id) => locations.get(id) ?? [`?${id}`]).join(' <- '), labels: [] };
+      sample = {
+        values: m[1]!.trim().split(/\s+/).map(BigInt),
+        frames: ids.flatMap((id) => locations.get(id) ?? [`?${id}`]).join(' <- '),
+        labels: [],
+      };
     } else if (line.trim() !== '' && sample !== undefined) sample.labels.push(line.trim());
   }
   flush();

@@ -69,7 +69,8 @@ function recording(records: number, gapNs: (i: number) => number): ProfileBuilde
   const t1 = b.internThread(1n, 0, 'main');
   const t2 = b.internThread(2n ** 64n - 1n, 3);
   const stacks = [b.stacks.intern([main]), b.stacks.intern([work, main])];
-  for (let i = 0; i < records; i++) b.add(stacks[i % 2]!, i % 3 === 0 ? t2 : t1, 5_000_000 + i * 1000, i % 5 === 0 ? 1 : 0, [1, gapNs(i)]);
+  for (let i = 0; i < records; i++)
+    b.add(stacks[i % 2]!, i % 3 === 0 ? t2 : t1, 5_000_000 + i * 1000, i % 5 === 0 ? 1 : 0, [1, gapNs(i)]);
   return b;
 }
 
@@ -95,7 +96,9 @@ describe('pprof out of a model built in memory', () => {
     writeFile(b, out);
     const tags = goPprof(['-tags', out]);
     // Weights are the records' wall values (1 ms each); a u64 id beyond int64 went out as text.
-    expect(tags).toMatch(/thread_id: Total 30\.0ms\n\s+20\.0ms \(66\.67%\): 1\n\s+10\.0ms \(33\.33%\): 18446744073709551615\n/);
+    expect(tags).toMatch(
+      /thread_id: Total 30\.0ms\n\s+20\.0ms \(66\.67%\): 1\n\s+10\.0ms \(33\.33%\): 18446744073709551615\n/,
+    );
     expect(tags).toMatch(/thread_name: Total 20\.0ms\n\s+20\.0ms \(\s*100%\): main\n/);
     expect(tags).toMatch(/interpreter_id: Total 10\.0ms\n\s+10\.0ms \(\s*100%\): 3\n/);
     expect(tags).toMatch(/status: Total 6\.0ms\n\s+6\.0ms \(\s*100%\): 1\n/);
@@ -130,7 +133,14 @@ describe('pprof out of a model built in memory', () => {
       durationUs: 2_500_000n,
     });
     const f = b.internFrame(makeFrame('alloc', 'heap.go', 3));
-    b.add(b.stacks.intern([f]), b.internThread(0n), NaN, 0, [1_048_576, 3], b.internLabels([{ key: 'bytes', num: 349525, unit: 'bytes' }]));
+    b.add(
+      b.stacks.intern([f]),
+      b.internThread(0n),
+      NaN,
+      0,
+      [1_048_576, 3],
+      b.internLabels([{ key: 'bytes', num: 349525, unit: 'bytes' }]),
+    );
     const out = path.join(work, 'heap.pb.gz');
     writeFile(b, out);
     const raw = goPprofRaw(out);
