@@ -154,6 +154,22 @@ describe('pprof out of a model built in memory', () => {
     expect(goPprof(['-tags', out])).not.toContain('thread_id');
   });
 
+  it('negative values (a diff profile) go out as int64 and total exactly in go tool pprof', () => {
+    const b = new ProfileBuilder({
+      sampleTypes: [{ type: 'alloc_space', unit: 'bytes' }],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 0n,
+    });
+    const f = b.stacks.intern([b.internFrame(makeFrame('grow', 'diff.go', 9))]);
+    const values = [-(2 ** 40), 5, -1, 2 ** 52, -(2 ** 52)];
+    for (const v of values) b.add(f, b.internThread(0n), NaN, 0, [v]);
+    const out = path.join(work, 'diff.pb.gz');
+    writeFile(b, out);
+    expect(goPprofRawTotals(out)).toEqual([{ type: 'alloc_space', unit: 'bytes', total: -(2 ** 40) + 4 }]);
+    expect(totals(readPprof(readFileSync(out))).sums).toEqual([-(2 ** 40) + 4]);
+  });
+
   it('streams: 60,000 records come out in gzip members of about 1 MiB, never one buffer', () => {
     const b = recording(60_000, (i) => 1000 + (i % 7));
     const out = path.join(work, 'many.pb.gz');
