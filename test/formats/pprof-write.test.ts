@@ -1,0 +1,185 @@
+// The pprof adapter's writer, judged by go tool pprof: the real files read
+// and written back show the same -raw (values, stacks, labels, header) and
+// -tags; aggregated output keeps every total; a model built in memory comes
+// out with its types, units, real-time totals, threads and times; the output
+// streams in bounded chunks.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NOT_EPOCH_COMMENT, readPprof } from '../../lib/formats/pprof';
+import { makeFrame, ProfileBuilder } from '../../lib/profile/index';
+import { goPprof, goPprofRaw, goPprofRawTotals } from '../support/outside-tools';
+import { outsideDir, pprofFixtures, rawView, tagsView, totals, writeFile } from './pprof-support';
+
+const work = mkdtempSync(path.join(tmpdir(), 'profpack-pprof-write-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** Time labels: per record in the input, gone from aggregated output. */
+const TIME_KEYS = ['end_timestamp_ns', 'timestamp_us'];
+
+describe('pprof → model → pprof: go tool pprof sees the same on both sides', () => {
+  for (const name of pprofFixtures) {
+    it(`${name}: -raw (values, stacks, labels, header) and -tags, per record; totals and -tags aggregated`, () => {
+      const input = path.join(outsideDir, name);
+      const out = path.join(work, `${name.replace('/', '-')}.rt.pb.gz`);
+      writeFile(readPprof(readFileSync(input)), out);
+      const before = rawView(input);
+      const after = rawView(out);
+      expect(after.header).toEqual(before.header);
+      expect(after.samples).toEqual(before.samples);
+      // Time to the µs: the model's start time is µs (Datadog's time_nanos has ns digits).
+      expect(after.timeUs).toBe(before.timeUs);
+      expect(tagsView(out)).toBe(tagsView(input));
+      expect(goPprof(['-comments', out])).toBe(goPprof(['-comments', input]));
+
+      const aggregated = path.join(work, `${name.replace('/', '-')}.agg.pb.gz`);
+      writeFile(readPprof(readFileSync(input)), aggregated, { aggregate: true });
+      expect(goPprofRawTotals(aggregated)).toEqual(goPprofRawTotals(input));
+      expect(goPprofRaw(aggregated).header).toEqual(goPprofRaw(input).header);
+      expect(tagsView(aggregated, TIME_KEYS)).toBe(tagsView(input, TIME_KEYS));
+    });
+  }
+
+  it('a raw (not gzipped) profile.proto written and read back is the same model', () => {
+    const source = readPprof(readFileSync(path.join(outsideDir, 'go', 'go.heap.pb.gz')));
+    const out = path.join(work, 'heap.pb');
+    writeFile(source, out, { gzip: false });
+    const again = readPprof(readFileSync(out));
+    expect(again.meta.sampleTypes).toEqual(source.meta.sampleTypes);
+    expect(totals(again)).toEqual(totals(source));
+    expect(goPprofRawTotals(out)).toEqual(goPprofRawTotals(path.join(outsideDir, 'go', 'go.heap.pb.gz')));
+  });
+});
+
+function recording(records: number, gapNs: (i: number) => number): ProfileBuilder {
+  const b = new ProfileBuilder({
+    sampleTypes: [
+      { type: 'samples', unit: 'count' },
+      { type: 'wall', unit: 'nanoseconds' },
+    ],
+    defaultSampleType: 1,
+    startTimeUs: 5_000_000n, // a monotonic clock, not the epoch
+    sampleIntervalUs: 1000n,
+  });
+  const main = b.internFrame(makeFrame('main', 'app.js', 1, 5));
+  const work = b.internFrame(makeFrame('', 'app.js', 7));
+  const t1 = b.internThread(1n, 0, 'main');
+  const t2 = b.internThread(2n ** 64n - 1n, 3);
+  const stacks = [b.stacks.intern([main]), b.stacks.intern([work, main])];
+  for (let i = 0; i < records; i++)
+    b.add(stacks[i % 2]!, i % 3 === 0 ? t2 : t1, 5_000_000 + i * 1000, i % 5 === 0 ? 1 : 0, [1, gapNs(i)]);
+  return b;
+}
+
+describe('pprof out of a model built in memory', () => {
+  it('fractional real times total their sum rounded once in go tool pprof, per record and aggregated', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0, max: 5e6, noNaN: true }), { minLength: 1, maxLength: 40 }), (gaps) => {
+        const b = recording(gaps.length, (i) => gaps[i]!);
+        const sum = gaps.reduce((a, v) => a + v, 0);
+        const out = path.join(work, 'gaps.pb.gz');
+        writeFile(b, out);
+        expect(goPprofRawTotals(out).map((t) => t.total)).toEqual([gaps.length, Math.round(sum)]);
+        writeFile(b, out, { aggregate: true });
+        expect(goPprofRawTotals(out).map((t) => t.total)).toEqual([gaps.length, Math.round(sum)]);
+      }),
+      { numRuns: 8 },
+    );
+  });
+
+  it('threads, interpreters, times and status go out as labels Go shows; a non-epoch clock says so', () => {
+    const b = recording(30, () => 1_000_000);
+    const out = path.join(work, 'threads.pb.gz');
+    writeFile(b, out);
+    const tags = goPprof(['-tags', out]);
+    // Weights are the records' wall values (1 ms each); a u64 id beyond int64 went out as text.
+    expect(tags).toMatch(
+      /thread_id: Total 30\.0ms\n\s+20\.0ms \(66\.67%\): 1\n\s+10\.0ms \(33\.33%\): 18446744073709551615\n/,
+    );
+    expect(tags).toMatch(/thread_name: Total 20\.0ms\n\s+20\.0ms \(\s*100%\): main\n/);
+    expect(tags).toMatch(/interpreter_id: Total 10\.0ms\n\s+10\.0ms \(\s*100%\): 3\n/);
+    expect(tags).toMatch(/status: Total 6\.0ms\n\s+6\.0ms \(\s*100%\): 1\n/);
+    expect(tags).toMatch(/timestamp_us: Total 30\.0ms\n/);
+    expect(goPprof(['-comments', out])).toContain(NOT_EPOCH_COMMENT);
+    const raw = goPprofRaw(out);
+    expect(raw.header.periodType).toEqual({ type: 'wall', unit: 'nanoseconds' });
+    expect(raw.header.period).toBe(1_000_000);
+    expect(raw.header.defaultType).toBe(null); // the last type, so not written
+    // Read back: the same threads (a u64 id beyond int64 went out as text), times and status.
+    const again = readPprof(readFileSync(out));
+    const [batch] = [...again.batches()];
+    expect(again.threads[batch!.thread[0]!]).toMatchObject({ threadId: 2n ** 64n - 1n, interpreterId: 3 });
+    expect(again.threads[batch!.thread[1]!]).toMatchObject({ threadId: 1n, name: 'main' });
+    expect([...batch!.time.subarray(0, 3)]).toEqual([5_000_000, 5_001_000, 5_002_000]);
+    expect([...batch!.status.subarray(0, 6)]).toEqual([1, 0, 0, 0, 0, 1]);
+    expect(again.frames.map((f) => f.funcname).sort()).toEqual(['', 'main']);
+    expect(goPprof(['-top', '-nodecount=1', out])).toContain('(anonymous)');
+  });
+
+  it('units and the default type: a heap model reads in bytes, and a default other than the last is marked', () => {
+    const b = new ProfileBuilder({
+      sampleTypes: [
+        { type: 'inuse_space', unit: 'bytes' },
+        { type: 'inuse_objects', unit: 'count' },
+      ],
+      defaultSampleType: 0,
+      startTimeUs: 1_764_000_000_000_000n,
+      sampleIntervalUs: 0n,
+      periodType: { type: 'space', unit: 'bytes' },
+      period: 524288,
+      durationUs: 2_500_000n,
+    });
+    const f = b.internFrame(makeFrame('alloc', 'heap.go', 3));
+    b.add(
+      b.stacks.intern([f]),
+      b.internThread(0n),
+      NaN,
+      0,
+      [1_048_576, 3],
+      b.internLabels([{ key: 'bytes', num: 349525, unit: 'bytes' }]),
+    );
+    const out = path.join(work, 'heap.pb.gz');
+    writeFile(b, out);
+    const raw = goPprofRaw(out);
+    expect(raw.header.defaultType).toBe('inuse_space');
+    expect(raw.header.periodType).toEqual({ type: 'space', unit: 'bytes' });
+    expect(raw.header.duration).toBe('2.5s');
+    expect(goPprof(['-top', out])).toMatch(/Showing nodes accounting for 1MB, 100% of 1MB total/);
+    expect(goPprof(['-tags', out])).toMatch(/bytes: Total 1\.0MB\n\s+1\.0MB \(\s*100%\): 341\.33kB/);
+    expect(goPprof(['-raw', out])).toMatch(/Time: 2025-11-24 /);
+    // No thread labels for thread 0 without a name: what a sample without them reads as.
+    expect(goPprof(['-tags', out])).not.toContain('thread_id');
+  });
+
+  it('negative values (a diff profile) go out as int64 and total exactly in go tool pprof', () => {
+    const b = new ProfileBuilder({
+      sampleTypes: [{ type: 'alloc_space', unit: 'bytes' }],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 0n,
+    });
+    const f = b.stacks.intern([b.internFrame(makeFrame('grow', 'diff.go', 9))]);
+    const values = [-(2 ** 40), 5, -1, 2 ** 52, -(2 ** 52)];
+    for (const v of values) b.add(f, b.internThread(0n), NaN, 0, [v]);
+    const out = path.join(work, 'diff.pb.gz');
+    writeFile(b, out);
+    expect(goPprofRawTotals(out)).toEqual([{ type: 'alloc_space', unit: 'bytes', total: -(2 ** 40) + 4 }]);
+    expect(totals(readPprof(readFileSync(out))).sums).toEqual([-(2 ** 40) + 4]);
+  });
+
+  it('streams: 60,000 records come out in gzip members of about 1 MiB, never one buffer', () => {
+    const b = recording(60_000, (i) => 1000 + (i % 7));
+    const out = path.join(work, 'many.pb.gz');
+    const chunks = writeFile(b, out);
+    expect(chunks.length).toBeGreaterThan(1);
+    // A member holds at most ~1.25 MiB of protobuf; gzip only shrinks it.
+    expect(Math.max(...chunks)).toBeLessThan(1.3 * 1024 * 1024);
+    expect(gunzipSync(readFileSync(out)).length).toBeGreaterThan(1.3 * 1024 * 1024);
+    const raw = goPprofRaw(out);
+    expect(raw.totals.map((t) => t.total)).toEqual(totals(b).sums);
+    expect(totals(readPprof(readFileSync(out)))).toEqual(totals(b));
+  });
+});
