@@ -110,7 +110,6 @@ export const ErrorCode = {
   TACHYON_FILE_CHANGED: 'ERR_TACHYON_FILE_CHANGED', // the file shrank or was rewritten after open
   CONVERT_TOO_MANY_SAMPLES: 'ERR_CONVERT_TOO_MANY_SAMPLES', // past ConvertOptions.maxSamples
   CONVERT_UNSUPPORTED_FORMAT: 'ERR_CONVERT_UNSUPPORTED_FORMAT', // a profile format recognised but not read (gecko, trace events, pstats, Go legacy text…)
-  CONVERT_TOO_LARGE: 'ERR_CONVERT_TOO_LARGE', // an input that inflates past the reading limit
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});

@@ -91,13 +91,10 @@ export function fromTickSource(ticks: TickSource & { close?(): void }, timeType:
  * adapter has not replaced them yet: reading goes through fromTickSource,
  * writing through a tick stream of the samples/count column.
  */
-import { toPprof } from '../convert/pprof';
-import { fromPprof } from '../convert/pprof-read';
 import { createTachyonSink, openTachyon } from '../convert/tachyon';
 import { ErrorCode, ProfpackError } from '../errors';
 import type { Sample as TickSample } from '../convert/model';
 import type { FormatAdapter, FormatName, WriteTarget } from './adapter';
-import { gunzipHead, isGzip } from './sniff';
 
 
 /** A model source as lib/convert's tick stream: each record repeated by its samples/count value. */
@@ -131,12 +128,6 @@ const isTachyon = (head: Uint8Array) => {
   const magic = String.fromCharCode(...head.subarray(0, 4));
   return magic === 'HCAT' || magic === 'TACH';
 };
-// A protobuf Profile's first field, gzipped or not: 1 (sample_type) or 2 (sample), length-delimited.
-const isPprof = (head: Uint8Array): boolean => {
-  const raw = isGzip(head) ? gunzipHead(head, 16) : head;
-  return raw[0] === 0x0a || raw[0] === 0x12;
-};
-
 export const legacyAdapters: Partial<Record<FormatName, FormatAdapter>> = {
   tachyon: legacy('tachyon', 'Tachyon', ['.tach', '.tachyon', '.bin'], (input) => fromTickSource(openTachyon(input.path ?? input.bytes!)), (source, target, options) => {
     const ticks = toTickSource(source);
@@ -150,5 +141,4 @@ export const legacyAdapters: Partial<Record<FormatName, FormatAdapter>> = {
       throw err;
     }
   }, isTachyon),
-  pprof: legacy('pprof', 'pprof (profile.proto)', ['.pb.gz', '.pprof.gz', '.pprof', '.pb'], (input) => fromTickSource(fromPprof(input.bytes!)), (source, target, options) => target.write(toPprof(toTickSource(source), { aggregate: options.aggregate })), isPprof),
 };

@@ -12,9 +12,10 @@ import { collapsedAdapter } from './collapsed';
 import { cpuprofileAdapter } from './cpuprofile';
 import { heapprofileAdapter } from './heapprofile';
 import { speedscopeAdapter } from './speedscope';
-import { HEAD_BYTES, detectJsonKeys, firstNonSpace, gunzipHead, headText as text, isGzip } from './sniff';
+import { gunzipHead, isGzip } from './gzip';
+import { HEAD_BYTES, detectJsonKeys, firstNonSpace, headText as text } from './sniff';
 
-export { HEAD_BYTES, detectJsonKeys, gunzipHead, isGzip };
+export { HEAD_BYTES, detectJsonKeys, isGzip };
 
 export interface Recognized {
   /** A format this folder reads. */
@@ -74,7 +75,7 @@ const ADAPTERS = [heapprofileAdapter, cpuprofileAdapter, speedscopeAdapter, coll
 /** What a file's first bytes are: a format this folder reads, a refusal, or nothing known. */
 export function recognize(head: Uint8Array): Recognized {
   if (isGzip(head)) {
-    const inner = gunzipHead(head);
+    const inner = gunzipHead(head, HEAD_BYTES).head;
     if (inner.length === 0 || isGzip(inner)) return {};
     return { ...recognize(inner), gzipped: true };
   }

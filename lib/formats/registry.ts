@@ -4,7 +4,6 @@
  */
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { ErrorCode, ProfpackError } from '../errors';
 import { fsError, readInputFile } from '../input';
 import type { ProfileSource } from '../profile/index';
@@ -14,11 +13,13 @@ import { cpuprofileAdapter } from './cpuprofile';
 import { heapprofileAdapter } from './heapprofile';
 import { legacyAdapters } from './legacy';
 import { recognize } from './refuse';
-import { HEAD_BYTES, isGzip } from './sniff';
+import { gunzipBounded, isGzip } from './gzip';
+import { pprofAdapter } from './pprof';
+import { HEAD_BYTES } from './sniff';
 import { speedscopeAdapter } from './speedscope';
 
 /** Every format, in the order content detection tries them: the binary ones by magic, then text. */
-export const ADAPTERS: readonly FormatAdapter[] = [legacyAdapters.tachyon!, legacyAdapters.pprof!, speedscopeAdapter, heapprofileAdapter, cpuprofileAdapter, collapsedAdapter];
+export const ADAPTERS: readonly FormatAdapter[] = [legacyAdapters.tachyon!, pprofAdapter, speedscopeAdapter, heapprofileAdapter, cpuprofileAdapter, collapsedAdapter];
 
 export const FORMAT_NAMES = ADAPTERS.map((a) => a.name);
 
@@ -40,9 +41,6 @@ export function formatFromPath(file: string): FormatName | undefined {
   return best?.name;
 }
 
-/** The most a gzipped input may inflate to (a 58 KB gzip can hold gigabytes). */
-export const MAX_INFLATED_BYTES = 2 ** 31;
-
 /** The format of a file's content (its first 4 KiB decide; a gzip wrapper is looked through). */
 export function detectFormat(bytes: Uint8Array): FormatName {
   const head = bytes.subarray(0, HEAD_BYTES);
@@ -63,21 +61,6 @@ export function detectFormat(bytes: Uint8Array): FormatName {
     offset: 0,
     expected: FORMAT_NAMES.join(' | '),
   });
-}
-
-/** A gzipped input inflated, bounded (a decompression bomb is a coded error, not a V8 abort). */
-function gunzipBounded(bytes: Uint8Array): Uint8Array {
-  try {
-    return gunzipSync(bytes, { maxOutputLength: MAX_INFLATED_BYTES });
-  } catch (err) {
-    const tooLarge = (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
-    throw new ProfpackError(tooLarge ? `the gzipped input inflates past ${MAX_INFLATED_BYTES} bytes` : `the gzip data is corrupt: ${(err as Error).message}`, {
-      code: tooLarge ? ErrorCode.CONVERT_TOO_LARGE : ErrorCode.CONVERT_BAD_INPUT,
-      offset: 0,
-      expected: tooLarge ? `at most ${MAX_INFLATED_BYTES} bytes inflated` : 'a whole gzip stream',
-      cause: err,
-    });
-  }
 }
 
 export interface OpenOptions extends ReadOptions {

@@ -1,25 +1,10 @@
 /**
- * Sniffing helpers for the first 4 KiB of a file: gzip undone on a head that
- * may be cut anywhere, and the keys a JSON head shows. Adapters' detect and
+ * Sniffing helpers for the first 4 KiB of a file: the text and the keys a
+ * JSON head shows (gzip is undone first, gzip.ts). Adapters' detect and
  * refuse.ts share them.
  */
-import { constants, gunzipSync } from 'node:zlib';
 
 export const HEAD_BYTES = 4096;
-
-export function isGzip(head: Uint8Array): boolean {
-  return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
-}
-
-/** The first `limit` inflated bytes of a gzip head (which may be cut anywhere). */
-export function gunzipHead(head: Uint8Array, limit = HEAD_BYTES): Uint8Array {
-  try {
-    const out = gunzipSync(head, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: Math.max(limit, 8 << 20) });
-    return out.subarray(0, limit);
-  } catch {
-    return new Uint8Array(0);
-  }
-}
 
 export function headText(head: Uint8Array): string {
   return Buffer.from(head.buffer, head.byteOffset, Math.min(head.length, HEAD_BYTES)).toString('utf8');
