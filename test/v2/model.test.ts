@@ -65,12 +65,14 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
     reader.close();
   });
 
-  it('both writer twins write the same bytes, raw and zstd', () => {
+  // The native writer loads only on the native run; the JS run checks its twin is deterministic.
+  const other = backend.name === 'native' ? 'js' : backend.name;
+  it(`the ${backend.name} and ${other} writers write the same bytes, raw and zstd`, () => {
     for (const compression of ['none', 'zstd'] as const) {
       const a = file();
       const b = file();
-      writeModel(a, 'native', compression);
-      writeModel(b, 'js', compression);
+      writeModel(a, backend.name, compression);
+      writeModel(b, other, compression);
       expect(Buffer.compare(readFileSync(a), readFileSync(b))).toBe(0);
     }
   });
