@@ -3,7 +3,7 @@
 // against CPython 3.15's `python -m profiling.sampling replay --collapsed` on
 // the same file. Interleaved rounds; CPU seconds (user + sys) and peak RSS
 // from /usr/bin/time, since the machine is shared (wall time is printed too).
-// Usage: node bench/tachyon-model.mjs [rounds]   (after npm run compile)
+// Usage: node bench/tachyon-model.mjs [rounds]   (after npm run compile; BENCH_FILES=cpython_written picks files)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +25,11 @@ for (const [name, zstdLevel] of [['none', 0], ['zstd', 5]]) {
   if (!existsSync(file)) writeSynthetic(file, { samples: 1_000_000, threads: 8, zstdLevel, seed: 7 });
   files.push(file);
 }
+// A file CPython 3.15's own BinaryWriter wrote: 8 threads × 125,000 ticks, 70 % unchanged stacks, zstd.
+const written = path.join(dir, 'cpython_written_1m_zstd.bin');
+if (!existsSync(written)) spawnSync(python, [path.join(here, 'cpython_write.py'), '--synthetic', '8', '125000', '70', '7', '1', written], { stdio: 'inherit' });
+files.push(written);
+const only = process.env.BENCH_FILES?.split(',');
 
 // The profpack side: adapter read → per-stack totals → collapsed lines, streamed in chunks.
 const child = path.join(dir, 'to-collapsed.cjs');
@@ -66,7 +71,7 @@ function timed(argv) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-for (const file of files) {
+for (const file of files.filter((f) => !only || only.some((o) => f.includes(o)))) {
   const runs = { profpack: [], cpython: [] };
   for (let r = 0; r < rounds; r++) {
     for (const backendName of ['native']) runs.profpack.push(timed(['env', `PROFPACK_BACKEND=${backendName}`, process.execPath, child, file, path.join(dir, 'out.folded')]));

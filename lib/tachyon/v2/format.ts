@@ -51,7 +51,7 @@ export const HeaderFlag = {
 export const KNOWN_HEADER_FLAGS = HeaderFlag.TablesZstd | HeaderFlag.FrameTableMtf | HeaderFlag.FrameTableColumns | HeaderFlag.StringsNulTerminated | HeaderFlag.ModelSection;
 
 /** Footer offset of model_section_offset u64 (version 1's 16 reserved bytes start here), with HeaderFlag.ModelSection. */
-export const MODEL_OFFSET_IN_FOOTER = 16;
+export const MODEL_OFFSET_IN_FOOTER = 16; // Footer.reserved
 
 /**
  * A block holds at most this many samples, and is also ended once its columns
