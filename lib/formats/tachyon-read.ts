@@ -11,7 +11,7 @@
  * its thread's next. A version-2 file with a model section gives its own
  * types, values, labels and times instead.
  */
-import { ProfileReader, ProfilingMode, type ModelSection, type NodeVisitor, type StackNodes } from '../tachyon/index';
+import { ProfileReader, ProfilingMode, type ModelSection, type ReaderOptions, type NodeVisitor, type StackNodes } from '../tachyon/index';
 import { BATCH_ROWS, FrameTable, GapWeigher, LabelSets, SampleTypes, StackTable, ThreadTable, newBatch, normalizeFrame, type Frame, type ProfileMeta, type ProfileSource, type SampleBatch } from '../profile/index';
 import type { ReadInput } from './adapter';
 
@@ -230,8 +230,8 @@ export class TachyonSource implements ProfileSource {
   }
 }
 
-/** Opens a Tachyon file (path) or buffer as a streaming model source. */
-export function readTachyon(input: ReadInput): TachyonSource {
-  if (input.path !== undefined) return new TachyonSource(ProfileReader.open(input.path));
-  return new TachyonSource(ProfileReader.fromBuffer(input.bytes ?? new Uint8Array(0)));
+/** Opens a Tachyon file (path) or buffer as a streaming model source; `reader` options for tests (tiny buffers). */
+export function readTachyon(input: ReadInput, reader: ReaderOptions = {}): TachyonSource {
+  if (input.path !== undefined) return new TachyonSource(ProfileReader.open(input.path, reader));
+  return new TachyonSource(ProfileReader.fromBuffer(input.bytes ?? new Uint8Array(0), reader));
 }
