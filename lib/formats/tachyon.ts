@@ -44,6 +44,8 @@ class StackMapper {
   private readonly scratch = { buffer: new Uint32Array(256) };
   private readonly cacheKeys = new Int32Array(4096).fill(-1);
   private readonly cacheValues: Uint32Array[] = [];
+  /** Distinct stacks deeper than a Tachyon file holds (the writer drops their outermost frames). */
+  deepStacks = 0;
 
   constructor(
     private readonly source: ProfileSource,
@@ -54,6 +56,7 @@ class StackMapper {
     const slot = id & 4095;
     if (this.cacheKeys[slot] === id) return this.cacheValues[slot]!;
     const depth = this.source.stacks.frames(id, this.scratch);
+    if (depth > MAX_TACHYON_DEPTH) this.deepStacks++;
     const out = new Uint32Array(depth);
     const buf = this.scratch.buffer;
     for (let k = 0; k < depth; k++) {
@@ -66,6 +69,16 @@ class StackMapper {
     this.cacheValues[slot] = out;
     return out;
   }
+}
+
+/** Tachyon's stack limit (CPython 3.15 keeps the innermost 256 frames). */
+const MAX_TACHYON_DEPTH = 256;
+
+/** What the writing could not keep, for the caller to show. */
+function warnLosses(mapper: StackMapper, source: ProfileSource, version: 1 | 2, options: WriteOptions): void {
+  if (mapper.deepStacks > 0) options.onWarning?.(`${mapper.deepStacks} stacks are deeper than Tachyon's ${MAX_TACHYON_DEPTH} frames: their outermost frames were dropped`);
+  const named = source.threads.filter((t) => t.name !== undefined).length;
+  if (version === 1 && named > 0) options.onWarning?.(`Tachyon version 1 has no thread names: ${named} dropped (version 2 keeps them)`);
 }
 
 function durationSec(source: ProfileSource): number | null {
@@ -109,6 +122,7 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
         lastTick.set(t, us - interval);
       }
     }
+    warnLosses(mapper, source, 1, options);
     if (labelled > 0) options.onWarning?.(`Tachyon version 1 has no labels: the labels of ${labelled} records were dropped (version 2 keeps them)`);
     const other = types.filter((_, v) => v !== countColumn).map(sampleTypeName);
     if (other.length > 0) options.onWarning?.(`Tachyon version 1 keeps ticks only: ${other.join(', ')} not written (version 2 keeps them)`);
@@ -134,7 +148,9 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
   try {
     const mapper = new StackMapper(source, (f) => writer.internFrame(frameSpec(f)));
     const labelIds: number[] = [];
+    let records = 0;
     for (const b of source.batches()) {
+      records += b.length;
       for (let i = 0; i < b.length; i++) {
         const thread = source.threads[b.thread[i]!]!;
         const set = b.labels[i]!;
@@ -144,8 +160,9 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
       }
     }
     for (const t of source.threads) if (t.name !== undefined) writer.nameThread(t.threadId, t.interpreterId, t.name);
+    warnLosses(mapper, source, 2, options);
     const seconds = durationSec(source);
-    if (seconds !== null) writer.setStats(seconds, (source.sampleCount ?? 0) / seconds);
+    if (seconds !== null) writer.setStats(seconds, records / seconds);
     writer.finalize();
   } catch (err) {
     writer.close();

@@ -131,6 +131,27 @@ describe(`Tachyon adapter write (${backend.name} backend)`, () => {
     }
   });
 
+  it('says what it could not keep: labels and thread names in version 1, frames beyond 256 in both', () => {
+    const b = new ProfileBuilder(tickMeta());
+    const deep = Array.from({ length: 300 }, (_, i) => b.internFrame(makeFrame(`f${i}`, 'deep.py', i + 1)));
+    const stack = b.stacks.internOutermostFirst(deep);
+    b.add(stack, b.internThread(1n, 0, 'main'), 5_001_000, 0, [2, 2e6], b.internLabels([{ key: 'k', str: 'v' }]));
+    for (const version of [1, 2] as const) {
+      const warnings: string[] = [];
+      const out = target();
+      tachyonAdapter.write!(b, out, { version, onWarning: (w) => warnings.push(w) });
+      expect(warnings).toContain(`1 stacks are deeper than Tachyon's 256 frames: their outermost frames were dropped`);
+      if (version === 1) {
+        expect(warnings).toContain('Tachyon version 1 has no thread names: 1 dropped (version 2 keeps them)');
+        expect(warnings).toContain('Tachyon version 1 has no labels: the labels of 1 records were dropped (version 2 keeps them)');
+        expect(warnings).toContain('Tachyon version 1 keeps ticks only: wall/nanoseconds not written (version 2 keeps them)');
+      } else expect(warnings).toHaveLength(1);
+      const back = recordsOf(tachyonAdapter.read({ path: out.path }, {})) as { frames: Frame[] }[];
+      // The innermost 256 frames are kept, as CPython's writer keeps them.
+      expect(back[0]!.frames.map((f) => f.funcname)).toEqual(Array.from({ length: 256 }, (_, i) => `f${299 - i}`));
+    }
+  });
+
   it('version 2 keeps a pprof-like heap profile: four types in bytes and counts, period, labels, no times, values of 10^12', () => {
     const meta: ProfileMeta = {
       sampleTypes: [
@@ -165,7 +186,7 @@ describe(`Tachyon adapter write (${backend.name} backend)`, () => {
 
   it('version 2 round-trips random profiles exactly (types, values, labels, threads, times)', () => {
     const typeArb = fc.record({ type: fc.constantFrom('samples', 'cpu', 'wall', 'alloc_space', 'contentions', 'delay'), unit: fc.constantFrom('count', 'nanoseconds', 'bytes', 'µs') });
-    const valueArb = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.maxSafeInteger(), fc.maxSafeInteger().map((v) => -v), fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (Object.is(v, -0) ? 0 : v)));
+    const valueArb = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.maxSafeInteger(), fc.maxSafeInteger().map((v) => (v === 0 ? 0 : -v)), fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (Object.is(v, -0) ? 0 : v)));
     const labelArb = fc.record(
       { key: fc.string({ maxLength: 6 }), str: fc.string({ maxLength: 8 }), num: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (Object.is(v, -0) ? 0 : v))), unit: fc.constantFrom('bytes', 'ms') },
       { requiredKeys: ['key'] },
