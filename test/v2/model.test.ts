@@ -13,7 +13,10 @@ import { tachyonAdapter } from '../../lib/formats/tachyon';
 import { FOOTER_SIZE, Header } from '../../lib/tachyon/format';
 import { ModelWriter, ProfileReader, ProfileWriter, downgrade } from '../../lib/tachyon/index';
 import { HeaderFlag, MODEL_OFFSET_IN_FOOTER } from '../../lib/tachyon/v2/format';
-import { decodeModelSection } from '../../lib/tachyon/v2/model';
+import { decodeDeltas, decodeModelSection } from '../../lib/tachyon/v2/model';
+import { ByteSource } from '../../lib/tachyon/v2/bytes';
+import type { V2Native } from '../../lib/tachyon/v2/native';
+import { nativeTwin } from '../fuzz/twins';
 import { readProfileV2 } from '../../lib/tachyon/read/v2-file';
 import { thrown } from '../helpers';
 
@@ -160,5 +163,47 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
     const damagedFile = file();
     writeFileSync(damagedFile, whole);
     expect(thrown(() => ProfileReader.open(damagedFile)).code).toMatch(/^ERR_(V2_|VARINT_)/);
+  });
+
+  it('the native and JS value-column decoders give the same values, or the same error at the same offset (fast-check)', () => {
+    const native = nativeTwin<V2Native>('v2');
+    const outcome = (f: () => { values: number[]; used: number }) => {
+      try {
+        return f();
+      } catch (err) {
+        expect(isProfpackError(err)).toBe(true);
+        const e = err as { code: string; offset: number; message: string; expected: string };
+        return { code: e.code, offset: e.offset, message: e.message, expected: e.expected };
+      }
+    };
+    // Mostly well-formed codes (small, large, 2^53 and beyond), then cut or flipped.
+    const code = fc.oneof(fc.nat(300), fc.constantFrom(2 ** 53, 2 ** 53 + 2, 2 ** 52, 2 ** 56 - 1), fc.maxSafeInteger());
+    fc.assert(
+      fc.property(fc.array(code, { maxLength: 40 }), fc.nat(45), fc.option(fc.tuple(fc.nat(400), fc.nat(255))), fc.nat(500), (codes, n, flip, base) => {
+        const bytes: number[] = [];
+        for (let c of codes) {
+          while (c >= 128) {
+            bytes.push((c % 128) | 0x80);
+            c = Math.floor(c / 128);
+          }
+          bytes.push(c);
+        }
+        const column = Uint8Array.from(bytes);
+        if (flip && flip[0] < column.length) column[flip[0]] = flip[1];
+        const count = Math.min(n, column.length);
+        const js = outcome(() => {
+          const src = new ByteSource(column, 0, column.length, base);
+          const values = Array.from(decodeDeltas(src, count));
+          return { values, used: src.pos };
+        });
+        const nat = outcome(() => {
+          const r = native.decodeValueColumn(column, base, count);
+          if ('error' in r) throw r.error;
+          return { values: Array.from(r.values), used: r.used };
+        });
+        expect(nat).toEqual(js);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

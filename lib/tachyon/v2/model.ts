@@ -11,6 +11,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { zstdCompress, zstdDecompress } from '../file/zstd';
 import { ByteSink, ByteSource } from './bytes';
 import { decodeStringTable, encodeStringTable } from './tables';
+import { v2Native } from './native';
 
 /** What a value column measures (lib/profile's SampleType). */
 export interface ModelSampleType {
@@ -133,7 +134,16 @@ function uvarint53(src: ByteSource, what: string): number {
   throw src.fail(ErrorCode.V2_BAD_MODEL, `${what} is not a LEB128 integer up to 2^53`, 'at most 8 bytes and 2^53', at);
 }
 
-function decodeDeltas(src: ByteSource, n: number): Float64Array {
+/** A delta-zigzag column: on the native twin (one crossing) when the addon is loaded, else in JS; the same values and errors. */
+function decodeDeltaColumn(src: ByteSource, n: number): Float64Array {
+  if (v2Native === null) return decodeDeltas(src, n);
+  const r = v2Native.decodeValueColumn(src.bytes.subarray(src.pos, src.end), src.offset(), n);
+  if ('error' in r) throw r.error;
+  src.pos += r.used;
+  return r.values;
+}
+
+export function decodeDeltas(src: ByteSource, n: number): Float64Array {
   const out = new Float64Array(n);
   let v = 0;
   for (let i = 0; i < n; i++) {
@@ -375,7 +385,7 @@ export function decodeModelSection(bytes: Uint8Array, offset: number, sampleCoun
     const col = new ByteSource(plain, src.pos, src.pos + length, src.base);
     if (c === ValueCoding.DeltaZigzag) {
       if (n > length) throw bad(src, `a value column of ${length} bytes cannot hold ${n} values`, `at least ${n} bytes`, codingAt);
-      section.values.push(decodeDeltas(col, n));
+      section.values.push(decodeDeltaColumn(col, n));
     } else if (c === ValueCoding.Float64) {
       if (length !== n * 8) throw bad(src, `a float64 value column of ${length} bytes for ${n} values`, `${n * 8} bytes`, codingAt);
       const out = new Float64Array(n);
