@@ -95,6 +95,8 @@ export const ErrorCode = {
   V2_UNSUPPORTED: 'ERR_V2_UNSUPPORTED',
   V2_ZSTD: 'ERR_V2_ZSTD',
   V2_WRITER_STATE: 'ERR_V2_WRITER_STATE',
+  V2_BAD_MODEL: 'ERR_V2_BAD_MODEL', // version 2's model section (sample types, value columns, labels) is malformed
+  TACHYON_V1_WEIGHTED: 'ERR_TACHYON_V1_WEIGHTED', // a weighted profile that version 1's one-tick samples cannot hold: write version 2
   // Many profiles (lib/fleet)
   FLEET_NO_INPUT: 'ERR_FLEET_NO_INPUT', // a path that is missing, or a directory without profiles
   DUCKDB_UNAVAILABLE: 'ERR_DUCKDB_UNAVAILABLE', // the optional @duckdb/node-api is not installed or does not load

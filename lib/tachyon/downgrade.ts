@@ -20,6 +20,7 @@ import { readInputFile } from '../input';
 import { ProfileWriter } from './write/index';
 import { isVersion2, readProfileV2, type V2Profile } from './read/index';
 import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/tables';
+import type { ModelSection } from './v2/model';
 
 export interface DowngradeOptions {
   /** Compression of the version-1 sample region: 'zstd' (default, level 5, CPython's) or 'none'. */
@@ -34,6 +35,31 @@ export interface DowngradeResult {
   samples: number;
   /** Size of the version-1 file. */
   bytes: number;
+  /**
+   * What version 1 could not keep, one sentence each (empty when nothing was
+   * lost): a model section's value columns other than one tick per sample,
+   * its labels, samples without a time, thread names, comments.
+   */
+  lost: string[];
+}
+
+/** What version 1's one-tick samples cannot hold of a model section (docs/format-v2.md §8). */
+export function lostInVersion1(model: ModelSection | null): string[] {
+  if (model === null) return [];
+  const lost: string[] = [];
+  model.sampleTypes.forEach((t, v) => {
+    const column = model.values[v]!;
+    const ticks = t.type === 'samples' && t.unit === 'count' && column.every((x) => x === 1);
+    if (!ticks) lost.push(`value column ${t.type}/${t.unit} (version 1 counts one tick per sample)`);
+  });
+  const labelled = model.labels === null ? 0 : model.labels.reduce((n, id) => n + (id !== 0 ? 1 : 0), 0);
+  if (labelled > 0) lost.push(`labels of ${labelled} samples (${model.labelSets.length - 1} label sets)`);
+  if (model.timeAbsent !== null) lost.push('which samples had no time (version 1 stores a time for every sample)');
+  if (model.threadNames.length > 0) lost.push(`${model.threadNames.length} thread names`);
+  if (model.periodType !== undefined) lost.push(`the period (${model.period} ${model.periodType.unit} of ${model.periodType.type})`);
+  if (model.durationUs !== undefined) lost.push('the duration (kept only as the stats block says it)');
+  if (model.comments !== undefined && model.comments.length > 0) lost.push(`${model.comments.length} comments`);
+  return lost;
 }
 
 /** Rewrites the version-2 profile at `inputPath` as a version-1 file at `outputPath`. */
@@ -63,7 +89,7 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
     removeFile(outputPath);
     throw err;
   }
-  return { samples, bytes: fs.statSync(outputPath).size };
+  return { samples, bytes: fs.statSync(outputPath).size, lost: lostInVersion1(profile.model) };
 }
 
 /** What downgrade needs of a version-1 writer (ProfileWriter's fast path). */

@@ -3,6 +3,9 @@
 export { ProfileReader, MAX_TIMESTAMPS_PER_COLLECT, type ReaderOptions, type Sample, type Collector, type TypedCollector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './read/index';
 export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, type DumpSample } from './read/index';
 export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './write/index';
+export { ModelWriter, type ModelWriterOptions } from './write/index';
+export type { NodeVisitor, StackNodes } from './read/index';
+export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/model';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';
 export { ProfilingMode, ThreadStatus } from './format';
 export * as v2 from './v2-api';

@@ -8,8 +8,12 @@
 //         as sampled stacks do) go through BlockEncoder (kind 6, or 4 with
 //         flag bit 1) in blocks of 1..256 samples, and DecodeRegion must give
 //         every sample back exactly.
-// Input: byte 0 = op (bit 0) and flags, byte 1 = block size − 1, then the
-// region (op 0) or the sample script (op 1).
+//   op 2 (bit 0 clear, bit 2 set): a model section's value column
+//         (model_columns.h): arbitrary bytes decode to n = byte 1 values or a
+//         documented error inside the column; and deltas scripted from the
+//         input, coded as the JS writer codes them, decode back exactly.
+// Input: byte 0 = op (bit 0) and flags, byte 1 = block size − 1 (op 2: the
+// value count), then the region (op 0), the sample script (op 1) or the column (op 2).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,6 +21,7 @@
 
 #include "fuzz/fuzz_common.h"
 #include "tachyon/v2/block_encoder.h"
+#include "tachyon/v2/model_columns.h"
 #include "tachyon/v2/region_decoder.h"
 
 namespace {
@@ -106,12 +111,48 @@ void RoundTrip(profpack::fuzz::Params& in, uint8_t kind, uint32_t blockMax) {
 
 }  // namespace
 
+// Op 2: the value-column decoder on the raw bytes, then a scripted round trip.
+void ValueColumn(const uint8_t* column, size_t size, size_t n) {
+  if (n > size) n = size;  // the JS layer refuses more values than bytes before decoding
+  std::vector<double> out(n);
+  try {
+    const size_t used = v2::DecodeDeltaColumn(column, size, kBase, n, out.data());
+    PROFPACK_FUZZ_CHECK(used <= size && used >= n, "value column used bytes outside the column");
+  } catch (const profpack::FormatError& e) {
+    PROFPACK_FUZZ_CHECK(std::string(e.code) == "ERR_V2_TRUNCATED" || std::string(e.code) == "ERR_V2_BAD_MODEL", "undocumented value-column error code");
+    PROFPACK_FUZZ_CHECK(e.offset >= kBase && e.offset <= kBase + static_cast<int64_t>(size), "value-column error offset outside the column");
+  }
+  // Round trip: each input byte pair is a delta in ±2^15 scaled by 2^(byte % 38), coded as model.ts codes it.
+  std::vector<uint8_t> coded;
+  std::vector<double> expected;
+  double value = 0;
+  for (size_t i = 0; i + 1 < size; i += 2) {
+    const int64_t delta = static_cast<int64_t>(static_cast<int16_t>(column[i] | (column[i + 1] << 8))) * (int64_t{1} << (column[i] % 38));
+    value += static_cast<double>(delta);
+    expected.push_back(value);
+    uint64_t code = delta >= 0 ? static_cast<uint64_t>(delta) * 2 : static_cast<uint64_t>(-delta) * 2 - 1;
+    while (code >= 0x80) {
+      coded.push_back(static_cast<uint8_t>((code & 0x7f) | 0x80));
+      code >>= 7;
+    }
+    coded.push_back(static_cast<uint8_t>(code));
+  }
+  std::vector<double> back(expected.size());
+  const size_t used = v2::DecodeDeltaColumn(coded.data(), coded.size(), kBase, back.size(), back.data());
+  PROFPACK_FUZZ_CHECK(used == coded.size(), "a coded value column was not used up");
+  PROFPACK_FUZZ_CHECK(back == expected, "a coded value column did not decode to its values");
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   profpack::fuzz::Params in(data, size);
   const uint8_t op = in.Byte();
   const uint32_t blockMax = static_cast<uint32_t>(in.Byte()) + 1;
   if (op & 1) {
     RoundTrip(in, (op & 2) ? 4 : 6, blockMax);
+    return 0;
+  }
+  if (op & 4) {
+    ValueColumn(in.rest(), in.rest_size(), blockMax - 1);
     return 0;
   }
   v2::DecodedRegion d;

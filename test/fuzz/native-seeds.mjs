@@ -187,6 +187,11 @@ switch (target) {
       emit(`${name}.kind6`, [1, 255], script);
       emit(`${name}.predict`, [3, 15], script);
     }
+    // op 2: model-section value columns (docs/format-v2.md §8): counts of 1, and wall-time gaps around 10 ms.
+    emit('values.ones', [4, 200], [0x02, ...new Array(199).fill(0)]);
+    const gaps = [];
+    for (let i = 0; i < 120; i++) gaps.push(...[(i * 37) % 200, 0x80 | ((i * 11) % 128), 0x09]);
+    emit('values.gaps', [4, 120], gaps);
     break;
   }
   default:

@@ -9,6 +9,7 @@ import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-nap
 import { repoRoot, sharedPath } from '../shared';
 import type { FrameSpec } from '../../lib/tachyon/write/types';
 import { memoryWriter } from '../v2/memory-writer';
+import { ModelSectionEncoder } from '../../lib/tachyon/v2/model';
 // @ts-expect-error plain ESM helper without types
 import { loadStream } from '../../bench/_streams.mjs';
 import type { FieldHints, FixedField, Seed } from './mutate';
@@ -269,6 +270,32 @@ export function version2Seeds(): Seed[] {
         out.push({ name: `v2-${name}-${stackCoding}-${compression}`, bytes: file, hints: tachyonHints(file) });
       }
     }
+  }
+  out.push(...modelSeeds());
+  return out;
+}
+
+/**
+ * Version 2 with a model section (docs/format-v2.md §8): two value columns (one
+ * turned float64 by a fraction), labels, samples without a time, thread names,
+ * raw and zstd, so mutations reach every field of the section.
+ */
+function modelSeeds(): Seed[] {
+  const out: Seed[] = [];
+  for (const compression of ['none', 'zstd'] as const) {
+    const section = new ModelSectionEncoder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'alloc_space', unit: 'bytes' }], defaultSampleType: 1, periodType: { type: 'space', unit: 'bytes' }, period: 524288, durationUs: 2_000_000n, comments: ['fuzz seed'] });
+    const { writer, bytes } = memoryWriter({ sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2, compression }, { modelSection: section });
+    const frames = ['main', 'work', 'leaf'].map((funcname, i) => writer.internFrame({ filename: 'f.py', funcname, lineno: i + 1 }));
+    const set = section.internLabels([{ key: 'span', str: 'a1' }, { key: 'n', num: -3, unit: 'bytes' }, { key: 'r', num: 0.5 }]);
+    section.nameThread(2n, 0, 'worker');
+    const values = [new Float64Array([1, 2, 1, 3, 1, 1]), new Float64Array([512, 1e12, 0.25, -7, 0, 9])];
+    for (let i = 0; i < 60; i++) {
+      writer.writeStack(BigInt(1 + (i % 2)), 0, 1_000_000 + i * 1000, 2, frames.slice(0, 1 + (i % 3)).reverse());
+      section.add(values, i % 6, i % 4 === 0 ? set : 0, i % 7 !== 0);
+    }
+    writer.finalize();
+    const file = bytes();
+    out.push({ name: `v2-model-${compression}`, bytes: file, hints: tachyonHints(file) });
   }
   return out;
 }

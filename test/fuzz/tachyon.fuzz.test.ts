@@ -60,7 +60,8 @@ function read(open: () => ProfileReader, useReplay: boolean): Reading {
     if (!isProfpackError(err)) throw err;
     return { stage: 'open', code: err.code, offset: err.offset, head: '', samples: 0, digest: '', trail: [] };
   }
-  const head = jsonish([reader.info, reader.strings, reader.frames]);
+  const model = reader.model;
+  const head = jsonish([reader.info, reader.strings, reader.frames, model && { ...model, values: model.values.map((c) => Array.from(c)), labels: model.labels && Array.from(model.labels), timeAbsent: model.timeAbsent && Array.from(model.timeAbsent) }]);
   let samples = 0;
   let h = 0x811c9dc5;
   const trail: number[] = [];

@@ -12,5 +12,7 @@ export function registerDowngrade(program: Command): void {
     .action((input: string, output: string, flags: { compression: 'zstd' | 'none' }) => {
       const result = downgrade(input, output, { compression: flags.compression });
       process.stdout.write(`${output}: format version 1, ${result.samples} samples, ${result.bytes} bytes\n`);
+      // Said on stderr: the file is written, but version 1 could not keep these.
+      for (const what of result.lost) process.stderr.write(`profpack: version 1 does not keep ${what}\n`);
     });
 }

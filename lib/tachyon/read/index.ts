@@ -5,3 +5,4 @@ export { MAX_TIMESTAMPS_PER_COLLECT } from './types';
 export type { Collector, TypedCollector, Frame, InterpreterInfo, ProfileInfo, ReaderOptions, ReplayOptions, ReplayStats, Sample, ThreadInfo } from './types';
 export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, type DumpSample } from './dump';
 export { readProfileV2, openProfileV2, isVersion2, stackCodingOf, type V2Info, type V2Profile, type V2ReadOptions, type V2SampleChunk } from './v2-file';
+export type { NodeReplay, NodeVisitor, StackNodes } from './nodes';

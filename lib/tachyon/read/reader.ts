@@ -21,6 +21,8 @@ import { arrayDelivery, typedDelivery } from './collect';
 import type { StackCoding } from '../v2/blocks';
 import { readProfileV2, stackCodingOf, type V2Profile } from './v2-file';
 import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2';
+import { replayNodesV1, replayNodesV2, type NodeReplay, type NodeVisitor } from './nodes';
+import type { ModelSection } from '../v2/model';
 
 export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, TypedCollector, ReplayOptions, ReplayStats } from './types';
 
@@ -251,6 +253,25 @@ export class ProfileReader {
       return v2Replay(this.v2, this.frames, collector, options, (stats) => (this.stats = stats));
     }
     return this.replayRun(collector, options);
+  }
+
+  /** A version-2 file's model section (sample types, value columns, labels: docs/format-v2.md §8), or null. */
+  get model(): ModelSection | null {
+    return this.v2?.model ?? null;
+  }
+
+  /**
+   * The replay as stack-trie nodes (read/nodes.ts): one call per decoder
+   * event, a version-1 REPEAT run as one call with its count, no frame list
+   * per sample. Same checks and errors as replay(), thrown by the step that meets them.
+   */
+  replayNodes(visitor: NodeVisitor): NodeReplay {
+    if (this.v2 !== null) {
+      this.assertOpen(false);
+      return replayNodesV2(this.v2, this.frames, visitor);
+    }
+    const run = this.startRun();
+    return replayNodesV1(run, this.frames, visitor, (f) => run.invalidFrame(f));
   }
 
   private replayRun(collector: Collector | TypedCollector, options: ReplayOptions): number {

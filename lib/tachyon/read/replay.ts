@@ -367,7 +367,8 @@ export class ReplayRun {
     return out;
   }
 
-  private invalidFrame(f: number): never {
+  /** Throws the replay error for a frame index the table cannot resolve. */
+  invalidFrame(f: number): never {
     if (f >= this.frameTable.length) throw replayError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, this.regionOffset(-1), this.delivered, null);
     throw replayError(ErrorCode.TACHYON_STRING_INDEX, 'Invalid string index in frame', this.context.layout.frameTableOffset, this.delivered, null);
   }

@@ -25,7 +25,8 @@ import {
 } from '../format';
 import { ByteSource } from '../v2/bytes';
 import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/blocks';
-import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS } from '../v2/format';
+import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS, MODEL_OFFSET_IN_FOOTER } from '../v2/format';
+import { decodeModelSection, type ModelSection } from '../v2/model';
 import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/tables';
 import { v2Native } from '../v2/native';
 import { readStatsBlock, zstdDecompress, type ByteSource as ByteSourceOfFile, type ProfileInfo } from '../file/index';
@@ -74,6 +75,8 @@ export interface V2Profile {
   frames: FrameTableEntry[];
   /** The (decompressed) sample region. */
   region: Uint8Array;
+  /** The model section (HeaderFlag.ModelSection: sample types, value columns, labels), or null. */
+  model: ModelSection | null;
   /** Which region decoder this profile uses. */
   backend: 'native' | 'js';
   /**
@@ -152,7 +155,16 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     }
   });
   const statsBlockSize = stats?.size ?? 0;
-  const tablesEnd = footerAt - statsBlockSize;
+  let tablesEnd = footerAt - statsBlockSize;
+  let modelOffset = -1;
+  if (flags & HeaderFlag.ModelSection) {
+    const at = footerAt + MODEL_OFFSET_IN_FOOTER;
+    const offset = view.getBigUint64(at, true);
+    if (offset < BigInt(frameTableOffset) || offset >= BigInt(tablesEnd)) throw headerError(`model section offset ${offset} is outside ${frameTableOffset}..${tablesEnd - 1}`, at);
+    modelOffset = Number(offset);
+  }
+  const modelEnd = tablesEnd;
+  if (modelOffset >= 0) tablesEnd = modelOffset;
   const stringCount = view.getUint32(footerAt + Footer.stringCount, true);
   const frameCount = view.getUint32(footerAt + Footer.frameCount, true);
 
@@ -165,6 +177,8 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   const strings = decodeStringTable(tableSpan(stringTableOffset, frameTableOffset, 'string table'), stringCount, (flags & HeaderFlag.StringsNulTerminated) !== 0);
   const frames = decodeFrameTable(tableSpan(frameTableOffset, tablesEnd, 'frame table'), frameCount, frameTableCoding);
 
+  const declared = view.getBigUint64(Header.sampleCount, true);
+  const model = modelOffset < 0 ? null : decodeModelSection(bytes.subarray(modelOffset, modelEnd), modelOffset, Number(declared), limit);
   const stored = bytes.subarray(HEADER_SIZE, stringTableOffset);
   const region = compressionType === Compression.Zstd && stored.length > 0 ? zstdDecompress(stored, HEADER_SIZE, 'sample region', limit) : stored;
 
@@ -258,6 +272,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     strings,
     frames,
     region,
+    model,
     backend: native !== null ? 'native' : 'js',
     chunks,
     forEachSample,

@@ -144,6 +144,13 @@ class ThreadStacks<T> {
   }
 }
 
+/** A frame index checked against the frame table as version 1's reader checks it. */
+export function checkFrameIndex(table: readonly (Frame | null)[], f: number, delivered: number): void {
+  if (table[f] != null) return;
+  if (f >= table.length) throw frameError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, HEADER_SIZE, delivered);
+  throw frameError(ErrorCode.TACHYON_STRING_INDEX, 'Invalid string index in frame', HEADER_SIZE, delivered);
+}
+
 /** Frame indices of one stack, checked against the frame table as version 1's reader checks them. */
 function checkedStack<F>(table: readonly (Frame | null)[], frames: ArrayLike<number>, from: number, depth: number, delivered: number, map: (f: number, frame: Frame) => F): F[] {
   const out = new Array<F>(depth);
@@ -163,7 +170,7 @@ const indexOf = (f: number): number => f;
 const frameOf = (_f: number, frame: Frame): Frame => frame;
 
 /** Where the walk over a version-2 profile is: sample i of chunk c, of thread t; `delivered` samples came before. */
-interface V2Cursor {
+export interface V2Cursor {
   c: V2SampleChunk;
   i: number;
   t: number;
@@ -178,7 +185,7 @@ interface V2Cursor {
  * replay() share: chunk by chunk, with the header's thread and sample counts
  * checked; every error is a replay-stage error. The cursor object is reused.
  */
-function* walk(profile: V2Profile): Generator<V2Cursor, number, undefined> {
+export function* walk(profile: V2Profile): Generator<V2Cursor, number, undefined> {
   const info = profile.info;
   const it = profile.chunks();
   let delivered = 0;

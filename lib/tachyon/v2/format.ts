@@ -40,8 +40,18 @@ export const HeaderFlag = {
    * 3–15 % smaller after zstd). Only when no string contains a NUL byte.
    */
   StringsNulTerminated: 1 << 3,
+  /**
+   * A model section (sample types, value columns, labels: model.ts) follows
+   * the frame table; its offset is the footer's first reserved u64
+   * (MODEL_OFFSET_IN_FOOTER). Readers from before it refuse the bit, so no
+   * reader takes the section for part of the frame table.
+   */
+  ModelSection: 1 << 4,
 } as const;
-export const KNOWN_HEADER_FLAGS = HeaderFlag.TablesZstd | HeaderFlag.FrameTableMtf | HeaderFlag.FrameTableColumns | HeaderFlag.StringsNulTerminated;
+export const KNOWN_HEADER_FLAGS = HeaderFlag.TablesZstd | HeaderFlag.FrameTableMtf | HeaderFlag.FrameTableColumns | HeaderFlag.StringsNulTerminated | HeaderFlag.ModelSection;
+
+/** Footer offset of model_section_offset u64 (version 1's 16 reserved bytes start here), with HeaderFlag.ModelSection. */
+export const MODEL_OFFSET_IN_FOOTER = 16; // Footer.reserved
 
 /**
  * A block holds at most this many samples, and is also ended once its columns

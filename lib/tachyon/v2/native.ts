@@ -22,6 +22,8 @@ export interface NativeDecodedRegion {
 export type NativeEncoderHandle = { readonly __brand: 'v2-encoder' };
 
 export interface V2Native {
+  /** A model section's delta-zigzag value column (model.ts decodeDeltas' twin): n values and the bytes used, or the error. */
+  decodeValueColumn(column: Uint8Array, base: number, n: number): { values: Float64Array; used: number } | { error: ProfpackError };
   decodeRegion(region: Uint8Array, base: number, startTimeUs: bigint, sampleIntervalUs: bigint): NativeDecodedRegion;
   createEncoder(kind: number, sampleIntervalUs: bigint, startTimeUs: bigint, blockMaxSamples: number): NativeEncoderHandle;
   /** Codes a batch (sample k's stack = frames[stackEnds[k-1] .. stackEnds[k])); returns the blocks it finished. */

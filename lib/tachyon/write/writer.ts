@@ -16,6 +16,7 @@ import { SlotWriter } from '../../varint/slots';
 import { Compression, FOOTER_SIZE, FORMAT_VERSION, FORMAT_VERSION_2, HEADER_SIZE, MAGIC, MAX_STACK_DEPTH, WRITER_PYTHON_VERSION, ZSTD_LEVEL } from '../format';
 import { footer, ioError, reserveHeader, statsBlock, type HeaderSlots, type StatsValues } from '../file/index';
 import { version2Tables, type FrameTableCoding } from '../v2/tables';
+import { HeaderFlag } from '../v2/format';
 import type { ByteSink } from '../../varint/byte-sink';
 import { configWord, finiteNonNegative, firstBadId, firstIdAtOrAbove, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { COUNTER_COUNT, Counter, STAGED_HEADER, type EngineOptions, type SampleEngine } from './engine';
@@ -46,6 +47,8 @@ export interface WriterInternals {
   compressTables?: boolean;
   tablesLevel?: number;
   frameTable?: FrameTableCoding;
+  /** Version 2: a model section written after the frame table at finalize (v2/model.ts), given the tables' zstd level or null. */
+  modelSection?: { encode(level: number | null): Uint8Array };
 }
 export const WRITER_INTERNALS = Symbol('profpack.writerInternals');
 
@@ -407,15 +410,17 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       out.write(v2Tables === null ? this.strings.encoded.view() : v2Tables.strings);
       const frameTableOffset = out.position;
       out.write(v2Tables === null ? this.frames.encoded.view() : v2Tables.frames);
+      const modelOffset = v2Tables !== null && t.modelSection !== undefined ? out.position : -1;
+      if (modelOffset >= 0) out.write(t.modelSection!.encode(tablesLevel));
       if (this.statsValues !== undefined) out.write(statsBlock(this.statsValues, this.littleEndian));
       const fileSize = out.position + FOOTER_SIZE;
-      out.write(footer(this.strings.count, this.frames.count, fileSize, this.littleEndian));
+      out.write(footer(this.strings.count, this.frames.count, fileSize, this.littleEndian, modelOffset));
       const counters = Float64Array.from(this.engine.counters());
       const s = this.slots;
       const hd = this.header;
       s.patch(hd.magic, MAGIC);
       s.patch(hd.version, this.formatVersion === 2 ? FORMAT_VERSION_2 : FORMAT_VERSION);
-      if (v2Tables !== null) s.patch(hd.reserved, v2Tables.flags);
+      if (v2Tables !== null) s.patch(hd.reserved, v2Tables.flags | (modelOffset >= 0 ? HeaderFlag.ModelSection : 0));
       s.patch(hd.pythonMajor, WRITER_PYTHON_VERSION[0]);
       s.patch(hd.pythonMinor, WRITER_PYTHON_VERSION[1]);
       s.patch(hd.pythonMicro, WRITER_PYTHON_VERSION[2]);

@@ -9,6 +9,7 @@
 #include "common/module_registry.h"
 #include "common/typed_array.h"
 #include "tachyon/v2/block_encoder.h"
+#include "tachyon/v2/model_columns.h"
 #include "tachyon/v2/region_decoder.h"
 
 namespace profpack {
@@ -51,6 +52,26 @@ Napi::Value DecodeRegion(const Napi::CallbackInfo& info) {
   result.Set("frames", Copy<uint32_t, Napi::Uint32Array>(env, decoded.frames));
   if (decoded.error) {
     result.Set("error", MakeProfpackError(env, *decoded.error).Value());
+  }
+  return result;
+}
+
+// decodeValueColumn(column: Uint8Array, base: number, n: number): { values, used } or { error }
+Napi::Value DecodeValueColumn(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const RawView column = ViewOfType(info[0], napi_uint8_array, "column");
+  const size_t base = IndexArg(info, 1, "base");
+  const size_t n = IndexArg(info, 2, "n");
+  Napi::Object result = Napi::Object::New(env);
+  // Every value takes a byte at least: a count beyond the column is the JS layer's check, not an allocation here.
+  if (n > column.length) throw Napi::RangeError::New(env, "n exceeds the column's bytes");
+  Napi::Float64Array values = Napi::Float64Array::New(env, n);
+  try {
+    const size_t used = v2::DecodeDeltaColumn(column.data, column.length, static_cast<int64_t>(base), n, values.Data());
+    result.Set("values", values);
+    result.Set("used", Napi::Number::New(env, static_cast<double>(used)));
+  } catch (const FormatError& e) {
+    result.Set("error", MakeProfpackError(env, e).Value());
   }
   return result;
 }
@@ -140,6 +161,7 @@ Napi::Value EncoderCounts(const Napi::CallbackInfo& info) {
 
 void InitV2(Napi::Env env, Napi::Object exports) {
   exports.Set("decodeRegion", Napi::Function::New(env, DecodeRegion, "decodeRegion"));
+  exports.Set("decodeValueColumn", Napi::Function::New(env, DecodeValueColumn, "decodeValueColumn"));
   exports.Set("createEncoder", Napi::Function::New(env, CreateEncoder, "createEncoder"));
   exports.Set("encodeSamples", Napi::Function::New(env, EncodeSamples, "encodeSamples"));
   exports.Set("flushEncoder", Napi::Function::New(env, FlushEncoder, "flushEncoder"));

@@ -1,0 +1,237 @@
+/**
+ * A Tachyon file (version 1 or 2) as a streaming model source: the reader's
+ * replay as stack-trie nodes (ProfileReader.replayNodes), interned into the
+ * source's StackTable once per trie node, into one reused batch. Nothing is
+ * held per sample: a record waits only until its thread's next one (its
+ * time value is the real gap to it, GapWeigher).
+ *
+ * Sample types: [samples/count, cpu|wall/nanoseconds] (cpu when the header's
+ * mode says CPU), default samples/count; a version-1 REPEAT run is one record
+ * whose count is the run and whose time is the gap from its first sample to
+ * its thread's next. A version-2 file with a model section gives its own
+ * types, values, labels and times instead.
+ */
+import { ProfileReader, ProfilingMode, type ModelSection, type ReaderOptions, type NodeVisitor, type StackNodes } from '../tachyon/index';
+import { BATCH_ROWS, FrameTable, GapWeigher, LabelSets, SampleTypes, StackTable, ThreadTable, newBatch, normalizeFrame, type Frame, type ProfileMeta, type ProfileSource, type SampleBatch } from '../profile/index';
+import type { ReadInput } from './adapter';
+
+/** The time column of a tick stream: CPU time when the profiler sampled on-CPU time, else wall time. */
+function tickMeta(reader: ProfileReader): ProfileMeta {
+  const info = reader.info;
+  const meta: ProfileMeta = {
+    sampleTypes: [SampleTypes.samples, info.mode === ProfilingMode.Cpu ? SampleTypes.cpu : SampleTypes.wall],
+    defaultSampleType: 0,
+    startTimeUs: info.startTimeUs,
+    sampleIntervalUs: info.sampleIntervalUs,
+    origin: { format: 'tachyon', producer: info.version === 2 ? 'profpack (format version 2)' : `Python ${info.pythonVersion.join('.')}` },
+  };
+  if (typeof info.durationSec === 'number' && info.durationSec > 0) meta.durationUs = BigInt(Math.round(info.durationSec * 1e6));
+  return meta;
+}
+
+function modelMeta(reader: ProfileReader, model: ModelSection): ProfileMeta {
+  const meta = tickMeta(reader);
+  meta.sampleTypes = model.sampleTypes.map((t) => ({ ...t }));
+  meta.defaultSampleType = model.defaultSampleType;
+  if (model.periodType !== undefined) {
+    meta.periodType = { ...model.periodType };
+    meta.period = model.period;
+  }
+  if (model.durationUs !== undefined) meta.durationUs = model.durationUs;
+  if (model.comments !== undefined) meta.comments = [...model.comments];
+  return meta;
+}
+
+function grown(a: Int32Array | Uint32Array, atLeast: number, fill: number): Int32Array {
+  const b = new Int32Array(Math.max(atLeast + 1, a.length * 2)).fill(fill);
+  b.set(a);
+  return b;
+}
+
+export class TachyonSource implements ProfileSource {
+  readonly meta: ProfileMeta;
+  readonly stacks = new StackTable();
+  private readonly frameTable = new FrameTable();
+  private readonly threadTable = new ThreadTable();
+  private readonly labelTable = new LabelSets();
+  readonly sampleCount: number | undefined;
+  private readonly model: ModelSection | null;
+  /** Section label set id → this source's label set id. */
+  private readonly labelIds: number[] = [];
+
+  constructor(private readonly reader: ProfileReader) {
+    this.model = reader.model;
+    this.meta = this.model === null ? tickMeta(reader) : modelMeta(reader, this.model);
+    const count = Number(reader.info.sampleCount);
+    // Version 2 delivers one record per sample; version 1 merges REPEAT runs, so its record count is not known up front.
+    this.sampleCount = reader.info.version === 2 && Number.isSafeInteger(count) ? count : undefined;
+    if (this.model !== null) {
+      for (const set of this.model.labelSets) this.labelIds.push(this.labelTable.intern(set));
+      for (const t of this.model.threadNames) this.threadTable.intern(t.threadId, t.interpreterId, t.name);
+    }
+  }
+
+  get frames(): readonly Frame[] {
+    return this.frameTable.list;
+  }
+
+  get threads() {
+    return this.threadTable.list;
+  }
+
+  get labelSets() {
+    return this.labelTable.list;
+  }
+
+  close(): void {
+    this.reader.close();
+  }
+
+  *batches(): Iterable<SampleBatch> {
+    const valueCount = this.meta.sampleTypes.length;
+    let batch = newBatch(BATCH_ROWS * 2, valueCount);
+    const reader = this.reader;
+    const stacks = this.stacks;
+    const fileFrames = reader.frames;
+    const frameIds = new Int32Array(fileFrames.length).fill(-1);
+    let nodeStack: Int32Array = new Int32Array(1024);
+    let threadIndex: Int32Array = new Int32Array(16).fill(-1);
+    const chain: number[] = [];
+    let nodes: StackNodes | null = null;
+
+    const push = (): number => {
+      const i = batch.length;
+      if (i === batch.stack.length) {
+        const next = newBatch(i * 2, valueCount);
+        next.stack.set(batch.stack);
+        next.thread.set(batch.thread);
+        next.time.set(batch.time);
+        next.status.set(batch.status);
+        next.labels.set(batch.labels);
+        for (let v = 0; v < valueCount; v++) next.values[v]!.set(batch.values[v]!);
+        next.length = i;
+        batch = next;
+      }
+      batch.length = i + 1;
+      return i;
+    };
+    const frameOf = (f: number): number => {
+      let id = frameIds[f]!;
+      if (id < 0) id = frameIds[f] = this.frameTable.intern(normalizeFrame(fileFrames[f]!));
+      return id;
+    };
+    // A node's stack: walk up to the first node already interned, then intern down.
+    const stackOf = (node: number): number => {
+      if (node >= nodeStack.length) nodeStack = grown(nodeStack, node, 0);
+      const known = nodeStack[node]!;
+      if (known !== 0 || node === 0) return known;
+      let n = node;
+      chain.length = 0;
+      while (n !== 0 && (n >= nodeStack.length || nodeStack[n] === 0)) {
+        chain.push(n);
+        n = nodes!.parent(n);
+      }
+      let id = n === 0 ? 0 : nodeStack[n]!;
+      for (let k = chain.length - 1; k >= 0; k--) {
+        const c = chain[k]!;
+        id = stacks.push(id, frameOf(nodes!.frame(c)));
+        nodeStack[c] = id;
+      }
+      return id;
+    };
+    const threadOf = (t: number): number => {
+      if (t >= threadIndex.length) threadIndex = grown(threadIndex, t, -1);
+      let id = threadIndex[t]!;
+      if (id < 0) id = threadIndex[t] = this.threadTable.intern(nodes!.threadId(t), nodes!.interpreterId(t));
+      return id;
+    };
+
+    const model = this.model;
+    let visitor: NodeVisitor;
+    let finish = (): void => {};
+    if (model === null) {
+      // Held records, one per thread (GapWeigher's row is the thread's index here).
+      let held = { stack: new Uint32Array(16), status: new Uint8Array(16), time: new Float64Array(16), count: new Float64Array(16), span: new Float64Array(16) };
+      let flushing = false;
+      const weigher = new GapWeigher<number>(Number(reader.info.sampleIntervalUs), (t, gapNs) => {
+        const i = push();
+        batch.stack[i] = held.stack[t]!;
+        batch.thread[i] = t;
+        batch.time[i] = held.time[t]!;
+        batch.status[i] = held.status[t]!;
+        batch.labels[i] = 0;
+        batch.values[0]![i] = held.count[t]!;
+        // The last record of a thread: the nominal interval after its run's own span.
+        batch.values[1]![i] = flushing ? gapNs + held.span[t]! * 1000 : gapNs;
+      });
+      visitor = {
+        start: (n) => (nodes = n),
+        samples(t, node, status, firstUs, lastUs, count) {
+          const mt = threadOf(t);
+          const stack = stackOf(node);
+          weigher.push(mt, firstUs, mt);
+          if (mt >= held.stack.length) {
+            const size = Math.max(mt + 1, held.stack.length * 2);
+            const grow = <A extends Uint32Array | Uint8Array | Float64Array>(a: A, make: (n: number) => A): A => {
+              const b = make(size);
+              b.set(a);
+              return b;
+            };
+            held = {
+              stack: grow(held.stack, (n) => new Uint32Array(n)),
+              status: grow(held.status, (n) => new Uint8Array(n)),
+              time: grow(held.time, (n) => new Float64Array(n)),
+              count: grow(held.count, (n) => new Float64Array(n)),
+              span: grow(held.span, (n) => new Float64Array(n)),
+            };
+          }
+          held.stack[mt] = stack;
+          held.status[mt] = status;
+          held.time[mt] = firstUs;
+          held.count[mt] = count;
+          held.span[mt] = lastUs - firstUs;
+        },
+        reset: () => nodeStack.fill(0),
+      };
+      finish = () => {
+        flushing = true;
+        weigher.flush();
+      };
+    } else {
+      let sample = 0;
+      const absent = model.timeAbsent;
+      const labels = model.labels;
+      const labelIds = this.labelIds;
+      visitor = {
+        start: (n) => (nodes = n),
+        samples(t, node, status, firstUs) {
+          const i = push();
+          const s = sample++;
+          batch.stack[i] = stackOf(node);
+          batch.thread[i] = threadOf(t);
+          batch.time[i] = absent !== null && (absent[s >> 3]! & (1 << (s & 7))) !== 0 ? NaN : firstUs;
+          batch.status[i] = status;
+          batch.labels[i] = labels === null ? 0 : labelIds[labels[s]!]!;
+          for (let v = 0; v < valueCount; v++) batch.values[v]![i] = model.values[v]![s]!;
+        },
+        reset: () => nodeStack.fill(0),
+      };
+    }
+
+    const replay = reader.replayNodes(visitor);
+    for (let done = false; !done; ) {
+      done = replay.next();
+      if (done) finish();
+      if (batch.length >= BATCH_ROWS || (done && batch.length > 0)) {
+        yield batch;
+        batch.length = 0;
+      }
+    }
+  }
+}
+
+/** Opens a Tachyon file (path) or buffer as a streaming model source; `reader` options for tests (tiny buffers). */
+export function readTachyon(input: ReadInput, reader: ReaderOptions = {}): TachyonSource {
+  if (input.path !== undefined) return new TachyonSource(ProfileReader.open(input.path, reader));
+  return new TachyonSource(ProfileReader.fromBuffer(input.bytes ?? new Uint8Array(0), reader));
+}
