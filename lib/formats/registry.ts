@@ -11,15 +11,15 @@ import type { FormatAdapter, FormatName, ReadOptions, WriteOptions, WriteTarget 
 import { collapsedAdapter } from './collapsed';
 import { cpuprofileAdapter } from './cpuprofile';
 import { heapprofileAdapter } from './heapprofile';
-import { legacyAdapters } from './legacy';
 import { recognize } from './refuse';
 import { gunzipBounded, isGzip } from './gzip';
 import { pprofAdapter } from './pprof';
+import { tachyonAdapter } from './tachyon';
 import { HEAD_BYTES } from './sniff';
 import { speedscopeAdapter } from './speedscope';
 
 /** Every format, in the order content detection tries them: the binary ones by magic, then text. */
-export const ADAPTERS: readonly FormatAdapter[] = [legacyAdapters.tachyon!, pprofAdapter, speedscopeAdapter, heapprofileAdapter, cpuprofileAdapter, collapsedAdapter];
+export const ADAPTERS: readonly FormatAdapter[] = [tachyonAdapter, pprofAdapter, speedscopeAdapter, heapprofileAdapter, cpuprofileAdapter, collapsedAdapter];
 
 export const FORMAT_NAMES = ADAPTERS.map((a) => a.name);
 

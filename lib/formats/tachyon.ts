@@ -118,7 +118,8 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
         const time = b.time[i]!;
         // Tick k of a record is k intervals after its time; a record without a time follows its thread's last tick.
         let us = Number.isNaN(time) ? (lastTick.has(t) ? lastTick.get(t)! + interval : start) : Math.round(time);
-        for (let k = 0; k < n; k++, us += interval) writer.writeStack(thread.threadId, thread.interpreterId, us, b.status[i]!, frames);
+        // Times past 2^53 µs (a float in the model) go to the writer as the u64 they round to.
+        for (let k = 0; k < n; k++, us += interval) writer.writeStack(thread.threadId, thread.interpreterId, Number.isSafeInteger(us) ? us : BigInt(us), b.status[i]!, frames);
         lastTick.set(t, us - interval);
       }
     }

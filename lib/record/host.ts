@@ -6,8 +6,8 @@
  * harvest that arrived.
  */
 import { statSync } from 'node:fs';
-import type { CpuProfile } from '../convert/cpuprofile';
-import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
+import type { CpuProfile } from '../formats/v8';
+import { createTachyonSink, type TachyonSink } from './sink';
 import { ErrorCode, ProfpackError } from '../errors';
 import { removeFile } from '../file-retry';
 import { ProfilingMode } from '../tachyon/index';

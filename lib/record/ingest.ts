@@ -3,8 +3,9 @@
  * returns) into sink writes: frames interned once across chunks, one
  * writeStack per sample, innermost first.
  */
-import { frameFromV8, statusForV8Leaf, type CpuProfile, type CpuProfileCallFrame } from '../convert/cpuprofile';
-import { NodeStatus, type ProfileSink } from '../convert/model';
+import { frameFromV8, statusForV8Leaf, type CpuProfile, type CpuProfileCallFrame } from '../formats/v8';
+import { NodeStatus } from '../profile/index';
+import type { ProfileSink } from './sink';
 import { ErrorCode, ProfpackError } from '../errors';
 import { FrameNumbers, type WireProfile } from './wire';
 

@@ -15,7 +15,7 @@
  * (ChunkIngester). Memory is one harvest interval of samples.
  */
 import * as inspector from 'node:inspector';
-import type { CpuProfile } from '../convert/cpuprofile';
+import type { CpuProfile } from '../formats/v8';
 import { ErrorCode, ProfpackError } from '../errors';
 
 let nextId = 0;

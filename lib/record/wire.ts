@@ -13,7 +13,7 @@
  * out from an 'exit' handler, where nothing asynchronous runs any more.
  */
 import * as fs from 'node:fs';
-import type { CpuProfile, CpuProfileCallFrame } from '../convert/cpuprofile';
+import type { CpuProfile, CpuProfileCallFrame } from '../formats/v8';
 import { ErrorCode, ProfpackError } from '../errors';
 
 /**

@@ -4,7 +4,6 @@
  * "what the target keeps" projections used to compare round trips.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { MemoryProfile, normalizeFrame, type Frame, type ProfileSource } from '../../lib/convert/model';
 import type { DumpFrame } from '../../lib/tachyon/index';
 import { parseJsonExact, sharedPath } from '../shared';
 
@@ -54,51 +53,3 @@ export function acceptedVectors(): string[] {
     .map((f) => f.slice(0, -'.expected.json'.length))
     .filter((name) => readExpected(name).accepted);
 }
-
-export function modelFromExpected(expected: Expected): MemoryProfile {
-  const model = new MemoryProfile({ startTimeUs: BigInt(expected.info.start_time_us), sampleIntervalUs: BigInt(expected.info.sample_interval_us) });
-  for (const s of expected.samples) {
-    const stack = s.frames.map((f) =>
-      model.internFrame(
-        normalizeFrame({
-          filename: f.filename,
-          funcname: f.funcname,
-          lineno: f.lineno,
-          endLineno: f.end_lineno,
-          column: f.column,
-          endColumn: f.end_column,
-          opcode: f.opcode,
-        }),
-      ),
-    );
-    model.writeStack(BigInt(s.thread_id), s.interpreter_id, BigInt(s.timestamp_us), s.status, stack);
-  }
-  return model;
-}
-
-export interface Keep {
-  time: boolean;
-  status: boolean;
-  frame: (f: Frame) => string;
-}
-
-/** Sorted list of one line per sample with what the target keeps; compare two of these. */
-export function project(source: ProfileSource, keep: Keep): string[] {
-  const lines: string[] = [];
-  const labels: string[] = [];
-  for (const s of source.samples()) {
-    const stack = Array.from(s.stack, (i) => (labels[i] ??= keep.frame(source.frames[i]!))).join(' | ');
-    lines.push(`${s.threadId}@${s.interpreterId} t=${keep.time ? s.timestampUs : '-'} st=${keep.status ? s.status : '-'} [${stack}]`);
-  }
-  return lines.sort();
-}
-
-const positive = (v: number | null) => (v !== null && v >= 1 ? v : null);
-const nonzero = (v: number | null) => (v === null || v === 0 ? null : v);
-
-/** V8 positions are 0-based with -1 = none: only 1-based values ≥ 1 survive. */
-export const keepCpuProfile: Keep = { time: true, status: true, frame: (f) => JSON.stringify([f.funcname, f.filename, positive(f.lineno), positive(f.column)]) };
-/** pprof: 0 means "none" for line and column. */
-export const keepPprof: Keep = { time: true, status: true, frame: (f) => JSON.stringify([f.funcname, f.filename, nonzero(f.lineno), nonzero(f.column)]) };
-export const keepPprofAggregated: Keep = { time: false, status: false, frame: keepPprof.frame };
-export const keepSpeedscope: Keep = { time: true, status: false, frame: (f) => JSON.stringify([f.funcname, f.filename, f.lineno, f.column]) };
