@@ -1,27 +1,28 @@
 // One definition, shared by the size and v2 benchmarks, of (1) a stack stream
-// of ../shared/data/stacks as profpack's model and (2) the peer formats it is
-// compared with. The peers are the library's own converters (what profpack
-// ships), so both benchmarks measure the same bytes:
-// - pprof.gz per sample = pp.toPprof(model): one pprof Sample per sample,
-//   value [1, interval], labels thread_id, status (when not 0), timestamp_us;
-// - pprof.gz aggregated = pp.toPprof(model, { aggregate: true }): one Sample
-//   per distinct (stack, thread) with a count; times and status dropped;
-// - .cpuprofile = JSON of pp.toCpuProfile(model).
+// of ../shared/data/stacks as a tick model (TickModel below: one object per
+// sample, fine for a benchmark's input) and (2) the peer formats it is
+// compared with. The peers are the library's own writers (what profpack
+// ships, through writeProfile), so both benchmarks measure the same bytes:
+// - pprof.gz per sample: one pprof Sample per sample, values samples/count 1
+//   and wall/nanoseconds (the gap to the thread's next sample), labels
+//   thread_id, status (when not 0), timestamp_us;
+// - pprof.gz aggregated: one Sample per distinct (stack, thread) with the
+//   values summed; times and status dropped;
+// - .cpuprofile: one thread's samples (the streams have one) as V8 writes them.
 // Tachyon files are written by the real ProfileWriter and read by ProfileReader.
 //
 // Two clocks (issue 19): the streams' times count from 1 s (START_TIME_US), so
 // a timestamp label is a 3–4-byte varint; real agents write epoch times, which
 // are 8–9 bytes and compress worse. loadModel(name, { epoch: true }) shifts
-// every time to EPOCH_START_US; then toPprof's timestamp_us labels are epoch µs
+// every time to EPOCH_START_US; then pprof's timestamp_us labels are epoch µs
 // and time_nanos is set (as Go writes it), and EPOCH_PEERS adds per-sample
 // pprof with @datadog/pprof's `end_timestamp_ns` label (epoch ns).
-import { readFileSync, statSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
-import { Label } from 'pprof-format';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { REAL_STREAMS, SYNTHETIC_STREAMS, START_TIME_US, loadStream } from './_streams.mjs';
 import * as pp from '../dist/index.js';
-import { frameFromV8 } from '../dist/convert/cpuprofile.js';
-import { toPprofProfile } from '../dist/convert/pprof.js';
+import { frameFromV8 } from '../dist/formats/v8.js';
 
 export { REAL_STREAMS, SYNTHETIC_STREAMS };
 export const ALL_STREAMS = [...REAL_STREAMS, ...SYNTHETIC_STREAMS];
@@ -38,16 +39,61 @@ export function modelFrame(kind, f) {
 
 /**
  * The stream (read by bench/_streams.mjs: stacks innermost first, capped at
- * 256 frames, per-thread times from START_TIME_US) as a MemoryProfile whose
+ * 256 frames, per-thread times from START_TIME_US) as a TickModel whose
  * interval is the stream's median delta.
  */
 /** 2026-11-23 00:00 UTC in µs: where an epoch-based model's clock starts. */
 export const EPOCH_START_US = 1_795_392_000_000_000;
 
+/** A tick stream in memory: the old shape the benchmarks were written against (frames, sampleList, samples()). */
+export class TickModel {
+  constructor(meta) {
+    this.meta = meta;
+    this.frames = [];
+    this.sampleList = [];
+    this.frameIds = new Map();
+  }
+  get sampleCount() {
+    return this.sampleList.length;
+  }
+  internFrame(frame) {
+    const key = JSON.stringify(frame);
+    let id = this.frameIds.get(key);
+    if (id === undefined) {
+      id = this.frames.length;
+      this.frames.push(frame);
+      this.frameIds.set(key, id);
+    }
+    return id;
+  }
+  writeStack(threadId, interpreterId, timestampUs, status, stack) {
+    this.sampleList.push({ threadId, interpreterId, timestampUs, status, stack: Array.from(stack) });
+  }
+  samples() {
+    return this.sampleList;
+  }
+  /** The same samples as the library's model: samples/count and wall/nanoseconds (the real gap to the next tick). */
+  toSource(producer) {
+    const b = new pp.ProfileBuilder({ sampleTypes: [pp.SampleTypes.samples, pp.SampleTypes.wall], defaultSampleType: 0, startTimeUs: this.meta.startTimeUs, sampleIntervalUs: this.meta.sampleIntervalUs, origin: producer === undefined ? undefined : { format: 'pprof', producer } });
+    const ids = this.frames.map((f) => b.internFrame(f));
+    const list = this.sampleList;
+    const next = new Map();
+    const gaps = new Float64Array(list.length);
+    for (let i = list.length - 1; i >= 0; i--) {
+      const key = `${list[i].threadId}@${list[i].interpreterId}`;
+      const j = next.get(key);
+      gaps[i] = j === undefined ? Number(this.meta.sampleIntervalUs) * 1000 : Number(list[j].timestampUs - list[i].timestampUs) * 1000;
+      next.set(key, i);
+    }
+    list.forEach((s, i) => b.add(b.stacks.intern(s.stack.map((f) => ids[f])), b.internThread(s.threadId, s.interpreterId), Number(s.timestampUs), s.status, [1, gaps[i]]));
+    return b;
+  }
+}
+
 export function loadModel(name, { epoch = false } = {}) {
   const stream = loadStream(name);
   const shift = BigInt(epoch ? EPOCH_START_US - START_TIME_US : 0);
-  const model = new pp.MemoryProfile({ startTimeUs: BigInt(START_TIME_US) + shift, sampleIntervalUs: BigInt(stream.intervalUs) });
+  const model = new TickModel({ startTimeUs: BigInt(START_TIME_US) + shift, sampleIntervalUs: BigInt(stream.intervalUs) });
   const ids = stream.frames.map(() => -1);
   for (const s of stream.samples) {
     const stack = new Uint32Array(s.stack.length);
@@ -61,52 +107,52 @@ export function loadModel(name, { epoch = false } = {}) {
   return { name, real: REAL_STREAMS.includes(name), model };
 }
 
-/**
- * Per-sample pprof as @datadog/pprof's wall profiler writes it with its timeline on: each sample's
- * time as a numeric `end_timestamp_ns` label in epoch nanoseconds (unit nanoseconds) instead of
- * profpack's timestamp_us. Use with an epoch-based model.
- */
-function datadogPerSample(m) {
-  const profile = toPprofProfile(m);
-  const strings = profile.stringTable;
-  const kUs = strings.dedup('timestamp_us');
-  const kNs = strings.dedup('end_timestamp_ns');
-  const unitNs = strings.dedup('nanoseconds');
-  for (const s of profile.sample) {
-    s.label = s.label.map((l) => (l.key === kUs ? new Label({ key: kNs, num: BigInt(l.num) * 1000n, numUnit: unitNs }) : l));
+/** The bytes the library writes for a source in a format (through a temporary file). */
+function written(source, format, options = {}) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'profpack-peer-'));
+  try {
+    const file = path.join(dir, `out.${format}`);
+    pp.writeProfile(source, file, format, { onWarning: () => undefined, ...options });
+    return readFileSync(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  return gzipSync(profile.encode(), { level: 6 });
 }
 
-/** Peers that only make sense on an epoch-based model (see the top of this file). */
+/** Samples in bytes the library reads back (the samples/count column's sum). */
+function samplesIn(bytes) {
+  return pp.aggregate(pp.readProfile(bytes), { sampleType: 'samples', limit: 1 }).samples;
+}
+
+/** Peers that only make sense on an epoch-based model: @datadog/pprof's per-sample pprof, time as `end_timestamp_ns` (epoch ns). */
 export const EPOCH_PEERS = {
-  'pprof.gz per sample, end_timestamp_ns': { encode: datadogPerSample, decode: (b) => pp.fromPprof(b).sampleCount },
+  'pprof.gz per sample, end_timestamp_ns': { encode: (m) => written(m.toSource('@datadog/pprof'), 'pprof'), decode: samplesIn },
 };
 
 /** Peer formats: encode(model) → bytes; decode(bytes) → sample count. */
 export const PEERS = {
   '.cpuprofile': {
-    encode: (m) => Buffer.from(JSON.stringify(pp.toCpuProfile(m))),
-    decode: (b) => pp.fromCpuProfile(JSON.parse(b.toString('utf8'))).sampleCount,
+    encode: (m) => written(m.toSource(), 'cpuprofile'),
+    decode: samplesIn,
   },
   'pprof.gz per sample': {
-    encode: (m) => pp.toPprof(m),
-    decode: (b) => pp.fromPprof(b).sampleCount,
+    encode: (m) => written(m.toSource(), 'pprof'),
+    decode: samplesIn,
   },
   'pprof.gz aggregated': {
-    encode: (m) => pp.toPprof(m, { aggregate: true }),
-    decode: (b) => pp.fromPprof(b).sampleCount,
+    encode: (m) => written(m.toSource(), 'pprof', { aggregate: true }),
+    decode: samplesIn,
   },
 };
 
 /**
- * Writes the model through ProfileWriter (writeStack per sample, via
- * copyProfile) and returns the file's size. `options` are ProfileWriter's:
+ * Writes the model through ProfileWriter (writeStack per sample) and returns the file's size. `options` are ProfileWriter's:
  * formatVersion, stackCoding, compression, level, backend.
  */
 export function writeTachyon(model, file, options = {}) {
   const writer = new pp.ProfileWriter(file, { sampleIntervalUs: model.meta.sampleIntervalUs, startTimeUs: model.meta.startTimeUs, ...options });
-  pp.copyProfile(model, writer);
+  const ids = model.frames.map((f) => writer.internFrame(f));
+  for (const s of model.sampleList) writer.writeStack(s.threadId, s.interpreterId, s.timestampUs, s.status, s.stack.map((f) => ids[f]));
   writer.finalize();
   return statSync(file).size;
 }

@@ -87,7 +87,7 @@ const out = [
   '',
   `\`npm run bench -- size\` (BENCH_ROUNDS=${rounds}), ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine()}, backend ${pp.backend.name}; load average (1/5/15 min) ${la(load0)} at the start, ${la(loadavg())} at the end.`,
   '',
-  'Clock `1 s`: stream times from 1 s (timestamp labels of 3–4 bytes). Clock `epoch`: the same samples with times from 2026-11-23 00:00 UTC: toPprof writes epoch `timestamp_us` labels and `time_nanos` (as Go does); `pprof.gz per sample, end_timestamp_ns` is per-sample pprof with @datadog/pprof\'s epoch-nanosecond label instead. Tachyon stores times as per-thread deltas: its size does not depend on the clock\'s origin.',
+  'Clock `1 s`: stream times from 1 s (timestamp labels of 3–4 bytes). Clock `epoch`: the same samples with times from 2026-11-23 00:00 UTC: the pprof writer writes epoch `timestamp_us` labels and `time_nanos` (as Go does); `pprof.gz per sample, end_timestamp_ns` is per-sample pprof with @datadog/pprof\'s epoch-nanosecond label instead. Tachyon stores times as per-thread deltas: its size does not depend on the clock\'s origin.',
   '',
   table(['stream', 'clock', 'samples', 'format', 'bytes', 'bytes/sample', 'encode ms', 'decode ms'], rows),
   '',

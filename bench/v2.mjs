@@ -1,7 +1,7 @@
 // `npm run bench -- v2 [--quick] [stream ...]`: whole files written by the
 // real ProfileWriter — Tachyon version 1, version 2 with predicted stacks and
 // with the stack table, each raw and at zstd 3 / 5 (the default) / 19 — beside
-// the peers of the size benchmark (bench/_peers.mjs: the library's toPprof per
+// the peers of the size benchmark (bench/_peers.mjs: the library's pprof writer per
 // sample and aggregated, toCpuProfile), on every stream of
 // ../shared/data/stacks; then write and read throughput through
 // ProfileWriter / ProfileReader.samples() on both backends (interleaved
@@ -12,8 +12,8 @@ import os from 'node:os';
 import { compress as zstd } from 'zstd-napi';
 import path from 'node:path';
 import { interleaveRounds, machine, median, table } from './_harness.mjs';
-import { ALL_STREAMS, PEERS, REAL_STREAMS, fileBytes, loadModel, readTachyon, writeTachyon } from './_peers.mjs';
-import { v2, backend, openTachyon, MemoryProfile, copyProfile } from '../dist/index.js';
+import { ALL_STREAMS, PEERS, REAL_STREAMS, TickModel, fileBytes, loadModel, readTachyon, writeTachyon } from './_peers.mjs';
+import { v2, backend, ProfileReader } from '../dist/index.js';
 import { WRITER_INTERNALS } from '../dist/tachyon/write/writer.js';
 
 const args = process.argv.slice(2);
@@ -187,8 +187,11 @@ for (const name of streams) {
 const cpythonRows = [];
 const vectors = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'shared', 'vectors', 'tachyon');
 for (const f of readdirSync(vectors).filter((f) => /^r\d+.*\.bin$/.test(f)).sort()) {
-  const model = new MemoryProfile(openTachyon(path.join(vectors, f)).meta);
-  copyProfile(openTachyon(path.join(vectors, f)), model);
+  const reader = ProfileReader.open(path.join(vectors, f));
+  const model = new TickModel({ startTimeUs: reader.info.startTimeUs, sampleIntervalUs: reader.info.sampleIntervalUs });
+  const ids = reader.frames.map((fr) => model.internFrame(fr));
+  for (const s of reader.samples()) model.writeStack(s.threadId, s.interpreterId, s.timestampUs, s.status, Array.from(s.stack, (i) => ids[i]));
+  reader.close();
   const n = model.sampleCount;
   const v1 = writeTachyon(model, path.join(tmp, 'r-v1.tach'), {});
   const v2b = writeTachyon(model, path.join(tmp, 'r-v2.tach'), { formatVersion: 2 });
@@ -201,7 +204,7 @@ rmSync(tmp, { recursive: true, force: true });
 const load1 = os.loadavg();
 const la = (l) => l.map((v) => v.toFixed(2)).join(', ');
 console.log(`## v2\n\nCommand: \`npm run compile && node bench/run.mjs v2${args.length ? ' ' + args.join(' ') : ''}\` (BENCH_ROUNDS=${rounds}) — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine()}, process backend ${backend.name}; load average (1/5/15 min) ${la(load0)} at the start, ${la(load1)} at the end (shared machine).\n`);
-console.log('Peers: bench/_peers.mjs, the same definitions as `## size` (pp.toPprof per sample: value [1, interval], labels thread_id, status when not 0, timestamp_us; pp.toPprof aggregated; JSON of pp.toCpuProfile). Tachyon: whole files written by ProfileWriter (header, tables, footer included); v2 compresses its tables (zstd-9) when compression is zstd; v2-stacktable is block kind 6 (stacks named by recency, docs/format-v2.md §4.3).\n');
+console.log('Peers: bench/_peers.mjs, the same definitions as `## size` (the library's pprof writer per sample: values samples/count 1 and wall/nanoseconds, labels thread_id, status when not 0, timestamp_us; the same aggregated; its .cpuprofile writer). Tachyon: whole files written by ProfileWriter (header, tables, footer included); v2 compresses its tables (zstd-9) when compression is zstd; v2-stacktable is block kind 6 (stacks named by recency, docs/format-v2.md §4.3).\n');
 console.log('Whole-file bytes per sample. Tachyon columns: raw / zstd-3 / zstd-5 / zstd-19.\n');
 console.log(table(['stream', 'samples', 'v1', 'v2-predict', 'v2-stacktable', 'pprof.gz per sample', 'pprof.gz aggregated', '.cpuprofile'], sizeRows));
 console.log(`\n${mismatches.length ? `Native and JS writers differ: ${mismatches.join('; ')}.` : `The native and JS writers wrote byte-identical files for every coding and level above${backends.length > 1 ? '' : ' (JS only: the native backend is not available)'}.`}\n`);
@@ -229,7 +232,7 @@ if (columnRows.length) {
 if (writeRows.length) {
   const head = (op) => ['stream', ...backends.flatMap((be) => [`v1 ${op} ${be}`, `v2-predict ${be}`, `v2-stacktable ${be}`])];
   console.log(`\nThroughput, million samples/s (median of ${rounds} interleaved rounds, after 2 warm-up rounds), at zstd-5 (the default level). In brackets: speed relative to v1 on the same backend (median of per-round ratios; > 1 = faster than v1).\n`);
-  console.log('Write: `new ProfileWriter(file, { formatVersion, stackCoding, level: 5, backend })`, one writeStack per sample (copyProfile from the model), finalize and the file included.\n');
+  console.log('Write: `new ProfileWriter(file, { formatVersion, stackCoding, level: 5, backend })`, one writeStack per sample from the model, finalize and the file included.\n');
   console.log(table(head('write'), writeRows));
   console.log('\nRead: `ProfileReader.open(file, { backend })` and every sample of `samples()` (open, decompression and decoding included).\n');
   console.log(table(head('read'), readRows));

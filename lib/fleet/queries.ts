@@ -38,12 +38,12 @@ FROM leaf, span
 GROUP BY funcname
 ORDER BY abs(change) DESC, funcname${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
 
-  /** On-CPU share of each thread of each profile, per second since the profile's start (status bit 2 = ON_CPU). */
+  /** On-CPU share of each thread of each profile, per second since the profile's start (status bit 2 = ON_CPU), in the default sample type (samples for Tachyon files). */
   threadCpu: (limit = 10): string => `SELECT host, profile_id % 100000 AS profile, thread_id,
        (timestamp_us - start_us) // 1000000 AS second,
-       count(*) AS samples,
-       count(*) FILTER (WHERE status & 2 <> 0) AS on_cpu,
-       round(100 * count(*) FILTER (WHERE status & 2 <> 0) / count(*), 1) AS cpu_pct
+       sum(value) AS samples,
+       coalesce(sum(value) FILTER (WHERE status & 2 <> 0), 0) AS on_cpu,
+       round(100 * coalesce(sum(value) FILTER (WHERE status & 2 <> 0), 0) / sum(value), 1) AS cpu_pct
 FROM samples JOIN profiles USING (profile_id)
 GROUP BY host, profile, thread_id, second
 ORDER BY host, profile, thread_id, second${limit > 0 ? `\nLIMIT ${limit}` : ''}`,

@@ -83,7 +83,7 @@ export function readPprof(bytes: Uint8Array, options: PprofReadOptions = {}): Pp
 export const pprofAdapter: FormatAdapter = {
   name: 'pprof',
   title: 'pprof (profile.proto)',
-  extensions: ['.pb.gz', '.pprof', '.pb'],
+  extensions: ['.pprof.gz', '.pb.gz', '.pprof', '.pb'],
   mayBeGzipped: true,
   detect: detectPprof,
   read(input: ReadInput, options: ReadOptions) {

@@ -182,7 +182,7 @@ function detect(head: Uint8Array): boolean {
 export const tachyonAdapter: FormatAdapter = {
   name: 'tachyon',
   title: 'Tachyon (CPython 3.15 profiling.sampling binary)',
-  extensions: ['.tachyon', '.bin'],
+  extensions: ['.tachyon', '.tach', '.bin'],
   detect,
   read: (input) => readTachyon(input),
   write(source: ProfileSource, target: WriteTarget, options: WriteOptions) {

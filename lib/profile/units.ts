@@ -91,3 +91,12 @@ export function formatValue(value: number, unit: string): string {
   }
   return Number.isInteger(value) ? String(value) : trim(value);
 }
+
+/**
+ * The column that counts samples (samples/count, Datadog's sample/count), if
+ * the profile has one: a record of a tick stream may stand for a run of
+ * ticks, so "how many samples" is this column's sum, not the record count.
+ */
+export function sampleCountColumn(meta: ProfileMeta): number {
+  return meta.sampleTypes.findIndex((t) => (t.type === 'samples' || t.type === 'sample') && t.unit === 'count');
+}

@@ -10,7 +10,7 @@
  * often recursion repeats it.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { NodeStatus, anonymousName, chooseSampleType, formatValue, threadKey, type Frame, type ProfileSource, type SampleType } from '../profile/index';
+import { NodeStatus, anonymousName, chooseSampleType, formatValue, sampleCountColumn, threadKey, type Frame, type ProfileSource, type SampleType } from '../profile/index';
 
 export type AggregateBy = 'function' | 'file' | 'line';
 export type SortBy = 'self' | 'total';
@@ -64,8 +64,10 @@ export interface AggregateResult {
   sampleType: SampleType;
   /** Sum of the sample type's values over the records that passed the filters. */
   total: number;
-  /** Sample records that passed the filters (a record may weigh any value). */
+  /** Samples that passed the filters: the samples/count column's sum where the profile has one, else records. */
   samples: number;
+  /** Sample records that passed the filters (a record may stand for many samples and weigh any value). */
+  records: number;
   /** Sample records read. */
   scanned: number;
   rows: AggregateRow[];
@@ -97,6 +99,8 @@ export interface StackSums {
   hit: Uint8Array;
   total: number;
   kept: number;
+  /** Sum of the samples/count column over kept records (kept when the profile has none). */
+  keptSamples: number;
   scanned: number;
 }
 
@@ -114,9 +118,12 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
   let hit = new Uint8Array(1024);
   let total = 0;
   let kept = 0;
+  let keptSamples = 0;
   let scanned = 0;
+  const countColumn = sampleCountColumn(source.meta);
   for (const b of source.batches()) {
     const values = b.values[column]!;
+    const counts = countColumn < 0 ? undefined : b.values[countColumn]!;
     for (let i = 0; i < b.length; i++) {
       scanned++;
       if (options.thread !== undefined) {
@@ -129,7 +136,9 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
         if (ok === 2) continue;
       }
       if (windowed) {
-        const time = b.time[i]!;
+        // A record without a time (a Go pprof file) counts at the profile's start, as the flame page places it.
+        const t = b.time[i]!;
+        const time = Number.isNaN(t) ? startUs : t;
         if (!(time >= from && time < to)) continue;
       }
       if (statusFilter !== undefined && !statusFilter(b.status[i]!)) continue;
@@ -148,10 +157,11 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
       hit[s] = 1;
       total += v;
       kept++;
+      keptSamples += counts === undefined ? 1 : counts[i]!;
     }
     options.onProgress?.(scanned, source.sampleCount);
   }
-  return { column, own, hit, total, kept, scanned };
+  return { column, own, hit, total, kept, keptSamples, scanned };
 }
 
 export function aggregate(source: ProfileSource, options: AggregateOptions = {}): AggregateResult {
@@ -183,7 +193,7 @@ export function aggregate(source: ProfileSource, options: AggregateOptions = {})
     });
   }
   const sampleType = { ...source.meta.sampleTypes[sums.column]! };
-  return { by, sort, sampleType, total: sums.total, samples: sums.kept, scanned: sums.scanned, rows };
+  return { by, sort, sampleType, total: sums.total, samples: sums.keptSamples, records: sums.kept, scanned: sums.scanned, rows };
 }
 
 /**
@@ -275,7 +285,7 @@ export function formatTable(result: AggregateResult): string {
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
-  const of = result.scanned !== result.samples ? ` of ${result.scanned}` : '';
+  const of = result.scanned !== result.records ? ` (${result.records} of ${result.scanned} records)` : '';
   const what = `${result.sampleType.type}/${result.sampleType.unit}`;
   return [fmt(header), ...lines.map(fmt), `${result.samples} samples${of}; ${what} total ${show(result.total)}`].join('\n');
 }

@@ -12,7 +12,7 @@
  * itself has one node per distinct function path.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { NodeStatus, chooseSampleType, threadKey, type Frame, type ProfileSource, type SampleType } from '../profile/index';
+import { NodeStatus, chooseSampleType, sampleCountColumn, threadKey, type Frame, type ProfileSource, type SampleType } from '../profile/index';
 
 /** Status classes the timeline colours: V8's GC bit first, then ON_CPU, else idle/off-CPU. */
 export const StatusClass = { OnCpu: 0, Gc: 1, Idle: 2 } as const;
@@ -42,8 +42,10 @@ export interface ViewData {
   sampleIntervalUs: number;
   /** What the values measure; every count below (threads, entries) is in its unit. */
   sampleType: SampleType;
-  /** Sample records read. */
+  /** Samples read: the samples/count column's sum where the profile has one, else records. */
   samples: number;
+  /** Sample records read. */
+  records: number;
   /** Sum of their values. */
   total: number;
   threads: { key: string; name?: string; samples: number }[];
@@ -134,7 +136,8 @@ export class StackTree {
    * under one thread node "all" (a diff of two runs, whose thread ids differ).
    * A stack id maps to its tree node once per thread (memoised through its parent).
    */
-  addSource(source: ProfileSource, column: number, onSample: (leaf: number, timeUs: number, status: number, value: number) => void, mergeThreads = false): number {
+  addSource(source: ProfileSource, column: number, onSample: (leaf: number, timeUs: number, status: number, value: number, samples: number) => void, mergeThreads = false): number {
+    const countColumn = sampleCountColumn(source.meta);
     const frameFunc: number[] = [];
     const memo = new Map<number, Int32Array>();
     const threadRoot: number[] = [];
@@ -142,6 +145,7 @@ export class StackTree {
     let count = 0;
     for (const b of source.batches()) {
       const values = b.values[column]!;
+      const counts = countColumn < 0 ? undefined : b.values[countColumn]!;
       for (let i = 0; i < b.length; i++) {
         count++;
         const t = mergeThreads ? 0 : b.thread[i]!;
@@ -178,7 +182,7 @@ export class StackTree {
             nodes[c] = leaf;
           }
         }
-        onSample(leaf, b.time[i]!, b.status[i]!, values[i]!);
+        onSample(leaf, b.time[i]!, b.status[i]!, values[i]!, counts === undefined ? 1 : counts[i]!);
       }
     }
     return count;
@@ -235,8 +239,11 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
   const column = chooseSampleType(source.meta, options.sampleType);
   const startUs = Number(start);
   let total = 0;
-  const samples = tree.addSource(source, column, (leaf, ts, status, value) => {
+  let samples = 0;
+  // The samples/count value of each record, read beside the shown column.
+  const records = tree.addSource(source, column, (leaf, ts, status, value, count) => {
     total += value;
+    samples += count;
     // A sample without a time (a pprof heap profile) sits at the start.
     const k = Math.floor(((Number.isNaN(ts) ? 0 : ts - startUs) - originUs) / bucketUs);
     let m = buckets.get(k);
@@ -262,9 +269,9 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
   // Names are known once the (streaming) source has been read.
   const threadNames = new Map<string, string>();
   for (const t of source.threads) if (t.name !== undefined) threadNames.set(threadKey(t.threadId, t.interpreterId), t.name);
-  const firstBucket = samples === 0 ? 0 : lo;
+  const firstBucket = records === 0 ? 0 : lo;
   originUs += firstBucket * bucketUs;
-  const bucketCount = samples === 0 ? 0 : hi - lo + 1;
+  const bucketCount = records === 0 ? 0 : hi - lo + 1;
   const entryOffsets = [0];
   const entryKey: number[] = [];
   const entryCount: number[] = [];
@@ -286,6 +293,7 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
     sampleIntervalUs: interval,
     sampleType: { ...source.meta.sampleTypes[column]! },
     samples,
+    records,
     total,
     threads: [...perThread].map(([key, n]) => {
       const name = threadNames.get(key);

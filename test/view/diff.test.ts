@@ -58,7 +58,7 @@ describe('diffProfiles', () => {
     expect(same.rows.every((r) => r.selfDelta === 0 && r.totalDelta === 0)).toBe(true);
     const tree = diffTree(a, a);
     walk(tree, (n) => expect(n.delta).toBe(0));
-    expect(tree.value).toBe(a.sampleCount);
+    expect(tree.value).toBe(aggregate(a).total);
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom('f', 'g', 'h'), fc.integer({ min: 0, max: 20 })), fc.dictionary(fc.constantFrom('f', 'g', 'h'), fc.integer({ min: 0, max: 20 })), fc.boolean(), (x, y, normalize) => {
         const base = profile(x);

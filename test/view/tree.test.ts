@@ -32,9 +32,9 @@ const view = require('../../lib/view/template/view-model.js') as {
 type Row = { self: number; total: number };
 
 /** `aggregate()`'s rows as "funcname\0filename" → counts (the page shows '(anonymous)' for ''). */
-function expectedRows(source: ProfileSource, options: Parameters<typeof aggregate>[1]): { samples: number; rows: Map<string, Row> } {
+function expectedRows(source: ProfileSource, options: Parameters<typeof aggregate>[1]): { samples: number; total: number; rows: Map<string, Row> } {
   const r = aggregate(source, { ...options, limit: 0 });
-  return { samples: r.samples, rows: new Map(r.rows.map((x) => [`${x.funcname === '' ? '(anonymous)' : x.funcname}\u0000${x.filename}`, { self: x.self, total: x.total }])) };
+  return { samples: r.samples, total: r.total, rows: new Map(r.rows.map((x) => [`${x.funcname === '' ? '(anonymous)' : x.funcname}\u0000${x.filename}`, { self: x.self, total: x.total }])) };
 }
 
 function pageRows(data: ViewData, sel: unknown): Map<string, Row> {
@@ -45,20 +45,22 @@ function pageRows(data: ViewData, sel: unknown): Map<string, Row> {
 function checkAgainstAggregate(source: ProfileSource, data: ViewData, windows: [number, number][]): void {
   const all = view.selectRange(data, 0, data.bucketCount, null);
   const whole = expectedRows(source, {});
-  expect(all.samples).toBe(whole.samples);
+  // The page sums values of the profile's default type; data.samples counts records.
+  expect(all.samples).toBe(whole.total);
+  expect(data.total).toBe(whole.total);
   expect(data.samples).toBe(whole.samples);
   expect(pageRows(data, all)).toEqual(whole.rows);
   for (const t of data.threads) {
     const sel = view.selectRange(data, 0, data.bucketCount, t.key);
     const want = expectedRows(source, { thread: t.key });
-    expect(sel.samples).toBe(want.samples);
-    expect(t.samples).toBe(want.samples);
+    expect(sel.samples).toBe(want.total);
+    expect(t.samples).toBe(want.total);
     expect(pageRows(data, sel)).toEqual(want.rows);
   }
   for (const [b0, b1] of windows) {
     const sel = view.selectRange(data, b0, b1, null);
     const want = expectedRows(source, { fromMs: view.bucketMs(data, b0), toMs: view.bucketMs(data, b1) });
-    expect(sel.samples).toBe(want.samples);
+    expect(sel.samples).toBe(want.total);
     expect(pageRows(data, sel)).toEqual(want.rows);
   }
   for (const cls of [StatusClass.OnCpu, StatusClass.Gc, StatusClass.Idle]) {
@@ -68,7 +70,7 @@ function checkAgainstAggregate(source: ProfileSource, data: ViewData, windows: [
   }
   // The flame tree's root holds every selected sample; a node's total is its self plus its children's.
   const tree = view.flameTree(data, all);
-  expect(tree.value).toBe(whole.samples);
+  expect(tree.value).toBe(whole.total);
   const check = (n: { value: number; self: number; children?: unknown[] }): void => {
     const kids = (n.children ?? []) as (typeof n)[];
     expect(n.value).toBe(n.self + kids.reduce((s, k) => s + k.value, 0));
