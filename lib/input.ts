@@ -8,8 +8,9 @@
  * ProfileWriter on the same path).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, writeFileSync, type BigIntStats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type BigIntStats } from 'node:fs';
 import { ErrorCode, ProfpackError, invalidArgument, type ErrorCodeValue } from './errors';
+import { writeFileAtomic } from './output-file';
 
 /** An open input file and what it was when opened. */
 export interface InputFile {
@@ -176,9 +177,5 @@ const closedInputs = new WeakSet<InputFile>();
 
 /** Writes an output file whole; fs failures become ProfpackError ERR_IO with the path and OS code. */
 export function writeOutputFile(path: string, bytes: Uint8Array): void {
-  try {
-    writeFileSync(path, bytes);
-  } catch (err) {
-    throw fsError(err, path, 'write');
-  }
+  writeFileAtomic(path, bytes);
 }

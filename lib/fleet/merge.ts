@@ -4,9 +4,10 @@
  * the merged frame table plus one file's reader, whatever the sample count.
  */
 import { statSync } from 'node:fs';
+import { refuseInputAsOutput, writeThroughTemporary } from '../output-file';
 import { copyProfile, threadKey, type ProfileSource } from '../convert/model';
 import { createTachyonSink } from '../convert/tachyon';
-import { openProfiles } from './source';
+import { openProfiles, type FleetSource } from './source';
 
 export interface MergeOptions {
   compression?: 'zstd' | 'none';
@@ -23,9 +24,16 @@ export interface MergeResult {
 
 export function mergeProfiles(inputs: readonly string[], out: string, options: MergeOptions = {}): MergeResult {
   const source = openProfiles(inputs);
+  // `merge DIR -o DIR/day.tach` run twice lists its own output: refused before anything is written.
+  refuseInputAsOutput(out, source.files);
   source.onFile = options.onFile;
+  // Written beside `out` and renamed at the end: a failure leaves `out` as it was.
+  return writeThroughTemporary(out, (writePath) => mergeInto(source, writePath, options.compression));
+}
+
+function mergeInto(source: FleetSource, writePath: string, compression: MergeOptions['compression']): MergeResult {
   const { startTimeUs, sampleIntervalUs } = source.meta;
-  const sink = createTachyonSink(out, { startTimeUs, sampleIntervalUs, compression: options.compression ?? 'zstd' });
+  const sink = createTachyonSink(writePath, { startTimeUs, sampleIntervalUs, compression: compression ?? 'zstd' });
   let first: bigint | undefined;
   let last: bigint | undefined;
   const threads = new Set<string>();
@@ -52,5 +60,5 @@ export function mergeProfiles(inputs: readonly string[], out: string, options: M
     sink.close();
     throw err;
   }
-  return { files: source.files.length, samples, threads: threads.size, frames: source.frames.length, bytes: statSync(out).size };
+  return { files: source.files.length, samples, threads: threads.size, frames: source.frames.length, bytes: statSync(writePath).size };
 }

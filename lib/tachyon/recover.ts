@@ -29,6 +29,7 @@ import { ProfileReader } from './read/reader';
 import { FileOutput, ZstdStream, footer } from './file/index';
 import { FrameTable, StringTable } from './write/tables';
 import { zstdBinding } from './file/zstd-binding';
+import { AtomicOutput, refuseInputAsOutput, writeFileAtomic } from '../output-file';
 
 export interface RecoverOptions {
   /** The journal (default `<inPath>.journal`; used when it exists). */
@@ -163,14 +164,10 @@ export function salvageRecords(records: Uint8Array, littleEndian: boolean, start
 }
 
 function writeProfile(outPath: string, records: Uint8Array, compression: 'zstd' | 'none', tables: Tables, header: { startTimeUs: bigint; sampleIntervalUs: bigint; profilingConfig: number; littleEndian: boolean; samples: number; threads: number }): void {
-  let fd: number;
+  // Written beside outPath and renamed once whole: a failure leaves no 0-byte or half file.
+  const file = new AtomicOutput(outPath, ErrorCode.TACHYON_RECOVER_FAILED);
   try {
-    fd = fs.openSync(outPath, 'w');
-  } catch (err) {
-    throw failure(`cannot create ${outPath}: ${(err as Error).message}`, { path: outPath, syscallError: (err as NodeJS.ErrnoException).code }, err);
-  }
-  try {
-    const out = new FileOutput(fd);
+    const out = new FileOutput(file.fd);
     out.write(new Uint8Array(HEADER_SIZE));
     if (compression === 'zstd') {
       const stream = new ZstdStream(ZSTD_LEVEL);
@@ -200,10 +197,10 @@ function writeProfile(outPath: string, records: Uint8Array, compression: 'zstd' 
     v.setUint32(Header.profilingConfig, header.profilingConfig, le);
     out.writeAt(0, h);
   } catch (err) {
+    file.abort();
     throw isProfpackError(err) ? err : failure(`writing ${outPath} failed: ${(err as Error).message}`, { path: outPath }, err);
-  } finally {
-    fs.closeSync(fd);
   }
+  file.commit();
 }
 
 const MAX_PLACEHOLDER_FRAMES = 1 << 20;
@@ -250,6 +247,8 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
   const cap = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
   if (!Number.isSafeInteger(cap) || cap < 0) throw new ProfpackError(`maxDecompressedSize must be a byte count, got ${String(cap)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'a non-negative integer' });
 
+  const journalPath = options.journal ?? inPath + JOURNAL_SUFFIX;
+  refuseInputAsOutput(outPath, [inPath, journalPath]);
   const bytes = readInput(inPath, 'profile');
   if (bytes.length < HEADER_SIZE) throw failure(`${inPath} has ${bytes.length} bytes, fewer than the 64 of a header: nothing was written`, { path: inPath });
   if (bytes.subarray(0, 4).some((b) => b !== 0)) {
@@ -257,11 +256,10 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
     const reader = ProfileReader.fromBuffer(bytes, { backend: which });
     const info = reader.info;
     reader.close();
-    fs.copyFileSync(inPath, outPath);
+    writeFileAtomic(outPath, bytes, ErrorCode.TACHYON_RECOVER_FAILED);
     return { source: 'finalized', samples: Number(info.sampleCount), threads: info.threadCount, frames: info.frameCount, droppedBytes: 0, checkpoints: 0 };
   }
 
-  const journalPath = options.journal ?? inPath + JOURNAL_SUFFIX;
   const journal = fs.existsSync(journalPath) ? parseJournal(readInput(journalPath, 'journal')) : null;
   const onDisk = bytes.subarray(HEADER_SIZE);
   const zstd = journal ? journal.header.compression === 'zstd' : ZSTD_MAGIC.every((b, i) => onDisk[i] === b);

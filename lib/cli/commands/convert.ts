@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { convert, DEFAULT_MAX_SAMPLES, isProfileFormat, PROFILE_FORMATS, type ProfileFormat } from '../../convert/convert';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
+import { refuseInputAsOutput, writeThroughTemporary } from '../../output-file';
 import { progressBar } from '../progress';
 import { action } from '../user-error';
 
@@ -41,7 +42,8 @@ export function registerConvert(program: Command): Command {
     .action(
       action((input: string, flags: ConvertFlags) => {
         const size = inputSize(input);
-        const summary = convert(input, flags.output, {
+        refuseInputAsOutput(flags.output, [input]);
+        const summary = writeThroughTemporary(flags.output, (writePath) => convert(input, writePath, {
           to: formatOption(flags.to, '--to'),
           from: formatOption(flags.from, '--from'),
           compression: flags.compression,
@@ -50,7 +52,7 @@ export function registerConvert(program: Command): Command {
           sampleType: flags.sampleType,
           onProgress: progressBar('converting', size),
           maxSamples: flags.maxSamples === undefined ? undefined : Number(flags.maxSamples),
-        });
+        }));
         if (summary.droppedLabels > 0) {
           process.stderr.write(`profpack: warning: dropped ${summary.droppedLabels.toLocaleString('en')} pprof labels (${summary.droppedLabelKeys.join(', ')}): only thread ids, thread names and times are kept\n`);
         }

@@ -22,7 +22,7 @@ import { COUNTER_COUNT, Counter, STAGED_HEADER, type EngineOptions, type SampleE
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
 import { createV2Engine } from './engine-v2';
-import { Keeper, abandoned, checkKeeperOptions } from './lifetime';
+import { Keeper, WriterLock, abandoned, checkKeeperOptions } from './lifetime';
 import { StackInterner } from './stack-interner';
 import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
@@ -77,6 +77,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
   readonly formatVersion: 1 | 2;
   private keeper: Keeper | null = null;
+  /** `<path>.lock`, taken before the file is opened (null for an in-memory writer). */
+  private lock: WriterLock | null = null;
 
   constructor(path: string, options: ProfileWriterOptions) {
     if (typeof path !== 'string' || path === '') throw invalid('path must be a non-empty string', 'a file path');
@@ -113,9 +115,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const memory = internals.memory;
     if (memory !== undefined && formatVersion === 1 && which === 'native') throw invalid('an in-memory version-1 writer needs the JS encoder', "backend: 'js'");
 
+    // Before the open truncates anything: a second writer on the path is refused here.
+    this.lock = memory === undefined ? new WriterLock(this, path) : null;
     try {
       this.fd = memory === undefined ? fs.openSync(path, 'w') : -1;
     } catch (err) {
+      this.lock?.release();
       throw ioError(err, `opening ${path}`);
     }
     const engineOptions: EngineOptions = { fd: this.fd, memory, blockMaxSamples: internals.blockMaxSamples, compression, level, littleEndian: this.littleEndian, startTimeHi: startHi, startTimeLo: startLo };
@@ -144,6 +149,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   }
 
   private closeFd(): void {
+    this.lock?.release();
     if (this.fd >= 0) fs.closeSync(this.fd);
   }
 
@@ -437,7 +443,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     abandoned.unregister(this);
     this.keeper?.end(false);
     try {
-      if (this.fd >= 0) fs.closeSync(this.fd);
+      this.closeFd();
     } catch (err) {
       throw ioError(err, 'closing the file');
     }
