@@ -22,8 +22,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { backend, nativeModule } from '../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
-import { Compression, FORMAT_VERSION, Header, HEADER_SIZE, MAX_STACK_DEPTH, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
-import { JOURNAL_SUFFIX, concatBytes, parseJournal, type JournalState } from './file/index';
+import { Compression, FORMAT_VERSION, FORMAT_VERSION_2, Header, HEADER_SIZE, MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
+import { JOURNAL_SUFFIX, concatBytes, parseJournal, zstdPrefix, type JournalState } from './file/index';
+import { BlockKind } from './v2/format';
 import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/records';
 import { ProfileReader } from './read/reader';
 import { FileOutput, ZstdStream, footer } from './file/index';
@@ -69,6 +70,18 @@ function readInput(path: string, what: string): Uint8Array {
     const code = (err as NodeJS.ErrnoException).code;
     throw failure(`cannot read ${what} ${path}: ${(err as Error).message}`, { path, syscallError: code }, err);
   }
+}
+
+/**
+ * Whether a sample region starts with a version-2 sample block (12 zero bytes,
+ * kind 4, 5 or 6): version 1's record encodings are 0..3, so no version-1
+ * region starts this way.
+ */
+function startsWithSampleBlock(region: Uint8Array | null): boolean {
+  if (region === null || region.length < RECORD_PREFIX_SIZE) return false;
+  for (let i = 0; i < RECORD_PREFIX_SIZE - 1; i++) if (region[i] !== 0) return false;
+  const kind = region[RECORD_PREFIX_SIZE - 1]!;
+  return kind === BlockKind.Predict || kind === BlockKind.StackTable || kind === BlockKind.StackTableRecent;
 }
 
 /** The decodable prefix of an unended (or cut) zstd frame: output up to the first error or the end of input. */
@@ -163,7 +176,14 @@ export function salvageRecords(records: Uint8Array, littleEndian: boolean, start
   }
 }
 
-function writeProfile(outPath: string, records: Uint8Array, compression: 'zstd' | 'none', tables: Tables, header: { startTimeUs: bigint; sampleIntervalUs: bigint; profilingConfig: number; littleEndian: boolean; samples: number; threads: number }): void {
+function writeProfile(
+  outPath: string,
+  records: Uint8Array,
+  compression: 'zstd' | 'none',
+  tables: Tables,
+  header: { startTimeUs: bigint; sampleIntervalUs: bigint; profilingConfig: number; littleEndian: boolean; samples: number; threads: number },
+  check: { backend: 'native' | 'js'; journaled: boolean },
+): void {
   // Written beside outPath and renamed once whole: a failure leaves no 0-byte or half file.
   const file = new AtomicOutput(outPath, ErrorCode.TACHYON_RECOVER_FAILED);
   try {
@@ -200,7 +220,41 @@ function writeProfile(outPath: string, records: Uint8Array, compression: 'zstd' 
     file.abort();
     throw isProfpackError(err) ? err : failure(`writing ${outPath} failed: ${(err as Error).message}`, { path: outPath }, err);
   }
+  try {
+    replayWhole(file.writePath, check.backend);
+  } catch (err) {
+    file.abort();
+    throw unreadableResult(err, outPath, check.journaled);
+  }
   file.commit();
+}
+
+/** Opens and replays a profile, as CPython would read it: throws what the reader throws. */
+function replayWhole(path: string, which: 'native' | 'js'): void {
+  const reader = ProfileReader.open(path, { backend: which });
+  try {
+    reader.replay({ collect: () => undefined });
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * The file recover() built does not read back: with a journal, its tables do
+ * not fit the records its checkpoints name (the checksums held, the content
+ * did not); without one, the salvage missed something. Never written.
+ */
+function unreadableResult(err: unknown, outPath: string, journaled: boolean): ProfpackError {
+  const why = isProfpackError(err) ? `${err.code}: ${err.message}` : String(err);
+  if (journaled) {
+    return new ProfpackError(`the journal's tables do not match the records it names: the profile they make does not read (${why}); ${outPath} was not written`, {
+      code: ErrorCode.TACHYON_JOURNAL_CORRUPT,
+      expected: 'string and frame tables that every recovered record resolves against',
+      cause: err,
+      details: { path: outPath },
+    });
+  }
+  return failure(`the recovered records do not read back (${why}); ${outPath} was not written`, { path: outPath }, err);
 }
 
 const MAX_PLACEHOLDER_FRAMES = 1 << 20;
@@ -263,6 +317,15 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
   const journal = fs.existsSync(journalPath) ? parseJournal(readInput(journalPath, 'journal')) : null;
   const onDisk = bytes.subarray(HEADER_SIZE);
   const zstd = journal ? journal.header.compression === 'zstd' : ZSTD_MAGIC.every((b, i) => onDisk[i] === b);
+  const versionField = new DataView(bytes.buffer, bytes.byteOffset).getUint32(Header.version, true);
+  if (versionField === FORMAT_VERSION_2 || (journal === null && startsWithSampleBlock(zstd ? zstdPrefix(onDisk, RECORD_PREFIX_SIZE) : onDisk))) {
+    throw new ProfpackError(`${inPath} is an unfinished version-2 profile: version-2 writers keep no journal, and recover rebuilds version 1 only`, {
+      code: ErrorCode.TACHYON_RECOVER_V2,
+      offset: HEADER_SIZE,
+      expected: 'an unfinished version-1 profile (write with formatVersion 1, the default, to be able to recover)',
+      details: { path: inPath },
+    });
+  }
   const wanted = journal && journal.checkpoints > 0 ? Math.min(journal.regionBytes, cap) : cap;
   const region = zstd ? inflateTolerant(onDisk, wanted) : onDisk.subarray(0, Math.min(onDisk.length, wanted));
   const littleEndian = journal?.header.littleEndian ?? os.endianness() === 'LE';
@@ -295,7 +358,7 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
     littleEndian,
     samples: scan.samples,
     threads: scan.threads,
-  });
+  }, { backend: which, journaled: journal !== null });
   return {
     source,
     samples: scan.samples,

@@ -134,6 +134,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     // 64 zero bytes, patched at finalize: every field a fixed-width slot.
     this.slots = new SlotWriter(this.engine.output, { littleEndian: this.littleEndian });
     this.header = reserveHeader(this.slots);
+    // Version 2 says so from the start (the magic stays 0 until finalize): recover() then refuses
+    // such a file by name instead of rebuilding an empty version-1 profile from it.
+    if (formatVersion === 2) this.slots.patch(this.header.version, FORMAT_VERSION_2);
     // On disk now (one write(), as CPython's writer does): a writer killed
     // before its first 512 KiB flush leaves a file readers call "not finalized".
     try {
