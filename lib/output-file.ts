@@ -82,7 +82,7 @@ export class AtomicOutput {
     try {
       this.fd = this.writePath === target ? fs.openSync(target, 'w') : fs.openSync(this.writePath, 'wx', 0o644);
     } catch (err) {
-      throw fsError(err, target, 'create', code);
+      throw fsError(err, target, 'write', code);
     }
   }
 

@@ -9,7 +9,7 @@
  */
 import { backend } from '../../backend';
 import { ErrorCode, ProfpackError, invalidArgument } from '../../errors';
-import { closeInput, inputChange, openInput, readInput, type InputFile } from '../../input';
+import { closeInput, inputChange, openInput, readInput, watchInput, type InputFile } from '../../input';
 import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
 import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from '../file/index';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './native';
@@ -137,6 +137,8 @@ export class ProfileReader {
     const native = ProfileReader.pick(options);
     const input = openInput(path, ErrorCode.TACHYON_IO);
     try {
+      // Between windows the bytes read are checked, not the metadata: an append, chmod or unlink goes on.
+      watchInput(input);
       if (native) {
         const file = native.openFile(input.fd, input.size, path);
         // A small file is copied once (one crossing) and open reads header, footer and tables from the copy.
