@@ -77,6 +77,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
   readonly formatVersion: 1 | 2;
   private keeper: Keeper | null = null;
+  /** Stacks deeper than MAX_STACK_DEPTH whose outermost frames were dropped (WriterStats.stacksCut). */
+  private stacksCut = 0;
   /** `<path>.lock`, taken before the file is opened (null for an in-memory writer). */
   private lock: WriterLock | null = null;
 
@@ -238,6 +240,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const tsLo = h[3]!;
     // Pass 1: ids and shapes, so nothing is interned for a sample refused on them.
     let words = 0;
+    let cut = 0;
     for (const interp of interpreters) {
       if (interp === null || typeof interp !== 'object') throw invalid('an interpreter must be an object', '{ interpreterId, threads }');
       u32Value(interp.interpreterId, 'interpreterId');
@@ -248,6 +251,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
         statusByte(thread.status);
         if (!Array.isArray(thread.frameInfo)) throw invalid('thread.frameInfo must be an array', 'FrameInfo[]');
         words += STAGED_HEADER + Math.min(thread.frameInfo.length, MAX_STACK_DEPTH);
+        if (thread.frameInfo.length > MAX_STACK_DEPTH) cut++;
       }
     }
     if (words === 0) return; // no threads: CPython writes and counts nothing (§5.5)
@@ -261,6 +265,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     } catch (err) {
       throw this.breakWith(err, 'encoding a sample');
     }
+    this.stacksCut += cut;
   }
 
   /**
@@ -290,6 +295,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     } catch (err) {
       throw this.breakWith(err, 'encoding a sample');
     }
+    if (frameIds.length > MAX_STACK_DEPTH) this.stacksCut++;
   }
 
   /**
@@ -325,6 +331,11 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     } catch (err) {
       if (isProfpackError(err) && (err.code === ErrorCode.TACHYON_WRITE_UNKNOWN_ID || err.code === ErrorCode.INVALID_ARGUMENT)) throw err;
       throw this.breakWith(err, 'encoding a sample');
+    }
+    let start = 0;
+    for (let k = 0; k < count; k++) {
+      if (stackEnds[k]! - start > MAX_STACK_DEPTH) this.stacksCut++;
+      start = stackEnds[k]!;
     }
   }
 
@@ -394,6 +405,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       bytesWritten: c[Counter.bytesWritten]!,
       frameCompressionPct: saved + written === 0 ? 0 : (saved * 100) / (saved + written),
       threadCount: c[Counter.threadCount]!,
+      stacksCut: this.stacksCut,
     };
   }
 
