@@ -31,6 +31,7 @@ import { FileOutput, ZstdStream, footer } from './file/index';
 import { FrameTable, StringTable } from './write/tables';
 import { zstdBinding } from './file/zstd-binding';
 import { AtomicOutput, refuseInputAsOutput, writeFileAtomic } from '../output-file';
+import { IN_MEMORY_REGION, RegionPieces, copyRegion, measureRegion, salvageStreaming } from './recover-region';
 
 export interface RecoverOptions {
   /** The journal (default `<inPath>.journal`; used when it exists). */
@@ -176,9 +177,12 @@ export function salvageRecords(records: Uint8Array, littleEndian: boolean, start
   }
 }
 
+/** The records to write: in memory, or handed over a piece at a time (a region too large to hold). */
+type RecordBytes = Uint8Array | ((write: (bytes: Uint8Array) => void) => void);
+
 function writeProfile(
   outPath: string,
-  records: Uint8Array,
+  records: RecordBytes,
   compression: 'zstd' | 'none',
   tables: Tables,
   header: { startTimeUs: bigint; sampleIntervalUs: bigint; profilingConfig: number; littleEndian: boolean; samples: number; threads: number },
@@ -191,8 +195,15 @@ function writeProfile(
     out.write(new Uint8Array(HEADER_SIZE));
     if (compression === 'zstd') {
       const stream = new ZstdStream(ZSTD_LEVEL);
-      stream.compress(records, 'end', out);
+      if (typeof records === 'function') {
+        records((bytes) => stream.compress(bytes, 'continue', out));
+        stream.compress(new Uint8Array(0), 'end', out);
+      } else {
+        stream.compress(records, 'end', out);
+      }
       stream.release();
+    } else if (typeof records === 'function') {
+      records((bytes) => out.write(bytes));
     } else {
       out.write(records);
     }
@@ -327,29 +338,33 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
     });
   }
   const wanted = journal && journal.checkpoints > 0 ? Math.min(journal.regionBytes, cap) : cap;
-  const region = zstd ? inflateTolerant(onDisk, wanted) : onDisk.subarray(0, Math.min(onDisk.length, wanted));
   const littleEndian = journal?.header.littleEndian ?? os.endianness() === 'LE';
   const startTimeUs = journal?.header.startTimeUs ?? options.startTimeUs ?? 0n;
 
-  let records: Uint8Array;
-  let source: RecoverResult['source'];
-  let regionAvailable: number;
-  if (journal && journal.checkpoints > 0 && region.length >= journal.regionBytes) {
-    source = 'journal';
-    regionAvailable = zstd ? journal.regionBytes : onDisk.length;
-    records = new Uint8Array(journal.regionBytes + journal.pendingRepeats.length);
-    records.set(region.subarray(0, journal.regionBytes));
-    records.set(journal.pendingRepeats, journal.regionBytes);
+  // A zstd region too large to hold is read a piece at a time (recover-region.ts); a raw one is in memory already.
+  const head = zstd ? inflateTolerant(onDisk, Math.min(wanted, IN_MEMORY_REGION + 1)) : onDisk.subarray(0, Math.min(onDisk.length, wanted));
+  const inMemory = !zstd || head.length <= IN_MEMORY_REGION;
+  const pieces = (limit: number, tail?: Uint8Array) => () => new RegionPieces(onDisk, zstd, limit, tail);
+  const available = inMemory ? head.length : measureRegion(pieces(wanted));
+  const fromJournal = journal !== null && journal.checkpoints > 0 && available >= journal.regionBytes;
+  const source: RecoverResult['source'] = fromJournal ? 'journal' : 'records';
+  const regionAvailable = fromJournal ? (zstd ? journal.regionBytes : onDisk.length) : available;
+  const length = fromJournal ? journal.regionBytes + journal.pendingRepeats.length : available;
+  let scan: Scan;
+  let kept: RecordBytes;
+  if (inMemory) {
+    const records = fromJournal ? concatBytes([head.subarray(0, journal.regionBytes), journal.pendingRepeats]) : head;
+    scan = salvageRecords(records, littleEndian, startTimeUs, which);
+    kept = records.subarray(0, scan.end);
   } else {
-    source = 'records';
-    regionAvailable = region.length;
-    records = region;
+    const open = fromJournal ? pieces(journal.regionBytes, journal.pendingRepeats) : pieces(available);
+    const streamed = salvageStreaming(open, length, littleEndian, startTimeUs);
+    scan = streamed;
+    kept = (write) => copyRegion(open, streamed.end, write);
   }
-  const scan = salvageRecords(records, littleEndian, startTimeUs, which);
-  if (scan.end < records.length && source === 'journal') {
-    throw failure(`the journal's last flush names ${records.length} record bytes but only ${scan.end} decode whole`, { path: inPath, decoded: scan.end });
+  if (scan.end < length && fromJournal) {
+    throw failure(`the journal's last flush names ${length} record bytes but only ${scan.end} decode whole`, { path: inPath, decoded: scan.end });
   }
-  const kept = records.subarray(0, scan.end);
   const tables = tablesFor(journal, scan.maxFrame);
   writeProfile(outPath, kept, zstd ? 'zstd' : 'none', tables, {
     startTimeUs,

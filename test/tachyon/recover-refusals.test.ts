@@ -4,8 +4,11 @@
  * it used to exit 0 with 0 samples), and a journal whose checksums hold but
  * whose tables do not fit its records (ERR_TACHYON_JOURNAL_CORRUPT, where it
  * used to write a file neither profpack nor CPython opens). Nothing is
- * written in either case. Both backends.
+ * written in either case. Both backends. And a zstd region too large to
+ * hold (an unfinished file that inflates to 200 MiB) is recovered a piece
+ * at a time within bounded memory.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -14,6 +17,7 @@ import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { encodeCheckpoint, encodeJournalHeader } from '../../lib/tachyon/file/journal';
 import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
+import { zstdRleBomb } from '../fuzz/craft';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-recover-refusals-'));
@@ -81,4 +85,26 @@ describe.each(backends)('%s', (which) => {
       expect(fs.existsSync(out)).toBe(false);
     }
   });
+});
+
+describe('a region too large to hold is recovered a piece at a time', () => {
+  // An unfinished zstd file: 64 zero header bytes, then 1,600 RLE blocks of zeros (200 MiB of empty
+  // REPEAT records, the last one cut) from 6 KB. It used to be inflated whole, twice over.
+  const dead = tmp('zero-bomb.tach');
+  fs.writeFileSync(dead, Buffer.concat([Buffer.alloc(64), zstdRleBomb(1600)]));
+  for (const which of backends) {
+    it(`${which}: recovered within peak RSS growth < 120 MiB (was twice the region), and the result reads`, () => {
+      const out = tmp('zero-bomb-out.tach');
+      const run = spawnSync(process.execPath, ['--max-old-space-size=512', path.join(__dirname, '..', 'fuzz', 'child', 'recover-profile.cjs'), dead, out, which], { encoding: 'utf8', timeout: 240_000 });
+      if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
+      const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { ok: boolean; source: string; samples: number; droppedBytes: number; rssBeforeKb: number; peakRssKb: number };
+      console.log(`recover zero bomb ${which}: ${JSON.stringify(r)}`);
+      expect(r).toMatchObject({ ok: true, source: 'records', samples: 0 });
+      expect(r.droppedBytes).toBe((200 * 1024 * 1024) % 14);
+      expect(r.peakRssKb - r.rssBeforeKb).toBeLessThan(120 * 1024);
+      const reader = ProfileReader.open(out, { backend: which });
+      expect(Number(reader.info.sampleCount)).toBe(0);
+      reader.close();
+    });
+  }
 });
