@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { JOURNAL_SUFFIX, JournalWriter, type JournalHeader } from '../file/index';
+import { JOURNAL_SUFFIX, JournalWriter, ioError, type JournalHeader } from '../file/index';
 import { invalid } from './arguments';
 import type { ProfileWriterOptions, WriterState } from './types';
 
@@ -164,5 +164,16 @@ export class WriterLock {
     abandonedLocks.unregister(this);
     removeLock(this.held);
     this.held = null;
+  }
+}
+
+/** Takes the path's lock, then opens (truncates) it for writing: a second writer is refused before anything is lost. */
+export function openLocked(owner: object, path: string): [number, WriterLock] {
+  const lock = new WriterLock(owner, path);
+  try {
+    return [fs.openSync(path, 'w'), lock];
+  } catch (err) {
+    lock.release();
+    throw ioError(err, `opening ${path}`);
   }
 }

@@ -18,11 +18,11 @@ import { footer, ioError, reserveHeader, statsBlock, type HeaderSlots, type Stat
 import { version2Tables, type FrameTableCoding } from '../v2/tables';
 import type { ByteSink } from '../../varint/byte-sink';
 import { configWord, finiteNonNegative, firstBadId, firstIdAtOrAbove, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { COUNTER_COUNT, Counter, STAGED_HEADER, type EngineOptions, type SampleEngine } from './engine';
+import { COUNTER_COUNT, Counter, STAGED_HEADER, deepStacks, type EngineOptions, type SampleEngine } from './engine';
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
 import { createV2Engine } from './engine-v2';
-import { Keeper, WriterLock, abandoned, checkKeeperOptions } from './lifetime';
+import { Keeper, WriterLock, abandoned, checkKeeperOptions, openLocked } from './lifetime';
 import { StackInterner } from './stack-interner';
 import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
@@ -77,9 +77,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
   readonly formatVersion: 1 | 2;
   private keeper: Keeper | null = null;
-  /** Stacks deeper than MAX_STACK_DEPTH whose outermost frames were dropped (WriterStats.stacksCut). */
+  /** Stacks cut to MAX_STACK_DEPTH (stats.stacksCut); the path's lock, taken before the open. */
   private stacksCut = 0;
-  /** `<path>.lock`, taken before the file is opened (null for an in-memory writer). */
   private lock: WriterLock | null = null;
 
   constructor(path: string, options: ProfileWriterOptions) {
@@ -117,14 +116,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const memory = internals.memory;
     if (memory !== undefined && formatVersion === 1 && which === 'native') throw invalid('an in-memory version-1 writer needs the JS encoder', "backend: 'js'");
 
-    // Before the open truncates anything: a second writer on the path is refused here.
-    this.lock = memory === undefined ? new WriterLock(this, path) : null;
-    try {
-      this.fd = memory === undefined ? fs.openSync(path, 'w') : -1;
-    } catch (err) {
-      this.lock?.release();
-      throw ioError(err, `opening ${path}`);
-    }
+    [this.fd, this.lock] = memory === undefined ? openLocked(this, path) : [-1, null];
     const engineOptions: EngineOptions = { fd: this.fd, memory, blockMaxSamples: internals.blockMaxSamples, compression, level, littleEndian: this.littleEndian, startTimeHi: startHi, startTimeLo: startLo };
     try {
       if (formatVersion === 2) this.engine = createV2Engine(which, engineOptions, stackCoding, this.interval);
@@ -136,9 +128,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     // 64 zero bytes, patched at finalize: every field a fixed-width slot.
     this.slots = new SlotWriter(this.engine.output, { littleEndian: this.littleEndian });
     this.header = reserveHeader(this.slots);
-    // Version 2 says so from the start (the magic stays 0 until finalize): recover() then refuses
-    // such a file by name instead of rebuilding an empty version-1 profile from it.
-    if (formatVersion === 2) this.slots.patch(this.header.version, FORMAT_VERSION_2);
+    if (formatVersion === 2) this.slots.patch(this.header.version, FORMAT_VERSION_2); // from the start: recover() refuses it by name
     // On disk now (one write(), as CPython's writer does): a writer killed
     // before its first 512 KiB flush leaves a file readers call "not finalized".
     try {
@@ -332,11 +322,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       if (isProfpackError(err) && (err.code === ErrorCode.TACHYON_WRITE_UNKNOWN_ID || err.code === ErrorCode.INVALID_ARGUMENT)) throw err;
       throw this.breakWith(err, 'encoding a sample');
     }
-    let start = 0;
-    for (let k = 0; k < count; k++) {
-      if (stackEnds[k]! - start > MAX_STACK_DEPTH) this.stacksCut++;
-      start = stackEnds[k]!;
-    }
+    this.stacksCut += deepStacks(count, stackEnds);
   }
 
   /**
