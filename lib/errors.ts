@@ -97,6 +97,7 @@ export const ErrorCode = {
   V2_WRITER_STATE: 'ERR_V2_WRITER_STATE',
   V2_BAD_MODEL: 'ERR_V2_BAD_MODEL', // version 2's model section (sample types, value columns, labels) is malformed
   TACHYON_V1_WEIGHTED: 'ERR_TACHYON_V1_WEIGHTED', // a weighted profile that version 1's one-tick samples cannot hold: write version 2
+  V2_LIMIT: 'ERR_V2_LIMIT', // a reader bound: prediction state for too many threads, a block too large
   // Many profiles (lib/fleet)
   FLEET_NO_INPUT: 'ERR_FLEET_NO_INPUT', // a path that is missing, or a directory without profiles
   DUCKDB_UNAVAILABLE: 'ERR_DUCKDB_UNAVAILABLE', // the optional @duckdb/node-api is not installed or does not load
@@ -105,6 +106,7 @@ export const ErrorCode = {
   // recovery of a profile whose writer died (issue 15, writing half)
   TACHYON_JOURNAL_CORRUPT: 'ERR_TACHYON_JOURNAL_CORRUPT',
   TACHYON_RECOVER_FAILED: 'ERR_TACHYON_RECOVER_FAILED',
+  TACHYON_RECOVER_V2: 'ERR_TACHYON_RECOVER_V2', // an unfinished version-2 file: its writer keeps no journal
 
   // reading files (lib/input.ts) and bounded memory (issue 15)
   IO: 'ERR_IO', // a fs failure outside the Tachyon reader (convert, openProfile, CLI outputs)
@@ -112,6 +114,10 @@ export const ErrorCode = {
   TACHYON_FILE_CHANGED: 'ERR_TACHYON_FILE_CHANGED', // the file shrank or was rewritten after open
   CONVERT_TOO_MANY_SAMPLES: 'ERR_CONVERT_TOO_MANY_SAMPLES', // past ConvertOptions.maxSamples
   CONVERT_UNSUPPORTED_FORMAT: 'ERR_CONVERT_UNSUPPORTED_FORMAT', // a profile format recognised but not read (gecko, trace events, pstats, Go legacy text…)
+
+  // outputs and writers (issue 29)
+  OUTPUT_IS_INPUT: 'ERR_OUTPUT_IS_INPUT', // an output path that is (the same file as) an input
+  TACHYON_LOCKED: 'ERR_TACHYON_LOCKED', // another live ProfileWriter holds the path's lock
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});

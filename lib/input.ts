@@ -8,8 +8,9 @@
  * ProfileWriter on the same path).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, writeFileSync, type BigIntStats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type BigIntStats } from 'node:fs';
 import { ErrorCode, ProfpackError, invalidArgument, type ErrorCodeValue } from './errors';
+import { writeFileAtomic } from './output-file';
 
 /** An open input file and what it was when opened. */
 export interface InputFile {
@@ -18,6 +19,8 @@ export interface InputFile {
   /** Bytes, as measured by fstat at open. */
   readonly size: number;
   readonly stat: BigIntStats;
+  /** Set by watchInput: a digest of bytes [0, size) and the last fstat they were checked against. */
+  watch?: { digest: string; seen: BigIntStats };
 }
 
 /** A ProfpackError for a failed fs call: the path, the OS code and the syscall in details. */
@@ -149,7 +152,40 @@ export function inputSize(path: string, code: ErrorCodeValue = ErrorCode.IO): nu
   return file.size;
 }
 
-/** What changed since open ('size', 'mtime', ...), or null; a failed fstat counts as a change. */
+/** SHA-1 of bytes [0, size) of the open file, read in 1 MiB pieces; null when they cannot all be read. */
+function digestOf(file: InputFile): string | null {
+  const hash = createHash('sha1');
+  const piece = Buffer.allocUnsafe(Math.max(1, Math.min(file.size, 1 << 20)));
+  let done = 0;
+  try {
+    while (done < file.size) {
+      const n = readSync(file.fd, piece, 0, Math.min(piece.length, file.size - done), done);
+      if (n === 0) return null;
+      hash.update(piece.subarray(0, n));
+      done += n;
+    }
+  } catch {
+    return null;
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Makes inputChange() judge the bytes read, not the file's metadata: a digest
+ * of [0, size) is taken now, and a later append, chmod, rename or unlink
+ * (which move size, mtime or ctime but leave those bytes) is no change; a
+ * rewrite of them is (issue 29). Costs one more read of the file.
+ */
+export function watchInput(file: InputFile): void {
+  const digest = digestOf(file);
+  if (digest !== null) file.watch = { digest, seen: file.stat };
+}
+
+/**
+ * What changed since open ('size', 'mtime', 'content', ...), or null; a failed
+ * fstat counts as a change. A watched input (watchInput) is changed only when
+ * the bytes [0, size) are: metadata alone is re-checked against them.
+ */
 export function inputChange(file: InputFile): string | null {
   let now: BigIntStats;
   try {
@@ -157,11 +193,24 @@ export function inputChange(file: InputFile): string | null {
   } catch {
     return 'fstat';
   }
-  const was = file.stat;
-  if (now.size !== was.size) return `size ${was.size} -> ${now.size}`;
-  if (now.mtimeNs !== was.mtimeNs) return 'mtime';
-  if (now.ctimeNs !== was.ctimeNs) return 'ctime';
-  if (now.ino !== was.ino) return 'inode';
+  const watch = file.watch;
+  const was = watch?.seen ?? file.stat;
+  if (now.size === was.size && now.mtimeNs === was.mtimeNs && now.ctimeNs === was.ctimeNs && now.ino === was.ino) return null;
+  if (watch === undefined) {
+    if (now.size !== was.size) return `size ${was.size} -> ${now.size}`;
+    if (now.mtimeNs !== was.mtimeNs) return 'mtime';
+    if (now.ctimeNs !== was.ctimeNs) return 'ctime';
+    return 'inode';
+  }
+  if (now.size < BigInt(file.size)) return `size ${file.size} -> ${now.size}`;
+  // Only metadata moved (chmod, rename, unlink, a new link): the bytes are as they were.
+  if (now.size === was.size && now.mtimeNs === was.mtimeNs) {
+    watch.seen = now;
+    return null;
+  }
+  // Written to since: an append leaves [0, size) as it was, a rewrite does not.
+  if (digestOf(file) !== watch.digest) return 'content';
+  watch.seen = now;
   return null;
 }
 
@@ -176,11 +225,7 @@ const closedInputs = new WeakSet<InputFile>();
 
 /** Writes an output file whole; fs failures become ProfpackError ERR_IO with the path and OS code. */
 export function writeOutputFile(path: string, bytes: Uint8Array): void {
-  try {
-    writeFileSync(path, bytes);
-  } catch (err) {
-    throw fsError(err, path, 'write');
-  }
+  writeFileAtomic(path, bytes);
 }
 
 /** The first `bytes` of a regular file (format detection), checked as openInput checks it. */

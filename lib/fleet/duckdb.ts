@@ -66,3 +66,22 @@ export async function runSql(connection: DuckDBConnection, sql: string): Promise
 export function sqlString(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
+
+/**
+ * A file path as an SQL literal that DuckDB's file readers take as that one
+ * path: read_parquet() globs its argument, so `*`, `?` and `[` become the
+ * one-character classes `[*]`, `[?]`, `[[]` (issue 29: a directory named
+ * `exp[12]` read exp1 and exp2). Globs come only from the user's own SQL.
+ */
+export function sqlLiteralPath(value: string): string {
+  return sqlString(value.replace(/[*?[]/g, (c) => `[${c}]`));
+}
+
+/** Runs SQL and hands its rows over in DuckDB's chunks (2,048 rows), never all at once. */
+export async function streamSql(connection: DuckDBConnection, sql: string): Promise<DuckDB.DuckDBResult> {
+  try {
+    return await connection.stream(sql);
+  } catch (err) {
+    throw new ProfpackError(`DuckDB: ${(err as Error).message}`, { code: ErrorCode.SQL_FAILED, cause: err });
+  }
+}

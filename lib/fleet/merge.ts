@@ -5,6 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { writeProfile } from '../formats/index';
+import { refuseInputAsOutput } from '../output-file';
 import { mapBatches, type SampleBatch } from '../profile/index';
 import { openProfiles } from './source';
 
@@ -23,6 +24,8 @@ export interface MergeResult {
 
 export function mergeProfiles(inputs: readonly string[], out: string, options: MergeOptions = {}): MergeResult {
   const source = openProfiles(inputs);
+  // `merge DIR -o DIR/day.tach` run twice lists its own output: refused before anything is written.
+  refuseInputAsOutput(out, source.files);
   source.onFile = options.onFile;
   let samples = 0;
   const counted = mapBatches(source, function* (batches: Iterable<SampleBatch>) {

@@ -9,42 +9,11 @@
  * case it gets the next free id, so threads of different files stay apart.
  * Times are kept as the files store them (absolute µs).
  */
-import { readdirSync, statSync } from 'node:fs';
-import * as path from 'node:path';
 import { formatFromPath, openProfile, type OpenedProfile } from '../formats/index';
 import { FrameTable, LabelSets, Remapper, SampleTypes, StackTable, ThreadTable, sampleTypeName, threadKey, type Frame, type Label, type ProfileMeta, type ProfileSource, type SampleBatch, type SampleType } from '../profile/index';
-import { ErrorCode, ProfpackError } from '../errors';
-import { fsError } from '../input';
+import { listProfileFiles } from './listing';
 
-/**
- * The profile files named by `inputs`: files as given, directories expanded
- * (recursively, sorted by path) to the files whose name says they are profiles
- * (`.tach`, `.bin`, `.pb.gz`, `.cpuprofile`, ...).
- */
-export function listProfileFiles(inputs: readonly string[]): string[] {
-  if (inputs.length === 0) throw new ProfpackError('no profile files given', { code: ErrorCode.FLEET_NO_INPUT, expected: 'one or more files or directories' });
-  const files: string[] = [];
-  for (const input of inputs) {
-    let isDir: boolean;
-    try {
-      isDir = statSync(input).isDirectory();
-    } catch (err) {
-      throw fsError(err, input, 'read', ErrorCode.FLEET_NO_INPUT); // the path and the OS code in details, as lib/input.ts reports
-    }
-    if (!isDir) {
-      files.push(input);
-      continue;
-    }
-    const found = (readdirSync(input, { recursive: true }) as string[])
-      .filter((name) => formatFromPath(name) !== undefined)
-      .map((name) => path.join(input, name))
-      .filter((p) => statSync(p).isFile())
-      .sort();
-    if (found.length === 0) throw new ProfpackError(`${input} holds no profile files`, { code: ErrorCode.FLEET_NO_INPUT, expected: 'files named *.tach, *.bin, *.pb.gz, *.cpuprofile, ...' });
-    files.push(...found);
-  }
-  return files;
-}
+export { listProfileFiles } from './listing';
 
 /** A Tachyon file by its name is opened without reading it whole to sniff its format. */
 function openFile(file: string): OpenedProfile {

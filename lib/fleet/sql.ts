@@ -6,9 +6,23 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { connectDuckDB, runSql, sqlString } from './duckdb';
+import { ErrorCode, ProfpackError } from '../errors';
+import { connectDuckDB, loadDuckDB, runSql, sqlLiteralPath, streamSql } from './duckdb';
 import { listProfileFiles } from './source';
 import { TABLE_NAMES, createTables, loadProfiles, type LoadOptions } from './tables';
+
+export interface SqlOptions extends LoadOptions {
+  /** DuckDB's memory_limit (default 256MB): beyond it DuckDB spills to os.tmpdir() or fails with ERR_SQL_FAILED. */
+  memoryLimit?: string;
+}
+
+/** A query's result, read a chunk at a time; close() ends it and the database. */
+export interface SqlStream {
+  columns: string[];
+  /** The rows in DuckDB's chunks, as JSON-friendly JS (see SqlResult). */
+  chunks(): AsyncIterable<unknown[][]>;
+  close(): void;
+}
 
 export interface SqlResult {
   columns: string[];
@@ -29,27 +43,58 @@ function plain(value: unknown): unknown {
   return value;
 }
 
-export async function querySql(sql: string, inputs: readonly string[], options: LoadOptions = {}): Promise<SqlResult> {
+/** Runs `sql` over `inputs` and hands back its rows as a stream (memory: one chunk, plus what DuckDB holds within its limit). */
+export async function openSqlQuery(sql: string, inputs: readonly string[], options: SqlOptions = {}): Promise<SqlStream> {
   const parquetDirs = inputs.filter(isParquetDir);
   const profileInputs = inputs.filter((i) => !parquetDirs.includes(i));
   const files = profileInputs.length > 0 || parquetDirs.length === 0 ? listProfileFiles(profileInputs) : [];
-  const db = await connectDuckDB();
+  const db = await connectDuckDB({ memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT });
   try {
     const c = db.connection;
     await createTables(c, 'loaded_');
     if (files.length > 0) await loadProfiles(c, files, options, 'loaded_');
     const sources = parquetDirs.length + (files.length > 0 ? 1 : 0);
     for (const name of TABLE_NAMES) {
-      const parquet = parquetDirs.map((d) => sqlString(path.resolve(d, `${name}.parquet`)));
+      const parquet = parquetDirs.map((d) => sqlLiteralPath(path.resolve(d, `${name}.parquet`)));
       const union = parquet.length === 0 ? '' : ` UNION ALL BY NAME SELECT * FROM read_parquet([${parquet.join(', ')}])`;
       // Frames and stacks are content-addressed: two exports may both hold one; each must appear once.
       const distinct = sources > 1 && (name === 'frames' || name === 'stacks') ? 'DISTINCT ' : '';
       await runSql(c, `CREATE VIEW ${name} AS SELECT ${distinct}* FROM (SELECT * FROM loaded_${name}${union})`);
     }
-    const reader = await runSql(c, sql);
-    return { columns: reader.columnNames(), rows: reader.getRowsJS().map((r) => r.map(plain)) };
-  } finally {
+    const result = await streamSql(c, sql);
+    return {
+      columns: result.columnNames(),
+      async *chunks() {
+        for (;;) {
+          let chunk;
+          try {
+            chunk = await result.fetchChunk();
+          } catch (err) {
+            throw new ProfpackError(`DuckDB: ${(err as Error).message}`, { code: ErrorCode.SQL_FAILED, cause: err });
+          }
+          if (chunk === null || chunk.rowCount === 0) return;
+          yield chunk.convertRows(loadDuckDB().JSDuckDBValueConverter).map((r) => r.map(plain));
+        }
+      },
+      close: () => db.close(),
+    };
+  } catch (err) {
     db.close();
+    throw err;
+  }
+}
+
+const DEFAULT_MEMORY_LIMIT = '256MB';
+
+/** Every row of the query at once (a library call whose caller wants them all; the CLI streams). */
+export async function querySql(sql: string, inputs: readonly string[], options: SqlOptions = {}): Promise<SqlResult> {
+  const stream = await openSqlQuery(sql, inputs, options);
+  try {
+    const rows: unknown[][] = [];
+    for await (const chunk of stream.chunks()) rows.push(...chunk);
+    return { columns: stream.columns, rows };
+  } finally {
+    stream.close();
   }
 }
 
@@ -70,13 +115,24 @@ export function formatSqlTable(result: SqlResult): string {
   return [fmt(result.columns), fmt(widths.map((w) => '-'.repeat(w))), ...cells.map(fmt), `(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`].join('\n');
 }
 
-/** RFC 4180 CSV. */
-export function formatSqlCsv(result: SqlResult): string {
+/** One RFC 4180 CSV line (no line end). */
+export function csvLine(values: readonly unknown[]): string {
   const quote = (v: unknown): string => {
     const s = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
     return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
   };
-  return [result.columns.map(quote).join(','), ...result.rows.map((r) => r.map(quote).join(','))].join('\n');
+  return values.map(quote).join(',');
+}
+
+/** RFC 4180 CSV. */
+export function formatSqlCsv(result: SqlResult): string {
+  return [csvLine(result.columns), ...result.rows.map(csvLine)].join('\n');
+}
+
+/** One row as formatSqlJson's array element: an object keyed by column, indented for the array. */
+export function jsonRowText(columns: readonly string[], row: readonly unknown[]): string {
+  const text = JSON.stringify(Object.fromEntries(columns.map((c, i) => [c, row[i]])), null, 2);
+  return text.replace(/^/gm, '  ');
 }
 
 /** Rows as objects keyed by column name. */

@@ -6,6 +6,7 @@
 import { statSync } from 'node:fs';
 import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
 import { inputSize } from '../input';
+import { refuseInputAsOutput } from '../output-file';
 import { mapBatches, sampleTypeName, type ProfileSource, type SampleBatch } from '../profile/index';
 import type { FormatName, WriteOptions } from './adapter';
 import { FORMAT_NAMES, formatFromPath, openProfile, writeProfile } from './registry';
@@ -50,6 +51,7 @@ export function convert(input: string, output: string, options: ConvertOptions =
   if (!Number.isSafeInteger(maxSamples) || maxSamples < 0) throw invalidArgument(`maxSamples must be a non-negative safe integer, not ${String(maxSamples)}`, 'a non-negative safe integer');
   const limited = IN_MEMORY_OUTPUTS.includes(to);
   const bytesIn = inputSize(input);
+  refuseInputAsOutput(output, [input]);
   const source = openProfile(input, { format: options.from, onWarning: options.onWarning });
   try {
     const total = source.sampleCount;

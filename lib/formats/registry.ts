@@ -2,10 +2,10 @@
  * The formats profpack reads and writes, by name, by file name and by
  * content. Adding a format is one adapter file and one line in ADAPTERS.
  */
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import * as path from 'node:path';
+import { writeSync } from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
 import { fsError, readInputFile } from '../input';
+import { AtomicOutput } from '../output-file';
 import type { ProfileSource } from '../profile/index';
 import type { FormatAdapter, FormatName, ReadOptions, WriteOptions, WriteTarget } from './adapter';
 import { collapsedAdapter } from './collapsed';
@@ -96,27 +96,21 @@ export function openProfile(file: string, options: OpenOptions = {}): OpenedProf
 }
 
 /**
- * Writes a source as `format` into `file`: through a temporary file in the
- * same directory, renamed at the end, so a failed write leaves no partial
- * output and an existing file stays whole until the new one is complete.
+ * Writes a source as `format` into `file` through a temporary file in the
+ * same directory, renamed at the end (lib/output-file.ts): a failed write
+ * leaves the old output or nothing, never a partial file.
  */
 export function writeProfile(source: ProfileSource, file: string, format: FormatName, options: WriteOptions = {}): void {
   const adapter = adapterFor(format);
   if (adapter.write === undefined) throw new ProfpackError(`profpack reads ${adapter.title} files but does not write them`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: ADAPTERS.filter((a) => a.write).map((a) => a.name).join(' | ') });
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now().toString(36)}.tmp`);
-  let fd: number | undefined;
-  try {
-    fd = openSync(temp, 'wx');
-  } catch (err) {
-    throw fsError(err, file, 'write');
-  }
+  const out = new AtomicOutput(file);
   const target: WriteTarget = {
-    path: temp,
+    path: out.writePath,
     write(chunk) {
       const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
       let done = 0;
       try {
-        while (done < data.length) done += writeSync(fd!, data, done, data.length - done);
+        while (done < data.length) done += writeSync(out.fd, data, done, data.length - done);
       } catch (err) {
         throw fsError(err, file, 'write');
       }
@@ -125,13 +119,10 @@ export function writeProfile(source: ProfileSource, file: string, format: Format
   try {
     // A format that writes its own file (Tachyon) replaces the empty temporary file.
     adapter.write(source, target, options);
-    closeSync(fd);
-    fd = undefined;
-    renameSync(temp, file);
   } catch (err) {
-    if (fd !== undefined) closeSync(fd);
-    rmSync(temp, { force: true });
+    out.abort();
     if (err instanceof ProfpackError) throw err;
     throw fsError(err, file, 'write');
   }
+  out.commit();
 }

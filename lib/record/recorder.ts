@@ -19,7 +19,7 @@ import { ProfilingMode } from '../tachyon/index';
 import { createTachyonSink, type TachyonSink } from './sink';
 import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from './host';
 import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
-import { checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rotate';
+import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rotate';
 import { V8Sampler } from './sampler';
 import { FdSender, FrameNumbers } from './wire';
 
@@ -173,9 +173,8 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     throw new ProfpackError('startRecording() runs on the main thread; workers use startWorkerAgent()', { code: ErrorCode.INVALID_ARGUMENT });
   }
   const intervalUs = options.intervalUs ?? 1000;
-  if (!Number.isFinite(intervalUs) || intervalUs < 1) throw new ProfpackError(`intervalUs must be ≥ 1, not ${intervalUs}`, { code: ErrorCode.INVALID_ARGUMENT });
-  const harvestMs = options.harvestMs ?? 1000;
-  if (!Number.isFinite(harvestMs) || harvestMs < 1) throw new ProfpackError(`harvestMs must be ≥ 1, not ${harvestMs}`, { code: ErrorCode.INVALID_ARGUMENT });
+  checkRange('intervalUs', intervalUs, 1, MAX_INTERVAL_US, 'µs');
+  const harvestMs = checkRange('harvestMs', options.harvestMs ?? 1000, 1, MAX_TIMER_MS, 'ms');
   const writerMode = options.writer ?? 'process';
   if (writerMode !== 'inline' && writerMode !== 'process') throw new ProfpackError(`writer must be 'inline' or 'process', not ${String(writerMode)}`, { code: ErrorCode.INVALID_ARGUMENT });
   const rotate = options.rotate === undefined ? undefined : checkRotate(options.rotate);
@@ -468,7 +467,8 @@ export interface WriterProcessSettings {
  */
 export function startWorkerAgent(options: { intervalUs?: number; harvestMs?: number; channel?: string } = {}): () => void {
   if (isMainThread) throw new ProfpackError('startWorkerAgent() runs in a worker thread', { code: ErrorCode.INVALID_ARGUMENT });
-  const sampler = new V8Sampler(options.intervalUs ?? 1000);
+  const sampler = new V8Sampler(checkRange('intervalUs', options.intervalUs ?? 1000, 1, MAX_INTERVAL_US, 'µs'));
+  const harvestMs = checkRange('harvestMs', options.harvestMs ?? 1000, 1, MAX_TIMER_MS, 'ms');
   const channel = new BroadcastChannel(options.channel ?? defaultChannelName());
   (channel as unknown as { unref?: () => void }).unref?.();
   let stopped = false;
@@ -476,7 +476,7 @@ export function startWorkerAgent(options: { intervalUs?: number; harvestMs?: num
     if (profile !== undefined && profile.samples.length > 0) channel.postMessage({ kind: 'profpack-chunk', threadId: ownThreadId, profile } satisfies WorkerChunkMessage);
   };
   sampler.start();
-  const timer = setInterval(() => post(sampler.harvest(true)), options.harvestMs ?? 1000);
+  const timer = setInterval(() => post(sampler.harvest(true)), harvestMs);
   timer.unref();
   const stop = () => {
     if (stopped) return;

@@ -15,8 +15,8 @@
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
-import { removeFile } from '../file-retry';
 import { readInputFile } from '../input';
+import { refuseInputAsOutput, writeThroughTemporary } from '../output-file';
 import { ProfileWriter } from './write/index';
 import { isVersion2, readProfileV2, type V2Profile } from './read/index';
 import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/tables';
@@ -68,27 +68,29 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
   if (!isVersion2(bytes)) {
     throw new ProfpackError(`${inputPath} is not a version-2 profile`, { code: ErrorCode.V2_BAD_HEADER, offset: 4, expected: 'format version 2 (a version-1 file needs no downgrade)' });
   }
+  refuseInputAsOutput(outputPath, [inputPath]);
   const profile = readProfileV2(bytes, { backend: options.backend });
   const info = profile.info;
-  const writer = new ProfileWriter(outputPath, {
-    sampleIntervalUs: info.sampleIntervalUs,
-    startTimeUs: info.startTimeUs,
-    compression: options.compression ?? 'zstd',
-    level: options.level,
-    mode: info.mode,
-    captureFeatures: info.captureFeatures,
-    backend: options.backend,
+  // Written beside outputPath and renamed once whole: a half-written version-1 file is worse than none.
+  const samples = writeThroughTemporary(outputPath, (writePath) => {
+    const writer = new ProfileWriter(writePath, {
+      sampleIntervalUs: info.sampleIntervalUs,
+      startTimeUs: info.startTimeUs,
+      compression: options.compression ?? 'zstd',
+      level: options.level,
+      mode: info.mode,
+      captureFeatures: info.captureFeatures,
+      backend: options.backend,
+    });
+    try {
+      const count = replayIntoVersion1(profile, writer);
+      writer.finalize();
+      return count;
+    } catch (err) {
+      writer.close();
+      throw err;
+    }
   });
-  let samples: number;
-  try {
-    samples = replayIntoVersion1(profile, writer);
-    writer.finalize();
-  } catch (err) {
-    writer.close();
-    // A half-written version-1 file is worse than none.
-    removeFile(outputPath);
-    throw err;
-  }
   return { samples, bytes: fs.statSync(outputPath).size, lost: lostInVersion1(profile.model) };
 }
 

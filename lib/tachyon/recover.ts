@@ -22,13 +22,16 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { backend, nativeModule } from '../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
-import { Compression, FORMAT_VERSION, Header, HEADER_SIZE, MAX_STACK_DEPTH, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
-import { JOURNAL_SUFFIX, concatBytes, parseJournal, type JournalState } from './file/index';
+import { Compression, FORMAT_VERSION, FORMAT_VERSION_2, Header, HEADER_SIZE, MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
+import { JOURNAL_SUFFIX, concatBytes, parseJournal, zstdPrefix, type JournalState } from './file/index';
+import { BlockKind } from './v2/format';
 import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/records';
 import { ProfileReader } from './read/reader';
 import { FileOutput, ZstdStream, footer } from './file/index';
 import { FrameTable, StringTable } from './write/tables';
 import { zstdBinding } from './file/zstd-binding';
+import { AtomicOutput, refuseInputAsOutput, writeFileAtomic } from '../output-file';
+import { IN_MEMORY_REGION, RegionPieces, copyRegion, measureRegion, salvageStreaming } from './recover-region';
 
 export interface RecoverOptions {
   /** The journal (default `<inPath>.journal`; used when it exists). */
@@ -68,6 +71,18 @@ function readInput(path: string, what: string): Uint8Array {
     const code = (err as NodeJS.ErrnoException).code;
     throw failure(`cannot read ${what} ${path}: ${(err as Error).message}`, { path, syscallError: code }, err);
   }
+}
+
+/**
+ * Whether a sample region starts with a version-2 sample block (12 zero bytes,
+ * kind 4, 5 or 6): version 1's record encodings are 0..3, so no version-1
+ * region starts this way.
+ */
+function startsWithSampleBlock(region: Uint8Array | null): boolean {
+  if (region === null || region.length < RECORD_PREFIX_SIZE) return false;
+  for (let i = 0; i < RECORD_PREFIX_SIZE - 1; i++) if (region[i] !== 0) return false;
+  const kind = region[RECORD_PREFIX_SIZE - 1]!;
+  return kind === BlockKind.Predict || kind === BlockKind.StackTable || kind === BlockKind.StackTableRecent;
 }
 
 /** The decodable prefix of an unended (or cut) zstd frame: output up to the first error or the end of input. */
@@ -162,20 +177,33 @@ export function salvageRecords(records: Uint8Array, littleEndian: boolean, start
   }
 }
 
-function writeProfile(outPath: string, records: Uint8Array, compression: 'zstd' | 'none', tables: Tables, header: { startTimeUs: bigint; sampleIntervalUs: bigint; profilingConfig: number; littleEndian: boolean; samples: number; threads: number }): void {
-  let fd: number;
+/** The records to write: in memory, or handed over a piece at a time (a region too large to hold). */
+type RecordBytes = Uint8Array | ((write: (bytes: Uint8Array) => void) => void);
+
+function writeProfile(
+  outPath: string,
+  records: RecordBytes,
+  compression: 'zstd' | 'none',
+  tables: Tables,
+  header: { startTimeUs: bigint; sampleIntervalUs: bigint; profilingConfig: number; littleEndian: boolean; samples: number; threads: number },
+  check: { backend: 'native' | 'js'; journaled: boolean },
+): void {
+  // Written beside outPath and renamed once whole: a failure leaves no 0-byte or half file.
+  const file = new AtomicOutput(outPath, ErrorCode.TACHYON_RECOVER_FAILED);
   try {
-    fd = fs.openSync(outPath, 'w');
-  } catch (err) {
-    throw failure(`cannot create ${outPath}: ${(err as Error).message}`, { path: outPath, syscallError: (err as NodeJS.ErrnoException).code }, err);
-  }
-  try {
-    const out = new FileOutput(fd);
+    const out = new FileOutput(file.fd);
     out.write(new Uint8Array(HEADER_SIZE));
     if (compression === 'zstd') {
       const stream = new ZstdStream(ZSTD_LEVEL);
-      stream.compress(records, 'end', out);
+      if (typeof records === 'function') {
+        records((bytes) => stream.compress(bytes, 'continue', out));
+        stream.compress(new Uint8Array(0), 'end', out);
+      } else {
+        stream.compress(records, 'end', out);
+      }
       stream.release();
+    } else if (typeof records === 'function') {
+      records((bytes) => out.write(bytes));
     } else {
       out.write(records);
     }
@@ -200,10 +228,44 @@ function writeProfile(outPath: string, records: Uint8Array, compression: 'zstd' 
     v.setUint32(Header.profilingConfig, header.profilingConfig, le);
     out.writeAt(0, h);
   } catch (err) {
+    file.abort();
     throw isProfpackError(err) ? err : failure(`writing ${outPath} failed: ${(err as Error).message}`, { path: outPath }, err);
-  } finally {
-    fs.closeSync(fd);
   }
+  try {
+    replayWhole(file.writePath, check.backend);
+  } catch (err) {
+    file.abort();
+    throw unreadableResult(err, outPath, check.journaled);
+  }
+  file.commit();
+}
+
+/** Opens and replays a profile, as CPython would read it: throws what the reader throws. */
+function replayWhole(path: string, which: 'native' | 'js'): void {
+  const reader = ProfileReader.open(path, { backend: which });
+  try {
+    reader.replay({ collect: () => undefined });
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * The file recover() built does not read back: with a journal, its tables do
+ * not fit the records its checkpoints name (the checksums held, the content
+ * did not); without one, the salvage missed something. Never written.
+ */
+function unreadableResult(err: unknown, outPath: string, journaled: boolean): ProfpackError {
+  const why = isProfpackError(err) ? `${err.code}: ${err.message}` : String(err);
+  if (journaled) {
+    return new ProfpackError(`the journal's tables do not match the records it names: the profile they make does not read (${why}); ${outPath} was not written`, {
+      code: ErrorCode.TACHYON_JOURNAL_CORRUPT,
+      expected: 'string and frame tables that every recovered record resolves against',
+      cause: err,
+      details: { path: outPath },
+    });
+  }
+  return failure(`the recovered records do not read back (${why}); ${outPath} was not written`, { path: outPath }, err);
 }
 
 const MAX_PLACEHOLDER_FRAMES = 1 << 20;
@@ -250,6 +312,8 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
   const cap = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
   if (!Number.isSafeInteger(cap) || cap < 0) throw new ProfpackError(`maxDecompressedSize must be a byte count, got ${String(cap)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'a non-negative integer' });
 
+  const journalPath = options.journal ?? inPath + JOURNAL_SUFFIX;
+  refuseInputAsOutput(outPath, [inPath, journalPath]);
   const bytes = readInput(inPath, 'profile');
   if (bytes.length < HEADER_SIZE) throw failure(`${inPath} has ${bytes.length} bytes, fewer than the 64 of a header: nothing was written`, { path: inPath });
   if (bytes.subarray(0, 4).some((b) => b !== 0)) {
@@ -257,38 +321,50 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
     const reader = ProfileReader.fromBuffer(bytes, { backend: which });
     const info = reader.info;
     reader.close();
-    fs.copyFileSync(inPath, outPath);
+    writeFileAtomic(outPath, bytes, ErrorCode.TACHYON_RECOVER_FAILED);
     return { source: 'finalized', samples: Number(info.sampleCount), threads: info.threadCount, frames: info.frameCount, droppedBytes: 0, checkpoints: 0 };
   }
 
-  const journalPath = options.journal ?? inPath + JOURNAL_SUFFIX;
   const journal = fs.existsSync(journalPath) ? parseJournal(readInput(journalPath, 'journal')) : null;
   const onDisk = bytes.subarray(HEADER_SIZE);
   const zstd = journal ? journal.header.compression === 'zstd' : ZSTD_MAGIC.every((b, i) => onDisk[i] === b);
+  const versionField = new DataView(bytes.buffer, bytes.byteOffset).getUint32(Header.version, true);
+  if (versionField === FORMAT_VERSION_2 || (journal === null && startsWithSampleBlock(zstd ? zstdPrefix(onDisk, RECORD_PREFIX_SIZE) : onDisk))) {
+    throw new ProfpackError(`${inPath} is an unfinished version-2 profile: version-2 writers keep no journal, and recover rebuilds version 1 only`, {
+      code: ErrorCode.TACHYON_RECOVER_V2,
+      offset: HEADER_SIZE,
+      expected: 'an unfinished version-1 profile (write with formatVersion 1, the default, to be able to recover)',
+      details: { path: inPath },
+    });
+  }
   const wanted = journal && journal.checkpoints > 0 ? Math.min(journal.regionBytes, cap) : cap;
-  const region = zstd ? inflateTolerant(onDisk, wanted) : onDisk.subarray(0, Math.min(onDisk.length, wanted));
   const littleEndian = journal?.header.littleEndian ?? os.endianness() === 'LE';
   const startTimeUs = journal?.header.startTimeUs ?? options.startTimeUs ?? 0n;
 
-  let records: Uint8Array;
-  let source: RecoverResult['source'];
-  let regionAvailable: number;
-  if (journal && journal.checkpoints > 0 && region.length >= journal.regionBytes) {
-    source = 'journal';
-    regionAvailable = zstd ? journal.regionBytes : onDisk.length;
-    records = new Uint8Array(journal.regionBytes + journal.pendingRepeats.length);
-    records.set(region.subarray(0, journal.regionBytes));
-    records.set(journal.pendingRepeats, journal.regionBytes);
+  // A zstd region too large to hold is read a piece at a time (recover-region.ts); a raw one is in memory already.
+  const head = zstd ? inflateTolerant(onDisk, Math.min(wanted, IN_MEMORY_REGION + 1)) : onDisk.subarray(0, Math.min(onDisk.length, wanted));
+  const inMemory = !zstd || head.length <= IN_MEMORY_REGION;
+  const pieces = (limit: number, tail?: Uint8Array) => () => new RegionPieces(onDisk, zstd, limit, tail);
+  const available = inMemory ? head.length : measureRegion(pieces(wanted));
+  const fromJournal = journal !== null && journal.checkpoints > 0 && available >= journal.regionBytes;
+  const source: RecoverResult['source'] = fromJournal ? 'journal' : 'records';
+  const regionAvailable = fromJournal ? (zstd ? journal.regionBytes : onDisk.length) : available;
+  const length = fromJournal ? journal.regionBytes + journal.pendingRepeats.length : available;
+  let scan: Scan;
+  let kept: RecordBytes;
+  if (inMemory) {
+    const records = fromJournal ? concatBytes([head.subarray(0, journal.regionBytes), journal.pendingRepeats]) : head;
+    scan = salvageRecords(records, littleEndian, startTimeUs, which);
+    kept = records.subarray(0, scan.end);
   } else {
-    source = 'records';
-    regionAvailable = region.length;
-    records = region;
+    const open = fromJournal ? pieces(journal.regionBytes, journal.pendingRepeats) : pieces(available);
+    const streamed = salvageStreaming(open, length, littleEndian, startTimeUs);
+    scan = streamed;
+    kept = (write) => copyRegion(open, streamed.end, write);
   }
-  const scan = salvageRecords(records, littleEndian, startTimeUs, which);
-  if (scan.end < records.length && source === 'journal') {
-    throw failure(`the journal's last flush names ${records.length} record bytes but only ${scan.end} decode whole`, { path: inPath, decoded: scan.end });
+  if (scan.end < length && fromJournal) {
+    throw failure(`the journal's last flush names ${length} record bytes but only ${scan.end} decode whole`, { path: inPath, decoded: scan.end });
   }
-  const kept = records.subarray(0, scan.end);
   const tables = tablesFor(journal, scan.maxFrame);
   writeProfile(outPath, kept, zstd ? 'zstd' : 'none', tables, {
     startTimeUs,
@@ -297,7 +373,7 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
     littleEndian,
     samples: scan.samples,
     threads: scan.threads,
-  });
+  }, { backend: which, journaled: journal !== null });
   return {
     source,
     samples: scan.samples,

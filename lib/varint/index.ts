@@ -62,11 +62,20 @@ function allocate<T extends BatchArray>(kind: VarintKind, count: number): T {
   }
 }
 
-function decodeManyOf<T extends BatchArray>(kind: VarintKind, bytes: Uint8Array, offset: number, count: number, out?: T): DecodedMany<T> {
+/**
+ * @internal The argument checks of decode…Many, shared by both backends so a
+ * wrong argument is the same ProfpackError whichever decodes: returns the out array.
+ */
+export function checkDecodeMany<T extends BatchArray>(kind: VarintKind, bytes: Uint8Array, offset: number, count: number, out?: T): T {
   checkRange(bytes, offset, count);
   if (out !== undefined) checkBatchArray(kind, out, 'out');
   const values = out ?? allocate<T>(kind, count);
   if (values.length < count) throw new ProfpackError(`out holds ${values.length} values, fewer than ${count}`, { code: ErrorCode.INVALID_ARGUMENT });
+  return values;
+}
+
+function decodeManyOf<T extends BatchArray>(kind: VarintKind, bytes: Uint8Array, offset: number, count: number, out?: T): DecodedMany<T> {
+  const values = checkDecodeMany(kind, bytes, offset, count, out);
   const end = impl.decodeMany(kind, bytes, offset, count, values);
   return { values, end };
 }
@@ -81,7 +90,10 @@ function encodeManyOf(kind: VarintKind, values: BatchArray): Uint8Array {
   return out.slice(0, impl.encodeMany(kind, values, out, 0));
 }
 
-function encodeManyInto(kind: VarintKind, values: BatchArray, out: Uint8Array, offset: number): number {
+/** @internal The argument checks of encode…ManyInto, shared by both backends (see checkDecodeMany). */
+export function checkEncodeManyInto(kind: VarintKind, values: BatchArray, out: Uint8Array, offset: number): void {
+  // The values first: the JS twin would write garbage for a Float64Array, the native one throw a bare TypeError.
+  checkBatchArray(kind, values, 'values');
   if (!(out instanceof Uint8Array)) throw new ProfpackError('out must be a Uint8Array', { code: ErrorCode.INVALID_ARGUMENT, expected: 'Uint8Array' });
   if (!Number.isInteger(offset) || offset < 0 || offset > out.length) {
     throw new ProfpackError(`offset ${offset} is outside the buffer of ${out.length} bytes`, { code: ErrorCode.INVALID_ARGUMENT });
@@ -93,6 +105,10 @@ function encodeManyInto(kind: VarintKind, values: BatchArray, out: Uint8Array, o
       expected: `at least ${need} bytes (values.length × ${kindInfo[kind].maxBytes})`,
     });
   }
+}
+
+function encodeManyInto(kind: VarintKind, values: BatchArray, out: Uint8Array, offset: number): number {
+  checkEncodeManyInto(kind, values, out, offset);
   return impl.encodeMany(kind, values, out, offset);
 }
 

@@ -34,6 +34,7 @@ export function overflow(start: number, what: string, limit: string): ProfpackEr
 }
 
 function checkOffset(bytes: Uint8Array, offset: number): void {
+  if (!(bytes instanceof Uint8Array)) throw notBytes('bytes', bytes);
   if (!Number.isInteger(offset) || offset < 0) {
     throw new ProfpackError(`offset must be a non-negative integer, got ${offset}`, { code: ErrorCode.INVALID_ARGUMENT });
   }
@@ -132,13 +133,13 @@ export function decodeI32(bytes: Uint8Array, offset = 0): Decoded<number> {
 }
 
 function checkU32(value: number): void {
-  if (!Number.isInteger(value) || value < 0 || value >= TWO_POW_32) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value >= TWO_POW_32) {
     throw new ProfpackError(`${value} is not a u32`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'an integer in [0, 2^32)' });
   }
 }
 
 function checkI32(value: number): void {
-  if (!Number.isInteger(value) || value < -0x8000_0000 || value > 0x7fff_ffff) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < -0x8000_0000 || value > 0x7fff_ffff) {
     throw new ProfpackError(`${value} is not an i32`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'an integer in [-2^31, 2^31)' });
   }
 }
@@ -146,6 +147,19 @@ function checkI32(value: number): void {
 function checkBig(value: bigint, min: bigint, max: bigint, what: string): void {
   if (typeof value !== 'bigint' || value < min || value > max) {
     throw new ProfpackError(`${String(value)} is not a ${what}`, { code: ErrorCode.INVALID_ARGUMENT, expected: `a bigint in [${min}, ${max}]` });
+  }
+}
+
+function notBytes(name: string, value: unknown): ProfpackError {
+  const got = value === null ? 'null' : ArrayBuffer.isView(value) ? value.constructor.name : typeof value;
+  return new ProfpackError(`${name} must be a Uint8Array, not ${got}`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'Uint8Array' });
+}
+
+/** An encoder's output and offset: a Uint8Array, and a non-negative integer (its end is checked byte by byte). */
+function checkOut(out: Uint8Array, offset: number): void {
+  if (!(out instanceof Uint8Array)) throw notBytes('out', out);
+  if (!Number.isInteger(offset) || offset < 0) {
+    throw new ProfpackError(`offset must be a non-negative integer, got ${offset}`, { code: ErrorCode.INVALID_ARGUMENT });
   }
 }
 
@@ -162,6 +176,7 @@ function put(target: Uint8Array, pos: number, byte: number): void {
  */
 export function encodeU32(value: number, out: Uint8Array, offset = 0): number {
   checkU32(value);
+  checkOut(out, offset);
   let pos = offset;
   while (value >= 0x80) {
     put(out, pos++, (value & 0x7f) | 0x80);
@@ -173,6 +188,7 @@ export function encodeU32(value: number, out: Uint8Array, offset = 0): number {
 
 export function encodeU64(value: bigint, out: Uint8Array, offset = 0): number {
   checkBig(value, 0n, U64_MAX, 'u64');
+  checkOut(out, offset);
   let pos = offset;
   // The low 56 bits go through numbers (7 bytes) quickly; BigInt only for larger values.
   while (value >= 0x80n) {
@@ -185,6 +201,7 @@ export function encodeU64(value: bigint, out: Uint8Array, offset = 0): number {
 
 export function encodeI64(value: bigint, out: Uint8Array, offset = 0): number {
   checkBig(value, I64_MIN, I64_MAX, 'i64');
+  checkOut(out, offset);
   let pos = offset;
   for (;;) {
     const byte = Number(value & 0x7fn);
@@ -197,6 +214,7 @@ export function encodeI64(value: bigint, out: Uint8Array, offset = 0): number {
 
 export function encodeI32(value: number, out: Uint8Array, offset = 0): number {
   checkI32(value);
+  checkOut(out, offset);
   let pos = offset;
   for (;;) {
     const byte = value & 0x7f;

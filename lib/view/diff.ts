@@ -6,7 +6,8 @@
  * scaled by newSamples / baseSamples first, so two recordings of different
  * length compare as shares.
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { refuseInputAsOutput, writeFileAtomic } from '../output-file';
 import { openProfile } from '../formats/index';
 import { chooseSampleType, formatValue, sampleTypeName, type ProfileSource, type SampleType } from '../profile/index';
 import { aggregate, type SortBy } from '../query/aggregate';
@@ -150,6 +151,7 @@ export interface DiffFileOptions extends DiffOptions {
 
 /** Diffs two profile files (any format `openProfile` reads); writes the page when `html` is given. */
 export function diff(basePath: string, newPath: string, options: DiffFileOptions = {}): DiffResult & { html?: string; bytes?: number } {
+  if (options.html !== undefined) refuseInputAsOutput(options.html, [basePath, newPath]);
   const base = openProfile(basePath);
   try {
     const next = openProfile(newPath);
@@ -166,7 +168,7 @@ export function diff(basePath: string, newPath: string, options: DiffFileOptions
         columns: ['Δself', result.normalized ? 'base self (scaled)' : 'base self', 'new self', 'Δtotal', 'function', 'file'],
         data: { kind: 'diff', normalized: result.normalized, unit: result.sampleType.unit, tree, rows: all.rows.slice(0, 200) },
       });
-      writeFileSync(options.html, html);
+      writeFileAtomic(options.html, html);
       return { ...result, html: options.html, bytes: statSync(options.html).size };
     } finally {
       next.close();

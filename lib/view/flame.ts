@@ -1,5 +1,6 @@
 /** `renderFlameHtml()` / `flame()`: a profile as one self-contained flame graph and timeline page. */
-import { statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { refuseInputAsOutput, writeFileAtomic } from '../output-file';
 import * as path from 'node:path';
 import { openProfile, type FormatName } from '../formats/index';
 import { listProfileFiles, openProfiles } from '../fleet/index';
@@ -44,11 +45,12 @@ export function renderFlameHtml(source: ProfileSource, options: FlameOptions = {
  */
 export function flame(input: string | readonly string[], output: string, options: FlameOptions & { from?: FormatName } = {}): FlameSummary {
   const files = listProfileFiles(typeof input === 'string' ? [input] : input);
+  refuseInputAsOutput(output, files);
   const source = files.length === 1 ? openProfile(files[0]!, { format: options.from }) : openProfiles(files);
   const name = files.length === 1 ? path.basename(files[0]!) : `${files.length} profiles`;
   try {
     const page = renderFlameHtml(source, { title: options.title ?? `${name} — profpack flame graph`, ...options });
-    writeFileSync(output, page.html);
+    writeFileAtomic(output, page.html);
     return { output, samples: page.samples, threads: page.threads, nodes: page.nodes, buckets: page.buckets, bytes: statSync(output).size };
   } finally {
     source.close();

@@ -3,10 +3,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromCpuProfile, type CpuProfile } from '../../lib/convert/cpuprofile';
-import { openProfile } from '../../lib/convert/convert';
+import type { CpuProfile } from '../../lib/formats/v8';
+import { openProfile, readProfile } from '../../lib/formats/index';
 import { aggregate } from '../../lib/query/aggregate';
-import { MemoryProfile, NodeStatus } from '../../lib/convert/model';
+import { NodeStatus } from '../../lib/profile/index';
+import { TickList, samplesOf } from '../support/model';
 import { startRecording } from '../../lib/record/recorder';
 import { Worker } from 'node:worker_threads';
 import { compileBuild, type Build } from './build';
@@ -41,8 +42,9 @@ afterAll(() => {
 describe('a real .cpuprofile from node --cpu-prof', () => {
   it('reads to one sample per V8 sample, stacks equal to the node path below (root)', () => {
     const raw = JSON.parse(readFileSync(cpuprofile, 'utf8')) as CpuProfile;
-    const model = fromCpuProfile(raw);
-    expect(model.sampleCount).toBe(raw.samples.length);
+    const model = readProfile(readFileSync(cpuprofile));
+    const records = [...samplesOf(model)];
+    expect(records).toHaveLength(raw.samples.length);
     const parent = new Map<number, number>();
     for (const n of raw.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
     const byId = new Map(raw.nodes.map((n) => [n.id, n]));
@@ -51,7 +53,7 @@ describe('a real .cpuprofile from node --cpu-prof', () => {
       t += raw.timeDeltas[i]!;
       const names: string[] = [];
       for (let cur: number | undefined = id; cur !== undefined && parent.has(cur); cur = parent.get(cur)) names.push(byId.get(cur)!.callFrame.functionName);
-      const s = model.sampleList[i]!;
+      const s = records[i]!;
       expect(Array.from(s.stack, (f) => model.frames[f]!.funcname)).toEqual(names);
       expect(s.timestampUs).toBe(BigInt(t));
     });
@@ -59,10 +61,11 @@ describe('a real .cpuprofile from node --cpu-prof', () => {
   });
 
   it('converts to pprof, speedscope and collapsed, and top agrees on all of them', () => {
-    const expected = aggregate(fromCpuProfile(JSON.parse(readFileSync(cpuprofile, 'utf8'))), { sort: 'total', limit: 10 }).rows.map((r) => [r.funcname, r.self, r.total]);
+    // The .cpuprofile's default type is wall time (each sample weighs its gap); every output keeps it.
+    const expected = aggregate(readProfile(readFileSync(cpuprofile)), { sort: 'total', limit: 10 }).rows.map((r) => [r.funcname, r.self, r.total]);
     for (const out of ['p.pb.gz', 'p.speedscope.json', 'p.collapsed', 'p2.cpuprofile']) {
       const r = cli('convert', cpuprofile, '-o', out);
-      expect(r.stderr).toMatch(/samples\n$/);
+      expect(r.stderr).toMatch(/samples \(samples\/count, wall\/nanoseconds\)\n$/);
       expect(r.code).toBe(0);
       const src = openProfile(path.join(work, out));
       const rows = aggregate(src, { sort: 'total', limit: 10 }).rows.map((row) => [row.funcname, row.self, row.total]);
@@ -127,7 +130,7 @@ describe('CLI errors', () => {
 
 describe('recording worker threads', () => {
   it('a worker running the agent is written as its own thread, with its own stacks', async () => {
-    const sink = new MemoryProfile();
+    const sink = new TickList();
     const channel = `profpack-test-${process.pid}`;
     const recording = startRecording({ sink, workers: true, channel, harvestMs: 50, handleExit: false });
     const agent = JSON.stringify(path.join(build.dist, 'record', 'recorder.js'));

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseProfile } from '../../lib/convert/convert';
+import { readProfile } from '../../lib/formats/index';
 import { isProfpackError } from '../../lib/errors';
 import * as path from 'node:path';
 import { repoRoot, sharedPath } from '../shared';
@@ -16,11 +16,13 @@ const outside = (name: string) => readFileSync(name.includes('/') ? name : share
 /** Reads every sample; returns the error when one is thrown. */
 function readAll(bytes: Uint8Array, format: 'pprof' | 'cpuprofile' | 'speedscope'): unknown {
   try {
-    const src = parseProfile(bytes, format);
+    const src = readProfile(bytes, { format });
     let n = 0;
-    for (const s of src.samples()) {
-      for (let i = 0; i < s.stack.length; i++) expect(src.frames[s.stack[i]!]).toBeDefined();
-      if (++n > 200_000) break;
+    for (const b of src.batches()) {
+      // Every stack a record names resolves to frames the source has.
+      for (let i = 0; i < b.length; i++) for (const f of src.stacks.toArray(b.stack[i]!)) expect(src.frames[f]).toBeDefined();
+      n += b.length;
+      if (n > 200_000) break;
     }
     return undefined;
   } catch (err) {

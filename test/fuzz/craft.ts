@@ -22,6 +22,8 @@ export interface CraftOptions {
   stringCount?: number;
   frameCount?: number;
   startTimeUs?: bigint;
+  /** Format version in the header (default 1; 2 with flags 0 has version 1's tables). */
+  version?: number;
 }
 
 export function craftTachyon(o: CraftOptions): Uint8Array {
@@ -30,7 +32,7 @@ export function craftTachyon(o: CraftOptions): Uint8Array {
   const size = frameOffset + S01_FRAMES.length + 32;
   const out = Buffer.alloc(size);
   out.write('HCAT', 0, 'latin1'); // magic 0x54414348 little-endian
-  out.writeUInt32LE(1, 4);
+  out.writeUInt32LE(o.version ?? 1, 4);
   out.set([3, 15, 2, 0], 8);
   out.writeBigUInt64LE(o.startTimeUs ?? 1_000_000n, 12);
   out.writeBigUInt64LE(1000n, 20);

@@ -1,7 +1,8 @@
 import * as vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/convert/cpuprofile';
-import { MemoryProfile, NodeStatus } from '../../lib/convert/model';
+import type { CpuProfile } from '../../lib/formats/v8';
+import { NodeStatus } from '../../lib/profile/index';
+import { TickList } from '../support/model';
 import { ChunkIngester } from '../../lib/record/ingest';
 import { startRecording } from '../../lib/record/recorder';
 import { SLOWDOWN } from '../shared';
@@ -26,7 +27,7 @@ function chunk(startTime: number, samples: number[], timeDeltas: number[]): CpuP
 
 describe('ChunkIngester', () => {
   it('drops (root), writes 1-based positions, innermost first, V8 names kept, status per leaf', () => {
-    const sink = new MemoryProfile();
+    const sink = new TickList();
     const ing = new ChunkIngester(sink);
     ing.ingest(chunk(1000, [6, 2, 3, 4, 1], [10, 10, 10, 10, 10]), 0n, true);
     const names = (i: number) => Array.from(sink.sampleList[i]!.stack, (f) => sink.frames[f]!.funcname);
@@ -42,7 +43,7 @@ describe('ChunkIngester', () => {
   });
 
   it('drops the samples two overlapping chunks share, per thread, and interns frames once', () => {
-    const sink = new MemoryProfile();
+    const sink = new TickList();
     const ing = new ChunkIngester(sink);
     expect(ing.ingest(chunk(0, [6, 6, 6], [100, 100, 100]), 0n, true)).toBe(3);
     // The next chunk began before the previous ended: its first two ticks are the same ticks.
@@ -54,7 +55,7 @@ describe('ChunkIngester', () => {
   });
 
   it('writes a chunk in time order when V8 recorded a tick before its predecessor', () => {
-    const sink = new MemoryProfile();
+    const sink = new TickList();
     new ChunkIngester(sink).ingest(chunk(0, [6, 5, 2], [100, -30, 50]), 0n, true);
     expect(sink.sampleList.map((s) => `${s.timestampUs}:${sink.frames[s.stack[0]!]!.funcname}`)).toEqual(['70:main', '100:work', '120:(program)']);
   });
@@ -73,7 +74,7 @@ describe('startRecording (in this process, V8 sampler)', () => {
       '})()',
     ].join('\n');
     const hot = vm.runInThisContext(code, { filename: 'profpack-hot-workload.js' }) as (ms: number) => number;
-    const sink = new MemoryProfile();
+    const sink = new TickList();
     let finalized = 0;
     const recording = startRecording({ sink: Object.assign(sink, { finalize: () => finalized++ }), intervalUs: 500, harvestMs: 60_000, handleExit: false });
     const t0 = Date.now();

@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/convert/cpuprofile';
-import { openTachyon } from '../../lib/convert/tachyon';
+import type { CpuProfile } from '../../lib/formats/v8';
+import { openProfile } from '../../lib/formats/index';
+import { samplesOf } from '../support/model';
 import { ErrorCode } from '../../lib/errors';
 import { RecordingHost } from '../../lib/record/host';
 import { checkRotate, parseDuration, type RotatedFileStats } from '../../lib/record/rotate';
@@ -43,8 +44,8 @@ function chunk(times: number[], leaves: number[]): CpuProfile {
 function readAll(files: string[]): string[] {
   const out: string[] = [];
   for (const f of files) {
-    const src = openTachyon(f);
-    for (const s of src.samples()) out.push(`${s.threadId} ${s.timestampUs} ${src.frames[s.stack[0]!]!.funcname}`);
+    const src = openProfile(f, { format: 'tachyon' });
+    for (const s of samplesOf(src)) out.push(`${s.threadId} ${s.timestampUs} ${src.frames[s.stack[0]!]!.funcname}`);
     src.close();
   }
   return out;
@@ -170,9 +171,9 @@ let x = 0;
     // Kept files are final, hold what onFile said, and follow each other in time without a repeat.
     let previous = -1n;
     for (const f of kept) {
-      const src = openTachyon(f.file);
+      const src = openProfile(f.file, { format: 'tachyon' });
       let n = 0;
-      for (const s of src.samples()) {
+      for (const s of samplesOf(src)) {
         expect(s.timestampUs).toBeGreaterThan(previous);
         previous = s.timestampUs;
         n++;

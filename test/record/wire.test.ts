@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { CpuProfile } from '../../lib/convert/cpuprofile';
-import { openTachyon } from '../../lib/convert/tachyon';
+import type { CpuProfile } from '../../lib/formats/v8';
+import { openProfile } from '../../lib/formats/index';
+import { samplesOf } from '../support/model';
 import { ErrorCode, isProfpackError } from '../../lib/errors';
 import { RecordingHost } from '../../lib/record/host';
 import { encodeFrame, FdSender, FrameNumbers, FrameParser, MAX_FRAME_BYTES, type WireMessage } from '../../lib/record/wire';
@@ -104,10 +105,10 @@ describe('RecordingHost', () => {
     const summary = host.finish();
     expect(summary).toMatchObject({ samples: 6, threads: 1, complete: false, heard: true, truncatedBytes: c.length - 3 });
     expect(summary.durationSec).toBeCloseTo(0.0005, 9);
-    const src = openTachyon(out);
+    const src = openProfile(out, { format: 'tachyon' });
     // No 'end': the duration is the span of the samples that arrived.
     expect(src.reader.info.durationSec).toBeCloseTo(0.0005, 9);
-    const got = [...src.samples()].map((s) => `${s.timestampUs}:${src.frames[s.stack[0]!]!.funcname}`);
+    const got = [...samplesOf(src)].map((s) => `${s.timestampUs}:${src.frames[s.stack[0]!]!.funcname}`);
     expect(got).toEqual(['100:alpha', '200:beta', '300:gamma', '400:alpha', '500:gamma', '600:gamma']);
     src.close();
   });
@@ -120,9 +121,9 @@ describe('RecordingHost', () => {
     host.accept(encodeFrame({ kind: 'chunk', threadId: 3, mainThread: false, profile: numbers.encode(chunk(0, [2, 2])) }));
     host.accept(encodeFrame({ kind: 'end', durationSec: 2, threads: 2 }));
     expect(host.finish()).toMatchObject({ samples: 4, threads: 2, durationSec: 2, complete: true });
-    const src = openTachyon(out);
+    const src = openProfile(out, { format: 'tachyon' });
     expect(src.reader.info).toMatchObject({ durationSec: 2, sampleRate: 1 });
-    expect(new Set([...src.samples()].map((s) => s.threadId))).toEqual(new Set([0n, 3n]));
+    expect(new Set([...samplesOf(src)].map((s) => s.threadId))).toEqual(new Set([0n, 3n]));
     src.close();
   });
 
@@ -134,8 +135,8 @@ describe('RecordingHost', () => {
     host.accept(Buffer.concat([good, Buffer.from([5, 0, 0, 0]), Buffer.from('nope!')]));
     host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(1000, [0])) }));
     expect(() => host.finish()).toThrow(expect.objectContaining({ code: ErrorCode.RECORD_FAILED, offset: good.length }));
-    const src = openTachyon(out);
-    expect([...src.samples()]).toHaveLength(3);
+    const src = openProfile(out, { format: 'tachyon' });
+    expect([...samplesOf(src)]).toHaveLength(3);
     src.close();
   });
 });
@@ -161,8 +162,8 @@ describe('harvests on the wire (FrameNumbers)', () => {
     inline.ingestChunk(chunk(1000, [2, 2, 0]), 0, true);
     inline.finish();
     const read = (file: string) => {
-      const src = openTachyon(file);
-      const got = [...src.samples()].map((s) => `${s.timestampUs}:${Array.from(s.stack, (i) => src.frames[i]!.funcname).join('<')}`);
+      const src = openProfile(file, { format: 'tachyon' });
+      const got = [...samplesOf(src)].map((s) => `${s.timestampUs}:${Array.from(s.stack, (i) => src.frames[i]!.funcname).join('<')}`);
       src.close();
       return got;
     };
@@ -180,8 +181,8 @@ describe('harvests on the wire (FrameNumbers)', () => {
     const bad = { ...renumbered, frames: renumbered.frames.map((n) => n + 5) };
     host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: bad }));
     expect(() => host.finish()).toThrow(expect.objectContaining({ code: ErrorCode.RECORD_FAILED, message: expect.stringMatching(/never sent/) }));
-    const src = openTachyon(out);
-    expect([...src.samples()]).toHaveLength(1);
+    const src = openProfile(out, { format: 'tachyon' });
+    expect([...samplesOf(src)]).toHaveLength(1);
     src.close();
   });
 });

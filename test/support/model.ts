@@ -107,3 +107,29 @@ export function copyToBuilder(source: ProfileSource): ProfileBuilder {
   for (const b of source.batches()) out.addBatch(remap.batch(b));
   return out;
 }
+
+/**
+ * A recording sink that keeps every tick as an object (the recorder's
+ * ProfileSink shape: frames interned on all seven fields, one writeStack per
+ * tick), for tests that look at each one.
+ */
+export class TickList {
+  readonly frames: Frame[] = [];
+  readonly sampleList: { threadId: bigint; interpreterId: number; timestampUs: bigint; status: number; stack: number[] }[] = [];
+  private readonly ids = new Map<string, number>();
+
+  internFrame(frame: Frame): number {
+    const key = JSON.stringify(frame);
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.frames.length;
+      this.frames.push({ ...frame });
+      this.ids.set(key, id);
+    }
+    return id;
+  }
+
+  writeStack(threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, frameIds: ArrayLike<number>): void {
+    this.sampleList.push({ threadId, interpreterId, timestampUs, status, stack: Array.from(frameIds) });
+  }
+}

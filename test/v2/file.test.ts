@@ -4,7 +4,7 @@ import { ErrorCode, ProfpackError } from '../../lib/errors';
 import { HEADER_SIZE, Header } from '../../lib/tachyon/format';
 import { ByteSink, ByteSource } from '../../lib/tachyon/v2/bytes';
 import { HEADER_FLAGS_OFFSET, HeaderFlag } from '../../lib/tachyon/v2/format';
-import { V2FileWriter, isVersion2, readProfileV2, stackCodingOf, type V2WriterOptions } from '../../lib/tachyon/v2-api';
+import { V2FileWriter, isVersion2, readProfileV2, type V2WriterOptions } from '../../lib/tachyon/v2-api';
 import { decodeFrameTable, decodeStringTable, encodeFrameTable, encodeStringTable, version2Tables, type FrameTableCoding, type FrameTableEntry } from '../../lib/tachyon/v2/tables';
 import { zstdDecompress } from '../../lib/tachyon/file/zstd';
 
@@ -73,7 +73,7 @@ describe('version-2 files', () => {
             expect(profile.info.sampleCount).toBe(BigInt(samples.length));
             expect(profile.info.threadCount).toBe(new Set(samples.map((s) => `${s.threadId}:${s.interpreterId}`)).size);
             expect(profile.frames.length).toBe(FRAME_COUNT);
-            expect(stackCodingOf(profile.region)).toBe(samples.length ? stackCoding : null);
+            expect(profile.stackCoding).toBe(samples.length ? stackCoding : null);
           },
         ),
         { numRuns: 40 },

@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { convert, openProfile } from '../../lib/formats/index';
 import { samplesOf } from '../support/model';
-import type { ProfileSource } from '../../lib/convert/model';
+import type { ProfileSource } from '../../lib/profile/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { flame } from '../../lib/view/flame';
 import { vectorDir } from '../convert/helpers';

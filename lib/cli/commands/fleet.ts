@@ -5,7 +5,8 @@
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { exportParquet, formatSqlCsv, formatSqlTable, mergeProfiles, querySql, sqlRowObjects } from '../../fleet/index';
+import { csvLine, exportParquet, formatSqlTable, jsonRowText, mergeProfiles, openSqlQuery, type SqlStream } from '../../fleet/index';
+import { Output } from '../output';
 import { action } from '../user-error';
 
 /** The host of DIR/HOST/file.tach: its directory's name. */
@@ -43,21 +44,70 @@ export function registerExport(program: Command): Command {
     );
 }
 
+/** Rows `sql` prints as a text table unless told otherwise (--json and --csv stream every row). */
+const DEFAULT_TEXT_LIMIT = 1000;
+
 export function registerSql(program: Command): Command {
   return program
     .command('sql')
     .description('run SQL over profiles: tables profiles, frames, stacks, samples (docs/fleet.md)')
     .argument('<query>', 'the SQL')
     .argument('<inputs...>', 'profile files, directories of them, or directories written by export')
-    .option('--json', 'rows as JSON objects')
-    .option('--csv', 'CSV')
+    .option('--json', 'rows as JSON objects (streamed: every row)')
+    .option('--csv', 'CSV (streamed: every row)')
+    .option('--limit <rows>', `text table: at most this many rows (default ${DEFAULT_TEXT_LIMIT}; 0 = all)`)
+    .option('--memory-limit <size>', "DuckDB's memory limit (default 256MB; beyond it DuckDB spills to the temp directory)")
     .option('--host-from-dir', "each file's host is its directory's name (DIR/HOST/file.tach)")
     .action(
-      action(async (query: string, inputs: string[], flags: { json?: boolean; csv?: boolean; hostFromDir?: boolean }) => {
+      action(async (query: string, inputs: string[], flags: { json?: boolean; csv?: boolean; limit?: string; memoryLimit?: string; hostFromDir?: boolean }) => {
         if (flags.json === true && flags.csv === true) throw new ProfpackError('--json and --csv exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
-        const r = await querySql(query, inputs, { hostOf: flags.hostFromDir === true ? hostFromDir : undefined });
-        const text = flags.json === true ? JSON.stringify(sqlRowObjects(r), null, 2) : flags.csv === true ? formatSqlCsv(r) : formatSqlTable(r);
-        process.stdout.write(`${text}\n`);
+        const limit = flags.limit === undefined ? DEFAULT_TEXT_LIMIT : Number(flags.limit);
+        if (!Number.isSafeInteger(limit) || limit < 0) throw new ProfpackError(`--limit must be a row count, not ${flags.limit}`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'an integer >= 0 (0 = all)' });
+        if (flags.limit !== undefined && (flags.json === true || flags.csv === true)) throw new ProfpackError('--limit applies to the text table only (--json and --csv stream every row)', { code: ErrorCode.INVALID_ARGUMENT });
+        const stream = await openSqlQuery(query, inputs, { hostOf: flags.hostFromDir === true ? hostFromDir : undefined, memoryLimit: flags.memoryLimit });
+        try {
+          if (flags.json === true || flags.csv === true) await writeStreamed(stream, flags.json === true ? 'json' : 'csv');
+          else await writeTable(stream, limit);
+        } finally {
+          stream.close();
+        }
       }),
     );
+}
+
+/** --json / --csv: every row, a chunk at a time, through the synchronous stdout writer. */
+async function writeStreamed(stream: SqlStream, as: 'json' | 'csv'): Promise<void> {
+  const out = new Output();
+  let rows = 0;
+  if (as === 'csv') out.write(`${csvLine(stream.columns)}\n`);
+  for await (const chunk of stream.chunks()) {
+    for (const row of chunk) {
+      if (as === 'csv') out.write(`${csvLine(row)}\n`);
+      else out.write(`${rows === 0 ? '[\n' : ',\n'}${jsonRowText(stream.columns, row)}`);
+      rows++;
+    }
+    out.flush();
+  }
+  if (as === 'json') out.write(rows === 0 ? '[]\n' : '\n]\n');
+  out.flush();
+}
+
+/** The text table: the first `limit` rows (0 = all), and a line saying when there were more. */
+async function writeTable(stream: SqlStream, limit: number): Promise<void> {
+  const rows: unknown[][] = [];
+  let more = false;
+  for await (const chunk of stream.chunks()) {
+    for (const row of chunk) {
+      if (limit > 0 && rows.length >= limit) {
+        more = true;
+        break;
+      }
+      rows.push(row);
+    }
+    if (more) break;
+  }
+  const note = more ? `\n(the first ${limit} rows: more follow; --limit 0 prints all, --csv or --json stream them)` : '';
+  const out = new Output();
+  out.write(`${formatSqlTable({ columns: stream.columns, rows })}${note}\n`);
+  out.flush();
 }

@@ -10,7 +10,7 @@ import { constants } from 'node:os';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { parseDuration, type RotateOptions } from '../../record/rotate';
+import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/rotate';
 import { runRecorded } from '../../record/run';
 import { action } from '../user-error';
 
@@ -46,11 +46,12 @@ export function registerRecord(program: Command): Command {
     .action(
       action(async (command: string[], flags: RecordFlags) => {
         const intervalUs = Number(flags.intervalUs);
-        if (!Number.isInteger(intervalUs) || intervalUs < 1) throw new ProfpackError(`--interval-us must be a positive integer, not "${flags.intervalUs}"`, { code: ErrorCode.INVALID_ARGUMENT });
-        const harvestMs = Number(flags.harvestMs);
-        if (!Number.isFinite(harvestMs) || harvestMs < 1) throw new ProfpackError(`--harvest-ms must be ≥ 1, not "${flags.harvestMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        if (!Number.isInteger(intervalUs)) throw new ProfpackError(`--interval-us must be an integer, not "${flags.intervalUs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        checkRange('--interval-us', intervalUs, 1, MAX_INTERVAL_US, 'µs');
+        const harvestMs = checkRange('--harvest-ms', Number(flags.harvestMs), 1, MAX_TIMER_MS, 'ms');
         const flushIntervalMs = Number(flags.flushMs);
-        if (!Number.isInteger(flushIntervalMs) || flushIntervalMs < 1) throw new ProfpackError(`--flush-ms must be a positive integer, not "${flags.flushMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        if (!Number.isInteger(flushIntervalMs)) throw new ProfpackError(`--flush-ms must be an integer, not "${flags.flushMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        checkRange('--flush-ms', flushIntervalMs, 1, MAX_TIMER_MS, 'ms');
         const killAfterSec = Number(flags.killAfter);
         if (!Number.isFinite(killAfterSec) || killAfterSec < 0 || killAfterSec > 86_400) throw new ProfpackError(`--kill-after must be seconds in [0, 86400], not "${flags.killAfter}"`, { code: ErrorCode.INVALID_ARGUMENT });
         let rotate: RotateOptions | undefined;

@@ -9,7 +9,7 @@
  */
 import { backend } from '../../backend';
 import { ErrorCode, ProfpackError, invalidArgument } from '../../errors';
-import { closeInput, inputChange, openInput, readInput, type InputFile } from '../../input';
+import { closeInput, inputChange, openInput, readInput, watchInput, type InputFile } from '../../input';
 import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
 import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from '../file/index';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './native';
@@ -19,7 +19,7 @@ import { checkZstdRegion, OUTPUT_CHUNK } from '../file/index';
 import { NodeCache, ReplayRun, jsDecoder, nativeDecoder, type DecoderBackend, type Region, type RunVisitor, type Tuning } from './replay';
 import { arrayDelivery, typedDelivery } from './collect';
 import type { StackCoding } from '../v2/blocks';
-import { readProfileV2, stackCodingOf, type V2Profile } from './v2-file';
+import { readProfileV2, type V2Profile } from './v2-file';
 import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2';
 import { replayNodesV1, replayNodesV2, type NodeReplay, type NodeVisitor } from './nodes';
 import type { ModelSection } from '../v2/model';
@@ -74,15 +74,20 @@ export class ProfileReader {
     this.maxDecompressed = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
     this.tuning = options.tuning ?? {};
     if (isProfpackVersion2(source)) {
-      const v2 = readProfileV2(source.read(0, source.size), { backend: this.backend, maxDecompressedSize: this.maxDecompressed });
+      const v2 = readProfileV2(source.read(0, source.size), {
+        backend: this.backend,
+        maxDecompressedSize: this.maxDecompressed,
+        keepDecompressedLimit: options.keepDecompressedLimit ?? DEFAULT_KEEP_LIMIT,
+      });
       this.v2 = v2;
-      this.stackCoding = stackCodingOf(v2.region);
+      this.stackCoding = v2.stackCoding;
       this.layout = v2Layout(v2, source.size);
       this.info = this.layout.info;
       this.strings = v2.strings;
       this.frames = v2Frames(v2);
-      this.sampleRegionSize = v2.region.length;
-      this.region = { kind: 'bytes', bytes: v2.region };
+      this.sampleRegionSize = v2.regionSize;
+      // Not read: samples come from this.v2, which decodes the region a block at a time.
+      this.region = { kind: 'bytes', bytes: new Uint8Array(0) };
       // The whole file is in memory now: neither the mapping nor the descriptor is needed.
       if (file && native) native.closeFile(file);
       this.file = null;
@@ -134,6 +139,8 @@ export class ProfileReader {
     const native = ProfileReader.pick(options);
     const input = openInput(path, ErrorCode.TACHYON_IO);
     try {
+      // Between windows the bytes read are checked, not the metadata: an append, chmod or unlink goes on.
+      watchInput(input);
       if (native) {
         const file = native.openFile(input.fd, input.size, path);
         // A small file is copied once (one crossing) and open reads header, footer and tables from the copy.

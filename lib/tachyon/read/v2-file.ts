@@ -29,6 +29,7 @@ import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS, MODEL_O
 import { decodeModelSection, type ModelSection } from '../v2/model';
 import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/tables';
 import { v2Native } from '../v2/native';
+import { RegionBlocks, checkV2ZstdRegion } from './v2-region';
 import { readStatsBlock, zstdDecompress, type ByteSource as ByteSourceOfFile, type ProfileInfo } from '../file/index';
 
 /** The header facts of a version-2 file: version 1's get_info() fields, the version as text, and where things are. */
@@ -44,8 +45,8 @@ export interface V2Info extends Omit<ProfileInfo, 'pythonVersion'> {
 }
 
 /**
- * Decoded samples, in file order: a block at a time on the JS twin, the
- * whole region at once on the native one.
+ * Decoded samples, in file order: one block at a time on both backends
+ * (at most BLOCK_MAX_SAMPLES samples).
  */
 export interface V2SampleChunk {
   count: number;
@@ -66,15 +67,23 @@ export interface V2ReadOptions {
   backend?: 'native' | 'js';
   /** Cap on the decompressed sample region and tables (CPython's 1 GiB by default). */
   maxDecompressedSize?: number;
+  /** A zstd region up to this size is kept decompressed after the open-stage check (default 16 MiB); a larger one is decompressed again, a block at a time, by each pass over the samples. */
+  keepDecompressedLimit?: number;
 }
+
+const DEFAULT_KEEP_LIMIT = 16 << 20;
 
 /** A decoded version-2 file: header facts, tables, and the sample region. */
 export interface V2Profile {
   info: V2Info;
   strings: string[];
   frames: FrameTableEntry[];
-  /** The (decompressed) sample region. */
-  region: Uint8Array;
+  /** Size of the (decompressed) sample region. */
+  regionSize: number;
+  /** How the region's first block codes stacks; null without samples. */
+  stackCoding: StackCoding | null;
+  /** The whole decompressed region (for tools and tests: it is as large as the region). */
+  regionBytes(): Uint8Array;
   /** The model section (HeaderFlag.ModelSection: sample types, value columns, labels), or null. */
   model: ModelSection | null;
   /** Which region decoder this profile uses. */
@@ -180,7 +189,18 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   const declared = view.getBigUint64(Header.sampleCount, true);
   const model = modelOffset < 0 ? null : decodeModelSection(bytes.subarray(modelOffset, modelEnd), modelOffset, Number(declared), limit);
   const stored = bytes.subarray(HEADER_SIZE, stringTableOffset);
-  const region = compressionType === Compression.Zstd && stored.length > 0 ? zstdDecompress(stored, HEADER_SIZE, 'sample region', limit) : stored;
+  const zstdRegion = compressionType === Compression.Zstd && stored.length > 0;
+  const checked = zstdRegion ? checkV2ZstdRegion(stored, limit, options.keepDecompressedLimit ?? DEFAULT_KEEP_LIMIT) : { size: stored.length, data: stored };
+  // Blocks come from the kept bytes, else from a new decompression of the stored region.
+  const regionBlocks = (): RegionBlocks => (checked.data !== null ? new RegionBlocks(checked.data, false, limit) : new RegionBlocks(stored, true, limit));
+  const firstBlock = regionBlocks();
+  let stackCoding: StackCoding | null;
+  try {
+    const first = firstBlock.next();
+    stackCoding = first === null ? null : stackCodingOf(first.bytes);
+  } finally {
+    firstBlock.release();
+  }
 
   const info: V2Info = {
     version,
@@ -206,43 +226,54 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   };
 
   function* nativeChunks(): Generator<V2SampleChunk, void, undefined> {
-    const d = native!.decodeRegion(region, HEADER_SIZE, info.startTimeUs, info.sampleIntervalUs);
-    // Reading a BigUint64Array element allocates a bigint: read each thread id once.
-    const chunk: V2SampleChunk = { count: d.sampleThread.length, sampleThread: d.sampleThread, timestamps: d.timestamps, statuses: d.statuses, stackOffsets: d.stackOffsets, frames: d.frames, threadIds: Array.from(d.threadIds), interpreterIds: d.interpreterIds };
-    if (chunk.count > 0) yield chunk;
-    if (d.error !== undefined) throw d.error;
+    const blocks = regionBlocks();
+    const decoder = native!.createDecoder(info.startTimeUs, info.sampleIntervalUs);
+    const threadIds: bigint[] = [];
+    const interpreterIds: number[] = [];
+    try {
+      for (let block = blocks.next(); block !== null; block = blocks.next()) {
+        const d = native!.decodeBlocks(decoder, block.bytes, HEADER_SIZE + block.at);
+        // Reading a BigUint64Array element allocates a bigint: read each thread id once.
+        for (let t = 0; t < d.threadIds.length; t++) {
+          threadIds.push(d.threadIds[t]!);
+          interpreterIds.push(d.interpreterIds[t]!);
+        }
+        const count = d.sampleThread.length;
+        if (count > 0) yield { count, sampleThread: d.sampleThread, timestamps: d.timestamps, statuses: d.statuses, stackOffsets: d.stackOffsets, frames: d.frames, threadIds, interpreterIds };
+        if (d.error !== undefined) throw d.error;
+      }
+    } finally {
+      native!.releaseDecoder(decoder);
+      blocks.release();
+    }
   }
 
   function* jsChunks(): Generator<V2SampleChunk, void, undefined> {
+    const blocks = regionBlocks();
     const reader = new SampleBlockReader({ sampleIntervalUs: info.sampleIntervalUs, startTimeUs: info.startTimeUs });
     const threadIds: bigint[] = [];
     const interpreterIds: number[] = [];
-    let pos = 0;
-    while (pos < region.length) {
-      const sampleThread: number[] = [];
-      const timestamps: bigint[] = [];
-      const statuses: number[] = [];
-      const stackOffsets: number[] = [0];
-      const frames: number[] = [];
-      let failure: unknown = null;
-      try {
-        pos = reader.decodeBlock(region, HEADER_SIZE, pos, (threadId, interpreterId, timestampUs, status, stack, depth) => {
-          const t = reader.lastThreadIndex;
-          if (t === threadIds.length) {
-            threadIds.push(threadId);
-            interpreterIds.push(interpreterId);
-          }
-          sampleThread.push(t);
-          timestamps.push(timestampUs);
-          statuses.push(status);
-          for (let k = 0; k < depth; k++) frames.push(stack[k]!);
-          stackOffsets.push(frames.length);
-        });
-      } catch (err) {
-        failure = err;
+    try {
+      for (let block = blocks.next(); block !== null; block = blocks.next()) {
+        const chunk = new ChunkBuilder(threadIds, interpreterIds);
+        let failure: unknown = null;
+        try {
+          reader.decodeBlock(block.bytes, HEADER_SIZE + block.at, 0, (threadId, interpreterId, timestampUs, status, stack, depth) => {
+            const t = reader.lastThreadIndex;
+            if (t === threadIds.length) {
+              threadIds.push(threadId);
+              interpreterIds.push(interpreterId);
+            }
+            chunk.add(t, timestampUs, status, stack, depth);
+          });
+        } catch (err) {
+          failure = err;
+        }
+        if (chunk.count > 0) yield chunk.done();
+        if (failure !== null) throw failure;
       }
-      if (sampleThread.length > 0) yield { count: sampleThread.length, sampleThread, timestamps, statuses, stackOffsets, frames, threadIds, interpreterIds };
-      if (failure !== null) throw failure;
+    } finally {
+      blocks.release();
     }
   }
 
@@ -271,7 +302,9 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     info,
     strings,
     frames,
-    region,
+    regionSize: checked.size,
+    stackCoding,
+    regionBytes: () => (checked.data !== null ? checked.data : zstdDecompress(stored, HEADER_SIZE, 'sample region', limit)),
     model,
     backend: native !== null ? 'native' : 'js',
     chunks,
@@ -304,6 +337,60 @@ export function sampleCountError(info: V2Info, delivered: number): ProfpackError
     expected: `${delivered}`,
     details: { samplesDelivered: delivered },
   });
+}
+
+/** One block's samples in typed columns (the frames column grows as stacks come). */
+class ChunkBuilder {
+  count = 0;
+  private sampleThread = new Uint32Array(256);
+  private timestamps = new BigUint64Array(256);
+  private statuses = new Uint8Array(256);
+  private stackOffsets = new Uint32Array(257);
+  private frames = new Uint32Array(4096);
+  private framesUsed = 0;
+
+  constructor(
+    private readonly threadIds: readonly bigint[],
+    private readonly interpreterIds: ArrayLike<number>,
+  ) {}
+
+  add(t: number, timestampUs: bigint, status: number, stack: Uint32Array, depth: number): void {
+    const i = this.count;
+    if (i === this.sampleThread.length) {
+      this.sampleThread = grow(this.sampleThread, i * 2);
+      this.timestamps = grow(this.timestamps, i * 2);
+      this.statuses = grow(this.statuses, i * 2);
+      this.stackOffsets = grow(this.stackOffsets, i * 2 + 1);
+    }
+    if (this.framesUsed + depth > this.frames.length) this.frames = grow(this.frames, Math.max(this.frames.length * 2, this.framesUsed + depth));
+    this.sampleThread[i] = t;
+    this.timestamps[i] = timestampUs;
+    this.statuses[i] = status;
+    this.frames.set(stack.subarray(0, depth), this.framesUsed);
+    this.framesUsed += depth;
+    this.stackOffsets[i + 1] = this.framesUsed;
+    this.count++;
+  }
+
+  done(): V2SampleChunk {
+    const n = this.count;
+    return {
+      count: n,
+      sampleThread: this.sampleThread.subarray(0, n),
+      timestamps: this.timestamps.subarray(0, n),
+      statuses: this.statuses.subarray(0, n),
+      stackOffsets: this.stackOffsets.subarray(0, n + 1),
+      frames: this.frames.subarray(0, this.framesUsed),
+      threadIds: this.threadIds,
+      interpreterIds: this.interpreterIds,
+    };
+  }
+}
+
+function grow<T extends Uint32Array | Uint8Array | BigUint64Array>(array: T, length: number): T {
+  const out = new (array.constructor as new (n: number) => T)(length);
+  out.set(array as never);
+  return out;
 }
 
 /** The stack coding of a version-2 region's first block, or null without samples. */

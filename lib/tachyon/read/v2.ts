@@ -190,29 +190,34 @@ export function* walk(profile: V2Profile): Generator<V2Cursor, number, undefined
   const it = profile.chunks();
   let delivered = 0;
   let cursor: V2Cursor | null = null;
-  for (;;) {
-    let next: IteratorResult<V2SampleChunk, void>;
-    try {
-      next = it.next();
-    } catch (err) {
-      throw replayFailure(err, delivered);
+  // A walk left early (an error, a collector that throws, a caller that stops) ends the chunks' decoder now.
+  try {
+    for (;;) {
+      let next: IteratorResult<V2SampleChunk, void>;
+      try {
+        next = it.next();
+      } catch (err) {
+        throw replayFailure(err, delivered);
+      }
+      if (next.done) break;
+      const c = next.value;
+      cursor ??= { c, i: 0, t: 0, status: 0, from: 0, depth: 0, delivered: 0 };
+      cursor.c = c;
+      for (let i = 0; i < c.count; i++) {
+        const t = c.sampleThread[i]!;
+        if (t >= info.threadCount) throw replayFailure(threadCountError(info, delivered), delivered);
+        cursor.i = i;
+        cursor.t = t;
+        cursor.status = c.statuses[i]!;
+        cursor.from = c.stackOffsets[i]!;
+        cursor.depth = c.stackOffsets[i + 1]! - cursor.from;
+        cursor.delivered = delivered;
+        yield cursor;
+        delivered++;
+      }
     }
-    if (next.done) break;
-    const c = next.value;
-    cursor ??= { c, i: 0, t: 0, status: 0, from: 0, depth: 0, delivered: 0 };
-    cursor.c = c;
-    for (let i = 0; i < c.count; i++) {
-      const t = c.sampleThread[i]!;
-      if (t >= info.threadCount) throw replayFailure(threadCountError(info, delivered), delivered);
-      cursor.i = i;
-      cursor.t = t;
-      cursor.status = c.statuses[i]!;
-      cursor.from = c.stackOffsets[i]!;
-      cursor.depth = c.stackOffsets[i + 1]! - cursor.from;
-      cursor.delivered = delivered;
-      yield cursor;
-      delivered++;
-    }
+  } finally {
+    it.return();
   }
   if (BigInt(delivered) !== info.sampleCount) throw replayFailure(sampleCountError(info, delivered), delivered);
   return delivered;
@@ -222,19 +227,23 @@ export function* walk(profile: V2Profile): Generator<V2Cursor, number, undefined
 export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[], onDone: (stats: ReplayStats) => void): Generator<Sample, void, undefined> {
   const stacks = new ThreadStacks<readonly number[]>();
   const samples = walk(profile);
-  for (let r = samples.next(); ; r = samples.next()) {
-    if (r.done) {
-      onDone(v2Stats(r.value));
-      return;
+  try {
+    for (let r = samples.next(); ; r = samples.next()) {
+      if (r.done) {
+        onDone(v2Stats(r.value));
+        return;
+      }
+      const { c, i, t, status, from, depth, delivered } = r.value;
+      // Shared between samples of a thread with the same stack; the status does not matter here.
+      let stack = stacks.get(t, 0, c.frames, from, depth);
+      if (stack === undefined) {
+        stack = checkedStack(table, c.frames, from, depth, delivered, indexOf);
+        stacks.set(t, stack);
+      }
+      yield { threadId: c.threadIds[t]!, interpreterId: c.interpreterIds[t]!, timestampUs: c.timestamps[i]!, status, stack };
     }
-    const { c, i, t, status, from, depth, delivered } = r.value;
-    // Shared between samples of a thread with the same stack; the status does not matter here.
-    let stack = stacks.get(t, 0, c.frames, from, depth);
-    if (stack === undefined) {
-      stack = checkedStack(table, c.frames, from, depth, delivered, indexOf);
-      stacks.set(t, stack);
-    }
-    yield { threadId: c.threadIds[t]!, interpreterId: c.interpreterIds[t]!, timestampUs: c.timestamps[i]!, status, stack };
+  } finally {
+    samples.return(0);
   }
 }
 
@@ -249,22 +258,26 @@ export function v2Replay(profile: V2Profile, table: readonly (Frame | null)[], c
   let delivered = 0;
   onProgress?.(0, total);
   try {
-    for (let r = samples.next(); !r.done; r = samples.next()) {
-      const { c, i, t, status, from, depth } = r.value;
-      delivered = r.value.delivered;
-      let stackFrames = stacks.get(t, status, c.frames, from, depth);
-      if (stackFrames === undefined) {
-        const frameInfo = checkedStack(table, c.frames, from, depth, delivered, frameOf);
-        stackFrames = [{ interpreterId: c.interpreterIds[t]!, threads: [{ threadId: c.threadIds[t]!, status, frameInfo }] }];
-        stacks.set(t, stackFrames);
+    try {
+      for (let r = samples.next(); !r.done; r = samples.next()) {
+        const { c, i, t, status, from, depth } = r.value;
+        delivered = r.value.delivered;
+        let stackFrames = stacks.get(t, status, c.frames, from, depth);
+        if (stackFrames === undefined) {
+          const frameInfo = checkedStack(table, c.frames, from, depth, delivered, frameOf);
+          stackFrames = [{ interpreterId: c.interpreterIds[t]!, threads: [{ threadId: c.threadIds[t]!, status, frameInfo }] }];
+          stacks.set(t, stackFrames);
+        }
+        if (typed === null) (collector as Collector).collect(stackFrames, [c.timestamps[i]!]);
+        else {
+          typed[0] = c.timestamps[i]!;
+          (collector as TypedCollector).collect(stackFrames, typed);
+        }
+        delivered++;
+        if (onProgress && delivered % 1000 === 0) onProgress(delivered, total);
       }
-      if (typed === null) (collector as Collector).collect(stackFrames, [c.timestamps[i]!]);
-      else {
-        typed[0] = c.timestamps[i]!;
-        (collector as TypedCollector).collect(stackFrames, typed);
-      }
-      delivered++;
-      if (onProgress && delivered % 1000 === 0) onProgress(delivered, total);
+    } finally {
+      samples.return(0);
     }
   } catch (err) {
     if (isProfpackError(err) && err.details?.stage === 'replay') throw err;

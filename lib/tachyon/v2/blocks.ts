@@ -20,7 +20,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, WRITE_BUFFER_SIZE } from '../format';
 import { ByteSink, ByteSource } from './bytes';
-import { BLOCK_COLUMNS, BLOCK_MAX_SAMPLES, BlockColumnIndex as Col, BlockKind, THREAD_DEFINITION_SIZE, TIME_LOW_BITS, TIME_LOW_MASK } from './format';
+import { BLOCK_COLUMNS, BLOCK_MAX_SAMPLES, MAX_PREDICT_THREADS, BlockColumnIndex as Col, BlockKind, THREAD_DEFINITION_SIZE, TIME_LOW_BITS, TIME_LOW_MASK } from './format';
 import { PredictCoder, PredictDecoder } from './predict';
 import { RecentStackCoder, RecentStackDecoder } from './recent';
 import { StackPath, StackTableDecoder, type StackTableSinks, type StackTableSources } from './stacktable';
@@ -81,13 +81,13 @@ function deltaCode(now: number | bigint, last: number | bigint, interval: number
  * State (threads, caches, stack table) lives for the whole file.
  */
 export class SampleBlockWriter {
-  readonly kind: BlockKind;
+  kind: BlockKind;
   private readonly interval: number | bigint;
   private readonly start: number | bigint;
   /** thread_id → interpreter_id → thread (bigint keys compare by value: no string per sample). */
   private readonly threads = new Map<bigint, Map<number, WriterThread>>();
   private threadTotal = 0;
-  private readonly stackTable: RecentStackCoder | null;
+  private stackTable: RecentStackCoder | null;
   private readonly columns = BLOCK_COLUMNS.map(() => new ByteSink(4096));
   private readonly stackSinks: StackTableSinks = {
     stacks: this.columns[Col.stacks]!,
@@ -136,6 +136,7 @@ export class SampleBlockWriter {
       if (threadId < 0n || threadId > U64_MASK || !Number.isInteger(interpreterId) || interpreterId < 0 || interpreterId > 0xffff_ffff) {
         throw new ProfpackError(`thread ${threadId} / interpreter ${interpreterId} does not fit u64 / u32`, { code: ErrorCode.INVALID_ARGUMENT });
       }
+      if (this.kind === BlockKind.Predict && this.threadTotal >= MAX_PREDICT_THREADS) this.leavePrediction();
       thread = { index: this.threadTotal++, last: this.start, predict: this.kind === BlockKind.Predict ? new PredictCoder() : null, path: this.kind === BlockKind.Predict ? null : new StackPath() };
       if (byInterpreter === undefined) this.threads.set(threadId, (byInterpreter = new Map()));
       byInterpreter.set(interpreterId, thread);
@@ -161,6 +162,23 @@ export class SampleBlockWriter {
     thread.last = now;
     this.sampleCount++;
     if (++this.inBlock >= this.blockMaxSamples || this.pendingBytes() >= WRITE_BUFFER_SIZE) this.flush();
+  }
+
+  /**
+   * Readers keep prediction state for at most MAX_PREDICT_THREADS threads:
+   * the pending block is ended and the rest of the file codes every thread's
+   * stacks with the stack table (block_encoder.cc LeavePrediction, byte for byte).
+   */
+  private leavePrediction(): void {
+    this.flush();
+    this.kind = BlockKind.StackTableRecent;
+    this.stackTable = new RecentStackCoder();
+    for (const byInterpreter of this.threads.values()) {
+      for (const thread of byInterpreter.values()) {
+        thread.predict = null;
+        thread.path = new StackPath();
+      }
+    }
   }
 
   private pendingBytes(): number {
@@ -231,6 +249,7 @@ export class SampleBlockReader {
   private readonly interval: number | bigint;
   private readonly start: number | bigint;
   samplesDecoded = 0;
+  private predictThreads = 0;
   /** Index of the thread of the sample being delivered. */
   lastThreadIndex = 0;
 
@@ -325,7 +344,14 @@ export class SampleBlockReader {
       }
       let depth: number;
       if (kind === BlockKind.Predict) {
-        if (thread.predict === null) thread.predict = new PredictDecoder();
+        if (thread.predict === null) {
+          // Allocated on the thread's first predicted sample, and capped: 115 KiB each.
+          if (this.predictThreads >= MAX_PREDICT_THREADS) {
+            throw threadsCol.fail(ErrorCode.V2_LIMIT, `more than ${MAX_PREDICT_THREADS} threads use stack prediction`, `at most ${MAX_PREDICT_THREADS} predicted threads`, threadAt);
+          }
+          thread.predict = new PredictDecoder();
+          this.predictThreads++;
+        }
         depth = thread.predict.decode(stacks, stack);
       } else if (kind === BlockKind.StackTableRecent) {
         depth = this.recent.decode(stackSources, stack);

@@ -61,6 +61,22 @@ export const MODEL_OFFSET_IN_FOOTER = 16; // Footer.reserved
 export const BLOCK_MAX_SAMPLES = 65536;
 
 /**
+ * Bytes a block may take. A writer ends a block once its columns reach 512
+ * KiB, and one sample adds at most a few KiB, so a larger block is not one a
+ * writer made; readers hold one block at a time and refuse larger ones
+ * (ERR_V2_LIMIT), which bounds their memory.
+ */
+export const BLOCK_MAX_BYTES = 4 << 20;
+
+/**
+ * Threads with predicted-stack state (a 115 KiB cache each on both sides):
+ * readers allocate it on a thread's first predicted sample and refuse a file
+ * that needs more (ERR_V2_LIMIT); writers code the samples of any further
+ * thread with the stack table. Native twin: region_decoder.h kMaxPredictThreads.
+ */
+export const MAX_PREDICT_THREADS = 1024;
+
+/**
  * Columns of a sample block, in file order after the sample count. Values
  * that span several bytes are split into byte planes (a low-byte column and
  * a LEB128 column for the rest): zstd's entropy stage models the planes far

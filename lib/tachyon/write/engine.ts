@@ -106,6 +106,17 @@ export function checkTick(count: number, ends: Uint32Array, ids: Uint32Array, fr
   }
 }
 
+/** How many stacks of a tick are deeper than MAX_STACK_DEPTH (their outermost frames are dropped). */
+export function deepStacks(count: number, ends: Uint32Array): number {
+  let deep = 0;
+  let start = 0;
+  for (let k = 0; k < count; k++) {
+    if (ends[k]! - start > MAX_STACK_DEPTH) deep++;
+    start = ends[k]!;
+  }
+  return deep;
+}
+
 /** writeTick as one writeStack per thread, after checkTick: for engines that code each stack on its own. */
 export function writeTickAsStacks(engine: SampleEngine, tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
   checkTick(count, ends, ids, frameCount);

@@ -5,7 +5,9 @@
  * flushIntervalMs timer that flushes it.
  */
 import * as fs from 'node:fs';
-import { JOURNAL_SUFFIX, JournalWriter, type JournalHeader } from '../file/index';
+import * as os from 'node:os';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { JOURNAL_SUFFIX, JournalWriter, ioError, type JournalHeader } from '../file/index';
 import { invalid } from './arguments';
 import type { ProfileWriterOptions, WriterState } from './types';
 
@@ -72,5 +74,106 @@ export class Keeper {
     this.stop();
     if (keepJournal) this.journal?.keep();
     else this.journal?.remove();
+  }
+}
+
+/** The lock file beside a profile: `<path>.lock`. */
+export const LOCK_SUFFIX = '.lock';
+
+/** A process that holds a lock: alive when signal 0 reaches it (EPERM: alive, someone else's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Locks whose writer was collected without finalize() or close(): the lock goes with it. */
+const abandonedLocks = new FinalizationRegistry<string>((lockPath) => removeLock(lockPath));
+
+function removeLock(lockPath: string): void {
+  try {
+    fs.unlinkSync(lockPath);
+  } catch {
+    // gone already
+  }
+}
+
+/**
+ * One writer per path (issue 29: two writers on one path both finalized,
+ * leaving an unreadable file and one deleting the other's journal). The lock
+ * is `<path>.lock`, created with O_EXCL and holding "pid host": plain files
+ * work on both backends without native code, and over NFS where flock() may
+ * not; the file also tells a person who holds the path. A lock whose process
+ * is gone on this host (SIGKILL, a crash) is stale and taken over. The lock
+ * also covers the journal (`<path>.journal`), which only the holder writes.
+ */
+export class WriterLock {
+  private held: string | null = null;
+
+  /** Takes the lock of `path`, or throws ERR_TACHYON_LOCKED; no lock for a device or FIFO target, or where none can be made (EACCES, EROFS). */
+  constructor(owner: object, path: string) {
+    try {
+      const st = fs.statSync(path);
+      if (!st.isFile()) return;
+    } catch {
+      // missing: the writer creates it
+    }
+    const lockPath = path + LOCK_SUFFIX;
+    const mine = `${process.pid} ${os.hostname()}\n`;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const fd = fs.openSync(lockPath, 'wx', 0o644);
+        try {
+          fs.writeSync(fd, mine);
+        } finally {
+          fs.closeSync(fd);
+        }
+        this.held = lockPath;
+        abandonedLocks.register(owner, lockPath, this);
+        return;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST') return; // EACCES, EROFS, ENOENT…: opening the profile itself reports what is wrong
+      }
+      let holder = '';
+      try {
+        holder = fs.readFileSync(lockPath, 'utf8');
+      } catch {
+        continue; // removed meanwhile: try again
+      }
+      const [pidText, host] = holder.trim().split(' ');
+      const pid = Number(pidText);
+      const stale = Number.isSafeInteger(pid) && pid > 0 && host === os.hostname() && !alive(pid);
+      if (!stale) {
+        throw new ProfpackError(`${path} is being written by another ProfileWriter (process ${pidText || '?'} on ${host || '?'}, lock ${lockPath})`, {
+          code: ErrorCode.TACHYON_LOCKED,
+          expected: `no other writer on ${path} (remove ${lockPath} if its writer is gone)`,
+          details: { path, lockPath, pid: Number.isSafeInteger(pid) ? pid : null, host: host ?? null },
+        });
+      }
+      removeLock(lockPath);
+    }
+  }
+
+  /** Gives the lock back (finalize, close). */
+  release(): void {
+    if (this.held === null) return;
+    abandonedLocks.unregister(this);
+    removeLock(this.held);
+    this.held = null;
+  }
+}
+
+/** Takes the path's lock, then opens (truncates) it for writing: a second writer is refused before anything is lost. */
+export function openLocked(owner: object, path: string): [number, WriterLock] {
+  const lock = new WriterLock(owner, path);
+  try {
+    return [fs.openSync(path, 'w'), lock];
+  } catch (err) {
+    lock.release();
+    throw ioError(err, `opening ${path}`);
   }
 }

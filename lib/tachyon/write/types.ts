@@ -124,6 +124,12 @@ export interface WriterStats {
   bytesWritten: number;
   frameCompressionPct: number;
   threadCount: number;
+  /**
+   * Stacks deeper than 256 frames (CPython 3.15's cap) whose outermost frames
+   * were dropped to keep the innermost 256; profpack's own count (CPython's
+   * stats have no such field), so a caller can say how many were cut.
+   */
+  stacksCut: number;
 }
 
 export type WriterState = 'open' | 'broken' | 'finalized' | 'closed';

@@ -19,11 +19,11 @@ import { version2Tables, type FrameTableCoding } from '../v2/tables';
 import { HeaderFlag } from '../v2/format';
 import type { ByteSink } from '../../varint/byte-sink';
 import { configWord, finiteNonNegative, firstBadId, firstIdAtOrAbove, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { COUNTER_COUNT, Counter, STAGED_HEADER, type EngineOptions, type SampleEngine } from './engine';
+import { COUNTER_COUNT, Counter, STAGED_HEADER, deepStacks, type EngineOptions, type SampleEngine } from './engine';
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
 import { createV2Engine } from './engine-v2';
-import { Keeper, abandoned, checkKeeperOptions } from './lifetime';
+import { Keeper, WriterLock, abandoned, checkKeeperOptions, openLocked } from './lifetime';
 import { StackInterner } from './stack-interner';
 import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
@@ -80,6 +80,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
   readonly formatVersion: 1 | 2;
   private keeper: Keeper | null = null;
+  /** Stacks cut to MAX_STACK_DEPTH (stats.stacksCut); the path's lock, taken before the open. */
+  private stacksCut = 0;
+  private lock: WriterLock | null = null;
 
   constructor(path: string, options: ProfileWriterOptions) {
     if (typeof path !== 'string' || path === '') throw invalid('path must be a non-empty string', 'a file path');
@@ -116,11 +119,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const memory = internals.memory;
     if (memory !== undefined && formatVersion === 1 && which === 'native') throw invalid('an in-memory version-1 writer needs the JS encoder', "backend: 'js'");
 
-    try {
-      this.fd = memory === undefined ? fs.openSync(path, 'w') : -1;
-    } catch (err) {
-      throw ioError(err, `opening ${path}`);
-    }
+    [this.fd, this.lock] = memory === undefined ? openLocked(this, path) : [-1, null];
     const engineOptions: EngineOptions = { fd: this.fd, memory, blockMaxSamples: internals.blockMaxSamples, compression, level, littleEndian: this.littleEndian, startTimeHi: startHi, startTimeLo: startLo };
     try {
       if (formatVersion === 2) this.engine = createV2Engine(which, engineOptions, stackCoding, this.interval);
@@ -132,6 +131,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     // 64 zero bytes, patched at finalize: every field a fixed-width slot.
     this.slots = new SlotWriter(this.engine.output, { littleEndian: this.littleEndian });
     this.header = reserveHeader(this.slots);
+    if (formatVersion === 2) this.slots.patch(this.header.version, FORMAT_VERSION_2); // from the start: recover() refuses it by name
     // On disk now (one write(), as CPython's writer does): a writer killed
     // before its first 512 KiB flush leaves a file readers call "not finalized".
     try {
@@ -147,6 +147,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   }
 
   private closeFd(): void {
+    this.lock?.release();
     if (this.fd >= 0) fs.closeSync(this.fd);
   }
 
@@ -232,6 +233,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const tsLo = h[3]!;
     // Pass 1: ids and shapes, so nothing is interned for a sample refused on them.
     let words = 0;
+    let cut = 0;
     for (const interp of interpreters) {
       if (interp === null || typeof interp !== 'object') throw invalid('an interpreter must be an object', '{ interpreterId, threads }');
       u32Value(interp.interpreterId, 'interpreterId');
@@ -242,6 +244,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
         statusByte(thread.status);
         if (!Array.isArray(thread.frameInfo)) throw invalid('thread.frameInfo must be an array', 'FrameInfo[]');
         words += STAGED_HEADER + Math.min(thread.frameInfo.length, MAX_STACK_DEPTH);
+        if (thread.frameInfo.length > MAX_STACK_DEPTH) cut++;
       }
     }
     if (words === 0) return; // no threads: CPython writes and counts nothing (§5.5)
@@ -255,6 +258,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     } catch (err) {
       throw this.breakWith(err, 'encoding a sample');
     }
+    this.stacksCut += cut;
   }
 
   /**
@@ -284,6 +288,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     } catch (err) {
       throw this.breakWith(err, 'encoding a sample');
     }
+    if (frameIds.length > MAX_STACK_DEPTH) this.stacksCut++;
   }
 
   /**
@@ -320,6 +325,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       if (isProfpackError(err) && (err.code === ErrorCode.TACHYON_WRITE_UNKNOWN_ID || err.code === ErrorCode.INVALID_ARGUMENT)) throw err;
       throw this.breakWith(err, 'encoding a sample');
     }
+    this.stacksCut += deepStacks(count, stackEnds);
   }
 
   /**
@@ -388,6 +394,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       bytesWritten: c[Counter.bytesWritten]!,
       frameCompressionPct: saved + written === 0 ? 0 : (saved * 100) / (saved + written),
       threadCount: c[Counter.threadCount]!,
+      stacksCut: this.stacksCut,
     };
   }
 
@@ -442,7 +449,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     abandoned.unregister(this);
     this.keeper?.end(false);
     try {
-      if (this.fd >= 0) fs.closeSync(this.fd);
+      this.closeFd();
     } catch (err) {
       throw ioError(err, 'closing the file');
     }

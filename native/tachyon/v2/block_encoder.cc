@@ -1,6 +1,7 @@
 // See block_encoder.h. Each step mirrors the JS twin so that the blocks are
 // byte-identical (test/v2/backends.test.ts compares them).
 #include "tachyon/v2/block_encoder.h"
+#include "tachyon/v2/region_decoder.h"
 
 #include <algorithm>
 #include <cstring>
@@ -103,6 +104,23 @@ BlockEncoder::BlockEncoder(uint8_t kind, uint64_t sampleIntervalUs, uint64_t sta
     : kind_(kind), interval_(sampleIntervalUs), start_(startTimeUs), blockMax_(blockMaxSamples) {}
 
 BlockEncoder::~BlockEncoder() = default;
+
+bool BlockEncoder::LeavesPredictionAt(uint64_t threadId, uint32_t interpreterId) const {
+  return kind_ == 4 && threads_.size() >= kMaxPredictThreads && threadIndex_.find(ThreadKey{threadId, interpreterId}) == threadIndex_.end();
+}
+
+void BlockEncoder::LeavePrediction() {
+  // Readers keep prediction state for at most kMaxPredictThreads threads: the rest of the file uses the stack table.
+  kind_ = 6;
+  for (auto& t : threads_) {
+    t->cache.reset();
+    t->date.reset();
+    t->filled.reset();
+    t->next.reset();
+    t->previousDepth = 0;
+    t->previousSample = 0;
+  }
+}
 
 void BlockEncoder::EncodePredict(Thread& t, const uint32_t* stack, uint32_t depth) {
   if (!t.cache) {
@@ -253,6 +271,7 @@ bool BlockEncoder::Add(uint64_t threadId, uint32_t interpreterId, uint64_t times
   auto found = threadIndex_.find(ThreadKey{threadId, interpreterId});
   Thread* thread;
   if (found == threadIndex_.end()) {
+    if (kind_ == 4 && threads_.size() >= kMaxPredictThreads) LeavePrediction();
     auto t = std::make_unique<Thread>();
     t->index = static_cast<uint32_t>(threads_.size());
     t->last = start_;

@@ -21,6 +21,11 @@ class BlockEncoder {
   // One sample; `stack` innermost first, depth <= 256 (checked by the caller).
   // Returns true when the block is full and Flush() should be called.
   bool Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status, const uint32_t* stack, uint32_t depth);
+  // True when the sample of this thread would be the first of a thread past
+  // kMaxPredictThreads under prediction: Add then codes it, and every later
+  // sample, with the stack table (kind 6), so the pending block must be
+  // flushed first (blocks.ts SampleBlockWriter.add does the same).
+  bool LeavesPredictionAt(uint64_t threadId, uint32_t interpreterId) const;
   // The pending samples as one block (empty when there are none).
   std::vector<uint8_t> Flush();
 
@@ -39,6 +44,7 @@ class BlockEncoder {
   };
 
   void EncodePredict(Thread& thread, const uint32_t* stack, uint32_t depth);
+  void LeavePrediction();
   void EncodeRecent(Thread& thread, const uint32_t* stack, uint32_t depth);
 
   uint8_t kind_;

@@ -34,6 +34,7 @@ constexpr uint32_t kMaxDepth = 256;  // CPython 3.15's stack limit
 constexpr size_t kCacheSize = 1 << 14;
 constexpr unsigned kTimeLowBits = 7;
 constexpr uint32_t kTimeLowMask = (1u << kTimeLowBits) - 1;
+constexpr const char* kErrLimit = "ERR_V2_LIMIT";
 
 [[noreturn]] void Fail(const char* code, std::string message, size_t at, std::string expected = "") {
   throw FormatError(code, std::move(message), static_cast<int64_t>(at), std::move(expected));
@@ -214,10 +215,27 @@ struct Thread {
   std::unique_ptr<PredictState> predict;
 };
 
-void DecodeBlocks(const uint8_t* region, size_t size, uint64_t start, uint64_t interval, DecodedRegion& out) {
+}  // namespace
+
+// The state a region keeps across blocks (and across Decode calls).
+struct RegionDecoder::State {
+  uint64_t start;
+  uint64_t interval;
   std::vector<Thread> threads;
   StackTable table;
   RecentStackTable recent;
+  size_t predictThreads = 0;
+  bool failed = false;
+};
+
+namespace {
+
+void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t size, DecodedRegion& out) {
+  std::vector<Thread>& threads = state.threads;
+  StackTable& table = state.table;
+  RecentStackTable& recent = state.recent;
+  const uint64_t start = state.start;
+  const uint64_t interval = state.interval;
   size_t pos = 0;
   while (pos < size) {
     const size_t blockAt = pos;
@@ -265,7 +283,15 @@ void DecodeBlocks(const uint8_t* region, size_t size, uint64_t start, uint64_t i
       }
       Thread& thread = threads[index];
       if (!stackTable) {
-        if (!thread.predict) thread.predict = std::make_unique<PredictState>();
+        if (!thread.predict) {
+          // Lazily, and capped: each state is 115 KiB (predict.ts MAX_PREDICT_THREADS).
+          if (state.predictThreads >= kMaxPredictThreads) {
+            Fail(kErrLimit, "more threads use stack prediction than a reader keeps state for", threadAt,
+                 "at most " + std::to_string(kMaxPredictThreads) + " predicted threads");
+          }
+          thread.predict = std::make_unique<PredictState>();
+          ++state.predictThreads;
+        }
         thread.predict->Decode(cols[kStacks], out.frames);
       } else if (kind == kKindStackTableRecent) {
         recent.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames], out.frames);
@@ -296,16 +322,29 @@ void DecodeBlocks(const uint8_t* region, size_t size, uint64_t start, uint64_t i
 
 }  // namespace
 
-void DecodeRegion(const uint8_t* region, size_t size, int64_t base, uint64_t startTimeUs, uint64_t sampleIntervalUs,
-                  DecodedRegion& out) {
+RegionDecoder::RegionDecoder(uint64_t startTimeUs, uint64_t sampleIntervalUs) : state_(new State{startTimeUs, sampleIntervalUs, {}, {}, {}}) {}
+RegionDecoder::~RegionDecoder() = default;
+
+void RegionDecoder::Decode(const uint8_t* bytes, size_t size, int64_t base, DecodedRegion& out) {
+  if (state_->failed) {
+    out.error = FormatError(kErrBadBlock, "the region decoder stopped at an earlier error", base, "");
+    return;
+  }
   try {
-    DecodeBlocks(region, size, startTimeUs, sampleIntervalUs, out);
+    DecodeBlocks(*state_, bytes, size, out);
   } catch (FormatError& e) {
     if (e.offset >= 0) e.offset += base;
     // Keep only whole samples: a failing sample may have appended part of its stack.
     out.frames.resize(out.stackOffsets.back());
     out.error = e;
+    state_->failed = true;
   }
+}
+
+void DecodeRegion(const uint8_t* region, size_t size, int64_t base, uint64_t startTimeUs, uint64_t sampleIntervalUs,
+                  DecodedRegion& out) {
+  RegionDecoder decoder(startTimeUs, sampleIntervalUs);
+  decoder.Decode(region, size, base, out);
 }
 
 }  // namespace v2

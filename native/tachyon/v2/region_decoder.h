@@ -29,6 +29,30 @@ struct DecodedRegion {
   std::optional<FormatError> error;
 };
 
+// Threads whose predicted-stack state (115 KiB each) a reader keeps: a file
+// needing more is refused (ERR_V2_LIMIT). Writers switch to the stack table
+// before they pass it (lib/tachyon/v2/format.ts MAX_PREDICT_THREADS).
+constexpr size_t kMaxPredictThreads = 1024;
+
+// A region decoded in pieces: each Decode call takes whole blocks and keeps
+// the state (threads, prediction caches, stack tables) for the next call.
+// `out.threadIds`/`interpreterIds` receive only the threads defined in this
+// call; thread indices count from the region's first thread. After an error
+// every later call fails.
+class RegionDecoder {
+ public:
+  struct State;
+  RegionDecoder(uint64_t startTimeUs, uint64_t sampleIntervalUs);
+  ~RegionDecoder();
+  RegionDecoder(const RegionDecoder&) = delete;
+  RegionDecoder& operator=(const RegionDecoder&) = delete;
+  // Error offsets are `base` + the offset in `bytes`.
+  void Decode(const uint8_t* bytes, size_t size, int64_t base, DecodedRegion& out);
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
 // Decodes every block of `region` (the decompressed sample region). Error
 // offsets are `base` + the offset in `region`.
 void DecodeRegion(const uint8_t* region, size_t size, int64_t base, uint64_t startTimeUs, uint64_t sampleIntervalUs,

@@ -30,18 +30,7 @@ Array Copy(Napi::Env env, const std::vector<T>& values) {
   return out;
 }
 
-// decodeRegion(region: Uint8Array, base: number, startTimeUs: bigint, sampleIntervalUs: bigint)
-Napi::Value DecodeRegion(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const RawView region = ViewOfType(info[0], napi_uint8_array, "region");
-  const size_t base = IndexArg(info, 1, "base");
-  const uint64_t start = BigIntArg(info, 2, "startTimeUs");
-  const uint64_t interval = BigIntArg(info, 3, "sampleIntervalUs");
-  // Thread definitions are read with memcpy: little-endian hosts only (version 2 files are little-endian).
-  const uint16_t probe = 1;
-  if (*reinterpret_cast<const uint8_t*>(&probe) != 1) throw Napi::Error::New(env, "version-2 native decoding needs a little-endian host");
-  v2::DecodedRegion decoded;
-  v2::DecodeRegion(region.data, region.length, static_cast<int64_t>(base), start, interval, decoded);
+Napi::Object DecodedToJs(Napi::Env env, const v2::DecodedRegion& decoded) {
   Napi::Object result = Napi::Object::New(env);
   result.Set("threadIds", Copy<uint64_t, Napi::BigUint64Array>(env, decoded.threadIds));
   result.Set("interpreterIds", Copy<uint32_t, Napi::Uint32Array>(env, decoded.interpreterIds));
@@ -54,6 +43,58 @@ Napi::Value DecodeRegion(const Napi::CallbackInfo& info) {
     result.Set("error", MakeProfpackError(env, *decoded.error).Value());
   }
   return result;
+}
+
+void CheckLittleEndianHost(Napi::Env env) {
+  // Thread definitions are read with memcpy: little-endian hosts only (version 2 files are little-endian).
+  const uint16_t probe = 1;
+  if (*reinterpret_cast<const uint8_t*>(&probe) != 1) throw Napi::Error::New(env, "version-2 native decoding needs a little-endian host");
+}
+
+// decodeRegion(region: Uint8Array, base: number, startTimeUs: bigint, sampleIntervalUs: bigint)
+Napi::Value DecodeRegion(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const RawView region = ViewOfType(info[0], napi_uint8_array, "region");
+  const size_t base = IndexArg(info, 1, "base");
+  const uint64_t start = BigIntArg(info, 2, "startTimeUs");
+  const uint64_t interval = BigIntArg(info, 3, "sampleIntervalUs");
+  CheckLittleEndianHost(env);
+  v2::DecodedRegion decoded;
+  v2::DecodeRegion(region.data, region.length, static_cast<int64_t>(base), start, interval, decoded);
+  return DecodedToJs(env, decoded);
+}
+
+// createDecoder(startTimeUs: bigint, sampleIntervalUs: bigint) -> handle (released by releaseDecoder or GC)
+Napi::Value CreateDecoder(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const uint64_t start = BigIntArg(info, 0, "startTimeUs");
+  const uint64_t interval = BigIntArg(info, 1, "sampleIntervalUs");
+  CheckLittleEndianHost(env);
+  auto* holder = new std::unique_ptr<v2::RegionDecoder>(new v2::RegionDecoder(start, interval));
+  return Napi::External<std::unique_ptr<v2::RegionDecoder>>::New(env, holder, [](Napi::Env, std::unique_ptr<v2::RegionDecoder>* h) { delete h; });
+}
+
+std::unique_ptr<v2::RegionDecoder>& DecoderArg(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), "decoder handle expected");
+  return *info[0].As<Napi::External<std::unique_ptr<v2::RegionDecoder>>>().Data();
+}
+
+// decodeBlocks(handle, blocks: Uint8Array, base: number): whole blocks, state kept for the next call.
+Napi::Value DecodeBlocks(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::unique_ptr<v2::RegionDecoder>& decoder = DecoderArg(info);
+  if (!decoder) throw MakeProfpackError(env, "ERR_INVALID_ARGUMENT", "the region decoder was released");
+  const RawView blocks = ViewOfType(info[1], napi_uint8_array, "blocks");
+  const size_t base = IndexArg(info, 2, "base");
+  v2::DecodedRegion decoded;
+  decoder->Decode(blocks.data, blocks.length, static_cast<int64_t>(base), decoded);
+  return DecodedToJs(env, decoded);
+}
+
+// releaseDecoder(handle): frees the state now rather than at a later finalizer.
+Napi::Value ReleaseDecoder(const Napi::CallbackInfo& info) {
+  DecoderArg(info).reset();
+  return info.Env().Undefined();
 }
 
 // decodeValueColumn(column: Uint8Array, base: number, n: number): { values, used } or { error }
@@ -136,6 +177,10 @@ Napi::Value EncodeSamples(const Napi::CallbackInfo& info) {
   uint32_t from = 0;
   for (size_t k = 0; k < n; ++k) {
     const uint32_t to = endValues[k];
+    if (encoder->LeavesPredictionAt(tidValues[k], interpValues[k])) {
+      std::vector<uint8_t> pending = encoder->Flush();
+      if (!pending.empty()) blocks.Set(blocks.Length(), ToBytes(env, pending));
+    }
     if (encoder->Add(tidValues[k], interpValues[k], stampValues[k], statuses.data[k], frameValues + from, to - from)) {
       blocks.Set(blocks.Length(), ToBytes(env, encoder->Flush()));
     }
@@ -162,6 +207,9 @@ Napi::Value EncoderCounts(const Napi::CallbackInfo& info) {
 void InitV2(Napi::Env env, Napi::Object exports) {
   exports.Set("decodeRegion", Napi::Function::New(env, DecodeRegion, "decodeRegion"));
   exports.Set("decodeValueColumn", Napi::Function::New(env, DecodeValueColumn, "decodeValueColumn"));
+  exports.Set("createDecoder", Napi::Function::New(env, CreateDecoder, "createDecoder"));
+  exports.Set("decodeBlocks", Napi::Function::New(env, DecodeBlocks, "decodeBlocks"));
+  exports.Set("releaseDecoder", Napi::Function::New(env, ReleaseDecoder, "releaseDecoder"));
   exports.Set("createEncoder", Napi::Function::New(env, CreateEncoder, "createEncoder"));
   exports.Set("encodeSamples", Napi::Function::New(env, EncodeSamples, "encodeSamples"));
   exports.Set("flushEncoder", Napi::Function::New(env, FlushEncoder, "flushEncoder"));

@@ -1,0 +1,159 @@
+/**
+ * Writing the files profpack makes, one way for every command (convert,
+ * merge, recover, downgrade, flame, diff): the bytes go to a temporary file
+ * in the output's directory, renamed over the output only once they are all
+ * written, so a failure (a full disk, a bad input half-way) leaves the old
+ * output or nothing, never a 0-byte or half-written file; and an output that
+ * is one of the inputs (the same device and inode, whatever the path says) is
+ * refused before anything is opened for writing (issue 29: `convert a.tach
+ * -o a.tach` and `merge a b -o b` destroyed their input).
+ *
+ * An output that exists and is not a regular file (/dev/null, /dev/full, a
+ * FIFO) is written in place: there is nothing to rename over it.
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ErrorCode, ProfpackError, type ErrorCodeValue } from './errors';
+import { fsError } from './input';
+
+/** stat of `p` (symlinks followed), or null when it does not exist. */
+function statOrNull(p: string): fs.BigIntStats | null {
+  try {
+    return fs.statSync(p, { bigint: true });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Throws ERR_OUTPUT_IS_INPUT when `output` is the same file as one of
+ * `inputs` (device and inode: a hard link, a symlink or `./a` vs `a` count).
+ */
+export function refuseInputAsOutput(output: string, inputs: Iterable<string>): void {
+  const out = statOrNull(output);
+  if (out === null || !out.isFile()) return;
+  for (const input of inputs) {
+    const st = statOrNull(input);
+    if (st !== null && st.dev === out.dev && st.ino === out.ino) {
+      throw new ProfpackError(`the output ${output} is the input ${input}: writing it would destroy what is read`, {
+        code: ErrorCode.OUTPUT_IS_INPUT,
+        expected: 'an output path that is none of the inputs',
+        details: { output, input },
+      });
+    }
+  }
+}
+
+/**
+ * A temporary path beside `target` (same directory, so rename() is atomic):
+ * hidden, and ending in the target's own name, so a writer that picks the
+ * format from the name's extension picks the same one.
+ */
+export function temporaryPathFor(target: string): string {
+  return path.join(path.dirname(target), `${TEMPORARY_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${path.basename(target)}`);
+}
+
+/** How temporary outputs' names start (directory listings of profiles skip them). */
+export const TEMPORARY_PREFIX = '.profpack-tmp-';
+
+/** True when `target` is written through a temporary file (it is missing or a regular file). */
+export function writesThroughTemporary(target: string): boolean {
+  const st = statOrNull(target);
+  return st === null || st.isFile();
+}
+
+/**
+ * An output being written: `fd` is open on the temporary file (or on the
+ * target itself when it is a device or FIFO). commit() renames it over the
+ * target; abort() removes it. Exactly one of them ends it.
+ */
+export class AtomicOutput {
+  readonly fd: number;
+  /** Where the bytes go until commit(). */
+  readonly writePath: string;
+  private done = false;
+
+  constructor(
+    readonly target: string,
+    private readonly code: ErrorCodeValue = ErrorCode.IO,
+  ) {
+    this.writePath = writesThroughTemporary(target) ? temporaryPathFor(target) : target;
+    try {
+      this.fd = this.writePath === target ? fs.openSync(target, 'w') : fs.openSync(this.writePath, 'wx', 0o644);
+    } catch (err) {
+      throw fsError(err, target, 'write', code);
+    }
+  }
+
+  /** Closes the file and renames it over the target. */
+  commit(): void {
+    if (this.done) return;
+    this.done = true;
+    try {
+      fs.closeSync(this.fd);
+      if (this.writePath !== this.target) fs.renameSync(this.writePath, this.target);
+    } catch (err) {
+      removeQuietly(this.writePath, this.target);
+      throw fsError(err, this.target, 'write', this.code);
+    }
+  }
+
+  /** Closes and removes the temporary file (the target is left as it was). */
+  abort(): void {
+    if (this.done) return;
+    this.done = true;
+    try {
+      fs.closeSync(this.fd);
+    } catch {
+      // already closed or failing: the file is removed below either way
+    }
+    removeQuietly(this.writePath, this.target);
+  }
+}
+
+function removeQuietly(p: string, target: string): void {
+  if (p === target) return;
+  try {
+    fs.unlinkSync(p);
+  } catch {
+    // gone already
+  }
+}
+
+/** Writes `bytes` to `target` through a temporary file; `code` names fs failures. */
+export function writeFileAtomic(target: string, bytes: Uint8Array | string, code: ErrorCodeValue = ErrorCode.IO): void {
+  const out = new AtomicOutput(target, code);
+  try {
+    fs.writeFileSync(out.fd, bytes);
+  } catch (err) {
+    out.abort();
+    throw fsError(err, target, 'write', code);
+  }
+  out.commit();
+}
+
+/**
+ * Runs `write(temporaryPath)` (which creates and fills the file itself, e.g.
+ * through a ProfileWriter), then renames the result over `target`; on an
+ * error the temporary file is removed and the error passed on.
+ */
+export function writeThroughTemporary<T>(target: string, write: (writePath: string) => T, code: ErrorCodeValue = ErrorCode.IO): T {
+  const writePath = writesThroughTemporary(target) ? temporaryPathFor(target) : target;
+  let result: T;
+  try {
+    result = write(writePath);
+  } catch (err) {
+    removeQuietly(writePath, target);
+    throw err;
+  }
+  if (writePath !== target) {
+    try {
+      fs.renameSync(writePath, target);
+    } catch (err) {
+      removeQuietly(writePath, target);
+      throw fsError(err, target, 'write', code);
+    }
+  }
+  return result;
+}

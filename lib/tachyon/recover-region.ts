@@ -1,0 +1,159 @@
+/**
+ * recover() for a sample region too large to hold (issue 29: a 29 KB
+ * unfinished zstd file inflated to 1.88 GB): the region is read a piece at a
+ * time, as often as needed, instead of whole. One pass measures it, passes
+ * of the JS record decoder find the longest prefix of whole records (as
+ * salvageRecords does on a buffer), and a last pass copies that prefix into
+ * the output. Memory: a window of a few MiB, whatever the region's size.
+ */
+import { zstdBinding } from './file/zstd-binding';
+import { MAX_STACK_DEPTH } from './format';
+import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/records';
+
+/** Regions up to this size are recovered in memory, with the backend's own salvage scan. */
+export const IN_MEMORY_REGION = 16 << 20;
+const PIECE = 1 << 20;
+const WINDOW = 4 << 20;
+
+/**
+ * The bytes of an unfinished region, a piece at a time: raw, or an unended
+ * zstd frame decoded up to its first error (a block cut by the kill); at
+ * most `limit` bytes; then `tail` (a journal's held-back runs).
+ */
+export class RegionPieces {
+  private dctx: InstanceType<ReturnType<typeof zstdBinding>['DCtx']> | null;
+  private pos = 0;
+  private produced = 0;
+  private tailAt = -1;
+
+  constructor(
+    private readonly onDisk: Uint8Array,
+    zstd: boolean,
+    private readonly limit: number,
+    private readonly tail: Uint8Array = new Uint8Array(0),
+  ) {
+    this.dctx = zstd ? new (zstdBinding().DCtx)() : null;
+  }
+
+  /** Fills `out` as far as the region goes; 0 at its end. */
+  read(out: Uint8Array): number {
+    let written = 0;
+    while (written < out.length && this.tailAt < 0) {
+      const room = Math.min(out.length - written, this.limit - this.produced);
+      if (room <= 0) {
+        this.tailAt = 0;
+        break;
+      }
+      let n = 0;
+      if (this.dctx === null) {
+        n = Math.min(room, this.onDisk.length - this.pos);
+        out.set(this.onDisk.subarray(this.pos, this.pos + n), written);
+        this.pos += n;
+      } else {
+        try {
+          const [, made, used] = this.dctx.decompressStream(out.subarray(written, written + room), this.onDisk.subarray(this.pos)) as [number, number, number];
+          n = made;
+          this.pos += used;
+          if (made === 0 && used === 0) this.tailAt = 0;
+        } catch {
+          this.tailAt = 0; // everything before the cut block is kept
+        }
+      }
+      if (n === 0 && this.dctx === null) this.tailAt = 0;
+      written += n;
+      this.produced += n;
+    }
+    if (this.tailAt >= 0 && written < out.length) {
+      const n = Math.min(out.length - written, this.tail.length - this.tailAt);
+      out.set(this.tail.subarray(this.tailAt, this.tailAt + n), written);
+      this.tailAt += n;
+      written += n;
+    }
+    return written;
+  }
+}
+
+export interface StreamScan {
+  end: number;
+  samples: number;
+  threads: number;
+  maxFrame: number;
+}
+
+/** Bytes in the region (a decompression pass, nothing kept). */
+export function measureRegion(open: () => RegionPieces): number {
+  const pieces = open();
+  const scratch = new Uint8Array(PIECE);
+  let total = 0;
+  for (let n = pieces.read(scratch); n > 0; n = pieces.read(scratch)) total += n;
+  return total;
+}
+
+/** One decoder pass over region[0, length): whole, or where the first failing record starts. */
+function scanOnce(open: () => RegionPieces, length: number, littleEndian: boolean, startTimeUs: bigint): { whole: boolean } & StreamScan {
+  const out: DecodeOutput = {
+    events: new Uint32Array(EVENT_STRIDE * 4096),
+    timestamps: new BigUint64Array(16384),
+    nodes: new Uint32Array(2 * (4096 + MAX_STACK_DEPTH)),
+    result: new Float64Array(8),
+  };
+  const d = new RecordDecoderJs({ littleEndian, startTimeUs, threadCount: 0xffff_ffff, totalSize: length });
+  const scan = { whole: false, end: 0, samples: 0, threads: 0, maxFrame: -1 };
+  const pieces = open();
+  let window = new Uint8Array(WINDOW);
+  let windowStart = 0;
+  let have = 0;
+  let loaded = 0;
+  for (;;) {
+    // Top the window up to the pass's length.
+    while (have < window.length && loaded < length) {
+      const n = pieces.read(window.subarray(have, Math.min(window.length, have + (length - loaded))));
+      if (n === 0) break;
+      have += n;
+      loaded += n;
+    }
+    const final = loaded >= length;
+    d.decode(window.subarray(0, have), windowStart, have, final, out);
+    const r = out.result;
+    for (let i = 0; i < r[Result.events]!; i++) if (out.events[i * EVENT_STRIDE] === EventKind.Thread) scan.threads++;
+    for (let i = 0; i < r[Result.nodes]!; i++) if (out.nodes[2 * i + 1]! > scan.maxFrame) scan.maxFrame = out.nodes[2 * i + 1]!;
+    const status = r[Result.status]!;
+    const consumed = r[Result.consumed]!;
+    if (status === DecodeStatus.Done) return { ...scan, whole: true, end: length, samples: d.stats.totalSamples };
+    if (status === DecodeStatus.Error) return { ...scan, end: windowStart + consumed };
+    if (consumed === 0 && r[Result.events] === 0 && status === DecodeStatus.NeedMore) {
+      // A record longer than the window (a long REPEAT run): a larger window, up to what a pass allows.
+      if (final || window.length >= 16 * WINDOW) return { ...scan, end: windowStart };
+      const grown = new Uint8Array(window.length * 2);
+      grown.set(window.subarray(0, have));
+      window = grown;
+      continue;
+    }
+    window.copyWithin(0, consumed, have);
+    have -= consumed;
+    windowStart += consumed;
+  }
+}
+
+/** salvageRecords over a region read in pieces: the longest prefix that decodes whole, and what it holds. */
+export function salvageStreaming(open: () => RegionPieces, length: number, littleEndian: boolean, startTimeUs: bigint): StreamScan {
+  for (;;) {
+    const pass = scanOnce(open, length, littleEndian, startTimeUs);
+    if (pass.whole) return { end: pass.end, samples: pass.samples, threads: pass.threads, maxFrame: pass.maxFrame };
+    if (pass.end >= length) return { end: 0, samples: 0, threads: 0, maxFrame: -1 };
+    length = pass.end;
+  }
+}
+
+/** Hands region[0, end) to `write` a piece at a time. */
+export function copyRegion(open: () => RegionPieces, end: number, write: (bytes: Uint8Array) => void): void {
+  const pieces = open();
+  const scratch = new Uint8Array(PIECE);
+  let copied = 0;
+  while (copied < end) {
+    const n = pieces.read(scratch.subarray(0, Math.min(scratch.length, end - copied)));
+    if (n === 0) break;
+    write(scratch.subarray(0, n));
+    copied += n;
+  }
+}
