@@ -12,6 +12,7 @@ import { ErrorCode, ProfpackError } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { ChunkIngester, FrameSpace, epochOffsetUs } from './ingest';
 import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
+import { HeapFrameReceiver, type HeapEventSink } from './heap/index';
 import { FrameParser, type WireMessage } from './wire';
 
 /** How often a recording's file is flushed (and its journal written) unless told otherwise. */
@@ -30,6 +31,18 @@ export interface RecordingHostOptions {
   epochOffsetUs?: bigint;
   /** ProfileWriter flushIntervalMs: what a SIGKILL of the writing process loses (default 1000; `profpack recover` salvages the rest). */
   flushIntervalMs?: number;
+  /** Where the heap events of a `heap` recording go (without one they are only counted). */
+  heapSink?: HeapEventSink;
+}
+
+/** What a heap recording delivered. */
+export interface HeapSummary {
+  allocations: number;
+  frees: number;
+  /** Sampled objects born and dead between two polls (no stack, no size). */
+  shortLived: number;
+  /** Bytes of heap frames on the pipe. */
+  bytes: number;
 }
 
 export interface HostSummary {
@@ -43,6 +56,8 @@ export interface HostSummary {
   truncatedBytes: number;
   /** Whether any message arrived (false: the recorded command never ran the preload). */
   heard: boolean;
+  /** Heap events received (a recording without heap frames has none). */
+  heap?: HeapSummary;
 }
 
 export class RecordingHost {
@@ -56,6 +71,9 @@ export class RecordingHost {
   private readonly parser = new FrameParser();
   /** The call frames the pipe's sender has numbered so far. */
   private readonly pipeFrames = new FrameSpace();
+  /** Heap frames, on the same clock as the samples. */
+  private readonly heap: HeapFrameReceiver;
+  private heapHeard = false;
   private readonly threads = new Set<number>();
   private end: { durationSec: number; threads: number } | undefined;
   private summary: HostSummary | undefined;
@@ -68,6 +86,7 @@ export class RecordingHost {
     const offset = options.epochOffsetUs ?? (options.startTimeUs === undefined ? epochOffsetUs() : 0n);
     this.sink = this.createSink(this.out, options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset);
     this.ingester = new ChunkIngester(this.sink, offset);
+    this.heap = new HeapFrameReceiver(options.heapSink, Number(offset));
   }
 
   private createSink(out: string, startTimeUs: bigint): TachyonSink {
@@ -148,6 +167,8 @@ export class RecordingHost {
     if (message.kind === 'chunk') {
       this.noteThread(message.threadId);
       this.ingester.ingestWire(message.profile, BigInt(message.threadId), message.mainThread, this.pipeFrames);
+    } else if (message.kind === 'heap') {
+      this.acceptHeapFrame(message.body, message.offset);
     } else if (message.kind === 'ping') {
       // nothing to write
     } else if (message.kind === 'end') {
@@ -155,6 +176,12 @@ export class RecordingHost {
     } else {
       throw new ProfpackError(`recording pipe: unknown message kind ${JSON.stringify((message as { kind?: unknown }).kind)}`, { code: ErrorCode.RECORD_FAILED, offset: this.parser.offset, expected: "'chunk' | 'end'" });
     }
+  }
+
+  /** One heap frame's body (after its length word); `offset`: where the frame began in the stream. */
+  acceptHeapFrame(body: Uint8Array, offset = 0): void {
+    this.heapHeard = true;
+    this.heap.receive(body, offset);
   }
 
   /** One harvest of a thread, from an inline recorder. */
@@ -213,6 +240,7 @@ export class RecordingHost {
       truncatedBytes: this.parser.leftover,
       heard: this.parser.offset > 0,
     };
+    if (this.heapHeard) this.summary.heap = { allocations: this.heap.allocations, frees: this.heap.frees, shortLived: this.heap.shortLived, bytes: this.heap.bytes };
     if (this.failure !== undefined) throw this.failure;
     return this.summary;
   }

@@ -17,6 +17,7 @@ import type { ProfileSink } from '../convert/model';
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
+import { checkHeapOptions, HeapFrameReceiver, HeapRecorder, type HeapEventSink, type HeapOptions } from './heap/index';
 import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from './host';
 import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
 import { checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rotate';
@@ -67,6 +68,14 @@ export interface RecordingOptions {
   rotate?: RotateOptions;
   /** Each finished file of a rotating recording (the last one at stop()), e.g. to ship it. */
   onFile?: OnFile;
+  /**
+   * Also record the heap: V8's sampled allocations and when they die, polled
+   * at every harvest, and at once and often once the used heap nears V8's
+   * limit. Main thread only.
+   */
+  heap?: HeapOptions | true;
+  /** Where heap events go with `sink` or the inline writer (the writer process has its own). */
+  heapSink?: HeapEventSink;
 }
 
 export interface RecordingSummary {
@@ -75,6 +84,8 @@ export interface RecordingSummary {
   samples: number;
   threads: number;
   durationSec: number;
+  /** Heap events sent (allocations and frees), with `heap`. */
+  heapEvents?: number;
 }
 
 export interface Recording {
@@ -103,11 +114,16 @@ interface ChunkTarget {
   readonly samples: number;
   /** After a harvest: whether the writer is still there (a pipe's writer process may be gone). */
   alive(): boolean;
+  /** One heap poll as a whole heap frame (heap/wire.ts). */
+  heapFrame(frame: Buffer): void;
 }
 
-function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n): ChunkTarget {
+function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n, heapSink?: HeapEventSink): ChunkTarget {
   const ingester = new ChunkIngester(sink, clockOffsetUs);
+  // Heap polls take the pipe's coding here too: one path from poll to sink.
+  const heap = new HeapFrameReceiver(heapSink, Number(clockOffsetUs));
   return {
+    heapFrame: (frame) => heap.receive(frame.subarray(4), 0),
     chunk: (profile, threadId, mainThread) => void ingester.ingest(profile, BigInt(threadId), mainThread),
     end(durationSec, threads) {
       // The stats block: measured duration and the rate of samples actually taken.
@@ -125,6 +141,7 @@ function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs =
 function hostTarget(host: RecordingHost, onFile: OnFile): ChunkTarget {
   host.startRotating(onFile);
   return {
+    heapFrame: (frame) => host.acceptHeapFrame(frame.subarray(4)),
     chunk: (profile, threadId, mainThread) => host.ingestChunk(profile, threadId, mainThread),
     end(durationSec, threads) {
       host.endRecording(durationSec, threads);
@@ -152,6 +169,10 @@ function pipeTarget(sender: FdSender): ChunkTarget {
       samples += order.length;
       sent = true;
       sender.send({ kind: 'chunk', threadId, mainThread, profile: numbers.encode(profile) });
+    },
+    heapFrame(frame) {
+      sent = true;
+      sender.sendFrame(frame);
     },
     alive() {
       // An idle harvest still writes (a ping): only a write finds out that the writer has gone.
@@ -181,6 +202,10 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   const rotate = options.rotate === undefined ? undefined : checkRotate(options.rotate);
   if (rotate !== undefined && (options.sink !== undefined || options.fd !== undefined)) throw new ProfpackError('rotate writes files: it excludes sink and fd', { code: ErrorCode.INVALID_ARGUMENT });
   const onFile = safeOnFile(options.onFile);
+  const heapOptions = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
+  if (options.heapSink !== undefined && (heapOptions === undefined || (options.sink === undefined && writerMode === 'process') || options.fd !== undefined || rotate !== undefined)) {
+    throw new ProfpackError('heapSink takes the heap events of a heap recording with sink or the inline writer (the writer process and fd have their own)', { code: ErrorCode.INVALID_ARGUMENT });
+  }
   const out = options.sink === undefined && options.fd === undefined ? (options.out ?? 'profile.tach') : undefined;
   // A file recording is on the Unix epoch (V8's own sample times are monotonic).
   const clockOffsetUs = epochOffsetUs();
@@ -189,7 +214,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   let rotatingHost: RecordingHost | undefined;
   let target: ChunkTarget;
   if (options.sink !== undefined) {
-    target = sinkTarget(options.sink);
+    target = sinkTarget(options.sink, 0n, options.heapSink);
   } else if (options.fd !== undefined) {
     target = pipeTarget(new FdSender(options.fd));
   } else if (writerMode === 'process') {
@@ -208,6 +233,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
         flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
       }),
       clockOffsetUs,
+      options.heapSink,
     );
   }
   const sampler = new V8Sampler(intervalUs);
@@ -224,6 +250,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     (channel as unknown as { unref?: () => void }).unref?.();
   }
   sampler.start();
+  const heapRecorder = heapOptions === undefined ? undefined : new HeapRecorder(heapOptions, (frame) => target.heapFrame(frame), ownThreadId);
   let stopped = false;
   let summary: RecordingSummary | undefined;
   const startedAt = process.hrtime.bigint();
@@ -232,22 +259,55 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     if (stopped) return;
     const chunk = sampler.harvest(true);
     if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
+    pollHeap();
     // The writer process reports the files it finished; hand them to onFile here.
     writerProcess?.pollFiles(onFile);
     // The writer process (or `profpack record`) is gone, killed: the program
     // outlives its profiler, but stops paying for sampling nobody writes.
     if (!target.alive()) detach();
   };
+  // A heap poll that fails ends heap recording, never the program.
+  let heapFailed = false;
+  const pollHeap = (): void => {
+    if (heapRecorder === undefined || heapFailed) return;
+    try {
+      heapRecorder.poll();
+    } catch (err) {
+      heapFailed = true;
+      heapRecorder.dispose();
+      process.emitWarning(`profpack: heap recording stopped: ${(err as Error).message}`);
+    }
+  };
   let detached = false;
   const detach = (): void => {
     detached = true;
     clearInterval(timer);
+    if (!heapFailed) heapRecorder?.dispose();
     sampler.dispose();
     channel?.close();
     stopped = true;
   };
-  const timer = setInterval(harvest, harvestMs);
-  timer.unref();
+  let timer: NodeJS.Timeout;
+  if (heapRecorder === undefined) {
+    timer = setInterval(harvest, harvestMs);
+    timer.unref();
+  } else {
+    // Near the heap limit the pace quickens (heap/limit.ts): each harvest sets the next.
+    const schedule = (): void => {
+      timer = setTimeout(() => {
+        harvest();
+        if (!stopped) schedule();
+      }, heapRecorder.harvestMs(harvestMs));
+      timer.unref();
+    };
+    schedule();
+    heapRecorder.watch(() => {
+      if (stopped) return;
+      clearTimeout(timer);
+      harvest();
+      if (!stopped) schedule();
+    });
+  }
 
   // On the way out the program's own exit code and signal matter more than the recording: warn, never throw.
   const stopQuietly = (): void => {
@@ -291,11 +351,16 @@ export function startRecording(options: RecordingOptions = {}): Recording {
       }
       const chunk = detached ? undefined : sampler.harvest(false);
       if (!detached) sampler.dispose();
-      stopped = true;
       channel?.close();
       if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
+      if (!detached) {
+        pollHeap();
+        if (!heapFailed) heapRecorder?.dispose();
+      }
+      stopped = true;
       const durationSec = Number(process.hrtime.bigint() - startedAt) / 1e9;
       summary = { out, samples: target.samples, threads: threads.size, durationSec };
+      if (heapRecorder !== undefined) summary.heapEvents = heapRecorder.events;
       target.end(durationSec, threads.size);
       if (writerProcess !== undefined) summary.out = writerProcess.waitFinal(onFile) ?? out;
       else if (rotatingHost !== undefined) summary.out = rotatingHost.currentFile;
