@@ -174,7 +174,7 @@ export class RecordingHost {
     } else if (message.kind === 'end') {
       this.endRecording(message.durationSec, message.threads);
     } else {
-      throw new ProfpackError(`recording pipe: unknown message kind ${JSON.stringify((message as { kind?: unknown }).kind)}`, { code: ErrorCode.RECORD_FAILED, offset: this.parser.offset, expected: "'chunk' | 'end'" });
+      throw new ProfpackError(`recording pipe: unknown message kind ${JSON.stringify((message as { kind?: unknown }).kind)}`, { code: ErrorCode.RECORD_FAILED, offset: this.parser.offset, expected: "'chunk' | 'heap' | 'ping' | 'end'" });
     }
   }
 

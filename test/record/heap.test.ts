@@ -20,6 +20,7 @@ import {
   type LiveSamples,
   type SamplingHeapNode,
 } from '../../lib/record/heap/index';
+import { startRecording } from '../../lib/record/recorder';
 import { encodeFrame, FrameParser, type WireMessage } from '../../lib/record/wire';
 import { HeapCollector } from './heap-collector';
 
@@ -197,5 +198,12 @@ describe('heap options', () => {
     expect(maxOldSpaceFlagMb([], '--max_old_space_size=128 --inspect')).toBe(128);
     expect(maxOldSpaceFlagMb(['--max-old-space-size=256'], '--max-old-space-size=128')).toBe(256);
     expect(maxOldSpaceFlagMb(['--require', 'x'], '')).toBeUndefined();
+  });
+
+  it('startRecording refuses bad heap options and a heapSink it cannot feed, before starting anything', () => {
+    const heapSink = { allocations: () => undefined, frees: () => undefined };
+    for (const options of [{ heap: { intervalBytes: 5 } }, { heap: { nearLimitRatio: 2 } }, { heapSink }, { heap: true as const, heapSink, writer: 'process' as const }]) {
+      expect(() => startRecording({ ...options, out: '/nonexistent/dir/never.tach' })).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
+    }
   });
 });
