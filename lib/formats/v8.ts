@@ -70,6 +70,11 @@ export function statusForV8Leaf(funcname: string | undefined, url: string | unde
   return NodeStatus.OnCpu;
 }
 
+/** One string per distinct V8 call frame (what a recording numbers call frames by). */
+export function callFrameKey(cf: CpuProfileCallFrame): string {
+  return `${cf.functionName}\u0000${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}`;
+}
+
 /** The model frame of a V8 call frame (1-based positions; -1 → null). */
 export function frameFromV8(cf: CpuProfileCallFrame): Frame {
   return {

@@ -13,6 +13,7 @@ import { removeFile } from '../file-retry';
 import { ProfilingMode } from '../tachyon/index';
 import { ChunkIngester, FrameSpace, epochOffsetUs } from './ingest';
 import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
+import { HeapFrameReceiver, type HeapEventSink } from './heap/index';
 import { FrameParser, type WireMessage } from './wire';
 
 /** How often a recording's file is flushed (and its journal written) unless told otherwise. */
@@ -31,6 +32,18 @@ export interface RecordingHostOptions {
   epochOffsetUs?: bigint;
   /** ProfileWriter flushIntervalMs: what a SIGKILL of the writing process loses (default 1000; `profpack recover` salvages the rest). */
   flushIntervalMs?: number;
+  /** Where the heap events of a `heap` recording go (without one they are only counted). */
+  heapSink?: HeapEventSink;
+}
+
+/** What a heap recording delivered. */
+export interface HeapSummary {
+  allocations: number;
+  frees: number;
+  /** Sampled objects born and dead between two polls (no stack, no size). */
+  shortLived: number;
+  /** Bytes of heap frames on the pipe. */
+  bytes: number;
 }
 
 export interface HostSummary {
@@ -44,6 +57,8 @@ export interface HostSummary {
   truncatedBytes: number;
   /** Whether any message arrived (false: the recorded command never ran the preload). */
   heard: boolean;
+  /** Heap events received (a recording without heap frames has none). */
+  heap?: HeapSummary;
 }
 
 export class RecordingHost {
@@ -57,6 +72,9 @@ export class RecordingHost {
   private readonly parser = new FrameParser();
   /** The call frames the pipe's sender has numbered so far. */
   private readonly pipeFrames = new FrameSpace();
+  /** Heap frames, on the same clock as the samples. */
+  private readonly heap: HeapFrameReceiver;
+  private heapHeard = false;
   private readonly threads = new Set<number>();
   private end: { durationSec: number; threads: number } | undefined;
   private summary: HostSummary | undefined;
@@ -69,6 +87,7 @@ export class RecordingHost {
     const offset = options.epochOffsetUs ?? (options.startTimeUs === undefined ? epochOffsetUs() : 0n);
     this.sink = this.createSink(this.out, options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset);
     this.ingester = new ChunkIngester(this.sink, offset);
+    this.heap = new HeapFrameReceiver(options.heapSink, Number(offset));
   }
 
   private createSink(out: string, startTimeUs: bigint): TachyonSink {
@@ -149,13 +168,21 @@ export class RecordingHost {
     if (message.kind === 'chunk') {
       this.noteThread(message.threadId);
       this.ingester.ingestWire(message.profile, BigInt(message.threadId), message.mainThread, this.pipeFrames);
+    } else if (message.kind === 'heap') {
+      this.acceptHeapFrame(message.body, message.offset);
     } else if (message.kind === 'ping') {
       // nothing to write
     } else if (message.kind === 'end') {
       this.endRecording(message.durationSec, message.threads);
     } else {
-      throw new ProfpackError(`recording pipe: unknown message kind ${JSON.stringify((message as { kind?: unknown }).kind)}`, { code: ErrorCode.RECORD_FAILED, offset: this.parser.offset, expected: "'chunk' | 'end'" });
+      throw new ProfpackError(`recording pipe: unknown message kind ${JSON.stringify((message as { kind?: unknown }).kind)}`, { code: ErrorCode.RECORD_FAILED, offset: this.parser.offset, expected: "'chunk' | 'heap' | 'ping' | 'end'" });
     }
+  }
+
+  /** One heap frame's body (after its length word); `offset`: where the frame began in the stream. */
+  acceptHeapFrame(body: Uint8Array, offset = 0): void {
+    this.heapHeard = true;
+    this.heap.receive(body, offset);
   }
 
   /** One harvest of a thread, from an inline recorder. */
@@ -214,6 +241,7 @@ export class RecordingHost {
       truncatedBytes: this.parser.leftover,
       heard: this.parser.offset > 0,
     };
+    if (this.heapHeard) this.summary.heap = { allocations: this.heap.allocations, frees: this.heap.frees, shortLived: this.heap.shortLived, bytes: this.heap.bytes };
     if (this.failure !== undefined) throw this.failure;
     return this.summary;
   }

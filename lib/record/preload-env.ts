@@ -6,4 +6,7 @@ export const RecordEnv = {
   harvestMs: 'PROFPACK_RECORD_HARVEST_MS',
   workers: 'PROFPACK_RECORD_WORKERS',
   channel: 'PROFPACK_RECORD_CHANNEL',
+  /** Set: also record the heap, at this mean sampling interval in bytes. */
+  heapIntervalBytes: 'PROFPACK_RECORD_HEAP_INTERVAL_BYTES',
+  heapNearLimitRatio: 'PROFPACK_RECORD_HEAP_NEAR_LIMIT_RATIO',
 } as const;

@@ -38,6 +38,10 @@ if (isMainThread) {
   if (fd !== undefined) {
     delete env[RecordEnv.fd];
     const workers = env[RecordEnv.workers] === '1';
+    const heapIntervalBytes = numberFrom(RecordEnv.heapIntervalBytes);
+    const nearLimitRatio = numberFrom(RecordEnv.heapNearLimitRatio);
+    delete env[RecordEnv.heapIntervalBytes];
+    delete env[RecordEnv.heapNearLimitRatio];
     const channel = `profpack-record-${process.pid}`;
     if (workers) env[RecordEnv.channel] = channel;
     try {
@@ -48,6 +52,7 @@ if (isMainThread) {
         harvestMs: numberFrom(RecordEnv.harvestMs),
         workers,
         channel,
+        heap: heapIntervalBytes === undefined ? undefined : { intervalBytes: heapIntervalBytes, nearLimitRatio },
       });
     } catch (err) {
       // The program runs anyway; only the recording is lost.

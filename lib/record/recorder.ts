@@ -8,20 +8,22 @@
  * isolate and posts its chunks here over a BroadcastChannel, and is written
  * as thread `worker.threadId`. All threads use interpreter id 0.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:worker_threads';
 import type { CpuProfile } from '../formats/v8';
 import type { ProfileSink } from './sink';
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { createTachyonSink, type TachyonSink } from './sink';
+import { checkHeapOptions, HeapFrameReceiver, HeapRecorder, type HeapEventSink, type HeapOptions } from './heap/index';
 import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from './host';
 import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rotate';
 import { V8Sampler } from './sampler';
 import { FdSender, FrameNumbers } from './wire';
+import { spawnWriterProcess, type WriterProcess } from './writer-spawn';
+
+export type { WriterProcessSettings } from './writer-spawn';
 
 export interface RecordingOptions {
   /** Tachyon file to write (ignored when `sink` or `fd` is given). */
@@ -67,6 +69,14 @@ export interface RecordingOptions {
   rotate?: RotateOptions;
   /** Each finished file of a rotating recording (the last one at stop()), e.g. to ship it. */
   onFile?: OnFile;
+  /**
+   * Also record the heap: V8's sampled allocations and when they die, polled
+   * at every harvest, and at once and often once the used heap nears V8's
+   * limit. Main thread only.
+   */
+  heap?: HeapOptions | true;
+  /** Where heap events go with `sink` or the inline writer (the writer process has its own). */
+  heapSink?: HeapEventSink;
 }
 
 export interface RecordingSummary {
@@ -75,6 +85,8 @@ export interface RecordingSummary {
   samples: number;
   threads: number;
   durationSec: number;
+  /** Heap events sent (allocations and frees), with `heap`. */
+  heapEvents?: number;
 }
 
 export interface Recording {
@@ -103,11 +115,16 @@ interface ChunkTarget {
   readonly samples: number;
   /** After a harvest: whether the writer is still there (a pipe's writer process may be gone). */
   alive(): boolean;
+  /** One heap poll as a whole heap frame (heap/wire.ts). */
+  heapFrame(frame: Buffer): void;
 }
 
-function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n): ChunkTarget {
+function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n, heapSink?: HeapEventSink): ChunkTarget {
   const ingester = new ChunkIngester(sink, clockOffsetUs);
+  // Heap polls take the pipe's coding here too: one path from poll to sink.
+  const heap = new HeapFrameReceiver(heapSink, Number(clockOffsetUs));
   return {
+    heapFrame: (frame) => heap.receive(frame.subarray(4), 0),
     chunk: (profile, threadId, mainThread) => void ingester.ingest(profile, BigInt(threadId), mainThread),
     end(durationSec, threads) {
       // The stats block: measured duration and the rate of samples actually taken.
@@ -125,6 +142,7 @@ function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs =
 function hostTarget(host: RecordingHost, onFile: OnFile): ChunkTarget {
   host.startRotating(onFile);
   return {
+    heapFrame: (frame) => host.acceptHeapFrame(frame.subarray(4)),
     chunk: (profile, threadId, mainThread) => host.ingestChunk(profile, threadId, mainThread),
     end(durationSec, threads) {
       host.endRecording(durationSec, threads);
@@ -153,6 +171,10 @@ function pipeTarget(sender: FdSender): ChunkTarget {
       sent = true;
       sender.send({ kind: 'chunk', threadId, mainThread, profile: numbers.encode(profile) });
     },
+    heapFrame(frame) {
+      sent = true;
+      sender.sendFrame(frame);
+    },
     alive() {
       // An idle harvest still writes (a ping): only a write finds out that the writer has gone.
       if (!sent) sender.send({ kind: 'ping' });
@@ -180,6 +202,10 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   const rotate = options.rotate === undefined ? undefined : checkRotate(options.rotate);
   if (rotate !== undefined && (options.sink !== undefined || options.fd !== undefined)) throw new ProfpackError('rotate writes files: it excludes sink and fd', { code: ErrorCode.INVALID_ARGUMENT });
   const onFile = safeOnFile(options.onFile);
+  const heapOptions = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
+  if (options.heapSink !== undefined && (heapOptions === undefined || (options.sink === undefined && writerMode === 'process') || options.fd !== undefined || rotate !== undefined)) {
+    throw new ProfpackError('heapSink takes the heap events of a heap recording with sink or the inline writer (the writer process and fd have their own)', { code: ErrorCode.INVALID_ARGUMENT });
+  }
   const out = options.sink === undefined && options.fd === undefined ? (options.out ?? 'profile.tach') : undefined;
   // A file recording is on the Unix epoch (V8's own sample times are monotonic).
   const clockOffsetUs = epochOffsetUs();
@@ -188,7 +214,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   let rotatingHost: RecordingHost | undefined;
   let target: ChunkTarget;
   if (options.sink !== undefined) {
-    target = sinkTarget(options.sink);
+    target = sinkTarget(options.sink, 0n, options.heapSink);
   } else if (options.fd !== undefined) {
     target = pipeTarget(new FdSender(options.fd));
   } else if (writerMode === 'process') {
@@ -207,6 +233,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
         flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
       }),
       clockOffsetUs,
+      options.heapSink,
     );
   }
   const sampler = new V8Sampler(intervalUs);
@@ -223,6 +250,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     (channel as unknown as { unref?: () => void }).unref?.();
   }
   sampler.start();
+  const heapRecorder = heapOptions === undefined ? undefined : new HeapRecorder(heapOptions, (frame) => target.heapFrame(frame), ownThreadId);
   let stopped = false;
   let summary: RecordingSummary | undefined;
   const startedAt = process.hrtime.bigint();
@@ -231,6 +259,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     if (stopped) return;
     const chunk = sampler.harvest(true);
     if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
+    heapRecorder?.poll();
     // The writer process reports the files it finished; hand them to onFile here.
     writerProcess?.pollFiles(onFile);
     // The writer process (or `profpack record`) is gone, killed: the program
@@ -240,13 +269,21 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   let detached = false;
   const detach = (): void => {
     detached = true;
-    clearInterval(timer);
+    stopHarvests();
+    heapRecorder?.dispose();
     sampler.dispose();
     channel?.close();
     stopped = true;
   };
-  const timer = setInterval(harvest, harvestMs);
-  timer.unref();
+  let stopHarvests: () => void;
+  if (heapRecorder === undefined) {
+    const timer = setInterval(harvest, harvestMs);
+    timer.unref();
+    stopHarvests = () => clearInterval(timer);
+  } else {
+    // Near the heap limit harvests come at once and faster (heap/limit.ts).
+    stopHarvests = heapRecorder.drive(harvest, harvestMs);
+  }
 
   // On the way out the program's own exit code and signal matter more than the recording: warn, never throw.
   const stopQuietly = (): void => {
@@ -281,7 +318,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     },
     stop(): RecordingSummary {
       if (summary !== undefined) return summary;
-      clearInterval(timer);
+      stopHarvests();
       if (handleExit) {
         process.removeListener('exit', onExit);
         process.removeListener('SIGINT', onSignal);
@@ -290,11 +327,16 @@ export function startRecording(options: RecordingOptions = {}): Recording {
       }
       const chunk = detached ? undefined : sampler.harvest(false);
       if (!detached) sampler.dispose();
-      stopped = true;
       channel?.close();
       if (chunk !== undefined) target.chunk(chunk, ownThreadId, true);
+      if (!detached) {
+        heapRecorder?.poll();
+        heapRecorder?.dispose();
+      }
+      stopped = true;
       const durationSec = Number(process.hrtime.bigint() - startedAt) / 1e9;
       summary = { out, samples: target.samples, threads: threads.size, durationSec };
+      if (heapRecorder !== undefined) summary.heapEvents = heapRecorder.events;
       target.end(durationSec, threads.size);
       if (writerProcess !== undefined) summary.out = writerProcess.waitFinal(onFile) ?? out;
       else if (rotatingHost !== undefined) summary.out = rotatingHost.currentFile;
@@ -311,153 +353,6 @@ function closeQuietly(fd: number): void {
   } catch {
     // Already closed by the program, or never ours to close.
   }
-}
-
-interface WriterProcess {
-  sender: FdSender;
-  /** A rotating writer's finished files so far ('file' lines), without waiting. */
-  pollFiles(onFile: OnFile): void;
-  /** After the 'end' message: blocks until the writer has finalized the file (its summary line); returns the last file. */
-  waitFinal(onFile: OnFile): string | undefined;
-}
-
-/** A writer process's stdout line about a finished file of a rotating recording. */
-const FILE_LINE = 'file ';
-
-function fileLine(line: string, onFile: OnFile): boolean {
-  if (!line.startsWith(FILE_LINE)) return false;
-  const { path: file, stats } = JSON.parse(line.slice(FILE_LINE.length)) as { path: string; stats: Parameters<OnFile>[1] };
-  onFile(file, stats);
-  return true;
-}
-
-/** How long startRecording() waits for the writer process to create the file, and stop() for it to finalize. */
-const WRITER_READY_TIMEOUT_MS = 20_000;
-const WRITER_FINAL_TIMEOUT_MS = 60_000;
-
-/**
- * The 'process' writer: `node writer-process.js` in its own process group (a
- * terminal's Ctrl-C must not kill it before the last harvest arrives),
- * reading the pipe on its stdin. On stdout it says 'ready' once the file is
- * created and answers the 'end' message with one line once the file is
- * final; both are read synchronously (stop() also runs in 'exit' handlers,
- * where nothing asynchronous does).
- */
-function spawnWriterProcess(settings: WriterProcessSettings): WriterProcess {
-  const script = path.join(__dirname, 'writer-process.js');
-  if (!fs.existsSync(script)) throw new ProfpackError(`the writer process script is missing (${script}); run "npm run compile"`, { code: ErrorCode.RECORD_FAILED });
-  const child = spawn(process.execPath, [script, JSON.stringify({ ...settings, startTimeUs: String(settings.startTimeUs), epochOffsetUs: String(settings.epochOffsetUs) })], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    detached: true,
-  });
-  // The recording must not keep the program alive.
-  child.unref();
-  const handles = [child.stdin, child.stdout] as unknown as { _handle?: { fd?: number }; unref?: () => void }[];
-  for (const h of handles) h.unref?.();
-  const inFd = handles[0]!._handle?.fd;
-  const outFd = handles[1]!._handle?.fd;
-  if (typeof inFd !== 'number' || inFd < 0 || typeof outFd !== 'number' || outFd < 0) {
-    child.kill();
-    throw new ProfpackError("writer: 'process' needs pipe descriptors, which this platform's Node does not expose; use writer: 'inline'", { code: ErrorCode.RECORD_FAILED });
-  }
-  // Between harvests the event loop runs, and libuv reads the pipe into child.stdout's buffer: take that first.
-  const lines = new LineReader(outFd, () => child.stdout?.read() as Buffer | null);
-  // It answers 'ready' once the file is created, or why it could not be: a bad path fails here, as inline.
-  const ready = lines.next(WRITER_READY_TIMEOUT_MS);
-  if (ready !== 'ready') {
-    child.stdin?.destroy();
-    child.stdout?.destroy();
-    if (ready?.startsWith('error: ')) {
-      const { code, message } = JSON.parse(ready.slice(7)) as { code?: string; message: string };
-      throw new ProfpackError(message, { code: (Object.values(ErrorCode) as string[]).includes(code ?? '') ? (code as ErrorCodeValue) : ErrorCode.RECORD_FAILED });
-    }
-    throw new ProfpackError(`the recording's writer process did not start (no answer in ${WRITER_READY_TIMEOUT_MS} ms)`, { code: ErrorCode.RECORD_FAILED });
-  }
-  const sender = new FdSender(inFd);
-  return {
-    sender,
-    pollFiles(onFile) {
-      for (let line = lines.next(0); line !== undefined; line = lines.next(0)) {
-        // Anything else (an error) is for waitFinal.
-        if (!fileLine(line, onFile)) {
-          lines.unread(line);
-          return;
-        }
-      }
-    },
-    waitFinal(onFile) {
-      let line = lines.next(WRITER_FINAL_TIMEOUT_MS);
-      let last: string | undefined;
-      while (line !== undefined && line.startsWith(FILE_LINE)) {
-        last = (JSON.parse(line.slice(FILE_LINE.length)) as { path: string }).path;
-        fileLine(line, onFile);
-        line = lines.next(WRITER_FINAL_TIMEOUT_MS);
-      }
-      child.stdin?.destroy();
-      child.stdout?.destroy();
-      if (!sender.ok || line === undefined || !line.startsWith('{')) {
-        const why = line?.startsWith('error: ') ? `: ${line.slice(7)}` : ' (it is gone)';
-        throw new ProfpackError(`the recording's writer process did not finalize ${last ?? settings.out}${why}`, { code: ErrorCode.RECORD_FAILED });
-      }
-      return last;
-    },
-  };
-}
-
-/** Lines from a (non-blocking) pipe, read synchronously by polling. */
-class LineReader {
-  private text = '';
-  private readonly chunk = Buffer.alloc(4096);
-  private readonly pause = new Int32Array(new SharedArrayBuffer(4));
-  private eof = false;
-
-  constructor(
-    private readonly fd: number,
-    /** Bytes already read from the pipe by someone else (the stream over it), older than anything readSync gets. */
-    private readonly buffered: () => Buffer | null = () => null,
-  ) {}
-
-  /** The next line; undefined at EOF, on a read error or after `timeoutMs` (0: only what has arrived). */
-  next(timeoutMs: number): string | undefined {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const nl = this.text.indexOf('\n');
-      if (nl >= 0) {
-        const line = this.text.slice(0, nl);
-        this.text = this.text.slice(nl + 1);
-        return line;
-      }
-      if (this.eof) return undefined;
-      const early = this.buffered();
-      if (early !== null && early.length > 0) {
-        this.text += early.toString('utf8');
-        continue;
-      }
-      try {
-        const n = fs.readSync(this.fd, this.chunk, 0, this.chunk.length, null);
-        if (n === 0) this.eof = true;
-        else this.text += this.chunk.toString('utf8', 0, n);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= deadline) return undefined;
-        Atomics.wait(this.pause, 0, 0, 2);
-      }
-    }
-  }
-
-  /** Puts a line back: the next next() returns it. */
-  unread(line: string): void {
-    this.text = `${line}\n${this.text}`;
-  }
-}
-
-export interface WriterProcessSettings {
-  out: string;
-  intervalUs: number;
-  compression: 'zstd' | 'none';
-  startTimeUs: bigint;
-  epochOffsetUs: bigint;
-  rotate?: RotateOptions;
-  flushIntervalMs?: number;
 }
 
 /**

@@ -14,6 +14,7 @@ import { ErrorCode, ProfpackError } from '../errors';
 import type { Readable } from 'node:stream';
 import { RecordingHost, type HostSummary } from './host';
 import { RecordEnv } from './preload-env';
+import { checkHeapOptions, type HeapEventSink, type HeapOptions } from './heap/index';
 import type { OnFile, RotateOptions } from './rotate';
 
 export const PRELOAD_PATH = path.join(__dirname, 'preload.js');
@@ -31,6 +32,10 @@ export interface RunRecordedOptions {
   onFile?: OnFile;
   /** ProfileWriter flushIntervalMs of the file (default 1000): what a SIGKILL of this process loses. */
   flushIntervalMs?: number;
+  /** Also record the target's heap (main thread). */
+  heap?: HeapOptions | true;
+  /** Where its heap events go (default: counted only, in the summary). */
+  heapSink?: HeapEventSink;
   /** After SIGINT/SIGTERM reaches this process, how long the command may take to exit before it gets SIGKILL (default 10 s). */
   killAfterMs?: number;
 }
@@ -66,7 +71,9 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const [exe, ...args] = command;
   if (exe === undefined) throw new ProfpackError('nothing to run: give the command after --', { code: ErrorCode.INVALID_ARGUMENT });
   const intervalUs = options.intervalUs ?? 1000;
-  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate, flushIntervalMs: options.flushIntervalMs });
+  const heap = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
+  if (options.heapSink !== undefined && heap === undefined) throw new ProfpackError('heapSink needs heap', { code: ErrorCode.INVALID_ARGUMENT });
+  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate, flushIntervalMs: options.flushIntervalMs, heapSink: options.heapSink });
   const onFile: OnFile = options.onFile ?? (() => undefined);
   host.startRotating(onFile);
   const env: NodeJS.ProcessEnv = {
@@ -76,6 +83,10 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     [RecordEnv.harvestMs]: String(options.harvestMs ?? 1000),
     [RecordEnv.workers]: options.workers === true ? '1' : '0',
   };
+  if (heap !== undefined) {
+    env[RecordEnv.heapIntervalBytes] = String(heap.intervalBytes);
+    env[RecordEnv.heapNearLimitRatio] = String(heap.nearLimitRatio);
+  }
   const node = isNode(exe);
   if (!node) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(PRELOAD_PATH)}`.trim();
   const stdio = options.stdio ?? 'inherit';

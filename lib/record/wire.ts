@@ -9,12 +9,13 @@
  * finalizes the file.
  *
  * Framing: u32 little-endian byte length, then that many bytes of UTF-8
- * JSON. Sends are synchronous (fs.writeSync), so the last harvest also goes
+ * JSON; a length with bit 31 set is a binary heap frame (heap/wire.ts). Sends are synchronous (fs.writeSync), so the last harvest also goes
  * out from an 'exit' handler, where nothing asynchronous runs any more.
  */
 import * as fs from 'node:fs';
-import type { CpuProfile, CpuProfileCallFrame } from '../formats/v8';
+import { callFrameKey, type CpuProfile, type CpuProfileCallFrame } from '../formats/v8';
 import { ErrorCode, ProfpackError } from '../errors';
+import { HEAP_FRAME_FLAG } from './heap/index';
 
 /**
  * A harvest as it crosses the pipe: V8's tree as parallel arrays of node
@@ -55,7 +56,7 @@ export class FrameNumbers {
         if (c !== undefined) parents[c] = i;
       }
       const cf = node.callFrame;
-      const key = `${cf.functionName}\u0000${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}`;
+      const key = callFrameKey(cf);
       let n = this.numbers.get(key);
       if (n === undefined) {
         n = this.numbers.size;
@@ -73,7 +74,9 @@ export type WireMessage =
   | { kind: 'chunk'; threadId: number; mainThread: boolean; profile: WireProfile }
   | { kind: 'end'; durationSec: number; threads: number }
   // A harvest with no new samples: tells the recorded process whether its writer is still there.
-  | { kind: 'ping' };
+  | { kind: 'ping' }
+  // A heap poll, binary (heap/wire.ts): the body after the length word, and where the frame began.
+  | { kind: 'heap'; body: Buffer; offset: number };
 
 /** A frame larger than this is not one we sent: the stream is not ours, or corrupt. */
 export const MAX_FRAME_BYTES = 1 << 30;
@@ -112,8 +115,12 @@ export class FdSender {
   }
 
   send(message: WireMessage): boolean {
+    return this.sendFrame(encodeFrame(message));
+  }
+
+  /** One whole frame, length word included. */
+  sendFrame(frame: Buffer): boolean {
     if (this.broken) return false;
-    const frame = encodeFrame(message);
     let done = 0;
     let lastProgress = Date.now();
     while (done < frame.length) {
@@ -161,7 +168,9 @@ export class FrameParser {
     this.pendingBytes += bytes.length;
     while (this.pendingBytes >= 4) {
       const head = this.parts[0]!.length >= 4 ? this.parts[0]! : this.join();
-      const size = head.readUInt32LE(0);
+      const word = head.readUInt32LE(0);
+      const heap = (word & HEAP_FRAME_FLAG) !== 0;
+      const size = heap ? word - HEAP_FRAME_FLAG : word;
       if (size > MAX_FRAME_BYTES) {
         this.failure = new ProfpackError(`recording pipe: a frame of ${size} bytes`, { code: ErrorCode.RECORD_FAILED, offset: this.offset, expected: `at most ${MAX_FRAME_BYTES} bytes` });
         break;
@@ -169,7 +178,9 @@ export class FrameParser {
       if (this.pendingBytes < 4 + size) break;
       const all = this.join();
       try {
-        out.push(JSON.parse(all.toString('utf8', 4, 4 + size)) as WireMessage);
+        // A copy: the stream's buffer is reused for what follows.
+        if (heap) out.push({ kind: 'heap', body: Buffer.from(all.subarray(4, 4 + size)), offset: this.offset });
+        else out.push(JSON.parse(all.toString('utf8', 4, 4 + size)) as WireMessage);
       } catch (err) {
         this.failure = new ProfpackError('recording pipe: a frame is not JSON', { code: ErrorCode.RECORD_FAILED, offset: this.offset, expected: 'a JSON message', cause: err });
         break;

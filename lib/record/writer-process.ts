@@ -7,12 +7,13 @@
  * argument. SIGINT/SIGTERM sent to this process itself finalize and exit.
  */
 import { RecordingHost } from './host';
-import type { WriterProcessSettings } from './recorder';
+import type { WriterProcessSettings } from './writer-spawn';
 
 function main(): void {
   const raw = JSON.parse(process.argv[2] ?? '{}') as Omit<WriterProcessSettings, 'startTimeUs' | 'epochOffsetUs'> & { startTimeUs: string; epochOffsetUs: string };
   let host: RecordingHost;
   try {
+    // Heap frames are counted here (the summary's `heap`); the file's HeapEventSink goes in as heapSink once the format holds heap events (issue 27).
     host = new RecordingHost({ out: raw.out, intervalUs: raw.intervalUs, compression: raw.compression, startTimeUs: BigInt(raw.startTimeUs), epochOffsetUs: BigInt(raw.epochOffsetUs), rotate: raw.rotate, flushIntervalMs: raw.flushIntervalMs });
   } catch (err) {
     // The recorder rethrows it with the same code (e.g. ERR_TACHYON_WRITE_IO for a bad path).

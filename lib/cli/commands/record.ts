@@ -10,6 +10,7 @@ import { constants } from 'node:os';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, parseByteSize } from '../../record/heap/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/rotate';
 import { runRecorded } from '../../record/run';
 import { action } from '../user-error';
@@ -25,6 +26,8 @@ interface RecordFlags {
   keep?: string;
   flushMs: string;
   killAfter: string;
+  heap?: boolean;
+  heapInterval?: string;
 }
 
 export function registerRecord(program: Command): Command {
@@ -41,6 +44,8 @@ export function registerRecord(program: Command): Command {
     .option('--dir <dir>', 'directory of the rotated files', 'profiles')
     .option('--keep <n>', 'rotated files left on disk at most (oldest deleted)')
     .option('--flush-ms <ms>', 'how often the file is flushed with its recovery journal: what a SIGKILL of profpack loses (see profpack recover)', '1000')
+    .option('--heap', "also record the main thread's heap: V8's sampled allocations and when they die")
+    .option('--heap-interval <bytes>', `mean bytes allocated between heap samples (512k, 1m; default ${DEFAULT_HEAP_INTERVAL_BYTES})`)
     .option('--kill-after <seconds>', 'after SIGINT/SIGTERM, how long the target may take to exit before it gets SIGKILL', '10')
     .passThroughOptions()
     .action(
@@ -54,6 +59,8 @@ export function registerRecord(program: Command): Command {
         checkRange('--flush-ms', flushIntervalMs, 1, MAX_TIMER_MS, 'ms');
         const killAfterSec = Number(flags.killAfter);
         if (!Number.isFinite(killAfterSec) || killAfterSec < 0 || killAfterSec > 86_400) throw new ProfpackError(`--kill-after must be seconds in [0, 86400], not "${flags.killAfter}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        if (flags.heapInterval !== undefined && flags.heap !== true) throw new ProfpackError('--heap-interval needs --heap', { code: ErrorCode.INVALID_ARGUMENT });
+        const heap = flags.heap === true ? checkHeapOptions({ intervalBytes: flags.heapInterval === undefined ? undefined : parseByteSize(flags.heapInterval) }) : undefined;
         let rotate: RotateOptions | undefined;
         if (flags.rotate !== undefined) {
           const keep = flags.keep === undefined ? undefined : Number(flags.keep);
@@ -61,13 +68,15 @@ export function registerRecord(program: Command): Command {
         } else if (flags.keep !== undefined) throw new ProfpackError('--keep needs --rotate', { code: ErrorCode.INVALID_ARGUMENT });
         const onFile = (file: string, stats: { samples: number; bytes: number }): void =>
           void process.stderr.write(`profpack: wrote ${path.relative('.', file)}: ${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`);
-        const { code, signal, summary } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000) });
+        const { code, signal, summary } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000), heap });
         const out = summary.out;
         if (rotate !== undefined) flags.out = path.relative('.', out);
         const size = statSync(out).size.toLocaleString('en');
         if (!summary.heard) process.stderr.write(`profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`);
         else if (!summary.complete) process.stderr.write(`profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`);
         else if (rotate === undefined) process.stderr.write(`profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`);
+        // The heap events go to the writer's HeapEventSink; the file does not hold them yet.
+        if (summary.heap !== undefined) process.stderr.write(`profpack: heap: ${summary.heap.allocations.toLocaleString('en')} sampled allocations, ${summary.heap.frees.toLocaleString('en')} frees, ${summary.heap.shortLived.toLocaleString('en')} short-lived (${summary.heap.bytes.toLocaleString('en')} bytes on the pipe)\n`);
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
       }),
     );

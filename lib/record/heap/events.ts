@@ -1,0 +1,106 @@
+/**
+ * Heap events as the recorder hands them on: sampled allocations and the
+ * frees that end their lives, one batch per poll, in typed columns (a poll of
+ * a big heap holds thousands of events; one object per event would be the
+ * recorder's own garbage). Stacks are ids in a HeapStacks table that only grows.
+ */
+import type { CpuProfileCallFrame } from '../../formats/v8';
+
+/** A stack id for an object V8 gave no allocation node. */
+export const NO_STACK = 0xffffffff;
+
+/** Sampled objects first seen at a poll: allocated after the previous poll (`sinceUs`), at or before `timeUs`. */
+export interface HeapAllocationBatch {
+  threadId: number;
+  /** The poll's time, µs (Unix epoch in a file recording, else the monotonic clock). */
+  timeUs: number;
+  /** The previous poll's time (the recording's start for the first poll). */
+  sinceUs: number;
+  /** V8's sample ordinals, ascending: V8's allocation order. An ordinal names one object for its whole life. */
+  ordinals: Uint32Array;
+  /** Each object's size in bytes (not scaled by the sampling interval). */
+  sizes: Uint32Array;
+  /** Each object's allocation stack, an id in `stacks` (NO_STACK: V8 named none). */
+  stackIds: Uint32Array;
+  /**
+   * Sampled objects allocated and collected between the two polls: V8 kept
+   * neither their stack nor their size, only the ordinal they used up.
+   */
+  shortLived: number;
+  /** Every stack named so far (shared by all batches of one recording). */
+  stacks: HeapStacks;
+}
+
+/** Objects present at the previous poll and gone at this one: freed in between. */
+export interface HeapFreeBatch {
+  threadId: number;
+  timeUs: number;
+  sinceUs: number;
+  /** The freed objects' ordinals (as their allocation events gave them), ascending. */
+  ordinals: Uint32Array;
+}
+
+/** What a heap recording starts with. */
+export interface HeapRecordingInfo {
+  /** V8's mean sampling interval, bytes: an object of `size` bytes is sampled with probability 1 − exp(−size / intervalBytes). */
+  intervalBytes: number;
+}
+
+/**
+ * Where heap events go (the writer process's file writer, a test's collector).
+ * Batches of one thread arrive in poll order; a batch's arrays belong to the sink.
+ */
+export interface HeapEventSink {
+  begin?(info: HeapRecordingInfo): void;
+  allocations(batch: HeapAllocationBatch): void;
+  frees(batch: HeapFreeBatch): void;
+}
+
+/**
+ * Allocation stacks as a tree: stack `id` is frame `frameOf(id)` called from
+ * stack `parentOf(id)` (-1: an outermost frame). Frames are numbers into
+ * `callFrames`, each call frame once.
+ */
+export class HeapStacks {
+  readonly callFrames: CpuProfileCallFrame[] = [];
+  private parents = new Int32Array(64);
+  private frames = new Uint32Array(64);
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Adds stack (parent, frame) as the next id; the caller interns. */
+  add(parent: number, frame: number): number {
+    if (this.count === this.parents.length) {
+      const parents = new Int32Array(this.count * 2);
+      parents.set(this.parents);
+      this.parents = parents;
+      const frames = new Uint32Array(this.count * 2);
+      frames.set(this.frames);
+      this.frames = frames;
+    }
+    this.parents[this.count] = parent;
+    this.frames[this.count] = frame;
+    return this.count++;
+  }
+
+  parentOf(id: number): number {
+    return this.parents[id]!;
+  }
+
+  frameOf(id: number): number {
+    return this.frames[id]!;
+  }
+
+  /** The stack's call frames, innermost first. */
+  callFramesOf(id: number): CpuProfileCallFrame[] {
+    const out: CpuProfileCallFrame[] = [];
+    for (let s = id, steps = 0; s >= 0 && s < this.count && steps <= this.count; s = this.parents[s]!, steps++) {
+      const cf = this.callFrames[this.frames[s]!];
+      if (cf !== undefined) out.push(cf);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Near out-of-memory. V8 aborts the process when a GC cannot get the old
+ * space under its limit: no 'exit' handler runs, so whatever heap events were
+ * not yet on the pipe are lost. Once the old generation's use passes `ratio`
+ * of its limit the recorder polls at once and then often, so that the writer process
+ * holds the events of the allocations that led to the end.
+ */
+import * as v8 from 'node:v8';
+
+/** How often the heap's use is checked: v8.getHeapSpaceStatistics() takes ~2.5 µs (Node 20), and 64 MB/s of hoarding fills 10 % of a 64 MB heap in 100 ms. */
+export const LIMIT_CHECK_MS = 50;
+/** The fastest poll pace near the limit. */
+export const NEAR_LIMIT_MIN_POLL_MS = 100;
+/** Near the limit a poll may take at most 1/this of the time: a huge live set must not turn the recorder into the load. */
+const NEAR_LIMIT_POLL_SHARE = 5;
+
+/** `--max-old-space-size` (MB) as the process was started with it, from its argv or NODE_OPTIONS. */
+export function maxOldSpaceFlagMb(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): number | undefined {
+  let mb: number | undefined;
+  for (const arg of [...nodeOptions.split(/\s+/), ...execArgv]) {
+    const m = /^--max[-_]old[-_]space[-_]size=(\d+(?:\.\d+)?)$/.exec(arg);
+    if (m !== null) mb = Number(m[1]);
+  }
+  return mb;
+}
+
+/**
+ * The old generation's use and limit, bytes. V8 aborts when the old
+ * generation cannot stay under its limit; heap_size_limit adds the young
+ * generation's reserve to it (Node 20: 48 MB, Node 24: 192 MB), which next to
+ * a small --max-old-space-size is most of it: with 64 MB, V8 aborted at 51 MB
+ * used of a 112 MB heap_size_limit (Node 20). So the limit is the flag when
+ * given, else heap_size_limit, and the use leaves out the young spaces.
+ */
+export function oldGenerationUse(flagMb = maxOldSpaceFlagMb()): { usedBytes: number; limitBytes: number } {
+  let usedBytes = 0;
+  for (const space of v8.getHeapSpaceStatistics()) if (!space.space_name.startsWith('new_')) usedBytes += space.space_used_size;
+  const limitBytes = flagMb !== undefined ? flagMb * 1024 * 1024 : v8.getHeapStatistics().heap_size_limit;
+  return { usedBytes, limitBytes };
+}
+
+export class HeapLimitWatcher {
+  private near = false;
+  private readonly flagMb = maxOldSpaceFlagMb();
+
+  constructor(readonly ratio: number) {}
+
+  /** Old generation used over its limit, 0..1 (a little over 1 just before V8 gives up). */
+  usage(): number {
+    const { usedBytes, limitBytes } = oldGenerationUse(this.flagMb);
+    return limitBytes > 0 ? usedBytes / limitBytes : 0;
+  }
+
+  /** `crossed`: the use has just passed the ratio (again, if it had dropped below). */
+  check(): { crossed: boolean; near: boolean } {
+    const near = this.usage() >= this.ratio;
+    const crossed = near && !this.near;
+    this.near = near;
+    return { crossed, near };
+  }
+
+  get isNear(): boolean {
+    return this.near;
+  }
+
+  /** The poll pace near the limit, given what the last poll cost. */
+  static pollMs(lastPollCostMs: number): number {
+    return Math.max(NEAR_LIMIT_MIN_POLL_MS, Math.ceil(lastPollCostMs * NEAR_LIMIT_POLL_SHARE));
+  }
+}

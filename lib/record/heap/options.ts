@@ -1,0 +1,47 @@
+/** The heap recording's options, checked alike for the library and the CLI. */
+import { ErrorCode, ProfpackError } from '../../errors';
+
+export interface HeapOptions {
+  /** V8's mean sampling interval in bytes (default DEFAULT_HEAP_INTERVAL_BYTES). */
+  intervalBytes?: number;
+  /** Poll at once, then often, when the used heap passes this share of V8's limit (default 0.9). */
+  nearLimitRatio?: number;
+}
+
+/**
+ * 512 KiB. A poll costs 5-7 µs of CPU per live sampled object (V8 serializes
+ * every one each time; Node 20 and 24 measured alike), so the interval sets
+ * the recorder's steady cost on a big heap: a 1 GB live heap polled once a
+ * second costs ~20 % of a core at 32 KiB, ~5 % at 128 KiB, ~1.2 % at 512 KiB.
+ * On a service loop (bench/heap.mjs) no interval's cost rose above the noise
+ * of the CPU sampling beside it. Go's MemProfileRate and @datadog/pprof's
+ * heap default are 512 KiB too, so pprof readers see the scale they expect.
+ */
+export const DEFAULT_HEAP_INTERVAL_BYTES = 512 * 1024;
+export const DEFAULT_NEAR_LIMIT_RATIO = 0.9;
+/** Below this V8 samples nearly every object: a trace, not a sample, and the target crawls. */
+export const MIN_HEAP_INTERVAL_BYTES = 1024;
+/** V8 takes the interval as an int. */
+export const MAX_HEAP_INTERVAL_BYTES = 2 ** 30;
+
+export function checkHeapOptions(options: HeapOptions | true): Required<HeapOptions> {
+  if (options === true) options = {};
+  if (options === null || typeof options !== 'object') throw new ProfpackError('heap must be true or { intervalBytes?, nearLimitRatio? }', { code: ErrorCode.INVALID_ARGUMENT, expected: 'true or an object' });
+  const intervalBytes = options.intervalBytes ?? DEFAULT_HEAP_INTERVAL_BYTES;
+  if (!Number.isInteger(intervalBytes) || intervalBytes < MIN_HEAP_INTERVAL_BYTES || intervalBytes > MAX_HEAP_INTERVAL_BYTES) {
+    throw new ProfpackError(`heap.intervalBytes must be an integer in [${MIN_HEAP_INTERVAL_BYTES}, ${MAX_HEAP_INTERVAL_BYTES}], not ${String(intervalBytes)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: `bytes in [${MIN_HEAP_INTERVAL_BYTES}, ${MAX_HEAP_INTERVAL_BYTES}]` });
+  }
+  const nearLimitRatio = options.nearLimitRatio ?? DEFAULT_NEAR_LIMIT_RATIO;
+  if (typeof nearLimitRatio !== 'number' || !(nearLimitRatio > 0 && nearLimitRatio <= 1)) {
+    throw new ProfpackError(`heap.nearLimitRatio must be in (0, 1], not ${String(nearLimitRatio)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'a ratio in (0, 1]' });
+  }
+  return { intervalBytes, nearLimitRatio };
+}
+
+/** "524288", "512k", "512KiB", "1m", "1MiB" → bytes (the CLI's --heap-interval). */
+export function parseByteSize(text: string): number {
+  const m = /^(\d+)\s*(k|kb|kib|m|mb|mib)?$/i.exec(text.trim());
+  if (m === null) throw new ProfpackError(`not a byte size: "${text}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'bytes, e.g. 524288, 512k, 1m' });
+  const unit = m[2] === undefined ? 1 : m[2].toLowerCase().startsWith('k') ? 1024 : 1024 * 1024;
+  return Number(m[1]) * unit;
+}

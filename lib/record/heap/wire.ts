@@ -1,0 +1,156 @@
+/**
+ * Heap polls on the recording pipe (../wire.ts carries the CPU harvests).
+ * A heap frame is binary: its u32 length has HEAP_FRAME_FLAG set (JSON frames
+ * are far below it), then a u32 header length, a JSON header (times, counts,
+ * the call frames first used), then LEB128 columns: the new stacks (parent+1,
+ * frame), the allocations (ordinal deltas, sizes, stack+1), the frees
+ * (ordinal deltas). Ordinals ascend, so their deltas are mostly one byte.
+ */
+import type { CpuProfileCallFrame } from '../../formats/v8';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { decodeU32Many, encodeU32Many } from '../../varint/index';
+import { HeapStacks, NO_STACK, type HeapAllocationBatch, type HeapEventSink, type HeapFreeBatch } from './events';
+import type { HeapPoll } from './sampler';
+import type { HeapStackNumbers } from './stacks';
+
+/** Bit 31 of a frame's length: a binary heap frame. */
+export const HEAP_FRAME_FLAG = 0x8000_0000;
+
+interface HeapFrameHeader {
+  intervalBytes: number;
+  threadId: number;
+  timeUs: number;
+  sinceUs: number;
+  shortLived: number;
+  allocations: number;
+  frees: number;
+  stacks: number;
+  frames: CpuProfileCallFrame[];
+}
+
+function deltas(ascending: Uint32Array): Uint32Array {
+  const out = new Uint32Array(ascending.length);
+  let prev = 0;
+  for (let i = 0; i < ascending.length; i++) {
+    out[i] = ascending[i]! - prev;
+    prev = ascending[i]!;
+  }
+  return out;
+}
+
+/** The whole frame (length word included) for one poll; takes the stacks `numbers` has not sent yet. */
+export function encodeHeapFrame(poll: HeapPoll, threadId: number, numbers: HeapStackNumbers): Buffer {
+  const fresh = numbers.takeNew();
+  const header: HeapFrameHeader = { intervalBytes: poll.intervalBytes, threadId, timeUs: poll.timeUs, sinceUs: poll.sinceUs, shortLived: poll.shortLived, allocations: poll.ordinals.length, frees: poll.freed.length, stacks: fresh.stackParents.length, frames: fresh.frames };
+  const stackIdsPlusOne = new Uint32Array(poll.stackIds.length);
+  // NO_STACK + 1 wraps to 0.
+  for (let i = 0; i < poll.stackIds.length; i++) stackIdsPlusOne[i] = (poll.stackIds[i]! + 1) >>> 0;
+  const parentsPlusOne = new Uint32Array(fresh.stackParents.length);
+  for (let i = 0; i < fresh.stackParents.length; i++) parentsPlusOne[i] = fresh.stackParents[i]! + 1;
+  const columns = [parentsPlusOne, fresh.stackFrames, deltas(poll.ordinals), poll.sizes, stackIdsPlusOne, deltas(poll.freed)].map((c) => encodeU32Many(c));
+  const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
+  const bodyLength = 4 + headerBytes.length + columns.reduce((sum, c) => sum + c.length, 0);
+  const frame = Buffer.allocUnsafe(4 + bodyLength);
+  frame.writeUInt32LE((bodyLength | HEAP_FRAME_FLAG) >>> 0, 0);
+  frame.writeUInt32LE(headerBytes.length, 4);
+  headerBytes.copy(frame, 8);
+  let at = 8 + headerBytes.length;
+  for (const c of columns) {
+    frame.set(c, at);
+    at += c.length;
+  }
+  return frame;
+}
+
+function bad(message: string, offset: number, expected: string): ProfpackError {
+  return new ProfpackError(`recording pipe: heap frame: ${message}`, { code: ErrorCode.RECORD_FAILED, offset, expected });
+}
+
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+}
+
+function undelta(values: Uint32Array): Uint32Array {
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) values[i] = sum = sum + values[i]!;
+  return values;
+}
+
+/**
+ * The receiving end on one pipe: rebuilds the stacks the sender numbered and
+ * hands each heap frame to the sink as two batches, times moved by
+ * `clockOffsetUs` (the sender's monotonic clock → the recording's clock).
+ */
+export class HeapFrameReceiver {
+  readonly stacks = new HeapStacks();
+  allocations = 0;
+  frees = 0;
+  shortLived = 0;
+  /** Bytes of the heap frames received, length words included. */
+  bytes = 0;
+  private begun = false;
+
+  constructor(
+    private readonly sink: HeapEventSink | undefined,
+    private readonly clockOffsetUs = 0,
+  ) {}
+
+  /** One frame's body (after the length word); `offset` is its place in the stream, for errors. */
+  receive(body: Uint8Array, offset: number): void {
+    this.bytes += 4 + body.length;
+    if (body.length < 4) throw bad('shorter than its header length', offset, 'at least 4 bytes');
+    const headerLength = new DataView(body.buffer, body.byteOffset, body.byteLength).getUint32(0, true);
+    if (headerLength > body.length - 4) throw bad(`a header of ${headerLength} bytes in a body of ${body.length}`, offset + 4, `at most ${body.length - 4} bytes`);
+    let header: HeapFrameHeader;
+    try {
+      header = JSON.parse(Buffer.from(body.buffer, body.byteOffset + 4, headerLength).toString('utf8')) as HeapFrameHeader;
+    } catch (err) {
+      throw new ProfpackError('recording pipe: heap frame header is not JSON', { code: ErrorCode.RECORD_FAILED, offset: offset + 8, expected: 'a JSON header', cause: err });
+    }
+    const { intervalBytes, threadId, timeUs, sinceUs, shortLived, allocations, frees, stacks, frames } = header ?? ({} as HeapFrameHeader);
+    if (![intervalBytes, allocations, frees, stacks, shortLived, threadId].every(isCount) || !Number.isFinite(timeUs) || !Number.isFinite(sinceUs) || !Array.isArray(frames)) {
+      throw bad('header fields', offset + 8, '{ intervalBytes, threadId, timeUs, sinceUs, shortLived, allocations, frees, stacks, frames[] }');
+    }
+    let at = 4 + headerLength;
+    const column = (count: number): Uint32Array => {
+      const { values, end } = decodeU32Many(body, at, count);
+      at = end;
+      return values;
+    };
+    const parentsPlusOne = column(stacks);
+    const stackFrames = column(stacks);
+    const ordinals = undelta(column(allocations));
+    const sizes = column(allocations);
+    const stackIds = column(allocations);
+    const freed = undelta(column(frees));
+    if (at !== body.length) throw bad(`${body.length - at} bytes after the columns`, offset + at, 'the frame to end with its columns');
+    if (!this.begun) {
+      this.begun = true;
+      this.sink?.begin?.({ intervalBytes });
+    }
+    for (const cf of frames) this.stacks.callFrames.push(cf);
+    for (let i = 0; i < stacks; i++) {
+      const parent = parentsPlusOne[i]! - 1;
+      if (parent >= this.stacks.size || stackFrames[i]! >= this.stacks.callFrames.length) throw bad(`stack ${this.stacks.size} names parent ${parent} / frame ${stackFrames[i]}`, offset, 'an earlier stack and a frame already sent');
+      this.stacks.add(parent, stackFrames[i]!);
+    }
+    for (let i = 0; i < allocations; i++) {
+      const id = stackIds[i]! - 1;
+      if (id >= this.stacks.size) throw bad(`an allocation names stack ${id}`, offset, `a stack below ${this.stacks.size}`);
+      stackIds[i] = id < 0 ? NO_STACK : id;
+    }
+    this.allocations += allocations;
+    this.frees += frees;
+    this.shortLived += shortLived;
+    const time = timeUs + this.clockOffsetUs;
+    const since = sinceUs + this.clockOffsetUs;
+    if (allocations > 0 || shortLived > 0) {
+      const batch: HeapAllocationBatch = { threadId, timeUs: time, sinceUs: since, ordinals, sizes, stackIds, shortLived, stacks: this.stacks };
+      this.sink?.allocations(batch);
+    }
+    if (frees > 0) {
+      const batch: HeapFreeBatch = { threadId, timeUs: time, sinceUs: since, ordinals: freed };
+      this.sink?.frees(batch);
+    }
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Heap recording end to end: a planted leak and a garbage maker recorded in
+ * this process (startRecording, inline sink) and a program that runs out of
+ * heap recorded by `profpack record`'s engine (runRecorded), whose events must
+ * reach the sink before V8 aborts. Programs run a fixed number of steps, never
+ * for a time.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TickList } from '../support/model';
+import { startRecording } from '../../lib/record/recorder';
+import type { runRecorded as RunRecorded } from '../../lib/record/run';
+import { compileBuild, type Build } from '../convert/build';
+import { HeapCollector } from './heap-collector';
+
+const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-heap-'));
+// The preload and the CLI run as plain Node: from a compiled copy of lib/.
+let build: Build;
+beforeAll(() => {
+  build = compileBuild();
+});
+afterAll(() => {
+  build?.cleanup();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** ~10 KB of doubles, one array, nothing else allocated. */
+function tenKb(seed: number): number[] {
+  const a = new Array<number>(1250);
+  for (let i = 0; i < a.length; i++) a[i] = seed + i + 0.5;
+  return a;
+}
+
+const leaked: number[][] = [];
+function leakSome(step: number): void {
+  leaked.push(tenKb(step));
+}
+
+/** Ten times the leak's bytes, each array kept for two steps (it outlives a poll) and then dropped. */
+const passing: number[][][] = [];
+function makeGarbage(step: number): void {
+  const batch: number[][] = [];
+  for (let i = 0; i < 10; i++) batch.push(tenKb(step * 10 + i));
+  passing.push(batch);
+  if (passing.length > 2) passing.shift();
+}
+
+describe('heap recording in this process', () => {
+  it('live at the end is the leak, allocations are the garbage maker, and the garbage is freed', () => {
+    const heap = new HeapCollector();
+    // harvestMs: long enough that only our own harvest() calls poll.
+    const recording = startRecording({ sink: new TickList(), heap: { intervalBytes: 16 * 1024 }, heapSink: heap, harvestMs: 3_600_000, handleExit: false });
+    // 100 steps of 10 KB leaked and 100 KB of garbage: "a second" of the issue's program is ten steps.
+    for (let step = 0; step < 100; step++) {
+      leakSome(step);
+      makeGarbage(step);
+      if (step % 2 === 1) recording.harvest();
+    }
+    const summary = recording.stop();
+    expect(heap.info).toEqual({ intervalBytes: 16 * 1024 });
+    expect(heap.ordered).toBe(true);
+    expect(summary.heapEvents).toBe(heap.allocated.size + heap.freed.size);
+    const sites = ['leakSome', 'makeGarbage'];
+    const live = heap.bytesBy(sites, true);
+    const allocated = heap.bytesBy(sites, false);
+    // 1 MB leaked against at most 200 KB of garbage alive at the end (16 KiB sampling: ~60 leak samples).
+    expect(live.get('leakSome')!).toBeGreaterThan(2 * live.get('makeGarbage')!);
+    expect(live.get('leakSome')!).toBeGreaterThan(live.get('(other)')!);
+    // 10 MB of garbage against 1 MB leaked.
+    expect(allocated.get('makeGarbage')!).toBeGreaterThan(4 * allocated.get('leakSome')!);
+    const garbageFreed = [...heap.freed.keys()].filter((o) => heap.allocated.get(o)?.functions.includes('makeGarbage')).length;
+    const garbageAllocated = [...heap.allocated.values()].filter((a) => a.functions.includes('makeGarbage')).length;
+    expect(garbageFreed).toBeGreaterThan(garbageAllocated / 2);
+    // A free names an allocation announced before it, at a later poll.
+    for (const [ordinal, timeUs] of heap.freed) expect(heap.allocated.get(ordinal)!.timeUs).toBeLessThan(timeUs);
+    // The recorder's own allocations (parsing each poll) are not the program's.
+    for (const a of heap.allocated.values()) expect(a.functions).not.toContain('poll');
+    leaked.length = 0;
+    passing.length = 0;
+  });
+});
+
+describe('heap recording of a program that runs out of heap', () => {
+  it("delivers the hoarding function's allocations before V8 aborts", async () => {
+    const program = path.join(dir, 'oom.js');
+    // ~160 KB a step into a global array until the 64 MB old generation is full.
+    fs.writeFileSync(program, 'globalThis.hoard = [];\nfunction hoardArrays() { for (let i = 0; i < 2; i++) hoard.push(new Array(10000).fill(hoard.length)); }\nsetInterval(hoardArrays, 20);\n');
+    const heap = new HeapCollector();
+    const { runRecorded } = require(path.join(build.dist, 'record', 'index.js')) as { runRecorded: typeof RunRecorded };
+    const { code, signal, summary } = await runRecorded([process.execPath, '--max-old-space-size=64', program], { out: path.join(dir, 'oom.tach'), heap: { intervalBytes: 64 * 1024 }, heapSink: heap, stdio: 'pipe' });
+    // V8's "JavaScript heap out of memory" aborts.
+    expect(signal ?? code).toSatisfy((s: unknown) => s === 'SIGABRT' || s === 134);
+    expect(summary.complete).toBe(false);
+    expect(summary.heap?.allocations).toBe(heap.allocated.size);
+    const live = heap.bytesBy(['hoardArrays'], true);
+    // At least a quarter of the 64 MB limit arrived, nearly all of it the hoard's.
+    expect(live.get('hoardArrays')!).toBeGreaterThan(16 * 1024 * 1024);
+    expect(live.get('hoardArrays')!).toBeGreaterThan(4 * live.get('(other)')!);
+  });
+});
+
+describe('profpack record --heap', () => {
+  it('reports the heap events it received', () => {
+    const program = path.join(dir, 'small.js');
+    // Global: a module's own scope is collected once it has run, before the last poll at exit.
+    fs.writeFileSync(program, 'globalThis.kept = [];\nfunction keep() { for (let i = 0; i < 200; i++) kept.push(new Array(1000).fill(i)); }\nkeep();\n');
+    const run = spawnSync(process.execPath, [build.cli, 'record', '--heap', '--heap-interval', '32k', '--out', path.join(dir, 'small.tach'), '--', process.execPath, program], { encoding: 'utf8' });
+    expect(run.stderr).toMatch(/profpack: heap: [1-9][\d,]* sampled allocations, \d+ frees, \d+ short-lived/);
+    expect(run.status).toBe(0);
+  });
+
+  it.each([
+    [['--heap', '--heap-interval', '12x'], /ERR_INVALID_ARGUMENT.*not a byte size/],
+    [['--heap', '--heap-interval', '10'], /ERR_INVALID_ARGUMENT.*heap.intervalBytes must be an integer in \[1024,/],
+    [['--heap-interval', '64k'], /ERR_INVALID_ARGUMENT.*--heap-interval needs --heap/],
+  ])('%j is refused with a coded error, exit 2', (flags, message) => {
+    const run = spawnSync(process.execPath, [build.cli, 'record', ...flags, '--out', path.join(dir, 'bad.tach'), '--', process.execPath, '-e', '0'], { encoding: 'utf8' });
+    expect(run.status).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(message);
+    expect(fs.existsSync(path.join(dir, 'bad.tach'))).toBe(false);
+  });
+});

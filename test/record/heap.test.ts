@@ -1,0 +1,209 @@
+/**
+ * The heap recorder's parts without a live V8 profile: the poll diff against
+ * a model, the pipe coding of heap frames (round trip, damaged frames), the
+ * frames interleaved with JSON ones, and the options.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ErrorCode, isProfpackError } from '../../lib/errors';
+import {
+  checkHeapOptions,
+  diffSamples,
+  encodeHeapFrame,
+  HeapFrameReceiver,
+  HeapStackNumbers,
+  maxOldSpaceFlagMb,
+  NO_SAMPLES,
+  NO_STACK,
+  parseByteSize,
+  type HeapPoll,
+  type LiveSamples,
+  type SamplingHeapNode,
+} from '../../lib/record/heap/index';
+import { startRecording } from '../../lib/record/recorder';
+import { encodeFrame, FrameParser, type WireMessage } from '../../lib/record/wire';
+import { HeapCollector } from './heap-collector';
+
+/** A run of polls: which objects (by ordinal, allocated in order) are alive at each. */
+const pollsArb = fc.array(fc.array(fc.boolean(), { maxLength: 30 }), { minLength: 1, maxLength: 6 }).chain((births) =>
+  fc.tuple(fc.constant(births), fc.array(fc.nat(8), { minLength: births.flat().length, maxLength: births.flat().length })),
+);
+
+describe('diffSamples', () => {
+  it('allocations, frees and short-lived counts agree with a model of objects and their lifetimes', () => {
+    // births[p][k]: the k-th object allocated before poll p is sampled and seen alive at p (else it dies before p);
+    // lifetimes: how many polls a seen object stays alive after its first.
+    fc.assert(
+      fc.property(pollsArb, fc.boolean(), ([births, lifetimes], shuffle) => {
+        let ordinal = 0;
+        const objects: { ordinal: number; firstPoll: number; lastPoll: number }[] = [];
+        const shortLivedByPoll = births.map(() => 0);
+        let life = 0;
+        births.forEach((poll, p) => {
+          for (const seen of poll) {
+            ordinal++;
+            if (seen) objects.push({ ordinal, firstPoll: p, lastPoll: p + lifetimes[life++]! });
+            else shortLivedByPoll[p]!++;
+          }
+        });
+        // Ordinals used up after the newest seen one are only counted once a later one is seen.
+        let live: LiveSamples = NO_SAMPLES;
+        let countedShortLived = 0;
+        births.forEach((_, p) => {
+          const alive = objects.filter((o) => o.firstPoll <= p && o.lastPoll >= p).map((o) => o.ordinal);
+          if (shuffle) alive.reverse();
+          const d = diffSamples(live, Uint32Array.from(alive));
+          const sortedAlive = [...alive].sort((a, b) => a - b);
+          expect(Array.from(d.born, (i) => alive[i])).toEqual(objects.filter((o) => o.firstPoll === p).map((o) => o.ordinal));
+          expect(Array.from(d.freed)).toEqual(objects.filter((o) => o.lastPoll === p - 1).map((o) => o.ordinal));
+          expect(Array.from(d.live.ordinals)).toEqual(sortedAlive);
+          countedShortLived += d.shortLived;
+          live = d.live;
+        });
+        const newest = Math.max(0, ...objects.map((o) => o.ordinal));
+        expect(countedShortLived).toBe(newest - objects.length);
+        expect(countedShortLived).toBeLessThanOrEqual(shortLivedByPoll.reduce((a, b) => a + b, 0));
+      }),
+    );
+  });
+});
+
+function node(id: number, functionName: string, children: SamplingHeapNode[] = []): SamplingHeapNode {
+  return { id, callFrame: { functionName, scriptId: '1', url: 'file:///app.js', lineNumber: id, columnNumber: 0 }, children };
+}
+
+/** (root) → main → [alloc, parse → alloc]: four stacks. */
+const tree = node(1, '(root)', [node(2, 'main', [node(3, 'alloc'), node(4, 'parse', [node(5, 'alloc')])])]);
+
+function pollOf(numbers: HeapStackNumbers, ordinals: number[], nodes: number[], freed: number[], shortLived = 0): HeapPoll {
+  const byNode = numbers.number(tree);
+  return {
+    intervalBytes: 4096,
+    timeUs: 2000 + ordinals.length,
+    sinceUs: 1000,
+    ordinals: Uint32Array.from(ordinals),
+    sizes: Uint32Array.from(ordinals, (o) => o * 8),
+    stackIds: Uint32Array.from(nodes, (n) => (byNode.has(n) ? byNode.get(n)! : NO_STACK)),
+    shortLived,
+    freed: Uint32Array.from(freed),
+    costMs: 0,
+  };
+}
+
+describe('heap frames on the recording pipe', () => {
+  it('carry allocations with their stacks, frees and counts; stacks cross once', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ allocations: fc.array(fc.tuple(fc.integer({ min: 1, max: 1000 }), fc.constantFrom(2, 3, 4, 5, 99)), { maxLength: 20 }), freed: fc.uniqueArray(fc.nat(5000), { maxLength: 10 }), shortLived: fc.nat(50) }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: -1e6, max: 1e6 }),
+        (polls, clockOffsetUs) => {
+          const numbers = new HeapStackNumbers();
+          const sink = new HeapCollector();
+          const receiver = new HeapFrameReceiver(sink, clockOffsetUs);
+          let base = 0;
+          const frames: Buffer[] = [];
+          for (const p of polls) {
+            // V8's ordinals ascend: each allocation `gap` after the one before.
+            const ordinals = p.allocations.map(([gap]) => (base += gap));
+            const poll = pollOf(numbers, ordinals, p.allocations.map(([, n]) => n), [...p.freed].sort((a, b) => a - b), p.shortLived);
+            const frame = encodeHeapFrame(poll, 0, numbers);
+            frames.push(frame);
+            receiver.receive(frame.subarray(4), 0);
+            for (const [i, o] of ordinals.entries()) {
+              const got = sink.allocated.get(o)!;
+              expect(got.size).toBe(o * 8);
+              const leaf = p.allocations[i]![1];
+              expect(got.functions).toEqual(leaf === 99 ? [] : { 2: ['main'], 3: ['alloc', 'main'], 4: ['parse', 'main'], 5: ['alloc', 'parse', 'main'] }[leaf]);
+              expect(got.timeUs).toBe(poll.timeUs + clockOffsetUs);
+            }
+            for (const o of p.freed) expect(sink.freed.has(o)).toBe(true);
+          }
+          expect(receiver.shortLived).toBe(polls.reduce((a, p) => a + p.shortLived, 0));
+          // The tree's four call frames and four stacks are sent in the first frame only.
+          expect(receiver.stacks.callFrames).toHaveLength(4);
+          expect(receiver.stacks.size).toBe(4);
+          expect(sink.info).toEqual({ intervalBytes: 4096 });
+        },
+      ),
+    );
+  });
+
+  it('a damaged frame is a RECORD_FAILED ProfpackError with an offset, never a crash', () => {
+    const numbers = new HeapStackNumbers();
+    const frame = encodeHeapFrame(pollOf(numbers, [3, 9, 10], [3, 5, 2], [1, 2]), 0, numbers);
+    fc.assert(
+      fc.property(fc.nat(frame.length - 5), fc.nat(255), fc.boolean(), (at, byte, truncate) => {
+        const body = Buffer.from(frame.subarray(4));
+        const damaged = truncate ? body.subarray(0, at) : (body.writeUInt8(byte, at), body);
+        try {
+          new HeapFrameReceiver(new HeapCollector()).receive(damaged, 100);
+        } catch (err) {
+          expect(isProfpackError(err)).toBe(true);
+          expect((err as { code: string }).code).toMatch(/^ERR_(RECORD_FAILED|VARINT_TRUNCATED|VARINT_OVERFLOW)$/);
+        }
+      }),
+    );
+    const err = (() => {
+      try {
+        new HeapFrameReceiver(undefined).receive(frame.subarray(4, 20), 100);
+      } catch (e) {
+        return e as { code: string; offset: number };
+      }
+    })();
+    expect(err?.code).toBe(ErrorCode.RECORD_FAILED);
+    expect(err?.offset).toBeGreaterThanOrEqual(100);
+  });
+
+  it('interleave with JSON frames however the stream is split', () => {
+    const numbers = new HeapStackNumbers();
+    const heapFrame = encodeHeapFrame(pollOf(numbers, [1, 2], [3, 5], []), 0, numbers);
+    const stream = Buffer.concat([encodeFrame({ kind: 'ping' }), heapFrame, encodeFrame({ kind: 'end', durationSec: 1, threads: 1 })]);
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { maxLength: 6 }), (cuts) => {
+        const parser = new FrameParser();
+        const got: WireMessage[] = [];
+        let prev = 0;
+        for (const cut of [...cuts.sort((a, b) => a - b), stream.length]) {
+          got.push(...parser.push(stream.subarray(prev, cut)));
+          prev = cut;
+        }
+        expect(got.map((m) => m.kind)).toEqual(['ping', 'heap', 'end']);
+        const heap = got[1] as Extract<WireMessage, { kind: 'heap' }>;
+        expect(Buffer.compare(heap.body, heapFrame.subarray(4))).toBe(0);
+        expect(heap.offset).toBe(encodeFrame({ kind: 'ping' }).length);
+      }),
+    );
+  });
+});
+
+describe('heap options', () => {
+  it('takes byte sizes with k/m suffixes and refuses anything else with a coded error', () => {
+    expect(parseByteSize('524288')).toBe(524288);
+    expect(parseByteSize('512k')).toBe(524288);
+    expect(parseByteSize('512KiB')).toBe(524288);
+    expect(parseByteSize('1m')).toBe(1048576);
+    for (const bad of ['', '1.5k', '-4', '12x', '1g']) expect(() => parseByteSize(bad)).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
+  });
+
+  it('checks interval and ratio, with defaults', () => {
+    expect(checkHeapOptions(true)).toEqual({ intervalBytes: 512 * 1024, nearLimitRatio: 0.9 });
+    expect(checkHeapOptions({ intervalBytes: 32768, nearLimitRatio: 0.5 })).toEqual({ intervalBytes: 32768, nearLimitRatio: 0.5 });
+    for (const bad of [{ intervalBytes: 0 }, { intervalBytes: 1.5e3 + 0.5 }, { intervalBytes: 2 ** 31 }, { intervalBytes: NaN }, { nearLimitRatio: 0 }, { nearLimitRatio: 1.5 }, null, 7]) {
+      expect(() => checkHeapOptions(bad as never)).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT, expected: expect.any(String) }));
+    }
+  });
+
+  it('reads --max-old-space-size from argv or NODE_OPTIONS, argv last', () => {
+    expect(maxOldSpaceFlagMb(['--max-old-space-size=64'], '')).toBe(64);
+    expect(maxOldSpaceFlagMb([], '--max_old_space_size=128 --inspect')).toBe(128);
+    expect(maxOldSpaceFlagMb(['--max-old-space-size=256'], '--max-old-space-size=128')).toBe(256);
+    expect(maxOldSpaceFlagMb(['--require', 'x'], '')).toBeUndefined();
+  });
+
+  it('startRecording refuses bad heap options and a heapSink it cannot feed, before starting anything', () => {
+    const heapSink = { allocations: () => undefined, frees: () => undefined };
+    for (const options of [{ heap: { intervalBytes: 5 } }, { heap: { nearLimitRatio: 2 } }, { heapSink }, { heap: true as const, heapSink, writer: 'process' as const }]) {
+      expect(() => startRecording({ ...options, out: '/nonexistent/dir/never.tach' })).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
+    }
+  });
+});
