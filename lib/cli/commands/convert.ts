@@ -11,6 +11,7 @@ interface ConvertFlags {
   from?: string;
   output: string;
   compression: 'zstd' | 'none';
+  tachyonVersion: '1' | '2';
   aggregate?: boolean;
   thread?: string;
   sampleType?: string;
@@ -33,6 +34,7 @@ export function registerConvert(program: Command): Command {
     .addOption(new Option('--from <format>', 'input format (default: detected)').choices([...FORMAT_NAMES]))
     .requiredOption('-o, --output <file>', 'output file')
     .addOption(new Option('--compression <kind>', 'Tachyon output compression').choices(['zstd', 'none']).default('zstd'))
+    .addOption(new Option('--tachyon-version <n>', 'Tachyon output: 1 (CPython 3.15 reads it: ticks only) or 2 (keeps sample types, values, labels)').choices(['1', '2']).default('1'))
     .option('--aggregate', 'pprof: one sample per distinct stack and thread (no timestamps)')
     .option('--thread <id>', '.cpuprofile/.heapprofile: only this thread (ID or ID@INTERPRETER; default the busiest)')
     .option('--sample-type <name>', 'collapsed, speedscope, .cpuprofile, .heapprofile output: the sample type written (default: the profile\'s default type)')
@@ -45,6 +47,7 @@ export function registerConvert(program: Command): Command {
           to: formatOption(flags.to, '--to'),
           from: formatOption(flags.from, '--from'),
           compression: flags.compression,
+          version: flags.tachyonVersion === '2' ? 2 : 1,
           aggregate: flags.aggregate === true,
           thread: flags.thread,
           sampleType: flags.sampleType,
