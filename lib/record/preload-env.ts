@@ -6,4 +6,25 @@ export const RecordEnv = {
   harvestMs: 'PROFPACK_RECORD_HARVEST_MS',
   workers: 'PROFPACK_RECORD_WORKERS',
   channel: 'PROFPACK_RECORD_CHANNEL',
+  /**
+   * Child processes (`--children`): JSON ChildRecording. Every Node process
+   * started below the recorded one (it stays in the environment) that has no
+   * recording pipe writes its own file, as `node --cpu-prof` does.
+   */
+  children: 'PROFPACK_RECORD_CHILDREN',
 } as const;
+
+/** Where a child process's recording goes (RecordEnv.children). */
+export interface ChildRecording {
+  /** The root's file without ".tach": a child writes `${base}.${pid}.tach`. */
+  base?: string;
+  /** A rotating recording: children rotate in the same directory (the names carry the pid). */
+  rotate?: { everyMs: number; dir: string; keep?: number };
+  compression?: 'zstd' | 'none';
+  flushIntervalMs?: number;
+}
+
+/** A child's own file next to the root's: `profile.tach` → `profile.<pid>.tach`. */
+export function childFile(base: string, pid: number): string {
+  return `${base}.${pid}.tach`;
+}

@@ -9,7 +9,7 @@
  */
 import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
-import { RecordEnv } from './preload-env';
+import { RecordEnv, childFile, type ChildRecording } from './preload-env';
 import { startRecording, startWorkerAgent } from './recorder';
 
 
@@ -18,21 +18,53 @@ function numberFrom(name: string): number | undefined {
   return raw === undefined || raw === '' ? undefined : Number(raw);
 }
 
-/** The recording pipe is a socket pair (Node's 'pipe' stdio) or a FIFO; anything else is not ours. */
+/**
+ * The recording pipe is a socket pair (Node's 'pipe' stdio) or a FIFO; anything else is not ours.
+ * The stat is a bigint one on purpose: Node 20's plain stats all land in one
+ * shared array, which fs.realpathSync reads back as "the last path was a
+ * socket or FIFO" and then stops resolving symlinks — the main script of a
+ * symlinked npm bin (node_modules/.bin/tsc) then loads from the link's
+ * folder and its relative requires fail. Bigint stats fill another array.
+ */
 function isPipe(fd: number): boolean {
   if (!Number.isInteger(fd) || fd < 0) return false;
   try {
-    const st = fstatSync(fd);
+    const st = fstatSync(fd, { bigint: true });
     return st.isSocket() || st.isFIFO();
   } catch {
     return false;
   }
 }
 
+/** A Node process started below the recorded one: its own file, written by its own writer process. */
+function startChildRecording(raw: string): void {
+  const settings = JSON.parse(raw) as ChildRecording;
+  const workers = env[RecordEnv.workers] === '1';
+  const channel = `profpack-record-${process.pid}`;
+  if (workers) env[RecordEnv.channel] = channel;
+  startRecording({
+    out: settings.base === undefined ? undefined : childFile(settings.base, process.pid),
+    rotate: settings.rotate,
+    compression: settings.compression,
+    flushIntervalMs: settings.flushIntervalMs,
+    intervalUs: numberFrom(RecordEnv.intervalUs),
+    harvestMs: numberFrom(RecordEnv.harvestMs),
+    workers,
+    channel,
+  });
+}
+
 const env = process.env;
 if (isMainThread) {
   const fd = numberFrom(RecordEnv.fd);
-  if (fd !== undefined) {
+  const children = env[RecordEnv.children];
+  if (fd === undefined && children !== undefined && children !== '') {
+    try {
+      startChildRecording(children);
+    } catch (err) {
+      process.stderr.write(`profpack: not recording child process ${process.pid}: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  } else if (fd !== undefined) {
     delete env[RecordEnv.fd];
     const workers = env[RecordEnv.workers] === '1';
     const channel = `profpack-record-${process.pid}`;

@@ -20,6 +20,7 @@ import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from './host';
 import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
 import { checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rotate';
+import { RecordEnv } from './preload-env';
 import { V8Sampler } from './sampler';
 import { FdSender, FrameNumbers } from './wire';
 
@@ -350,6 +351,8 @@ function spawnWriterProcess(settings: WriterProcessSettings): WriterProcess {
   const child = spawn(process.execPath, [script, JSON.stringify({ ...settings, startTimeUs: String(settings.startTimeUs), epochOffsetUs: String(settings.epochOffsetUs) })], {
     stdio: ['pipe', 'pipe', 'inherit'],
     detached: true,
+    // The writer is not a child to record (`--children` would have it record itself, and so on).
+    env: { ...process.env, [RecordEnv.children]: '' },
   });
   // The recording must not keep the program alive.
   child.unref();

@@ -12,6 +12,7 @@ import { Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { parseDuration, type RotateOptions } from '../../record/rotate';
 import { runRecorded } from '../../record/run';
+import { ProfileReader } from '../../tachyon/index';
 import { action } from '../user-error';
 
 interface RecordFlags {
@@ -25,6 +26,7 @@ interface RecordFlags {
   keep?: string;
   flushMs: string;
   killAfter: string;
+  children: boolean;
 }
 
 export function registerRecord(program: Command): Command {
@@ -36,6 +38,7 @@ export function registerRecord(program: Command): Command {
     .option('--out <file>', 'Tachyon file to write', 'profile.tach')
     .addOption(new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'))
     .option('--workers', 'also record worker threads, each as its own thread')
+    .option('--no-children', 'do not record the Node processes the command starts (by default each writes its own file, OUT.<pid>.tach)')
     .option('--harvest-ms <ms>', 'how often samples are moved from V8 to the file', '1000')
     .option('--rotate <every>', 'a new file this often (60s, 5m, 1h, 500ms), in --dir; --out is not used')
     .option('--dir <dir>', 'directory of the rotated files', 'profiles')
@@ -60,14 +63,46 @@ export function registerRecord(program: Command): Command {
         } else if (flags.keep !== undefined) throw new ProfpackError('--keep needs --rotate', { code: ErrorCode.INVALID_ARGUMENT });
         const onFile = (file: string, stats: { samples: number; bytes: number }): void =>
           void process.stderr.write(`profpack: wrote ${path.relative('.', file)}: ${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`);
-        const { code, signal, summary } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000) });
+        const { code, signal, summary, childFiles } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000), children: flags.children });
         const out = summary.out;
         if (rotate !== undefined) flags.out = path.relative('.', out);
         const size = statSync(out).size.toLocaleString('en');
-        if (!summary.heard) process.stderr.write(`profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`);
+        if (!summary.heard && childFiles.length === 0) process.stderr.write(`profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`);
+        else if (!summary.heard) process.stderr.write(`profpack: the command itself is not a Node program; ${flags.out} holds no samples\n`);
         else if (!summary.complete) process.stderr.write(`profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`);
         else if (rotate === undefined) process.stderr.write(`profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`);
+        reportChildren(childFiles, summary.samples, path.basename(command[0] ?? ''));
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
       }),
     );
+}
+
+/**
+ * Each child process's file, and which file holds the most samples: `record
+ * -- npx tsc` records npx (the command) and tsc (its child) in two files,
+ * and the user should know which one to open.
+ */
+function reportChildren(files: readonly string[], rootSamples: number, exe: string): void {
+  if (files.length === 0) return;
+  // A package runner's own process mostly waits for the one it starts: its samples are idle ones.
+  const runner = /^(npx|npm|pnpm|pnpx|yarn|bunx)(\.cmd)?$/i.test(exe);
+  if (runner) rootSamples = 0;
+  let busiest: { file: string; samples: number } | undefined;
+  for (const file of files) {
+    let samples: number | undefined;
+    try {
+      const reader = ProfileReader.open(file);
+      samples = Number(reader.info.sampleCount);
+      reader.close();
+    } catch {
+      // A child still running: its file is not final yet.
+    }
+    const relative = path.relative('.', file);
+    const shown = relative.startsWith('..') ? file : relative;
+    process.stderr.write(`profpack: wrote ${shown} (child process): ${samples === undefined ? 'not finished yet' : `${samples.toLocaleString('en')} samples`}\n`);
+    if (samples !== undefined && samples > (busiest?.samples ?? rootSamples)) busiest = { file: shown, samples };
+  }
+  if (busiest === undefined) return;
+  const why = runner ? `${exe} ran the program in a child process: its samples` : 'most samples';
+  process.stderr.write(`profpack: ${why} are in ${busiest.file} (\`profpack top\` and \`flame\` also take several files)\n`);
 }
