@@ -3,6 +3,8 @@
  * The profpack command. Each command lives in commands/<name>.ts and is
  * registered here; user errors print one line (code and message) and exit 2.
  */
+import { readFileSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerConvert } from './commands/convert';
 import { registerDiff } from './commands/diff';
@@ -18,6 +20,17 @@ import { EXIT_USER_ERROR, userErrorLine } from './errors';
 import { OutputClosed } from './output';
 
 type Register = (program: Command) => void;
+
+/** The package's folder: dist/cli/main.js and lib/cli/main.ts both sit two folders below it. */
+const PACKAGE_ROOT = join(__dirname, '..', '..');
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
 /**
  * Each command's registration, in help order. A command line names one
  * command, and only that one is registered: the built main.js requires each
@@ -49,7 +62,9 @@ export function buildProgram(argv?: readonly string[]): Command {
     // `record [options] -- node app.js --its-own-options`: options after the command belong to the target.
     .enablePositionalOptions()
     .exitOverride()
-    .configureOutput({ outputError: () => {} });
+    .configureOutput({ outputError: () => {} })
+    .version(packageVersion(), '-V, --version', "print profpack's version")
+    .addHelpText('after', `\nDocs: ${join(PACKAGE_ROOT, 'README.md')} and ${join(PACKAGE_ROOT, 'docs')}${sep} (shipped in the package)`);
   const named = argv?.[2];
   const names = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
   for (const name of names) COMMANDS[name]!()(program);

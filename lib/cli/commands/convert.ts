@@ -4,6 +4,7 @@ import { convert, DEFAULT_MAX_SAMPLES, isProfileFormat, PROFILE_FORMATS, type Pr
 import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
 import { progressBar } from '../progress';
+import { outputPath } from '../output-option';
 import { action } from '../user-error';
 
 interface ConvertFlags {
@@ -31,7 +32,7 @@ export function registerConvert(program: Command): Command {
     .argument('<in>', 'input profile (format detected from its content)')
     .addOption(new Option('--to <format>', 'output format (default: from the output name)').choices([...PROFILE_FORMATS]))
     .addOption(new Option('--from <format>', 'input format (default: detected)').choices([...PROFILE_FORMATS]))
-    .requiredOption('-o, --output <file>', 'output file')
+    .option('-o, --output <file>', 'output file')
     .addOption(new Option('--compression <kind>', 'Tachyon output compression').choices(['zstd', 'none']).default('zstd'))
     .option('--aggregate', 'pprof: one sample per distinct stack and thread (no timestamps)')
     .option('--thread <id>', '.cpuprofile: only this thread (ID or ID@INTERPRETER)')
@@ -39,7 +40,8 @@ export function registerConvert(program: Command): Command {
     .option('-q, --quiet', 'no summary line')
     .option('--max-samples <n>', `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`)
     .action(
-      action((input: string, flags: ConvertFlags) => {
+      action((input: string, flags: ConvertFlags, command: Command) => {
+        flags.output = outputPath(command);
         const size = inputSize(input);
         const summary = convert(input, flags.output, {
           to: formatOption(flags.to, '--to'),

@@ -13,6 +13,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { parseDuration, type RotateOptions } from '../../record/rotate';
 import { runRecorded } from '../../record/run';
 import { ProfileReader } from '../../tachyon/index';
+import { outputPath } from '../output-option';
 import { action } from '../user-error';
 
 interface RecordFlags {
@@ -35,19 +36,21 @@ export function registerRecord(program: Command): Command {
     .description('run a Node program and record its JS stacks into a Tachyon file')
     .argument('<command...>', 'the program to run, after --, e.g. -- node app.js')
     .option('--interval-us <us>', 'sampling interval in µs', '1000')
-    .option('--out <file>', 'Tachyon file to write', 'profile.tach')
+    .option('-o, --output <file>', 'Tachyon file to write', 'profile.tach')
+    .addOption(new Option('--out <file>').hideHelp())
     .addOption(new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'))
     .option('--workers', 'also record worker threads, each as its own thread')
     .option('--no-children', 'do not record the Node processes the command starts (by default each writes its own file, OUT.<pid>.tach)')
     .option('--harvest-ms <ms>', 'how often samples are moved from V8 to the file', '1000')
-    .option('--rotate <every>', 'a new file this often (60s, 5m, 1h, 500ms), in --dir; --out is not used')
+    .option('--rotate <every>', 'a new file this often (60s, 5m, 1h, 500ms), in --dir; -o is not used')
     .option('--dir <dir>', 'directory of the rotated files', 'profiles')
     .option('--keep <n>', 'rotated files left on disk at most (oldest deleted)')
     .option('--flush-ms <ms>', 'how often the file is flushed with its recovery journal: what a SIGKILL of profpack loses (see profpack recover)', '1000')
     .option('--kill-after <seconds>', 'after SIGINT/SIGTERM, how long the target may take to exit before it gets SIGKILL', '10')
     .passThroughOptions()
     .action(
-      action(async (command: string[], flags: RecordFlags) => {
+      action(async (command: string[], flags: RecordFlags, self: Command) => {
+        flags.out = outputPath(self);
         const intervalUs = Number(flags.intervalUs);
         if (!Number.isInteger(intervalUs) || intervalUs < 1) throw new ProfpackError(`--interval-us must be a positive integer, not "${flags.intervalUs}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const harvestMs = Number(flags.harvestMs);
