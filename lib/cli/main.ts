@@ -3,7 +3,6 @@
  * The profpack command. Each command lives in commands/<name>.ts and is
  * registered here; user errors print one line (code and message) and exit 2.
  */
-import { readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerConvert } from './commands/convert';
@@ -18,19 +17,11 @@ import { registerRecover } from './commands/recover';
 import { registerTop } from './commands/top';
 import { EXIT_USER_ERROR, userErrorLine } from './errors';
 import { OutputClosed } from './output';
+import { PACKAGE_ROOT, packageVersion } from '../version';
 
 type Register = (program: Command) => void;
 
-/** The package's folder: dist/cli/main.js and lib/cli/main.ts both sit two folders below it. */
-const PACKAGE_ROOT = join(__dirname, '..', '..');
 
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
 /**
  * Each command's registration, in help order. A command line names one
  * command, and only that one is registered: the built main.js requires each

@@ -11,6 +11,8 @@ export interface TachyonSink extends ProfileSink {
   finalize(): void;
   /** Discards the file. */
   close(): void;
+  /** A string no frame names (lib/record/recorded-by.ts: what recorded the file). */
+  note(text: string): void;
 }
 
 export interface TachyonSinkOptions {
@@ -66,5 +68,6 @@ export function createTachyonSink(path: string, options: TachyonSinkOptions): Ta
       writer.finalize();
     },
     close: () => writer.close(),
+    note: (text) => void writer.internString(text),
   };
 }

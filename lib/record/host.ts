@@ -12,6 +12,7 @@ import { ErrorCode, ProfpackError } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { ChunkIngester, FrameSpace, epochOffsetUs } from './ingest';
 import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
+import { encodeRecordedBy, type RecordedBy } from './recorded-by';
 import { FrameParser, type WireMessage } from './wire';
 
 /** How often a recording's file is flushed (and its journal written) unless told otherwise. */
@@ -60,6 +61,7 @@ export class RecordingHost {
   private end: { durationSec: number; threads: number } | undefined;
   private summary: HostSummary | undefined;
   private failure: ProfpackError | undefined;
+  private recordedBy: string | undefined;
 
   /** Creates the file now, so that a path that cannot be written fails before anything runs. */
   constructor(private readonly options: RecordingHostOptions) {
@@ -108,6 +110,7 @@ export class RecordingHost {
     try {
       // The next file starts where this one's samples end: every later sample is newer.
       sink = this.createSink(next, this.ingester.lastTimeUs ?? 0n);
+      if (this.recordedBy !== undefined) sink.note(this.recordedBy);
     } catch (err) {
       process.emitWarning(`profpack: cannot start the next file ${next} (${(err as Error).message}); recording goes on into ${this.out}`);
       return undefined;
@@ -148,6 +151,8 @@ export class RecordingHost {
     if (message.kind === 'chunk') {
       this.noteThread(message.threadId);
       this.ingester.ingestWire(message.profile, BigInt(message.threadId), message.mainThread, this.pipeFrames);
+    } else if (message.kind === 'about') {
+      this.setRecordedBy(message.about);
     } else if (message.kind === 'ping') {
       // nothing to write
     } else if (message.kind === 'end') {
@@ -155,6 +160,12 @@ export class RecordingHost {
     } else {
       throw new ProfpackError(`recording pipe: unknown message kind ${JSON.stringify((message as { kind?: unknown }).kind)}`, { code: ErrorCode.RECORD_FAILED, offset: this.parser.offset, expected: "'chunk' | 'end'" });
     }
+  }
+
+  /** What recorded the file: noted in this file and every later one. */
+  setRecordedBy(about: RecordedBy): void {
+    this.recordedBy = encodeRecordedBy(about);
+    this.sink.note(this.recordedBy);
   }
 
   /** One harvest of a thread, from an inline recorder. */

@@ -21,7 +21,9 @@ import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from './host';
 import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
 import { checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rotate';
 import { RecordEnv } from './preload-env';
+import { describeThisProcess, encodeRecordedBy, type RecordedBy } from './recorded-by';
 import { V8Sampler } from './sampler';
+import { packageVersion } from '../version';
 import { FdSender, FrameNumbers } from './wire';
 
 export interface RecordingOptions {
@@ -139,7 +141,8 @@ function hostTarget(host: RecordingHost, onFile: OnFile): ChunkTarget {
   };
 }
 
-function pipeTarget(sender: FdSender): ChunkTarget {
+function pipeTarget(sender: FdSender, about: RecordedBy): ChunkTarget {
+  sender.send({ kind: 'about', about });
   const numbers = new FrameNumbers();
   // Counted as the writer will count them (overlapping harvests share ticks).
   const newest = new Map<number, bigint>();
@@ -186,30 +189,31 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   // A file recording is on the Unix epoch (V8's own sample times are monotonic).
   const clockOffsetUs = epochOffsetUs();
   const startTimeUs = process.hrtime.bigint() / 1000n + clockOffsetUs;
+  const about = describeThisProcess(intervalUs, packageVersion());
   let writerProcess: WriterProcess | undefined;
   let rotatingHost: RecordingHost | undefined;
   let target: ChunkTarget;
   if (options.sink !== undefined) {
     target = sinkTarget(options.sink);
   } else if (options.fd !== undefined) {
-    target = pipeTarget(new FdSender(options.fd));
+    target = pipeTarget(new FdSender(options.fd), about);
   } else if (writerMode === 'process') {
     writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs });
-    target = pipeTarget(writerProcess.sender);
+    target = pipeTarget(writerProcess.sender, about);
   } else if (rotate !== undefined) {
     rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs });
+    rotatingHost.setRecordedBy(about);
     target = hostTarget(rotatingHost, onFile);
   } else {
-    target = sinkTarget(
-      createTachyonSink(out!, {
-        sampleIntervalUs: BigInt(Math.round(intervalUs)),
-        startTimeUs,
-        compression: options.compression ?? 'zstd',
-        mode: ProfilingMode.Wall,
-        flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
-      }),
-      clockOffsetUs,
-    );
+    const sink = createTachyonSink(out!, {
+      sampleIntervalUs: BigInt(Math.round(intervalUs)),
+      startTimeUs,
+      compression: options.compression ?? 'zstd',
+      mode: ProfilingMode.Wall,
+      flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
+    });
+    sink.note(encodeRecordedBy(about));
+    target = sinkTarget(sink, clockOffsetUs);
   }
   const sampler = new V8Sampler(intervalUs);
   const threads = new Set<number>([ownThreadId]);

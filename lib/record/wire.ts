@@ -15,6 +15,7 @@
 import * as fs from 'node:fs';
 import type { CpuProfile, CpuProfileCallFrame } from '../convert/cpuprofile';
 import { ErrorCode, ProfpackError } from '../errors';
+import type { RecordedBy } from './recorded-by';
 
 /**
  * A harvest as it crosses the pipe: V8's tree as parallel arrays of node
@@ -72,6 +73,8 @@ export class FrameNumbers {
 export type WireMessage =
   | { kind: 'chunk'; threadId: number; mainThread: boolean; profile: WireProfile }
   | { kind: 'end'; durationSec: number; threads: number }
+  // First on the pipe: the recorded process (its note goes into every file, recorded-by.ts).
+  | { kind: 'about'; about: RecordedBy }
   // A harvest with no new samples: tells the recorded process whether its writer is still there.
   | { kind: 'ping' };
 

@@ -39,7 +39,7 @@ export function registerTop(program: Command): Command {
     .option('--thread <id>', 'only this thread (ID or ID@INTERPRETER)')
     .option('--from <ms>', 'window start, ms after the profile start')
     .option('--to <ms>', 'window end, ms after the profile start')
-    .addOption(new Option('--status <name>', 'only samples with this status').choices(Object.keys(STATUS_FILTERS)))
+    .addOption(new Option('--status <name>', 'only samples with this status: for Node recordings on-cpu, idle, gc, main; for CPython also gil, no-gil, gil-requested, exception, unknown, off-cpu').choices(Object.keys(STATUS_FILTERS)))
     .option('-n <rows>', 'rows to show (0 = all)', '20')
     .option('--json', 'JSON output')
     .option('--sample-type <name>', 'pprof: the sample type to count (default: the CPU/wall one)')
