@@ -29,6 +29,8 @@ export interface CpuProfileNode {
   callFrame: CpuProfileCallFrame;
   hitCount?: number;
   children?: number[];
+  /** Self ticks by 1-based source line within the function (V8 sends them with every profile). */
+  positionTicks?: { line: number; ticks: number }[];
 }
 
 export interface CpuProfileMeta {

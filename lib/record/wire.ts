@@ -36,6 +36,8 @@ export interface WireProfile {
   timeDeltas: number[];
   startTime: number;
   endTime: number;
+  /** V8's positionTicks of the nodes that have them: node index → [line, ticks, line, ticks, …] (lines 1-based). */
+  lineTicks?: Record<number, number[]>;
 }
 
 /** Numbers call frames as one sender meets them (the sending side of WireProfile). */
@@ -66,7 +68,14 @@ export class FrameNumbers {
       frames[i] = n;
     }
     const samples = (profile.samples ?? []).map((id) => index.get(id) ?? -1);
-    return { newFrames, parents, frames, samples, timeDeltas: profile.timeDeltas ?? [], startTime: profile.startTime, endTime: profile.endTime };
+    const wire: WireProfile = { newFrames, parents, frames, samples, timeDeltas: profile.timeDeltas ?? [], startTime: profile.startTime, endTime: profile.endTime };
+    for (let i = 0; i < nodes.length; i++) {
+      const ticks = nodes[i]!.positionTicks;
+      if (ticks === undefined || ticks.length === 0) continue;
+      wire.lineTicks ??= {};
+      wire.lineTicks[i] = ticks.flatMap((t) => [t.line, t.ticks]);
+    }
+    return wire;
   }
 }
 
