@@ -42,6 +42,12 @@ export interface ProfileMeta {
   durationUs?: bigint;
   /** Thread names the source knows, by threadKey() (pprof thread-name labels, speedscope profile names). */
   threadNames?: Map<string, string>;
+  /**
+   * The recorded process, when the file says (a profpack Node recording:
+   * host/pid/start): the files rotated from one process share it, so their
+   * threads are the same threads.
+   */
+  processIdentity?: string;
 }
 
 /**

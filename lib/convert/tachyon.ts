@@ -4,6 +4,7 @@
  * and a sink is the writer's fast path (internFrame / writeStack).
  */
 import { ProfileReader, ProfileWriter } from '../tachyon/index';
+import { findRecordedBy, processIdentity } from '../record/recorded-by';
 import { normalizeFrame, type Frame, type ProfileMeta, type ProfileSink, type ProfileSource, type Sample } from './model';
 
 export interface TachyonSink extends ProfileSink {
@@ -39,6 +40,12 @@ export function openTachyon(input: string | Uint8Array): TachyonSource {
   const meta: ProfileMeta = { startTimeUs: reader.info.startTimeUs, sampleIntervalUs: reader.info.sampleIntervalUs };
   const durationSec = reader.info.durationSec;
   if (typeof durationSec === 'number' && durationSec > 0) meta.durationUs = BigInt(Math.round(durationSec * 1e6));
+  const recordedBy = findRecordedBy(reader.strings);
+  if (recordedBy !== undefined) {
+    meta.processIdentity = processIdentity(recordedBy);
+    // A Node recording's main thread is thread 0 (worker threads: their threadId).
+    meta.threadNames = new Map([['0', 'main']]);
+  }
   const frames = reader.frames.map((f) => (f === null ? UNRESOLVED : normalizeFrame(f)));
   const count = Number(reader.info.sampleCount);
   return {

@@ -6,7 +6,9 @@
  * One file is open at a time; frames are merged into one table (deduplicated
  * on all seven fields, as MemoryProfile does); a thread keeps its id unless an
  * earlier file already used the same (thread id, interpreter id), in which
- * case it gets the next free id, so threads of different files stay apart.
+ * case it gets the next free id, so threads of different files stay apart —
+ * but files rotated from one process (the same ProfileMeta.processIdentity)
+ * keep one id per thread: one single-threaded program is one thread.
  * Times are kept as the files store them (absolute µs).
  */
 import { readdirSync, statSync } from 'node:fs';
@@ -74,6 +76,10 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
   const frames: Frame[] = [];
   const frameIds = new Map<string, number>();
   const claimed = new Set<string>();
+  /** Files of one recorded process (rotated) share threads: "identity\0thread key" → merged id. */
+  const processThreads = new Map<string, bigint>();
+  /** The merged threads' names, filled as samples() meets them. */
+  const threadNames = new Map<string, string>();
   let maxThreadId = -1n;
   const threadMaps: Map<string, bigint>[] = files.map(() => new Map());
   let meta: ProfileMeta | undefined;
@@ -92,7 +98,7 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
         src.close();
       }
     }
-    meta = { startTimeUs: start ?? 0n, sampleIntervalUs: interval ?? 1000n };
+    meta = { startTimeUs: start ?? 0n, sampleIntervalUs: interval ?? 1000n, threadNames };
     sampleCount = Number.isNaN(count) ? undefined : count;
   };
 
@@ -110,6 +116,8 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
     *samples(): Generator<Sample> {
       // Renumbering starts afresh: a second pass gives the same ids as the first.
       claimed.clear();
+      processThreads.clear();
+      threadNames.clear();
       maxThreadId = -1n;
       for (const m of threadMaps) m.clear();
       for (let f = 0; f < files.length; f++) {
@@ -117,18 +125,26 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
         const src = openFile(files[f]!);
         try {
           const threads = threadMaps[f]!;
+          const identity = src.meta.processIdentity;
           const remap: number[] = [];
           for (const s of src.samples()) {
             const key = threadKey(s.threadId, s.interpreterId);
             let threadId = threads.get(key);
             if (threadId === undefined) {
-              threadId = s.threadId;
-              if (claimed.has(key)) {
-                do threadId = ++maxThreadId;
-                while (claimed.has(threadKey(threadId, s.interpreterId)));
+              const sameProcess = identity === undefined ? undefined : `${identity}\u0000${key}`;
+              threadId = sameProcess === undefined ? undefined : processThreads.get(sameProcess);
+              if (threadId === undefined) {
+                threadId = s.threadId;
+                if (claimed.has(key)) {
+                  do threadId = ++maxThreadId;
+                  while (claimed.has(threadKey(threadId, s.interpreterId)));
+                }
+                claimed.add(threadKey(threadId, s.interpreterId));
+                if (threadId > maxThreadId) maxThreadId = threadId;
+                if (sameProcess !== undefined) processThreads.set(sameProcess, threadId);
+                const name = src.meta.threadNames?.get(key);
+                if (name !== undefined) threadNames.set(threadKey(threadId, s.interpreterId), name);
               }
-              claimed.add(threadKey(threadId, s.interpreterId));
-              if (threadId > maxThreadId) maxThreadId = threadId;
               threads.set(key, threadId);
             }
             const depth = s.stack.length;

@@ -40,7 +40,7 @@ export interface ViewData {
   startTimeUs: string;
   sampleIntervalUs: number;
   samples: number;
-  threads: { key: string; samples: number }[];
+  threads: { key: string; samples: number; name?: string }[];
   funcs: ViewFunc[];
   /** parent[n] (-1 for the root, node 0); children always have larger ids than their parent. */
   parent: number[];
@@ -97,11 +97,15 @@ export class StackTree {
     return id;
   }
 
-  threadNode(key: string): number {
+  /** Thread names the sources gave (Node's main thread, pprof and speedscope names), by key. */
+  readonly threadNames = new Map<string, string>();
+
+  threadNode(key: string, threadName?: string): number {
     let node = this.threadNodes.get(key);
     if (node === undefined) {
       const fid = this.funcs.length;
-      this.funcs.push({ name: `thread ${key}`, file: '', line: null, thread: key });
+      if (threadName !== undefined) this.threadNames.set(key, threadName);
+      this.funcs.push({ name: threadName === undefined ? `thread ${key}` : `thread ${key} (${threadName})`, file: '', line: null, thread: key });
       node = this.child(0, fid);
       this.threadNodes.set(key, node);
     }
@@ -141,7 +145,7 @@ export class StackTree {
       if (prev !== undefined && sameStack(prev.stack, stack)) {
         leaf = prev.leaf;
       } else {
-        leaf = this.threadNode(key);
+        leaf = this.threadNode(key, mergeThreads ? undefined : source.meta.threadNames?.get(key));
         for (let i = stack.length - 1; i >= 0; i--) {
           const fi = stack[i]!;
           let fid = frameFunc[fi];
@@ -256,7 +260,7 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
     startTimeUs: start.toString(),
     sampleIntervalUs: interval,
     samples,
-    threads: [...perThread].map(([key, n]) => ({ key, samples: n })),
+    threads: [...perThread].map(([key, n]) => (tree.threadNames.has(key) ? { key, samples: n, name: tree.threadNames.get(key)! } : { key, samples: n })),
     funcs: tree.funcs,
     parent: tree.parent,
     func: tree.func,
