@@ -7,7 +7,8 @@ import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
 import { inputSize, readInputFile, writeOutputFile } from '../input';
 import { fromCollapsed, toCollapsed } from './collapsed';
 import { fromCpuProfile, toCpuProfile } from './cpuprofile';
-import { MemoryProfile, copyProfile, type ProfileSource } from './model';
+import { MemoryProfile, copyProfile, type Frame, type ProfileSource } from './model';
+import { withMappedFrames } from '../sourcemap/index';
 import { toPprof } from './pprof';
 import { fromPprof, type PprofSource } from './pprof-read';
 import { fromSpeedscope, toSpeedscope } from './speedscope';
@@ -128,6 +129,8 @@ export interface ConvertOptions extends SerializeOptions, ParseOptions {
   compression?: 'zstd' | 'none';
   /** Called with samples done and the total when known. */
   onProgress?: (done: number, total: number | undefined) => void;
+  /** Each frame as written (source maps: lib/sourcemap). */
+  mapFrame?: (frame: Frame) => Frame;
 }
 
 export interface ConvertSummary {
@@ -176,7 +179,7 @@ export function convert(input: string, output: string, options: ConvertOptions =
   if (!Number.isSafeInteger(maxSamples) || maxSamples < 0) throw invalidArgument(`maxSamples must be a non-negative safe integer, not ${String(maxSamples)}`, 'a non-negative safe integer');
   const limited = IN_MEMORY_OUTPUTS.includes(to);
   const bytesIn = inputSize(input);
-  const source = openProfile(input, options.from, options);
+  const source = withMappedFrames(openProfile(input, options.from, options), options.mapFrame);
   try {
     const total = source.sampleCount;
     const tooMany = (n: number): ProfpackError =>

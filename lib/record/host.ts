@@ -9,6 +9,7 @@ import { rmSync, statSync } from 'node:fs';
 import type { CpuProfile } from '../convert/cpuprofile';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ErrorCode, ProfpackError } from '../errors';
+import { SourceMapper } from '../sourcemap/index';
 import { ProfilingMode } from '../tachyon/index';
 import { ChunkIngester, FrameSpace, epochOffsetUs } from './ingest';
 import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
@@ -31,6 +32,8 @@ export interface RecordingHostOptions {
   epochOffsetUs?: bigint;
   /** ProfileWriter flushIntervalMs: what a SIGKILL of the writing process loses (default 1000; `profpack recover` salvages the rest). */
   flushIntervalMs?: number;
+  /** Frames of compiled scripts written at their source-mapped position (default true). */
+  sourceMaps?: boolean;
 }
 
 export interface HostSummary {
@@ -69,7 +72,7 @@ export class RecordingHost {
     this.out = this.rotation?.next() ?? options.out;
     const offset = options.epochOffsetUs ?? (options.startTimeUs === undefined ? epochOffsetUs() : 0n);
     this.sink = this.createSink(this.out, options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset);
-    this.ingester = new ChunkIngester(this.sink, offset);
+    this.ingester = new ChunkIngester(this.sink, offset, options.sourceMaps === false ? undefined : new SourceMapper().mapFrame);
   }
 
   private createSink(out: string, startTimeUs: bigint): TachyonSink {

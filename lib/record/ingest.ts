@@ -4,7 +4,7 @@
  * writeStack per sample, innermost first.
  */
 import { frameFromV8, statusForV8Leaf, type CpuProfile, type CpuProfileCallFrame } from '../convert/cpuprofile';
-import { NodeStatus, type ProfileSink } from '../convert/model';
+import { NodeStatus, type Frame, type ProfileSink } from '../convert/model';
 import { ErrorCode, ProfpackError } from '../errors';
 import { FrameNumbers, type WireProfile } from './wire';
 
@@ -41,10 +41,14 @@ export class ChunkIngester {
   firstTimeUs: bigint | undefined;
   lastTimeUs: bigint | undefined;
 
-  /** `clockOffsetUs` is added to every sample time written (epochOffsetUs() for a file recording). */
+  /**
+   * `clockOffsetUs` is added to every sample time written (epochOffsetUs() for a file recording);
+   * `mapFrame` turns each frame into the one written (source maps: lib/sourcemap).
+   */
   constructor(
     private sink: ProfileSink,
     private readonly clockOffsetUs = 0n,
+    private readonly mapFrame: (frame: Frame) => Frame = (frame) => frame,
   ) {}
 
   /**
@@ -80,7 +84,7 @@ export class ChunkIngester {
       if (id === undefined) {
         const cf = space.callFrames[n];
         if (cf === undefined) throw new ProfpackError(`recording chunk: node ${node} names frame ${n}, which was never sent`, { code: ErrorCode.RECORD_FAILED, expected: `a frame number below ${space.callFrames.length}` });
-        space.sinkIds[n] = id = this.sink.internFrame(frameFromV8(cf));
+        space.sinkIds[n] = id = this.sink.internFrame(this.mapFrame(frameFromV8(cf)));
       }
       return id;
     };
@@ -92,7 +96,7 @@ export class ChunkIngester {
       let id = byLine.get(line);
       if (id === undefined) {
         sinkId(node); // checks the frame was sent
-        byLine.set(line, (id = this.sink.internFrame({ ...frameFromV8(space.callFrames[n]!), lineno: line, column: null })));
+        byLine.set(line, (id = this.sink.internFrame(this.mapFrame({ ...frameFromV8(space.callFrames[n]!), lineno: line, column: null }))));
       }
       return id;
     };

@@ -22,6 +22,7 @@ export interface ChildRecording {
   rotate?: { everyMs: number; dir: string; keep?: number };
   compression?: 'zstd' | 'none';
   flushIntervalMs?: number;
+  sourceMaps?: boolean;
 }
 
 /** A child's own file next to the root's: `profile.tach` → `profile.<pid>.tach`. */

@@ -47,6 +47,7 @@ function startChildRecording(raw: string): void {
     rotate: settings.rotate,
     compression: settings.compression,
     flushIntervalMs: settings.flushIntervalMs,
+    sourceMaps: settings.sourceMaps,
     intervalUs: numberFrom(RecordEnv.intervalUs),
     harvestMs: numberFrom(RecordEnv.harvestMs),
     workers,

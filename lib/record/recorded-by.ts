@@ -8,6 +8,7 @@
  */
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { packageVersion } from '../version';
 
 /** The string starts with this, then JSON. */
 export const RECORDED_BY_PREFIX = 'profpack:recorded-by ';
@@ -35,7 +36,7 @@ export interface RecordedBy {
 }
 
 /** This process as a recording's origin. */
-export function describeThisProcess(intervalUs: number, recorder: string): RecordedBy {
+export function describeThisProcess(intervalUs: number, recorder = packageVersion()): RecordedBy {
   const argv: string[] = [];
   let chars = 0;
   // profpack's own preload is how the recording started, not part of the user's command.

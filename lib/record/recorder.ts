@@ -13,7 +13,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:worker_threads';
 import type { CpuProfile } from '../convert/cpuprofile';
-import type { ProfileSink } from '../convert/model';
+import type { Frame, ProfileSink } from '../convert/model';
+import { SourceMapper } from '../sourcemap/index';
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
@@ -23,7 +24,6 @@ import { checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rota
 import { RecordEnv } from './preload-env';
 import { describeThisProcess, encodeRecordedBy, type RecordedBy } from './recorded-by';
 import { V8Sampler } from './sampler';
-import { packageVersion } from '../version';
 import { FdSender, FrameNumbers } from './wire';
 
 export interface RecordingOptions {
@@ -70,6 +70,8 @@ export interface RecordingOptions {
   rotate?: RotateOptions;
   /** Each finished file of a rotating recording (the last one at stop()), e.g. to ship it. */
   onFile?: OnFile;
+  /** Frames of compiled scripts written at their source-mapped position (default true; files only, not `sink`). */
+  sourceMaps?: boolean;
 }
 
 export interface RecordingSummary {
@@ -108,8 +110,8 @@ interface ChunkTarget {
   alive(): boolean;
 }
 
-function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n): ChunkTarget {
-  const ingester = new ChunkIngester(sink, clockOffsetUs);
+function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n, mapFrame?: (frame: Frame) => Frame): ChunkTarget {
+  const ingester = new ChunkIngester(sink, clockOffsetUs, mapFrame);
   return {
     chunk: (profile, threadId, mainThread) => void ingester.ingest(profile, BigInt(threadId), mainThread),
     end(durationSec, threads) {
@@ -189,7 +191,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   // A file recording is on the Unix epoch (V8's own sample times are monotonic).
   const clockOffsetUs = epochOffsetUs();
   const startTimeUs = process.hrtime.bigint() / 1000n + clockOffsetUs;
-  const about = describeThisProcess(intervalUs, packageVersion());
+  const about = describeThisProcess(intervalUs);
   let writerProcess: WriterProcess | undefined;
   let rotatingHost: RecordingHost | undefined;
   let target: ChunkTarget;
@@ -198,10 +200,10 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   } else if (options.fd !== undefined) {
     target = pipeTarget(new FdSender(options.fd), about);
   } else if (writerMode === 'process') {
-    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs });
+    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps });
     target = pipeTarget(writerProcess.sender, about);
   } else if (rotate !== undefined) {
-    rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs });
+    rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps });
     rotatingHost.setRecordedBy(about);
     target = hostTarget(rotatingHost, onFile);
   } else {
@@ -213,7 +215,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
       flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
     });
     sink.note(encodeRecordedBy(about));
-    target = sinkTarget(sink, clockOffsetUs);
+    target = sinkTarget(sink, clockOffsetUs, options.sourceMaps === false ? undefined : new SourceMapper().mapFrame);
   }
   const sampler = new V8Sampler(intervalUs);
   const threads = new Set<number>([ownThreadId]);
@@ -355,8 +357,7 @@ function spawnWriterProcess(settings: WriterProcessSettings): WriterProcess {
   const child = spawn(process.execPath, [script, JSON.stringify({ ...settings, startTimeUs: String(settings.startTimeUs), epochOffsetUs: String(settings.epochOffsetUs) })], {
     stdio: ['pipe', 'pipe', 'inherit'],
     detached: true,
-    // The writer is not a child to record (`--children` would have it record itself, and so on).
-    env: { ...process.env, [RecordEnv.children]: '' },
+    env: { ...process.env, [RecordEnv.children]: '' }, // not a child to record (it would record itself, and so on)
   });
   // The recording must not keep the program alive.
   child.unref();
@@ -466,6 +467,7 @@ export interface WriterProcessSettings {
   epochOffsetUs: bigint;
   rotate?: RotateOptions;
   flushIntervalMs?: number;
+  sourceMaps?: boolean;
 }
 
 /**

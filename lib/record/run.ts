@@ -39,6 +39,8 @@ export interface RunRecordedOptions {
    * rotating files in the same directory, whose names carry the pid).
    */
   children?: boolean;
+  /** Frames of compiled scripts written at their source-mapped position (default true). */
+  sourceMaps?: boolean;
 }
 
 export interface RunRecordedResult {
@@ -74,7 +76,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const [exe, ...args] = command;
   if (exe === undefined) throw new ProfpackError('nothing to run: give the command after --', { code: ErrorCode.INVALID_ARGUMENT });
   const intervalUs = options.intervalUs ?? 1000;
-  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate, flushIntervalMs: options.flushIntervalMs });
+  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps });
   const onFile: OnFile = options.onFile ?? (() => undefined);
   host.startRotating(onFile);
   const env: NodeJS.ProcessEnv = {
@@ -88,7 +90,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const children = options.children ?? true;
   const base = options.out.replace(/\.tach$/, '');
   if (children) {
-    const settings: ChildRecording = { compression: options.compression, flushIntervalMs: options.flushIntervalMs };
+    const settings: ChildRecording = { compression: options.compression, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps };
     if (options.rotate !== undefined) settings.rotate = options.rotate;
     else settings.base = base;
     env[RecordEnv.children] = JSON.stringify(settings);

@@ -3,13 +3,16 @@ import { statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { openProfile, type ProfileFormat } from '../convert/convert';
 import { listProfileFiles, openProfiles } from '../fleet/index';
-import type { ProfileSource } from '../convert/model';
+import type { Frame, ProfileSource } from '../convert/model';
+import { withMappedFrames } from '../sourcemap/index';
 import { renderPage } from './html';
 import { buildViewData, type ViewDataOptions } from './tree';
 
 export interface FlameOptions extends ViewDataOptions {
   /** The page's title (default: "profpack flame graph"). */
   title?: string;
+  /** Each frame as the page shows it (source maps: lib/sourcemap). */
+  mapFrame?: (frame: Frame) => Frame;
 }
 
 export interface FlameSummary {
@@ -44,7 +47,7 @@ export function renderFlameHtml(source: ProfileSource, options: FlameOptions = {
  */
 export function flame(input: string | readonly string[], output: string, options: FlameOptions & { from?: ProfileFormat } = {}): FlameSummary {
   const files = listProfileFiles(typeof input === 'string' ? [input] : input);
-  const source = files.length === 1 ? openProfile(files[0]!, options.from) : openProfiles(files);
+  const source = withMappedFrames(files.length === 1 ? openProfile(files[0]!, options.from) : openProfiles(files), options.mapFrame);
   const name = files.length === 1 ? path.basename(files[0]!) : `${files.length} profiles`;
   try {
     const page = renderFlameHtml(source, { title: options.title ?? `${name} — profpack flame graph`, ...options });

@@ -5,6 +5,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
 import { progressBar } from '../progress';
 import { outputPath } from '../output-option';
+import { SourceMapper } from '../../sourcemap/index';
 import { action } from '../user-error';
 
 interface ConvertFlags {
@@ -17,6 +18,7 @@ interface ConvertFlags {
   sampleType?: string;
   quiet?: boolean;
   maxSamples?: string;
+  sourceMaps?: string;
 }
 
 function formatOption(value: string | undefined, flag: string): ProfileFormat | undefined {
@@ -38,11 +40,13 @@ export function registerConvert(program: Command): Command {
     .option('--thread <id>', '.cpuprofile: only this thread (ID or ID@INTERPRETER)')
     .option('--sample-type <name>', 'pprof input: the sample type to read (default: the CPU/wall one)')
     .option('-q, --quiet', 'no summary line')
+    .option('--source-maps <dir>', 'write frames of compiled scripts at their source (the scripts and their maps are under DIR)')
     .option('--max-samples <n>', `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`)
     .action(
       action((input: string, flags: ConvertFlags, command: Command) => {
         flags.output = outputPath(command);
         const size = inputSize(input);
+        const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
         const summary = convert(input, flags.output, {
           to: formatOption(flags.to, '--to'),
           from: formatOption(flags.from, '--from'),
@@ -52,7 +56,9 @@ export function registerConvert(program: Command): Command {
           sampleType: flags.sampleType,
           onProgress: progressBar('converting', size),
           maxSamples: flags.maxSamples === undefined ? undefined : Number(flags.maxSamples),
+          mapFrame: maps?.mapFrame,
         });
+        for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
         if (summary.droppedLabels > 0) {
           process.stderr.write(`profpack: warning: dropped ${summary.droppedLabels.toLocaleString('en')} pprof labels (${summary.droppedLabelKeys.join(', ')}): only thread ids, thread names and times are kept\n`);
         }

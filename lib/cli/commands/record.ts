@@ -28,6 +28,7 @@ interface RecordFlags {
   flushMs: string;
   killAfter: string;
   children: boolean;
+  sourceMaps: boolean;
 }
 
 export function registerRecord(program: Command): Command {
@@ -40,6 +41,7 @@ export function registerRecord(program: Command): Command {
     .addOption(new Option('--out <file>').hideHelp())
     .addOption(new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'))
     .option('--workers', 'also record worker threads, each as its own thread')
+    .option('--no-source-maps', 'write frames of compiled scripts as they run, not at their source-mapped position (by default a script with an inline or adjacent map reads as its source)')
     .option('--no-children', 'do not record the Node processes the command starts (by default each writes its own file, OUT.<pid>.tach)')
     .option('--harvest-ms <ms>', 'how often samples are moved from V8 to the file', '1000')
     .option('--rotate <every>', 'a new file this often (60s, 5m, 1h, 500ms), in --dir; -o is not used')
@@ -66,7 +68,7 @@ export function registerRecord(program: Command): Command {
         } else if (flags.keep !== undefined) throw new ProfpackError('--keep needs --rotate', { code: ErrorCode.INVALID_ARGUMENT });
         const onFile = (file: string, stats: { samples: number; bytes: number }): void =>
           void process.stderr.write(`profpack: wrote ${path.relative('.', file)}: ${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`);
-        const { code, signal, summary, childFiles } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000), children: flags.children });
+        const { code, signal, summary, childFiles } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000), children: flags.children, sourceMaps: flags.sourceMaps });
         const out = summary.out;
         if (rotate !== undefined) flags.out = path.relative('.', out);
         const size = statSync(out).size.toLocaleString('en');
