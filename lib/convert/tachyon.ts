@@ -3,8 +3,8 @@
  * A Tachyon source streams: samples() replays the file without holding them,
  * and a sink is the writer's fast path (internFrame / writeStack).
  */
+import { findRecordedBy, processIdentity } from '../recorded-by';
 import { ProfileReader, ProfileWriter } from '../tachyon/index';
-import { findRecordedBy, processIdentity } from '../record/recorded-by';
 import { normalizeFrame, type Frame, type ProfileMeta, type ProfileSink, type ProfileSource, type Sample } from './model';
 
 export interface TachyonSink extends ProfileSink {
@@ -12,7 +12,7 @@ export interface TachyonSink extends ProfileSink {
   finalize(): void;
   /** Discards the file. */
   close(): void;
-  /** A string no frame names (lib/record/recorded-by.ts: what recorded the file). */
+  /** A string no frame names (lib/recorded-by.ts: what recorded the file). */
   note(text: string): void;
 }
 

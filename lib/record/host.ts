@@ -10,10 +10,10 @@ import type { CpuProfile } from '../convert/cpuprofile';
 import { createTachyonSink, type TachyonSink } from '../convert/tachyon';
 import { ErrorCode, ProfpackError } from '../errors';
 import { SourceMapper } from '../sourcemap/index';
+import { encodeRecordedBy, type RecordedBy } from '../recorded-by';
 import { ProfilingMode } from '../tachyon/index';
 import { ChunkIngester, FrameSpace, epochOffsetUs } from './ingest';
 import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
-import { encodeRecordedBy, type RecordedBy } from './recorded-by';
 import { FrameParser, type WireMessage } from './wire';
 
 /** How often a recording's file is flushed (and its journal written) unless told otherwise. */

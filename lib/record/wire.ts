@@ -15,7 +15,7 @@
 import * as fs from 'node:fs';
 import type { CpuProfile, CpuProfileCallFrame } from '../convert/cpuprofile';
 import { ErrorCode, ProfpackError } from '../errors';
-import type { RecordedBy } from './recorded-by';
+import type { RecordedBy } from '../recorded-by';
 
 /**
  * A harvest as it crosses the pipe: V8's tree as parallel arrays of node

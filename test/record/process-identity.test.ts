@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { infoLines } from '../../lib/cli/commands/info';
 import { openProfiles } from '../../lib/fleet/index';
-import { findRecordedBy } from '../../lib/record/recorded-by';
+import { findRecordedBy } from '../../lib/recorded-by';
 import { ProfileReader } from '../../lib/tachyon/index';
 import { repoRoot } from '../shared';
 

@@ -10,8 +10,8 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { infoLines } from '../../lib/cli/commands/info';
-import { RECORDED_BY_PREFIX, encodeRecordedBy, findRecordedBy, type RecordedBy } from '../../lib/record/recorded-by';
 import { dumpProfile } from '../../lib/tachyon/read/dump';
+import { RECORDED_BY_PREFIX, encodeRecordedBy, findRecordedBy, type RecordedBy } from '../../lib/recorded-by';
 import { ProfileReader } from '../../lib/tachyon/index';
 import { parseJsonExact, repoRoot, sharedPath } from '../shared';
 

@@ -1,7 +1,7 @@
 /** `profpack info FILE`: a human summary of a Tachyon profile. */
 import type { Command } from 'commander';
 import { NodeStatus } from '../../convert/model';
-import { findRecordedBy, type RecordedBy } from '../../record/recorded-by';
+import { findRecordedBy, type RecordedBy } from '../../recorded-by';
 import { ProfileReader, type ProfileInfo } from '../../tachyon/index';
 
 const MODES = ['wall', 'cpu', 'gil', 'all', 'exception'];
