@@ -13,12 +13,14 @@ const extra = process.argv.slice(2);
 // 5 s the first time, 20 ms after) and hand its path to the tests; if it
 // cannot be installed, those tests fail rather than skip.
 if (!process.env.TACHYON_CPYTHON) {
+  console.log('test-both: CPython 3.15 for the interop tests (../shared/tools/cpython315/install.sh: installed once, about 5 s; then reused)');
   const installer = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '..', '..', 'shared', 'tools', 'cpython315', 'install.sh');
   const got = spawnSync('bash', [installer], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (got.status === 0 && got.stdout.trim()) process.env.TACHYON_CPYTHON = got.stdout.trim().split('\n').at(-1);
   else console.log(`CPython 3.15 could not be installed (${installer}): interop tests will fail`);
 }
-// Go's pprof and Chromium for the conformance and browser tests (apt-get when missing).
+// Go's pprof and Chromium for the conformance and browser tests (apt-get when missing; it says so first).
+console.log('test-both: checking for go and chromium (scripts/test-tools.sh installs them with apt-get when missing)');
 spawnSync('bash', [path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), 'test-tools.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
 const backends = (process.env.PROFPACK_TEST_BACKENDS ?? 'native,js').split(',');
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-test-'));

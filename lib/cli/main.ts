@@ -3,6 +3,7 @@
  * The profpack command. Each command lives in commands/<name>.ts and is
  * registered here; user errors print one line (code and message) and exit 2.
  */
+import { join, sep } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerConvert } from './commands/convert';
 import { registerDiff } from './commands/diff';
@@ -16,8 +17,11 @@ import { registerRecover } from './commands/recover';
 import { registerTop } from './commands/top';
 import { EXIT_USER_ERROR, userErrorLine } from './errors';
 import { OutputClosed } from './output';
+import { PACKAGE_ROOT, packageVersion } from '../version';
 
 type Register = (program: Command) => void;
+
+
 /**
  * Each command's registration, in help order. A command line names one
  * command, and only that one is registered: the built main.js requires each
@@ -49,7 +53,9 @@ export function buildProgram(argv?: readonly string[]): Command {
     // `record [options] -- node app.js --its-own-options`: options after the command belong to the target.
     .enablePositionalOptions()
     .exitOverride()
-    .configureOutput({ outputError: () => {} });
+    .configureOutput({ outputError: () => {} })
+    .version(packageVersion(), '-V, --version', "print profpack's version")
+    .addHelpText('after', `\nDocs: ${join(PACKAGE_ROOT, 'README.md')} and ${join(PACKAGE_ROOT, 'docs')}${sep} (shipped in the package)`);
   const named = argv?.[2];
   const names = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
   for (const name of names) COMMANDS[name]!()(program);

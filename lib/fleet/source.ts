@@ -6,7 +6,9 @@
  * One file is open at a time; frames are merged into one table (deduplicated
  * on all seven fields, as MemoryProfile does); a thread keeps its id unless an
  * earlier file already used the same (thread id, interpreter id), in which
- * case it gets the next free id, so threads of different files stay apart.
+ * case it gets the next free id, so threads of different files stay apart —
+ * but files rotated from one process (the same ProfileMeta.processIdentity)
+ * keep one id per thread: one single-threaded program is one thread.
  * Times are kept as the files store them (absolute µs).
  */
 import { formatFromPath, openProfile, type OpenedProfile } from '../formats/index';
@@ -47,6 +49,9 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
   const labelSets = new LabelSets();
   const stacks = new StackTable();
   const claimed = new Set<string>();
+  /** Files of one recorded process (rotated) share threads: "identity\0thread key" → merged id. */
+  const processThreads = new Map<string, bigint>();
+  /** The merged threads' names, filled as samples() meets them. */
   let maxThreadId = -1n;
   const threadMaps: Map<string, bigint>[] = files.map(() => new Map());
   let meta: ProfileMeta | undefined;
@@ -106,6 +111,7 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
       const merged = source.meta;
       // Renumbering starts afresh: a second pass gives the same ids as the first.
       claimed.clear();
+      processThreads.clear();
       maxThreadId = -1n;
       for (const m of threadMaps) m.clear();
       for (let f = 0; f < files.length; f++) {
@@ -113,19 +119,26 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
         const src = openFile(files[f]!);
         try {
           const renumbered = threadMaps[f]!;
+          const identity = src.meta.processIdentity;
           const columns = merged.sampleTypes.map((t) => src.meta.sampleTypes.findIndex((u) => sampleTypeName(u) === sampleTypeName(t)));
           const remap = new Remapper(src, target, merged.sampleTypes.length, {
             columns,
             thread: (index) => {
               const t = src.threads[index]!;
               const key = threadKey(t.threadId, t.interpreterId);
-              let threadId = t.threadId;
-              if (claimed.has(key)) {
-                do threadId = ++maxThreadId;
-                while (claimed.has(threadKey(threadId, t.interpreterId)));
+              // Files rotated from one process (the same identity) share its threads.
+              const sameProcess = identity === undefined ? undefined : `${identity}\u0000${key}`;
+              let threadId = sameProcess === undefined ? undefined : processThreads.get(sameProcess);
+              if (threadId === undefined) {
+                threadId = t.threadId;
+                if (claimed.has(key)) {
+                  do threadId = ++maxThreadId;
+                  while (claimed.has(threadKey(threadId, t.interpreterId)));
+                }
+                claimed.add(threadKey(threadId, t.interpreterId));
+                if (threadId > maxThreadId) maxThreadId = threadId;
+                if (sameProcess !== undefined) processThreads.set(sameProcess, threadId);
               }
-              claimed.add(threadKey(threadId, t.interpreterId));
-              if (threadId > maxThreadId) maxThreadId = threadId;
               renumbered.set(key, threadId);
               return threads.intern(threadId, t.interpreterId, t.name);
             },

@@ -7,7 +7,8 @@ import { statSync } from 'node:fs';
 import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
 import { inputSize } from '../input';
 import { refuseInputAsOutput } from '../output-file';
-import { mapBatches, sampleTypeName, type ProfileSource, type SampleBatch } from '../profile/index';
+import { mapBatches, sampleTypeName, type Frame, type ProfileSource, type SampleBatch } from '../profile/index';
+import { withMappedFrames } from '../sourcemap/index';
 import type { FormatName, WriteOptions } from './adapter';
 import { FORMAT_NAMES, formatFromPath, openProfile, writeProfile } from './registry';
 
@@ -26,6 +27,8 @@ export interface ConvertOptions extends WriteOptions {
   from?: FormatName;
   /** The most sample records converted to a format held in memory (default DEFAULT_MAX_SAMPLES). */
   maxSamples?: number;
+  /** Each frame as written (source maps: lib/sourcemap). */
+  mapFrame?: (frame: Frame) => Frame;
   /** Called with records done and the total when known. */
   onProgress?: (done: number, total: number | undefined) => void;
 }
@@ -52,7 +55,8 @@ export function convert(input: string, output: string, options: ConvertOptions =
   const limited = IN_MEMORY_OUTPUTS.includes(to);
   const bytesIn = inputSize(input);
   refuseInputAsOutput(output, [input]);
-  const source = openProfile(input, { format: options.from, onWarning: options.onWarning });
+  const opened = openProfile(input, { format: options.from, onWarning: options.onWarning });
+  const source = Object.assign(withMappedFrames(opened, options.mapFrame), { format: opened.format, close: () => opened.close() });
   try {
     const total = source.sampleCount;
     const tooMany = (n: number): ProfpackError =>

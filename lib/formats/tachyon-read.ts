@@ -14,6 +14,7 @@
 import { ProfileReader, ProfilingMode, type ModelSection, type ReaderOptions, type NodeVisitor, type StackNodes } from '../tachyon/index';
 import { BATCH_ROWS, FrameTable, GapWeigher, LabelSets, SampleTypes, StackTable, ThreadTable, newBatch, normalizeFrame, type Frame, type ProfileMeta, type ProfileSource, type SampleBatch } from '../profile/index';
 import type { ReadInput } from './adapter';
+import { findRecordedBy, processIdentity } from '../recorded-by';
 
 /** The time column of a tick stream: CPU time when the profiler sampled on-CPU time, else wall time. */
 function tickMeta(reader: ProfileReader): ProfileMeta {
@@ -68,6 +69,13 @@ export class TachyonSource implements ProfileSource {
     if (this.model !== null) {
       for (const set of this.model.labelSets) this.labelIds.push(this.labelTable.intern(set));
       for (const t of this.model.threadNames) this.threadTable.intern(t.threadId, t.interpreterId, t.name);
+    }
+    // A profpack Node recording says what recorded it (lib/recorded-by.ts): its process, and thread 0 is the main thread.
+    const recordedBy = findRecordedBy(reader.strings);
+    if (recordedBy !== undefined) {
+      this.meta.processIdentity = processIdentity(recordedBy);
+      this.meta.origin = { format: 'tachyon', producer: `profpack record (Node ${recordedBy.version})` };
+      this.threadTable.intern(0n, 0, 'main');
     }
   }
 

@@ -59,6 +59,12 @@ export interface ProfileMeta {
   durationUs?: bigint;
   /** Free text the source carries (pprof comments). */
   comments?: string[];
+  /**
+   * The recorded process, when the file says (a profpack Node recording:
+   * host/pid/start): the files rotated from one process share it, so their
+   * threads are the same threads.
+   */
+  processIdentity?: string;
   /** Name of the format the profile was read from (a FormatName) and what wrote it, where known. */
   origin?: { format: string; producer?: string };
 }

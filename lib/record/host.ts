@@ -10,6 +10,8 @@ import type { CpuProfile } from '../formats/v8';
 import { createTachyonSink, type TachyonSink } from './sink';
 import { ErrorCode, ProfpackError } from '../errors';
 import { removeFile } from '../file-retry';
+import { SourceMapper } from '../sourcemap/index';
+import { encodeRecordedBy, type RecordedBy } from '../recorded-by';
 import { ProfilingMode } from '../tachyon/index';
 import { ChunkIngester, FrameSpace, epochOffsetUs } from './ingest';
 import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
@@ -32,6 +34,8 @@ export interface RecordingHostOptions {
   epochOffsetUs?: bigint;
   /** ProfileWriter flushIntervalMs: what a SIGKILL of the writing process loses (default 1000; `profpack recover` salvages the rest). */
   flushIntervalMs?: number;
+  /** Frames of compiled scripts written at their source-mapped position (default true). */
+  sourceMaps?: boolean;
   /** Where the heap events of a `heap` recording go (without one they are only counted). */
   heapSink?: HeapEventSink;
 }
@@ -79,6 +83,7 @@ export class RecordingHost {
   private end: { durationSec: number; threads: number } | undefined;
   private summary: HostSummary | undefined;
   private failure: ProfpackError | undefined;
+  private recordedBy: string | undefined;
 
   /** Creates the file now, so that a path that cannot be written fails before anything runs. */
   constructor(private readonly options: RecordingHostOptions) {
@@ -86,7 +91,7 @@ export class RecordingHost {
     this.out = this.rotation?.next() ?? options.out;
     const offset = options.epochOffsetUs ?? (options.startTimeUs === undefined ? epochOffsetUs() : 0n);
     this.sink = this.createSink(this.out, options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset);
-    this.ingester = new ChunkIngester(this.sink, offset);
+    this.ingester = new ChunkIngester(this.sink, offset, options.sourceMaps === false ? undefined : new SourceMapper().mapFrame);
     this.heap = new HeapFrameReceiver(options.heapSink, Number(offset));
   }
 
@@ -128,6 +133,7 @@ export class RecordingHost {
     try {
       // The next file starts where this one's samples end: every later sample is newer.
       sink = this.createSink(next, this.ingester.lastTimeUs ?? 0n);
+      if (this.recordedBy !== undefined) sink.note(this.recordedBy);
     } catch (err) {
       process.emitWarning(`profpack: cannot start the next file ${next} (${(err as Error).message}); recording goes on into ${this.out}`);
       return undefined;
@@ -170,6 +176,8 @@ export class RecordingHost {
       this.ingester.ingestWire(message.profile, BigInt(message.threadId), message.mainThread, this.pipeFrames);
     } else if (message.kind === 'heap') {
       this.acceptHeapFrame(message.body, message.offset);
+    } else if (message.kind === 'about') {
+      this.setRecordedBy(message.about);
     } else if (message.kind === 'ping') {
       // nothing to write
     } else if (message.kind === 'end') {
@@ -183,6 +191,12 @@ export class RecordingHost {
   acceptHeapFrame(body: Uint8Array, offset = 0): void {
     this.heapHeard = true;
     this.heap.receive(body, offset);
+  }
+
+  /** What recorded the file: noted in this file and every later one. */
+  setRecordedBy(about: RecordedBy): void {
+    this.recordedBy = encodeRecordedBy(about);
+    this.sink.note(this.recordedBy);
   }
 
   /** One harvest of a thread, from an inline recorder. */

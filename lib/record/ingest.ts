@@ -4,7 +4,7 @@
  * writeStack per sample, innermost first.
  */
 import { frameFromV8, statusForV8Leaf, type CpuProfile, type CpuProfileCallFrame } from '../formats/v8';
-import { NodeStatus } from '../profile/index';
+import { NodeStatus, type Frame } from '../profile/index';
 import type { ProfileSink } from './sink';
 import { ErrorCode, ProfpackError } from '../errors';
 import { FrameNumbers, type WireProfile } from './wire';
@@ -25,6 +25,8 @@ export class FrameSpace {
   readonly callFrames: CpuProfileCallFrame[] = [];
   /** Sink frame id by number, for the sink of `generation` (a rotation starts a new frame table). */
   sinkIds: number[] = [];
+  /** Sink frame id by frame number and hot line (the frame at a line V8's positionTicks name). */
+  lineSinkIds = new Map<number, Map<number, number>>();
   generation = -1;
 }
 
@@ -40,10 +42,14 @@ export class ChunkIngester {
   firstTimeUs: bigint | undefined;
   lastTimeUs: bigint | undefined;
 
-  /** `clockOffsetUs` is added to every sample time written (epochOffsetUs() for a file recording). */
+  /**
+   * `clockOffsetUs` is added to every sample time written (epochOffsetUs() for a file recording);
+   * `mapFrame` turns each frame into the one written (source maps: lib/sourcemap).
+   */
   constructor(
     private sink: ProfileSink,
     private readonly clockOffsetUs = 0n,
+    private readonly mapFrame: (frame: Frame) => Frame = (frame) => frame,
   ) {}
 
   /**
@@ -68,6 +74,7 @@ export class ChunkIngester {
     for (const cf of chunk.newFrames) space.callFrames.push(cf);
     if (space.generation !== this.generation) {
       space.sinkIds = [];
+      space.lineSinkIds = new Map();
       space.generation = this.generation;
     }
     const { parents, frames: frameNumbers } = chunk;
@@ -78,34 +85,49 @@ export class ChunkIngester {
       if (id === undefined) {
         const cf = space.callFrames[n];
         if (cf === undefined) throw new ProfpackError(`recording chunk: node ${node} names frame ${n}, which was never sent`, { code: ErrorCode.RECORD_FAILED, expected: `a frame number below ${space.callFrames.length}` });
-        space.sinkIds[n] = id = this.sink.internFrame(frameFromV8(cf));
+        space.sinkIds[n] = id = this.sink.internFrame(this.mapFrame(frameFromV8(cf)));
+      }
+      return id;
+    };
+    /** The leaf's frame at a hot line: the function's frame with that line and no column. */
+    const lineSinkId = (node: number, line: number): number => {
+      const n = frameNumbers[node]!;
+      let byLine = space.lineSinkIds.get(n);
+      if (byLine === undefined) space.lineSinkIds.set(n, (byLine = new Map()));
+      let id = byLine.get(line);
+      if (id === undefined) {
+        sinkId(node); // checks the frame was sent
+        byLine.set(line, (id = this.sink.internFrame(this.mapFrame({ ...frameFromV8(space.callFrames[n]!), lineno: line, column: null }))));
       }
       return id;
     };
     const stacks = new Map<number, { frames: Uint32Array; status: number }>();
-    const stackOf = (leaf: number) => {
-      let hit = stacks.get(leaf);
+    const lineStacks = new Map<string, { frames: Uint32Array; status: number }>();
+    const stackOf = (leaf: number, line: number) => {
+      let hit = line > 0 ? lineStacks.get(`${leaf}:${line}`) : stacks.get(leaf);
       if (hit !== undefined) return hit;
       const frames: number[] = [];
       // The node without a parent is "(root)": not a frame of the program.
       // At most one step per node: a tree with a cycle (a damaged message) ends.
       for (let cur = leaf, steps = 0; cur >= 0 && cur < nodeCount && parents[cur]! >= 0 && steps < nodeCount; cur = parents[cur]!, steps++) {
-        frames.push(sinkId(cur));
+        frames.push(cur === leaf && line > 0 ? lineSinkId(cur, line) : sinkId(cur));
       }
       const cf = frames.length > 0 ? space.callFrames[frameNumbers[leaf]!] : undefined;
       let status = statusForV8Leaf(cf?.functionName, cf?.url);
       if (isMainThread) status |= NodeStatus.MainThread;
       hit = { frames: Uint32Array.from(frames), status };
-      stacks.set(leaf, hit);
+      if (line > 0) lineStacks.set(`${leaf}:${line}`, hit);
+      else stacks.set(leaf, hit);
       return hit;
     };
     const after = this.lastTime.get(threadId);
     const { order, times } = newSamplesInOrder(chunk, after);
+    const lines = chunk.lineTicks === undefined ? undefined : sampleLines(chunk, chunk.lineTicks);
     let written = 0;
     let newest = after;
     for (const i of order) {
       const t = times[i]! + this.clockOffsetUs;
-      const { frames, status } = stackOf(chunk.samples[i]!);
+      const { frames, status } = stackOf(chunk.samples[i]!, lines?.[i] ?? 0);
       this.sink.writeStack(threadId, 0, t, status, frames);
       if (this.firstTimeUs === undefined || t < this.firstTimeUs) this.firstTimeUs = t;
       if (this.lastTimeUs === undefined || t > this.lastTimeUs) this.lastTimeUs = t;
@@ -138,4 +160,33 @@ export function newSamplesInOrder(chunk: Pick<CpuProfile, 'samples' | 'timeDelta
   for (let i = 0; i < times.length; i++) if (after === undefined || times[i]! > after) order.push(i);
   order.sort((a, b) => (times[a]! < times[b]! ? -1 : times[a]! > times[b]! ? 1 : a - b));
   return { order, times };
+}
+
+/**
+ * A line for each sample of a chunk, from V8's positionTicks: V8 counts a
+ * node's self ticks per line but does not say which tick was which, so the
+ * node's samples, in time order, take its lines in the order V8 lists them,
+ * each as many as it has ticks. Per line the counts are V8's own; only the
+ * order within one node's samples of one harvest is a guess. Samples beyond
+ * the ticks (or of a node without any) get 0: the function's own line.
+ */
+export function sampleLines(chunk: Pick<WireProfile, 'samples' | 'timeDeltas' | 'startTime'>, lineTicks: Record<number, number[]>): Uint32Array {
+  const lines = new Uint32Array(chunk.samples.length);
+  const cursor = new Map<number, { at: number; left: number }>();
+  for (const i of newSamplesInOrder(chunk, undefined).order) {
+    const node = chunk.samples[i]!;
+    const ticks = lineTicks[node];
+    if (ticks === undefined) continue;
+    let c = cursor.get(node);
+    if (c === undefined) cursor.set(node, (c = { at: 0, left: ticks[1] ?? 0 }));
+    while (c.left <= 0 && c.at + 2 < ticks.length) {
+      c.at += 2;
+      c.left = ticks[c.at + 1] ?? 0;
+    }
+    if (c.left <= 0) continue;
+    const line = ticks[c.at]!;
+    c.left--;
+    if (Number.isInteger(line) && line > 0) lines[i] = line;
+  }
+  return lines;
 }

@@ -9,4 +9,26 @@ export const RecordEnv = {
   /** Set: also record the heap, at this mean sampling interval in bytes. */
   heapIntervalBytes: 'PROFPACK_RECORD_HEAP_INTERVAL_BYTES',
   heapNearLimitRatio: 'PROFPACK_RECORD_HEAP_NEAR_LIMIT_RATIO',
+  /**
+   * Child processes (`--children`): JSON ChildRecording. Every Node process
+   * started below the recorded one (it stays in the environment) that has no
+   * recording pipe writes its own file, as `node --cpu-prof` does.
+   */
+  children: 'PROFPACK_RECORD_CHILDREN',
 } as const;
+
+/** Where a child process's recording goes (RecordEnv.children). */
+export interface ChildRecording {
+  /** The root's file without ".tach": a child writes `${base}.${pid}.tach`. */
+  base?: string;
+  /** A rotating recording: children rotate in the same directory (the names carry the pid). */
+  rotate?: { everyMs: number; dir: string; keep?: number };
+  compression?: 'zstd' | 'none';
+  flushIntervalMs?: number;
+  sourceMaps?: boolean;
+}
+
+/** A child's own file next to the root's: `profile.tach` → `profile.<pid>.tach`. */
+export function childFile(base: string, pid: number): string {
+  return `${base}.${pid}.tach`;
+}

@@ -9,7 +9,7 @@
  */
 import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
-import { RecordEnv } from './preload-env';
+import { RecordEnv, childFile, type ChildRecording } from './preload-env';
 import { startRecording, startWorkerAgent } from './recorder';
 
 
@@ -21,21 +21,55 @@ function numberFrom(name: string): number | undefined {
 /** libuv's st_mode for a pipe on Windows (_S_IFIFO), where Node defines no S_IFIFO and isFIFO() is false. */
 const WINDOWS_PIPE_MODE = 0o010000;
 
-/** The recording pipe is a socket pair (Node's 'pipe' stdio), a FIFO, or a named pipe on Windows; anything else is not ours. */
+/**
+ * The recording pipe is a socket pair (Node's 'pipe' stdio), a FIFO, or a
+ * named pipe on Windows; anything else is not ours. The stat is a bigint one
+ * on purpose: Node 20's plain stats all land in one shared array, which
+ * fs.realpathSync reads back as "the last path was a socket or FIFO" and then
+ * stops resolving symlinks — the main script of a symlinked npm bin
+ * (node_modules/.bin/tsc) then loads from the link's folder and its relative
+ * requires fail. Bigint stats fill another array.
+ */
 function isPipe(fd: number): boolean {
   if (!Number.isInteger(fd) || fd < 0) return false;
   try {
-    const st = fstatSync(fd);
-    return st.isSocket() || st.isFIFO() || (process.platform === 'win32' && (st.mode & 0o170000) === WINDOWS_PIPE_MODE);
+    const st = fstatSync(fd, { bigint: true });
+    return st.isSocket() || st.isFIFO() || (process.platform === 'win32' && (Number(st.mode) & 0o170000) === WINDOWS_PIPE_MODE);
   } catch {
     return false;
   }
 }
 
+/** A Node process started below the recorded one: its own file, written by its own writer process. */
+function startChildRecording(raw: string): void {
+  const settings = JSON.parse(raw) as ChildRecording;
+  const workers = env[RecordEnv.workers] === '1';
+  const channel = `profpack-record-${process.pid}`;
+  if (workers) env[RecordEnv.channel] = channel;
+  startRecording({
+    out: settings.base === undefined ? undefined : childFile(settings.base, process.pid),
+    rotate: settings.rotate,
+    compression: settings.compression,
+    flushIntervalMs: settings.flushIntervalMs,
+    sourceMaps: settings.sourceMaps,
+    intervalUs: numberFrom(RecordEnv.intervalUs),
+    harvestMs: numberFrom(RecordEnv.harvestMs),
+    workers,
+    channel,
+  });
+}
+
 const env = process.env;
 if (isMainThread) {
   const fd = numberFrom(RecordEnv.fd);
-  if (fd !== undefined) {
+  const children = env[RecordEnv.children];
+  if (fd === undefined && children !== undefined && children !== '') {
+    try {
+      startChildRecording(children);
+    } catch (err) {
+      process.stderr.write(`profpack: not recording child process ${process.pid}: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  } else if (fd !== undefined) {
     delete env[RecordEnv.fd];
     const workers = env[RecordEnv.workers] === '1';
     const heapIntervalBytes = numberFrom(RecordEnv.heapIntervalBytes);

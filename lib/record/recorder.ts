@@ -12,6 +12,8 @@ import * as fs from 'node:fs';
 import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:worker_threads';
 import type { CpuProfile } from '../formats/v8';
 import type { ProfileSink } from './sink';
+import type { Frame } from '../profile/index';
+import { SourceMapper } from '../sourcemap/index';
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { createTachyonSink, type TachyonSink } from './sink';
@@ -19,6 +21,7 @@ import { checkHeapOptions, HeapFrameReceiver, HeapRecorder, type HeapEventSink, 
 import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from './host';
 import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rotate';
+import { describeThisProcess, encodeRecordedBy, type RecordedBy } from './recorded-by';
 import { V8Sampler } from './sampler';
 import { FdSender, FrameNumbers } from './wire';
 import { spawnWriterProcess, type WriterProcess } from './writer-spawn';
@@ -77,6 +80,8 @@ export interface RecordingOptions {
   heap?: HeapOptions | true;
   /** Where heap events go with `sink` or the inline writer (the writer process has its own). */
   heapSink?: HeapEventSink;
+  /** Frames of compiled scripts written at their source-mapped position (default true; files only, not `sink`). */
+  sourceMaps?: boolean;
 }
 
 export interface RecordingSummary {
@@ -119,8 +124,8 @@ interface ChunkTarget {
   heapFrame(frame: Buffer): void;
 }
 
-function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n, heapSink?: HeapEventSink): ChunkTarget {
-  const ingester = new ChunkIngester(sink, clockOffsetUs);
+function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n, heapSink?: HeapEventSink, mapFrame?: (frame: Frame) => Frame): ChunkTarget {
+  const ingester = new ChunkIngester(sink, clockOffsetUs, mapFrame);
   // Heap polls take the pipe's coding here too: one path from poll to sink.
   const heap = new HeapFrameReceiver(heapSink, Number(clockOffsetUs));
   return {
@@ -156,7 +161,8 @@ function hostTarget(host: RecordingHost, onFile: OnFile): ChunkTarget {
   };
 }
 
-function pipeTarget(sender: FdSender): ChunkTarget {
+function pipeTarget(sender: FdSender, about: RecordedBy): ChunkTarget {
+  sender.send({ kind: 'about', about });
   const numbers = new FrameNumbers();
   // Counted as the writer will count them (overlapping harvests share ticks).
   const newest = new Map<number, bigint>();
@@ -210,31 +216,31 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   // A file recording is on the Unix epoch (V8's own sample times are monotonic).
   const clockOffsetUs = epochOffsetUs();
   const startTimeUs = process.hrtime.bigint() / 1000n + clockOffsetUs;
+  const about = describeThisProcess(intervalUs);
   let writerProcess: WriterProcess | undefined;
   let rotatingHost: RecordingHost | undefined;
   let target: ChunkTarget;
   if (options.sink !== undefined) {
     target = sinkTarget(options.sink, 0n, options.heapSink);
   } else if (options.fd !== undefined) {
-    target = pipeTarget(new FdSender(options.fd));
+    target = pipeTarget(new FdSender(options.fd), about);
   } else if (writerMode === 'process') {
-    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs });
-    target = pipeTarget(writerProcess.sender);
+    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps });
+    target = pipeTarget(writerProcess.sender, about);
   } else if (rotate !== undefined) {
-    rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs });
+    rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps });
+    rotatingHost.setRecordedBy(about);
     target = hostTarget(rotatingHost, onFile);
   } else {
-    target = sinkTarget(
-      createTachyonSink(out!, {
-        sampleIntervalUs: BigInt(Math.round(intervalUs)),
-        startTimeUs,
-        compression: options.compression ?? 'zstd',
-        mode: ProfilingMode.Wall,
-        flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
-      }),
-      clockOffsetUs,
-      options.heapSink,
-    );
+    const sink = createTachyonSink(out!, {
+      sampleIntervalUs: BigInt(Math.round(intervalUs)),
+      startTimeUs,
+      compression: options.compression ?? 'zstd',
+      mode: ProfilingMode.Wall,
+      flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
+    });
+    sink.note(encodeRecordedBy(about));
+    target = sinkTarget(sink, clockOffsetUs, options.heapSink, options.sourceMaps === false ? undefined : new SourceMapper().mapFrame);
   }
   const sampler = new V8Sampler(intervalUs);
   const threads = new Set<number>([ownThreadId]);

@@ -8,12 +8,12 @@
  * the first one records (the preload removes PROFPACK_RECORD_FD).
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../errors';
 import type { Readable } from 'node:stream';
 import { RecordingHost, type HostSummary } from './host';
-import { RecordEnv } from './preload-env';
+import { RecordEnv, type ChildRecording } from './preload-env';
 import { checkHeapOptions, type HeapEventSink, type HeapOptions } from './heap/index';
 import type { OnFile, RotateOptions } from './rotate';
 
@@ -38,6 +38,14 @@ export interface RunRecordedOptions {
   heapSink?: HeapEventSink;
   /** After SIGINT/SIGTERM reaches this process, how long the command may take to exit before it gets SIGKILL (default 10 s). */
   killAfterMs?: number;
+  /**
+   * Also record the Node processes the command starts (default true): each
+   * writes its own file, `out` with its pid before ".tach" (with `rotate`,
+   * rotating files in the same directory, whose names carry the pid).
+   */
+  children?: boolean;
+  /** Frames of compiled scripts written at their source-mapped position (default true). */
+  sourceMaps?: boolean;
 }
 
 export interface RunRecordedResult {
@@ -45,6 +53,8 @@ export interface RunRecordedResult {
   signal: NodeJS.Signals | null;
   /** What was written (no samples and `heard` false: the command never ran the preload). */
   summary: HostSummary;
+  /** The child processes' files (children recorded, not rotating), in pid order. */
+  childFiles: string[];
 }
 
 function isNode(command: string): boolean {
@@ -73,7 +83,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const intervalUs = options.intervalUs ?? 1000;
   const heap = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
   if (options.heapSink !== undefined && heap === undefined) throw new ProfpackError('heapSink needs heap', { code: ErrorCode.INVALID_ARGUMENT });
-  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate, flushIntervalMs: options.flushIntervalMs, heapSink: options.heapSink });
+  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate, flushIntervalMs: options.flushIntervalMs, heapSink: options.heapSink, sourceMaps: options.sourceMaps });
   const onFile: OnFile = options.onFile ?? (() => undefined);
   host.startRotating(onFile);
   const env: NodeJS.ProcessEnv = {
@@ -87,8 +97,18 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     env[RecordEnv.heapIntervalBytes] = String(heap.intervalBytes);
     env[RecordEnv.heapNearLimitRatio] = String(heap.nearLimitRatio);
   }
+  const startedMs = Date.now();
+  const children = options.children ?? true;
+  const base = options.out.replace(/\.tach$/, '');
+  if (children) {
+    const settings: ChildRecording = { compression: options.compression, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps };
+    if (options.rotate !== undefined) settings.rotate = options.rotate;
+    else settings.base = base;
+    env[RecordEnv.children] = JSON.stringify(settings);
+  } else delete env[RecordEnv.children];
   const node = isNode(exe);
-  if (!node) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(PRELOAD_PATH)}`.trim();
+  // Children read the preload from NODE_OPTIONS; the root loads it once even when it is named twice.
+  if (!node || children) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(PRELOAD_PATH)}`.trim();
   const stdio = options.stdio ?? 'inherit';
   const child = spawn(exe, node ? ['--require', PRELOAD_PATH, ...args] : args, { stdio: [stdio, stdio, stdio, 'pipe'], env });
   const pipe = child.stdio[PIPE_FD] as Readable;
@@ -119,7 +139,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     pipe.destroy();
     const summary = host.finish();
     if (host.lastFile !== undefined) onFile(host.lastFile.path, host.lastFile.stats);
-    return { code, signal, summary };
+    return { code, signal, summary, childFiles: children && options.rotate === undefined ? findChildFiles(base, startedMs) : [] };
   } catch (err) {
     host.abandon();
     throw err;
@@ -132,3 +152,30 @@ export async function runRecorded(command: readonly string[], options: RunRecord
 
 /** The descriptor the preload finds the pipe on. */
 const PIPE_FD = 3;
+
+/** The files `base.<pid>.tach` beside the root's file, in pid order. */
+function findChildFiles(base: string, sinceMs: number): string[] {
+  const dir = path.dirname(base);
+  const pattern = new RegExp(`^${path.basename(base).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.tach$`);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .map((name) => ({ name, pid: Number(pattern.exec(name)?.[1]) }))
+    // A file of an earlier run under the same name is not this run's.
+    .filter((f) => Number.isInteger(f.pid) && modifiedSince(path.join(dir, f.name), sinceMs))
+    .sort((a, b) => a.pid - b.pid)
+    .map((f) => path.join(dir, f.name));
+}
+
+function modifiedSince(file: string, sinceMs: number): boolean {
+  try {
+    // Whole seconds on some file systems.
+    return statSync(file).mtimeMs >= sinceMs - 1000;
+  } catch {
+    return false;
+  }
+}

@@ -12,6 +12,8 @@ export interface ProfileSink {
 }
 
 export interface TachyonSink extends ProfileSink {
+  /** A string no frame names (lib/recorded-by.ts: what recorded the file). */
+  note(text: string): void;
   setStats(durationSec: number, sampleRate: number): void;
   finalize(): void;
   /** Discards the file. */
@@ -41,6 +43,7 @@ export function createTachyonSink(path: string, options: TachyonSinkOptions): Ta
     internFrame: (frame) => writer.internFrame(frame),
     writeStack: (threadId, interpreterId, timestampUs, status, frameIds) => writer.writeStack(threadId, interpreterId, timestampUs, status, frameIds as Uint32Array | readonly number[]),
     setStats: (durationSec, sampleRate) => writer.setStats(durationSec, sampleRate),
+    note: (text) => void writer.internString(text),
     finalize: () => {
       writer.finalize();
     },

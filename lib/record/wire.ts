@@ -16,6 +16,7 @@ import * as fs from 'node:fs';
 import { callFrameKey, type CpuProfile, type CpuProfileCallFrame } from '../formats/v8';
 import { ErrorCode, ProfpackError } from '../errors';
 import { HEAP_FRAME_FLAG } from './heap/index';
+import type { RecordedBy } from '../recorded-by';
 
 /**
  * A harvest as it crosses the pipe: V8's tree as parallel arrays of node
@@ -36,6 +37,8 @@ export interface WireProfile {
   timeDeltas: number[];
   startTime: number;
   endTime: number;
+  /** V8's positionTicks of the nodes that have them: node index → [line, ticks, line, ticks, …] (lines 1-based). */
+  lineTicks?: Record<number, number[]>;
 }
 
 /** Numbers call frames as one sender meets them (the sending side of WireProfile). */
@@ -66,13 +69,22 @@ export class FrameNumbers {
       frames[i] = n;
     }
     const samples = (profile.samples ?? []).map((id) => index.get(id) ?? -1);
-    return { newFrames, parents, frames, samples, timeDeltas: profile.timeDeltas ?? [], startTime: profile.startTime, endTime: profile.endTime };
+    const wire: WireProfile = { newFrames, parents, frames, samples, timeDeltas: profile.timeDeltas ?? [], startTime: profile.startTime, endTime: profile.endTime };
+    for (let i = 0; i < nodes.length; i++) {
+      const ticks = nodes[i]!.positionTicks;
+      if (ticks === undefined || ticks.length === 0) continue;
+      wire.lineTicks ??= {};
+      wire.lineTicks[i] = ticks.flatMap((t) => [t.line, t.ticks]);
+    }
+    return wire;
   }
 }
 
 export type WireMessage =
   | { kind: 'chunk'; threadId: number; mainThread: boolean; profile: WireProfile }
   | { kind: 'end'; durationSec: number; threads: number }
+  // First on the pipe: the recorded process (its note goes into every file, recorded-by.ts).
+  | { kind: 'about'; about: RecordedBy }
   // A harvest with no new samples: tells the recorded process whether its writer is still there.
   | { kind: 'ping' }
   // A heap poll, binary (heap/wire.ts): the body after the length word, and where the frame began.

@@ -14,7 +14,7 @@ function main(): void {
   let host: RecordingHost;
   try {
     // Heap frames are counted here (the summary's `heap`); the file's HeapEventSink goes in as heapSink once the format holds heap events (issue 27).
-    host = new RecordingHost({ out: raw.out, intervalUs: raw.intervalUs, compression: raw.compression, startTimeUs: BigInt(raw.startTimeUs), epochOffsetUs: BigInt(raw.epochOffsetUs), rotate: raw.rotate, flushIntervalMs: raw.flushIntervalMs });
+    host = new RecordingHost({ out: raw.out, intervalUs: raw.intervalUs, compression: raw.compression, startTimeUs: BigInt(raw.startTimeUs), epochOffsetUs: BigInt(raw.epochOffsetUs), rotate: raw.rotate, flushIntervalMs: raw.flushIntervalMs, sourceMaps: raw.sourceMaps });
   } catch (err) {
     // The recorder rethrows it with the same code (e.g. ERR_TACHYON_WRITE_IO for a bad path).
     process.stdout.write(`error: ${JSON.stringify({ code: (err as { code?: unknown }).code, message: (err as Error).message })}\n`);

@@ -3,6 +3,7 @@
  * answers on stdout (read synchronously: stop() also runs in 'exit'
  * handlers). The process itself is writer-process.ts.
  */
+import { RecordEnv } from './preload-env';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -46,6 +47,7 @@ export function spawnWriterProcess(settings: WriterProcessSettings): WriterProce
   const child = spawn(process.execPath, [script, JSON.stringify({ ...settings, startTimeUs: String(settings.startTimeUs), epochOffsetUs: String(settings.epochOffsetUs) })], {
     stdio: ['pipe', 'pipe', 'inherit'],
     detached: true,
+    env: { ...process.env, [RecordEnv.children]: '' }, // not a child to record (it would record itself, and so on)
   });
   // The recording must not keep the program alive.
   child.unref();
@@ -155,4 +157,6 @@ export interface WriterProcessSettings {
   epochOffsetUs: bigint;
   rotate?: RotateOptions;
   flushIntervalMs?: number;
+  /** Frames of compiled scripts written at their source-mapped position (default true). */
+  sourceMaps?: boolean;
 }

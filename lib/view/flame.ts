@@ -4,13 +4,16 @@ import { refuseInputAsOutput, writeFileAtomic } from '../output-file';
 import * as path from 'node:path';
 import { openProfile, type FormatName } from '../formats/index';
 import { listProfileFiles, openProfiles } from '../fleet/index';
-import { formatValue, sampleTypeName, type ProfileSource } from '../profile/index';
+import { formatValue, sampleTypeName, type Frame, type ProfileSource } from '../profile/index';
+import { withMappedFrames } from '../sourcemap/index';
 import { renderPage } from './html';
 import { buildViewData, type ViewDataOptions } from './tree';
 
 export interface FlameOptions extends ViewDataOptions {
   /** The page's title (default: "profpack flame graph"). */
   title?: string;
+  /** Each frame as the page shows it (source maps: lib/sourcemap). */
+  mapFrame?: (frame: Frame) => Frame;
 }
 
 export interface FlameSummary {
@@ -46,7 +49,7 @@ export function renderFlameHtml(source: ProfileSource, options: FlameOptions = {
 export function flame(input: string | readonly string[], output: string, options: FlameOptions & { from?: FormatName } = {}): FlameSummary {
   const files = listProfileFiles(typeof input === 'string' ? [input] : input);
   refuseInputAsOutput(output, files);
-  const source = files.length === 1 ? openProfile(files[0]!, { format: options.from }) : openProfiles(files);
+  const source = withMappedFrames(files.length === 1 ? openProfile(files[0]!, { format: options.from }) : openProfiles(files), options.mapFrame);
   const name = files.length === 1 ? path.basename(files[0]!) : `${files.length} profiles`;
   try {
     const page = renderFlameHtml(source, { title: options.title ?? `${name} — profpack flame graph`, ...options });

@@ -143,7 +143,7 @@ describe('profpack downgrade', () => {
   it('--help names the command and its arguments', () => {
     const top = run('--help');
     expect(top.status).toBe(0);
-    expect(top.stdout).toMatch(/downgrade .*<in> <out>/);
+    expect(top.stdout).toMatch(/downgrade .*<in> \[out\]/);
     const help = run('downgrade', '--help');
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/version 1/);
@@ -157,6 +157,10 @@ describe('profpack downgrade', () => {
     const { status, stdout, stderr } = run('downgrade', v2, v1, '--compression', 'none');
     expect([status, stderr]).toEqual([0, '']);
     expect(stdout).toBe(`${v1}: format version 1, 2 samples, ${readFileSync(v1).length} bytes\n`);
+    // -o/--output, the spelling of every writing command, writes the same file.
+    const viaFlag = tmp('cli-out-o.bin');
+    expect(run('downgrade', v2, '-o', viaFlag, '--compression', 'none').status).toBe(0);
+    expect(readFileSync(viaFlag)).toEqual(readFileSync(v1));
     expect(read(v1).info).toMatchObject({ version: 1, compressionType: 0, sampleCount: 2n });
   });
 
@@ -173,7 +177,10 @@ describe('profpack downgrade', () => {
     expect(missing.stderr).toMatch(/^profpack: ERR_TACHYON_IO: .*nope\.bin.*\n$/);
     const usage = run('downgrade', v1);
     expect(usage.status).toBe(2);
-    expect(usage.stderr).toMatch(/^profpack: ERR_USAGE: .*\n$/);
+    expect(usage.stderr).toBe('profpack: ERR_INVALID_ARGUMENT: no output given\n');
+    const twice = run('downgrade', v1, tmp('x.bin'), '-o', tmp('y.bin'));
+    expect(twice.status).toBe(2);
+    expect(twice.stderr).toMatch(/^profpack: ERR_INVALID_ARGUMENT: the output is given twice .*\n$/);
     const choice = run('downgrade', v1, tmp('x.bin'), '--compression', 'lz4');
     expect(choice.status).toBe(2);
     expect(choice.stderr).toMatch(/^profpack: ERR_USAGE: .*lz4.*\n$/);

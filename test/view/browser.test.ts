@@ -131,14 +131,15 @@ describe('flame page in Chromium', () => {
       await page.waitForTimeout(700);
       expect(await page.$eval('#chart g.frame[data-widest="1"] rect', (r) => Number(r.getAttribute('width')))).toBeCloseTo(before, 0);
 
-      // Icicle: the root row moves from the bottom to the top.
+      // Icicle (the default): the root row on top; the toggle moves it to the bottom and back.
       const rootY = () => page.$eval('#chart g.frame', (g) => Number(/translate\([^,]+,([^)]+)\)/.exec(g.getAttribute('transform')!)![1]));
-      expect(await rootY()).toBeGreaterThan(0);
-      await page.click('#icicle');
-      await page.waitForTimeout(700);
       expect(await rootY()).toBe(0);
       await page.click('#icicle');
+      await page.waitForTimeout(700);
+      expect(await rootY()).toBeGreaterThan(0);
+      await page.click('#icicle');
       await page.waitForTimeout(500);
+      expect(await rootY()).toBe(0);
 
       // A window dragged on the timeline: snapped to buckets, counts = top --from/--to.
       const box = (await page.locator('#brush .overlay').boundingBox())!;

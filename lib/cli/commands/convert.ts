@@ -4,6 +4,8 @@ import { convert, DEFAULT_MAX_SAMPLES, FORMAT_NAMES, isFormatName, type FormatNa
 import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
 import { progressBar } from '../progress';
+import { outputPath } from '../output-option';
+import { SourceMapper } from '../../sourcemap/index';
 import { action } from '../user-error';
 
 interface ConvertFlags {
@@ -17,6 +19,7 @@ interface ConvertFlags {
   sampleType?: string;
   quiet?: boolean;
   maxSamples?: string;
+  sourceMaps?: string;
 }
 
 function formatOption(value: string | undefined, flag: string): FormatName | undefined {
@@ -32,17 +35,20 @@ export function registerConvert(program: Command): Command {
     .argument('<in>', 'input profile (format detected from its content)')
     .addOption(new Option('--to <format>', 'output format (default: from the output name)').choices([...FORMAT_NAMES]))
     .addOption(new Option('--from <format>', 'input format (default: detected)').choices([...FORMAT_NAMES]))
-    .requiredOption('-o, --output <file>', 'output file')
+    .option('-o, --output <file>', 'output file')
     .addOption(new Option('--compression <kind>', 'Tachyon output compression').choices(['zstd', 'none']).default('zstd'))
     .addOption(new Option('--tachyon-version <n>', 'Tachyon output: 1 (CPython 3.15 reads it: ticks only) or 2 (keeps sample types, values, labels)').choices(['1', '2']).default('1'))
     .option('--aggregate', 'pprof: one sample per distinct stack and thread (no timestamps)')
     .option('--thread <id>', '.cpuprofile/.heapprofile: only this thread (ID or ID@INTERPRETER; default the busiest)')
     .option('--sample-type <name>', 'collapsed, speedscope, .cpuprofile, .heapprofile output: the sample type written (default: the profile\'s default type)')
     .option('-q, --quiet', 'no summary line')
+    .option('--source-maps <dir>', 'write frames of compiled scripts at their source (the scripts and their maps are under DIR)')
     .option('--max-samples <n>', `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`)
     .action(
-      action((input: string, flags: ConvertFlags) => {
+      action((input: string, flags: ConvertFlags, command: Command) => {
+        flags.output = outputPath(command);
         const size = inputSize(input);
+        const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
         const summary = convert(input, flags.output, {
           to: formatOption(flags.to, '--to'),
           from: formatOption(flags.from, '--from'),
@@ -54,7 +60,9 @@ export function registerConvert(program: Command): Command {
           onProgress: progressBar('converting', size),
           onWarning: (message) => process.stderr.write(`profpack: warning: ${message}\n`),
           maxSamples: flags.maxSamples === undefined ? undefined : Number(flags.maxSamples),
+          mapFrame: maps?.mapFrame,
         });
+        for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
         if (flags.quiet !== true) {
           process.stderr.write(`${input} (${summary.from}, ${summary.bytesIn.toLocaleString('en')} bytes) → ${flags.output} (${summary.to}, ${summary.bytesOut.toLocaleString('en')} bytes), ${summary.samples.toLocaleString('en')} samples (${summary.sampleTypes.join(', ')})\n`);
         }

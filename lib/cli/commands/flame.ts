@@ -1,6 +1,7 @@
 /** `profpack flame FILES…|DIR -o flame.html`: a self-contained flame graph and timeline page. */
 import { Command } from 'commander';
 import { flame } from '../../view/index';
+import { SourceMapper } from '../../sourcemap/index';
 import { action } from '../user-error';
 
 export function registerFlame(program: Command): Command {
@@ -10,9 +11,12 @@ export function registerFlame(program: Command): Command {
     .argument('<files...>', 'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; many are aggregated together')
     .option('-o, --output <file>', 'the HTML file to write', 'flame.html')
     .option('--title <text>', 'page title')
+    .option('--source-maps <dir>', 'show frames of compiled scripts at their source (the scripts and their maps are under DIR)')
     .action(
-      action((files: string[], flags: { output: string; title?: string }) => {
-        const s = flame(files, flags.output, { title: flags.title });
+      action((files: string[], flags: { output: string; title?: string; sourceMaps?: string }) => {
+        const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
+        const s = flame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame });
+        for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
         process.stdout.write(`${s.output}: ${s.samples} samples, ${s.threads} thread(s), ${s.nodes} stack nodes, ${s.buckets} time buckets, ${s.bytes} bytes\n`);
       }),
     );

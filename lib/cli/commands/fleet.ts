@@ -7,6 +7,7 @@ import { Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { csvLine, exportParquet, formatSqlTable, jsonRowText, mergeProfiles, openSqlQuery, type SqlStream } from '../../fleet/index';
 import { Output } from '../output';
+import { outputPath } from '../output-option';
 import { action } from '../user-error';
 
 /** The host of DIR/HOST/file.tach: its directory's name. */
@@ -17,12 +18,14 @@ export function registerMerge(program: Command): Command {
     .command('merge')
     .description('merge many profiles into one Tachyon file (threads kept apart, times kept)')
     .argument('<inputs...>', 'profile files or directories of them')
-    .requiredOption('-o, --out <file>', 'Tachyon file to write')
+    .option('-o, --output <file>', 'Tachyon file to write')
+    .addOption(new Option('--out <file>').hideHelp())
     .addOption(new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'))
     .action(
-      action((inputs: string[], flags: { out: string; compression: 'zstd' | 'none' }) => {
-        const r = mergeProfiles(inputs, flags.out, { compression: flags.compression });
-        process.stderr.write(`profpack: wrote ${flags.out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files, ${r.threads} threads, ${r.frames} frames (${r.bytes.toLocaleString('en')} bytes)\n`);
+      action((inputs: string[], flags: { compression: 'zstd' | 'none' }, command: Command) => {
+        const out = outputPath(command);
+        const r = mergeProfiles(inputs, out, { compression: flags.compression });
+        process.stderr.write(`profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files, ${r.threads} threads, ${r.frames} frames (${r.bytes.toLocaleString('en')} bytes)\n`);
       }),
     );
 }
@@ -33,13 +36,15 @@ export function registerExport(program: Command): Command {
     .description('write profiles as Parquet tables (profiles, frames, stacks, samples) through DuckDB')
     .argument('<inputs...>', 'profile files or directories of them')
     .addOption(new Option('--to <format>', 'output format').choices(['parquet']).default('parquet'))
-    .requiredOption('-o, --out <dir>', 'directory for the .parquet files')
+    .option('-o, --output <dir>', 'directory for the .parquet files')
+    .addOption(new Option('--out <dir>').hideHelp())
     .option('--host-from-dir', "each file's host is its directory's name (DIR/HOST/file.tach)")
     .action(
-      action(async (inputs: string[], flags: { out: string; hostFromDir?: boolean }) => {
-        const r = await exportParquet(inputs, flags.out, { hostOf: flags.hostFromDir === true ? hostFromDir : undefined });
+      action(async (inputs: string[], flags: { hostFromDir?: boolean }, command: Command) => {
+        const out = outputPath(command);
+        const r = await exportParquet(inputs, out, { hostOf: flags.hostFromDir === true ? hostFromDir : undefined });
         const sizes = Object.entries(r.outputs).map(([name, o]) => `${name} ${o.bytes.toLocaleString('en')}`);
-        process.stderr.write(`profpack: wrote ${flags.out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files (bytes: ${sizes.join(', ')})\n`);
+        process.stderr.write(`profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files (bytes: ${sizes.join(', ')})\n`);
       }),
     );
 }

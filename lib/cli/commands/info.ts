@@ -3,8 +3,10 @@ import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { detectFormat, type FormatName } from '../../formats/index';
 import { readInputHead } from '../../input';
-import { ProfileReader } from '../../tachyon/index';
+import { ProfileReader, type ProfileInfo } from '../../tachyon/index';
 import { profileInfoLines } from '../info-profile';
+import { NodeStatus } from '../../profile/index';
+import { findRecordedBy, type RecordedBy } from '../../recorded-by';
 
 const MODES = ['wall', 'cpu', 'gil', 'all', 'exception'];
 const FEATURES = ['all_threads', 'native', 'gc', 'opcodes', 'blocking'];
@@ -28,6 +30,8 @@ export function infoLines(file: string): string[] {
   try {
     const i = reader.info;
     const layout = reader.layout;
+    const about = findRecordedBy(reader.strings);
+    if (about !== undefined) return nodeInfoLines(file, reader, about);
     const lines = [
       `file:         ${file} (${layout.fileSize} bytes)`,
       `format:       Tachyon version ${i.version}${reader.stackCoding === null ? '' : ` (${reader.stackCoding} stacks)`}, Python ${i.pythonVersion.join('.')}, ${layout.littleEndian ? 'little' : 'big'}-endian, ` +
@@ -61,6 +65,53 @@ export function infoLines(file: string): string[] {
   } finally {
     reader.close();
   }
+}
+
+function compressionName(i: ProfileInfo): string {
+  return i.compressionType === 1 ? 'zstd' : i.compressionType === 0 ? 'uncompressed' : `compression type ${i.compressionType} (read as uncompressed)`;
+}
+
+/** A Node recording: what recorded it, in Node's words, and no CPython field that would not apply. */
+function nodeInfoLines(file: string, reader: ProfileReader, about: RecordedBy): string[] {
+  const i = reader.info;
+  const layout = reader.layout;
+  const askedRate = 1e6 / Number(i.sampleIntervalUs);
+  const lines = [
+    `file:         ${file} (${layout.fileSize} bytes)`,
+    `format:       Tachyon version ${i.version}, ${layout.littleEndian ? 'little' : 'big'}-endian, ${compressionName(i)}`,
+    `recorded by:  Node ${about.version} on ${about.platform} (host ${about.hostname}), pid ${about.pid}, profpack ${about.recorder}`,
+    `command:      ${about.argv.join(' ')}`,
+    `start:        ${new Date(Number(i.startTimeUs) / 1000).toISOString()}`,
+    `interval:     ${i.sampleIntervalUs} us (asks for ${askedRate.toFixed(0)} samples/s per thread)`,
+    "mode:         wall: V8's sampler ticks on wall-clock time; a thread waiting on its event loop is sampled as (idle)",
+    `samples:      ${i.sampleCount}`,
+    `threads:      ${i.threadCount}`,
+    `frames:       ${i.frameCount}`,
+  ];
+  if (i.durationSec !== null && i.sampleRate !== null) {
+    const share = askedRate > 0 ? (100 * i.sampleRate) / askedRate : 0;
+    lines.push(`duration:     ${i.durationSec.toFixed(3)} s`);
+    lines.push(
+      `sample rate:  ${i.sampleRate.toFixed(1)}/s per thread, ${share.toFixed(0)}% of what the interval asks: ` +
+        "V8's sampler thread waits the interval after each tick, so a period is the interval plus the tick's own cost and any wait for a CPU",
+    );
+  }
+  const counts = { onCpu: 0, idle: 0, gc: 0 };
+  let first: bigint | null = null;
+  let last: bigint | null = null;
+  let count = 0;
+  for (const s of reader.samples()) {
+    count++;
+    if (first === null || s.timestampUs < first) first = s.timestampUs;
+    if (last === null || s.timestampUs > last) last = s.timestampUs;
+    if (s.status & NodeStatus.InGc) counts.gc++;
+    else if (s.status & NodeStatus.OnCpu) counts.onCpu++;
+    else counts.idle++;
+  }
+  const pct = (n: number) => (count === 0 ? '0' : ((100 * n) / count).toFixed(1));
+  lines.push(`status:       on-cpu ${counts.onCpu} (${pct(counts.onCpu)}%), idle ${counts.idle} (${pct(counts.idle)}%), gc ${counts.gc} (${pct(counts.gc)}%)  (top --status on-cpu|idle|gc|main)`);
+  lines.push(`sampled span: ${first === null ? 'no samples' : seconds(last! - first)}`);
+  return lines;
 }
 
 export function registerInfo(program: Command): void {

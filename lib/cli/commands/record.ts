@@ -13,6 +13,8 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, parseByteSize } from '../../record/heap/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/rotate';
 import { runRecorded } from '../../record/run';
+import { ProfileReader } from '../../tachyon/index';
+import { outputPath } from '../output-option';
 import { action } from '../user-error';
 
 interface RecordFlags {
@@ -28,6 +30,8 @@ interface RecordFlags {
   killAfter: string;
   heap?: boolean;
   heapInterval?: string;
+  children: boolean;
+  sourceMaps: boolean;
 }
 
 export function registerRecord(program: Command): Command {
@@ -36,11 +40,14 @@ export function registerRecord(program: Command): Command {
     .description('run a Node program and record its JS stacks into a Tachyon file')
     .argument('<command...>', 'the program to run, after --, e.g. -- node app.js')
     .option('--interval-us <us>', 'sampling interval in µs', '1000')
-    .option('--out <file>', 'Tachyon file to write', 'profile.tach')
+    .option('-o, --output <file>', 'Tachyon file to write', 'profile.tach')
+    .addOption(new Option('--out <file>').hideHelp())
     .addOption(new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'))
     .option('--workers', 'also record worker threads, each as its own thread')
+    .option('--no-source-maps', 'write frames of compiled scripts as they run, not at their source-mapped position (by default a script with an inline or adjacent map reads as its source)')
+    .option('--no-children', 'do not record the Node processes the command starts (by default each writes its own file, OUT.<pid>.tach)')
     .option('--harvest-ms <ms>', 'how often samples are moved from V8 to the file', '1000')
-    .option('--rotate <every>', 'a new file this often (60s, 5m, 1h, 500ms), in --dir; --out is not used')
+    .option('--rotate <every>', 'a new file this often (60s, 5m, 1h, 500ms), in --dir; -o is not used')
     .option('--dir <dir>', 'directory of the rotated files', 'profiles')
     .option('--keep <n>', 'rotated files left on disk at most (oldest deleted)')
     .option('--flush-ms <ms>', 'how often the file is flushed with its recovery journal: what a SIGKILL of profpack loses (see profpack recover)', '1000')
@@ -49,7 +56,8 @@ export function registerRecord(program: Command): Command {
     .option('--kill-after <seconds>', 'after SIGINT/SIGTERM, how long the target may take to exit before it gets SIGKILL', '10')
     .passThroughOptions()
     .action(
-      action(async (command: string[], flags: RecordFlags) => {
+      action(async (command: string[], flags: RecordFlags, self: Command) => {
+        flags.out = outputPath(self);
         const intervalUs = Number(flags.intervalUs);
         if (!Number.isInteger(intervalUs)) throw new ProfpackError(`--interval-us must be an integer, not "${flags.intervalUs}"`, { code: ErrorCode.INVALID_ARGUMENT });
         checkRange('--interval-us', intervalUs, 1, MAX_INTERVAL_US, 'µs');
@@ -68,16 +76,48 @@ export function registerRecord(program: Command): Command {
         } else if (flags.keep !== undefined) throw new ProfpackError('--keep needs --rotate', { code: ErrorCode.INVALID_ARGUMENT });
         const onFile = (file: string, stats: { samples: number; bytes: number }): void =>
           void process.stderr.write(`profpack: wrote ${path.relative('.', file)}: ${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`);
-        const { code, signal, summary } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000), heap });
+        const { code, signal, summary, childFiles } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000), children: flags.children, sourceMaps: flags.sourceMaps, heap });
         const out = summary.out;
         if (rotate !== undefined) flags.out = path.relative('.', out);
         const size = statSync(out).size.toLocaleString('en');
-        if (!summary.heard) process.stderr.write(`profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`);
+        if (!summary.heard && childFiles.length === 0) process.stderr.write(`profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`);
+        else if (!summary.heard) process.stderr.write(`profpack: the command itself is not a Node program; ${flags.out} holds no samples\n`);
         else if (!summary.complete) process.stderr.write(`profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`);
         else if (rotate === undefined) process.stderr.write(`profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`);
         // The heap events go to the writer's HeapEventSink; the file does not hold them yet.
         if (summary.heap !== undefined) process.stderr.write(`profpack: heap: ${summary.heap.allocations.toLocaleString('en')} sampled allocations, ${summary.heap.frees.toLocaleString('en')} frees, ${summary.heap.shortLived.toLocaleString('en')} short-lived (${summary.heap.bytes.toLocaleString('en')} bytes on the pipe)\n`);
+        reportChildren(childFiles, summary.samples, path.basename(command[0] ?? ''));
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
       }),
     );
+}
+
+/**
+ * Each child process's file, and which file holds the most samples: `record
+ * -- npx tsc` records npx (the command) and tsc (its child) in two files,
+ * and the user should know which one to open.
+ */
+function reportChildren(files: readonly string[], rootSamples: number, exe: string): void {
+  if (files.length === 0) return;
+  // A package runner's own process mostly waits for the one it starts: its samples are idle ones.
+  const runner = /^(npx|npm|pnpm|pnpx|yarn|bunx)(\.cmd)?$/i.test(exe);
+  if (runner) rootSamples = 0;
+  let busiest: { file: string; samples: number } | undefined;
+  for (const file of files) {
+    let samples: number | undefined;
+    try {
+      const reader = ProfileReader.open(file);
+      samples = Number(reader.info.sampleCount);
+      reader.close();
+    } catch {
+      // A child still running: its file is not final yet.
+    }
+    const relative = path.relative('.', file);
+    const shown = relative.startsWith('..') ? file : relative;
+    process.stderr.write(`profpack: wrote ${shown} (child process): ${samples === undefined ? 'not finished yet' : `${samples.toLocaleString('en')} samples`}\n`);
+    if (samples !== undefined && samples > (busiest?.samples ?? rootSamples)) busiest = { file: shown, samples };
+  }
+  if (busiest === undefined) return;
+  const why = runner ? `${exe} ran the program in a child process: its samples` : 'most samples';
+  process.stderr.write(`profpack: ${why} are in ${busiest.file} (\`profpack top\` and \`flame\` also take several files)\n`);
 }

@@ -6,6 +6,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
 import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../query/aggregate';
 import { progressBar } from '../progress';
+import { SourceMapper, withMappedFrames } from '../../sourcemap/index';
 import { action } from '../user-error';
 
 interface TopFlags {
@@ -19,6 +20,7 @@ interface TopFlags {
   n: string;
   json?: boolean;
   sampleType?: string;
+  sourceMaps?: string;
 }
 
 function number(value: string | undefined, flag: string): number | undefined {
@@ -39,16 +41,18 @@ export function registerTop(program: Command): Command {
     .option('--thread <id>', 'only this thread (ID or ID@INTERPRETER)')
     .option('--from <ms>', 'window start, ms after the profile start')
     .option('--to <ms>', 'window end, ms after the profile start')
-    .addOption(new Option('--status <name>', 'only samples with this status').choices(Object.keys(STATUS_FILTERS)))
+    .addOption(new Option('--status <name>', 'only samples with this status: for Node recordings on-cpu, idle, gc, main; for CPython also gil, no-gil, gil-requested, exception, unknown, off-cpu').choices(Object.keys(STATUS_FILTERS)))
     .option('-n <rows>', 'rows to show (0 = all)', '20')
     .option('--json', 'JSON output')
+    .option('--source-maps <dir>', 'read frames of compiled scripts at their source (the scripts and their maps are under DIR)')
     .option('--sample-type <name>', 'the sample type to sum (type or type/unit, e.g. alloc_space; default: the profile\'s default type, else the first)')
     .action(
       action((inputs: string[], flags: TopFlags) => {
         if (flags.self === true && flags.total === true) throw new ProfpackError('--self and --total exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
         const files = listProfileFiles(inputs);
         // One file as before; many as one stream (--from/--to then count from the earliest file's start).
-        const source = files.length === 1 ? openProfile(files[0]!) : openProfiles(files);
+        const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
+        const source = withMappedFrames(files.length === 1 ? openProfile(files[0]!) : openProfiles(files), maps?.mapFrame);
         try {
           const result = aggregate(source, {
             by: flags.by,
@@ -62,6 +66,7 @@ export function registerTop(program: Command): Command {
             onProgress: progressBar('reading', files.reduce((sum, f) => sum + inputSize(f), 0)),
           });
           process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatTable(result)}\n`);
+          for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
         } finally {
           source.close();
         }

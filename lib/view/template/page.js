@@ -29,6 +29,9 @@
     .transitionDuration(250)
     .minFrameSize(1)
     .sort(true)
+    // Icicle first: the root and the widest frames are the top rows whatever the depth (a flame
+    // graph puts the root at the bottom, thousands of pixels down on a deep profile such as tsc's).
+    .inverted(true)
     .setDetailsElement($('details'));
   page.chart = chart;
 
@@ -95,7 +98,7 @@
       .forEach(function (t) {
         var o = document.createElement('option');
         o.value = t.key;
-        o.textContent = 'thread ' + t.key + ' (' + t.samples + ' samples)';
+        o.textContent = 'thread ' + t.key + (t.name ? ' ' + t.name : '') + ' (' + t.samples + ' samples)';
         select.appendChild(o);
       });
     select.addEventListener('change', function () {

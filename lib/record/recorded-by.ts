@@ -1,0 +1,44 @@
+/** This process as a recording's origin: the note lib/recorded-by.ts keeps in each file. */
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { RecordedBy } from '../recorded-by';
+import { packageVersion } from '../version';
+
+/** The note's format, for the recorder beside what it describes. */
+export { encodeRecordedBy, type RecordedBy } from '../recorded-by';
+
+/** Longest argv kept: a command line with thousands of file names must not bloat every file. */
+const MAX_ARGV_CHARS = 4096;
+
+/** This process as a recording's origin. */
+export function describeThisProcess(intervalUs: number, recorder = packageVersion()): RecordedBy {
+  const argv: string[] = [];
+  let chars = 0;
+  // profpack's own preload is how the recording started, not part of the user's command.
+  const execArgv = process.execArgv.filter((arg, k, all) => !isOwnPreload(arg) && !(arg === '--require' && isOwnPreload(all[k + 1])));
+  for (const arg of [process.argv[0] ?? 'node', ...execArgv, ...process.argv.slice(1)]) {
+    if (chars + arg.length > MAX_ARGV_CHARS) {
+      argv.push('…');
+      break;
+    }
+    argv.push(arg);
+    chars += arg.length;
+  }
+  return {
+    runtime: 'node',
+    version: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    hostname: hostname(),
+    pid: process.pid,
+    processStartUs: Math.round(performance.timeOrigin * 1000),
+    argv,
+    intervalUs,
+    mode: 'wall',
+    recorder,
+  };
+}
+
+function isOwnPreload(arg: string | undefined): boolean {
+  return arg !== undefined && resolve(arg.replace(/^--require=/, '')) === join(__dirname, 'preload.js');
+}
+

@@ -1,0 +1,167 @@
+/**
+ * Frames of compiled JavaScript read as their source: `dist/app.js:12:5`
+ * becomes `src/app.ts:30:3` with the function named as the map names it.
+ * The map is the one the script names in its last `sourceMappingURL`
+ * comment (a file, or inline as a data: URL), else `app.js.map` beside it.
+ * Decoding is @jridgewell/trace-mapping's. A script without a map, a frame
+ * outside any mapping, or a map that cannot be read leaves the frame as it
+ * was (the last says why once, in `warnings`).
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { GREATEST_LOWER_BOUND, LEAST_UPPER_BOUND, TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import type { Frame, ProfileSource } from '../profile/index';
+import { ErrorCode, ProfpackError } from '../errors';
+
+/** A script or map larger than this is not read (a map is parsed whole). */
+const MAX_FILE_BYTES = 256 * 1024 * 1024;
+
+export class SourceMapper {
+  /** Per script path: its map, or null when it has none. */
+  private readonly maps = new Map<string, TraceMap | null>();
+  /** Per script path as the profile names it: where it was found (null: nowhere). */
+  private readonly located = new Map<string, string | null>();
+  /** Maps that exist but could not be read, one line each. */
+  readonly warnings: string[] = [];
+
+  /**
+   * `root`: where the scripts are when the profile was recorded elsewhere
+   * (`--source-maps DIR`): a script /srv/app/dist/app.js is looked for as
+   * DIR/srv/app/dist/app.js, DIR/app/dist/app.js, DIR/dist/app.js, DIR/app.js.
+   */
+  constructor(private readonly root?: string) {
+    if (root !== undefined && !(existsSync(root) && statSync(root).isDirectory())) {
+      throw new ProfpackError(`--source-maps: ${root} is not a directory`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'the directory the recorded scripts and their maps are in' });
+    }
+  }
+
+  /** The frame at its source position, or the frame itself. */
+  readonly mapFrame = (frame: Frame): Frame => {
+    if (frame.lineno === null) return frame;
+    const isUrl = frame.filename.startsWith('file://');
+    let script: string;
+    try {
+      script = isUrl ? fileURLToPath(frame.filename) : frame.filename;
+    } catch {
+      return frame;
+    }
+    if (!path.isAbsolute(script)) return frame;
+    const found = this.locate(script);
+    const map = found === null ? null : this.mapOf(found);
+    if (map === null) return frame;
+    const at = originalPositionFor(map, {
+      line: frame.lineno,
+      // No column (a hot line): the line's first mapping.
+      column: frame.column === null ? 0 : frame.column - 1,
+      bias: frame.column === null ? LEAST_UPPER_BOUND : GREATEST_LOWER_BOUND,
+    });
+    if (at.source === null || at.line === null) return frame;
+    const source = at.source.startsWith('file://') ? fileURLToPath(at.source) : at.source;
+    return {
+      filename: isUrl && path.isAbsolute(source) ? pathToFileURL(source).href : source,
+      funcname: at.name ?? frame.funcname,
+      lineno: at.line,
+      endLineno: null,
+      column: frame.column === null || at.column === null ? null : at.column + 1,
+      endColumn: null,
+      opcode: frame.opcode,
+    };
+  };
+
+  private locate(script: string): string | null {
+    let hit = this.located.get(script);
+    if (hit !== undefined) return hit;
+    hit = null;
+    if (this.root !== undefined) {
+      const parts = script.split(path.sep).filter(Boolean);
+      for (let k = 0; k < parts.length && hit === null; k++) {
+        const candidate = path.join(this.root, ...parts.slice(k));
+        if (isFile(candidate)) hit = candidate;
+      }
+    }
+    if (hit === null && isFile(script)) hit = script;
+    this.located.set(script, hit);
+    return hit;
+  }
+
+  private mapOf(script: string): TraceMap | null {
+    let map = this.maps.get(script);
+    if (map !== undefined) return map;
+    map = null;
+    let where = script;
+    try {
+      const text = readSmall(script);
+      const url = text === null ? undefined : lastSourceMappingUrl(text);
+      let json: string | null = null;
+      if (url?.startsWith('data:')) {
+        json = dataUrlText(url);
+      } else if (url !== undefined) {
+        where = path.resolve(path.dirname(script), decodeURIComponent(url));
+        json = readSmall(where);
+      } else if (isFile(`${script}.map`)) {
+        where = `${script}.map`;
+        json = readSmall(where);
+      }
+      // Sources resolve against the map's own location (an inline map's is its script's).
+      if (json !== null) map = new TraceMap(json, pathToFileURL(where).href);
+    } catch (err) {
+      this.warnings.push(`source map of ${script} (${where}) not used: ${(err as Error).message}`);
+      map = null;
+    }
+    this.maps.set(script, map);
+    return map;
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function readSmall(file: string): string | null {
+  if (!isFile(file) || statSync(file).size > MAX_FILE_BYTES) return null;
+  return readFileSync(file, 'utf8');
+}
+
+/** The URL of the script's last `//# sourceMappingURL=` comment (the one that counts). */
+function lastSourceMappingUrl(text: string): string | undefined {
+  const matches = [...text.matchAll(/^[ \t]*\/\/[#@][ \t]*sourceMappingURL=([^\s'"]+)[ \t]*$/gm)];
+  return matches.at(-1)?.[1];
+}
+
+function dataUrlText(url: string): string {
+  const comma = url.indexOf(',');
+  if (comma < 0) throw new Error('a data: URL without a comma');
+  const head = url.slice(5, comma);
+  const body = url.slice(comma + 1);
+  return head.split(';').includes('base64') ? Buffer.from(body, 'base64').toString('utf8') : decodeURIComponent(body);
+}
+
+/**
+ * The source with every frame mapped (once each, as they appear: a
+ * streaming source grows its frame table while its batches are read).
+ */
+export function withMappedFrames<S extends ProfileSource>(source: S, mapFrame: ((frame: Frame) => Frame) | undefined): S {
+  if (mapFrame === undefined) return source;
+  const mapped: Frame[] = [];
+  const sync = (): Frame[] => {
+    const from = source.frames;
+    for (let i = mapped.length; i < from.length; i++) mapped.push(mapFrame(from[i]!));
+    return mapped;
+  };
+  return Object.create(source, {
+    frames: { get: sync, enumerable: true },
+    batches: {
+      value: function* () {
+        for (const b of source.batches()) {
+          sync();
+          yield b;
+        }
+      },
+    },
+  }) as S;
+}
