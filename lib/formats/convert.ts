@@ -56,7 +56,7 @@ export function convert(input: string, output: string, options: ConvertOptions =
   const bytesIn = inputSize(input);
   refuseInputAsOutput(output, [input]);
   const opened = openProfile(input, { format: options.from, onWarning: options.onWarning });
-  const source = Object.assign(withMappedFrames(opened, options.mapFrame), { format: opened.format, close: () => opened.close() });
+  const source = options.mapFrame === undefined ? opened : withMappedFrames(opened, options.mapFrame);
   try {
     const total = source.sampleCount;
     const tooMany = (n: number): ProfpackError =>
