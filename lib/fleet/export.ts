@@ -1,6 +1,6 @@
 /**
  * `exportParquet()`: a fleet's profiles as Parquet files, one per table
- * (DIR/profiles.parquet, frames, stacks, samples), written by DuckDB's
+ * (DIR/profiles.parquet, sample_types, frames, stacks, samples, labels), written by DuckDB's
  * `COPY … TO … (FORMAT parquet)` from the tables of tables.ts.
  */
 import { mkdirSync, statSync } from 'node:fs';

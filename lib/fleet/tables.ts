@@ -1,5 +1,5 @@
 /**
- * A fleet's profiles as four DuckDB tables (the schema of docs/fleet.md):
+ * A fleet's profiles as six DuckDB tables (the schema of docs/fleet.md):
  *
  *   profiles(profile_id, path, host, start_us, end_us, duration_s, sample_interval_us, samples, threads)
  *   sample_types(profile_id, type_index, type, unit, is_default)
@@ -107,7 +107,7 @@ export function profileId(file: string, startTimeUs: bigint): bigint {
   return id63(`${path.resolve(file)}\u0000${startTimeUs}`);
 }
 
-/** Creates the four tables, each name with `prefix` before it. */
+/** Creates the six tables, each name with `prefix` before it. */
 export async function createTables(connection: DuckDBConnection, prefix = ''): Promise<void> {
   for (const name of TABLE_NAMES) {
     await runSql(connection, `CREATE TABLE ${prefix}${name} (${SCHEMA[name].map(([c, t]) => `${c} ${t}`).join(', ')})`);

@@ -17,6 +17,7 @@
  * top-level `$profpack` key keeps thread id, interval and statuses that differ
  * from what the leaf implies.
  */
+import { ErrorCode, ProfpackError } from '../errors';
 import { SampleTypes, gapsToNext, nanosPerUnit, type ProfileSource } from '../profile/index';
 import { ProfileBuilder } from '../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
@@ -50,6 +51,14 @@ const WHAT = '.cpuprofile';
 const EXPECTED = 'a Chrome DevTools .cpuprofile (Profiler.Profile)';
 /** The label that carries positionTicks' line through the model. */
 export const LINE_LABEL = 'line';
+
+/** The most samples a .cpuprofile is written with (its JSON lists every one). */
+export const MAX_CPUPROFILE_SAMPLES = 10_000_000;
+
+/** Samples a row stands for: its samples/count value as a whole number (a fraction or a negative counts as none). */
+function sampleRun(count: number): number {
+  return count >= 1 ? Math.floor(count) : 0;
+}
 
 const bad = (message: string) => badInput(WHAT, message, EXPECTED);
 
@@ -323,31 +332,51 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
   if (stated !== undefined && stated > endUs) endUs = stated;
 
   const tree = v8Tree(source, rows.stack, n);
+  // A row may stand for a run of samples (a Tachyon REPEAT run): V8's format lists samples, so the run's
+  // samples are listed, spread evenly over its time. Bounded: the format has nothing smaller than a sample.
+  let total = 0;
+  for (let i = 0; i < n; i++) total += sampleRun(rows.samples[i]!);
+  if (total > MAX_CPUPROFILE_SAMPLES) {
+    throw new ProfpackError(`a .cpuprofile lists every sample, and this thread has ${total}; at most ${MAX_CPUPROFILE_SAMPLES} are written`, {
+      code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
+      expected: `at most ${MAX_CPUPROFILE_SAMPLES} samples`,
+    });
+  }
+  const ns = nanosPerUnit(type.unit);
   const hits = new Map<number, number>();
   const lineTicks = new Map<number, Map<number, number>>();
-  const sampleIds = new Float64Array(n);
-  const deltas = new Float64Array(n);
-  const status = new Array<number>(n);
+  const sampleIds = new Float64Array(total);
+  const deltas = new Float64Array(total);
+  const status = new Array<number>(total);
   let statusDiffers = false;
   let previous = Math.round(startUs);
+  let written = 0;
   for (let k = 0; k < n; k++) {
     const i = order[k]!;
     const stack = rows.stack[i]!;
     const node = tree.nodeOf[stack]!;
-    sampleIds[k] = node;
-    hits.set(node, (hits.get(node) ?? 0) + 1);
-    const at = Math.round(times[k]!);
-    deltas[k] = at - previous;
-    previous = at;
-    status[k] = rows.status[i]!;
+    const run = sampleRun(rows.samples[i]!);
+    if (run === 0) continue;
+    // The run's time: its value when the column is a time, else one interval a sample.
+    const spanUs = ns === undefined ? run * intervalUs : (rows.value[i]! * ns) / 1000;
+    hits.set(node, (hits.get(node) ?? 0) + run);
     const leaf = stack === 0 ? undefined : source.frames[source.stacks.frame(stack)];
-    if (status[k] !== statusForV8Leaf(leaf?.funcname, leaf?.filename)) statusDiffers = true;
+    const rowStatus = rows.status[i]!;
+    if (rowStatus !== statusForV8Leaf(leaf?.funcname, leaf?.filename)) statusDiffers = true;
     const line =
       rows.labels[i] === 0 ? undefined : source.labelSets[rows.labels[i]!]!.find((l) => l.key === LINE_LABEL)?.num;
     if (line !== undefined) {
       let perLine = lineTicks.get(node);
       if (perLine === undefined) lineTicks.set(node, (perLine = new Map()));
-      perLine.set(line, (perLine.get(line) ?? 0) + 1);
+      perLine.set(line, (perLine.get(line) ?? 0) + run);
+    }
+    for (let j = 0; j < run; j++) {
+      const at = Math.round(times[k]! + (j * spanUs) / run);
+      sampleIds[written] = node;
+      deltas[written] = at - previous;
+      status[written] = rowStatus;
+      previous = at;
+      written++;
     }
   }
 

@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
 import { ModelWriter, ProfileWriter, ProfilingMode } from '../tachyon/index';
-import { sampleTypeName, type Frame, type ProfileSource } from '../profile/index';
+import { chooseSampleType, sampleCountColumn, sampleTypeName, type Frame, type ProfileSource } from '../profile/index';
 import type { FormatAdapter, WriteOptions, WriteTarget } from './adapter';
 import { readTachyon } from './tachyon-read';
 
@@ -88,7 +88,10 @@ function durationSec(source: ProfileSource): number | null {
 
 function writeVersion1(source: ProfileSource, path: string, options: WriteOptions): void {
   const types = source.meta.sampleTypes;
-  const countColumn = types.findIndex((t) => t.type === 'samples' && t.unit === 'count');
+  // The ticks: a count column the caller names (--sample-type inuse_objects), else the samples one (samples/count, Datadog's sample/count).
+  const named = options.sampleType === undefined ? -1 : chooseSampleType(source.meta, options.sampleType);
+  if (named >= 0 && types[named]!.unit !== 'count') throw weighted(`${sampleTypeName(types[named]!)} is not a count of samples`);
+  const countColumn = named >= 0 ? named : sampleCountColumn(source.meta);
   if (countColumn < 0) throw weighted(`the profile measures ${types.map(sampleTypeName).join(', ')} and has no samples/count column`);
   const writer = new ProfileWriter(path, {
     sampleIntervalUs: source.meta.sampleIntervalUs,

@@ -8,7 +8,7 @@
  * frames are 1-based (Tachyon's), so these add or subtract one.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { NodeStatus, threadKey, type Frame, type ProfileSource } from '../profile/index';
+import { NodeStatus, sampleCountColumn, threadKey, type Frame, type ProfileSource } from '../profile/index';
 import { GrowingFloats, GrowingUints } from './io';
 
 export interface CpuProfileCallFrame {
@@ -114,6 +114,8 @@ export interface ThreadRows {
   stack: Uint32Array;
   time: Float64Array;
   value: Float64Array;
+  /** Samples each row stands for (the samples/count column; 1 without one): a Tachyon REPEAT run is one row. */
+  samples: Float64Array;
   status: Uint8Array;
   labels: Uint32Array;
   length: number;
@@ -123,6 +125,7 @@ class RowsBuilder {
   readonly stack = new GrowingUints();
   readonly time = new GrowingFloats();
   readonly value = new GrowingFloats();
+  readonly samples = new GrowingFloats();
   readonly status = new GrowingUints();
   readonly labels = new GrowingUints();
   total = 0;
@@ -142,8 +145,10 @@ export function oneThread(
   onChosen?: (message: string) => void,
 ): ThreadRows {
   const byThread = new Map<number, RowsBuilder>();
+  const countColumn = sampleCountColumn(source.meta);
   for (const b of source.batches()) {
     const values = b.values[column]!;
+    const counts = countColumn < 0 ? undefined : b.values[countColumn]!;
     for (let i = 0; i < b.length; i++) {
       const t = b.thread[i]!;
       let rows = byThread.get(t);
@@ -154,6 +159,7 @@ export function oneThread(
       rows.stack.push(b.stack[i]!);
       rows.time.push(b.time[i]!);
       rows.value.push(values[i]!);
+      rows.samples.push(counts === undefined ? 1 : counts[i]!);
       rows.status.push(b.status[i]!);
       rows.labels.push(b.labels[i]!);
       rows.total += values[i]!;
@@ -195,6 +201,7 @@ export function oneThread(
       stack: none,
       time: new Float64Array(0),
       value: new Float64Array(0),
+      samples: new Float64Array(0),
       status: new Uint8Array(0),
       labels: none,
       length: 0,
@@ -207,6 +214,7 @@ export function oneThread(
     stack: rows.stack.view(),
     time: rows.time.view(),
     value: rows.value.view(),
+    samples: rows.samples.view(),
     status: Uint8Array.from(rows.status.view()),
     labels: rows.labels.view(),
     length: rows.stack.length,

@@ -287,10 +287,11 @@ describe('.cpuprofile write: one thread, real time', () => {
     );
   });
 
-  it('from collapsed stacks (no times): each record lasts its value', () => {
+  it('from collapsed stacks (no times): a count is that many samples one interval apart; a time lasts its value', () => {
     const src = read(collapsedAdapter, 'main;work 3\nmain;idle 1\n', { sampleIntervalUs: 1000n });
     const json = JSON.parse(write(cpuprofileAdapter, src).text) as CpuProfile;
-    expect(json.timeDeltas).toEqual([0, 3000]);
+    expect(json.timeDeltas).toEqual([0, 1000, 1000, 1000]);
+    expect(json.samples).toHaveLength(4);
     expect(json.endTime - json.startTime).toBe(4000);
     const wall = read(collapsedAdapter, '# mode: wall\nP1;T1;a.py:f:1 250\nP1;T1;a.py:g:2 750\n');
     expect(JSON.parse(write(cpuprofileAdapter, wall).text).timeDeltas).toEqual([0, 250]);

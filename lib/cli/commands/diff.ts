@@ -8,6 +8,7 @@ interface DiffFlags {
   flame?: boolean;
   output?: string;
   normalize?: boolean;
+  sampleType?: string;
   total?: boolean;
   n: string;
   json?: boolean;
@@ -22,7 +23,8 @@ export function registerDiff(program: Command): Command {
     .argument('<new>', 'the profile after')
     .option('--flame', 'write the differential flame graph page')
     .option('-o, --output <file>', 'page to write (implies --flame; default diff.html)')
-    .option('--normalize', 'scale BASE to NEW\'s sample count before subtracting')
+    .option('--sample-type <name>', 'the value compared (type or type/unit both profiles have; default: NEW\'s default type)')
+    .option('--normalize', 'scale BASE to NEW\'s total before subtracting')
     .option('--total', 'sort by the change of total samples (default: self)')
     .option('-n <rows>', 'rows to show (0 = all)', '20')
     .option('--json', 'JSON output')
@@ -32,7 +34,7 @@ export function registerDiff(program: Command): Command {
         const limit = Number(flags.n);
         if (!Number.isInteger(limit) || limit < 0) throw new ProfpackError(`-n must be a whole number, not "${flags.n}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const html = flags.output ?? (flags.flame === true ? 'diff.html' : undefined);
-        const result = diff(basePath, newPath, { normalize: flags.normalize === true, sort: flags.total === true ? 'total' : 'self', limit, html, title: flags.title });
+        const result = diff(basePath, newPath, { sampleType: flags.sampleType, normalize: flags.normalize === true, sort: flags.total === true ? 'total' : 'self', limit, html, title: flags.title });
         process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatDiffTable(result)}\n`);
         if (html !== undefined && flags.json !== true) process.stderr.write(`wrote ${html} (${result.bytes} bytes)\n`);
       }),

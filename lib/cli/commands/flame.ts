@@ -12,10 +12,11 @@ export function registerFlame(program: Command): Command {
     .option('-o, --output <file>', 'the HTML file to write', 'flame.html')
     .option('--title <text>', 'page title')
     .option('--source-maps <dir>', 'show frames of compiled scripts at their source (the scripts and their maps are under DIR)')
+    .option('--sample-type <name>', 'the value shown (type or type/unit, e.g. inuse_space; default: the profile\'s default type)')
     .action(
-      action((files: string[], flags: { output: string; title?: string; sourceMaps?: string }) => {
+      action((files: string[], flags: { output: string; title?: string; sourceMaps?: string; sampleType?: string }) => {
         const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
-        const s = flame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame });
+        const s = flame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame, sampleType: flags.sampleType });
         for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
         process.stdout.write(`${s.output}: ${s.samples} samples, ${s.threads} thread(s), ${s.nodes} stack nodes, ${s.buckets} time buckets, ${s.bytes} bytes\n`);
       }),

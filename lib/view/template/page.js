@@ -15,6 +15,34 @@
   var pct = function (n, of) {
     return of > 0 ? ((100 * n) / of).toFixed(1) + '%' : '0.0%';
   };
+  // Values in the unit of the page's sample type (lib/profile/units.ts formatValue's rules): counts as
+  // they are, bytes as B/KB/MB/GB (1024), times as ns/µs/ms/s; "samples" is said only of counts.
+  var unit = data.sampleType ? data.sampleType.unit : data.unit || 'count';
+  var NS = { nanoseconds: 1, microseconds: 1e3, milliseconds: 1e6, seconds: 1e9 };
+  var trim = function (n) {
+    return Number.isInteger(n) ? String(n) : n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0).replace(/\.?0+$/, '');
+  };
+  var fmt = function (v) {
+    if (unit === 'bytes') {
+      var a = Math.abs(v);
+      var k = 0;
+      var names = ['B', 'KB', 'MB', 'GB', 'TB'];
+      while (a >= 1024 && k < names.length - 1) {
+        a /= 1024;
+        k++;
+      }
+      return (v < 0 ? '-' : '') + trim(a) + names[k];
+    }
+    if (NS[unit] !== undefined) {
+      var ns = v * NS[unit];
+      var scales = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']];
+      for (var i = 0; i < scales.length; i++) if (Math.abs(ns) >= scales[i][0] || i === scales.length - 1) return trim(ns / scales[i][0]) + scales[i][1];
+    }
+    return Number.isInteger(v) ? String(v) : trim(v);
+  };
+  var what = function (v) {
+    return unit === 'count' && data.sampleType && /^samples?$/.test(data.sampleType.type) ? v + ' samples' : fmt(v) + (data.sampleType ? ' of ' + data.sampleType.type : '');
+  };
   var STATUS = [
     { name: 'on-CPU', color: '#e8743b' },
     { name: 'GC', color: '#8e44ad' },
@@ -43,7 +71,7 @@
     return f.name.toLowerCase().indexOf(t) >= 0 || (f.file || '').toLowerCase().indexOf(t) >= 0;
   });
   chart.setSearchHandler(function (results, sum, total) {
-    $('search-result').textContent = $('search').value ? 'matched ' + sum + ' of ' + total + ' samples (' + pct(sum, total) + ')' : '';
+    $('search-result').textContent = $('search').value ? 'matched ' + fmt(sum) + ' of ' + what(total) + ' (' + pct(sum, total) + ')' : '';
     $('search-result').dataset.samples = String(sum);
   });
 
@@ -84,7 +112,7 @@
   function initFlame() {
     var rootTotal = 0;
     chart.setLabelHandler(function (d) {
-      return d.data.name + (where(d) ? '  ' + where(d) : '') + '  ·  total ' + d.data.value + ' (' + pct(d.data.value, rootTotal) + ')  ·  self ' + d.data.self + ' (' + pct(d.data.self, rootTotal) + ')';
+      return d.data.name + (where(d) ? '  ' + where(d) : '') + '  ·  total ' + fmt(d.data.value) + ' (' + pct(d.data.value, rootTotal) + ')  ·  self ' + fmt(d.data.self) + ' (' + pct(d.data.self, rootTotal) + ')';
     });
     var state = { b0: 0, b1: data.bucketCount, thread: null, mask: 7 };
     page.state = state;
@@ -98,7 +126,7 @@
       .forEach(function (t) {
         var o = document.createElement('option');
         o.value = t.key;
-        o.textContent = 'thread ' + t.key + (t.name ? ' ' + t.name : '') + ' (' + t.samples + ' samples)';
+        o.textContent = 'thread ' + t.key + (t.name ? ' ' + t.name : '') + ' (' + what(t.samples) + ')';
         select.appendChild(o);
       });
     select.addEventListener('change', function () {
@@ -132,7 +160,7 @@
       w.dataset.fromMs = String(from);
       w.dataset.toMs = String(to);
       w.dataset.samples = String(sel.samples);
-      w.textContent = 'window ' + from + ' – ' + to + ' ms after the start' + (state.thread ? ', thread ' + state.thread : '') + ': ' + sel.samples + ' samples';
+      w.textContent = 'window ' + from + ' – ' + to + ' ms after the start' + (state.thread ? ', thread ' + state.thread : '') + ': ' + what(sel.samples);
       fillTable(view.functionRows(data, sel), sel.samples);
       if ($('search').value) chart.search($('search').value);
     }
@@ -149,7 +177,7 @@
       tr.dataset.file = r.file;
       tr.dataset.self = String(r.self);
       tr.dataset.total = String(r.total);
-      [r.self, pct(r.self, samples), r.total, pct(r.total, samples), r.name, frameInfo(r.file, r.line)].forEach(function (cell, i) {
+      [fmt(r.self), pct(r.self, samples), fmt(r.total), pct(r.total, samples), r.name, frameInfo(r.file, r.line)].forEach(function (cell, i) {
         var td = document.createElement('td');
         td.textContent = String(cell);
         if (i < 4) td.className = 'num';
@@ -252,7 +280,7 @@
     });
     chart.setLabelHandler(function (d) {
       var s = d.data.delta > 0 ? '+' : '';
-      return d.data.name + (where(d) ? '  ' + where(d) : '') + '  ·  base ' + d.data.base + ', new ' + d.data.value + ' (' + s + d.data.delta + ')';
+      return d.data.name + (where(d) ? '  ' + where(d) : '') + '  ·  base ' + fmt(d.data.base) + ', new ' + fmt(d.data.value) + ' (' + s + fmt(d.data.delta) + ')';
     });
     d3.select('#chart').datum(tree).call(chart);
     var body = $('functions').querySelector('tbody');
