@@ -10,7 +10,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, type BigIntStats } from 'node:fs';
 import { ErrorCode, ProfpackError, invalidArgument, type ErrorCodeValue } from './errors';
-import { writeFileAtomic } from './output-file';
 
 /** An open input file and what it was when opened. */
 export interface InputFile {
@@ -222,11 +221,6 @@ export function closeInput(file: InputFile): void {
 }
 
 const closedInputs = new WeakSet<InputFile>();
-
-/** Writes an output file whole; fs failures become ProfpackError ERR_IO with the path and OS code. */
-export function writeOutputFile(path: string, bytes: Uint8Array): void {
-  writeFileAtomic(path, bytes);
-}
 
 /** The first `bytes` of a regular file (format detection), checked as openInput checks it. */
 export function readInputHead(path: string, bytes = 4096, code: ErrorCodeValue = ErrorCode.IO): Uint8Array {

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Tachyon's levels, lowest first; a file may import its own level or a lower one (read and write share one, but never import each other). */
-const LEVELS = [['format'], ['file'], ['v2'], ['read', 'write'], ['downgrade', 'recover'], ['v2-api'], ['index']];
+const LEVELS = [['format'], ['file'], ['v2'], ['read', 'write'], ['recover-region'], ['downgrade', 'recover'], ['v2-api'], ['index']];
 
 export function importGraph(dir = path.join(root, 'lib')) {
   const graph = new Map();

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { writeProfile } from '../formats/index';
 import { refuseInputAsOutput } from '../output-file';
-import { mapBatches, type SampleBatch } from '../profile/index';
+import { mapBatches, sampleCountColumn, type SampleBatch } from '../profile/index';
 import { openProfiles } from './source';
 
 export interface MergeOptions {
@@ -27,10 +27,13 @@ export function mergeProfiles(inputs: readonly string[], out: string, options: M
   // `merge DIR -o DIR/day.tach` run twice lists its own output: refused before anything is written.
   refuseInputAsOutput(out, source.files);
   source.onFile = options.onFile;
+  // Samples, not records: a record of a tick stream may be a REPEAT run (its samples/count value says how many).
   let samples = 0;
   const counted = mapBatches(source, function* (batches: Iterable<SampleBatch>) {
+    const column = sampleCountColumn(source.meta);
     for (const b of batches) {
-      samples += b.length;
+      if (column < 0) samples += b.length;
+      else for (let i = 0; i < b.length; i++) samples += b.values[column]![i]!;
       yield b;
     }
   });

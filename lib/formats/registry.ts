@@ -87,7 +87,15 @@ export function openProfile(file: string, options: OpenOptions = {}): OpenedProf
   let bytes: Uint8Array | undefined;
   if (format === undefined) {
     bytes = readInputFile(file);
-    format = detectFormat(bytes);
+    try {
+      format = detectFormat(bytes);
+    } catch (err) {
+      // Content no format recognises (a JSON document cut short, say) is read as its name says, so that
+      // its reader names what is wrong where; without a telling name the detection's error stands.
+      const named = formatFromPath(file);
+      if (!(err instanceof ProfpackError && err.code === ErrorCode.CONVERT_UNKNOWN_FORMAT) || named === undefined || named === 'tachyon') throw err;
+      format = named;
+    }
   }
   if (format === 'tachyon') return opened(adapterFor('tachyon').read({ path: file }, options), format);
   bytes ??= readInputFile(file);

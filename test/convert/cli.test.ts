@@ -80,7 +80,7 @@ describe('a real .cpuprofile from node --cpu-prof', () => {
   it('top prints a table, filters by status and window', () => {
     const all = cli('top', cpuprofile);
     expect(all.code).toBe(0);
-    expect(all.stdout.split('\n')[0]).toMatch(/^self\s+self%\s+total\s+total%\s+function$/);
+    expect(all.stdout.split('\n')[0]).toMatch(/^\s*self\s+self%\s+total\s+total%\s+function$/);
     const idle = JSON.parse(cli('top', cpuprofile, '--status', 'idle', '--json').stdout) as { samples: number; rows: { funcname: string }[] };
     for (const row of idle.rows) expect(['(idle)']).toContain(row.funcname);
     const early = JSON.parse(cli('top', cpuprofile, '--from', '0', '--to', '50', '--json').stdout) as { samples: number; scanned: number };

@@ -40,12 +40,16 @@ function chunk(times: number[], leaves: number[]): CpuProfile {
   };
 }
 
-/** Every sample of the files, in order: "thread time leaf-function". */
+/**
+ * Every sample of the files: "thread leaf-function", once per sample. A record
+ * may be a REPEAT run (its samples/count value), and a run that a rotation cut
+ * reads as two records: samples, not records, are what files must agree on.
+ */
 function readAll(files: string[]): string[] {
   const out: string[] = [];
   for (const f of files) {
     const src = openProfile(f, { format: 'tachyon' });
-    for (const s of samplesOf(src)) out.push(`${s.threadId} ${s.timestampUs} ${src.frames[s.stack[0]!]!.funcname}`);
+    for (const s of samplesOf(src)) for (let k = 0; k < s.values[0]!; k++) out.push(`${s.threadId} ${src.frames[s.stack[0]!]!.funcname}`);
     src.close();
   }
   return out;
@@ -176,7 +180,7 @@ let x = 0;
       for (const s of samplesOf(src)) {
         expect(s.timestampUs).toBeGreaterThan(previous);
         previous = s.timestampUs;
-        n++;
+        n += s.values[0]!;
       }
       src.close();
       expect(n).toBe(f.stats.samples);

@@ -118,6 +118,10 @@ export class TickList {
   readonly sampleList: { threadId: bigint; interpreterId: number; timestampUs: bigint; status: number; stack: number[] }[] = [];
   private readonly ids = new Map<string, number>();
 
+  get sampleCount(): number {
+    return this.sampleList.length;
+  }
+
   internFrame(frame: Frame): number {
     const key = JSON.stringify(frame);
     let id = this.ids.get(key);

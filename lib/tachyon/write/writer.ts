@@ -329,19 +329,13 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   }
 
   /**
-   * Hands every sample record encoded so far to the OS (one write(); no
-   * fsync) and returns the number of bytes the file now holds. With zstd the
-   * buffered records are compressed with ZSTD_e_flush, so the frame on disk,
-   * though unterminated, decompresses to all of them. Not included: each
-   * thread's pending REPEAT run (samples repeating the thread's previous
-   * stack, held back until its stack changes or finalize, as CPython does),
-   * and the tables, stats and footer (finalize). The raw bytes are unchanged
-   * by a flush; a zstd flush ends a block early, so the compressed bytes then
-   * differ from CPython's (the decompressed region does not). A write error
-   * is an ERR_TACHYON_WRITE_IO and leaves the writer broken.
-   * Version 1 then appends a checkpoint to the recovery journal
-   * (`<path>.journal`, unless `journal: false`): the tables and the pending
-   * REPEAT runs, so `recover()` can rebuild everything accepted so far.
+   * Hands every sample record encoded so far to the OS (one write(), no fsync); returns the
+   * file's byte count. zstd compresses with ZSTD_e_flush: the unterminated frame on disk
+   * decompresses to all of them (compressed bytes then differ from CPython's; the region does
+   * not). Not included: each thread's pending REPEAT run (held back until its stack changes,
+   * as CPython does), and the tables, stats and footer (finalize). A write error is
+   * ERR_TACHYON_WRITE_IO and breaks the writer. Version 1 then appends a checkpoint to the
+   * journal (`<path>.journal`, unless `journal: false`) so `recover()` rebuilds all accepted.
    */
   flush(): number {
     this.checkOpen();

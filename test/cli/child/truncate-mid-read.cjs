@@ -13,3 +13,20 @@ ProfileReader.prototype.samples = function* truncating() {
     if (++n === Number(process.env.PROFPACK_TRUNCATE_AFTER)) fs.truncateSync(process.env.PROFPACK_TRUNCATE_FILE, 4096);
   }
 };
+// The model's Tachyon source replays through replayNodes (runs of samples): truncate there too.
+const replayNodes = ProfileReader.prototype.replayNodes;
+ProfileReader.prototype.replayNodes = function truncatingNodes(visitor) {
+  let n = 0;
+  const counted = {
+    start: (nodes) => visitor.start(nodes),
+    reset: () => visitor.reset(),
+    samples(t, node, status, firstUs, lastUs, count) {
+      visitor.samples(t, node, status, firstUs, lastUs, count);
+      const before = n;
+      n += count;
+      const after = Number(process.env.PROFPACK_TRUNCATE_AFTER);
+      if (before < after && n >= after) fs.truncateSync(process.env.PROFPACK_TRUNCATE_FILE, 4096);
+    },
+  };
+  return replayNodes.call(this, counted);
+};
