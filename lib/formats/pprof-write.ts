@@ -25,7 +25,7 @@
  *   column and opcode have no place in profile.proto.
  */
 import { gzipSync } from 'node:zlib';
-import { anonymousName, isEpochUs, nanosPerUnit } from '../profile/index';
+import { anonymousName, isEpochUs, nanosPerUnit, timeColumnOrDefault } from '../profile/index';
 import type { ProfileSource, SampleBatch } from '../profile/index';
 import { ByteSink } from '../varint/byte-sink';
 import type { WriteOptions, WriteTarget } from './adapter';
@@ -355,8 +355,9 @@ function writeTables(source: ProfileSource, enc: PprofEncoder, out: ChunkedOutpu
 
   for (const t of meta.sampleTypes) writeValueType(sink, ProfileField.sampleType, strings, t.type, t.unit);
   // The last type is the default without it (profile.proto), and Go marks an explicit one "[dflt]" in -raw.
-  const defaultType =
-    meta.defaultSampleType === meta.sampleTypes.length - 1 ? undefined : meta.sampleTypes[meta.defaultSampleType];
+  // A tick stream's default is its count; Go's readers show its time (the real duration) first.
+  const shown = timeColumnOrDefault(meta);
+  const defaultType = shown === meta.sampleTypes.length - 1 ? undefined : meta.sampleTypes[shown];
   if (defaultType !== undefined) varintField(sink, ProfileField.defaultSampleType, strings.id(defaultType.type));
   const period = periodOf(source);
   if (period !== undefined) {

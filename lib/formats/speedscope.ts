@@ -30,6 +30,7 @@ import {
   nanosPerUnit,
   parseThreadKey,
   threadKey,
+  timeColumnOrDefault,
   type ProfileSource,
   type SampleType,
 } from '../profile/index';
@@ -257,7 +258,8 @@ function speedscopeUnit(type: SampleType): string {
 }
 
 function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: WriteOptions): void {
-  const column = writtenColumn(source.meta, options.sampleType);
+  // A tick stream's time axis is its real time (the time column), not its count of ticks.
+  const column = options.sampleType === undefined ? timeColumnOrDefault(source.meta) : writtenColumn(source.meta, options.sampleType);
   const type = source.meta.sampleTypes[column]!;
   const unit = speedscopeUnit(type);
   const usPerUnit = nanosPerUnit(type.unit) === undefined ? undefined : nanosPerUnit(type.unit)! / 1000;

@@ -100,3 +100,16 @@ export function formatValue(value: number, unit: string): string {
 export function sampleCountColumn(meta: ProfileMeta): number {
   return meta.sampleTypes.findIndex((t) => (t.type === 'samples' || t.type === 'sample') && t.unit === 'count');
 }
+
+/**
+ * The column a time-axis view shows by default: a tick stream's default is
+ * its samples/count column, but beside it a time column (wall or cpu
+ * nanoseconds: each tick's real time) says how long — what pprof's and
+ * speedscope's readers show first. Any other profile: its default type.
+ */
+export function timeColumnOrDefault(meta: ProfileMeta): number {
+  const d = meta.defaultSampleType;
+  if (d !== sampleCountColumn(meta)) return d;
+  const time = meta.sampleTypes.findIndex((t) => (t.type === 'wall' || t.type === 'cpu') && nanosPerUnit(t.unit) !== undefined);
+  return time < 0 ? d : time;
+}
