@@ -83,13 +83,13 @@ export function openInput(path: string, code: ErrorCodeValue = ErrorCode.IO): In
 }
 
 /** The bytes of an open input, at most the size measured at open (a growing file is read as it was). */
-export function readInput(file: InputFile, code: ErrorCodeValue = ErrorCode.IO): Uint8Array {
-  const bytes = Buffer.allocUnsafe(file.size);
+export function readInput(file: InputFile, code: ErrorCodeValue = ErrorCode.IO, length = file.size): Uint8Array {
+  const bytes = Buffer.allocUnsafe(Math.min(length, file.size));
   let done = 0;
-  while (done < file.size) {
+  while (done < bytes.length) {
     let n: number;
     try {
-      n = readSync(file.fd, bytes, done, file.size - done, done);
+      n = readSync(file.fd, bytes, done, bytes.length - done, done);
     } catch (err) {
       throw fsError(err, file.path, 'read', code);
     }
@@ -226,19 +226,7 @@ const closedInputs = new WeakSet<InputFile>();
 export function readInputHead(path: string, bytes = 4096, code: ErrorCodeValue = ErrorCode.IO): Uint8Array {
   const file = openInput(path, code);
   try {
-    const head = Buffer.allocUnsafe(Math.min(bytes, file.size));
-    let done = 0;
-    while (done < head.length) {
-      let n: number;
-      try {
-        n = readSync(file.fd, head, done, head.length - done, done);
-      } catch (err) {
-        throw fsError(err, file.path, 'read', code);
-      }
-      if (n === 0) break;
-      done += n;
-    }
-    return head.subarray(0, done);
+    return readInput(file, code, bytes);
   } finally {
     closeInput(file);
   }
