@@ -4,7 +4,7 @@
  */
 import { writeSync } from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
-import { fsError, readInputFile } from '../input';
+import { fsError, readInputFile, readInputHead } from '../input';
 import { AtomicOutput } from '../output-file';
 import type { ProfileSource } from '../profile/index';
 import type { FormatAdapter, FormatName, ReadOptions, WriteOptions, WriteTarget } from './adapter';
@@ -86,9 +86,10 @@ export function openProfile(file: string, options: OpenOptions = {}): OpenedProf
   let format = options.format;
   let bytes: Uint8Array | undefined;
   if (format === undefined) {
-    bytes = readInputFile(file);
+    // The head decides (a Tachyon file of gigabytes is then streamed, never read whole to sniff it).
+    const head = readInputHead(file, 1 << 16);
     try {
-      format = detectFormat(bytes);
+      format = detectFormat(head);
     } catch (err) {
       // Content no format recognises (a JSON document cut short, say) is read as its name says, so that
       // its reader names what is wrong where; without a telling name the detection's error stands.
