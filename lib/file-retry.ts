@@ -16,14 +16,19 @@ function sleep(ms: number): void {
 }
 
 /** Runs `op`, again after each wait while it fails with a transient code on Windows. */
-export function retryingOnWindows(op: () => void, platform: NodeJS.Platform = process.platform, wait: (ms: number) => void = sleep): void {
+export function retryingOnWindows(
+  op: () => void,
+  platform: NodeJS.Platform = process.platform,
+  wait: (ms: number) => void = sleep,
+): void {
   for (let attempt = 0; ; attempt++) {
     try {
       op();
       return;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException | null)?.code;
-      if (platform !== 'win32' || attempt >= RETRY_WAITS_MS.length || code === undefined || !TRANSIENT.has(code)) throw err;
+      if (platform !== 'win32' || attempt >= RETRY_WAITS_MS.length || code === undefined || !TRANSIENT.has(code))
+        throw err;
       wait(RETRY_WAITS_MS[attempt]!);
     }
   }

@@ -51,7 +51,10 @@ export function refuseInputAsOutput(output: string, inputs: Iterable<string>): v
  * format from the name's extension picks the same one.
  */
 export function temporaryPathFor(target: string): string {
-  return path.join(path.dirname(target), `${TEMPORARY_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${path.basename(target)}`);
+  return path.join(
+    path.dirname(target),
+    `${TEMPORARY_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${path.basename(target)}`,
+  );
 }
 
 /** How temporary outputs' names start (directory listings of profiles skip them). */
@@ -138,7 +141,11 @@ export function writeFileAtomic(target: string, bytes: Uint8Array | string, code
  * through a ProfileWriter), then renames the result over `target`; on an
  * error the temporary file is removed and the error passed on.
  */
-export function writeThroughTemporary<T>(target: string, write: (writePath: string) => T, code: ErrorCodeValue = ErrorCode.IO): T {
+export function writeThroughTemporary<T>(
+  target: string,
+  write: (writePath: string) => T,
+  code: ErrorCodeValue = ErrorCode.IO,
+): T {
   const writePath = writesThroughTemporary(target) ? temporaryPathFor(target) : target;
   let result: T;
   try {

@@ -40,7 +40,8 @@ export function findRecordedBy(strings: readonly string[]): RecordedBy | undefin
     if (!s.startsWith(RECORDED_BY_PREFIX)) continue;
     try {
       const about = JSON.parse(s.slice(RECORDED_BY_PREFIX.length)) as RecordedBy;
-      if (about !== null && typeof about === 'object' && about.runtime === 'node' && Number.isInteger(about.pid)) return about;
+      if (about !== null && typeof about === 'object' && about.runtime === 'node' && Number.isInteger(about.pid))
+        return about;
     } catch {
       // not ours after all
     }

@@ -38,12 +38,27 @@ export function profileInfoLines(file: string, format: FormatName): string[] {
       `start:        ${start === 0n ? 'not stated' : isEpochUs(start) ? new Date(Number(start / 1000n)).toISOString() : `${start} us (the source's own clock)`}`,
     ];
     if (meta.durationUs !== undefined) lines.push(`duration:     ${(Number(meta.durationUs) / 1e6).toFixed(3)} s`);
-    if (meta.periodType !== undefined && meta.period !== undefined) lines.push(`period:       ${formatValue(meta.period, meta.periodType.unit)} of ${meta.periodType.type}`);
-    lines.push(`samples:      ${records} records${Number.isFinite(first) ? `, times over ${((last - first) / 1e6).toFixed(3)} s` : ', no times'}`);
+    if (meta.periodType !== undefined && meta.period !== undefined)
+      lines.push(`period:       ${formatValue(meta.period, meta.periodType.unit)} of ${meta.periodType.type}`);
+    lines.push(
+      `samples:      ${records} records${Number.isFinite(first) ? `, times over ${((last - first) / 1e6).toFixed(3)} s` : ', no times'}`,
+    );
     meta.sampleTypes.forEach((t, k) => {
-      lines.push(`${k === 0 ? 'types:' : '      '}        ${sampleTypeName(t)}${k === meta.defaultSampleType ? ' (default)' : ''}: total ${formatValue(totals[k]!, t.unit)}`);
+      lines.push(
+        `${k === 0 ? 'types:' : '      '}        ${sampleTypeName(t)}${k === meta.defaultSampleType ? ' (default)' : ''}: total ${formatValue(totals[k]!, t.unit)}`,
+      );
     });
-    lines.push(`threads:      ${source.threads.length}${source.threads.some((t) => t.name !== undefined) ? ` (${source.threads.filter((t) => t.name !== undefined).map((t) => t.name).slice(0, 5).join(', ')})` : ''}`);
+    lines.push(
+      `threads:      ${source.threads.length}${
+        source.threads.some((t) => t.name !== undefined)
+          ? ` (${source.threads
+              .filter((t) => t.name !== undefined)
+              .map((t) => t.name)
+              .slice(0, 5)
+              .join(', ')})`
+          : ''
+      }`,
+    );
     lines.push(`frames:       ${source.frames.length}`);
     lines.push(`labels:       ${labelKeys.size === 0 ? 'none' : [...labelKeys].join(', ')}`);
     return lines;

@@ -14,7 +14,11 @@ export interface OutputFlags {
 }
 
 /** Adds `-o, --output` (and the hidden `--out` when `legacyOut`). */
-export function addOutputOption(command: Command, description: string, options: { default?: string; legacyOut?: boolean } = {}): Command {
+export function addOutputOption(
+  command: Command,
+  description: string,
+  options: { default?: string; legacyOut?: boolean } = {},
+): Command {
   const output = new Option('-o, --output <path>', description);
   if (options.default !== undefined) output.default(options.default);
   command.addOption(output);
@@ -31,8 +35,13 @@ export function outputPath(command: Command, positional?: string): string {
   const flags = command.opts<OutputFlags>();
   const fromCli = command.getOptionValueSource('output') === 'cli' ? flags.output : undefined;
   const given = [...new Set([fromCli, flags.out, positional].filter((p): p is string => p !== undefined))];
-  if (given.length > 1) throw new ProfpackError(`the output is given twice (${given.join(', ')})`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'one -o/--output' });
+  if (given.length > 1)
+    throw new ProfpackError(`the output is given twice (${given.join(', ')})`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'one -o/--output',
+    });
   const path = given[0] ?? flags.output;
-  if (path === undefined || path === '') throw new ProfpackError('no output given', { code: ErrorCode.INVALID_ARGUMENT, expected: '-o/--output PATH' });
+  if (path === undefined || path === '')
+    throw new ProfpackError('no output given', { code: ErrorCode.INVALID_ARGUMENT, expected: '-o/--output PATH' });
   return path;
 }

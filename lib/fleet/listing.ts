@@ -68,7 +68,11 @@ function isUnfinishedTachyon(file: string): boolean | null {
 }
 
 export function listProfileFiles(inputs: readonly string[], options: ListingOptions = {}): string[] {
-  if (inputs.length === 0) throw new ProfpackError('no profile files given', { code: ErrorCode.FLEET_NO_INPUT, expected: 'one or more files or directories' });
+  if (inputs.length === 0)
+    throw new ProfpackError('no profile files given', {
+      code: ErrorCode.FLEET_NO_INPUT,
+      expected: 'one or more files or directories',
+    });
   const files: string[] = [];
   const seen = new Set<string>();
   const skipped = new Map<SkipReason, string[]>();
@@ -151,7 +155,10 @@ export function listProfileFiles(inputs: readonly string[], options: ListingOpti
     for (const [file, fileStat] of found) add(file, fileStat);
     if (found.length === 0) {
       report(skipped, options);
-      throw new ProfpackError(`${input} holds no profile files`, { code: ErrorCode.FLEET_NO_INPUT, expected: 'files named *.tach, *.bin, *.pb.gz, *.cpuprofile, ...' });
+      throw new ProfpackError(`${input} holds no profile files`, {
+        code: ErrorCode.FLEET_NO_INPUT,
+        expected: 'files named *.tach, *.bin, *.pb.gz, *.cpuprofile, ...',
+      });
     }
   }
   report(skipped, options);

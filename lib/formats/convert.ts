@@ -48,10 +48,17 @@ export interface ConvertSummary {
 export function convert(input: string, output: string, options: ConvertOptions = {}): ConvertSummary {
   const to = options.to ?? formatFromPath(output);
   if (to === undefined) {
-    throw new ProfpackError(`cannot tell the output format from "${output}"; pass --to`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: FORMAT_NAMES.join(' | ') });
+    throw new ProfpackError(`cannot tell the output format from "${output}"; pass --to`, {
+      code: ErrorCode.CONVERT_UNKNOWN_FORMAT,
+      expected: FORMAT_NAMES.join(' | '),
+    });
   }
   const maxSamples = options.maxSamples ?? DEFAULT_MAX_SAMPLES;
-  if (!Number.isSafeInteger(maxSamples) || maxSamples < 0) throw invalidArgument(`maxSamples must be a non-negative safe integer, not ${String(maxSamples)}`, 'a non-negative safe integer');
+  if (!Number.isSafeInteger(maxSamples) || maxSamples < 0)
+    throw invalidArgument(
+      `maxSamples must be a non-negative safe integer, not ${String(maxSamples)}`,
+      'a non-negative safe integer',
+    );
   const limited = IN_MEMORY_OUTPUTS.includes(to);
   const bytesIn = inputSize(input);
   refuseInputAsOutput(output, [input]);
@@ -60,11 +67,14 @@ export function convert(input: string, output: string, options: ConvertOptions =
   try {
     const total = source.sampleCount;
     const tooMany = (n: number): ProfpackError =>
-      new ProfpackError(`${n === total ? `the profile declares ${n} samples` : `more than ${maxSamples} samples`}: converting to ${to} holds every sample in memory; the limit is ${maxSamples} (ConvertOptions.maxSamples, --max-samples), or convert to tachyon or collapsed, which stream`, {
-        code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
-        expected: `at most ${maxSamples} samples`,
-        details: { maxSamples, declaredSamples: total },
-      });
+      new ProfpackError(
+        `${n === total ? `the profile declares ${n} samples` : `more than ${maxSamples} samples`}: converting to ${to} holds every sample in memory; the limit is ${maxSamples} (ConvertOptions.maxSamples, --max-samples), or convert to tachyon or collapsed, which stream`,
+        {
+          code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
+          expected: `at most ${maxSamples} samples`,
+          details: { maxSamples, declaredSamples: total },
+        },
+      );
     // Refused before anything is read when the reader knows the count; counted as read otherwise.
     if (limited && total !== undefined && total > maxSamples) throw tooMany(total);
     let done = 0;
@@ -78,7 +88,14 @@ export function convert(input: string, output: string, options: ConvertOptions =
       }
     });
     writeProfile(counted, output, to, options);
-    return { from: source.format, to, samples: done, sampleTypes: source.meta.sampleTypes.map(sampleTypeName), bytesIn, bytesOut: statSync(output).size };
+    return {
+      from: source.format,
+      to,
+      samples: done,
+      sampleTypes: source.meta.sampleTypes.map(sampleTypeName),
+      bytesIn,
+      bytesOut: statSync(output).size,
+    };
   } finally {
     source.close();
   }

@@ -337,10 +337,13 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
   let total = 0;
   for (let i = 0; i < n; i++) total += sampleRun(rows.samples[i]!);
   if (total > MAX_CPUPROFILE_SAMPLES) {
-    throw new ProfpackError(`a .cpuprofile lists every sample, and this thread has ${total}; at most ${MAX_CPUPROFILE_SAMPLES} are written`, {
-      code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
-      expected: `at most ${MAX_CPUPROFILE_SAMPLES} samples`,
-    });
+    throw new ProfpackError(
+      `a .cpuprofile lists every sample, and this thread has ${total}; at most ${MAX_CPUPROFILE_SAMPLES} are written`,
+      {
+        code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
+        expected: `at most ${MAX_CPUPROFILE_SAMPLES} samples`,
+      },
+    );
   }
   const ns = nanosPerUnit(type.unit);
   const hits = new Map<number, number>();

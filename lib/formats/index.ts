@@ -1,4 +1,16 @@
 /** Profile formats: one adapter per format behind a registry, and convert() between any two. */
 export type { FormatAdapter, FormatName, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
-export { ADAPTERS, FORMAT_NAMES, isFormatName, adapterFor, formatFromPath, detectFormat, readProfile, openProfile, writeProfile, type OpenOptions, type OpenedProfile } from './registry';
+export {
+  ADAPTERS,
+  FORMAT_NAMES,
+  isFormatName,
+  adapterFor,
+  formatFromPath,
+  detectFormat,
+  readProfile,
+  openProfile,
+  writeProfile,
+  type OpenOptions,
+  type OpenedProfile,
+} from './registry';
 export { convert, DEFAULT_MAX_SAMPLES, type ConvertOptions, type ConvertSummary } from './convert';

@@ -19,7 +19,14 @@ import { HEAD_BYTES } from './sniff';
 import { speedscopeAdapter } from './speedscope';
 
 /** Every format, in the order content detection tries them: the binary ones by magic, then text. */
-export const ADAPTERS: readonly FormatAdapter[] = [tachyonAdapter, pprofAdapter, speedscopeAdapter, heapprofileAdapter, cpuprofileAdapter, collapsedAdapter];
+export const ADAPTERS: readonly FormatAdapter[] = [
+  tachyonAdapter,
+  pprofAdapter,
+  speedscopeAdapter,
+  heapprofileAdapter,
+  cpuprofileAdapter,
+  collapsedAdapter,
+];
 
 export const FORMAT_NAMES = ADAPTERS.map((a) => a.name);
 
@@ -29,7 +36,11 @@ export function isFormatName(value: string): value is FormatName {
 
 export function adapterFor(name: FormatName): FormatAdapter {
   const adapter = ADAPTERS.find((a) => a.name === name);
-  if (adapter === undefined) throw new ProfpackError(`profpack does not handle ${name} files`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: FORMAT_NAMES.join(' | ') });
+  if (adapter === undefined)
+    throw new ProfpackError(`profpack does not handle ${name} files`, {
+      code: ErrorCode.CONVERT_UNKNOWN_FORMAT,
+      expected: FORMAT_NAMES.join(' | '),
+    });
   return adapter;
 }
 
@@ -37,7 +48,10 @@ export function adapterFor(name: FormatName): FormatAdapter {
 export function formatFromPath(file: string): FormatName | undefined {
   const p = file.toLowerCase();
   let best: { name: FormatName; length: number } | undefined;
-  for (const a of ADAPTERS) for (const ext of a.extensions) if (p.endsWith(ext) && (best === undefined || ext.length > best.length)) best = { name: a.name, length: ext.length };
+  for (const a of ADAPTERS)
+    for (const ext of a.extensions)
+      if (p.endsWith(ext) && (best === undefined || ext.length > best.length))
+        best = { name: a.name, length: ext.length };
   return best?.name;
 }
 
@@ -48,12 +62,15 @@ export function detectFormat(bytes: Uint8Array): FormatName {
   for (const binary of ['tachyon', 'pprof'] as const) if (adapterFor(binary).detect(head)) return binary;
   const seen = recognize(head);
   if (seen.refused !== undefined) {
-    throw new ProfpackError(`this is ${seen.refused}${seen.gzipped === true ? ' (gzipped)' : ''}: profpack does not read it`, {
-      code: ErrorCode.CONVERT_UNSUPPORTED_FORMAT,
-      offset: 0,
-      expected: ADAPTERS.map((a) => a.title).join(', '),
-      details: { recognized: seen.refused },
-    });
+    throw new ProfpackError(
+      `this is ${seen.refused}${seen.gzipped === true ? ' (gzipped)' : ''}: profpack does not read it`,
+      {
+        code: ErrorCode.CONVERT_UNSUPPORTED_FORMAT,
+        offset: 0,
+        expected: ADAPTERS.map((a) => a.title).join(', '),
+        details: { recognized: seen.refused },
+      },
+    );
   }
   if (seen.format !== undefined) return seen.format;
   throw new ProfpackError(`cannot tell the input format (not ${ADAPTERS.map((a) => a.title).join(', ')})`, {
@@ -94,7 +111,12 @@ export function openProfile(file: string, options: OpenOptions = {}): OpenedProf
       // Content no format recognises (a JSON document cut short, say) is read as its name says, so that
       // its reader names what is wrong where; without a telling name the detection's error stands.
       const named = formatFromPath(file);
-      if (!(err instanceof ProfpackError && err.code === ErrorCode.CONVERT_UNKNOWN_FORMAT) || named === undefined || named === 'tachyon') throw err;
+      if (
+        !(err instanceof ProfpackError && err.code === ErrorCode.CONVERT_UNKNOWN_FORMAT) ||
+        named === undefined ||
+        named === 'tachyon'
+      )
+        throw err;
       format = named;
     }
   }
@@ -109,9 +131,20 @@ export function openProfile(file: string, options: OpenOptions = {}): OpenedProf
  * same directory, renamed at the end (lib/output-file.ts): a failed write
  * leaves the old output or nothing, never a partial file.
  */
-export function writeProfile(source: ProfileSource, file: string, format: FormatName, options: WriteOptions = {}): void {
+export function writeProfile(
+  source: ProfileSource,
+  file: string,
+  format: FormatName,
+  options: WriteOptions = {},
+): void {
   const adapter = adapterFor(format);
-  if (adapter.write === undefined) throw new ProfpackError(`profpack reads ${adapter.title} files but does not write them`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: ADAPTERS.filter((a) => a.write).map((a) => a.name).join(' | ') });
+  if (adapter.write === undefined)
+    throw new ProfpackError(`profpack reads ${adapter.title} files but does not write them`, {
+      code: ErrorCode.CONVERT_UNKNOWN_FORMAT,
+      expected: ADAPTERS.filter((a) => a.write)
+        .map((a) => a.name)
+        .join(' | '),
+    });
   const out = new AtomicOutput(file);
   const target: WriteTarget = {
     path: out.writePath,

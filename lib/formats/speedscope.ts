@@ -259,7 +259,10 @@ function speedscopeUnit(type: SampleType): string {
 
 function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: WriteOptions): void {
   // A tick stream's time axis is its real time (the time column), not its count of ticks.
-  const column = options.sampleType === undefined ? timeColumnOrDefault(source.meta) : writtenColumn(source.meta, options.sampleType);
+  const column =
+    options.sampleType === undefined
+      ? timeColumnOrDefault(source.meta)
+      : writtenColumn(source.meta, options.sampleType);
   const type = source.meta.sampleTypes[column]!;
   const unit = speedscopeUnit(type);
   const usPerUnit = nanosPerUnit(type.unit) === undefined ? undefined : nanosPerUnit(type.unit)! / 1000;

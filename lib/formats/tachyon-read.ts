@@ -11,8 +11,29 @@
  * its thread's next. A version-2 file with a model section gives its own
  * types, values, labels and times instead.
  */
-import { ProfileReader, ProfilingMode, type ModelSection, type ReaderOptions, type NodeVisitor, type StackNodes } from '../tachyon/index';
-import { BATCH_ROWS, FrameTable, GapWeigher, LabelSets, SampleTypes, StackTable, ThreadTable, newBatch, normalizeFrame, type Frame, type ProfileMeta, type ProfileSource, type SampleBatch } from '../profile/index';
+import {
+  ProfileReader,
+  ProfilingMode,
+  type ModelSection,
+  type ReaderOptions,
+  type NodeVisitor,
+  type StackNodes,
+} from '../tachyon/index';
+import {
+  BATCH_ROWS,
+  FrameTable,
+  GapWeigher,
+  LabelSets,
+  SampleTypes,
+  StackTable,
+  ThreadTable,
+  newBatch,
+  normalizeFrame,
+  type Frame,
+  type ProfileMeta,
+  type ProfileSource,
+  type SampleBatch,
+} from '../profile/index';
 import type { ReadInput } from './adapter';
 import { findRecordedBy, processIdentity } from '../recorded-by';
 
@@ -24,9 +45,13 @@ function tickMeta(reader: ProfileReader): ProfileMeta {
     defaultSampleType: 0,
     startTimeUs: info.startTimeUs,
     sampleIntervalUs: info.sampleIntervalUs,
-    origin: { format: 'tachyon', producer: info.version === 2 ? 'profpack (format version 2)' : `Python ${info.pythonVersion.join('.')}` },
+    origin: {
+      format: 'tachyon',
+      producer: info.version === 2 ? 'profpack (format version 2)' : `Python ${info.pythonVersion.join('.')}`,
+    },
   };
-  if (typeof info.durationSec === 'number' && info.durationSec > 0) meta.durationUs = BigInt(Math.round(info.durationSec * 1e6));
+  if (typeof info.durationSec === 'number' && info.durationSec > 0)
+    meta.durationUs = BigInt(Math.round(info.durationSec * 1e6));
   return meta;
 }
 
@@ -159,7 +184,13 @@ export class TachyonSource implements ProfileSource {
     let finish = (): void => {};
     if (model === null) {
       // Held records, one per thread (GapWeigher's row is the thread's index here).
-      let held = { stack: new Uint32Array(16), status: new Uint8Array(16), time: new Float64Array(16), count: new Float64Array(16), span: new Float64Array(16) };
+      let held = {
+        stack: new Uint32Array(16),
+        status: new Uint8Array(16),
+        time: new Float64Array(16),
+        count: new Float64Array(16),
+        span: new Float64Array(16),
+      };
       let flushing = false;
       const weigher = new GapWeigher<number>(Number(reader.info.sampleIntervalUs), (t, gapNs) => {
         const i = push();
@@ -227,7 +258,7 @@ export class TachyonSource implements ProfileSource {
     }
 
     const replay = reader.replayNodes(visitor);
-    for (let done = false; !done; ) {
+    for (let done = false; !done;) {
       done = replay.next();
       if (done) finish();
       if (batch.length >= BATCH_ROWS || (done && batch.length > 0)) {

@@ -20,10 +20,13 @@ import { readTachyon } from './tachyon-read';
 export const MAX_VERSION1_TICKS = 50_000_000;
 
 function weighted(message: string): ProfpackError {
-  return new ProfpackError(`${message}; Tachyon version 1 holds one tick per sample: write format version 2 (version: 2) to keep the values`, {
-    code: ErrorCode.TACHYON_V1_WEIGHTED,
-    expected: 'a samples/count column of whole tick counts, or format version 2',
-  });
+  return new ProfpackError(
+    `${message}; Tachyon version 1 holds one tick per sample: write format version 2 (version: 2) to keep the values`,
+    {
+      code: ErrorCode.TACHYON_V1_WEIGHTED,
+      expected: 'a samples/count column of whole tick counts, or format version 2',
+    },
+  );
 }
 
 /** The header mode a profile's time column suggests: CPU time → cpu, wall time → wall, else unknown. */
@@ -35,7 +38,15 @@ function modeOf(source: ProfileSource): number | null {
 }
 
 function frameSpec(f: Frame) {
-  return { filename: f.filename, funcname: f.funcname, lineno: f.lineno, endLineno: f.endLineno, column: f.column, endColumn: f.endColumn, opcode: f.opcode };
+  return {
+    filename: f.filename,
+    funcname: f.funcname,
+    lineno: f.lineno,
+    endLineno: f.endLineno,
+    column: f.column,
+    endColumn: f.endColumn,
+    opcode: f.opcode,
+  };
 }
 
 /** Source frame id → writer frame id, and a stack's frames as writer ids (innermost first) with a small cache. */
@@ -76,9 +87,13 @@ const MAX_TACHYON_DEPTH = 256;
 
 /** What the writing could not keep, for the caller to show. */
 function warnLosses(mapper: StackMapper, source: ProfileSource, version: 1 | 2, options: WriteOptions): void {
-  if (mapper.deepStacks > 0) options.onWarning?.(`${mapper.deepStacks} stacks are deeper than Tachyon's ${MAX_TACHYON_DEPTH} frames: their outermost frames were dropped`);
+  if (mapper.deepStacks > 0)
+    options.onWarning?.(
+      `${mapper.deepStacks} stacks are deeper than Tachyon's ${MAX_TACHYON_DEPTH} frames: their outermost frames were dropped`,
+    );
   const named = source.threads.filter((t) => t.name !== undefined).length;
-  if (version === 1 && named > 0) options.onWarning?.(`Tachyon version 1 has no thread names: ${named} dropped (version 2 keeps them)`);
+  if (version === 1 && named > 0)
+    options.onWarning?.(`Tachyon version 1 has no thread names: ${named} dropped (version 2 keeps them)`);
 }
 
 function durationSec(source: ProfileSource): number | null {
@@ -90,9 +105,11 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
   const types = source.meta.sampleTypes;
   // The ticks: a count column the caller names (--sample-type inuse_objects), else the samples one (samples/count, Datadog's sample/count).
   const named = options.sampleType === undefined ? -1 : chooseSampleType(source.meta, options.sampleType);
-  if (named >= 0 && types[named]!.unit !== 'count') throw weighted(`${sampleTypeName(types[named]!)} is not a count of samples`);
+  if (named >= 0 && types[named]!.unit !== 'count')
+    throw weighted(`${sampleTypeName(types[named]!)} is not a count of samples`);
   const countColumn = named >= 0 ? named : sampleCountColumn(source.meta);
-  if (countColumn < 0) throw weighted(`the profile measures ${types.map(sampleTypeName).join(', ')} and has no samples/count column`);
+  if (countColumn < 0)
+    throw weighted(`the profile measures ${types.map(sampleTypeName).join(', ')} and has no samples/count column`);
   const writer = new ProfileWriter(path, {
     sampleIntervalUs: source.meta.sampleIntervalUs,
     startTimeUs: source.meta.startTimeUs,
@@ -122,14 +139,25 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
         // Tick k of a record is k intervals after its time; a record without a time follows its thread's last tick.
         let us = Number.isNaN(time) ? (lastTick.has(t) ? lastTick.get(t)! + interval : start) : Math.round(time);
         // Times past 2^53 µs (a float in the model) go to the writer as the u64 they round to.
-        for (let k = 0; k < n; k++, us += interval) writer.writeStack(thread.threadId, thread.interpreterId, Number.isSafeInteger(us) ? us : BigInt(us), b.status[i]!, frames);
+        for (let k = 0; k < n; k++, us += interval)
+          writer.writeStack(
+            thread.threadId,
+            thread.interpreterId,
+            Number.isSafeInteger(us) ? us : BigInt(us),
+            b.status[i]!,
+            frames,
+          );
         lastTick.set(t, us - interval);
       }
     }
     warnLosses(mapper, source, 1, options);
-    if (labelled > 0) options.onWarning?.(`Tachyon version 1 has no labels: the labels of ${labelled} records were dropped (version 2 keeps them)`);
+    if (labelled > 0)
+      options.onWarning?.(
+        `Tachyon version 1 has no labels: the labels of ${labelled} records were dropped (version 2 keeps them)`,
+      );
     const other = types.filter((_, v) => v !== countColumn).map(sampleTypeName);
-    if (other.length > 0) options.onWarning?.(`Tachyon version 1 keeps ticks only: ${other.join(', ')} not written (version 2 keeps them)`);
+    if (other.length > 0)
+      options.onWarning?.(`Tachyon version 1 keeps ticks only: ${other.join(', ')} not written (version 2 keeps them)`);
     const seconds = durationSec(source);
     if (seconds !== null) writer.setStats(seconds, ticks / seconds);
     writer.finalize();
@@ -147,7 +175,14 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
     startTimeUs: m.startTimeUs,
     compression: options.compression ?? 'zstd',
     mode: modeOf(source),
-    meta: { sampleTypes: m.sampleTypes, defaultSampleType: m.defaultSampleType, periodType: m.periodType, period: m.period, durationUs: m.durationUs, comments: m.comments },
+    meta: {
+      sampleTypes: m.sampleTypes,
+      defaultSampleType: m.defaultSampleType,
+      periodType: m.periodType,
+      period: m.period,
+      durationUs: m.durationUs,
+      comments: m.comments,
+    },
   });
   try {
     const mapper = new StackMapper(source, (f) => writer.internFrame(frameSpec(f)));
@@ -160,7 +195,16 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
         const set = b.labels[i]!;
         let label = labelIds[set];
         if (label === undefined) label = labelIds[set] = writer.internLabels(source.labelSets[set]!);
-        writer.writeSample(thread.threadId, thread.interpreterId, b.time[i]!, b.status[i]!, mapper.stack(b.stack[i]!), b.values, i, label);
+        writer.writeSample(
+          thread.threadId,
+          thread.interpreterId,
+          b.time[i]!,
+          b.status[i]!,
+          mapper.stack(b.stack[i]!),
+          b.values,
+          i,
+          label,
+        );
       }
     }
     for (const t of source.threads) if (t.name !== undefined) writer.nameThread(t.threadId, t.interpreterId, t.name);
@@ -190,7 +234,11 @@ export const tachyonAdapter: FormatAdapter = {
   read: (input) => readTachyon(input),
   write(source: ProfileSource, target: WriteTarget, options: WriteOptions) {
     const version = options.version ?? 1;
-    if (version !== 1 && version !== 2) throw new ProfpackError(`Tachyon format version ${String(version)} does not exist`, { code: ErrorCode.INVALID_ARGUMENT, expected: '1 or 2' });
+    if (version !== 1 && version !== 2)
+      throw new ProfpackError(`Tachyon format version ${String(version)} does not exist`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: '1 or 2',
+      });
     if (version === 1) writeVersion1(source, target.path, options);
     else writeVersion2(source, target.path, options);
   },

@@ -87,7 +87,8 @@ export class ProfileBuilder implements ProfileSource {
   }
 
   *batches(): Iterable<SampleBatch> {
-    for (let from = 0; from < this.count; from += BATCH_ROWS) yield sliceBatch(this.rows, from, Math.min(this.count, from + BATCH_ROWS));
+    for (let from = 0; from < this.count; from += BATCH_ROWS)
+      yield sliceBatch(this.rows, from, Math.min(this.count, from + BATCH_ROWS));
   }
 
   private grow(): void {

@@ -9,7 +9,12 @@ export function anonymousName(funcname: string): string {
   return funcname === '' ? ANONYMOUS : funcname;
 }
 
-export function makeFrame(funcname: string, filename: string, lineno: number | null = null, column: number | null = null): Frame {
+export function makeFrame(
+  funcname: string,
+  filename: string,
+  lineno: number | null = null,
+  column: number | null = null,
+): Frame {
   return { filename, funcname, lineno, endLineno: null, column, endColumn: null, opcode: null };
 }
 
@@ -21,7 +26,15 @@ const absent = (v: number | null): number | null => (v === -1 ? null : v);
  * from Tachyon go through this to mean the same as frames from other formats.
  */
 export function normalizeFrame(f: Frame): Frame {
-  return { filename: f.filename, funcname: f.funcname, lineno: absent(f.lineno), endLineno: absent(f.endLineno), column: absent(f.column), endColumn: absent(f.endColumn), opcode: f.opcode };
+  return {
+    filename: f.filename,
+    funcname: f.funcname,
+    lineno: absent(f.lineno),
+    endLineno: absent(f.endLineno),
+    column: absent(f.column),
+    endColumn: absent(f.endColumn),
+    opcode: f.opcode,
+  };
 }
 
 /** Human label of a frame, as flame-graph tools show it. */

@@ -7,7 +7,13 @@
  */
 
 /** Fills `out[i]` with the gap after row i to the next row of the same thread, in ns (times in µs). */
-export function gapsToNext(thread: ArrayLike<number>, timeUs: ArrayLike<number>, length: number, nominalUs: number, out: Float64Array): void {
+export function gapsToNext(
+  thread: ArrayLike<number>,
+  timeUs: ArrayLike<number>,
+  length: number,
+  nominalUs: number,
+  out: Float64Array,
+): void {
   const next = new Map<number, number>();
   const lastGap = new Map<number, number>();
   for (let i = length - 1; i >= 0; i--) {
@@ -54,7 +60,8 @@ export class GapWeigher<Row> {
   }
 
   flush(): void {
-    for (const [thread, held] of this.pending) this.emit(held.row, (this.nominalUs > 0 ? this.nominalUs : (this.lastGap.get(thread) ?? 0)) * 1000);
+    for (const [thread, held] of this.pending)
+      this.emit(held.row, (this.nominalUs > 0 ? this.nominalUs : (this.lastGap.get(thread) ?? 0)) * 1000);
     this.pending.clear();
   }
 }

@@ -4,7 +4,15 @@ export { StackTable } from './stack-table';
 export { FrameTable, ThreadTable, LabelSets, frameKey, threadKey, parseThreadKey } from './tables';
 export { newBatch, sliceBatch, mapBatches, type ProfileSource } from './source';
 export { ProfileBuilder, BATCH_ROWS } from './builder';
-export { SampleTypes, sampleTypeName, nanosPerUnit, chooseSampleType, formatValue, sampleCountColumn, timeColumnOrDefault } from './units';
+export {
+  SampleTypes,
+  sampleTypeName,
+  nanosPerUnit,
+  chooseSampleType,
+  formatValue,
+  sampleCountColumn,
+  timeColumnOrDefault,
+} from './units';
 export { ANONYMOUS, anonymousName, makeFrame, normalizeFrame, frameLabel, isEpochUs, NodeStatus } from './frames';
 export { gapsToNext, GapWeigher } from './gaps';
 export { Remapper, type ProfileTarget, type RemapOptions } from './remap';

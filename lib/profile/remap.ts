@@ -46,7 +46,8 @@ export class Remapper {
     let to = this.frameMap[id]!;
     if (to < 0) {
       const frame = this.source.frames[id];
-      if (frame === undefined) throw new RangeError(`a stack names frame ${id}, but the source has ${this.source.frames.length}`);
+      if (frame === undefined)
+        throw new RangeError(`a stack names frame ${id}, but the source has ${this.source.frames.length}`);
       to = this.frameMap[id] = this.target.internFrame(frame);
     }
     return to;

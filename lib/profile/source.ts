@@ -49,7 +49,10 @@ export function sliceBatch(b: SampleBatch, from: number, to: number): SampleBatc
 }
 
 /** A source that yields the batches of another through `wrap` (progress, limits, filters). */
-export function mapBatches(source: ProfileSource, wrap: (batches: Iterable<SampleBatch>) => Iterable<SampleBatch>): ProfileSource {
+export function mapBatches(
+  source: ProfileSource,
+  wrap: (batches: Iterable<SampleBatch>) => Iterable<SampleBatch>,
+): ProfileSource {
   return {
     get meta() {
       return source.meta;

@@ -61,7 +61,9 @@ export class ThreadTable {
 }
 
 function labelKey(labels: readonly Label[]): string {
-  return labels.map((l) => (l.str !== undefined ? `${l.key}\u0001s${l.str}` : `${l.key}\u0001n${l.num}\u0001${l.unit ?? ''}`)).join('\u0000');
+  return labels
+    .map((l) => (l.str !== undefined ? `${l.key}\u0001s${l.str}` : `${l.key}\u0001n${l.num}\u0001${l.unit ?? ''}`))
+    .join('\u0000');
 }
 
 export class LabelSets {

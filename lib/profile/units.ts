@@ -55,7 +55,10 @@ export function chooseSampleType(meta: ProfileMeta, wanted?: string | number): n
         : -1
       : types.findIndex((t) => t.type === wanted || sampleTypeName(t) === wanted);
   if (i < 0) {
-    throw new ProfpackError(`the profile has no sample type "${wanted}" (it has ${names})`, { code: ErrorCode.CONVERT_SAMPLE_TYPE, expected: names });
+    throw new ProfpackError(`the profile has no sample type "${wanted}" (it has ${names})`, {
+      code: ErrorCode.CONVERT_SAMPLE_TYPE,
+      expected: names,
+    });
   }
   return i;
 }
@@ -110,6 +113,8 @@ export function sampleCountColumn(meta: ProfileMeta): number {
 export function timeColumnOrDefault(meta: ProfileMeta): number {
   const d = meta.defaultSampleType;
   if (d !== sampleCountColumn(meta)) return d;
-  const time = meta.sampleTypes.findIndex((t) => (t.type === 'wall' || t.type === 'cpu') && nanosPerUnit(t.unit) !== undefined);
+  const time = meta.sampleTypes.findIndex(
+    (t) => (t.type === 'wall' || t.type === 'cpu') && nanosPerUnit(t.unit) !== undefined,
+  );
   return time < 0 ? d : time;
 }

@@ -15,7 +15,9 @@ export function describeThisProcess(intervalUs: number, recorder = packageVersio
   const argv: string[] = [];
   let chars = 0;
   // profpack's own preload is how the recording started, not part of the user's command.
-  const execArgv = process.execArgv.filter((arg, k, all) => !isOwnPreload(arg) && !(arg === '--require' && isOwnPreload(all[k + 1])));
+  const execArgv = process.execArgv.filter(
+    (arg, k, all) => !isOwnPreload(arg) && !(arg === '--require' && isOwnPreload(all[k + 1])),
+  );
   for (const arg of [process.argv[0] ?? 'node', ...execArgv, ...process.argv.slice(1)]) {
     if (chars + arg.length > MAX_ARGV_CHARS) {
       argv.push('…');
@@ -41,4 +43,3 @@ export function describeThisProcess(intervalUs: number, recorder = packageVersio
 function isOwnPreload(arg: string | undefined): boolean {
   return arg !== undefined && resolve(arg.replace(/^--require=/, '')) === join(__dirname, 'preload.js');
 }
-

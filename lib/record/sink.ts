@@ -8,7 +8,13 @@ import { ProfileWriter } from '../tachyon/index';
 
 export interface ProfileSink {
   internFrame(frame: Frame): number;
-  writeStack(threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, frameIds: ArrayLike<number>): void;
+  writeStack(
+    threadId: bigint,
+    interpreterId: number,
+    timestampUs: bigint,
+    status: number,
+    frameIds: ArrayLike<number>,
+  ): void;
 }
 
 export interface TachyonSink extends ProfileSink {
@@ -41,7 +47,8 @@ export function createTachyonSink(path: string, options: TachyonSinkOptions): Ta
   });
   return {
     internFrame: (frame) => writer.internFrame(frame),
-    writeStack: (threadId, interpreterId, timestampUs, status, frameIds) => writer.writeStack(threadId, interpreterId, timestampUs, status, frameIds as Uint32Array | readonly number[]),
+    writeStack: (threadId, interpreterId, timestampUs, status, frameIds) =>
+      writer.writeStack(threadId, interpreterId, timestampUs, status, frameIds as Uint32Array | readonly number[]),
     setStats: (durationSec, sampleRate) => writer.setStats(durationSec, sampleRate),
     note: (text) => void writer.internString(text),
     finalize: () => {

@@ -24,7 +24,10 @@ const FILE_LINE = 'file ';
 
 function fileLine(line: string, onFile: OnFile): boolean {
   if (!line.startsWith(FILE_LINE)) return false;
-  const { path: file, stats } = JSON.parse(line.slice(FILE_LINE.length)) as { path: string; stats: Parameters<OnFile>[1] };
+  const { path: file, stats } = JSON.parse(line.slice(FILE_LINE.length)) as {
+    path: string;
+    stats: Parameters<OnFile>[1];
+  };
   onFile(file, stats);
   return true;
 }
@@ -43,12 +46,26 @@ const WRITER_FINAL_TIMEOUT_MS = 60_000;
  */
 export function spawnWriterProcess(settings: WriterProcessSettings): WriterProcess {
   const script = path.join(__dirname, 'writer-process.js');
-  if (!fs.existsSync(script)) throw new ProfpackError(`the writer process script is missing (${script}); run "npm run compile"`, { code: ErrorCode.RECORD_FAILED });
-  const child = spawn(process.execPath, [script, JSON.stringify({ ...settings, startTimeUs: String(settings.startTimeUs), epochOffsetUs: String(settings.epochOffsetUs) })], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    detached: true,
-    env: { ...process.env, [RecordEnv.children]: '' }, // not a child to record (it would record itself, and so on)
-  });
+  if (!fs.existsSync(script))
+    throw new ProfpackError(`the writer process script is missing (${script}); run "npm run compile"`, {
+      code: ErrorCode.RECORD_FAILED,
+    });
+  const child = spawn(
+    process.execPath,
+    [
+      script,
+      JSON.stringify({
+        ...settings,
+        startTimeUs: String(settings.startTimeUs),
+        epochOffsetUs: String(settings.epochOffsetUs),
+      }),
+    ],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      detached: true,
+      env: { ...process.env, [RecordEnv.children]: '' }, // not a child to record (it would record itself, and so on)
+    },
+  );
   // The recording must not keep the program alive.
   child.unref();
   const handles = [child.stdin, child.stdout] as unknown as { _handle?: { fd?: number }; unref?: () => void }[];
@@ -57,7 +74,10 @@ export function spawnWriterProcess(settings: WriterProcessSettings): WriterProce
   const outFd = handles[1]!._handle?.fd;
   if (typeof inFd !== 'number' || inFd < 0 || typeof outFd !== 'number' || outFd < 0) {
     child.kill();
-    throw new ProfpackError("writer: 'process' needs pipe descriptors, which this platform's Node does not expose; use writer: 'inline'", { code: ErrorCode.RECORD_FAILED });
+    throw new ProfpackError(
+      "writer: 'process' needs pipe descriptors, which this platform's Node does not expose; use writer: 'inline'",
+      { code: ErrorCode.RECORD_FAILED },
+    );
   }
   // Between harvests the event loop runs, and libuv reads the pipe into child.stdout's buffer: take that first.
   const lines = new LineReader(outFd, () => child.stdout?.read() as Buffer | null);
@@ -68,9 +88,16 @@ export function spawnWriterProcess(settings: WriterProcessSettings): WriterProce
     child.stdout?.destroy();
     if (ready?.startsWith('error: ')) {
       const { code, message } = JSON.parse(ready.slice(7)) as { code?: string; message: string };
-      throw new ProfpackError(message, { code: (Object.values(ErrorCode) as string[]).includes(code ?? '') ? (code as ErrorCodeValue) : ErrorCode.RECORD_FAILED });
+      throw new ProfpackError(message, {
+        code: (Object.values(ErrorCode) as string[]).includes(code ?? '')
+          ? (code as ErrorCodeValue)
+          : ErrorCode.RECORD_FAILED,
+      });
     }
-    throw new ProfpackError(`the recording's writer process did not start (no answer in ${WRITER_READY_TIMEOUT_MS} ms)`, { code: ErrorCode.RECORD_FAILED });
+    throw new ProfpackError(
+      `the recording's writer process did not start (no answer in ${WRITER_READY_TIMEOUT_MS} ms)`,
+      { code: ErrorCode.RECORD_FAILED },
+    );
   }
   const sender = new FdSender(inFd);
   return {
@@ -96,7 +123,9 @@ export function spawnWriterProcess(settings: WriterProcessSettings): WriterProce
       child.stdout?.destroy();
       if (!sender.ok || line === undefined || !line.startsWith('{')) {
         const why = line?.startsWith('error: ') ? `: ${line.slice(7)}` : ' (it is gone)';
-        throw new ProfpackError(`the recording's writer process did not finalize ${last ?? settings.out}${why}`, { code: ErrorCode.RECORD_FAILED });
+        throw new ProfpackError(`the recording's writer process did not finalize ${last ?? settings.out}${why}`, {
+          code: ErrorCode.RECORD_FAILED,
+        });
       }
       return last;
     },

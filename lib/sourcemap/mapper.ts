@@ -32,7 +32,10 @@ export class SourceMapper {
    */
   constructor(private readonly root?: string) {
     if (root !== undefined && !(existsSync(root) && statSync(root).isDirectory())) {
-      throw new ProfpackError(`--source-maps: ${root} is not a directory`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'the directory the recorded scripts and their maps are in' });
+      throw new ProfpackError(`--source-maps: ${root} is not a directory`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: 'the directory the recorded scripts and their maps are in',
+      });
     }
   }
 
@@ -145,7 +148,10 @@ function dataUrlText(url: string): string {
  * The source with every frame mapped (once each, as they appear: a
  * streaming source grows its frame table while its batches are read).
  */
-export function withMappedFrames<S extends ProfileSource>(source: S, mapFrame: ((frame: Frame) => Frame) | undefined): S {
+export function withMappedFrames<S extends ProfileSource>(
+  source: S,
+  mapFrame: ((frame: Frame) => Frame) | undefined,
+): S {
   if (mapFrame === undefined) return source;
   const mapped: Frame[] = [];
   const sync = (): Frame[] => {

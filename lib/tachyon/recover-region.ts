@@ -51,7 +51,10 @@ export class RegionPieces {
         this.pos += n;
       } else {
         try {
-          const [, made, used] = this.dctx.decompressStream(out.subarray(written, written + room), this.onDisk.subarray(this.pos)) as [number, number, number];
+          const [, made, used] = this.dctx.decompressStream(
+            out.subarray(written, written + room),
+            this.onDisk.subarray(this.pos),
+          ) as [number, number, number];
           n = made;
           this.pos += used;
           if (made === 0 && used === 0) this.tailAt = 0;
@@ -90,7 +93,12 @@ export function measureRegion(open: () => RegionPieces): number {
 }
 
 /** One decoder pass over region[0, length): whole, or where the first failing record starts. */
-function scanOnce(open: () => RegionPieces, length: number, littleEndian: boolean, startTimeUs: bigint): { whole: boolean } & StreamScan {
+function scanOnce(
+  open: () => RegionPieces,
+  length: number,
+  littleEndian: boolean,
+  startTimeUs: bigint,
+): { whole: boolean } & StreamScan {
   const out: DecodeOutput = {
     events: new Uint32Array(EVENT_STRIDE * 4096),
     timestamps: new BigUint64Array(16384),
@@ -116,7 +124,8 @@ function scanOnce(open: () => RegionPieces, length: number, littleEndian: boolea
     d.decode(window.subarray(0, have), windowStart, have, final, out);
     const r = out.result;
     for (let i = 0; i < r[Result.events]!; i++) if (out.events[i * EVENT_STRIDE] === EventKind.Thread) scan.threads++;
-    for (let i = 0; i < r[Result.nodes]!; i++) if (out.nodes[2 * i + 1]! > scan.maxFrame) scan.maxFrame = out.nodes[2 * i + 1]!;
+    for (let i = 0; i < r[Result.nodes]!; i++)
+      if (out.nodes[2 * i + 1]! > scan.maxFrame) scan.maxFrame = out.nodes[2 * i + 1]!;
     const status = r[Result.status]!;
     const consumed = r[Result.consumed]!;
     if (status === DecodeStatus.Done) return { ...scan, whole: true, end: length, samples: d.stats.totalSamples };
@@ -136,7 +145,12 @@ function scanOnce(open: () => RegionPieces, length: number, littleEndian: boolea
 }
 
 /** salvageRecords over a region read in pieces: the longest prefix that decodes whole, and what it holds. */
-export function salvageStreaming(open: () => RegionPieces, length: number, littleEndian: boolean, startTimeUs: bigint): StreamScan {
+export function salvageStreaming(
+  open: () => RegionPieces,
+  length: number,
+  littleEndian: boolean,
+  startTimeUs: bigint,
+): StreamScan {
   for (;;) {
     const pass = scanOnce(open, length, littleEndian, startTimeUs);
     if (pass.whole) return { end: pass.end, samples: pass.samples, threads: pass.threads, maxFrame: pass.maxFrame };

@@ -72,5 +72,10 @@ export function diffSamples(before: LiveSamples, ordinals: Uint32Array): SampleD
   const maxOrdinal = Math.max(before.maxOrdinal, liveCount > 0 ? live[liveCount - 1]! : 0);
   // Born objects all have ordinals above the previous maximum (V8 numbers in allocation order).
   const shortLived = Math.max(0, maxOrdinal - before.maxOrdinal - bornCount);
-  return { born: born.slice(0, bornCount), freed: freed.slice(0, freedCount), shortLived, live: { ordinals: live.slice(0, liveCount), maxOrdinal } };
+  return {
+    born: born.slice(0, bornCount),
+    freed: freed.slice(0, freedCount),
+    shortLived,
+    live: { ordinals: live.slice(0, liveCount), maxOrdinal },
+  };
 }

@@ -1,9 +1,24 @@
 /** Recording V8's sampled heap: allocation and free events, near-OOM harvests, their pipe coding. */
-export { HeapStacks, NO_STACK, type HeapAllocationBatch, type HeapEventSink, type HeapFreeBatch, type HeapRecordingInfo } from './events';
+export {
+  HeapStacks,
+  NO_STACK,
+  type HeapAllocationBatch,
+  type HeapEventSink,
+  type HeapFreeBatch,
+  type HeapRecordingInfo,
+} from './events';
 export { diffSamples, NO_SAMPLES, type LiveSamples, type SampleDiff } from './diff';
 export { HeapSampler, type HeapPoll } from './sampler';
 export { HeapStackNumbers, type SamplingHeapNode } from './stacks';
 export { HeapLimitWatcher, LIMIT_CHECK_MS, NEAR_LIMIT_MIN_POLL_MS, maxOldSpaceFlagMb, oldGenerationUse } from './limit';
-export { checkHeapOptions, parseByteSize, DEFAULT_HEAP_INTERVAL_BYTES, DEFAULT_NEAR_LIMIT_RATIO, MIN_HEAP_INTERVAL_BYTES, MAX_HEAP_INTERVAL_BYTES, type HeapOptions } from './options';
+export {
+  checkHeapOptions,
+  parseByteSize,
+  DEFAULT_HEAP_INTERVAL_BYTES,
+  DEFAULT_NEAR_LIMIT_RATIO,
+  MIN_HEAP_INTERVAL_BYTES,
+  MAX_HEAP_INTERVAL_BYTES,
+  type HeapOptions,
+} from './options';
 export { encodeHeapFrame, HeapFrameReceiver, HEAP_FRAME_FLAG } from './wire';
 export { HeapRecorder } from './recorder';

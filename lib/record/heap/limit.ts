@@ -15,7 +15,10 @@ export const NEAR_LIMIT_MIN_POLL_MS = 100;
 const NEAR_LIMIT_POLL_SHARE = 5;
 
 /** `--max-old-space-size` (MB) as the process was started with it, from its argv or NODE_OPTIONS. */
-export function maxOldSpaceFlagMb(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): number | undefined {
+export function maxOldSpaceFlagMb(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions = process.env.NODE_OPTIONS ?? '',
+): number | undefined {
   let mb: number | undefined;
   for (const arg of [...nodeOptions.split(/\s+/), ...execArgv]) {
     const m = /^--max[-_]old[-_]space[-_]size=(\d+(?:\.\d+)?)$/.exec(arg);
@@ -34,7 +37,8 @@ export function maxOldSpaceFlagMb(execArgv: readonly string[] = process.execArgv
  */
 export function oldGenerationUse(flagMb = maxOldSpaceFlagMb()): { usedBytes: number; limitBytes: number } {
   let usedBytes = 0;
-  for (const space of v8.getHeapSpaceStatistics()) if (!space.space_name.startsWith('new_')) usedBytes += space.space_used_size;
+  for (const space of v8.getHeapSpaceStatistics())
+    if (!space.space_name.startsWith('new_')) usedBytes += space.space_used_size;
   const limitBytes = flagMb !== undefined ? flagMb * 1024 * 1024 : v8.getHeapStatistics().heap_size_limit;
   return { usedBytes, limitBytes };
 }

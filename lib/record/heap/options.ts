@@ -26,14 +26,31 @@ export const MAX_HEAP_INTERVAL_BYTES = 2 ** 30;
 
 export function checkHeapOptions(options: HeapOptions | true): Required<HeapOptions> {
   if (options === true) options = {};
-  if (options === null || typeof options !== 'object') throw new ProfpackError('heap must be true or { intervalBytes?, nearLimitRatio? }', { code: ErrorCode.INVALID_ARGUMENT, expected: 'true or an object' });
+  if (options === null || typeof options !== 'object')
+    throw new ProfpackError('heap must be true or { intervalBytes?, nearLimitRatio? }', {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'true or an object',
+    });
   const intervalBytes = options.intervalBytes ?? DEFAULT_HEAP_INTERVAL_BYTES;
-  if (!Number.isInteger(intervalBytes) || intervalBytes < MIN_HEAP_INTERVAL_BYTES || intervalBytes > MAX_HEAP_INTERVAL_BYTES) {
-    throw new ProfpackError(`heap.intervalBytes must be an integer in [${MIN_HEAP_INTERVAL_BYTES}, ${MAX_HEAP_INTERVAL_BYTES}], not ${String(intervalBytes)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: `bytes in [${MIN_HEAP_INTERVAL_BYTES}, ${MAX_HEAP_INTERVAL_BYTES}]` });
+  if (
+    !Number.isInteger(intervalBytes) ||
+    intervalBytes < MIN_HEAP_INTERVAL_BYTES ||
+    intervalBytes > MAX_HEAP_INTERVAL_BYTES
+  ) {
+    throw new ProfpackError(
+      `heap.intervalBytes must be an integer in [${MIN_HEAP_INTERVAL_BYTES}, ${MAX_HEAP_INTERVAL_BYTES}], not ${String(intervalBytes)}`,
+      {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: `bytes in [${MIN_HEAP_INTERVAL_BYTES}, ${MAX_HEAP_INTERVAL_BYTES}]`,
+      },
+    );
   }
   const nearLimitRatio = options.nearLimitRatio ?? DEFAULT_NEAR_LIMIT_RATIO;
   if (typeof nearLimitRatio !== 'number' || !(nearLimitRatio > 0 && nearLimitRatio <= 1)) {
-    throw new ProfpackError(`heap.nearLimitRatio must be in (0, 1], not ${String(nearLimitRatio)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'a ratio in (0, 1]' });
+    throw new ProfpackError(`heap.nearLimitRatio must be in (0, 1], not ${String(nearLimitRatio)}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'a ratio in (0, 1]',
+    });
   }
   return { intervalBytes, nearLimitRatio };
 }
@@ -41,7 +58,11 @@ export function checkHeapOptions(options: HeapOptions | true): Required<HeapOpti
 /** "524288", "512k", "512KiB", "1m", "1MiB" → bytes (the CLI's --heap-interval). */
 export function parseByteSize(text: string): number {
   const m = /^(\d+)\s*(k|kb|kib|m|mb|mib)?$/i.exec(text.trim());
-  if (m === null) throw new ProfpackError(`not a byte size: "${text}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'bytes, e.g. 524288, 512k, 1m' });
+  if (m === null)
+    throw new ProfpackError(`not a byte size: "${text}"`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'bytes, e.g. 524288, 512k, 1m',
+    });
   const unit = m[2] === undefined ? 1 : m[2].toLowerCase().startsWith('k') ? 1024 : 1024 * 1024;
   return Number(m[1]) * unit;
 }

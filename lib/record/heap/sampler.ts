@@ -71,8 +71,13 @@ export class HeapSampler {
       answered = true;
     });
     // Node's in-process session answers synchronously on the session's own thread.
-    if (!answered) throw new ProfpackError(`inspector ${method} did not answer synchronously`, { code: ErrorCode.RECORD_FAILED });
-    if (failure !== null) throw new ProfpackError(`inspector ${method} failed: ${(failure as Error).message}`, { code: ErrorCode.RECORD_FAILED, cause: failure });
+    if (!answered)
+      throw new ProfpackError(`inspector ${method} did not answer synchronously`, { code: ErrorCode.RECORD_FAILED });
+    if (failure !== null)
+      throw new ProfpackError(`inspector ${method} failed: ${(failure as Error).message}`, {
+        code: ErrorCode.RECORD_FAILED,
+        cause: failure,
+      });
     return result as T;
   }
 
@@ -114,7 +119,17 @@ export class HeapSampler {
     const sinceUs = this.lastPollUs;
     this.lastPollUs = timeUs;
     const costMs = Number(process.hrtime.bigint() - started) / 1e6;
-    return { intervalBytes: this.intervalBytes, timeUs, sinceUs, ordinals: bornOrdinals, sizes, stackIds, shortLived: diff.shortLived, freed, costMs };
+    return {
+      intervalBytes: this.intervalBytes,
+      timeUs,
+      sinceUs,
+      ordinals: bornOrdinals,
+      sizes,
+      stackIds,
+      shortLived: diff.shortLived,
+      freed,
+      costMs,
+    };
   }
 
   /** Sampled objects alive at the last poll. */

@@ -47,9 +47,18 @@ export class HeapStackNumbers {
     let n = this.frameNumbers.get(key);
     if (n === undefined) {
       n = this.stacks.callFrames.length;
-      if (n >= FRAME_KEY_SPAN) throw new ProfpackError(`heap recording: more than ${FRAME_KEY_SPAN} distinct call frames`, { code: ErrorCode.RECORD_FAILED });
+      if (n >= FRAME_KEY_SPAN)
+        throw new ProfpackError(`heap recording: more than ${FRAME_KEY_SPAN} distinct call frames`, {
+          code: ErrorCode.RECORD_FAILED,
+        });
       this.frameNumbers.set(key, n);
-      this.stacks.callFrames.push({ functionName: cf.functionName, scriptId: cf.scriptId, url: cf.url, lineNumber: cf.lineNumber, columnNumber: cf.columnNumber });
+      this.stacks.callFrames.push({
+        functionName: cf.functionName,
+        scriptId: cf.scriptId,
+        url: cf.url,
+        lineNumber: cf.lineNumber,
+        columnNumber: cf.columnNumber,
+      });
       this.ownFrames.push(this.ownPrefixes.some((p) => typeof cf.url === 'string' && cf.url.startsWith(p)));
     }
     return n;

@@ -41,13 +41,30 @@ function deltas(ascending: Uint32Array): Uint32Array {
 /** The whole frame (length word included) for one poll; takes the stacks `numbers` has not sent yet. */
 export function encodeHeapFrame(poll: HeapPoll, threadId: number, numbers: HeapStackNumbers): Buffer {
   const fresh = numbers.takeNew();
-  const header: HeapFrameHeader = { intervalBytes: poll.intervalBytes, threadId, timeUs: poll.timeUs, sinceUs: poll.sinceUs, shortLived: poll.shortLived, allocations: poll.ordinals.length, frees: poll.freed.length, stacks: fresh.stackParents.length, frames: fresh.frames };
+  const header: HeapFrameHeader = {
+    intervalBytes: poll.intervalBytes,
+    threadId,
+    timeUs: poll.timeUs,
+    sinceUs: poll.sinceUs,
+    shortLived: poll.shortLived,
+    allocations: poll.ordinals.length,
+    frees: poll.freed.length,
+    stacks: fresh.stackParents.length,
+    frames: fresh.frames,
+  };
   const stackIdsPlusOne = new Uint32Array(poll.stackIds.length);
   // NO_STACK + 1 wraps to 0.
   for (let i = 0; i < poll.stackIds.length; i++) stackIdsPlusOne[i] = (poll.stackIds[i]! + 1) >>> 0;
   const parentsPlusOne = new Uint32Array(fresh.stackParents.length);
   for (let i = 0; i < fresh.stackParents.length; i++) parentsPlusOne[i] = fresh.stackParents[i]! + 1;
-  const columns = [parentsPlusOne, fresh.stackFrames, deltas(poll.ordinals), poll.sizes, stackIdsPlusOne, deltas(poll.freed)].map((c) => encodeU32Many(c));
+  const columns = [
+    parentsPlusOne,
+    fresh.stackFrames,
+    deltas(poll.ordinals),
+    poll.sizes,
+    stackIdsPlusOne,
+    deltas(poll.freed),
+  ].map((c) => encodeU32Many(c));
   const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
   const bodyLength = 4 + headerBytes.length + columns.reduce((sum, c) => sum + c.length, 0);
   const frame = Buffer.allocUnsafe(4 + bodyLength);
@@ -63,7 +80,11 @@ export function encodeHeapFrame(poll: HeapPoll, threadId: number, numbers: HeapS
 }
 
 function bad(message: string, offset: number, expected: string): ProfpackError {
-  return new ProfpackError(`recording pipe: heap frame: ${message}`, { code: ErrorCode.RECORD_FAILED, offset, expected });
+  return new ProfpackError(`recording pipe: heap frame: ${message}`, {
+    code: ErrorCode.RECORD_FAILED,
+    offset,
+    expected,
+  });
 }
 
 function isCount(v: unknown): v is number {
@@ -100,16 +121,38 @@ export class HeapFrameReceiver {
     this.bytes += 4 + body.length;
     if (body.length < 4) throw bad('shorter than its header length', offset, 'at least 4 bytes');
     const headerLength = new DataView(body.buffer, body.byteOffset, body.byteLength).getUint32(0, true);
-    if (headerLength > body.length - 4) throw bad(`a header of ${headerLength} bytes in a body of ${body.length}`, offset + 4, `at most ${body.length - 4} bytes`);
+    if (headerLength > body.length - 4)
+      throw bad(
+        `a header of ${headerLength} bytes in a body of ${body.length}`,
+        offset + 4,
+        `at most ${body.length - 4} bytes`,
+      );
     let header: HeapFrameHeader;
     try {
-      header = JSON.parse(Buffer.from(body.buffer, body.byteOffset + 4, headerLength).toString('utf8')) as HeapFrameHeader;
+      header = JSON.parse(
+        Buffer.from(body.buffer, body.byteOffset + 4, headerLength).toString('utf8'),
+      ) as HeapFrameHeader;
     } catch (err) {
-      throw new ProfpackError('recording pipe: heap frame header is not JSON', { code: ErrorCode.RECORD_FAILED, offset: offset + 8, expected: 'a JSON header', cause: err });
+      throw new ProfpackError('recording pipe: heap frame header is not JSON', {
+        code: ErrorCode.RECORD_FAILED,
+        offset: offset + 8,
+        expected: 'a JSON header',
+        cause: err,
+      });
     }
-    const { intervalBytes, threadId, timeUs, sinceUs, shortLived, allocations, frees, stacks, frames } = header ?? ({} as HeapFrameHeader);
-    if (![intervalBytes, allocations, frees, stacks, shortLived, threadId].every(isCount) || !Number.isFinite(timeUs) || !Number.isFinite(sinceUs) || !Array.isArray(frames)) {
-      throw bad('header fields', offset + 8, '{ intervalBytes, threadId, timeUs, sinceUs, shortLived, allocations, frees, stacks, frames[] }');
+    const { intervalBytes, threadId, timeUs, sinceUs, shortLived, allocations, frees, stacks, frames } =
+      header ?? ({} as HeapFrameHeader);
+    if (
+      ![intervalBytes, allocations, frees, stacks, shortLived, threadId].every(isCount) ||
+      !Number.isFinite(timeUs) ||
+      !Number.isFinite(sinceUs) ||
+      !Array.isArray(frames)
+    ) {
+      throw bad(
+        'header fields',
+        offset + 8,
+        '{ intervalBytes, threadId, timeUs, sinceUs, shortLived, allocations, frees, stacks, frames[] }',
+      );
     }
     let at = 4 + headerLength;
     const column = (count: number): Uint32Array => {
@@ -123,7 +166,8 @@ export class HeapFrameReceiver {
     const sizes = column(allocations);
     const stackIds = column(allocations);
     const freed = undelta(column(frees));
-    if (at !== body.length) throw bad(`${body.length - at} bytes after the columns`, offset + at, 'the frame to end with its columns');
+    if (at !== body.length)
+      throw bad(`${body.length - at} bytes after the columns`, offset + at, 'the frame to end with its columns');
     if (!this.begun) {
       this.begun = true;
       this.sink?.begin?.({ intervalBytes });
@@ -131,12 +175,18 @@ export class HeapFrameReceiver {
     for (const cf of frames) this.stacks.callFrames.push(cf);
     for (let i = 0; i < stacks; i++) {
       const parent = parentsPlusOne[i]! - 1;
-      if (parent >= this.stacks.size || stackFrames[i]! >= this.stacks.callFrames.length) throw bad(`stack ${this.stacks.size} names parent ${parent} / frame ${stackFrames[i]}`, offset, 'an earlier stack and a frame already sent');
+      if (parent >= this.stacks.size || stackFrames[i]! >= this.stacks.callFrames.length)
+        throw bad(
+          `stack ${this.stacks.size} names parent ${parent} / frame ${stackFrames[i]}`,
+          offset,
+          'an earlier stack and a frame already sent',
+        );
       this.stacks.add(parent, stackFrames[i]!);
     }
     for (let i = 0; i < allocations; i++) {
       const id = stackIds[i]! - 1;
-      if (id >= this.stacks.size) throw bad(`an allocation names stack ${id}`, offset, `a stack below ${this.stacks.size}`);
+      if (id >= this.stacks.size)
+        throw bad(`an allocation names stack ${id}`, offset, `a stack below ${this.stacks.size}`);
       stackIds[i] = id < 0 ? NO_STACK : id;
     }
     this.allocations += allocations;
@@ -145,7 +195,16 @@ export class HeapFrameReceiver {
     const time = timeUs + this.clockOffsetUs;
     const since = sinceUs + this.clockOffsetUs;
     if (allocations > 0 || shortLived > 0) {
-      const batch: HeapAllocationBatch = { threadId, timeUs: time, sinceUs: since, ordinals, sizes, stackIds, shortLived, stacks: this.stacks };
+      const batch: HeapAllocationBatch = {
+        threadId,
+        timeUs: time,
+        sinceUs: since,
+        ordinals,
+        sizes,
+        stackIds,
+        shortLived,
+        stacks: this.stacks,
+      };
       this.sink?.allocations(batch);
     }
     if (frees > 0) {

@@ -42,7 +42,12 @@ function timeAt(halves: Uint32Array, i: number): number {
   return halves[2 * i]! + halves[2 * i + 1]! * 4294967296;
 }
 
-export function replayNodesV1(run: ReplayRun, frames: readonly (Frame | null)[], visitor: NodeVisitor, check: (f: number) => void): NodeReplay {
+export function replayNodesV1(
+  run: ReplayRun,
+  frames: readonly (Frame | null)[],
+  visitor: NodeVisitor,
+  check: (f: number) => void,
+): NodeReplay {
   visitor.start({
     parent: (n) => run.nodeParent[n]!,
     frame: (n) => {

@@ -139,7 +139,11 @@ export class RegionBlocks {
  * version 1's are) without holding it: returns its size, and its bytes when
  * they are at most `keepLimit`.
  */
-export function checkV2ZstdRegion(stored: Uint8Array, limit: number, keepLimit: number): { size: number; data: Uint8Array | null } {
+export function checkV2ZstdRegion(
+  stored: Uint8Array,
+  limit: number,
+  keepLimit: number,
+): { size: number; data: Uint8Array | null } {
   const pieces = new ZstdPieces(stored, HEADER_SIZE, 'sample region', limit);
   let kept: Uint8Array[] | null = [];
   const scratch = new Uint8Array(Math.min(PIECE, Math.max(stored.length * 4, 64 << 10)));

@@ -66,14 +66,26 @@ export class ModelWriter {
    * `values[v][row]`; `timeUs` NaN = none (the thread's previous time is
    * written and the section marks it). Times are whole µs in the region.
    */
-  writeSample(threadId: bigint, interpreterId: number, timeUs: number, status: number, frameIds: Uint32Array, values: readonly ArrayLike<number>[], row: number, labelSet: number): void {
+  writeSample(
+    threadId: bigint,
+    interpreterId: number,
+    timeUs: number,
+    status: number,
+    frameIds: Uint32Array,
+    values: readonly ArrayLike<number>[],
+    row: number,
+    labelSet: number,
+  ): void {
     const key = interpreterId === 0 ? threadId : `${threadId}@${interpreterId}`;
     const hasTime = !Number.isNaN(timeUs);
     let us: number;
     if (hasTime) {
       us = Math.round(timeUs);
       if (!(us >= 0 && us <= Number.MAX_SAFE_INTEGER)) {
-        throw new ProfpackError(`sample time ${timeUs} µs is not a time version 2 can store`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'a time in µs from 0 to 2^53, or NaN for none' });
+        throw new ProfpackError(`sample time ${timeUs} µs is not a time version 2 can store`, {
+          code: ErrorCode.INVALID_ARGUMENT,
+          expected: 'a time in µs from 0 to 2^53, or NaN for none',
+        });
       }
     } else us = this.lastTime.get(String(key)) ?? this.startTimeUs;
     this.lastTime.set(String(key), us);
