@@ -1,0 +1,91 @@
+/**
+ * A heap recording as it reads back: sampled allocations and the frees that
+ * end their lives, poll by poll, over the model's frame, stack and thread
+ * tables (lib/profile). Producers: the version-2 reader (a file's heap
+ * section) and HeapTraceCollector (a recording in memory). Consumers: the
+ * heap questions (what was allocated in a window, what was live at a moment,
+ * leak suspects, the heap flame graph, pprof/.heapprofile out, Parquet).
+ *
+ * Events arrive in batches of typed columns, never one object per event:
+ * a poll of a big heap holds thousands of them.
+ */
+import type { Frame, StackTable, ThreadRef } from '../profile/index';
+
+/** A stack id for an object V8 named no allocation stack for. */
+export const NO_HEAP_STACK = 0xffffffff;
+
+export interface HeapTraceMeta {
+  /** V8's mean sampling interval in bytes: an object of `size` bytes is sampled with probability 1 − exp(−size / intervalBytes). */
+  intervalBytes: number;
+  /** Start of the recording (or of this rotated file), µs: Unix epoch in a file recording, else the source's clock. */
+  startTimeUs: number;
+  /** Span covered, µs (the last poll's time less startTimeUs when nothing better is known). */
+  durationUs: number;
+}
+
+/** Objects a rotated file inherits: allocated before it began and still live then (`allocTimesUs` are their first polls). */
+export interface HeapLiveAtStart {
+  kind: 'live';
+  /** Index into the source's `threads`. */
+  thread: number;
+  /** V8's sample ordinals: they name an object for its whole life, within its thread. */
+  ordinals: Uint32Array;
+  sizes: Uint32Array;
+  /** Ids in the source's `stacks` (NO_HEAP_STACK: none). */
+  stackIds: Uint32Array;
+  allocTimesUs: Float64Array;
+}
+
+/** Sampled objects first seen at the poll at `timeUs`: allocated after `sinceUs`, at or before `timeUs`. */
+export interface HeapAllocEvents {
+  kind: 'alloc';
+  thread: number;
+  timeUs: number;
+  sinceUs: number;
+  /** Ascending: V8's allocation order. */
+  ordinals: Uint32Array;
+  /** Each object's size in bytes as sampled (not scaled: see unsampledWeight). */
+  sizes: Uint32Array;
+  stackIds: Uint32Array;
+  /** Sampled objects allocated and collected between the two polls (V8 kept no stack or size for them). */
+  shortLived: number;
+}
+
+/** Objects live at the poll at `sinceUs` and gone at `timeUs`: freed in between. */
+export interface HeapFreeEvents {
+  kind: 'free';
+  thread: number;
+  timeUs: number;
+  sinceUs: number;
+  /** The freed objects' ordinals, ascending; each names an earlier allocation (or live-at-start object) of this thread. */
+  ordinals: Uint32Array;
+}
+
+export type HeapEventBatch = HeapLiveAtStart | HeapAllocEvents | HeapFreeEvents;
+
+export interface HeapTraceSource {
+  readonly meta: HeapTraceMeta;
+  /** Live tables, as in ProfileSource: a batch names only entries that exist when it is handed out. */
+  readonly frames: readonly Frame[];
+  readonly stacks: StackTable;
+  readonly threads: readonly ThreadRef[];
+  /**
+   * The events, once: 'live' batches first, then each poll's 'alloc' batch
+   * before its 'free' batch, polls in time order (threads interleaved by
+   * time). A batch's arrays may be reused after the next one is asked for.
+   */
+  events(): Iterable<HeapEventBatch>;
+  close?(): void;
+}
+
+/**
+ * What one sampled object stands for in the whole heap, as pprof heap
+ * profiles scale it (Go's runtime and V8 sample by bytes alike): an object of
+ * `size` bytes was sampled with probability p = 1 − exp(−size / interval), so
+ * it stands for 1/p objects and size/p bytes.
+ */
+export function unsampledWeight(size: number, intervalBytes: number): { objects: number; bytes: number } {
+  if (!(intervalBytes > 0) || !(size > 0)) return { objects: 1, bytes: size > 0 ? size : 0 };
+  const p = -Math.expm1(-size / intervalBytes);
+  return { objects: 1 / p, bytes: size / p };
+}
