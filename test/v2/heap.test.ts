@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../lib/errors';
-import { ProfileReader, ProfileWriter, openHeapTrace } from '../../lib/tachyon/index';
+import { ProfileReader, ProfileWriter, downgrade, openHeapTrace } from '../../lib/tachyon/index';
+import { infoLines } from '../../lib/cli/commands/info';
 import { readProfileV2 } from '../../lib/tachyon/read/v2-file';
 import { HeaderFlag } from '../../lib/tachyon/v2/format';
 import { thrown } from '../helpers';
@@ -76,5 +77,25 @@ describe('heap section round trip', () => {
     expect(thrown(() => w1.heapSink()).code).toBe(ErrorCode.TACHYON_V1_HEAP);
     w1.finalize();
     expect(openHeapTrace(v1)).toBeNull();
+  });
+
+  it('downgrade keeps the CPU samples and counts the heap events it drops; info shows the counts', () => {
+    const plan = fc.sample(plannedTrace.filter((p) => p.polls.some((q) => q.allocs.length > 0)), { numRuns: 1, seed: 3 })[0]!;
+    const out = file();
+    const w = new ProfileWriter(out, { sampleIntervalUs: 1000n, startTimeUs: BigInt(START), formatVersion: 2 });
+    const cpu = w.internFrame({ filename: 'cpu.js', funcname: 'spin', lineno: 3 });
+    for (let i = 0; i < 5; i++) w.writeStack(7n, 0, BigInt(START + 10 * i), 0, [cpu]);
+    const expected = feedPlan(plan, w.heapSink(), START);
+    w.finalize();
+    const events = expected.reduce((sum, b) => sum + b.ordinals.length, 0);
+    const allocs = expected.filter((b) => b.kind === 'alloc').reduce((sum, b) => sum + b.ordinals.length, 0);
+    const v1 = file();
+    const result = downgrade(out, v1);
+    expect(result.samples).toBe(5);
+    expect(result.heapEventsDropped).toBe(events);
+    expect(result.lost.join('\n')).toContain(`heap events: dropped ${events} (${allocs} allocations`);
+    expect(ProfileReader.open(v1).info.version).toBe(1);
+    expect(infoLines(out).join('\n')).toContain(`heap:         ${allocs.toLocaleString('en')} sampled allocations`);
+    expect(infoLines(v1).join('\n')).not.toContain('heap:');
   });
 });

@@ -8,14 +8,25 @@
 import { ErrorCode } from '../../errors';
 import { readInputFile } from '../../input';
 import type { HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../memory/trace';
-import { StackTable, ThreadTable, normalizeFrame, type Frame, type ThreadRef } from '../../profile/index';
+// Not lib/profile/index: lib/profile/frames imports lib/tachyon, and this file loads with it.
+import { StackTable } from '../../profile/stack-table';
+import { ThreadTable } from '../../profile/tables';
+import type { Frame, ThreadRef } from '../../profile/types';
 import { FORMAT_VERSION, MAGIC } from '../format';
-import { HeapSectionDecoder } from '../v2/heap-decode';
-import { HeapRecordFlag } from '../v2/heap-format';
+import { decodeHeapTotals, HeapSectionDecoder } from '../v2/heap-decode';
+import { HeapRecordFlag, type HeapTotals } from '../v2/heap-format';
 import { v2Frames } from './v2';
 import { readProfileV2, type V2Profile, type V2ReadOptions } from './v2-file';
 
 export type HeapTraceOptions = Pick<V2ReadOptions, 'backend' | 'maxDecompressedSize'>;
+
+const absent = (v: number | null): number | null => (v === -1 ? null : v);
+
+/** Tachyon's -1 ("no position") as the model's null: lib/profile's normalizeFrame, which cannot be imported here. */
+function modelFrame(f: Frame): Frame {
+  const { filename, funcname, opcode } = f;
+  return { filename, funcname, lineno: absent(f.lineno), endLineno: absent(f.endLineno), column: absent(f.column), endColumn: absent(f.endColumn), opcode };
+}
 
 /** A frame the file's table cannot resolve (its strings are bad): kept as a placeholder so ids still line up. */
 const UNRESOLVED: Frame = { filename: '', funcname: '(unknown)', lineno: null, endLineno: null, column: null, endColumn: null, opcode: null };
@@ -35,6 +46,11 @@ export function heapTraceOf(profile: V2Profile): HeapTraceSource | null {
   return profile.heap === null ? null : new FileHeapTrace(profile, profile.heap);
 }
 
+/** What a version-2 profile's heap section holds, from its header (null without one): `info` and `downgrade` say it. */
+export function heapTotalsOf(profile: V2Profile): HeapTotals | null {
+  return profile.heap === null ? null : decodeHeapTotals(profile.heap.bytes, profile.heap.offset)[0];
+}
+
 class FileHeapTrace implements HeapTraceSource {
   readonly frames: readonly Frame[];
   readonly stacks = new StackTable();
@@ -45,7 +61,7 @@ class FileHeapTrace implements HeapTraceSource {
   private readonly durationUs: number | null;
 
   constructor(profile: V2Profile, section: { offset: number; bytes: Uint8Array }) {
-    this.frames = v2Frames(profile).map((f) => (f === null ? UNRESOLVED : normalizeFrame(f)));
+    this.frames = v2Frames(profile).map((f) => (f === null ? UNRESOLVED : modelFrame(f)));
     this.startTimeUs = Number(profile.info.startTimeUs);
     this.durationUs = profile.info.durationSec === null ? null : Math.round(profile.info.durationSec * 1e6);
     const stackOf = (frames: Uint32Array, depth: number): number => this.stacks.intern(frames, depth);

@@ -62,11 +62,7 @@ export class HeapSectionDecoder {
     private readonly frameCount: number,
     private readonly stackOf: HeapStackOf,
   ) {
-    const src = new ByteSource(section, 0, section.length, offset);
-    const totals = {} as HeapTotals;
-    for (const field of HEAP_TOTAL_FIELDS) totals[field] = src.uvarint49();
-    this.totals = totals;
-    this.firstChunk = src.pos;
+    [this.totals, this.firstChunk] = decodeHeapTotals(section, offset);
   }
 
   /** Every record in file order; bad input throws after the records before it. */
@@ -181,6 +177,14 @@ export class HeapSectionDecoder {
     s.totals.shortLived += shortLived;
     return { flags, threadIndex, threadId: t.threadId, timeUs: s.timeUs, sinceUs, shortLived, ordinals, sizes, stackIds, allocTimesUs, freed };
   }
+}
+
+/** The section's header: its totals, and where its first chunk starts. */
+export function decodeHeapTotals(section: Uint8Array, offset: number): [HeapTotals, number] {
+  const src = new ByteSource(section, 0, section.length, offset);
+  const totals = {} as HeapTotals;
+  for (const field of HEAP_TOTAL_FIELDS) totals[field] = src.uvarint49();
+  return [totals, src.pos];
 }
 
 function unzigzag32(z: number): number {
