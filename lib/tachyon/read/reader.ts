@@ -41,7 +41,10 @@ export class ProfileReader {
   /** CPython's get_info(). */
   readonly info: ProfileInfo;
   readonly strings: readonly string[];
-  /** Resolved frame table; null for an entry whose string index is out of range (an error only if a sample uses it, as in CPython). */
+  /**
+   * Resolved frame table; null for an entry whose string index is out of range (an error only if a sample uses it, as
+   * in CPython).
+   */
   readonly frames: readonly (Frame | null)[];
   readonly layout: Readonly<Layout>;
   /** The backend that decodes records for this reader. */

@@ -67,7 +67,10 @@ export interface V2ReadOptions {
   backend?: 'native' | 'js';
   /** Cap on the decompressed sample region and tables (CPython's 1 GiB by default). */
   maxDecompressedSize?: number;
-  /** A zstd region up to this size is kept decompressed after the open-stage check (default 16 MiB); a larger one is decompressed again, a block at a time, by each pass over the samples. */
+  /**
+   * A zstd region up to this size is kept decompressed after the open-stage check (default 16 MiB); a larger one is
+   * decompressed again, a block at a time, by each pass over the samples.
+   */
   keepDecompressedLimit?: number;
 }
 
