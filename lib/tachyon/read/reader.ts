@@ -233,15 +233,15 @@ export class ProfileReader {
       },
     };
     for (let done = false; !done; ) {
-      let failure: unknown = null;
+      let failure: { error: unknown } | null = null;
       try {
         done = run.next(visitor);
       } catch (err) {
-        failure = err;
+        failure = { error: err };
       }
       for (let i = 0; i < queue.length; i++) yield queue[i]!;
       queue.length = 0;
-      if (failure !== null) throw failure;
+      if (failure !== null) throw failure.error;
     }
   }
 

@@ -259,7 +259,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     try {
       for (let block = blocks.next(); block !== null; block = blocks.next()) {
         const chunk = new ChunkBuilder(threadIds, interpreterIds);
-        let failure: unknown = null;
+        let failure: { error: unknown } | null = null;
         try {
           reader.decodeBlock(block.bytes, HEADER_SIZE + block.at, 0, (threadId, interpreterId, timestampUs, status, stack, depth) => {
             const t = reader.lastThreadIndex;
@@ -270,10 +270,10 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
             chunk.add(t, timestampUs, status, stack, depth);
           });
         } catch (err) {
-          failure = err;
+          failure = { error: err };
         }
         if (chunk.count > 0) yield chunk.done();
-        if (failure !== null) throw failure;
+        if (failure !== null) throw failure.error;
       }
     } finally {
       blocks.release();

@@ -144,7 +144,7 @@ export class WriterLock {
         const code = (err as NodeJS.ErrnoException).code;
         if (code !== 'EEXIST') return; // EACCES, EROFS, ENOENT…: opening the profile itself reports what is wrong
       }
-      let holder = '';
+      let holder: string;
       try {
         holder = fs.readFileSync(lockPath, 'utf8');
       } catch {
