@@ -11,8 +11,8 @@ function handle(i) {
   const lines = body.items.map((item) => ({ id: item.id, qty: item.q, label: `item-${item.id}-for-${body.user}`, price: item.q * 1.25 }));
   const response = { user: body.user, lines, total: lines.reduce((a, l) => a + l.price, 0) };
   const text = JSON.stringify(response);
-  responseCache.set(i, response);
-  if (responseCache.size > 2000) responseCache.delete(responseCache.keys().next().value);
+  globalThis.responseCache.set(i, response);
+  if (globalThis.responseCache.size > 2000) globalThis.responseCache.delete(globalThis.responseCache.keys().next().value);
   return text.length;
 }
 let next = 0;

@@ -39,7 +39,6 @@ export const packageRoot = path.resolve(__dirname, '..');
 type NativeAddon = Record<string, any> & { setErrorClass(cls: typeof ProfpackError): void; features: BackendFeatures };
 
 let addon: NativeAddon | null = null;
-let state: Backend;
 
 function jsFeatures(): BackendFeatures {
   return { sse41: false, avx2: false, bmi2: false, popcnt: false, fastPext: false, neon: false, mmap: false, littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 };
@@ -76,7 +75,7 @@ function probe(): Backend {
   }
 }
 
-state = probe();
+const state: Backend = probe();
 
 /** The backend in use for this process. */
 export const backend: Backend = state;

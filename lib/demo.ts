@@ -67,9 +67,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const page = flame(profile, path.join(dir, 'flame.html'));
   log('');
   log(`wrote ${path.relative(process.cwd(), profile) || profile}, and beside it:`);
-  log(`  ${path.basename(speedscope)} (${statSync(speedscope).size.toLocaleString('en')} bytes): open it at https://www.speedscope.app`);
-  log(`  ${path.basename(pprof)} (${statSync(pprof).size.toLocaleString('en')} bytes): go tool pprof -top ${path.basename(pprof)}`);
-  log(`  ${path.basename(page.output)} (${page.bytes.toLocaleString('en')} bytes): flame graph and timeline, opens offline in a browser: ${page.output}`);
+  log(`  ${path.basename(speedscope)} (${statSync(speedscope).size.toLocaleString('en')} bytes)` +
+`: open it at https://www.speedscope.app`);
+  log(`  ${path.basename(pprof)} (${statSync(pprof).size.toLocaleString('en')} bytes)` +
+`: go tool pprof -top ${path.basename(pprof)}`);
+  log(`  ${path.basename(page.output)} (${page.bytes.toLocaleString('en')} bytes)` +
+`: flame graph and timeline, opens offline in a browser: ${page.output}`);
   return { profile, speedscope, pprof, flame: page.output, samples };
 }
 

@@ -23,7 +23,8 @@ export const ErrorCode = {
   CONVERT_BAD_INPUT: 'ERR_CONVERT_BAD_INPUT',
   CONVERT_UNKNOWN_FORMAT: 'ERR_CONVERT_UNKNOWN_FORMAT',
   CONVERT_SAMPLE_TYPE: 'ERR_CONVERT_SAMPLE_TYPE',
-  CONVERT_INPUT_TOO_LARGE: 'ERR_CONVERT_INPUT_TOO_LARGE', // a gzip that inflates past its bound (pprof maxInflatedBytes)
+  /** A gzip that inflates past its bound (pprof maxInflatedBytes). */
+  CONVERT_INPUT_TOO_LARGE: 'ERR_CONVERT_INPUT_TOO_LARGE',
   RECORD_FAILED: 'ERR_RECORD_FAILED',
   // view (flame, diff)
   VIEW_ASSET_MISSING: 'ERR_VIEW_ASSET_MISSING',
@@ -96,9 +97,12 @@ export const ErrorCode = {
   V2_ZSTD: 'ERR_V2_ZSTD',
   V2_WRITER_STATE: 'ERR_V2_WRITER_STATE',
   V2_BAD_MODEL: 'ERR_V2_BAD_MODEL', // version 2's model section (sample types, value columns, labels) is malformed
-  TACHYON_V1_HEAP: 'ERR_TACHYON_V1_HEAP', // heap events asked of a version-1 writer: only version 2 holds them
-  TACHYON_V1_WEIGHTED: 'ERR_TACHYON_V1_WEIGHTED', // a weighted profile that version 1's one-tick samples cannot hold: write version 2
-  V2_BAD_HEAP: 'ERR_V2_BAD_HEAP', // version 2's heap section (allocation and free events) is malformed
+  /** Heap events asked of a version-1 writer: only version 2 holds them. */
+  TACHYON_V1_HEAP: 'ERR_TACHYON_V1_HEAP',
+  /** A weighted profile that version 1's one-tick samples cannot hold: write version 2. */
+  TACHYON_V1_WEIGHTED: 'ERR_TACHYON_V1_WEIGHTED',
+  /** Version 2's heap section (allocation and free events) is malformed. */
+  V2_BAD_HEAP: 'ERR_V2_BAD_HEAP',
   V2_LIMIT: 'ERR_V2_LIMIT', // a reader bound: prediction state for too many threads, a block too large
   // Many profiles (lib/fleet)
   FLEET_NO_INPUT: 'ERR_FLEET_NO_INPUT', // a path that is missing, or a directory without profiles
@@ -115,7 +119,8 @@ export const ErrorCode = {
   NOT_REGULAR_FILE: 'ERR_NOT_REGULAR_FILE', // a FIFO, device, directory or socket given as a profile
   TACHYON_FILE_CHANGED: 'ERR_TACHYON_FILE_CHANGED', // the file shrank or was rewritten after open
   CONVERT_TOO_MANY_SAMPLES: 'ERR_CONVERT_TOO_MANY_SAMPLES', // past ConvertOptions.maxSamples
-  CONVERT_UNSUPPORTED_FORMAT: 'ERR_CONVERT_UNSUPPORTED_FORMAT', // a profile format recognised but not read (gecko, trace events, pstats, Go legacy text…)
+  /** A profile format recognised but not read (gecko, trace events, pstats, Go legacy text…). */
+  CONVERT_UNSUPPORTED_FORMAT: 'ERR_CONVERT_UNSUPPORTED_FORMAT',
 
   // outputs and writers (issue 29)
   OUTPUT_IS_INPUT: 'ERR_OUTPUT_IS_INPUT', // an output path that is (the same file as) an input

@@ -2,7 +2,8 @@
 export { ProfpackError, ErrorCode, isProfpackError, type ProfpackErrorOptions } from './errors';
 export { backend, type Backend, type BackendFeatures, type BackendName } from './backend';
 export * as varint from './varint/index';
-// The writer's input shapes are exported as Sample*: ProfileReader's InterpreterInfo/ThreadInfo are what a replay delivers.
+// The writer's input shapes are exported as Sample*: ProfileReader's InterpreterInfo/ThreadInfo are what a replay
+// delivers.
 export { ProfileWriter, type ProfileWriterOptions, type SampleInterpreterInfo, type SampleThreadInfo, type SampleFrameInfo, type SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './tachyon/index';
 // The profile model (issue 26): typed, weighted, labelled samples in columnar batches; one adapter per format.
 export { ProfileBuilder, StackTable, SampleTypes, NodeStatus, chooseSampleType, formatValue, sampleTypeName, type ProfileSource, type ProfileMeta, type SampleBatch, type SampleType, type Label as ModelLabel, type ThreadRef, type Frame as ModelFrame } from './profile/index';
@@ -16,7 +17,8 @@ export { v2 } from './tachyon/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './tachyon/index';
 // views (issue 20): flame graph and timeline page, diff of two profiles
 export { flame, renderFlameHtml, diff, diffProfiles, diffTree, formatDiffTable, buildViewData, type FlameOptions, type FlameSummary, type DiffOptions, type DiffFileOptions, type DiffResult, type DiffRow, type DiffNode, type ViewData } from './view/index';
-// Many profiles (issue 21): one stream over many files, merge, Parquet export and SQL through DuckDB; rotating recordings.
+// Many profiles (issue 21): one stream over many files, merge, Parquet export and SQL through DuckDB; rotating
+// recordings.
 export { listProfileFiles, openProfiles, mergeProfiles, exportParquet, querySql, formatSqlTable, formatSqlCsv, sqlRowObjects, EXAMPLE_QUERIES, FLEET_SCHEMA, FLEET_TABLES, profileId, type FleetSource, type MergeOptions, type MergeResult, type ExportOptions, type ExportResult, type SqlResult, type LoadOptions as FleetLoadOptions } from './fleet/index';
 export { type RotateOptions, type RotatedFileStats, type OnFile } from './record/rotate';
 

@@ -33,7 +33,10 @@ export function encodeRecordedBy(about: RecordedBy): string {
   return RECORDED_BY_PREFIX + JSON.stringify(about);
 }
 
-/** The note among a file's strings, if one is there and well formed (a damaged one is ignored: it is a courtesy, not data). */
+/**
+ * The note among a file's strings, if one is there and well formed (a damaged one is ignored: it is a courtesy, not
+ * data).
+ */
 export function findRecordedBy(strings: readonly string[]): RecordedBy | undefined {
   for (let i = strings.length - 1; i >= 0; i--) {
     const s = strings[i]!;

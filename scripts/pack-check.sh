@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The shipped package, as users get it:
-#  1. npm run prebuild (linux-x64 and linux-arm64, glibc <= 2.28; win32-x64,
+#  1. npm run prebuilds (linux-x64 and linux-arm64, glibc <= 2.28; win32-x64,
 #     only Windows system DLLs and node.exe imported), npm pack: the tarball
 #     holds the three prebuilds and no build/ (scripts/win-smoke.sh runs the
 #     win32 one under Wine);
@@ -19,7 +19,7 @@ if [ "${PACK_CHECK_PREBUILT:-0}" = 1 ]; then
   bash scripts/glibc-check.sh prebuilds/linux-*/*.node
   bash scripts/dll-check.sh prebuilds/win32-x64/profpack.node
 else
-  npm run prebuild
+  npm run prebuilds
 fi
 tarball=$(npm pack --silent | tail -n 1)
 work=$(mktemp -d)

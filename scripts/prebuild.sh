@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm run prebuild: the addon for linux-x64 and linux-arm64 (glibc) into
+# npm run prebuilds: the addon for linux-x64 and linux-arm64 (glibc) into
 # prebuilds/<platform>-<arch>/profpack.glibc.node (node-gyp-build's names;
 # N-API, so one file serves every Node >= 20), then checks that each needs
 # glibc <= 2.28 (scripts/glibc-check.sh). arm64 is cross-compiled with

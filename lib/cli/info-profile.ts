@@ -32,20 +32,25 @@ export function profileInfoLines(file: string, format: FormatName): string[] {
       }
     }
     const start = meta.startTimeUs;
+    const epoch = isEpochUs(start) ? new Date(Number(start / 1000n)).toISOString() : `${start} us (the source's own clock)`;
     const lines = [
       `file:         ${file}`,
-      `format:       ${adapterFor(format).title}${meta.origin?.producer === undefined ? '' : `, written by ${meta.origin.producer}`}`,
-      `start:        ${start === 0n ? 'not stated' : isEpochUs(start) ? new Date(Number(start / 1000n)).toISOString() : `${start} us (the source's own clock)`}`,
+      `format:       ${adapterFor(format).title}` +
+`${meta.origin?.producer === undefined ? '' : `, written by ${meta.origin.producer}`}`,
+      `start:        ${start === 0n ? 'not stated' : epoch}`,
     ];
     if (meta.durationUs !== undefined) lines.push(`duration:     ${(Number(meta.durationUs) / 1e6).toFixed(3)} s`);
     if (meta.periodType !== undefined && meta.period !== undefined)
       lines.push(`period:       ${formatValue(meta.period, meta.periodType.unit)} of ${meta.periodType.type}`);
     lines.push(
-      `samples:      ${records} records${Number.isFinite(first) ? `, times over ${((last - first) / 1e6).toFixed(3)} s` : ', no times'}`,
+      `samples:      ${records} records` +
+`${Number.isFinite(first) ? `, times over ${((last - first) / 1e6).toFixed(3)} s` : ', no times'}`,
     );
     meta.sampleTypes.forEach((t, k) => {
       lines.push(
-        `${k === 0 ? 'types:' : '      '}        ${sampleTypeName(t)}${k === meta.defaultSampleType ? ' (default)' : ''}: total ${formatValue(totals[k]!, t.unit)}`,
+        `${k === 0 ? 'types:' : '      '}        ` +
+`${sampleTypeName(t)}${k === meta.defaultSampleType ? ' (default)' : ''}` +
+`: total ${formatValue(totals[k]!, t.unit)}`,
       );
     });
     lines.push(

@@ -49,7 +49,8 @@ export function buildProgram(argv?: readonly string[]): Command {
   const program = new Command();
   program
     .name('profpack')
-    .description('Compact binary profiling data: record Node programs, convert and query profiles, read and inspect CPython Tachyon files')
+    .description('Compact binary profiling data: record Node programs, convert and query profiles, ' +
+'read and inspect CPython Tachyon files')
     // `record [options] -- node app.js --its-own-options`: options after the command belong to the target.
     .enablePositionalOptions()
     .exitOverride()
@@ -88,7 +89,8 @@ function outputClosed(err: NodeJS.ErrnoException): number {
   if (err.code === 'EPIPE') return 0;
   if (outputFailureReported) return EXIT_USER_ERROR;
   outputFailureReported = true;
-  process.stderr.write(`profpack: ERR_IO: cannot write standard output: ${err.message.replace(/^[A-Z0-9_]+: /, '').replace(/, write$/, '')}${err.code ? ` (${err.code})` : ''}\n`);
+  process.stderr.write(`profpack: ERR_IO: cannot write standard output: ` +
+`${err.message.replace(/^[A-Z0-9_]+: /, '').replace(/, write$/, '')}${err.code ? ` (${err.code})` : ''}\n`);
   return EXIT_USER_ERROR;
 }
 

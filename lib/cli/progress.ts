@@ -17,7 +17,9 @@ export function progressBar(label: string, inputBytes: number, stream: NodeJS.Wr
     const text =
       total === undefined || total === 0
         ? `${label} ${done.toLocaleString('en')} samples`
-        : `${label} [${'#'.repeat(Math.round((width * Math.min(done, total)) / total)).padEnd(width, '.')}] ${Math.floor((100 * Math.min(done, total)) / total)}% ${done.toLocaleString('en')}/${total.toLocaleString('en')} samples`;
+        : `${label} [${'#'.repeat(Math.round((width * Math.min(done, total)) / total)).padEnd(width, '.')}] ` +
+`${Math.floor((100 * Math.min(done, total)) / total)}% ` +
+`${done.toLocaleString('en')}/${total.toLocaleString('en')} samples`;
     stream.write(stream.isTTY ? `\r${text}${finished ? '\n' : ''}` : `${text}\n`);
   };
 }

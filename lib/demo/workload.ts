@@ -135,7 +135,9 @@ export function scanLogs(random: () => number): number {
   const levels = ['INFO', 'INFO', 'INFO', 'WARN', 'ERROR'];
   let slow = 0;
   for (let i = 0; i < 1500; i++) {
-    const line = `2026-11-23T08:${String(i % 60).padStart(2, '0')}:${String((i * 7) % 60).padStart(2, '0')}Z ${levels[Math.floor(random() * 5)]} [svc-${i % 9 === 0 ? 'auth' : 'api'}] request ${i} done latency=${Math.floor(random() * 900)}ms`;
+    const line = `2026-11-23T08:${String(i % 60).padStart(2, '0')}:${String((i * 7) % 60).padStart(2, '0')}Z ` +
+`${levels[Math.floor(random() * 5)]} ` +
+`[svc-${i % 9 === 0 ? 'auth' : 'api'}] request ${i} done latency=${Math.floor(random() * 900)}ms`;
     const m = LOG_LINE.exec(line);
     if (m !== null && Number(m[5] ?? 0) > 500 && m[2] !== 'INFO') slow++;
   }
@@ -148,7 +150,10 @@ export function sortRound(random: () => number): number {
   return rows[0]!.score;
 }
 
-/** The parts by name; `runWorkload`'s `slower` part runs SLOWER_FACTOR times per round (a regression to find with `profpack diff`). */
+/**
+ * The parts by name; `runWorkload`'s `slower` part runs SLOWER_FACTOR times per round (a regression to find with
+ * `profpack diff`).
+ */
 export const WORKLOAD_PARTS: Record<string, (random: () => number) => number> = { calculatorRound, jsonRound, scanLogs, sortRound };
 export const SLOWER_FACTOR = 4;
 
@@ -182,7 +187,8 @@ export function runRounds(rounds: number, seed = 42): { ms: number; checksum: nu
   return { ms: Number(process.hrtime.bigint() - t0) / 1e6, checksum };
 }
 
-// `node workload.js MS [PART]` runs for MS ms (PART slower); `node workload.js --rounds N` prints {"ms": …} for N rounds.
+// `node workload.js MS [PART]` runs for MS ms (PART slower); `node workload.js --rounds N` prints {"ms": …} for N
+// rounds.
 if (require.main === module) {
   if (process.argv[2] === '--rounds') {
     const result = runRounds(Number(process.argv[3] ?? 50));

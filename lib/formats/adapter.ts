@@ -31,7 +31,10 @@ export interface WriteTarget {
 }
 
 export interface WriteOptions {
-  /** The value column to write where the format holds one (collapsed, speedscope, .cpuprofile, .heapprofile); default the profile's default type. */
+  /**
+   * The value column to write where the format holds one (collapsed, speedscope, .cpuprofile, .heapprofile); default
+   * the profile's default type.
+   */
   sampleType?: string;
   /** pprof: one sample per distinct (stack, thread, labels) instead of one per record. */
   aggregate?: boolean;

@@ -10,7 +10,7 @@ export { DEFAULT_MAX_INFLATED_BYTES, gunzipBounded, isGzip };
 import type { FormatAdapter, ReadInput, ReadOptions } from './adapter';
 import { ProfileField, ProtoReader, WireType } from './pprof-proto';
 import { PprofSource } from './pprof-read';
-import { writePprof, type PprofWriteOptions } from './pprof-write';
+import { writePprof } from './pprof-write';
 
 export { PprofSource } from './pprof-read';
 export { writePprof, type PprofWriteOptions } from './pprof-write';
@@ -95,6 +95,6 @@ export const pprofAdapter: FormatAdapter = {
     return readPprof(input.bytes, options);
   },
   write(source, target, options) {
-    writePprof(source, target, options as PprofWriteOptions);
+    writePprof(source, target, options);
   },
 };

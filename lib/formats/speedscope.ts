@@ -136,7 +136,7 @@ function readSpeedscope(doc: unknown, bytes: Uint8Array): ProfileBuilder {
   });
   const frameIds = (file.shared.frames as SpeedscopeFrame[]).map((f, i) => {
     if (f === null || typeof f !== 'object') throw bad(`shared.frames[${i}] is not an object`);
-    const name = String(f.name ?? '');
+    const name = typeof f.name === 'string' ? f.name : f.name == null ? '' : JSON.stringify(f.name);
     const line = typeof f.line === 'number' && Number.isInteger(f.line) ? f.line : null;
     const col = typeof f.col === 'number' && Number.isInteger(f.col) ? f.col : null;
     return out.internFrame({

@@ -89,13 +89,15 @@ export class TachyonSource implements ProfileSource {
     this.model = reader.model;
     this.meta = this.model === null ? tickMeta(reader) : modelMeta(reader, this.model);
     const count = Number(reader.info.sampleCount);
-    // Version 2 delivers one record per sample; version 1 merges REPEAT runs, so its record count is not known up front.
+    // Version 2 delivers one record per sample; version 1 merges REPEAT runs, so its record count is not known up
+    // front.
     this.sampleCount = reader.info.version === 2 && Number.isSafeInteger(count) ? count : undefined;
     if (this.model !== null) {
       for (const set of this.model.labelSets) this.labelIds.push(this.labelTable.intern(set));
       for (const t of this.model.threadNames) this.threadTable.intern(t.threadId, t.interpreterId, t.name);
     }
-    // A profpack Node recording says what recorded it (lib/recorded-by.ts): its process, and thread 0 is the main thread.
+    // A profpack Node recording says what recorded it (lib/recorded-by.ts): its process, and thread 0 is the main
+    // thread.
     const recordedBy = findRecordedBy(reader.strings);
     if (recordedBy !== undefined) {
       this.meta.processIdentity = processIdentity(recordedBy);

@@ -89,7 +89,8 @@ const MAX_TACHYON_DEPTH = 256;
 function warnLosses(mapper: StackMapper, source: ProfileSource, version: 1 | 2, options: WriteOptions): void {
   if (mapper.deepStacks > 0)
     options.onWarning?.(
-      `${mapper.deepStacks} stacks are deeper than Tachyon's ${MAX_TACHYON_DEPTH} frames: their outermost frames were dropped`,
+      `${mapper.deepStacks} stacks are deeper than Tachyon's ${MAX_TACHYON_DEPTH} frames` +
+`: their outermost frames were dropped`,
     );
   const named = source.threads.filter((t) => t.name !== undefined).length;
   if (version === 1 && named > 0)
@@ -103,7 +104,8 @@ function durationSec(source: ProfileSource): number | null {
 
 function writeVersion1(source: ProfileSource, path: string, options: WriteOptions): void {
   const types = source.meta.sampleTypes;
-  // The ticks: a count column the caller names (--sample-type inuse_objects), else the samples one (samples/count, Datadog's sample/count).
+  // The ticks: a count column the caller names (--sample-type inuse_objects), else the samples one (samples/count,
+  // Datadog's sample/count).
   const named = options.sampleType === undefined ? -1 : chooseSampleType(source.meta, options.sampleType);
   if (named >= 0 && types[named]!.unit !== 'count')
     throw weighted(`${sampleTypeName(types[named]!)} is not a count of samples`);

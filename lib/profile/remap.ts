@@ -20,7 +20,9 @@ export interface ProfileTarget {
 export interface RemapOptions {
   /** The target thread for a source thread (default: the same id and interpreter, named as in the source). */
   thread?: (index: number) => number;
-  /** The target value column for each of the target's columns (-1: none, filled with `fill`); default the same index. */
+  /**
+   * The target value column for each of the target's columns (-1: none, filled with `fill`); default the same index.
+   */
   columns?: readonly number[];
   fill?: number;
 }

@@ -280,7 +280,8 @@ export function formatTable(result: AggregateResult): string {
     const name =
       result.by === 'file'
         ? r.filename || '(no file)'
-        : `${anonymousName(r.funcname ?? '')}${r.filename === '' ? '' : `  ${r.filename}${result.by === 'line' ? `:${r.lineno ?? '?'}` : ''}`}`;
+        : `${anonymousName(r.funcname ?? '')}` +
+`${r.filename === '' ? '' : `  ${r.filename}${result.by === 'line' ? `:${r.lineno ?? '?'}` : ''}`}`;
     return [show(r.self), r.selfPct.toFixed(1) + '%', show(r.total), r.totalPct.toFixed(1) + '%', name];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));

@@ -45,7 +45,10 @@ export interface RecoverOptions {
 }
 
 export interface RecoverResult {
-  /** 'journal': up to the last flush; 'records': complete records, placeholder frames; 'finalized': the input was already whole and is copied. */
+  /**
+   * 'journal': up to the last flush; 'records': complete records, placeholder frames; 'finalized': the input was
+   * already whole and is copied.
+   */
   source: 'journal' | 'records' | 'finalized';
   samples: number;
   threads: number;
@@ -258,7 +261,8 @@ function replayWhole(path: string, which: 'native' | 'js'): void {
 function unreadableResult(err: unknown, outPath: string, journaled: boolean): ProfpackError {
   const why = isProfpackError(err) ? `${err.code}: ${err.message}` : String(err);
   if (journaled) {
-    return new ProfpackError(`the journal's tables do not match the records it names: the profile they make does not read (${why}); ${outPath} was not written`, {
+    return new ProfpackError(`the journal's tables do not match the records it names: ` +
+`the profile they make does not read (${why}); ${outPath} was not written`, {
       code: ErrorCode.TACHYON_JOURNAL_CORRUPT,
       expected: 'string and frame tables that every recovered record resolves against',
       cause: err,
@@ -284,7 +288,8 @@ function tablesFor(journal: JournalState | null, maxFrame: number): Tables {
   if (maxFrame < known.frameCount) return known;
   // Each placeholder costs a frame entry: a garbage record naming frame 4e9 must not allocate billions.
   if (maxFrame - known.frameCount >= MAX_PLACEHOLDER_FRAMES) {
-    throw failure(`the records use frame id ${maxFrame}, more than ${MAX_PLACEHOLDER_FRAMES} beyond the ${known.frameCount} frames any table names`);
+    throw failure(`the records use frame id ${maxFrame}, more than ${MAX_PLACEHOLDER_FRAMES} beyond ` +
+`the ${known.frameCount} frames any table names`);
   }
   const names = new StringTable();
   const frames = new FrameTable();
@@ -330,7 +335,8 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
   const zstd = journal ? journal.header.compression === 'zstd' : ZSTD_MAGIC.every((b, i) => onDisk[i] === b);
   const versionField = new DataView(bytes.buffer, bytes.byteOffset).getUint32(Header.version, true);
   if (versionField === FORMAT_VERSION_2 || (journal === null && startsWithSampleBlock(zstd ? zstdPrefix(onDisk, RECORD_PREFIX_SIZE) : onDisk))) {
-    throw new ProfpackError(`${inPath} is an unfinished version-2 profile: version-2 writers keep no journal, and recover rebuilds version 1 only`, {
+    throw new ProfpackError(`${inPath} is an unfinished version-2 profile: ` +
+`version-2 writers keep no journal, and recover rebuilds version 1 only`, {
       code: ErrorCode.TACHYON_RECOVER_V2,
       offset: HEADER_SIZE,
       expected: 'an unfinished version-1 profile (write with formatVersion 1, the default, to be able to recover)',

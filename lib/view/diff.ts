@@ -139,7 +139,9 @@ export function formatDiffTable(result: DiffResult): string {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const row = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
   const scale = result.normalized ? ` (base scaled ×${result.scale.toFixed(3)})` : '';
-  const totals = `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, unit)} in ${result.baseSamples} samples, new ${formatValue(result.newTotal, unit)} in ${result.newSamples} samples`;
+  const totals = `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, unit)} ` +
+`in ${result.baseSamples} samples, ` +
+`new ${formatValue(result.newTotal, unit)} in ${result.newSamples} samples`;
   return [row(header), ...lines.map(row), `${totals}${scale}`].join('\n');
 }
 
@@ -163,8 +165,12 @@ export function diff(basePath: string, newPath: string, options: DiffFileOptions
       const html = renderPage({
         kind: 'diff',
         title: options.title ?? `${basePath} → ${newPath} — profpack diff`,
-        summary: `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, result.sampleType.unit)}, new ${formatValue(result.newTotal, result.sampleType.unit)}${result.normalized ? `; base scaled ×${result.scale.toFixed(3)}` : ''}; widths are the new profile's`,
-        legend: '<span style="background:rgb(235,35,35);color:#fff">grew</span><span style="background:rgb(35,35,235);color:#fff">shrank</span><span style="background:rgb(225,225,225)">unchanged</span>',
+        summary: `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, result.sampleType.unit)}, ` +
+`new ${formatValue(result.newTotal, result.sampleType.unit)}` +
+`${result.normalized ? `; base scaled ×${result.scale.toFixed(3)}` : ''}; widths are the new profile's`,
+        legend: '<span style="background:rgb(235,35,35);color:#fff">grew</span>' +
+'<span style="background:rgb(35,35,235);color:#fff">shrank</span>' +
+'<span style="background:rgb(225,225,225)">unchanged</span>',
         columns: ['Δself', result.normalized ? 'base self (scaled)' : 'base self', 'new self', 'Δtotal', 'function', 'file'],
         data: { kind: 'diff', normalized: result.normalized, unit: result.sampleType.unit, tree, rows: all.rows.slice(0, 200) },
       });

@@ -29,7 +29,10 @@ export interface FlameSummary {
 export function renderFlameHtml(source: ProfileSource, options: FlameOptions = {}): { html: string; samples: number; threads: number; nodes: number; buckets: number } {
   const data = buildViewData(source, options);
   const spanMs = (data.bucketCount * data.bucketUs) / 1000;
-  const summary = `${sampleTypeName(data.sampleType)} ${formatValue(data.total, data.sampleType.unit)} in ${data.samples.toLocaleString('en')} samples, ${data.threads.length} thread${data.threads.length === 1 ? '' : 's'}, ${spanMs.toLocaleString('en')} ms in ${data.bucketCount} buckets of ${data.bucketUs / 1000} ms; ${data.parent.length.toLocaleString('en')} stack nodes`;
+  const summary = `${sampleTypeName(data.sampleType)} ${formatValue(data.total, data.sampleType.unit)} ` +
+`in ${data.samples.toLocaleString('en')} samples, ` +
+`${data.threads.length} thread${data.threads.length === 1 ? '' : 's'}, ${spanMs.toLocaleString('en')} ms in ` +
+`${data.bucketCount} buckets of ${data.bucketUs / 1000} ms; ${data.parent.length.toLocaleString('en')} stack nodes`;
   const html = renderPage({
     kind: 'flame',
     title: options.title ?? 'profpack flame graph',

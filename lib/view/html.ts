@@ -53,7 +53,10 @@ function assets(): Record<string, string> {
   return cached;
 }
 
-/** Script source safe inside a <script> element: no "</script" or "<!--" can close or confuse it (both only occur in strings). */
+/**
+ * Script source safe inside a <script> element: no "</script" or "<!--" can close or confuse it (both only occur in
+ * strings).
+ */
 function scriptText(text: string): string {
   return text.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
 }

@@ -11,8 +11,8 @@ namespace profpack {
 
 // Builds a ProfpackError (or a plain Error carrying the same fields before the
 // class was registered) without throwing it.
-Napi::Error MakeProfpackError(Napi::Env env, const std::string& code, const std::string& message,
-                              int64_t offset = -1, const std::string& expected = "");
+Napi::Error MakeProfpackError(Napi::Env env, const std::string& code, const std::string& message, int64_t offset = -1,
+                              const std::string& expected = "");
 
 inline Napi::Error MakeProfpackError(Napi::Env env, const FormatError& e) {
   return MakeProfpackError(env, e.code, e.what(), e.offset, e.expected);

@@ -15,7 +15,10 @@ struct FormatError : std::runtime_error {
   int64_t offset;  // -1 when no byte offset applies
   std::string expected;
   FormatError(std::string code_, std::string message, int64_t offset_ = -1, std::string expected_ = "")
-      : std::runtime_error(std::move(message)), code(std::move(code_)), offset(offset_), expected(std::move(expected_)) {}
+      : std::runtime_error(std::move(message)),
+        code(std::move(code_)),
+        offset(offset_),
+        expected(std::move(expected_)) {}
 };
 
 }  // namespace profpack

@@ -26,6 +26,6 @@ struct ModuleRegistrar {
 
 }  // namespace profpack
 
-// Use inside the concern's namespace, after `init`. Registers `init` so that it adds its functions to exports[name] at load time.
-#define PROFPACK_REGISTER_MODULE(name, init) \
-  static ::profpack::ModuleRegistrar profpack_registrar_##init(name, init)
+// Use inside the concern's namespace, after `init`. Registers `init` so that it adds its functions to exports[name] at
+// load time.
+#define PROFPACK_REGISTER_MODULE(name, init) static ::profpack::ModuleRegistrar profpack_registrar_##init(name, init)

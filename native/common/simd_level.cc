@@ -35,7 +35,8 @@ SimdLevel BestSimdLevel(const CpuFeatures& cpu) {
 bool ResolveSimdLevel(const std::string& requested, const CpuFeatures& cpu, SimdLevel& level, std::string& error) {
   std::string name;
   for (char c : requested) {
-    if (!std::isspace(static_cast<unsigned char>(c))) name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   if (name.empty() || name == "auto") {
     level = BestSimdLevel(cpu);
@@ -51,8 +52,8 @@ bool ResolveSimdLevel(const std::string& requested, const CpuFeatures& cpu, Simd
     return false;
   }
   if (!SimdLevelSupported(wanted, cpu)) {
-    error = std::string("PROFPACK_SIMD=") + SimdLevelName(wanted) + " but this CPU lacks it (best available: " +
-            SimdLevelName(BestSimdLevel(cpu)) + ")";
+    error = std::string("PROFPACK_SIMD=") + SimdLevelName(wanted) +
+            " but this CPU lacks it (best available: " + SimdLevelName(BestSimdLevel(cpu)) + ")";
     return false;
   }
   level = wanted;

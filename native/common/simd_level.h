@@ -13,7 +13,8 @@ namespace profpack {
 enum class SimdLevel { kScalar = 0, kSse41 = 1, kAvx2 = 2, kNeon = 3 };
 
 // Every level, scalar first: the order kernelLevels() and the fuzzers list them in.
-inline constexpr SimdLevel kAllSimdLevels[] = {SimdLevel::kScalar, SimdLevel::kSse41, SimdLevel::kAvx2, SimdLevel::kNeon};
+inline constexpr SimdLevel kAllSimdLevels[] = {SimdLevel::kScalar, SimdLevel::kSse41, SimdLevel::kAvx2,
+                                               SimdLevel::kNeon};
 
 const char* SimdLevelName(SimdLevel level);
 

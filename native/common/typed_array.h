@@ -8,7 +8,7 @@ namespace profpack {
 
 struct RawView {
   uint8_t* data = nullptr;
-  size_t length = 0;         // elements
+  size_t length = 0;  // elements
   size_t byteLength = 0;
   napi_typedarray_type type = napi_uint8_array;
 };
@@ -29,9 +29,14 @@ inline RawView ViewOf(const Napi::Value& value, const char* what) {
   view.type = type;
   size_t elementSize = 1;
   switch (type) {
-    case napi_int16_array: case napi_uint16_array: elementSize = 2; break;
-    case napi_int32_array: case napi_uint32_array: case napi_float32_array: elementSize = 4; break;
-    case napi_float64_array: case napi_bigint64_array: case napi_biguint64_array: elementSize = 8; break;
+    case napi_int16_array:
+    case napi_uint16_array: elementSize = 2; break;
+    case napi_int32_array:
+    case napi_uint32_array:
+    case napi_float32_array: elementSize = 4; break;
+    case napi_float64_array:
+    case napi_bigint64_array:
+    case napi_biguint64_array: elementSize = 8; break;
     default: elementSize = 1;
   }
   view.byteLength = length * elementSize;
@@ -41,7 +46,7 @@ inline RawView ViewOf(const Napi::Value& value, const char* what) {
 inline RawView ViewOfType(const Napi::Value& value, napi_typedarray_type expected, const char* what) {
   RawView view = ViewOf(value, what);
   const bool bytesOk = expected == napi_uint8_array && (view.type == napi_uint8_array || view.type == napi_int8_array ||
-                                                       view.type == napi_uint8_clamped_array);
+                                                        view.type == napi_uint8_clamped_array);
   if (view.type != expected && !bytesOk) {
     throw Napi::TypeError::New(value.Env(), std::string(what) + " has the wrong typed-array type");
   }
@@ -51,7 +56,8 @@ inline RawView ViewOfType(const Napi::Value& value, napi_typedarray_type expecte
 // A non-negative integer argument that must be a safe index.
 inline size_t IndexArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
   Napi::Env env = info.Env();
-  if (info.Length() <= i || !info[i].IsNumber()) throw Napi::TypeError::New(env, std::string(what) + " must be a number");
+  if (info.Length() <= i || !info[i].IsNumber())
+    throw Napi::TypeError::New(env, std::string(what) + " must be a number");
   const double d = info[i].As<Napi::Number>().DoubleValue();
   if (!(d >= 0) || d > 9007199254740991.0 || d != static_cast<double>(static_cast<uint64_t>(d))) {
     throw Napi::RangeError::New(env, std::string(what) + " must be a non-negative integer");

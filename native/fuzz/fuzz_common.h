@@ -23,9 +23,9 @@ namespace fuzz {
   std::abort();
 }
 
-#define PROFPACK_FUZZ_CHECK(cond, detail)                      \
-  do {                                                         \
-    if (!(cond)) ::profpack::fuzz::Fail(#cond, (detail));      \
+#define PROFPACK_FUZZ_CHECK(cond, detail)                 \
+  do {                                                    \
+    if (!(cond)) ::profpack::fuzz::Fail(#cond, (detail)); \
   } while (0)
 
 // Takes parameters from the front of the input, the rest is the payload.

@@ -48,7 +48,8 @@ Expected Reference(const uint8_t* data, size_t size, size_t pos, unsigned max_by
     __int128 value = static_cast<__int128>(raw);
     if (is_signed && (byte & 0x40)) value -= static_cast<__int128>(1) << width;
     const __int128 lo = is_signed ? -(static_cast<__int128>(1) << (bits - 1)) : 0;
-    const __int128 hi = is_signed ? (static_cast<__int128>(1) << (bits - 1)) - 1 : (static_cast<__int128>(1) << bits) - 1;
+    const __int128 hi =
+        is_signed ? (static_cast<__int128>(1) << (bits - 1)) - 1 : (static_cast<__int128>(1) << bits) - 1;
     if (value < lo || value > hi) return {false, leb128::kErrOverflow, 0, 0};
     return {true, nullptr, value, pos + i + 1};
   }
@@ -57,7 +58,8 @@ Expected Reference(const uint8_t* data, size_t size, size_t pos, unsigned max_by
 
 std::string Hex(__int128 v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%llx:%016llx", static_cast<unsigned long long>(static_cast<unsigned __int128>(v) >> 64),
+  std::snprintf(buf, sizeof buf, "%llx:%016llx",
+                static_cast<unsigned long long>(static_cast<unsigned __int128>(v) >> 64),
                 static_cast<unsigned long long>(v));
   return buf;
 }
@@ -115,21 +117,23 @@ void CheckBatchKernels(uint8_t kind, const uint8_t* data, size_t size, size_t st
       PROFPACK_FUZZ_CHECK(got.values == want.values, std::string(name) + " values differ");
     } else {
       PROFPACK_FUZZ_CHECK(got.code == want.code && got.offset == want.offset,
-                          std::string(name) + " error " + got.code + "@" + std::to_string(got.offset) + " != " + want.code + "@" +
-                              std::to_string(want.offset));
+                          std::string(name) + " error " + got.code + "@" + std::to_string(got.offset) +
+                              " != " + want.code + "@" + std::to_string(want.offset));
     }
   };
   compare(RunBatch(count,
                    [&](uint32_t* out) {
-                     return zigzag ? leb128::DecodeU32BatchWith<leb128::PortableKernel, true>(data, size, start, count,
-                                                                                              reinterpret_cast<int32_t*>(out))
-                                   : leb128::DecodeU32BatchWith<leb128::PortableKernel, false>(data, size, start, count, out);
+                     return zigzag ? leb128::DecodeU32BatchWith<leb128::PortableKernel, true>(
+                                         data, size, start, count, reinterpret_cast<int32_t*>(out))
+                                   : leb128::DecodeU32BatchWith<leb128::PortableKernel, false>(data, size, start, count,
+                                                                                               out);
                    }),
           "portable batch kernel");
   if (profpack::DetectedCpuFeatures().bmi2) {
     compare(RunBatch(count,
                      [&](uint32_t* out) {
-                       return zigzag ? leb128::DecodeZigzag32BatchBmi2(data, size, start, count, reinterpret_cast<int32_t*>(out))
+                       return zigzag ? leb128::DecodeZigzag32BatchBmi2(data, size, start, count,
+                                                                       reinterpret_cast<int32_t*>(out))
                                      : leb128::DecodeU32BatchBmi2(data, size, start, count, out);
                      }),
             "BMI2 batch kernel");
@@ -173,7 +177,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
         len = leb128::EncodeU64(static_cast<uint64_t>(got), buf, 0);
       }
       PROFPACK_FUZZ_CHECK(len <= pos - begin, "canonical encoding longer than the input's");
-      if (!is_signed) PROFPACK_FUZZ_CHECK(len == leb128::EncodedLengthU64(static_cast<uint64_t>(got)), "EncodedLengthU64");
+      if (!is_signed)
+        PROFPACK_FUZZ_CHECK(len == leb128::EncodedLengthU64(static_cast<uint64_t>(got)), "EncodedLengthU64");
       size_t again = 0;
       const __int128 back = DecodeOne(kind, buf, len, again);
       PROFPACK_FUZZ_CHECK(back == got && again == len, "re-encoded value does not decode back");

@@ -27,8 +27,9 @@ namespace {
 using profpack::FormatError;
 namespace pct = profpack::pctable;
 
-const std::initializer_list<const char*> kCodes = {pct::kErrTruncated, pct::kErrVarintOverflow, pct::kErrEmptyRun, pct::kErrPcOverflow,
-                                                   pct::kErrSizeMismatch, pct::kErrBadOffset, pct::kErrBadLengthCode, pct::kErrBadPcs};
+const std::initializer_list<const char*> kCodes = {pct::kErrTruncated,     pct::kErrVarintOverflow, pct::kErrEmptyRun,
+                                                   pct::kErrPcOverflow,    pct::kErrSizeMismatch,   pct::kErrBadOffset,
+                                                   pct::kErrBadLengthCode, pct::kErrBadPcs};
 
 void CheckRuns(const std::vector<pct::VarintRun>& runs, uint32_t quantum) {
   uint32_t at = 0;
@@ -45,7 +46,8 @@ void CheckRuns(const std::vector<pct::VarintRun>& runs, uint32_t quantum) {
 int32_t LookupBoth(const pct::LinearTable& exact, const std::vector<uint8_t>& padded, uint32_t pc) {
   const int32_t v = exact.Lookup(pc);
   const int32_t w = pct::LookupLinearPadded(padded.data(), exact.indexBytes, exact.width, exact.quantum, pc);
-  PROFPACK_FUZZ_CHECK(v == w, "padded lookup " + std::to_string(w) + " != lookup " + std::to_string(v) + " at pc " + std::to_string(pc));
+  PROFPACK_FUZZ_CHECK(v == w, "padded lookup " + std::to_string(w) + " != lookup " + std::to_string(v) + " at pc " +
+                                  std::to_string(pc));
   return v;
 }
 
@@ -94,8 +96,8 @@ void VarintRoundTrip(const uint8_t* data, size_t size, uint32_t quantum, uint32_
     pct::VarintRun hit{};
     pct::LookupVarint(data, size, quantum, pc, &hit);
     const int32_t v = LookupBoth(table, padded, pc);
-    PROFPACK_FUZZ_CHECK(v == hit.value, "linear lookup " + std::to_string(v) + " != varint " + std::to_string(hit.value) + " at pc " +
-                                            std::to_string(pc));
+    PROFPACK_FUZZ_CHECK(v == hit.value, "linear lookup " + std::to_string(v) + " != varint " +
+                                            std::to_string(hit.value) + " at pc " + std::to_string(pc));
   }
 }
 
@@ -131,12 +133,14 @@ void VarintLookup(const uint8_t* data, size_t size, uint32_t quantum, uint32_t p
     }
     return;
   }
-  if (found) PROFPACK_FUZZ_CHECK(hit.startPc <= pc && pc < hit.endPc, "LookupVarint returned a run not containing the PC");
+  if (found)
+    PROFPACK_FUZZ_CHECK(hit.startPc <= pc && pc < hit.endPc, "LookupVarint returned a run not containing the PC");
   try {
     const auto decoded = pct::DecodeVarintTable(data, size, quantum);
     if (found) {
       bool same = false;
-      for (const auto& r : decoded.runs) same = same || (r.startPc == hit.startPc && r.endPc == hit.endPc && r.value == hit.value);
+      for (const auto& r : decoded.runs)
+        same = same || (r.startPc == hit.startPc && r.endPc == hit.endPc && r.value == hit.value);
       PROFPACK_FUZZ_CHECK(same, "LookupVarint's run is not one of the decoded runs");
     } else {
       PROFPACK_FUZZ_CHECK(decoded.runs.empty() || pc >= decoded.runs.back().endPc, "LookupVarint misses a covered PC");
@@ -162,7 +166,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
     case 0: VarintRoundTrip(data, size, quantum, pc); break;
     // The addon (SizeArg) and the JS API accept only sizes that are positive
     // multiples of the quantum; Open relies on that.
-    case 1: LinearOpen(data, size, tableSize - tableSize % quantum == 0 ? quantum : tableSize - tableSize % quantum, quantum, pc); break;
+    case 1:
+      LinearOpen(data, size, tableSize - tableSize % quantum == 0 ? quantum : tableSize - tableSize % quantum, quantum,
+                 pc);
+      break;
     default: VarintLookup(data, size, quantum, pc); break;
   }
   return 0;

@@ -84,13 +84,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
     // The contract of every level: exactly the control bytes plus the data they announce.
     const size_t want = is0124 ? svb::ControlLength(n) + svb::DataLength<svb::Variant::k0124>(in, n)
                                : svb::ControlLength(n) + svb::DataLength<svb::Variant::k1234>(in, n);
-    PROFPACK_FUZZ_CHECK(reference.consumed == want, "scalar consumed " + std::to_string(reference.consumed) + ", control bytes say " + std::to_string(want));
+    PROFPACK_FUZZ_CHECK(reference.consumed == want, "scalar consumed " + std::to_string(reference.consumed) +
+                                                        ", control bytes say " + std::to_string(want));
   } else {
     const bool controlShort = size < svb::ControlLength(n);
     const size_t dataNeeded = controlShort ? 0
-                              : is0124    ? svb::DataLength<svb::Variant::k0124>(in, n)
-                                          : svb::DataLength<svb::Variant::k1234>(in, n);
-    PROFPACK_FUZZ_CHECK(controlShort || svb::ControlLength(n) + dataNeeded > size, "scalar rejected a stream whose control bytes fit it");
+                              : is0124     ? svb::DataLength<svb::Variant::k0124>(in, n)
+                                           : svb::DataLength<svb::Variant::k1234>(in, n);
+    PROFPACK_FUZZ_CHECK(controlShort || svb::ControlLength(n) + dataNeeded > size,
+                        "scalar rejected a stream whose control bytes fit it");
   }
   for (size_t i = 1; i < kernels.size(); ++i) {
     const Result r = Decode(*kernels[i], variant, in, size, n, prev);
@@ -101,8 +103,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
       PROFPACK_FUZZ_CHECK(r.values == reference.values, level + " decoded different values");
     } else {
       PROFPACK_FUZZ_CHECK(r.code == reference.code && r.offset == reference.offset,
-                          level + " error " + r.code + "@" + std::to_string(r.offset) + " != scalar " + reference.code + "@" +
-                              std::to_string(reference.offset));
+                          level + " error " + r.code + "@" + std::to_string(r.offset) + " != scalar " + reference.code +
+                              "@" + std::to_string(reference.offset));
     }
   }
   if (!reference.ok) return 0;
@@ -116,9 +118,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
     PROFPACK_FUZZ_CHECK(len <= reference.consumed, "canonical encoding longer than the input stream");
     buf.resize(len);
     if (k == kernels[0]) first = buf;
-    PROFPACK_FUZZ_CHECK(buf == first, std::string(profpack::SimdLevelName(k->level)) + " encoder bytes differ from scalar");
+    PROFPACK_FUZZ_CHECK(buf == first,
+                        std::string(profpack::SimdLevelName(k->level)) + " encoder bytes differ from scalar");
     const Result back = Decode(*k, variant, buf.data(), buf.size(), n, prev);
-    PROFPACK_FUZZ_CHECK(back.ok && back.consumed == len && back.values == reference.values, "re-encoded stream does not decode back");
+    PROFPACK_FUZZ_CHECK(back.ok && back.consumed == len && back.values == reference.values,
+                        "re-encoded stream does not decode back");
   }
   return 0;
 }

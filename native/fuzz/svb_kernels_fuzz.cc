@@ -77,7 +77,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const svb::DecodeFn scalarDecode = use0124 ? scalar.decode0124 : scalar.decode1234[transform];
   const Outcome expected = Decode(scalarDecode, data, size, count, prev);
   for (const svb::Kernels* k : levels) {
-    if (!Same(Decode(use0124 ? k->decode0124 : k->decode1234[transform], data, size, count, prev), expected)) std::abort();
+    if (!Same(Decode(use0124 ? k->decode0124 : k->decode1234[transform], data, size, count, prev), expected))
+      std::abort();
   }
 
   // Encode the bytes as uint32 values into exact MaxEncodedLength buffers:
@@ -87,8 +88,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t n = bytewise ? size : size / 4;
   std::unique_ptr<uint32_t[]> values(new uint32_t[n == 0 ? 1 : n]);
   for (size_t i = 0; i < n; ++i) {
-    values[i] = bytewise ? data[i] : static_cast<uint32_t>(data[4 * i]) | static_cast<uint32_t>(data[4 * i + 1]) << 8 |
-                                         static_cast<uint32_t>(data[4 * i + 2]) << 16 | static_cast<uint32_t>(data[4 * i + 3]) << 24;
+    values[i] = bytewise
+                    ? data[i]
+                    : static_cast<uint32_t>(data[4 * i]) | static_cast<uint32_t>(data[4 * i + 1]) << 8 |
+                          static_cast<uint32_t>(data[4 * i + 2]) << 16 | static_cast<uint32_t>(data[4 * i + 3]) << 24;
   }
   const size_t cap = svb::MaxEncodedLength(n);
   std::unique_ptr<uint8_t[]> reference(new uint8_t[cap == 0 ? 1 : cap]);
@@ -96,7 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t length = scalarEncode(values.get(), n, reference.get(), prev);
   const Outcome back = Decode(scalarDecode, reference.get(), length, n, prev);
   // n == 0 leaves back.values empty (data() may be null): memcmp on it is UB even for 0 bytes.
-  if (back.failed || back.used != length || (n != 0 && std::memcmp(back.values.data(), values.get(), 4 * n) != 0)) std::abort();
+  if (back.failed || back.used != length || (n != 0 && std::memcmp(back.values.data(), values.get(), 4 * n) != 0))
+    std::abort();
   for (const svb::Kernels* k : levels) {
     std::unique_ptr<uint8_t[]> out(new uint8_t[cap == 0 ? 1 : cap]);
     const size_t got = (use0124 ? k->encode0124 : k->encode1234[transform])(values.get(), n, out.get(), prev);

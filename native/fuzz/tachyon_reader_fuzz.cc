@@ -49,9 +49,10 @@ using tachyon::EventKind;
 using tachyon::RecordDecoder;
 
 const char* const kCodes[] = {
-    "ERR_TACHYON_THREAD_COUNT",   "ERR_TACHYON_RLE_COUNT_VARINT", "ERR_TACHYON_RLE_COUNT",      "ERR_TACHYON_UNKNOWN_ENCODING",
-    "ERR_TACHYON_SAMPLE_VARINT",  "ERR_TACHYON_SAMPLE_TRUNCATED", "ERR_TACHYON_STACK_DEPTH",    "ERR_TACHYON_SHARED_COUNT",
-    "ERR_TACHYON_FINAL_STACK_DEPTH", "ERR_TACHYON_STACK_VARINT",  "ERR_TACHYON_RLE_VARINT",     "ERR_TACHYON_RLE_TRUNCATED",
+    "ERR_TACHYON_THREAD_COUNT",     "ERR_TACHYON_RLE_COUNT_VARINT", "ERR_TACHYON_RLE_COUNT",
+    "ERR_TACHYON_UNKNOWN_ENCODING", "ERR_TACHYON_SAMPLE_VARINT",    "ERR_TACHYON_SAMPLE_TRUNCATED",
+    "ERR_TACHYON_STACK_DEPTH",      "ERR_TACHYON_SHARED_COUNT",     "ERR_TACHYON_FINAL_STACK_DEPTH",
+    "ERR_TACHYON_STACK_VARINT",     "ERR_TACHYON_RLE_VARINT",       "ERR_TACHYON_RLE_TRUNCATED",
     "ERR_TACHYON_TRUNCATED_RECORD",
 };
 
@@ -84,18 +85,21 @@ void Collect(Transcript& t, const DecodeOutput& out, DecodeStatus status) {
   for (size_t e = 0; e < out.eventCount; ++e) {
     const uint32_t* p = out.events + e * tachyon::kEventStride;
     Event ev{p[0], p[1], p[2], p[3], p[4]};
-    if (ev.kind == static_cast<uint32_t>(EventKind::kSample) || ev.kind == static_cast<uint32_t>(EventKind::kSamplePart)) {
+    if (ev.kind == static_cast<uint32_t>(EventKind::kSample) ||
+        ev.kind == static_cast<uint32_t>(EventKind::kSamplePart)) {
       tsUsed += ev.d;
       if (t.pendingPart) {
         Event& open = t.events.back();
-        PROFPACK_FUZZ_CHECK(open.a == ev.a && open.b == ev.b && open.c == ev.c, "SamplePart continued by another batch");
+        PROFPACK_FUZZ_CHECK(open.a == ev.a && open.b == ev.b && open.c == ev.c,
+                            "SamplePart continued by another batch");
         open.d += ev.d;
       } else {
         t.events.push_back({static_cast<uint32_t>(EventKind::kSample), ev.a, ev.b, ev.c, ev.d});
       }
       t.pendingPart = ev.kind == static_cast<uint32_t>(EventKind::kSamplePart);
     } else {
-      PROFPACK_FUZZ_CHECK(ev.kind == static_cast<uint32_t>(EventKind::kThread) || ev.kind == static_cast<uint32_t>(EventKind::kProgress),
+      PROFPACK_FUZZ_CHECK(ev.kind == static_cast<uint32_t>(EventKind::kThread) ||
+                              ev.kind == static_cast<uint32_t>(EventKind::kProgress),
                           "unknown event kind " + std::to_string(ev.kind));
       t.events.push_back(ev);
     }
@@ -173,7 +177,8 @@ Transcript ReplayWindowed(const uint8_t* region, size_t size, bool le, uint64_t 
     const DecodeStatus s = d.Decode(window.data(), consumed, length, final, b.out);
     Collect(t, b.out, s);
     PROFPACK_FUZZ_CHECK(b.out.consumed <= length, "consumed past the window");
-    const bool progressed = b.out.consumed > 0 || b.out.eventCount > 0 || b.out.timestampCount > 0 || b.out.nodeCount > 0;
+    const bool progressed =
+        b.out.consumed > 0 || b.out.eventCount > 0 || b.out.timestampCount > 0 || b.out.nodeCount > 0;
     consumed += b.out.consumed;
     if (s == DecodeStatus::kOutputFull) {
       PROFPACK_FUZZ_CHECK(progressed, "OutputFull without progress on empty buffers (would loop forever)");
@@ -192,13 +197,15 @@ Transcript ReplayWindowed(const uint8_t* region, size_t size, bool le, uint64_t 
 
 void Compare(const Transcript& a, const Transcript& b) {
   PROFPACK_FUZZ_CHECK(a.status == b.status, "windowed replay ends with another status");
-  PROFPACK_FUZZ_CHECK(a.code == b.code && a.offset == b.offset,
-                      "windowed error " + b.code + "@" + std::to_string(b.offset) + " != " + a.code + "@" + std::to_string(a.offset));
+  PROFPACK_FUZZ_CHECK(
+      a.code == b.code && a.offset == b.offset,
+      "windowed error " + b.code + "@" + std::to_string(b.offset) + " != " + a.code + "@" + std::to_string(a.offset));
   PROFPACK_FUZZ_CHECK(a.replayed == b.replayed, "windowed replay counts other samples");
-  PROFPACK_FUZZ_CHECK(a.stats.totalSamples == b.stats.totalSamples && a.stats.repeatRecords == b.stats.repeatRecords &&
-                          a.stats.fullRecords == b.stats.fullRecords && a.stats.suffixRecords == b.stats.suffixRecords &&
-                          a.stats.popPushRecords == b.stats.popPushRecords && a.stats.repeatSamples == b.stats.repeatSamples,
-                      "windowed replay has other stats");
+  PROFPACK_FUZZ_CHECK(
+      a.stats.totalSamples == b.stats.totalSamples && a.stats.repeatRecords == b.stats.repeatRecords &&
+          a.stats.fullRecords == b.stats.fullRecords && a.stats.suffixRecords == b.stats.suffixRecords &&
+          a.stats.popPushRecords == b.stats.popPushRecords && a.stats.repeatSamples == b.stats.repeatSamples,
+      "windowed replay has other stats");
   PROFPACK_FUZZ_CHECK(a.nodes == b.nodes, "windowed replay has other stack nodes");
   // After an error, how much of the failing REPEAT run was delivered depends
   // on where the windows cut it; the outputs before it must still agree.
@@ -216,8 +223,9 @@ void ReplayRegion(const uint8_t* region, size_t size, bool le, uint64_t start, u
   const Transcript whole = ReplayWhole(region, size, le, start, threads, 4096, 8192, 4096);
   const size_t chunk = 16 * std::max<size_t>(1, chunkByte);
   // Scale 0 is the documented minimum (6 events, 1 timestamp, 257 nodes).
-  const Transcript windowed = ReplayWindowed(region, size, le, start, threads, chunk, 6 + 8 * (scale & 7),
-                                             1 + 8 * ((scale >> 3) & 7), tachyon::kMaxStackDepth + 1 + 64 * (scale >> 6));
+  const Transcript windowed =
+      ReplayWindowed(region, size, le, start, threads, chunk, 6 + 8 * (scale & 7), 1 + 8 * ((scale >> 3) & 7),
+                     tachyon::kMaxStackDepth + 1 + 64 * (scale >> 6));
   Compare(whole, windowed);
 }
 
@@ -262,7 +270,8 @@ void ReplayFile(const uint8_t* input, size_t size, uint8_t chunkByte, uint8_t sc
                       "cannot fill the memfd");
   tachyon::ReaderFile file("/proc/self/fd/" + std::to_string(fd));
   PROFPACK_FUZZ_CHECK(file.size() == size, "ReaderFile size differs from the file's");
-  PROFPACK_FUZZ_CHECK(size == 0 || std::memcmp(file.data(), input, size) == 0, "ReaderFile bytes differ from the file's");
+  PROFPACK_FUZZ_CHECK(size == 0 || std::memcmp(file.data(), input, size) == 0,
+                      "ReaderFile bytes differ from the file's");
   const uint8_t* data = file.data();
   if (size < tachyon::kHeaderSize) return;  // ERR_TACHYON_TOO_SMALL in JS
   bool le;

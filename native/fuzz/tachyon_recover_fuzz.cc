@@ -30,11 +30,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PROFPACK_FUZZ_CHECK(s.end <= length, std::to_string(s.end) + " > " + std::to_string(length));
   PROFPACK_FUZZ_CHECK(s.samples * 2 <= s.end, "more samples than the kept bytes can hold");
   PROFPACK_FUZZ_CHECK(uint64_t{s.threads} * 13 <= s.end, "more threads than the kept bytes can hold");
-  PROFPACK_FUZZ_CHECK(s.end > 0 || (s.samples == 0 && s.threads == 0 && s.maxFrame == -1), "an empty prefix holds something");
+  PROFPACK_FUZZ_CHECK(s.end > 0 || (s.samples == 0 && s.threads == 0 && s.maxFrame == -1),
+                      "an empty prefix holds something");
 
   const tachyon::Salvage again = tachyon::SalvageRecords(records, static_cast<size_t>(s.end), littleEndian, start);
-  PROFPACK_FUZZ_CHECK(again.end == s.end && again.samples == s.samples && again.threads == s.threads && again.maxFrame == s.maxFrame,
-                      "the kept prefix does not decode whole: " + std::to_string(again.end) + " of " + std::to_string(s.end));
+  PROFPACK_FUZZ_CHECK(
+      again.end == s.end && again.samples == s.samples && again.threads == s.threads && again.maxFrame == s.maxFrame,
+      "the kept prefix does not decode whole: " + std::to_string(again.end) + " of " + std::to_string(s.end));
 
   if (length > 0) {
     const size_t cut = cutSeed % length;

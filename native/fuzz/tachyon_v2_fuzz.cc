@@ -33,9 +33,9 @@ constexpr uint64_t kStart = 1000000;
 constexpr uint64_t kInterval = 1000;
 
 const std::initializer_list<const char*> kCodes = {
-    "ERR_V2_TRUNCATED",    "ERR_V2_BAD_BLOCK",     "ERR_V2_UNDEFINED_BUCKET", "ERR_V2_BAD_CODEWORD", "ERR_V2_BAD_KEEP",
-    "ERR_V2_UNDEFINED_STACK", "ERR_V2_STACK_CYCLE", "ERR_V2_STACK_TOO_DEEP", "ERR_V2_UNDEFINED_THREAD", "ERR_VARINT_TRUNCATED",
-    "ERR_VARINT_OVERFLOW"};
+    "ERR_V2_TRUNCATED",        "ERR_V2_BAD_BLOCK",       "ERR_V2_UNDEFINED_BUCKET", "ERR_V2_BAD_CODEWORD",
+    "ERR_V2_BAD_KEEP",         "ERR_V2_UNDEFINED_STACK", "ERR_V2_STACK_CYCLE",      "ERR_V2_STACK_TOO_DEEP",
+    "ERR_V2_UNDEFINED_THREAD", "ERR_VARINT_TRUNCATED",   "ERR_VARINT_OVERFLOW"};
 
 void CheckDecoded(const v2::DecodedRegion& d, size_t size) {
   const size_t n = d.sampleThread.size();
@@ -43,7 +43,8 @@ void CheckDecoded(const v2::DecodedRegion& d, size_t size) {
   PROFPACK_FUZZ_CHECK(d.stackOffsets.size() == n + 1, "stack offsets do not match the samples");
   PROFPACK_FUZZ_CHECK(d.stackOffsets.back() == d.frames.size(), "frames beyond the last whole sample");
   for (size_t i = 0; i < n; ++i) {
-    PROFPACK_FUZZ_CHECK(d.stackOffsets[i + 1] >= d.stackOffsets[i] && d.stackOffsets[i + 1] - d.stackOffsets[i] <= 256, "stack over 256 frames");
+    PROFPACK_FUZZ_CHECK(d.stackOffsets[i + 1] >= d.stackOffsets[i] && d.stackOffsets[i + 1] - d.stackOffsets[i] <= 256,
+                        "stack over 256 frames");
     PROFPACK_FUZZ_CHECK(d.sampleThread[i] < d.threadIds.size(), "sample of an undefined thread");
   }
   if (d.error) profpack::fuzz::CheckFormatError(*d.error, static_cast<size_t>(kBase) + size, kCodes);
@@ -77,7 +78,8 @@ std::vector<Sample> Script(profpack::fuzz::Params& in) {
       path.push_back(b == 0xff ? in.U32() : b % 64);
     }
     clock[t] += kInterval + (head >> 3) - 16;
-    samples.push_back(Sample{t * 0x100000001ull, t & 1, clock[t], static_cast<uint8_t>((head >> 2) & 1), std::vector<uint32_t>(path.rbegin(), path.rend())});
+    samples.push_back(Sample{t * 0x100000001ull, t & 1, clock[t], static_cast<uint8_t>((head >> 2) & 1),
+                             std::vector<uint32_t>(path.rbegin(), path.rend())});
   }
   return samples;
 }
@@ -87,7 +89,8 @@ void RoundTrip(profpack::fuzz::Params& in, uint8_t kind, uint32_t blockMax) {
   v2::BlockEncoder encoder(kind, kInterval, kStart, blockMax);
   std::vector<uint8_t> region;
   for (const Sample& s : samples) {
-    if (encoder.Add(s.threadId, s.interpreterId, s.timestamp, s.status, s.stack.data(), static_cast<uint32_t>(s.stack.size()))) {
+    if (encoder.Add(s.threadId, s.interpreterId, s.timestamp, s.status, s.stack.data(),
+                    static_cast<uint32_t>(s.stack.size()))) {
       const std::vector<uint8_t> block = encoder.Flush();
       region.insert(region.end(), block.begin(), block.end());
     }
@@ -102,8 +105,10 @@ void RoundTrip(profpack::fuzz::Params& in, uint8_t kind, uint32_t blockMax) {
   for (size_t i = 0; i < samples.size(); ++i) {
     const Sample& s = samples[i];
     const uint32_t t = d.sampleThread[i];
-    PROFPACK_FUZZ_CHECK(d.threadIds[t] == s.threadId && d.interpreterIds[t] == s.interpreterId, "thread changed at sample " + std::to_string(i));
-    PROFPACK_FUZZ_CHECK(d.timestamps[i] == s.timestamp && d.statuses[i] == s.status, "time or status changed at sample " + std::to_string(i));
+    PROFPACK_FUZZ_CHECK(d.threadIds[t] == s.threadId && d.interpreterIds[t] == s.interpreterId,
+                        "thread changed at sample " + std::to_string(i));
+    PROFPACK_FUZZ_CHECK(d.timestamps[i] == s.timestamp && d.statuses[i] == s.status,
+                        "time or status changed at sample " + std::to_string(i));
     const std::vector<uint32_t> got(d.frames.begin() + d.stackOffsets[i], d.frames.begin() + d.stackOffsets[i + 1]);
     PROFPACK_FUZZ_CHECK(got == s.stack, "stack changed at sample " + std::to_string(i));
   }
@@ -119,15 +124,18 @@ void ValueColumn(const uint8_t* column, size_t size, size_t n) {
     const size_t used = v2::DecodeDeltaColumn(column, size, kBase, n, out.data());
     PROFPACK_FUZZ_CHECK(used <= size && used >= n, "value column used bytes outside the column");
   } catch (const profpack::FormatError& e) {
-    PROFPACK_FUZZ_CHECK(std::string(e.code) == "ERR_V2_TRUNCATED" || std::string(e.code) == "ERR_V2_BAD_MODEL", "undocumented value-column error code");
-    PROFPACK_FUZZ_CHECK(e.offset >= kBase && e.offset <= kBase + static_cast<int64_t>(size), "value-column error offset outside the column");
+    PROFPACK_FUZZ_CHECK(std::string(e.code) == "ERR_V2_TRUNCATED" || std::string(e.code) == "ERR_V2_BAD_MODEL",
+                        "undocumented value-column error code");
+    PROFPACK_FUZZ_CHECK(e.offset >= kBase && e.offset <= kBase + static_cast<int64_t>(size),
+                        "value-column error offset outside the column");
   }
   // Round trip: each input byte pair is a delta in ±2^15 scaled by 2^(byte % 38), coded as model.ts codes it.
   std::vector<uint8_t> coded;
   std::vector<double> expected;
   double value = 0;
   for (size_t i = 0; i + 1 < size; i += 2) {
-    const int64_t delta = static_cast<int64_t>(static_cast<int16_t>(column[i] | (column[i + 1] << 8))) * (int64_t{1} << (column[i] % 38));
+    const int64_t delta =
+        static_cast<int64_t>(static_cast<int16_t>(column[i] | (column[i + 1] << 8))) * (int64_t{1} << (column[i] % 38));
     value += static_cast<double>(delta);
     expected.push_back(value);
     uint64_t code = delta >= 0 ? static_cast<uint64_t>(delta) * 2 : static_cast<uint64_t>(-delta) * 2 - 1;

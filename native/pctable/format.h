@@ -37,7 +37,8 @@ inline constexpr const char* kErrBadOffset = "ERR_PCTABLE_BAD_OFFSET";
 inline constexpr const char* kErrBadLengthCode = "ERR_PCTABLE_BAD_LENGTH_CODE";
 inline constexpr const char* kErrBadPcs = "ERR_PCTABLE_BAD_PCS";
 
-[[noreturn]] inline void Fail(const char* code, const std::string& message, size_t offset, const std::string& expected) {
+[[noreturn]] inline void Fail(const char* code, const std::string& message, size_t offset,
+                              const std::string& expected) {
   throw FormatError(code, message, static_cast<int64_t>(offset), expected);
 }
 

@@ -63,18 +63,21 @@ std::vector<uint8_t> EncodeLinear(const std::vector<VarintRun>& runs, uint32_t s
     }
     chunkOffsets[chunk] = static_cast<uint32_t>(body.size());
     body.push_back(static_cast<uint8_t>(n));
-    for (size_t i = run + 1; i < last; ++i) body.push_back(static_cast<uint8_t>(runs[i].startPc / quantum - chunkStart));
+    for (size_t i = run + 1; i < last; ++i)
+      body.push_back(static_cast<uint8_t>(runs[i].startPc / quantum - chunkStart));
     codes.clear();
     codes.push_back(LengthCodeOf(bias));
     for (size_t i = run + 1; i < last; ++i) {
-      codes.push_back(LengthCodeOf(static_cast<int32_t>(static_cast<uint32_t>(runs[i].value) - static_cast<uint32_t>(bias))));
+      codes.push_back(
+          LengthCodeOf(static_cast<int32_t>(static_cast<uint32_t>(runs[i].value) - static_cast<uint32_t>(bias))));
     }
     const size_t vlenAt = body.size();
     body.resize(vlenAt + (codes.size() + 3) / 4, 0);
     for (size_t i = 0; i < codes.size(); ++i) body[vlenAt + i / 4] |= static_cast<uint8_t>(codes[i] << (2 * (i % 4)));
     AppendValue(body, bias, codes[0]);
     for (size_t i = run + 1; i < last; ++i) {
-      AppendValue(body, static_cast<int32_t>(static_cast<uint32_t>(runs[i].value) - static_cast<uint32_t>(bias)), codes[i - run]);
+      AppendValue(body, static_cast<int32_t>(static_cast<uint32_t>(runs[i].value) - static_cast<uint32_t>(bias)),
+                  codes[i - run]);
     }
     if (last > run + 1) run = last - 1;
   }
@@ -136,30 +139,40 @@ LinearTable LinearTable::Open(const uint8_t* data, size_t length, uint32_t size,
     const size_t offset = table.ChunkOffset(chunk);
     if (offset == lastChecked) continue;  // deduplicated constant chunks repeat an offset
     if (offset >= dataBytes) {
-      if (chunk == 0) Fail(kErrTruncated, "linear table ends before its first chunk", length, "chunk 0 after the index");
-      const size_t entryAt = table.width == IndexWidth::kU8 ? chunk - 1 : 1 + static_cast<size_t>(table.width) * (chunk - 1);
-      Fail(kErrBadOffset, "chunk " + std::to_string(chunk) + " offset " + std::to_string(offset) + " points outside the linear table", entryAt,
-           "an offset below " + std::to_string(dataBytes));
+      if (chunk == 0)
+        Fail(kErrTruncated, "linear table ends before its first chunk", length, "chunk 0 after the index");
+      const size_t entryAt =
+          table.width == IndexWidth::kU8 ? chunk - 1 : 1 + static_cast<size_t>(table.width) * (chunk - 1);
+      Fail(kErrBadOffset,
+           "chunk " + std::to_string(chunk) + " offset " + std::to_string(offset) + " points outside the linear table",
+           entryAt, "an offset below " + std::to_string(dataBytes));
     }
     const size_t at = indexBytes + offset;
     const uint32_t n = data[at];
     const size_t pcsAt = at + 1;
     const size_t vlenAt = pcsAt + n;
     const size_t vlenBytes = (n + 4) / 4;
-    if (vlenAt + vlenBytes > length) Fail(kErrTruncated, "linear chunk runs past the end of the table", at, "n, pcs and vlen inside the table");
+    if (vlenAt + vlenBytes > length)
+      Fail(kErrTruncated, "linear chunk runs past the end of the table", at, "n, pcs and vlen inside the table");
     uint32_t previous = 0;
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t pc = data[pcsAt + i];
-      if (pc <= previous) Fail(kErrBadPcs, "linear chunk pcs are not ascending positions 1..255", pcsAt + i, "a position above " + std::to_string(previous));
+      if (pc <= previous)
+        Fail(kErrBadPcs, "linear chunk pcs are not ascending positions 1..255", pcsAt + i,
+             "a position above " + std::to_string(previous));
       previous = pc;
     }
     size_t valueBytes = 0;
     for (uint32_t i = 0; i <= n; ++i) {
       const uint32_t code = (data[vlenAt + i / 4] >> (2 * (i % 4))) & 3;
-      if (code == kLengthUnused) Fail(kErrBadLengthCode, "linear chunk value " + std::to_string(i) + " has length code 0b00", vlenAt + i / 4, "a length code 0b01, 0b10 or 0b11");
+      if (code == kLengthUnused)
+        Fail(kErrBadLengthCode, "linear chunk value " + std::to_string(i) + " has length code 0b00", vlenAt + i / 4,
+             "a length code 0b01, 0b10 or 0b11");
       valueBytes += kValueBytes[code];
     }
-    if (vlenAt + vlenBytes + valueBytes > length) Fail(kErrTruncated, "linear chunk values run past the end of the table", vlenAt + vlenBytes, std::to_string(valueBytes) + " bytes of values");
+    if (vlenAt + vlenBytes + valueBytes > length)
+      Fail(kErrTruncated, "linear chunk values run past the end of the table", vlenAt + vlenBytes,
+           std::to_string(valueBytes) + " bytes of values");
     lastChecked = offset;
   }
   return table;

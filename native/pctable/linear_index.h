@@ -38,7 +38,8 @@ struct VlenByteSums {
   uint8_t sum[256];
   constexpr VlenByteSums() : sum() {
     for (unsigned b = 0; b < 256; ++b) {
-      sum[b] = static_cast<uint8_t>(kValueBytes[b & 3] + kValueBytes[(b >> 2) & 3] + kValueBytes[(b >> 4) & 3] + kValueBytes[b >> 6]);
+      sum[b] = static_cast<uint8_t>(kValueBytes[b & 3] + kValueBytes[(b >> 2) & 3] + kValueBytes[(b >> 4) & 3] +
+                                    kValueBytes[b >> 6]);
     }
   }
 };
@@ -78,8 +79,8 @@ inline uint32_t CountAtMost(const uint8_t* pcs, uint32_t n, uint32_t target) {
 inline int32_t ReadPaddedValue(const uint8_t* p, uint32_t code) {
   static constexpr uint8_t kShift[4] = {0, 24, 16, 0};
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  const uint32_t raw = static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
-                       (static_cast<uint32_t>(p[3]) << 24);
+  const uint32_t raw = static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+                       (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
 #else
   uint32_t raw;
   std::memcpy(&raw, p, 4);
@@ -90,8 +91,7 @@ inline int32_t ReadPaddedValue(const uint8_t* p, uint32_t code) {
 
 inline uint32_t ReadIndexEntry(const uint8_t* table, IndexWidth width, uint32_t chunk) {
   switch (width) {
-    case IndexWidth::kU8:
-      return table[chunk - 1];
+    case IndexWidth::kU8: return table[chunk - 1];
     case IndexWidth::kU16: {
       const uint8_t* e = table + 1 + 2 * static_cast<size_t>(chunk - 1);
       return static_cast<uint32_t>(e[0]) | (static_cast<uint32_t>(e[1]) << 8);
@@ -101,8 +101,7 @@ inline uint32_t ReadIndexEntry(const uint8_t* table, IndexWidth width, uint32_t 
       return static_cast<uint32_t>(e[0]) | (static_cast<uint32_t>(e[1]) << 8) | (static_cast<uint32_t>(e[2]) << 16) |
              (static_cast<uint32_t>(e[3]) << 24);
     }
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
@@ -115,8 +114,8 @@ inline uint32_t PaddedIndexEntry(const uint8_t* table, IndexWidth width, uint32_
   const uint32_t mask = chunk == 0 ? 0 : kMask[w];
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   const uint8_t* e = table + at;
-  const uint32_t raw = static_cast<uint32_t>(e[0]) | (static_cast<uint32_t>(e[1]) << 8) | (static_cast<uint32_t>(e[2]) << 16) |
-                       (static_cast<uint32_t>(e[3]) << 24);
+  const uint32_t raw = static_cast<uint32_t>(e[0]) | (static_cast<uint32_t>(e[1]) << 8) |
+                       (static_cast<uint32_t>(e[2]) << 16) | (static_cast<uint32_t>(e[3]) << 24);
 #else
   uint32_t raw;
   std::memcpy(&raw, table + at, 4);
@@ -146,7 +145,7 @@ inline uint32_t ValueBytesBefore32(const uint8_t* vlen, uint32_t k) {
   const uint64_t x = word & ((uint64_t{1} << (2 * k)) - 1);
   const uint64_t threes = x & (x >> 1) & 0x5555555555555555ull;
   uint64_t t = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull) + (threes & 0x3333333333333333ull) +
-               ((threes >> 2) & 0x3333333333333333ull);  // 4-bit fields <= 8
+               ((threes >> 2) & 0x3333333333333333ull);                  // 4-bit fields <= 8
   t = (t & 0x0f0f0f0f0f0f0f0full) + ((t >> 4) & 0x0f0f0f0f0f0f0f0full);  // bytes <= 16
   return static_cast<uint32_t>((t * 0x0101010101010101ull) >> 56);
 }
@@ -155,7 +154,8 @@ inline uint32_t ValueBytesBefore32(const uint8_t* vlen, uint32_t k) {
 // owned bytes after it (the addon's copies); pc < size. Branch-light: the
 // unpredictable branches (index width, k = 0, the pcs scan) cost more than
 // the few extra bytes it reads.
-inline int32_t LookupLinearPadded(const uint8_t* table, uint32_t indexBytes, IndexWidth width, uint32_t quantum, uint32_t pc) {
+inline int32_t LookupLinearPadded(const uint8_t* table, uint32_t indexBytes, IndexWidth width, uint32_t quantum,
+                                  uint32_t pc) {
   const uint32_t quanta = quantum == 1 ? pc : pc / quantum;
   const uint32_t chunkNumber = quanta >> kChunkShift;
   const uint8_t* chunk = table + indexBytes + PaddedIndexEntry(table, width, chunkNumber);
@@ -202,14 +202,15 @@ struct LinearTable {
     const int32_t bias = ReadExactValue(vals, vlen[0] & 3);
     if (k == 0) return bias;
     const uint32_t code = (vlen[k / 4] >> (2 * (k & 3))) & 3;
-    return static_cast<int32_t>(static_cast<uint32_t>(bias) + static_cast<uint32_t>(ReadExactValue(vals + ValueBytesBefore(vlen, k), code)));
+    return static_cast<int32_t>(static_cast<uint32_t>(bias) +
+                                static_cast<uint32_t>(ReadExactValue(vals + ValueBytesBefore(vlen, k), code)));
   }
 
   static int32_t ReadExactValue(const uint8_t* p, uint32_t code) {
     if (code == kLength1) return static_cast<int8_t>(p[0]);
     if (code == kLength2) return static_cast<int16_t>(static_cast<uint16_t>(p[0] | (p[1] << 8)));
-    return static_cast<int32_t>(static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
-                                (static_cast<uint32_t>(p[3]) << 24));
+    return static_cast<int32_t>(static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+                                (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24));
   }
 };
 

@@ -101,9 +101,10 @@ Napi::Value FromVarint(const Napi::CallbackInfo& info) {
     const pctable::DecodedVarintTable decoded = pctable::DecodeVarintTable(in.data, in.length, quantum);
     const uint32_t size = decoded.runs.back().endPc;  // Next() succeeds at least once or throws
     if (expectedSize != 0 && size != expectedSize) {
-      pctable::Fail(pctable::kErrSizeMismatch,
-                    "pcvalue table covers " + std::to_string(size) + " bytes, not the given size " + std::to_string(expectedSize),
-                    decoded.end - 1, "runs summing to " + std::to_string(expectedSize) + " bytes");
+      pctable::Fail(
+          pctable::kErrSizeMismatch,
+          "pcvalue table covers " + std::to_string(size) + " bytes, not the given size " + std::to_string(expectedSize),
+          decoded.end - 1, "runs summing to " + std::to_string(expectedSize) + " bytes");
     }
     auto handle = std::make_unique<TableHandle>();
     handle->linear = pctable::EncodeLinear(decoded.runs, size, quantum);
@@ -231,7 +232,8 @@ Napi::Value SetLookupMany(const Napi::CallbackInfo& info) {
       if (i + 16 < pcs.length && tables[i + 16] < count) __builtin_prefetch(&set->entries[tables[i + 16]]);
       if (i + 8 < pcs.length && tables[i + 8] < count) {
         const SetEntry& ahead = set->entries[tables[i + 8]];
-        __builtin_prefetch(useVarint ? set->varint.data() + set->varintStart[tables[i + 8]] : linear + ahead.linearStart + ahead.indexBytes);
+        __builtin_prefetch(useVarint ? set->varint.data() + set->varintStart[tables[i + 8]]
+                                     : linear + ahead.linearStart + ahead.indexBytes);
       }
 #endif
       const uint32_t t = tables[i];
@@ -250,7 +252,8 @@ Napi::Value SetLookupMany(const Napi::CallbackInfo& info) {
         pctable::LookupVarint(set->varint.data() + start, set->varintStart[t + 1] - start, table.quantum, pc, &hit);
         dst[i] = hit.value;
       } else {
-        dst[i] = pctable::LookupLinearPadded(linear + table.linearStart, table.indexBytes, table.width, table.quantum, pc);
+        dst[i] =
+            pctable::LookupLinearPadded(linear + table.linearStart, table.indexBytes, table.width, table.quantum, pc);
       }
     }
     return Napi::Number::New(env, -1);

@@ -39,7 +39,8 @@ class VarintCursor {
     // (pcvaluetab: pos == 0) and "first PC" (runtime: pc == entry) the same rule.
     if (runQuanta == 0) Fail(kErrEmptyRun, "pcvalue table has a run of length 0", runStart, "a run length >= 1");
     const uint64_t end = static_cast<uint64_t>(endPc_) + static_cast<uint64_t>(runQuanta) * quantum_;
-    if (end > UINT32_MAX) Fail(kErrPcOverflow, "pcvalue table covers more than 2^32 - 1 bytes of PCs", runStart, "PCs below 2^32");
+    if (end > UINT32_MAX)
+      Fail(kErrPcOverflow, "pcvalue table covers more than 2^32 - 1 bytes of PCs", runStart, "PCs below 2^32");
     startPc_ = endPc_;
     endPc_ = static_cast<uint32_t>(end);
     first_ = false;
@@ -54,13 +55,17 @@ class VarintCursor {
  private:
   uint32_t ReadUvarint(const char* what) {
     const size_t start = pos_;
-    if (pos_ < size_ && data_[pos_] < 0x80) return data_[pos_++];  // ~70% of pcvalue varints are one byte (runtime comment)
+    if (pos_ < size_ && data_[pos_] < 0x80)
+      return data_[pos_++];  // ~70% of pcvalue varints are one byte (runtime comment)
     uint32_t value = 0;
     for (unsigned i = 0; i < kMaxVarintBytes; ++i) {
-      if (pos_ >= size_) Fail(kErrTruncated, std::string("pcvalue table ends inside a ") + what, start, "a varint byte without the continuation bit");
+      if (pos_ >= size_)
+        Fail(kErrTruncated, std::string("pcvalue table ends inside a ") + what, start,
+             "a varint byte without the continuation bit");
       const uint8_t byte = data_[pos_++];
       if (i == kMaxVarintBytes - 1 && byte > 0x0f) {
-        Fail(kErrVarintOverflow, std::string("pcvalue ") + what + " does not fit 32 bits", start, "at most 5 bytes, the 5th at most 0x0f");
+        Fail(kErrVarintOverflow, std::string("pcvalue ") + what + " does not fit 32 bits", start,
+             "at most 5 bytes, the 5th at most 0x0f");
       }
       value |= static_cast<uint32_t>(byte & 0x7f) << (7 * i);
       if (!(byte & 0x80)) return value;

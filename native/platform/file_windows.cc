@@ -60,8 +60,8 @@ Descriptor FromNodeFd(int fd, int& err) {
   // libuv's uv_get_osfhandle, exported by node.exe (and by hosts embedding
   // Node). Found at run time, so the addon imports nothing from node.exe but N-API.
   using GetOsfHandle = HANDLE (*)(int);
-  static const auto getOsfHandle =
-      reinterpret_cast<GetOsfHandle>(reinterpret_cast<void*>(::GetProcAddress(::GetModuleHandleW(nullptr), "uv_get_osfhandle")));
+  static const auto getOsfHandle = reinterpret_cast<GetOsfHandle>(
+      reinterpret_cast<void*>(::GetProcAddress(::GetModuleHandleW(nullptr), "uv_get_osfhandle")));
   if (getOsfHandle == nullptr) {
     err = ENOSYS;
     return -1;
@@ -76,7 +76,8 @@ Descriptor FromNodeFd(int fd, int& err) {
 
 Descriptor OpenRead(const std::string& path, int& err) {
   // Paths arrive as UTF-8 (N-API strings); Windows' wide API takes UTF-16.
-  const int chars = ::MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path.data(), static_cast<int>(path.size()), nullptr, 0);
+  const int chars =
+      ::MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path.data(), static_cast<int>(path.size()), nullptr, 0);
   if (chars <= 0 && !path.empty()) {
     err = ENOENT;
     return -1;
@@ -84,8 +85,9 @@ Descriptor OpenRead(const std::string& path, int& err) {
   std::wstring wide(static_cast<size_t>(chars), L'\0');
   ::MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path.data(), static_cast<int>(path.size()), &wide[0], chars);
   // Other processes may write, rename or delete it meanwhile, as on POSIX.
-  const HANDLE handle = ::CreateFileW(wide.c_str(), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
-                                      OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_SEQUENTIAL_SCAN, nullptr);
+  const HANDLE handle =
+      ::CreateFileW(wide.c_str(), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                    OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_SEQUENTIAL_SCAN, nullptr);
   if (handle == INVALID_HANDLE_VALUE) {
     err = ErrnoOf(::GetLastError());
     return -1;

@@ -37,7 +37,8 @@ bool IsFileViewFault(const EXCEPTION_RECORD* record) {
   if (record->ExceptionCode != EXCEPTION_ACCESS_VIOLATION || record->NumberParameters < 2) return false;
   if (record->ExceptionInformation[0] != 0) return false;  // 0: a read
   MEMORY_BASIC_INFORMATION page;
-  if (::VirtualQuery(reinterpret_cast<const void*>(record->ExceptionInformation[1]), &page, sizeof page) == 0) return false;
+  if (::VirtualQuery(reinterpret_cast<const void*>(record->ExceptionInformation[1]), &page, sizeof page) == 0)
+    return false;
   return page.Type == MEM_MAPPED && page.State == MEM_COMMIT;
 }
 

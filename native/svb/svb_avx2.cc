@@ -179,7 +179,7 @@ PROFPACK_AVX2 size_t EncodeAvx2(const uint32_t* in, size_t n, uint8_t* out, uint
     if (V == Variant::k1234 && keys == 0) {
       // Sixteen one-byte values: narrow with saturating packs (all are below
       // 256); the packs work per 128-bit half, so one vpermd restores order.
-      const __m256i words = _mm256_packus_epi32(a, b);        // [a0-3 b0-3 | a4-7 b4-7]
+      const __m256i words = _mm256_packus_epi32(a, b);          // [a0-3 b0-3 | a4-7 b4-7]
       const __m256i bytes = _mm256_packus_epi16(words, words);  // [a0-3 b0-3 a0-3 b0-3 | a4-7 b4-7 ...]
       const __m256i ordered = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + pos), _mm256_castsi256_si128(ordered));

@@ -95,7 +95,8 @@ inline void StoreLE32(uint8_t* p, uint32_t v) {
   throw FormatError(kErrTruncated,
                     "Stream VByte value " + std::to_string(index) + " needs " + std::to_string(length) +
                         " data bytes but the stream ends after " + std::to_string(size - dataPos),
-                    static_cast<int64_t>(dataPos), std::to_string(length) + " data bytes for value " + std::to_string(index));
+                    static_cast<int64_t>(dataPos),
+                    std::to_string(length) + " data bytes for value " + std::to_string(index));
 }
 
 // Bytes the encoding of in[0..n) takes (control + data), with T applied.

@@ -32,14 +32,14 @@ struct Kernels {
 
 // The Kernels of one level from its function templates Encode<Variant, Transform>
 // and Decode<Variant, Transform> (a macro: a function template cannot be a template argument).
-#define PROFPACK_SVB_KERNELS(level, Encode, Decode)                                                                   \
-  {                                                                                                                   \
-    level,                                                                                                            \
-        {Encode<Variant::k1234, Transform::kPlain>, Encode<Variant::k1234, Transform::kDelta>,                        \
-         Encode<Variant::k1234, Transform::kZigzag>, Encode<Variant::k1234, Transform::kZigzagDelta>},                \
-        {Decode<Variant::k1234, Transform::kPlain>, Decode<Variant::k1234, Transform::kDelta>,                        \
-         Decode<Variant::k1234, Transform::kZigzag>, Decode<Variant::k1234, Transform::kZigzagDelta>},                \
-        Encode<Variant::k0124, Transform::kPlain>, Decode<Variant::k0124, Transform::kPlain>,                         \
+#define PROFPACK_SVB_KERNELS(level, Encode, Decode)                                                    \
+  {                                                                                                    \
+    level,                                                                                             \
+        {Encode<Variant::k1234, Transform::kPlain>, Encode<Variant::k1234, Transform::kDelta>,         \
+         Encode<Variant::k1234, Transform::kZigzag>, Encode<Variant::k1234, Transform::kZigzagDelta>}, \
+        {Decode<Variant::k1234, Transform::kPlain>, Decode<Variant::k1234, Transform::kDelta>,         \
+         Decode<Variant::k1234, Transform::kZigzag>, Decode<Variant::k1234, Transform::kZigzagDelta>}, \
+        Encode<Variant::k0124, Transform::kPlain>, Decode<Variant::k0124, Transform::kPlain>,          \
   }
 
 const Kernels& ScalarKernels();

@@ -52,7 +52,8 @@ Napi::Value Encode(const Napi::CallbackInfo& info) {
   const RawView out = ViewOfType(info[1], napi_uint8_array, "out");
   const uint32_t mode = ModeArg(info, 2);
   const uint32_t prev = PrevArg(info, 3);
-  if (out.length < MaxEncodedLength(values.length)) throw Napi::RangeError::New(env, "out is shorter than maxEncodedLength(n)");
+  if (out.length < MaxEncodedLength(values.length))
+    throw Napi::RangeError::New(env, "out is shorter than maxEncodedLength(n)");
   const auto* in = reinterpret_cast<const uint32_t*>(values.data);
   const EncodeFn fn = mode == kMode0124 ? Active().encode0124 : Active().encode1234[mode];
   return Napi::Number::New(env, static_cast<double>(fn(in, values.length, out.data, prev)));
@@ -132,7 +133,8 @@ Napi::Value SetKernelLevel(const Napi::CallbackInfo& info) {
     throw Napi::Error::New(env, error);
   }
   const Kernels* kernels = KernelsFor(level);
-  if (kernels == nullptr) throw Napi::Error::New(env, std::string("the ") + SimdLevelName(level) + " kernels are not built in");
+  if (kernels == nullptr)
+    throw Napi::Error::New(env, std::string("the ") + SimdLevelName(level) + " kernels are not built in");
   const char* previous = SimdLevelName(Active().level);
   g_kernels = kernels;
   return Napi::String::New(env, previous);

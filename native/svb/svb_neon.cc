@@ -9,7 +9,6 @@
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
-
 #include "svb/svb_scalar.h"
 #include "svb/svb_tables.h"
 

@@ -29,7 +29,8 @@ constexpr ShuffleTables MakeShuffleTables() {
     unsigned offset = 0;
     for (unsigned lane = 0; lane < 4; ++lane) {
       const unsigned length = CodeLength<V>((key >> (2 * lane)) & 3);
-      for (unsigned b = 0; b < 4; ++b) t.decode[key][4 * lane + b] = b < length ? static_cast<uint8_t>(offset + b) : 0x80;
+      for (unsigned b = 0; b < 4; ++b)
+        t.decode[key][4 * lane + b] = b < length ? static_cast<uint8_t>(offset + b) : 0x80;
       offset += length;
     }
     t.groupLength[key] = static_cast<uint8_t>(offset);

@@ -14,10 +14,9 @@ inline constexpr uint32_t kFormatVersion2 = 2;
 
 inline constexpr size_t kHeaderSize = 64;
 namespace header {
-inline constexpr size_t kMagic = 0, kVersion = 4, kPythonMajor = 8, kPythonMinor = 9, kPythonMicro = 10,
-                        kReserved = 11, kStartTimeUs = 12, kSampleIntervalUs = 20, kSampleCount = 28,
-                        kThreadCount = 36, kStringTableOffset = 40, kFrameTableOffset = 48,
-                        kCompressionType = 56, kProfilingConfig = 60;
+inline constexpr size_t kMagic = 0, kVersion = 4, kPythonMajor = 8, kPythonMinor = 9, kPythonMicro = 10, kReserved = 11,
+                        kStartTimeUs = 12, kSampleIntervalUs = 20, kSampleCount = 28, kThreadCount = 36,
+                        kStringTableOffset = 40, kFrameTableOffset = 48, kCompressionType = 56, kProfilingConfig = 60;
 }  // namespace header
 
 enum class Compression : uint32_t { kNone = 0, kZstd = 1 };

@@ -17,7 +17,8 @@ inline constexpr const char* kErrOverflow = "ERR_VARINT_OVERFLOW";
 
 [[noreturn]] inline void ThrowTruncated(size_t start, const char* what) {
   throw FormatError(kErrTruncated, std::string("varint cut off by the end of the buffer (") + what + ")",
-                    static_cast<int64_t>(start), std::string("a byte without the continuation bit before the end, for ") + what);
+                    static_cast<int64_t>(start),
+                    std::string("a byte without the continuation bit before the end, for ") + what);
 }
 [[noreturn]] inline void ThrowOverflow(size_t start, const char* what, const char* limit) {
   throw FormatError(kErrOverflow, std::string("varint does not fit ") + what, static_cast<int64_t>(start), limit);
@@ -115,7 +116,7 @@ inline int32_t DecodeI32(const uint8_t* data, size_t size, size_t& pos) {
 struct PortableKernel {
   static uint64_t EndsOf8(uint64_t word) {
     const uint64_t stops = (~word & 0x8080808080808080ull) >> 7;  // bit 8j set: byte j ends a value
-    return (stops * 0x0102040810204080ull) >> 56;                    // gather the 8 flags into one byte
+    return (stops * 0x0102040810204080ull) >> 56;                 // gather the 8 flags into one byte
   }
   static uint64_t Extract(uint64_t word, size_t length) {
     word &= (uint64_t{1} << (8 * length)) - 1;

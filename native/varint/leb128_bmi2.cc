@@ -24,13 +24,13 @@ struct Bmi2Kernel {
 
 // flatten: the batch template is not itself a bmi2 function, so without it GCC
 // keeps each pext in an out-of-line call (target mismatch) and loses ~2x.
-__attribute__((target("bmi2"), flatten)) size_t DecodeU32BatchBmi2(const uint8_t* data, size_t size, size_t pos, size_t count,
-                                                         uint32_t* out) {
+__attribute__((target("bmi2"), flatten)) size_t DecodeU32BatchBmi2(const uint8_t* data, size_t size, size_t pos,
+                                                                   size_t count, uint32_t* out) {
   return DecodeU32BatchWith<Bmi2Kernel, false>(data, size, pos, count, out);
 }
 
 __attribute__((target("bmi2"), flatten)) size_t DecodeZigzag32BatchBmi2(const uint8_t* data, size_t size, size_t pos,
-                                                              size_t count, int32_t* out) {
+                                                                        size_t count, int32_t* out) {
   return DecodeU32BatchWith<Bmi2Kernel, true>(data, size, pos, count, out);
 }
 

@@ -18,8 +18,10 @@ napi_typedarray_type ArrayTypeOf(uint32_t kind) {
   switch (kind) {
     case kU32: return napi_uint32_array;
     case kU64: return napi_biguint64_array;
-    case kZigzag32: case kI32: return napi_int32_array;
-    case kI64: case kZigzag64: return napi_bigint64_array;
+    case kZigzag32:
+    case kI32: return napi_int32_array;
+    case kI64:
+    case kZigzag64: return napi_bigint64_array;
   }
   return napi_uint8_array;
 }
@@ -46,8 +48,9 @@ Napi::Value DecodeMany(const Napi::CallbackInfo& info) {
     switch (kind) {
       case kU32: {
         auto* dst = reinterpret_cast<uint32_t*>(out.data);
-        pos = DetectedCpuFeatures().fastPext ? leb128::DecodeU32BatchBmi2(data, size, pos, count, dst)
-                                             : leb128::DecodeU32BatchWith<leb128::PortableKernel, false>(data, size, pos, count, dst);
+        pos = DetectedCpuFeatures().fastPext
+                  ? leb128::DecodeU32BatchBmi2(data, size, pos, count, dst)
+                  : leb128::DecodeU32BatchWith<leb128::PortableKernel, false>(data, size, pos, count, dst);
         break;
       }
       case kU64: {
@@ -57,8 +60,9 @@ Napi::Value DecodeMany(const Napi::CallbackInfo& info) {
       }
       case kZigzag32: {
         auto* dst = reinterpret_cast<int32_t*>(out.data);
-        pos = DetectedCpuFeatures().fastPext ? leb128::DecodeZigzag32BatchBmi2(data, size, pos, count, dst)
-                                             : leb128::DecodeU32BatchWith<leb128::PortableKernel, true>(data, size, pos, count, dst);
+        pos = DetectedCpuFeatures().fastPext
+                  ? leb128::DecodeZigzag32BatchBmi2(data, size, pos, count, dst)
+                  : leb128::DecodeU32BatchWith<leb128::PortableKernel, true>(data, size, pos, count, dst);
         break;
       }
       case kI64: {
@@ -89,7 +93,8 @@ Napi::Value EncodeMany(const Napi::CallbackInfo& info) {
   const RawView values = ViewOfType(info[1], ArrayTypeOf(kind), "values");
   const RawView out = ViewOfType(info[2], napi_uint8_array, "out");
   size_t pos = IndexArg(info, 3, "offset");
-  const size_t maxPer = (kind == kU32 || kind == kZigzag32 || kind == kI32) ? leb128::kMaxBytesU32 : leb128::kMaxBytesU64;
+  const size_t maxPer =
+      (kind == kU32 || kind == kZigzag32 || kind == kI32) ? leb128::kMaxBytesU32 : leb128::kMaxBytesU64;
   if (pos > out.length || (out.length - pos) / maxPer < values.length) {
     throw Napi::RangeError::New(env, "out is too small for the worst-case encoding");
   }

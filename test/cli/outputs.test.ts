@@ -8,7 +8,7 @@
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
@@ -174,11 +174,11 @@ describe('one ProfileWriter per path', () => {
   it(`${which}: a stale lock (its process gone) is taken over; a live one on this host is not`, () => {
     const file = path.join(dir, 'stale.tach');
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    fs.writeFileSync(`${file}.lock`, `${dead.stdout} ${require('node:os').hostname()}\n`);
+    fs.writeFileSync(`${file}.lock`, `${dead.stdout} ${hostname()}\n`);
     const w = new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which });
     w.finalize();
     expect(fs.existsSync(`${file}.lock`)).toBe(false);
-    fs.writeFileSync(`${file}.lock`, `${process.ppid} ${require('node:os').hostname()}\n`);
+    fs.writeFileSync(`${file}.lock`, `${process.ppid} ${hostname()}\n`);
     expect(() => new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which })).toThrow(expect.objectContaining({ code: 'ERR_TACHYON_LOCKED' }));
     fs.rmSync(`${file}.lock`);
   });

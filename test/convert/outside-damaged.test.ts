@@ -3,6 +3,7 @@
 // files; JSON values of real .cpuprofile and speedscope files swapped for
 // values of the wrong type).
 import { readFileSync } from 'node:fs';
+import { inspect } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -31,7 +32,7 @@ function readAll(bytes: Uint8Array, format: 'pprof' | 'cpuprofile' | 'speedscope
 }
 
 function expectCoded(err: unknown): void {
-  if (err !== undefined) expect(isProfpackError(err), String((err as Error)?.stack ?? err)).toBe(true);
+  if (err !== undefined) expect(isProfpackError(err), inspect(err)).toBe(true);
 }
 
 describe('damaged pprof', () => {

@@ -107,13 +107,6 @@ function ourTopBy(withFile: boolean, file: string, ...flags: string[]): { rows: 
   return { rows, samples: result.samples, total: result.total };
 }
 
-/** Go's rows in samples: a time column divided by the period, a count as it is. */
-function inSamples(top: ReturnType<typeof goTop>, periodNs: number): Map<string, Counts> {
-  const out = new Map<string, Counts>();
-  for (const [k, v] of top.rows) out.set(k, { self: Math.round(v.self / periodNs), total: Math.round(v.total / periodNs) });
-  return out;
-}
-
 function sortedEntries(m: Map<string, Counts>): [string, Counts][] {
   return [...m.entries()].filter(([, v]) => v.self !== 0 || v.total !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }

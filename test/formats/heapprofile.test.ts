@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heapprofileAdapter } from '../../lib/formats/heapprofile';
 import type { HeapProfile, HeapProfileNode } from '../../lib/formats/v8';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
-import { repoRoot } from '../shared';
 import { launch } from '../view/browser';
 import { speedscopeTable } from './speedscope-app';
 import { expectCoded, fuzzJson, read, totals, write } from './helpers';

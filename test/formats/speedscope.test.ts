@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import Ajv from 'ajv';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
 import { cpuprofileAdapter } from '../../lib/formats/cpuprofile';
 import { speedscopeAdapter } from '../../lib/formats/speedscope';

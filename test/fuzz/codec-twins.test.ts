@@ -32,7 +32,7 @@ function outcome(fn: () => unknown): Outcome {
   try {
     return { ok: true, value: fn() };
   } catch (err) {
-    if (!isProfpackError(err)) throw new Error(`not a ProfpackError: ${String(err)}`);
+    if (!isProfpackError(err)) throw new Error(`not a ProfpackError: ${String(err)}`, { cause: err });
     return { ok: false, code: err.code, message: err.message, offset: err.offset };
   }
 }
@@ -80,7 +80,7 @@ describe('varint batches: native and JS twin on arbitrary arguments', () => {
       fc.property(fc.constantFrom(...KINDS), bytes, anyIndex, anyIndex, fc.option(fc.oneof(wrongArray, fc.nat({ max: 90 })), { nil: undefined }), (kind, b, offset, count, outSpec) => {
         const run = (codec: VarintNative) =>
           outcome(() => {
-            const out = typeof outSpec === 'number' ? (checkDecodeMany(kind, new Uint8Array(0), 0, 0) as BatchArray).constructor : undefined;
+            const out = typeof outSpec === 'number' ? checkDecodeMany<BatchArray>(kind, new Uint8Array(0), 0, 0).constructor : undefined;
             const given = typeof outSpec === 'number' ? new (out as new (n: number) => BatchArray)(outSpec) : (outSpec as BatchArray | undefined);
             const values = checkDecodeMany(kind, b as Uint8Array, offset as number, count as number, given);
             const end = codec.decodeMany(kind, b as Uint8Array, offset as number, count as number, values);

@@ -9,7 +9,7 @@ import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-nap
 import { repoRoot, sharedPath } from '../shared';
 import type { FrameSpec } from '../../lib/tachyon/write/types';
 import { memoryWriter } from '../v2/memory-writer';
-import { ModelSectionEncoder } from '../../lib/tachyon/v2/model';
+import { ModelSectionEncoder } from '../../lib/tachyon/v2/model-encoder';
 import fc from 'fast-check';
 import { feedPlan, plannedTrace } from '../v2/heap-support';
 // @ts-expect-error plain ESM helper without types

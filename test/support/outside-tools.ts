@@ -64,7 +64,7 @@ export function goPprof(args: string[]): string {
     return execFileSync(goBinary(), ['tool', 'pprof', ...args], options);
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`go tool pprof ${args.join(' ')} failed: ${e.stderr ?? e.message}`);
+    throw new Error(`go tool pprof ${args.join(' ')} failed: ${e.stderr ?? e.message}`, { cause: err });
   }
 }
 

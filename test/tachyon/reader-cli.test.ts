@@ -62,7 +62,7 @@ describe('profpack dump --json', () => {
   it('writes integers beyond 2^53 exactly', () => {
     const { stdout } = run('dump', vector('s13_timestamp_gaps_none.bin'), '--json');
     const want = readJsonExact(vector('s13_timestamp_gaps_none.expected.json')) as { samples: { timestamp_us: unknown }[] };
-    const big = want.samples.map((s) => s.timestamp_us).filter((t) => typeof t === 'bigint') as bigint[];
+    const big = want.samples.map((s) => s.timestamp_us).filter((t): t is bigint => typeof t === 'bigint');
     expect(big.length).toBeGreaterThan(0);
     for (const t of big) expect(stdout).toContain(`"timestamp_us":${t}`);
   });

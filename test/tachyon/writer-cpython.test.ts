@@ -149,7 +149,7 @@ describe('CPython 3.15.2 reads ProfileWriter files', () => {
       try {
         checkAgainst(dump!, w.spec, w.expected);
       } catch (err) {
-        throw new Error(`profile ${path.basename(w.file)} (fast-check seed ${seed}): ${(err as Error).message}`);
+        throw new Error(`profile ${path.basename(w.file)} (fast-check seed ${seed}): ${(err as Error).message}`, { cause: err });
       }
     }
   }, 120_000);

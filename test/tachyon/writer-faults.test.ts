@@ -98,7 +98,7 @@ describe('write errors break the writer', () => {
 });
 
 describe('format limits refuse the whole sample before any byte', () => {
-  const good = (ts: number): InterpreterInfo[] => [{ interpreterId: 1, threads: [{ threadId: 10, status: 1, frameInfo: [frame(1), frame(2)] }] }];
+  const good = (_ts: number): InterpreterInfo[] => [{ interpreterId: 1, threads: [{ threadId: 10, status: 1, frameInfo: [frame(1), frame(2)] }] }];
   const cases: [string, InterpreterInfo[], number | bigint][] = [
     ['interpreter id 2^32', [{ interpreterId: 2 ** 32, threads: [{ threadId: 11, status: 0, frameInfo: [frame(3)] }] }], 5000],
     ['thread id 2^64', [{ interpreterId: 0, threads: [{ threadId: 1n << 64n, status: 0, frameInfo: [frame(3)] }] }], 5000],

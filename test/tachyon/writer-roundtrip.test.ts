@@ -70,7 +70,7 @@ describe('ProfileWriter -> ProfileReader', () => {
         try {
           roundTrip(spec, encoder, path.join(dir, `${encoder}-${i}.bin`));
         } catch (err) {
-          throw new Error(`profile ${i} (fast-check seed ${seed}): ${(err as Error).message}`);
+          throw new Error(`profile ${i} (fast-check seed ${seed}): ${(err as Error).message}`, { cause: err });
         }
       });
     });

@@ -53,7 +53,7 @@ function streamDecode(api: ZstdApi, data: Uint8Array, inStep: number, outStep: n
   const parts: number[] = [];
   const out = new Uint8Array(outStep);
   let pos = 0;
-  let hint = 0;
+  let hint: number;
   for (;;) {
     const input = data.subarray(pos, Math.min(data.length, pos + inStep));
     const [h, produced, consumed] = dctx.decompressStream(out, input);

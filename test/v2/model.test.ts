@@ -91,7 +91,12 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
     expect(source.meta.sampleTypes).toEqual([{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }]);
     let ticks = 0;
     let cpu = 0;
-    for (const batch of source.batches()) for (let i = 0; i < batch.length; i++) (ticks += batch.values[0]![i]!), (cpu += batch.values[1]![i]!);
+    for (const batch of source.batches()) {
+      for (let i = 0; i < batch.length; i++) {
+        ticks += batch.values[0]![i]!;
+        cpu += batch.values[1]![i]!;
+      }
+    }
     expect([ticks, cpu]).toEqual([5, 5 * 1000 * 1000]);
   });
 

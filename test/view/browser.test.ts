@@ -5,7 +5,7 @@
  * dragged time window whose counts are `top --from/--to`'s. Screenshots go
  * to a temp dir (or to $PROFPACK_VIEW_SHOTS, which is how docs/*.png were made).
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -54,7 +54,11 @@ function expectTableMatches(table: Counts, want: Counts): void {
 /** Per function, from the flame graph's own hierarchy (every node, drawn or too narrow to draw). */
 async function flameCounts(page: Page): Promise<Counts> {
   const entries = await page.evaluate(() => {
-    const w = window as unknown as { d3: any; profpackPage: { data: { funcs: { name: string; file: string; thread?: string }[]; recursive: number[] } } };
+    type FlameNode = { data: { func: number; node: number; self: number; value: number } };
+    const w = window as unknown as {
+      d3: { select(selector: string): { datum(): { descendants(): FlameNode[] } } };
+      profpackPage: { data: { funcs: { name: string; file: string; thread?: string }[]; recursive: number[] } };
+    };
     const data = w.profpackPage.data;
     const out: Record<string, { self: number; total: number }> = {};
     for (const d of w.d3.select('#chart').datum().descendants()) {
@@ -196,7 +200,7 @@ describe('flame page in Chromium', () => {
 
   it('escapes what a profile names: a function called </script> cannot break the page', async () => {
     const collapsed = path.join(dir, 'evil.collapsed');
-    require('node:fs').writeFileSync(collapsed, 'main (a.js:1);</script><script>window.pwned=1</script> (b.js:2) 5\nmain (a.js:1);<!--x (c.js:3) 2\n');
+    writeFileSync(collapsed, 'main (a.js:1);</script><script>window.pwned=1</script> (b.js:2) 5\nmain (a.js:1);<!--x (c.js:3) 2\n');
     const out = path.join(dir, 'evil.html');
     flame(collapsed, out);
     const { page, problems } = await openPage(browser, out);

@@ -20,7 +20,8 @@ const UNREADABLE: readonly string[] = [ErrorCode.TACHYON_IO, ErrorCode.NOT_REGUL
 
 function rejected(dump: Dump): ProfpackError {
   const error = dump.error!;
-  return new ProfpackError(`${error.message} (stage ${dump.stage}${dump.samples_before_error !== undefined ? `, after ${dump.samples_before_error} samples` : ''})`, {
+  return new ProfpackError(`${error.message} (stage ${dump.stage}` +
+`${dump.samples_before_error !== undefined ? `, after ${dump.samples_before_error} samples` : ''})`, {
     code: error.code,
   });
 }
@@ -56,7 +57,8 @@ export function registerDump(program: Command): void {
           stack = s.frames.map((f) => `${f.funcname} (${f.filename}:${f.lineno ?? '?'})`).join(' <- ');
           stacks.set(s.frames, stack);
         }
-        out.write(`${s.timestamp_us} thread ${s.thread_id}/${s.interpreter_id} status 0x${s.status.toString(16)}: ${stack || '(empty stack)'}\n`);
+        out.write(`${s.timestamp_us} thread ${s.thread_id}/${s.interpreter_id} status 0x${s.status.toString(16)}: ` +
+`${stack || '(empty stack)'}\n`);
       });
       if (dump.error !== null && UNREADABLE.includes(dump.error.code)) throw new ProfpackError(dump.error.message, { code: dump.error.code });
       out.flush();

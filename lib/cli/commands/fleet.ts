@@ -25,7 +25,8 @@ export function registerMerge(program: Command): Command {
       action((inputs: string[], flags: { compression: 'zstd' | 'none' }, command: Command) => {
         const out = outputPath(command);
         const r = mergeProfiles(inputs, out, { compression: flags.compression });
-        process.stderr.write(`profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files, ${r.threads} threads, ${r.frames} frames (${r.bytes.toLocaleString('en')} bytes)\n`);
+        process.stderr.write(`profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files, ` +
+`${r.threads} threads, ${r.frames} frames (${r.bytes.toLocaleString('en')} bytes)\n`);
       }),
     );
 }
@@ -44,7 +45,8 @@ export function registerExport(program: Command): Command {
         const out = outputPath(command);
         const r = await exportParquet(inputs, out, { hostOf: flags.hostFromDir === true ? hostFromDir : undefined });
         const sizes = Object.entries(r.outputs).map(([name, o]) => `${name} ${o.bytes.toLocaleString('en')}`);
-        process.stderr.write(`profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files (bytes: ${sizes.join(', ')})\n`);
+        process.stderr.write(`profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files (bytes: ` +
+`${sizes.join(', ')})\n`);
       }),
     );
 }

@@ -76,7 +76,8 @@ export function footer(stringCount: number, frameCount: number, fileSize: number
   view.setUint32(Footer.stringCount, stringCount, littleEndian);
   view.setUint32(Footer.frameCount, frameCount, littleEndian);
   view.setBigUint64(Footer.fileSize, BigInt(fileSize), littleEndian);
-  // Version 2's model section (docs/format-v2.md §8): its offset in the first reserved u64, little-endian as all of version 2.
+  // Version 2's model section (docs/format-v2.md §8): its offset in the first reserved u64, little-endian as all of
+  // version 2.
   if (modelSectionOffset >= 0) view.setBigUint64(Footer.reserved, BigInt(modelSectionOffset), true);
   // Its heap section (§9): the second reserved u64.
   if (heapSectionOffset >= 0) view.setBigUint64(Footer.reserved + 8, BigInt(heapSectionOffset), true);

@@ -117,7 +117,8 @@ export function parseLayout(source: ByteSource): Layout {
   else if (magicLE === 0) {
     throw openError(
       ErrorCode.TACHYON_NOT_FINALIZED,
-      'Invalid magic number: 0x00000000 (the header is still the writer\'s zero placeholder: the file was never finalized)',
+      'Invalid magic number: 0x00000000 (the header is still the writer\'s zero placeholder' +
+': the file was never finalized)',
       0,
       'a finalized Tachyon file',
     );
@@ -133,7 +134,8 @@ export function parseLayout(source: ByteSource): Layout {
     if (version > FORMAT_VERSION) {
       throw openError(
         ErrorCode.TACHYON_FUTURE_VERSION,
-        `Binary file was created with Python ${pyMajor}.${pyMinor}.${pyMicro} (format version ${version}), but this is Python 3.15.2 (format version 1)`,
+        `Binary file was created with Python ${pyMajor}.${pyMinor}.${pyMicro} (format version ${version}), ` +
+`but this is Python 3.15.2 (format version 1)`,
         Header.version,
         'format version 1',
       );

@@ -182,7 +182,8 @@ export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: 
       if (r[1] < out.length || produced >= capacity || out.length === 0) break;
     }
     total += produced;
-    // CPython only checks its cap when it grows the buffer (so never above 1 GiB); a smaller cap given as an option holds exactly.
+    // CPython only checks its cap when it grows the buffer (so never above 1 GiB); a smaller cap given as an option
+    // holds exactly.
     if (total > maxSize) {
       throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${maxSize} bytes`);
     }

@@ -188,7 +188,8 @@ class FrameCCtx implements ZstdCCtx {
   constructor() {
     if (!nodeZstd) {
       throw new ProfpackError(
-        `writing zstd needs the zstd-napi addon or Node >= 22.15 (built-in zstd); this is Node ${process.versions.node} without zstd-napi: write with compression: 'none'`,
+        `writing zstd needs the zstd-napi addon or Node >= 22.15 (built-in zstd); ` +
+`this is Node ${process.versions.node} without zstd-napi: write with compression: 'none'`,
         { code: ErrorCode.NATIVE_UNAVAILABLE, expected: 'zstd-napi, or Node >= 22.15' },
       );
     }

@@ -263,7 +263,8 @@ export function writeDumpJson(dump: Dump, forEachSample: (emit: (s: DumpSample) 
       frames = JSON.stringify(s.frames);
       framesText.set(s.frames, frames);
     }
-    const line = `{"thread_id":${s.thread_id},"interpreter_id":${s.interpreter_id},"timestamp_us":${s.timestamp_us},"status":${s.status},"call":${s.call},"frames":${frames}}`;
+    const line = `{"thread_id":${s.thread_id},"interpreter_id":${s.interpreter_id},"timestamp_us":${s.timestamp_us},` +
+`"status":${s.status},"call":${s.call},"frames":${frames}}`;
     write((first ? '\n' : ',\n') + line);
     first = false;
   });

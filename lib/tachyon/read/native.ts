@@ -24,7 +24,10 @@ export interface NativeTachyonReader {
    * madvise), or preads them where mapping fails; `path` is for messages.
    */
   openFile(fd: number, size: number, path: string): NativeFile;
-  /** A copy of bytes [start, end) of the file; ERR_TACHYON_FILE_CHANGED if the file shrank under the mapping (SIGBUS, caught). */
+  /**
+   * A copy of bytes [start, end) of the file; ERR_TACHYON_FILE_CHANGED if the file shrank under the mapping (SIGBUS,
+   * caught).
+   */
   readRange(file: NativeFile, start: number, end: number): Uint8Array;
   closeFile(file: NativeFile): void;
   /** A decoder writing into the given buffers (kept alive by the decoder). */

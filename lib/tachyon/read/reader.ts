@@ -44,7 +44,10 @@ export class ProfileReader {
   /** CPython's get_info(). */
   readonly info: ProfileInfo;
   readonly strings: readonly string[];
-  /** Resolved frame table; null for an entry whose string index is out of range (an error only if a sample uses it, as in CPython). */
+  /**
+   * Resolved frame table; null for an entry whose string index is out of range (an error only if a sample uses it, as
+   * in CPython).
+   */
   readonly frames: readonly (Frame | null)[];
   readonly layout: Readonly<Layout>;
   /** The backend that decodes records for this reader. */
@@ -233,15 +236,15 @@ export class ProfileReader {
       },
     };
     for (let done = false; !done; ) {
-      let failure: unknown = null;
+      let failure: { error: unknown } | null = null;
       try {
         done = run.next(visitor);
       } catch (err) {
-        failure = err;
+        failure = { error: err };
       }
       for (let i = 0; i < queue.length; i++) yield queue[i]!;
       queue.length = 0;
-      if (failure !== null) throw failure;
+      if (failure !== null) throw failure.error;
     }
   }
 

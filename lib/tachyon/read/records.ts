@@ -33,7 +33,10 @@ export const DecodeStatus = { Done: 0, NeedMore: 1, OutputFull: 2, Error: 3 } as
 
 /** CPython calls progress_callback every 1000 samples. */
 export const PROGRESS_INTERVAL = 1000;
-/** Largest record other than REPEAT that can pass CPython's checks: 13 + delta 10 + status 1 + two 10-byte counts + 256 10-byte indices. */
+/**
+ * Largest record other than REPEAT that can pass CPython's checks: 13 + delta 10 + status 1 + two 10-byte counts + 256
+ * 10-byte indices.
+ */
 export const MAX_RECORD_SIZE = RECORD_PREFIX_SIZE + 10 + 1 + 10 + 10 + MAX_STACK_DEPTH * 10;
 
 export interface DecoderConfig {
@@ -327,7 +330,8 @@ export class RecordDecoderJs {
         if (th.count >= this.threadCount) {
           return this.fail(
             ErrorCode.TACHYON_THREAD_COUNT,
-            `Invalid thread count: sample data contains more unique threads than declared in header (declared ${this.threadCount}, found at least ${th.count + 1})`,
+            `Invalid thread count: sample data contains more unique threads than declared in header ` +
+`(declared ${this.threadCount}, found at least ${th.count + 1})`,
             windowStart + recordStart,
           );
         }

@@ -173,7 +173,9 @@ export interface RunVisitor {
   reset(): void;
 }
 
-/** What a run needs from its reader: the resolved frames, the layout, where to leave the stats, and the file's changes. */
+/**
+ * What a run needs from its reader: the resolved frames, the layout, where to leave the stats, and the file's changes.
+ */
 export interface RunContext {
   readonly frames: readonly (Frame | null)[];
   readonly layout: Readonly<Layout>;

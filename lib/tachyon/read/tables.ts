@@ -126,7 +126,10 @@ export function parseFrameTable(bytes: Uint8Array, base: number, offset: number,
   return table;
 }
 
-/** The Frame object of entry i (strings resolved), or null when a string index is out of range (an error only if a sample uses it). */
+/**
+ * The Frame object of entry i (strings resolved), or null when a string index is out of range (an error only if a
+ * sample uses it).
+ */
 export function resolveFrame(table: FrameTable, strings: readonly string[], i: number): Frame | null {
   return frameFromStored(strings, table.filenameIndex[i]!, table.funcnameIndex[i]!, table.lineno[i]!, table.endLineno[i]!, table.column[i]!, table.endColumn[i]!, table.opcode[i]!);
 }

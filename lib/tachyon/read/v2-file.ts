@@ -67,7 +67,10 @@ export interface V2ReadOptions {
   backend?: 'native' | 'js';
   /** Cap on the decompressed sample region and tables (CPython's 1 GiB by default). */
   maxDecompressedSize?: number;
-  /** A zstd region up to this size is kept decompressed after the open-stage check (default 16 MiB); a larger one is decompressed again, a block at a time, by each pass over the samples. */
+  /**
+   * A zstd region up to this size is kept decompressed after the open-stage check (default 16 MiB); a larger one is
+   * decompressed again, a block at a time, by each pass over the samples.
+   */
   keepDecompressedLimit?: number;
 }
 
@@ -267,7 +270,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     try {
       for (let block = blocks.next(); block !== null; block = blocks.next()) {
         const chunk = new ChunkBuilder(threadIds, interpreterIds);
-        let failure: unknown = null;
+        let failure: { error: unknown } | null = null;
         try {
           reader.decodeBlock(block.bytes, HEADER_SIZE + block.at, 0, (threadId, interpreterId, timestampUs, status, stack, depth) => {
             const t = reader.lastThreadIndex;
@@ -278,10 +281,10 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
             chunk.add(t, timestampUs, status, stack, depth);
           });
         } catch (err) {
-          failure = err;
+          failure = { error: err };
         }
         if (chunk.count > 0) yield chunk.done();
-        if (failure !== null) throw failure;
+        if (failure !== null) throw failure.error;
       }
     } finally {
       blocks.release();

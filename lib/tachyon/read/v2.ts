@@ -124,7 +124,10 @@ class ThreadStacks<T> {
   private readonly statuses: number[] = [];
   private readonly values: T[] = [];
 
-  /** The cached value when thread t's previous sample had this stack and status, else undefined (and the stack is remembered). */
+  /**
+   * The cached value when thread t's previous sample had this stack and status, else undefined (and the stack is
+   * remembered).
+   */
   get(t: number, status: number, frames: ArrayLike<number>, from: number, depth: number): T | undefined {
     let prev = this.frames[t];
     if (prev !== undefined && this.depths[t] === depth && this.statuses[t] === status) {

@@ -96,7 +96,10 @@ export function configWord(mode: ProfileWriterOptions['mode'], features: Profile
   return word;
 }
 
-/** The first of ids[0 .. depth) that is >= count, or -1: a Uint32Array holds only integers >= 0, so one compare per id (writeStack's main JS cost). */
+/**
+ * The first of ids[0 .. depth) that is >= count, or -1: a Uint32Array holds only integers >= 0, so one compare per id
+ * (writeStack's main JS cost).
+ */
 export function firstIdAtOrAbove(ids: Uint32Array, depth: number, count: number): number {
   for (let i = 0; i < depth; i++) if (ids[i]! >= count) return i;
   return -1;

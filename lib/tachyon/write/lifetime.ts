@@ -69,7 +69,10 @@ export class Keeper {
     this.timer = undefined;
   }
 
-  /** The end of the writer's life: the journal goes (finalized, or a deliberate discard) or stays (after a write error, for recover()). */
+  /**
+   * The end of the writer's life: the journal goes (finalized, or a deliberate discard) or stays (after a write error,
+   * for recover()).
+   */
   end(keepJournal: boolean): void {
     this.stop();
     if (keepJournal) this.journal?.keep();
@@ -113,7 +116,10 @@ function removeLock(lockPath: string): void {
 export class WriterLock {
   private held: string | null = null;
 
-  /** Takes the lock of `path`, or throws ERR_TACHYON_LOCKED; no lock for a device or FIFO target, or where none can be made (EACCES, EROFS). */
+  /**
+   * Takes the lock of `path`, or throws ERR_TACHYON_LOCKED; no lock for a device or FIFO target, or where none can be
+   * made (EACCES, EROFS).
+   */
   constructor(owner: object, path: string) {
     try {
       const st = fs.statSync(path);
@@ -138,7 +144,7 @@ export class WriterLock {
         const code = (err as NodeJS.ErrnoException).code;
         if (code !== 'EEXIST') return; // EACCES, EROFS, ENOENT…: opening the profile itself reports what is wrong
       }
-      let holder = '';
+      let holder: string;
       try {
         holder = fs.readFileSync(lockPath, 'utf8');
       } catch {
@@ -148,7 +154,8 @@ export class WriterLock {
       const pid = Number(pidText);
       const stale = Number.isSafeInteger(pid) && pid > 0 && host === os.hostname() && !alive(pid);
       if (!stale) {
-        throw new ProfpackError(`${path} is being written by another ProfileWriter (process ${pidText || '?'} on ${host || '?'}, lock ${lockPath})`, {
+        throw new ProfpackError(`${path} is being written by another ProfileWriter ` +
+`(process ${pidText || '?'} on ${host || '?'}, lock ${lockPath})`, {
           code: ErrorCode.TACHYON_LOCKED,
           expected: `no other writer on ${path} (remove ${lockPath} if its writer is gone)`,
           details: { path, lockPath, pid: Number.isSafeInteger(pid) ? pid : null, host: host ?? null },

@@ -6,7 +6,8 @@
  * (v2/model.ts) after the frame table at finalize.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { ModelSectionEncoder, type ModelLabel, type ModelMeta } from '../v2/model';
+import { type ModelLabel, type ModelMeta } from '../v2/model';
+import { ModelSectionEncoder } from '../v2/model-encoder';
 import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from './writer';
 import type { FrameSpec, ProfileWriterOptions, WriterStats } from './types';
 

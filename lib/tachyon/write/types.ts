@@ -13,7 +13,10 @@ export interface ProfileWriterOptions {
   level?: number;
   /** Profiling mode (0 wall .. 4 exception, or its name); -1 / null / undefined = unknown. */
   mode?: number | ProfilingModeName | null;
-  /** Capture-feature mask 0..31 (1 all_threads, 2 native, 4 gc, 8 opcodes, 16 blocking); -1 / null / undefined = unknown. */
+  /**
+   * Capture-feature mask 0..31 (1 all_threads, 2 native, 4 gc, 8 opcodes, 16 blocking); -1 / null / undefined =
+   * unknown.
+   */
   captureFeatures?: number | null;
   /** Force one encoder for this writer (default: the process backend). */
   backend?: 'native' | 'js';

@@ -24,7 +24,9 @@ export interface V2WriterOptions {
   compressTables?: boolean;
   /** zstd level of the tables (written once, at finalize). Default 9. */
   tablesLevel?: number;
-  /** Frame-table coding (v2/tables.ts). Default 'columns', the smallest measured; 'mtf' measured larger than 'plain'. */
+  /**
+   * Frame-table coding (v2/tables.ts). Default 'columns', the smallest measured; 'mtf' measured larger than 'plain'.
+   */
   frameTable?: FrameTableCoding;
   /** Profiling mode 0..4 (−1 or undefined = unknown) and capture-feature mask 0..31. */
   mode?: number;

@@ -31,7 +31,9 @@ import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, Write
 
 export type { FrameInfo, FrameSpec, InterpreterInfo, LocationInfo, ProfileWriterOptions, ProfilingModeName, StackTick, ThreadInfo, WriterState, WriterStats } from './types';
 
-/** Version 2's tables' zstd level (finalize): 1–3 % larger than 19 for 1/6–1/20 of its time (bench/RESULTS.md ## v2). */
+/**
+ * Version 2's tables' zstd level (finalize): 1–3 % larger than 19 for 1/6–1/20 of its time (bench/RESULTS.md ## v2).
+ */
 const V2_TABLES_LEVEL = 9;
 
 /**
@@ -44,11 +46,16 @@ export interface WriterInternals {
   memory?: ByteSink;
   /** Version 2: samples per block (tests cross block boundaries with small ones). */
   blockMaxSamples?: number;
-  /** Version 2: zstd tables (default: when compression is 'zstd'), their level (9) and frame-table coding ('columns'). */
+  /**
+   * Version 2: zstd tables (default: when compression is 'zstd'), their level (9) and frame-table coding ('columns').
+   */
   compressTables?: boolean;
   tablesLevel?: number;
   frameTable?: FrameTableCoding;
-  /** Version 2: a model section written after the frame table at finalize (v2/model.ts), given the tables' zstd level or null. */
+  /**
+   * Version 2: a model section written after the frame table at finalize (v2/model.ts), given the tables' zstd level or
+   * null.
+   */
   modelSection?: { encode(level: number | null): Uint8Array };
 }
 export const WRITER_INTERNALS = Symbol('profpack.writerInternals');
@@ -133,7 +140,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     // 64 zero bytes, patched at finalize: every field a fixed-width slot.
     this.slots = new SlotWriter(this.engine.output, { littleEndian: this.littleEndian });
     this.header = reserveHeader(this.slots);
-    if (formatVersion === 2) this.slots.patch(this.header.version, FORMAT_VERSION_2); // from the start: recover() refuses it by name
+    // from the start: recover() refuses it by name
+    if (formatVersion === 2) this.slots.patch(this.header.version, FORMAT_VERSION_2);
     // On disk now (one write(), as CPython's writer does): a writer killed
     // before its first 512 KiB flush leaves a file readers call "not finalized".
     try {

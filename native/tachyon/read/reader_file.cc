@@ -60,7 +60,9 @@ void ReaderFile::Load(platform::Descriptor fd, const std::string& path) {
       std::free(owned_);
       owned_ = nullptr;
       // A file that shrank since its size was measured reads short: that is a change, not an I/O error.
-      if (n == 0) throw FormatError("ERR_TACHYON_FILE_CHANGED", "the file changed while it was read: " + path + " is shorter than when it was opened");
+      if (n == 0)
+        throw FormatError("ERR_TACHYON_FILE_CHANGED",
+                          "the file changed while it was read: " + path + " is shorter than when it was opened");
       IoError(path, "read", err);
     }
     done += static_cast<size_t>(n);

@@ -41,7 +41,8 @@ constexpr const char* kShrankMessage = "the file changed while it was read: it i
 // openFile(fd, size, path) -> { size, mapped, handle }: maps a descriptor the JS layer owns.
 Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 3 || !info[0].IsNumber() || !info[2].IsString()) throw Napi::TypeError::New(env, "openFile(fd, size, path)");
+  if (info.Length() < 3 || !info[0].IsNumber() || !info[2].IsString())
+    throw Napi::TypeError::New(env, "openFile(fd, size, path)");
   const int fd = info[0].As<Napi::Number>().Int32Value();
   const size_t size = IndexArg(info, 1, "size");
   const std::string path = info[2].As<Napi::String>().Utf8Value();
@@ -127,8 +128,8 @@ Napi::Value CreateDecoder(const Napi::CallbackInfo& info) {
   if (result.length < 8) throw Napi::RangeError::New(env, "result needs 8 slots");
   const size_t maxNodes = IndexArg(info, 8, "maxNodes");
   auto* box = new DecoderBox();
-  box->decoder =
-      std::make_unique<RecordDecoder>(littleEndian, startTimeUs, static_cast<uint32_t>(threadCount), totalSize, maxNodes);
+  box->decoder = std::make_unique<RecordDecoder>(littleEndian, startTimeUs, static_cast<uint32_t>(threadCount),
+                                                 totalSize, maxNodes);
   box->events = Napi::Persistent(info[4].As<Napi::Object>());
   box->timestamps = Napi::Persistent(info[5].As<Napi::Object>());
   box->nodes = Napi::Persistent(info[6].As<Napi::Object>());

@@ -207,7 +207,8 @@ DecodeStatus RecordDecoder::Decode(const uint8_t* window, uint64_t windowStart, 
 }
 
 bool RecordDecoder::MaybeResetTrie() {
-  if (nodeParent_.size() <= maxNodes_ || threads_.size() * kMaxStackDepth + kNodeMargin > out_->nodeCapacity) return false;
+  if (nodeParent_.size() <= maxNodes_ || threads_.size() * kMaxStackDepth + kNodeMargin > out_->nodeCapacity)
+    return false;
   std::vector<std::vector<uint32_t>> stacks(threads_.size());
   for (size_t t = 0; t < threads_.size(); ++t) {
     const uint32_t depth = threads_[t].depth;
@@ -228,8 +229,8 @@ bool RecordDecoder::MaybeResetTrie() {
   return true;
 }
 
-DecodeStatus RecordDecoder::RepeatEntries(const uint8_t* data, size_t& pos, size_t end, uint64_t windowStart, bool final,
-                                          bool& done) {
+DecodeStatus RecordDecoder::RepeatEntries(const uint8_t* data, size_t& pos, size_t end, uint64_t windowStart,
+                                          bool final, bool& done) {
   DecodeOutput& out = *out_;
   const uint32_t t = repeatThread_;
   Thread& thread = threads_[t];
@@ -247,7 +248,8 @@ DecodeStatus RecordDecoder::RepeatEntries(const uint8_t* data, size_t& pos, size
     if (!ReadVarU64(data, end, next, delta)) {
       return Fail("ERR_TACHYON_RLE_VARINT", "Malformed varint in RLE sample data", windowStart + pos);
     }
-    if (next >= end) return Fail("ERR_TACHYON_RLE_TRUNCATED", "Unexpected end of sample data in RLE", windowStart + next);
+    if (next >= end)
+      return Fail("ERR_TACHYON_RLE_TRUNCATED", "Unexpected end of sample data in RLE", windowStart + next);
     const uint8_t status = data[next];
     pos = next + 1;
     thread.timestamp += delta;
@@ -284,8 +286,8 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
     if (pos >= end) return final ? DecodeStatus::kDone : DecodeStatus::kNeedMore;
     const uint64_t remaining = total_ - (windowStart + pos);
     if (remaining < kRecordPrefixSize) {
-      return Fail("ERR_TACHYON_TRUNCATED_RECORD", "Truncated sample data: " + std::to_string(remaining) + " trailing bytes",
-                  windowStart + pos);
+      return Fail("ERR_TACHYON_TRUNCATED_RECORD",
+                  "Truncated sample data: " + std::to_string(remaining) + " trailing bytes", windowStart + pos);
     }
     if (!final && end - pos < kMaxRecordSize) return DecodeStatus::kNeedMore;
     if (out.eventCount + kEventMargin > out.eventCapacity || out.nodeCount + kNodeMargin > out.nodeCapacity ||
@@ -300,10 +302,11 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
     uint32_t t;
     if (found < 0) {
       if (threads_.size() >= threadCount_) {
-        return Fail("ERR_TACHYON_THREAD_COUNT",
-                    "Invalid thread count: sample data contains more unique threads than declared in header (declared " +
-                        std::to_string(threadCount_) + ", found at least " + std::to_string(threads_.size() + 1) + ")",
-                    windowStart + recordStart);
+        return Fail(
+            "ERR_TACHYON_THREAD_COUNT",
+            "Invalid thread count: sample data contains more unique threads than declared in header (declared " +
+                std::to_string(threadCount_) + ", found at least " + std::to_string(threads_.size() + 1) + ")",
+            windowStart + recordStart);
       }
       t = AddThread(slot, id, interp);
       PushEvent(EventKind::kThread, interp, static_cast<uint32_t>(id), static_cast<uint32_t>(id >> 32), 0);
@@ -382,9 +385,10 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
       }
       const uint64_t finalDepth = keep + n;
       if (finalDepth > kMaxStackDepth) {
-        return Fail("ERR_TACHYON_FINAL_STACK_DEPTH",
-                    "Final stack depth " + std::to_string(finalDepth) + " exceeds capacity " + std::to_string(kMaxStackDepth),
-                    windowStart + firstAt);
+        return Fail(
+            "ERR_TACHYON_FINAL_STACK_DEPTH",
+            "Final stack depth " + std::to_string(finalDepth) + " exceeds capacity " + std::to_string(kMaxStackDepth),
+            windowStart + firstAt);
       }
       for (uint32_t i = 0; i < n; ++i) {
         if (!ReadVarU32(data, end, pos, newFrames_[i])) return StackVarint(windowStart + pos);

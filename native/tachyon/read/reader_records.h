@@ -91,7 +91,8 @@ class RecordDecoder {
 
   DecodeStatus Run(const uint8_t* data, uint64_t windowStart, size_t end, bool final);
   bool MaybeResetTrie();
-  DecodeStatus RepeatEntries(const uint8_t* data, size_t& pos, size_t end, uint64_t windowStart, bool final, bool& done);
+  DecodeStatus RepeatEntries(const uint8_t* data, size_t& pos, size_t end, uint64_t windowStart, bool final,
+                             bool& done);
   DecodeStatus Fail(const char* code, std::string message, uint64_t offset);
   DecodeStatus StackVarint(uint64_t offset);
   int64_t FindThread(uint64_t id, uint32_t interp, size_t& slot) const;

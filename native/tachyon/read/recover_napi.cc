@@ -9,7 +9,8 @@
 namespace profpack {
 namespace {
 
-// salvageRecords(records: Uint8Array, littleEndian, startTimeUs: bigint) -> Float64Array [end, samples, threads, maxFrame]
+// salvageRecords(records: Uint8Array, littleEndian, startTimeUs: bigint) -> Float64Array [end, samples, threads,
+// maxFrame]
 Napi::Value SalvageRecords(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const RawView records = ViewOfType(info[0], napi_uint8_array, "records");

@@ -13,12 +13,23 @@ namespace {
 constexpr size_t kCacheSize = 1 << 14;
 constexpr uint32_t kCacheMask = kCacheSize - 1;
 constexpr uint32_t kMaxDepth = 256;
-constexpr uint32_t kMaxRun = 255;  // memtrace's hit-N cap
+constexpr uint32_t kMaxRun = 255;               // memtrace's hit-N cap
 constexpr size_t kBlockByteLimit = 512 * 1024;  // WRITE_BUFFER_SIZE
 constexpr unsigned kTimeLowBits = 7;
-constexpr uint32_t kNewFramesEscape = 255;  // recent.ts K_ESCAPE
+constexpr uint32_t kNewFramesEscape = 255;    // recent.ts K_ESCAPE
 constexpr uint64_t kMaxDist = 0xffffffffull;  // recent.ts MAX_DIST: dist is a u32 in the file
-enum Column { kThreads, kThreadDefinitions, kDeltas, kDeltasHigh, kStatuses, kStacks, kStacksHigh, kParents, kParentsHigh, kStackFrames };
+enum Column {
+  kThreads,
+  kThreadDefinitions,
+  kDeltas,
+  kDeltasHigh,
+  kStatuses,
+  kStacks,
+  kStacksHigh,
+  kParents,
+  kParentsHigh,
+  kStackFrames
+};
 
 inline void PutU8(std::vector<uint8_t>& out, uint8_t v) { out.push_back(v); }
 inline void PutU16(std::vector<uint8_t>& out, uint32_t v) {
@@ -34,8 +45,12 @@ inline void PutVarint(std::vector<uint8_t>& out, uint64_t v) {
 }
 
 // memtrace's hashes on the 64-bit product (notes/memtrace.md §4.3).
-inline uint32_t Hash1(uint32_t v) { return static_cast<uint32_t>((static_cast<uint64_t>(v) * 0x4983723ull) >> 11) & kCacheMask; }
-inline uint32_t Hash2(uint32_t v) { return static_cast<uint32_t>((static_cast<uint64_t>(v) * 0xfdea731ull) >> 21) & kCacheMask; }
+inline uint32_t Hash1(uint32_t v) {
+  return static_cast<uint32_t>((static_cast<uint64_t>(v) * 0x4983723ull) >> 11) & kCacheMask;
+}
+inline uint32_t Hash2(uint32_t v) {
+  return static_cast<uint32_t>((static_cast<uint64_t>(v) * 0xfdea731ull) >> 21) & kCacheMask;
+}
 
 }  // namespace
 
@@ -106,7 +121,8 @@ BlockEncoder::BlockEncoder(uint8_t kind, uint64_t sampleIntervalUs, uint64_t sta
 BlockEncoder::~BlockEncoder() = default;
 
 bool BlockEncoder::LeavesPredictionAt(uint64_t threadId, uint32_t interpreterId) const {
-  return kind_ == 4 && threads_.size() >= kMaxPredictThreads && threadIndex_.find(ThreadKey{threadId, interpreterId}) == threadIndex_.end();
+  return kind_ == 4 && threads_.size() >= kMaxPredictThreads &&
+         threadIndex_.find(ThreadKey{threadId, interpreterId}) == threadIndex_.end();
 }
 
 void BlockEncoder::LeavePrediction() {
@@ -267,7 +283,8 @@ void BlockEncoder::EncodeRecent(Thread& t, const uint32_t* stack, uint32_t depth
   t.previousSample = now;
 }
 
-bool BlockEncoder::Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status, const uint32_t* stack, uint32_t depth) {
+bool BlockEncoder::Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status,
+                       const uint32_t* stack, uint32_t depth) {
   auto found = threadIndex_.find(ThreadKey{threadId, interpreterId});
   Thread* thread;
   if (found == threadIndex_.end()) {

@@ -20,7 +20,8 @@ class BlockEncoder {
 
   // One sample; `stack` innermost first, depth <= 256 (checked by the caller).
   // Returns true when the block is full and Flush() should be called.
-  bool Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status, const uint32_t* stack, uint32_t depth);
+  bool Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status, const uint32_t* stack,
+           uint32_t depth);
   // True when the sample of this thread would be the first of a thread past
   // kMaxPredictThreads under prediction: Add then codes it, and every later
   // sample, with the stack table (kind 6), so the pending block must be
@@ -40,7 +41,9 @@ class BlockEncoder {
     bool operator==(const ThreadKey& o) const { return tid == o.tid && interp == o.interp; }
   };
   struct ThreadKeyHash {
-    size_t operator()(const ThreadKey& k) const { return std::hash<uint64_t>()(k.tid * 0x9e3779b97f4a7c15ull ^ k.interp); }
+    size_t operator()(const ThreadKey& k) const {
+      return std::hash<uint64_t>()(k.tid * 0x9e3779b97f4a7c15ull ^ k.interp);
+    }
   };
 
   void EncodePredict(Thread& thread, const uint32_t* stack, uint32_t depth);

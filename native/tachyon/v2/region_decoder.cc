@@ -28,7 +28,18 @@ constexpr uint8_t kKindStackTable = 5;
 constexpr uint8_t kKindStackTableRecent = 6;
 constexpr uint32_t kNewFramesEscape = 255;  // recent.ts K_ESCAPE
 constexpr size_t kColumns = 10;
-enum Column { kThreads, kThreadDefinitions, kDeltas, kDeltasHigh, kStatuses, kStacks, kStacksHigh, kParents, kParentsHigh, kStackFrames };
+enum Column {
+  kThreads,
+  kThreadDefinitions,
+  kDeltas,
+  kDeltasHigh,
+  kStatuses,
+  kStacks,
+  kStacksHigh,
+  kParents,
+  kParentsHigh,
+  kStackFrames
+};
 constexpr size_t kThreadDefinitionSize = 12;
 constexpr uint32_t kMaxDepth = 256;  // CPython 3.15's stack limit
 constexpr size_t kCacheSize = 1 << 14;
@@ -51,7 +62,8 @@ struct Span {
     return data[pos++];
   }
   uint16_t U16(const char* what) {
-    if (end - pos < 2) Fail(kErrTruncated, std::string(what) + " cut off by the end of its span", pos, "two more bytes");
+    if (end - pos < 2)
+      Fail(kErrTruncated, std::string(what) + " cut off by the end of its span", pos, "two more bytes");
     const uint16_t v = static_cast<uint16_t>(data[pos] | (data[pos + 1] << 8));
     pos += 2;
     return v;
@@ -71,10 +83,12 @@ struct PredictState {
   void Decode(Span& src, std::vector<uint32_t>& out) {
     const size_t keepAt = src.pos;
     const uint32_t keep = src.U32();
-    if (keep > previousDepth) Fail(kErrBadKeep, "predicted stack keeps more frames than the thread's previous stack has", keepAt);
+    if (keep > previousDepth)
+      Fail(kErrBadKeep, "predicted stack keeps more frames than the thread's previous stack has", keepAt);
     const size_t countAt = src.pos;
     const uint32_t ncodes = src.U32();
-    if (static_cast<uint64_t>(ncodes) * 2 > src.remaining()) Fail(kErrTruncated, "codewords cannot fit in the bytes left", countAt);
+    if (static_cast<uint64_t>(ncodes) * 2 > src.remaining())
+      Fail(kErrTruncated, "codewords cannot fit in the bytes left", countAt);
     uint32_t depth = keep;
     uint32_t predictor = 0;
     for (uint32_t c = 0; c < ncodes; ++c) {
@@ -121,7 +135,8 @@ struct StackTable {
   std::vector<uint16_t> depth{0};
   uint32_t defined = 0;
 
-  void Decode(Span& stacks, Span& stacksHigh, Span& parents, Span& parentsHigh, Span& frames, std::vector<uint32_t>& out) {
+  void Decode(Span& stacks, Span& stacksHigh, Span& parents, Span& parentsHigh, Span& frames,
+              std::vector<uint32_t>& out) {
     const size_t refAt = stacks.pos;
     const uint32_t low = stacks.U8("stack ref");
     const uint32_t high = stacksHigh.U32();
@@ -129,13 +144,16 @@ struct StackTable {
     const uint32_t ref = high * 256 + low;
     if (ref > defined) {
       const uint32_t k = ref - defined;
-      if (k > frames.remaining()) Fail(kErrUndefinedStack, "stack ref names more new definitions than the frames column holds", refAt);
+      if (k > frames.remaining())
+        Fail(kErrUndefinedStack, "stack ref names more new definitions than the frames column holds", refAt);
       const size_t distanceAt = parents.pos;
       const uint64_t distance = parents.U8("parent distance") + static_cast<uint64_t>(parentsHigh.U32()) * 256;
       if (distance == 0) Fail(kErrStackCycle, "a stack is defined as its own parent", distanceAt);
-      if (distance > static_cast<uint64_t>(defined) + 1) Fail(kErrUndefinedStack, "a stack names a parent that is not defined", distanceAt);
+      if (distance > static_cast<uint64_t>(defined) + 1)
+        Fail(kErrUndefinedStack, "a stack names a parent that is not defined", distanceAt);
       uint32_t p = static_cast<uint32_t>(defined + 1 - distance);
-      if (static_cast<uint32_t>(depth[p]) + k > kMaxDepth) Fail(kErrStackTooDeep, "stack would have more than 256 frames", refAt);
+      if (static_cast<uint32_t>(depth[p]) + k > kMaxDepth)
+        Fail(kErrStackTooDeep, "stack would have more than 256 frames", refAt);
       parent.resize(static_cast<size_t>(ref) + 1);
       frame.resize(static_cast<size_t>(ref) + 1);
       depth.resize(static_cast<size_t>(ref) + 1);
@@ -164,7 +182,8 @@ struct RecentStackTable {
   std::vector<uint32_t> history;  // the node of every sample so far
   uint32_t defined = 0;
 
-  void Decode(Span& stacks, Span& stacksHigh, Span& parents, Span& parentsHigh, Span& frames, std::vector<uint32_t>& out) {
+  void Decode(Span& stacks, Span& stacksHigh, Span& parents, Span& parentsHigh, Span& frames,
+              std::vector<uint32_t>& out) {
     const size_t kAt = stacks.pos;
     uint32_t k = stacks.U8("new frame count");
     if (k == kNewFramesEscape) {
@@ -175,14 +194,16 @@ struct RecentStackTable {
     const uint32_t dist = parents.U32();
     uint32_t base = 0;
     if (dist != 0) {
-      if (dist > history.size()) Fail(kErrUndefinedStack, "a sample names the stack of a sample before the first", distAt);
+      if (dist > history.size())
+        Fail(kErrUndefinedStack, "a sample names the stack of a sample before the first", distAt);
       base = history[history.size() - dist];
       const size_t popAt = parentsHigh.pos;
       const uint32_t pop = parentsHigh.U32();
       if (pop > depth[base]) Fail(kErrBadKeep, "a sample cuts more frames than its base stack has", popAt);
       for (uint32_t i = 0; i < pop; ++i) base = parent[base];
     }
-    if (static_cast<uint32_t>(depth[base]) + k > kMaxDepth) Fail(kErrStackTooDeep, "stack would have more than 256 frames", kAt);
+    if (static_cast<uint32_t>(depth[base]) + k > kMaxDepth)
+      Fail(kErrStackTooDeep, "stack would have more than 256 frames", kAt);
     uint32_t id = base;
     if (k > 0) {
       if (k > frames.remaining()) Fail(kErrTruncated, "more new frames than the frames column holds", kAt);
@@ -244,7 +265,8 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
       if (region[pos + i] != 0) Fail(kErrBadBlock, "a sample block names a thread in its record prefix", pos + i);
     }
     const uint8_t kind = region[pos + kRecordPrefixSize - 1];
-    if (kind != kKindPredict && kind != kKindStackTable && kind != kKindStackTableRecent) Fail(kErrBadBlock, "unknown record kind in a version-2 sample region", pos + kRecordPrefixSize - 1);
+    if (kind != kKindPredict && kind != kKindStackTable && kind != kKindStackTableRecent)
+      Fail(kErrBadBlock, "unknown record kind in a version-2 sample region", pos + kRecordPrefixSize - 1);
     pos += kRecordPrefixSize;
     const uint32_t count = leb128::DecodeU32(region, size, pos);
     uint64_t lengths[kColumns];
@@ -271,7 +293,8 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
       if (index > threads.size()) Fail(kErrUndefinedThread, "sample names a thread that is not defined", threadAt);
       if (index == threads.size()) {
         Span& defs = cols[kThreadDefinitions];
-        if (defs.remaining() < kThreadDefinitionSize) Fail(kErrTruncated, "thread definition cut off by the end of its column", defs.pos);
+        if (defs.remaining() < kThreadDefinitionSize)
+          Fail(kErrTruncated, "thread definition cut off by the end of its column", defs.pos);
         uint64_t tid;
         uint32_t interp;
         std::memcpy(&tid, region + defs.pos, 8);  // little-endian hosts (checked by the glue)
@@ -294,9 +317,11 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
         }
         thread.predict->Decode(cols[kStacks], out.frames);
       } else if (kind == kKindStackTableRecent) {
-        recent.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames], out.frames);
+        recent.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames],
+                      out.frames);
       } else {
-        table.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames], out.frames);
+        table.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames],
+                     out.frames);
       }
       Span& deltas = cols[kDeltas];
       const uint32_t low = region[deltas.pos++];
@@ -304,10 +329,11 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
       Span& high = cols[kDeltasHigh];
       const size_t highAt = high.pos;
       const uint64_t highPart = high.U64();
-      if (highPart > (UINT64_MAX >> kTimeLowBits)) Fail(kErrBadBlock, "time code high part makes the code exceed u64", highAt);
+      if (highPart > (UINT64_MAX >> kTimeLowBits))
+        Fail(kErrBadBlock, "time code high part makes the code exceed u64", highAt);
       const uint64_t zz = (highPart << kTimeLowBits) | low;
       const uint64_t x = (zz >> 1) ^ (~(zz & 1) + 1);  // zigzag decode, as u64 two's complement
-      thread.last = thread.last + interval + x;         // u64 wrap, as the JS twin's & (2^64 − 1)
+      thread.last = thread.last + interval + x;        // u64 wrap, as the JS twin's & (2^64 − 1)
       out.sampleThread.push_back(index);
       out.timestamps.push_back(thread.last);
       out.statuses.push_back(cols[kStatuses].data[cols[kStatuses].pos++]);
@@ -322,7 +348,8 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
 
 }  // namespace
 
-RegionDecoder::RegionDecoder(uint64_t startTimeUs, uint64_t sampleIntervalUs) : state_(new State{startTimeUs, sampleIntervalUs, {}, {}, {}}) {}
+RegionDecoder::RegionDecoder(uint64_t startTimeUs, uint64_t sampleIntervalUs)
+    : state_(new State{startTimeUs, sampleIntervalUs, {}, {}, {}}) {}
 RegionDecoder::~RegionDecoder() = default;
 
 void RegionDecoder::Decode(const uint8_t* bytes, size_t size, int64_t base, DecodedRegion& out) {

@@ -16,7 +16,8 @@ namespace profpack {
 namespace {
 
 uint64_t BigIntArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
-  if (info.Length() <= i || !info[i].IsBigInt()) throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a bigint");
+  if (info.Length() <= i || !info[i].IsBigInt())
+    throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a bigint");
   bool lossless = false;
   const uint64_t v = info[i].As<Napi::BigInt>().Uint64Value(&lossless);
   if (!lossless) throw Napi::RangeError::New(info.Env(), std::string(what) + " must be a u64");
@@ -48,7 +49,8 @@ Napi::Object DecodedToJs(Napi::Env env, const v2::DecodedRegion& decoded) {
 void CheckLittleEndianHost(Napi::Env env) {
   // Thread definitions are read with memcpy: little-endian hosts only (version 2 files are little-endian).
   const uint16_t probe = 1;
-  if (*reinterpret_cast<const uint8_t*>(&probe) != 1) throw Napi::Error::New(env, "version-2 native decoding needs a little-endian host");
+  if (*reinterpret_cast<const uint8_t*>(&probe) != 1)
+    throw Napi::Error::New(env, "version-2 native decoding needs a little-endian host");
 }
 
 // decodeRegion(region: Uint8Array, base: number, startTimeUs: bigint, sampleIntervalUs: bigint)
@@ -71,7 +73,8 @@ Napi::Value CreateDecoder(const Napi::CallbackInfo& info) {
   const uint64_t interval = BigIntArg(info, 1, "sampleIntervalUs");
   CheckLittleEndianHost(env);
   auto* holder = new std::unique_ptr<v2::RegionDecoder>(new v2::RegionDecoder(start, interval));
-  return Napi::External<std::unique_ptr<v2::RegionDecoder>>::New(env, holder, [](Napi::Env, std::unique_ptr<v2::RegionDecoder>* h) { delete h; });
+  return Napi::External<std::unique_ptr<v2::RegionDecoder>>::New(
+      env, holder, [](Napi::Env, std::unique_ptr<v2::RegionDecoder>* h) { delete h; });
 }
 
 std::unique_ptr<v2::RegionDecoder>& DecoderArg(const Napi::CallbackInfo& info) {
@@ -136,7 +139,8 @@ Napi::Uint8Array ToBytes(Napi::Env env, const std::vector<uint8_t>& bytes) {
 Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const size_t kind = IndexArg(info, 0, "kind");
-  if (kind != 4 && kind != 6) throw InvalidArgument(env, "kind must be 4 (predict) or 6 (stack table, recency references)");
+  if (kind != 4 && kind != 6)
+    throw InvalidArgument(env, "kind must be 4 (predict) or 6 (stack table, recency references)");
   const uint64_t interval = BigIntArg(info, 1, "sampleIntervalUs");
   const uint64_t start = BigIntArg(info, 2, "startTimeUs");
   const size_t blockMax = IndexArg(info, 3, "blockMaxSamples");
@@ -160,12 +164,14 @@ Napi::Value EncodeSamples(const Napi::CallbackInfo& info) {
   const RawView frames = ViewOfType(info[6], napi_uint32_array, "frames");
   const size_t n = tids.length;
   if (interps.length != n || stamps.length != n || statuses.length != n || ends.length != n) {
-    throw InvalidArgument(env, "threadIds, interpreterIds, timestamps, statuses and stackEnds must have one entry per sample");
+    throw InvalidArgument(
+        env, "threadIds, interpreterIds, timestamps, statuses and stackEnds must have one entry per sample");
   }
   const auto* endValues = reinterpret_cast<const uint32_t*>(ends.data);
   uint32_t previous = 0;
   for (size_t k = 0; k < n; ++k) {
-    if (endValues[k] < previous || endValues[k] > frames.length) throw InvalidArgument(env, "stackEnds must not decrease and must stay within frames");
+    if (endValues[k] < previous || endValues[k] > frames.length)
+      throw InvalidArgument(env, "stackEnds must not decrease and must stay within frames");
     if (endValues[k] - previous > 256) throw InvalidArgument(env, "a stack has more than 256 frames");
     previous = endValues[k];
   }
@@ -190,9 +196,7 @@ Napi::Value EncodeSamples(const Napi::CallbackInfo& info) {
 }
 
 // flushEncoder(handle) -> Uint8Array (empty when no sample is pending)
-Napi::Value FlushEncoder(const Napi::CallbackInfo& info) {
-  return ToBytes(info.Env(), EncoderArg(info)->Flush());
-}
+Napi::Value FlushEncoder(const Napi::CallbackInfo& info) { return ToBytes(info.Env(), EncoderArg(info)->Flush()); }
 
 // encoderCounts(handle) -> [samples, threads]
 Napi::Value EncoderCounts(const Napi::CallbackInfo& info) {

@@ -38,12 +38,14 @@ void FdWriter::WriteAll(const uint8_t* data, size_t n, int64_t offset, const cha
   size_t done = 0;
   while (done < n) {
     int err = 0;
-    const int64_t w = platform::Write(fd_, data + done, n - done, offset < 0 ? -1 : offset + static_cast<int64_t>(done), err);
+    const int64_t w =
+        platform::Write(fd_, data + done, n - done, offset < 0 ? -1 : offset + static_cast<int64_t>(done), err);
     if (w <= 0) {
       const int e = w < 0 ? err : EIO;
-      throw FormatError(kErrWriteIo,
-                        std::string("writing the profile failed while ") + what + ": " + ErrnoName(e) + ": " + std::strerror(e),
-                        -1, "a writable, seekable file with room for the profile");
+      throw FormatError(
+          kErrWriteIo,
+          std::string("writing the profile failed while ") + what + ": " + ErrnoName(e) + ": " + std::strerror(e), -1,
+          "a writable, seekable file with room for the profile");
     }
     done += static_cast<size_t>(w);
     if (offset < 0) flushed_ += static_cast<uint64_t>(w);
@@ -187,7 +189,8 @@ void SampleEncoder::WriteStacks(uint64_t timestampUs, size_t count, const uint32
   for (size_t k = 0; k < count; ++k) {
     const uint32_t end = ends[k];
     if (end < start || end > idCount) {
-      throw FormatError("ERR_INVALID_ARGUMENT", "stack ends must not decrease nor pass the frame ids", static_cast<int64_t>(k));
+      throw FormatError("ERR_INVALID_ARGUMENT", "stack ends must not decrease nor pass the frame ids",
+                        static_cast<int64_t>(k));
     }
     const uint32_t last = end - start < kMaxStackDepth ? end : start + static_cast<uint32_t>(kMaxStackDepth);
     uint32_t bad = 0;  // branch-free: one test per stack
@@ -195,7 +198,9 @@ void SampleEncoder::WriteStacks(uint64_t timestampUs, size_t count, const uint32
     if (bad) {
       for (uint32_t i = start; i < last; ++i) {
         if (ids[i] >= frameCount) {
-          throw FormatError(kErrWriteUnknownId, "frame id " + std::to_string(ids[i]) + " at index " + std::to_string(i) + " was not returned by internFrame",
+          throw FormatError(kErrWriteUnknownId,
+                            "frame id " + std::to_string(ids[i]) + " at index " + std::to_string(i) +
+                                " was not returned by internFrame",
                             -1, "an integer in [0, " + std::to_string(frameCount) + ")");
         }
       }

@@ -106,8 +106,17 @@ class CompressingSink final : public RecordSink {
 
 // Counters of CPython's BinaryWriter.get_stats(), in lib/tachyon/write/engine.ts order.
 enum Counter : size_t {
-  kRepeatRecords, kRepeatSamples, kFullRecords, kSuffixRecords, kPopPushRecords,
-  kTotalSamples, kFramesWritten, kFramesSaved, kBytesWritten, kThreadCount, kCounterCount
+  kRepeatRecords,
+  kRepeatSamples,
+  kFullRecords,
+  kSuffixRecords,
+  kPopPushRecords,
+  kTotalSamples,
+  kFramesWritten,
+  kFramesSaved,
+  kBytesWritten,
+  kThreadCount,
+  kCounterCount
 };
 
 class SampleEncoder {
@@ -123,7 +132,8 @@ class SampleEncoder {
   // ids[ends[k-1] .. ends[k]) (ends[-1] = 0), cut to its first 256 frames.
   // Every kept frame id must be < frameCount; the whole tick is checked before any of it is encoded.
   void WriteStacks(uint64_t timestampUs, size_t count, const uint32_t* threadIdWords, const uint32_t* interpreterIds,
-                   const uint8_t* statuses, const uint32_t* ends, const uint32_t* ids, size_t idCount, uint32_t frameCount);
+                   const uint8_t* statuses, const uint32_t* ends, const uint32_t* ids, size_t idCount,
+                   uint32_t frameCount);
   // Flushes every pending REPEAT run, threads in first-seen order.
   void FlushRepeats();
   // The pending REPEAT runs as the records FlushRepeats would write, without
@@ -133,8 +143,8 @@ class SampleEncoder {
 
  private:
   struct ThreadState {
-    uint8_t prefix[12];               // thread_id u64, interpreter_id u32, host order
-    uint32_t stack[kMaxStackDepth];   // previous stack, outermost first
+    uint8_t prefix[12];              // thread_id u64, interpreter_id u32, host order
+    uint32_t stack[kMaxStackDepth];  // previous stack, outermost first
     uint32_t depth = 0;
     uint64_t timestamp = 0;
     uint8_t repeat[kRepeatBufferSize];

@@ -22,45 +22,47 @@ using tachyon::SampleEncoder;
 class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "NativeProfileWriter",
-                       {InstanceMethod("encode", &NativeProfileWriter::Encode),
-                        InstanceMethod("encodeTick", &NativeProfileWriter::EncodeTick),
-                        InstanceMethod("finishSamples", &NativeProfileWriter::FinishSamples),
-                        InstanceMethod("flushSamples", &NativeProfileWriter::FlushSamples),
-                        InstanceMethod("write", &NativeProfileWriter::Write),
-                        InstanceMethod("writeAt", &NativeProfileWriter::WriteAt),
-                        InstanceMethod("flush", &NativeProfileWriter::Flush),
-                        InstanceMethod("position", &NativeProfileWriter::Position),
-                        InstanceMethod("counters", &NativeProfileWriter::Counters),
-                        InstanceMethod("discard", &NativeProfileWriter::Discard),
-                        InstanceMethod("release", &NativeProfileWriter::Release),
-                        InstanceMethod("pendingRepeats", &NativeProfileWriter::PendingRepeats)});
+    return DefineClass(
+        env, "NativeProfileWriter",
+        {InstanceMethod("encode", &NativeProfileWriter::Encode),
+         InstanceMethod("encodeTick", &NativeProfileWriter::EncodeTick),
+         InstanceMethod("finishSamples", &NativeProfileWriter::FinishSamples),
+         InstanceMethod("flushSamples", &NativeProfileWriter::FlushSamples),
+         InstanceMethod("write", &NativeProfileWriter::Write), InstanceMethod("writeAt", &NativeProfileWriter::WriteAt),
+         InstanceMethod("flush", &NativeProfileWriter::Flush),
+         InstanceMethod("position", &NativeProfileWriter::Position),
+         InstanceMethod("counters", &NativeProfileWriter::Counters),
+         InstanceMethod("discard", &NativeProfileWriter::Discard),
+         InstanceMethod("release", &NativeProfileWriter::Release),
+         InstanceMethod("pendingRepeats", &NativeProfileWriter::PendingRepeats)});
   }
 
-  // new NativeProfileWriter(fd, startLo, startHi, compress?: (chunk, directive 0 continue | 1 flush | 2 end) => Uint8Array)
+  // new NativeProfileWriter(fd, startLo, startHi, compress?: (chunk, directive 0 continue | 1 flush | 2 end) =>
+  // Uint8Array)
   explicit NativeProfileWriter(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeProfileWriter>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 3 || !info[0].IsNumber() || !info[1].IsNumber() || !info[2].IsNumber()) {
       throw Napi::TypeError::New(env, "NativeProfileWriter(fd, startLo, startHi, compress?)");
     }
     const int fd = info[0].As<Napi::Number>().Int32Value();
-    const uint64_t start = uint64_t{info[1].As<Napi::Number>().Uint32Value()} |
-                           (uint64_t{info[2].As<Napi::Number>().Uint32Value()} << 32);
+    const uint64_t start =
+        uint64_t{info[1].As<Napi::Number>().Uint32Value()} | (uint64_t{info[2].As<Napi::Number>().Uint32Value()} << 32);
     int err = 0;  // a number that is no open file fails at the first write, as write() would with EBADF
     file_ = std::make_unique<FdWriter>(platform::FromNodeFd(fd, err));
     tachyon::RecordSink* records = file_.get();
     if (info.Length() > 3 && info[3].IsFunction()) {
       compress_ = Napi::Persistent(info[3].As<Napi::Function>());
-      compressing_ = std::make_unique<CompressingSink>([this](const uint8_t* data, size_t n, tachyon::ZstdDirective directive) {
-        Napi::Env e = compress_.Env();
-        Napi::Value chunk = n == 0 ? Napi::Uint8Array::New(e, 0).As<Napi::Value>()
-                                   : Napi::Buffer<uint8_t>::Copy(e, data, n).As<Napi::Value>();
-        Napi::Value out = compress_.Call({chunk, Napi::Number::New(e, static_cast<int>(directive))});
-        const RawView view = ViewOfType(out, napi_uint8_array, "compressed chunk");
-        file_->Append(view.data, view.length);
-        // Each 512 KiB of records reaches the file as soon as it is compressed.
-        if (directive != tachyon::ZstdDirective::kEnd) file_->Flush();
-      });
+      compressing_ =
+          std::make_unique<CompressingSink>([this](const uint8_t* data, size_t n, tachyon::ZstdDirective directive) {
+            Napi::Env e = compress_.Env();
+            Napi::Value chunk = n == 0 ? Napi::Uint8Array::New(e, 0).As<Napi::Value>()
+                                       : Napi::Buffer<uint8_t>::Copy(e, data, n).As<Napi::Value>();
+            Napi::Value out = compress_.Call({chunk, Napi::Number::New(e, static_cast<int>(directive))});
+            const RawView view = ViewOfType(out, napi_uint8_array, "compressed chunk");
+            file_->Append(view.data, view.length);
+            // Each 512 KiB of records reaches the file as soon as it is compressed.
+            if (directive != tachyon::ZstdDirective::kEnd) file_->Flush();
+          });
       records = compressing_.get();
     }
     encoder_ = std::make_unique<SampleEncoder>(*records, start);
@@ -85,7 +87,8 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
   Napi::Value EncodeTick(const Napi::CallbackInfo& info) {
     CheckLive(info.Env());
     Napi::Env env = info.Env();
-    const uint64_t ts = uint64_t{info[0].As<Napi::Number>().Uint32Value()} | (uint64_t{info[1].As<Napi::Number>().Uint32Value()} << 32);
+    const uint64_t ts =
+        uint64_t{info[0].As<Napi::Number>().Uint32Value()} | (uint64_t{info[1].As<Napi::Number>().Uint32Value()} << 32);
     const size_t count = IndexArg(info, 2, "count");
     const RawView tids = ViewOfType(info[3], napi_uint32_array, "thread id words");
     const RawView interps = ViewOfType(info[4], napi_uint32_array, "interpreter ids");
@@ -97,8 +100,9 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
       throw Napi::RangeError::New(env, "tick arrays are shorter than count");
     }
     return Guarded(env, [&]() -> Napi::Value {
-      encoder_->WriteStacks(ts, count, reinterpret_cast<const uint32_t*>(tids.data), reinterpret_cast<const uint32_t*>(interps.data),
-                            statuses.data, reinterpret_cast<const uint32_t*>(ends.data), reinterpret_cast<const uint32_t*>(ids.data),
+      encoder_->WriteStacks(ts, count, reinterpret_cast<const uint32_t*>(tids.data),
+                            reinterpret_cast<const uint32_t*>(interps.data), statuses.data,
+                            reinterpret_cast<const uint32_t*>(ends.data), reinterpret_cast<const uint32_t*>(ids.data),
                             ids.length, static_cast<uint32_t>(frameCount));
       return env.Undefined();
     });
