@@ -225,10 +225,30 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   } else if (options.fd !== undefined) {
     target = pipeTarget(new FdSender(options.fd), about);
   } else if (writerMode === 'process') {
-    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps, heap: heapOptions !== undefined });
+    writerProcess = spawnWriterProcess({
+      out: out!,
+      intervalUs,
+      compression: options.compression ?? 'zstd',
+      startTimeUs,
+      epochOffsetUs: clockOffsetUs,
+      rotate,
+      flushIntervalMs: options.flushIntervalMs,
+      sourceMaps: options.sourceMaps,
+      heap: heapOptions !== undefined,
+    });
     target = pipeTarget(writerProcess.sender, about);
   } else if (rotate !== undefined) {
-    rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps, heap: heapOptions !== undefined });
+    rotatingHost = new RecordingHost({
+      out: out!,
+      intervalUs,
+      compression: options.compression ?? 'zstd',
+      startTimeUs,
+      epochOffsetUs: clockOffsetUs,
+      rotate,
+      flushIntervalMs: options.flushIntervalMs,
+      sourceMaps: options.sourceMaps,
+      heap: heapOptions !== undefined,
+    });
     rotatingHost.setRecordedBy(about);
     target = hostTarget(rotatingHost, onFile);
   } else {

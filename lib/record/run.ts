@@ -83,7 +83,16 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const intervalUs = options.intervalUs ?? 1000;
   const heap = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
   if (options.heapSink !== undefined && heap === undefined) throw new ProfpackError('heapSink needs heap', { code: ErrorCode.INVALID_ARGUMENT });
-  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate, flushIntervalMs: options.flushIntervalMs, heapSink: options.heapSink, sourceMaps: options.sourceMaps, heap: heap !== undefined });
+  const host = new RecordingHost({
+    out: options.out,
+    intervalUs,
+    compression: options.compression ?? 'zstd',
+    rotate: options.rotate,
+    flushIntervalMs: options.flushIntervalMs,
+    heapSink: options.heapSink,
+    sourceMaps: options.sourceMaps,
+    heap: heap !== undefined,
+  });
   const onFile: OnFile = options.onFile ?? (() => undefined);
   host.startRotating(onFile);
   const env: NodeJS.ProcessEnv = {

@@ -41,7 +41,7 @@ export interface DowngradeResult {
    * its labels, samples without a time, thread names, comments, heap events.
    */
   lost: string[];
-  /** Heap events (allocations, frees, objects live at the start) of the heap section, which version 1 has no place for. */
+  /** Heap events (allocations, frees, objects live at the start): version 1 has no place for them. */
   heapEventsDropped: number;
 }
 
@@ -98,7 +98,8 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
   const lost = lostInVersion1(profile.model);
   if (heapEventsDropped > 0) {
     const parts = `${heap!.allocations} allocations, ${heap!.frees} frees, ${heap!.live} objects live at the start`;
-    lost.push(`heap events: dropped ${heapEventsDropped} (${parts}; version 1 has no heap section, the CPU samples are kept)`);
+    const why = 'version 1 has no heap section, the CPU samples are kept';
+    lost.push(`heap events: dropped ${heapEventsDropped} (${parts}; ${why})`);
   }
   return { samples, bytes: fs.statSync(outputPath).size, lost, heapEventsDropped };
 }

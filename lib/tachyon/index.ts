@@ -6,7 +6,8 @@ export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as Sampl
 export { ModelWriter, type ModelWriterOptions } from './write/index';
 export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './read/index';
 export type { HeapTotals } from './v2/heap-format';
-export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations, HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './write/heap-sink';
+export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations } from './write/heap-sink';
+export type { HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './write/heap-sink';
 export type { NodeVisitor, StackNodes } from './read/index';
 export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/model';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';

@@ -279,9 +279,11 @@ export function version2Seeds(): Seed[] {
 
 /** Version 2 with a heap section (docs/format-v2.md §9): live, alloc and free records, raw and zstd chunks. */
 function heapSeeds(): Seed[] {
-  const plan = fc.sample(plannedTrace.filter((p) => p.polls.length > 8 && p.live.length > 0), { numRuns: 1, seed: 27 })[0]!;
+  const busy = plannedTrace.filter((p) => p.polls.length > 8 && p.live.length > 0);
+  const plan = fc.sample(busy, { numRuns: 1, seed: 27 })[0]!;
   return (['none', 'zstd'] as const).map((compression) => {
-    const { writer, bytes } = memoryWriter({ sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2, compression });
+    const options = { sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2 as const, compression };
+    const { writer, bytes } = memoryWriter(options);
     writer.writeStack(1n, 0, 1_000_500, 0, [writer.internFrame({ filename: 'f.js', funcname: 'main' })]);
     feedPlan(plan, writer.heapSink(), 1_000_000);
     writer.finalize();

@@ -24,9 +24,19 @@ let n = 0;
 const file = (): string => path.join(dir, `b${n++}.tach`);
 const START = 5_000_000;
 
-function writeHeapFile(plan: PlannedTrace, compression: 'zstd' | 'none', writerBackend: 'native' | 'js' = backend.name): string {
+function writeHeapFile(
+  plan: PlannedTrace,
+  compression: 'zstd' | 'none',
+  writerBackend: 'native' | 'js' = backend.name,
+): string {
   const out = file();
-  const w = new ProfileWriter(out, { sampleIntervalUs: 1000n, startTimeUs: BigInt(START), formatVersion: 2, compression, backend: writerBackend });
+  const w = new ProfileWriter(out, {
+    sampleIntervalUs: 1000n,
+    startTimeUs: BigInt(START),
+    formatVersion: 2,
+    compression,
+    backend: writerBackend,
+  });
   const cpu = w.internFrame({ filename: 'cpu.js', funcname: 'spin' });
   w.writeStack(1n, 0, BigInt(START + 1), 0, [cpu]);
   feedPlan(plan, w.heapSink(), START);
@@ -55,7 +65,10 @@ function expectCoded(fn: () => unknown, section: { bytes: Uint8Array; offset: nu
   expect(err.offset!).toBeLessThanOrEqual(section.offset + section.bytes.length);
 }
 
-const busyPlan = fc.sample(plannedTrace.filter((p) => p.polls.length > 5), { numRuns: 1, seed: 42 })[0]!;
+const busyPlan = fc.sample(
+  plannedTrace.filter((p) => p.polls.length > 5),
+  { numRuns: 1, seed: 42 },
+)[0]!;
 
 describe('hostile heap sections', () => {
   it('every cut of a section is refused with a code and an offset', () => {
@@ -64,30 +77,42 @@ describe('hostile heap sections', () => {
       const whole = decodeAll(s.bytes, s.offset, s.frames);
       expect(whole).toBeGreaterThan(0);
       const step = Math.max(1, Math.floor(s.bytes.length / 300));
-      for (let cut = 0; cut < s.bytes.length; cut += step) expectCoded(() => decodeAll(s.bytes.subarray(0, cut), s.offset, s.frames), s);
+      for (let cut = 0; cut < s.bytes.length; cut += step)
+        expectCoded(() => decodeAll(s.bytes.subarray(0, cut), s.offset, s.frames), s);
     }
   });
 
   it('mutated sections decode or give a coded error, never anything else', () => {
     const s = sectionOf(writeHeapFile(busyPlan, 'none'));
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.nat(s.bytes.length - 1), fc.nat(255)), { minLength: 1, maxLength: 4 }), (edits) => {
-        const bytes = s.bytes.slice();
-        for (const [at, value] of edits) bytes[at] = value;
-        try {
-          decodeAll(bytes, s.offset, s.frames);
-        } catch (err) {
-          expect(isProfpackError(err)).toBe(true);
-          expect(typeof (err as { offset?: unknown }).offset).toBe('number');
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.nat(s.bytes.length - 1), fc.nat(255)), { minLength: 1, maxLength: 4 }),
+        (edits) => {
+          const bytes = s.bytes.slice();
+          for (const [at, value] of edits) bytes[at] = value;
+          try {
+            decodeAll(bytes, s.offset, s.frames);
+          } catch (err) {
+            expect(isProfpackError(err)).toBe(true);
+            expect(typeof (err as { offset?: unknown }).offset).toBe('number');
+          }
+        },
+      ),
       { numRuns: 400 },
     );
   });
 
   /** A section of one raw chunk holding `records`, with totals that match unless given. */
   function handMade(records: Uint8Array, totals: Partial<HeapTotals> = {}): Uint8Array {
-    const header = encodeHeapHeader({ intervalBytes: 4096, records: 2, allocations: 1, frees: 1, live: 0, shortLived: 0, ...totals });
+    const header = encodeHeapHeader({
+      intervalBytes: 4096,
+      records: 2,
+      allocations: 1,
+      frees: 1,
+      live: 0,
+      shortLived: 0,
+      ...totals,
+    });
     const chunk = encodeHeapChunk(records, null);
     const out = new Uint8Array(header.length + chunk.length);
     out.set(header);
@@ -145,7 +170,9 @@ describe('hostile heap sections', () => {
     const small = new ByteSink();
     allocRecord(small);
     small.bytes[5] = 60; // n = 60 objects in a few bytes
-    expect(thrown(() => decodeAll(handMade(small.bytes.slice(0, small.length), { records: 1, frees: 0 }), 0)).code).toBe(ErrorCode.V2_BAD_HEAP);
+    expect(
+      thrown(() => decodeAll(handMade(small.bytes.slice(0, small.length), { records: 1, frees: 0 }), 0)).code,
+    ).toBe(ErrorCode.V2_BAD_HEAP);
     // A chunk declaring 2^40 decompressed bytes.
     const header = encodeHeapHeader({ intervalBytes: 1, records: 0, allocations: 0, frees: 0, live: 0, shortLived: 0 });
     const chunk = new ByteSink();
@@ -161,7 +188,10 @@ describe('hostile heap sections', () => {
     const sink = new ByteSink();
     allocRecord(sink);
     expect(decodeAll(handMade(sink.bytes.slice(0, sink.length), { records: 1, frees: 0 }), 0)).toBe(1);
-    expect(thrown(() => decodeAll(handMade(sink.bytes.slice(0, sink.length), { records: 1, frees: 0, allocations: 2 }), 0)).code).toBe(ErrorCode.V2_BAD_HEAP);
+    expect(
+      thrown(() => decodeAll(handMade(sink.bytes.slice(0, sink.length), { records: 1, frees: 0, allocations: 2 }), 0))
+        .code,
+    ).toBe(ErrorCode.V2_BAD_HEAP);
   });
 
   it('a heap section offset outside the file: ERR_V2_BAD_HEADER at the footer field, through openHeapTrace', () => {

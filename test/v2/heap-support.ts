@@ -36,13 +36,23 @@ export interface PlannedTrace {
 
 export const plannedTrace: fc.Arbitrary<PlannedTrace> = fc.record({
   threads: fc.integer({ min: 1, max: 3 }),
-  stackDepths: fc.array(fc.oneof(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 200, max: 256 })), { minLength: 1, maxLength: 8 }),
+  stackDepths: fc.array(fc.oneof(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 200, max: 256 })), {
+    minLength: 1,
+    maxLength: 8,
+  }),
   live: fc.array(fc.record({ thread: fc.nat(2), count: fc.integer({ min: 1, max: 20 }) }), { maxLength: 3 }),
   polls: fc.array(
     fc.record({
       thread: fc.nat(2),
       step: fc.integer({ min: 0, max: 5_000_000 }),
-      allocs: fc.array(fc.record({ gap: fc.integer({ min: 1, max: 300 }), size: fc.oneof(fc.integer({ min: 1, max: 4096 }), fc.constant(0xffff_ffff), fc.nat({ max: 0xffff_ffff })), stack: fc.nat(9) }), { maxLength: 30 }),
+      allocs: fc.array(
+        fc.record({
+          gap: fc.integer({ min: 1, max: 300 }),
+          size: fc.oneof(fc.integer({ min: 1, max: 4096 }), fc.constant(0xffff_ffff), fc.nat({ max: 0xffff_ffff })),
+          stack: fc.nat(9),
+        }),
+        { maxLength: 30 },
+      ),
       shortLived: fc.nat(5),
       freeMask: fc.array(fc.boolean(), { maxLength: 40 }),
     }),
@@ -51,11 +61,24 @@ export const plannedTrace: fc.Arbitrary<PlannedTrace> = fc.record({
 });
 
 /** Feeds `plan` to `sink` (begin, live batches, then polls as the recorder sends them); returns what must read back. */
-export function feedPlan(plan: PlannedTrace, sink: HeapFileSink, startTimeUs: number, intervalBytes = 4096): PlainBatch[] {
+export function feedPlan(
+  plan: PlannedTrace,
+  sink: HeapFileSink,
+  startTimeUs: number,
+  intervalBytes = 4096,
+): PlainBatch[] {
   const stacks = new HeapStacks();
-  for (let f = 0; f < 64; f++) stacks.callFrames.push({ functionName: `f${f}`, url: `file${f % 3}.js`, lineNumber: f, columnNumber: 2, scriptId: '0' });
+  for (let f = 0; f < 64; f++)
+    stacks.callFrames.push({
+      functionName: `f${f}`,
+      url: `file${f % 3}.js`,
+      lineNumber: f,
+      columnNumber: 2,
+      scriptId: '0',
+    });
   const stackIds: number[] = [];
-  const names = (id: number): string[] | null => (id === NO_STACK ? null : stacks.callFramesOf(id).map((cf) => cf.functionName));
+  const names = (id: number): string[] | null =>
+    id === NO_STACK ? null : stacks.callFramesOf(id).map((cf) => cf.functionName);
   plan.stackDepths.forEach((depth, s) => {
     let id = -1;
     for (let d = 0; d < depth; d++) id = stacks.add(id, (s * 7 + d * 3) % 64);
@@ -70,13 +93,31 @@ export function feedPlan(plan: PlannedTrace, sink: HeapFileSink, startTimeUs: nu
   for (const l of plan.live) {
     const t = l.thread % plan.threads;
     if (live.has(t)) continue;
-    const objects = Array.from({ length: l.count }, (_, i) => ({ ordinal: 10 + 3 * i, size: 16 * (i + 1), stack: stackOf(i % 10) }));
+    const objects = Array.from({ length: l.count }, (_, i) => ({
+      ordinal: 10 + 3 * i,
+      size: 16 * (i + 1),
+      stack: stackOf(i % 10),
+    }));
     live.set(t, [...objects]);
     nextOrdinal.set(t, 10 + 3 * l.count);
     const allocTimesUs = objects.map((_, i) => startTimeUs - 1000 * (l.count - i));
-    const batch = { threadId: threadId(t), ordinals: Uint32Array.from(objects, (o) => o.ordinal), sizes: Uint32Array.from(objects, (o) => o.size), stackIds: Uint32Array.from(objects, (o) => o.stack), allocTimesUs: Float64Array.from(allocTimesUs), stacks };
+    const batch = {
+      threadId: threadId(t),
+      ordinals: Uint32Array.from(objects, (o) => o.ordinal),
+      sizes: Uint32Array.from(objects, (o) => o.size),
+      stackIds: Uint32Array.from(objects, (o) => o.stack),
+      allocTimesUs: Float64Array.from(allocTimesUs),
+      stacks,
+    };
     sink.live(batch);
-    expected.push({ kind: 'live', threadId: String(threadId(t)), ordinals: objects.map((o) => o.ordinal), sizes: objects.map((o) => o.size), stacks: objects.map((o) => names(o.stack)), allocTimesUs });
+    expected.push({
+      kind: 'live',
+      threadId: String(threadId(t)),
+      ordinals: objects.map((o) => o.ordinal),
+      sizes: objects.map((o) => o.size),
+      stacks: objects.map((o) => names(o.stack)),
+      allocTimesUs,
+    });
   }
   let time = startTimeUs;
   for (const p of plan.polls) {
@@ -84,18 +125,49 @@ export function feedPlan(plan: PlannedTrace, sink: HeapFileSink, startTimeUs: nu
     const since = time;
     time += p.step;
     const held = live.get(t) ?? [];
-    const freed = held.filter((_, i) => p.freeMask[i % Math.max(1, p.freeMask.length)] === true && p.freeMask.length > 0);
+    const freed = held.filter(
+      (_, i) => p.freeMask[i % Math.max(1, p.freeMask.length)] === true && p.freeMask.length > 0,
+    );
     let ordinal = nextOrdinal.get(t) ?? 1;
     const made = p.allocs.map((a) => ({ ordinal: (ordinal += a.gap), size: a.size, stack: stackOf(a.stack) }));
     nextOrdinal.set(t, ordinal);
     live.set(t, [...held.filter((o) => !freed.includes(o)), ...made]);
     if (made.length > 0 || p.shortLived > 0) {
-      sink.allocations({ threadId: threadId(t), timeUs: time, sinceUs: since, ordinals: Uint32Array.from(made, (o) => o.ordinal), sizes: Uint32Array.from(made, (o) => o.size), stackIds: Uint32Array.from(made, (o) => o.stack), shortLived: p.shortLived, stacks });
-      expected.push({ kind: 'alloc', threadId: String(threadId(t)), timeUs: time, sinceUs: since, ordinals: made.map((o) => o.ordinal), sizes: made.map((o) => o.size), stacks: made.map((o) => names(o.stack)), shortLived: p.shortLived });
+      sink.allocations({
+        threadId: threadId(t),
+        timeUs: time,
+        sinceUs: since,
+        ordinals: Uint32Array.from(made, (o) => o.ordinal),
+        sizes: Uint32Array.from(made, (o) => o.size),
+        stackIds: Uint32Array.from(made, (o) => o.stack),
+        shortLived: p.shortLived,
+        stacks,
+      });
+      expected.push({
+        kind: 'alloc',
+        threadId: String(threadId(t)),
+        timeUs: time,
+        sinceUs: since,
+        ordinals: made.map((o) => o.ordinal),
+        sizes: made.map((o) => o.size),
+        stacks: made.map((o) => names(o.stack)),
+        shortLived: p.shortLived,
+      });
     }
     if (freed.length > 0) {
-      sink.frees({ threadId: threadId(t), timeUs: time, sinceUs: since, ordinals: Uint32Array.from(freed, (o) => o.ordinal) });
-      expected.push({ kind: 'free', threadId: String(threadId(t)), timeUs: time, sinceUs: since, ordinals: freed.map((o) => o.ordinal) });
+      sink.frees({
+        threadId: threadId(t),
+        timeUs: time,
+        sinceUs: since,
+        ordinals: Uint32Array.from(freed, (o) => o.ordinal),
+      });
+      expected.push({
+        kind: 'free',
+        threadId: String(threadId(t)),
+        timeUs: time,
+        sinceUs: since,
+        ordinals: freed.map((o) => o.ordinal),
+      });
     }
   }
   return expected;
@@ -112,8 +184,26 @@ export function readBack(source: HeapTraceSource): PlainBatch[] {
   };
   for (const b of source.events()) {
     const threadId = String(source.threads[b.thread]!.threadId);
-    if (b.kind === 'live') out.push({ kind: 'live', threadId, ordinals: [...b.ordinals], sizes: [...b.sizes], stacks: [...b.stackIds].map(names), allocTimesUs: [...b.allocTimesUs] });
-    else if (b.kind === 'alloc') out.push({ kind: 'alloc', threadId, timeUs: b.timeUs, sinceUs: b.sinceUs, ordinals: [...b.ordinals], sizes: [...b.sizes], stacks: [...b.stackIds].map(names), shortLived: b.shortLived });
+    if (b.kind === 'live')
+      out.push({
+        kind: 'live',
+        threadId,
+        ordinals: [...b.ordinals],
+        sizes: [...b.sizes],
+        stacks: [...b.stackIds].map(names),
+        allocTimesUs: [...b.allocTimesUs],
+      });
+    else if (b.kind === 'alloc')
+      out.push({
+        kind: 'alloc',
+        threadId,
+        timeUs: b.timeUs,
+        sinceUs: b.sinceUs,
+        ordinals: [...b.ordinals],
+        sizes: [...b.sizes],
+        stacks: [...b.stackIds].map(names),
+        shortLived: b.shortLived,
+      });
     else out.push({ kind: 'free', threadId, timeUs: b.timeUs, sinceUs: b.sinceUs, ordinals: [...b.ordinals] });
   }
   return out;

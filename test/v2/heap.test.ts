@@ -24,7 +24,12 @@ describe('heap section round trip', () => {
     fc.assert(
       fc.property(plannedTrace, fc.constantFrom<'zstd' | 'none'>('zstd', 'none'), (plan, compression) => {
         const out = file();
-        const w = new ProfileWriter(out, { sampleIntervalUs: 1000n, startTimeUs: BigInt(START), formatVersion: 2, compression });
+        const w = new ProfileWriter(out, {
+          sampleIntervalUs: 1000n,
+          startTimeUs: BigInt(START),
+          formatVersion: 2,
+          compression,
+        });
         const cpu = w.internFrame({ filename: 'cpu.js', funcname: 'spin', lineno: 3 });
         w.writeStack(7n, 0, BigInt(START + 10), 0, [cpu]);
         const expected = feedPlan(plan, w.heapSink(), START);
@@ -53,7 +58,8 @@ describe('heap section round trip', () => {
     const flushing = new Proxy(sink, {
       get(target, key) {
         const value = Reflect.get(target, key) as unknown;
-        if (key !== 'frees' && key !== 'allocations') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        if (key !== 'frees' && key !== 'allocations')
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         return (batch: unknown) => {
           (value as (b: unknown) => void).call(target, batch);
           w.flush();
@@ -80,7 +86,10 @@ describe('heap section round trip', () => {
   });
 
   it('downgrade keeps the CPU samples and counts the heap events it drops; info shows the counts', () => {
-    const plan = fc.sample(plannedTrace.filter((p) => p.polls.some((q) => q.allocs.length > 0)), { numRuns: 1, seed: 3 })[0]!;
+    const plan = fc.sample(
+      plannedTrace.filter((p) => p.polls.some((q) => q.allocs.length > 0)),
+      { numRuns: 1, seed: 3 },
+    )[0]!;
     const out = file();
     const w = new ProfileWriter(out, { sampleIntervalUs: 1000n, startTimeUs: BigInt(START), formatVersion: 2 });
     const cpu = w.internFrame({ filename: 'cpu.js', funcname: 'spin', lineno: 3 });

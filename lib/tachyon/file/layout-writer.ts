@@ -70,7 +70,14 @@ export function statsBlock(v: StatsValues, littleEndian: boolean): Uint8Array {
 }
 
 /** The 32-byte footer: table counts and the file size. */
-export function footer(stringCount: number, frameCount: number, fileSize: number, littleEndian: boolean, modelSectionOffset = -1, heapSectionOffset = -1): Uint8Array {
+export function footer(
+  stringCount: number,
+  frameCount: number,
+  fileSize: number,
+  littleEndian: boolean,
+  modelSectionOffset = -1,
+  heapSectionOffset = -1,
+): Uint8Array {
   const bytes = new Uint8Array(FOOTER_SIZE);
   const view = new DataView(bytes.buffer);
   view.setUint32(Footer.stringCount, stringCount, littleEndian);

@@ -25,11 +25,27 @@ const absent = (v: number | null): number | null => (v === -1 ? null : v);
 /** Tachyon's -1 ("no position") as the model's null: lib/profile's normalizeFrame, which cannot be imported here. */
 function modelFrame(f: Frame): Frame {
   const { filename, funcname, opcode } = f;
-  return { filename, funcname, lineno: absent(f.lineno), endLineno: absent(f.endLineno), column: absent(f.column), endColumn: absent(f.endColumn), opcode };
+  return {
+    filename,
+    funcname,
+    lineno: absent(f.lineno),
+    endLineno: absent(f.endLineno),
+    column: absent(f.column),
+    endColumn: absent(f.endColumn),
+    opcode,
+  };
 }
 
 /** A frame the file's table cannot resolve (its strings are bad): kept as a placeholder so ids still line up. */
-const UNRESOLVED: Frame = { filename: '', funcname: '(unknown)', lineno: null, endLineno: null, column: null, endColumn: null, opcode: null };
+const UNRESOLVED: Frame = {
+  filename: '',
+  funcname: '(unknown)',
+  lineno: null,
+  endLineno: null,
+  column: null,
+  endColumn: null,
+  opcode: null,
+};
 
 /** The file's heap events, or null when it holds none (a version-1 file, or version 2 without a heap section). */
 export function openHeapTrace(path: string, options: HeapTraceOptions = {}): HeapTraceSource | null {
@@ -83,14 +99,31 @@ class FileHeapTrace implements HeapTraceSource {
     for (const r of this.decoder.records()) {
       const thread = this.threadTable.intern(r.threadId);
       if (r.flags & HeapRecordFlag.Live) {
-        yield { kind: 'live', thread, ordinals: r.ordinals, sizes: r.sizes, stackIds: r.stackIds, allocTimesUs: r.allocTimesUs! };
+        yield {
+          kind: 'live',
+          thread,
+          ordinals: r.ordinals,
+          sizes: r.sizes,
+          stackIds: r.stackIds,
+          allocTimesUs: r.allocTimesUs!,
+        };
         continue;
       }
       this.lastTimeUs = this.lastTimeUs === null ? r.timeUs : Math.max(this.lastTimeUs, r.timeUs);
       if (r.flags & HeapRecordFlag.Alloc) {
-        yield { kind: 'alloc', thread, timeUs: r.timeUs, sinceUs: r.sinceUs, ordinals: r.ordinals, sizes: r.sizes, stackIds: r.stackIds, shortLived: r.shortLived };
+        yield {
+          kind: 'alloc',
+          thread,
+          timeUs: r.timeUs,
+          sinceUs: r.sinceUs,
+          ordinals: r.ordinals,
+          sizes: r.sizes,
+          stackIds: r.stackIds,
+          shortLived: r.shortLived,
+        };
       }
-      if (r.flags & HeapRecordFlag.Free) yield { kind: 'free', thread, timeUs: r.timeUs, sinceUs: r.sinceUs, ordinals: r.freed };
+      if (r.flags & HeapRecordFlag.Free)
+        yield { kind: 'free', thread, timeUs: r.timeUs, sinceUs: r.sinceUs, ordinals: r.freed };
     }
   }
 }

@@ -25,7 +25,14 @@ import {
 } from '../format';
 import { ByteSource } from '../v2/bytes';
 import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/blocks';
-import { BlockKind, HEADER_FLAGS_OFFSET, HEAP_OFFSET_IN_FOOTER, HeaderFlag, KNOWN_HEADER_FLAGS, MODEL_OFFSET_IN_FOOTER } from '../v2/format';
+import {
+  BlockKind,
+  HEADER_FLAGS_OFFSET,
+  HEAP_OFFSET_IN_FOOTER,
+  HeaderFlag,
+  KNOWN_HEADER_FLAGS,
+  MODEL_OFFSET_IN_FOOTER,
+} from '../v2/format';
 import { decodeModelSection, type ModelSection } from '../v2/model';
 import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/tables';
 import { v2Native } from '../v2/native';
@@ -175,7 +182,9 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     // Last before the stats block: frame table, [model section], heap section (docs/format-v2.md §9).
     const at = footerAt + HEAP_OFFSET_IN_FOOTER;
     const offset = view.getBigUint64(at, true);
-    if (offset < BigInt(frameTableOffset) || offset >= BigInt(tablesEnd)) throw headerError(`heap section offset ${offset} is outside ${frameTableOffset}..${tablesEnd - 1}`, at);
+    if (offset < BigInt(frameTableOffset) || offset >= BigInt(tablesEnd)) {
+      throw headerError(`heap section offset ${offset} is outside ${frameTableOffset}..${tablesEnd - 1}`, at);
+    }
     heap = { offset: Number(offset), bytes: bytes.subarray(Number(offset), tablesEnd) };
     tablesEnd = heap.offset;
   }

@@ -45,7 +45,10 @@ class ThreadState {
 
 function wholeUs(value: number, what: string): number {
   if (!Number.isFinite(value)) {
-    throw new ProfpackError(`${what} ${value} is not a time`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'a finite µs' });
+    throw new ProfpackError(`${what} ${value} is not a time`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'a finite µs',
+    });
   }
   return Math.round(value);
 }
@@ -115,7 +118,13 @@ export class HeapSectionEncoder {
    * One poll of one thread: its allocation batch (null: none) and its free
    * batch (null: none), frees naming objects live before the poll.
    */
-  poll(threadId: bigint, timeUs: number, sinceUs: number, alloc: (HeapObjects & { shortLived: number }) | null, frees: ArrayLike<number> | null): void {
+  poll(
+    threadId: bigint,
+    timeUs: number,
+    sinceUs: number,
+    alloc: (HeapObjects & { shortLived: number }) | null,
+    frees: ArrayLike<number> | null,
+  ): void {
     if (alloc === null && frees === null) return;
     const t = this.thread(threadId);
     const n = alloc?.ordinals.length ?? 0;
@@ -179,7 +188,14 @@ export class HeapSectionEncoder {
   }
 
   /** Codes objects [start, …) into the columns, up to a record's bounds; returns where it stopped. */
-  private objects(t: ThreadState, objects: HeapObjects, start: number, n: number, timeUs: number, allocTimesUs: ArrayLike<number> | null): number {
+  private objects(
+    t: ThreadState,
+    objects: HeapObjects,
+    start: number,
+    n: number,
+    timeUs: number,
+    allocTimesUs: ArrayLike<number> | null,
+  ): number {
     const end = Math.min(n, start + HEAP_RECORD_MAX_OBJECTS);
     let i = start;
     for (; i < end; i++) {

@@ -27,7 +27,7 @@ export class LiveList {
     }
   }
 
-  /** Adds an object after every live one with an ordinal ≤ its own (V8's ordinals ascend: nearly always at the end). */
+  /** Adds an object after every live one with an ordinal ≤ its own (V8's ordinals ascend: nearly always last). */
   insert(ordinal: number, size = 0, stack = 0, timeUs = 0): void {
     const n = this.length;
     if (n === this.ordinals.length) {

@@ -184,7 +184,8 @@ export function writerStats(c: Float64Array, stacksCut: number): WriterStats {
     fullRecords: c[Counter.fullRecords]!,
     suffixRecords: c[Counter.suffixRecords]!,
     popPushRecords: c[Counter.popPushRecords]!,
-    totalRecords: c[Counter.repeatRecords]! + c[Counter.fullRecords]! + c[Counter.suffixRecords]! + c[Counter.popPushRecords]!,
+    totalRecords:
+      c[Counter.repeatRecords]! + c[Counter.fullRecords]! + c[Counter.suffixRecords]! + c[Counter.popPushRecords]!,
     totalSamples: c[Counter.totalSamples]!,
     totalFramesWritten: written,
     framesSaved: saved,

@@ -101,7 +101,13 @@ export class HeapFileSink {
     const enc = this.started();
     if (p !== null && p.threadId === batch.threadId && p.timeUs === batch.timeUs) {
       this.pending = null;
-      enc.poll(BigInt(p.threadId), p.timeUs, p.sinceUs, { ordinals: p.ordinals, sizes: p.sizes, stackKeys: p.stackIds, shortLived: p.shortLived }, batch.ordinals);
+      enc.poll(
+        BigInt(p.threadId),
+        p.timeUs,
+        p.sinceUs,
+        { ordinals: p.ordinals, sizes: p.sizes, stackKeys: p.stackIds, shortLived: p.shortLived },
+        batch.ordinals,
+      );
     } else {
       this.settle();
       enc.poll(BigInt(batch.threadId), batch.timeUs, batch.sinceUs, null, batch.ordinals);
@@ -174,7 +180,13 @@ export class HeapFileSink {
     const p = this.pending;
     if (p === null) return;
     this.pending = null;
-    this.started().poll(BigInt(p.threadId), p.timeUs, p.sinceUs, { ordinals: p.ordinals, sizes: p.sizes, stackKeys: p.stackIds, shortLived: p.shortLived }, null);
+    this.started().poll(
+      BigInt(p.threadId),
+      p.timeUs,
+      p.sinceUs,
+      { ordinals: p.ordinals, sizes: p.sizes, stackKeys: p.stackIds, shortLived: p.shortLived },
+      null,
+    );
   }
 
   private store(raw: Uint8Array): void {
@@ -216,7 +228,10 @@ export function createHeapSink(
   options?: HeapSinkOptions,
 ): HeapFileSink {
   if (formatVersion !== 2) {
-    throw new ProfpackError('heap events need format version 2', { code: ErrorCode.TACHYON_V1_HEAP, expected: 'formatVersion: 2' });
+    throw new ProfpackError('heap events need format version 2', {
+      code: ErrorCode.TACHYON_V1_HEAP,
+      expected: 'formatVersion: 2',
+    });
   }
   return new HeapFileSink(internFrame, Number(startTimeUs), compression === 'zstd' ? ZSTD_LEVEL : null, options);
 }

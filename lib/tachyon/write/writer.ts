@@ -365,7 +365,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** Where heap events go into this file (its heap section, docs/format-v2.md §9): version 2 only. */
   heapSink(options?: HeapSinkOptions): HeapFileSink {
     this.checkOpen();
-    return (this.heap ??= createHeapSink(this.formatVersion, (f) => this.internFrame(f), this.startTime, this.compression, options));
+    const intern = (f: FrameSpec): number => this.internFrame(f);
+    return (this.heap ??= createHeapSink(this.formatVersion, intern, this.startTime, this.compression, options));
   }
 
   /** The profile statistics block (56 bytes, before the footer), with CPython's checks. */
@@ -425,7 +426,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       const hd = this.header;
       s.patch(hd.magic, MAGIC);
       s.patch(hd.version, this.formatVersion === 2 ? FORMAT_VERSION_2 : FORMAT_VERSION);
-      const sections = (modelOffset >= 0 ? HeaderFlag.ModelSection : 0) | (heapOffset >= 0 ? HeaderFlag.HeapSection : 0);
+      const heapFlag = heapOffset >= 0 ? HeaderFlag.HeapSection : 0;
+      const sections = (modelOffset >= 0 ? HeaderFlag.ModelSection : 0) | heapFlag;
       if (v2Tables !== null) s.patch(hd.reserved, v2Tables.flags | sections);
       s.patch(hd.pythonMajor, WRITER_PYTHON_VERSION[0]);
       s.patch(hd.pythonMinor, WRITER_PYTHON_VERSION[1]);
