@@ -96,8 +96,9 @@ export class TachyonSource implements ProfileSource {
       for (const t of this.model.threadNames) this.threadTable.intern(t.threadId, t.interpreterId, t.name);
     }
     // A profpack Node recording says what recorded it (lib/recorded-by.ts): its process, and thread 0 is the main thread.
-    const recordedBy = findRecordedBy(reader.strings);
+    const recordedBy = findRecordedBy(reader.strings, this.model?.producer);
     if (recordedBy !== undefined) {
+      this.meta.recordedBy = recordedBy;
       this.meta.processIdentity = processIdentity(recordedBy);
       this.meta.origin = { format: 'tachyon', producer: `profpack record (Node ${recordedBy.version})` };
       this.threadTable.intern(0n, 0, 'main');

@@ -12,6 +12,7 @@ import { zstdCompress, zstdDecompress } from '../file/zstd';
 import { ByteSink, ByteSource } from './bytes';
 import { decodeStringTable, encodeStringTable } from './tables';
 import { v2Native } from './native';
+import { decodeProducerFields, encodeProducerFields, type ProducerFields } from './producer-fields';
 
 /** What a value column measures (lib/profile's SampleType). */
 export interface ModelSampleType {
@@ -41,6 +42,8 @@ export interface ModelMeta {
   period?: number;
   durationUs?: bigint;
   comments?: string[];
+  /** What recorded the file (producer-fields.ts; a Node recording: lib/recorded-by.ts's fields). */
+  producer?: ProducerFields;
 }
 
 /** A decoded model section: the meta, and per-sample columns in the region's sample order. */
@@ -60,8 +63,8 @@ export interface ModelSection extends ModelMeta {
 /** Byte 0 of the section. */
 export const ModelCoding = { Raw: 0, Zstd: 1 } as const;
 /** Presence bits of the body's flags byte. */
-export const ModelPresence = { Period: 1, Duration: 2, TimeAbsent: 4, Labels: 8, ThreadNames: 16, Comments: 32 } as const;
-const KNOWN_PRESENCE = 63;
+export const ModelPresence = { Period: 1, Duration: 2, TimeAbsent: 4, Labels: 8, ThreadNames: 16, Comments: 32, Producer: 64 } as const;
+const KNOWN_PRESENCE = 127;
 /** How a value column is coded. */
 export const ValueCoding = { DeltaZigzag: 0, Float64: 1 } as const;
 /** How a label's value is stored. */
@@ -241,7 +244,8 @@ export class ModelSectionEncoder {
       (this.anyAbsent ? ModelPresence.TimeAbsent : 0) |
       (this.anyLabels ? ModelPresence.Labels : 0) |
       (this.threadNames.size > 0 ? ModelPresence.ThreadNames : 0) |
-      (comments.length > 0 ? ModelPresence.Comments : 0);
+      (comments.length > 0 ? ModelPresence.Comments : 0) |
+      (m.producer !== undefined ? ModelPresence.Producer : 0);
     body.u8(presence);
     if (presence & ModelPresence.Period) {
       body.uvarint(str(m.periodType!.type));
@@ -299,6 +303,7 @@ export class ModelSectionEncoder {
       body.uvarint(comments.length);
       for (const c of comments) body.uvarint(str(c));
     }
+    if (presence & ModelPresence.Producer) encodeProducerFields(body, m.producer!, str);
     const out = new ByteSink(body.length + 1024);
     out.uvarint(strings.length);
     encodeStringTable(strings, false, out);
@@ -450,6 +455,15 @@ export function decodeModelSection(bytes: Uint8Array, offset: number, sampleCoun
     const count = boundedCount(src, 'comment count', 1);
     section.comments = [];
     for (let i = 0; i < count; i++) section.comments.push(str('comment'));
+  }
+  if (presence & ModelPresence.Producer) {
+    section.producer = decodeProducerFields(src, {
+      str,
+      count: (what, minBytes) => boundedCount(src, what, minBytes),
+      uvarint53: (what) => uvarint53(src, what),
+      float64: (what) => readFloat64(src, what),
+      bad: (message, expected, at) => bad(src, message, expected, at),
+    });
   }
   if (src.pos !== src.end) throw bad(src, `${src.end - src.pos} bytes after the model section's last field`, 'the section used up exactly');
   return section;
