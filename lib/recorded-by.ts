@@ -5,6 +5,8 @@
  * only the ones frames refer to (shared notes, tachyon-format.md §4, §10),
  * so the string costs nothing there. The header's Python version field stays
  * 3.15.2 (the format followed); `info` shows this note instead of it.
+ * Version 2 keeps the same fields one by one, as the model section's
+ * producer fields (lib/tachyon/v2/producer-fields.ts).
  */
 
 /** The string starts with this, then JSON. */
@@ -14,10 +16,14 @@ export interface RecordedBy {
   runtime: 'node';
   /** process.version, e.g. "v20.20.2". */
   version: string;
-  /** process.platform-process.arch, e.g. "linux-x64". */
+  /** process.platform, e.g. "linux" (files before arch was its own field: "linux-x64"). */
   platform: string;
+  /** process.arch, e.g. "x64". */
+  arch?: string;
   hostname: string;
   pid: number;
+  /** The parent's pid: a forked child's parent is the process that forked it. */
+  ppid?: number;
   /** The process's start, Unix epoch µs: with the pid, one process's identity across rotated files. */
   processStartUs: number;
   /** process.execArgv then process.argv (cut at MAX_ARGV_CHARS). */
@@ -25,6 +31,8 @@ export interface RecordedBy {
   intervalUs: number;
   /** How samples are taken: V8's sampler ticks on wall time, idle time included as (idle). */
   mode: 'wall';
+  /** Whether frames were read at their source through source maps while recording (record --no-source-maps: false). */
+  sourceMaps?: boolean;
   /** The profpack version that recorded. */
   recorder: string;
 }
@@ -34,22 +42,40 @@ export function encodeRecordedBy(about: RecordedBy): string {
 }
 
 /**
- * The note among a file's strings, if one is there and well formed (a damaged one is ignored: it is a courtesy, not
- * data).
+ * What recorded a file: a version-2 model section's producer fields, else the
+ * note among its strings (version 1), if well formed (a damaged one is
+ * ignored: it is a courtesy, not data).
  */
-export function findRecordedBy(strings: readonly string[]): RecordedBy | undefined {
+export function findRecordedBy(strings: readonly string[], producer?: object): RecordedBy | undefined {
+  const fields = asRecordedBy(producer);
+  if (fields !== undefined) return fields;
   for (let i = strings.length - 1; i >= 0; i--) {
     const s = strings[i]!;
     if (!s.startsWith(RECORDED_BY_PREFIX)) continue;
     try {
-      const about = JSON.parse(s.slice(RECORDED_BY_PREFIX.length)) as RecordedBy;
-      if (about !== null && typeof about === 'object' && about.runtime === 'node' && Number.isInteger(about.pid))
-        return about;
+      const about = asRecordedBy(JSON.parse(s.slice(RECORDED_BY_PREFIX.length)));
+      if (about !== undefined) return about;
     } catch {
       // not ours after all
     }
   }
   return undefined;
+}
+
+/** The fields as a RecordedBy when they have its required fields with their types. */
+function asRecordedBy(value: unknown): RecordedBy | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const v = value as Record<string, unknown>;
+  const strings = ['version', 'platform', 'hostname', 'recorder'].every((k) => typeof v[k] === 'string');
+  const numbers = ['pid', 'processStartUs', 'intervalUs'].every((k) => typeof v[k] === 'number');
+  const argv = Array.isArray(v.argv) && v.argv.every((a) => typeof a === 'string');
+  if (v.runtime !== 'node' || !Number.isInteger(v.pid) || !strings || !numbers || !argv) return undefined;
+  return v as unknown as RecordedBy;
+}
+
+/** The platform as one word, e.g. "linux-x64" (a file from before arch was its own field has it in platform). */
+export function platformName(about: RecordedBy): string {
+  return about.arch === undefined ? about.platform : `${about.platform}-${about.arch}`;
 }
 
 /** One process's identity across files: host, pid and the process's start. */

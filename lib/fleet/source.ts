@@ -62,6 +62,9 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
     let count = 0;
     const types: SampleType[] = [];
     let defaultType: string | undefined;
+    // What recorded the files, when they are all one process's (rotated files).
+    let recordedBy: ProfileMeta['recordedBy'];
+    const identities = new Set<string | undefined>();
     for (const file of files) {
       const src = openFile(file);
       try {
@@ -70,6 +73,8 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
         count = src.sampleCount === undefined || Number.isNaN(count) ? NaN : count + src.sampleCount;
         for (const t of src.meta.sampleTypes) if (!types.some((u) => sampleTypeName(u) === sampleTypeName(t))) types.push({ ...t });
         defaultType ??= sampleTypeName(src.meta.sampleTypes[src.meta.defaultSampleType]!);
+        identities.add(src.meta.processIdentity);
+        recordedBy ??= src.meta.recordedBy;
       } finally {
         src.close();
       }
@@ -77,6 +82,10 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
     if (types.length === 0) types.push({ ...SampleTypes.samples });
     const defaultIndex = types.findIndex((t) => sampleTypeName(t) === defaultType);
     meta = { sampleTypes: types, defaultSampleType: Math.max(0, defaultIndex), startTimeUs: start ?? 0n, sampleIntervalUs: interval ?? 1000n };
+    if (identities.size === 1 && recordedBy !== undefined) {
+      meta.recordedBy = recordedBy;
+      meta.processIdentity = [...identities][0];
+    }
     sampleCount = Number.isNaN(count) ? undefined : count;
   };
   const target = {

@@ -84,6 +84,8 @@ export class TachyonSource implements ProfileSource {
   private readonly model: ModelSection | null;
   /** Section label set id → this source's label set id. */
   private readonly labelIds: number[] = [];
+  /** A Node recording: thread 0 is the main thread, every other one a worker thread. */
+  private readonly nodeRecording: boolean = false;
 
   constructor(private readonly reader: ProfileReader) {
     this.model = reader.model;
@@ -98,11 +100,13 @@ export class TachyonSource implements ProfileSource {
     }
     // A profpack Node recording says what recorded it (lib/recorded-by.ts): its process, and thread 0 is the main
     // thread.
-    const recordedBy = findRecordedBy(reader.strings);
+    const recordedBy = findRecordedBy(reader.strings, this.model?.producer);
     if (recordedBy !== undefined) {
+      this.meta.recordedBy = recordedBy;
       this.meta.processIdentity = processIdentity(recordedBy);
       this.meta.origin = { format: 'tachyon', producer: `profpack record (Node ${recordedBy.version})` };
       this.threadTable.intern(0n, 0, 'main');
+      this.nodeRecording = true;
     }
   }
 
@@ -177,7 +181,11 @@ export class TachyonSource implements ProfileSource {
     const threadOf = (t: number): number => {
       if (t >= threadIndex.length) threadIndex = grown(threadIndex, t, -1);
       let id = threadIndex[t]!;
-      if (id < 0) id = threadIndex[t] = this.threadTable.intern(nodes!.threadId(t), nodes!.interpreterId(t));
+      if (id < 0) {
+        const threadId = nodes!.threadId(t);
+        const name = this.nodeRecording && threadId !== 0n ? `worker ${threadId}` : undefined;
+        id = threadIndex[t] = this.threadTable.intern(threadId, nodes!.interpreterId(t), name);
+      }
       return id;
     };
 

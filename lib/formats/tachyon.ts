@@ -15,6 +15,7 @@ import { ModelWriter, ProfileWriter, ProfilingMode } from '../tachyon/index';
 import { chooseSampleType, sampleCountColumn, sampleTypeName, type Frame, type ProfileSource } from '../profile/index';
 import type { FormatAdapter, WriteOptions, WriteTarget } from './adapter';
 import { readTachyon } from './tachyon-read';
+import { encodeRecordedBy } from '../recorded-by';
 
 /** Ticks a version-1 file may be given in all: each is a sample CPython's replay builds a frame list for. */
 export const MAX_VERSION1_TICKS = 50_000_000;
@@ -119,6 +120,8 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
     mode: modeOf(source),
   });
   try {
+    // What recorded it goes where version 1 keeps it: a string no frame names (lib/recorded-by.ts).
+    if (source.meta.recordedBy !== undefined) writer.internString(encodeRecordedBy(source.meta.recordedBy));
     const mapper = new StackMapper(source, (f) => writer.internFrame(frameSpec(f)));
     const interval = Number(source.meta.sampleIntervalUs);
     const start = Number(source.meta.startTimeUs);
@@ -184,6 +187,7 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
       period: m.period,
       durationUs: m.durationUs,
       comments: m.comments,
+      producer: m.recordedBy === undefined ? undefined : { ...m.recordedBy },
     },
   });
   try {

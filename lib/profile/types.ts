@@ -10,6 +10,7 @@
  * is one record with value 10^9. Stacks are ids in a prefix table
  * (StackTable), so a repeated stack costs one number.
  */
+import type { RecordedBy } from '../recorded-by';
 
 /** One frame, in the field names of Tachyon's frame table; `null` = absent (CPython's -1 / 255). */
 export interface Frame {
@@ -65,6 +66,8 @@ export interface ProfileMeta {
    * threads are the same threads.
    */
   processIdentity?: string;
+  /** What recorded it, when the file says (a profpack Node recording: lib/recorded-by.ts). */
+  recordedBy?: RecordedBy;
   /** Name of the format the profile was read from (a FormatName) and what wrote it, where known. */
   origin?: { format: string; producer?: string };
 }

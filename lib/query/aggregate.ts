@@ -12,7 +12,8 @@
 import { ErrorCode, ProfpackError } from '../errors';
 import { NodeStatus, anonymousName, chooseSampleType, formatValue, sampleCountColumn, threadKey, type Frame, type ProfileSource, type SampleType } from '../profile/index';
 
-export type AggregateBy = 'function' | 'file' | 'line';
+export type AggregateBy = 'function' | 'file' | 'line' | 'thread';
+const AGGREGATE_BY: readonly AggregateBy[] = ['function', 'file', 'line', 'thread'];
 export type SortBy = 'self' | 'total';
 
 /** Status filters, named after the status bits (tachyon-format.md §3.2, NodeStatus.InGc). */
@@ -51,6 +52,8 @@ export interface AggregateRow {
   funcname: string | null;
   filename: string;
   lineno: number | null;
+  /** --by thread: the thread ("ID" or "ID@INTERPRETER") and its name where the file names it. */
+  thread?: { key: string; name?: string };
   /** In the sample type's unit. */
   self: number;
   total: number;
@@ -91,7 +94,7 @@ function statusPredicate(status: AggregateOptions['status']): ((s: number) => bo
   return filter;
 }
 
-/** Per stack id, the summed value of the records that pass the filters. */
+/** Per stack id (per thread index when summed by thread), the summed value of the records that pass the filters. */
 export interface StackSums {
   column: number;
   own: Float64Array;
@@ -105,7 +108,7 @@ export interface StackSums {
 }
 
 /** One pass over the batches: the chosen column summed per stack id under the filters. */
-export function sumByStack(source: ProfileSource, options: AggregateOptions = {}): StackSums {
+export function sumByStack(source: ProfileSource, options: AggregateOptions = {}, byThread = false): StackSums {
   const column = chooseSampleType(source.meta, options.sampleType);
   const statusFilter = statusPredicate(options.status);
   const startUs = Number(source.meta.startTimeUs);
@@ -142,7 +145,7 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
         if (!(time >= from && time < to)) continue;
       }
       if (statusFilter !== undefined && !statusFilter(b.status[i]!)) continue;
-      const s = b.stack[i]!;
+      const s = byThread ? b.thread[i]! : b.stack[i]!;
       if (s >= own.length) {
         const n = Math.max(s + 1, own.length * 2, source.stacks.size);
         const o = new Float64Array(n);
@@ -167,7 +170,8 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
 export function aggregate(source: ProfileSource, options: AggregateOptions = {}): AggregateResult {
   const by = options.by ?? 'function';
   const sort = options.sort ?? 'self';
-  if (!['function', 'file', 'line'].includes(by)) throw new ProfpackError(`--by must be function, file or line, not "${by}"`, { code: ErrorCode.INVALID_ARGUMENT });
+  if (!AGGREGATE_BY.includes(by)) throw new ProfpackError(`--by must be function, file, line or thread, not "${by}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: AGGREGATE_BY.join(' | ') });
+  if (by === 'thread') return byThread(source, options, sort);
   const sums = sumByStack(source, options);
   const { self, total, keyFrame, selfHit } = keyTotals(source, sums, (f) => keyOf(f, by));
   // A key lists when a kept record reached it, even if its values cancel out to 0.
@@ -194,6 +198,26 @@ export function aggregate(source: ProfileSource, options: AggregateOptions = {})
   }
   const sampleType = { ...source.meta.sampleTypes[sums.column]! };
   return { by, sort, sampleType, total: sums.total, samples: sums.keptSamples, records: sums.kept, scanned: sums.scanned, rows };
+}
+
+/** Value per thread: a thread's self and total are the same, the value of its records. */
+function byThread(source: ProfileSource, options: AggregateOptions, sort: SortBy): AggregateResult {
+  const sums = sumByStack(source, options, true);
+  const order: number[] = [];
+  for (let t = 0; t < Math.min(sums.hit.length, source.threads.length); t++) if (sums.hit[t] === 1) order.push(t);
+  order.sort((a, b) => sums.own[b]! - sums.own[a]! || a - b);
+  const limit = options.limit === undefined ? 20 : options.limit <= 0 ? Infinity : options.limit;
+  const pct = (v: number) => (sums.total === 0 ? 0 : (100 * v) / sums.total);
+  const rows = order.slice(0, Math.min(order.length, limit)).map((t): AggregateRow => {
+    const ref = source.threads[t]!;
+    const key = threadKey(ref.threadId, ref.interpreterId);
+    const v = sums.own[t]!;
+    const thread = ref.name === undefined ? { key } : { key, name: ref.name };
+    return { key, funcname: null, filename: '', lineno: null, thread, self: v, total: v, selfPct: pct(v), totalPct: pct(v) };
+  });
+  const sampleType = { ...source.meta.sampleTypes[sums.column]! };
+  const { total, keptSamples: samples, kept: records, scanned } = sums;
+  return { by: 'thread', sort, sampleType, total, samples, records, scanned, rows };
 }
 
 /**
@@ -278,7 +302,9 @@ export function formatTable(result: AggregateResult): string {
   const header = ['self', 'self%', 'total', 'total%', result.by];
   const lines = result.rows.map((r) => {
     const name =
-      result.by === 'file'
+      r.thread !== undefined
+        ? `${r.thread.key}${r.thread.name === undefined ? '' : `  ${r.thread.name}`}`
+        : result.by === 'file'
         ? r.filename || '(no file)'
         : `${anonymousName(r.funcname ?? '')}` +
 `${r.filename === '' ? '' : `  ${r.filename}${result.by === 'line' ? `:${r.lineno ?? '?'}` : ''}`}`;

@@ -223,7 +223,8 @@ export class RecordingHost {
 
   /** What recorded the file: noted in this file and every later one. */
   setRecordedBy(about: RecordedBy): void {
-    this.recordedBy = encodeRecordedBy(about);
+    // Frames are mapped here, not in the recorded process: this host says whether they are.
+    this.recordedBy = encodeRecordedBy({ ...about, sourceMaps: this.options.sourceMaps !== false });
     this.sink.note(this.recordedBy);
   }
 

@@ -10,8 +10,8 @@ export { encodeRecordedBy, type RecordedBy } from '../recorded-by';
 /** Longest argv kept: a command line with thousands of file names must not bloat every file. */
 const MAX_ARGV_CHARS = 4096;
 
-/** This process as a recording's origin. */
-export function describeThisProcess(intervalUs: number, recorder = packageVersion()): RecordedBy {
+/** This process as a recording's origin; `sourceMaps`: whether its frames are read through source maps. */
+export function describeThisProcess(intervalUs: number, sourceMaps: boolean, recorder = packageVersion()): RecordedBy {
   const argv: string[] = [];
   let chars = 0;
   // profpack's own preload is how the recording started, not part of the user's command.
@@ -29,13 +29,16 @@ export function describeThisProcess(intervalUs: number, recorder = packageVersio
   return {
     runtime: 'node',
     version: process.version,
-    platform: `${process.platform}-${process.arch}`,
+    platform: process.platform,
+    arch: process.arch,
     hostname: hostname(),
     pid: process.pid,
+    ppid: process.ppid,
     processStartUs: Math.round(performance.timeOrigin * 1000),
     argv,
     intervalUs,
     mode: 'wall',
+    sourceMaps,
     recorder,
   };
 }

@@ -216,7 +216,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   // A file recording is on the Unix epoch (V8's own sample times are monotonic).
   const clockOffsetUs = epochOffsetUs();
   const startTimeUs = process.hrtime.bigint() / 1000n + clockOffsetUs;
-  const about = describeThisProcess(intervalUs);
+  const about = describeThisProcess(intervalUs, options.sourceMaps !== false);
   let writerProcess: WriterProcess | undefined;
   let rotatingHost: RecordingHost | undefined;
   let target: ChunkTarget;

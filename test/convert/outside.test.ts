@@ -20,7 +20,7 @@ import * as path from 'node:path';
 import Ajv from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dumpProfile, dumpToJsonText } from '../../lib/tachyon/index';
-import { repoRoot, sharedPath } from '../shared';
+import { SLOWDOWN, repoRoot, sharedPath } from '../shared';
 import { cpythonInterpreter } from '../tachyon/writer-support';
 import { compileBuild, type Build } from './build';
 
@@ -387,5 +387,6 @@ describe('dump --json is the shared vectors\' shape: check_with_cpython.py accep
     const check = spawnSync(cpythonInterpreter(), [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--vectors', dir, '--strict'], { encoding: 'utf8', maxBuffer: 1 << 26 });
     expect(check.stderr).toContain(`${accepted.length} passed, 0 failed`);
     expect(check.status).toBe(0);
-  });
+    // One CLI process per vector (about 50): on a busy 2-core machine 157 s, past the default 120 s.
+  }, 600_000 * SLOWDOWN);
 });

@@ -43,9 +43,10 @@ function about(file: string): RecordedBy | undefined {
 describe('what recorded a Node recording', () => {
   it('is in the file: Node version, platform, pid, the command without the preload, interval, mode', () => {
     const note = about(recording)!;
-    expect(note).toMatchObject({ runtime: 'node', version: process.version, platform: `${process.platform}-${process.arch}`, intervalUs: 500, mode: 'wall' });
+    expect(note).toMatchObject({ runtime: 'node', version: process.version, platform: process.platform, arch: process.arch, intervalUs: 500, mode: 'wall', sourceMaps: true });
     expect(note.pid).toBeGreaterThan(0);
     expect(note.pid).not.toBe(process.pid);
+    expect(note.ppid).toBeGreaterThan(0);
     expect(note.argv.slice(-3)).toEqual([app, 'first', 'second']);
     expect(note.argv.join(' ')).not.toMatch(/preload\.js/);
     expect(note.processStartUs).toBeGreaterThan(Date.UTC(2020, 0) * 1000);
@@ -74,6 +75,36 @@ describe('what recorded a Node recording', () => {
     );
     const note = about(recording)!;
     expect(findRecordedBy(['a', encodeRecordedBy(note), 'b'])).toEqual(note);
+  });
+});
+
+describe('what recorded it, in version 2', () => {
+  it('is kept in full as the model section\'s producer fields, and back in version 1 as the note', () => {
+    const v2 = path.join(dir, 'node-v2.tach');
+    const back = path.join(dir, 'node-v1-again.tach');
+    for (const [input, output, version] of [[recording, v2, '2'], [v2, back, '1']] as const) {
+      const run = spawnSync(process.execPath, [cli, 'convert', input, '-o', output, '--tachyon-version', version], { encoding: 'utf8' });
+      expect(run.status, run.stderr).toBe(0);
+    }
+    const note = about(recording)!;
+    const reader = ProfileReader.open(v2);
+    try {
+      expect(reader.info.version).toBe(2);
+      expect(reader.strings.some((s) => s.startsWith(RECORDED_BY_PREFIX))).toBe(false);
+      expect(reader.model!.producer).toEqual(note);
+      expect(findRecordedBy(reader.strings, reader.model!.producer)).toEqual(note);
+    } finally {
+      reader.close();
+    }
+    expect(about(back)).toEqual(note);
+    const text = infoLines(v2).join('\n');
+    expect(text).not.toMatch(/python|features/i);
+    expect(text).toMatch(/^format: +Tachyon version 2, /m);
+    expect(text).toMatch(new RegExp(`^recorded by: +Node ${process.version.replace(/\./g, '\\.')} on ${process.platform}-${process.arch} .*pid ${note.pid} \\(parent ${note.ppid}\\)`, 'm'));
+    expect(text).toMatch(/^source maps: +frames read at their source while recording$/m);
+    // A version-2 record may stand for many samples: info counts samples, as on the version-1 file.
+    const samples = (t: string) => Number(/^samples: +(\d+)/m.exec(t)![1]);
+    expect(samples(text)).toBe(samples(infoLines(recording).join('\n')));
   });
 });
 

@@ -93,6 +93,7 @@ describe('source maps at record time (the default)', () => {
       expect(rec.status, rec.stderr).toBe(0);
       const { rows, byLine } = hotLines(out);
       expectHotAtSource(rows, byLine, root);
+      expect(run('info', out).stdout).toMatch(/^source maps: +frames read at their source while recording$/m);
     });
   }
 });
@@ -109,6 +110,8 @@ describe('--source-maps DIR for a file recorded without', () => {
     const { rows } = hotLines(raw);
     expect(rows.length).toBeGreaterThan(0);
     for (const r of rows) expect(r.filename).toBe(pathToFileURL(path.join(adjacent, 'dist', 'app.js')).href);
+    // The file says so: the recorded process sent its note, the writer that maps frames says whether it did.
+    expect(run('info', raw).stdout).toMatch(/^source maps: +off while recording \(--no-source-maps\)$/m);
   });
 
   it('top, convert and flame read it at the source', () => {

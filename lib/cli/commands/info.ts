@@ -6,7 +6,7 @@ import { readInputHead } from '../../input';
 import { ProfileReader, type ProfileInfo } from '../../tachyon/index';
 import { profileInfoLines } from '../info-profile';
 import { NodeStatus } from '../../profile/index';
-import { findRecordedBy, type RecordedBy } from '../../recorded-by';
+import { findRecordedBy, platformName, type RecordedBy } from '../../recorded-by';
 
 const MODES = ['wall', 'cpu', 'gil', 'all', 'exception'];
 const FEATURES = ['all_threads', 'native', 'gc', 'opcodes', 'blocking'];
@@ -30,7 +30,7 @@ export function infoLines(file: string): string[] {
   try {
     const i = reader.info;
     const layout = reader.layout;
-    const about = findRecordedBy(reader.strings);
+    const about = findRecordedBy(reader.strings, reader.info.version === 2 ? reader.model?.producer : undefined);
     if (about !== undefined) return nodeInfoLines(file, reader, about);
     const lines = [
       `file:         ${file} (${layout.fileSize} bytes)`,
@@ -76,40 +76,57 @@ function nodeInfoLines(file: string, reader: ProfileReader, about: RecordedBy): 
   const i = reader.info;
   const layout = reader.layout;
   const askedRate = 1e6 / Number(i.sampleIntervalUs);
+  // A version-2 record may stand for many samples: its samples/count value says how many.
+  const model = reader.model;
+  const countType = model?.sampleTypes.findIndex((t) => t.type === 'samples' && t.unit === 'count') ?? -1;
+  const weights = countType < 0 ? undefined : model!.values[countType];
+  const counts = { onCpu: 0, idle: 0, gc: 0 };
+  let first: bigint | null = null;
+  let last: bigint | null = null;
+  let samples = 0;
+  let k = 0;
+  for (const s of reader.samples()) {
+    const n = weights === undefined ? 1 : weights[k]!;
+    k++;
+    samples += n;
+    if (first === null || s.timestampUs < first) first = s.timestampUs;
+    if (last === null || s.timestampUs > last) last = s.timestampUs;
+    if (s.status & NodeStatus.InGc) counts.gc += n;
+    else if (s.status & NodeStatus.OnCpu) counts.onCpu += n;
+    else counts.idle += n;
+  }
   const lines = [
     `file:         ${file} (${layout.fileSize} bytes)`,
     `format:       Tachyon version ${i.version}, ${layout.littleEndian ? 'little' : 'big'}-endian, ${compressionName(i)}`,
-    `recorded by:  Node ${about.version} on ${about.platform} (host ${about.hostname}), pid ${about.pid}, profpack ${about.recorder}`,
+    `recorded by:  Node ${about.version} on ${platformName(about)} (host ${about.hostname}), pid ${about.pid}` +
+      `${about.ppid === undefined ? '' : ` (parent ${about.ppid})`}, profpack ${about.recorder}`,
     `command:      ${about.argv.join(' ')}`,
     `start:        ${new Date(Number(i.startTimeUs) / 1000).toISOString()}`,
     `interval:     ${i.sampleIntervalUs} us (asks for ${askedRate.toFixed(0)} samples/s per thread)`,
     "mode:         wall: V8's sampler ticks on wall-clock time; a thread waiting on its event loop is sampled as (idle)",
-    `samples:      ${i.sampleCount}`,
+    `samples:      ${samples}${samples === k ? '' : ` (in ${k} records)`}`,
     `threads:      ${i.threadCount}`,
     `frames:       ${i.frameCount}`,
   ];
-  if (i.durationSec !== null && i.sampleRate !== null) {
-    const share = askedRate > 0 ? (100 * i.sampleRate) / askedRate : 0;
+  if (about.sourceMaps !== undefined) {
+    const maps = about.sourceMaps ? 'frames read at their source while recording' : 'off while recording (--no-source-maps)';
+    lines.push(`source maps:  ${maps}`);
+  }
+  if (i.durationSec !== null && i.durationSec > 0) {
+    // Version 1's stats block has the recorder's rate; a version-2 file's counts records, so it is counted here.
+    const rate = i.version === 1 && i.sampleRate !== null ? i.sampleRate : samples / Math.max(1, i.threadCount) / i.durationSec;
+    const share = askedRate > 0 ? (100 * rate) / askedRate : 0;
     lines.push(`duration:     ${i.durationSec.toFixed(3)} s`);
     lines.push(
-      `sample rate:  ${i.sampleRate.toFixed(1)}/s per thread, ${share.toFixed(0)}% of what the interval asks: ` +
+      `sample rate:  ${rate.toFixed(1)}/s per thread, ${share.toFixed(0)}% of what the interval asks: ` +
         "V8's sampler thread waits the interval after each tick, so a period is the interval plus the tick's own cost and any wait for a CPU",
     );
   }
-  const counts = { onCpu: 0, idle: 0, gc: 0 };
-  let first: bigint | null = null;
-  let last: bigint | null = null;
-  let count = 0;
-  for (const s of reader.samples()) {
-    count++;
-    if (first === null || s.timestampUs < first) first = s.timestampUs;
-    if (last === null || s.timestampUs > last) last = s.timestampUs;
-    if (s.status & NodeStatus.InGc) counts.gc++;
-    else if (s.status & NodeStatus.OnCpu) counts.onCpu++;
-    else counts.idle++;
-  }
-  const pct = (n: number) => (count === 0 ? '0' : ((100 * n) / count).toFixed(1));
-  lines.push(`status:       on-cpu ${counts.onCpu} (${pct(counts.onCpu)}%), idle ${counts.idle} (${pct(counts.idle)}%), gc ${counts.gc} (${pct(counts.gc)}%)  (top --status on-cpu|idle|gc|main)`);
+  const pct = (n: number) => (samples === 0 ? '0' : ((100 * n) / samples).toFixed(1));
+  lines.push(
+    `status:       on-cpu ${counts.onCpu} (${pct(counts.onCpu)}%), idle ${counts.idle} (${pct(counts.idle)}%), ` +
+      `gc ${counts.gc} (${pct(counts.gc)}%)  (top --status on-cpu|idle|gc|main)`,
+  );
   lines.push(`sampled span: ${first === null ? 'no samples' : seconds(last! - first)}`);
   return [...lines, ...heapLines(reader)];
 }

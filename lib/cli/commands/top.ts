@@ -1,4 +1,4 @@
-/** `profpack top FILE`: where the samples are, by function, file or line. */
+/** `profpack top FILE`: where the samples are, by function, file, line or thread. */
 import { Command, Option } from 'commander';
 import { openProfile } from '../../formats/index';
 import { listProfileFiles, openProfiles } from '../../fleet/source';
@@ -33,9 +33,9 @@ function number(value: string | undefined, flag: string): number | undefined {
 export function registerTop(program: Command): Command {
   return program
     .command('top')
-    .description('the functions, files or lines with the most value (samples, time, bytes…) of a sample type')
+    .description('the functions, files, lines or threads with the most value (samples, time, bytes…) of a sample type')
     .argument('<files...>', 'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; many are aggregated together')
-    .addOption(new Option('--by <key>', 'group samples by').choices(['function', 'file', 'line']).default('function'))
+    .addOption(new Option('--by <key>', 'group samples by').choices(['function', 'file', 'line', 'thread']).default('function'))
     .option('--self', 'sort by self samples (innermost frame) [default]')
     .option('--total', 'sort by total samples (anywhere on the stack)')
     .option('--thread <id>', 'only this thread (ID or ID@INTERPRETER)')

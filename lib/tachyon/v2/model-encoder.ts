@@ -7,6 +7,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { zstdCompress } from '../file/zstd';
 import { ByteSink, ByteSource } from './bytes';
 import { encodeStringTable } from './tables';
+import { encodeProducerFields } from './producer-fields';
 import {
   LabelKind,
   MAX_DELTA,
@@ -152,7 +153,8 @@ export class ModelSectionEncoder {
       (this.anyAbsent ? ModelPresence.TimeAbsent : 0) |
       (this.anyLabels ? ModelPresence.Labels : 0) |
       (this.threadNames.size > 0 ? ModelPresence.ThreadNames : 0) |
-      (comments.length > 0 ? ModelPresence.Comments : 0);
+      (comments.length > 0 ? ModelPresence.Comments : 0) |
+      (m.producer !== undefined ? ModelPresence.Producer : 0);
     body.u8(presence);
     if (presence & ModelPresence.Period) {
       body.uvarint(str(m.periodType!.type));
@@ -210,6 +212,7 @@ export class ModelSectionEncoder {
       body.uvarint(comments.length);
       for (const c of comments) body.uvarint(str(c));
     }
+    if (presence & ModelPresence.Producer) encodeProducerFields(body, m.producer!, str);
     const out = new ByteSink(body.length + 1024);
     out.uvarint(strings.length);
     encodeStringTable(strings, false, out);

@@ -14,6 +14,7 @@ import { zstdDecompress } from '../file/zstd';
 import { ByteSource } from './bytes';
 import { decodeStringTable } from './tables';
 import { v2Native } from './native';
+import { decodeProducerFields, type ProducerFields } from './producer-fields';
 
 /** What a value column measures (lib/profile's SampleType). */
 export interface ModelSampleType {
@@ -43,6 +44,8 @@ export interface ModelMeta {
   period?: number;
   durationUs?: bigint;
   comments?: string[];
+  /** What recorded the file (producer-fields.ts; a Node recording: lib/recorded-by.ts's fields). */
+  producer?: ProducerFields;
 }
 
 /** A decoded model section: the meta, and per-sample columns in the region's sample order. */
@@ -72,8 +75,9 @@ export const ModelPresence = {
   Labels: 8,
   ThreadNames: 16,
   Comments: 32,
+  Producer: 64,
 } as const;
-const KNOWN_PRESENCE = 63;
+const KNOWN_PRESENCE = 127;
 /** How a value column is coded. */
 export const ValueCoding = { DeltaZigzag: 0, Float64: 1 } as const;
 /** How a label's value is stored. */
@@ -309,6 +313,15 @@ export function decodeModelSection(
     const count = boundedCount(src, 'comment count', 1);
     section.comments = [];
     for (let i = 0; i < count; i++) section.comments.push(str('comment'));
+  }
+  if (presence & ModelPresence.Producer) {
+    section.producer = decodeProducerFields(src, {
+      str,
+      count: (what, minBytes) => boundedCount(src, what, minBytes),
+      uvarint53: (what) => uvarint53(src, what),
+      float64: (what) => readFloat64(src, what),
+      bad: (message, expected, at) => bad(src, message, expected, at),
+    });
   }
   if (src.pos !== src.end)
     throw bad(src, `${src.end - src.pos} bytes after the model section's last field`, 'the section used up exactly');
