@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ErrorCode } from '../../lib/errors';
 import { ModelWriter, ProfileReader } from '../../lib/tachyon/index';
-import { ModelSectionEncoder, decodeModelSection } from '../../lib/tachyon/v2/model';
+import { decodeModelSection } from '../../lib/tachyon/v2/model';
+import { ModelSectionEncoder } from '../../lib/tachyon/v2/model-encoder';
 import { ProducerKind, type ProducerFields } from '../../lib/tachyon/v2/producer-fields';
 import { thrown } from '../helpers';
 
