@@ -16,6 +16,8 @@ import {
   NO_SAMPLES,
   NO_STACK,
   parseByteSize,
+  POLL_CPU_SHARE,
+  timedPollDue,
   type HeapPoll,
   type LiveSamples,
   type SamplingHeapNode,
@@ -205,5 +207,17 @@ describe('heap options', () => {
     for (const options of [{ heap: { intervalBytes: 5 } }, { heap: { nearLimitRatio: 2 } }, { heapSink }, { heap: true as const, heapSink, writer: 'process' as const }]) {
       expect(() => startRecording({ ...options, out: '/nonexistent/dir/never.tach' })).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
     }
+  });
+});
+
+describe('timedPollDue', () => {
+  it('is due exactly when the CPU since the last poll reaches POLL_CPU_SHARE times its cost', () => {
+    fc.assert(
+      fc.property(fc.nat(1e9), fc.nat(1e7), (since, cost) => {
+        expect(timedPollDue(since, cost)).toBe(since >= cost * POLL_CPU_SHARE);
+        expect(timedPollDue(cost * POLL_CPU_SHARE, cost)).toBe(true);
+        if (cost > 0) expect(timedPollDue(cost * POLL_CPU_SHARE - 1, cost)).toBe(false);
+      }),
+    );
   });
 });

@@ -3,18 +3,46 @@
  * each harvest, turns each poll into one heap frame (wire.ts), and watches
  * the old generation so that near V8's limit harvests come at once and often.
  * A poll that fails ends heap recording with a warning, never the program.
+ *
+ * Every poll forces a full GC: V8's inspector starts the sampling heap
+ * profiler with kSamplingForceGC (v8-heap-profiler-agent-impl.cc), and
+ * getSamplingProfile then collects all garbage first. That makes frees exact
+ * at each poll, and costs 20-100 ms on a 15-30 MB heap (bench/RESULTS.md,
+ * ## heap), more on a bigger one. So the timed polls are paced by the
+ * process's own CPU: a poll comes at a harvest only once the process has used
+ * POLL_CPU_SHARE times the last poll's CPU since it. Polls asked for directly
+ * (harvest(), the last one at stop) and those near the heap limit always run.
  */
 import { HeapLimitWatcher, LIMIT_CHECK_MS } from './limit';
 import type { HeapOptions } from './options';
 import { HeapSampler } from './sampler';
 import { encodeHeapFrame } from './wire';
 
+/** Timed polls take at most 1/this of the process's CPU (each is a full GC; see above). */
+export const POLL_CPU_SHARE = 50;
+
+/** Whether a timed poll is due: the process has used POLL_CPU_SHARE times the last poll's CPU since that poll. */
+export function timedPollDue(cpuSinceLastPollUs: number, lastPollCpuUs: number): boolean {
+  return cpuSinceLastPollUs >= lastPollCpuUs * POLL_CPU_SHARE;
+}
+
+function processCpuUs(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
 export class HeapRecorder {
   private readonly sampler: HeapSampler;
   private readonly watcher: HeapLimitWatcher;
   private lastCostMs = 0;
   private disposed = false;
+  /** Set while drive()'s timer harvests: those polls are paced. */
+  private timed = false;
+  private lastPollCpuUs = 0;
+  private cpuAtLastPollUs = processCpuUs();
   polls = 0;
+  /** Timed polls left out by the pacing. */
+  skipped = 0;
   /** Allocation and free events sent. */
   events = 0;
 
@@ -30,8 +58,17 @@ export class HeapRecorder {
 
   poll(): void {
     if (this.disposed) return;
+    if (this.timed && !this.watcher.isNear) {
+      if (!timedPollDue(processCpuUs() - this.cpuAtLastPollUs, this.lastPollCpuUs)) {
+        this.skipped++;
+        return;
+      }
+    }
     try {
+      const cpuBefore = processCpuUs();
       const poll = this.sampler.poll();
+      this.cpuAtLastPollUs = processCpuUs();
+      this.lastPollCpuUs = this.cpuAtLastPollUs - cpuBefore;
       if (poll === undefined) return;
       this.polls++;
       this.lastCostMs = poll.costMs;
@@ -59,7 +96,12 @@ export class HeapRecorder {
     let stopped = false;
     const schedule = (): void => {
       timer = setTimeout(() => {
-        harvest();
+        this.timed = true;
+        try {
+          harvest();
+        } finally {
+          this.timed = false;
+        }
         if (!stopped) schedule();
       }, this.harvestMs(normalMs));
       timer.unref();
