@@ -85,8 +85,9 @@ describe('heap recording in this process', () => {
 });
 
 describe('timed heap polls', () => {
-  it("wait for the process to use POLL_CPU_SHARE times the last poll's CPU; direct polls always run", () => {
-    vi.useFakeTimers();
+  it("wait for the process's CPU or the wall time to pass their share's multiple of a poll's; direct ones run", () => {
+    // Timers only: the pacing reads the real clocks.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
     const frames: Buffer[] = [];
     const recorder = new HeapRecorder(checkHeapOptions({ intervalBytes: 16 * 1024 }), (f) => frames.push(f), 0);
     try {
@@ -99,7 +100,7 @@ describe('timed heap polls', () => {
       // The first timed poll has no cost to weigh against yet.
       tick();
       expect([recorder.polls, recorder.skipped]).toEqual([1, 0]);
-      // A poll forces a full GC: three timer ticks use far less CPU than 50 of them.
+      // A poll forces a full GC: three timer ticks take far less CPU than 50 polls, and less wall than 200.
       for (let i = 0; i < 3; i++) tick();
       expect([recorder.polls, recorder.skipped]).toEqual([1, 3]);
       recorder.poll();

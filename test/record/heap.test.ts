@@ -17,6 +17,7 @@ import {
   NO_STACK,
   parseByteSize,
   POLL_CPU_SHARE,
+  POLL_WALL_SHARE,
   timedPollDue,
   type HeapPoll,
   type LiveSamples,
@@ -211,13 +212,27 @@ describe('heap options', () => {
 });
 
 describe('timedPollDue', () => {
-  it('is due exactly when the CPU since the last poll reaches POLL_CPU_SHARE times its cost', () => {
+  it("is due once the CPU or the wall time since the last poll reaches its share's multiple of the poll's", () => {
+    const [times, costs] = [fc.nat(1e7), fc.nat(1e5)];
     fc.assert(
-      fc.property(fc.nat(1e9), fc.nat(1e7), (since, cost) => {
-        expect(timedPollDue(since, cost)).toBe(since >= cost * POLL_CPU_SHARE);
-        expect(timedPollDue(cost * POLL_CPU_SHARE, cost)).toBe(true);
-        if (cost > 0) expect(timedPollDue(cost * POLL_CPU_SHARE - 1, cost)).toBe(false);
+      fc.property(times, times, costs, costs, (cpuSinceUs, wallSinceUs, lastCpuUs, lastWallUs) => {
+        const pace = { cpuSinceUs, wallSinceUs, lastCpuUs, lastWallUs };
+        const cpuDue = cpuSinceUs >= lastCpuUs * POLL_CPU_SHARE;
+        const wallDue = wallSinceUs >= lastWallUs * POLL_WALL_SHARE;
+        expect(timedPollDue(pace)).toBe(cpuDue || wallDue);
+        // More time since the last poll never makes a due poll undue.
+        const later = { ...pace, cpuSinceUs: cpuSinceUs + 1, wallSinceUs: wallSinceUs + 1 };
+        expect(!timedPollDue(pace) || timedPollDue(later)).toBe(true);
       }),
     );
+  });
+
+  it('waits for neither after a poll that cost nothing, and for both on a busy, loaded machine', () => {
+    expect(timedPollDue({ cpuSinceUs: 0, wallSinceUs: 0, lastCpuUs: 0, lastWallUs: 0 })).toBe(true);
+    // 30 ms of CPU, 100 ms of wall: due after 1.5 s of CPU, or 20 s of wall.
+    const poll = { lastCpuUs: 30_000, lastWallUs: 100_000 };
+    expect(timedPollDue({ ...poll, cpuSinceUs: 1_499_999, wallSinceUs: 19_999_999 })).toBe(false);
+    expect(timedPollDue({ ...poll, cpuSinceUs: 1_500_000, wallSinceUs: 0 })).toBe(true);
+    expect(timedPollDue({ ...poll, cpuSinceUs: 0, wallSinceUs: 20_000_000 })).toBe(true);
   });
 });

@@ -8,22 +8,38 @@
  * profiler with kSamplingForceGC (v8-heap-profiler-agent-impl.cc), and
  * getSamplingProfile then collects all garbage first. That makes frees exact
  * at each poll, and costs 20-100 ms on a 15-30 MB heap (bench/RESULTS.md,
- * ## heap), more on a bigger one. So the timed polls are paced by the
- * process's own CPU: a poll comes at a harvest only once the process has used
- * POLL_CPU_SHARE times the last poll's CPU since it. Polls asked for directly
- * (harvest(), the last one at stop) and those near the heap limit always run.
+ * ## heap), more on a bigger one. So a timed poll comes at a harvest only
+ * once the process has used POLL_CPU_SHARE times the last poll's CPU since it,
+ * or once POLL_WALL_SHARE times the last poll's wall time has passed (a mostly
+ * idle program, a slow leak: its few polls still show growth over time, at a
+ * bounded share of a core). Polls asked for directly (harvest(), the last one
+ * at stop) and those near the heap limit always run.
  */
 import { HeapLimitWatcher, LIMIT_CHECK_MS } from './limit';
 import type { HeapOptions } from './options';
 import { HeapSampler } from './sampler';
 import { encodeHeapFrame } from './wire';
 
-/** Timed polls take at most 1/this of the process's CPU (each is a full GC; see above). */
+/** Timed polls take at most 1/this of the process's CPU (each is a full GC; see above)... */
 export const POLL_CPU_SHARE = 50;
+/** ...or of the wall time, when that allows more (a program using under 1/4 of a core). */
+export const POLL_WALL_SHARE = 200;
 
-/** Whether a timed poll is due: the process has used POLL_CPU_SHARE times the last poll's CPU since that poll. */
-export function timedPollDue(cpuSinceLastPollUs: number, lastPollCpuUs: number): boolean {
-  return cpuSinceLastPollUs >= lastPollCpuUs * POLL_CPU_SHARE;
+/** The CPU and wall time of the last poll, and of what came after it (µs). */
+export interface PollPace {
+  cpuSinceUs: number;
+  lastCpuUs: number;
+  wallSinceUs: number;
+  lastWallUs: number;
+}
+
+/** Whether a timed poll is due (see POLL_CPU_SHARE, POLL_WALL_SHARE). */
+export function timedPollDue(pace: PollPace): boolean {
+  return pace.cpuSinceUs >= pace.lastCpuUs * POLL_CPU_SHARE || pace.wallSinceUs >= pace.lastWallUs * POLL_WALL_SHARE;
+}
+
+function wallUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 function processCpuUs(): number {
@@ -39,7 +55,9 @@ export class HeapRecorder {
   /** Set while drive()'s timer harvests: those polls are paced. */
   private timed = false;
   private lastPollCpuUs = 0;
+  private lastPollWallUs = 0;
   private cpuAtLastPollUs = processCpuUs();
+  private wallAtLastPollUs = wallUs();
   polls = 0;
   /** Timed polls left out by the pacing. */
   skipped = 0;
@@ -59,16 +77,25 @@ export class HeapRecorder {
   poll(): void {
     if (this.disposed) return;
     if (this.timed && !this.watcher.isNear) {
-      if (!timedPollDue(processCpuUs() - this.cpuAtLastPollUs, this.lastPollCpuUs)) {
+      const pace = {
+        cpuSinceUs: processCpuUs() - this.cpuAtLastPollUs,
+        lastCpuUs: this.lastPollCpuUs,
+        wallSinceUs: wallUs() - this.wallAtLastPollUs,
+        lastWallUs: this.lastPollWallUs,
+      };
+      if (!timedPollDue(pace)) {
         this.skipped++;
         return;
       }
     }
     try {
       const cpuBefore = processCpuUs();
+      const wallBefore = wallUs();
       const poll = this.sampler.poll();
       this.cpuAtLastPollUs = processCpuUs();
+      this.wallAtLastPollUs = wallUs();
       this.lastPollCpuUs = this.cpuAtLastPollUs - cpuBefore;
+      this.lastPollWallUs = this.wallAtLastPollUs - wallBefore;
       if (poll === undefined) return;
       this.polls++;
       this.lastCostMs = poll.costMs;
