@@ -8,7 +8,11 @@
  * profiler with kSamplingForceGC (v8-heap-profiler-agent-impl.cc), and
  * getSamplingProfile then collects all garbage first. That makes frees exact
  * at each poll, and costs 20-100 ms on a 15-30 MB heap (bench/RESULTS.md,
- * ## heap), more on a bigger one. So a timed poll comes at a harvest only
+ * ## heap), more on a bigger one; and the CPU measured around a poll is
+ * about a quarter of what it costs the process (one service run, polled every
+ * second: 0.5-0.9 s of CPU inside the polls, +1.9-2.9 s against the same runs
+ * without; presumably V8's concurrent sweeping on helper threads after the
+ * poll returns). So a timed poll comes at a harvest only
  * once the process has used POLL_CPU_SHARE times the last poll's CPU since it,
  * or once POLL_WALL_SHARE times the last poll's wall time has passed (a mostly
  * idle program, a slow leak: its few polls still show growth over time, at a
@@ -20,9 +24,13 @@ import type { HeapOptions } from './options';
 import { HeapSampler } from './sampler';
 import { encodeHeapFrame } from './wire';
 
-/** Timed polls take at most 1/this of the process's CPU (each is a full GC; see above)... */
+/**
+ * Timed polls take about 4/this of the process's CPU (a quarter of each measured; see above). Not fewer: a program
+ * hoarding to V8's abort is saved by its timed polls (V8 gave up at ~80 % of a 64 MB limit, under the near-limit
+ * ratio; test/record/heap-record.test.ts lost two thirds of the hoard at 200).
+ */
 export const POLL_CPU_SHARE = 50;
-/** ...or of the wall time, when that allows more (a program using under 1/4 of a core). */
+/** ...or of the wall time, when that allows more (a mostly idle program). */
 export const POLL_WALL_SHARE = 200;
 
 /** The CPU and wall time of the last poll, and of what came after it (µs). */
