@@ -16,8 +16,12 @@
  * once the process has used POLL_CPU_SHARE times the last poll's CPU since it,
  * or once POLL_WALL_SHARE times the last poll's wall time has passed (a mostly
  * idle program, a slow leak: its few polls still show growth over time, at a
- * bounded share of a core). Polls asked for directly (harvest(), the last one
- * at stop) and those near the heap limit always run.
+ * bounded share of a core), or once the old generation has used up a quarter
+ * of the headroom it had under its limit at the last poll (a program hoarding
+ * toward V8's abort: with a 64 MB limit V8 gave up at ~80 %, before the
+ * near-limit ratio, and only these polls had its events out in time).
+ * Polls asked for directly (harvest(), the last one at stop) and those near
+ * the heap limit always run.
  */
 import { HeapLimitWatcher, LIMIT_CHECK_MS } from './limit';
 import type { HeapOptions } from './options';
@@ -33,17 +37,29 @@ export const POLL_CPU_SHARE = 50;
 /** ...or of the wall time, when that allows more (a mostly idle program). */
 export const POLL_WALL_SHARE = 200;
 
-/** The CPU and wall time of the last poll, and of what came after it (µs). */
+/** ...or when the heap has used up this share of the headroom under its limit it had at the last poll. */
+export const POLL_HEADROOM_SHARE = 0.25;
+
+/** The CPU and wall time of the last poll and of what came after it (µs); the old generation's use of its limit. */
 export interface PollPace {
   cpuSinceUs: number;
   lastCpuUs: number;
   wallSinceUs: number;
   lastWallUs: number;
+  /** Used over limit, 0..1, now and just after the last poll. */
+  heapUsage: number;
+  heapUsageAtLastPoll: number;
 }
 
-/** Whether a timed poll is due (see POLL_CPU_SHARE, POLL_WALL_SHARE). */
+/** Whether a timed poll is due (see POLL_CPU_SHARE, POLL_WALL_SHARE, POLL_HEADROOM_SHARE). */
 export function timedPollDue(pace: PollPace): boolean {
-  return pace.cpuSinceUs >= pace.lastCpuUs * POLL_CPU_SHARE || pace.wallSinceUs >= pace.lastWallUs * POLL_WALL_SHARE;
+  const headroom = 1 - pace.heapUsageAtLastPoll;
+  const headroomUsed = pace.heapUsage - pace.heapUsageAtLastPoll >= headroom * POLL_HEADROOM_SHARE;
+  return (
+    pace.cpuSinceUs >= pace.lastCpuUs * POLL_CPU_SHARE ||
+    pace.wallSinceUs >= pace.lastWallUs * POLL_WALL_SHARE ||
+    headroomUsed
+  );
 }
 
 function wallUs(): number {
@@ -66,6 +82,7 @@ export class HeapRecorder {
   private lastPollWallUs = 0;
   private cpuAtLastPollUs = processCpuUs();
   private wallAtLastPollUs = wallUs();
+  private heapUsageAtLastPoll = 0;
   polls = 0;
   /** Timed polls left out by the pacing. */
   skipped = 0;
@@ -90,6 +107,8 @@ export class HeapRecorder {
         lastCpuUs: this.lastPollCpuUs,
         wallSinceUs: wallUs() - this.wallAtLastPollUs,
         lastWallUs: this.lastPollWallUs,
+        heapUsage: this.watcher.usage(),
+        heapUsageAtLastPoll: this.heapUsageAtLastPoll,
       };
       if (!timedPollDue(pace)) {
         this.skipped++;
@@ -104,6 +123,7 @@ export class HeapRecorder {
       this.wallAtLastPollUs = wallUs();
       this.lastPollCpuUs = this.cpuAtLastPollUs - cpuBefore;
       this.lastPollWallUs = this.wallAtLastPollUs - wallBefore;
+      this.heapUsageAtLastPoll = this.watcher.usage();
       if (poll === undefined) return;
       this.polls++;
       this.lastCostMs = poll.costMs;
