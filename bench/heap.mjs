@@ -1,102 +1,206 @@
-// `npm run bench -- heap`: the cost of recording the heap (issue 27), per
-// sampling interval, against bare Node, `node --heap-prof` and @datadog/pprof's
-// heap profiler at the same interval, in interleaved rounds, on two workloads:
-// an allocation-heavy service loop (_alloc_service.cjs, fixed requests) and a
-// real program no one here wrote, TypeScript's own compiler (tsc --noEmit on
-// four files of lib/). Per case: the target's own CPU time
-// (process.cpuUsage at exit, _heap_report.cjs) and the CPU of the whole
-// process tree (/usr/bin/time: profpack's writer, --heap-prof's write at
-// exit), medians over BENCH_ROUNDS (default 3); for profpack also its heap
-// events per second of target CPU and bytes per event on the pipe.
-// `profpack record` without --heap is a case too: its CPU sampling (1 ms) is
-// the floor under every --heap row. BENCH_HEAP_INTERVALS (bytes, comma-separated)
-// BENCH_HEAP_WORKLOADS (alloc,tsc) and BENCH_HEAP_PEERS=0 (profpack only) narrow the run.
+// `npm run bench -- heap`: what recording the heap costs (issue 27), in one run,
+// against bare Node, `node --heap-prof` and @datadog/pprof's heap profiler
+// (heap.start(interval, 64) and a pprof encoded at exit) at the same interval.
+//
+// Two parts, each in separate processes, in interleaved rounds (round 0 warms
+// the file cache and is dropped), ratios as medians of per-round ratios to the
+// bare run of the same round (on a shared machine the two ran moments apart):
+// - compare: every tool at one interval (BENCH_HEAP_INTERVAL, default: the
+//   recorder's default) on each workload, profpack with CPU sampling at 1 ms
+//   (its default) and with CPU sampling all but off (--interval-us 2^31-1: V8's
+//   CPU profiler still runs, ticking once per 35 minutes; the recorder has no
+//   heap-only mode), and profpack without --heap (the floor of its --heap rows);
+// - intervals: profpack at each of BENCH_HEAP_INTERVALS (128k,512k,1m,4m) with
+//   CPU sampling all but off: sampled allocations per second against the cost.
+//
+// Workloads: `http`, an HTTP service under a bounded local load
+// (_http_service.cjs, JSON parse/stringify per request), and `tsc`,
+// TypeScript's compiler type-checking a fixed subset of this repo (--noEmit).
+// Measures: CPU (user+sys) of the whole process tree (/usr/bin/time: wait4's
+// rusage, which holds every reaped descendant: profpack's CLI, its writer, the
+// target), the target's own CPU (process.cpuUsage at exit, _heap_report.cjs),
+// wall, peak RSS, the 1-minute load average before each run; for profpack its
+// heap events and the bytes of its heap frames on the recording pipe.
+// BENCH_ROUNDS (default 5), BENCH_HEAP_PARTS (compare,intervals),
+// BENCH_HEAP_WORKLOADS (http,tsc), BENCH_HEAP_REQUESTS (http, default 6000).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, readdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { machine, median, table } from './_harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
 const cli = path.join(repo, 'dist', 'cli', 'main.js');
+const { DEFAULT_HEAP_INTERVAL_BYTES } = createRequire(import.meta.url)(path.join(repo, 'dist', 'record', 'heap'));
 const reportPreload = path.join(here, '_heap_report.cjs');
 const datadogPreload = path.join(here, '_heap_datadog.cjs');
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-const intervals = (process.env.BENCH_HEAP_INTERVALS ?? `${32 * 1024},${128 * 1024},${512 * 1024},${1024 * 1024}`).split(',').map(Number);
-const peers = process.env.BENCH_HEAP_PEERS !== '0';
-const workloadNames = (process.env.BENCH_HEAP_WORKLOADS ?? 'alloc,tsc').split(',');
-const tmp = mkdtempSync(path.join(tmpdir(), 'profpack-bench-heap-'));
-const hasDatadog = existsSync(path.join(repo, 'node_modules', '@datadog', 'pprof'));
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const interval = Number(process.env.BENCH_HEAP_INTERVAL ?? DEFAULT_HEAP_INTERVAL_BYTES);
+const sweep = (process.env.BENCH_HEAP_INTERVALS ?? `${128 << 10},${512 << 10},${1 << 20},${4 << 20}`)
+  .split(',')
+  .map(Number);
+const parts = (process.env.BENCH_HEAP_PARTS ?? 'compare,intervals').split(',');
+const workloadNames = (process.env.BENCH_HEAP_WORKLOADS ?? 'http,tsc').split(',');
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'profpack-bench-heap-'));
 if (!existsSync('/usr/bin/time')) throw new Error('bench heap needs /usr/bin/time');
+if (!existsSync(path.join(repo, 'node_modules', '@datadog', 'pprof'))) throw new Error('needs @datadog/pprof');
+const CPU_ALL_BUT_OFF_US = String(2 ** 31 - 1);
 
-// tsc type-checking four of this repo's files: the work is mostly parsing and binding lib.es*.d.ts and @types/node.
-const tscFiles = ['record/heap/diff.ts', 'record/heap/limit.ts', 'record/heap/options.ts', 'errors.ts'].map((f) => path.join(repo, 'lib', f));
+// lib/record/heap/index.ts and what it imports: most of tsc's work is lib.es2023 and @types/node.
 const workloads = {
-  alloc: [path.join(here, '_alloc_service.cjs'), String(Number(process.env.BENCH_HEAP_REQUESTS ?? 40000))],
-  tsc: [path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '--strict', '--skipLibCheck', '--lib', 'es2023', '--target', 'es2022', '--module', 'commonjs', '--types', 'node', ...tscFiles],
+  http: { args: [path.join(here, '_http_service.cjs'), process.env.BENCH_HEAP_REQUESTS ?? '6000'] },
+  tsc: {
+    args: [
+      path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc'),
+      ...'--noEmit --strict --skipLibCheck --lib es2023 --target es2022 --module commonjs'.split(' '),
+      ...'--moduleResolution node --esModuleInterop --types node'.split(' '),
+      path.join(repo, 'lib', 'types', 'node-gyp-build.d.ts'),
+      path.join(repo, 'lib', 'record', 'heap', 'index.ts'),
+    ],
+  },
+  alloc: { args: [path.join(here, '_alloc_service.cjs'), '40000'] },
 };
 
-function cases(workload) {
-  const args = workloads[workload];
-  const out = { bare: { command: [process.execPath, '--require', reportPreload, ...args] } };
-  out['profpack cpu only'] = { command: [process.execPath, cli, 'record', '--out', path.join(tmp, 'cpu.tach'), '--', process.execPath, '--require', reportPreload, ...args] };
-  for (const n of intervals) {
-    const k = `${n / 1024} KiB`;
-    out[`profpack --heap ${k}`] = { interval: n, profpack: true, command: [process.execPath, cli, 'record', '--heap', '--heap-interval', String(n), '--out', path.join(tmp, 'heap.tach'), '--', process.execPath, '--require', reportPreload, ...args] };
-    if (peers) out[`--heap-prof ${k}`] = { interval: n, command: [process.execPath, '--heap-prof', `--heap-prof-interval=${n}`, `--heap-prof-dir=${tmp}`, '--require', reportPreload, ...args] };
-    if (!peers) continue;
-    if (hasDatadog) out[`@datadog/pprof ${k}`] = { interval: n, env: { BENCH_HEAP_INTERVAL: String(n), BENCH_HEAP_OUT: path.join(tmp, 'dd.pb.gz') }, command: [process.execPath, '--require', datadogPreload, '--require', reportPreload, ...args] };
+const kib = (n) => (n >= 1 << 20 ? `${n / (1 << 20)} MiB` : `${n / 1024} KiB`);
+const target = (w) => [process.execPath, '--require', reportPreload, ...workloads[w].args];
+
+function profpack(w, { heap, cpuOff = false, n = interval }) {
+  const out = path.join(tmp, 'p.tach');
+  const flags = heap ? ['--heap', '--heap-interval', String(n)] : [];
+  if (cpuOff) flags.push('--interval-us', CPU_ALL_BUT_OFF_US);
+  const command = [process.execPath, cli, 'record', ...flags, '--out', out, '--', ...target(w)];
+  return { profpack: heap, file: out, command };
+}
+
+function compareCases(w) {
+  const dir = path.join(tmp, 'heapprof');
+  const [node, ...rest] = target(w);
+  return {
+    bare: { command: target(w) },
+    'profpack record (CPU 1 ms, no heap)': profpack(w, { heap: false }),
+    [`profpack --heap ${kib(interval)} + CPU 1 ms`]: profpack(w, { heap: true }),
+    [`profpack --heap ${kib(interval)}, CPU all but off`]: profpack(w, { heap: true, cpuOff: true }),
+    [`node --heap-prof ${kib(interval)}`]: {
+      dir,
+      command: [node, '--heap-prof', `--heap-prof-interval=${interval}`, `--heap-prof-dir=${dir}`, ...rest],
+    },
+    [`@datadog/pprof heap ${kib(interval)}`]: {
+      file: path.join(tmp, 'dd.pb.gz'),
+      env: { BENCH_HEAP_INTERVAL: String(interval), BENCH_HEAP_OUT: path.join(tmp, 'dd.pb.gz') },
+      command: [node, '--require', datadogPreload, ...rest],
+    },
+  };
+}
+
+function intervalCases(w) {
+  const out = { bare: { command: target(w) } };
+  for (const n of sweep) {
+    out[`profpack --heap ${kib(n)}, CPU all but off`] = profpack(w, { heap: true, cpuOff: true, n });
   }
   return out;
+}
+
+function outputBytes(c) {
+  if (c.dir !== undefined) return readdirSync(c.dir).reduce((s, f) => s + statSync(path.join(c.dir, f)).size, 0);
+  return c.file !== undefined && existsSync(c.file) ? statSync(c.file).size : undefined;
 }
 
 function runOnce(c) {
   const report = path.join(tmp, 'report.jsonl');
   rmSync(report, { force: true });
-  const run = spawnSync('/usr/bin/time', ['-f', 'TIME %e %U %S %M', ...c.command], { cwd: repo, encoding: 'utf8', env: { ...process.env, ...c.env, BENCH_HEAP_REPORT: report }, maxBuffer: 64 << 20 });
+  if (c.dir !== undefined) rmSync(c.dir, { recursive: true, force: true });
+  if (c.file !== undefined) rmSync(c.file, { force: true });
+  const load = os.loadavg()[0];
+  const env = { ...process.env, ...c.env, BENCH_HEAP_REPORT: report };
+  const time = ['-f', 'TIME %e %U %S %M'];
+  const run = spawnSync('/usr/bin/time', [...time, ...c.command], { cwd: repo, encoding: 'utf8', env });
   if (run.status !== 0) throw new Error(`${c.command.join(' ')} failed (${run.status}): ${run.stderr.slice(-2000)}`);
   const [, wall, user, sys, rssKb] = /TIME (\S+) (\S+) (\S+) (\S+)/.exec(run.stderr);
-  const target = JSON.parse(readFileSync(report, 'utf8').trim().split('\n').at(-1));
-  const heap = /heap: ([\d,]+) sampled allocations, ([\d,]+) frees, ([\d,]+) short-lived \(([\d,]+) bytes on the pipe\)/.exec(run.stderr);
+  const own = JSON.parse(readFileSync(report, 'utf8').trim().split('\n').at(-1));
+  const heap = /heap: ([\d,]+) sampled allocations, ([\d,]+) frees, ([\d,]+) short-lived \(([\d,]+) bytes/.exec(
+    run.stderr,
+  );
   const num = (s) => Number(s.replace(/,/g, ''));
-  return { targetCpuMs: target.cpuMs, targetWallMs: target.wallMs, treeCpuMs: (Number(user) + Number(sys)) * 1000, wallMs: Number(wall) * 1000, rssKb: Number(rssKb), events: heap ? num(heap[1]) + num(heap[2]) : undefined, shortLived: heap ? num(heap[3]) : undefined, pipeBytes: heap ? num(heap[4]) : undefined };
+  return {
+    load,
+    targetCpuMs: own.cpuMs,
+    treeCpuMs: (Number(user) + Number(sys)) * 1000,
+    wallMs: Number(wall) * 1000,
+    rssKb: Number(rssKb),
+    outBytes: outputBytes(c),
+    allocations: heap ? num(heap[1]) : undefined,
+    frees: heap ? num(heap[2]) : undefined,
+    shortLived: heap ? num(heap[3]) : undefined,
+    pipeBytes: heap ? num(heap[4]) : undefined,
+  };
 }
 
-console.log(`# bench heap — ${machine()}, ${rounds} rounds, medians\n`);
-for (const workload of workloadNames) {
-  const all = cases(workload);
+function runRounds(all) {
   const names = Object.keys(all);
   const got = Object.fromEntries(names.map((n) => [n, []]));
   for (let r = 0; r < rounds + 1; r++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(k + r) % names.length];
       const m = runOnce(all[name]);
-      if (r > 0) got[name].push(m); // round 0 warms the file cache
+      if (r > 0) got[name].push(m);
     }
   }
+  return got;
+}
+
+const pct = (x) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+
+function report(title, all, got) {
+  const names = Object.keys(all);
   const med = (name, key) => median(got[name].map((m) => m[key]));
-  // On a shared machine a case and bare ran moments apart in the same round: the median of per-round ratios is steadier.
-  const over = (name, key) => `${(median(got[name].map((m, r) => m[key] / got.bare[r][key] - 1)) * 100).toFixed(1)} %`;
+  const over = (name, key) =>
+    name === 'bare' ? '—' : pct(median(got[name].map((m, r) => m[key] / got.bare[r][key] - 1)));
+  const extra = (name, key) =>
+    name === 'bare' ? '—' : `${median(got[name].map((m, r) => m[key] - got.bare[r][key])).toFixed(0)} ms`;
+  const loads = names.flatMap((n) => got[n].map((m) => m.load));
   const rows = names.map((name) => {
-    const c = all[name];
-    const events = c.profpack ? med(name, 'events') : undefined;
+    const sampled = all[name].profpack ? med(name, 'allocations') + med(name, 'shortLived') : undefined;
+    const events = all[name].profpack ? med(name, 'allocations') + med(name, 'frees') : undefined;
     const cpuSec = med(name, 'targetCpuMs') / 1000;
+    const out = med(name, 'outBytes');
     return [
       name,
-      `${med(name, 'targetCpuMs').toFixed(0)} ms`,
-      name === 'bare' ? '—' : over(name, 'targetCpuMs'),
-      name === 'bare' ? '—' : over(name, 'treeCpuMs'),
-      name === 'bare' ? '—' : over(name, 'wallMs'),
+      `${(med(name, 'treeCpuMs') / 1000).toFixed(2)} s`,
+      over(name, 'treeCpuMs'),
+      extra(name, 'treeCpuMs'),
+      over(name, 'targetCpuMs'),
+      over(name, 'wallMs'),
       `${(med(name, 'rssKb') / 1024).toFixed(0)} MB`,
-      events === undefined ? '' : `${events.toFixed(0)} (${(events / cpuSec).toFixed(0)}/s)`,
-      events === undefined ? '' : `${med(name, 'shortLived').toFixed(0)}`,
-      events ? (med(name, 'pipeBytes') / events).toFixed(1) : '',
+      sampled === undefined ? '' : `${sampled.toFixed(0)} (${(sampled / cpuSec).toFixed(0)}/s)`,
+      events === undefined ? '' : `${med(name, 'allocations')} / ${med(name, 'frees')}`,
+      events ? `${med(name, 'pipeBytes')} (${(med(name, 'pipeBytes') / events).toFixed(1)})` : '',
+      Number.isFinite(out) ? String(out) : '',
     ];
   });
-  console.log(`## ${workload}: ${workloads[workload].map((a) => path.basename(a)).join(' ')}\n`);
-  console.log(table(['case', 'target CPU', 'target CPU over bare', 'tree CPU over bare', 'wall over bare', 'peak RSS', 'heap events (per s of CPU)', 'short-lived', 'pipe bytes / event'], rows));
+  console.log(`### ${title}\n`);
+  console.log(
+    `load average (1 min) before the runs: median ${median(loads).toFixed(2)}, ` +
+      `${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)}\n`,
+  );
+  const header = ['case', 'tree CPU', 'over bare', 'extra tree CPU', 'target CPU over bare', 'wall over bare'];
+  header.push('peak RSS');
+  header.push('sampled objects (per s of target CPU)', 'alloc / free events', 'pipe bytes (per event)', 'file bytes');
+  console.log(table(header, rows));
   console.log('');
+}
+
+const started = new Date().toISOString();
+console.log(`# bench heap — ${machine()}, ${rounds} rounds (+1 dropped), medians, ${started}\n`);
+for (const w of workloadNames) {
+  const shape = workloads[w].args.map((a) => (a.startsWith('/') ? path.basename(a) : a)).join(' ');
+  if (parts.includes('compare')) {
+    report(`${w} (${shape}): every tool at ${kib(interval)}`, compareCases(w), runRounds(compareCases(w)));
+  }
+  if (parts.includes('intervals')) {
+    report(`${w} (${shape}): profpack per interval`, intervalCases(w), runRounds(intervalCases(w)));
+  }
 }
 rmSync(tmp, { recursive: true, force: true });

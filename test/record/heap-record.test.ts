@@ -9,8 +9,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TickList } from '../support/model';
+import { checkHeapOptions, HeapRecorder } from '../../lib/record/heap/index';
 import { startRecording } from '../../lib/record/recorder';
 import type { runRecorded as RunRecorded } from '../../lib/record/run';
 import { compileBuild, type Build } from '../convert/build';
@@ -80,6 +81,41 @@ describe('heap recording in this process', () => {
     for (const a of heap.allocated.values()) expect(a.functions).not.toContain('poll');
     leaked.length = 0;
     passing.length = 0;
+  });
+});
+
+describe('timed heap polls', () => {
+  it("wait for the process's CPU or the wall time to pass their share's multiple of a poll's; direct ones run", () => {
+    // Timers only: the pacing reads the real clocks.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const frames: Buffer[] = [];
+    const recorder = new HeapRecorder(checkHeapOptions({ intervalBytes: 16 * 1024 }), (f) => frames.push(f), 0);
+    try {
+      const stop = recorder.drive(() => recorder.poll(), 1000);
+      const garbage: number[][] = [];
+      const tick = (): void => {
+        garbage.push(tenKb(garbage.length));
+        vi.advanceTimersByTime(1000);
+      };
+      // The first timed poll has no cost to weigh against yet.
+      tick();
+      expect([recorder.polls, recorder.skipped]).toEqual([1, 0]);
+      // A poll forces a full GC: three timer ticks take far less CPU than 50 polls, and less wall than 200.
+      for (let i = 0; i < 3; i++) tick();
+      expect([recorder.polls, recorder.skipped]).toEqual([1, 3]);
+      recorder.poll();
+      expect(recorder.polls).toBe(2);
+      // Work (a bounded number of steps, not a time) until the pacing lets a timed poll through.
+      for (let step = 0; step < 100_000 && recorder.polls === 2; step++) {
+        for (let k = 0; k < 20; k++) garbage[k % 8] = tenKb(step + k);
+        if (step % 50 === 49) tick();
+      }
+      expect(recorder.polls).toBe(3);
+      stop();
+    } finally {
+      recorder.dispose();
+      vi.useRealTimers();
+    }
   });
 });
 

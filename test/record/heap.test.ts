@@ -16,6 +16,10 @@ import {
   NO_SAMPLES,
   NO_STACK,
   parseByteSize,
+  POLL_CPU_SHARE,
+  POLL_HEADROOM_SHARE,
+  POLL_WALL_SHARE,
+  timedPollDue,
   type HeapPoll,
   type LiveSamples,
   type SamplingHeapNode,
@@ -205,5 +209,39 @@ describe('heap options', () => {
     for (const options of [{ heap: { intervalBytes: 5 } }, { heap: { nearLimitRatio: 2 } }, { heapSink }, { heap: true as const, heapSink, writer: 'process' as const }]) {
       expect(() => startRecording({ ...options, out: '/nonexistent/dir/never.tach' })).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
     }
+  });
+});
+
+describe('timedPollDue', () => {
+  it("is due once the CPU or wall time since the last poll reaches its multiple of the poll's, or the heap fills", () => {
+    const [times, costs] = [fc.nat(1e7), fc.nat(1e5)];
+    const usage = fc.double({ min: 0, max: 1, noNaN: true });
+    fc.assert(
+      fc.property(times, times, costs, costs, usage, usage, (cpuSinceUs, wallSinceUs, lastCpuUs, lastWallUs, a, b) => {
+        const [heapUsageAtLastPoll, heapUsage] = [Math.min(a, b), Math.max(a, b)];
+        const pace = { cpuSinceUs, wallSinceUs, lastCpuUs, lastWallUs, heapUsage, heapUsageAtLastPoll };
+        const cpuDue = cpuSinceUs >= lastCpuUs * POLL_CPU_SHARE;
+        const wallDue = wallSinceUs >= lastWallUs * POLL_WALL_SHARE;
+        const heapDue = heapUsage - heapUsageAtLastPoll >= (1 - heapUsageAtLastPoll) * POLL_HEADROOM_SHARE;
+        expect(timedPollDue(pace)).toBe(cpuDue || wallDue || heapDue);
+        // More time since the last poll never makes a due poll undue.
+        const later = { ...pace, cpuSinceUs: cpuSinceUs + 1, wallSinceUs: wallSinceUs + 1 };
+        expect(!timedPollDue(pace) || timedPollDue(later)).toBe(true);
+      }),
+    );
+  });
+
+  it('waits for nothing after a free poll, for both times on a busy machine, for no time as the heap fills', () => {
+    const steadyHeap = { heapUsage: 0.3, heapUsageAtLastPoll: 0.3 };
+    expect(timedPollDue({ cpuSinceUs: 0, wallSinceUs: 0, lastCpuUs: 0, lastWallUs: 0, ...steadyHeap })).toBe(true);
+    // 30 ms of CPU, 100 ms of wall: due after 1.5 s of CPU, or 20 s of wall.
+    const poll = { lastCpuUs: 30_000, lastWallUs: 100_000, ...steadyHeap };
+    expect(timedPollDue({ ...poll, cpuSinceUs: 1_499_999, wallSinceUs: 19_999_999 })).toBe(false);
+    expect(timedPollDue({ ...poll, cpuSinceUs: 1_500_000, wallSinceUs: 0 })).toBe(true);
+    expect(timedPollDue({ ...poll, cpuSinceUs: 0, wallSinceUs: 20_000_000 })).toBe(true);
+    // 20 % of the limit used at the last poll: due at 40 % (a quarter of the 80 % headroom), not at 39 %.
+    const quiet = { ...poll, cpuSinceUs: 0, wallSinceUs: 0, heapUsageAtLastPoll: 0.2 };
+    expect(timedPollDue({ ...quiet, heapUsage: 0.39 })).toBe(false);
+    expect(timedPollDue({ ...quiet, heapUsage: 0.41 })).toBe(true);
   });
 });

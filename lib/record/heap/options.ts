@@ -9,13 +9,14 @@ export interface HeapOptions {
 }
 
 /**
- * 512 KiB. A poll costs 5-7 µs of CPU per live sampled object (V8 serializes
- * every one each time; Node 20 and 24 measured alike), so the interval sets
- * the recorder's steady cost on a big heap: a 1 GB live heap polled once a
- * second costs ~20 % of a core at 32 KiB, ~5 % at 128 KiB, ~1.2 % at 512 KiB.
- * On a service loop (bench/heap.mjs) no interval's cost rose above the noise
- * of the CPU sampling beside it. Go's MemProfileRate and @datadog/pprof's
- * heap default are 512 KiB too, so pprof readers see the scale they expect.
+ * 512 KiB, kept after measuring (bench/RESULTS.md ## heap, `npm run bench -- heap`). On an HTTP service loop
+ * the recorder's cost did not move with the interval (128 KiB to 4 MiB: +52 to +70 % target CPU at load ~24,
+ * all of it the full GC that every inspector poll forces, see recorder.ts), while the detail did: 816, 178, 96
+ * and 20 sampled objects per second of the program's CPU at 128 KiB, 512 KiB, 1 MiB, 4 MiB. At 512 KiB a site
+ * taking 1 % of a busy core's allocations gets ~100 samples a minute (±10 %). What the interval does set is a
+ * poll's serialization on a big heap, 5-7 µs per live sampled object (Node 20 and 24 alike): a 1 GB live heap
+ * polled once a second costs ~1.2 % of a core at 512 KiB, ~5 % at 128 KiB. Go's MemProfileRate and
+ * @datadog/pprof's heap default are 512 KiB too, so pprof readers see the scale they expect.
  */
 export const DEFAULT_HEAP_INTERVAL_BYTES = 512 * 1024;
 export const DEFAULT_NEAR_LIMIT_RATIO = 0.9;

@@ -3,18 +3,89 @@
  * each harvest, turns each poll into one heap frame (wire.ts), and watches
  * the old generation so that near V8's limit harvests come at once and often.
  * A poll that fails ends heap recording with a warning, never the program.
+ *
+ * Every poll forces a full GC: V8's inspector starts the sampling heap
+ * profiler with kSamplingForceGC (v8-heap-profiler-agent-impl.cc), and
+ * getSamplingProfile then collects all garbage first. That makes frees exact
+ * at each poll, and costs 20-100 ms on a 15-30 MB heap (bench/RESULTS.md,
+ * ## heap), more on a bigger one; and the CPU measured around a poll is
+ * about a quarter of what it costs the process (one service run, polled every
+ * second: 0.5-0.9 s of CPU inside the polls, +1.9-2.9 s against the same runs
+ * without; presumably V8's concurrent sweeping on helper threads after the
+ * poll returns). So a timed poll comes at a harvest only
+ * once the process has used POLL_CPU_SHARE times the last poll's CPU since it,
+ * or once POLL_WALL_SHARE times the last poll's wall time has passed (a mostly
+ * idle program, a slow leak: its few polls still show growth over time, at a
+ * bounded share of a core), or once the old generation has used up a quarter
+ * of the headroom it had under its limit at the last poll (a program hoarding
+ * toward V8's abort: with a 64 MB limit V8 gave up at ~80 %, before the
+ * near-limit ratio, and only these polls had its events out in time).
+ * Polls asked for directly (harvest(), the last one at stop) and those near
+ * the heap limit always run.
  */
 import { HeapLimitWatcher, LIMIT_CHECK_MS } from './limit';
 import type { HeapOptions } from './options';
 import { HeapSampler } from './sampler';
 import { encodeHeapFrame } from './wire';
 
+/**
+ * Timed polls take about 4/this of the process's CPU (a quarter of each measured; see above). Not fewer: a program
+ * hoarding to V8's abort is saved by its timed polls (V8 gave up at ~80 % of a 64 MB limit, under the near-limit
+ * ratio; test/record/heap-record.test.ts lost two thirds of the hoard at 200).
+ */
+export const POLL_CPU_SHARE = 50;
+/** ...or of the wall time, when that allows more (a mostly idle program). */
+export const POLL_WALL_SHARE = 200;
+
+/** ...or when the heap has used up this share of the headroom under its limit it had at the last poll. */
+export const POLL_HEADROOM_SHARE = 0.25;
+
+/** The CPU and wall time of the last poll and of what came after it (µs); the old generation's use of its limit. */
+export interface PollPace {
+  cpuSinceUs: number;
+  lastCpuUs: number;
+  wallSinceUs: number;
+  lastWallUs: number;
+  /** Used over limit, 0..1, now and just after the last poll. */
+  heapUsage: number;
+  heapUsageAtLastPoll: number;
+}
+
+/** Whether a timed poll is due (see POLL_CPU_SHARE, POLL_WALL_SHARE, POLL_HEADROOM_SHARE). */
+export function timedPollDue(pace: PollPace): boolean {
+  const headroom = 1 - pace.heapUsageAtLastPoll;
+  const headroomUsed = pace.heapUsage - pace.heapUsageAtLastPoll >= headroom * POLL_HEADROOM_SHARE;
+  return (
+    pace.cpuSinceUs >= pace.lastCpuUs * POLL_CPU_SHARE ||
+    pace.wallSinceUs >= pace.lastWallUs * POLL_WALL_SHARE ||
+    headroomUsed
+  );
+}
+
+function wallUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+function processCpuUs(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
 export class HeapRecorder {
   private readonly sampler: HeapSampler;
   private readonly watcher: HeapLimitWatcher;
   private lastCostMs = 0;
   private disposed = false;
+  /** Set while drive()'s timer harvests: those polls are paced. */
+  private timed = false;
+  private lastPollCpuUs = 0;
+  private lastPollWallUs = 0;
+  private cpuAtLastPollUs = processCpuUs();
+  private wallAtLastPollUs = wallUs();
+  private heapUsageAtLastPoll = 0;
   polls = 0;
+  /** Timed polls left out by the pacing. */
+  skipped = 0;
   /** Allocation and free events sent. */
   events = 0;
 
@@ -30,8 +101,29 @@ export class HeapRecorder {
 
   poll(): void {
     if (this.disposed) return;
+    if (this.timed && !this.watcher.isNear) {
+      const pace = {
+        cpuSinceUs: processCpuUs() - this.cpuAtLastPollUs,
+        lastCpuUs: this.lastPollCpuUs,
+        wallSinceUs: wallUs() - this.wallAtLastPollUs,
+        lastWallUs: this.lastPollWallUs,
+        heapUsage: this.watcher.usage(),
+        heapUsageAtLastPoll: this.heapUsageAtLastPoll,
+      };
+      if (!timedPollDue(pace)) {
+        this.skipped++;
+        return;
+      }
+    }
     try {
+      const cpuBefore = processCpuUs();
+      const wallBefore = wallUs();
       const poll = this.sampler.poll();
+      this.cpuAtLastPollUs = processCpuUs();
+      this.wallAtLastPollUs = wallUs();
+      this.lastPollCpuUs = this.cpuAtLastPollUs - cpuBefore;
+      this.lastPollWallUs = this.wallAtLastPollUs - wallBefore;
+      this.heapUsageAtLastPoll = this.watcher.usage();
       if (poll === undefined) return;
       this.polls++;
       this.lastCostMs = poll.costMs;
@@ -59,7 +151,12 @@ export class HeapRecorder {
     let stopped = false;
     const schedule = (): void => {
       timer = setTimeout(() => {
-        harvest();
+        this.timed = true;
+        try {
+          harvest();
+        } finally {
+          this.timed = false;
+        }
         if (!stopped) schedule();
       }, this.harvestMs(normalMs));
       timer.unref();
