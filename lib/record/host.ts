@@ -6,7 +6,7 @@
  * harvest that arrived.
  */
 import { statSync } from 'node:fs';
-import type { CpuProfile } from '../formats/v8';
+import type { CpuProfile } from '../v8/index';
 import { createTachyonSink, type TachyonSink } from './sink';
 import { ErrorCode, ProfpackError } from '../errors';
 import { removeFile } from '../file-retry';

@@ -5,7 +5,7 @@ export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, 
 export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './write/index';
 export { ModelWriter, type ModelWriterOptions } from './write/index';
 export type { NodeVisitor, StackNodes } from './read/index';
-export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/model';
+export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';
 export { ProfilingMode, ThreadStatus } from './format';
 export * as v2 from './v2-api';

@@ -6,9 +6,9 @@
  * salvageRecords does on a buffer), and a last pass copies that prefix into
  * the output. Memory: a window of a few MiB, whatever the region's size.
  */
-import { zstdBinding } from './file/zstd-binding';
+import { zstdBinding } from './file/index';
 import { MAX_STACK_DEPTH } from './format';
-import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/records';
+import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/index';
 
 /** Regions up to this size are recovered in memory, with the backend's own salvage scan. */
 export const IN_MEMORY_REGION = 16 << 20;

@@ -24,12 +24,12 @@ import { backend, nativeModule } from '../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
 import { Compression, FORMAT_VERSION, FORMAT_VERSION_2, Header, HEADER_SIZE, MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
 import { JOURNAL_SUFFIX, concatBytes, parseJournal, zstdPrefix, type JournalState } from './file/index';
-import { BlockKind } from './v2/format';
-import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/records';
-import { ProfileReader } from './read/reader';
+import { BlockKind } from './v2/index';
+import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/index';
+import { ProfileReader } from './read/index';
 import { FileOutput, ZstdStream, footer } from './file/index';
-import { FrameTable, StringTable } from './write/tables';
-import { zstdBinding } from './file/zstd-binding';
+import { FrameTable, StringTable } from './write/index';
+import { zstdBinding } from './file/index';
 import { AtomicOutput, refuseInputAsOutput, writeFileAtomic } from '../output-file';
 import { IN_MEMORY_REGION, RegionPieces, copyRegion, measureRegion, salvageStreaming } from './recover-region';
 

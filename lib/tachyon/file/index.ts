@@ -5,5 +5,6 @@ export { parseLayout, checkTableCounts, readStatsBlock, openError, type ByteSour
 export { reserveHeader, statsBlock, footer, type HeaderSlots, type StatsValues } from './layout-writer';
 export { checkZstdRegion, ZstdRegionStream, OUTPUT_CHUNK } from './regions';
 export { zstdCompress, zstdDecompress, zstdPrefix, ZstdPieces } from './zstd';
+export { zstdBinding } from './zstd-binding';
 export { FileOutput, CompressingSink, ZstdStream, ioError, type RecordSink, type ZstdDirective } from './output';
 export { JOURNAL_SUFFIX, JournalWriter, parseJournal, concatBytes, type JournalHeader, type JournalState } from './journal';

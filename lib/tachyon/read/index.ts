@@ -6,3 +6,5 @@ export type { Collector, TypedCollector, Frame, InterpreterInfo, ProfileInfo, Re
 export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, type DumpSample } from './dump';
 export { readProfileV2, openProfileV2, isVersion2, stackCodingOf, type V2Info, type V2Profile, type V2ReadOptions, type V2SampleChunk } from './v2-file';
 export type { NodeReplay, NodeVisitor, StackNodes } from './nodes';
+// For recover: the JS record decoder walks a damaged file record by record.
+export { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './records';

@@ -18,11 +18,11 @@ import { checkReaderOptions, checkReplayOptions, type Collector, type TypedColle
 import { checkZstdRegion, OUTPUT_CHUNK } from '../file/index';
 import { NodeCache, ReplayRun, jsDecoder, nativeDecoder, type DecoderBackend, type Region, type RunVisitor, type Tuning } from './replay';
 import { arrayDelivery, typedDelivery } from './collect';
-import type { StackCoding } from '../v2/blocks';
+import type { StackCoding } from '../v2/index';
 import { readProfileV2, type V2Profile } from './v2-file';
 import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2';
 import { replayNodesV1, replayNodesV2, type NodeReplay, type NodeVisitor } from './nodes';
-import type { ModelSection } from '../v2/model';
+import type { ModelSection } from '../v2/index';
 
 export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, TypedCollector, ReplayOptions, ReplayStats } from './types';
 

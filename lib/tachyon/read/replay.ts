@@ -6,7 +6,7 @@
  * step/event loop both callers walk (ReplayRun.next with a RunVisitor).
  */
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../../errors';
-import { TWO_POW_32 } from '../../varint/leb128';
+import { TWO_POW_32 } from '../../varint/index';
 import { HEADER_SIZE, MAX_STACK_DEPTH } from '../format';
 import type { ByteSource, Layout } from '../file/index';
 import { ZstdRegionStream } from '../file/index';

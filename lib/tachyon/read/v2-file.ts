@@ -23,12 +23,12 @@ import {
   ZSTD_MAX_DECOMPRESSED,
   FORMAT_VERSION_2,
 } from '../format';
-import { ByteSource } from '../v2/bytes';
-import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/blocks';
-import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS, MODEL_OFFSET_IN_FOOTER } from '../v2/format';
-import { decodeModelSection, type ModelSection } from '../v2/model';
-import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/tables';
-import { v2Native } from '../v2/native';
+import { ByteSource } from '../v2/index';
+import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/index';
+import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS, MODEL_OFFSET_IN_FOOTER } from '../v2/index';
+import { decodeModelSection, type ModelSection } from '../v2/index';
+import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/index';
+import { v2Native } from '../v2/index';
 import { RegionBlocks, checkV2ZstdRegion } from './v2-region';
 import { readStatsBlock, zstdDecompress, type ByteSource as ByteSourceOfFile, type ProfileInfo } from '../file/index';
 

@@ -16,7 +16,7 @@ import type { ByteSource, Layout, ProfileInfo } from '../file/index';
 import { frameFromStored, type Frame } from './tables';
 import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample, TypedCollector } from './types';
 import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from './v2-file';
-import { BlockKind } from '../v2/format';
+import { BlockKind } from '../v2/index';
 import { zstdPrefix } from '../file/index';
 
 const BLOCK_PREFIX = 13;

@@ -4,9 +4,9 @@
  * like CPython's OverflowError), status bytes, the options' mode and features.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { TWO_POW_32 } from '../../varint/leb128';
+import { TWO_POW_32 } from '../../varint/index';
 import { MAX_PROFILING_MODE, ProfilingConfig, U32_MAX, U64_MAX } from '../format';
-import type { StackCoding } from '../v2/blocks';
+import type { StackCoding } from '../v2/index';
 import type { ProfileWriterOptions, ProfilingModeName } from './types';
 
 const MODE_NAMES: Record<ProfilingModeName, number> = { wall: 0, cpu: 1, gil: 2, all: 3, exception: 4 };

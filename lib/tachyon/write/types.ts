@@ -1,5 +1,5 @@
 /** ProfileWriter's public types: its options, CPython's input shapes, the fast path's tick, its stats. */
-import type { StackCoding } from '../v2/blocks';
+import type { StackCoding } from '../v2/index';
 
 export type ProfilingModeName = 'wall' | 'cpu' | 'gil' | 'all' | 'exception';
 export interface ProfileWriterOptions {
