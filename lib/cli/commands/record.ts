@@ -15,7 +15,7 @@ import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOp
 import { runRecorded } from '../../record/index';
 import { ProfileReader } from '../../tachyon/index';
 import { outputPath } from '../output-option';
-import { action } from '../user-error';
+import { action } from '../errors';
 
 interface RecordFlags {
   intervalUs: string;

@@ -7,7 +7,7 @@ import { inputSize } from '../../input';
 import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../query/index';
 import { progressBar } from '../progress';
 import { SourceMapper, withMappedFrames } from '../../sourcemap/index';
-import { action } from '../user-error';
+import { action } from '../errors';
 
 interface TopFlags {
   by: AggregateBy;
