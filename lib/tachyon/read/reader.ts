@@ -11,7 +11,7 @@ import { backend } from '../../backend';
 import { ErrorCode, ProfpackError, invalidArgument } from '../../errors';
 import { closeInput, inputChange, openInput, readInput, watchInput, type InputFile } from '../../input';
 import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
-import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from '../file/index';
+import { checkTableCounts, parseLayout, type FileBytes, type Layout, type ProfileInfo } from '../file/index';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './native';
 import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './tables';
 import { checkReaderOptions, checkReplayOptions, type Collector, type TypedCollector, type ReaderOptions, type ReplayOptions, type ReplayStats, type Sample } from './types';
@@ -53,7 +53,7 @@ export class ProfileReader {
 
   private readonly native: NativeTachyonReader | null;
   private file: NativeFile | null;
-  private source: ByteSource | null;
+  private source: FileBytes | null;
   private region: Region | null;
   private readonly sampleRegionSize: number;
   private readonly maxDecompressed: number;
@@ -65,7 +65,7 @@ export class ProfileReader {
   /** The replay in progress, released by close(). */
   private activeDecoder: DecoderBackend | null = null;
 
-  private constructor(source: ByteSource, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions, input: InputFile | null = null) {
+  private constructor(source: FileBytes, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions, input: InputFile | null = null) {
     this.native = native;
     this.file = file;
     this.input = input;
@@ -145,7 +145,7 @@ export class ProfileReader {
         const file = native.openFile(input.fd, input.size, path);
         // A small file is copied once (one crossing) and open reads header, footer and tables from the copy.
         const whole = file.size <= SMALL_FILE ? native.readRange(file, 0, file.size) : null;
-        const source: ByteSource = whole ? { size: whole.length, read: (start, end) => whole.subarray(start, end) } : { size: file.size, read: (start, end) => native.readRange(file, start, end) };
+        const source: FileBytes = whole ? { size: whole.length, read: (start, end) => whole.subarray(start, end) } : { size: file.size, read: (start, end) => native.readRange(file, start, end) };
         try {
           return new ProfileReader(source, file, native, options, input);
         } catch (err) {
@@ -154,7 +154,7 @@ export class ProfileReader {
         }
       }
       const bytes = readInput(input, ErrorCode.TACHYON_IO);
-      const source: ByteSource = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
+      const source: FileBytes = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
       return new ProfileReader(source, null, null, options, input);
     } catch (err) {
       closeInput(input);
@@ -166,7 +166,7 @@ export class ProfileReader {
   static fromBuffer(bytes: Uint8Array, options: ReaderOptions = {}): ProfileReader {
     if (!(bytes instanceof Uint8Array)) throw invalidArgument('fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))', 'Uint8Array');
     const native = ProfileReader.pick(options);
-    const source: ByteSource = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
+    const source: FileBytes = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
     return new ProfileReader(source, null, native, options);
   }
 

@@ -30,7 +30,7 @@ import { decodeModelSection, type ModelSection } from '../v2/index';
 import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/index';
 import { v2Native } from '../v2/index';
 import { RegionBlocks, checkV2ZstdRegion } from './v2-region';
-import { readStatsBlock, zstdDecompress, type ByteSource as ByteSourceOfFile, type ProfileInfo } from '../file/index';
+import { readStatsBlock, zstdDecompress, type FileBytes, type ProfileInfo } from '../file/index';
 
 /** The header facts of a version-2 file: version 1's get_info() fields, the version as text, and where things are. */
 export interface V2Info extends Omit<ProfileInfo, 'pythonVersion'> {
@@ -157,7 +157,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   if (frameTableOffset < stringTableOffset || frameTableOffset > footerAt) throw headerError(`frame table offset ${frameTableOffset} is outside ${stringTableOffset}..${footerAt}`, Header.frameTableOffset);
 
   // Stats block: just before the footer, found by its signature (as in version 1), after the frame table.
-  const whole: ByteSourceOfFile = { size, read: (start, end) => bytes.subarray(start, end) };
+  const whole: FileBytes = { size, read: (start, end) => bytes.subarray(start, end) };
   const stats = readStatsBlock(whole, true, frameTableOffset, (statsSize, at) => {
     if ((statsSize !== STATS_BLOCK_SIZE && statsSize !== STATS_BLOCK_LEGACY_SIZE) || footerAt - statsSize < frameTableOffset) {
       throw headerError(`invalid profiling statistics size ${statsSize}`, at, `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`);
