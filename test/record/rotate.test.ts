@@ -16,7 +16,7 @@ import { samplesOf } from '../support/model';
 import { ErrorCode } from '../../lib/errors';
 import { RecordingHost } from '../../lib/record/host';
 import { checkRotate, parseDuration, type RotatedFileStats } from '../../lib/record/rotate';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { thrown } from '../helpers';
 
 const work = mkdtempSync(path.join(tmpdir(), 'profpack-rotate-'));

@@ -10,7 +10,7 @@ import { NodeStatus } from '../../lib/profile/index';
 import { TickList, samplesOf } from '../support/model';
 import { startRecording } from '../../lib/record/recorder';
 import { Worker } from 'node:worker_threads';
-import { compileBuild, type Build } from './build';
+import { compileBuild, type Build } from '../support/build';
 
 let build: Build;
 let work: string;
