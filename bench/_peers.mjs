@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { REAL_STREAMS, SYNTHETIC_STREAMS, START_TIME_US, loadStream } from './_streams.mjs';
 import * as pp from '../dist/index.js';
-import { frameFromV8 } from '../dist/formats/v8.js';
+import { frameFromV8 } from '../dist/v8/index.js';
 
 export { REAL_STREAMS, SYNTHETIC_STREAMS };
 export const ALL_STREAMS = [...REAL_STREAMS, ...SYNTHETIC_STREAMS];

@@ -7,19 +7,10 @@
 // Self-contained so that it does not depend on the ProfileWriter.
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { rng } from '../test/support/rng.mjs';
 
 const zstd = createRequire(import.meta.url)('zstd-napi/binding');
 
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Out {
   constructor(size = 1 << 20) {

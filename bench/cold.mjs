@@ -17,9 +17,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
 const roundsArg = process.argv.indexOf('--rounds');
 const rounds = roundsArg >= 0 ? Number(process.argv[roundsArg + 1]) : 21;
-const install = path.resolve(root, '..', 'shared', 'tools', 'cpython315', 'install.sh');
-const python = process.env.TACHYON_CPYTHON || spawnSync('bash', [install], { encoding: 'utf8' }).stdout.trim();
-if (!python) throw new Error('CPython 3.15 is needed: bash ../shared/tools/cpython315/install.sh');
+const python = cpythonInterpreter();
 const files = [path.join(here, 'fixtures', 'real_cpython_13k_none.bin'), path.join(here, 'fixtures', 'real_cpython_15k_zstd.bin')];
 
 const nodeScript = (touchAll) => `
@@ -35,6 +33,7 @@ const pythonScript = `
 import json, sys, time
 t0 = time.perf_counter()
 import _remote_debugging
+import { cpythonInterpreter } from '../test/support/cpython.mjs';
 class Counter:
     n = 0
     def collect(self, stack_frames, timestamps_us=None):

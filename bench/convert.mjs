@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { machine, median, table } from './_harness.mjs';
 import { loadStream } from './_streams.mjs';
+import { cpythonInterpreter } from '../test/support/cpython.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -25,7 +26,7 @@ const ROUNDS = Number(option('rounds', '5'));
 const SAMPLES = Number(option('samples', '1000000'));
 const dir = path.join(os.tmpdir(), 'profpack-bench-convert');
 mkdirSync(dir, { recursive: true });
-const python = process.env.TACHYON_CPYTHON || spawnSync('bash', [path.resolve(root, '..', 'shared', 'tools', 'cpython315', 'install.sh')], { encoding: 'utf8' }).stdout.trim().split('\n').at(-1);
+const python = cpythonInterpreter();
 const cli = path.join(root, 'dist', 'cli', 'main.js');
 const pp = await import(path.join(root, 'dist', 'index.js'));
 

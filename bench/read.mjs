@@ -23,9 +23,7 @@ const { backend } = await import(path.join(root, 'dist', 'backend.js'));
 if (backend.name !== 'native') throw new Error(`the native addon did not load: ${backend.reason}`);
 
 const vectors = path.resolve(root, '..', 'shared', 'vectors', 'tachyon');
-const install = path.resolve(root, '..', 'shared', 'tools', 'cpython315', 'install.sh');
-const python = process.env.TACHYON_CPYTHON || spawnSync('bash', [install], { encoding: 'utf8' }).stdout.trim();
-if (!python) throw new Error('CPython 3.15 is needed: bash ../shared/tools/cpython315/install.sh');
+const python = cpythonInterpreter();
 
 // The synthetic profile: issue 18's 1 M-sample shape (8 threads, 3,000 frames,
 // stacks 30-60 deep, ~70 % of records repeats or small pops/pushes), both compressions.
@@ -182,6 +180,7 @@ if sys.argv[1]:
         def collect(self, s, timestamps_us=None): pass
     r = _remote_debugging.BinaryReader(sys.argv[1]); r.replay(C()); r.close()
 import re
+import { cpythonInterpreter } from '../test/support/cpython.mjs';
 print(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))`;
   const run = spawnSync(python, ['-c', script, file], { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(run.stderr);

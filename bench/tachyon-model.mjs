@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeSynthetic } from './_synthetic.mjs';
+import { cpythonInterpreter } from '../test/support/cpython.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
-const install = path.resolve(root, '..', 'shared', 'tools', 'cpython315', 'install.sh');
-const python = process.env.TACHYON_CPYTHON || spawnSync('bash', [install], { encoding: 'utf8' }).stdout.trim();
+const python = cpythonInterpreter();
 const rounds = Number(process.argv[2] ?? 3);
 
 const dir = path.join(tmpdir(), 'profpack-bench-tachyon-model');

@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { machine, median, table } from './_harness.mjs';
+import { cpythonInterpreter } from '../test/support/cpython.mjs';
 
 const require = createRequire(import.meta.url);
 process.env.PROFPACK_BACKEND ??= 'native';
@@ -37,7 +38,7 @@ const arg = (name, fallback) => {
 };
 const CALLS = arg('calls', 50_000);
 const ROUNDS = arg('rounds', 3);
-const python = execFileSync('bash', [path.join(here, '..', '..', 'shared', 'tools', 'cpython315', 'install.sh')], { encoding: 'utf8' }).trim();
+const python = cpythonInterpreter();
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-bench-write-'));
 
 // ---- the synthetic profile (bench/cpython_write.py has the same steps) ----

@@ -1,15 +1,27 @@
 /**
- * The one capability probe: is the native addon loaded, and if not, why.
+ * The one capability probe: is the native addon loaded, and if not, why; and
+ * where zstd comes from.
  *
  * PROFPACK_BACKEND=js forces the pure-JS twin; PROFPACK_BACKEND=native makes a
  * failed load an error. Otherwise a failed load falls back to JS and warns
  * once (code PROFPACK_NO_NATIVE).
+ *
+ * zstd is chosen on its first use (or the first read of backend.zstd), not at
+ * load, so `require('profpack')` loads no zstd: 1. zstd-napi, an optional
+ * dependency (a native addon), reads and writes; 2. else Node's built-in zstd
+ * (node:zlib, Node >= 22.15) reads and writes; 3. else fzstd (pure JS) reads,
+ * and writing zstd throws ERR_NATIVE_UNAVAILABLE (compression: 'none' still
+ * writes). PROFPACK_ZSTD=napi|node|fzstd forces one (tests, diagnosis):
+ * forcing one this process lacks is an error at the first zstd use.
  */
 import * as path from 'node:path';
 import nodeGypBuild from 'node-gyp-build';
 import { ErrorCode, ProfpackError } from './errors';
 
 export type BackendName = 'native' | 'js';
+
+/** Where zstd comes from (see above). */
+export type ZstdProvider = 'napi' | 'node' | 'fzstd';
 
 /** What the addon detected about this machine (all false under the JS twin). */
 export interface BackendFeatures {
@@ -30,6 +42,8 @@ export interface Backend {
   /** Why the JS twin is in use (the load error text, or the forcing variable). */
   readonly reason: string | undefined;
   readonly features: BackendFeatures;
+  /** The zstd provider, chosen on this first read if no zstd call has yet (a bad PROFPACK_ZSTD throws here). */
+  readonly zstd: ZstdProvider;
 }
 
 /** The package root: lib/ (sources under vitest) and dist/ both sit one level below it. */
@@ -44,7 +58,7 @@ function jsFeatures(): BackendFeatures {
   return { sse41: false, avx2: false, bmi2: false, popcnt: false, fastPext: false, neon: false, mmap: false, littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 };
 }
 
-function probe(): Backend {
+function probe(): Omit<Backend, 'zstd'> {
   const requested = (process.env.PROFPACK_BACKEND ?? '').trim().toLowerCase();
   if (requested === 'js') {
     return { name: 'js', reason: 'forced by PROFPACK_BACKEND=js', features: jsFeatures() };
@@ -75,10 +89,67 @@ function probe(): Backend {
   }
 }
 
-const state: Backend = probe();
+const state: Omit<Backend, 'zstd'> = probe();
 
 /** The backend in use for this process. */
-export const backend: Backend = state;
+export const backend: Backend = Object.defineProperty(state, 'zstd', {
+  get: () => zstdChoice().provider,
+  // Not enumerable: printing or spreading the backend must not load zstd or throw for a bad PROFPACK_ZSTD.
+  enumerable: false,
+}) as Backend;
+
+let zstd: { provider: ZstdProvider; napiBinding: unknown } | undefined;
+
+function loadZstdNapi(): unknown {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('zstd-napi/binding');
+  } catch (err) {
+    // A failed require's message carries its require stack: keep the first line.
+    const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    throw new ProfpackError(`PROFPACK_ZSTD=napi but zstd-napi did not load: ${why}`, { code: ErrorCode.NATIVE_UNAVAILABLE, cause: err });
+  }
+}
+
+function nodeHasZstd(): boolean {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const zlib = require('node:zlib') as Record<string, unknown>;
+  return typeof zlib.zstdCompressSync === 'function' && typeof zlib.zstdDecompressSync === 'function';
+}
+
+function chooseZstd(): { provider: ZstdProvider; napiBinding: unknown } {
+  const forced = (process.env.PROFPACK_ZSTD ?? '').trim().toLowerCase();
+  if (forced === 'napi') return { provider: 'napi', napiBinding: loadZstdNapi() };
+  if (forced === 'node') {
+    if (!nodeHasZstd()) {
+      throw new ProfpackError(`PROFPACK_ZSTD=node but Node ${process.versions.node} has no built-in zstd (22.15 and later have it)`, {
+        code: ErrorCode.NATIVE_UNAVAILABLE,
+      });
+    }
+    return { provider: 'node', napiBinding: undefined };
+  }
+  if (forced === 'fzstd') return { provider: 'fzstd', napiBinding: undefined };
+  if (forced !== '' && forced !== 'auto') {
+    throw new ProfpackError(`PROFPACK_ZSTD must be "napi", "node", "fzstd" or "auto", not "${forced}"`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'napi | node | fzstd | auto',
+    });
+  }
+  try {
+    return { provider: 'napi', napiBinding: loadZstdNapi() };
+  } catch {
+    return { provider: nodeHasZstd() ? 'node' : 'fzstd', napiBinding: undefined };
+  }
+}
+
+/**
+ * @internal The zstd this process uses, chosen once (lib/tachyon/file/zstd-binding.ts builds its API):
+ * zstd-napi's binding when that is the provider.
+ */
+export function zstdChoice(): { provider: ZstdProvider; napiBinding: unknown } {
+  zstd ??= chooseZstd();
+  return zstd;
+}
 
 /**
  * The addon's functions for one concern (e.g. `nativeModule('varint')`), or

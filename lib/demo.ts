@@ -11,10 +11,10 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { backend } from './backend';
-import { infoLines } from './cli/commands/info';
+import { infoLines } from './cli/index';
 import { convert, openProfile } from './formats/index';
-import { aggregate, formatTable } from './query/aggregate';
-import { runRecorded } from './record/run';
+import { aggregate, formatTable } from './query/index';
+import { runRecorded } from './record/index';
 import { flame } from './view/index';
 
 export interface DemoOptions {

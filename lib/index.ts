@@ -20,7 +20,7 @@ export { flame, renderFlameHtml, diff, diffProfiles, diffTree, formatDiffTable, 
 // Many profiles (issue 21): one stream over many files, merge, Parquet export and SQL through DuckDB; rotating
 // recordings.
 export { listProfileFiles, openProfiles, mergeProfiles, exportParquet, querySql, formatSqlTable, formatSqlCsv, sqlRowObjects, EXAMPLE_QUERIES, FLEET_SCHEMA, FLEET_TABLES, profileId, type FleetSource, type MergeOptions, type MergeResult, type ExportOptions, type ExportResult, type SqlResult, type LoadOptions as FleetLoadOptions } from './fleet/index';
-export { type RotateOptions, type RotatedFileStats, type OnFile } from './record/rotate';
+export { type RotateOptions, type RotatedFileStats, type OnFile } from './record/index';
 
 export { recover, type RecoverOptions, type RecoverResult } from './tachyon/index';
 

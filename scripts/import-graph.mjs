@@ -1,8 +1,9 @@
 // The import graph of lib/ (relative imports of .ts files, type-only ones
 // included: a type circle still ties two files together), and the layout
-// rules docs/layout.md states: no circle anywhere; outside lib/tachyon only
-// lib/tachyon/index.ts is imported; inside, each level imports only the levels
-// below it (index → v2-api → downgrade | recover → read | write → v2 → file → format).
+// rules docs/layout.md states: no circle anywhere; every folder of lib/, at any
+// depth, is entered through its index.ts (code outside the folder imports that
+// file only); inside lib/tachyon each level imports only the levels below it
+// (index → v2-api → downgrade | recover → read | write → v2 → file → format).
 //   node scripts/import-graph.mjs      prints every violation, exits 1 if any
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -64,20 +65,29 @@ function part(file, tachyon) {
   return rel.length > 1 ? rel[0] : rel[0].replace(/\.ts$/, '');
 }
 
+/** The outermost folder of lib/ that holds `to` but not `from`, or undefined when `from` is inside all of them. */
+function enteredFolder(from, to, lib) {
+  const parts = path.relative(lib, to).split(path.sep);
+  for (let i = 1; i < parts.length; i++) {
+    const folder = path.join(lib, ...parts.slice(0, i));
+    if (!from.startsWith(folder + path.sep)) return folder;
+  }
+  return undefined;
+}
+
 export function layoutViolations(graph, lib = path.join(root, 'lib')) {
   const tachyon = path.join(lib, 'tachyon');
-  const entry = path.join(tachyon, 'index.ts');
   const levelOf = (p) => LEVELS.findIndex((names) => names.includes(p));
   const rel = (f) => path.relative(root, f);
   const bad = [];
   for (const [from, targets] of graph) {
-    const inside = from.startsWith(tachyon + path.sep);
     for (const to of targets) {
-      if (!to.startsWith(tachyon + path.sep)) continue;
-      if (!inside) {
-        if (to !== entry) bad.push(`${rel(from)} imports ${rel(to)}: outside lib/tachyon, import lib/tachyon/index.ts`);
-        continue;
+      if (!to.startsWith(lib + path.sep)) continue;
+      const folder = enteredFolder(from, to, lib);
+      if (folder !== undefined && to !== path.join(folder, 'index.ts')) {
+        bad.push(`${rel(from)} imports ${rel(to)}: outside ${rel(folder)}, import ${rel(folder)}/index.ts`);
       }
+      if (!from.startsWith(tachyon + path.sep) || !to.startsWith(tachyon + path.sep)) continue;
       const a = part(from, tachyon), b = part(to, tachyon);
       if (a === b) continue;
       const la = levelOf(a), lb = levelOf(b);
@@ -95,6 +105,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     ...layoutViolations(graph),
   ];
   for (const p of problems) console.log(p);
-  console.log(problems.length === 0 ? `lib/: ${graph.size} files, no import circle, tachyon's levels hold` : `${problems.length} problem(s)`);
+  console.log(problems.length === 0 ? `lib/: ${graph.size} files, no import circle, every folder entered through its index.ts, tachyon's levels hold` : `${problems.length} problem(s)`);
   process.exit(problems.length === 0 ? 0 : 1);
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProfile } from '../lib/formats/index';
 import { samplesOf } from './support/model';
 import { aggregate } from '../lib/query/aggregate';
-import { compileBuild, type Build } from './convert/build';
+import { compileBuild, type Build } from './support/build';
 import { SLOWDOWN } from './shared';
 import { launch, openPage } from './view/browser';
 

@@ -15,6 +15,16 @@ export function thrown(fn: () => unknown): ProfpackError {
   throw new Error('expected a ProfpackError');
 }
 
+/** The code of the ProfpackError `fn` throws, 'ok' when it throws none, `not coded: …` for any other error. */
+export function codeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return isProfpackError(err) ? err.code : `not coded: ${String(err)}`;
+  }
+  return 'ok';
+}
+
 /** Everything an unterminated zstd frame decompresses to (zstd keeps nothing back once its input is used). */
 export function inflatePrefix(bytes: Uint8Array): Uint8Array {
   const dctx = new DCtx();

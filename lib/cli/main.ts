@@ -5,16 +5,20 @@
  */
 import { join, sep } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { registerConvert } from './commands/convert';
-import { registerDiff } from './commands/diff';
-import { registerDowngrade } from './commands/downgrade';
-import { registerDump } from './commands/dump';
-import { registerExport, registerMerge, registerSql } from './commands/fleet';
-import { registerFlame } from './commands/flame';
-import { registerInfo } from './commands/info';
-import { registerRecord } from './commands/record';
-import { registerRecover } from './commands/recover';
-import { registerTop } from './commands/top';
+import {
+  registerConvert,
+  registerDiff,
+  registerDowngrade,
+  registerDump,
+  registerExport,
+  registerMerge,
+  registerSql,
+  registerFlame,
+  registerInfo,
+  registerRecord,
+  registerRecover,
+  registerTop,
+} from './commands/index';
 import { EXIT_USER_ERROR, userErrorLine } from './errors';
 import { OutputClosed } from './output';
 import { PACKAGE_ROOT, packageVersion } from '../version';

@@ -37,15 +37,14 @@ import {
   ROOT_CALL_FRAME,
   THREAD_FRAME_URL,
   frameFromV8,
-  oneThread,
   statusForV8Leaf,
   v8CallFrame,
-  v8Tree,
   type CpuProfile,
   type CpuProfileCallFrame,
   type CpuProfileMeta,
   type CpuProfileNode,
-} from './v8';
+} from '../v8/index';
+import { oneThread, v8Tree } from './one-thread';
 
 const WHAT = '.cpuprofile';
 const EXPECTED = 'a Chrome DevTools .cpuprofile (Profiler.Profile)';

@@ -24,7 +24,8 @@ import { ProfileBuilder, SampleTypes, type ProfileSource, type SampleType } from
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
 import { ChunkedText, badInput, cannotWrite, inputBytes, parseJson, readJsonShape, writtenColumn } from './io';
 import { detectJsonKeys } from './sniff';
-import { ROOT_CALL_FRAME, frameFromV8, oneThread, v8CallFrame, v8Tree, type HeapProfileNode } from './v8';
+import { ROOT_CALL_FRAME, frameFromV8, v8CallFrame, type HeapProfileNode } from '../v8/index';
+import { oneThread, v8Tree } from './one-thread';
 
 const WHAT = '.heapprofile';
 const EXPECTED = 'a V8 sampling heap profile (HeapProfiler.SamplingHeapProfile: head, samples)';

@@ -4,7 +4,7 @@
  * table. pprof-write.ts drives them per record, so nothing here allocates
  * for a number that fits in 2^53.
  */
-import { ByteSink } from '../varint/byte-sink';
+import { ByteSink } from '../byte-sink';
 import { LabelField, SampleField, WireType } from './pprof-proto';
 
 export const INT64_MAX = (1n << 63n) - 1n;

@@ -27,7 +27,7 @@
 import { gzipSync } from 'node:zlib';
 import { anonymousName, isEpochUs, nanosPerUnit, timeColumnOrDefault } from '../profile/index';
 import type { ProfileSource, SampleBatch } from '../profile/index';
-import { ByteSink } from '../varint/byte-sink';
+import { ByteSink } from '../byte-sink';
 import type { WriteOptions, WriteTarget } from './adapter';
 import {
   FunctionField,

@@ -6,7 +6,7 @@
  * tables. Memory grows with the events held, so it serves tests and short
  * recordings; files are the long-lived form.
  */
-import { frameFromV8, type CpuProfileCallFrame } from '../formats/v8';
+import { frameFromV8, type CpuProfileCallFrame } from '../v8/index';
 import { FrameTable, StackTable, ThreadTable, type Frame, type ThreadRef } from '../profile/index';
 import { NO_HEAP_STACK, type HeapEventBatch, type HeapTraceMeta, type HeapTraceSource } from './trace';
 

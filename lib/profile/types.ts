@@ -12,16 +12,8 @@
  */
 import type { RecordedBy } from '../recorded-by';
 
-/** One frame, in the field names of Tachyon's frame table; `null` = absent (CPython's -1 / 255). */
-export interface Frame {
-  filename: string;
-  funcname: string;
-  lineno: number | null;
-  endLineno: number | null;
-  column: number | null;
-  endColumn: number | null;
-  opcode: number | null;
-}
+// One frame is Tachyon's frame-table entry (`null` = absent, CPython's -1 / 255): the model has no other.
+export type { Frame } from '../tachyon/index';
 
 /** What a value column measures, in pprof's words (`cpu`/`nanoseconds`, `alloc_space`/`bytes`, `samples`/`count`). */
 export interface SampleType {

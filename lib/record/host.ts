@@ -6,7 +6,7 @@
  * harvest that arrived.
  */
 import { statSync } from 'node:fs';
-import type { CpuProfile } from '../formats/v8';
+import type { CpuProfile } from '../v8/index';
 import type { Frame } from '../profile/index';
 import { createTachyonSink, type TachyonSink } from './sink';
 import { ErrorCode, ProfpackError } from '../errors';
@@ -174,11 +174,15 @@ export class RecordingHost {
     return done;
   }
 
+  /** Seconds from the first to the last sample ingested (the ingester starts afresh at each rotation); 0 before any. */
+  private sampleSpanSec(): number {
+    const { firstTimeUs, lastTimeUs } = this.ingester;
+    return firstTimeUs !== undefined && lastTimeUs !== undefined ? Number(lastTimeUs - firstTimeUs) / 1e6 : 0;
+  }
+
   /** Stats and finalize of the current file (its samples' own span). */
   private closeFile(samples: number, durationOverride?: number): { path: string; stats: RotatedFileStats } {
-    const ing = this.ingester;
-    const span = ing.firstTimeUs !== undefined && ing.lastTimeUs !== undefined ? Number(ing.lastTimeUs - ing.firstTimeUs) / 1e6 : 0;
-    const durationSec = durationOverride ?? span;
+    const durationSec = durationOverride ?? this.sampleSpanSec();
     const threads = Math.max(1, this.file.threads.size);
     this.sink.setStats(durationSec, durationSec > 0 ? samples / threads / durationSec : 0);
     this.sink.finalize();
@@ -265,16 +269,14 @@ export class RecordingHost {
     if (this.summary !== undefined) return this.summary;
     clearInterval(this.rotateTimer);
     const ing = this.ingester;
+    const durationSec = this.end?.durationSec ?? this.sampleSpanSec();
     if (this.rotation !== undefined) {
       this.lastFile = this.closeFile(ing.samples - this.file.samplesBefore);
     } else {
-      const span = ing.firstTimeUs !== undefined && ing.lastTimeUs !== undefined ? Number(ing.lastTimeUs - ing.firstTimeUs) / 1e6 : 0;
-      const durationSec = this.end?.durationSec ?? span;
       const threads = Math.max(1, this.end?.threads ?? this.threads.size);
       this.sink.setStats(durationSec, durationSec > 0 ? ing.samples / threads / durationSec : 0);
       this.sink.finalize();
     }
-    const durationSec = this.end?.durationSec ?? (ing.firstTimeUs !== undefined && ing.lastTimeUs !== undefined ? Number(ing.lastTimeUs - ing.firstTimeUs) / 1e6 : 0);
     this.summary = {
       out: this.out,
       samples: ing.samples,

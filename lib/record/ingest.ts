@@ -3,7 +3,7 @@
  * returns) into sink writes: frames interned once across chunks, one
  * writeStack per sample, innermost first.
  */
-import { frameFromV8, statusForV8Leaf, type CpuProfile, type CpuProfileCallFrame } from '../formats/v8';
+import { frameFromV8, statusForV8Leaf, type CpuProfile, type CpuProfileCallFrame } from '../v8/index';
 import { NodeStatus, type Frame } from '../profile/index';
 import type { ProfileSink } from './sink';
 import { ErrorCode, ProfpackError } from '../errors';

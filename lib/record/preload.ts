@@ -10,7 +10,7 @@
 import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 import { RecordEnv, childFile, type ChildRecording } from './preload-env';
-import { startRecording, startWorkerAgent } from './recorder';
+import { defaultChannelName, startRecording, startWorkerAgent } from './recorder';
 
 
 function numberFrom(name: string): number | undefined {
@@ -44,7 +44,7 @@ function isPipe(fd: number): boolean {
 function startChildRecording(raw: string): void {
   const settings = JSON.parse(raw) as ChildRecording;
   const workers = env[RecordEnv.workers] === '1';
-  const channel = `profpack-record-${process.pid}`;
+  const channel = defaultChannelName();
   if (workers) env[RecordEnv.channel] = channel;
   startRecording({
     out: settings.base === undefined ? undefined : childFile(settings.base, process.pid),
@@ -76,7 +76,7 @@ if (isMainThread) {
     const nearLimitRatio = numberFrom(RecordEnv.heapNearLimitRatio);
     delete env[RecordEnv.heapIntervalBytes];
     delete env[RecordEnv.heapNearLimitRatio];
-    const channel = `profpack-record-${process.pid}`;
+    const channel = defaultChannelName();
     if (workers) env[RecordEnv.channel] = channel;
     try {
       if (!isPipe(fd)) throw new Error(`descriptor ${fd} is not the recording pipe`);

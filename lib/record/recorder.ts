@@ -10,7 +10,7 @@
  */
 import * as fs from 'node:fs';
 import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:worker_threads';
-import type { CpuProfile } from '../formats/v8';
+import type { CpuProfile } from '../v8/index';
 import type { ProfileSink } from './sink';
 import type { Frame } from '../profile/index';
 import { SourceMapper } from '../sourcemap/index';

@@ -13,7 +13,7 @@
  * out from an 'exit' handler, where nothing asynchronous runs any more.
  */
 import * as fs from 'node:fs';
-import { callFrameKey, type CpuProfile, type CpuProfileCallFrame } from '../formats/v8';
+import { callFrameKey, type CpuProfile, type CpuProfileCallFrame } from '../v8/index';
 import { ErrorCode, ProfpackError } from '../errors';
 import { HEAP_FRAME_FLAG } from './heap/index';
 import type { RecordedBy } from '../recorded-by';

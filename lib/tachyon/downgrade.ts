@@ -19,8 +19,8 @@ import { readInputFile } from '../input';
 import { refuseInputAsOutput, writeThroughTemporary } from '../output-file';
 import { ProfileWriter } from './write/index';
 import { heapTotalsOf, isVersion2, readProfileV2, type V2Profile } from './read/index';
-import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/tables';
-import type { ModelSection } from './v2/model';
+import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/index';
+import type { ModelSection } from './v2/index';
 
 export interface DowngradeOptions {
   /** Compression of the version-1 sample region: 'zstd' (default, level 5, CPython's) or 'none'. */

@@ -50,9 +50,14 @@ export const ProfilingConfig = {
 
 export const ProfilingMode = { Wall: 0, Cpu: 1, Gil: 2, All: 3, Exception: 4 } as const;
 export const MAX_PROFILING_MODE = 4;
+/** CPython's names of the profiling modes, indexed by ProfilingMode value. */
+export const PROFILING_MODE_NAMES = ['wall', 'cpu', 'gil', 'all', 'exception'] as const;
+export type ProfilingModeName = (typeof PROFILING_MODE_NAMES)[number];
 
 /** Capture-feature bits (inside bits 4-8 of the config word). */
 export const CaptureFeature = { AllThreads: 1, Native: 2, Gc: 4, Opcodes: 8, Blocking: 16 } as const;
+/** CPython's names of the capture features: name i is bit 1 << i. */
+export const CAPTURE_FEATURE_NAMES = ['all_threads', 'native', 'gc', 'opcodes', 'blocking'] as const;
 
 /** Every record starts with thread_id u64, interpreter_id u32, encoding u8. */
 export const RECORD_PREFIX_SIZE = 13;

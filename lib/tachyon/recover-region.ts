@@ -1,14 +1,14 @@
 /**
- * recover() for a sample region too large to hold (issue 29: a 29 KB
- * unfinished zstd file inflated to 1.88 GB): the region is read a piece at a
- * time, as often as needed, instead of whole. One pass measures it, passes
- * of the JS record decoder find the longest prefix of whole records (as
- * salvageRecords does on a buffer), and a last pass copies that prefix into
- * the output. Memory: a window of a few MiB, whatever the region's size.
+ * How recover() reads an unfinished sample region: a piece at a time, as often
+ * as needed, never whole unless small (issue 29: a 29 KB unfinished zstd file
+ * inflated to 1.88 GB). One pass measures it, passes of the JS record decoder
+ * find the longest prefix of whole records (salvageRecords' JS twin is this
+ * scan over a buffer), and a last pass copies that prefix into the output.
+ * Memory: a window of a few MiB, whatever the region's size.
  */
-import { zstdBinding } from './file/zstd-binding';
+import { concatBytes, zstdBinding } from './file/index';
 import { MAX_STACK_DEPTH } from './format';
-import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/records';
+import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/index';
 
 /** Regions up to this size are recovered in memory, with the backend's own salvage scan. */
 export const IN_MEMORY_REGION = 16 << 20;
@@ -20,6 +20,17 @@ const WINDOW = 4 << 20;
  * zstd frame decoded up to its first error (a block cut by the kill); at
  * most `limit` bytes; then `tail` (a journal's held-back runs).
  */
+/** One context for every recovery: zstd-napi frees one only at a later garbage collection. */
+let recoveryContext: InstanceType<ReturnType<typeof zstdBinding>['DCtx']> | null = null;
+
+/** The shared context, reset: recovery reads one region at a time, synchronously, so RegionPieces share it. */
+function freshContext(): InstanceType<ReturnType<typeof zstdBinding>['DCtx']> {
+  const z = zstdBinding();
+  if (recoveryContext === null) recoveryContext = new z.DCtx();
+  else recoveryContext.reset(z.ResetDirective.sessionOnly);
+  return recoveryContext;
+}
+
 export class RegionPieces {
   private dctx: InstanceType<ReturnType<typeof zstdBinding>['DCtx']> | null;
   private pos = 0;
@@ -32,7 +43,7 @@ export class RegionPieces {
     private readonly limit: number,
     private readonly tail: Uint8Array = new Uint8Array(0),
   ) {
-    this.dctx = zstd ? new (zstdBinding().DCtx)() : null;
+    this.dctx = zstd ? freshContext() : null;
   }
 
   /** Fills `out` as far as the region goes; 0 at its end. */
@@ -76,10 +87,12 @@ export class RegionPieces {
   }
 }
 
-export interface StreamScan {
+export interface RecordScan {
+  /** Records [0, end) decode whole. */
   end: number;
   samples: number;
   threads: number;
+  /** Highest frame index the kept records use, -1 for none. */
   maxFrame: number;
 }
 
@@ -98,13 +111,14 @@ function scanOnce(
   length: number,
   littleEndian: boolean,
   startTimeUs: bigint,
-): { whole: boolean } & StreamScan {
+): { whole: boolean } & RecordScan {
   const out: DecodeOutput = {
     events: new Uint32Array(EVENT_STRIDE * 4096),
     timestamps: new BigUint64Array(16384),
     nodes: new Uint32Array(2 * (4096 + MAX_STACK_DEPTH)),
     result: new Float64Array(8),
   };
+  // Any number of threads: the header that would declare them was never written.
   const d = new RecordDecoderJs({ littleEndian, startTimeUs, threadCount: 0xffff_ffff, totalSize: length });
   const scan = { whole: false, end: 0, samples: 0, threads: 0, maxFrame: -1 };
   const pieces = open();
@@ -150,13 +164,25 @@ export function salvageStreaming(
   length: number,
   littleEndian: boolean,
   startTimeUs: bigint,
-): StreamScan {
+): RecordScan {
   for (;;) {
     const pass = scanOnce(open, length, littleEndian, startTimeUs);
     if (pass.whole) return { end: pass.end, samples: pass.samples, threads: pass.threads, maxFrame: pass.maxFrame };
     if (pass.end >= length) return { end: 0, samples: 0, threads: 0, maxFrame: -1 };
     length = pass.end;
   }
+}
+
+/** The whole region in one buffer (for one known to be small: `limit` bounds it). */
+export function readRegion(pieces: RegionPieces): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  for (;;) {
+    const chunk = new Uint8Array(PIECE);
+    const n = pieces.read(chunk);
+    if (n === 0) break;
+    chunks.push(chunk.subarray(0, n));
+  }
+  return concatBytes(chunks);
 }
 
 /** Hands region[0, end) to `write` a piece at a time. */

@@ -22,16 +22,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { backend, nativeModule } from '../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
-import { Compression, FORMAT_VERSION, FORMAT_VERSION_2, Header, HEADER_SIZE, MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
+import { Compression, FORMAT_VERSION, FORMAT_VERSION_2, Header, HEADER_SIZE, RECORD_PREFIX_SIZE, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
 import { JOURNAL_SUFFIX, concatBytes, parseJournal, zstdPrefix, type JournalState } from './file/index';
-import { BlockKind } from './v2/format';
-import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/records';
-import { ProfileReader } from './read/reader';
+import { BlockKind } from './v2/index';
+import { ProfileReader } from './read/index';
 import { FileOutput, ZstdStream, footer } from './file/index';
-import { FrameTable, StringTable } from './write/tables';
-import { zstdBinding } from './file/zstd-binding';
+import { FrameTable, StringTable } from './write/index';
 import { AtomicOutput, refuseInputAsOutput, writeFileAtomic } from '../output-file';
-import { IN_MEMORY_REGION, RegionPieces, copyRegion, measureRegion, salvageStreaming } from './recover-region';
+import { IN_MEMORY_REGION, RegionPieces, copyRegion, measureRegion, readRegion, salvageStreaming, type RecordScan } from './recover-region';
 
 export interface RecoverOptions {
   /** The journal (default `<inPath>.journal`; used when it exists). */
@@ -88,44 +86,6 @@ function startsWithSampleBlock(region: Uint8Array | null): boolean {
   return kind === BlockKind.Predict || kind === BlockKind.StackTable || kind === BlockKind.StackTableRecent;
 }
 
-/** The decodable prefix of an unended (or cut) zstd frame: output up to the first error or the end of input. */
-let inflateContext: InstanceType<ReturnType<typeof zstdBinding>['DCtx']> | null = null;
-
-function inflateTolerant(compressed: Uint8Array, limit: number): Uint8Array {
-  const z = zstdBinding();
-  // One context for every recovery: zstd-napi frees one only at a later garbage collection.
-  if (inflateContext === null) inflateContext = new z.DCtx();
-  else inflateContext.reset(z.ResetDirective.sessionOnly);
-  const dctx = inflateContext;
-  const chunks: Uint8Array[] = [];
-  let produced = 0;
-  let pos = 0;
-  const out = new Uint8Array(1 << 20);
-  while (produced < limit) {
-    let r: [number, number, number];
-    try {
-      r = dctx.decompressStream(out, compressed.subarray(pos)) as [number, number, number];
-    } catch {
-      break; // a block cut by the kill: everything before it is kept
-    }
-    if (r[1] > 0) chunks.push(out.slice(0, r[1]));
-    produced += r[1];
-    pos += r[2];
-    if (r[1] === 0 && r[2] === 0) break;
-  }
-  const data = concatBytes(chunks);
-  return data.length > limit ? data.subarray(0, limit) : data;
-}
-
-interface Scan {
-  /** Records [0, end) decode whole. */
-  end: number;
-  samples: number;
-  threads: number;
-  /** Highest frame index the kept records use, -1 for none. */
-  maxFrame: number;
-}
-
 interface TachyonRecoverModule {
   /** native/tachyon/read/recover_scan.h: [end, samples, threads, maxFrame]. */
   salvageRecords(records: Uint8Array, littleEndian: boolean, startTimeUs: bigint): Float64Array;
@@ -133,51 +93,19 @@ interface TachyonRecoverModule {
 
 const recoverNative = nativeModule<TachyonRecoverModule>('tachyonRecover');
 
-/** One pass of the JS record decoder over records[0, length): whole, or where the first failing record starts. */
-function decodeOnce(records: Uint8Array, length: number, littleEndian: boolean, startTimeUs: bigint): { whole: boolean } & Scan {
-  const out: DecodeOutput = {
-    events: new Uint32Array(EVENT_STRIDE * 4096),
-    timestamps: new BigUint64Array(16384),
-    nodes: new Uint32Array(2 * (4096 + MAX_STACK_DEPTH)),
-    result: new Float64Array(8),
-  };
-  // Any number of threads: the header that would declare them was never written.
-  const d = new RecordDecoderJs({ littleEndian, startTimeUs, threadCount: 0xffff_ffff, totalSize: length });
-  const scan = { whole: false, end: 0, samples: 0, threads: 0, maxFrame: -1 };
-  let pos = 0;
-  for (;;) {
-    d.decode(records.subarray(pos, length), pos, length - pos, true, out);
-    const r = out.result;
-    for (let i = 0; i < r[Result.events]!; i++) if (out.events[i * EVENT_STRIDE] === EventKind.Thread) scan.threads++;
-    for (let i = 0; i < r[Result.nodes]!; i++) if (out.nodes[2 * i + 1]! > scan.maxFrame) scan.maxFrame = out.nodes[2 * i + 1]!;
-    const status = r[Result.status]!;
-    const consumed = r[Result.consumed]!;
-    if (status === DecodeStatus.Done) return { ...scan, whole: true, end: length, samples: d.stats.totalSamples };
-    // Error: `consumed` is where the failing record starts.
-    if (status === DecodeStatus.Error || (consumed === 0 && r[Result.events] === 0)) return { ...scan, end: pos + consumed };
-    pos += consumed;
-  }
-}
-
 /**
  * The longest prefix of records that the record decoder replays whole, and
  * what it holds: cut at the start of the first record that fails, decoded
  * again, until a prefix decodes whole. Twin of native/tachyon/read/recover_scan.h.
  */
-export function salvageRecords(records: Uint8Array, littleEndian: boolean, startTimeUs: bigint, which: 'native' | 'js'): Scan {
+export function salvageRecords(records: Uint8Array, littleEndian: boolean, startTimeUs: bigint, which: 'native' | 'js'): RecordScan {
   if (which === 'native') {
     if (recoverNative === null) throw new ProfpackError('the native backend is not available', { code: ErrorCode.NATIVE_UNAVAILABLE });
     const [end, samples, threads, maxFrame] = recoverNative.salvageRecords(records, littleEndian, startTimeUs);
     return { end: end!, samples: samples!, threads: threads!, maxFrame: maxFrame! };
   }
-  let length = records.length;
-  for (;;) {
-    const pass = decodeOnce(records, length, littleEndian, startTimeUs);
-    if (pass.whole) return { end: pass.end, samples: pass.samples, threads: pass.threads, maxFrame: pass.maxFrame };
-    // Each retry is strictly shorter; a failure that does not shorten keeps nothing.
-    if (pass.end >= length) return { end: 0, samples: 0, threads: 0, maxFrame: -1 };
-    length = pass.end;
-  }
+  // The JS twin is the streaming scan over the buffer read as one raw region.
+  return salvageStreaming(() => new RegionPieces(records, false, records.length), records.length, littleEndian, startTimeUs);
 }
 
 /** The records to write: in memory, or handed over a piece at a time (a region too large to hold). */
@@ -348,7 +276,7 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
   const startTimeUs = journal?.header.startTimeUs ?? options.startTimeUs ?? 0n;
 
   // A zstd region too large to hold is read a piece at a time (recover-region.ts); a raw one is in memory already.
-  const head = zstd ? inflateTolerant(onDisk, Math.min(wanted, IN_MEMORY_REGION + 1)) : onDisk.subarray(0, Math.min(onDisk.length, wanted));
+  const head = zstd ? readRegion(new RegionPieces(onDisk, true, Math.min(wanted, IN_MEMORY_REGION + 1))) : onDisk.subarray(0, Math.min(onDisk.length, wanted));
   const inMemory = !zstd || head.length <= IN_MEMORY_REGION;
   const pieces = (limit: number, tail?: Uint8Array) => () => new RegionPieces(onDisk, zstd, limit, tail);
   const available = inMemory ? head.length : measureRegion(pieces(wanted));
@@ -356,7 +284,7 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
   const source: RecoverResult['source'] = fromJournal ? 'journal' : 'records';
   const regionAvailable = fromJournal ? (zstd ? journal.regionBytes : onDisk.length) : available;
   const length = fromJournal ? journal.regionBytes + journal.pendingRepeats.length : available;
-  let scan: Scan;
+  let scan: RecordScan;
   let kept: RecordBytes;
   if (inMemory) {
     const records = fromJournal ? concatBytes([head.subarray(0, journal.regionBytes), journal.pendingRepeats]) : head;

@@ -5,7 +5,7 @@
  * moment it is reserved, and a value that does not fit is refused.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { ByteSink } from './byte-sink';
+import { ByteSink } from '../byte-sink';
 
 export type SlotWidth = 1 | 2 | 4 | 8;
 

@@ -10,7 +10,7 @@ import { statSync } from 'node:fs';
 import { refuseInputAsOutput, writeFileAtomic } from '../output-file';
 import { openProfile } from '../formats/index';
 import { chooseSampleType, formatValue, sampleTypeName, type ProfileSource, type SampleType } from '../profile/index';
-import { aggregate, type SortBy } from '../query/aggregate';
+import { aggregate, type SortBy } from '../query/index';
 import { renderPage } from './html';
 import { StackTree } from './tree';
 

@@ -15,7 +15,7 @@ import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { mergeProfiles } from '../../lib/fleet/index';
 import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { SLOWDOWN } from '../shared';
 
 let build: Build;

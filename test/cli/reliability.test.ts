@@ -1,7 +1,7 @@
 // The profpack command as an agent's operator would meet it (issue 15): peak
 // RSS on a 20 M-sample REPEAT file, EPIPE and a full stdout, special files,
 // and a file truncated while it is read. Runs the compiled CLI in child
-// processes (test/convert/build.ts) on the backend PROFPACK_BACKEND selects.
+// processes (test/support/build.ts) on the backend PROFPACK_BACKEND selects.
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { EMULATED, SLOWDOWN } from '../shared';
 
 const MiB = 1024;

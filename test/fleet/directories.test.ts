@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listProfileFiles, type SkipReason } from '../../lib/fleet/listing';
 import { ProfileWriter } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { SLOWDOWN } from '../shared';
 
 let build: Build;

@@ -18,7 +18,7 @@ import { connectDuckDB, runSql, sqlString } from '../../lib/fleet/duckdb';
 import { aggregate } from '../../lib/query/aggregate';
 import { ProfileReader } from '../../lib/tachyon/index';
 import { thrown } from '../helpers';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 // @ts-expect-error: a plain ES module of the benchmarks, without types
 import { generateFleet } from '../../bench/_fleet.mjs';
 

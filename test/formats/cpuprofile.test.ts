@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
 import { LINE_LABEL, cpuprofileAdapter } from '../../lib/formats/cpuprofile';
-import type { CpuProfile } from '../../lib/formats/v8';
+import type { CpuProfile } from '../../lib/v8/index';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
 import { repoRoot, sharedPath } from '../shared';
 import { launch } from '../view/browser';

@@ -6,7 +6,7 @@ import Ajv from 'ajv';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heapprofileAdapter } from '../../lib/formats/heapprofile';
-import type { HeapProfile, HeapProfileNode } from '../../lib/formats/v8';
+import type { HeapProfile, HeapProfileNode } from '../../lib/v8/index';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
 import { launch } from '../view/browser';
 import { speedscopeTable } from './speedscope-app';

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openProfile, writeProfile, type FormatName, type WriteOptions } from '../../lib/formats/index';
 import { aggregate } from '../../lib/query/aggregate';
 import type { Frame, ProfileSource } from '../../lib/profile/index';
-import { acceptedVectors, readExpected } from '../convert/helpers';
+import { acceptedVectors, readExpected } from '../support/vectors';
 import { builderFromExpected, projectSource } from '../support/model';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-roundtrip-'));

@@ -11,32 +11,10 @@ import { tachyonAdapter } from '../../lib/formats/tachyon';
 import { readTachyon } from '../../lib/formats/tachyon-read';
 import type { Frame, ProfileSource } from '../../lib/profile/index';
 import { readJsonExact, sharedPath } from '../shared';
+import type { Expected, ExpectedSample } from '../support/vectors';
 
 const dir = sharedPath('vectors', 'tachyon');
 const files = readdirSync(dir).filter((f) => f.endsWith('.bin')).sort();
-
-interface ExpectedFrame {
-  filename: string;
-  funcname: string;
-  lineno: number | null;
-  end_lineno: number | null;
-  column: number | null;
-  end_column: number | null;
-  opcode: number | null;
-}
-interface ExpectedSample {
-  thread_id: number | bigint;
-  interpreter_id: number;
-  timestamp_us: number | bigint;
-  status: number;
-  frames: ExpectedFrame[];
-}
-interface Expected {
-  stage: string;
-  error: { message: string } | null;
-  info: { mode: number | null; sample_interval_us: number } | null;
-  samples: ExpectedSample[];
-}
 
 const absent = (v: number | null): number | null => (v === -1 ? null : v);
 const expectedKey = (s: ExpectedSample): string =>

@@ -4,7 +4,7 @@ import { ErrorCode, ProfpackError } from '../../lib/errors';
 import { PcTable, PcTableSet, decodeVarintTable, lookupVarint } from '../../lib/pctable/index';
 import * as js from '../../lib/pctable/js';
 import type { PcTableNative } from '../../lib/pctable/native';
-import { requireAddon } from '../native-addon';
+import { requireAddon } from '../support/addon';
 import { writeVarintTable } from './varint-writer';
 
 function caught(fn: () => unknown): ProfpackError {
@@ -134,7 +134,7 @@ function outcome<T>(fn: () => T): { ok: T } | { code: string; offset: number | u
   }
 }
 
-// The addon is loaded directly (test/native-addon.ts), so these compare the two twins
+// The addon is loaded directly (test/support/addon.ts), so these compare the two twins
 // in both runs, and the public API (whichever backend the run uses) with them.
 describe('malformed input, fuzzed: a ProfpackError or a result, the same from both twins', () => {
   const native = requireAddon().pctable as PcTableNative;

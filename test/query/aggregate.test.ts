@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NodeStatus, ProfileBuilder, SampleTypes, type Frame } from '../../lib/profile/index';
 import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../lib/query/aggregate';
-import { acceptedVectors, readExpected } from '../convert/helpers';
+import { acceptedVectors, readExpected } from '../support/vectors';
 import { builderFromExpected } from '../support/model';
 
 const FILES = ['a.js', 'b.js', ''];

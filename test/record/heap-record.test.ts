@@ -14,7 +14,7 @@ import { TickList } from '../support/model';
 import { checkHeapOptions, HeapRecorder } from '../../lib/record/heap/index';
 import { startRecording } from '../../lib/record/recorder';
 import type { runRecorded as RunRecorded } from '../../lib/record/run';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { HeapCollector } from './heap-collector';
 
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-heap-'));

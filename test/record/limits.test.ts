@@ -9,10 +9,10 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isProfpackError } from '../../lib/errors';
+import { codeOf } from '../helpers';
 import { startRecording } from '../../lib/record/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, RotationFiles, checkRotate, parseDuration } from '../../lib/record/rotate';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { SLOWDOWN } from '../shared';
 
 let build: Build;
@@ -24,15 +24,6 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
   build?.cleanup();
 });
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    return isProfpackError(err) ? err.code : `not coded: ${String(err)}`;
-  }
-  return 'ok';
-}
 
 describe('ranges', () => {
   it('the bounds are 2^31-1 ms and 2^31-1 µs', () => {

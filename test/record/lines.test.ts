@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/formats/v8';
+import type { CpuProfile } from '../../lib/v8/index';
 import { TickList } from '../support/model';
 import { ChunkIngester, sampleLines } from '../../lib/record/ingest';
 import { repoRoot } from '../shared';

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProfile } from '../../lib/formats/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { ProfileReader } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { SLOWDOWN } from '../shared';
 
 describe('a recording written as pprof and speedscope keeps its real time', () => {

@@ -1,6 +1,6 @@
 import * as vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/formats/v8';
+import type { CpuProfile } from '../../lib/v8/index';
 import { NodeStatus } from '../../lib/profile/index';
 import { TickList } from '../support/model';
 import { ChunkIngester } from '../../lib/record/ingest';

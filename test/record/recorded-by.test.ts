@@ -14,6 +14,7 @@ import { dumpProfile } from '../../lib/tachyon/read/dump';
 import { RECORDED_BY_PREFIX, encodeRecordedBy, findRecordedBy, type RecordedBy } from '../../lib/recorded-by';
 import { ProfileReader } from '../../lib/tachyon/index';
 import { parseJsonExact, repoRoot, sharedPath } from '../shared';
+import { cpythonInterpreter } from '../support/cpython.mjs';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-recorded-by-'));
@@ -53,7 +54,7 @@ describe('what recorded a Node recording', () => {
   });
 
   it("CPython 3.15.2's own reader reads the file, to the same info and samples as profpack", () => {
-    const python = process.env.TACHYON_CPYTHON ?? spawnSync('bash', [path.join(toolsDir, 'install.sh')], { encoding: 'utf8' }).stdout.trim();
+    const python = cpythonInterpreter();
     const list = path.join(dir, 'list.txt');
     fs.writeFileSync(list, recording);
     const run = spawnSync(python, [path.join(repoRoot, 'test', 'tachyon', 'cpython_dump_many.py'), toolsDir, list], { encoding: 'utf8', maxBuffer: 1 << 28 });

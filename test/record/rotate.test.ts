@@ -10,13 +10,13 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/formats/v8';
+import type { CpuProfile } from '../../lib/v8/index';
 import { openProfile } from '../../lib/formats/index';
 import { samplesOf } from '../support/model';
 import { ErrorCode } from '../../lib/errors';
 import { RecordingHost } from '../../lib/record/host';
 import { checkRotate, parseDuration, type RotatedFileStats } from '../../lib/record/rotate';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { thrown } from '../helpers';
 
 const work = mkdtempSync(path.join(tmpdir(), 'profpack-rotate-'));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { CpuProfile } from '../../lib/formats/v8';
+import type { CpuProfile } from '../../lib/v8/index';
 import { openProfile } from '../../lib/formats/index';
 import { samplesOf } from '../support/model';
 import { ErrorCode, isProfpackError } from '../../lib/errors';

@@ -5,7 +5,7 @@
  * sources hold.
  */
 import { ProfileBuilder, Remapper, SampleTypes, gapsToNext, normalizeFrame, threadKey, type Frame, type ProfileSource } from '../../lib/profile/index';
-import type { Expected } from '../convert/helpers';
+import type { Expected } from './vectors';
 
 /** Samples of a vector as a model: samples/count 1 each, wall/nanoseconds the gap to the thread's next sample. */
 export function builderFromExpected(expected: Expected): ProfileBuilder {

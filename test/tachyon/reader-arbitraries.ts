@@ -4,17 +4,8 @@ import type { EncodeOptions, TestFrame, TestSample } from './reader-encoder';
 
 const U64 = (1n << 64n) - 1n;
 
-/** A deterministic [0, 1) stream from a seed (mulberry32), for the encoder's choices. */
-export function choices(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A deterministic [0, 1) stream from a seed, for the encoder's choices: the tests' and benches' one RNG. */
+export { rng as choices } from '../support/rng.mjs';
 
 const int32 = fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }));
 

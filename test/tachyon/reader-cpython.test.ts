@@ -12,17 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileReader } from '../../lib/tachyon/read/reader';
 import { dumpProfile } from '../../lib/tachyon/read/dump';
 import { parseJsonExact, sharedPath } from '../shared';
+import { cpythonInterpreter } from '../support/cpython.mjs';
 import { choices, profileArb } from './reader-arbitraries';
 import { encodeProfile } from './reader-encoder';
 
 const toolsDir = sharedPath('tools', 'cpython315');
-
-function cpythonPath(): string {
-  if (process.env.TACHYON_CPYTHON) return process.env.TACHYON_CPYTHON;
-  const run = spawnSync('bash', [path.join(toolsDir, 'install.sh')], { encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`CPython 3.15 is required for this test and could not be installed: ${run.stderr}`);
-  return run.stdout.trim();
-}
 
 /** Damages a copy of `bytes` in one of several ways, chosen by `r`. */
 function damage(bytes: Uint8Array, r: () => number): Uint8Array {
@@ -80,7 +74,7 @@ describe('agreement with CPython 3.15.2 on random and damaged files', () => {
   const cpython = new Map<string, CpythonResult>();
 
   beforeAll(() => {
-    const python = cpythonPath();
+    const python = cpythonInterpreter();
     dir = mkdtempSync(path.join(tmpdir(), 'profpack-reader-'));
     const specs = fc.sample(profileArb, { seed: Number(process.env.READER_DIFF_SEED ?? 20261123), numRuns: Number(process.env.READER_DIFF_RUNS ?? 40) });
     specs.forEach((spec, i) => {

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { isProfpackError } from '../../lib/errors';
+import { codeOf } from '../helpers';
 import { encodeCheckpoint, encodeJournalHeader } from '../../lib/tachyon/file/journal';
 import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
 import { zstdRleBomb } from '../fuzz/craft';
@@ -24,15 +24,6 @@ const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-recover-refusals-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 let serial = 0;
 const tmp = (name: string) => path.join(dir, `${serial++}-${name}`);
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    return isProfpackError(err) ? err.code : `not coded: ${String(err)}`;
-  }
-  return 'ok';
-}
 
 /** A writer's file as a kill leaves it after `flush()`: the bytes on disk and the journal (if any), copied while it is open. */
 function unfinished(which: 'native' | 'js', formatVersion: 1 | 2, compression: 'zstd' | 'none'): string {

@@ -13,8 +13,9 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonExact, sharedPath } from '../shared';
+import type { DumpFrame } from '../../lib/tachyon/index';
 import type { FrameInfo } from '../../lib/tachyon/write/writer';
-import { cpythonInterpreter, materialize, profileArb, U64, writeWithProfpack, type CallSpec, type ProfileSpec, type ThreadSpec } from './writer-support';
+import { cpythonInterpreter, materialize, profileArb, readBack, U64, writeWithProfpack, type CallSpec, type ProfileSpec, type ThreadSpec } from './writer-support';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-cpython-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,21 +32,10 @@ interface ExpectedSample {
   frames: unknown[];
 }
 
-/** A frame as CPython's reader hands it back (tachyon-format.md §4 "Reader reconstruction"). */
-function readBack(f: FrameInfo): unknown {
-  const loc = f.location as { lineno: number; endLineno: number; colOffset: number; endColOffset: number } | null;
-  const opcode = typeof f.opcode === 'number' && f.opcode >= 0 && f.opcode <= 254 ? f.opcode : null;
-  if (loc === null || loc.lineno === -1) return { filename: f.filename, funcname: f.funcname, lineno: null, end_lineno: null, column: null, end_column: null, opcode };
-  const column = loc.colOffset;
-  return {
-    filename: f.filename,
-    funcname: f.funcname,
-    lineno: loc.lineno,
-    end_lineno: loc.endLineno === -1 ? loc.lineno : loc.endLineno,
-    column,
-    end_column: column === -1 ? -1 : loc.endColOffset === -1 ? column : loc.endColOffset,
-    opcode,
-  };
+/** readBack in the key names of CPython's dump (end_lineno, end_column). */
+function readBackAsCPython(f: FrameInfo): DumpFrame {
+  const { endLineno, endColumn, ...rest } = readBack(f);
+  return { ...rest, end_lineno: endLineno, end_column: endColumn };
 }
 
 /** Writes the profile; returns each thread's expected samples (in call order) and the totals. */
@@ -58,7 +48,7 @@ function writeProfile(spec: ProfileSpec, file: string): { perThread: Map<string,
     for (const t of call.threads) {
       const key = `${t.threadId}/${t.interpreterId}`;
       if (!perThread.has(key)) perThread.set(key, []);
-      perThread.get(key)!.push({ timestamp: call.timestamp, status: Number(BigInt.asUintN(8, BigInt(t.status))), frames: t.stack.slice(0, 256).map((i) => readBack(spec.frames[i]!)) });
+      perThread.get(key)!.push({ timestamp: call.timestamp, status: Number(BigInt.asUintN(8, BigInt(t.status))), frames: t.stack.slice(0, 256).map((i) => readBackAsCPython(spec.frames[i]!)) });
       samples++;
     }
   }

@@ -13,27 +13,11 @@ import { backend } from '../../lib/backend';
 import { ErrorCode } from '../../lib/errors';
 import { ProfileReader } from '../../lib/tachyon/read/reader';
 import { ProfileWriter, type FrameInfo } from '../../lib/tachyon/write/writer';
-import { materialize, profileArb, writeWithProfpack, type ProfileSpec } from './writer-support';
+import { materialize, profileArb, readBack, writeWithProfpack, type ProfileSpec } from './writer-support';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-roundtrip-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A frame as a reader hands it back (CPython's reconstruction rules, tachyon-format.md §4). */
-function readBack(f: FrameInfo): unknown {
-  const loc = f.location as { lineno: number; endLineno: number; colOffset: number; endColOffset: number } | null;
-  const opcode = typeof f.opcode === 'number' && f.opcode >= 0 && f.opcode <= 254 ? f.opcode : null;
-  if (loc === null || loc.lineno === -1) return { filename: f.filename, funcname: f.funcname, lineno: null, endLineno: null, column: null, endColumn: null, opcode };
-  const column = loc.colOffset;
-  return {
-    filename: f.filename,
-    funcname: f.funcname,
-    lineno: loc.lineno,
-    endLineno: loc.endLineno === -1 ? loc.lineno : loc.endLineno,
-    column,
-    endColumn: column === -1 ? -1 : loc.endColOffset === -1 ? column : loc.endColOffset,
-    opcode,
-  };
-}
 
 function roundTrip(spec: ProfileSpec, encoder: 'native' | 'js', file: string): void {
   const calls = materialize(spec);

@@ -3,11 +3,10 @@
  * dump) back into the calls CPython's writer was given, and split files into
  * their parts for comparison.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { decompress } from 'zstd-napi';
-import type { DumpFrame } from '../../lib/tachyon/index';
+import type { DumpFrame, Frame } from '../../lib/tachyon/index';
 import { readJsonExact, sharedPath } from '../shared';
 import { decodeU32, decodeZigzag32 } from '../../lib/varint/leb128';
 import { ProfileWriter as ProfileWriterClass, type FrameInfo, type InterpreterInfo, type ProfileWriter, type ProfileWriterOptions, type ThreadInfo } from '../../lib/tachyon/write/writer';
@@ -456,8 +455,21 @@ export function writeSampleFile(file: string, spec: ProfileSpec, calls: Material
 }
 
 /** CPython 3.15's interpreter: $TACHYON_CPYTHON, else what install.sh prints (it installs when needed). Throws when missing. */
-export function cpythonInterpreter(): string {
-  const fromEnv = process.env.TACHYON_CPYTHON ?? '';
-  if (fromEnv !== '') return fromEnv;
-  return execFileSync('bash', [sharedPath('tools', 'cpython315', 'install.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+export { cpythonInterpreter } from '../support/cpython.mjs';
+
+/** A frame as a reader hands it back (CPython's reconstruction rules, tachyon-format.md §4 "Reader reconstruction"). */
+export function readBack(f: FrameInfo): Frame {
+  const loc = f.location as { lineno: number; endLineno: number; colOffset: number; endColOffset: number } | null;
+  const opcode = typeof f.opcode === 'number' && f.opcode >= 0 && f.opcode <= 254 ? f.opcode : null;
+  if (loc === null || loc.lineno === -1) return { filename: f.filename, funcname: f.funcname, lineno: null, endLineno: null, column: null, endColumn: null, opcode };
+  const column = loc.colOffset;
+  return {
+    filename: f.filename,
+    funcname: f.funcname,
+    lineno: loc.lineno,
+    endLineno: loc.endLineno === -1 ? loc.lineno : loc.endLineno,
+    column,
+    endColumn: column === -1 ? -1 : loc.endColOffset === -1 ? column : loc.endColOffset,
+    opcode,
+  };
 }

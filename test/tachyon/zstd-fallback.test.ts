@@ -38,7 +38,8 @@ async function libraryWith(provider: string) {
   const dump = await import('../../lib/tachyon/read/dump');
   const binding = await import('../../lib/tachyon/file/zstd-binding');
   const writer = await import('../../lib/tachyon/write/writer');
-  return { ...dump, ...binding, ...writer };
+  const { backend } = await import('../../lib/backend');
+  return { ...dump, ...binding, ...writer, backend };
 }
 
 afterAll(() => {
@@ -76,6 +77,8 @@ describe('zstd fallbacks', () => {
       const want = zstdVectors.map((f) => napi.dumpProfile(`${dir}/${f}`));
       const lib = await libraryWith(decoder);
       expect(lib.zstdProvider()).toBe(decoder);
+      // The one choice, as the backend reports it.
+      expect(lib.backend.zstd).toBe(decoder);
       zstdVectors.forEach((f, i) => {
         const got = lib.dumpProfile(readFileSync(`${dir}/${f}`), { keepDecompressedLimit: 0 });
         const expected = want[i]!;
@@ -187,7 +190,12 @@ describe('zstd fallbacks', () => {
   it('PROFPACK_ZSTD names a provider or fails with a coded error', async () => {
     const lib = await libraryWith('brotli');
     expect(() => lib.zstdProvider()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+    expect(() => lib.backend.zstd).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+    // Printing the backend neither chooses zstd nor throws.
+    expect(Object.keys(lib.backend)).not.toContain('zstd');
+    expect(JSON.stringify(lib.backend)).toContain('"name"');
     const auto = await libraryWith('');
     expect(['napi', 'node', 'fzstd']).toContain(auto.zstdProvider());
+    expect(auto.backend.zstd).toBe(auto.zstdProvider());
   });
 });

@@ -1,10 +1,11 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { sharedPath } from '../shared';
+import { cpythonInterpreter } from '../support/cpython.mjs';
 
 let python = '';
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-'));
@@ -12,7 +13,7 @@ const checker = sharedPath('tools', 'cpython315', 'check_with_cpython.py');
 
 beforeAll(() => {
   // A missing CPython must fail this suite, not skip it.
-  python = process.env.TACHYON_CPYTHON || execFileSync('bash', [sharedPath('tools', 'cpython315', 'install.sh')], { encoding: 'utf8' }).trim();
+  python = cpythonInterpreter();
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

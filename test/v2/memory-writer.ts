@@ -1,7 +1,7 @@
 /** A ProfileWriter whose file is a buffer (its internal options, as V2FileWriter.inMemory had them). */
 import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from '../../lib/tachyon/write/writer';
 import type { ProfileWriterOptions } from '../../lib/tachyon/write/types';
-import { ByteSink } from '../../lib/varint/byte-sink';
+import { ByteSink } from '../../lib/byte-sink';
 
 export function memoryWriter(options: ProfileWriterOptions, internals: Omit<WriterInternals, 'memory'> = {}): { writer: ProfileWriter; bytes(): Uint8Array } {
   const memory = new ByteSink(1 << 16);

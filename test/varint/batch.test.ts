@@ -4,7 +4,7 @@ import { backend } from '../../lib/backend';
 import * as v from '../../lib/varint/index';
 import * as js from '../../lib/varint/js';
 import { VarintKind } from '../../lib/varint/kinds';
-import { requireAddon } from '../native-addon';
+import { requireAddon } from '../support/addon';
 
 const U64_MAX = (1n << 64n) - 1n;
 const I64_MIN = -(1n << 63n);

@@ -15,7 +15,7 @@ import { samplesOf } from '../support/model';
 import type { ProfileSource } from '../../lib/profile/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { flame } from '../../lib/view/flame';
-import { vectorDir } from '../convert/helpers';
+import { vectorDir } from '../support/vectors';
 import { sharedPath } from '../shared';
 import { launch, openPage } from './browser';
 

@@ -10,8 +10,8 @@ import { NodeStatus, ProfileBuilder, SampleTypes } from '../../lib/profile/index
 import { TickProfile, copyToBuilder } from '../support/model';
 import { aggregate } from '../../lib/query/aggregate';
 import { diffProfiles, diffTree, formatDiffTable, type DiffNode } from '../../lib/view/diff';
-import { compileBuild, type Build } from '../convert/build';
-import { vectorDir } from '../convert/helpers';
+import { compileBuild, type Build } from '../support/build';
+import { vectorDir } from '../support/vectors';
 
 function profile(counts: Record<string, number>, thread = 1n): TickProfile {
   const p = new TickProfile({ startTimeUs: 0n, sampleIntervalUs: 1000n });

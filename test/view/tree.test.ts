@@ -17,7 +17,7 @@ import { openProfiles } from '../../lib/fleet/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { flame } from '../../lib/view/flame';
 import { buildViewData, statusClass, StatusClass, type ViewData, type ViewDataOptions } from '../../lib/view/tree';
-import { acceptedVectors, vectorDir } from '../convert/helpers';
+import { acceptedVectors, vectorDir } from '../support/vectors';
 import { sharedPath } from '../shared';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -6,7 +6,7 @@ import { inputSize } from '../../input';
 import { progressBar } from '../progress';
 import { outputPath } from '../output-option';
 import { SourceMapper } from '../../sourcemap/index';
-import { action } from '../user-error';
+import { action } from '../errors';
 
 interface ConvertFlags {
   to?: string;

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { diff, formatDiffTable } from '../../view/index';
-import { action } from '../user-error';
+import { action } from '../errors';
 
 interface DiffFlags {
   flame?: boolean;

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { flame } from '../../view/index';
 import { SourceMapper } from '../../sourcemap/index';
-import { action } from '../user-error';
+import { action } from '../errors';
 
 export function registerFlame(program: Command): Command {
   return program

@@ -8,7 +8,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { csvLine, exportParquet, formatSqlTable, jsonRowText, mergeProfiles, openSqlQuery, type SqlStream } from '../../fleet/index';
 import { Output } from '../output';
 import { outputPath } from '../output-option';
-import { action } from '../user-error';
+import { action } from '../errors';
 
 /** The host of DIR/HOST/file.tach: its directory's name. */
 const hostFromDir = (file: string): string => path.basename(path.dirname(path.resolve(file)));

@@ -3,13 +3,10 @@ import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { detectFormat, type FormatName } from '../../formats/index';
 import { readInputHead } from '../../input';
-import { ProfileReader, type ProfileInfo } from '../../tachyon/index';
+import { CAPTURE_FEATURE_NAMES, PROFILING_MODE_NAMES, ProfileReader, type ProfileInfo } from '../../tachyon/index';
 import { profileInfoLines } from '../info-profile';
 import { NodeStatus } from '../../profile/index';
 import { findRecordedBy, platformName, type RecordedBy } from '../../recorded-by';
-
-const MODES = ['wall', 'cpu', 'gil', 'all', 'exception'];
-const FEATURES = ['all_threads', 'native', 'gc', 'opcodes', 'blocking'];
 
 function seconds(us: bigint): string {
   return `${(Number(us) / 1e6).toFixed(3)} s`;
@@ -42,8 +39,8 @@ export function infoLines(file: string): string[] {
       `threads:      ${i.threadCount}`,
       `strings:      ${i.stringCount}`,
       `frames:       ${i.frameCount}`,
-      `mode:         ${i.mode === null ? 'unknown' : (MODES[i.mode] ?? String(i.mode))}`,
-      `features:     ${i.captureFeatures === null ? 'unknown' : FEATURES.filter((_, k) => i.captureFeatures! & (1 << k)).join(', ') || 'none'}`,
+      `mode:         ${i.mode === null ? 'unknown' : (PROFILING_MODE_NAMES[i.mode] ?? String(i.mode))}`,
+      `features:     ${i.captureFeatures === null ? 'unknown' : CAPTURE_FEATURE_NAMES.filter((_, k) => i.captureFeatures! & (1 << k)).join(', ') || 'none'}`,
     ];
     if (i.durationSec !== null) {
       lines.push(`duration:     ${i.durationSec.toFixed(3)} s (stats block), sample rate ${i.sampleRate!.toFixed(1)}/s`);

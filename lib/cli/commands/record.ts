@@ -10,12 +10,12 @@ import { constants } from 'node:os';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, parseByteSize } from '../../record/heap/index';
-import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/rotate';
-import { runRecorded } from '../../record/run';
+import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, parseByteSize } from '../../record/index';
+import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/index';
+import { runRecorded } from '../../record/index';
 import { ProfileReader } from '../../tachyon/index';
 import { outputPath } from '../output-option';
-import { action } from '../user-error';
+import { action } from '../errors';
 
 interface RecordFlags {
   intervalUs: string;

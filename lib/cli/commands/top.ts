@@ -1,13 +1,13 @@
 /** `profpack top FILE`: where the samples are, by function, file, line or thread. */
 import { Command, Option } from 'commander';
 import { openProfile } from '../../formats/index';
-import { listProfileFiles, openProfiles } from '../../fleet/source';
+import { listProfileFiles, openProfiles } from '../../fleet/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
-import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../query/aggregate';
+import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../query/index';
 import { progressBar } from '../progress';
 import { SourceMapper, withMappedFrames } from '../../sourcemap/index';
-import { action } from '../user-error';
+import { action } from '../errors';
 
 interface TopFlags {
   by: AggregateBy;

@@ -4,7 +4,7 @@
  * a big heap holds thousands of events; one object per event would be the
  * recorder's own garbage). Stacks are ids in a HeapStacks table that only grows.
  */
-import type { CpuProfileCallFrame } from '../../formats/v8';
+import type { CpuProfileCallFrame } from '../../v8/index';
 
 /** A stack id for an object V8 gave no allocation node. */
 export const NO_STACK = 0xffffffff;

@@ -5,7 +5,7 @@
  * stacks by number and only the stacks first met cross the pipe.
  */
 import { pathToFileURL } from 'node:url';
-import { callFrameKey, type CpuProfileCallFrame } from '../../formats/v8';
+import { callFrameKey, type CpuProfileCallFrame } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { HeapStacks } from './events';
 

@@ -6,7 +6,7 @@
  * frame), the allocations (ordinal deltas, sizes, stack+1), the frees
  * (ordinal deltas). Ordinals ascend, so their deltas are mostly one byte.
  */
-import type { CpuProfileCallFrame } from '../../formats/v8';
+import type { CpuProfileCallFrame } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { decodeU32Many, encodeU32Many } from '../../varint/index';
 import { HeapStacks, NO_STACK, type HeapAllocationBatch, type HeapEventSink, type HeapFreeBatch } from './events';

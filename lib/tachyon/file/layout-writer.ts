@@ -3,7 +3,7 @@
  * parses them): the 64-byte header as fixed-width slots patched at finalize
  * (seed 001's lesson), the profile statistics block, the footer (§2, §6, §7).
  */
-import { SlotWriter, type Slot, type SlotWidth } from '../../varint/slots';
+import { SlotWriter, type Slot, type SlotWidth } from '../../varint/index';
 import { FOOTER_SIZE, Footer, Header, STATS_BLOCK_SIZE, STATS_SIGNATURE, STATS_VERSION, StatsBlock, StatsPresence } from '../format';
 
 /** The header's fields in file order with their widths; reserved as zeros, patched at finalize. */

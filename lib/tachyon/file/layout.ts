@@ -3,7 +3,7 @@
  * (../shared/notes/tachyon-format.md §2, §6, §7, §10): header, footer, table
  * offsets, statistics block and footer counts, in CPython's order and with its
  * messages. Shared by both backends: it only touches the fixed-size parts of the
- * file, through a ByteSource (a JS buffer, or copies out of the native mapping).
+ * file, through a FileBytes (a JS buffer, or copies out of the native mapping).
  */
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../../errors';
 import {
@@ -25,7 +25,7 @@ import {
 } from '../format';
 
 /** Random access to the bytes of a file or buffer (copies or views; never retained by callers). */
-export interface ByteSource {
+export interface FileBytes {
   readonly size: number;
   read(start: number, end: number): Uint8Array;
 }
@@ -105,7 +105,7 @@ function hex8(value: number): string {
  * Header, footer, offsets and stats block, with CPython 3.15.2's checks in its
  * order. Table parsing and zstd validation follow in the caller.
  */
-export function parseLayout(source: ByteSource): Layout {
+export function parseLayout(source: FileBytes): Layout {
   const size = source.size;
   if (size < HEADER_SIZE) throw openError(ErrorCode.TACHYON_TOO_SMALL, 'File too small for header', 0, `at least ${HEADER_SIZE} bytes`);
   const head = source.read(0, HEADER_SIZE);
@@ -247,7 +247,7 @@ const SIGNATURE_BYTES = Array.from(STATS_SIGNATURE, (c) => c.charCodeAt(0));
  * earlier than `from`; null without one. `checkSize` throws the version's
  * error for a size it refuses (CPython's bounds, or version 2's 56 or 32).
  */
-export function readStatsBlock(source: ByteSource, littleEndian: boolean, from: number, checkSize: (size: number, sizeOffset: number) => void): StatsValuesRead | null {
+export function readStatsBlock(source: FileBytes, littleEndian: boolean, from: number, checkSize: (size: number, sizeOffset: number) => void): StatsValuesRead | null {
   const footerStart = source.size - FOOTER_SIZE;
   const tailStart = footerStart - StatsBlock.tailSize;
   if (tailStart < from) return null;
@@ -269,7 +269,7 @@ export function readStatsBlock(source: ByteSource, littleEndian: boolean, from: 
 }
 
 /** Version 1's statistics block with CPython's checks (a block may even overlap the header). */
-function parseStats(source: ByteSource, littleEndian: boolean): StatsValuesRead {
+function parseStats(source: FileBytes, littleEndian: boolean): StatsValuesRead {
   const size = source.size;
   const stats = readStatsBlock(source, littleEndian, 0, (blockSize, at) => {
     // CPython: 32 <= size <= file_size - 32.

@@ -6,8 +6,8 @@
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
-import type { ByteSink } from '../../varint/byte-sink';
-import type { PatchableSink } from '../../varint/slots';
+import type { ByteSink } from '../../byte-sink';
+import type { PatchableSink } from '../../varint/index';
 import { WRITE_BUFFER_SIZE } from '../format';
 import { zstdBinding } from './zstd-binding';
 

@@ -10,7 +10,7 @@ import type { ZstdDCtx } from './zstd-binding';
 import { ErrorCode } from '../../errors';
 import { HEADER_SIZE } from '../format';
 import { zstdBinding } from './zstd-binding';
-import { openError, type ByteSource } from './layout';
+import { openError, type FileBytes } from './layout';
 
 
 /** Compressed bytes read per step when the source is not already in memory. */
@@ -31,7 +31,7 @@ class CompressedInput {
   private chunkStart: number;
   pos: number;
   constructor(
-    private readonly source: ByteSource,
+    private readonly source: FileBytes,
     start: number,
     readonly end: number,
   ) {
@@ -62,7 +62,7 @@ export class ZstdRegionStream {
   done = false;
 
   constructor(
-    source: ByteSource,
+    source: FileBytes,
     regionEnd: number,
     private readonly maxSize: number,
   ) {
@@ -126,7 +126,7 @@ const SCRATCH_LIMIT = 16 << 20;
  * 512 KiB, doubled when full, capped at maxSize), so that corrupt input fails
  * with the same zstd error; the output is kept when it is at most keepLimit bytes.
  */
-export function checkZstdRegion(source: ByteSource, regionEnd: number, maxSize: number, keepLimit: number): ZstdRegion {
+export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: number, keepLimit: number): ZstdRegion {
   const input = source.read(HEADER_SIZE, regionEnd);
   let contentSize: number | null;
   try {

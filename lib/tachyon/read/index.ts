@@ -7,3 +7,5 @@ export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, 
 export { readProfileV2, openProfileV2, isVersion2, stackCodingOf, type V2Info, type V2Profile, type V2ReadOptions, type V2SampleChunk } from './v2-file';
 export type { NodeReplay, NodeVisitor, StackNodes } from './nodes';
 export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './heap-trace';
+// For recover: the JS record decoder walks a damaged file record by record.
+export { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './records';

@@ -11,21 +11,20 @@ import { backend } from '../../backend';
 import { ErrorCode, ProfpackError, invalidArgument } from '../../errors';
 import { closeInput, inputChange, openInput, readInput, watchInput, type InputFile } from '../../input';
 import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
-import { checkTableCounts, parseLayout, type ByteSource, type Layout, type ProfileInfo } from '../file/index';
+import { checkTableCounts, parseLayout, type FileBytes, type Layout, type ProfileInfo } from '../file/index';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './native';
 import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './tables';
 import { checkReaderOptions, checkReplayOptions, type Collector, type TypedCollector, type ReaderOptions, type ReplayOptions, type ReplayStats, type Sample } from './types';
 import { checkZstdRegion, OUTPUT_CHUNK } from '../file/index';
 import { NodeCache, ReplayRun, jsDecoder, nativeDecoder, type DecoderBackend, type Region, type RunVisitor, type Tuning } from './replay';
 import { arrayDelivery, typedDelivery } from './collect';
-import type { StackCoding } from '../v2/blocks';
+import type { StackCoding } from '../v2/index';
 import { readProfileV2, type V2Profile } from './v2-file';
 import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2';
 import { replayNodesV1, replayNodesV2, type NodeReplay, type NodeVisitor } from './nodes';
-import type { ModelSection } from '../v2/model';
-import type { HeapTotals } from '../v2/heap-format';
+import type { ModelSection, HeapTotals } from '../v2/index';
 import { heapTotalsOf, heapTraceOf } from './heap-trace';
-import type { HeapTraceSource } from '../../memory/trace';
+import type { HeapTraceSource } from '../../memory/index';
 
 export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, TypedCollector, ReplayOptions, ReplayStats } from './types';
 
@@ -59,7 +58,7 @@ export class ProfileReader {
 
   private readonly native: NativeTachyonReader | null;
   private file: NativeFile | null;
-  private source: ByteSource | null;
+  private source: FileBytes | null;
   private region: Region | null;
   private readonly sampleRegionSize: number;
   private readonly maxDecompressed: number;
@@ -71,7 +70,7 @@ export class ProfileReader {
   /** The replay in progress, released by close(). */
   private activeDecoder: DecoderBackend | null = null;
 
-  private constructor(source: ByteSource, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions, input: InputFile | null = null) {
+  private constructor(source: FileBytes, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions, input: InputFile | null = null) {
     this.native = native;
     this.file = file;
     this.input = input;
@@ -151,7 +150,7 @@ export class ProfileReader {
         const file = native.openFile(input.fd, input.size, path);
         // A small file is copied once (one crossing) and open reads header, footer and tables from the copy.
         const whole = file.size <= SMALL_FILE ? native.readRange(file, 0, file.size) : null;
-        const source: ByteSource = whole ? { size: whole.length, read: (start, end) => whole.subarray(start, end) } : { size: file.size, read: (start, end) => native.readRange(file, start, end) };
+        const source: FileBytes = whole ? { size: whole.length, read: (start, end) => whole.subarray(start, end) } : { size: file.size, read: (start, end) => native.readRange(file, start, end) };
         try {
           return new ProfileReader(source, file, native, options, input);
         } catch (err) {
@@ -160,7 +159,7 @@ export class ProfileReader {
         }
       }
       const bytes = readInput(input, ErrorCode.TACHYON_IO);
-      const source: ByteSource = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
+      const source: FileBytes = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
       return new ProfileReader(source, null, null, options, input);
     } catch (err) {
       closeInput(input);
@@ -172,7 +171,7 @@ export class ProfileReader {
   static fromBuffer(bytes: Uint8Array, options: ReaderOptions = {}): ProfileReader {
     if (!(bytes instanceof Uint8Array)) throw invalidArgument('fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))', 'Uint8Array');
     const native = ProfileReader.pick(options);
-    const source: ByteSource = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
+    const source: FileBytes = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
     return new ProfileReader(source, null, native, options);
   }
 

@@ -22,7 +22,7 @@
  * - nodes: (parent, frame) for each node created, ids consecutive from nodeBase.
  */
 import { ErrorCode, type ErrorCodeValue } from '../../errors';
-import { TWO_POW_32 } from '../../varint/leb128';
+import { TWO_POW_32 } from '../../varint/index';
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_ENTRY_MAX } from '../format';
 import { readU32, readU64, varint } from './varint';
 import { PATH_STRIDE, StackTrie, Threads } from './trie';

@@ -6,9 +6,9 @@
  * step/event loop both callers walk (ReplayRun.next with a RunVisitor).
  */
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../../errors';
-import { TWO_POW_32 } from '../../varint/leb128';
+import { TWO_POW_32 } from '../../varint/index';
 import { HEADER_SIZE, MAX_STACK_DEPTH } from '../format';
-import type { ByteSource, Layout } from '../file/index';
+import type { FileBytes, Layout } from '../file/index';
 import { ZstdRegionStream } from '../file/index';
 import type { NativeFile, NativeTachyonReader } from './native';
 import {
@@ -209,7 +209,7 @@ export class ReplayRun {
     private readonly context: RunContext,
     readonly decoder: DecoderBackend,
     private readonly region: Region,
-    source: ByteSource,
+    source: FileBytes,
     private readonly total: number,
     maxDecompressed: number,
     zstdChunk: number,

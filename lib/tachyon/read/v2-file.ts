@@ -23,21 +23,14 @@ import {
   ZSTD_MAX_DECOMPRESSED,
   FORMAT_VERSION_2,
 } from '../format';
-import { ByteSource } from '../v2/bytes';
-import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/blocks';
-import {
-  BlockKind,
-  HEADER_FLAGS_OFFSET,
-  HEAP_OFFSET_IN_FOOTER,
-  HeaderFlag,
-  KNOWN_HEADER_FLAGS,
-  MODEL_OFFSET_IN_FOOTER,
-} from '../v2/format';
-import { decodeModelSection, type ModelSection } from '../v2/model';
-import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/tables';
-import { v2Native } from '../v2/native';
+import { ByteSource } from '../v2/index';
+import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/index';
+import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS, MODEL_OFFSET_IN_FOOTER, HEAP_OFFSET_IN_FOOTER } from '../v2/index';
+import { decodeModelSection, type ModelSection } from '../v2/index';
+import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/index';
+import { v2Native } from '../v2/index';
 import { RegionBlocks, checkV2ZstdRegion } from './v2-region';
-import { readStatsBlock, zstdDecompress, type ByteSource as ByteSourceOfFile, type ProfileInfo } from '../file/index';
+import { readStatsBlock, zstdDecompress, type FileBytes, type ProfileInfo } from '../file/index';
 
 /** The header facts of a version-2 file: version 1's get_info() fields, the version as text, and where things are. */
 export interface V2Info extends Omit<ProfileInfo, 'pythonVersion'> {
@@ -169,7 +162,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   if (frameTableOffset < stringTableOffset || frameTableOffset > footerAt) throw headerError(`frame table offset ${frameTableOffset} is outside ${stringTableOffset}..${footerAt}`, Header.frameTableOffset);
 
   // Stats block: just before the footer, found by its signature (as in version 1), after the frame table.
-  const whole: ByteSourceOfFile = { size, read: (start, end) => bytes.subarray(start, end) };
+  const whole: FileBytes = { size, read: (start, end) => bytes.subarray(start, end) };
   const stats = readStatsBlock(whole, true, frameTableOffset, (statsSize, at) => {
     if ((statsSize !== STATS_BLOCK_SIZE && statsSize !== STATS_BLOCK_LEGACY_SIZE) || footerAt - statsSize < frameTableOffset) {
       throw headerError(`invalid profiling statistics size ${statsSize}`, at, `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`);

@@ -15,7 +15,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { HEADER_SIZE, RECORD_PREFIX_SIZE } from '../format';
 import { ZstdPieces } from '../file/index';
-import { BLOCK_COLUMNS, BLOCK_MAX_BYTES, BLOCK_MAX_SAMPLES } from '../v2/format';
+import { BLOCK_COLUMNS, BLOCK_MAX_BYTES, BLOCK_MAX_SAMPLES } from '../v2/index';
 
 /** Decompressed bytes pulled per step. */
 const PIECE = 1 << 20;

@@ -12,11 +12,11 @@
  */
 import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '../../errors';
 import { Compression, FOOTER_SIZE, HEADER_SIZE, Header } from '../format';
-import type { ByteSource, Layout, ProfileInfo } from '../file/index';
+import type { FileBytes, Layout, ProfileInfo } from '../file/index';
 import { frameFromStored, type Frame } from './tables';
 import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample, TypedCollector } from './types';
 import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from './v2-file';
-import { BlockKind } from '../v2/format';
+import { BlockKind } from '../v2/index';
 import { zstdPrefix } from '../file/index';
 
 const BLOCK_PREFIX = 13;
@@ -30,7 +30,7 @@ const BLOCK_PREFIX = 13;
  * shared vector e02_future_version. A region that cannot be located or
  * decompressed counts as version 2, so its own error is reported.
  */
-export function isProfpackVersion2(source: ByteSource): boolean {
+export function isProfpackVersion2(source: FileBytes): boolean {
   if (source.size < HEADER_SIZE + FOOTER_SIZE) return false;
   const head = source.read(0, HEADER_SIZE);
   if (!isVersion2(head) || head[0] !== 0x48) return false;

@@ -1,11 +1,11 @@
 /**
  * Bounds-checked input for the version-2 codings: a cursor whose errors are
  * version 2's (ERR_V2_TRUNCATED, lib/varint's overflow errors) with the file
- * offset. Their output goes to lib/varint/byte-sink.ts's ByteSink.
+ * offset. Their output goes to lib/byte-sink.ts's ByteSink.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { overflow, truncated } from '../../varint/leb128';
-export { ByteSink } from '../../varint/byte-sink';
+import { overflow, truncated } from '../../varint/index';
+export { ByteSink } from '../../byte-sink';
 
 /**
  * A cursor over one span of input. `base` is the span's offset in the data an

@@ -4,12 +4,10 @@
  * like CPython's OverflowError), status bytes, the options' mode and features.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { TWO_POW_32 } from '../../varint/leb128';
-import { MAX_PROFILING_MODE, ProfilingConfig, U32_MAX, U64_MAX } from '../format';
-import type { StackCoding } from '../v2/blocks';
-import type { ProfileWriterOptions, ProfilingModeName } from './types';
-
-const MODE_NAMES: Record<ProfilingModeName, number> = { wall: 0, cpu: 1, gil: 2, all: 3, exception: 4 };
+import { TWO_POW_32 } from '../../varint/index';
+import { MAX_PROFILING_MODE, PROFILING_MODE_NAMES, ProfilingConfig, U32_MAX, U64_MAX, type ProfilingModeName } from '../format';
+import type { StackCoding } from '../v2/index';
+import type { ProfileWriterOptions } from './types';
 
 export function invalid(message: string, expected: string): ProfpackError {
   return new ProfpackError(message, { code: ErrorCode.INVALID_ARGUMENT, expected });
@@ -83,8 +81,10 @@ export function formatOptions(options: ProfileWriterOptions): { formatVersion: 1
 export function configWord(mode: ProfileWriterOptions['mode'], features: ProfileWriterOptions['captureFeatures']): number {
   let word = 0;
   if (mode !== undefined && mode !== null && mode !== -1) {
-    const m = typeof mode === 'string' ? MODE_NAMES[mode as ProfilingModeName] : mode;
-    if (!Number.isInteger(m) || m! < 0 || m! > MAX_PROFILING_MODE) throw invalid(`invalid profiling mode ${String(mode)}`, "-1..4 or 'wall' | 'cpu' | 'gil' | 'all' | 'exception'");
+    const m = typeof mode === 'string' ? PROFILING_MODE_NAMES.indexOf(mode as ProfilingModeName) : mode;
+    if (!Number.isInteger(m) || m! < 0 || m! > MAX_PROFILING_MODE) {
+      throw invalid(`invalid profiling mode ${String(mode)}`, `-1..4 or ${PROFILING_MODE_NAMES.map((n) => `'${n}'`).join(' | ')}`);
+    }
     word |= m! + 1;
   }
   if (features !== undefined && features !== null && features !== -1) {

@@ -7,7 +7,7 @@ import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_BUFFER_SIZE, RE
 import { COUNTER_COUNT, Counter, ThreadMap, writeBatchAsStacks, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
 import { CompressingSink, FileOutput, type RecordSink } from '../file/index';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { TWO_POW_32 } from '../../varint/leb128';
+import { TWO_POW_32 } from '../../varint/index';
 
 /** Largest non-REPEAT record: prefix, 10-byte delta, status, two 5-byte counts, 256 5-byte indices. */
 const MAX_STACK_RECORD = RECORD_PREFIX_SIZE + 10 + 1 + 5 + 5 + 5 * MAX_STACK_DEPTH;

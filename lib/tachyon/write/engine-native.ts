@@ -7,8 +7,8 @@
 import { nativeModule } from '../../backend';
 import type { EngineOptions, SampleEngine } from './engine';
 import { ZstdStream, type ZstdDirective } from '../file/index';
-import { ByteSink } from '../../varint/byte-sink';
-import type { PatchableSink } from '../../varint/slots';
+import { ByteSink } from '../../byte-sink';
+import type { PatchableSink } from '../../varint/index';
 
 interface NativeProfileWriter {
   encode(words: Uint32Array, count: number): void;

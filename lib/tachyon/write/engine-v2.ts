@@ -12,13 +12,13 @@
  * (test/v2/backends.test.ts).
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { TWO_POW_32 } from '../../varint/leb128';
+import { TWO_POW_32 } from '../../varint/index';
 import { MAX_STACK_DEPTH } from '../format';
 import { COUNTER_COUNT, Counter, writeBatchAsStacks, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
 import { FileOutput, ZstdStream } from '../file/index';
-import { SampleBlockWriter, blockKindOf, type StackCoding } from '../v2/blocks';
-import { BLOCK_MAX_SAMPLES } from '../v2/format';
-import { v2Native, type NativeEncoderHandle } from '../v2/native';
+import { SampleBlockWriter, blockKindOf, type StackCoding } from '../v2/index';
+import { BLOCK_MAX_SAMPLES } from '../v2/index';
+import { v2Native, type NativeEncoderHandle } from '../v2/index';
 
 const SAFE_HIGH = 0x20_0000; // hi < 2^21: hi × 2^32 + lo stays below 2^53
 

@@ -5,9 +5,9 @@
  * that are already validated, with 64-bit values split into u32 halves.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import type { ByteSink } from '../../varint/byte-sink';
-import type { PatchableSink } from '../../varint/slots';
-import { TWO_POW_32 } from '../../varint/leb128';
+import type { ByteSink } from '../../byte-sink';
+import type { PatchableSink } from '../../varint/index';
+import { TWO_POW_32 } from '../../varint/index';
 import { MAX_STACK_DEPTH } from '../format';
 import type { WriterStats } from './types';
 

@@ -11,10 +11,10 @@
  * The section is written at finalize: finished chunks are held stored (zstd
  * when the file is compressed; a few bytes per event) until then.
  */
-import { frameFromV8, type CpuProfileCallFrame } from '../../formats/v8';
+import { frameFromV8, type CpuProfileCallFrame } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_LEVEL } from '../format';
-import { ByteSink } from '../../varint/byte-sink';
+import { ByteSink } from '../../byte-sink';
 import { HeapSectionEncoder } from '../v2/heap-encode';
 import { encodeHeapChunk, encodeHeapHeader, type HeapTotals } from '../v2/heap-format';
 import type { FrameSpec } from './types';

@@ -4,3 +4,5 @@ export { ProfileWriter } from './writer';
 export type { FrameInfo, FrameSpec, InterpreterInfo, LocationInfo, ProfileWriterOptions, StackTick, ThreadInfo, WriterState, WriterStats } from './types';
 export { V2FileWriter, type V2WriterOptions, type V2Stats } from './v2-file-writer';
 export { ModelWriter, type ModelWriterOptions } from './model-writer';
+// For recover: a salvaged file's tables are written again.
+export { FrameTable, StringTable } from './tables';

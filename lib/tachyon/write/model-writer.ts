@@ -6,8 +6,7 @@
  * (v2/model.ts) after the frame table at finalize.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { type ModelLabel, type ModelMeta } from '../v2/model';
-import { ModelSectionEncoder } from '../v2/model-encoder';
+import { ModelSectionEncoder, type ModelLabel, type ModelMeta } from '../v2/index';
 import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from './writer';
 import type { FrameSpec, ProfileWriterOptions, WriterStats } from './types';
 

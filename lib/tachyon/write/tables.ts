@@ -5,7 +5,7 @@
  * is a hash lookup that JS does as fast as a round trip through N-API.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { ByteSink } from '../../varint/byte-sink';
+import { ByteSink } from '../../byte-sink';
 import { NO_OPCODE, U32_MAX } from '../format';
 
 function limit(what: string): ProfpackError {

@@ -1,7 +1,8 @@
 /** ProfileWriter's public types: its options, CPython's input shapes, the fast path's tick, its stats. */
-import type { StackCoding } from '../v2/blocks';
+import type { StackCoding } from '../v2/index';
 
-export type ProfilingModeName = 'wall' | 'cpu' | 'gil' | 'all' | 'exception';
+import type { ProfilingModeName } from '../format';
+export type { ProfilingModeName } from '../format';
 export interface ProfileWriterOptions {
   /** Header sample_interval_us (u64). */
   sampleIntervalUs: number | bigint;

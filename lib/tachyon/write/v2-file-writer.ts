@@ -5,9 +5,9 @@
  * table storage) are ProfileWriter's internal options (WRITER_INTERNALS).
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { ByteSink } from '../../varint/byte-sink';
-import type { StackCoding } from '../v2/blocks';
-import type { FrameTableCoding, FrameTableEntry } from '../v2/tables';
+import { ByteSink } from '../../byte-sink';
+import type { StackCoding } from '../v2/index';
+import type { FrameTableCoding, FrameTableEntry } from '../v2/index';
 import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from './writer';
 import type { ProfileWriterOptions } from './types';
 

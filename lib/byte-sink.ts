@@ -1,10 +1,10 @@
 /**
  * The library's one growable byte buffer (the Tachyon writer's tables, the
- * version-2 codings, BufferSink's slots). The hot paths inline LEB128
- * (leb128.ts has the single-value reference forms; these agree with it byte
- * for byte).
+ * version-2 codings, BufferSink's slots, pprof's protobuf). The hot paths inline LEB128
+ * (lib/varint/leb128.ts has the single-value reference forms; these agree with it byte
+ * for byte). It sits beside lib/ entry files, not in lib/varint, so importing it adds
+ * nothing to the public `varint` namespace.
  */
-import { TWO_POW_32 } from './leb128';
 
 /** The library's growable byte buffer: append-only, doubles when full, LEB128 appenders inline. */
 export class ByteSink {
@@ -47,7 +47,7 @@ export class ByteSink {
     } else {
       while (value >= 0x80) {
         b[n++] = (value & 0x7f) | 0x80;
-        value = value >= TWO_POW_32 ? Math.floor(value / 128) : value >>> 7;
+        value = value > 0xffff_ffff ? Math.floor(value / 128) : value >>> 7;
       }
       b[n++] = value;
     }

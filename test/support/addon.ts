@@ -5,8 +5,8 @@
  * when built (it is, in CI) and the agreement tests say so when it is not.
  */
 import nodeGypBuild from 'node-gyp-build';
-import { packageRoot } from '../lib/backend';
-import { ProfpackError } from '../lib/errors';
+import { packageRoot } from '../../lib/backend';
+import { ProfpackError } from '../../lib/errors';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Addon = Record<string, any>;

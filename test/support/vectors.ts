@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the convert/query/record tests: a model built from a
+ * The shared vectors as tests read them (formats, query, view, record): a model built from a
  * vector's CPython-produced expected.json (no profpack reader involved), and
  * "what the target keeps" projections used to compare round trips.
  */
@@ -9,16 +9,19 @@ import { parseJsonExact, sharedPath } from '../shared';
 
 // A frame of a vector's expected.json: the shape `profpack dump --json` writes.
 type ExpectedFrame = DumpFrame;
-interface ExpectedSample {
+export interface ExpectedSample {
   thread_id: number | bigint;
   interpreter_id: number;
   timestamp_us: number | bigint;
   status: number;
   frames: ExpectedFrame[];
 }
+/** The fields of expected.json the tests read; a rejected vector has an error, its stage, and no info. */
 export interface Expected {
   accepted: boolean;
-  info: { start_time_us: number | bigint; sample_interval_us: number | bigint; sample_count: number };
+  stage: string;
+  error: { message: string } | null;
+  info: { start_time_us: number | bigint; sample_interval_us: number | bigint; sample_count: number; mode: number | null };
   samples: ExpectedSample[];
 }
 

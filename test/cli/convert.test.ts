@@ -3,14 +3,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/formats/v8';
+import type { CpuProfile } from '../../lib/v8/index';
 import { openProfile, readProfile } from '../../lib/formats/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { NodeStatus } from '../../lib/profile/index';
 import { TickList, samplesOf } from '../support/model';
 import { startRecording } from '../../lib/record/recorder';
 import { Worker } from 'node:worker_threads';
-import { compileBuild, type Build } from './build';
+import { compileBuild, type Build } from '../support/build';
 
 let build: Build;
 let work: string;

@@ -21,8 +21,8 @@ import Ajv from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dumpProfile, dumpToJsonText } from '../../lib/tachyon/index';
 import { SLOWDOWN, repoRoot, sharedPath } from '../shared';
-import { cpythonInterpreter } from '../tachyon/writer-support';
-import { compileBuild, type Build } from './build';
+import { cpythonInterpreter } from '../support/cpython.mjs';
+import { compileBuild, type Build } from '../support/build';
 
 const outsideDir = sharedPath('data', 'outside');
 const fixtureDir = path.join(repoRoot, 'test', 'fixtures', 'outside');

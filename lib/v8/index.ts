@@ -1,0 +1,105 @@
+/**
+ * lib/v8: V8's profile shapes (the DevTools protocol's Profiler.Profile and
+ * HeapProfiler.SamplingHeapProfile) and what .cpuprofile, .heapprofile, the
+ * recorder and the heap trace share: call frames both ways and the status of a
+ * V8 leaf. Its own concern so the recorder needs none of lib/formats.
+ *
+ * V8 writes 0-based lineNumber/columnNumber (-1 = unknown); the model's
+ * frames are 1-based (Tachyon's), so these add or subtract one.
+ */
+import { NodeStatus, type Frame } from '../profile/index';
+
+export interface CpuProfileCallFrame {
+  functionName: string;
+  scriptId: string | number;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
+
+export interface CpuProfileNode {
+  id: number;
+  callFrame: CpuProfileCallFrame;
+  hitCount?: number;
+  children?: number[];
+  /** 1-based source lines where this node's samples fell, and how many there. */
+  positionTicks?: { line: number; ticks: number }[];
+}
+
+/** profpack's own top-level key (DevTools and speedscope ignore it): thread ids, statuses, the nominal interval. */
+export interface CpuProfileMeta {
+  version: 1;
+  threads: { threadId: string; interpreterId: number; nodeId?: number }[];
+  status?: number[];
+  sampleIntervalUs?: number;
+}
+
+export interface CpuProfile {
+  nodes: CpuProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+  $profpack?: CpuProfileMeta;
+}
+
+/** A node of HeapProfiler.SamplingHeapProfile: the tree is nested, sizes in bytes. */
+export interface HeapProfileNode {
+  callFrame: CpuProfileCallFrame;
+  selfSize: number;
+  id: number;
+  children: HeapProfileNode[];
+}
+
+export interface HeapProfile {
+  head: HeapProfileNode;
+  samples?: { size: number; nodeId: number; ordinal: number }[];
+}
+
+/** URL of the synthetic "(thread ID)" frames older profpack versions wrote for multi-thread .cpuprofiles. */
+export const THREAD_FRAME_URL = 'profpack:thread';
+
+/** The status a recording gives a sample whose leaf is this V8 frame. */
+export function statusForV8Leaf(funcname: string | undefined, url: string | undefined): number {
+  if (url === '' || url === undefined) {
+    if (funcname === '(idle)') return 0;
+    if (funcname === '(garbage collector)') return NodeStatus.OnCpu | NodeStatus.InGc;
+  }
+  return NodeStatus.OnCpu;
+}
+
+/** One string per distinct V8 call frame (what a recording numbers call frames by). */
+export function callFrameKey(cf: CpuProfileCallFrame): string {
+  return `${cf.functionName}\u0000${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}`;
+}
+
+/** The model frame of a V8 call frame (1-based positions; -1 → null). */
+export function frameFromV8(cf: CpuProfileCallFrame): Frame {
+  return {
+    filename: typeof cf.url === 'string' ? cf.url : '',
+    funcname: typeof cf.functionName === 'string' ? cf.functionName : '',
+    lineno: typeof cf.lineNumber === 'number' && cf.lineNumber >= 0 ? cf.lineNumber + 1 : null,
+    endLineno: null,
+    column: typeof cf.columnNumber === 'number' && cf.columnNumber >= 0 ? cf.columnNumber + 1 : null,
+    endColumn: null,
+    opcode: null,
+  };
+}
+
+export function v8CallFrame(f: Frame): CpuProfileCallFrame {
+  return {
+    functionName: f.funcname,
+    scriptId: '0',
+    url: f.filename,
+    lineNumber: f.lineno === null ? -1 : f.lineno - 1,
+    columnNumber: f.column === null ? -1 : f.column - 1,
+  };
+}
+
+export const ROOT_CALL_FRAME: CpuProfileCallFrame = {
+  functionName: '(root)',
+  scriptId: '0',
+  url: '',
+  lineNumber: -1,
+  columnNumber: -1,
+};

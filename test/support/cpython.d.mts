@@ -1,0 +1,2 @@
+export const cpythonToolsDir: string;
+export function cpythonInterpreter(): string;
