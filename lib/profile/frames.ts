@@ -1,5 +1,5 @@
 /** Frame helpers every format shares: names, labels, Tachyon's "absent" positions. */
-import { ThreadStatus } from '../tachyon/index';
+import { ThreadStatus } from './status';
 import type { Frame } from './types';
 
 /** The name shown for a function without one, as V8 and Chrome show it. */

@@ -16,3 +16,4 @@ export {
 export { ANONYMOUS, anonymousName, makeFrame, normalizeFrame, frameLabel, isEpochUs, NodeStatus } from './frames';
 export { gapsToNext, GapWeigher } from './gaps';
 export { Remapper, type ProfileTarget, type RemapOptions } from './remap';
+export { ThreadStatus } from './status';

@@ -12,8 +12,18 @@
  */
 import type { RecordedBy } from '../recorded-by';
 
-// One frame is Tachyon's frame-table entry (`null` = absent, CPython's -1 / 255): the model has no other.
-export type { Frame } from '../tachyon/index';
+/** One frame, in the field names of Tachyon's frame table, as CPython's reader hands it out; `null` = absent. */
+export interface Frame {
+  readonly filename: string;
+  readonly funcname: string;
+  /** null when the stored lineno is -1: CPython then returns location None, columns included. */
+  readonly lineno: number | null;
+  readonly endLineno: number | null;
+  readonly column: number | null;
+  readonly endColumn: number | null;
+  /** null for the stored 255. */
+  readonly opcode: number | null;
+}
 
 /** What a value column measures, in pprof's words (`cpu`/`nanoseconds`, `alloc_space`/`bytes`, `samples`/`count`). */
 export interface SampleType {

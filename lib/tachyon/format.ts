@@ -70,14 +70,7 @@ export enum RecordKind {
 }
 
 /** Status byte of a sample (bits 6-7 unused but preserved). */
-export const ThreadStatus = {
-  HasGil: 1,
-  OnCpu: 2,
-  Unknown: 4,
-  GilRequested: 8,
-  HasException: 16,
-  MainThread: 32,
-} as const;
+export { ThreadStatus } from '../profile/index';
 
 /** CPython caps a stack at 256 frames: its writer drops the outermost, its reader rejects deeper. */
 export const MAX_STACK_DEPTH = 256;

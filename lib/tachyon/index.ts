@@ -5,9 +5,9 @@ export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, 
 export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './write/index';
 export { ModelWriter, type ModelWriterOptions } from './write/index';
 export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './read/index';
-export type { HeapTotals } from './v2/heap-format';
-export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations } from './write/heap-sink';
-export type { HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './write/heap-sink';
+export type { HeapTotals } from './v2/index';
+export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations } from './write/index';
+export type { HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './write/index';
 export type { NodeVisitor, StackNodes } from './read/index';
 export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';

@@ -7,14 +7,11 @@
  */
 import { ErrorCode } from '../../errors';
 import { readInputFile } from '../../input';
-import type { HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../memory/trace';
+import type { HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../memory/index';
 // Not lib/profile/index: lib/profile/frames imports lib/tachyon, and this file loads with it.
-import { StackTable } from '../../profile/stack-table';
-import { ThreadTable } from '../../profile/tables';
-import type { Frame, ThreadRef } from '../../profile/types';
+import { StackTable, ThreadTable, type Frame, type ThreadRef } from '../../profile/index';
 import { FORMAT_VERSION, MAGIC } from '../format';
-import { decodeHeapTotals, HeapSectionDecoder } from '../v2/heap-decode';
-import { HeapRecordFlag, type HeapTotals } from '../v2/heap-format';
+import { decodeHeapTotals, HeapSectionDecoder, HeapRecordFlag, type HeapTotals } from '../v2/index';
 import { v2Frames } from './v2';
 import { readProfileV2, type V2Profile, type V2ReadOptions } from './v2-file';
 

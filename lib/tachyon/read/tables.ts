@@ -8,18 +8,9 @@ import { NO_OPCODE } from '../format';
 import { openError } from '../file/index';
 import { readU32, readZigzag32, varint } from './varint';
 
-/** One frame-table entry, resolved as CPython's reader hands it out. */
-export interface Frame {
-  readonly filename: string;
-  readonly funcname: string;
-  /** null when the stored lineno is -1: CPython then returns location None, columns included. */
-  readonly lineno: number | null;
-  readonly endLineno: number | null;
-  readonly column: number | null;
-  readonly endColumn: number | null;
-  /** null for the stored 255. */
-  readonly opcode: number | null;
-}
+/** One frame-table entry, resolved as CPython's reader hands it out: the model's Frame (lib/profile). */
+import type { Frame } from '../../profile/index';
+export type { Frame };
 
 /** The raw frame table: one entry per frame, string indices unresolved. */
 export interface FrameTable {

@@ -12,4 +12,6 @@ export { entryLocation, version2Tables } from './tables';
 export { v2Native, type NativeEncoderHandle } from './native';
 export { decodeModelSection, type ModelSection, type ModelMeta, type ModelLabel, type ModelSampleType } from './model';
 export { ModelSectionEncoder } from './model-encoder';
-export { type HeapTotals } from './heap-format';
+export { HeapRecordFlag, encodeHeapChunk, encodeHeapHeader, type HeapTotals } from './heap-format';
+export { HeapSectionDecoder, decodeHeapTotals } from './heap-decode';
+export { HeapSectionEncoder } from './heap-encode';

@@ -4,7 +4,7 @@
  * encodes it at finalize.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { zstdCompress } from '../file/zstd';
+import { zstdCompress } from '../file/index';
 import { ByteSink, ByteSource } from './bytes';
 import { encodeStringTable } from './tables';
 import { encodeProducerFields } from './producer-fields';

@@ -10,7 +10,7 @@
  * This file: the section's shape, its codes and its decoder; model-encoder.ts builds and encodes one.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { zstdDecompress } from '../file/zstd';
+import { zstdDecompress } from '../file/index';
 import { ByteSource } from './bytes';
 import { decodeStringTable } from './tables';
 import { v2Native } from './native';

@@ -15,8 +15,7 @@ import { frameFromV8, type CpuProfileCallFrame } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_LEVEL } from '../format';
 import { ByteSink } from '../../byte-sink';
-import { HeapSectionEncoder } from '../v2/heap-encode';
-import { encodeHeapChunk, encodeHeapHeader, type HeapTotals } from '../v2/heap-format';
+import { HeapSectionEncoder, encodeHeapChunk, encodeHeapHeader, type HeapTotals } from '../v2/index';
 import type { FrameSpec } from './types';
 
 const NO_STACK = 0xffffffff;

@@ -6,3 +6,4 @@ export { V2FileWriter, type V2WriterOptions, type V2Stats } from './v2-file-writ
 export { ModelWriter, type ModelWriterOptions } from './model-writer';
 // For recover: a salvaged file's tables are written again.
 export { FrameTable, StringTable } from './tables';
+export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations, HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './heap-sink';
