@@ -15,7 +15,7 @@ import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/trace';
 import { encodeHeapFrame, HeapStackNumbers, NO_STACK, type SamplingHeapNode } from '../../lib/record/heap/index';
 import { RecordingHost } from '../../lib/record/host';
 import { openHeapTrace, ProfileReader } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-heapfile-'));
 let build: Build;
