@@ -4,6 +4,7 @@
  * recording streams into a Tachyon file or into any caller's sink.
  */
 import type { Frame } from '../profile/index';
+import { MAX_STACK_DEPTH } from '../tachyon/format';
 import { ProfileWriter } from '../tachyon/index';
 
 export interface ProfileSink {
@@ -21,7 +22,11 @@ export interface TachyonSink extends ProfileSink {
   /** A string no frame names (lib/recorded-by.ts: what recorded the file). */
   note(text: string): void;
   setStats(durationSec: number, sampleRate: number): void;
-  finalize(): void;
+  /**
+   * Returns how many samples reached Tachyon version 1's 256 frames, when it counts them: cut by the
+   * writer, or already cut by V8's sampler (which keeps the innermost 255 frames and the root).
+   */
+  finalize(): number | void;
   /** Discards the file. */
   close(): void;
 }
@@ -45,14 +50,18 @@ export function createTachyonSink(path: string, options: TachyonSinkOptions): Ta
     mode: options.mode ?? null,
     flushIntervalMs: options.flushIntervalMs,
   });
+  let atCap = 0;
   return {
     internFrame: (frame) => writer.internFrame(frame),
-    writeStack: (threadId, interpreterId, timestampUs, status, frameIds) =>
-      writer.writeStack(threadId, interpreterId, timestampUs, status, frameIds as Uint32Array | readonly number[]),
+    writeStack: (threadId, interpreterId, timestampUs, status, frameIds) => {
+      writer.writeStack(threadId, interpreterId, timestampUs, status, frameIds as Uint32Array | readonly number[]);
+      if (frameIds.length >= MAX_STACK_DEPTH) atCap++;
+    },
     setStats: (durationSec, sampleRate) => writer.setStats(durationSec, sampleRate),
     note: (text) => void writer.internString(text),
     finalize: () => {
       writer.finalize();
+      return atCap;
     },
     close: () => writer.close(),
   };
