@@ -37,7 +37,7 @@ afterAll(() => {
   build?.cleanup();
 });
 
-/** Samples of every batch of a profile, or the ProfpackError's code; anything else thrown fails with the input saved. */
+/** Samples of every batch of a profile, or the ProfpackError's code; anything else thrown fails (input saved). */
 function readAll(file: string, bytes: Uint8Array, label: string): string {
   const result = outcome(
     () => {
@@ -63,9 +63,15 @@ function cliHolds(args: string[], context: () => string): void {
     timeout: 60_000 * SLOWDOWN,
     env: { ...process.env, PROFPACK_BACKEND: backend.name },
   });
-  const lines = run.stderr.trim().split('\n').filter((l) => l.startsWith('profpack: ') && !l.startsWith('profpack: warning'));
+  const lines = run.stderr
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('profpack: ') && !l.startsWith('profpack: warning'));
   const coded = run.status === 2 && lines.length === 1 && /^profpack: ERR_[A-Z0-9_]+/.test(lines[0]!);
-  if (run.status !== 0 && !coded) throw new Error(`profpack ${args.join(' ')}: status ${run.status}, signal ${run.signal}: ${run.stderr.slice(0, 600)}; ${context()}`);
+  if (run.status !== 0 && !coded) {
+    const how = `status ${run.status}, signal ${run.signal}: ${run.stderr.slice(0, 600)}`;
+    throw new Error(`profpack ${args.join(' ')}: ${how}; ${context()}`);
+  }
 }
 
 describe(`surfaces (${backend.name}, seed ${seed})`, () => {
@@ -81,7 +87,12 @@ describe(`surfaces (${backend.name}, seed ${seed})`, () => {
       // One input in 40 (at least 4) also goes through the CLI: a process each, so few.
       if (i % 40 === 0 && cliRuns < 12) {
         cliRuns++;
-        const cmd = [['info', file], ['top', file], ['flame', file, '-o', 'page.html'], ['convert', file, '-o', 'out.pb.gz']][cliRuns % 4]!;
+        const cmd = [
+          ['info', file],
+          ['top', file],
+          ['flame', file, '-o', 'page.html'],
+          ['convert', file, '-o', 'out.pb.gz'],
+        ][cliRuns % 4]!;
         cliHolds(cmd, () => saveFailure(`v2-cli-${base.name}-${i}`, seed, bytes));
       }
     }, 10_000);
@@ -89,12 +100,13 @@ describe(`surfaces (${backend.name}, seed ${seed})`, () => {
     expect(cliRuns).toBeGreaterThanOrEqual(5);
   }, 600_000);
 
-  it('mutated unfinished version-2 files: recover refuses them with a code and writes nothing, or writes a file that opens', () => {
+  it('mutated unfinished version-2 files: recover refuses (coded, no output) or writes a file that opens', () => {
     const rng = new Rng(seed ^ 0x5a5a);
     const unfinished: Seed[] = [];
     for (const [k, compression] of (['none', 'zstd'] as const).entries()) {
       const file = path.join(dir, `unfinished-${k}.tach`);
-      const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2, compression });
+      const options = { sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2 as const, compression };
+      const w = new ProfileWriter(file, options);
       const ids = [0, 1, 2].map((i) => w.internFrame({ filename: 'u.py', funcname: `f${i}`, lineno: i + 1 }));
       for (let s = 0; s < 3000; s++) {
         w.writeStack(1 + (s % 3), 0, 1_001_000 + s * 1000, 0, ids.slice(0, 1 + (s % 3)));
@@ -168,7 +180,10 @@ describe(`surfaces (${backend.name}, seed ${seed})`, () => {
           }
         }
       }
-      const listed = outcome(() => listProfileFiles([root], { onSkipped: () => undefined }), () => `layout ${i}, seed ${seed}`);
+      const listed = outcome(
+        () => listProfileFiles([root], { onSkipped: () => undefined }),
+        () => `layout ${i}, seed ${seed}`,
+      );
       if (listed.ok) {
         const inodes = listed.value.map((f) => {
           const st = fs.statSync(f);
@@ -177,7 +192,9 @@ describe(`surfaces (${backend.name}, seed ${seed})`, () => {
         });
         expect(new Set(inodes).size, `layout ${i}, seed ${seed}`).toBe(inodes.length);
         for (const f of listed.value) {
-          for (let d = path.dirname(f); d.length > root.length; d = path.dirname(d)) expect(fs.lstatSync(d).isSymbolicLink(), f).toBe(false);
+          for (let d = path.dirname(f); d.length > root.length; d = path.dirname(d)) {
+            expect(fs.lstatSync(d).isSymbolicLink(), f).toBe(false);
+          }
         }
       }
       if (i % 3 === 0) cliHolds(['top', root], () => `layout ${i} (${root}), seed ${seed}`);
