@@ -4,8 +4,7 @@
  * recording streams into a Tachyon file or into any caller's sink.
  */
 import type { Frame } from '../profile/index';
-import { MAX_STACK_DEPTH } from '../tachyon/format';
-import { ProfileWriter } from '../tachyon/index';
+import { MAX_STACK_DEPTH, ProfileWriter } from '../tachyon/index';
 
 export interface ProfileSink {
   internFrame(frame: Frame): number;

@@ -7,6 +7,6 @@ export { ModelWriter, type ModelWriterOptions } from './write/index';
 export type { NodeVisitor, StackNodes } from './read/index';
 export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/model';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';
-export { ProfilingMode, ThreadStatus } from './format';
+export { MAX_STACK_DEPTH, ProfilingMode, stacksAtCapNote, ThreadStatus } from './format';
 export * as v2 from './v2-api';
 export { recover, type RecoverOptions, type RecoverResult } from './recover';

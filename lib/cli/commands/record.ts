@@ -13,8 +13,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, parseByteSize } from '../../record/heap/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/rotate';
 import { runRecorded } from '../../record/run';
-import { stacksAtCapNote } from '../../tachyon/format';
-import { ProfileReader } from '../../tachyon/index';
+import { ProfileReader, stacksAtCapNote } from '../../tachyon/index';
 import { outputPath } from '../output-option';
 import { action } from '../user-error';
 
