@@ -125,6 +125,7 @@ export const ErrorCode = {
   // outputs and writers (issue 29)
   OUTPUT_IS_INPUT: 'ERR_OUTPUT_IS_INPUT', // an output path that is (the same file as) an input
   TACHYON_LOCKED: 'ERR_TACHYON_LOCKED', // another live ProfileWriter holds the path's lock
+  VIEW_TOO_LARGE: 'ERR_VIEW_TOO_LARGE', // a flame or diff page past MAX_TREE_NODES stack nodes
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});

@@ -12,6 +12,8 @@ import { openProfiles } from './source';
 export interface MergeOptions {
   compression?: 'zstd' | 'none';
   onFile?: (index: number, file: string) => void;
+  /** What the Tachyon file cannot keep (stacks past 256 frames cut, labels, other sample types). */
+  onWarning?: (message: string) => void;
 }
 
 export interface MergeResult {
@@ -37,6 +39,6 @@ export function mergeProfiles(inputs: readonly string[], out: string, options: M
       yield b;
     }
   });
-  writeProfile(counted, out, 'tachyon', { compression: options.compression ?? 'zstd' });
+  writeProfile(counted, out, 'tachyon', { compression: options.compression ?? 'zstd', onWarning: options.onWarning });
   return { files: source.files.length, samples, threads: source.threads.length, frames: source.frames.length, bytes: statSync(out).size };
 }

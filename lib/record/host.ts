@@ -66,6 +66,8 @@ export interface HostSummary {
   heard: boolean;
   /** Heap events received (a recording without heap frames has none). */
   heap?: HeapSummary;
+  /** Samples whose stack reached 256 frames, the cap (deeper ones keep their innermost 256), over every file. */
+  stacksAtCap: number;
 }
 
 export class RecordingHost {
@@ -88,6 +90,7 @@ export class RecordingHost {
   private readonly threads = new Set<number>();
   private end: { durationSec: number; threads: number } | undefined;
   private summary: HostSummary | undefined;
+  private stacksAtCap = 0;
   private failure: ProfpackError | undefined;
   private recordedBy: string | undefined;
 
@@ -185,7 +188,7 @@ export class RecordingHost {
     const durationSec = durationOverride ?? this.sampleSpanSec();
     const threads = Math.max(1, this.file.threads.size);
     this.sink.setStats(durationSec, durationSec > 0 ? samples / threads / durationSec : 0);
-    this.sink.finalize();
+    this.stacksAtCap += Number(this.sink.finalize() ?? 0);
     const stats: RotatedFileStats = { samples, threads: this.file.threads.size, durationSec, bytes: statSync(this.out).size, index: this.file.index };
     this.rotation?.finished(this.out);
     return { path: this.out, stats };
@@ -275,7 +278,7 @@ export class RecordingHost {
     } else {
       const threads = Math.max(1, this.end?.threads ?? this.threads.size);
       this.sink.setStats(durationSec, durationSec > 0 ? ing.samples / threads / durationSec : 0);
-      this.sink.finalize();
+      this.stacksAtCap += Number(this.sink.finalize() ?? 0);
     }
     this.summary = {
       out: this.out,
@@ -285,6 +288,7 @@ export class RecordingHost {
       complete: this.end !== undefined,
       truncatedBytes: this.parser.leftover,
       heard: this.parser.offset > 0,
+      stacksAtCap: this.stacksAtCap,
     };
     if (this.heapHeard) this.summary.heap = { allocations: this.heap.allocations, frees: this.heap.frees, shortLived: this.heap.shortLived, bytes: this.heap.bytes };
     if (this.failure !== undefined) throw this.failure;

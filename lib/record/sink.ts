@@ -5,7 +5,7 @@
  */
 import { frameFromV8 } from '../v8/index';
 import type { Frame } from '../profile/index';
-import { ProfileWriter, type HeapFileSink } from '../tachyon/index';
+import { MAX_STACK_DEPTH, ProfileWriter, type HeapFileSink } from '../tachyon/index';
 
 export interface ProfileSink {
   internFrame(frame: Frame): number;
@@ -22,7 +22,11 @@ export interface TachyonSink extends ProfileSink {
   /** A string no frame names (lib/recorded-by.ts: what recorded the file). */
   note(text: string): void;
   setStats(durationSec: number, sampleRate: number): void;
-  finalize(): void;
+  /**
+   * Returns how many samples reached Tachyon version 1's 256 frames, when it counts them: cut by the
+   * writer, or already cut by V8's sampler (which keeps the innermost 255 frames and the root).
+   */
+  finalize(): number | void;
   /** Discards the file. */
   close(): void;
   /** The file's heap events (a `heap` sink: format version 2), else null. */
@@ -59,15 +63,19 @@ export function createTachyonSink(path: string, options: TachyonSinkOptions): Ta
   });
   const mapFrame = options.mapFrame ?? ((frame: Frame) => frame);
   const heap = options.heap === true ? writer.heapSink({ frameOf: (cf) => mapFrame(frameFromV8(cf)) }) : null;
+  let atCap = 0;
   return {
     heap,
     internFrame: (frame) => writer.internFrame(frame),
-    writeStack: (threadId, interpreterId, timestampUs, status, frameIds) =>
-      writer.writeStack(threadId, interpreterId, timestampUs, status, frameIds as Uint32Array | readonly number[]),
+    writeStack: (threadId, interpreterId, timestampUs, status, frameIds) => {
+      writer.writeStack(threadId, interpreterId, timestampUs, status, frameIds as Uint32Array | readonly number[]);
+      if (frameIds.length >= MAX_STACK_DEPTH) atCap++;
+    },
     setStats: (durationSec, sampleRate) => writer.setStats(durationSec, sampleRate),
     note: (text) => void writer.internString(text),
     finalize: () => {
       writer.finalize();
+      return atCap;
     },
     close: () => writer.close(),
   };

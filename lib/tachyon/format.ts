@@ -114,3 +114,10 @@ export const Footer = {
 
 export const U32_MAX = 0xffff_ffff;
 export const U64_MAX = (1n << 64n) - 1n;
+
+/** The line `record` prints when stacks reached MAX_STACK_DEPTH (V8's sampler or the writer cut them). */
+export function stacksAtCapNote(samples: number): string {
+  const n = samples.toLocaleString('en');
+  const what = `${n} sample${samples === 1 ? '' : 's'} reached Tachyon's ${MAX_STACK_DEPTH}-frame cap (CPython's)`;
+  return `${what}: deeper stacks keep their innermost ${MAX_STACK_DEPTH} frames`;
+}

@@ -11,6 +11,6 @@ export type { HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './write/index'
 export type { NodeVisitor, StackNodes } from './read/index';
 export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';
-export { ProfilingMode, ThreadStatus, PROFILING_MODE_NAMES, CAPTURE_FEATURE_NAMES } from './format';
+export { MAX_STACK_DEPTH, ProfilingMode, stacksAtCapNote, ThreadStatus, PROFILING_MODE_NAMES, CAPTURE_FEATURE_NAMES } from './format';
 export * as v2 from './v2-api';
 export { recover, type RecoverOptions, type RecoverResult } from './recover';

@@ -24,6 +24,7 @@ declare -A cores=(
   [tachyon_reader]="tachyon/read/*.cc platform/file_posix.cc"
   [tachyon_recover]="tachyon/read/*.cc platform/file_posix.cc"
   [tachyon_v2]="tachyon/v2/*.cc varint/*.cc"
+  [tachyon_v2_region]="tachyon/v2/*.cc varint/*.cc"
 )
 
 CXX=${CXX:-clang++}

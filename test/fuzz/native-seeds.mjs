@@ -194,6 +194,32 @@ switch (target) {
     emit('values.gaps', [4, 120], gaps);
     break;
   }
+  case 'tachyon_v2_region': {
+    // byte 0: mode (0 a region, 1 an encoded script with patches, bit 2: kind-4 blocks; 2 a value column).
+    const fixture = readFileSync(new URL('../fixtures/v2/stacktable-kind5.tach', import.meta.url));
+    const region = sampleRegion(fixture)?.region;
+    if (region) for (const keep of [1, 0.5, 0.1]) emit(`kind5.${keep}`, [0, 0], region.subarray(0, Math.floor(region.length * keep)));
+    // Mode 1: 64 samples of every stack stream, blocks of 16, no patch (the mutator adds them).
+    for (const [name, file] of files('data/stacks', (f) => f.endsWith('.stacks.json.gz'))) {
+      const doc = JSON.parse(gunzipSync(readFileSync(file)));
+      const previous = [[], [], [], []];
+      const script = [];
+      for (let i = 0; i < Math.min(64, doc.samples.node.length); i++) {
+        const t = doc.samples.thread[i] & 3;
+        const outer = [];
+        for (let n = doc.samples.node[i]; n >= 0; n = doc.nodes[n][0]) outer.unshift(doc.nodes[n][1]);
+        let keep = 0;
+        while (keep < outer.length && keep < previous[t].length && outer[keep] === previous[t][keep]) keep++;
+        const fresh = outer.slice(keep, keep + 23);
+        script.push(t | ((doc.samples.status[i] ? 1 : 0) << 2) | (16 << 3), keep, fresh.length, ...fresh.map((f) => f % 48));
+        previous[t] = [...outer.slice(0, keep), ...fresh];
+      }
+      emit(`${name}.kind6`, [1, 15, 0], script);
+      emit(`${name}.predict`, [5, 15, 0], script);
+    }
+    emit('values.ones', [2, 200], [0x02, ...new Array(199).fill(0)]);
+    break;
+  }
   default:
     throw new Error(`no seeds for target ${target}`);
 }

@@ -37,6 +37,7 @@ case "$target" in
   leb128) max_len=4096 ;;
   tachyon_reader) max_len=32768 ;;
   tachyon_recover) max_len=32768 ;;
+  tachyon_v2_region) max_len=4096 ;;
   *) max_len=65536 ;;
 esac
 log=$out/$target.log

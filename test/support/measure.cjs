@@ -4,9 +4,20 @@
 'use strict';
 const fs = require('node:fs');
 const file = process.env.PROFPACK_MEASURE_FILE;
+// Linux's getrusage maxrss survives exec: a child forked from a large test worker reports the
+// worker's RSS. VmHWM is the peak of this process's own memory since exec.
+function peakRssBytes(usage) {
+  try {
+    const hwm = /^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+    if (hwm) return Number(hwm[1]) * 1024;
+  } catch {
+    // no /proc (macOS, Windows): rusage, which there starts at exec
+  }
+  return usage.maxRSS * 1024;
+}
 if (file) {
   process.on('exit', () => {
     const u = process.resourceUsage();
-    fs.writeFileSync(file, JSON.stringify({ maxRssBytes: u.maxRSS * 1024, cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000 }));
+    fs.writeFileSync(file, JSON.stringify({ maxRssBytes: peakRssBytes(u), cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000 }));
   });
 }

@@ -24,9 +24,11 @@ export function registerMerge(program: Command): Command {
     .action(
       action((inputs: string[], flags: { compression: 'zstd' | 'none' }, command: Command) => {
         const out = outputPath(command);
-        const r = mergeProfiles(inputs, out, { compression: flags.compression });
-        process.stderr.write(`profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files, ` +
-`${r.threads} threads, ${r.frames} frames (${r.bytes.toLocaleString('en')} bytes)\n`);
+        const r = mergeProfiles(inputs, out, {
+          compression: flags.compression,
+          onWarning: (message) => process.stderr.write(`profpack: warning: ${message}\n`),
+        });
+        process.stderr.write(`profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files, ${r.threads} threads, ${r.frames} frames (${r.bytes.toLocaleString('en')} bytes)\n`);
       }),
     );
 }

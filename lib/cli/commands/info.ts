@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { detectFormat, type FormatName } from '../../formats/index';
 import { readInputHead } from '../../input';
-import { CAPTURE_FEATURE_NAMES, PROFILING_MODE_NAMES, ProfileReader, type ProfileInfo } from '../../tachyon/index';
+import { CAPTURE_FEATURE_NAMES, MAX_STACK_DEPTH, PROFILING_MODE_NAMES, ProfileReader, type ProfileInfo } from '../../tachyon/index';
 import { profileInfoLines } from '../info-profile';
 import { NodeStatus } from '../../profile/index';
 import { findRecordedBy, platformName, type RecordedBy } from '../../recorded-by';
@@ -51,13 +51,19 @@ export function infoLines(file: string): string[] {
     let last: bigint | null = null;
     let count = 0;
     const threads = new Set<string>();
+    let atCap = 0;
     for (const s of reader.samples()) {
       count++;
       if (first === null || s.timestampUs < first) first = s.timestampUs;
       if (last === null || s.timestampUs > last) last = s.timestampUs;
       threads.add(`${s.threadId}/${s.interpreterId}`);
+      if (s.stack.length >= MAX_STACK_DEPTH) atCap++;
     }
     lines.push(`sampled span: ${first === null ? 'no samples' : `${seconds(last! - first)} (${count} samples, ${threads.size} threads seen)`}`);
+    // A writer cuts deeper stacks to the innermost 256: a stack at the cap may have been cut.
+    if (atCap > 0) {
+      lines.push(`deep stacks:  ${atCap} samples at ${MAX_STACK_DEPTH} frames, the cap (deeper stacks are cut to it)`);
+    }
     return [...lines, ...heapLines(reader)];
   } finally {
     reader.close();

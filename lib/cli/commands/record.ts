@@ -13,7 +13,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, parseByteSize } from '../../record/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/index';
 import { runRecorded } from '../../record/index';
-import { ProfileReader } from '../../tachyon/index';
+import { ProfileReader, stacksAtCapNote } from '../../tachyon/index';
 import { outputPath } from '../output-option';
 import { action } from '../errors';
 
@@ -85,6 +85,7 @@ export function registerRecord(program: Command): Command {
         else if (!summary.complete) process.stderr.write(`profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`);
         else if (rotate === undefined) process.stderr.write(`profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`);
         // The file holds them (its heap section; heap recordings are format version 2).
+        if (summary.stacksAtCap > 0) process.stderr.write(`profpack: ${stacksAtCapNote(summary.stacksAtCap)}\n`);
         if (summary.heap !== undefined) process.stderr.write(`profpack: heap: ${summary.heap.allocations.toLocaleString('en')} sampled allocations, ${summary.heap.frees.toLocaleString('en')} frees, ${summary.heap.shortLived.toLocaleString('en')} short-lived (${summary.heap.bytes.toLocaleString('en')} bytes on the pipe)\n`);
         reportChildren(childFiles, summary.samples, path.basename(command[0] ?? ''));
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);

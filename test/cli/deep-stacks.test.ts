@@ -1,0 +1,106 @@
+/**
+ * Stacks deeper than 256 frames through the CLI (issue 29): a Tachyon
+ * version-1 file keeps CPython's cap (the innermost 256 frames), and every
+ * command that writes one says how many stacks it cut (record, convert,
+ * merge); `info` counts the samples at the cap. Both backends.
+ */
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backend } from '../../lib/backend';
+import { ProfileReader } from '../../lib/tachyon/index';
+import { compileBuild, type Build } from '../convert/build';
+import { SLOWDOWN } from '../shared';
+
+const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
+let build: Build;
+let dir: string;
+
+function cli(which: string, args: string[]): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [build.cli, ...args], {
+    encoding: 'utf8',
+    cwd: dir,
+    timeout: 120_000 * SLOWDOWN,
+    env: { ...process.env, PROFPACK_BACKEND: which },
+  });
+}
+
+/** A .cpuprofile of two samples: one `depth` frames deep, one 3 deep. */
+function deepCpuprofile(file: string, depth: number): string {
+  const frame = (i: number) => ({
+    functionName: `f${i}`,
+    scriptId: '1',
+    url: 'file:///deep.js',
+    lineNumber: i,
+    columnNumber: 0,
+  });
+  const nodes = [{ id: 1, callFrame: { ...frame(0), functionName: '(root)', url: '' }, children: [2] }];
+  for (let i = 1; i <= depth; i++) nodes.push({ id: i + 1, callFrame: frame(i), children: i < depth ? [i + 2] : [] });
+  const doc = { nodes, startTime: 0, endTime: 2000, samples: [depth + 1, 4], timeDeltas: [1000, 1000] };
+  fs.writeFileSync(file, JSON.stringify(doc));
+  return file;
+}
+
+function depths(file: string): number[] {
+  const reader = ProfileReader.open(file);
+  try {
+    return [...reader.samples()].map((s) => s.stack.length).sort((a, b) => a - b);
+  } finally {
+    reader.close();
+  }
+}
+
+beforeAll(() => {
+  build = compileBuild();
+  dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-deep-cli-'));
+});
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+  build?.cleanup();
+});
+
+describe.each(backends)('%s', (which) => {
+  it('convert and merge to version 1 cut a 300-frame stack to 256 and say so; info counts it', () => {
+    const input = deepCpuprofile(path.join(dir, `deep-${which}.cpuprofile`), 300);
+    const converted = path.join(dir, `deep-${which}.tach`);
+    const convert = cli(which, ['convert', input, '-o', converted]);
+    expect(convert.status, convert.stderr).toBe(0);
+    expect(convert.stderr).toContain("1 stacks are deeper than Tachyon's 256 frames");
+    expect(depths(converted)).toEqual([3, 256]);
+    const merged = path.join(dir, `merged-${which}.tach`);
+    const merge = cli(which, ['merge', input, converted, '-o', merged]);
+    expect(merge.status, merge.stderr).toBe(0);
+    expect(merge.stderr).toContain("1 stacks are deeper than Tachyon's 256 frames");
+    expect(depths(merged)).toEqual([3, 3, 256, 256]);
+    const info = cli(which, ['info', merged]);
+    expect(info.status, info.stderr).toBe(0);
+    expect(info.stdout).toContain('deep stacks:  2 samples at 256 frames, the cap');
+    const shallow = cli(which, ['info', path.join(dir, `deep-${which}.tach`)]);
+    expect(shallow.stdout).toContain('deep stacks:  1 samples');
+  });
+
+  it('record says how many samples reached the cap (V8 or the writer cut them)', () => {
+    const script = path.join(dir, `recurse-${which}.js`);
+    // 300 nested calls spinning until 300 ms of CPU have passed: every sample is over 256 frames deep.
+    fs.writeFileSync(
+      script,
+      [
+        'function down(n) {',
+        '  if (n === 0) { const t = process.cpuUsage(); while (process.cpuUsage(t).user < 300000); return 0; }',
+        '  return down(n - 1) + 1;',
+        '}',
+        'down(300);',
+      ].join('\n'),
+    );
+    const out = path.join(dir, `recurse-${which}.tach`);
+    const run = cli(which, ['record', '-o', out, '--interval-us', '1000', '--', process.execPath, script]);
+    expect(run.status, run.stderr).toBe(0);
+    const cut = /profpack: ([\d,]+) samples? reached Tachyon's 256-frame cap/.exec(run.stderr);
+    expect(cut, run.stderr).not.toBeNull();
+    const atCap = depths(out).filter((d) => d === 256).length;
+    expect(atCap).toBeGreaterThan(0);
+    expect(Number(cut![1]!.replace(/,/g, ''))).toBe(atCap);
+  });
+});
