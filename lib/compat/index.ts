@@ -42,9 +42,21 @@ function writeJson(source: AnySource, format: FormatName, options: WriteOptions)
 }
 
 /** A JSON document given parsed (the old readers' input), as text, or as bytes. */
-function jsonBytes(input: unknown): Uint8Array {
+function jsonBytes(input: unknown, what: string): Uint8Array {
   if (input instanceof Uint8Array) return input;
-  return Buffer.from(typeof input === 'string' ? input : JSON.stringify(input), 'utf8');
+  if (typeof input === 'string') return Buffer.from(input, 'utf8');
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(input);
+  } catch (err) {
+    // A circular or BigInt-holding object is no JSON document.
+    throw new ProfpackError(`not a ${what}: ${err instanceof Error ? err.message : String(err)}`, {
+      code: ErrorCode.CONVERT_BAD_INPUT,
+      expected: `a parsed ${what} document, its text or its bytes`,
+      cause: err,
+    });
+  }
+  return Buffer.from(text ?? '', 'utf8');
 }
 
 /** The reader's source with the old surface, weights from `sampleType` (also made the default type) when named. */
@@ -87,7 +99,7 @@ export function toCpuProfile(source: AnySource, options: { thread?: string } = {
  * @deprecated Use `readProfile(bytes, { format: 'cpuprofile' })` (lib/formats).
  */
 export function fromCpuProfile(input: unknown, options: { threadId?: bigint } = {}): MemoryProfile {
-  const source = readProfile(jsonBytes(input), { format: 'cpuprofile' });
+  const source = readProfile(jsonBytes(input, '.cpuprofile'), { format: 'cpuprofile' });
   const out = MemoryProfile.from(source);
   const threadId = options.threadId;
   if (threadId === undefined || threadId === 0n || !out.threads.some((t) => t.threadId === 0n)) return out;
@@ -134,7 +146,7 @@ export function toSpeedscope(source: AnySource, name?: string): Record<string, u
  * @deprecated Use `readProfile(bytes, { format: 'speedscope' })` (lib/formats).
  */
 export function fromSpeedscope(input: unknown): MemoryProfile {
-  return MemoryProfile.from(readProfile(jsonBytes(input), { format: 'speedscope' }));
+  return MemoryProfile.from(readProfile(jsonBytes(input, 'speedscope file'), { format: 'speedscope' }));
 }
 
 /**
@@ -192,6 +204,16 @@ export function openTachyon(input: string | Uint8Array): TachyonCompatSource {
   }) as unknown as TachyonCompatSource;
 }
 
+/** Ticks the weights given to a Tachyon sink may add in all (the Tachyon adapter's MAX_VERSION1_TICKS). */
+const MAX_WEIGHTED_TICKS = 50_000_000;
+
+function weightedTicks(message: string): ProfpackError {
+  return new ProfpackError(`${message}; write format version 2 (writeProfile, version: 2) to keep weights`, {
+    code: ErrorCode.TACHYON_V1_WEIGHTED,
+    expected: 'a whole number of ticks',
+  });
+}
+
 /**
  * A Tachyon sink over ProfileWriter (version 1, one tick per sample). A record of weight n is n ticks one interval
  * apart (ProfileWriter stores them as a run), as the Tachyon adapter writes ticks.
@@ -215,14 +237,15 @@ export function createTachyonSink(
     flushIntervalMs: options.flushIntervalMs,
   });
   const interval = options.sampleIntervalUs;
+  let extraTicks = 0;
   return {
     internFrame: (frame) => writer.internFrame(frame),
     writeStack(threadId, interpreterId, timestampUs, status, frameIds, weight = 1) {
       if (!Number.isInteger(weight) || weight < 0)
-        throw new ProfpackError(`a record weighs ${weight}: Tachyon version 1 holds whole ticks`, {
-          code: ErrorCode.TACHYON_V1_WEIGHTED,
-          expected: 'a whole number of ticks',
-        });
+        throw weightedTicks(`a record weighs ${weight}: Tachyon version 1 holds whole ticks`);
+      // The ticks a weight adds are bounded as the Tachyon adapter bounds them (its MAX_VERSION1_TICKS).
+      extraTicks += Math.max(0, weight - 1);
+      if (extraTicks > MAX_WEIGHTED_TICKS) throw weightedTicks(`the weights add more than ${MAX_WEIGHTED_TICKS} ticks`);
       const ids = frameIds as Uint32Array | readonly number[];
       for (let k = 0n; k < BigInt(weight); k++)
         writer.writeStack(threadId, interpreterId, timestampUs + k * interval, status, ids);

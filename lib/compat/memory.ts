@@ -92,7 +92,8 @@ export class MemoryProfile implements ProfileSource, LegacyProfileSource, Profil
     for (let i = 0; i < frameIds.length; i++)
       if (!(frameIds[i]! >= 0 && frameIds[i]! < frames))
         throw invalidArgument(`the stack names frame ${frameIds[i]}, but the profile has ${frames}`, 'interned frames');
-    if (!(weight >= 0)) throw invalidArgument(`a sample weighs ${weight}`, 'a non-negative weight');
+    if (!(weight >= 0 && Number.isFinite(weight)))
+      throw invalidArgument(`a sample weighs ${weight}`, 'a finite non-negative weight');
     const name = this.meta.threadNames?.get(threadKey(threadId, interpreterId));
     const thread = this.builder.internThread(threadId, interpreterId, name);
     this.builder.add(this.builder.stacks.intern(frameIds), thread, Number(timestampUs), status, [weight, 0]);

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   ErrorCode,
@@ -279,5 +280,55 @@ describe('MemoryProfile as the old sink and a new source', () => {
       p.sampleList.map((s) => ({ ...s, stack: Array.from(s.stack, (i) => p.frames[i]) }));
     expect(named(copy)).toEqual(named(m));
     expect(copy.frames.map((fr) => fr.funcname)).toEqual(['g', 'f']);
+  });
+});
+
+describe('bad input through the shims', () => {
+  it('is a coded ProfpackError, never a raw TypeError', () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const code = (f: () => unknown) => {
+      try {
+        f();
+      } catch (err) {
+        return (err as { code?: string }).code;
+      }
+      return 'no error';
+    };
+    expect(code(() => fromCpuProfile(circular))).toBe(ErrorCode.CONVERT_BAD_INPUT);
+    expect(code(() => fromSpeedscope({ big: 1n }))).toBe(ErrorCode.CONVERT_BAD_INPUT);
+    expect(code(() => fromCpuProfile(undefined))).toMatch(/^ERR_/);
+    expect(code(() => parseProfile(Buffer.from([0xff, 0xfe, 0x00, 0x01])))).toBe(ErrorCode.CONVERT_UNKNOWN_FORMAT);
+    expect(code(() => fromPprof(Buffer.from('not a profile')))).toMatch(/^ERR_/);
+    expect(code(() => new MemoryProfile().writeStack(1n, 0, 0n, 0, [], Infinity))).toBe(ErrorCode.INVALID_ARGUMENT);
+    const sink = createTachyonSink(path.join(tmp, 'cap.tach'), { sampleIntervalUs: 1n, startTimeUs: 0n });
+    expect(code(() => sink.writeStack(1n, 0, 0n, 0, [], 60_000_000))).toBe(ErrorCode.TACHYON_V1_WEIGHTED);
+    sink.close();
+  });
+});
+
+describe('collapsed counts as weights (property)', () => {
+  it("fromCollapsed keeps each stack's total, and toCollapsed writes what the new writer writes", () => {
+    const stack = fc.array(fc.constantFrom('main', 'f', 'g', 'h'), { minLength: 1, maxLength: 4 });
+    const lines = fc.array(fc.tuple(stack, fc.integer({ min: 1, max: 2 ** 40 })), { minLength: 1, maxLength: 20 });
+    fc.assert(
+      fc.property(lines, (rows) => {
+        const text = rows.map(([s, n]) => `${s.join(';')} ${n}`).join('\n') + '\n';
+        const totals = new Map<string, number>();
+        for (const [s, n] of rows) totals.set(s.join(';'), (totals.get(s.join(';')) ?? 0) + n);
+        const m = fromCollapsed(text);
+        const got = new Map<string, number>();
+        for (const s of m.samples()) {
+          const key = Array.from(s.stack, (f) => m.frames[f]!.funcname)
+            .reverse()
+            .join(';');
+          got.set(key, (got.get(key) ?? 0) + s.weight!);
+        }
+        expect(got).toEqual(totals);
+        expect(m.sampleCount).toBeLessThanOrEqual(rows.length);
+        expect(toCollapsed(m)).toBe(written(m, 'collapsed').toString('utf8'));
+      }),
+      { numRuns: 40 },
+    );
   });
 });
