@@ -8,6 +8,29 @@ export { ProfileWriter, type ProfileWriterOptions, type SampleInterpreterInfo, t
 // The profile model (issue 26): typed, weighted, labelled samples in columnar batches; one adapter per format.
 export { ProfileBuilder, StackTable, SampleTypes, NodeStatus, chooseSampleType, formatValue, sampleTypeName, type ProfileSource, type ProfileMeta, type SampleBatch, type SampleType, type Label as ModelLabel, type ThreadRef, type Frame as ModelFrame } from './profile/index';
 export { convert, openProfile, readProfile, writeProfile, detectFormat, formatFromPath, FORMAT_NAMES, FORMAT_NAMES as PROFILE_FORMATS, type FormatName, type FormatName as ProfileFormat, type ConvertOptions, type ConvertSummary, type OpenOptions, type WriteOptions } from './formats/index';
+// Compatibility (lib/compat): lib/convert's names from before the profile model change, deprecated shims.
+export {
+  MemoryProfile,
+  copyProfile,
+  toPprof,
+  fromPprof,
+  toCpuProfile,
+  fromCpuProfile,
+  toCollapsed,
+  fromCollapsed,
+  toSpeedscope,
+  fromSpeedscope,
+  openTachyon,
+  createTachyonSink,
+  parseProfile,
+  serializeProfile,
+  type ModelSample,
+  type ProfileSink,
+  type LegacyProfileMeta,
+  type LegacyProfileSource,
+  type CompatSource,
+  type TachyonCompatSource,
+} from './compat/index';
 export { aggregate, formatTable, STATUS_FILTERS, type AggregateOptions, type AggregateResult, type AggregateRow } from './query/index';
 export { startRecording, startWorkerAgent, type Recording, type RecordingOptions, type RecordingSummary } from './record/index';
 export * as svb from './svb/index';
