@@ -16,17 +16,29 @@
  * Times are per thread as in version 1: a thread's first delta is relative to
  * the header's start_time_us, later ones to its previous sample, in u64
  * arithmetic (so a timestamp that goes backwards wraps and comes back).
+ *
+ * This file holds the writer side and what both sides share; the reader is in
+ * block-reader.ts.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, WRITE_BUFFER_SIZE } from '../format';
-import { ByteSink, ByteSource } from './bytes';
-import { BLOCK_COLUMNS, BLOCK_MAX_SAMPLES, MAX_PREDICT_THREADS, BlockColumnIndex as Col, BlockKind, THREAD_DEFINITION_SIZE, TIME_LOW_BITS, TIME_LOW_MASK } from './format';
-import { PredictCoder, PredictDecoder } from './predict';
-import { RecentStackCoder, RecentStackDecoder } from './recent';
-import { StackPath, StackTableDecoder, type StackTableSinks, type StackTableSources } from './stacktable';
+import { ByteSink } from './bytes';
+import {
+  BLOCK_COLUMNS,
+  BLOCK_MAX_SAMPLES,
+  MAX_PREDICT_THREADS,
+  BlockColumnIndex as Col,
+  BlockKind,
+  THREAD_DEFINITION_SIZE,
+  TIME_LOW_BITS,
+  TIME_LOW_MASK,
+} from './format';
+import { PredictCoder } from './predict';
+import { RecentStackCoder } from './recent';
+import { StackPath, type StackTableSinks } from './stacktable';
 
 const U64 = 1n << 64n;
-const U64_MASK = U64 - 1n;
+export const U64_MASK = U64 - 1n;
 const I64_HALF = 1n << 63n;
 
 export type StackCoding = 'predict' | 'stacktable';
@@ -52,15 +64,22 @@ interface WriterThread {
   path: StackPath | null;
 }
 
-function toTimestamp(value: number | bigint): number | bigint {
+/** A timestamp or interval argument: a number while it is a safe integer, else a bigint; refused beyond u64. */
+export function toTimestamp(value: number | bigint): number | bigint {
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value) || value < 0) {
-      throw new ProfpackError(`timestamp ${value} is not a u64 integer`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'an integer 0..2^64-1' });
+      throw new ProfpackError(`timestamp ${value} is not a u64 integer`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: 'an integer 0..2^64-1',
+      });
     }
     return value;
   }
   if (value < 0n || value > U64_MASK) {
-    throw new ProfpackError(`timestamp ${value} is not a u64`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'an integer 0..2^64-1' });
+    throw new ProfpackError(`timestamp ${value} is not a u64`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'an integer 0..2^64-1',
+    });
   }
   return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
 }
@@ -123,9 +142,18 @@ export class SampleBlockWriter {
    * Adds one sample. `stack` is innermost first and at most 256 frames (the
    * caller applies version 1's cut of the outermost frames).
    */
-  add(threadId: bigint, interpreterId: number, timestampUs: number | bigint, status: number, stack: ArrayLike<number>): void {
+  add(
+    threadId: bigint,
+    interpreterId: number,
+    timestampUs: number | bigint,
+    status: number,
+    stack: ArrayLike<number>,
+  ): void {
     if (stack.length > MAX_STACK_DEPTH) {
-      throw new ProfpackError(`stack of ${stack.length} frames exceeds the limit of ${MAX_STACK_DEPTH}`, { code: ErrorCode.INVALID_ARGUMENT, expected: `at most ${MAX_STACK_DEPTH} frames` });
+      throw new ProfpackError(`stack of ${stack.length} frames exceeds the limit of ${MAX_STACK_DEPTH}`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: `at most ${MAX_STACK_DEPTH} frames`,
+      });
     }
     const now = toTimestamp(timestampUs);
     const cols = this.columns;
@@ -133,15 +161,32 @@ export class SampleBlockWriter {
     let byInterpreter = this.threads.get(threadId);
     let thread = byInterpreter?.get(interpreterId);
     if (thread === undefined) {
-      if (threadId < 0n || threadId > U64_MASK || !Number.isInteger(interpreterId) || interpreterId < 0 || interpreterId > 0xffff_ffff) {
-        throw new ProfpackError(`thread ${threadId} / interpreter ${interpreterId} does not fit u64 / u32`, { code: ErrorCode.INVALID_ARGUMENT });
+      if (
+        threadId < 0n ||
+        threadId > U64_MASK ||
+        !Number.isInteger(interpreterId) ||
+        interpreterId < 0 ||
+        interpreterId > 0xffff_ffff
+      ) {
+        throw new ProfpackError(`thread ${threadId} / interpreter ${interpreterId} does not fit u64 / u32`, {
+          code: ErrorCode.INVALID_ARGUMENT,
+        });
       }
       if (this.kind === BlockKind.Predict && this.threadTotal >= MAX_PREDICT_THREADS) this.leavePrediction();
-      thread = { index: this.threadTotal++, last: this.start, predict: this.kind === BlockKind.Predict ? new PredictCoder() : null, path: this.kind === BlockKind.Predict ? null : new StackPath() };
+      thread = {
+        index: this.threadTotal++,
+        last: this.start,
+        predict: this.kind === BlockKind.Predict ? new PredictCoder() : null,
+        path: this.kind === BlockKind.Predict ? null : new StackPath(),
+      };
       if (byInterpreter === undefined) this.threads.set(threadId, (byInterpreter = new Map()));
       byInterpreter.set(interpreterId, thread);
       threadDefs.reserve(THREAD_DEFINITION_SIZE);
-      const view = new DataView(threadDefs.bytes.buffer, threadDefs.bytes.byteOffset + threadDefs.length, THREAD_DEFINITION_SIZE);
+      const view = new DataView(
+        threadDefs.bytes.buffer,
+        threadDefs.bytes.byteOffset + threadDefs.length,
+        THREAD_DEFINITION_SIZE,
+      );
       view.setBigUint64(0, threadId, true);
       view.setUint32(8, interpreterId, true);
       threadDefs.length += THREAD_DEFINITION_SIZE;
@@ -191,7 +236,14 @@ export class SampleBlockWriter {
    * A batch in the native encoder's shape: sample k's stack is
    * frames[stackEnds[k-1] .. stackEnds[k]), innermost first.
    */
-  addMany(threadIds: BigUint64Array, interpreterIds: Uint32Array, timestamps: BigUint64Array, statuses: Uint8Array, stackEnds: Uint32Array, frames: Uint32Array): void {
+  addMany(
+    threadIds: BigUint64Array,
+    interpreterIds: Uint32Array,
+    timestamps: BigUint64Array,
+    statuses: Uint8Array,
+    stackEnds: Uint32Array,
+    frames: Uint32Array,
+  ): void {
     let from = 0;
     for (let k = 0; k < threadIds.length; k++) {
       const to = stackEnds[k]!;
@@ -226,176 +278,5 @@ export class SampleBlockWriter {
     this.inBlock = 0;
     this.blockCount++;
     this.onBlock(block);
-  }
-}
-
-interface ReaderThread {
-  threadId: bigint;
-  interpreterId: number;
-  last: number | bigint;
-  predict: PredictDecoder | null;
-}
-
-/**
- * Decodes the blocks of a version-2 sample region. `base` is the region's
- * offset for error offsets (64 when the region is stored raw; for a zstd
- * region, offsets count from 64 in the decompressed bytes).
- */
-export class SampleBlockReader {
-  private readonly threads: ReaderThread[] = [];
-  private readonly stackTable = new StackTableDecoder();
-  private readonly recent = new RecentStackDecoder();
-  private readonly stack = new Uint32Array(MAX_STACK_DEPTH);
-  private readonly interval: number | bigint;
-  private readonly start: number | bigint;
-  samplesDecoded = 0;
-  private predictThreads = 0;
-  /** Index of the thread of the sample being delivered. */
-  lastThreadIndex = 0;
-
-  constructor(options: { sampleIntervalUs: number | bigint; startTimeUs: number | bigint }) {
-    this.interval = toTimestamp(options.sampleIntervalUs);
-    this.start = toTimestamp(options.startTimeUs);
-  }
-
-  get threadCount(): number {
-    return this.threads.length;
-  }
-
-  /**
-   * Calls `onSample` for every sample of the region, in file order. The
-   * `stack` array is reused between calls: copy it to keep it.
-   */
-  decodeRegion(
-    region: Uint8Array,
-    base: number,
-    onSample: (threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, stack: Uint32Array, depth: number) => void,
-  ): void {
-    let pos = 0;
-    while (pos < region.length) pos = this.decodeBlock(region, base, pos, onSample);
-  }
-
-  /**
-   * Decodes the one block that starts at `pos` in the region and returns
-   * where the next one starts, so a caller can pull samples a block at a
-   * time (ProfileReader.samples()) with the state kept between calls.
-   */
-  decodeBlock(
-    region: Uint8Array,
-    base: number,
-    pos: number,
-    onSample: (threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, stack: Uint32Array, depth: number) => void,
-  ): number {
-    const src = new ByteSource(region, pos, region.length, base);
-    const stack = this.stack;
-    const interval = this.interval;
-    const blockAt = src.pos;
-    if (src.remaining() < RECORD_PREFIX_SIZE) {
-      throw src.fail(ErrorCode.V2_TRUNCATED, `${src.remaining()} trailing bytes cannot hold a record prefix`, `${RECORD_PREFIX_SIZE} bytes`);
-    }
-    for (let i = 0; i < RECORD_PREFIX_SIZE - 1; i++) {
-      if (region[src.pos + i] !== 0) throw src.fail(ErrorCode.V2_BAD_BLOCK, 'a sample block names a thread in its record prefix', 'thread_id 0 and interpreter_id 0', src.pos + i);
-    }
-    const kind = region[src.pos + RECORD_PREFIX_SIZE - 1]!;
-    if (kind !== BlockKind.Predict && kind !== BlockKind.StackTable && kind !== BlockKind.StackTableRecent) {
-      throw src.fail(ErrorCode.V2_BAD_BLOCK, `unknown record kind ${kind} in a version-2 sample region`, `${BlockKind.Predict} (predict), ${BlockKind.StackTable} or ${BlockKind.StackTableRecent} (stack table)`, src.pos + RECORD_PREFIX_SIZE - 1);
-    }
-    src.pos += RECORD_PREFIX_SIZE;
-    const count = src.uvarint32();
-    const lengths: number[] = [];
-    for (let c = 0; c < BLOCK_COLUMNS.length; c++) lengths.push(src.uvarint32());
-    const total = lengths.reduce((a, b) => a + b, 0);
-    if (total > src.remaining()) {
-      throw src.fail(ErrorCode.V2_TRUNCATED, `block columns need ${total} bytes but ${src.remaining()} are left`, `at most ${src.remaining()} bytes`, blockAt);
-    }
-    for (const fixed of kind === BlockKind.Predict ? [Col.deltas, Col.statuses] : [Col.deltas, Col.statuses, Col.stacks]) {
-      if (lengths[fixed] !== count) {
-        throw src.fail(ErrorCode.V2_BAD_BLOCK, `block of ${count} samples has a ${BLOCK_COLUMNS[fixed]} column of ${lengths[fixed]} bytes`, `${count} bytes (one per sample)`, blockAt);
-      }
-    }
-    const cols: ByteSource[] = [];
-    let at = src.pos;
-    for (const length of lengths) {
-      cols.push(new ByteSource(region, at, at + length, base));
-      at += length;
-    }
-    const threadsCol = cols[Col.threads]!;
-    const threadDefs = cols[Col.threadDefinitions]!;
-    const deltas = cols[Col.deltas]!;
-    const deltasHigh = cols[Col.deltasHigh]!;
-    const statuses = cols[Col.statuses]!;
-    const stacks = cols[Col.stacks]!;
-    const stackSources: StackTableSources = { stacks, stacksHigh: cols[Col.stacksHigh]!, parents: cols[Col.parents]!, parentsHigh: cols[Col.parentsHigh]!, stackFrames: cols[Col.stackFrames]! };
-    for (let s = 0; s < count; s++) {
-      const threadAt = threadsCol.pos;
-      const index = threadsCol.uvarint32();
-      let thread = this.threads[index];
-      if (thread === undefined) {
-        if (index !== this.threads.length) {
-          throw threadsCol.fail(ErrorCode.V2_UNDEFINED_THREAD, `sample names thread ${index} but only ${this.threads.length} are defined`, `a thread index of at most ${this.threads.length}`, threadAt);
-        }
-        if (threadDefs.remaining() < THREAD_DEFINITION_SIZE) {
-          throw threadDefs.fail(ErrorCode.V2_TRUNCATED, 'thread definition cut off by the end of its column', `${THREAD_DEFINITION_SIZE} bytes`);
-        }
-        const view = new DataView(region.buffer, region.byteOffset + threadDefs.pos, THREAD_DEFINITION_SIZE);
-        thread = { threadId: view.getBigUint64(0, true), interpreterId: view.getUint32(8, true), last: this.start, predict: null };
-        threadDefs.pos += THREAD_DEFINITION_SIZE;
-        this.threads.push(thread);
-      }
-      let depth: number;
-      if (kind === BlockKind.Predict) {
-        if (thread.predict === null) {
-          // Allocated on the thread's first predicted sample, and capped: 115 KiB each.
-          if (this.predictThreads >= MAX_PREDICT_THREADS) {
-            throw threadsCol.fail(ErrorCode.V2_LIMIT, `more than ${MAX_PREDICT_THREADS} threads use stack prediction`, `at most ${MAX_PREDICT_THREADS} predicted threads`, threadAt);
-          }
-          thread.predict = new PredictDecoder();
-          this.predictThreads++;
-        }
-        depth = thread.predict.decode(stacks, stack);
-      } else if (kind === BlockKind.StackTableRecent) {
-        depth = this.recent.decode(stackSources, stack);
-      } else {
-        depth = this.stackTable.decode(stackSources, stack);
-      }
-      // Time code: zigzag(i64(delta − interval)); numbers while they stay exact.
-      const low = region[deltas.pos++]!; // the column holds exactly one byte per sample (checked above)
-      if (low > TIME_LOW_MASK) throw deltas.fail(ErrorCode.V2_BAD_BLOCK, `time code low part ${low} exceeds ${TIME_LOW_MASK}`, `0..${TIME_LOW_MASK}`, deltas.pos - 1);
-      const h0 = deltasHigh.pos < deltasHigh.end ? region[deltasHigh.pos]! : 0x80;
-      let now: number | bigint;
-      const last = thread.last;
-      const lastPlusInterval = typeof last === 'number' && typeof interval === 'number' ? last + interval : Infinity;
-      if (h0 < 0x80 && lastPlusInterval <= Number.MAX_SAFE_INTEGER) {
-        deltasHigh.pos++;
-        const zz = h0 * (TIME_LOW_MASK + 1) + low;
-        now = lastPlusInterval + (zz & 1 ? -(zz + 1) / 2 : zz / 2);
-      } else {
-        now = -1;
-      }
-      if (now < 0) {
-        if (h0 < 0x80 && lastPlusInterval <= Number.MAX_SAFE_INTEGER) deltasHigh.pos--;
-        const highAt = deltasHigh.pos;
-        const high = deltasHigh.uvarint64();
-        if (high > U64_MASK >> BigInt(TIME_LOW_BITS)) {
-          throw deltasHigh.fail(ErrorCode.V2_BAD_BLOCK, `time code high part ${high} makes the code exceed u64`, `at most ${U64_MASK >> BigInt(TIME_LOW_BITS)}`, highAt);
-        }
-        const zz = (high << BigInt(TIME_LOW_BITS)) | BigInt(low);
-        const x = zz & 1n ? -((zz + 1n) >> 1n) : zz >> 1n;
-        const full = (BigInt(last) + BigInt(interval) + x) & U64_MASK;
-        now = full <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(full) : full;
-      }
-      thread.last = now;
-      const status = statuses.u8('status');
-      this.samplesDecoded++;
-      this.lastThreadIndex = index;
-      onSample(thread.threadId, thread.interpreterId, typeof now === 'number' ? BigInt(now) : now, status, stack, depth);
-    }
-    for (let c = 0; c < cols.length; c++) {
-      const col = cols[c]!;
-      if (col.remaining() !== 0) {
-        throw col.fail(ErrorCode.V2_BAD_BLOCK, `${col.remaining()} bytes left over in the ${BLOCK_COLUMNS[c]} column of a block`, 'every column used up by the block’s samples');
-      }
-    }
-    return at;
   }
 }

@@ -5,21 +5,20 @@
  * (../shared/notes/tachyon-format.md §2-9). This class holds the policy:
  * argument checks, the string and frame tables, the header (64 zero bytes
  * patched at finalize through fixed-width slots, seed 001's lesson), the
- * stats block and footer, and the open / broken / finalized / closed state.
- * The per-sample encoding runs in the native addon or its JS twin.
+ * open / broken / finalized / closed state. The per-sample encoding runs in
+ * the native addon or its JS twin; a sample's shape checks are in
+ * sample-checks.ts, the tables, sections, stats block, footer and header
+ * patch written at finalize in trailer.ts.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { backend } from '../../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
 import { SlotWriter } from '../../varint/index';
-import { Compression, FOOTER_SIZE, FORMAT_VERSION, FORMAT_VERSION_2, HEADER_SIZE, MAGIC, MAX_STACK_DEPTH, WRITER_PYTHON_VERSION, ZSTD_LEVEL } from '../format';
-import { footer, ioError, reserveHeader, statsBlock, type HeaderSlots, type StatsValues } from '../file/index';
-import { version2Tables, type FrameTableCoding } from '../v2/index';
-import { HeaderFlag } from '../v2/index';
-import type { ByteSink } from '../../byte-sink';
-import { configWord, finiteNonNegative, firstBadId, firstIdAtOrAbove, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { COUNTER_COUNT, Counter, STAGED_HEADER, deepStacks, writerStats, type EngineOptions, type SampleEngine } from './engine';
+import { FORMAT_VERSION_2, HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_LEVEL } from '../format';
+import { ioError, reserveHeader, type HeaderSlots, type StatsValues } from '../file/index';
+import { configWord, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
+import { COUNTER_COUNT, Counter, deepStacks, writerStats, type EngineOptions, type SampleEngine } from './engine';
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
 import { createV2Engine } from './engine-v2';
@@ -28,37 +27,24 @@ import { StackInterner } from './stack-interner';
 import { createHeapSink, type HeapFileSink, type HeapSinkOptions } from './heap-sink';
 import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
+import { checkFrameIds, sampleShape, stageTick, type TickScratch } from './sample-checks';
+import { WRITER_INTERNALS, checkedStats, writeTrailer, type WriterInternals } from './trailer';
 
-export type { FrameInfo, FrameSpec, InterpreterInfo, LocationInfo, ProfileWriterOptions, ProfilingModeName, StackTick, ThreadInfo, WriterState, WriterStats } from './types';
+export type {
+  FrameInfo,
+  FrameSpec,
+  InterpreterInfo,
+  LocationInfo,
+  ProfileWriterOptions,
+  ProfilingModeName,
+  StackTick,
+  ThreadInfo,
+  WriterState,
+  WriterStats,
+} from './types';
 
-/**
- * Version 2's tables' zstd level (finalize): 1–3 % larger than 19 for 1/6–1/20 of its time (bench/RESULTS.md ## v2).
- */
-const V2_TABLES_LEVEL = 9;
-
-/**
- * Options for the library's own callers and tests, kept out of the public
- * ProfileWriterOptions: an in-memory file, version 2's block size and table
- * storage. Passed as `options[WRITER_INTERNALS]`.
- */
-export interface WriterInternals {
-  /** The file is this buffer (JS encoders, or version 2's native one); `path` is then only a name. */
-  memory?: ByteSink;
-  /** Version 2: samples per block (tests cross block boundaries with small ones). */
-  blockMaxSamples?: number;
-  /**
-   * Version 2: zstd tables (default: when compression is 'zstd'), their level (9) and frame-table coding ('columns').
-   */
-  compressTables?: boolean;
-  tablesLevel?: number;
-  frameTable?: FrameTableCoding;
-  /**
-   * Version 2: a model section written after the frame table at finalize (v2/model.ts), given the tables' zstd level or
-   * null.
-   */
-  modelSection?: { encode(level: number | null): Uint8Array };
-}
-export const WRITER_INTERNALS = Symbol('profpack.writerInternals');
+// The library-only options and the file's trailer live in trailer.ts; callers and tests import them from here.
+export { WRITER_INTERNALS, type WriterInternals } from './trailer';
 
 export class ProfileWriter implements Disposable, AsyncDisposable {
   readonly path: string;
@@ -82,7 +68,11 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** Scratch for one writeSample: every thread staged (STAGED_HEADER words, then its frame ids). */
   private scratch = new Uint32Array(4096);
   private readonly halves = new Uint32Array(4);
-  private tick = { tids: new Uint32Array(128), interps: new Uint32Array(64), statuses: new Uint8Array(64) };
+  private tick: TickScratch = {
+    tids: new Uint32Array(128),
+    interps: new Uint32Array(64),
+    statuses: new Uint8Array(64),
+  };
   private readonly interner: StackInterner;
   private readonly internals: WriterInternals;
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
@@ -95,7 +85,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
 
   constructor(path: string, options: ProfileWriterOptions) {
     if (typeof path !== 'string' || path === '') throw invalid('path must be a non-empty string', 'a file path');
-    if (options === null || typeof options !== 'object') throw invalid('options are required', '{ sampleIntervalUs, ... }');
+    if (options === null || typeof options !== 'object')
+      throw invalid('options are required', '{ sampleIntervalUs, ... }');
     const h = this.halves;
     u64Halves(options.sampleIntervalUs, 'sampleIntervalUs', h, 0);
     this.interval = (BigInt(h[0]!) << 32n) | BigInt(h[1]!);
@@ -105,10 +96,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const startLo = h[1]!;
 
     const compression = options.compression ?? 'zstd';
-    if (compression !== 'zstd' && compression !== 'none') throw invalid(`compression must be 'zstd' or 'none', not ${String(compression)}`, "'zstd' | 'none'");
+    if (compression !== 'zstd' && compression !== 'none')
+      throw invalid(`compression must be 'zstd' or 'none', not ${String(compression)}`, "'zstd' | 'none'");
     this.compression = compression;
     const level = options.level ?? ZSTD_LEVEL;
-    if (!Number.isInteger(level) || level < -131072 || level > 22) throw invalid(`level must be a zstd level, got ${String(level)}`, 'an integer zstd level (5 by default)');
+    if (!Number.isInteger(level) || level < -131072 || level > 22)
+      throw invalid(`level must be a zstd level, got ${String(level)}`, 'an integer zstd level (5 by default)');
     this.config = configWord(options.mode, options.captureFeatures);
     this.interner = new StackInterner(this.strings, this.frames, options.immutableFrames === true);
     const { formatVersion, stackCoding } = formatOptions(options);
@@ -116,9 +109,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     checkKeeperOptions(options);
 
     const which = options.backend ?? backend.name;
-    if (which !== 'native' && which !== 'js') throw invalid(`backend must be 'native' or 'js', not ${String(which)}`, "'native' | 'js'");
+    if (which !== 'native' && which !== 'js')
+      throw invalid(`backend must be 'native' or 'js', not ${String(which)}`, "'native' | 'js'");
     if (which === 'native' && tachyonWriterNative === null) {
-      throw new ProfpackError('the native writer was requested but the addon is not loaded', { code: ErrorCode.NATIVE_UNAVAILABLE });
+      throw new ProfpackError('the native writer was requested but the addon is not loaded', {
+        code: ErrorCode.NATIVE_UNAVAILABLE,
+      });
     }
     this.backend = which;
     this.path = path;
@@ -126,10 +122,20 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const internals = (options as { [WRITER_INTERNALS]?: WriterInternals })[WRITER_INTERNALS] ?? {};
     this.internals = internals;
     const memory = internals.memory;
-    if (memory !== undefined && formatVersion === 1 && which === 'native') throw invalid('an in-memory version-1 writer needs the JS encoder', "backend: 'js'");
+    if (memory !== undefined && formatVersion === 1 && which === 'native')
+      throw invalid('an in-memory version-1 writer needs the JS encoder', "backend: 'js'");
 
     [this.fd, this.lock] = memory === undefined ? openLocked(this, path) : [-1, null];
-    const engineOptions: EngineOptions = { fd: this.fd, memory, blockMaxSamples: internals.blockMaxSamples, compression, level, littleEndian: this.littleEndian, startTimeHi: startHi, startTimeLo: startLo };
+    const engineOptions: EngineOptions = {
+      fd: this.fd,
+      memory,
+      blockMaxSamples: internals.blockMaxSamples,
+      compression,
+      level,
+      littleEndian: this.littleEndian,
+      startTimeHi: startHi,
+      startTimeLo: startLo,
+    };
     try {
       if (formatVersion === 2) this.engine = createV2Engine(which, engineOptions, stackCoding, this.interval);
       else this.engine = which === 'native' ? new NativeSampleEngine(engineOptions) : new JsSampleEngine(engineOptions);
@@ -153,7 +159,13 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       throw ioError(err, 'writing the header');
     }
     if (this.fd >= 0) abandoned.register(this, this.fd, this);
-    this.keeper = new Keeper(this, path, options, formatVersion === 1 && this.fd >= 0, { compression, littleEndian: this.littleEndian, profilingConfig: this.config, startTimeUs: this.startTime, sampleIntervalUs: this.interval });
+    this.keeper = new Keeper(this, path, options, formatVersion === 1 && this.fd >= 0, {
+      compression,
+      littleEndian: this.littleEndian,
+      profilingConfig: this.config,
+      startTimeUs: this.startTime,
+      sampleIntervalUs: this.interval,
+    });
   }
 
   private closeFd(): void {
@@ -202,12 +214,21 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** The id of a frame (deduplicated on all 7 fields, converted as CPython converts them). */
   internFrame(frame: FrameSpec): number {
     this.checkOpen();
-    if (frame === null || typeof frame !== 'object') throw invalid('internFrame expects a frame object', '{ filename, funcname, lineno?, ... }');
+    if (frame === null || typeof frame !== 'object')
+      throw invalid('internFrame expects a frame object', '{ filename, funcname, lineno?, ... }');
     const mark = this.strings.mark();
     try {
       const file = this.stringRef(frame.filename, 'filename');
       const func = this.stringRef(frame.funcname, 'funcname');
-      return this.frames.intern(file, func, toInt32Field(frame.lineno), toInt32Field(frame.endLineno), toInt32Field(frame.column), toInt32Field(frame.endColumn), toOpcode(frame.opcode));
+      return this.frames.intern(
+        file,
+        func,
+        toInt32Field(frame.lineno),
+        toInt32Field(frame.endLineno),
+        toInt32Field(frame.column),
+        toInt32Field(frame.endColumn),
+        toOpcode(frame.opcode),
+      );
     } catch (err) {
       this.strings.rollback(mark);
       throw err;
@@ -242,21 +263,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const tsHi = h[2]!;
     const tsLo = h[3]!;
     // Pass 1: ids and shapes, so nothing is interned for a sample refused on them.
-    let words = 0;
-    let cut = 0;
-    for (const interp of interpreters) {
-      if (interp === null || typeof interp !== 'object') throw invalid('an interpreter must be an object', '{ interpreterId, threads }');
-      u32Value(interp.interpreterId, 'interpreterId');
-      if (!Array.isArray(interp.threads)) throw invalid('interpreter.threads must be an array', 'ThreadInfo[]');
-      for (const thread of interp.threads) {
-        if (thread === null || typeof thread !== 'object') throw invalid('a thread must be an object', '{ threadId, status, frameInfo }');
-        u64Halves(thread.threadId, 'threadId', h, 0);
-        statusByte(thread.status);
-        if (!Array.isArray(thread.frameInfo)) throw invalid('thread.frameInfo must be an array', 'FrameInfo[]');
-        words += STAGED_HEADER + Math.min(thread.frameInfo.length, MAX_STACK_DEPTH);
-        if (thread.frameInfo.length > MAX_STACK_DEPTH) cut++;
-      }
-    }
+    const { words, cut } = sampleShape(interpreters, h);
     if (words === 0) return; // no threads: CPython writes and counts nothing (§5.5)
     if (this.scratch.length < words) this.scratch = new Uint32Array(Math.max(words, this.scratch.length * 2));
     const w = this.scratch;
@@ -276,23 +283,23 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
    * innermost first (a Uint32Array is copied without conversion). Deeper
    * than 256: the outermost frames are dropped.
    */
-  writeStack(threadId: number | bigint, interpreterId: number | bigint, timestampUs: number | bigint, status: number | bigint, frameIds: Uint32Array | readonly number[]): void {
+  writeStack(
+    threadId: number | bigint,
+    interpreterId: number | bigint,
+    timestampUs: number | bigint,
+    status: number | bigint,
+    frameIds: Uint32Array | readonly number[],
+  ): void {
     this.checkOpen();
     const h = this.halves;
     u64Halves(threadId, 'threadId', h, 0);
     u64Halves(timestampUs, 'timestampUs', h, 2);
     const interp = u32Value(interpreterId, 'interpreterId');
     const st = statusByte(status);
-    if (!(frameIds instanceof Uint32Array) && !Array.isArray(frameIds)) throw invalid('frameIds must be a Uint32Array or an array', 'Uint32Array of frame ids');
+    if (!(frameIds instanceof Uint32Array) && !Array.isArray(frameIds))
+      throw invalid('frameIds must be a Uint32Array or an array', 'Uint32Array of frame ids');
     const depth = Math.min(frameIds.length, MAX_STACK_DEPTH);
-    const count = this.frames.count;
-    const bad = frameIds instanceof Uint32Array ? firstIdAtOrAbove(frameIds, depth, count) : firstBadId(frameIds, depth, count);
-    if (bad >= 0) {
-      throw new ProfpackError(`frame id ${String(frameIds[bad])} at index ${bad} was not returned by internFrame`, {
-        code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
-        expected: `an integer in [0, ${count})`,
-      });
-    }
+    checkFrameIds(frameIds, depth, this.frames.count);
     try {
       this.engine.writeStack(h[0]!, h[1]!, interp, h[2]!, h[3]!, st, frameIds, 0, depth);
     } catch (err) {
@@ -311,28 +318,19 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.checkOpen();
     const h = this.halves;
     u64Halves(timestampUs, 'timestampUs', h, 2);
-    if (tick === null || typeof tick !== 'object') throw invalid('writeStacks expects a tick object', '{ threadIds, interpreterIds, statuses, stackEnds, frameIds }');
-    const { threadIds, interpreterIds, statuses, stackEnds, frameIds } = tick;
-    if (!(stackEnds instanceof Uint32Array) || !(frameIds instanceof Uint32Array)) throw invalid('stackEnds and frameIds must be Uint32Arrays', 'Uint32Array');
+    this.tick = stageTick(tick, this.tick, h);
+    const { stackEnds, frameIds } = tick;
     const count = stackEnds.length;
-    if (threadIds.length !== count || statuses.length !== count || (typeof interpreterIds !== 'number' && interpreterIds.length !== count)) {
-      throw invalid(`a tick of ${count} stacks needs ${count} thread ids, statuses and interpreter ids`, 'arrays of one length');
-    }
-    if (this.tick.statuses.length < count) this.tick = { tids: new Uint32Array(4 * count), interps: new Uint32Array(2 * count), statuses: new Uint8Array(2 * count) };
     const { tids, interps, statuses: st } = this.tick;
-    const single = typeof interpreterIds === 'number' ? u32Value(interpreterIds, 'interpreterId') : -1;
-    for (let k = 0; k < count; k++) {
-      u64Halves(threadIds[k], 'threadId', h, 0);
-      tids[2 * k] = h[1]!;
-      tids[2 * k + 1] = h[0]!;
-      interps[k] = single >= 0 ? single : u32Value((interpreterIds as ArrayLike<number>)[k], 'interpreterId');
-      st[k] = statuses instanceof Uint8Array ? statuses[k]! : statusByte(statuses[k]);
-    }
     try {
       // The encoders check the ends and the kept frame ids of the whole tick before encoding any of it.
       this.engine.writeTick(h[2]!, h[3]!, count, tids, interps, st, stackEnds, frameIds, this.frames.count);
     } catch (err) {
-      if (isProfpackError(err) && (err.code === ErrorCode.TACHYON_WRITE_UNKNOWN_ID || err.code === ErrorCode.INVALID_ARGUMENT)) throw err;
+      if (
+        isProfpackError(err) &&
+        (err.code === ErrorCode.TACHYON_WRITE_UNKNOWN_ID || err.code === ErrorCode.INVALID_ARGUMENT)
+      )
+        throw err;
       throw this.breakWith(err, 'encoding a sample');
     }
     this.stacksCut += deepStacks(count, stackEnds);
@@ -355,7 +353,15 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       const position = this.engine.output.position;
       // After the records: a checkpoint never names region bytes that are not on disk.
       const c = this.engine.counters();
-      this.keeper?.journal?.checkpoint(c[Counter.bytesWritten]!, c[Counter.totalSamples]!, this.strings.count, this.strings.encoded.view(), this.frames.count, this.frames.encoded.view(), this.engine.pendingRepeats!());
+      this.keeper?.journal?.checkpoint(
+        c[Counter.bytesWritten]!,
+        c[Counter.totalSamples]!,
+        this.strings.count,
+        this.strings.encoded.view(),
+        this.frames.count,
+        this.frames.encoded.view(),
+        this.engine.pendingRepeats!(),
+      );
       return position;
     } catch (err) {
       throw this.breakWith(err, 'flushing');
@@ -372,17 +378,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** The profile statistics block (56 bytes, before the footer), with CPython's checks. */
   setStats(durationSec: number, sampleRate: number, errorRate?: number | null, missedSamples?: number | null): void {
     this.checkOpen();
-    const duration = finiteNonNegative(durationSec, 'duration');
-    const rate = finiteNonNegative(sampleRate, 'sample rate');
-    const error = errorRate === undefined || errorRate === null ? undefined : finiteNonNegative(errorRate, 'error rate');
-    let missed: number | undefined;
-    if (missedSamples !== undefined && missedSamples !== null) {
-      if (typeof missedSamples !== 'number' || !Number.isFinite(missedSamples)) {
-        throw invalid(`missed samples must be a finite value, got ${String(missedSamples)}`, 'a finite number (may be negative)');
-      }
-      missed = missedSamples;
-    }
-    this.statsValues = { durationSec: duration, sampleRate: rate, errorRate: error, missedSamples: missed };
+    this.statsValues = checkedStats(durationSec, sampleRate, errorRate, missedSamples);
   }
 
   /** CPython's counters. */
@@ -404,43 +400,22 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     try {
       this.engine.finishSamples();
       const heapSection = this.heap?.finish() ?? null; // its frames join the tables
-      const out = this.engine.output;
-      // Version 2 re-codes the tables built as version 1's (docs/format-v2.md §5), compressed with the region.
-      const t = this.internals;
-      const tablesLevel = (t.compressTables ?? this.compression === 'zstd') ? (t.tablesLevel ?? V2_TABLES_LEVEL) : null;
-      const v2Tables =
-        this.formatVersion === 2 ? version2Tables(this.strings.encoded.view(), this.strings.count, this.frames.encoded.view(), this.frames.count, tablesLevel, t.frameTable) : null;
-      const stringTableOffset = out.position;
-      out.write(v2Tables === null ? this.strings.encoded.view() : v2Tables.strings);
-      const frameTableOffset = out.position;
-      out.write(v2Tables === null ? this.frames.encoded.view() : v2Tables.frames);
-      const modelOffset = v2Tables !== null && t.modelSection !== undefined ? out.position : -1;
-      if (modelOffset >= 0) out.write(t.modelSection!.encode(tablesLevel));
-      const heapOffset = v2Tables !== null && heapSection !== null ? out.position : -1;
-      if (heapOffset >= 0) out.write(heapSection!);
-      if (this.statsValues !== undefined) out.write(statsBlock(this.statsValues, this.littleEndian));
-      const fileSize = out.position + FOOTER_SIZE;
-      out.write(footer(this.strings.count, this.frames.count, fileSize, this.littleEndian, modelOffset, heapOffset));
-      const counters = Float64Array.from(this.engine.counters());
-      const s = this.slots;
-      const hd = this.header;
-      s.patch(hd.magic, MAGIC);
-      s.patch(hd.version, this.formatVersion === 2 ? FORMAT_VERSION_2 : FORMAT_VERSION);
-      const heapFlag = heapOffset >= 0 ? HeaderFlag.HeapSection : 0;
-      const sections = (modelOffset >= 0 ? HeaderFlag.ModelSection : 0) | heapFlag;
-      if (v2Tables !== null) s.patch(hd.reserved, v2Tables.flags | sections);
-      s.patch(hd.pythonMajor, WRITER_PYTHON_VERSION[0]);
-      s.patch(hd.pythonMinor, WRITER_PYTHON_VERSION[1]);
-      s.patch(hd.pythonMicro, WRITER_PYTHON_VERSION[2]);
-      s.patch(hd.startTimeUs, this.startTime);
-      s.patch(hd.sampleIntervalUs, this.interval);
-      s.patch(hd.sampleCount, counters[Counter.totalSamples]!);
-      s.patch(hd.threadCount, counters[Counter.threadCount]!);
-      s.patch(hd.stringTableOffset, stringTableOffset);
-      s.patch(hd.frameTableOffset, frameTableOffset);
-      s.patch(hd.compressionType, this.compression === 'zstd' ? Compression.Zstd : Compression.None);
-      s.patch(hd.profilingConfig, this.config);
-      out.flush();
+      const counters = writeTrailer({
+        engine: this.engine,
+        slots: this.slots,
+        header: this.header,
+        formatVersion: this.formatVersion,
+        strings: this.strings,
+        frames: this.frames,
+        heapSection,
+        internals: this.internals,
+        compression: this.compression,
+        littleEndian: this.littleEndian,
+        stats: this.statsValues,
+        startTime: this.startTime,
+        interval: this.interval,
+        config: this.config,
+      });
       this.finalCounters = counters;
       this.engine.release();
     } catch (err) {
@@ -469,7 +444,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.engine.discard();
     this.engine.release();
     try {
-      if (this.fd >= 0 && fs.fstatSync(this.fd).size < HEADER_SIZE) fs.writeSync(this.fd, new Uint8Array(HEADER_SIZE), 0, HEADER_SIZE, 0);
+      if (this.fd >= 0 && fs.fstatSync(this.fd).size < HEADER_SIZE)
+        fs.writeSync(this.fd, new Uint8Array(HEADER_SIZE), 0, HEADER_SIZE, 0);
     } catch {
       // A discard on a failing file: there is nothing more to keep.
     }

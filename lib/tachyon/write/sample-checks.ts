@@ -1,0 +1,94 @@
+/**
+ * ProfileWriter's checks of a sample's shape before anything of it is interned or encoded: writeSample's
+ * interpreters / threads / frames, writeStack's frame ids and writeStacks' tick arrays (staged into reused scratch).
+ * Kept apart from writer.ts, which holds the writer's state and calls: these only refuse bad input, and a refused
+ * sample leaves no bytes behind.
+ */
+import { ErrorCode, ProfpackError } from '../../errors';
+import { MAX_STACK_DEPTH } from '../format';
+import { firstBadId, firstIdAtOrAbove, invalid, statusByte, u32Value, u64Halves } from './arguments';
+import { STAGED_HEADER } from './engine';
+import type { InterpreterInfo, StackTick } from './types';
+
+/**
+ * writeSample's pass 1: ids and shapes, so nothing is interned for a sample refused on them. Returns the staged words
+ * (STAGED_HEADER per thread plus its kept frames) and the threads deeper than MAX_STACK_DEPTH. Uses halves[0..1].
+ */
+export function sampleShape(interpreters: readonly InterpreterInfo[], h: Uint32Array): { words: number; cut: number } {
+  let words = 0;
+  let cut = 0;
+  for (const interp of interpreters) {
+    if (interp === null || typeof interp !== 'object')
+      throw invalid('an interpreter must be an object', '{ interpreterId, threads }');
+    u32Value(interp.interpreterId, 'interpreterId');
+    if (!Array.isArray(interp.threads)) throw invalid('interpreter.threads must be an array', 'ThreadInfo[]');
+    for (const thread of interp.threads) {
+      if (thread === null || typeof thread !== 'object')
+        throw invalid('a thread must be an object', '{ threadId, status, frameInfo }');
+      u64Halves(thread.threadId, 'threadId', h, 0);
+      statusByte(thread.status);
+      if (!Array.isArray(thread.frameInfo)) throw invalid('thread.frameInfo must be an array', 'FrameInfo[]');
+      words += STAGED_HEADER + Math.min(thread.frameInfo.length, MAX_STACK_DEPTH);
+      if (thread.frameInfo.length > MAX_STACK_DEPTH) cut++;
+    }
+  }
+  return { words, cut };
+}
+
+/** writeStack's frame ids: the first `depth` must each have been returned by internFrame (below `count`). */
+export function checkFrameIds(frameIds: Uint32Array | readonly number[], depth: number, count: number): void {
+  const bad =
+    frameIds instanceof Uint32Array ? firstIdAtOrAbove(frameIds, depth, count) : firstBadId(frameIds, depth, count);
+  if (bad >= 0) {
+    throw new ProfpackError(`frame id ${String(frameIds[bad])} at index ${bad} was not returned by internFrame`, {
+      code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
+      expected: `an integer in [0, ${count})`,
+    });
+  }
+}
+
+/** writeStacks' per-thread arrays as the encoders take them (thread ids as low, high u32 halves). */
+export interface TickScratch {
+  tids: Uint32Array;
+  interps: Uint32Array;
+  statuses: Uint8Array;
+}
+
+/**
+ * Checks a tick's arrays and stages its thread ids, interpreter ids and statuses into `scratch`, or into a larger one
+ * when it is too small; returns the one used. Uses halves[0..1].
+ */
+export function stageTick(tick: StackTick, scratch: TickScratch, h: Uint32Array): TickScratch {
+  if (tick === null || typeof tick !== 'object')
+    throw invalid('writeStacks expects a tick object', '{ threadIds, interpreterIds, statuses, stackEnds, frameIds }');
+  const { threadIds, interpreterIds, statuses, stackEnds, frameIds } = tick;
+  if (!(stackEnds instanceof Uint32Array) || !(frameIds instanceof Uint32Array))
+    throw invalid('stackEnds and frameIds must be Uint32Arrays', 'Uint32Array');
+  const count = stackEnds.length;
+  if (
+    threadIds.length !== count ||
+    statuses.length !== count ||
+    (typeof interpreterIds !== 'number' && interpreterIds.length !== count)
+  ) {
+    throw invalid(
+      `a tick of ${count} stacks needs ${count} thread ids, statuses and interpreter ids`,
+      'arrays of one length',
+    );
+  }
+  if (scratch.statuses.length < count)
+    scratch = {
+      tids: new Uint32Array(4 * count),
+      interps: new Uint32Array(2 * count),
+      statuses: new Uint8Array(2 * count),
+    };
+  const { tids, interps, statuses: st } = scratch;
+  const single = typeof interpreterIds === 'number' ? u32Value(interpreterIds, 'interpreterId') : -1;
+  for (let k = 0; k < count; k++) {
+    u64Halves(threadIds[k], 'threadId', h, 0);
+    tids[2 * k] = h[1]!;
+    tids[2 * k + 1] = h[0]!;
+    interps[k] = single >= 0 ? single : u32Value((interpreterIds as ArrayLike<number>)[k], 'interpreterId');
+    st[k] = statuses instanceof Uint8Array ? statuses[k]! : statusByte(statuses[k]);
+  }
+  return scratch;
+}
