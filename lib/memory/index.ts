@@ -9,3 +9,15 @@ export {
   type HeapTraceSource,
 } from './trace';
 export { HeapTraceCollector } from './collect';
+export { LiveSet } from './live-set';
+export { replayHeapTrace, type ReplayHandlers, type ReplaySummary } from './replay';
+export {
+  heapProfile,
+  parseHeapMoment,
+  HEAP_SAMPLE_TYPES,
+  HEAP_TYPE_NAMES,
+  type HeapMoment,
+  type HeapProfileOptions,
+  type HeapProfileInfo,
+} from './profile';
+export { leakSuspects, fitLine, formatLeakTable, type LeakSuspect, type LeakReport } from './leaks';

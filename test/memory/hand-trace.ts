@@ -1,0 +1,52 @@
+/** Heap traces written by hand for tests: polls of allocations (by function name) and frees, through HeapTraceCollector. */
+import { HeapTraceCollector } from '../../lib/memory/index';
+import { HeapStacks } from '../../lib/record/heap/index';
+
+export interface HandPoll {
+  timeUs: number;
+  /** [ordinal, size, function] — each function is called from `main`. */
+  alloc?: [number, number, string][];
+  free?: number[];
+  shortLived?: number;
+  thread?: number;
+}
+
+export interface HandObject {
+  thread: number;
+  ordinal: number;
+  size: number;
+  fn: string;
+  allocUs: number;
+  freeUs: number;
+}
+
+export function handTrace(intervalBytes: number, polls: HandPoll[], startUs = 1_000_000): { trace: HeapTraceCollector; objects: HandObject[] } {
+  const stacks = new HeapStacks();
+  stacks.callFrames.push({ functionName: 'main', url: 'file:///app.js', lineNumber: 0, columnNumber: 0, scriptId: '1' });
+  const main = stacks.add(-1, 0);
+  const stackOf = new Map<string, number>();
+  const trace = new HeapTraceCollector();
+  trace.begin({ intervalBytes });
+  const objects = new Map<string, HandObject>();
+  let since = startUs;
+  for (const p of polls) {
+    const thread = p.thread ?? 1;
+    const alloc = (p.alloc ?? []).slice().sort((a, b) => a[0] - b[0]);
+    const stackIds = alloc.map(([, , fn]) => {
+      let id = stackOf.get(fn);
+      if (id === undefined) {
+        stacks.callFrames.push({ functionName: fn, url: 'file:///app.js', lineNumber: 10 + stackOf.size, columnNumber: 0, scriptId: '1' });
+        stackOf.set(fn, (id = stacks.add(main, stacks.callFrames.length - 1)));
+      }
+      return id;
+    });
+    if (alloc.length > 0 || (p.shortLived ?? 0) > 0)
+      trace.allocations({ threadId: thread, timeUs: p.timeUs, sinceUs: since, ordinals: Uint32Array.from(alloc.map((a) => a[0])), sizes: Uint32Array.from(alloc.map((a) => a[1])), stackIds: Uint32Array.from(stackIds), shortLived: p.shortLived ?? 0, stacks });
+    for (const [ordinal, size, fn] of alloc) objects.set(`${thread}:${ordinal}`, { thread, ordinal, size, fn, allocUs: p.timeUs, freeUs: Infinity });
+    const free = (p.free ?? []).slice().sort((a, b) => a - b);
+    if (free.length > 0) trace.frees({ threadId: thread, timeUs: p.timeUs, sinceUs: since, ordinals: Uint32Array.from(free) });
+    for (const ordinal of free) objects.get(`${thread}:${ordinal}`)!.freeUs = p.timeUs;
+    since = p.timeUs;
+  }
+  return { trace, objects: [...objects.values()] };
+}
