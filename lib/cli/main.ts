@@ -12,6 +12,7 @@ import { registerDump } from './commands/dump';
 import { registerExport, registerMerge, registerSql } from './commands/fleet';
 import { registerFlame } from './commands/flame';
 import { registerInfo } from './commands/info';
+import { registerLeaks } from './commands/leaks';
 import { registerRecord } from './commands/record';
 import { registerRecover } from './commands/recover';
 import { registerTop } from './commands/top';
@@ -38,6 +39,7 @@ const COMMANDS: Record<string, () => Register> = {
   downgrade: () => registerDowngrade,
   flame: () => registerFlame,
   diff: () => registerDiff,
+  leaks: () => registerLeaks,
   merge: () => registerMerge,
   export: () => registerExport,
   sql: () => registerSql,

@@ -25,6 +25,10 @@ export class LiveSet {
     return this.slotOf.size;
   }
 
+  has(thread: number, ordinal: number): boolean {
+    return this.slotOf.has(thread * THREAD_SPAN + ordinal);
+  }
+
   /** Adds an object and returns its slot (valid until the object is removed). */
   add(thread: number, ordinal: number, size: number, stack: number, allocTimeUs: number): number {
     const key = thread * THREAD_SPAN + ordinal;

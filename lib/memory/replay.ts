@@ -70,6 +70,8 @@ export function replayHeapTrace(trace: HeapTraceSource, handlers: ReplayHandlers
       const start = trace.meta.startTimeUs;
       at(start);
       for (let i = 0; i < batch.ordinals.length; i++) {
+        // A rotated file read after its predecessor inherits objects this replay already holds.
+        if (live.has(batch.thread, batch.ordinals[i]!)) continue;
         const slot = live.add(batch.thread, batch.ordinals[i]!, batch.sizes[i]!, batch.stackIds[i]!, batch.allocTimesUs[i]!);
         handlers.alloc?.(live, slot, batch.allocTimesUs[i]!, true);
       }
