@@ -1,14 +1,25 @@
 /** The heap side of the CLI's file inputs: --heap/--at/heap sample types, and the heap trace of FILE|DIR. */
 import { ErrorCode, ProfpackError } from '../errors';
 import { listProfileFiles } from '../fleet/index';
+import { openProfile } from '../formats/index';
 import { HEAP_TYPE_NAMES, openHeapFiles, parseHeapMoment, type HeapMoment, type HeapProfileInfo, type HeapTraceSource } from '../memory/index';
 import { formatValue } from '../profile/index';
 
-/** Whether a command asks the heap: --heap, --at, or a heap sample type. */
-export function wantsHeap(flags: { heap?: boolean; at?: unknown; sampleType?: string }): boolean {
+/**
+ * Whether a command asks a recording's heap events: --heap, --at, or a heap
+ * sample type the profile itself does not have (a Go or .heapprofile heap
+ * profile has its own, and is read as it is).
+ */
+export function wantsHeap(flags: { heap?: boolean; at?: unknown; sampleType?: string }, inputs: readonly string[]): boolean {
   if (flags.heap === true || flags.at !== undefined) return true;
   const type = flags.sampleType?.split('/')[0];
-  return type !== undefined && HEAP_TYPE_NAMES.includes(type);
+  if (type === undefined || !HEAP_TYPE_NAMES.includes(type)) return false;
+  const profile = openProfile(listProfileFiles(inputs)[0]!);
+  try {
+    return !profile.meta.sampleTypes.some((t) => t.type === type);
+  } finally {
+    profile.close();
+  }
 }
 
 export function heapMoment(text: string | undefined): HeapMoment | undefined {

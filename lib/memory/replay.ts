@@ -67,8 +67,8 @@ export function replayHeapTrace(trace: HeapTraceSource, handlers: ReplayHandlers
   };
   for (const batch of trace.events()) {
     if (batch.kind === 'live') {
-      const start = trace.meta.startTimeUs;
-      at(start);
+      // Objects a file inherits are live at its start; within concatenated files, at the poll before it.
+      if (Number.isNaN(pollUs)) at(trace.meta.startTimeUs);
       for (let i = 0; i < batch.ordinals.length; i++) {
         // A rotated file read after its predecessor inherits objects this replay already holds.
         if (live.has(batch.thread, batch.ordinals[i]!)) continue;

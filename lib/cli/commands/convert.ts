@@ -57,7 +57,7 @@ export function registerConvert(program: Command): Command {
     .action(
       action((input: string, flags: ConvertFlags, command: Command) => {
         flags.output = outputPath(command);
-        if (wantsHeap(flags)) return convertHeap(input, flags);
+        if (wantsHeap(flags, [input])) return convertHeap(input, flags);
         const size = inputSize(input);
         const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
         const summary = convert(input, flags.output, {

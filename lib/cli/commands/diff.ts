@@ -42,7 +42,7 @@ export function registerDiff(program: Command): Command {
         if (!Number.isInteger(limit) || limit < 0) throw new ProfpackError(`-n must be a whole number, not "${flags.n}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const html = flags.output ?? (flags.flame === true ? 'diff.html' : undefined);
         const options: DiffFileOptions = { sampleType: flags.sampleType, normalize: flags.normalize === true, sort: flags.total === true ? 'total' : 'self', limit, html, title: flags.title };
-        if (wantsHeap(flags)) {
+        if (wantsHeap(flags, [basePath])) {
           const result = diffHeap(basePath, newPath, flags.at ?? [], options);
           process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatDiffTable(result)}\n`);
           if (html !== undefined && flags.json !== true) process.stderr.write(`wrote ${html} (${result.bytes} bytes)\n`);

@@ -55,7 +55,7 @@ export function registerTop(program: Command): Command {
     .action(
       action((inputs: string[], flags: TopFlags) => {
         if (flags.self === true && flags.total === true) throw new ProfpackError('--self and --total exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
-        if (wantsHeap(flags)) return topHeap(inputs, flags);
+        if (wantsHeap(flags, inputs)) return topHeap(inputs, flags);
         const files = listProfileFiles(inputs);
         // One file as before; many as one stream (--from/--to then count from the earliest file's start).
         const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
