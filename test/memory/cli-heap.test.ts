@@ -11,7 +11,7 @@ import type { HeapTraceSource } from '../../lib/memory/index';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { buildProgram } from '../../lib/cli/main';
 import { openProfile } from '../../lib/formats/index';
-import { handTrace, type HandPoll } from './hand-trace';
+import { handTrace, leakAndGarbage, type HandPoll } from './hand-trace';
 
 const traces = new Map<string, () => HeapTraceSource>();
 vi.mock('../../lib/tachyon/index', async (importOriginal) => ({
@@ -30,25 +30,6 @@ function recording(name: string, polls: HandPoll[] | null): string {
   w.finalize();
   if (polls !== null) traces.set(name, () => handTrace(4096, polls, 0).trace);
   return file;
-}
-
-/** leak keeps 3,000 bytes a second; garbage allocates 30,000 a second and frees the previous second's. */
-function leakAndGarbage(seconds: number): HandPoll[] {
-  const polls: HandPoll[] = [];
-  let ordinal = 0;
-  let previous: number[] = [];
-  for (let s = 1; s <= seconds; s++) {
-    const alloc: [number, number, string][] = [[++ordinal, 3000, 'leak']];
-    const garbage: number[] = [];
-    for (let i = 0; i < 10; i++) {
-      alloc.push([++ordinal, 3000, 'garbage']);
-      garbage.push(ordinal);
-    }
-    polls.push({ timeUs: s * 1_000_000, alloc, free: previous });
-    previous = garbage;
-  }
-  polls.push({ timeUs: (seconds + 1) * 1_000_000, free: previous });
-  return polls;
 }
 
 let out: string[];

@@ -50,3 +50,22 @@ export function handTrace(intervalBytes: number, polls: HandPoll[], startUs = 1_
   }
   return { trace, objects: [...objects.values()] };
 }
+
+/** leak keeps 3,000 bytes a second; garbage allocates 30,000 a second and frees the previous second's. */
+export function leakAndGarbage(seconds: number): HandPoll[] {
+  const polls: HandPoll[] = [];
+  let ordinal = 0;
+  let previous: number[] = [];
+  for (let s = 1; s <= seconds; s++) {
+    const alloc: [number, number, string][] = [[++ordinal, 3000, 'leak']];
+    const garbage: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      alloc.push([++ordinal, 3000, 'garbage']);
+      garbage.push(ordinal);
+    }
+    polls.push({ timeUs: s * 1_000_000, alloc, free: previous });
+    previous = garbage;
+  }
+  polls.push({ timeUs: (seconds + 1) * 1_000_000, free: previous });
+  return polls;
+}
