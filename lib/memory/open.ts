@@ -22,6 +22,11 @@ function fileReader(): OpenHeapTrace {
   return reader;
 }
 
+/** Whether this build reads heap events from files (an export without it writes no allocations). */
+export function heapFilesReadable(): boolean {
+  return typeof (tachyon as { openHeapTrace?: OpenHeapTrace }).openHeapTrace === 'function';
+}
+
 /** The heap trace of one file, or null when the file holds no heap events. */
 export function openHeapFile(file: string): HeapTraceSource | null {
   return fileReader()(file);

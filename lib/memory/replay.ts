@@ -39,8 +39,8 @@ function outOfOrder(timeUs: number, lastUs: number): ProfpackError {
   });
 }
 
-export function replayHeapTrace(trace: HeapTraceSource, handlers: ReplayHandlers): ReplaySummary {
-  const live = new LiveSet();
+/** `live`: carried on from an earlier replay (the previous rotated file of the same process, same thread numbering). */
+export function replayHeapTrace(trace: HeapTraceSource, handlers: ReplayHandlers, live = new LiveSet()): ReplaySummary {
   const summary: ReplaySummary = {
     live,
     polls: 0,

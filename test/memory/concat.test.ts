@@ -1,43 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConcatenatedHeapTrace, heapProfile, leakSuspects, replayHeapTrace, type HeapEventBatch, type HeapTraceSource } from '../../lib/memory/index';
+import { ConcatenatedHeapTrace, heapProfile, leakSuspects } from '../../lib/memory/index';
 import { aggregate } from '../../lib/query/aggregate';
-import { handTrace, type HandPoll } from './hand-trace';
-
-/** One trace cut at `cutUs` into two, as rotation cuts a recording: the second starts with what was live then. */
-function rotate(trace: HeapTraceSource, cutUs: number): [HeapTraceSource, HeapTraceSource] {
-  const all = [...trace.events()].map((b) => ({ ...b }));
-  const before = all.filter((b) => b.kind !== 'live' && b.timeUs <= cutUs);
-  const after = all.filter((b) => b.kind !== 'live' && b.timeUs > cutUs);
-  const { live } = replayHeapTrace({ ...trace, events: () => before }, {});
-  const slots = [...live.slots()];
-  const inherited: HeapEventBatch = {
-    kind: 'live',
-    thread: 0,
-    ordinals: Uint32Array.from(slots.map((s) => ordinalOf(before, s, live))),
-    sizes: Uint32Array.from(slots.map((s) => live.sizes[s]!)),
-    stackIds: Uint32Array.from(slots.map((s) => live.stacks[s]!)),
-    allocTimesUs: Float64Array.from(slots.map((s) => live.allocTimesUs[s]!)),
-  };
-  const part = (events: HeapEventBatch[], startUs: number, endUs: number): HeapTraceSource => ({
-    meta: { intervalBytes: trace.meta.intervalBytes, startTimeUs: startUs, durationUs: endUs - startUs },
-    frames: trace.frames,
-    stacks: trace.stacks,
-    threads: trace.threads,
-    events: () => events,
-  });
-  const start = trace.meta.startTimeUs;
-  const end = start + trace.meta.durationUs;
-  return [part(before, start, cutUs), part([inherited, ...after], cutUs, end)];
-}
-
-/** The ordinal of a live slot: found again by matching size, stack and time among the allocations. */
-function ordinalOf(batches: HeapEventBatch[], slot: number, live: ReturnType<typeof replayHeapTrace>['live']): number {
-  for (const b of batches) {
-    if (b.kind !== 'alloc' || b.timeUs !== live.allocTimesUs[slot]) continue;
-    for (let i = 0; i < b.ordinals.length; i++) if (live.has(b.thread, b.ordinals[i]!) && b.sizes[i] === live.sizes[slot] && b.stackIds[i] === live.stacks[slot]) return b.ordinals[i]!;
-  }
-  throw new Error('slot not found');
-}
+import { handTrace, rotate, type HandPoll } from './hand-trace';
 
 describe('ConcatenatedHeapTrace (rotated files of one process)', () => {
   const polls: HandPoll[] = [];
