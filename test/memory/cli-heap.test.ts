@@ -11,6 +11,7 @@ import type { HeapTraceSource } from '../../lib/memory/index';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { buildProgram } from '../../lib/cli/main';
 import { openProfile } from '../../lib/formats/index';
+import { aggregate } from '../../lib/query/aggregate';
 import { handTrace, leakAndGarbage, type HandPoll } from './hand-trace';
 
 const traces = new Map<string, () => HeapTraceSource>();
@@ -102,6 +103,20 @@ describe('heap commands', () => {
     expect(back.meta.sampleTypes.map((t) => t.type)).toEqual(['alloc_objects', 'alloc_space', 'inuse_objects', 'inuse_space']);
     expect(back.meta.periodType).toEqual({ type: 'space', unit: 'bytes' });
         expect(JSON.parse(await run('top', pprof, '--sample-type', 'inuse_space', '--json')).rows[0].funcname).toBe('leak');
+  });
+
+  it.each([
+    ['heap.heapprofile', 'inuse_space', 'leak'],
+    ['heap.speedscope.json', 'inuse_space', 'leak'],
+    ['alloc.speedscope.json', 'alloc_space', 'garbage'],
+  ])('convert --heap to %s (%s): read back in bytes, %s first', async (name, type, first) => {
+    const out = path.join(dir, name);
+    await run('convert', file, '--heap', '--sample-type', type, '-o', out);
+    const back = openProfile(out);
+    expect(back.meta.sampleTypes[back.meta.defaultSampleType]!.unit).toBe('bytes');
+    const rows = aggregate(back, { limit: 0 }).rows;
+    expect(rows[0]!.funcname).toBe(first);
+    back.close();
   });
 
   it('refuses, with a coded one-line error, a file with no heap events and a moment that is not one', async () => {
