@@ -7,7 +7,7 @@
  */
 import { ErrorCode, ProfpackError } from '../errors';
 import { LiveSet } from './live-set';
-import type { HeapTraceSource } from './trace';
+import { NO_HEAP_STACK, type HeapEventBatch, type HeapTraceSource } from './trace';
 
 export interface ReplayHandlers {
   /** An object entered the live set at `timeUs` (its poll, or its first poll for an inherited object). */
@@ -40,6 +40,25 @@ function outOfOrder(timeUs: number, lastUs: number): ProfpackError {
 }
 
 /** `live`: carried on from an earlier replay (the previous rotated file of the same process, same thread numbering). */
+/** A batch naming a thread or stack its source does not have: a damaged file, refused before it is used. */
+function checkIds(trace: HeapTraceSource, batch: HeapEventBatch): void {
+  if (!(batch.thread < trace.threads.length))
+    throw new ProfpackError(`heap trace: a batch names thread ${batch.thread}, but the trace has ${trace.threads.length}`, {
+      code: ErrorCode.CONVERT_BAD_INPUT,
+      expected: `a thread index below ${trace.threads.length}`,
+    });
+  if (batch.kind === 'free') return;
+  const size = trace.stacks.size;
+  for (let i = 0; i < batch.stackIds.length; i++) {
+    const id = batch.stackIds[i]!;
+    if (id >= size && id !== NO_HEAP_STACK)
+      throw new ProfpackError(`heap trace: an allocation names stack ${id}, but the trace has ${size}`, {
+        code: ErrorCode.CONVERT_BAD_INPUT,
+        expected: `a stack id below ${size}`,
+      });
+  }
+}
+
 export function replayHeapTrace(trace: HeapTraceSource, handlers: ReplayHandlers, live = new LiveSet()): ReplaySummary {
   const summary: ReplaySummary = {
     live,
@@ -66,6 +85,7 @@ export function replayHeapTrace(trace: HeapTraceSource, handlers: ReplayHandlers
     summary.lastUs = timeUs;
   };
   for (const batch of trace.events()) {
+    checkIds(trace, batch);
     if (batch.kind === 'live') {
       // Objects a file inherits are live at its start; within concatenated files, at the poll before it.
       if (Number.isNaN(pollUs)) at(trace.meta.startTimeUs);

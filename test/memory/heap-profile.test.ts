@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { heapProfile, parseHeapMoment, unsampledWeight, type HeapMoment } from '../../lib/memory/index';
+import { heapProfile, leakSuspects, parseHeapMoment, unsampledWeight, type HeapEventBatch, type HeapMoment } from '../../lib/memory/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { handTrace, type HandObject, type HandPoll } from './hand-trace';
 
@@ -112,5 +112,19 @@ describe('heapProfile', () => {
     expect(parseHeapMoment('peak')).toBe('peak');
     expect(parseHeapMoment('1500')).toBe(1500);
     for (const bad of ['', 'soon', '-5', 'NaN']) expect(() => parseHeapMoment(bad)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+  });
+});
+
+describe('a damaged heap trace', () => {
+  it.each([
+    ['a stack it does not have', { stackIds: Uint32Array.of(999) }, /names stack 999/],
+    ['a thread it does not have', { thread: 5 }, /names thread 5/],
+    ['batches out of time order', { timeUs: 10 }, /follows one at/],
+  ])('naming %s is refused with ERR_CONVERT_BAD_INPUT, by every question', (_what, damage, message) => {
+    const { trace } = handTrace(4096, polls, START);
+    const events = [...trace.events()];
+    const damaged = { ...trace, meta: trace.meta, frames: trace.frames, stacks: trace.stacks, threads: trace.threads, events: () => [events[0]!, { ...events[1]!, ...damage } as HeapEventBatch, ...events.slice(2)] };
+    for (const ask of [() => heapProfile(damaged), () => leakSuspects(damaged)])
+      expect(ask).toThrow(expect.objectContaining({ code: 'ERR_CONVERT_BAD_INPUT', message: expect.stringMatching(message) }));
   });
 });
