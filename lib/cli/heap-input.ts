@@ -2,7 +2,14 @@
 import { ErrorCode, ProfpackError } from '../errors';
 import { listProfileFiles } from '../fleet/index';
 import { openProfile } from '../formats/index';
-import { HEAP_TYPE_NAMES, openHeapFiles, parseHeapMoment, type HeapMoment, type HeapProfileInfo, type HeapTraceSource } from '../memory/index';
+import {
+  HEAP_TYPE_NAMES,
+  openHeapFiles,
+  parseHeapMoment,
+  type HeapMoment,
+  type HeapProfileInfo,
+  type HeapTraceSource,
+} from '../memory/index';
 import { formatValue } from '../profile/index';
 
 /**
@@ -10,7 +17,10 @@ import { formatValue } from '../profile/index';
  * sample type the profile itself does not have (a Go or .heapprofile heap
  * profile has its own, and is read as it is).
  */
-export function wantsHeap(flags: { heap?: boolean; at?: unknown; sampleType?: string }, inputs: readonly string[]): boolean {
+export function wantsHeap(
+  flags: { heap?: boolean; at?: unknown; sampleType?: string },
+  inputs: readonly string[],
+): boolean {
   if (flags.heap === true || flags.at !== undefined) return true;
   const type = flags.sampleType?.split('/')[0];
   if (type === undefined || !HEAP_TYPE_NAMES.includes(type)) return false;
@@ -31,10 +41,13 @@ export function openHeapInputs(inputs: readonly string[]): HeapTraceSource {
   const files = listProfileFiles(inputs);
   const trace = openHeapFiles(files);
   if (trace === null)
-    throw new ProfpackError(`${files.length === 1 ? files[0] : `these ${files.length} files`}: no heap events (record with --heap)`, {
-      code: ErrorCode.INVALID_ARGUMENT,
-      expected: 'a recording made with profpack record --heap',
-    });
+    throw new ProfpackError(
+      `${files.length === 1 ? files[0] : `these ${files.length} files`}: no heap events (record with --heap)`,
+      {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: 'a recording made with profpack record --heap',
+      },
+    );
   return trace;
 }
 
@@ -43,9 +56,15 @@ export function heapInfoLine(info: HeapProfileInfo): string {
   const b = (v: number) => formatValue(v, 'bytes');
   const at = info.at === 'peak' ? 'the peak' : info.at === 'end' ? 'the end' : 'a moment';
   const parts = [
-    `in use at ${at} (${info.atMs.toLocaleString('en')} ms); peak of sampled live bytes ${b(info.peakSampledBytes)} at ${info.peakMs.toLocaleString('en')} ms, ${b(info.endSampledBytes)} at the end`,
+    `in use at ${at} (${info.atMs.toLocaleString('en')} ms); ` +
+      `peak of sampled live bytes ${b(info.peakSampledBytes)} at ${info.peakMs.toLocaleString('en')} ms, ` +
+      `${b(info.endSampledBytes)} at the end`,
     `${info.polls} polls, ${info.allocations} sampled allocations, ${info.frees} frees`,
   ];
-  if (info.shortLived > 0) parts.push(`${info.shortLived} sampled objects born and freed between two polls (~${b(info.shortLivedBytesEstimate)}) have no stack and are in no row`);
+  if (info.shortLived > 0)
+    parts.push(
+      `${info.shortLived} sampled objects born and freed between two polls ` +
+        `(~${b(info.shortLivedBytesEstimate)}) have no stack and are in no row`,
+    );
   return parts.join('; ');
 }

@@ -11,7 +11,16 @@
  * file for an object still live. Memory: each process's live set.
  */
 import type { DuckDBValue } from '@duckdb/node-api';
-import { heapFilesReadable, LiveSet, NO_HEAP_STACK, openHeapFile, replayHeapTrace, unsampledWeight, type HeapEventBatch, type HeapTraceSource } from '../memory/index';
+import {
+  heapFilesReadable,
+  LiveSet,
+  NO_HEAP_STACK,
+  openHeapFile,
+  replayHeapTrace,
+  unsampledWeight,
+  type HeapEventBatch,
+  type HeapTraceSource,
+} from '../memory/index';
 import type { Frame, StackTable } from '../profile/index';
 
 interface RowSink {
@@ -46,13 +55,25 @@ export class AllocationRows {
     try {
       let p = this.processes.get(processIdentity);
       if (p === undefined) {
-        p = { live: new LiveSet(), threadIndex: new Map(), threadIds: [], stackIndex: new Map(), stackIds: [], profileId, intervalBytes: trace.meta.intervalBytes };
+        p = {
+          live: new LiveSet(),
+          threadIndex: new Map(),
+          threadIds: [],
+          stackIndex: new Map(),
+          stackIds: [],
+          profileId,
+          intervalBytes: trace.meta.intervalBytes,
+        };
         this.processes.set(processIdentity, p);
       }
       p.profileId = profileId;
       p.intervalBytes = trace.meta.intervalBytes;
       let rows = 0;
-      replayHeapTrace(this.inProcessIds(trace, p), { free: (live, slot, timeUs) => (rows++, this.emit(p, live, slot, timeUs)) }, p.live);
+      replayHeapTrace(
+        this.inProcessIds(trace, p),
+        { free: (live, slot, timeUs) => (rows++, this.emit(p, live, slot, timeUs)) },
+        p.live,
+      );
       return rows;
     } finally {
       trace.close?.();

@@ -56,7 +56,10 @@ export async function openSqlQuery(sql: string, inputs: readonly string[], optio
     const sources = parquetDirs.length + (files.length > 0 ? 1 : 0);
     for (const name of TABLE_NAMES) {
       // An export from before the allocations table has none: it adds no rows.
-      const parquet = parquetDirs.filter((d) => existsSync(path.resolve(d, `${name}.parquet`))).map((d) => sqlLiteralPath(path.resolve(d, `${name}.parquet`)));
+      const parquet = parquetDirs
+        .map((d) => path.resolve(d, `${name}.parquet`))
+        .filter((file) => existsSync(file))
+        .map(sqlLiteralPath);
       const union = parquet.length === 0 ? '' : ` UNION ALL BY NAME SELECT * FROM read_parquet([${parquet.join(', ')}])`;
       // Frames and stacks are content-addressed: two exports may both hold one; each must appear once.
       const distinct = sources > 1 && (name === 'frames' || name === 'stacks') ? 'DISTINCT ' : '';

@@ -7,7 +7,7 @@
  *   stacks(stack_id, depth, frame_id)                   depth 0 = innermost frame
  *   samples(profile_id, thread_id, timestamp_us, status, stack_id, value, type_values, label_set_id)
  *   labels(profile_id, label_set_id, key, str, num, unit)
- *   allocations(profile_id, thread_id, stack_id, size, bytes, alloc_us, free_us)   sampled heap objects (allocations.ts)
+ *   allocations(profile_id, thread_id, stack_id, size, bytes, alloc_us, free_us)   heap objects (allocations.ts)
  *
  * A sample row is one record of the profile, whatever it weighs: `value` is
  * its value of the profile's default sample type and `type_values[type_index + 1]`
@@ -29,7 +29,15 @@ import type { DuckDBAppender, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB, runSql, type DuckDBConnection } from './duckdb';
 import { AllocationRows } from './allocations';
 import type { StackTable } from '../profile/index';
-export const TABLE_NAMES = ['profiles', 'sample_types', 'frames', 'stacks', 'samples', 'labels', 'allocations'] as const;
+export const TABLE_NAMES = [
+  'profiles',
+  'sample_types',
+  'frames',
+  'stacks',
+  'samples',
+  'labels',
+  'allocations',
+] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 
 /** Column definitions, in order; the documented schema. */
@@ -172,7 +180,15 @@ class ChunkAppender {
 /** Streams each file's samples into the tables (one file open at a time); each distinct frame and stack is written once. */
 export async function loadProfiles(connection: DuckDBConnection, files: readonly string[], options: LoadOptions = {}, prefix = ''): Promise<LoadResult> {
   const tables = await Promise.all(TABLE_NAMES.map(async (name) => new ChunkAppender(await connection.createAppender(`${prefix}${name}`))));
-  const [profiles, sampleTypes, frames, stacks, samples, labels, allocationTable] = tables as [ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender];
+  const [profiles, sampleTypes, frames, stacks, samples, labels, allocationTable] = tables as [
+    ChunkAppender,
+    ChunkAppender,
+    ChunkAppender,
+    ChunkAppender,
+    ChunkAppender,
+    ChunkAppender,
+    ChunkAppender,
+  ];
   const total: LoadResult = { files: files.length, samples: 0, allocations: 0, stacks: 0, frames: 0 };
   const framesWritten = new Set<bigint>();
   const stacksWritten = new Set<bigint>();
@@ -185,7 +201,7 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
     return id;
   };
   const stackRow: DuckDBValue[] = new Array<DuckDBValue>(3);
-  /** The content-addressed stack_id of a stack of a file's tables (`frameIds`: that file's frame index → frame_id), written once. */
+  /** The content-addressed stack_id of a file's stack (`frameIds`: its frame index → frame_id), written once. */
   const stackIdOf = (fileFrames: readonly Frame[], fileStacks: StackTable, sid: number, frameIds: bigint[]): bigint => {
     const stack = fileStacks.toArray(sid);
     const ids = new BigUint64Array(stack.length);

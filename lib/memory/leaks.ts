@@ -89,7 +89,21 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       if (s < 0) {
         s = sites.length;
         siteOfFrame.set(frame, s);
-        sites.push({ frame, live: 0, liveObjects: 0, sampledLive: 0, allocated: 0, freed: 0, firstUs: Infinity, lastUs: -Infinity, k0: 0, t1: 0, sy: 0, syy: 0, sty: 0 });
+        sites.push({
+          frame,
+          live: 0,
+          liveObjects: 0,
+          sampledLive: 0,
+          allocated: 0,
+          freed: 0,
+          firstUs: Infinity,
+          lastUs: -Infinity,
+          k0: 0,
+          t1: 0,
+          sy: 0,
+          syy: 0,
+          sty: 0,
+        });
       }
       siteOfStack[stack] = s;
     }
@@ -177,7 +191,12 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       stack: top === undefined ? [] : namesOutermostFirst(trace, top.stack),
     });
   }
-  suspects.sort((a, b) => b.score - a.score || b.liveBytes - a.liveBytes || (a.funcname < b.funcname ? -1 : a.funcname > b.funcname ? 1 : 0));
+  suspects.sort(
+    (a, b) =>
+      b.score - a.score ||
+      b.liveBytes - a.liveBytes ||
+      (a.funcname < b.funcname ? -1 : a.funcname > b.funcname ? 1 : 0),
+  );
   const limit = options.limit === undefined ? 20 : options.limit <= 0 ? Infinity : options.limit;
   return {
     intervalBytes: interval,
@@ -189,7 +208,14 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
 }
 
 /** Least squares through n points from their sums: slope (y per t) and R² (0 when either side has no spread). */
-export function fitLine(n: number, st: number, stt: number, sy: number, syy: number, sty: number): { slope: number; r2: number } {
+export function fitLine(
+  n: number,
+  st: number,
+  stt: number,
+  sy: number,
+  syy: number,
+  sty: number,
+): { slope: number; r2: number } {
   const vt = n * stt - st * st;
   const vy = n * syy - sy * sy;
   const cov = n * sty - st * sy;
@@ -219,7 +245,10 @@ export function formatLeakTable(report: LeakReport, unitBytes: (v: number) => st
     `${s.funcname}${s.filename === '' ? '' : `  ${s.filename}${s.lineno === null ? '' : `:${s.lineno}`}`}`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
-  const foot = `${report.polls} polls over ${(report.durationMs / 1000).toFixed(1)} s; ${unitBytes(report.liveBytes)} live at the end (sampled every ${unitBytes(report.intervalBytes)}, scaled)`;
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
+  const foot =
+    `${report.polls} polls over ${(report.durationMs / 1000).toFixed(1)} s; ` +
+    `${unitBytes(report.liveBytes)} live at the end (sampled every ${unitBytes(report.intervalBytes)}, scaled)`;
   return [line(header), ...rows.map(line), foot].join('\n');
 }

@@ -5,7 +5,15 @@
  */
 import { ErrorCode, ProfpackError } from '../errors';
 import { openProfile } from '../formats/index';
-import { FrameTable, Remapper, StackTable, ThreadTable, type Frame, type ProfileSource, type ThreadRef } from '../profile/index';
+import {
+  FrameTable,
+  Remapper,
+  StackTable,
+  ThreadTable,
+  type Frame,
+  type ProfileSource,
+  type ThreadRef,
+} from '../profile/index';
 import * as tachyon from '../tachyon/index';
 import { NO_HEAP_STACK, type HeapEventBatch, type HeapTraceMeta, type HeapTraceSource } from './trace';
 
@@ -15,10 +23,13 @@ type OpenHeapTrace = (file: string) => HeapTraceSource | null;
 function fileReader(): OpenHeapTrace {
   const reader = (tachyon as { openHeapTrace?: OpenHeapTrace }).openHeapTrace;
   if (typeof reader !== 'function')
-    throw new ProfpackError('this build of profpack cannot read heap events from files yet (lib/tachyon has no openHeapTrace)', {
-      code: ErrorCode.V2_UNSUPPORTED,
-      expected: 'a profpack with heap files (format version 2)',
-    });
+    throw new ProfpackError(
+      'this build of profpack cannot read heap events from files yet (lib/tachyon has no openHeapTrace)',
+      {
+        code: ErrorCode.V2_UNSUPPORTED,
+        expected: 'a profpack with heap files (format version 2)',
+      },
+    );
   return reader;
 }
 
@@ -59,10 +70,16 @@ export function openHeapFiles(files: readonly string[]): HeapTraceSource | null 
   const processes = new Set(opened.map((o) => processOf(o.file)));
   if (processes.size > 1) {
     for (const o of opened) o.trace.close?.();
-    throw new ProfpackError(`heap questions read one process's recording (its rotated files); these ${opened.length} files come from ${processes.size} processes`, {
-      code: ErrorCode.INVALID_ARGUMENT,
-      expected: "one file, or the rotated files of one process (`profpack export` puts many processes' allocations in one table)",
-    });
+    throw new ProfpackError(
+      `heap questions read one process's recording (its rotated files); ` +
+        `these ${opened.length} files come from ${processes.size} processes`,
+      {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected:
+          'one file, or the rotated files of one process ' +
+          "(`profpack export` puts many processes' allocations in one table)",
+      },
+    );
   }
   opened.sort((a, b) => a.trace.meta.startTimeUs - b.trace.meta.startTimeUs);
   return new ConcatenatedHeapTrace(opened.map((o) => o.trace));
@@ -87,7 +104,11 @@ export class ConcatenatedHeapTrace implements HeapTraceSource {
   get meta(): HeapTraceMeta {
     const first = this.parts[0]!.meta;
     const last = this.parts[this.parts.length - 1]!.meta;
-    return { intervalBytes: first.intervalBytes, startTimeUs: first.startTimeUs, durationUs: last.startTimeUs + last.durationUs - first.startTimeUs };
+    return {
+      intervalBytes: first.intervalBytes,
+      startTimeUs: first.startTimeUs,
+      durationUs: last.startTimeUs + last.durationUs - first.startTimeUs,
+    };
   }
 
   *events(): Iterable<HeapEventBatch> {
@@ -98,9 +119,15 @@ export class ConcatenatedHeapTrace implements HeapTraceSource {
       internLabels: () => 0,
     };
     for (const part of this.parts) {
-      const tables = { frames: part.frames, stacks: part.stacks, threads: part.threads, labelSets: [[]] } as unknown as ProfileSource;
+      const tables = {
+        frames: part.frames,
+        stacks: part.stacks,
+        threads: part.threads,
+        labelSets: [[]],
+      } as unknown as ProfileSource;
       const remap = new Remapper(tables, target, 0);
-      const stackIds = (ids: Uint32Array): Uint32Array => ids.map((id) => (id === NO_HEAP_STACK ? id : remap.stack(id)));
+      const stackIds = (ids: Uint32Array): Uint32Array =>
+        ids.map((id) => (id === NO_HEAP_STACK ? id : remap.stack(id)));
       for (const batch of part.events()) {
         const thread = remap.thread(batch.thread);
         if (batch.kind === 'free') yield { ...batch, thread };

@@ -48,7 +48,7 @@ export interface HeapProfileInfo {
   polls: number;
   allocations: number;
   frees: number;
-  /** Sampled objects born and dead between two polls: in no stack, so in no sample type (see docs/memory-queries.md). */
+  /** Sampled objects born and dead between two polls: in no stack, so in no sample type (docs/memory-queries.md). */
   shortLived: number;
   /** Their bytes as the sampler's expectation: each sample stands for about one interval of allocation. */
   shortLivedBytesEstimate: number;
@@ -123,7 +123,12 @@ export function heapProfile(
     alloc(live, slot, timeUs) {
       if (timeUs < fromUs || timeUs > toUs) return;
       const w = weigh(live, slot);
-      const [allocObjects, allocSpace, inuseObjects, inuseSpace] = sums.columns as [Float64Array, Float64Array, Float64Array, Float64Array];
+      const [allocObjects, allocSpace, inuseObjects, inuseSpace] = sums.columns as [
+        Float64Array,
+        Float64Array,
+        Float64Array,
+        Float64Array,
+      ];
       const i = sums.slot(live.threads[slot]!, live.stacks[slot]!);
       allocObjects[i]! += w.objects;
       allocSpace[i]! += w.bytes;
@@ -146,7 +151,8 @@ export function heapProfile(
       if (live.sampledBytes <= peakBytes) return;
       peakBytes = live.sampledBytes;
       peakUs = timeUs;
-      if (at === 'peak') peakInuse = [sums.columns[2]!.slice(0, sums.keys.length), sums.columns[3]!.slice(0, sums.keys.length)];
+      if (at === 'peak')
+        peakInuse = [sums.columns[2]!.slice(0, sums.keys.length), sums.columns[3]!.slice(0, sums.keys.length)];
     },
   });
   const endMs = Number.isNaN(summary.lastUs) ? 0 : (summary.lastUs - startUs) / 1000;
@@ -174,7 +180,13 @@ export function heapProfile(
     values[2] = Math.max(0, Math.round((peakInuse?.[0] ?? sums.columns[2]!)[i] ?? 0));
     values[3] = Math.max(0, Math.round((peakInuse?.[1] ?? sums.columns[3]!)[i] ?? 0));
     if (values.every((v) => v === 0)) continue;
-    profile.add(stack === NO_HEAP_STACK ? noStack : remap.stack(stack), remap.thread((key - stack) / 2 ** 32), Number.NaN, 0, values);
+    profile.add(
+      stack === NO_HEAP_STACK ? noStack : remap.stack(stack),
+      remap.thread((key - stack) / 2 ** 32),
+      Number.NaN,
+      0,
+      values,
+    );
   }
   const info: HeapProfileInfo = {
     atMs,

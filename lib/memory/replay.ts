@@ -43,10 +43,13 @@ function outOfOrder(timeUs: number, lastUs: number): ProfpackError {
 /** A batch naming a thread or stack its source does not have: a damaged file, refused before it is used. */
 function checkIds(trace: HeapTraceSource, batch: HeapEventBatch): void {
   if (!(batch.thread < trace.threads.length))
-    throw new ProfpackError(`heap trace: a batch names thread ${batch.thread}, but the trace has ${trace.threads.length}`, {
-      code: ErrorCode.CONVERT_BAD_INPUT,
-      expected: `a thread index below ${trace.threads.length}`,
-    });
+    throw new ProfpackError(
+      `heap trace: a batch names thread ${batch.thread}, but the trace has ${trace.threads.length}`,
+      {
+        code: ErrorCode.CONVERT_BAD_INPUT,
+        expected: `a thread index below ${trace.threads.length}`,
+      },
+    );
   if (batch.kind === 'free') return;
   const size = trace.stacks.size;
   for (let i = 0; i < batch.stackIds.length; i++) {
@@ -92,7 +95,13 @@ export function replayHeapTrace(trace: HeapTraceSource, handlers: ReplayHandlers
       for (let i = 0; i < batch.ordinals.length; i++) {
         // A rotated file read after its predecessor inherits objects this replay already holds.
         if (live.has(batch.thread, batch.ordinals[i]!)) continue;
-        const slot = live.add(batch.thread, batch.ordinals[i]!, batch.sizes[i]!, batch.stackIds[i]!, batch.allocTimesUs[i]!);
+        const slot = live.add(
+          batch.thread,
+          batch.ordinals[i]!,
+          batch.sizes[i]!,
+          batch.stackIds[i]!,
+          batch.allocTimesUs[i]!,
+        );
         handlers.alloc?.(live, slot, batch.allocTimesUs[i]!, true);
       }
       continue;

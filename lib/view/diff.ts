@@ -156,7 +156,8 @@ export function diff(basePath: string, newPath: string, options: DiffFileOptions
   try {
     const next = openProfile(newPath);
     try {
-      return diffSources(base, next, { ...options, title: options.title ?? `${basePath} → ${newPath} — profpack diff` });
+      const title = options.title ?? `${basePath} → ${newPath} — profpack diff`;
+      return diffSources(base, next, { ...options, title });
     } finally {
       next.close();
     }
@@ -166,7 +167,11 @@ export function diff(basePath: string, newPath: string, options: DiffFileOptions
 }
 
 /** Diffs two profiles already open (heap profiles of two moments, say); writes the page when `html` is given. */
-export function diffSources(base: ProfileSource, next: ProfileSource, options: DiffFileOptions = {}): DiffResult & { html?: string; bytes?: number } {
+export function diffSources(
+  base: ProfileSource,
+  next: ProfileSource,
+  options: DiffFileOptions = {},
+): DiffResult & { html?: string; bytes?: number } {
   const result = diffProfiles(base, next, options);
   if (options.html === undefined) return result;
   const all = options.limit === 0 ? result : diffProfiles(base, next, { ...options, limit: 0 });

@@ -13,7 +13,14 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { listProfileFiles } from '../fleet/index';
-import { openHeapFiles, replayHeapTrace, unsampledWeight, NO_HEAP_STACK, type HeapMoment, type HeapTraceSource } from '../memory/index';
+import {
+  openHeapFiles,
+  replayHeapTrace,
+  unsampledWeight,
+  NO_HEAP_STACK,
+  type HeapMoment,
+  type HeapTraceSource,
+} from '../memory/index';
 import { ErrorCode, ProfpackError } from '../errors';
 import { refuseInputAsOutput, writeFileAtomic } from '../output-file';
 import { formatValue, makeFrame, threadKey, type Frame } from '../profile/index';
@@ -109,9 +116,17 @@ export function buildHeapViewData(trace: HeapTraceSource, options: HeapViewOptio
     },
   });
   const live = summary.live;
-  for (const slot of live.slots()) add(live.allocTimesUs[slot]!, live.threads[slot]!, live.stacks[slot]!, bucketCount, unsampledWeight(live.sizes[slot]!, interval).bytes);
+  for (const slot of live.slots())
+    add(
+      live.allocTimesUs[slot]!,
+      live.threads[slot]!,
+      live.stacks[slot]!,
+      bucketCount,
+      unsampledWeight(live.sizes[slot]!, interval).bytes,
+    );
   // A bucket without a poll holds what the previous poll left.
-  for (let b = 0, last = 0; b < bucketCount; b++) liveBytes[b] = last = Number.isNaN(liveBytes[b]!) ? last : liveBytes[b]!;
+  for (let b = 0, last = 0; b < bucketCount; b++)
+    liveBytes[b] = last = Number.isNaN(liveBytes[b]!) ? last : liveBytes[b]!;
   const entryOffsets = [0];
   const entryKey: number[] = [];
   const entryCount: number[] = [];
@@ -129,7 +144,10 @@ export function buildHeapViewData(trace: HeapTraceSource, options: HeapViewOptio
     entryOffsets.push(entryKey.length);
   }
   const at = options.at ?? 'end';
-  const initial = at === 'end' ? { b0: 0, b1: bucketCount } : { b0: 0, b1: (at === 'peak' ? peakBucket : bucketOf(startUs + at * 1000)) + 1 };
+  const initial =
+    at === 'end'
+      ? { b0: 0, b1: bucketCount }
+      : { b0: 0, b1: (at === 'peak' ? peakBucket : bucketOf(startUs + at * 1000)) + 1 };
   const perThread = new Map<string, number>();
   for (const t of trace.threads) perThread.set(threadKey(t.threadId, t.interpreterId), 0);
   return {
@@ -139,7 +157,11 @@ export function buildHeapViewData(trace: HeapTraceSource, options: HeapViewOptio
     samples: summary.allocations,
     records: entryKey.length,
     total,
-    threads: trace.threads.map((t) => ({ key: threadKey(t.threadId, t.interpreterId), ...(t.name === undefined ? {} : { name: t.name }), samples: 0 })),
+    threads: trace.threads.map((t) => ({
+      key: threadKey(t.threadId, t.interpreterId),
+      ...(t.name === undefined ? {} : { name: t.name }),
+      samples: 0,
+    })),
     funcs: tree.funcs,
     parent: tree.parent,
     func: tree.func,
@@ -155,15 +177,22 @@ export function buildHeapViewData(trace: HeapTraceSource, options: HeapViewOptio
 }
 
 /** Writes the heap flame page of `input` (a heap recording, or the rotated files of one) to `output`. */
-export function heapFlame(input: string | readonly string[], output: string, options: HeapViewOptions & { title?: string } = {}): FlameSummary {
+export function heapFlame(
+  input: string | readonly string[],
+  output: string,
+  options: HeapViewOptions & { title?: string } = {},
+): FlameSummary {
   const files = listProfileFiles(typeof input === 'string' ? [input] : input);
   refuseInputAsOutput(output, files);
   const trace = openHeapFiles(files);
   if (trace === null)
-    throw new ProfpackError(`${files.length === 1 ? files[0] : `these ${files.length} files`}: no heap events (record with --heap)`, {
-      code: ErrorCode.INVALID_ARGUMENT,
-      expected: 'a recording made with profpack record --heap',
-    });
+    throw new ProfpackError(
+      `${files.length === 1 ? files[0] : `these ${files.length} files`}: no heap events (record with --heap)`,
+      {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: 'a recording made with profpack record --heap',
+      },
+    );
   let page: { html: string; data: HeapViewData };
   try {
     const name = files.length === 1 ? path.basename(files[0]!) : `${files.length} files`;
@@ -173,15 +202,30 @@ export function heapFlame(input: string | readonly string[], output: string, opt
   }
   writeFileAtomic(output, page.html);
   const data = page.data;
-  return { output, samples: data.samples, threads: data.threads.length, nodes: data.parent.length, buckets: data.bucketCount, bytes: statSync(output).size };
+  return {
+    output,
+    samples: data.samples,
+    threads: data.threads.length,
+    nodes: data.parent.length,
+    buckets: data.bucketCount,
+    bytes: statSync(output).size,
+  };
 }
 
 /** The heap flame page of a heap trace, and the data it carries. */
-export function renderHeapFlameHtml(trace: HeapTraceSource, options: HeapViewOptions & { title?: string } = {}): { html: string; data: HeapViewData } {
+export function renderHeapFlameHtml(
+  trace: HeapTraceSource,
+  options: HeapViewOptions & { title?: string } = {},
+): { html: string; data: HeapViewData } {
   const data = buildHeapViewData(trace, options);
   const b = (v: number) => formatValue(v, 'bytes');
   const peak = data.heap.liveBytes[data.heap.peakBucket] ?? 0;
-  const summary = `sampled live bytes (scaled): ${b(data.total)} at the end, ${b(peak)} at the peak (${((data.heap.peakBucket + 1) * data.bucketUs) / 1000} ms); ${data.samples.toLocaleString('en')} sampled allocations; ${data.bucketCount} buckets of ${data.bucketUs / 1000} ms; drag a window: the allocations made in it still live at its end`;
+  const peakMs = ((data.heap.peakBucket + 1) * data.bucketUs) / 1000;
+  const summary =
+    `sampled live bytes (scaled): ${b(data.total)} at the end, ${b(peak)} at the peak (${peakMs} ms); ` +
+    `${data.samples.toLocaleString('en')} sampled allocations; ` +
+    `${data.bucketCount} buckets of ${data.bucketUs / 1000} ms; ` +
+    'drag a window: the allocations made in it still live at its end';
   const html = renderPage({
     kind: 'flame',
     title: options.title ?? 'profpack heap flame graph',

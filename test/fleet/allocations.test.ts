@@ -30,7 +30,17 @@ function hostFile(host: string, seconds: number): string {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'app.tach');
   const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 0 });
-  w.writeSample([{ interpreterId: 0, threads: [{ threadId: 7, status: 0, frameInfo: [{ filename: 'app.js', funcname: 'cpu', location: { lineno: 3 } }] }] }], 1000);
+  w.writeSample(
+    [
+      {
+        interpreterId: 0,
+        threads: [
+          { threadId: 7, status: 0, frameInfo: [{ filename: 'app.js', funcname: 'cpu', location: { lineno: 3 } }] },
+        ],
+      },
+    ],
+    1000,
+  );
   w.finalize();
   traces.set(file, () => handTrace(4096, leakAndGarbage(seconds), 0).trace);
   return file;
@@ -40,15 +50,22 @@ describe('allocations table', () => {
   const hosts = { a: 6, b: 9, c: 12 };
   const files = Object.entries(hosts).map(([host, seconds]) => hostFile(host, seconds));
 
-  it('live bytes by site over time across hosts: heapProfile inuse_space at each time, summed over the hosts', async () => {
-    const rows = sqlRowObjects(await querySql(EXAMPLE_QUERIES.liveBytesBySite(1, 0), [path.join(work, 'fleet')], { hostOf: (f) => path.basename(path.dirname(f)) }));
+  it('live bytes by site over time across hosts: inuse_space at each time, summed over the hosts', async () => {
+    const rows = sqlRowObjects(
+      await querySql(EXAMPLE_QUERIES.liveBytesBySite(1, 0), [path.join(work, 'fleet')], {
+        hostOf: (f) => path.basename(path.dirname(f)),
+      }),
+    );
     const times = [...new Set(rows.map((r) => Number(r.time_us)))].sort((x, y) => x - y);
     expect(times[0]).toBe(1_000_000);
     expect(times.length).toBeGreaterThanOrEqual(12);
     for (const t of times) {
       const want = new Map<string, { bytes: number; hosts: number }>();
       for (const file of files) {
-        const result = aggregate(heapProfile(traces.get(file)!(), { at: t / 1000 }).profile, { sampleType: 'inuse_space', limit: 0 });
+        const result = aggregate(heapProfile(traces.get(file)!(), { at: t / 1000 }).profile, {
+          sampleType: 'inuse_space',
+          limit: 0,
+        });
         for (const r of result.rows) {
           if (r.self === 0) continue;
           const w = want.get(r.funcname!) ?? { bytes: 0, hosts: 0 };
@@ -69,16 +86,22 @@ describe('allocations table', () => {
 
   it('export writes the table to Parquet, and the query over it answers as over the files', async () => {
     const out = path.join(work, 'parquet');
-    const result = await exportParquet([path.join(work, 'fleet')], out, { hostOf: (f) => path.basename(path.dirname(f)) });
+    const result = await exportParquet([path.join(work, 'fleet')], out, {
+      hostOf: (f) => path.basename(path.dirname(f)),
+    });
     // Each host's 11 objects a second, every one of them a row.
     expect(result.allocations).toBe(Object.values(hosts).reduce((n, s) => n + 11 * s, 0));
     const q = EXAMPLE_QUERIES.liveBytesBySite(1, 0);
-    expect(await querySql(q, [out])).toEqual(await querySql(q, [path.join(work, 'fleet')], { hostOf: (f) => path.basename(path.dirname(f)) }));
-    const freed = sqlRowObjects(await querySql('SELECT count(*) FILTER (WHERE free_us IS NULL) AS live, count(*) AS n FROM allocations', [out]))[0]!;
+    expect(await querySql(q, [out])).toEqual(
+      await querySql(q, [path.join(work, 'fleet')], { hostOf: (f) => path.basename(path.dirname(f)) }),
+    );
+    const freed = sqlRowObjects(
+      await querySql('SELECT count(*) FILTER (WHERE free_us IS NULL) AS live, count(*) AS n FROM allocations', [out]),
+    )[0]!;
     expect(Number(freed.live)).toBe(6 + 9 + 12);
   });
 
-  it("a process's rotated files are one life: an object inherited by the next file is one row, freed where it died", () => {
+  it("a process's rotated files are one life: an inherited object is one row, freed where it died", () => {
     const rows: unknown[][] = [];
     const stackIdOf = (_f: unknown, _s: unknown, sid: number) => BigInt(sid);
     const table = new AllocationRows({ appendRow: (r) => rows.push([...r]) }, stackIdOf);

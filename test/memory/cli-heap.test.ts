@@ -27,7 +27,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function recording(name: string, polls: HandPoll[] | null): string {
   const file = path.join(dir, name);
   const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000 });
-  w.writeSample([{ interpreterId: 0, threads: [{ threadId: 7, status: 0, frameInfo: [{ filename: 'app.js', funcname: 'cpu', location: { lineno: 3 } }] }] }], 1_001_000);
+  w.writeSample(
+    [
+      {
+        interpreterId: 0,
+        threads: [
+          { threadId: 7, status: 0, frameInfo: [{ filename: 'app.js', funcname: 'cpu', location: { lineno: 3 } }] },
+        ],
+      },
+    ],
+    1_001_000,
+  );
   w.finalize();
   if (polls !== null) traces.set(name, () => handTrace(4096, polls, 0).trace);
   return file;
@@ -46,7 +56,7 @@ afterEach(() => vi.restoreAllMocks());
 /** Runs a command as main() does, awaiting its action; a user error exits (mocked: throws "exit 2 <its line>"). */
 async function run(...args: string[]): Promise<string> {
   out.length = 0;
-    const err: string[] = [];
+  const err: string[] = [];
   vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
     err.push(String(chunk));
     return true;
@@ -67,13 +77,13 @@ describe('heap commands', () => {
     expect(inuse.sampleType).toEqual({ type: 'inuse_space', unit: 'bytes' });
     expect(inuse.rows[0].funcname).toBe('leak');
     expect(inuse.heap).toMatchObject({ at: 'end', atMs: 21_000, peakMs: 20_000, polls: 21 });
-        const alloc = JSON.parse(await run('top', file, '--sample-type', 'alloc_space', '--json'));
+    const alloc = JSON.parse(await run('top', file, '--sample-type', 'alloc_space', '--json'));
     expect(alloc.rows[0].funcname).toBe('garbage');
     expect(alloc.rows[0].self).toBeGreaterThan(9 * alloc.rows[1].self);
-        // At 5.5 s: five seconds of leak, and the fifth second's garbage not yet freed.
+    // At 5.5 s: five seconds of leak, and the fifth second's garbage not yet freed.
     const early = JSON.parse(await run('top', file, '--at', '4500', '--json'));
     expect(early.rows[0].funcname).toBe('garbage');
-        const text = await run('top', file, '--at', 'peak');
+    const text = await run('top', file, '--at', 'peak');
     expect(text).toMatch(/inuse_space\/bytes total/);
     expect(text).toMatch(/in use at the peak \(20,000 ms\)/);
   });
@@ -85,7 +95,7 @@ describe('heap commands', () => {
     expect(report.suspects[0].fit).toBeGreaterThan(0.99);
     expect(report.suspects[0].growthBytesPerMin).toBeGreaterThan(60 * 3000);
     expect(report.suspects.find((s: { funcname: string }) => s.funcname === 'garbage')).toBeUndefined();
-        expect(await run('leaks', file)).toMatch(/^\s+live\s+growth\/min\s+R².*\n.*leak {2}file:\/\/\/app\.js:11\n/);
+    expect(await run('leaks', file)).toMatch(/^\s+live\s+growth\/min\s+R².*\n.*leak {2}file:\/\/\/app\.js:11\n/);
   });
 
   it('diff: two moments of one recording, in bytes', async () => {
@@ -100,9 +110,14 @@ describe('heap commands', () => {
     const pprof = path.join(dir, 'heap.pb.gz');
     await run('convert', file, '--heap', '-o', pprof);
     const back = openProfile(pprof);
-    expect(back.meta.sampleTypes.map((t) => t.type)).toEqual(['alloc_objects', 'alloc_space', 'inuse_objects', 'inuse_space']);
+    expect(back.meta.sampleTypes.map((t) => t.type)).toEqual([
+      'alloc_objects',
+      'alloc_space',
+      'inuse_objects',
+      'inuse_space',
+    ]);
     expect(back.meta.periodType).toEqual({ type: 'space', unit: 'bytes' });
-        expect(JSON.parse(await run('top', pprof, '--sample-type', 'inuse_space', '--json')).rows[0].funcname).toBe('leak');
+    expect(JSON.parse(await run('top', pprof, '--sample-type', 'inuse_space', '--json')).rows[0].funcname).toBe('leak');
   });
 
   it.each([
@@ -121,8 +136,14 @@ describe('heap commands', () => {
 
   it('refuses, with a coded one-line error, a file with no heap events and a moment that is not one', async () => {
     const cpuOnly = recording('cpu-only.tach', null);
-    await expect(run('leaks', cpuOnly)).rejects.toThrow(/^exit 2 profpack: ERR_INVALID_ARGUMENT: .*cpu-only.tach: no heap events \(record with --heap\)\n$/);
-    await expect(run('top', file, '--at', 'later')).rejects.toThrow(/^exit 2 profpack: ERR_INVALID_ARGUMENT: --at must be peak, end or ms/);
-    await expect(run('diff', file, '--at', '5')).rejects.toThrow(/^exit 2 profpack: ERR_INVALID_ARGUMENT: two moments of one heap recording/);
+    await expect(run('leaks', cpuOnly)).rejects.toThrow(
+      /^exit 2 profpack: ERR_INVALID_ARGUMENT: .*cpu-only.tach: no heap events \(record with --heap\)\n$/,
+    );
+    await expect(run('top', file, '--at', 'later')).rejects.toThrow(
+      /^exit 2 profpack: ERR_INVALID_ARGUMENT: --at must be peak, end or ms/,
+    );
+    await expect(run('diff', file, '--at', '5')).rejects.toThrow(
+      /^exit 2 profpack: ERR_INVALID_ARGUMENT: two moments of one heap recording/,
+    );
   });
 });

@@ -1,4 +1,4 @@
-/** Heap traces written by hand for tests: polls of allocations (by function name) and frees, through HeapTraceCollector. */
+/** Heap traces written by hand for tests: polls of allocations (by function) and frees, via HeapTraceCollector. */
 import { HeapTraceCollector, replayHeapTrace, type HeapEventBatch, type HeapTraceSource } from '../../lib/memory/index';
 import { HeapStacks } from '../../lib/record/heap/index';
 
@@ -20,9 +20,19 @@ export interface HandObject {
   freeUs: number;
 }
 
-export function handTrace(intervalBytes: number, polls: HandPoll[], startUs = 1_000_000): { trace: HeapTraceCollector; objects: HandObject[] } {
+export function handTrace(
+  intervalBytes: number,
+  polls: HandPoll[],
+  startUs = 1_000_000,
+): { trace: HeapTraceCollector; objects: HandObject[] } {
   const stacks = new HeapStacks();
-  stacks.callFrames.push({ functionName: 'main', url: 'file:///app.js', lineNumber: 0, columnNumber: 0, scriptId: '1' });
+  stacks.callFrames.push({
+    functionName: 'main',
+    url: 'file:///app.js',
+    lineNumber: 0,
+    columnNumber: 0,
+    scriptId: '1',
+  });
   const main = stacks.add(-1, 0);
   const stackOf = new Map<string, number>();
   const trace = new HeapTraceCollector();
@@ -35,16 +45,33 @@ export function handTrace(intervalBytes: number, polls: HandPoll[], startUs = 1_
     const stackIds = alloc.map(([, , fn]) => {
       let id = stackOf.get(fn);
       if (id === undefined) {
-        stacks.callFrames.push({ functionName: fn, url: 'file:///app.js', lineNumber: 10 + stackOf.size, columnNumber: 0, scriptId: '1' });
+        stacks.callFrames.push({
+          functionName: fn,
+          url: 'file:///app.js',
+          lineNumber: 10 + stackOf.size,
+          columnNumber: 0,
+          scriptId: '1',
+        });
         stackOf.set(fn, (id = stacks.add(main, stacks.callFrames.length - 1)));
       }
       return id;
     });
     if (alloc.length > 0 || (p.shortLived ?? 0) > 0)
-      trace.allocations({ threadId: thread, timeUs: p.timeUs, sinceUs: since, ordinals: Uint32Array.from(alloc.map((a) => a[0])), sizes: Uint32Array.from(alloc.map((a) => a[1])), stackIds: Uint32Array.from(stackIds), shortLived: p.shortLived ?? 0, stacks });
-    for (const [ordinal, size, fn] of alloc) objects.set(`${thread}:${ordinal}`, { thread, ordinal, size, fn, allocUs: p.timeUs, freeUs: Infinity });
+      trace.allocations({
+        threadId: thread,
+        timeUs: p.timeUs,
+        sinceUs: since,
+        ordinals: Uint32Array.from(alloc.map((a) => a[0])),
+        sizes: Uint32Array.from(alloc.map((a) => a[1])),
+        stackIds: Uint32Array.from(stackIds),
+        shortLived: p.shortLived ?? 0,
+        stacks,
+      });
+    for (const [ordinal, size, fn] of alloc)
+      objects.set(`${thread}:${ordinal}`, { thread, ordinal, size, fn, allocUs: p.timeUs, freeUs: Infinity });
     const free = (p.free ?? []).slice().sort((a, b) => a - b);
-    if (free.length > 0) trace.frees({ threadId: thread, timeUs: p.timeUs, sinceUs: since, ordinals: Uint32Array.from(free) });
+    if (free.length > 0)
+      trace.frees({ threadId: thread, timeUs: p.timeUs, sinceUs: since, ordinals: Uint32Array.from(free) });
     for (const ordinal of free) objects.get(`${thread}:${ordinal}`)!.freeUs = p.timeUs;
     since = p.timeUs;
   }
@@ -75,7 +102,8 @@ export function rotate(trace: HeapTraceSource, cutUs: number): [HeapTraceSource,
   const all = [...trace.events()].map((b) => ({ ...b }));
   const before = all.filter((b) => b.kind !== 'live' && b.timeUs <= cutUs);
   const after = all.filter((b) => b.kind !== 'live' && b.timeUs > cutUs);
-  const { live } = replayHeapTrace({ ...trace, events: () => before }, {});
+  const tables = { meta: trace.meta, frames: trace.frames, stacks: trace.stacks, threads: trace.threads };
+  const { live } = replayHeapTrace({ ...tables, events: () => before }, {});
   const slots = [...live.slots()];
   const inherited: HeapEventBatch = {
     kind: 'live',
@@ -101,7 +129,9 @@ export function rotate(trace: HeapTraceSource, cutUs: number): [HeapTraceSource,
 function ordinalOf(batches: HeapEventBatch[], slot: number, live: ReturnType<typeof replayHeapTrace>['live']): number {
   for (const b of batches) {
     if (b.kind !== 'alloc' || b.timeUs !== live.allocTimesUs[slot]) continue;
-    for (let i = 0; i < b.ordinals.length; i++) if (live.has(b.thread, b.ordinals[i]!) && b.sizes[i] === live.sizes[slot] && b.stackIds[i] === live.stacks[slot]) return b.ordinals[i]!;
+    for (let i = 0; i < b.ordinals.length; i++)
+      if (live.has(b.thread, b.ordinals[i]!) && b.sizes[i] === live.sizes[slot] && b.stackIds[i] === live.stacks[slot])
+        return b.ordinals[i]!;
   }
   throw new Error('slot not found');
 }

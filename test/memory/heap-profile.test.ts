@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { heapProfile, leakSuspects, parseHeapMoment, unsampledWeight, type HeapEventBatch, type HeapMoment } from '../../lib/memory/index';
+import {
+  heapProfile,
+  leakSuspects,
+  parseHeapMoment,
+  unsampledWeight,
+  type HeapEventBatch,
+  type HeapMoment,
+} from '../../lib/memory/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { handTrace, type HandObject, type HandPoll } from './hand-trace';
 
@@ -30,8 +37,22 @@ function byFunction(profile: ReturnType<typeof heapProfile>['profile'], type: st
 }
 
 const polls: HandPoll[] = [
-  { timeUs: START + 1000, alloc: [[1, 1000, 'leak'], [2, 50_000, 'garbage'], [3, 50_000, 'garbage']] },
-  { timeUs: START + 2000, alloc: [[4, 1000, 'leak'], [5, 50_000, 'garbage']], free: [2] },
+  {
+    timeUs: START + 1000,
+    alloc: [
+      [1, 1000, 'leak'],
+      [2, 50_000, 'garbage'],
+      [3, 50_000, 'garbage'],
+    ],
+  },
+  {
+    timeUs: START + 2000,
+    alloc: [
+      [4, 1000, 'leak'],
+      [5, 50_000, 'garbage'],
+    ],
+    free: [2],
+  },
   { timeUs: START + 3000, alloc: [[6, 1000, 'leak']], free: [3, 5], shortLived: 7 },
   { timeUs: START + 4000, alloc: [[7, 1000, 'leak']] },
 ];
@@ -40,11 +61,23 @@ describe('heapProfile', () => {
   it("has Go's four heap sample types, space/bytes per interval, inuse_space by default", () => {
     const { trace } = handTrace(4096, polls, START);
     const { profile, info } = heapProfile(trace);
-    expect(profile.meta.sampleTypes.map((t) => `${t.type}/${t.unit}`)).toEqual(['alloc_objects/count', 'alloc_space/bytes', 'inuse_objects/count', 'inuse_space/bytes']);
+    expect(profile.meta.sampleTypes.map((t) => `${t.type}/${t.unit}`)).toEqual([
+      'alloc_objects/count',
+      'alloc_space/bytes',
+      'inuse_objects/count',
+      'inuse_space/bytes',
+    ]);
     expect(profile.meta.sampleTypes[profile.meta.defaultSampleType]!.type).toBe('inuse_space');
     expect(profile.meta.periodType).toEqual({ type: 'space', unit: 'bytes' });
     expect(profile.meta.period).toBe(4096);
-    expect(info).toMatchObject({ atMs: 4, polls: 4, allocations: 7, frees: 3, shortLived: 7, shortLivedBytesEstimate: 7 * 4096 });
+    expect(info).toMatchObject({
+      atMs: 4,
+      polls: 4,
+      allocations: 7,
+      frees: 3,
+      shortLived: 7,
+      shortLivedBytesEstimate: 7 * 4096,
+    });
     // Peak: after the second poll 102,000 sampled bytes were live.
     expect(info.peakMs).toBe(2);
     expect(info.peakSampledBytes).toBe(102_000);
@@ -78,32 +111,47 @@ describe('heapProfile', () => {
   it('equals the object-by-object sums on random traces, at random moments and windows', () => {
     const poll = fc.record({
       gapUs: fc.integer({ min: 1, max: 5000 }),
-      allocs: fc.array(fc.tuple(fc.integer({ min: 1, max: 200_000 }), fc.constantFrom('a', 'b', 'c')), { maxLength: 6 }),
+      allocs: fc.array(fc.tuple(fc.integer({ min: 1, max: 200_000 }), fc.constantFrom('a', 'b', 'c')), {
+        maxLength: 6,
+      }),
       freeMask: fc.array(fc.boolean(), { maxLength: 30 }),
     });
     fc.assert(
-      fc.property(fc.array(poll, { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 70 }), fc.integer({ min: 0, max: 70 }), fc.integer({ min: 0, max: 70 }), (raw, atMs, fromMs, span) => {
-        let t = START;
-        let ordinal = 0;
-        const alive: number[] = [];
-        const script: HandPoll[] = raw.map((p) => {
-          t += p.gapUs;
-          const free = alive.filter((_, i) => p.freeMask[i] === true);
-          for (const o of free) alive.splice(alive.indexOf(o), 1);
-          const alloc = p.allocs.map(([size, fn]): [number, number, string] => [++ordinal, size, fn]);
-          for (const a of alloc) alive.push(a[0]);
-          return { timeUs: t, alloc, free };
-        });
-        const { trace, objects } = handTrace(16_384, script, START);
-        const { profile } = heapProfile(trace, { at: atMs / 4, fromMs: fromMs / 4, toMs: (fromMs + span) / 4 });
-        // The collector's clock starts at its first batch (a poll with no events sends none).
-        const origin = trace.meta.startTimeUs;
-        const want = expected(objects, 16_384, origin + atMs * 250, origin + fromMs * 250, origin + (fromMs + span) * 250);
-        ['alloc_objects', 'alloc_space', 'inuse_objects', 'inuse_space'].forEach((type, k) => {
-          const got = byFunction(profile, type);
-          for (const fn of ['a', 'b', 'c']) expect(got.get(fn) ?? 0).toBe(Math.max(0, Math.round(want.get(fn)?.[k] ?? 0)));
-        });
-      }),
+      fc.property(
+        fc.array(poll, { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 0, max: 70 }),
+        fc.integer({ min: 0, max: 70 }),
+        fc.integer({ min: 0, max: 70 }),
+        (raw, atMs, fromMs, span) => {
+          let t = START;
+          let ordinal = 0;
+          const alive: number[] = [];
+          const script: HandPoll[] = raw.map((p) => {
+            t += p.gapUs;
+            const free = alive.filter((_, i) => p.freeMask[i] === true);
+            for (const o of free) alive.splice(alive.indexOf(o), 1);
+            const alloc = p.allocs.map(([size, fn]): [number, number, string] => [++ordinal, size, fn]);
+            for (const a of alloc) alive.push(a[0]);
+            return { timeUs: t, alloc, free };
+          });
+          const { trace, objects } = handTrace(16_384, script, START);
+          const { profile } = heapProfile(trace, { at: atMs / 4, fromMs: fromMs / 4, toMs: (fromMs + span) / 4 });
+          // The collector's clock starts at its first batch (a poll with no events sends none).
+          const origin = trace.meta.startTimeUs;
+          const want = expected(
+            objects,
+            16_384,
+            origin + atMs * 250,
+            origin + fromMs * 250,
+            origin + (fromMs + span) * 250,
+          );
+          ['alloc_objects', 'alloc_space', 'inuse_objects', 'inuse_space'].forEach((type, k) => {
+            const got = byFunction(profile, type);
+            for (const fn of ['a', 'b', 'c'])
+              expect(got.get(fn) ?? 0).toBe(Math.max(0, Math.round(want.get(fn)?.[k] ?? 0)));
+          });
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -111,7 +159,8 @@ describe('heapProfile', () => {
   it('parses --at and refuses what is not a moment', () => {
     expect(parseHeapMoment('peak')).toBe('peak');
     expect(parseHeapMoment('1500')).toBe(1500);
-    for (const bad of ['', 'soon', '-5', 'NaN']) expect(() => parseHeapMoment(bad)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+    for (const bad of ['', 'soon', '-5', 'NaN'])
+      expect(() => parseHeapMoment(bad)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
   });
 });
 
@@ -123,8 +172,17 @@ describe('a damaged heap trace', () => {
   ])('naming %s is refused with ERR_CONVERT_BAD_INPUT, by every question', (_what, damage, message) => {
     const { trace } = handTrace(4096, polls, START);
     const events = [...trace.events()];
-    const damaged = { ...trace, meta: trace.meta, frames: trace.frames, stacks: trace.stacks, threads: trace.threads, events: () => [events[0]!, { ...events[1]!, ...damage } as HeapEventBatch, ...events.slice(2)] };
+    const damaged = {
+      ...trace,
+      meta: trace.meta,
+      frames: trace.frames,
+      stacks: trace.stacks,
+      threads: trace.threads,
+      events: () => [events[0]!, { ...events[1]!, ...damage } as HeapEventBatch, ...events.slice(2)],
+    };
     for (const ask of [() => heapProfile(damaged), () => leakSuspects(damaged)])
-      expect(ask).toThrow(expect.objectContaining({ code: 'ERR_CONVERT_BAD_INPUT', message: expect.stringMatching(message) }));
+      expect(ask).toThrow(
+        expect.objectContaining({ code: 'ERR_CONVERT_BAD_INPUT', message: expect.stringMatching(message) }),
+      );
   });
 });

@@ -22,7 +22,8 @@ let build: Build;
 let runRecorded: typeof RunRecorded;
 beforeAll(() => {
   build = compileBuild();
-  runRecorded = (require(path.join(build.dist, 'record', 'index.js')) as { runRecorded: typeof RunRecorded }).runRecorded;
+  runRecorded = (require(path.join(build.dist, 'record', 'index.js')) as { runRecorded: typeof RunRecorded })
+    .runRecorded;
 });
 afterAll(() => {
   build?.cleanup();
@@ -42,12 +43,18 @@ describe('a planted leak beside a garbage maker', () => {
     trace = new HeapTraceCollector();
     const report = path.join(dir, 'did.json');
     const program = path.join(fixtures, 'leak-and-garbage.js');
-    const { code } = await runRecorded([process.execPath, '--expose-gc', program, report, '120', '25'], { out: path.join(dir, 'leak.tach'), heap: { intervalBytes: INTERVAL }, heapSink: trace, harvestMs: 50, stdio: 'pipe' });
+    const { code } = await runRecorded([process.execPath, '--expose-gc', program, report, '120', '25'], {
+      out: path.join(dir, 'leak.tach'),
+      heap: { intervalBytes: INTERVAL },
+      heapSink: trace,
+      harvestMs: 50,
+      stdio: 'pipe',
+    });
     expect(code).toBe(0);
     did = JSON.parse(fs.readFileSync(report, 'utf8'));
   }, 120_000);
 
-  it('the leak is first by inuse_space, the garbage maker first by alloc_space and not in the first three in use', () => {
+  it('leak first by inuse_space; garbage maker first by alloc_space, not in the top three in use', () => {
     const { profile } = heapProfile(trace);
     expect(firstBy(profile, 'inuse_space')).toEqual(['leakMemory']);
     expect(firstBy(profile, 'alloc_space')).toEqual(['makeGarbage']);
@@ -78,7 +85,7 @@ describe('a planted leak beside a garbage maker', () => {
     expect(atPeak.find((r) => r.funcname === 'makeGarbage')?.self ?? 0).toBeGreaterThan(0);
   });
 
-  it("pprof out: go tool pprof names the same first function as profpack's top, for inuse_space and alloc_space", () => {
+  it("pprof out: go tool pprof names profpack top's first function, for inuse_space and alloc_space", () => {
     const { profile } = heapProfile(trace);
     const file = path.join(dir, 'leak.pb.gz');
     writeProfile(profile, file, 'pprof');
@@ -90,7 +97,10 @@ describe('a planted leak beside a garbage maker', () => {
 describe('a program that runs out of heap', () => {
   it('its inuse_space names the hoarding function first', async () => {
     const trace = new HeapTraceCollector();
-    const { code, signal } = await runRecorded([process.execPath, '--max-old-space-size=64', path.join(fixtures, 'hoarder.js')], { out: path.join(dir, 'oom.tach'), heap: { intervalBytes: 64 * 1024 }, heapSink: trace, stdio: 'pipe' });
+    const { code, signal } = await runRecorded(
+      [process.execPath, '--max-old-space-size=64', path.join(fixtures, 'hoarder.js')],
+      { out: path.join(dir, 'oom.tach'), heap: { intervalBytes: 64 * 1024 }, heapSink: trace, stdio: 'pipe' },
+    );
     expect(signal ?? code).toSatisfy((s: unknown) => s === 'SIGABRT' || s === 134);
     const { profile, info } = heapProfile(trace);
     expect(firstBy(profile, 'inuse_space')).toEqual(['hoardArrays']);

@@ -16,14 +16,24 @@ import { launch, openPage } from './browser';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const view = require('../../lib/view/template/view-model.js') as {
-  selectRange(data: HeapViewData, b0: number, b1: number, thread: string | null): { samples: number; self: Float64Array; total: Float64Array };
+  selectRange(
+    data: HeapViewData,
+    b0: number,
+    b1: number,
+    thread: string | null,
+  ): { samples: number; self: Float64Array; total: Float64Array };
   functionRows(data: HeapViewData, sel: unknown): { name: string; self: number }[];
 };
 
 const trace = () => handTrace(4096, leakAndGarbage(20), 0).trace;
 
 function rowsOf(data: HeapViewData, b0: number, b1: number): Map<string, number> {
-  return new Map(view.functionRows(data, view.selectRange(data, b0, b1, null)).filter((r) => r.self > 0).map((r) => [r.name, r.self]));
+  return new Map(
+    view
+      .functionRows(data, view.selectRange(data, b0, b1, null))
+      .filter((r) => r.self > 0)
+      .map((r) => [r.name, r.self]),
+  );
 }
 
 function profileRows(options: HeapProfileOptions): Map<string, number> {
@@ -84,7 +94,8 @@ describe('heap flame page in Chromium', () => {
       expect(await windowBytes()).toBe(view.selectRange(data, 0, data.heap.peakBucket + 1, null).samples);
       // At the peak the last second's garbage was still live.
       expect(await page.locator('#functions tbody tr[data-name="garbage"]').count()).toBe(1);
-      if (process.env.PROFPACK_SHOTS !== undefined) await page.screenshot({ path: path.join(process.env.PROFPACK_SHOTS, 'view-heap.png'), fullPage: true });
+      if (process.env.PROFPACK_SHOTS !== undefined)
+        await page.screenshot({ path: path.join(process.env.PROFPACK_SHOTS, 'view-heap.png'), fullPage: true });
       expect(problems).toEqual([]);
     } finally {
       await browser.close();

@@ -1,7 +1,15 @@
 /** `profpack convert IN --to FORMAT -o OUT` */
 import { Command, Option } from 'commander';
 import { statSync } from 'node:fs';
-import { convert, DEFAULT_MAX_SAMPLES, FORMAT_NAMES, formatFromPath, isFormatName, writeProfile, type FormatName } from '../../formats/index';
+import {
+  convert,
+  DEFAULT_MAX_SAMPLES,
+  FORMAT_NAMES,
+  formatFromPath,
+  isFormatName,
+  writeProfile,
+  type FormatName,
+} from '../../formats/index';
 import { heapProfile } from '../../memory/index';
 import { refuseInputAsOutput } from '../../output-file';
 import { sampleTypeName } from '../../profile/index';
@@ -52,8 +60,15 @@ export function registerConvert(program: Command): Command {
     .option('-q, --quiet', 'no summary line')
     .option('--source-maps <dir>', 'write frames of compiled scripts at their source (the scripts and their maps are under DIR)')
     .option('--max-samples <n>', `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`)
-    .option('--heap', 'a heap recording as a heap profile: alloc_objects, alloc_space, inuse_objects, inuse_space (pprof: all four; .heapprofile and speedscope: --sample-type, default inuse_space)')
-    .option('--at <moment>', 'heap: in use at MS after the start, at the peak, or at the end (peak | end | MS; default end); implies --heap')
+    .option(
+      '--heap',
+      'a heap recording as a heap profile: alloc_objects, alloc_space, inuse_objects, inuse_space ' +
+        '(pprof: all four; .heapprofile and speedscope: --sample-type, default inuse_space)',
+    )
+    .option(
+      '--at <moment>',
+      'heap: in use at MS after the start, at the peak, or at the end (peak | end | MS; default end); implies --heap',
+    )
     .action(
       action((input: string, flags: ConvertFlags, command: Command) => {
         flags.output = outputPath(command);
@@ -84,7 +99,11 @@ export function registerConvert(program: Command): Command {
 /** A heap recording's heap profile (one record per stack: never large) written in any format that writes. */
 function convertHeap(input: string, flags: ConvertFlags): void {
   const to = formatOption(flags.to, '--to') ?? formatFromPath(flags.output);
-  if (to === undefined) throw new ProfpackError(`cannot tell the output format from "${flags.output}"; pass --to`, { code: ErrorCode.CONVERT_UNKNOWN_FORMAT, expected: FORMAT_NAMES.join(' | ') });
+  if (to === undefined)
+    throw new ProfpackError(`cannot tell the output format from "${flags.output}"; pass --to`, {
+      code: ErrorCode.CONVERT_UNKNOWN_FORMAT,
+      expected: FORMAT_NAMES.join(' | '),
+    });
   refuseInputAsOutput(flags.output, [input]);
   const trace = openHeapInputs([input]);
   let built: ReturnType<typeof heapProfile>;
@@ -105,6 +124,9 @@ function convertHeap(input: string, flags: ConvertFlags): void {
   for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
   if (flags.quiet !== true) {
     const types = built.profile.meta.sampleTypes.map(sampleTypeName).join(', ');
-    process.stderr.write(`${input} (heap) → ${flags.output} (${to}, ${statSync(flags.output).size.toLocaleString('en')} bytes), ${built.profile.sampleCount} stacks (${types}); ${heapInfoLine(built.info)}\n`);
+    const bytes = statSync(flags.output).size.toLocaleString('en');
+    const stacks = built.profile.sampleCount;
+    const what = `${stacks} stacks (${types}); ${heapInfoLine(built.info)}`;
+    process.stderr.write(`${input} (heap) → ${flags.output} (${to}, ${bytes} bytes), ${what}\n`);
   }
 }

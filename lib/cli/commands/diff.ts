@@ -35,21 +35,29 @@ export function registerDiff(program: Command): Command {
     .option('--json', 'JSON output')
     .option('--title <text>', 'page title')
     .option('--heap', 'heap recordings: what was in use (inuse_space by default; any heap sample type), at --at')
-    .option('--at <moment>', 'heap: the moment of BASE, then of NEW (peak | end | MS after the start; default end); given twice with one file, two moments of it', (v: string, all: string[] | undefined) => [...(all ?? []), v])
+    .option(
+      '--at <moment>',
+      'heap: the moment of BASE, then of NEW (peak | end | MS after the start; default end); ' +
+        'given twice with one file, two moments of it',
+      (v: string, all: string[] | undefined) => [...(all ?? []), v],
+    )
     .action(
       action((basePath: string, newPath: string | undefined, flags: DiffFlags) => {
         const limit = Number(flags.n);
         if (!Number.isInteger(limit) || limit < 0) throw new ProfpackError(`-n must be a whole number, not "${flags.n}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const html = flags.output ?? (flags.flame === true ? 'diff.html' : undefined);
-        const options: DiffFileOptions = { sampleType: flags.sampleType, normalize: flags.normalize === true, sort: flags.total === true ? 'total' : 'self', limit, html, title: flags.title };
-        if (wantsHeap(flags, [basePath])) {
-          const result = diffHeap(basePath, newPath, flags.at ?? [], options);
-          process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatDiffTable(result)}\n`);
-          if (html !== undefined && flags.json !== true) process.stderr.write(`wrote ${html} (${result.bytes} bytes)\n`);
-          return;
-        }
-        if (newPath === undefined) throw new ProfpackError('diff needs NEW, unless it compares two moments of one heap recording (--at A --at B)', { code: ErrorCode.INVALID_ARGUMENT, expected: 'BASE NEW' });
-        const result = diff(basePath, newPath, { sampleType: flags.sampleType, normalize: flags.normalize === true, sort: flags.total === true ? 'total' : 'self', limit, html, title: flags.title });
+        const sort = flags.total === true ? 'total' : 'self';
+        const normalize = flags.normalize === true;
+        const { sampleType, title } = flags;
+        const options: DiffFileOptions = { sampleType, normalize, sort, limit, html, title };
+        let result: ReturnType<typeof diff>;
+        if (wantsHeap(flags, [basePath])) result = diffHeap(basePath, newPath, flags.at ?? [], options);
+        else if (newPath === undefined)
+          throw new ProfpackError('diff needs NEW, unless it compares two moments of a heap recording (--at A, B)', {
+            code: ErrorCode.INVALID_ARGUMENT,
+            expected: 'BASE NEW',
+          });
+        else result = diff(basePath, newPath, options);
         process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatDiffTable(result)}\n`);
         if (html !== undefined && flags.json !== true) process.stderr.write(`wrote ${html} (${result.bytes} bytes)\n`);
       }),
@@ -59,10 +67,17 @@ export function registerDiff(program: Command): Command {
 /** Heap profiles of two moments of one recording, or of two recordings, diffed in bytes (inuse_space unless asked). */
 function diffHeap(basePath: string, newPath: string | undefined, ats: string[], options: DiffFileOptions) {
   const moments: (HeapMoment | undefined)[] = ats.map(heapMoment);
-  if (ats.length > 2) throw new ProfpackError('--at is given at most twice (BASE\'s moment, then NEW\'s)', { code: ErrorCode.INVALID_ARGUMENT });
+  if (ats.length > 2)
+    throw new ProfpackError("--at is given at most twice (BASE's moment, then NEW's)", {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
   if (newPath === undefined && ats.length !== 2)
-    throw new ProfpackError('two moments of one heap recording: --at A --at B (or give NEW)', { code: ErrorCode.INVALID_ARGUMENT, expected: '--at A --at B' });
-  if (options.html !== undefined) refuseInputAsOutput(options.html, newPath === undefined ? [basePath] : [basePath, newPath]);
+    throw new ProfpackError('two moments of one heap recording: --at A --at B (or give NEW)', {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: '--at A --at B',
+    });
+  const inputs = newPath === undefined ? [basePath] : [basePath, newPath];
+  if (options.html !== undefined) refuseInputAsOutput(options.html, inputs);
   const profileAt = (file: string, at: HeapMoment | undefined) => {
     const trace = openHeapInputs([file]);
     try {
@@ -73,6 +88,8 @@ function diffHeap(basePath: string, newPath: string | undefined, ats: string[], 
   };
   const base = profileAt(basePath, moments[0]);
   const next = profileAt(newPath ?? basePath, moments.length === 2 ? moments[1] : moments[0]);
-  const title = options.title ?? `${basePath}${ats[0] === undefined ? '' : ` at ${ats[0]}`} → ${newPath ?? basePath}${moments.length === 2 ? ` at ${ats[1]}` : ''} — profpack heap diff`;
+  const from = `${basePath}${ats[0] === undefined ? '' : ` at ${ats[0]}`}`;
+  const to = `${newPath ?? basePath}${moments.length === 2 ? ` at ${ats[1]}` : ''}`;
+  const title = options.title ?? `${from} → ${to} — profpack heap diff`;
   return diffSources(base, next, { ...options, sampleType: options.sampleType ?? 'inuse_space', title });
 }

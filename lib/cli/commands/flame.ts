@@ -5,6 +5,15 @@ import { heapMoment } from '../heap-input';
 import { SourceMapper } from '../../sourcemap/index';
 import { action } from '../user-error';
 
+interface FlameFlags {
+  output: string;
+  title?: string;
+  sourceMaps?: string;
+  sampleType?: string;
+  heap?: boolean;
+  at?: string;
+}
+
 export function registerFlame(program: Command): Command {
   return program
     .command('flame')
@@ -14,10 +23,17 @@ export function registerFlame(program: Command): Command {
     .option('--title <text>', 'page title')
     .option('--source-maps <dir>', 'show frames of compiled scripts at their source (the scripts and their maps are under DIR)')
     .option('--sample-type <name>', 'the value shown (type or type/unit, e.g. inuse_space; default: the profile\'s default type)')
-    .option('--heap', 'a heap recording: live bytes (at the end, or --at), over a timeline of the sampled live bytes; a dragged window shows the allocations made in it still live at its end')
-    .option('--at <moment>', 'heap: the moment the page opens on (peak | end | MS after the start; default end); implies --heap')
+    .option(
+      '--heap',
+      'a heap recording: live bytes (at the end, or --at), over a timeline of the sampled live bytes; ' +
+        'a dragged window shows the allocations made in it still live at its end',
+    )
+    .option(
+      '--at <moment>',
+      'heap: the moment the page opens on (peak | end | MS after the start; default end); implies --heap',
+    )
     .action(
-      action((files: string[], flags: { output: string; title?: string; sourceMaps?: string; sampleType?: string; heap?: boolean; at?: string }) => {
+      action((files: string[], flags: FlameFlags) => {
         const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
         const heap = flags.heap === true || flags.at !== undefined;
         const s = heap

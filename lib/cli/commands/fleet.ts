@@ -33,7 +33,7 @@ export function registerMerge(program: Command): Command {
 export function registerExport(program: Command): Command {
   return program
     .command('export')
-    .description('write profiles as Parquet tables (profiles, frames, stacks, samples, …, allocations of heap recordings) through DuckDB')
+    .description('write profiles as Parquet tables (profiles, frames, stacks, samples, allocations…) via DuckDB')
     .argument('<inputs...>', 'profile files or directories of them')
     .addOption(new Option('--to <format>', 'output format').choices(['parquet']).default('parquet'))
     .option('-o, --output <dir>', 'directory for the .parquet files')

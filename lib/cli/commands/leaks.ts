@@ -9,14 +9,24 @@ import { action } from '../user-error';
 export function registerLeaks(program: Command): Command {
   return program
     .command('leaks')
-    .description('leak suspects of a heap recording: allocation sites by the sampled bytes they still hold at the end and how steadily those grew (bytes/min, R² of a fitted line), with the evidence per site')
+    .description(
+      'leak suspects of a heap recording: allocation sites by the sampled bytes they still hold at the end ' +
+        'and how steadily those grew (bytes/min, R² of a fitted line), with the evidence per site',
+    )
     .argument('<files...>', 'a heap recording (profpack record --heap), or the rotated files of one (a directory)')
     .option('-n <rows>', 'suspects to show (0 = all)', '20')
-    .option('--json', 'JSON output: { suspects: [{ funcname, filename, lineno, liveBytes, growthBytesPerMin, fit, … }], … }')
+    .option(
+      '--json',
+      'JSON output: { suspects: [{ funcname, filename, lineno, liveBytes, growthBytesPerMin, fit, … }], … }',
+    )
     .action(
       action((inputs: string[], flags: { n: string; json?: boolean }) => {
         const limit = Number(flags.n);
-        if (!Number.isInteger(limit) || limit < 0) throw new ProfpackError(`-n must be a whole number, not "${flags.n}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'a whole number' });
+        if (!Number.isInteger(limit) || limit < 0)
+          throw new ProfpackError(`-n must be a whole number, not "${flags.n}"`, {
+            code: ErrorCode.INVALID_ARGUMENT,
+            expected: 'a whole number',
+          });
         const trace = openHeapInputs(inputs);
         let report: LeakReport;
         try {
@@ -24,7 +34,11 @@ export function registerLeaks(program: Command): Command {
         } finally {
           trace.close?.();
         }
-        process.stdout.write(flags.json === true ? `${JSON.stringify(report, null, 2)}\n` : `${formatLeakTable(report, (v) => formatValue(v, 'bytes'))}\n`);
+        process.stdout.write(
+          flags.json === true
+            ? `${JSON.stringify(report, null, 2)}\n`
+            : `${formatLeakTable(report, (v) => formatValue(v, 'bytes'))}\n`,
+        );
       }),
     );
 }

@@ -50,8 +50,16 @@ export function registerTop(program: Command): Command {
     .option('--json', 'JSON output')
     .option('--source-maps <dir>', 'read frames of compiled scripts at their source (the scripts and their maps are under DIR)')
     .option('--sample-type <name>', 'the sample type to sum (type or type/unit, e.g. alloc_space; default: the profile\'s default type, else the first)')
-    .option('--heap', 'a heap recording\'s allocations (alloc_objects, alloc_space) and what was in use (inuse_objects, inuse_space: the default); implied by --at and by those sample types')
-    .option('--at <moment>', 'heap: in use at MS after the start, at the peak of sampled live bytes, or at the end (peak | end | MS; default end); --from/--to choose the allocations counted')
+    .option(
+      '--heap',
+      "a heap recording's allocations (alloc_objects, alloc_space) and what was in use " +
+        '(inuse_objects, inuse_space: the default); implied by --at and by those sample types',
+    )
+    .option(
+      '--at <moment>',
+      'heap: in use at MS after the start, at the peak of sampled live bytes, or at the end ' +
+        '(peak | end | MS; default end); --from/--to choose the allocations counted',
+    )
     .action(
       action((inputs: string[], flags: TopFlags) => {
         if (flags.self === true && flags.total === true) throw new ProfpackError('--self and --total exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
@@ -101,6 +109,10 @@ function topHeap(inputs: string[], flags: TopFlags): void {
     sampleType: flags.sampleType ?? 'inuse_space',
   };
   const result = aggregate(withMappedFrames(built.profile, maps?.mapFrame), options);
-  process.stdout.write(flags.json === true ? `${JSON.stringify({ ...result, heap: built.info }, null, 2)}\n` : `${formatTable(result)}\n${heapInfoLine(built.info)}\n`);
+  process.stdout.write(
+    flags.json === true
+      ? `${JSON.stringify({ ...result, heap: built.info }, null, 2)}\n`
+      : `${formatTable(result)}\n${heapInfoLine(built.info)}\n`,
+  );
   for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
 }

@@ -115,7 +115,11 @@
       return d.data.name + (where(d) ? '  ' + where(d) : '') + '  ·  total ' + fmt(d.data.value) + ' (' + pct(d.data.value, rootTotal) + ')  ·  self ' + fmt(d.data.self) + ' (' + pct(d.data.self, rootTotal) + ')';
     });
     var heap = data.heap || null;
-    var state = heap ? { b0: heap.initial.b0, b1: heap.initial.b1, thread: null, mask: 7 } : { b0: 0, b1: data.bucketCount, thread: null, mask: 7 };
+    var state = { b0: 0, b1: data.bucketCount, thread: null, mask: 7 };
+    if (heap) {
+      state.b0 = heap.initial.b0;
+      state.b1 = heap.initial.b1;
+    }
     page.state = state;
 
     var select = $('thread');
@@ -162,9 +166,10 @@
       w.dataset.fromMs = String(from);
       w.dataset.toMs = String(to);
       w.dataset.samples = String(sel.samples);
+      var span = from + ' – ' + to + ' ms after the start' + (state.thread ? ', thread ' + state.thread : '');
       w.textContent = heap
-        ? 'allocations made ' + from + ' – ' + to + ' ms after the start' + (state.thread ? ', thread ' + state.thread : '') + ', still live at ' + to + ' ms: ' + fmt(sel.samples)
-        : 'window ' + from + ' – ' + to + ' ms after the start' + (state.thread ? ', thread ' + state.thread : '') + ': ' + what(sel.samples);
+        ? 'allocations made ' + span + ', still live at ' + to + ' ms: ' + fmt(sel.samples)
+        : 'window ' + span + ': ' + what(sel.samples);
       fillTable(view.functionRows(data, sel), sel.samples);
       if ($('search').value) chart.search($('search').value);
     }
@@ -185,7 +190,11 @@
     var hint = document.querySelector('#timeline-box .hint');
     if (hint) hint.textContent = 'drag a window: the allocations made in it that are still live at its end';
     var controls = document.querySelector('#timeline-box .controls');
-    [['live at the peak', 0, heap.peakBucket + 1, 'at-peak'], ['live at the end', 0, data.bucketCount, 'at-end']].forEach(function (b) {
+    var moments = [
+      ['live at the peak', 0, heap.peakBucket + 1, 'at-peak'],
+      ['live at the end', 0, data.bucketCount, 'at-end'],
+    ];
+    moments.forEach(function (b) {
       var button = document.createElement('button');
       button.type = 'button';
       button.id = b[3];
@@ -212,9 +221,18 @@
     var g = svg.append('g').attr('transform', 'translate(' + labelW + ',0)');
     for (var k = 0; k < data.bucketCount; k++) {
       var h = ((laneH - 4) * heap.liveBytes[k]) / peak;
-      g.append('rect').attr('class', 'live').attr('x', k * bw).attr('y', laneH - 2 - h).attr('width', Math.max(bw - 0.5, 0.5)).attr('height', h).attr('fill', k === heap.peakBucket ? '#c0392b' : '#5b8def');
+      g.append('rect')
+        .attr('class', 'live')
+        .attr('x', k * bw)
+        .attr('y', laneH - 2 - h)
+        .attr('width', Math.max(bw - 0.5, 0.5))
+        .attr('height', h)
+        .attr('fill', k === heap.peakBucket ? '#c0392b' : '#5b8def');
     }
-    var axis = d3.scaleLinear().domain([view.bucketMs(data, 0), view.bucketMs(data, data.bucketCount)]).range([0, plotW]);
+    var axis = d3
+      .scaleLinear()
+      .domain([view.bucketMs(data, 0), view.bucketMs(data, data.bucketCount)])
+      .range([0, plotW]);
     svg
       .append('g')
       .attr('transform', 'translate(' + labelW + ',' + laneH + ')')
