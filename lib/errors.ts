@@ -96,7 +96,9 @@ export const ErrorCode = {
   V2_ZSTD: 'ERR_V2_ZSTD',
   V2_WRITER_STATE: 'ERR_V2_WRITER_STATE',
   V2_BAD_MODEL: 'ERR_V2_BAD_MODEL', // version 2's model section (sample types, value columns, labels) is malformed
+  TACHYON_V1_HEAP: 'ERR_TACHYON_V1_HEAP', // heap events asked of a version-1 writer: only version 2 holds them
   TACHYON_V1_WEIGHTED: 'ERR_TACHYON_V1_WEIGHTED', // a weighted profile that version 1's one-tick samples cannot hold: write version 2
+  V2_BAD_HEAP: 'ERR_V2_BAD_HEAP', // version 2's heap section (allocation and free events) is malformed
   V2_LIMIT: 'ERR_V2_LIMIT', // a reader bound: prediction state for too many threads, a block too large
   // Many profiles (lib/fleet)
   FLEET_NO_INPUT: 'ERR_FLEET_NO_INPUT', // a path that is missing, or a directory without profiles

@@ -7,6 +7,7 @@
  */
 import { statSync } from 'node:fs';
 import type { CpuProfile } from '../formats/v8';
+import type { Frame } from '../profile/index';
 import { createTachyonSink, type TachyonSink } from './sink';
 import { ErrorCode, ProfpackError } from '../errors';
 import { removeFile } from '../file-retry';
@@ -36,8 +37,10 @@ export interface RecordingHostOptions {
   flushIntervalMs?: number;
   /** Frames of compiled scripts written at their source-mapped position (default true). */
   sourceMaps?: boolean;
-  /** Where the heap events of a `heap` recording go (without one they are only counted). */
+  /** Where the heap events of a `heap` recording go instead of the file. */
   heapSink?: HeapEventSink;
+  /** The file holds the heap events that arrive (format version 2: lib/record/sink.ts says why). */
+  heap?: boolean;
 }
 
 /** What a heap recording delivered. */
@@ -79,6 +82,9 @@ export class RecordingHost {
   /** Heap frames, on the same clock as the samples. */
   private readonly heap: HeapFrameReceiver;
   private heapHeard = false;
+  /** What the recording's first heap frame said (a rotated file begins with it). */
+  private heapInfo: { intervalBytes: number } | undefined;
+  private readonly mapFrame: ((frame: Frame) => Frame) | undefined;
   private readonly threads = new Set<number>();
   private end: { durationSec: number; threads: number } | undefined;
   private summary: HostSummary | undefined;
@@ -90,9 +96,23 @@ export class RecordingHost {
     this.rotation = options.rotate === undefined ? undefined : new RotationFiles(checkRotate(options.rotate));
     this.out = this.rotation?.next() ?? options.out;
     const offset = options.epochOffsetUs ?? (options.startTimeUs === undefined ? epochOffsetUs() : 0n);
+    this.mapFrame = options.sourceMaps === false ? undefined : new SourceMapper().mapFrame;
     this.sink = this.createSink(this.out, options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset);
-    this.ingester = new ChunkIngester(this.sink, offset, options.sourceMaps === false ? undefined : new SourceMapper().mapFrame);
-    this.heap = new HeapFrameReceiver(options.heapSink, Number(offset));
+    this.ingester = new ChunkIngester(this.sink, offset, this.mapFrame);
+    this.heap = new HeapFrameReceiver(options.heapSink ?? this.fileHeapSink(), Number(offset));
+  }
+
+  /** The current file's heap sink, followed across rotations; the recording's interval is kept for the next file. */
+  private fileHeapSink(): HeapEventSink | undefined {
+    if (this.options.heap !== true) return undefined;
+    return {
+      begin: (info) => {
+        this.heapInfo = info;
+        this.sink.heap?.begin(info);
+      },
+      allocations: (batch) => this.sink.heap?.allocations(batch),
+      frees: (batch) => this.sink.heap?.frees(batch),
+    };
   }
 
   private createSink(out: string, startTimeUs: bigint): TachyonSink {
@@ -102,6 +122,8 @@ export class RecordingHost {
       compression: this.options.compression ?? 'zstd',
       mode: ProfilingMode.Wall,
       flushIntervalMs: this.options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
+      heap: this.options.heap === true && this.options.heapSink === undefined,
+      mapFrame: this.mapFrame,
     });
   }
 
@@ -138,7 +160,13 @@ export class RecordingHost {
       process.emitWarning(`profpack: cannot start the next file ${next} (${(err as Error).message}); recording goes on into ${this.out}`);
       return undefined;
     }
+    // Objects still live cross into the next file as its 'live' batches, so that file alone knows them.
+    const live = this.sink.heap?.liveObjects() ?? [];
     const done = this.closeFile(this.ingester.samples - this.file.samplesBefore);
+    if (sink.heap !== null && this.heapInfo !== undefined) {
+      sink.heap.begin(this.heapInfo);
+      for (const batch of live) sink.heap.live(batch);
+    }
     this.sink = sink;
     this.out = next;
     this.ingester.retarget(sink);

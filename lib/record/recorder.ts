@@ -225,22 +225,25 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   } else if (options.fd !== undefined) {
     target = pipeTarget(new FdSender(options.fd), about);
   } else if (writerMode === 'process') {
-    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps });
+    writerProcess = spawnWriterProcess({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps, heap: heapOptions !== undefined });
     target = pipeTarget(writerProcess.sender, about);
   } else if (rotate !== undefined) {
-    rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps });
+    rotatingHost = new RecordingHost({ out: out!, intervalUs, compression: options.compression ?? 'zstd', startTimeUs, epochOffsetUs: clockOffsetUs, rotate, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps, heap: heapOptions !== undefined });
     rotatingHost.setRecordedBy(about);
     target = hostTarget(rotatingHost, onFile);
   } else {
+    const mapFrame = options.sourceMaps === false ? undefined : new SourceMapper().mapFrame;
     const sink = createTachyonSink(out!, {
       sampleIntervalUs: BigInt(Math.round(intervalUs)),
       startTimeUs,
       compression: options.compression ?? 'zstd',
       mode: ProfilingMode.Wall,
       flushIntervalMs: options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
+      heap: heapOptions !== undefined && options.heapSink === undefined,
+      mapFrame,
     });
     sink.note(encodeRecordedBy(about));
-    target = sinkTarget(sink, clockOffsetUs, options.heapSink, options.sourceMaps === false ? undefined : new SourceMapper().mapFrame);
+    target = sinkTarget(sink, clockOffsetUs, options.heapSink ?? sink.heap ?? undefined, mapFrame);
   }
   const sampler = new V8Sampler(intervalUs);
   const threads = new Set<number>([ownThreadId]);

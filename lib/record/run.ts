@@ -34,7 +34,7 @@ export interface RunRecordedOptions {
   flushIntervalMs?: number;
   /** Also record the target's heap (main thread). */
   heap?: HeapOptions | true;
-  /** Where its heap events go (default: counted only, in the summary). */
+  /** Where its heap events go instead of the file (default: the file's heap section, format version 2). */
   heapSink?: HeapEventSink;
   /** After SIGINT/SIGTERM reaches this process, how long the command may take to exit before it gets SIGKILL (default 10 s). */
   killAfterMs?: number;
@@ -83,7 +83,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const intervalUs = options.intervalUs ?? 1000;
   const heap = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
   if (options.heapSink !== undefined && heap === undefined) throw new ProfpackError('heapSink needs heap', { code: ErrorCode.INVALID_ARGUMENT });
-  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate, flushIntervalMs: options.flushIntervalMs, heapSink: options.heapSink, sourceMaps: options.sourceMaps });
+  const host = new RecordingHost({ out: options.out, intervalUs, compression: options.compression ?? 'zstd', rotate: options.rotate, flushIntervalMs: options.flushIntervalMs, heapSink: options.heapSink, sourceMaps: options.sourceMaps, heap: heap !== undefined });
   const onFile: OnFile = options.onFile ?? (() => undefined);
   host.startRotating(onFile);
   const env: NodeJS.ProcessEnv = {

@@ -3,8 +3,9 @@
  * ProfileWriter's fast path (frames interned once, one stack per tick), so a
  * recording streams into a Tachyon file or into any caller's sink.
  */
+import { frameFromV8 } from '../formats/v8';
 import type { Frame } from '../profile/index';
-import { ProfileWriter } from '../tachyon/index';
+import { ProfileWriter, type HeapFileSink } from '../tachyon/index';
 
 export interface ProfileSink {
   internFrame(frame: Frame): number;
@@ -24,6 +25,8 @@ export interface TachyonSink extends ProfileSink {
   finalize(): void;
   /** Discards the file. */
   close(): void;
+  /** The file's heap events (a `heap` sink: format version 2), else null. */
+  readonly heap: HeapFileSink | null;
 }
 
 export interface TachyonSinkOptions {
@@ -34,6 +37,14 @@ export interface TachyonSinkOptions {
   mode?: number;
   /** ProfileWriter's flushIntervalMs (default none). */
   flushIntervalMs?: number;
+  /**
+   * The file also holds heap events (`heap`): then it is format version 2, the
+   * only one with a heap section; a CPU-only recording stays version 1, which
+   * CPython reads and `recover` salvages.
+   */
+  heap?: boolean;
+  /** The frame a heap stack's V8 call frame is written as (source maps), with `heap`. */
+  mapFrame?: (frame: Frame) => Frame;
 }
 
 /** A new Tachyon file as a sink (CPython 3.15.2's encoding, via ProfileWriter). */
@@ -44,8 +55,12 @@ export function createTachyonSink(path: string, options: TachyonSinkOptions): Ta
     compression: options.compression ?? 'zstd',
     mode: options.mode ?? null,
     flushIntervalMs: options.flushIntervalMs,
+    formatVersion: options.heap === true ? 2 : 1,
   });
+  const mapFrame = options.mapFrame ?? ((frame: Frame) => frame);
+  const heap = options.heap === true ? writer.heapSink({ frameOf: (cf) => mapFrame(frameFromV8(cf)) }) : null;
   return {
+    heap,
     internFrame: (frame) => writer.internFrame(frame),
     writeStack: (threadId, interpreterId, timestampUs, status, frameIds) =>
       writer.writeStack(threadId, interpreterId, timestampUs, status, frameIds as Uint32Array | readonly number[]),

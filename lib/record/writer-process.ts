@@ -13,8 +13,8 @@ function main(): void {
   const raw = JSON.parse(process.argv[2] ?? '{}') as Omit<WriterProcessSettings, 'startTimeUs' | 'epochOffsetUs'> & { startTimeUs: string; epochOffsetUs: string };
   let host: RecordingHost;
   try {
-    // Heap frames are counted here (the summary's `heap`); the file's HeapEventSink goes in as heapSink once the format holds heap events (issue 27).
-    host = new RecordingHost({ out: raw.out, intervalUs: raw.intervalUs, compression: raw.compression, startTimeUs: BigInt(raw.startTimeUs), epochOffsetUs: BigInt(raw.epochOffsetUs), rotate: raw.rotate, flushIntervalMs: raw.flushIntervalMs, sourceMaps: raw.sourceMaps });
+    // With `heap` the file stores the heap frames' events (its heap section); the summary's `heap` counts them.
+    host = new RecordingHost({ out: raw.out, intervalUs: raw.intervalUs, compression: raw.compression, startTimeUs: BigInt(raw.startTimeUs), epochOffsetUs: BigInt(raw.epochOffsetUs), rotate: raw.rotate, flushIntervalMs: raw.flushIntervalMs, sourceMaps: raw.sourceMaps, heap: raw.heap === true });
   } catch (err) {
     // The recorder rethrows it with the same code (e.g. ERR_TACHYON_WRITE_IO for a bad path).
     process.stdout.write(`error: ${JSON.stringify({ code: (err as { code?: unknown }).code, message: (err as Error).message })}\n`);

@@ -188,4 +188,6 @@ export interface WriterProcessSettings {
   flushIntervalMs?: number;
   /** Frames of compiled scripts written at their source-mapped position (default true). */
   sourceMaps?: boolean;
+  /** The file holds the heap events (RecordingHostOptions.heap). */
+  heap?: boolean;
 }

@@ -18,7 +18,7 @@ import { ErrorCode, ProfpackError } from '../errors';
 import { readInputFile } from '../input';
 import { refuseInputAsOutput, writeThroughTemporary } from '../output-file';
 import { ProfileWriter } from './write/index';
-import { isVersion2, readProfileV2, type V2Profile } from './read/index';
+import { heapTotalsOf, isVersion2, readProfileV2, type V2Profile } from './read/index';
 import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/tables';
 import type { ModelSection } from './v2/model';
 
@@ -38,9 +38,11 @@ export interface DowngradeResult {
   /**
    * What version 1 could not keep, one sentence each (empty when nothing was
    * lost): a model section's value columns other than one tick per sample,
-   * its labels, samples without a time, thread names, comments.
+   * its labels, samples without a time, thread names, comments, heap events.
    */
   lost: string[];
+  /** Heap events (allocations, frees, objects live at the start) of the heap section, which version 1 has no place for. */
+  heapEventsDropped: number;
 }
 
 /** What version 1's one-tick samples cannot hold of a model section (docs/format-v2.md §8). */
@@ -91,7 +93,14 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
       throw err;
     }
   });
-  return { samples, bytes: fs.statSync(outputPath).size, lost: lostInVersion1(profile.model) };
+  const heap = heapTotalsOf(profile);
+  const heapEventsDropped = heap === null ? 0 : heap.allocations + heap.frees + heap.live;
+  const lost = lostInVersion1(profile.model);
+  if (heapEventsDropped > 0) {
+    const parts = `${heap!.allocations} allocations, ${heap!.frees} frees, ${heap!.live} objects live at the start`;
+    lost.push(`heap events: dropped ${heapEventsDropped} (${parts}; version 1 has no heap section, the CPU samples are kept)`);
+  }
+  return { samples, bytes: fs.statSync(outputPath).size, lost, heapEventsDropped };
 }
 
 /** What downgrade needs of a version-1 writer (ProfileWriter's fast path). */

@@ -4,6 +4,9 @@ export { ProfileReader, MAX_TIMESTAMPS_PER_COLLECT, type ReaderOptions, type Sam
 export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, type DumpSample } from './read/index';
 export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './write/index';
 export { ModelWriter, type ModelWriterOptions } from './write/index';
+export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './read/index';
+export type { HeapTotals } from './v2/heap-format';
+export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations, HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './write/heap-sink';
 export type { NodeVisitor, StackNodes } from './read/index';
 export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/model';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';

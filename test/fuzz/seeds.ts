@@ -10,6 +10,8 @@ import { repoRoot, sharedPath } from '../shared';
 import type { FrameSpec } from '../../lib/tachyon/write/types';
 import { memoryWriter } from '../v2/memory-writer';
 import { ModelSectionEncoder } from '../../lib/tachyon/v2/model';
+import fc from 'fast-check';
+import { feedPlan, plannedTrace } from '../v2/heap-support';
 // @ts-expect-error plain ESM helper without types
 import { loadStream } from '../../bench/_streams.mjs';
 import type { FieldHints, FixedField, Seed } from './mutate';
@@ -271,8 +273,21 @@ export function version2Seeds(): Seed[] {
       }
     }
   }
-  out.push(...modelSeeds());
+  out.push(...modelSeeds(), ...heapSeeds());
   return out;
+}
+
+/** Version 2 with a heap section (docs/format-v2.md §9): live, alloc and free records, raw and zstd chunks. */
+function heapSeeds(): Seed[] {
+  const plan = fc.sample(plannedTrace.filter((p) => p.polls.length > 8 && p.live.length > 0), { numRuns: 1, seed: 27 })[0]!;
+  return (['none', 'zstd'] as const).map((compression) => {
+    const { writer, bytes } = memoryWriter({ sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2, compression });
+    writer.writeStack(1n, 0, 1_000_500, 0, [writer.internFrame({ filename: 'f.js', funcname: 'main' })]);
+    feedPlan(plan, writer.heapSink(), 1_000_000);
+    writer.finalize();
+    const file = bytes();
+    return { name: `v2-heap-${compression}`, bytes: file, hints: tachyonHints(file) };
+  });
 }
 
 /**

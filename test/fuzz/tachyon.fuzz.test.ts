@@ -86,6 +86,8 @@ function read(open: () => ProfileReader, useReplay: boolean): Reading {
         if (++samples >= MAX_SAMPLES) break;
       }
     }
+    // A heap section (docs/format-v2.md §9) is decoded too: its events join the digest.
+    for (const b of reader.heapTrace()?.events() ?? []) h = fnv(h, `${b.kind}/${b.thread}/${b.ordinals.join(',')}`);
   } catch (err) {
     if (!isProfpackError(err)) throw err;
     return { stage: 'replay', code: err.code, offset: err.offset, head, samples, digest: h.toString(16), trail };

@@ -61,7 +61,7 @@ export function infoLines(file: string): string[] {
       threads.add(`${s.threadId}/${s.interpreterId}`);
     }
     lines.push(`sampled span: ${first === null ? 'no samples' : `${seconds(last! - first)} (${count} samples, ${threads.size} threads seen)`}`);
-    return lines;
+    return [...lines, ...heapLines(reader)];
   } finally {
     reader.close();
   }
@@ -111,7 +111,19 @@ function nodeInfoLines(file: string, reader: ProfileReader, about: RecordedBy): 
   const pct = (n: number) => (count === 0 ? '0' : ((100 * n) / count).toFixed(1));
   lines.push(`status:       on-cpu ${counts.onCpu} (${pct(counts.onCpu)}%), idle ${counts.idle} (${pct(counts.idle)}%), gc ${counts.gc} (${pct(counts.gc)}%)  (top --status on-cpu|idle|gc|main)`);
   lines.push(`sampled span: ${first === null ? 'no samples' : seconds(last! - first)}`);
-  return lines;
+  return [...lines, ...heapLines(reader)];
+}
+
+/** A file with a heap section (docs/format-v2.md §9): its event counts and V8's sampling interval. */
+function heapLines(reader: ProfileReader): string[] {
+  const h = reader.heap;
+  if (h === null) return [];
+  const n = (v: number): string => v.toLocaleString('en');
+  const live = h.live > 0 ? `, ${n(h.live)} live at the start (rotated)` : '';
+  return [
+    `heap:         ${n(h.allocations)} sampled allocations, ${n(h.frees)} frees, ${n(h.shortLived)} short-lived${live}`,
+    `              sampling interval ${n(h.intervalBytes)} bytes (V8's mean bytes allocated between samples)`,
+  ];
 }
 
 export function registerInfo(program: Command): void {

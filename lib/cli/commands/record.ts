@@ -84,7 +84,7 @@ export function registerRecord(program: Command): Command {
         else if (!summary.heard) process.stderr.write(`profpack: the command itself is not a Node program; ${flags.out} holds no samples\n`);
         else if (!summary.complete) process.stderr.write(`profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`);
         else if (rotate === undefined) process.stderr.write(`profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`);
-        // The heap events go to the writer's HeapEventSink; the file does not hold them yet.
+        // The file holds them (its heap section; heap recordings are format version 2).
         if (summary.heap !== undefined) process.stderr.write(`profpack: heap: ${summary.heap.allocations.toLocaleString('en')} sampled allocations, ${summary.heap.frees.toLocaleString('en')} frees, ${summary.heap.shortLived.toLocaleString('en')} short-lived (${summary.heap.bytes.toLocaleString('en')} bytes on the pipe)\n`);
         reportChildren(childFiles, summary.samples, path.basename(command[0] ?? ''));
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);

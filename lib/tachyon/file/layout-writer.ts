@@ -70,7 +70,7 @@ export function statsBlock(v: StatsValues, littleEndian: boolean): Uint8Array {
 }
 
 /** The 32-byte footer: table counts and the file size. */
-export function footer(stringCount: number, frameCount: number, fileSize: number, littleEndian: boolean, modelSectionOffset = -1): Uint8Array {
+export function footer(stringCount: number, frameCount: number, fileSize: number, littleEndian: boolean, modelSectionOffset = -1, heapSectionOffset = -1): Uint8Array {
   const bytes = new Uint8Array(FOOTER_SIZE);
   const view = new DataView(bytes.buffer);
   view.setUint32(Footer.stringCount, stringCount, littleEndian);
@@ -78,5 +78,7 @@ export function footer(stringCount: number, frameCount: number, fileSize: number
   view.setBigUint64(Footer.fileSize, BigInt(fileSize), littleEndian);
   // Version 2's model section (docs/format-v2.md §8): its offset in the first reserved u64, little-endian as all of version 2.
   if (modelSectionOffset >= 0) view.setBigUint64(Footer.reserved, BigInt(modelSectionOffset), true);
+  // Its heap section (§9): the second reserved u64.
+  if (heapSectionOffset >= 0) view.setBigUint64(Footer.reserved + 8, BigInt(heapSectionOffset), true);
   return bytes;
 }

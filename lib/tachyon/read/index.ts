@@ -6,3 +6,4 @@ export type { Collector, TypedCollector, Frame, InterpreterInfo, ProfileInfo, Re
 export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, type DumpSample } from './dump';
 export { readProfileV2, openProfileV2, isVersion2, stackCodingOf, type V2Info, type V2Profile, type V2ReadOptions, type V2SampleChunk } from './v2-file';
 export type { NodeReplay, NodeVisitor, StackNodes } from './nodes';
+export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './heap-trace';

@@ -23,6 +23,9 @@ import { readProfileV2, type V2Profile } from './v2-file';
 import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2';
 import { replayNodesV1, replayNodesV2, type NodeReplay, type NodeVisitor } from './nodes';
 import type { ModelSection } from '../v2/model';
+import type { HeapTotals } from '../v2/heap-format';
+import { heapTotalsOf, heapTraceOf } from './heap-trace';
+import type { HeapTraceSource } from '../../memory/trace';
 
 export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, TypedCollector, ReplayOptions, ReplayStats } from './types';
 
@@ -263,6 +266,16 @@ export class ProfileReader {
   }
 
   /** A version-2 file's model section (sample types, value columns, labels: docs/format-v2.md §8), or null. */
+  /** A version-2 file's heap section totals (its events: heapTrace()), or null. */
+  get heap(): HeapTotals | null {
+    return this.v2 === null ? null : heapTotalsOf(this.v2);
+  }
+
+  /** The heap section's events (as openHeapTrace gives them), or null without one. */
+  heapTrace(): HeapTraceSource | null {
+    return this.v2 === null ? null : heapTraceOf(this.v2);
+  }
+
   get model(): ModelSection | null {
     return this.v2?.model ?? null;
   }

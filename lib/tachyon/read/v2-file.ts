@@ -25,7 +25,7 @@ import {
 } from '../format';
 import { ByteSource } from '../v2/bytes';
 import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/blocks';
-import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS, MODEL_OFFSET_IN_FOOTER } from '../v2/format';
+import { BlockKind, HEADER_FLAGS_OFFSET, HEAP_OFFSET_IN_FOOTER, HeaderFlag, KNOWN_HEADER_FLAGS, MODEL_OFFSET_IN_FOOTER } from '../v2/format';
 import { decodeModelSection, type ModelSection } from '../v2/model';
 import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/tables';
 import { v2Native } from '../v2/native';
@@ -86,6 +86,8 @@ export interface V2Profile {
   regionBytes(): Uint8Array;
   /** The model section (HeaderFlag.ModelSection: sample types, value columns, labels), or null. */
   model: ModelSection | null;
+  /** The heap section's bytes and file offset (HeaderFlag.HeapSection: read/heap-trace.ts decodes it), or null. */
+  heap: { offset: number; bytes: Uint8Array } | null;
   /** Which region decoder this profile uses. */
   backend: 'native' | 'js';
   /**
@@ -165,6 +167,15 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   });
   const statsBlockSize = stats?.size ?? 0;
   let tablesEnd = footerAt - statsBlockSize;
+  let heap: V2Profile['heap'] = null;
+  if (flags & HeaderFlag.HeapSection) {
+    // Last before the stats block: frame table, [model section], heap section (docs/format-v2.md §9).
+    const at = footerAt + HEAP_OFFSET_IN_FOOTER;
+    const offset = view.getBigUint64(at, true);
+    if (offset < BigInt(frameTableOffset) || offset >= BigInt(tablesEnd)) throw headerError(`heap section offset ${offset} is outside ${frameTableOffset}..${tablesEnd - 1}`, at);
+    heap = { offset: Number(offset), bytes: bytes.subarray(Number(offset), tablesEnd) };
+    tablesEnd = heap.offset;
+  }
   let modelOffset = -1;
   if (flags & HeaderFlag.ModelSection) {
     const at = footerAt + MODEL_OFFSET_IN_FOOTER;
@@ -306,6 +317,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     stackCoding,
     regionBytes: () => (checked.data !== null ? checked.data : zstdDecompress(stored, HEADER_SIZE, 'sample region', limit)),
     model,
+    heap,
     backend: native !== null ? 'native' : 'js',
     chunks,
     forEachSample,

@@ -47,11 +47,16 @@ export const HeaderFlag = {
    * reader takes the section for part of the frame table.
    */
   ModelSection: 1 << 4,
+  /** A heap section (sampled allocations and frees: heap-*.ts) follows the frame table and model section; its offset is the footer's second reserved u64 (HEAP_OFFSET_IN_FOOTER). */
+  HeapSection: 1 << 5,
 } as const;
-export const KNOWN_HEADER_FLAGS = HeaderFlag.TablesZstd | HeaderFlag.FrameTableMtf | HeaderFlag.FrameTableColumns | HeaderFlag.StringsNulTerminated | HeaderFlag.ModelSection;
+export const KNOWN_HEADER_FLAGS =
+  HeaderFlag.TablesZstd | HeaderFlag.FrameTableMtf | HeaderFlag.FrameTableColumns | HeaderFlag.StringsNulTerminated | HeaderFlag.ModelSection | HeaderFlag.HeapSection;
 
 /** Footer offset of model_section_offset u64 (version 1's 16 reserved bytes start here), with HeaderFlag.ModelSection. */
 export const MODEL_OFFSET_IN_FOOTER = 16; // Footer.reserved
+/** Footer offset of heap_section_offset u64, with HeaderFlag.HeapSection. */
+export const HEAP_OFFSET_IN_FOOTER = 24;
 
 /**
  * A block holds at most this many samples, and is also ended once its columns

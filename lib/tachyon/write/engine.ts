@@ -9,6 +9,7 @@ import type { ByteSink } from '../../varint/byte-sink';
 import type { PatchableSink } from '../../varint/slots';
 import { TWO_POW_32 } from '../../varint/leb128';
 import { MAX_STACK_DEPTH } from '../format';
+import type { WriterStats } from './types';
 
 /** Indices into the counters array both engines keep (CPython's BinaryWriter.get_stats()). */
 export const Counter = {
@@ -171,4 +172,25 @@ export class ThreadMap<T> {
 /** A number while hi × 2^32 + lo stays below 2^53, else a string. */
 function threadKey(tidHi: number, tidLo: number): number | string {
   return tidHi < 0x20_0000 ? tidHi * TWO_POW_32 + tidLo : `${tidHi}:${tidLo}`;
+}
+
+/** ProfileWriter.stats from the engine's counters (CPython's names). */
+export function writerStats(c: Float64Array, stacksCut: number): WriterStats {
+  const saved = c[Counter.framesSaved]!;
+  const written = c[Counter.framesWritten]!;
+  return {
+    repeatRecords: c[Counter.repeatRecords]!,
+    repeatSamples: c[Counter.repeatSamples]!,
+    fullRecords: c[Counter.fullRecords]!,
+    suffixRecords: c[Counter.suffixRecords]!,
+    popPushRecords: c[Counter.popPushRecords]!,
+    totalRecords: c[Counter.repeatRecords]! + c[Counter.fullRecords]! + c[Counter.suffixRecords]! + c[Counter.popPushRecords]!,
+    totalSamples: c[Counter.totalSamples]!,
+    totalFramesWritten: written,
+    framesSaved: saved,
+    bytesWritten: c[Counter.bytesWritten]!,
+    frameCompressionPct: saved + written === 0 ? 0 : (saved * 100) / (saved + written),
+    threadCount: c[Counter.threadCount]!,
+    stacksCut,
+  };
 }

@@ -19,12 +19,13 @@ import { version2Tables, type FrameTableCoding } from '../v2/tables';
 import { HeaderFlag } from '../v2/format';
 import type { ByteSink } from '../../varint/byte-sink';
 import { configWord, finiteNonNegative, firstBadId, firstIdAtOrAbove, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { COUNTER_COUNT, Counter, STAGED_HEADER, deepStacks, type EngineOptions, type SampleEngine } from './engine';
+import { COUNTER_COUNT, Counter, STAGED_HEADER, deepStacks, writerStats, type EngineOptions, type SampleEngine } from './engine';
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
 import { createV2Engine } from './engine-v2';
 import { Keeper, WriterLock, abandoned, checkKeeperOptions, openLocked } from './lifetime';
 import { StackInterner } from './stack-interner';
+import { createHeapSink, type HeapFileSink, type HeapSinkOptions } from './heap-sink';
 import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
 
@@ -83,6 +84,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** Stacks cut to MAX_STACK_DEPTH (stats.stacksCut); the path's lock, taken before the open. */
   private stacksCut = 0;
   private lock: WriterLock | null = null;
+  private heap: HeapFileSink | null = null;
 
   constructor(path: string, options: ProfileWriterOptions) {
     if (typeof path !== 'string' || path === '') throw invalid('path must be a non-empty string', 'a file path');
@@ -341,6 +343,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.checkOpen();
     try {
       this.engine.flushSamples();
+      this.heap?.flush();
       const position = this.engine.output.position;
       // After the records: a checkpoint never names region bytes that are not on disk.
       const c = this.engine.counters();
@@ -349,6 +352,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     } catch (err) {
       throw this.breakWith(err, 'flushing');
     }
+  }
+
+  /** Where heap events go into this file (its heap section, docs/format-v2.md §9): version 2 only. */
+  heapSink(options?: HeapSinkOptions): HeapFileSink {
+    this.checkOpen();
+    return (this.heap ??= createHeapSink(this.formatVersion, (f) => this.internFrame(f), this.startTime, this.compression, options));
   }
 
   /** The profile statistics block (56 bytes, before the footer), with CPython's checks. */
@@ -373,23 +382,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (this.finalCounters !== undefined) c = this.finalCounters;
     else if (this.stateValue === 'open') c = this.engine.counters();
     else c = new Float64Array(COUNTER_COUNT);
-    const saved = c[Counter.framesSaved]!;
-    const written = c[Counter.framesWritten]!;
-    return {
-      repeatRecords: c[Counter.repeatRecords]!,
-      repeatSamples: c[Counter.repeatSamples]!,
-      fullRecords: c[Counter.fullRecords]!,
-      suffixRecords: c[Counter.suffixRecords]!,
-      popPushRecords: c[Counter.popPushRecords]!,
-      totalRecords: c[Counter.repeatRecords]! + c[Counter.fullRecords]! + c[Counter.suffixRecords]! + c[Counter.popPushRecords]!,
-      totalSamples: c[Counter.totalSamples]!,
-      totalFramesWritten: written,
-      framesSaved: saved,
-      bytesWritten: c[Counter.bytesWritten]!,
-      frameCompressionPct: saved + written === 0 ? 0 : (saved * 100) / (saved + written),
-      threadCount: c[Counter.threadCount]!,
-      stacksCut: this.stacksCut,
-    };
+    return writerStats(c, this.stacksCut);
   }
 
   /**
@@ -401,6 +394,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.checkOpen();
     try {
       this.engine.finishSamples();
+      const heapSection = this.heap?.finish() ?? null; // its frames join the tables
       const out = this.engine.output;
       // Version 2 re-codes the tables built as version 1's (docs/format-v2.md §5), compressed with the region.
       const t = this.internals;
@@ -413,15 +407,18 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       out.write(v2Tables === null ? this.frames.encoded.view() : v2Tables.frames);
       const modelOffset = v2Tables !== null && t.modelSection !== undefined ? out.position : -1;
       if (modelOffset >= 0) out.write(t.modelSection!.encode(tablesLevel));
+      const heapOffset = v2Tables !== null && heapSection !== null ? out.position : -1;
+      if (heapOffset >= 0) out.write(heapSection!);
       if (this.statsValues !== undefined) out.write(statsBlock(this.statsValues, this.littleEndian));
       const fileSize = out.position + FOOTER_SIZE;
-      out.write(footer(this.strings.count, this.frames.count, fileSize, this.littleEndian, modelOffset));
+      out.write(footer(this.strings.count, this.frames.count, fileSize, this.littleEndian, modelOffset, heapOffset));
       const counters = Float64Array.from(this.engine.counters());
       const s = this.slots;
       const hd = this.header;
       s.patch(hd.magic, MAGIC);
       s.patch(hd.version, this.formatVersion === 2 ? FORMAT_VERSION_2 : FORMAT_VERSION);
-      if (v2Tables !== null) s.patch(hd.reserved, v2Tables.flags | (modelOffset >= 0 ? HeaderFlag.ModelSection : 0));
+      const sections = (modelOffset >= 0 ? HeaderFlag.ModelSection : 0) | (heapOffset >= 0 ? HeaderFlag.HeapSection : 0);
+      if (v2Tables !== null) s.patch(hd.reserved, v2Tables.flags | sections);
       s.patch(hd.pythonMajor, WRITER_PYTHON_VERSION[0]);
       s.patch(hd.pythonMinor, WRITER_PYTHON_VERSION[1]);
       s.patch(hd.pythonMicro, WRITER_PYTHON_VERSION[2]);
@@ -489,11 +486,6 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   }
 
   [Symbol.asyncDispose](): Promise<void> {
-    try {
-      this[Symbol.dispose]();
-      return Promise.resolve();
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return new Promise((resolve) => resolve(this[Symbol.dispose]()));
   }
 }

@@ -1,0 +1,222 @@
+/**
+ * HeapFileSink: ProfileWriter's heap event sink (`writer.heapSink()`,
+ * version 2 only). It has the recorder's HeapEventSink shape (lib/record/heap
+ * events.ts, matched by shape so lib/tachyon does not depend on the
+ * recorder): batches come in with stacks over V8 call frames, their frames go
+ * into the file's frame table beside the CPU samples' (so heap and CPU stacks
+ * share frames), and the events into the heap section's coder
+ * (v2/heap-encode.ts). A poll's allocation batch is held until its free batch
+ * (same thread and time) arrives, so that the two are one record.
+ *
+ * The section is written at finalize: finished chunks are held stored (zstd
+ * when the file is compressed; a few bytes per event) until then.
+ */
+import { frameFromV8, type CpuProfileCallFrame } from '../../formats/v8';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { ZSTD_LEVEL } from '../format';
+import { ByteSink } from '../../varint/byte-sink';
+import { HeapSectionEncoder } from '../v2/heap-encode';
+import { encodeHeapChunk, encodeHeapHeader, type HeapTotals } from '../v2/heap-format';
+import type { FrameSpec } from './types';
+
+const NO_STACK = 0xffffffff;
+
+/** The recorder's stack tree (lib/record/heap HeapStacks), as much as the sink reads. */
+export interface HeapSinkStacks {
+  readonly size: number;
+  readonly callFrames: readonly CpuProfileCallFrame[];
+  parentOf(id: number): number;
+  frameOf(id: number): number;
+}
+
+export interface HeapSinkFrees {
+  threadId: number;
+  timeUs: number;
+  sinceUs: number;
+  ordinals: Uint32Array;
+}
+
+export interface HeapSinkAllocations extends HeapSinkFrees {
+  sizes: Uint32Array;
+  stackIds: Uint32Array;
+  shortLived: number;
+  stacks: HeapSinkStacks;
+}
+
+/** Objects live when the file begins (a rotated recording's next file inherits them). */
+export interface HeapSinkLive {
+  threadId: number;
+  ordinals: Uint32Array;
+  sizes: Uint32Array;
+  stackIds: Uint32Array;
+  allocTimesUs: Float64Array;
+  stacks: HeapSinkStacks;
+}
+
+export interface HeapSinkOptions {
+  /** The frame written for a V8 call frame (default frameFromV8; a recording maps it through source maps). */
+  frameOf?: (callFrame: CpuProfileCallFrame) => FrameSpec;
+}
+
+export class HeapFileSink {
+  private encoder: HeapSectionEncoder | null = null;
+  private readonly chunks: Uint8Array[] = [];
+  private storedBytes = 0;
+  private pending: HeapSinkAllocations | null = null;
+  private stacks: HeapSinkStacks | null = null;
+  /** Call frame index → file frame id + 1 (0: not interned yet). */
+  private fileFrames = new Uint32Array(256);
+  private readonly frameOf: (callFrame: CpuProfileCallFrame) => FrameSpec;
+
+  constructor(
+    private readonly internFrame: (frame: FrameSpec) => number,
+    private readonly startTimeUs: number,
+    /** zstd level of the chunks, null: raw. */
+    private readonly level: number | null,
+    options: HeapSinkOptions = {},
+  ) {
+    this.frameOf = options.frameOf ?? frameFromV8;
+  }
+
+  /** The recording's sampling interval; the section exists from here on. */
+  begin(info: { intervalBytes: number }): void {
+    if (this.encoder !== null) return;
+    const interval = Number.isSafeInteger(info?.intervalBytes) && info.intervalBytes >= 0 ? info.intervalBytes : 0;
+    this.encoder = new HeapSectionEncoder(
+      interval,
+      this.startTimeUs,
+      (key, out) => this.framesOf(key, out),
+      (raw) => this.store(raw),
+    );
+  }
+
+  allocations(batch: HeapSinkAllocations): void {
+    this.settle();
+    this.stacks = batch.stacks;
+    this.pending = batch;
+  }
+
+  frees(batch: HeapSinkFrees): void {
+    const p = this.pending;
+    const enc = this.started();
+    if (p !== null && p.threadId === batch.threadId && p.timeUs === batch.timeUs) {
+      this.pending = null;
+      enc.poll(BigInt(p.threadId), p.timeUs, p.sinceUs, { ordinals: p.ordinals, sizes: p.sizes, stackKeys: p.stackIds, shortLived: p.shortLived }, batch.ordinals);
+    } else {
+      this.settle();
+      enc.poll(BigInt(batch.threadId), batch.timeUs, batch.sinceUs, null, batch.ordinals);
+    }
+  }
+
+  /** Objects live when the file begins: before any poll of their thread. */
+  live(batch: HeapSinkLive): void {
+    this.settle();
+    this.stacks = batch.stacks;
+    const objects = { ordinals: batch.ordinals, sizes: batch.sizes, stackKeys: batch.stackIds };
+    this.started().live(BigInt(batch.threadId), this.startTimeUs, objects, batch.allocTimesUs);
+  }
+
+  /** Ends the chunk being filled (ProfileWriter.flush). */
+  flush(): void {
+    this.settle();
+    this.encoder?.flush();
+  }
+
+  /** What the section holds so far (null: no heap recording began). */
+  get totals(): HeapTotals | null {
+    return this.encoder?.totals ?? null;
+  }
+
+  /** Frees that named no live object of their thread, and stacks cut to 256 frames. */
+  get dropped(): { frees: number; stacksCut: number } {
+    return { frees: this.encoder?.droppedFrees ?? 0, stacksCut: this.encoder?.stacksCut ?? 0 };
+  }
+
+  /** Each thread's objects still live (a rotated recording's next file starts with them). */
+  liveObjects(): HeapSinkLive[] {
+    this.settle();
+    const out: HeapSinkLive[] = [];
+    if (this.encoder === null || this.stacks === null) return out;
+    for (const { threadId, live } of this.encoder.liveObjects()) {
+      const n = live.length;
+      out.push({
+        threadId: Number(threadId),
+        ordinals: live.ordinals.slice(0, n),
+        sizes: live.sizes!.slice(0, n),
+        stackIds: live.stacks!.slice(0, n),
+        allocTimesUs: live.times!.slice(0, n),
+        stacks: this.stacks,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Finalize: codes what is pending (its frames join the frame table, which is
+   * why this comes before the tables are written). Null when no heap recording began.
+   */
+  finish(): Uint8Array | null {
+    if (this.encoder === null) return null;
+    this.flush();
+    const header = encodeHeapHeader(this.encoder.totals);
+    const out = new ByteSink(header.length + this.storedBytes);
+    out.append(header);
+    for (const c of this.chunks) out.append(c);
+    return out.bytes.subarray(0, out.length);
+  }
+
+  private started(): HeapSectionEncoder {
+    if (this.encoder === null) this.begin({ intervalBytes: 0 });
+    return this.encoder!;
+  }
+
+  private settle(): void {
+    const p = this.pending;
+    if (p === null) return;
+    this.pending = null;
+    this.started().poll(BigInt(p.threadId), p.timeUs, p.sinceUs, { ordinals: p.ordinals, sizes: p.sizes, stackKeys: p.stackIds, shortLived: p.shortLived }, null);
+  }
+
+  private store(raw: Uint8Array): void {
+    const stored = encodeHeapChunk(raw, this.level);
+    this.chunks.push(stored);
+    this.storedBytes += stored.length;
+  }
+
+  /** The stack's file frames, innermost first; returns its whole depth (writes only what fits). */
+  private framesOf(key: number, out: Uint32Array): number {
+    const stacks = this.stacks;
+    if (key === NO_STACK || stacks === null || key >= stacks.size) return 0;
+    let depth = 0;
+    for (let s = key; s >= 0 && depth <= stacks.size; s = stacks.parentOf(s)) {
+      if (depth < out.length) out[depth] = this.fileFrame(stacks, stacks.frameOf(s));
+      depth++;
+    }
+    return depth;
+  }
+
+  private fileFrame(stacks: HeapSinkStacks, callFrame: number): number {
+    if (callFrame >= this.fileFrames.length) {
+      const grown = new Uint32Array(Math.max(callFrame + 1, this.fileFrames.length * 2));
+      grown.set(this.fileFrames);
+      this.fileFrames = grown;
+    }
+    let id = this.fileFrames[callFrame]!;
+    if (id === 0) this.fileFrames[callFrame] = id = this.internFrame(this.frameOf(stacks.callFrames[callFrame]!)) + 1;
+    return id - 1;
+  }
+}
+
+/** ProfileWriter.heapSink(): heap events need version 2 (version 1 is CPython's, which has no place for them). */
+export function createHeapSink(
+  formatVersion: 1 | 2,
+  internFrame: (frame: FrameSpec) => number,
+  startTimeUs: bigint,
+  compression: 'zstd' | 'none',
+  options?: HeapSinkOptions,
+): HeapFileSink {
+  if (formatVersion !== 2) {
+    throw new ProfpackError('heap events need format version 2', { code: ErrorCode.TACHYON_V1_HEAP, expected: 'formatVersion: 2' });
+  }
+  return new HeapFileSink(internFrame, Number(startTimeUs), compression === 'zstd' ? ZSTD_LEVEL : null, options);
+}

@@ -1,0 +1,120 @@
+/** Heap traces for the heap section's tests: random polls fed to a file's heap sink, and what must read back. */
+import fc from 'fast-check';
+import { HeapStacks, NO_STACK } from '../../lib/record/heap/events';
+import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/trace';
+import type { HeapFileSink } from '../../lib/tachyon/index';
+
+/** One event batch with stacks spelled as function names (innermost first), comparable across tables. */
+export interface PlainBatch {
+  kind: HeapEventBatch['kind'];
+  threadId: string;
+  timeUs?: number;
+  sinceUs?: number;
+  ordinals: number[];
+  sizes?: number[];
+  stacks?: (string[] | null)[];
+  allocTimesUs?: number[];
+  shortLived?: number;
+}
+
+export interface PlannedPoll {
+  thread: number;
+  step: number;
+  allocs: { gap: number; size: number; stack: number }[];
+  shortLived: number;
+  /** Per live object of the thread: freed now or not (cycled over the live list). */
+  freeMask: boolean[];
+}
+
+export interface PlannedTrace {
+  threads: number;
+  /** Stack shapes: depth and which frame names they draw from. */
+  stackDepths: number[];
+  live: { thread: number; count: number }[];
+  polls: PlannedPoll[];
+}
+
+export const plannedTrace: fc.Arbitrary<PlannedTrace> = fc.record({
+  threads: fc.integer({ min: 1, max: 3 }),
+  stackDepths: fc.array(fc.oneof(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 200, max: 256 })), { minLength: 1, maxLength: 8 }),
+  live: fc.array(fc.record({ thread: fc.nat(2), count: fc.integer({ min: 1, max: 20 }) }), { maxLength: 3 }),
+  polls: fc.array(
+    fc.record({
+      thread: fc.nat(2),
+      step: fc.integer({ min: 0, max: 5_000_000 }),
+      allocs: fc.array(fc.record({ gap: fc.integer({ min: 1, max: 300 }), size: fc.oneof(fc.integer({ min: 1, max: 4096 }), fc.constant(0xffff_ffff), fc.nat({ max: 0xffff_ffff })), stack: fc.nat(9) }), { maxLength: 30 }),
+      shortLived: fc.nat(5),
+      freeMask: fc.array(fc.boolean(), { maxLength: 40 }),
+    }),
+    { maxLength: 25 },
+  ),
+});
+
+/** Feeds `plan` to `sink` (begin, live batches, then polls as the recorder sends them); returns what must read back. */
+export function feedPlan(plan: PlannedTrace, sink: HeapFileSink, startTimeUs: number, intervalBytes = 4096): PlainBatch[] {
+  const stacks = new HeapStacks();
+  for (let f = 0; f < 64; f++) stacks.callFrames.push({ functionName: `f${f}`, url: `file${f % 3}.js`, lineNumber: f, columnNumber: 2, scriptId: '0' });
+  const stackIds: number[] = [];
+  const names = (id: number): string[] | null => (id === NO_STACK ? null : stacks.callFramesOf(id).map((cf) => cf.functionName));
+  plan.stackDepths.forEach((depth, s) => {
+    let id = -1;
+    for (let d = 0; d < depth; d++) id = stacks.add(id, (s * 7 + d * 3) % 64);
+    stackIds.push(id);
+  });
+  const stackOf = (pick: number): number => (pick >= stackIds.length ? NO_STACK : stackIds[pick]!);
+  const expected: PlainBatch[] = [];
+  const live = new Map<number, { ordinal: number; size: number; stack: number }[]>();
+  const nextOrdinal = new Map<number, number>();
+  const threadId = (t: number): number => 1000 + t;
+  sink.begin({ intervalBytes });
+  for (const l of plan.live) {
+    const t = l.thread % plan.threads;
+    if (live.has(t)) continue;
+    const objects = Array.from({ length: l.count }, (_, i) => ({ ordinal: 10 + 3 * i, size: 16 * (i + 1), stack: stackOf(i % 10) }));
+    live.set(t, [...objects]);
+    nextOrdinal.set(t, 10 + 3 * l.count);
+    const allocTimesUs = objects.map((_, i) => startTimeUs - 1000 * (l.count - i));
+    const batch = { threadId: threadId(t), ordinals: Uint32Array.from(objects, (o) => o.ordinal), sizes: Uint32Array.from(objects, (o) => o.size), stackIds: Uint32Array.from(objects, (o) => o.stack), allocTimesUs: Float64Array.from(allocTimesUs), stacks };
+    sink.live(batch);
+    expected.push({ kind: 'live', threadId: String(threadId(t)), ordinals: objects.map((o) => o.ordinal), sizes: objects.map((o) => o.size), stacks: objects.map((o) => names(o.stack)), allocTimesUs });
+  }
+  let time = startTimeUs;
+  for (const p of plan.polls) {
+    const t = p.thread % plan.threads;
+    const since = time;
+    time += p.step;
+    const held = live.get(t) ?? [];
+    const freed = held.filter((_, i) => p.freeMask[i % Math.max(1, p.freeMask.length)] === true && p.freeMask.length > 0);
+    let ordinal = nextOrdinal.get(t) ?? 1;
+    const made = p.allocs.map((a) => ({ ordinal: (ordinal += a.gap), size: a.size, stack: stackOf(a.stack) }));
+    nextOrdinal.set(t, ordinal);
+    live.set(t, [...held.filter((o) => !freed.includes(o)), ...made]);
+    if (made.length > 0 || p.shortLived > 0) {
+      sink.allocations({ threadId: threadId(t), timeUs: time, sinceUs: since, ordinals: Uint32Array.from(made, (o) => o.ordinal), sizes: Uint32Array.from(made, (o) => o.size), stackIds: Uint32Array.from(made, (o) => o.stack), shortLived: p.shortLived, stacks });
+      expected.push({ kind: 'alloc', threadId: String(threadId(t)), timeUs: time, sinceUs: since, ordinals: made.map((o) => o.ordinal), sizes: made.map((o) => o.size), stacks: made.map((o) => names(o.stack)), shortLived: p.shortLived });
+    }
+    if (freed.length > 0) {
+      sink.frees({ threadId: threadId(t), timeUs: time, sinceUs: since, ordinals: Uint32Array.from(freed, (o) => o.ordinal) });
+      expected.push({ kind: 'free', threadId: String(threadId(t)), timeUs: time, sinceUs: since, ordinals: freed.map((o) => o.ordinal) });
+    }
+  }
+  return expected;
+}
+
+/** Every batch of a source, spelled out (stacks as function names, innermost first). */
+export function readBack(source: HeapTraceSource): PlainBatch[] {
+  const out: PlainBatch[] = [];
+  const names = (id: number): string[] | null => {
+    if (id === 0xffffffff) return null;
+    const list: string[] = [];
+    for (let s = id; s !== 0; s = source.stacks.parent(s)) list.push(source.frames[source.stacks.frame(s)]!.funcname);
+    return list;
+  };
+  for (const b of source.events()) {
+    const threadId = String(source.threads[b.thread]!.threadId);
+    if (b.kind === 'live') out.push({ kind: 'live', threadId, ordinals: [...b.ordinals], sizes: [...b.sizes], stacks: [...b.stackIds].map(names), allocTimesUs: [...b.allocTimesUs] });
+    else if (b.kind === 'alloc') out.push({ kind: 'alloc', threadId, timeUs: b.timeUs, sinceUs: b.sinceUs, ordinals: [...b.ordinals], sizes: [...b.sizes], stacks: [...b.stackIds].map(names), shortLived: b.shortLived });
+    else out.push({ kind: 'free', threadId, timeUs: b.timeUs, sinceUs: b.sinceUs, ordinals: [...b.ordinals] });
+  }
+  return out;
+}
