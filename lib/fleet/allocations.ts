@@ -12,7 +12,6 @@
  */
 import type { DuckDBValue } from '@duckdb/node-api';
 import {
-  heapFilesReadable,
   LiveSet,
   NO_HEAP_STACK,
   openHeapFile,
@@ -50,7 +49,7 @@ export class AllocationRows {
 
   /** Reads one file's heap events (none: 0 rows); returns the rows written. */
   addFile(file: string, profileId: bigint, processIdentity: string): number {
-    const trace = heapFilesReadable() ? openHeapFile(file) : null;
+    const trace = openHeapFile(file);
     if (trace === null) return 0;
     try {
       let p = this.processes.get(processIdentity);

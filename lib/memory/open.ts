@@ -4,7 +4,8 @@
  * earlier files left live). The file reader is lib/tachyon's openHeapTrace.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { openProfile } from '../formats/index';
+import { detectFormat, openProfile } from '../formats/index';
+import { readInputHead } from '../input';
 import {
   FrameTable,
   Remapper,
@@ -14,33 +15,19 @@ import {
   type ProfileSource,
   type ThreadRef,
 } from '../profile/index';
-import * as tachyon from '../tachyon/index';
+import { openHeapTrace } from '../tachyon/index';
 import { NO_HEAP_STACK, type HeapEventBatch, type HeapTraceMeta, type HeapTraceSource } from './trace';
 
-type OpenHeapTrace = (file: string) => HeapTraceSource | null;
-
-/** lib/tachyon's reader of a version-2 file's heap events (looked up so this folder builds before it exists). */
-function fileReader(): OpenHeapTrace {
-  const reader = (tachyon as { openHeapTrace?: OpenHeapTrace }).openHeapTrace;
-  if (typeof reader !== 'function')
-    throw new ProfpackError(
-      'this build of profpack cannot read heap events from files yet (lib/tachyon has no openHeapTrace)',
-      {
-        code: ErrorCode.V2_UNSUPPORTED,
-        expected: 'a profpack with heap files (format version 2)',
-      },
-    );
-  return reader;
-}
-
-/** Whether this build reads heap events from files (an export without it writes no allocations). */
-export function heapFilesReadable(): boolean {
-  return typeof (tachyon as { openHeapTrace?: OpenHeapTrace }).openHeapTrace === 'function';
-}
-
-/** The heap trace of one file, or null when the file holds no heap events. */
+/** The heap trace of one file, or null when it holds no heap events (lib/tachyon's reader; other formats have none). */
 export function openHeapFile(file: string): HeapTraceSource | null {
-  return fileReader()(file);
+  let format: string;
+  try {
+    format = detectFormat(readInputHead(file, 1 << 16));
+  } catch {
+    // Not a format profpack reads: it has no heap events; openProfile says what it is not.
+    return null;
+  }
+  return format === 'tachyon' ? openHeapTrace(file) : null;
 }
 
 /** The process a file's samples come from (the recorder's identity line), or the file itself when it says none. */
