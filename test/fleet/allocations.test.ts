@@ -106,10 +106,11 @@ describe('allocations table', () => {
     const stackIdOf = (_f: unknown, _s: unknown, sid: number) => BigInt(sid);
     const table = new AllocationRows({ appendRow: (r) => rows.push([...r]) }, stackIdOf);
     const [first, second] = rotate(handTrace(4096, leakAndGarbage(8), 0).trace, 4_500_000);
-    traces.set(path.resolve('first.tach'), () => first);
-    traces.set(path.resolve('second.tach'), () => second);
-    table.addFile('first.tach', 1n, 'process');
-    table.addFile('second.tach', 2n, 'process');
+    const [a, b] = [hostFile('rotated-1', 1), hostFile('rotated-2', 1)];
+    traces.set(a, () => first);
+    traces.set(b, () => second);
+    table.addFile(a, 1n, 'process');
+    table.addFile(b, 2n, 'process');
     table.finish();
     expect(rows).toHaveLength(11 * 8);
     // Garbage of second 4 is freed at 5 s, in the second file: its rows name that file.

@@ -75,12 +75,13 @@ describe.each([
     expect(names(inuse)).not.toContain('makeGarbage');
     const alloc = top(input, '--sample-type', 'alloc_space', '-n', '1');
     expect(names(alloc)).toEqual(['makeGarbage']);
-    // Scaled estimates against what the program did (~56 samples of the leak, ~560 of the garbage):
-    // the measured bias is 1.3-1.4× (docs/memory-queries.md), within these bounds.
+    // Scaled estimates against what the program did: ~56 samples of the leak (±4 sd of a Poisson count is
+    // ±53 %), ~560 of the garbage (±17 %), times the 1.3-1.4× measured so far (docs/memory-queries.md).
+    // Loose, but a scaling bug (unscaled sizes, the wrong interval) falls far outside.
     const leakRatio = inuse.rows[0]!.self / did.leakedBytes;
     const garbageRatio = alloc.rows[0]!.self / did.garbageBytes;
-    expect({ leakRatio, ok: leakRatio > 0.5 && leakRatio < 2 }).toMatchObject({ ok: true });
-    expect({ garbageRatio, ok: garbageRatio > 0.7 && garbageRatio < 1.8 }).toMatchObject({ ok: true });
+    expect({ leakRatio, ok: leakRatio > 0.4 && leakRatio < 2.5 }).toMatchObject({ ok: true });
+    expect({ garbageRatio, ok: garbageRatio > 0.6 && garbageRatio < 2 }).toMatchObject({ ok: true });
   });
 
   it('the leak is the first suspect: it grew steadily, and the garbage maker did not', () => {
