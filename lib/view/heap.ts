@@ -43,6 +43,8 @@ export interface HeapViewData extends ViewData {
 export interface HeapViewOptions {
   /** The moment the page opens on (default 'end'). */
   at?: HeapMoment;
+  /** The span the timeline covers, µs after the start (default the trace's meta.durationUs). */
+  spanUs?: number;
   maxBuckets?: number;
   mapFrame?: (frame: Frame) => Frame;
 }
@@ -52,8 +54,9 @@ export function buildHeapViewData(trace: HeapTraceSource, options: HeapViewOptio
   const interval = trace.meta.intervalBytes;
   const maxBuckets = options.maxBuckets ?? MAX_BUCKETS;
   // Whole ms per bucket, enough of them to cover the span.
-  const bucketUs = Math.max(1000, Math.ceil(trace.meta.durationUs / maxBuckets / 1000) * 1000);
-  const bucketCount = Math.max(1, Math.min(maxBuckets, Math.ceil((trace.meta.durationUs + 1) / bucketUs)));
+  const spanUs = options.spanUs ?? trace.meta.durationUs;
+  const bucketUs = Math.max(1000, Math.ceil(spanUs / maxBuckets / 1000) * 1000);
+  const bucketCount = Math.max(1, Math.min(maxBuckets, Math.ceil((spanUs + 1) / bucketUs)));
   const bucketOf = (us: number) => Math.max(0, Math.min(bucketCount - 1, Math.floor((us - startUs) / bucketUs)));
   const tree = new StackTree();
   const mapFrame = options.mapFrame ?? ((f: Frame) => f);
@@ -193,12 +196,22 @@ export function heapFlame(
         expected: 'a recording made with profpack record --heap',
       },
     );
+  // A file's stated duration may end before its last poll: the timeline spans the polls (one cheap pass first).
+  let lastUs = Number.NaN;
+  try {
+    for (const batch of trace.events()) if (batch.kind !== 'live') lastUs = batch.timeUs;
+  } finally {
+    trace.close?.();
+  }
+  const again = openHeapFiles(files)!;
+  const spanUs = Math.max(again.meta.durationUs, Number.isNaN(lastUs) ? 0 : lastUs - again.meta.startTimeUs);
   let page: { html: string; data: HeapViewData };
   try {
     const name = files.length === 1 ? path.basename(files[0]!) : `${files.length} files`;
-    page = renderHeapFlameHtml(trace, { ...options, title: options.title ?? `${name} — profpack heap flame graph` });
+    const title = options.title ?? `${name} — profpack heap flame graph`;
+    page = renderHeapFlameHtml(again, { spanUs, ...options, title });
   } finally {
-    trace.close?.();
+    again.close?.();
   }
   writeFileAtomic(output, page.html);
   const data = page.data;

@@ -217,7 +217,13 @@
     var peak = 1;
     for (var b = 0; b < data.bucketCount; b++) peak = Math.max(peak, heap.liveBytes[b]);
     svg.append('text').attr('x', 4).attr('y', 14).attr('class', 'lane-label').text('live (sampled, scaled)');
-    svg.append('text').attr('x', 4).attr('y', 30).attr('class', 'lane-label').text('peak ' + fmt(peak));
+    // The peak is the poll with the most sampled bytes (as `--at peak`); scaled, another bar may stand taller.
+    svg
+      .append('text')
+      .attr('x', 4)
+      .attr('y', 30)
+      .attr('class', 'lane-label')
+      .text('peak ' + fmt(heap.liveBytes[heap.peakBucket]));
     var g = svg.append('g').attr('transform', 'translate(' + labelW + ',0)');
     for (var k = 0; k < data.bucketCount; k++) {
       var h = ((laneH - 4) * heap.liveBytes[k]) / peak;
