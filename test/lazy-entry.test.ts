@@ -69,7 +69,7 @@ describe('lazy package entry', () => {
     expect(info.loaded.filter((f) => /^(view|fleet|record|query)\//.test(f))).toEqual([]);
     const help = run('--help');
     expect(help.status).toBe(0);
-    for (const name of ['info', 'dump', 'convert', 'top', 'record', 'downgrade', 'flame', 'diff', 'merge', 'export', 'sql', 'recover']) expect(help.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    for (const name of ['info', 'dump', 'convert', 'top', 'record', 'downgrade', 'flame', 'diff', 'merge', 'export', 'sql', 'recover', 'leaks']) expect(help.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
     rmSync(path.dirname(preload), { recursive: true, force: true });
   });
 });

@@ -61,4 +61,19 @@ SELECT sum(samples) AS samples, stack
 FROM counted JOIN named USING (stack_id)
 GROUP BY stack
 ORDER BY samples DESC, stack${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
+
+  /**
+   * Live bytes per allocation site (innermost frame) every `stepSeconds`, across every host: a sampled
+   * object counts at time t when it was first seen at or before t and gone after t (free_us NULL: never).
+   * `bytes` is what the object stands for (scaled as pprof scales heap samples), so sums are heap bytes.
+   */
+  liveBytesBySite: (stepSeconds = 60, limit = 10, step = Math.round(stepSeconds * 1e6)): string => `WITH span AS (
+  SELECT min(alloc_us) AS lo, greatest(max(alloc_us), max(free_us)) AS hi FROM allocations),
+grid AS (SELECT unnest(generate_series(lo, hi + ${step}, ${step})) AS t FROM span),
+site AS (SELECT stack_id, funcname, filename FROM stacks JOIN frames USING (frame_id) WHERE depth = 0)
+SELECT t AS time_us, funcname, filename, count(DISTINCT host) AS hosts, round(sum(bytes)) AS live_bytes
+FROM allocations JOIN profiles USING (profile_id) JOIN site USING (stack_id)
+  JOIN grid ON alloc_us <= t AND coalesce(free_us, 9223372036854775807) > t
+GROUP BY ALL
+ORDER BY time_us, live_bytes DESC, funcname, filename${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
 };

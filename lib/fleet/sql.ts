@@ -55,7 +55,11 @@ export async function openSqlQuery(sql: string, inputs: readonly string[], optio
     if (files.length > 0) await loadProfiles(c, files, options, 'loaded_');
     const sources = parquetDirs.length + (files.length > 0 ? 1 : 0);
     for (const name of TABLE_NAMES) {
-      const parquet = parquetDirs.map((d) => sqlLiteralPath(path.resolve(d, `${name}.parquet`)));
+      // An export from before the allocations table has none: it adds no rows.
+      const parquet = parquetDirs
+        .map((d) => path.resolve(d, `${name}.parquet`))
+        .filter((file) => existsSync(file))
+        .map(sqlLiteralPath);
       const union = parquet.length === 0 ? '' : ` UNION ALL BY NAME SELECT * FROM read_parquet([${parquet.join(', ')}])`;
       // Frames and stacks are content-addressed: two exports may both hold one; each must appear once.
       const distinct = sources > 1 && (name === 'frames' || name === 'stacks') ? 'DISTINCT ' : '';

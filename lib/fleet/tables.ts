@@ -7,6 +7,7 @@
  *   stacks(stack_id, depth, frame_id)                   depth 0 = innermost frame
  *   samples(profile_id, thread_id, timestamp_us, status, stack_id, value, type_values, label_set_id)
  *   labels(profile_id, label_set_id, key, str, num, unit)
+ *   allocations(profile_id, thread_id, stack_id, size, bytes, alloc_us, free_us)   heap objects (allocations.ts)
  *
  * A sample row is one record of the profile, whatever it weighs: `value` is
  * its value of the profile's default sample type and `type_values[type_index + 1]`
@@ -26,7 +27,17 @@ import { formatFromPath, openProfile } from '../formats/index';
 import { frameKey, type Frame } from '../profile/index';
 import type { DuckDBAppender, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB, runSql, type DuckDBConnection } from './duckdb';
-export const TABLE_NAMES = ['profiles', 'sample_types', 'frames', 'stacks', 'samples', 'labels'] as const;
+import { AllocationRows } from './allocations';
+import type { StackTable } from '../profile/index';
+export const TABLE_NAMES = [
+  'profiles',
+  'sample_types',
+  'frames',
+  'stacks',
+  'samples',
+  'labels',
+  'allocations',
+] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 
 /** Column definitions, in order; the documented schema. */
@@ -82,6 +93,15 @@ export const SCHEMA: Record<TableName, readonly [string, string][]> = {
     ['num', 'DOUBLE'],
     ['unit', 'VARCHAR'],
   ],
+  allocations: [
+    ['profile_id', 'BIGINT'],
+    ['thread_id', 'UBIGINT'],
+    ['stack_id', 'BIGINT'],
+    ['size', 'BIGINT'],
+    ['bytes', 'DOUBLE'],
+    ['alloc_us', 'BIGINT'],
+    ['free_us', 'BIGINT'],
+  ],
 };
 
 export interface LoadOptions {
@@ -93,6 +113,8 @@ export interface LoadOptions {
 export interface LoadResult {
   files: number;
   samples: number;
+  /** Rows of `allocations`: sampled heap objects of the files recorded with --heap. */
+  allocations: number;
   stacks: number;
   frames: number;
 }
@@ -158,8 +180,16 @@ class ChunkAppender {
 /** Streams each file's samples into the tables (one file open at a time); each distinct frame and stack is written once. */
 export async function loadProfiles(connection: DuckDBConnection, files: readonly string[], options: LoadOptions = {}, prefix = ''): Promise<LoadResult> {
   const tables = await Promise.all(TABLE_NAMES.map(async (name) => new ChunkAppender(await connection.createAppender(`${prefix}${name}`))));
-  const [profiles, sampleTypes, frames, stacks, samples, labels] = tables as [ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender, ChunkAppender];
-  const total: LoadResult = { files: files.length, samples: 0, stacks: 0, frames: 0 };
+  const [profiles, sampleTypes, frames, stacks, samples, labels, allocationTable] = tables as [
+    ChunkAppender,
+    ChunkAppender,
+    ChunkAppender,
+    ChunkAppender,
+    ChunkAppender,
+    ChunkAppender,
+    ChunkAppender,
+  ];
+  const total: LoadResult = { files: files.length, samples: 0, allocations: 0, stacks: 0, frames: 0 };
   const framesWritten = new Set<bigint>();
   const stacksWritten = new Set<bigint>();
   const frameIdOf = (fr: Frame): bigint => {
@@ -170,8 +200,26 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
     }
     return id;
   };
-  const row: DuckDBValue[] = new Array<DuckDBValue>(8);
   const stackRow: DuckDBValue[] = new Array<DuckDBValue>(3);
+  /** The content-addressed stack_id of a file's stack (`frameIds`: its frame index → frame_id), written once. */
+  const stackIdOf = (fileFrames: readonly Frame[], fileStacks: StackTable, sid: number, frameIds: bigint[]): bigint => {
+    const stack = fileStacks.toArray(sid);
+    const ids = new BigUint64Array(stack.length);
+    for (let d = 0; d < ids.length; d++) ids[d] = frameIds[stack[d]!] ??= frameIdOf(fileFrames[stack[d]!]!);
+    const stackId = id63(new Uint8Array(ids.buffer));
+    if (!stacksWritten.has(stackId)) {
+      stacksWritten.add(stackId);
+      stackRow[0] = stackId;
+      for (let d = 0; d < ids.length; d++) {
+        stackRow[1] = d;
+        stackRow[2] = ids[d]!;
+        stacks.appendRow(stackRow);
+      }
+    }
+    return stackId;
+  };
+  const allocations = new AllocationRows(allocationTable, stackIdOf);
+  const row: DuckDBValue[] = new Array<DuckDBValue>(8);
   const { listValue } = loadDuckDB();
   for (let f = 0; f < files.length; f++) {
     const file = files[f]!;
@@ -193,20 +241,8 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
           const sid = b.stack[i]!;
           let stackId = stackIds.get(sid);
           if (stackId === undefined) {
-            const stack = src.stacks.toArray(sid);
-            const ids = new BigUint64Array(stack.length);
-            for (let d = 0; d < ids.length; d++) ids[d] = frameIds[stack[d]!] ??= frameIdOf(src.frames[stack[d]!]!);
-            stackId = id63(new Uint8Array(ids.buffer));
+            stackId = stackIdOf(src.frames, src.stacks, sid, frameIds);
             stackIds.set(sid, stackId);
-            if (!stacksWritten.has(stackId)) {
-              stacksWritten.add(stackId);
-              stackRow[0] = stackId;
-              for (let d = 0; d < ids.length; d++) {
-                stackRow[1] = d;
-                stackRow[2] = ids[d]!;
-                stacks.appendRow(stackRow);
-              }
-            }
           }
           const labelSet = b.labels[i]!;
           if (labelSet !== 0 && !labelSetsWritten.has(labelSet)) {
@@ -237,6 +273,7 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
       const duration = end > start ? Number(end - start) / 1e6 : 0;
       profiles.appendRow([id, path.resolve(file), options.hostOf?.(file) ?? null, start, end, duration, src.meta.sampleIntervalUs, BigInt(count), threads.size]);
       total.samples += count;
+      total.allocations += allocations.addFile(file, id, src.meta.processIdentity ?? `file:${path.resolve(file)}`);
     } finally {
       src.close();
     }
@@ -246,6 +283,7 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
     // without this a synchronous pass kept every file's decoder (~3 MB each; 6 GB RSS at 1,000 files).
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
+  total.allocations += allocations.finish();
   for (const t of tables) t.close();
   total.stacks = stacksWritten.size;
   total.frames = framesWritten.size;

@@ -8,7 +8,7 @@
  */
 import { frameFromV8, type CpuProfileCallFrame } from '../v8/index';
 import { FrameTable, StackTable, ThreadTable, type Frame, type ThreadRef } from '../profile/index';
-import { NO_HEAP_STACK, type HeapEventBatch, type HeapTraceMeta, type HeapTraceSource } from './trace';
+import { NO_HEAP_STACK, type HeapEventBatch, type HeapTraceMeta, type HeapTraceSource } from '../profile/index';
 
 /** The recorder's stack tree, as much of it as the collector reads. */
 interface RecorderStacks {

@@ -7,5 +7,18 @@ export {
   type HeapFreeEvents,
   type HeapEventBatch,
   type HeapTraceSource,
-} from './trace';
+} from '../profile/index';
 export { HeapTraceCollector } from './collect';
+export { LiveSet } from './live-set';
+export { replayHeapTrace, type ReplayHandlers, type ReplaySummary } from './replay';
+export {
+  heapProfile,
+  parseHeapMoment,
+  HEAP_SAMPLE_TYPES,
+  HEAP_TYPE_NAMES,
+  type HeapMoment,
+  type HeapProfileOptions,
+  type HeapProfileInfo,
+} from './profile';
+export { leakSuspects, fitLine, formatLeakTable, type LeakSuspect, type LeakReport } from './leaks';
+export { openHeapFile, openHeapFiles, ConcatenatedHeapTrace } from './open';

@@ -17,3 +17,13 @@ export { ANONYMOUS, anonymousName, makeFrame, normalizeFrame, frameLabel, isEpoc
 export { gapsToNext, GapWeigher } from './gaps';
 export { Remapper, type ProfileTarget, type RemapOptions } from './remap';
 export { ThreadStatus } from './status';
+export {
+  NO_HEAP_STACK,
+  unsampledWeight,
+  type HeapTraceMeta,
+  type HeapLiveAtStart,
+  type HeapAllocEvents,
+  type HeapFreeEvents,
+  type HeapEventBatch,
+  type HeapTraceSource,
+} from './heap-trace';

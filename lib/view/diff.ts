@@ -158,28 +158,34 @@ export function diff(basePath: string, newPath: string, options: DiffFileOptions
   try {
     const next = openProfile(newPath);
     try {
-      const result = diffProfiles(base, next, options);
-      if (options.html === undefined) return result;
-      const all = options.limit === 0 ? result : diffProfiles(base, next, { ...options, limit: 0 });
-      const tree = diffTree(base, next, result.scale, sampleTypeName(result.sampleType));
-      const html = renderPage({
-        kind: 'diff',
-        title: options.title ?? `${basePath} → ${newPath} — profpack diff`,
-        summary: `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, result.sampleType.unit)}, ` +
-`new ${formatValue(result.newTotal, result.sampleType.unit)}` +
-`${result.normalized ? `; base scaled ×${result.scale.toFixed(3)}` : ''}; widths are the new profile's`,
-        legend: '<span style="background:rgb(235,35,35);color:#fff">grew</span>' +
-'<span style="background:rgb(35,35,235);color:#fff">shrank</span>' +
-'<span style="background:rgb(225,225,225)">unchanged</span>',
-        columns: ['Δself', result.normalized ? 'base self (scaled)' : 'base self', 'new self', 'Δtotal', 'function', 'file'],
-        data: { kind: 'diff', normalized: result.normalized, unit: result.sampleType.unit, tree, rows: all.rows.slice(0, 200) },
-      });
-      writeFileAtomic(options.html, html);
-      return { ...result, html: options.html, bytes: statSync(options.html).size };
+      const title = options.title ?? `${basePath} → ${newPath} — profpack diff`;
+      return diffSources(base, next, { ...options, title });
     } finally {
       next.close();
     }
   } finally {
     base.close();
   }
+}
+
+/** Diffs two profiles already open (heap profiles of two moments, say); writes the page when `html` is given. */
+export function diffSources(
+  base: ProfileSource,
+  next: ProfileSource,
+  options: DiffFileOptions = {},
+): DiffResult & { html?: string; bytes?: number } {
+  const result = diffProfiles(base, next, options);
+  if (options.html === undefined) return result;
+  const all = options.limit === 0 ? result : diffProfiles(base, next, { ...options, limit: 0 });
+  const tree = diffTree(base, next, result.scale, sampleTypeName(result.sampleType));
+  const html = renderPage({
+    kind: 'diff',
+    title: options.title ?? 'profpack diff',
+    summary: `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, result.sampleType.unit)}, new ${formatValue(result.newTotal, result.sampleType.unit)}${result.normalized ? `; base scaled ×${result.scale.toFixed(3)}` : ''}; widths are the new profile's`,
+    legend: '<span style="background:rgb(235,35,35);color:#fff">grew</span><span style="background:rgb(35,35,235);color:#fff">shrank</span><span style="background:rgb(225,225,225)">unchanged</span>',
+    columns: ['Δself', result.normalized ? 'base self (scaled)' : 'base self', 'new self', 'Δtotal', 'function', 'file'],
+    data: { kind: 'diff', normalized: result.normalized, unit: result.sampleType.unit, tree, rows: all.rows.slice(0, 200) },
+  });
+  writeFileAtomic(options.html, html);
+  return { ...result, html: options.html, bytes: statSync(options.html).size };
 }

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CpuProfile } from '../../lib/formats/v8';
-import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/trace';
+import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/index';
 import { encodeHeapFrame, HeapStackNumbers, NO_STACK, type SamplingHeapNode } from '../../lib/record/heap/index';
 import { RecordingHost } from '../../lib/record/host';
 import { openHeapTrace, ProfileReader } from '../../lib/tachyon/index';

@@ -1,7 +1,7 @@
 /** Heap traces for the heap section's tests: random polls fed to a file's heap sink, and what must read back. */
 import fc from 'fast-check';
 import { HeapStacks, NO_STACK } from '../../lib/record/heap/events';
-import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/trace';
+import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/index';
 import type { HeapFileSink } from '../../lib/tachyon/index';
 
 /** One event batch with stacks spelled as function names (innermost first), comparable across tables. */

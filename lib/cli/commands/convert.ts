@@ -1,6 +1,20 @@
 /** `profpack convert IN --to FORMAT -o OUT` */
 import { Command, Option } from 'commander';
-import { convert, DEFAULT_MAX_SAMPLES, FORMAT_NAMES, isFormatName, type FormatName } from '../../formats/index';
+import { statSync } from 'node:fs';
+import {
+  convert,
+  DEFAULT_MAX_SAMPLES,
+  FORMAT_NAMES,
+  formatFromPath,
+  isFormatName,
+  writeProfile,
+  type FormatName,
+} from '../../formats/index';
+import { heapProfile } from '../../memory/index';
+import { refuseInputAsOutput } from '../../output-file';
+import { sampleTypeName } from '../../profile/index';
+import { withMappedFrames } from '../../sourcemap/index';
+import { heapInfoLine, heapMoment, openHeapInputs, wantsHeap } from '../heap-input';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
 import { progressBar } from '../progress';
@@ -20,6 +34,8 @@ interface ConvertFlags {
   quiet?: boolean;
   maxSamples?: string;
   sourceMaps?: string;
+  heap?: boolean;
+  at?: string;
 }
 
 function formatOption(value: string | undefined, flag: string): FormatName | undefined {
@@ -46,9 +62,19 @@ export function registerConvert(program: Command): Command {
     .option('-q, --quiet', 'no summary line')
     .option('--source-maps <dir>', 'write frames of compiled scripts at their source (the scripts and their maps are under DIR)')
     .option('--max-samples <n>', `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`)
+    .option(
+      '--heap',
+      'a heap recording as a heap profile: alloc_objects, alloc_space, inuse_objects, inuse_space ' +
+        '(pprof: all four; .heapprofile and speedscope: --sample-type, default inuse_space)',
+    )
+    .option(
+      '--at <moment>',
+      'heap: in use at MS after the start, at the peak, or at the end (peak | end | MS; default end); implies --heap',
+    )
     .action(
       action((input: string, flags: ConvertFlags, command: Command) => {
         flags.output = outputPath(command);
+        if (wantsHeap(flags, [input])) return convertHeap(input, flags);
         const size = inputSize(input);
         const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
         const summary = convert(input, flags.output, {
@@ -72,4 +98,39 @@ export function registerConvert(program: Command): Command {
         }
       }),
     );
+}
+
+/** A heap recording's heap profile (one record per stack: never large) written in any format that writes. */
+function convertHeap(input: string, flags: ConvertFlags): void {
+  const to = formatOption(flags.to, '--to') ?? formatFromPath(flags.output);
+  if (to === undefined)
+    throw new ProfpackError(`cannot tell the output format from "${flags.output}"; pass --to`, {
+      code: ErrorCode.CONVERT_UNKNOWN_FORMAT,
+      expected: FORMAT_NAMES.join(' | '),
+    });
+  refuseInputAsOutput(flags.output, [input]);
+  const trace = openHeapInputs([input]);
+  let built: ReturnType<typeof heapProfile>;
+  try {
+    built = heapProfile(trace, { at: heapMoment(flags.at) });
+  } finally {
+    trace.close?.();
+  }
+  const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
+  writeProfile(withMappedFrames(built.profile, maps?.mapFrame), flags.output, to, {
+    compression: flags.compression,
+    version: flags.tachyonVersion === '2' ? 2 : 1,
+    aggregate: flags.aggregate === true,
+    thread: flags.thread,
+    sampleType: flags.sampleType ?? (to === 'tachyon' ? undefined : 'inuse_space'),
+    onWarning: (message) => process.stderr.write(`profpack: warning: ${message}\n`),
+  });
+  for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
+  if (flags.quiet !== true) {
+    const types = built.profile.meta.sampleTypes.map(sampleTypeName).join(', ');
+    const bytes = statSync(flags.output).size.toLocaleString('en');
+    const stacks = built.profile.sampleCount;
+    const what = `${stacks} stacks (${types}); ${heapInfoLine(built.info)}`;
+    process.stderr.write(`${input} (heap) → ${flags.output} (${to}, ${bytes} bytes), ${what}\n`);
+  }
 }

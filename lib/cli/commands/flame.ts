@@ -1,8 +1,18 @@
 /** `profpack flame FILES…|DIR -o flame.html`: a self-contained flame graph and timeline page. */
 import { Command } from 'commander';
-import { flame } from '../../view/index';
+import { flame, heapFlame } from '../../view/index';
+import { heapMoment } from '../heap-input';
 import { SourceMapper } from '../../sourcemap/index';
 import { action } from '../errors';
+
+interface FlameFlags {
+  output: string;
+  title?: string;
+  sourceMaps?: string;
+  sampleType?: string;
+  heap?: boolean;
+  at?: string;
+}
 
 export function registerFlame(program: Command): Command {
   return program
@@ -13,10 +23,22 @@ export function registerFlame(program: Command): Command {
     .option('--title <text>', 'page title')
     .option('--source-maps <dir>', 'show frames of compiled scripts at their source (the scripts and their maps are under DIR)')
     .option('--sample-type <name>', 'the value shown (type or type/unit, e.g. inuse_space; default: the profile\'s default type)')
+    .option(
+      '--heap',
+      'a heap recording: live bytes (at the end, or --at), over a timeline of the sampled live bytes; ' +
+        'a dragged window shows the allocations made in it still live at its end',
+    )
+    .option(
+      '--at <moment>',
+      'heap: the moment the page opens on (peak | end | MS after the start; default end); implies --heap',
+    )
     .action(
-      action((files: string[], flags: { output: string; title?: string; sourceMaps?: string; sampleType?: string }) => {
+      action((files: string[], flags: FlameFlags) => {
         const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
-        const s = flame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame, sampleType: flags.sampleType });
+        const heap = flags.heap === true || flags.at !== undefined;
+        const s = heap
+          ? heapFlame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame, at: heapMoment(flags.at) })
+          : flame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame, sampleType: flags.sampleType });
         for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
         process.stdout.write(`${s.output}: ${s.samples} samples, ${s.threads} thread(s), ${s.nodes} stack nodes, ${s.buckets} time buckets, ${s.bytes} bytes\n`);
       }),

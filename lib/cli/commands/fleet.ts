@@ -36,7 +36,7 @@ export function registerMerge(program: Command): Command {
 export function registerExport(program: Command): Command {
   return program
     .command('export')
-    .description('write profiles as Parquet tables (profiles, frames, stacks, samples) through DuckDB')
+    .description('write profiles as Parquet tables (profiles, frames, stacks, samples, allocations…) via DuckDB')
     .argument('<inputs...>', 'profile files or directories of them')
     .addOption(new Option('--to <format>', 'output format').choices(['parquet']).default('parquet'))
     .option('-o, --output <dir>', 'directory for the .parquet files')
@@ -59,7 +59,7 @@ const DEFAULT_TEXT_LIMIT = 1000;
 export function registerSql(program: Command): Command {
   return program
     .command('sql')
-    .description('run SQL over profiles: tables profiles, frames, stacks, samples (docs/fleet.md)')
+    .description('run SQL over profiles: tables profiles, frames, stacks, samples, allocations … (docs/fleet.md)')
     .argument('<query>', 'the SQL')
     .argument('<inputs...>', 'profile files, directories of them, or directories written by export')
     .option('--json', 'rows as JSON objects (streamed: every row)')

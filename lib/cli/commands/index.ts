@@ -7,6 +7,7 @@ export { registerDump } from './dump';
 export { registerExport, registerMerge, registerSql } from './fleet';
 export { registerFlame } from './flame';
 export { registerInfo, infoLines } from './info';
+export { registerLeaks } from './leaks';
 export { registerRecord } from './record';
 export { registerRecover } from './recover';
 export { registerTop } from './top';

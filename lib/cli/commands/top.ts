@@ -4,7 +4,9 @@ import { openProfile } from '../../formats/index';
 import { listProfileFiles, openProfiles } from '../../fleet/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
-import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../query/index';
+import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy, type AggregateOptions } from '../../query/index';
+import { heapProfile } from '../../memory/index';
+import { heapInfoLine, heapMoment, openHeapInputs, wantsHeap } from '../heap-input';
 import { progressBar } from '../progress';
 import { SourceMapper, withMappedFrames } from '../../sourcemap/index';
 import { action } from '../errors';
@@ -21,6 +23,8 @@ interface TopFlags {
   json?: boolean;
   sampleType?: string;
   sourceMaps?: string;
+  at?: string;
+  heap?: boolean;
 }
 
 function number(value: string | undefined, flag: string): number | undefined {
@@ -46,9 +50,20 @@ export function registerTop(program: Command): Command {
     .option('--json', 'JSON output')
     .option('--source-maps <dir>', 'read frames of compiled scripts at their source (the scripts and their maps are under DIR)')
     .option('--sample-type <name>', 'the sample type to sum (type or type/unit, e.g. alloc_space; default: the profile\'s default type, else the first)')
+    .option(
+      '--heap',
+      "a heap recording's allocations (alloc_objects, alloc_space) and what was in use " +
+        '(inuse_objects, inuse_space: the default); implied by --at and by those sample types',
+    )
+    .option(
+      '--at <moment>',
+      'heap: in use at MS after the start, at the peak of sampled live bytes, or at the end ' +
+        '(peak | end | MS; default end); --from/--to choose the allocations counted',
+    )
     .action(
       action((inputs: string[], flags: TopFlags) => {
         if (flags.self === true && flags.total === true) throw new ProfpackError('--self and --total exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
+        if (wantsHeap(flags, inputs)) return topHeap(inputs, flags);
         const files = listProfileFiles(inputs);
         // One file as before; many as one stream (--from/--to then count from the earliest file's start).
         const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
@@ -72,4 +87,32 @@ export function registerTop(program: Command): Command {
         }
       }),
     );
+}
+
+/** `top` of a heap recording: its heap profile for the window and moment asked, through the same aggregate(). */
+function topHeap(inputs: string[], flags: TopFlags): void {
+  const at = heapMoment(flags.at);
+  const trace = openHeapInputs(inputs);
+  let built: ReturnType<typeof heapProfile>;
+  try {
+    built = heapProfile(trace, { fromMs: number(flags.from, '--from'), toMs: number(flags.to, '--to'), at });
+  } finally {
+    trace.close?.();
+  }
+  const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
+  const options: AggregateOptions = {
+    by: flags.by,
+    sort: flags.total === true ? 'total' : 'self',
+    thread: flags.thread,
+    status: flags.status,
+    limit: number(flags.n, '-n'),
+    sampleType: flags.sampleType ?? 'inuse_space',
+  };
+  const result = aggregate(withMappedFrames(built.profile, maps?.mapFrame), options);
+  process.stdout.write(
+    flags.json === true
+      ? `${JSON.stringify({ ...result, heap: built.info }, null, 2)}\n`
+      : `${formatTable(result)}\n${heapInfoLine(built.info)}\n`,
+  );
+  for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
 }

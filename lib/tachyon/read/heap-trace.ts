@@ -1,13 +1,13 @@
 /**
  * openHeapTrace: a version-2 file's heap section (docs/format-v2.md §9) as a
- * HeapTraceSource (lib/memory/trace.ts), the interface the heap questions
+ * HeapTraceSource (lib/profile/heap-trace.ts), the interface the heap questions
  * read. The section is decoded one chunk at a time while events() is
  * iterated, never whole; stacks go into the model's StackTable as they are
  * met, over the file's frame table (CPU and heap stacks share its frames).
  */
 import { ErrorCode } from '../../errors';
 import { readInputFile } from '../../input';
-import type { HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../memory/index';
+import type { HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../profile/index';
 // Not lib/profile/index: lib/profile/frames imports lib/tachyon, and this file loads with it.
 import { StackTable, ThreadTable, type Frame, type ThreadRef } from '../../profile/index';
 import { FORMAT_VERSION, MAGIC } from '../format';

@@ -24,7 +24,7 @@ import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v
 import { replayNodesV1, replayNodesV2, type NodeReplay, type NodeVisitor } from './nodes';
 import type { ModelSection, HeapTotals } from '../v2/index';
 import { heapTotalsOf, heapTraceOf } from './heap-trace';
-import type { HeapTraceSource } from '../../memory/index';
+import type { HeapTraceSource } from '../../profile/index';
 
 export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, TypedCollector, ReplayOptions, ReplayStats } from './types';
 

@@ -114,7 +114,12 @@
     chart.setLabelHandler(function (d) {
       return d.data.name + (where(d) ? '  ' + where(d) : '') + '  ·  total ' + fmt(d.data.value) + ' (' + pct(d.data.value, rootTotal) + ')  ·  self ' + fmt(d.data.self) + ' (' + pct(d.data.self, rootTotal) + ')';
     });
+    var heap = data.heap || null;
     var state = { b0: 0, b1: data.bucketCount, thread: null, mask: 7 };
+    if (heap) {
+      state.b0 = heap.initial.b0;
+      state.b1 = heap.initial.b1;
+    }
     page.state = state;
 
     var select = $('thread');
@@ -141,7 +146,8 @@
       });
     });
 
-    drawTimeline(state);
+    if (heap) drawHeapTimeline(state);
+    else drawTimeline(state);
     var first = true;
 
     function render() {
@@ -160,12 +166,108 @@
       w.dataset.fromMs = String(from);
       w.dataset.toMs = String(to);
       w.dataset.samples = String(sel.samples);
-      w.textContent = 'window ' + from + ' – ' + to + ' ms after the start' + (state.thread ? ', thread ' + state.thread : '') + ': ' + what(sel.samples);
+      var span = from + ' – ' + to + ' ms after the start' + (state.thread ? ', thread ' + state.thread : '');
+      w.textContent = heap
+        ? 'allocations made ' + span + ', still live at ' + to + ' ms: ' + fmt(sel.samples)
+        : 'window ' + span + ': ' + what(sel.samples);
       fillTable(view.functionRows(data, sel), sel.samples);
       if ($('search').value) chart.search($('search').value);
     }
     page.render = render;
     render();
+  }
+
+  /**
+   * A heap page's timeline: the sampled live bytes per bucket, one lane. A
+   * dragged window selects the allocations made in it still live at its end;
+   * the buttons select everything live at the peak or at the end.
+   */
+  function drawHeapTimeline(state) {
+    var heap = data.heap;
+    document.querySelectorAll('.status').forEach(function (el) {
+      el.style.display = 'none';
+    });
+    var hint = document.querySelector('#timeline-box .hint');
+    if (hint) hint.textContent = 'drag a window: the allocations made in it that are still live at its end';
+    var controls = document.querySelector('#timeline-box .controls');
+    var moments = [
+      ['live at the peak', 0, heap.peakBucket + 1, 'at-peak'],
+      ['live at the end', 0, data.bucketCount, 'at-end'],
+    ];
+    moments.forEach(function (b) {
+      var button = document.createElement('button');
+      button.type = 'button';
+      button.id = b[3];
+      button.textContent = b[0];
+      button.addEventListener('click', function () {
+        state.b0 = b[1];
+        state.b1 = b[2];
+        moveBrush();
+        page.render();
+      });
+      controls.appendChild(button);
+    });
+    var labelW = 150;
+    var W = chartWidth;
+    var plotW = W - labelW;
+    var laneH = 120;
+    var svg = d3.select('#timeline').attr('width', W).attr('height', laneH + 20);
+    var n = Math.max(1, data.bucketCount);
+    var bw = plotW / n;
+    var peak = 1;
+    for (var b = 0; b < data.bucketCount; b++) peak = Math.max(peak, heap.liveBytes[b]);
+    svg.append('text').attr('x', 4).attr('y', 14).attr('class', 'lane-label').text('live (sampled, scaled)');
+    // The peak is the poll with the most sampled bytes (as `--at peak`); scaled, another bar may stand taller.
+    svg
+      .append('text')
+      .attr('x', 4)
+      .attr('y', 30)
+      .attr('class', 'lane-label')
+      .text('peak ' + fmt(heap.liveBytes[heap.peakBucket]));
+    var g = svg.append('g').attr('transform', 'translate(' + labelW + ',0)');
+    for (var k = 0; k < data.bucketCount; k++) {
+      var h = ((laneH - 4) * heap.liveBytes[k]) / peak;
+      g.append('rect')
+        .attr('class', 'live')
+        .attr('x', k * bw)
+        .attr('y', laneH - 2 - h)
+        .attr('width', Math.max(bw - 0.5, 0.5))
+        .attr('height', h)
+        .attr('fill', k === heap.peakBucket ? '#c0392b' : '#5b8def');
+    }
+    var axis = d3
+      .scaleLinear()
+      .domain([view.bucketMs(data, 0), view.bucketMs(data, data.bucketCount)])
+      .range([0, plotW]);
+    svg
+      .append('g')
+      .attr('transform', 'translate(' + labelW + ',' + laneH + ')')
+      .call(d3.axisBottom(axis).ticks(8).tickFormat(function (ms) {
+        return ms + ' ms';
+      }));
+    var brush = d3
+      .brushX()
+      .extent([
+        [0, 0],
+        [plotW, laneH],
+      ])
+      .on('end', function (event) {
+        if (!event.sourceEvent) return;
+        if (!event.selection) {
+          state.b0 = 0;
+          state.b1 = data.bucketCount;
+        } else {
+          state.b0 = Math.max(0, Math.floor(event.selection[0] / bw));
+          state.b1 = Math.min(data.bucketCount, Math.max(state.b0 + 1, Math.ceil(event.selection[1] / bw)));
+          d3.select(this).call(brush.move, [state.b0 * bw, state.b1 * bw]);
+        }
+        page.render();
+      });
+    var brushG = svg.append('g').attr('id', 'brush').attr('transform', 'translate(' + labelW + ',0)').call(brush);
+    function moveBrush() {
+      brushG.call(brush.move, state.b0 === 0 && state.b1 === data.bucketCount ? null : [state.b0 * bw, state.b1 * bw]);
+    }
+    moveBrush();
   }
 
   function fillTable(rows, samples) {

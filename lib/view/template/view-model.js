@@ -35,7 +35,8 @@
   /**
    * Samples of buckets [b0, b1), of one thread (`thread` key, or null for all)
    * and of the status classes in `classMask` (bit 0 on-CPU, 1 GC, 2 idle):
-   * per-node self and total counts.
+   * per-node self and total counts. A heap page's entries are allocations:
+   * only those still live at the window's end (freed in bucket b1 or later) count.
    */
   function selectRange(data, b0, b1, thread, classMask) {
     var mask = classMask === undefined ? ALL_CLASSES : classMask;
@@ -46,7 +47,9 @@
     var lo = Math.max(0, Math.min(b0, data.bucketCount));
     var hi = Math.max(lo, Math.min(b1, data.bucketCount));
     var end = data.entryOffsets[hi];
+    var freed = data.heap ? data.heap.entryFree : null;
     for (var i = data.entryOffsets[lo]; i < end; i++) {
+      if (freed !== null && freed[i] < hi) continue;
       var key = data.entryKey[i];
       var node = Math.floor(key / CLASSES);
       if ((mask & (1 << (key - node * CLASSES))) === 0) continue;

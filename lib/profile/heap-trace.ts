@@ -6,10 +6,14 @@
  * heap questions (what was allocated in a window, what was live at a moment,
  * leak suspects, the heap flame graph, pprof/.heapprofile out, Parquet).
  *
+ * Part of the model so that lib/tachyon (which reads it from files) and
+ * lib/memory (which asks it questions) both depend on it, not on each other.
+ *
  * Events arrive in batches of typed columns, never one object per event:
  * a poll of a big heap holds thousands of them.
  */
-import type { Frame, StackTable, ThreadRef } from '../profile/index';
+import type { StackTable } from './stack-table';
+import type { Frame, ThreadRef } from './types';
 
 /** A stack id for an object V8 named no allocation stack for. */
 export const NO_HEAP_STACK = 0xffffffff;

@@ -1,0 +1,44 @@
+/** `profpack leaks FILE|DIR`: allocation sites ranked by what they still hold and how steadily it grew. */
+import { Command } from 'commander';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { formatLeakTable, leakSuspects, type LeakReport } from '../../memory/index';
+import { formatValue } from '../../profile/index';
+import { openHeapInputs } from '../heap-input';
+import { action } from '../errors';
+
+export function registerLeaks(program: Command): Command {
+  return program
+    .command('leaks')
+    .description(
+      'leak suspects of a heap recording: allocation sites by the sampled bytes they still hold at the end ' +
+        'and how steadily those grew (bytes/min, R² of a fitted line), with the evidence per site',
+    )
+    .argument('<files...>', 'a heap recording (profpack record --heap), or the rotated files of one (a directory)')
+    .option('-n <rows>', 'suspects to show (0 = all)', '20')
+    .option(
+      '--json',
+      'JSON output: { suspects: [{ funcname, filename, lineno, liveBytes, growthBytesPerMin, fit, … }], … }',
+    )
+    .action(
+      action((inputs: string[], flags: { n: string; json?: boolean }) => {
+        const limit = Number(flags.n);
+        if (!Number.isInteger(limit) || limit < 0)
+          throw new ProfpackError(`-n must be a whole number, not "${flags.n}"`, {
+            code: ErrorCode.INVALID_ARGUMENT,
+            expected: 'a whole number',
+          });
+        const trace = openHeapInputs(inputs);
+        let report: LeakReport;
+        try {
+          report = leakSuspects(trace, { limit });
+        } finally {
+          trace.close?.();
+        }
+        process.stdout.write(
+          flags.json === true
+            ? `${JSON.stringify(report, null, 2)}\n`
+            : `${formatLeakTable(report, (v) => formatValue(v, 'bytes'))}\n`,
+        );
+      }),
+    );
+}

@@ -1,0 +1,70 @@
+/** The heap side of the CLI's file inputs: --heap/--at/heap sample types, and the heap trace of FILE|DIR. */
+import { ErrorCode, ProfpackError } from '../errors';
+import { listProfileFiles } from '../fleet/index';
+import { openProfile } from '../formats/index';
+import {
+  HEAP_TYPE_NAMES,
+  openHeapFiles,
+  parseHeapMoment,
+  type HeapMoment,
+  type HeapProfileInfo,
+  type HeapTraceSource,
+} from '../memory/index';
+import { formatValue } from '../profile/index';
+
+/**
+ * Whether a command asks a recording's heap events: --heap, --at, or a heap
+ * sample type the profile itself does not have (a Go or .heapprofile heap
+ * profile has its own, and is read as it is).
+ */
+export function wantsHeap(
+  flags: { heap?: boolean; at?: unknown; sampleType?: string },
+  inputs: readonly string[],
+): boolean {
+  if (flags.heap === true || flags.at !== undefined) return true;
+  const type = flags.sampleType?.split('/')[0];
+  if (type === undefined || !HEAP_TYPE_NAMES.includes(type)) return false;
+  const profile = openProfile(listProfileFiles(inputs)[0]!);
+  try {
+    return !profile.meta.sampleTypes.some((t) => t.type === type);
+  } finally {
+    profile.close();
+  }
+}
+
+export function heapMoment(text: string | undefined): HeapMoment | undefined {
+  return text === undefined ? undefined : parseHeapMoment(text);
+}
+
+/** The heap trace of the inputs (files, directories); refuses inputs with no heap events. */
+export function openHeapInputs(inputs: readonly string[]): HeapTraceSource {
+  const files = listProfileFiles(inputs);
+  const trace = openHeapFiles(files);
+  if (trace === null)
+    throw new ProfpackError(
+      `${files.length === 1 ? files[0] : `these ${files.length} files`}: no heap events (record with --heap)`,
+      {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: 'a recording made with profpack record --heap',
+      },
+    );
+  return trace;
+}
+
+/** What a heap answer stands on, one line. */
+export function heapInfoLine(info: HeapProfileInfo): string {
+  const b = (v: number) => formatValue(v, 'bytes');
+  const at = info.at === 'peak' ? 'the peak' : info.at === 'end' ? 'the end' : 'a moment';
+  const parts = [
+    `in use at ${at} (${info.atMs.toLocaleString('en')} ms); ` +
+      `peak of sampled live bytes ${b(info.peakSampledBytes)} at ${info.peakMs.toLocaleString('en')} ms, ` +
+      `${b(info.endSampledBytes)} at the end`,
+    `${info.polls} polls, ${info.allocations} sampled allocations, ${info.frees} frees`,
+  ];
+  if (info.shortLived > 0)
+    parts.push(
+      `${info.shortLived} sampled objects born and freed between two polls ` +
+        `(~${b(info.shortLivedBytesEstimate)}) have no stack and are in no row`,
+    );
+  return parts.join('; ');
+}

@@ -1,0 +1,129 @@
+/**
+ * Heap recordings from files: one file, or the rotated files of one process
+ * read as one trace (a later file's live-at-start objects are the ones the
+ * earlier files left live). The file reader is lib/tachyon's openHeapTrace.
+ */
+import { ErrorCode, ProfpackError } from '../errors';
+import { detectFormat, openProfile } from '../formats/index';
+import { readInputHead } from '../input';
+import {
+  FrameTable,
+  Remapper,
+  StackTable,
+  ThreadTable,
+  type Frame,
+  type ProfileSource,
+  type ThreadRef,
+} from '../profile/index';
+import { openHeapTrace } from '../tachyon/index';
+import { NO_HEAP_STACK, type HeapEventBatch, type HeapTraceMeta, type HeapTraceSource } from '../profile/index';
+
+/** The heap trace of one file, or null when it holds no heap events (lib/tachyon's reader; other formats have none). */
+export function openHeapFile(file: string): HeapTraceSource | null {
+  let format: string;
+  try {
+    format = detectFormat(readInputHead(file, 1 << 16));
+  } catch {
+    // Not a format profpack reads: it has no heap events; openProfile says what it is not.
+    return null;
+  }
+  return format === 'tachyon' ? openHeapTrace(file) : null;
+}
+
+/** The process a file's samples come from (the recorder's identity line), or the file itself when it says none. */
+function processOf(file: string): string {
+  const profile = openProfile(file);
+  try {
+    return profile.meta.processIdentity ?? `file:${file}`;
+  } finally {
+    profile.close();
+  }
+}
+
+/**
+ * The heap trace of `files` (already listed and sorted by path: rotated files
+ * sort by their start), or null when none holds heap events. Files of more
+ * than one process are refused: one process's objects are one live set.
+ */
+export function openHeapFiles(files: readonly string[]): HeapTraceSource | null {
+  if (files.length === 1) return openHeapFile(files[0]!);
+  const opened: { file: string; trace: HeapTraceSource }[] = [];
+  for (const file of files) {
+    const trace = openHeapFile(file);
+    if (trace !== null) opened.push({ file, trace });
+  }
+  if (opened.length === 0) return null;
+  if (opened.length === 1) return opened[0]!.trace;
+  const processes = new Set(opened.map((o) => processOf(o.file)));
+  if (processes.size > 1) {
+    for (const o of opened) o.trace.close?.();
+    throw new ProfpackError(
+      `heap questions read one process's recording (its rotated files); ` +
+        `these ${opened.length} files come from ${processes.size} processes`,
+      {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected:
+          'one file, or the rotated files of one process ' +
+          "(`profpack export` puts many processes' allocations in one table)",
+      },
+    );
+  }
+  opened.sort((a, b) => a.trace.meta.startTimeUs - b.trace.meta.startTimeUs);
+  return new ConcatenatedHeapTrace(opened.map((o) => o.trace));
+}
+
+/** Traces one after another over one set of tables; threads are the same threads (one process). */
+export class ConcatenatedHeapTrace implements HeapTraceSource {
+  readonly stacks = new StackTable();
+  private readonly frameTable = new FrameTable();
+  private readonly threadTable = new ThreadTable();
+
+  constructor(private readonly parts: readonly HeapTraceSource[]) {}
+
+  get frames(): readonly Frame[] {
+    return this.frameTable.list;
+  }
+
+  get threads(): readonly ThreadRef[] {
+    return this.threadTable.list;
+  }
+
+  get meta(): HeapTraceMeta {
+    const first = this.parts[0]!.meta;
+    const last = this.parts[this.parts.length - 1]!.meta;
+    return {
+      intervalBytes: first.intervalBytes,
+      startTimeUs: first.startTimeUs,
+      durationUs: last.startTimeUs + last.durationUs - first.startTimeUs,
+    };
+  }
+
+  *events(): Iterable<HeapEventBatch> {
+    const target = {
+      stacks: this.stacks,
+      internFrame: (f: Frame) => this.frameTable.intern(f),
+      internThread: (id: bigint, interpreter?: number, name?: string) => this.threadTable.intern(id, interpreter, name),
+      internLabels: () => 0,
+    };
+    for (const part of this.parts) {
+      const tables = {
+        frames: part.frames,
+        stacks: part.stacks,
+        threads: part.threads,
+        labelSets: [[]],
+      } as unknown as ProfileSource;
+      const remap = new Remapper(tables, target, 0);
+      const stackIds = (ids: Uint32Array): Uint32Array =>
+        ids.map((id) => (id === NO_HEAP_STACK ? id : remap.stack(id)));
+      for (const batch of part.events()) {
+        const thread = remap.thread(batch.thread);
+        if (batch.kind === 'free') yield { ...batch, thread };
+        else yield { ...batch, thread, stackIds: stackIds(batch.stackIds) };
+      }
+    }
+  }
+
+  close(): void {
+    for (const part of this.parts) part.close?.();
+  }
+}
