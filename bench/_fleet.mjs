@@ -15,7 +15,10 @@ export const FLEET_DAY_US = 1_763_942_400_000_000n;
 
 const streams = new Map();
 
-export function generateFleet(dir, { files = 8, samples = 2000, hosts = 2, stream = 'node_tsc', everyUs = 60_000_000n } = {}) {
+export function generateFleet(
+  dir,
+  { files = 8, samples = 2000, hosts = 2, stream = 'node_tsc', everyUs = 60_000_000n } = {},
+) {
   let s = streams.get(stream);
   if (!s) streams.set(stream, (s = loadStream(stream)));
   const n = s.samples.length;

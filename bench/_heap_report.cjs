@@ -7,5 +7,6 @@ const started = process.hrtime.bigint();
 process.on('exit', () => {
   const { user, system } = process.cpuUsage();
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
-  if (process.env.BENCH_HEAP_REPORT) fs.appendFileSync(process.env.BENCH_HEAP_REPORT, `${JSON.stringify({ cpuMs: (user + system) / 1000, wallMs })}\n`);
+  if (process.env.BENCH_HEAP_REPORT)
+    fs.appendFileSync(process.env.BENCH_HEAP_REPORT, `${JSON.stringify({ cpuMs: (user + system) / 1000, wallMs })}\n`);
 });

@@ -32,9 +32,18 @@ const absent = (v) => (v === -1 ? null : v);
 /** A frame of bench/_streams.mjs → a model frame, as the library's converters would make it. */
 export function modelFrame(kind, f) {
   // V8 positions are 0-based; the library's .cpuprofile reader makes them 1-based (frameFromV8).
-  if (kind === 'node') return frameFromV8({ functionName: f.funcname, url: f.filename, lineNumber: f.lineno, columnNumber: f.column });
+  if (kind === 'node')
+    return frameFromV8({ functionName: f.funcname, url: f.filename, lineNumber: f.lineno, columnNumber: f.column });
   // Tachyon / perf / synthetic frames: -1 is "absent" (null in the model), opcode 255 is already null.
-  return { filename: f.filename, funcname: f.funcname, lineno: absent(f.lineno), endLineno: absent(f.endLineno), column: absent(f.column), endColumn: absent(f.endColumn), opcode: f.opcode };
+  return {
+    filename: f.filename,
+    funcname: f.funcname,
+    lineno: absent(f.lineno),
+    endLineno: absent(f.endLineno),
+    column: absent(f.column),
+    endColumn: absent(f.endColumn),
+    opcode: f.opcode,
+  };
 }
 
 /**
@@ -74,7 +83,13 @@ export class TickModel {
   }
   /** The same samples as the library's model: samples/count and wall/nanoseconds (the real gap to the next tick). */
   toSource(producer) {
-    const b = new pp.ProfileBuilder({ sampleTypes: [pp.SampleTypes.samples, pp.SampleTypes.wall], defaultSampleType: 0, startTimeUs: this.meta.startTimeUs, sampleIntervalUs: this.meta.sampleIntervalUs, origin: producer === undefined ? undefined : { format: 'pprof', producer } });
+    const b = new pp.ProfileBuilder({
+      sampleTypes: [pp.SampleTypes.samples, pp.SampleTypes.wall],
+      defaultSampleType: 0,
+      startTimeUs: this.meta.startTimeUs,
+      sampleIntervalUs: this.meta.sampleIntervalUs,
+      origin: producer === undefined ? undefined : { format: 'pprof', producer },
+    });
     const ids = this.frames.map((f) => b.internFrame(f));
     const list = this.sampleList;
     const next = new Map();
@@ -82,10 +97,21 @@ export class TickModel {
     for (let i = list.length - 1; i >= 0; i--) {
       const key = `${list[i].threadId}@${list[i].interpreterId}`;
       const j = next.get(key);
-      gaps[i] = j === undefined ? Number(this.meta.sampleIntervalUs) * 1000 : Number(list[j].timestampUs - list[i].timestampUs) * 1000;
+      gaps[i] =
+        j === undefined
+          ? Number(this.meta.sampleIntervalUs) * 1000
+          : Number(list[j].timestampUs - list[i].timestampUs) * 1000;
       next.set(key, i);
     }
-    list.forEach((s, i) => b.add(b.stacks.intern(s.stack.map((f) => ids[f])), b.internThread(s.threadId, s.interpreterId), Number(s.timestampUs), s.status, [1, gaps[i]]));
+    list.forEach((s, i) =>
+      b.add(
+        b.stacks.intern(s.stack.map((f) => ids[f])),
+        b.internThread(s.threadId, s.interpreterId),
+        Number(s.timestampUs),
+        s.status,
+        [1, gaps[i]],
+      ),
+    );
     return b;
   }
 }
@@ -93,7 +119,10 @@ export class TickModel {
 export function loadModel(name, { epoch = false } = {}) {
   const stream = loadStream(name);
   const shift = BigInt(epoch ? EPOCH_START_US - START_TIME_US : 0);
-  const model = new TickModel({ startTimeUs: BigInt(START_TIME_US) + shift, sampleIntervalUs: BigInt(stream.intervalUs) });
+  const model = new TickModel({
+    startTimeUs: BigInt(START_TIME_US) + shift,
+    sampleIntervalUs: BigInt(stream.intervalUs),
+  });
   const ids = stream.frames.map(() => -1);
   for (const s of stream.samples) {
     const stack = new Uint32Array(s.stack.length);
@@ -126,7 +155,10 @@ function samplesIn(bytes) {
 
 /** Peers that only make sense on an epoch-based model: @datadog/pprof's per-sample pprof, time as `end_timestamp_ns` (epoch ns). */
 export const EPOCH_PEERS = {
-  'pprof.gz per sample, end_timestamp_ns': { encode: (m) => written(m.toSource('@datadog/pprof'), 'pprof'), decode: samplesIn },
+  'pprof.gz per sample, end_timestamp_ns': {
+    encode: (m) => written(m.toSource('@datadog/pprof'), 'pprof'),
+    decode: samplesIn,
+  },
 };
 
 /** Peer formats: encode(model) → bytes; decode(bytes) → sample count. */
@@ -150,9 +182,20 @@ export const PEERS = {
  * formatVersion, stackCoding, compression, level, backend.
  */
 export function writeTachyon(model, file, options = {}) {
-  const writer = new pp.ProfileWriter(file, { sampleIntervalUs: model.meta.sampleIntervalUs, startTimeUs: model.meta.startTimeUs, ...options });
+  const writer = new pp.ProfileWriter(file, {
+    sampleIntervalUs: model.meta.sampleIntervalUs,
+    startTimeUs: model.meta.startTimeUs,
+    ...options,
+  });
   const ids = model.frames.map((f) => writer.internFrame(f));
-  for (const s of model.sampleList) writer.writeStack(s.threadId, s.interpreterId, s.timestampUs, s.status, s.stack.map((f) => ids[f]));
+  for (const s of model.sampleList)
+    writer.writeStack(
+      s.threadId,
+      s.interpreterId,
+      s.timestampUs,
+      s.status,
+      s.stack.map((f) => ids[f]),
+    );
   writer.finalize();
   return statSync(file).size;
 }

@@ -21,7 +21,11 @@ if (mode === 'cpuprofile-to-pprof') {
     let id = locationOf.get(node.id);
     if (id !== undefined) return id;
     const cf = node.callFrame;
-    const fn = new PFunction({ id: functions.length + 1, name: strings.dedup(cf.functionName || '(anonymous)'), filename: strings.dedup(cf.url) });
+    const fn = new PFunction({
+      id: functions.length + 1,
+      name: strings.dedup(cf.functionName || '(anonymous)'),
+      filename: strings.dedup(cf.url),
+    });
     functions.push(fn);
     id = locations.length + 1;
     locations.push(new Location({ id, line: [new Line({ functionId: fn.id, line: cf.lineNumber + 1 })] }));
@@ -43,7 +47,10 @@ if (mode === 'cpuprofile-to-pprof') {
     samples.set(key, new Sample({ locationId: stack, value: [1, wall] }));
   }
   const profile = new Profile({
-    sampleType: [new ValueType({ type: strings.dedup('samples'), unit: strings.dedup('count') }), new ValueType({ type: strings.dedup('wall'), unit: strings.dedup('nanoseconds') })],
+    sampleType: [
+      new ValueType({ type: strings.dedup('samples'), unit: strings.dedup('count') }),
+      new ValueType({ type: strings.dedup('wall'), unit: strings.dedup('nanoseconds') }),
+    ],
     sample: [...samples.values()],
     location: locations,
     function: functions,
@@ -54,10 +61,21 @@ if (mode === 'cpuprofile-to-pprof') {
   const profile = Profile.decode(zlib.gunzipSync(fs.readFileSync(input)));
   const str = (i) => profile.stringTable.strings[Number(i)];
   const fnName = new Map(profile.function.map((f) => [Number(f.id), str(f.name)]));
-  const locName = new Map(profile.location.map((l) => [Number(l.id), l.line.map((ln) => fnName.get(Number(ln.functionId))).reverse().join(';')]));
+  const locName = new Map(
+    profile.location.map((l) => [
+      Number(l.id),
+      l.line
+        .map((ln) => fnName.get(Number(ln.functionId)))
+        .reverse()
+        .join(';'),
+    ]),
+  );
   const counts = new Map();
   for (const s of profile.sample) {
-    const key = s.locationId.map((id) => locName.get(Number(id))).reverse().join(';');
+    const key = s.locationId
+      .map((id) => locName.get(Number(id)))
+      .reverse()
+      .join(';');
     counts.set(key, (counts.get(key) ?? 0) + Number(s.value[0]));
   }
   const out = fs.createWriteStream(output);

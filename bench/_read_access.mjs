@@ -29,7 +29,12 @@ const files = [
   ['synthetic 1 M, none', synth],
 ];
 
-const collector = { n: 0, collect(_s, t) { this.n += t.length; } };
+const collector = {
+  n: 0,
+  collect(_s, t) {
+    this.n += t.length;
+  },
+};
 function replay(reader) {
   collector.n = 0;
   reader.replay(collector);
@@ -40,12 +45,16 @@ const window = Buffer.allocUnsafe(1 << 20);
 function preadWindows(file) {
   const fd = openSync(file, 'r');
   let at = 0;
-  for (let n; (n = readSync(fd, window, 0, window.length, at)) > 0; ) at += n;
+  for (let n; (n = readSync(fd, window, 0, window.length, at)) > 0;) at += n;
   closeSync(fd);
   return at;
 }
 
-const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 const loadBefore = load();
 const rows = [];
 for (const [label, file] of files) {
@@ -56,7 +65,9 @@ for (const [label, file] of files) {
     return Number(process.hrtime.bigint() - t0) / 1e9;
   })();
   const reps = Math.max(1, Math.ceil(0.03 / Math.max(once, 1e-5)));
-  const repeat = (fn) => () => { for (let i = 0; i < reps; i++) fn(); };
+  const repeat = (fn) => () => {
+    for (let i = 0; i < reps; i++) fn();
+  };
   const m = interleave(
     {
       mmap: repeat(() => replay(ProfileReader.open(file, { backend: 'native' }))),
@@ -66,7 +77,14 @@ for (const [label, file] of files) {
     { rounds: 9, warmup: 2 },
   );
   const ms = (s) => ((s / reps) * 1e3).toFixed(3);
-  rows.push([label, `${(size / 1e6).toFixed(2)} MB`, `${ms(m.mmap)} ms`, `${ms(m.snapshot)} ms`, `${ms(m.pread)} ms`, `${(m.snapshot / m.mmap).toFixed(2)}×`]);
+  rows.push([
+    label,
+    `${(size / 1e6).toFixed(2)} MB`,
+    `${ms(m.mmap)} ms`,
+    `${ms(m.snapshot)} ms`,
+    `${ms(m.pread)} ms`,
+    `${(m.snapshot / m.mmap).toFixed(2)}×`,
+  ]);
   console.log(rows.at(-1).join(' | '));
 }
 
@@ -78,7 +96,17 @@ const section = [
   'Native backend, open + replay + close per case; rounds rotate over the three cases (medians of 9). "pread" reads the bytes only (1 MiB windows), without decoding:',
   'a pread-window reader costs at least that plus the decoding that "snapshot" includes.',
   '',
-  table(['file', 'size', 'mmap (open + replay)', 'snapshot (readFileSync + fromBuffer + replay)', 'pread windows (bytes only)', 'snapshot / mmap'], rows),
+  table(
+    [
+      'file',
+      'size',
+      'mmap (open + replay)',
+      'snapshot (readFileSync + fromBuffer + replay)',
+      'pread windows (bytes only)',
+      'snapshot / mmap',
+    ],
+    rows,
+  ),
   '',
 ].join('\n');
 const resultsPath = path.join(here, 'RESULTS.md');
@@ -86,6 +114,9 @@ const current = readFileSync(resultsPath, 'utf8');
 const marker = '\n## read: file access';
 const start = current.indexOf(marker);
 const next = start < 0 ? -1 : current.indexOf('\n## ', start + 1);
-const updated = start < 0 ? current.trimEnd() + '\n\n' + section : current.slice(0, start + 1) + section + (next < 0 ? '' : current.slice(next));
+const updated =
+  start < 0
+    ? current.trimEnd() + '\n\n' + section
+    : current.slice(0, start + 1) + section + (next < 0 ? '' : current.slice(next));
 writeFileSync(resultsPath, updated.endsWith('\n') ? updated : updated + '\n');
 console.log('\n' + section);

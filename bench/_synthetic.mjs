@@ -11,7 +11,6 @@ import { rng } from '../test/support/rng.mjs';
 
 const zstd = createRequire(import.meta.url)('zstd-napi/binding');
 
-
 class Out {
   constructor(size = 1 << 20) {
     this.buf = Buffer.allocUnsafe(size);
@@ -67,14 +66,28 @@ export function synthesize({ samples = 1_000_000, threads = 20, frames = 3000, z
   for (let i = 0; i < 1200; i++) strings.push(`function_${i}_${(i * 7919) % 1000}`);
   const frameTable = [];
   for (let i = 0; i < frames; i++) {
-    frameTable.push({ file: Math.floor(r() * 400), func: 400 + Math.floor(r() * 1200), line: 1 + Math.floor(r() * 2000), col: Math.floor(r() * 60), width: Math.floor(r() * 30) });
+    frameTable.push({
+      file: Math.floor(r() * 400),
+      func: 400 + Math.floor(r() * 1200),
+      line: 1 + Math.floor(r() * 2000),
+      col: Math.floor(r() * 60),
+      width: Math.floor(r() * 30),
+    });
   }
   const state = [];
   for (let t = 0; t < threads; t++) {
     const depth = 30 + Math.floor(r() * 31);
     const stack = [];
     for (let k = 0; k < depth; k++) stack.push(Math.floor(r() * frames));
-    state.push({ id: 0x7f00_0000_0000 + t * 0x1000, stack, prevStack: [], prevTs: startTime, ts: startTime, repeat: new Out(256), repeatCount: 0 });
+    state.push({
+      id: 0x7f00_0000_0000 + t * 0x1000,
+      stack,
+      prevStack: [],
+      prevTs: startTime,
+      ts: startTime,
+      repeat: new Out(256),
+      repeatCount: 0,
+    });
   }
   const region = new Out(64 << 20);
   const prefix = (th) => {
@@ -123,7 +136,8 @@ export function synthesize({ samples = 1_000_000, threads = 20, frames = 3000, z
     }
     flushRepeat(th);
     let shared = 0;
-    while (shared < prev.length && shared < s.length && prev[prev.length - 1 - shared] === s[s.length - 1 - shared]) shared++;
+    while (shared < prev.length && shared < s.length && prev[prev.length - 1 - shared] === s[s.length - 1 - shared])
+      shared++;
     const pop = prev.length - shared;
     const push = s.length - shared;
     prefix(th);

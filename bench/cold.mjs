@@ -18,7 +18,10 @@ const root = path.resolve(here, '..');
 const roundsArg = process.argv.indexOf('--rounds');
 const rounds = roundsArg >= 0 ? Number(process.argv[roundsArg + 1]) : 21;
 const python = cpythonInterpreter();
-const files = [path.join(here, 'fixtures', 'real_cpython_13k_none.bin'), path.join(here, 'fixtures', 'real_cpython_15k_zstd.bin')];
+const files = [
+  path.join(here, 'fixtures', 'real_cpython_13k_none.bin'),
+  path.join(here, 'fixtures', 'real_cpython_15k_zstd.bin'),
+];
 
 const nodeScript = (touchAll) => `
 const t0 = process.hrtime.bigint();
@@ -55,14 +58,20 @@ function timed(cmd, args, env) {
 const cases = {
   'profpack native': (file) => timed(process.execPath, ['-e', nodeScript(false), file], { PROFPACK_BACKEND: 'native' }),
   'profpack JS': (file) => timed(process.execPath, ['-e', nodeScript(false), file], { PROFPACK_BACKEND: 'js' }),
-  'profpack native, all modules': (file) => timed(process.execPath, ['-e', nodeScript(true), file], { PROFPACK_BACKEND: 'native' }),
+  'profpack native, all modules': (file) =>
+    timed(process.execPath, ['-e', nodeScript(true), file], { PROFPACK_BACKEND: 'native' }),
   CPython: (file) => timed(python, ['-c', pythonScript, file], {}),
   // The floors: each interpreter starting and exiting with nothing to do.
   'bare node': () => timed(process.execPath, ['-e', 'console.log(JSON.stringify({ ms: 0, n: null }))'], {}),
   'bare CPython': () => timed(python, ['-c', 'print(\'{"ms": 0, "n": null}\')'], {}),
 };
 
-console.log(`cold start: ${rounds} alternating rounds per file; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `cold start: ${rounds} alternating rounds per file; load average ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
 console.log(machine());
 for (const file of files) {
   const names = Object.keys(cases);
@@ -73,15 +82,37 @@ for (const file of files) {
       runs[name].push(cases[name](file));
     }
   }
-  const samples = new Set(Object.values(runs).flat().map((x) => x.n).filter((n) => n !== null));
+  const samples = new Set(
+    Object.values(runs)
+      .flat()
+      .map((x) => x.n)
+      .filter((n) => n !== null),
+  );
   if (samples.size !== 1) throw new Error(`the readers disagree on the sample count: ${[...samples]}`);
   const rows = names.map((name) => {
     const ms = runs[name].map((x) => x.ms);
     const bare = name.startsWith('bare');
     const ratio = median(runs.CPython.map((c, i) => c.ms / ms[i]));
     const wallRatio = median(runs.CPython.map((c, i) => c.wall / runs[name][i].wall));
-    return [name, bare ? '' : median(ms).toFixed(1), median(runs[name].map((x) => x.wall)).toFixed(1), name === 'CPython' || bare ? '' : ratio.toFixed(2), name === 'CPython' ? '' : wallRatio.toFixed(2)];
+    return [
+      name,
+      bare ? '' : median(ms).toFixed(1),
+      median(runs[name].map((x) => x.wall)).toFixed(1),
+      name === 'CPython' || bare ? '' : ratio.toFixed(2),
+      name === 'CPython' ? '' : wallRatio.toFixed(2),
+    ];
   });
   console.log(`\n${path.basename(file)} (${[...samples][0]} samples)`);
-  console.log(table(['reader', 'import + open + replay ms', 'whole process ms', 'CPython / this, in-process', 'CPython / this, whole process'], rows));
+  console.log(
+    table(
+      [
+        'reader',
+        'import + open + replay ms',
+        'whole process ms',
+        'CPython / this, in-process',
+        'CPython / this, whole process',
+      ],
+      rows,
+    ),
+  );
 }

@@ -39,11 +39,26 @@ if (!existsSync(tach)) {
   while (written < SAMPLES) {
     for (const name of ['node_tsc', 'node_terser']) {
       const stream = loadStream(name);
-      const ids = stream.frames.map((f) => writer.internFrame({ ...f, lineno: f.lineno, endLineno: null, column: f.column, endColumn: null, opcode: null }));
+      const ids = stream.frames.map((f) =>
+        writer.internFrame({
+          ...f,
+          lineno: f.lineno,
+          endLineno: null,
+          column: f.column,
+          endColumn: null,
+          opcode: null,
+        }),
+      );
       const base = stream.samples[0]?.timestampUs ?? 0;
       for (const s of stream.samples) {
         if (written >= SAMPLES) break;
-        writer.writeStack(s.threadId, s.interpreterId, BigInt(clock + s.timestampUs - base), s.status, s.stack.map((f) => ids[f]));
+        writer.writeStack(
+          s.threadId,
+          s.interpreterId,
+          BigInt(clock + s.timestampUs - base),
+          s.status,
+          s.stack.map((f) => ids[f]),
+        );
         written++;
       }
       clock += (stream.samples.at(-1)?.timestampUs ?? base) - base + 1000;
@@ -53,24 +68,64 @@ if (!existsSync(tach)) {
 }
 const pprof = path.join(dir, 'streams-1m.pb.gz');
 const cpuprofile = path.join(dir, 'streams-1m.cpuprofile');
-if (!existsSync(pprof) || !existsSync(cpuprofile)) spawnSync(process.execPath, [path.join(here, 'fixtures', 'streams-1m.mjs'), '--samples', String(SAMPLES), '--out', dir], { stdio: 'inherit' });
+if (!existsSync(pprof) || !existsSync(cpuprofile))
+  spawnSync(
+    process.execPath,
+    [path.join(here, 'fixtures', 'streams-1m.mjs'), '--samples', String(SAMPLES), '--out', dir],
+    { stdio: 'inherit' },
+  );
 
 /** One process: seconds (wall) and peak RSS (MB), by GNU time. */
 function timed(argv) {
   const run = spawnSync('/usr/bin/time', ['-f', 'TIME %e %M', ...argv], { encoding: 'utf8', maxBuffer: 1 << 30 });
   const m = /TIME (\S+) (\d+)\s*$/.exec(run.stderr);
-  if (run.status !== 0 || m === null) throw new Error(`${argv.join(' ')} failed (${run.status}): ${run.stderr.slice(-2000)}`);
+  if (run.status !== 0 || m === null)
+    throw new Error(`${argv.join(' ')} failed (${run.status}): ${run.stderr.slice(-2000)}`);
   return { s: Number(m[1]), mb: Number(m[2]) / 1024 };
 }
 
 const out = (name) => path.join(dir, name);
 const go = spawnSync('go', ['version'], { encoding: 'utf8' }).status === 0;
 const comparisons = [
-  { what: 'Tachyon → collapsed', ours: [process.execPath, cli, 'convert', tach, '-o', out('a.folded'), '-q'], peer: [python, '-m', 'profiling.sampling', 'replay', '--collapsed', '-o', out('py.txt'), tach], peerName: 'CPython replay --collapsed', goal: 5 },
-  { what: 'Tachyon → pprof', ours: [process.execPath, cli, 'convert', tach, '-o', out('a.pb.gz'), '-q'], peer: [python, '-m', 'profiling.sampling', 'replay', '--collapsed', '-o', out('py.txt'), tach], peerName: 'CPython replay --collapsed', goal: 5 },
-  { what: '.cpuprofile → pprof', ours: [process.execPath, cli, 'convert', cpuprofile, '-o', out('b.pb.gz'), '-q'], peer: [process.execPath, path.join(here, '_pprof_script.mjs'), 'cpuprofile-to-pprof', cpuprofile, out('s.pb.gz')], peerName: 'pprof-format script', goal: 2 },
-  { what: 'pprof → collapsed', ours: [process.execPath, cli, 'convert', pprof, '-o', out('c.folded'), '-q'], peer: [process.execPath, path.join(here, '_pprof_script.mjs'), 'pprof-to-collapsed', pprof, out('s.folded')], peerName: 'pprof-format script', goal: 2 },
-  ...(go ? [{ what: 'top on the pprof', ours: [process.execPath, cli, 'top', pprof, '-n', '10'], peer: ['go', 'tool', 'pprof', '-top', pprof], peerName: 'go tool pprof -top', goal: 2 }] : []),
+  {
+    what: 'Tachyon → collapsed',
+    ours: [process.execPath, cli, 'convert', tach, '-o', out('a.folded'), '-q'],
+    peer: [python, '-m', 'profiling.sampling', 'replay', '--collapsed', '-o', out('py.txt'), tach],
+    peerName: 'CPython replay --collapsed',
+    goal: 5,
+  },
+  {
+    what: 'Tachyon → pprof',
+    ours: [process.execPath, cli, 'convert', tach, '-o', out('a.pb.gz'), '-q'],
+    peer: [python, '-m', 'profiling.sampling', 'replay', '--collapsed', '-o', out('py.txt'), tach],
+    peerName: 'CPython replay --collapsed',
+    goal: 5,
+  },
+  {
+    what: '.cpuprofile → pprof',
+    ours: [process.execPath, cli, 'convert', cpuprofile, '-o', out('b.pb.gz'), '-q'],
+    peer: [process.execPath, path.join(here, '_pprof_script.mjs'), 'cpuprofile-to-pprof', cpuprofile, out('s.pb.gz')],
+    peerName: 'pprof-format script',
+    goal: 2,
+  },
+  {
+    what: 'pprof → collapsed',
+    ours: [process.execPath, cli, 'convert', pprof, '-o', out('c.folded'), '-q'],
+    peer: [process.execPath, path.join(here, '_pprof_script.mjs'), 'pprof-to-collapsed', pprof, out('s.folded')],
+    peerName: 'pprof-format script',
+    goal: 2,
+  },
+  ...(go
+    ? [
+        {
+          what: 'top on the pprof',
+          ours: [process.execPath, cli, 'top', pprof, '-n', '10'],
+          peer: ['go', 'tool', 'pprof', '-top', pprof],
+          peerName: 'go tool pprof -top',
+          goal: 2,
+        },
+      ]
+    : []),
 ];
 
 const rows = [];
@@ -86,9 +141,35 @@ for (const c of comparisons) {
     ratios.push(pair[1].s / pair[0].s);
   }
   const ratio = median(ratios);
-  rows.push([c.what, c.peerName, `${median(ours.map((x) => x.s)).toFixed(2)} s / ${Math.max(...ours.map((x) => x.mb)).toFixed(0)} MB`, `${median(peers.map((x) => x.s)).toFixed(2)} s / ${Math.max(...peers.map((x) => x.mb)).toFixed(0)} MB`, `${ratio.toFixed(2)}×`, `${c.goal}×`, ratio >= c.goal ? 'met' : 'missed']);
+  rows.push([
+    c.what,
+    c.peerName,
+    `${median(ours.map((x) => x.s)).toFixed(2)} s / ${Math.max(...ours.map((x) => x.mb)).toFixed(0)} MB`,
+    `${median(peers.map((x) => x.s)).toFixed(2)} s / ${Math.max(...peers.map((x) => x.mb)).toFixed(0)} MB`,
+    `${ratio.toFixed(2)}×`,
+    `${c.goal}×`,
+    ratio >= c.goal ? 'met' : 'missed',
+  ]);
   console.error(`${c.what}: ${ratio.toFixed(2)}×`);
 }
 rmSync(out('py.txt'), { force: true });
-console.log(`\nconvert, ${SAMPLES.toLocaleString('en')} samples (real node_tsc + node_terser streams), ${ROUNDS} interleaved rounds; ${machine()}; load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-console.log(table(['work', 'peer', 'profpack (median s / peak RSS)', 'peer (median s / peak RSS)', 'speed ratio (median per round)', 'goal', ''], rows));
+console.log(
+  `\nconvert, ${SAMPLES.toLocaleString('en')} samples (real node_tsc + node_terser streams), ${ROUNDS} interleaved rounds; ${machine()}; load ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}\n`,
+);
+console.log(
+  table(
+    [
+      'work',
+      'peer',
+      'profpack (median s / peak RSS)',
+      'peer (median s / peak RSS)',
+      'speed ratio (median per round)',
+      'goal',
+      '',
+    ],
+    rows,
+  ),
+);

@@ -21,13 +21,21 @@ const root = path.join(os.tmpdir(), `profpack-bench-fleet-${files}x${samples}`);
 const fleet = path.join(root, 'tach');
 const parquet = path.join(root, 'parquet');
 const done = path.join(root, 'generated');
-const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 const seconds = async (fn) => {
   const t0 = process.hrtime.bigint();
   const result = await fn();
   return { s: Number(process.hrtime.bigint() - t0) / 1e9, result };
 };
-const du = (dir) => readdirSync(dir, { recursive: true }).reduce((a, f) => a + (statSync(path.join(dir, f)).isFile() ? statSync(path.join(dir, f)).size : 0), 0);
+const du = (dir) =>
+  readdirSync(dir, { recursive: true }).reduce(
+    (a, f) => a + (statSync(path.join(dir, f)).isFile() ? statSync(path.join(dir, f)).size : 0),
+    0,
+  );
 
 console.log(`# fleet: ${files} files × ${samples} samples (${machine()}, backend ${backend.name})`);
 console.log(`load average at start: ${load()}`);
@@ -43,15 +51,28 @@ rmSync(parquet, { recursive: true, force: true });
 const exp = await seconds(() => exportParquet([fleet], parquet, { hostOf: (f) => path.basename(path.dirname(f)) }));
 const pq = exp.result.outputs;
 const pqBytes = Object.values(pq).reduce((a, o) => a + o.bytes, 0);
-console.log(`\nexport: ${exp.s.toFixed(1)} s for ${exp.result.samples.toLocaleString('en')} samples, ${exp.result.stacks.toLocaleString('en')} distinct stacks, ${exp.result.frames.toLocaleString('en')} distinct frames (load ${load()})`);
-console.log(table(['', 'bytes', 'bytes/sample'], [
-  ['Tachyon files (zstd)', tachBytes.toLocaleString('en'), (tachBytes / exp.result.samples).toFixed(2)],
-  ...Object.entries(pq).map(([name, o]) => [`Parquet ${name}`, o.bytes.toLocaleString('en'), (o.bytes / exp.result.samples).toFixed(3)]),
-  ['Parquet total', pqBytes.toLocaleString('en'), (pqBytes / exp.result.samples).toFixed(2)],
-]));
+console.log(
+  `\nexport: ${exp.s.toFixed(1)} s for ${exp.result.samples.toLocaleString('en')} samples, ${exp.result.stacks.toLocaleString('en')} distinct stacks, ${exp.result.frames.toLocaleString('en')} distinct frames (load ${load()})`,
+);
+console.log(
+  table(
+    ['', 'bytes', 'bytes/sample'],
+    [
+      ['Tachyon files (zstd)', tachBytes.toLocaleString('en'), (tachBytes / exp.result.samples).toFixed(2)],
+      ...Object.entries(pq).map(([name, o]) => [
+        `Parquet ${name}`,
+        o.bytes.toLocaleString('en'),
+        (o.bytes / exp.result.samples).toFixed(3),
+      ]),
+      ['Parquet total', pqBytes.toLocaleString('en'), (pqBytes / exp.result.samples).toFixed(2)],
+    ],
+  ),
+);
 
 // The same answers both ways: SQL over the Parquet vs aggregate() looping ProfileReader over the files.
-const span = (await querySql('SELECT min(start_us) AS t0, (min(start_us) + max(end_us)) // 2 AS mid FROM profiles', [parquet])).rows[0];
+const span = (
+  await querySql('SELECT min(start_us) AS t0, (min(start_us) + max(end_us)) // 2 AS mid FROM profiles', [parquet])
+).rows[0];
 const midMs = (Number(span[1]) - Number(span[0])) / 1000;
 const cases = {
   'top functions': {
@@ -60,7 +81,10 @@ const cases = {
   },
   'window diff': {
     sql: () => querySql(EXAMPLE_QUERIES.windowDiff(20), [parquet]),
-    js: () => [aggregate(openProfiles([fleet]), { limit: 0, toMs: midMs }), aggregate(openProfiles([fleet]), { limit: 0, fromMs: midMs })],
+    js: () => [
+      aggregate(openProfiles([fleet]), { limit: 0, toMs: midMs }),
+      aggregate(openProfiles([fleet]), { limit: 0, fromMs: midMs }),
+    ],
   },
   'per-thread CPU': { sql: () => querySql(EXAMPLE_QUERIES.threadCpu(0), [parquet]) },
   'stacks with a function': { sql: () => querySql(EXAMPLE_QUERIES.stacksWith('checkSourceFile', 20), [parquet]) },
@@ -76,12 +100,24 @@ for (let r = 0; r < rounds; r++) {
     }
   }
 }
-console.log(`\nmedian of ${rounds} rounds (each: a fresh DuckDB reading the Parquet / a fresh pass over every file), load average at end: ${load()}`);
-console.log(table(['query', 'DuckDB over Parquet (s)', 'JS over the Tachyon files (s)', 'JS / DuckDB'], Object.entries(cases).map(([name, c]) => {
-  const sql = median(times[`${name} sql`]);
-  const js = c.js ? median(times[`${name} js`]) : undefined;
-  return [name, sql.toFixed(2), js === undefined ? '—' : js.toFixed(1), js === undefined ? '—' : `${(js / sql).toFixed(0)}×`];
-})));
+console.log(
+  `\nmedian of ${rounds} rounds (each: a fresh DuckDB reading the Parquet / a fresh pass over every file), load average at end: ${load()}`,
+);
+console.log(
+  table(
+    ['query', 'DuckDB over Parquet (s)', 'JS over the Tachyon files (s)', 'JS / DuckDB'],
+    Object.entries(cases).map(([name, c]) => {
+      const sql = median(times[`${name} sql`]);
+      const js = c.js ? median(times[`${name} js`]) : undefined;
+      return [
+        name,
+        sql.toFixed(2),
+        js === undefined ? '—' : js.toFixed(1),
+        js === undefined ? '—' : `${(js / sql).toFixed(0)}×`,
+      ];
+    }),
+  ),
+);
 
 if (copies > 1) {
   // The exported samples COPIES times over, as other profiles (profile_id shifted), with the same frames and stacks.
@@ -91,9 +127,19 @@ if (copies > 1) {
   const db = await connectDuckDB();
   const src = (name) => sqlString(path.join(parquet, `${name}.parquet`));
   const dst = (name) => sqlString(path.join(big, `${name}.parquet`));
-  await runSql(db.connection, `COPY (SELECT s.* REPLACE ((s.profile_id + c.range * 1000003) % 9223372036854775807 AS profile_id) FROM range(${copies}) c, read_parquet(${src('samples')}) s) TO ${dst('samples')} (FORMAT parquet, COMPRESSION zstd)`);
-  await runSql(db.connection, `COPY (SELECT p.* REPLACE ((p.profile_id + c.range * 1000003) % 9223372036854775807 AS profile_id) FROM range(${copies}) c, read_parquet(${src('profiles')}) p) TO ${dst('profiles')} (FORMAT parquet, COMPRESSION zstd)`);
-  for (const name of ['frames', 'stacks']) await runSql(db.connection, `COPY (SELECT * FROM read_parquet(${src(name)})) TO ${dst(name)} (FORMAT parquet, COMPRESSION zstd)`);
+  await runSql(
+    db.connection,
+    `COPY (SELECT s.* REPLACE ((s.profile_id + c.range * 1000003) % 9223372036854775807 AS profile_id) FROM range(${copies}) c, read_parquet(${src('samples')}) s) TO ${dst('samples')} (FORMAT parquet, COMPRESSION zstd)`,
+  );
+  await runSql(
+    db.connection,
+    `COPY (SELECT p.* REPLACE ((p.profile_id + c.range * 1000003) % 9223372036854775807 AS profile_id) FROM range(${copies}) c, read_parquet(${src('profiles')}) p) TO ${dst('profiles')} (FORMAT parquet, COMPRESSION zstd)`,
+  );
+  for (const name of ['frames', 'stacks'])
+    await runSql(
+      db.connection,
+      `COPY (SELECT * FROM read_parquet(${src(name)})) TO ${dst(name)} (FORMAT parquet, COMPRESSION zstd)`,
+    );
   db.close();
   const n = (await querySql('SELECT count(*) AS n, count(DISTINCT profile_id) AS p FROM samples', [big])).rows[0];
   const t = [];
@@ -102,5 +148,7 @@ if (copies > 1) {
     t.push(s);
     console.log(`x${copies} round ${r + 1}: top functions (sql) ${s.toFixed(2)} s, load ${load()}`);
   }
-  console.log(`\ntop functions over ${Number(n[0]).toLocaleString('en')} samples in ${n[1]} profiles (the export × ${copies}, ${du(big).toLocaleString('en')} Parquet bytes): median ${median(t).toFixed(2)} s, load ${load()}`);
+  console.log(
+    `\ntop functions over ${Number(n[0]).toLocaleString('en')} samples in ${n[1]} profiles (the export × ${copies}, ${du(big).toLocaleString('en')} Parquet bytes): median ${median(t).toFixed(2)} s, load ${load()}`,
+  );
 }

@@ -36,7 +36,11 @@ if (backend.name !== 'native') {
 }
 
 const dataFile = path.resolve(here, '..', '..', 'shared', 'data', 'pcdata', 'compile.tables.jsonl.gz');
-const records = gunzipSync(readFileSync(dataFile)).toString('utf8').trim().split('\n').map((line) => JSON.parse(line));
+const records = gunzipSync(readFileSync(dataFile))
+  .toString('utf8')
+  .trim()
+  .split('\n')
+  .map((line) => JSON.parse(line));
 // Records with the same pctab offset are one table in the binary.
 const seen = new Set();
 const distinct = records.filter((r) => (seen.has(r.off) ? false : (seen.add(r.off), true)));
@@ -138,7 +142,8 @@ function measure(name, s) {
     for (let b = 0; b < blocks; b++) {
       out = new Int32Array(size);
       fn(b);
-      if (out.some((v, k) => v !== reference[b * size + k])) throw new Error(`${name}: ${label} disagrees with the varint scan`);
+      if (out.some((v, k) => v !== reference[b * size + k]))
+        throw new Error(`${name}: ${label} disagrees with the varint scan`);
     }
   }
   out = new Int32Array(size);
@@ -184,14 +189,31 @@ function report(which) {
         `native linear batch vs JS linear: ${ratioBatch.toFixed(2)}× vs the JS batch loop (${verdict(ratioBatch, 3)}), ${ratioCall.toFixed(2)}× vs PcTable.lookup per call (${verdict(ratioCall, 3)})`,
     );
   }
-  const header = ['set', 'varint JS batch', 'linear JS batch', 'linear JS PcTable.lookup', 'varint native batch', 'linear native batch', 'varint/linear JS', 'varint/linear native', 'native linear vs JS batch / vs lookup()'];
+  const header = [
+    'set',
+    'varint JS batch',
+    'linear JS batch',
+    'linear JS PcTable.lookup',
+    'varint native batch',
+    'linear native batch',
+    'varint/linear JS',
+    'varint/linear native',
+    'native linear vs JS batch / vs lookup()',
+  ];
   return `${table(header, rows)}\n\n${goals.join('\n')}`;
 }
 
 console.log(`## pctable\n`);
-console.log(`Command: \`npm run bench -- pctable\` (random (table, PC) pairs: a uniform table of the set, then a uniform PC in [0, size); calls of ${BLOCK} pairs; ${ROUNDS} interleaved rounds of ~4 ms per case)  `);
+console.log(
+  `Command: \`npm run bench -- pctable\` (random (table, PC) pairs: a uniform table of the set, then a uniform PC in [0, size); calls of ${BLOCK} pairs; ${ROUNDS} interleaved rounds of ~4 ms per case)  `,
+);
 console.log(`Date: ${new Date().toISOString().slice(0, 10)}  `);
-console.log(`Machine: ${machine()}, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}\n`);
+console.log(
+  `Machine: ${machine()}, load average ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')}\n`,
+);
 console.log('ns per lookup, minimum of the rounds (the machine is oversubscribed; see the median table below):\n');
 console.log(report('min'));
 console.log('\nns per lookup, median of the rounds:\n');

@@ -31,7 +31,10 @@ const synthDir = path.join(tmpdir(), 'profpack-bench-read');
 mkdirSync(synthDir, { recursive: true });
 const synthSamples = quick ? 200_000 : 1_000_000;
 const synth = {};
-for (const [name, zstdLevel] of [['none', 0], ['zstd', 5]]) {
+for (const [name, zstdLevel] of [
+  ['none', 0],
+  ['zstd', 5],
+]) {
   const file = path.join(synthDir, `synthetic_${synthSamples}_8t_${name}.bin`);
   if (!existsSync(file)) writeSynthetic(file, { samples: synthSamples, threads: 8, zstdLevel, seed: 7 });
   synth[name] = file;
@@ -168,7 +171,13 @@ for (const backendName of ['native', 'js']) {
   const base = peakRss('', backendName);
   for (const [label, file] of files.filter(([label]) => label.startsWith('real') || label.startsWith('synthetic'))) {
     const peak = peakRss(file, backendName);
-    memRows.push([label, backendName, `${peak.toFixed(1)} MB`, `${(peak - base).toFixed(1)} MB`, `${(statSync(file).size / 1e6).toFixed(2)} MB`]);
+    memRows.push([
+      label,
+      backendName,
+      `${peak.toFixed(1)} MB`,
+      `${(peak - base).toFixed(1)} MB`,
+      `${(statSync(file).size / 1e6).toFixed(2)} MB`,
+    ]);
   }
 }
 // The same for CPython: its reader's process against a bare CPython.
@@ -190,17 +199,27 @@ print(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
   const base = cpythonPeakRss('');
   for (const [label, file] of files.filter(([label]) => label.startsWith('real') || label.startsWith('synthetic'))) {
     const peak = cpythonPeakRss(file);
-    memRows.push([label, 'CPython', `${peak.toFixed(1)} MB`, `${(peak - base).toFixed(1)} MB`, `${(statSync(file).size / 1e6).toFixed(2)} MB`]);
+    memRows.push([
+      label,
+      'CPython',
+      `${peak.toFixed(1)} MB`,
+      `${(peak - base).toFixed(1)} MB`,
+      `${(statSync(file).size / 1e6).toFixed(2)} MB`,
+    ]);
   }
 }
 
 const goals = results.map(({ label, x }) => {
   const v = (ratio, goal) => `${ratio.toFixed(1)}× ${ratio >= goal ? 'met' : 'NOT met'}`;
-  if (label.startsWith('s06')) return `- ${label} (goal ≥ 1×): native ${v(x.native, 1)}, typed ${v(x.nativeTyped, 1)}; JS ${v(x.js, 1)}, typed ${v(x.jsTyped, 1)}`;
+  if (label.startsWith('s06'))
+    return `- ${label} (goal ≥ 1×): native ${v(x.native, 1)}, typed ${v(x.nativeTyped, 1)}; JS ${v(x.js, 1)}, typed ${v(x.jsTyped, 1)}`;
   return `- ${label}: native (goal ≥ 10×) ${v(x.native, 10)}, typed ${v(x.nativeTyped, 10)}; JS (goal ≥ 5×) ${v(x.js, 5)}, typed ${v(x.jsTyped, 5)}`;
 });
 
-const NOTES = `Load average at the end of the run: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.
+const NOTES = `Load average at the end of the run: ${os
+  .loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' ')}.
 Notes (issue 18, second pass): load average 5.9 at the start, 6.9 at the end (2 cores shared with two other engineers
 and an emulated test run); ratios are per-round. Changes in this pass: replay's \`timestamps: 'typed'\` option; the
 Tachyon entry defers the writer, downgrade, recover and v2 file API (36 modules for a first replay, was 52); a file
@@ -243,7 +262,21 @@ No gc() is forced between cases (a forced full GC made V8 drop optimized code an
 "typed" = \`replay(collector, { timestamps: 'typed' })\` (a BigUint64Array view per collect() call instead of a new bigint[]).
 Ratios are medians of per-round ratios (CPython seconds / profpack seconds, same round).`,
   '',
-  table(['file', 'samples', 'size', 'CPython', 'native', 'JS', 'native typed', 'JS typed', 'native vs CPython (default / typed)', 'JS vs CPython (default / typed)'], rows),
+  table(
+    [
+      'file',
+      'samples',
+      'size',
+      'CPython',
+      'native',
+      'JS',
+      'native typed',
+      'JS typed',
+      'native vs CPython (default / typed)',
+      'JS vs CPython (default / typed)',
+    ],
+    rows,
+  ),
   '',
   ...goals,
   '',
@@ -260,6 +293,8 @@ const current = readFileSync(resultsPath, 'utf8');
 const start = current.indexOf('\n## read\n');
 let next = start < 0 ? -1 : current.indexOf('\n## ', start + 1);
 const updated =
-  start < 0 ? current.trimEnd() + '\n\n' + section : current.slice(0, start + 1) + section + (next < 0 ? '' : current.slice(next));
+  start < 0
+    ? current.trimEnd() + '\n\n' + section
+    : current.slice(0, start + 1) + section + (next < 0 ? '' : current.slice(next));
 writeFileSync(resultsPath, updated.endsWith('\n') ? updated : updated + '\n');
 console.log('\n' + section);

@@ -31,7 +31,21 @@ const cases = {
   baseline: { args: [workload, '--rounds', String(work)], env: {} },
   // The real thing: the CLI writes the file, the target's preload sends it harvests over a pipe.
   'record 1 ms zstd': {
-    args: [cli, 'record', '--interval-us', '1000', '--compression', 'zstd', '--out', path.join(tmp, 'r.tach'), '--', process.execPath, workload, '--rounds', String(work)],
+    args: [
+      cli,
+      'record',
+      '--interval-us',
+      '1000',
+      '--compression',
+      'zstd',
+      '--out',
+      path.join(tmp, 'r.tach'),
+      '--',
+      process.execPath,
+      workload,
+      '--rounds',
+      String(work),
+    ],
     env: {},
     out: path.join(tmp, 'r.tach'),
   },
@@ -97,13 +111,39 @@ console.log(
 /** `tsc --noEmit` on this repository: bare, `profpack record` at 1 ms, `--cpu-prof` at 1 ms; rows of medians and ratios to bare. */
 function realProgram() {
   const root = path.resolve(here, '..');
-  const tsc = [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', path.join(root, 'tsconfig.json')];
+  const tsc = [
+    path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+    '--noEmit',
+    '-p',
+    path.join(root, 'tsconfig.json'),
+  ];
   const profDir = path.join(tmp, 'cpuprof');
   const out = path.join(tmp, 'tsc.tach');
   const tscCases = {
     'tsc --noEmit, bare': [process.execPath, ...tsc],
-    'profpack record 1 ms zstd': [process.execPath, cli, 'record', '--interval-us', '1000', '--compression', 'zstd', '--out', out, '--', process.execPath, ...tsc],
-    'node --cpu-prof --cpu-prof-interval 1000': [process.execPath, '--cpu-prof', '--cpu-prof-interval', '1000', '--cpu-prof-dir', profDir, ...tsc],
+    'profpack record 1 ms zstd': [
+      process.execPath,
+      cli,
+      'record',
+      '--interval-us',
+      '1000',
+      '--compression',
+      'zstd',
+      '--out',
+      out,
+      '--',
+      process.execPath,
+      ...tsc,
+    ],
+    'node --cpu-prof --cpu-prof-interval 1000': [
+      process.execPath,
+      '--cpu-prof',
+      '--cpu-prof-interval',
+      '1000',
+      '--cpu-prof-dir',
+      profDir,
+      ...tsc,
+    ],
   };
   const tscRounds = Number(process.env.BENCH_TSC_ROUNDS ?? 5);
   const keys = Object.keys(tscCases);

@@ -29,12 +29,20 @@ const TACHYON = {
 function formatsFor(epoch) {
   const formats = {};
   for (const [fmt, options] of Object.entries(TACHYON)) {
-    formats[fmt] = { encode: (m) => writeTachyon(m, tach(fmt.replace(/ /g, '-')), options), decode: () => readTachyon(tach(fmt.replace(/ /g, '-'))) };
+    formats[fmt] = {
+      encode: (m) => writeTachyon(m, tach(fmt.replace(/ /g, '-')), options),
+      decode: () => readTachyon(tach(fmt.replace(/ /g, '-'))),
+    };
   }
   // .cpuprofile's size does not depend on the clock's origin: measured once, on the 1 s clock.
-  const peers = epoch ? { ...Object.fromEntries(Object.entries(PEERS).filter(([fmt]) => fmt !== '.cpuprofile')), ...EPOCH_PEERS } : PEERS;
+  const peers = epoch
+    ? { ...Object.fromEntries(Object.entries(PEERS).filter(([fmt]) => fmt !== '.cpuprofile')), ...EPOCH_PEERS }
+    : PEERS;
   for (const [fmt, peer] of Object.entries(peers)) {
-    formats[fmt] = { encode: (m) => (formats[fmt].bytes = peer.encode(m)).length, decode: () => peer.decode(formats[fmt].bytes) };
+    formats[fmt] = {
+      encode: (m) => (formats[fmt].bytes = peer.encode(m)).length,
+      decode: () => peer.decode(formats[fmt].bytes),
+    };
   }
   return formats;
 }
@@ -55,10 +63,25 @@ for (const name of ALL_STREAMS) {
     const layout = pp.ProfileReader.open(tach('Tachyon-zstd'));
     const tableBytes = layout.layout.fileSize - layout.layout.stringTableOffset;
     layout.close();
-    const enc = interleave(Object.fromEntries(Object.entries(formats).map(([fmt, f]) => [fmt, () => f.encode(model)])), { rounds, warmup: 1 });
-    const dec = interleave(Object.fromEntries(Object.entries(formats).map(([fmt, f]) => [fmt, () => f.decode()])), { rounds, warmup: 1 });
+    const enc = interleave(
+      Object.fromEntries(Object.entries(formats).map(([fmt, f]) => [fmt, () => f.encode(model)])),
+      { rounds, warmup: 1 },
+    );
+    const dec = interleave(Object.fromEntries(Object.entries(formats).map(([fmt, f]) => [fmt, () => f.decode()])), {
+      rounds,
+      warmup: 1,
+    });
     for (const fmt of Object.keys(formats)) {
-      rows.push([name, clock, n.toLocaleString('en'), fmt, sizes[fmt].toLocaleString('en'), (sizes[fmt] / n).toFixed(2), (enc[fmt] * 1e3).toFixed(1), (dec[fmt] * 1e3).toFixed(1)]);
+      rows.push([
+        name,
+        clock,
+        n.toLocaleString('en'),
+        fmt,
+        sizes[fmt].toLocaleString('en'),
+        (sizes[fmt] / n).toFixed(2),
+        (enc[fmt] * 1e3).toFixed(1),
+        (dec[fmt] * 1e3).toFixed(1),
+      ]);
     }
     if (!epoch) {
       ratioRows.push([
@@ -75,7 +98,13 @@ for (const name of ALL_STREAMS) {
     const perSample = Object.keys(formats).filter((f) => f.startsWith('pprof.gz per sample'));
     const v2 = sizes['Tachyon v2'];
     const met = perSample.every((f) => v2 <= 0.5 * sizes[f]) && v2 <= sizes['pprof.gz aggregated'];
-    goalRows.push([name, clock, perSample.map((f) => `${(v2 / sizes[f]).toFixed(3)}× (${f})`).join(', '), `${(v2 / sizes['pprof.gz aggregated']).toFixed(3)}×`, met ? '**met**' : 'missed']);
+    goalRows.push([
+      name,
+      clock,
+      perSample.map((f) => `${(v2 / sizes[f]).toFixed(3)}× (${f})`).join(', '),
+      `${(v2 / sizes['pprof.gz aggregated']).toFixed(3)}×`,
+      met ? '**met**' : 'missed',
+    ]);
   }
   console.error(`${name}: done`);
 }
@@ -87,11 +116,22 @@ const out = [
   '',
   `\`npm run bench -- size\` (BENCH_ROUNDS=${rounds}), ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine()}, backend ${pp.backend.name}; load average (1/5/15 min) ${la(load0)} at the start, ${la(loadavg())} at the end.`,
   '',
-  'Clock `1 s`: stream times from 1 s (timestamp labels of 3–4 bytes). Clock `epoch`: the same samples with times from 2026-11-23 00:00 UTC: the pprof writer writes epoch `timestamp_us` labels and `time_nanos` (as Go does); `pprof.gz per sample, end_timestamp_ns` is per-sample pprof with @datadog/pprof\'s epoch-nanosecond label instead. Tachyon stores times as per-thread deltas: its size does not depend on the clock\'s origin.',
+  "Clock `1 s`: stream times from 1 s (timestamp labels of 3–4 bytes). Clock `epoch`: the same samples with times from 2026-11-23 00:00 UTC: the pprof writer writes epoch `timestamp_us` labels and `time_nanos` (as Go does); `pprof.gz per sample, end_timestamp_ns` is per-sample pprof with @datadog/pprof's epoch-nanosecond label instead. Tachyon stores times as per-thread deltas: its size does not depend on the clock's origin.",
   '',
   table(['stream', 'clock', 'samples', 'format', 'bytes', 'bytes/sample', 'encode ms', 'decode ms'], rows),
   '',
-  table(['stream', 'Tachyon zstd / pprof.gz per sample', 'Tachyon zstd / aggregated pprof.gz', 'Tachyon zstd / .cpuprofile', 'none / zstd', 'Tachyon zstd: uncompressed tables, bytes (share of file)', 'Tachyon zstd without tables / pprof.gz per sample'], ratioRows),
+  table(
+    [
+      'stream',
+      'Tachyon zstd / pprof.gz per sample',
+      'Tachyon zstd / aggregated pprof.gz',
+      'Tachyon zstd / .cpuprofile',
+      'none / zstd',
+      'Tachyon zstd: uncompressed tables, bytes (share of file)',
+      'Tachyon zstd without tables / pprof.gz per sample',
+    ],
+    ratioRows,
+  ),
   '',
   'Version 2 at its defaults (`formatVersion: 2`: stack table, region zstd-5, tables zstd-9) against the goal of issue 19 (≤ 0.5× per-sample pprof.gz, every variant, and ≤ 1× aggregated), on both clocks:',
   '',

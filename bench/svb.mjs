@@ -74,11 +74,26 @@ const distributions = {
   },
 };
 const codecsOf = {
-  u8: [['1234', Mode.Plain1234], ['0124', Mode.Plain0124]],
-  u16: [['1234', Mode.Plain1234], ['0124', Mode.Plain0124]],
-  u32: [['1234', Mode.Plain1234], ['0124', Mode.Plain0124]],
-  sortedgeo: [['1234', Mode.Plain1234], ['delta', Mode.Delta1234]],
-  timestamps: [['1234', Mode.Plain1234], ['delta', Mode.Delta1234]],
+  u8: [
+    ['1234', Mode.Plain1234],
+    ['0124', Mode.Plain0124],
+  ],
+  u16: [
+    ['1234', Mode.Plain1234],
+    ['0124', Mode.Plain0124],
+  ],
+  u32: [
+    ['1234', Mode.Plain1234],
+    ['0124', Mode.Plain0124],
+  ],
+  sortedgeo: [
+    ['1234', Mode.Plain1234],
+    ['delta', Mode.Delta1234],
+  ],
+  timestamps: [
+    ['1234', Mode.Plain1234],
+    ['delta', Mode.Delta1234],
+  ],
 };
 
 /** Repetitions so that one timed unit lasts about `target` seconds. */
@@ -109,7 +124,6 @@ function atLevel(level, fn) {
 
 const fmt = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 const ratio = (a, b) => (a / b).toFixed(2);
-
 
 function throughput(args) {
   const only = args.find((a) => /^(1m|16m)$/i.test(a));
@@ -167,11 +181,18 @@ function throughput(args) {
         for (const level of levels) {
           svbNative.setKernelLevel(level);
           const check = new Uint8Array(out.length);
-          if (!Buffer.from(check.buffer, 0, svbNative.encode(values, check, mode, 0)).equals(stream)) throw new Error(`${level} ${codec} encode differs`);
+          if (!Buffer.from(check.buffer, 0, svbNative.encode(values, check, mode, 0)).equals(stream))
+            throw new Error(`${level} ${codec} encode differs`);
           svbNative.decode(stream, n, decoded, mode, 0);
           if (!Buffer.from(decoded.buffer).equals(src)) throw new Error(`${level} ${codec} decode differs`);
-          add(`${codec}/${level}/enc`, atLevel(level, () => svbNative.encode(values, out, mode, 0)));
-          add(`${codec}/${level}/dec`, atLevel(level, () => svbNative.decode(stream, n, decoded, mode, 0)));
+          add(
+            `${codec}/${level}/enc`,
+            atLevel(level, () => svbNative.encode(values, out, mode, 0)),
+          );
+          add(
+            `${codec}/${level}/dec`,
+            atLevel(level, () => svbNative.decode(stream, n, decoded, mode, 0)),
+          );
         }
         add(`${codec}/js/enc`, () => jsCodec.encode(values, out, mode, 0));
         add(`${codec}/js/dec`, () => jsCodec.decode(stream, n, decoded, mode, 0));
@@ -181,16 +202,24 @@ function throughput(args) {
       const best = (name) => units[name] / Math.min(...times[name]) / 1e6;
       const cell = (name) => `${fmt(mips(name))} (${fmt(best(name))})`;
       // Median over rounds of (throughput of a) / (throughput of b), and the ratio of the best rounds.
-      const pairRatio = (a, b) => median(times[a].map((t, i) => (units[a] / t) / (units[b] / times[b][i])));
+      const pairRatio = (a, b) => median(times[a].map((t, i) => units[a] / t / (units[b] / times[b][i])));
       const ratioCell = (a, b) => `${pairRatio(a, b).toFixed(2)} (${(best(a) / best(b)).toFixed(2)})`;
       const label = big ? '16M' : '1M';
       for (const [codec] of codecsOf[dist]) {
         const bpi = (streams[codec].length / n).toFixed(3);
-        for (const [op, rows] of [['dec', decodeRows], ['enc', encodeRows]]) {
+        for (const [op, rows] of [
+          ['dec', decodeRows],
+          ['enc', encodeRows],
+        ]) {
           rows.push([
-            label, dist, codec, bpi,
+            label,
+            dist,
+            codec,
+            bpi,
             ...levels.map((l) => cell(`${codec}/${l}/${op}`)),
-            cell(`${codec}/js/${op}`), codec === '1234' ? cell(`varint/${op}`) : '', cell('memcpy'),
+            cell(`${codec}/js/${op}`),
+            codec === '1234' ? cell(`varint/${op}`) : '',
+            cell('memcpy'),
             ...levels.filter((l) => l !== 'scalar').map((l) => ratioCell(`${codec}/${l}/${op}`, 'memcpy')),
             codec === '1234' ? ratioCell(`${codec}/js/${op}`, `varint/${op}`) : '',
           ]);
@@ -198,9 +227,12 @@ function throughput(args) {
             const simd = `${codec}/${defaultLevel}/${op}`;
             const js = `${codec}/js/${op}`;
             goals.push({
-              op, dist,
-              simd: pairRatio(simd, 'memcpy'), simdBest: best(simd) / best('memcpy'),
-              js: pairRatio(js, `varint/${op}`), jsBest: best(js) / best(`varint/${op}`),
+              op,
+              dist,
+              simd: pairRatio(simd, 'memcpy'),
+              simdBest: best(simd) / best('memcpy'),
+              js: pairRatio(js, `varint/${op}`),
+              jsBest: best(js) / best(`varint/${op}`),
             });
           }
         }
@@ -209,12 +241,21 @@ function throughput(args) {
     }
   }
   const header = (op) => [
-    'n', 'data', 'codec', 'B/int',
-    ...levels.map((l) => `${l} ${op}`), `JS ${op}`, `uint8-varint ${op}`, 'memcpy',
-    ...levels.filter((l) => l !== 'scalar').map((l) => `${l}/memcpy`), 'JS/uint8-varint',
+    'n',
+    'data',
+    'codec',
+    'B/int',
+    ...levels.map((l) => `${l} ${op}`),
+    `JS ${op}`,
+    `uint8-varint ${op}`,
+    'memcpy',
+    ...levels.filter((l) => l !== 'scalar').map((l) => `${l}/memcpy`),
+    'JS/uint8-varint',
   ];
   console.log(`\n${machine()}; kernel level chosen at load: ${defaultLevel}\n`);
-  console.log('Decode, million uint32/s: median of interleaved rounds (best round). Ratios: median of per-round ratios (ratio of best rounds).\n');
+  console.log(
+    'Decode, million uint32/s: median of interleaved rounds (best round). Ratios: median of per-round ratios (ratio of best rounds).\n',
+  );
   console.log(table(header('dec'), decodeRows));
   console.log('\nEncode, million uint32/s:\n');
   console.log(table(header('enc'), encodeRows));
@@ -222,7 +263,8 @@ function throughput(args) {
     const dec = goals.filter((g) => g.op === 'dec');
     const enc = goals.filter((g) => g.op === 'enc');
     console.log(`\nGoals at 1M, 1234 layout, ${defaultLevel} kernels (median over distributions; min..max):`);
-    const range = (list, key) => `${median(list.map((g) => g[key])).toFixed(2)} (${Math.min(...list.map((g) => g[key])).toFixed(2)}..${Math.max(...list.map((g) => g[key])).toFixed(2)})`;
+    const range = (list, key) =>
+      `${median(list.map((g) => g[key])).toFixed(2)} (${Math.min(...list.map((g) => g[key])).toFixed(2)}..${Math.max(...list.map((g) => g[key])).toFixed(2)})`;
     const summary = (list, key) => `${range(list, key)}; best rounds: ${range(list, `${key}Best`)}`;
     console.log(`- SIMD decode / memcpy: ${summary(dec, 'simd')} (goal >= 0.75)`);
     console.log(`- SIMD encode / memcpy: ${summary(enc, 'simd')} (goal >= 0.5)`);
@@ -265,7 +307,15 @@ function threshold() {
       { rounds: 9, warmup: 2 },
     );
     const ns = (k) => (seconds[k] / calls) * 1e9;
-    rows.push([n, ns('nativeDec').toFixed(0), ns('jsDec').toFixed(0), ratio(ns('jsDec'), ns('nativeDec')), ns('nativeEnc').toFixed(0), ns('jsEnc').toFixed(0), ratio(ns('jsEnc'), ns('nativeEnc'))]);
+    rows.push([
+      n,
+      ns('nativeDec').toFixed(0),
+      ns('jsDec').toFixed(0),
+      ratio(ns('jsDec'), ns('nativeDec')),
+      ns('nativeEnc').toFixed(0),
+      ns('jsEnc').toFixed(0),
+      ratio(ns('jsEnc'), ns('nativeEnc')),
+    ]);
     console.error(`done n=${n}`);
   }
   console.log(`\n${machine()}; native kernels: ${defaultLevel}\n`);
@@ -309,7 +359,8 @@ function peer() {
     const deltaStream = svb.deltaEncode(values);
     const out = new Uint8Array(svb.maxEncodedLength(n));
     const decoded = new Uint32Array(n);
-    if (!Buffer.from(svb.decode(stream, n).buffer).equals(Buffer.from(values.buffer))) throw new Error('decode differs');
+    if (!Buffer.from(svb.decode(stream, n).buffer).equals(Buffer.from(values.buffer)))
+      throw new Error('decode differs');
     const jsOut = new Uint8Array(out.length);
     const cases = [
       ['svb.decode (allocates)', 'decode_ns', () => svb.decode(stream, n)],
@@ -343,14 +394,28 @@ function peer() {
     }
     cases.forEach(([label, key], k) => {
       const ratio = median(ratios[k]);
-      rows.push([dist, label, key.replace('_ns', ''), (median(ours[k]) / 1e3).toFixed(0), (median(theirs[k]) / 1e3).toFixed(0), `${ratio.toFixed(2)} (${Math.min(...ratios[k]).toFixed(2)}..${Math.max(...ratios[k]).toFixed(2)})`]);
+      rows.push([
+        dist,
+        label,
+        key.replace('_ns', ''),
+        (median(ours[k]) / 1e3).toFixed(0),
+        (median(theirs[k]) / 1e3).toFixed(0),
+        `${ratio.toFixed(2)} (${Math.min(...ratios[k]).toFixed(2)}..${Math.max(...ratios[k]).toFixed(2)})`,
+      ]);
       goals.push({ dist, label, ratio });
     });
     console.error(`done ${dist}`);
   }
   rmSync(dir, { recursive: true, force: true });
-  console.log(`\n${machine()}; native kernels: ${defaultLevel}; the C reference: SSE4.1 build; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
-  console.log(`${n} u32 per call; µs per call are medians of ${calls} calls per round; ratio = median over ${rounds} alternating rounds of C ns / profpack ns (min..max).\n`);
+  console.log(
+    `\n${machine()}; native kernels: ${defaultLevel}; the C reference: SSE4.1 build; load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}\n`,
+  );
+  console.log(
+    `${n} u32 per call; µs per call are medians of ${calls} calls per round; ratio = median over ${rounds} alternating rounds of C ns / profpack ns (min..max).\n`,
+  );
   console.log(table(['data', 'profpack call', 'C call', 'profpack µs', 'C µs', 'C / profpack'], rows));
   const worst = (label) => Math.min(...goals.filter((g) => g.label === label).map((g) => g.ratio)).toFixed(2);
   console.log('\nGoals (worst distribution): decode >= 0.9x, encode >= 0.8x through the public call; JS >= 0.2x');

@@ -20,14 +20,20 @@ const rounds = Number(process.argv[2] ?? 3);
 const dir = path.join(tmpdir(), 'profpack-bench-tachyon-model');
 mkdirSync(dir, { recursive: true });
 const files = [];
-for (const [name, zstdLevel] of [['none', 0], ['zstd', 5]]) {
+for (const [name, zstdLevel] of [
+  ['none', 0],
+  ['zstd', 5],
+]) {
   const file = path.join(dir, `synthetic_1000000_8t_${name}.bin`);
   if (!existsSync(file)) writeSynthetic(file, { samples: 1_000_000, threads: 8, zstdLevel, seed: 7 });
   files.push(file);
 }
 // A file CPython 3.15's own BinaryWriter wrote: 8 threads × 125,000 ticks, 70 % unchanged stacks, zstd.
 const written = path.join(dir, 'cpython_written_1m_zstd.bin');
-if (!existsSync(written)) spawnSync(python, [path.join(here, 'cpython_write.py'), '--synthetic', '8', '125000', '70', '7', '1', written], { stdio: 'inherit' });
+if (!existsSync(written))
+  spawnSync(python, [path.join(here, 'cpython_write.py'), '--synthetic', '8', '125000', '70', '7', '1', written], {
+    stdio: 'inherit',
+  });
 files.push(written);
 const only = process.env.BENCH_FILES?.split(',');
 
@@ -74,8 +80,22 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const file of files.filter((f) => !only || only.some((o) => f.includes(o)))) {
   const runs = { profpack: [], cpython: [] };
   for (let r = 0; r < rounds; r++) {
-    for (const backendName of ['native']) runs.profpack.push(timed(['env', `PROFPACK_BACKEND=${backendName}`, process.execPath, child, file, path.join(dir, 'out.folded')]));
-    runs.cpython.push(timed([python, '-m', 'profiling.sampling', 'replay', '--collapsed', '-o', path.join(dir, 'cpython.folded'), file]));
+    for (const backendName of ['native'])
+      runs.profpack.push(
+        timed(['env', `PROFPACK_BACKEND=${backendName}`, process.execPath, child, file, path.join(dir, 'out.folded')]),
+      );
+    runs.cpython.push(
+      timed([
+        python,
+        '-m',
+        'profiling.sampling',
+        'replay',
+        '--collapsed',
+        '-o',
+        path.join(dir, 'cpython.folded'),
+        file,
+      ]),
+    );
   }
   const m = (k, f) => median(runs[k].map((x) => x[f]));
   console.log(

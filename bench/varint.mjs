@@ -28,16 +28,25 @@ if (backend.name !== 'native' || !varintNative) throw new Error('the varint benc
 
 // A seeded generator, so every run measures the same data.
 let seed = 0x9e3779b9;
-const rand = () => ((seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x297a2d39) >>> 0) / 2 ** 32);
+const rand = () => (seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x297a2d39) >>> 0) / 2 ** 32;
 const shapes = {
   mixed: () => {
     const r = rand();
-    return r < 0.7 ? Math.floor(rand() * 2 ** 7) : r < 0.95 ? 2 ** 7 + Math.floor(rand() * (2 ** 14 - 2 ** 7)) : 2 ** 14 + Math.floor(rand() * (2 ** 32 - 2 ** 14));
+    return r < 0.7
+      ? Math.floor(rand() * 2 ** 7)
+      : r < 0.95
+        ? 2 ** 7 + Math.floor(rand() * (2 ** 14 - 2 ** 7))
+        : 2 ** 14 + Math.floor(rand() * (2 ** 32 - 2 ** 14));
   },
   uniform: () => Math.floor(rand() * 2 ** 32),
 };
 
-console.log(`varint: ${N.toLocaleString('en')} u32 values per shape, ${rounds} interleaved rounds; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `varint: ${N.toLocaleString('en')} u32 values per shape, ${rounds} interleaved rounds; load average ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
 console.log(machine());
 const goals = [];
 for (const [shape, draw] of Object.entries(shapes)) {
@@ -54,76 +63,89 @@ for (const [shape, draw] of Object.entries(shapes)) {
 console.log(goals.join('\n'));
 
 function runShape(shape, values) {
-const bytes = varint.encodeU32Many(values);
-const out = new Uint32Array(N);
-const scratch = new Uint8Array(N * 5);
-let sink = 0;
+  const bytes = varint.encodeU32Many(values);
+  const out = new Uint32Array(N);
+  const scratch = new Uint8Array(N * 5);
+  let sink = 0;
 
-const check = (decoded) => {
-  for (let i = 0; i < N; i += 9973) if (decoded[i] !== values[i]) throw new Error('benchmark decoded wrong values');
-};
+  const check = (decoded) => {
+    for (let i = 0; i < N; i += 9973) if (decoded[i] !== values[i]) throw new Error('benchmark decoded wrong values');
+  };
 
-const decode = {
-  'profpack native, public call': () => {
-    sink ^= varint.decodeU32Many(bytes, 0, N, out).end;
-  },
-  'profpack JS twin batch': () => {
-    js.decodeMany(VarintKind.U32, bytes, 0, N, out);
-    sink ^= out[N - 1];
-  },
-  'uint8-varint': () => {
-    let pos = 0;
-    for (let i = 0; i < N; i++) {
-      const v = uv.decode(bytes, pos);
-      out[i] = v;
-      pos += uv.encodingLength(v);
-    }
-    sink ^= out[N - 1];
-  },
-  '@bufbuild/protobuf': () => {
-    const reader = new BinaryReader(bytes);
-    for (let i = 0; i < N; i++) out[i] = reader.uint32();
-    sink ^= out[N - 1];
-  },
-};
-const encode = {
-  'profpack native, public call': () => {
-    sink ^= varint.encodeU32ManyInto(values, scratch, 0);
-  },
-  'profpack JS twin batch': () => {
-    sink ^= js.encodeMany(VarintKind.U32, values, scratch, 0);
-  },
-  'uint8-varint': () => {
-    let pos = 0;
-    for (let i = 0; i < N; i++) {
-      uv.encode(values[i], scratch, pos);
-      pos += uv.encodingLength(values[i]);
-    }
-    sink ^= pos;
-  },
-  '@bufbuild/protobuf': () => {
-    const writer = new BinaryWriter();
-    for (let i = 0; i < N; i++) writer.uint32(values[i]);
-    sink ^= writer.finish().length;
-  },
-};
-// Every decoder must really decode before it is timed.
-for (const f of Object.values(decode)) {
-  out.fill(0);
-  f();
-  check(out);
-}
+  const decode = {
+    'profpack native, public call': () => {
+      sink ^= varint.decodeU32Many(bytes, 0, N, out).end;
+    },
+    'profpack JS twin batch': () => {
+      js.decodeMany(VarintKind.U32, bytes, 0, N, out);
+      sink ^= out[N - 1];
+    },
+    'uint8-varint': () => {
+      let pos = 0;
+      for (let i = 0; i < N; i++) {
+        const v = uv.decode(bytes, pos);
+        out[i] = v;
+        pos += uv.encodingLength(v);
+      }
+      sink ^= out[N - 1];
+    },
+    '@bufbuild/protobuf': () => {
+      const reader = new BinaryReader(bytes);
+      for (let i = 0; i < N; i++) out[i] = reader.uint32();
+      sink ^= out[N - 1];
+    },
+  };
+  const encode = {
+    'profpack native, public call': () => {
+      sink ^= varint.encodeU32ManyInto(values, scratch, 0);
+    },
+    'profpack JS twin batch': () => {
+      sink ^= js.encodeMany(VarintKind.U32, values, scratch, 0);
+    },
+    'uint8-varint': () => {
+      let pos = 0;
+      for (let i = 0; i < N; i++) {
+        uv.encode(values[i], scratch, pos);
+        pos += uv.encodingLength(values[i]);
+      }
+      sink ^= pos;
+    },
+    '@bufbuild/protobuf': () => {
+      const writer = new BinaryWriter();
+      for (let i = 0; i < N; i++) writer.uint32(values[i]);
+      sink ^= writer.finish().length;
+    },
+  };
+  // Every decoder must really decode before it is timed.
+  for (const f of Object.values(decode)) {
+    out.fill(0);
+    f();
+    check(out);
+  }
 
-const d = interleaveRounds(decode, { rounds });
-const e = interleaveRounds(encode, { rounds });
-const ns = (times) => ((median(times) * 1e9) / N).toFixed(2);
-// Median over rounds of peer time / candidate time: > 1 means faster than uint8-varint.
-const vs = (times, name) => median(times[name].map((t, i) => times['uint8-varint'][i] / t));
-const rows = Object.keys(decode).map((name) => [name, ns(d[name]), vs(d, name).toFixed(2) + '×', ns(e[name]), vs(e, name).toFixed(2) + '×']);
-console.log(`\n${shape}: ${(bytes.length / N).toFixed(3)} bytes/value`);
-console.log(table(['implementation', 'decode ns/value', 'decode vs uint8-varint', 'encode ns/value', 'encode vs uint8-varint'], rows));
-const nativeRatio = vs(d, 'profpack native, public call');
-const jsRatio = vs(d, 'profpack JS twin batch');
-goals.push(`goal ${shape}: native decodeU32Many ≥ 3× uint8-varint: ${nativeRatio.toFixed(2)}× ${nativeRatio >= 3 ? 'met' : 'NOT met'}; JS twin ≥ 1.2×: ${jsRatio.toFixed(2)}× ${jsRatio >= 1.2 ? 'met' : 'NOT met'}`);
-if (sink === 0.5) console.log(sink);
+  const d = interleaveRounds(decode, { rounds });
+  const e = interleaveRounds(encode, { rounds });
+  const ns = (times) => ((median(times) * 1e9) / N).toFixed(2);
+  // Median over rounds of peer time / candidate time: > 1 means faster than uint8-varint.
+  const vs = (times, name) => median(times[name].map((t, i) => times['uint8-varint'][i] / t));
+  const rows = Object.keys(decode).map((name) => [
+    name,
+    ns(d[name]),
+    vs(d, name).toFixed(2) + '×',
+    ns(e[name]),
+    vs(e, name).toFixed(2) + '×',
+  ]);
+  console.log(`\n${shape}: ${(bytes.length / N).toFixed(3)} bytes/value`);
+  console.log(
+    table(
+      ['implementation', 'decode ns/value', 'decode vs uint8-varint', 'encode ns/value', 'encode vs uint8-varint'],
+      rows,
+    ),
+  );
+  const nativeRatio = vs(d, 'profpack native, public call');
+  const jsRatio = vs(d, 'profpack JS twin batch');
+  goals.push(
+    `goal ${shape}: native decodeU32Many ≥ 3× uint8-varint: ${nativeRatio.toFixed(2)}× ${nativeRatio >= 3 ? 'met' : 'NOT met'}; JS twin ≥ 1.2×: ${jsRatio.toFixed(2)}× ${jsRatio >= 1.2 ? 'met' : 'NOT met'}`,
+  );
+  if (sink === 0.5) console.log(sink);
 }

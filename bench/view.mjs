@@ -24,7 +24,10 @@ const dir = mkdtempSync(path.join(tmpdir(), 'profpack-bench-view-'));
 const os = await import('node:os');
 
 function repeated(model, samples, file) {
-  const w = new pp.ProfileWriter(file, { sampleIntervalUs: model.meta.sampleIntervalUs, startTimeUs: model.meta.startTimeUs });
+  const w = new pp.ProfileWriter(file, {
+    sampleIntervalUs: model.meta.sampleIntervalUs,
+    startTimeUs: model.meta.startTimeUs,
+  });
   const ids = model.frames.map((f) => w.internFrame(f));
   const list = model.sampleList;
   const span = list.at(-1).timestampUs - list[0].timestampUs + model.meta.sampleIntervalUs;
@@ -32,7 +35,13 @@ function repeated(model, samples, file) {
   for (let k = 0; n < samples; k++) {
     for (const s of list) {
       if (n++ >= samples) break;
-      w.writeStack(s.threadId, s.interpreterId, s.timestampUs + BigInt(k) * span, s.status, Array.from(s.stack, (i) => ids[i]));
+      w.writeStack(
+        s.threadId,
+        s.interpreterId,
+        s.timestampUs + BigInt(k) * span,
+        s.status,
+        Array.from(s.stack, (i) => ids[i]),
+      );
     }
   }
   w.finalize();
@@ -85,10 +94,37 @@ await browser.close();
 rmSync(dir, { recursive: true, force: true });
 
 const base = median(loads['node_terser ×1']);
-console.log(`machine: ${machine()}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `machine: ${machine()}; load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 console.log(
   table(
-    ['profile', 'samples', 'Tachyon bytes', 'flame() ms', 'page bytes', 'stack nodes', 'buckets', 'Chromium load ms (median of 5)', 'vs ×1 page', 'window re-aggregation ms'],
-    Object.entries(pages).map(([name, p]) => [name, p.samples.toLocaleString('en'), p.tachBytes.toLocaleString('en'), p.flameMs.toFixed(0), p.bytes.toLocaleString('en'), p.nodes.toLocaleString('en'), p.buckets, median(loads[name]).toFixed(0), (median(loads[name]) / base).toFixed(2), median(windows[name]).toFixed(1)]),
+    [
+      'profile',
+      'samples',
+      'Tachyon bytes',
+      'flame() ms',
+      'page bytes',
+      'stack nodes',
+      'buckets',
+      'Chromium load ms (median of 5)',
+      'vs ×1 page',
+      'window re-aggregation ms',
+    ],
+    Object.entries(pages).map(([name, p]) => [
+      name,
+      p.samples.toLocaleString('en'),
+      p.tachBytes.toLocaleString('en'),
+      p.flameMs.toFixed(0),
+      p.bytes.toLocaleString('en'),
+      p.nodes.toLocaleString('en'),
+      p.buckets,
+      median(loads[name]).toFixed(0),
+      (median(loads[name]) / base).toFixed(2),
+      median(windows[name]).toFixed(1),
+    ]),
   ),
 );

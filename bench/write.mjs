@@ -50,7 +50,12 @@ function poolFrames() {
   return Array.from({ length: POOL }, (_, i) => {
     const lineno = 10 + ((i * 7) % 900);
     const col = i % 40;
-    return { filename: `/srv/app/module_${i % 150}.py`, funcname: `func_${i}`, location: { lineno, endLineno: lineno + (i % 3), colOffset: col, endColOffset: col + 5 + (i % 20) }, opcode: i % 200 };
+    return {
+      filename: `/srv/app/module_${i % 150}.py`,
+      funcname: `func_${i}`,
+      location: { lineno, endLineno: lineno + (i % 3), colOffset: col, endColOffset: col + 5 + (i % 20) },
+      opcode: i % 200,
+    };
   });
 }
 
@@ -73,8 +78,13 @@ function* syntheticProfile(threads, calls, samePct, seed) {
   const perChunk = Math.max(1, Math.floor(40_000 / threads));
   let ts = START_US;
   // One set of buffers, reused by every chunk (so the generator adds no garbage to the timed parts).
-  const buffers = { timestamps: new Float64Array(perChunk), status: new Uint8Array(perChunk * threads), offsets: new Uint32Array(perChunk * threads + 1), ids: new Uint32Array(perChunk * threads * 60) };
-  for (let done = 0; done < calls; ) {
+  const buffers = {
+    timestamps: new Float64Array(perChunk),
+    status: new Uint8Array(perChunk * threads),
+    offsets: new Uint32Array(perChunk * threads + 1),
+    ids: new Uint32Array(perChunk * threads * 60),
+  };
+  for (let done = 0; done < calls;) {
     const n = Math.min(perChunk, calls - done);
     const chunk = { calls: n, threads, ...buffers };
     let w = 0;
@@ -114,7 +124,13 @@ function runOurs({ api, encoder, compression, threads, calls, samePct, seed, tag
   const frames = poolFrames();
   let cpu = 0;
   let t0 = process.cpuUsage();
-  const writer = new ProfileWriter(file, { sampleIntervalUs: INTERVAL_US, startTimeUs: START_US, compression, backend: encoder, immutableFrames });
+  const writer = new ProfileWriter(file, {
+    sampleIntervalUs: INTERVAL_US,
+    startTimeUs: START_US,
+    compression,
+    backend: encoder,
+    immutableFrames,
+  });
   const frameIds = new Int32Array(POOL).fill(-1);
   cpu += cpuSeconds(t0);
   const tids = Float64Array.from({ length: threads }, (_, t) => threadId(t));
@@ -151,7 +167,15 @@ function runOurs({ api, encoder, compression, threads, calls, samePct, seed, tag
       let id = frameIds[p];
       if (id < 0) {
         const f = frames[p];
-        id = frameIds[p] = writer.internFrame({ filename: f.filename, funcname: f.funcname, lineno: f.location.lineno, endLineno: f.location.endLineno, column: f.location.colOffset, endColumn: f.location.endColOffset, opcode: f.opcode });
+        id = frameIds[p] = writer.internFrame({
+          filename: f.filename,
+          funcname: f.funcname,
+          lineno: f.location.lineno,
+          endLineno: f.location.endLineno,
+          column: f.location.colOffset,
+          endColumn: f.location.endColOffset,
+          opcode: f.opcode,
+        });
       }
       ids[i] = id;
     }
@@ -186,7 +210,20 @@ function runOurs({ api, encoder, compression, threads, calls, samePct, seed, tag
 
 function runCpython({ compression, threads, calls, samePct, seed, tag }) {
   const file = path.join(dir, `${tag}.bin`);
-  const run = spawnSync(python, [path.join(here, 'cpython_write.py'), '--synthetic', String(threads), String(calls), String(samePct), String(seed), compression === 'zstd' ? '1' : '0', file], { encoding: 'utf8' });
+  const run = spawnSync(
+    python,
+    [
+      path.join(here, 'cpython_write.py'),
+      '--synthetic',
+      String(threads),
+      String(calls),
+      String(samePct),
+      String(seed),
+      compression === 'zstd' ? '1' : '0',
+      file,
+    ],
+    { encoding: 'utf8' },
+  );
   if (run.status !== 0) throw new Error(`CPython failed: ${run.stderr}`);
   return { cpu: JSON.parse(run.stdout.trim()).seconds, file };
 }
@@ -217,12 +254,16 @@ const spec = { threads: THREADS, calls: CALLS, samePct: 50, seed: SEED };
 const samples = THREADS * CALLS;
 const throughputCases = {};
 for (const compression of ['zstd', 'none']) {
-  throughputCases[`CPython BinaryWriter.write_sample, ${compression}`] = (tag) => runCpython({ ...spec, compression, tag });
+  throughputCases[`CPython BinaryWriter.write_sample, ${compression}`] = (tag) =>
+    runCpython({ ...spec, compression, tag });
   for (const encoder of ['native', 'js']) {
     for (const api of ['writeSample', 'writeStack', 'writeStacks']) {
-      throughputCases[`${encoder} ${api}, ${compression}`] = (tag) => runOurs({ ...spec, api, encoder, compression, tag });
+      throughputCases[`${encoder} ${api}, ${compression}`] = (tag) =>
+        runOurs({ ...spec, api, encoder, compression, tag });
     }
-    if (encoder === 'native') throughputCases[`native writeSample (immutableFrames), ${compression}`] = (tag) => runOurs({ ...spec, api: 'writeSample', encoder, compression, tag, immutableFrames: true });
+    if (encoder === 'native')
+      throughputCases[`native writeSample (immutableFrames), ${compression}`] = (tag) =>
+        runOurs({ ...spec, api: 'writeSample', encoder, compression, tag, immutableFrames: true });
   }
 }
 console.error(`write: ${samples} thread-samples, ${ROUNDS} rounds`);
@@ -237,7 +278,14 @@ for (const compression of ['zstd', 'none']) {
     const s = tp.seconds[name];
     const same = sha(tp.files[name]) === baseSha;
     if (!name.startsWith('CPython')) identical[name] = same;
-    rows1.push([name, `${(samples / s / 1e6).toFixed(2)} M/s`, `${s.toFixed(3)} s`, name === base ? '1.00×' : `${(tp.seconds[base] / s).toFixed(2)}×`, `${statSync(tp.files[name]).size.toLocaleString('en-US')} B`, name === base ? '—' : same ? 'yes' : 'NO']);
+    rows1.push([
+      name,
+      `${(samples / s / 1e6).toFixed(2)} M/s`,
+      `${s.toFixed(3)} s`,
+      name === base ? '1.00×' : `${(tp.seconds[base] / s).toFixed(2)}×`,
+      `${statSync(tp.files[name]).size.toLocaleString('en-US')} B`,
+      name === base ? '—' : same ? 'yes' : 'NO',
+    ]);
   }
 }
 
@@ -246,11 +294,16 @@ const PROFILE_SECONDS = 10;
 const idle = { threads: 50, calls: PROFILE_SECONDS * 1000, samePct: 90, seed: 0x1b873593 };
 const costCases = {
   'CPython BinaryWriter.write_sample, zstd': (tag) => runCpython({ ...idle, compression: 'zstd', tag }),
-  'native writeSample, zstd': (tag) => runOurs({ ...idle, api: 'writeSample', encoder: 'native', compression: 'zstd', tag }),
-  'native writeSample (immutableFrames), zstd': (tag) => runOurs({ ...idle, api: 'writeSample', encoder: 'native', compression: 'zstd', tag, immutableFrames: true }),
-  'native writeStack, zstd': (tag) => runOurs({ ...idle, api: 'writeStack', encoder: 'native', compression: 'zstd', tag }),
-  'native writeStacks, zstd': (tag) => runOurs({ ...idle, api: 'writeStacks', encoder: 'native', compression: 'zstd', tag }),
-  'native writeStacks, none': (tag) => runOurs({ ...idle, api: 'writeStacks', encoder: 'native', compression: 'none', tag }),
+  'native writeSample, zstd': (tag) =>
+    runOurs({ ...idle, api: 'writeSample', encoder: 'native', compression: 'zstd', tag }),
+  'native writeSample (immutableFrames), zstd': (tag) =>
+    runOurs({ ...idle, api: 'writeSample', encoder: 'native', compression: 'zstd', tag, immutableFrames: true }),
+  'native writeStack, zstd': (tag) =>
+    runOurs({ ...idle, api: 'writeStack', encoder: 'native', compression: 'zstd', tag }),
+  'native writeStacks, zstd': (tag) =>
+    runOurs({ ...idle, api: 'writeStacks', encoder: 'native', compression: 'zstd', tag }),
+  'native writeStacks, none': (tag) =>
+    runOurs({ ...idle, api: 'writeStacks', encoder: 'native', compression: 'none', tag }),
   'js writeSample, zstd': (tag) => runOurs({ ...idle, api: 'writeSample', encoder: 'js', compression: 'zstd', tag }),
   'js writeStacks, zstd': (tag) => runOurs({ ...idle, api: 'writeStacks', encoder: 'js', compression: 'zstd', tag }),
 };
@@ -258,11 +311,17 @@ console.error(`write: 1 kHz x 50 threads for ${PROFILE_SECONDS} s, ${ROUNDS} rou
 const cost = measure(costCases, ROUNDS);
 const rows2 = Object.keys(costCases).map((name) => {
   const s = cost.seconds[name];
-  return [name, `${s.toFixed(3)} s`, `${((s / PROFILE_SECONDS) * 100).toFixed(2)} %`, `${statSync(cost.files[name]).size.toLocaleString('en-US')} B`];
+  return [
+    name,
+    `${s.toFixed(3)} s`,
+    `${((s / PROFILE_SECONDS) * 100).toFixed(2)} %`,
+    `${statSync(cost.files[name]).size.toLocaleString('en-US')} B`,
+  ];
 });
 
 // ---- report ----
-const ratio = (name, compression) => tp.seconds[`CPython BinaryWriter.write_sample, ${compression}`] / tp.seconds[`${name}, ${compression}`];
+const ratio = (name, compression) =>
+  tp.seconds[`CPython BinaryWriter.write_sample, ${compression}`] / tp.seconds[`${name}, ${compression}`];
 const costPct = (name) => (cost.seconds[name] / PROFILE_SECONDS) * 100;
 const allIdentical = Object.values(identical).every(Boolean);
 const verdict = (ok) => (ok ? 'met' : 'NOT met');

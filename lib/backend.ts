@@ -55,7 +55,16 @@ type NativeAddon = Record<string, any> & { setErrorClass(cls: typeof ProfpackErr
 let addon: NativeAddon | null = null;
 
 function jsFeatures(): BackendFeatures {
-  return { sse41: false, avx2: false, bmi2: false, popcnt: false, fastPext: false, neon: false, mmap: false, littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 };
+  return {
+    sse41: false,
+    avx2: false,
+    bmi2: false,
+    popcnt: false,
+    fastPext: false,
+    neon: false,
+    mmap: false,
+    littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1,
+  };
 }
 
 function probe(): Omit<Backend, 'zstd'> {
@@ -107,7 +116,10 @@ function loadZstdNapi(): unknown {
   } catch (err) {
     // A failed require's message carries its require stack: keep the first line.
     const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
-    throw new ProfpackError(`PROFPACK_ZSTD=napi but zstd-napi did not load: ${why}`, { code: ErrorCode.NATIVE_UNAVAILABLE, cause: err });
+    throw new ProfpackError(`PROFPACK_ZSTD=napi but zstd-napi did not load: ${why}`, {
+      code: ErrorCode.NATIVE_UNAVAILABLE,
+      cause: err,
+    });
   }
 }
 
@@ -122,9 +134,12 @@ function chooseZstd(): { provider: ZstdProvider; napiBinding: unknown } {
   if (forced === 'napi') return { provider: 'napi', napiBinding: loadZstdNapi() };
   if (forced === 'node') {
     if (!nodeHasZstd()) {
-      throw new ProfpackError(`PROFPACK_ZSTD=node but Node ${process.versions.node} has no built-in zstd (22.15 and later have it)`, {
-        code: ErrorCode.NATIVE_UNAVAILABLE,
-      });
+      throw new ProfpackError(
+        `PROFPACK_ZSTD=node but Node ${process.versions.node} has no built-in zstd (22.15 and later have it)`,
+        {
+          code: ErrorCode.NATIVE_UNAVAILABLE,
+        },
+      );
     }
     return { provider: 'node', napiBinding: undefined };
   }

@@ -56,7 +56,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const ms = options.ms ?? 2000;
   log(`profpack (${backend.name} backend): recording the embedded workload for ${ms} ms at 1 kHz …`);
   const workload = path.join(__dirname, 'demo', 'workload.js');
-  const run = await runRecorded([process.execPath, workload, String(ms), ...(options.slower === undefined ? [] : [options.slower])], { out: profile, intervalUs: 1000, stdio: 'pipe' });
+  const run = await runRecorded(
+    [process.execPath, workload, String(ms), ...(options.slower === undefined ? [] : [options.slower])],
+    { out: profile, intervalUs: 1000, stdio: 'pipe' },
+  );
   if (run.code !== 0) throw new Error(`the workload failed (exit ${run.code ?? run.signal})`);
   log('');
   const samples = describeProfile(profile, log);
@@ -67,12 +70,18 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const page = flame(profile, path.join(dir, 'flame.html'));
   log('');
   log(`wrote ${path.relative(process.cwd(), profile) || profile}, and beside it:`);
-  log(`  ${path.basename(speedscope)} (${statSync(speedscope).size.toLocaleString('en')} bytes)` +
-`: open it at https://www.speedscope.app`);
-  log(`  ${path.basename(pprof)} (${statSync(pprof).size.toLocaleString('en')} bytes)` +
-`: go tool pprof -top ${path.basename(pprof)}`);
-  log(`  ${path.basename(page.output)} (${page.bytes.toLocaleString('en')} bytes)` +
-`: flame graph and timeline, opens offline in a browser: ${page.output}`);
+  log(
+    `  ${path.basename(speedscope)} (${statSync(speedscope).size.toLocaleString('en')} bytes)` +
+      `: open it at https://www.speedscope.app`,
+  );
+  log(
+    `  ${path.basename(pprof)} (${statSync(pprof).size.toLocaleString('en')} bytes)` +
+      `: go tool pprof -top ${path.basename(pprof)}`,
+  );
+  log(
+    `  ${path.basename(page.output)} (${page.bytes.toLocaleString('en')} bytes)` +
+      `: flame graph and timeline, opens offline in a browser: ${page.output}`,
+  );
   return { profile, speedscope, pprof, flame: page.output, samples };
 }
 
@@ -82,7 +91,9 @@ if (require.main === module) {
   const ms = msAt >= 0 ? Number(args[msAt + 1]) : undefined;
   const slowerAt = args.indexOf('--slower');
   const slower = slowerAt >= 0 ? args[slowerAt + 1] : undefined;
-  const dir = args.find((a, i) => !a.startsWith('--') && (msAt < 0 || i !== msAt + 1) && (slowerAt < 0 || i !== slowerAt + 1));
+  const dir = args.find(
+    (a, i) => !a.startsWith('--') && (msAt < 0 || i !== msAt + 1) && (slowerAt < 0 || i !== slowerAt + 1),
+  );
   runDemo({ dir, ms, slower }).catch((err: unknown) => {
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);

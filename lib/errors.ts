@@ -149,7 +149,10 @@ export class ProfpackError extends Error {
 
   constructor(message: string, options: ProfpackErrorOptions) {
     const offset = options.offset === undefined ? undefined : Number(options.offset);
-    super(offset === undefined ? message : `${message} (at byte ${offset})`, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      offset === undefined ? message : `${message} (at byte ${offset})`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = 'ProfpackError';
     this.code = options.code;
     this.offset = offset;
@@ -160,7 +163,10 @@ export class ProfpackError extends Error {
 
 /** True for a ProfpackError, also one from another copy of the module. */
 export function isProfpackError(value: unknown): value is ProfpackError {
-  return value instanceof ProfpackError || (value instanceof Error && value.name === 'ProfpackError' && typeof (value as ProfpackError).code === 'string');
+  return (
+    value instanceof ProfpackError ||
+    (value instanceof Error && value.name === 'ProfpackError' && typeof (value as ProfpackError).code === 'string')
+  );
 }
 
 export function invalidArgument(message: string, expected?: string): ProfpackError {

@@ -194,7 +194,8 @@ export function inputChange(file: InputFile): string | null {
   }
   const watch = file.watch;
   const was = watch?.seen ?? file.stat;
-  if (now.size === was.size && now.mtimeNs === was.mtimeNs && now.ctimeNs === was.ctimeNs && now.ino === was.ino) return null;
+  if (now.size === was.size && now.mtimeNs === was.mtimeNs && now.ctimeNs === was.ctimeNs && now.ino === was.ino)
+    return null;
   if (watch === undefined) {
     if (now.size !== was.size) return `size ${was.size} -> ${now.size}`;
     if (now.mtimeNs !== was.mtimeNs) return 'mtime';

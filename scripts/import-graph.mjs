@@ -12,7 +12,16 @@ import { fileURLToPath } from 'node:url';
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Tachyon's levels, lowest first; a file may import its own level or a lower one (read and write share one, but never import each other). */
-const LEVELS = [['format'], ['file'], ['v2'], ['read', 'write'], ['recover-region'], ['downgrade', 'recover'], ['v2-api'], ['index']];
+const LEVELS = [
+  ['format'],
+  ['file'],
+  ['v2'],
+  ['read', 'write'],
+  ['recover-region'],
+  ['downgrade', 'recover'],
+  ['v2-api'],
+  ['index'],
+];
 
 export function importGraph(dir = path.join(root, 'lib')) {
   const graph = new Map();
@@ -29,7 +38,9 @@ export function importGraph(dir = path.join(root, 'lib')) {
 function importsOf(file) {
   const src = readFileSync(file, 'utf8');
   const out = new Set();
-  for (const m of src.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g)) {
+  for (const m of src.matchAll(
+    /(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g,
+  )) {
     const spec = m[1] ?? m[2];
     out.add(path.resolve(path.dirname(file), spec.replace(/\.js$/, '')) + '.ts');
   }
@@ -39,19 +50,32 @@ function importsOf(file) {
 /** Every cycle, as a list of files (Tarjan's strongly connected components of more than one file, or a self-import). */
 export function cycles(graph) {
   let index = 0;
-  const idx = new Map(), low = new Map(), stack = [], on = new Set(), found = [];
+  const idx = new Map(),
+    low = new Map(),
+    stack = [],
+    on = new Set(),
+    found = [];
   const visit = (v) => {
-    idx.set(v, index); low.set(v, index); index++;
-    stack.push(v); on.add(v);
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    on.add(v);
     for (const w of graph.get(v) ?? []) {
       if (!graph.has(w)) continue;
-      if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v), low.get(w))); }
-      else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
     }
     if (low.get(v) === idx.get(v)) {
       const comp = [];
       let w;
-      do { w = stack.pop(); on.delete(w); comp.push(w); } while (w !== v);
+      do {
+        w = stack.pop();
+        on.delete(w);
+        comp.push(w);
+      } while (w !== v);
       if (comp.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(comp);
     }
   };
@@ -88,11 +112,19 @@ export function layoutViolations(graph, lib = path.join(root, 'lib')) {
         bad.push(`${rel(from)} imports ${rel(to)}: outside ${rel(folder)}, import ${rel(folder)}/index.ts`);
       }
       if (!from.startsWith(tachyon + path.sep) || !to.startsWith(tachyon + path.sep)) continue;
-      const a = part(from, tachyon), b = part(to, tachyon);
+      const a = part(from, tachyon),
+        b = part(to, tachyon);
       if (a === b) continue;
-      const la = levelOf(a), lb = levelOf(b);
-      if (la < 0 || lb < 0) bad.push(`${rel(from)} imports ${rel(to)}: ${la < 0 ? a : b} is not one of tachyon's levels`);
-      else if (lb >= la) bad.push(`${rel(from)} imports ${rel(to)}: ${a} may import only levels below it (${LEVELS.map((l) => l.join(' | ')).reverse().join(' → ')})`);
+      const la = levelOf(a),
+        lb = levelOf(b);
+      if (la < 0 || lb < 0)
+        bad.push(`${rel(from)} imports ${rel(to)}: ${la < 0 ? a : b} is not one of tachyon's levels`);
+      else if (lb >= la)
+        bad.push(
+          `${rel(from)} imports ${rel(to)}: ${a} may import only levels below it (${LEVELS.map((l) => l.join(' | '))
+            .reverse()
+            .join(' → ')})`,
+        );
     }
   }
   return bad;
@@ -105,6 +137,10 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     ...layoutViolations(graph),
   ];
   for (const p of problems) console.log(p);
-  console.log(problems.length === 0 ? `lib/: ${graph.size} files, no import circle, every folder entered through its index.ts, tachyon's levels hold` : `${problems.length} problem(s)`);
+  console.log(
+    problems.length === 0
+      ? `lib/: ${graph.size} files, no import circle, every folder entered through its index.ts, tachyon's levels hold`
+      : `${problems.length} problem(s)`,
+  );
   process.exit(problems.length === 0 ? 0 : 1);
 }

@@ -24,9 +24,14 @@ try {
   run = { status: 1, error: err };
 }
 if (run.status !== 0) {
-  const why = run.error ? String(run.error.message || run.error) : `no prebuild for ${process.platform}-${process.arch} and the build failed`;
-  console.warn(`profpack: native addon unavailable (${why}); using the pure-JS backend. PROFPACK_INSTALL_VERBOSE=1 shows the build output.`);
+  const why = run.error
+    ? String(run.error.message || run.error)
+    : `no prebuild for ${process.platform}-${process.arch} and the build failed`;
+  console.warn(
+    `profpack: native addon unavailable (${why}); using the pure-JS backend. PROFPACK_INSTALL_VERBOSE=1 shows the build output.`,
+  );
   // On CI the reason matters more than a quiet log: the end of the build output.
-  if (process.env.CI === 'true' && !verbose) console.warn(`${run.stdout || ''}${run.stderr || ''}`.split('\n').slice(-30).join('\n'));
+  if (process.env.CI === 'true' && !verbose)
+    console.warn(`${run.stdout || ''}${run.stderr || ''}`.split('\n').slice(-30).join('\n'));
 }
 process.exit(0);

@@ -41,7 +41,8 @@ Object.defineProperty(exports, "${m[1]}", { enumerable: true, get: function () {
   });
   const text = out.join('\n');
   // After "use strict" (which follows the CLI's #! line).
-  if (!/^(#![^\n]*\n)?"use strict";\n/.test(text)) throw new Error(`lazy-entry: ${file} does not start with "use strict"`);
+  if (!/^(#![^\n]*\n)?"use strict";\n/.test(text))
+    throw new Error(`lazy-entry: ${file} does not start with "use strict"`);
   writeFileSync(file, text.replace('"use strict";\n', `"use strict";\n${helper}\n`));
 }
 

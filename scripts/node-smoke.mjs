@@ -40,26 +40,48 @@ if (process.argv.includes('--child')) {
     read.close();
     const file = path.join(work, 'w.tach');
     const w = new p.ProfileWriter(file, { sampleIntervalUs: 1000 });
-    for (let i = 0; i < 200; i++) w.writeStack(1, 0, i * 1000, 0, [w.internFrame({ filename: 'smoke.js', funcname: `f${i % 7}`, lineno: i })]);
+    for (let i = 0; i < 200; i++)
+      w.writeStack(1, 0, i * 1000, 0, [w.internFrame({ filename: 'smoke.js', funcname: `f${i % 7}`, lineno: i })]);
     w.finalize();
     const back = p.ProfileReader.open(file);
-    if (Number(back.info.sampleCount) !== 200 || back.info.compressionType !== 1) throw new Error(`wrote 200 zstd samples, read ${JSON.stringify(back.info)}`);
+    if (Number(back.info.sampleCount) !== 200 || back.info.compressionType !== 1)
+      throw new Error(`wrote 200 zstd samples, read ${JSON.stringify(back.info)}`);
     back.close(); // Windows deletes no file that a view still maps
     const env = process.env;
-    run([cli, 'convert', path.join(shared, 'data', 'outside', 'node-cpu-prof.heavy.cpuprofile'), '-o', path.join(work, 'c.tach')], env);
+    run(
+      [
+        cli,
+        'convert',
+        path.join(shared, 'data', 'outside', 'node-cpu-prof.heavy.cpuprofile'),
+        '-o',
+        path.join(work, 'c.tach'),
+      ],
+      env,
+    );
     run([cli, 'convert', path.join(work, 'c.tach'), '-o', path.join(work, 'c.collapsed')], env);
-    if (readFileSync(path.join(work, 'c.collapsed'), 'utf8').trim().split('\n').length < 2) throw new Error('convert produced no stacks');
-    const spin = 'function smokeSpin() { const e = Date.now() + 300; let x = 0; while (Date.now() < e) x += Math.sqrt(x + 1); return x; } smokeSpin();';
-    run([cli, 'record', '--harvest-ms', '100', '--out', path.join(work, 'r.tach'), '--', process.execPath, '-e', spin], env);
-    if (!run([cli, 'top', path.join(work, 'r.tach'), '-n', '5'], env).includes('smokeSpin')) throw new Error('the recording lacks smokeSpin');
-    console.log(`node-smoke: Node ${process.version} ${process.arch} ${p.backend.name} (simd ${p.backend.features.simd ?? 'none'}): read ${n}, wrote and read 200 (zstd), converted, recorded`);
+    if (readFileSync(path.join(work, 'c.collapsed'), 'utf8').trim().split('\n').length < 2)
+      throw new Error('convert produced no stacks');
+    const spin =
+      'function smokeSpin() { const e = Date.now() + 300; let x = 0; while (Date.now() < e) x += Math.sqrt(x + 1); return x; } smokeSpin();';
+    run(
+      [cli, 'record', '--harvest-ms', '100', '--out', path.join(work, 'r.tach'), '--', process.execPath, '-e', spin],
+      env,
+    );
+    if (!run([cli, 'top', path.join(work, 'r.tach'), '-n', '5'], env).includes('smokeSpin'))
+      throw new Error('the recording lacks smokeSpin');
+    console.log(
+      `node-smoke: Node ${process.version} ${process.arch} ${p.backend.name} (simd ${p.backend.features.simd ?? 'none'}): read ${n}, wrote and read 200 (zstd), converted, recorded`,
+    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 } else {
   let lines = '';
   for (const backend of ['native', 'js']) {
-    lines += run([self, '--child', '--package', root, '--shared', shared], { ...process.env, PROFPACK_BACKEND: backend });
+    lines += run([self, '--child', '--package', root, '--shared', shared], {
+      ...process.env,
+      PROFPACK_BACKEND: backend,
+    });
   }
   if (option('out') !== undefined) writeFileSync(option('out'), lines);
   else process.stdout.write(lines);

@@ -13,15 +13,29 @@ const extra = process.argv.slice(2);
 // 5 s the first time, 20 ms after) and hand its path to the tests; if it
 // cannot be installed, those tests fail rather than skip.
 if (!process.env.TACHYON_CPYTHON) {
-  console.log('test-both: CPython 3.15 for the interop tests (../shared/tools/cpython315/install.sh: installed once, about 5 s; then reused)');
-  const installer = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '..', '..', 'shared', 'tools', 'cpython315', 'install.sh');
+  console.log(
+    'test-both: CPython 3.15 for the interop tests (../shared/tools/cpython315/install.sh: installed once, about 5 s; then reused)',
+  );
+  const installer = path.resolve(
+    import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname),
+    '..',
+    '..',
+    'shared',
+    'tools',
+    'cpython315',
+    'install.sh',
+  );
   const got = spawnSync('bash', [installer], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (got.status === 0 && got.stdout.trim()) process.env.TACHYON_CPYTHON = got.stdout.trim().split('\n').at(-1);
   else console.log(`CPython 3.15 could not be installed (${installer}): interop tests will fail`);
 }
 // Go's pprof and Chromium for the conformance and browser tests (apt-get when missing; it says so first).
 console.log('test-both: checking for go and chromium (scripts/test-tools.sh installs them with apt-get when missing)');
-spawnSync('bash', [path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), 'test-tools.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
+spawnSync(
+  'bash',
+  [path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), 'test-tools.sh')],
+  { stdio: ['ignore', 'inherit', 'inherit'] },
+);
 const backends = (process.env.PROFPACK_TEST_BACKENDS ?? 'native,js').split(',');
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-test-'));
 let passed = 0;
@@ -34,7 +48,14 @@ for (const name of backends) {
   console.log(`\n=== vitest with PROFPACK_BACKEND=${name} ===`);
   const run = spawnSync(
     process.execPath,
-    ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra],
+    [
+      'node_modules/vitest/vitest.mjs',
+      'run',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${report}`,
+      ...extra,
+    ],
     { stdio: 'inherit', env: { ...process.env, PROFPACK_BACKEND: name } },
   );
   if (run.status !== 0) ok = false;
@@ -47,7 +68,10 @@ for (const name of backends) {
     // Named again at the very end: CI keeps only the tail of a long log.
     for (const file of result.testResults ?? []) {
       for (const test of file.assertionResults ?? []) {
-        if (test.status === 'failed') failures.push(`[${name}] ${path.relative(process.cwd(), file.name)} > ${test.fullName}: ${(test.failureMessages ?? [])[0]?.split('\n')[0] ?? ''}`);
+        if (test.status === 'failed')
+          failures.push(
+            `[${name}] ${path.relative(process.cwd(), file.name)} > ${test.fullName}: ${(test.failureMessages ?? [])[0]?.split('\n')[0] ?? ''}`,
+          );
       }
     }
   } catch {

@@ -15,7 +15,19 @@
 //   node scripts/vector-smoke.mjs --package node_modules/profpack --shared ../shared --out report.txt
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  openSync,
+  closeSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,11 +53,18 @@ function parseExact(text) {
   return JSON.parse(text.replace(/([:[,]\s*)(-?\d{16,})(?=\s*[,\]}])/g, '$1"$2"'));
 }
 
-const integer = (x) => typeof x === 'bigint' || (typeof x === 'number' && Number.isInteger(x)) || (typeof x === 'string' && /^-?\d+$/.test(x));
+const integer = (x) =>
+  typeof x === 'bigint' ||
+  (typeof x === 'number' && Number.isInteger(x)) ||
+  (typeof x === 'string' && /^-?\d+$/.test(x));
 
 /** Equal as JSON values: integers by value whatever their type (number, bigint, long literal), key order aside. */
 function same(a, b) {
-  if ((typeof a === 'bigint' || typeof b === 'bigint' || typeof a === 'string' || typeof b === 'string') && integer(a) && integer(b)) {
+  if (
+    (typeof a === 'bigint' || typeof b === 'bigint' || typeof a === 'string' || typeof b === 'string') &&
+    integer(a) &&
+    integer(b)
+  ) {
     return typeof a === typeof b ? a === b : BigInt(a) === BigInt(b);
   }
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return isDeepStrictEqual(a, b);
@@ -65,20 +84,29 @@ function child() {
     failures.push(what);
     if (failures.length > 20) throw new Error(failures.join('\n'));
   };
-  if (p.backend.name !== wanted) throw new Error(`backend ${p.backend.name}, wanted ${wanted}: ${p.backend.reason ?? ''}`);
+  if (p.backend.name !== wanted)
+    throw new Error(`backend ${p.backend.name}, wanted ${wanted}: ${p.backend.reason ?? ''}`);
   const forced = process.env.PROFPACK_SIMD;
-  if (wanted === 'native' && forced && forced !== 'auto' && p.backend.features.simd !== forced) throw new Error(`PROFPACK_SIMD=${forced} but the kernels are ${p.backend.features.simd}`);
-  const lines = [`backend ${p.backend.name}${wanted === 'native' ? ` simd ${p.backend.features.simd} mmap ${p.backend.features.mmap}` : ''} on Node ${process.version} ${process.platform}-${process.arch}`];
+  if (wanted === 'native' && forced && forced !== 'auto' && p.backend.features.simd !== forced)
+    throw new Error(`PROFPACK_SIMD=${forced} but the kernels are ${p.backend.features.simd}`);
+  const lines = [
+    `backend ${p.backend.name}${wanted === 'native' ? ` simd ${p.backend.features.simd} mmap ${p.backend.features.mmap}` : ''} on Node ${process.version} ${process.platform}-${process.arch}`,
+  ];
 
   // Stream VByte
   const svbDir = path.join(shared, 'vectors', 'svb');
   const index = JSON.parse(readFileSync(path.join(svbDir, 'index.json'), 'utf8'));
   const bytesOf = (ref) => {
     const b = new Uint8Array(readFileSync(path.join(svbDir, ref.file)));
-    if (b.length !== ref.bytes || createHash('sha256').update(b).digest('hex') !== ref.sha256) fail(`${ref.file}: not the file index.json describes`);
+    if (b.length !== ref.bytes || createHash('sha256').update(b).digest('hex') !== ref.sha256)
+      fail(`${ref.file}: not the file index.json describes`);
     return b;
   };
-  const sameBytes = (a, b) => Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
+  const sameBytes = (a, b) =>
+    Buffer.compare(
+      Buffer.from(a.buffer, a.byteOffset, a.byteLength),
+      Buffer.from(b.buffer, b.byteOffset, b.byteLength),
+    ) === 0;
   let streams = 0;
   for (const v of index.vectors) {
     const input = bytesOf(v.input);
@@ -88,11 +116,20 @@ function child() {
       const expected = bytesOf(o);
       const prev = o.prev ?? 0;
       const checks = {
-        1234: () => sameBytes(p.svb.encode(unsigned, '1234'), expected) && sameBytes(p.svb.decode(expected, v.count, '1234'), unsigned),
-        '0124': () => sameBytes(p.svb.encode(unsigned, '0124'), expected) && sameBytes(p.svb.decode(expected, v.count, '0124'), unsigned),
-        delta1234: () => sameBytes(p.svb.deltaEncode(unsigned, prev), expected) && sameBytes(p.svb.deltaDecode(expected, v.count, prev), unsigned),
-        zigzag_svb1234: () => sameBytes(p.svb.zigzagEncode(signed), expected) && sameBytes(p.svb.zigzagDecode(expected, v.count), signed),
-        zigzag_delta_svb1234: () => sameBytes(p.svb.zigzagDeltaEncode(signed, prev), expected) && sameBytes(p.svb.zigzagDeltaDecode(expected, v.count, prev), signed),
+        1234: () =>
+          sameBytes(p.svb.encode(unsigned, '1234'), expected) &&
+          sameBytes(p.svb.decode(expected, v.count, '1234'), unsigned),
+        '0124': () =>
+          sameBytes(p.svb.encode(unsigned, '0124'), expected) &&
+          sameBytes(p.svb.decode(expected, v.count, '0124'), unsigned),
+        delta1234: () =>
+          sameBytes(p.svb.deltaEncode(unsigned, prev), expected) &&
+          sameBytes(p.svb.deltaDecode(expected, v.count, prev), unsigned),
+        zigzag_svb1234: () =>
+          sameBytes(p.svb.zigzagEncode(signed), expected) && sameBytes(p.svb.zigzagDecode(expected, v.count), signed),
+        zigzag_delta_svb1234: () =>
+          sameBytes(p.svb.zigzagDeltaEncode(signed, prev), expected) &&
+          sameBytes(p.svb.zigzagDeltaDecode(expected, v.count, prev), signed),
       };
       const check = checks[o.variant];
       if (check === undefined) continue; // zigzag_u32 / zigzag_delta_u32: intermediate values, not streams
@@ -109,16 +146,38 @@ function child() {
   // Tachyon
   const dir = path.join(shared, 'vectors', 'tachyon');
   const work = mkdtempSync(path.join(tmpdir(), 'profpack-vector-smoke-'));
-  const tiny = { keepDecompressedLimit: 0, tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 4096, maxNodes: 64 } };
-  const files = readdirSync(dir).filter((f) => f.endsWith('.bin')).sort();
+  const tiny = {
+    keepDecompressedLimit: 0,
+    tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 4096, maxNodes: 64 },
+  };
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.bin'))
+    .sort();
   let rewritten = 0;
   try {
     for (const file of files) {
       const expected = parseExact(readFileSync(path.join(dir, file.replace(/\.bin$/, '.expected.json')), 'utf8'));
       const check = (how, dump) => {
-        const got = { accepted: dump.accepted, stage: dump.stage, error: dump.error?.message ?? null, info: dump.info, n: dump.samples.length, before: dump.samples_before_error };
-        const want = { accepted: expected.accepted, stage: expected.stage, error: expected.error?.message ?? null, info: expected.info, n: expected.samples.length, before: expected.samples_before_error };
-        if (!same(got, want)) return fail(`${file} (${how}): ${JSON.stringify(got, (_k, x) => (typeof x === 'bigint' ? `${x}` : x)).slice(0, 300)}`);
+        const got = {
+          accepted: dump.accepted,
+          stage: dump.stage,
+          error: dump.error?.message ?? null,
+          info: dump.info,
+          n: dump.samples.length,
+          before: dump.samples_before_error,
+        };
+        const want = {
+          accepted: expected.accepted,
+          stage: expected.stage,
+          error: expected.error?.message ?? null,
+          info: expected.info,
+          n: expected.samples.length,
+          before: expected.samples_before_error,
+        };
+        if (!same(got, want))
+          return fail(
+            `${file} (${how}): ${JSON.stringify(got, (_k, x) => (typeof x === 'bigint' ? `${x}` : x)).slice(0, 300)}`,
+          );
         const i = expected.samples.findIndex((s, k) => !same(dump.samples[k], s));
         if (i >= 0) fail(`${file} (${how}): sample ${i} differs`);
       };
@@ -138,26 +197,46 @@ function child() {
       const frameInfo = (f) => ({
         filename: f.filename,
         funcname: f.funcname,
-        location: f.lineno === null ? null : { lineno: f.lineno, endLineno: f.endLineno ?? f.lineno, colOffset: f.column ?? -1, endColOffset: f.endColumn ?? -1 },
+        location:
+          f.lineno === null
+            ? null
+            : {
+                lineno: f.lineno,
+                endLineno: f.endLineno ?? f.lineno,
+                colOffset: f.column ?? -1,
+                endColOffset: f.endColumn ?? -1,
+              },
         opcode: f.opcode ?? undefined,
       });
       reader.replay({
         collect(stackFrames, timestamps) {
-          const interpreters = stackFrames.map((i) => ({ interpreterId: i.interpreterId, threads: i.threads.map((t) => ({ threadId: t.threadId, status: t.status, frameInfo: t.frameInfo.map(frameInfo) })) }));
+          const interpreters = stackFrames.map((i) => ({
+            interpreterId: i.interpreterId,
+            threads: i.threads.map((t) => ({
+              threadId: t.threadId,
+              status: t.status,
+              frameInfo: t.frameInfo.map(frameInfo),
+            })),
+          }));
           for (const ts of timestamps) writer.writeSample(interpreters, ts);
         },
       });
       reader.close();
       writer.finalize();
       const back = dumpProfile(copy);
-      if (!back.accepted || back.samples.length !== fromPath.samples.length) fail(`${file}: rewritten, read back ${back.samples.length} samples (${back.error?.message ?? 'accepted'}), wrote ${fromPath.samples.length}`);
+      if (!back.accepted || back.samples.length !== fromPath.samples.length)
+        fail(
+          `${file}: rewritten, read back ${back.samples.length} samples (${back.error?.message ?? 'accepted'}), wrote ${fromPath.samples.length}`,
+        );
       else {
         const i = fromPath.samples.findIndex((s, k) => !same(back.samples[k], s));
         if (i >= 0) fail(`${file}: rewritten, sample ${i} differs`);
         else rewritten++;
       }
     }
-    lines.push(`tachyon: ${files.length} vectors read from path and buffer as CPython reads them; ${rewritten} accepted ones written again and read back`);
+    lines.push(
+      `tachyon: ${files.length} vectors read from path and buffer as CPython reads them; ${rewritten} accepted ones written again and read back`,
+    );
     if (wanted === 'native') lines.push(shrink(p, require, work));
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -171,7 +250,9 @@ function shrink(p, require, work) {
   const { nativeReader } = require(path.join(pkg, 'dist', 'tachyon', 'read', 'native.js'));
   const file = path.join(args['shrink-handshake'] ?? work, 'shrinking.bin');
   const w = new p.ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000, compression: 'none' });
-  const frames = ['main', 'work', 'step'].map((funcname, lineno) => w.internFrame({ filename: 'app.js', funcname, lineno }));
+  const frames = ['main', 'work', 'step'].map((funcname, lineno) =>
+    w.internFrame({ filename: 'app.js', funcname, lineno }),
+  );
   for (let i = 0; i < 200_000; i++) w.writeStack(1, 0, 1_000_000 + i * 1000, 0, frames.slice(i % 3));
   w.finalize();
   const size = statSync(file).size;
@@ -190,7 +271,8 @@ function shrink(p, require, work) {
       const handshake = args['shrink-handshake'];
       writeFileSync(path.join(handshake, 'mapped'), '');
       const until = Date.now() + 120_000;
-      while (!existsSync(path.join(handshake, 'truncated')) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      while (!existsSync(path.join(handshake, 'truncated')) && Date.now() < until)
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
       how = `truncation refused in process (${err.code}), truncated by another process`;
     }
     if (statSync(file).size !== 100) throw new Error(`the file was not cut short (${statSync(file).size} bytes)`);
@@ -203,9 +285,20 @@ function shrink(p, require, work) {
     if (code !== 'ERR_TACHYON_FILE_CHANGED') throw new Error(`reading the mapped file past its new end gave ${code}`);
     // The decoder reading mapped bytes in place takes the same guard (as test/tachyon/reader-reliability.test.ts).
     const result = new Float64Array(8);
-    const decoder = native.createDecoder(true, 0n, 1, size - 64, new Uint32Array(5 * 4096), new BigUint64Array(4096), new Uint32Array(2 * 4096), result, 1 << 20);
+    const decoder = native.createDecoder(
+      true,
+      0n,
+      1,
+      size - 64,
+      new Uint32Array(5 * 4096),
+      new BigUint64Array(4096),
+      new Uint32Array(2 * 4096),
+      result,
+      1 << 20,
+    );
     const failure = native.decodeFile(decoder, mapped, 16384, 0, size - 16384, true);
-    if (failure?.code !== 'ERR_TACHYON_FILE_CHANGED' || result[2] !== 0) throw new Error(`decoding the mapped file past its new end gave ${failure?.code ?? 'no error'}`);
+    if (failure?.code !== 'ERR_TACHYON_FILE_CHANGED' || result[2] !== 0)
+      throw new Error(`decoding the mapped file past its new end gave ${failure?.code ?? 'no error'}`);
     return `shrink: a mapped file cut short under a read or a decode gives ERR_TACHYON_FILE_CHANGED (${how})`;
   } finally {
     native.closeFile(mapped);
@@ -227,7 +320,11 @@ if (args.child) {
     const argv = [fileURLToPath(import.meta.url), '--child', '--package', pkg, '--shared', shared];
     if (args['shrink-handshake'] !== undefined) argv.push('--shrink-handshake', args['shrink-handshake']);
     if (args['svb-only']) argv.push('--svb-only');
-    const got = spawnSync(process.execPath, argv, { env: { ...process.env, PROFPACK_BACKEND: backend }, encoding: 'utf8', maxBuffer: 64 << 20 });
+    const got = spawnSync(process.execPath, argv, {
+      env: { ...process.env, PROFPACK_BACKEND: backend },
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    });
     appendFileSync(out, `== ${backend}\n${got.stdout}${got.stderr}`);
     if (got.status !== 0) ok = false;
   }

@@ -13,10 +13,12 @@ describe('backend probe', () => {
   });
 
   it('reports the features the addon detected', () => {
-    for (const key of ['sse41', 'avx2', 'neon', 'mmap', 'littleEndian']) expect(typeof backend.features[key]).toBe('boolean');
+    for (const key of ['sse41', 'avx2', 'neon', 'mmap', 'littleEndian'])
+      expect(typeof backend.features[key]).toBe('boolean');
     if (backend.name === 'native') {
       expect(backend.features.neon).toBe(process.arch === 'arm64');
-      if (process.arch === 'arm64') expect(backend.features.sse41 || backend.features.avx2 || backend.features.bmi2).toBe(false);
+      if (process.arch === 'arm64')
+        expect(backend.features.sse41 || backend.features.avx2 || backend.features.bmi2).toBe(false);
       expect(backend.features.mmap).toBe(process.platform === 'linux' || process.platform === 'darwin');
       if (backend.features.avx2) expect(backend.features.sse41).toBe(true);
     } else {

@@ -30,7 +30,11 @@ afterAll(async () => {
 
 describe('the demo main job (npm run demo)', () => {
   it('records the embedded workload, prints info and top, writes speedscope, pprof and flame.html beside profile.tach', async () => {
-    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', DEMO_MS], { cwd: dir, encoding: 'utf8', timeout: 120_000 * SLOWDOWN });
+    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', DEMO_MS], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 120_000 * SLOWDOWN,
+    });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const out = run.stdout;
@@ -46,7 +50,9 @@ describe('the demo main job (npm run demo)', () => {
     expect(ticks).toBeGreaterThan(100);
     expect(out).toContain(`\n${ticks} samples; samples/count total ${ticks}\n`);
     // The workload's own functions are what the table shows.
-    expect(out).toMatch(/(parseExpression|parseTerm|parseFactor|evaluate|tokenize|jsonRound|scanLogs|sortRound|stringify|parse)\s/);
+    expect(out).toMatch(
+      /(parseExpression|parseTerm|parseFactor|evaluate|tokenize|jsonRound|scanLogs|sortRound|stringify|parse)\s/,
+    );
     // Both outputs hold the recording: every sample once, and its real time.
     const wall = samples.reduce((sum, s) => sum + s.values[1]!, 0);
     const pprof = openProfile(path.join(dir, 'profile.pb.gz'));
@@ -65,33 +71,59 @@ describe('the demo main job (npm run demo)', () => {
     expect(out).toContain(page);
     const opened = await openPage(browser, page);
     const again = openProfile(path.join(dir, 'profile.tach'), { format: 'tachyon' });
-    const hot = aggregate(again, { limit: 0 }).rows.filter((r) => r.filename.endsWith('workload.js') && r.funcname !== '').slice(0, 4);
+    const hot = aggregate(again, { limit: 0 })
+      .rows.filter((r) => r.filename.endsWith('workload.js') && r.funcname !== '')
+      .slice(0, 4);
     again.close();
     expect(hot.length).toBeGreaterThan(1);
-    for (const r of hot) expect(await opened.page.locator(`#chart g.frame[name="${r.funcname}"]`).count()).toBeGreaterThan(0);
+    for (const r of hot)
+      expect(await opened.page.locator(`#chart g.frame[name="${r.funcname}"]`).count()).toBeGreaterThan(0);
     expect(opened.problems).toEqual([]);
     await opened.page.close();
   });
 
-  it('a second recording with scanLogs made 4x slower: profpack diff --normalize shows scanLogs red, the workload\'s top growth', async () => {
+  it("a second recording with scanLogs made 4x slower: profpack diff --normalize shows scanLogs red, the workload's top growth", async () => {
     const slow = path.join(dir, 'slow');
     mkdirSync(slow);
     const base = path.join(dir, 'profile.tach');
-    if (!existsSync(base)) spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', DEMO_MS], { cwd: dir, encoding: 'utf8', timeout: 120_000 * SLOWDOWN });
-    const run = spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), slow, '--ms', DEMO_MS, '--slower', 'scanLogs'], { cwd: dir, encoding: 'utf8', timeout: 120_000 * SLOWDOWN });
+    if (!existsSync(base))
+      spawnSync(process.execPath, [path.join(build.dist, 'demo.js'), '--ms', DEMO_MS], {
+        cwd: dir,
+        encoding: 'utf8',
+        timeout: 120_000 * SLOWDOWN,
+      });
+    const run = spawnSync(
+      process.execPath,
+      [path.join(build.dist, 'demo.js'), slow, '--ms', DEMO_MS, '--slower', 'scanLogs'],
+      { cwd: dir, encoding: 'utf8', timeout: 120_000 * SLOWDOWN },
+    );
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const html = path.join(dir, 'diff.html');
-    const diff = spawnSync(process.execPath, [build.cli, 'diff', base, path.join(slow, 'profile.tach'), '--normalize', '-o', html, '--json'], { encoding: 'utf8', timeout: 120_000 * SLOWDOWN });
+    const diff = spawnSync(
+      process.execPath,
+      [build.cli, 'diff', base, path.join(slow, 'profile.tach'), '--normalize', '-o', html, '--json'],
+      { encoding: 'utf8', timeout: 120_000 * SLOWDOWN },
+    );
     expect(diff.stderr).toBe('');
     expect(diff.status).toBe(0);
-    const result = JSON.parse(diff.stdout) as { rows: { funcname: string; filename: string; selfDelta: number; totalDelta: number }[] };
+    const result = JSON.parse(diff.stdout) as {
+      rows: { funcname: string; filename: string; selfDelta: number; totalDelta: number }[];
+    };
     // Of the workload's own functions, scanLogs grew most ((garbage collector) may grow too: scanLogs allocates).
-    const own = result.rows.filter((r) => r.filename.endsWith('workload.js')).sort((a, b) => b.totalDelta - a.totalDelta);
+    const own = result.rows
+      .filter((r) => r.filename.endsWith('workload.js'))
+      .sort((a, b) => b.totalDelta - a.totalDelta);
     expect(own[0]!.funcname).toBe('scanLogs');
     expect(own[0]!.totalDelta).toBeGreaterThan(0);
     const opened = await openPage(browser, html);
-    const rows = await opened.page.$$eval('#functions tbody tr', (trs) => trs.map((tr) => ({ name: (tr as HTMLElement).dataset.name, file: (tr as HTMLElement).dataset.file!, cls: tr.className })));
+    const rows = await opened.page.$$eval('#functions tbody tr', (trs) =>
+      trs.map((tr) => ({
+        name: (tr as HTMLElement).dataset.name,
+        file: (tr as HTMLElement).dataset.file!,
+        cls: tr.className,
+      })),
+    );
     const firstOwnGrowth = rows.find((r) => r.file.endsWith('workload.js') && r.cls === 'grew');
     expect(firstOwnGrowth?.name).toBe('scanLogs');
     // The scanLogs frame is drawn red (grew): red channel full, green and blue lower. How much lower is its
@@ -101,7 +133,10 @@ describe('the demo main job (npm run demo)', () => {
     expect(red).toBe(235);
     expect(green).toBeLessThan(235);
     expect(blue).toBe(green);
-    await opened.page.screenshot({ path: path.join(process.env.PROFPACK_VIEW_SHOTS ?? dir, 'diff.png'), fullPage: true });
+    await opened.page.screenshot({
+      path: path.join(process.env.PROFPACK_VIEW_SHOTS ?? dir, 'diff.png'),
+      fullPage: true,
+    });
     expect(opened.problems).toEqual([]);
     await opened.page.close();
   });

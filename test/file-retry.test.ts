@@ -38,7 +38,11 @@ describe('retryingOnWindows', () => {
   });
 
   it('does not retry other errors, nor anything outside Windows', () => {
-    for (const [platform, code] of [['win32', 'ENOENT'], ['linux', 'EPERM'], ['darwin', 'EBUSY']] as const) {
+    for (const [platform, code] of [
+      ['win32', 'ENOENT'],
+      ['linux', 'EPERM'],
+      ['darwin', 'EBUSY'],
+    ] as const) {
       const waits: number[] = [];
       const f = flaky([code]);
       expect(() => retryingOnWindows(f.op, platform, (ms) => waits.push(ms))).toThrow(code);
@@ -66,6 +70,8 @@ describe('renameReplacing and removeFile', () => {
   });
 
   it('passes a real failure through: a missing source', () => {
-    expect(() => renameReplacing(path.join(dir, 'missing'), path.join(dir, 'b'))).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    expect(() => renameReplacing(path.join(dir, 'missing'), path.join(dir, 'b'))).toThrow(
+      expect.objectContaining({ code: 'ENOENT' }),
+    );
   });
 });

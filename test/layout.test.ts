@@ -15,8 +15,15 @@ interface ImportGraph {
   cycles(graph: Map<string, string[]>): string[][];
   layoutViolations(graph: Map<string, string[]>, lib?: string): string[];
 }
-const load = (): Promise<ImportGraph> => import(path.join(repoRoot, 'scripts', 'import-graph.mjs')) as Promise<ImportGraph>;
-const rel = (files: string[][]): string[] => files.map((c) => c.map((f) => path.relative(repoRoot, f)).sort().join(' ↔ '));
+const load = (): Promise<ImportGraph> =>
+  import(path.join(repoRoot, 'scripts', 'import-graph.mjs')) as Promise<ImportGraph>;
+const rel = (files: string[][]): string[] =>
+  files.map((c) =>
+    c
+      .map((f) => path.relative(repoRoot, f))
+      .sort()
+      .join(' ↔ '),
+  );
 
 describe('lib/ layout', () => {
   it('has no import circle', async () => {
@@ -70,10 +77,15 @@ describe('lib/ layout', () => {
       put('cli/main.ts', "import { run } from './commands/top';\n");
       put('cli/commands/top.ts', "import { sum } from '../../query/index';\nexport const run = sum;\n");
       const graph = g.importGraph(lib);
-      expect(rel(g.cycles(graph))).toEqual(['lib/tachyon/read/reader.ts ↔ lib/tachyon/read/v2.ts'.replace(/lib/g, path.relative(repoRoot, lib))]);
+      expect(rel(g.cycles(graph))).toEqual([
+        'lib/tachyon/read/reader.ts ↔ lib/tachyon/read/v2.ts'.replace(/lib/g, path.relative(repoRoot, lib)),
+      ]);
       const bad = g.layoutViolations(graph, lib);
-      const says = (from: string, what: string): boolean => bad.some((b) => b.includes(`${from} imports`) && b.includes(what));
-      expect(says('convert/tachyon.ts', 'import lib/tachyon/index.ts'.replace('lib', path.relative(repoRoot, lib)))).toBe(true);
+      const says = (from: string, what: string): boolean =>
+        bad.some((b) => b.includes(`${from} imports`) && b.includes(what));
+      expect(
+        says('convert/tachyon.ts', 'import lib/tachyon/index.ts'.replace('lib', path.relative(repoRoot, lib))),
+      ).toBe(true);
       // An upward import across two of tachyon's folders is both: past read/'s entry, and up a level.
       expect(says('file/layout.ts', 'import ' + path.relative(repoRoot, lib) + '/tachyon/read/index.ts')).toBe(true);
       expect(says('file/layout.ts', 'file may import only levels below it')).toBe(true);

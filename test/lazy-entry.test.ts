@@ -34,7 +34,13 @@ describe('lazy package entry', () => {
     expect(out.afterReader.length).toBeGreaterThan(3);
     expect(out.afterReader.some((f: string) => f.startsWith('convert/') || f.startsWith('record/'))).toBe(false);
     // lib/tachyon/index.ts defers its wings too: the reader comes without the writer, version 2's file API, downgrade and recover.
-    expect(out.afterReader.filter((f: string) => f.startsWith('tachyon/write/') || ['tachyon/downgrade.js', 'tachyon/recover.js', 'tachyon/v2-api.js'].includes(f))).toEqual([]);
+    expect(
+      out.afterReader.filter(
+        (f: string) =>
+          f.startsWith('tachyon/write/') ||
+          ['tachyon/downgrade.js', 'tachyon/recover.js', 'tachyon/v2-api.js'].includes(f),
+      ),
+    ).toEqual([]);
     expect(out.names).toBeGreaterThan(30);
     expect(out.missing).toEqual([]);
     expect(out.stable).toBe(true);
@@ -44,7 +50,11 @@ describe('lazy package entry', () => {
   it('ES modules importing the CommonJS build still see every named export', () => {
     const code = `const m = await import(${JSON.stringify(repoRoot + '/dist/index.js')}); const c = (await import('node:module')).createRequire(import.meta.url)(${JSON.stringify(repoRoot + '/dist/index.js')});
       console.log(JSON.stringify({ missing: Object.keys(c).filter((k) => m[k] !== c[k]), reader: typeof m.ProfileReader }));`;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env } });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      env: { ...process.env },
+    });
     expect(r.stderr).not.toMatch(/Error/);
     const out = JSON.parse(r.stdout.trim());
     expect(out).toEqual({ missing: [], reader: 'function' });
@@ -69,7 +79,22 @@ describe('lazy package entry', () => {
     expect(info.loaded.filter((f) => /^(view|fleet|record|query)\//.test(f))).toEqual([]);
     const help = run('--help');
     expect(help.status).toBe(0);
-    for (const name of ['info', 'dump', 'convert', 'top', 'record', 'downgrade', 'flame', 'diff', 'merge', 'export', 'sql', 'recover', 'leaks']) expect(help.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    for (const name of [
+      'info',
+      'dump',
+      'convert',
+      'top',
+      'record',
+      'downgrade',
+      'flame',
+      'diff',
+      'merge',
+      'export',
+      'sql',
+      'recover',
+      'leaks',
+    ])
+      expect(help.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
     rmSync(path.dirname(preload), { recursive: true, force: true });
   });
 });

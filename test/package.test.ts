@@ -55,9 +55,17 @@ describe('package entry points', () => {
       try { const p = require('profpack'); setImmediate(() => console.log(JSON.stringify({ name: p.backend.name, reason: p.backend.reason, warnings }))); }
       catch (e) { console.log(JSON.stringify({ error: e.code, name: e.name })); }
     `;
-    const forced = spawnSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, PROFPACK_BACKEND: 'native' } });
+    const forced = spawnSync(process.execPath, ['-e', script], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      env: { ...process.env, PROFPACK_BACKEND: 'native' },
+    });
     expect(JSON.parse(forced.stdout.trim())).toEqual({ error: 'ERR_NATIVE_UNAVAILABLE', name: 'ProfpackError' });
-    const auto = spawnSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, PROFPACK_BACKEND: '' } });
+    const auto = spawnSync(process.execPath, ['-e', script], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      env: { ...process.env, PROFPACK_BACKEND: '' },
+    });
     const out = JSON.parse(auto.stdout.trim());
     expect(out.name).toBe('js');
     expect(out.reason).toMatch(/simulated load failure/);

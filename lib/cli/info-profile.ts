@@ -32,11 +32,13 @@ export function profileInfoLines(file: string, format: FormatName): string[] {
       }
     }
     const start = meta.startTimeUs;
-    const epoch = isEpochUs(start) ? new Date(Number(start / 1000n)).toISOString() : `${start} us (the source's own clock)`;
+    const epoch = isEpochUs(start)
+      ? new Date(Number(start / 1000n)).toISOString()
+      : `${start} us (the source's own clock)`;
     const lines = [
       `file:         ${file}`,
       `format:       ${adapterFor(format).title}` +
-`${meta.origin?.producer === undefined ? '' : `, written by ${meta.origin.producer}`}`,
+        `${meta.origin?.producer === undefined ? '' : `, written by ${meta.origin.producer}`}`,
       `start:        ${start === 0n ? 'not stated' : epoch}`,
     ];
     if (meta.durationUs !== undefined) lines.push(`duration:     ${(Number(meta.durationUs) / 1e6).toFixed(3)} s`);
@@ -44,13 +46,13 @@ export function profileInfoLines(file: string, format: FormatName): string[] {
       lines.push(`period:       ${formatValue(meta.period, meta.periodType.unit)} of ${meta.periodType.type}`);
     lines.push(
       `samples:      ${records} records` +
-`${Number.isFinite(first) ? `, times over ${((last - first) / 1e6).toFixed(3)} s` : ', no times'}`,
+        `${Number.isFinite(first) ? `, times over ${((last - first) / 1e6).toFixed(3)} s` : ', no times'}`,
     );
     meta.sampleTypes.forEach((t, k) => {
       lines.push(
         `${k === 0 ? 'types:' : '      '}        ` +
-`${sampleTypeName(t)}${k === meta.defaultSampleType ? ' (default)' : ''}` +
-`: total ${formatValue(totals[k]!, t.unit)}`,
+          `${sampleTypeName(t)}${k === meta.defaultSampleType ? ' (default)' : ''}` +
+          `: total ${formatValue(totals[k]!, t.unit)}`,
       );
     });
     lines.push(

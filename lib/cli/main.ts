@@ -26,7 +26,6 @@ import { PACKAGE_ROOT, packageVersion } from '../version';
 
 type Register = (program: Command) => void;
 
-
 /**
  * Each command's registration, in help order. A command line names one
  * command, and only that one is registered: the built main.js requires each
@@ -55,14 +54,19 @@ export function buildProgram(argv?: readonly string[]): Command {
   const program = new Command();
   program
     .name('profpack')
-    .description('Compact binary profiling data: record Node programs, convert and query profiles, ' +
-'read and inspect CPython Tachyon files')
+    .description(
+      'Compact binary profiling data: record Node programs, convert and query profiles, ' +
+        'read and inspect CPython Tachyon files',
+    )
     // `record [options] -- node app.js --its-own-options`: options after the command belong to the target.
     .enablePositionalOptions()
     .exitOverride()
     .configureOutput({ outputError: () => {} })
     .version(packageVersion(), '-V, --version', "print profpack's version")
-    .addHelpText('after', `\nDocs: ${join(PACKAGE_ROOT, 'README.md')} and ${join(PACKAGE_ROOT, 'docs')}${sep} (shipped in the package)`);
+    .addHelpText(
+      'after',
+      `\nDocs: ${join(PACKAGE_ROOT, 'README.md')} and ${join(PACKAGE_ROOT, 'docs')}${sep} (shipped in the package)`,
+    );
   const named = argv?.[2];
   const names = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
   for (const name of names) COMMANDS[name]!()(program);
@@ -77,7 +81,8 @@ export function main(argv: string[]): number {
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+        return 0;
       process.stderr.write(`profpack: ERR_USAGE: ${err.message.replace(/^error: /, '')}\n`);
       return EXIT_USER_ERROR;
     }
@@ -95,13 +100,17 @@ function outputClosed(err: NodeJS.ErrnoException): number {
   if (err.code === 'EPIPE') return 0;
   if (outputFailureReported) return EXIT_USER_ERROR;
   outputFailureReported = true;
-  process.stderr.write(`profpack: ERR_IO: cannot write standard output: ` +
-`${err.message.replace(/^[A-Z0-9_]+: /, '').replace(/, write$/, '')}${err.code ? ` (${err.code})` : ''}\n`);
+  process.stderr.write(
+    `profpack: ERR_IO: cannot write standard output: ` +
+      `${err.message.replace(/^[A-Z0-9_]+: /, '').replace(/, write$/, '')}${err.code ? ` (${err.code})` : ''}\n`,
+  );
   return EXIT_USER_ERROR;
 }
 
 if (require.main === module) {
   // A write that fails after the command returned (small outputs are written asynchronously to a pipe).
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => process.exit(err.code === 'EPIPE' ? (process.exitCode ?? 0) : outputClosed(err)));
+  process.stdout.on('error', (err: NodeJS.ErrnoException) =>
+    process.exit(err.code === 'EPIPE' ? (process.exitCode ?? 0) : outputClosed(err)),
+  );
   process.exitCode = main(process.argv);
 }

@@ -4,7 +4,11 @@
  */
 export const PROGRESS_MIN_BYTES = 10 * 1024 * 1024;
 
-export function progressBar(label: string, inputBytes: number, stream: NodeJS.WriteStream = process.stderr): ((done: number, total: number | undefined) => void) | undefined {
+export function progressBar(
+  label: string,
+  inputBytes: number,
+  stream: NodeJS.WriteStream = process.stderr,
+): ((done: number, total: number | undefined) => void) | undefined {
   if (inputBytes <= PROGRESS_MIN_BYTES) return undefined;
   if (!stream.isTTY && process.env.PROFPACK_PROGRESS !== '1') return undefined;
   let lastDraw = 0;
@@ -18,8 +22,8 @@ export function progressBar(label: string, inputBytes: number, stream: NodeJS.Wr
       total === undefined || total === 0
         ? `${label} ${done.toLocaleString('en')} samples`
         : `${label} [${'#'.repeat(Math.round((width * Math.min(done, total)) / total)).padEnd(width, '.')}] ` +
-`${Math.floor((100 * Math.min(done, total)) / total)}% ` +
-`${done.toLocaleString('en')}/${total.toLocaleString('en')} samples`;
+          `${Math.floor((100 * Math.min(done, total)) / total)}% ` +
+          `${done.toLocaleString('en')}/${total.toLocaleString('en')} samples`;
     stream.write(stream.isTTY ? `\r${text}${finished ? '\n' : ''}` : `${text}\n`);
   };
 }

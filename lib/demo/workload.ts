@@ -46,7 +46,11 @@ class Parser {
 
   parseExpression(): Ast {
     let left = this.parseTerm();
-    for (let t = this.tokens[this.pos]; t?.kind === 'op' && (t.value === '+' || t.value === '-'); t = this.tokens[this.pos]) {
+    for (
+      let t = this.tokens[this.pos];
+      t?.kind === 'op' && (t.value === '+' || t.value === '-');
+      t = this.tokens[this.pos]
+    ) {
       this.pos++;
       left = { op: t.value, left, right: this.parseTerm() };
     }
@@ -55,7 +59,11 @@ class Parser {
 
   parseTerm(): Ast {
     let left = this.parseFactor();
-    for (let t = this.tokens[this.pos]; t?.kind === 'op' && (t.value === '*' || t.value === '/'); t = this.tokens[this.pos]) {
+    for (
+      let t = this.tokens[this.pos];
+      t?.kind === 'op' && (t.value === '*' || t.value === '/');
+      t = this.tokens[this.pos]
+    ) {
       this.pos++;
       left = { op: t.value, left, right: this.parseFactor() };
     }
@@ -117,8 +125,17 @@ interface Order {
 function makeOrders(random: () => number, count: number): Order[] {
   const orders: Order[] = [];
   for (let i = 0; i < count; i++) {
-    const items = Array.from({ length: 1 + Math.floor(random() * 6) }, (_, k) => ({ sku: `SKU-${(i * 7 + k) % 997}`, qty: 1 + Math.floor(random() * 9), price: Math.round(random() * 10000) / 100 }));
-    orders.push({ id: i, customer: `customer-${Math.floor(random() * 500)}`, items, tags: random() < 0.5 ? ['priority'] : ['standard', 'bulk'] });
+    const items = Array.from({ length: 1 + Math.floor(random() * 6) }, (_, k) => ({
+      sku: `SKU-${(i * 7 + k) % 997}`,
+      qty: 1 + Math.floor(random() * 9),
+      price: Math.round(random() * 10000) / 100,
+    }));
+    orders.push({
+      id: i,
+      customer: `customer-${Math.floor(random() * 500)}`,
+      items,
+      tags: random() < 0.5 ? ['priority'] : ['standard', 'bulk'],
+    });
   }
   return orders;
 }
@@ -135,9 +152,10 @@ export function scanLogs(random: () => number): number {
   const levels = ['INFO', 'INFO', 'INFO', 'WARN', 'ERROR'];
   let slow = 0;
   for (let i = 0; i < 1500; i++) {
-    const line = `2026-11-23T08:${String(i % 60).padStart(2, '0')}:${String((i * 7) % 60).padStart(2, '0')}Z ` +
-`${levels[Math.floor(random() * 5)]} ` +
-`[svc-${i % 9 === 0 ? 'auth' : 'api'}] request ${i} done latency=${Math.floor(random() * 900)}ms`;
+    const line =
+      `2026-11-23T08:${String(i % 60).padStart(2, '0')}:${String((i * 7) % 60).padStart(2, '0')}Z ` +
+      `${levels[Math.floor(random() * 5)]} ` +
+      `[svc-${i % 9 === 0 ? 'auth' : 'api'}] request ${i} done latency=${Math.floor(random() * 900)}ms`;
     const m = LOG_LINE.exec(line);
     if (m !== null && Number(m[5] ?? 0) > 500 && m[2] !== 'INFO') slow++;
   }
@@ -145,7 +163,11 @@ export function scanLogs(random: () => number): number {
 }
 
 export function sortRound(random: () => number): number {
-  const rows = Array.from({ length: 4000 }, (_, i) => ({ name: `row-${Math.floor(random() * 1e6)}`, score: random(), group: i % 17 }));
+  const rows = Array.from({ length: 4000 }, (_, i) => ({
+    name: `row-${Math.floor(random() * 1e6)}`,
+    score: random(),
+    group: i % 17,
+  }));
   rows.sort((a, b) => a.group - b.group || b.score - a.score || a.name.localeCompare(b.name));
   return rows[0]!.score;
 }
@@ -154,12 +176,18 @@ export function sortRound(random: () => number): number {
  * The parts by name; `runWorkload`'s `slower` part runs SLOWER_FACTOR times per round (a regression to find with
  * `profpack diff`).
  */
-export const WORKLOAD_PARTS: Record<string, (random: () => number) => number> = { calculatorRound, jsonRound, scanLogs, sortRound };
+export const WORKLOAD_PARTS: Record<string, (random: () => number) => number> = {
+  calculatorRound,
+  jsonRound,
+  scanLogs,
+  sortRound,
+};
 export const SLOWER_FACTOR = 4;
 
 /** Runs rounds of every part until `budgetMs` has passed; returns a checksum so nothing is optimised away. */
 export function runWorkload(budgetMs = 2000, seed = 42, slower?: string): { rounds: number; checksum: number } {
-  if (slower !== undefined && WORKLOAD_PARTS[slower] === undefined) throw new Error(`no workload part "${slower}" (${Object.keys(WORKLOAD_PARTS).join(', ')})`);
+  if (slower !== undefined && WORKLOAD_PARTS[slower] === undefined)
+    throw new Error(`no workload part "${slower}" (${Object.keys(WORKLOAD_PARTS).join(', ')})`);
   const random = xorshift(seed);
   const end = Date.now() + budgetMs;
   let rounds = 0;

@@ -20,11 +20,14 @@ export function loadDuckDB(): DuckDBModule {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     loaded = require('@duckdb/node-api') as DuckDBModule;
   } catch (err) {
-    throw new ProfpackError(`DuckDB is not available (${(err as Error).message.split('\n', 1)[0]}); install it with "npm install @duckdb/node-api"`, {
-      code: ErrorCode.DUCKDB_UNAVAILABLE,
-      expected: '@duckdb/node-api and its platform binary (@duckdb/node-bindings-<os>-<arch>)',
-      cause: err,
-    });
+    throw new ProfpackError(
+      `DuckDB is not available (${(err as Error).message.split('\n', 1)[0]}); install it with "npm install @duckdb/node-api"`,
+      {
+        code: ErrorCode.DUCKDB_UNAVAILABLE,
+        expected: '@duckdb/node-api and its platform binary (@duckdb/node-bindings-<os>-<arch>)',
+        cause: err,
+      },
+    );
   }
   return loaded;
 }
@@ -36,7 +39,9 @@ export interface DuckDBSettings {
 }
 
 /** A fresh in-memory database and a connection to it. */
-export async function connectDuckDB(settings: DuckDBSettings = {}): Promise<{ connection: DuckDBConnection; close(): void }> {
+export async function connectDuckDB(
+  settings: DuckDBSettings = {},
+): Promise<{ connection: DuckDBConnection; close(): void }> {
   const duckdb = loadDuckDB();
   // Spill files (a query larger than memory) go to the system's temp directory, never the directory profpack runs in:
   // a relative temp_directory once spilled 22 GB into a checkout.

@@ -24,9 +24,17 @@ export interface ExportResult extends LoadResult {
 
 const CODECS = ['zstd', 'snappy', 'gzip', 'uncompressed'];
 
-export async function exportParquet(inputs: readonly string[], outDir: string, options: ExportOptions = {}): Promise<ExportResult> {
+export async function exportParquet(
+  inputs: readonly string[],
+  outDir: string,
+  options: ExportOptions = {},
+): Promise<ExportResult> {
   const codec = options.compression ?? 'zstd';
-  if (!CODECS.includes(codec)) throw new ProfpackError(`compression must be ${CODECS.join(', ')}, not "${String(codec)}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: CODECS.join(' | ') });
+  if (!CODECS.includes(codec))
+    throw new ProfpackError(`compression must be ${CODECS.join(', ')}, not "${String(codec)}"`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: CODECS.join(' | '),
+    });
   const files = listProfileFiles(inputs);
   // Every sample is held by DuckDB until COPY: bounded, so a large fleet spills to temp files instead of growing to many GB.
   const db = await connectDuckDB({ memoryLimit: options.memoryLimit ?? '1GB' });
@@ -36,7 +44,10 @@ export async function exportParquet(inputs: readonly string[], outDir: string, o
     try {
       mkdirSync(outDir, { recursive: true });
     } catch (err) {
-      throw new ProfpackError(`cannot create ${outDir}: ${(err as Error).message}`, { code: ErrorCode.INVALID_ARGUMENT, cause: err });
+      throw new ProfpackError(`cannot create ${outDir}: ${(err as Error).message}`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        cause: err,
+      });
     }
     const outputs = {} as ExportResult['outputs'];
     for (const name of TABLE_NAMES) {

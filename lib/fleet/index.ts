@@ -2,6 +2,17 @@
 export { listProfileFiles, openProfiles, type FleetSource } from './source';
 export { mergeProfiles, type MergeOptions, type MergeResult } from './merge';
 export { exportParquet, type ExportOptions, type ExportResult } from './export';
-export { querySql, openSqlQuery, formatSqlTable, formatSqlCsv, csvLine, jsonRowText, sqlRowObjects, type SqlResult, type SqlStream, type SqlOptions } from './sql';
+export {
+  querySql,
+  openSqlQuery,
+  formatSqlTable,
+  formatSqlCsv,
+  csvLine,
+  jsonRowText,
+  sqlRowObjects,
+  type SqlResult,
+  type SqlStream,
+  type SqlOptions,
+} from './sql';
 export { SCHEMA as FLEET_SCHEMA, TABLE_NAMES as FLEET_TABLES, profileId, type LoadOptions } from './tables';
 export { EXAMPLE_QUERIES } from './queries';

@@ -40,5 +40,11 @@ export function mergeProfiles(inputs: readonly string[], out: string, options: M
     }
   });
   writeProfile(counted, out, 'tachyon', { compression: options.compression ?? 'zstd', onWarning: options.onWarning });
-  return { files: source.files.length, samples, threads: source.threads.length, frames: source.frames.length, bytes: statSync(out).size };
+  return {
+    files: source.files.length,
+    samples,
+    threads: source.threads.length,
+    frames: source.frames.length,
+    bytes: statSync(out).size,
+  };
 }

@@ -12,7 +12,22 @@
  * Times are kept as the files store them (absolute µs).
  */
 import { formatFromPath, openProfile, type OpenedProfile } from '../formats/index';
-import { FrameTable, LabelSets, Remapper, SampleTypes, StackTable, ThreadTable, sampleTypeName, threadKey, type Frame, type Label, type ProfileMeta, type ProfileSource, type SampleBatch, type SampleType } from '../profile/index';
+import {
+  FrameTable,
+  LabelSets,
+  Remapper,
+  SampleTypes,
+  StackTable,
+  ThreadTable,
+  sampleTypeName,
+  threadKey,
+  type Frame,
+  type Label,
+  type ProfileMeta,
+  type ProfileSource,
+  type SampleBatch,
+  type SampleType,
+} from '../profile/index';
 import { listProfileFiles } from './listing';
 
 export { listProfileFiles } from './listing';
@@ -71,7 +86,8 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
         if (start === undefined || src.meta.startTimeUs < start) start = src.meta.startTimeUs;
         interval ??= src.meta.sampleIntervalUs;
         count = src.sampleCount === undefined || Number.isNaN(count) ? NaN : count + src.sampleCount;
-        for (const t of src.meta.sampleTypes) if (!types.some((u) => sampleTypeName(u) === sampleTypeName(t))) types.push({ ...t });
+        for (const t of src.meta.sampleTypes)
+          if (!types.some((u) => sampleTypeName(u) === sampleTypeName(t))) types.push({ ...t });
         defaultType ??= sampleTypeName(src.meta.sampleTypes[src.meta.defaultSampleType]!);
         identities.add(src.meta.processIdentity);
         recordedBy ??= src.meta.recordedBy;
@@ -81,7 +97,12 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
     }
     if (types.length === 0) types.push({ ...SampleTypes.samples });
     const defaultIndex = types.findIndex((t) => sampleTypeName(t) === defaultType);
-    meta = { sampleTypes: types, defaultSampleType: Math.max(0, defaultIndex), startTimeUs: start ?? 0n, sampleIntervalUs: interval ?? 1000n };
+    meta = {
+      sampleTypes: types,
+      defaultSampleType: Math.max(0, defaultIndex),
+      startTimeUs: start ?? 0n,
+      sampleIntervalUs: interval ?? 1000n,
+    };
     if (identities.size === 1 && recordedBy !== undefined) {
       meta.recordedBy = recordedBy;
       meta.processIdentity = [...identities][0];
@@ -129,7 +150,9 @@ export function openProfiles(inputs: readonly string[]): FleetSource {
         try {
           const renumbered = threadMaps[f]!;
           const identity = src.meta.processIdentity;
-          const columns = merged.sampleTypes.map((t) => src.meta.sampleTypes.findIndex((u) => sampleTypeName(u) === sampleTypeName(t)));
+          const columns = merged.sampleTypes.map((t) =>
+            src.meta.sampleTypes.findIndex((u) => sampleTypeName(u) === sampleTypeName(t)),
+          );
           const remap = new Remapper(src, target, merged.sampleTypes.length, {
             columns,
             thread: (index) => {

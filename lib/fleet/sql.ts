@@ -39,12 +39,17 @@ function plain(value: unknown): unknown {
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map(plain);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
   return value;
 }
 
 /** Runs `sql` over `inputs` and hands back its rows as a stream (memory: one chunk, plus what DuckDB holds within its limit). */
-export async function openSqlQuery(sql: string, inputs: readonly string[], options: SqlOptions = {}): Promise<SqlStream> {
+export async function openSqlQuery(
+  sql: string,
+  inputs: readonly string[],
+  options: SqlOptions = {},
+): Promise<SqlStream> {
   const parquetDirs = inputs.filter(isParquetDir);
   const profileInputs = inputs.filter((i) => !parquetDirs.includes(i));
   const files = profileInputs.length > 0 || parquetDirs.length === 0 ? listProfileFiles(profileInputs) : [];
@@ -60,7 +65,8 @@ export async function openSqlQuery(sql: string, inputs: readonly string[], optio
         .map((d) => path.resolve(d, `${name}.parquet`))
         .filter((file) => existsSync(file))
         .map(sqlLiteralPath);
-      const union = parquet.length === 0 ? '' : ` UNION ALL BY NAME SELECT * FROM read_parquet([${parquet.join(', ')}])`;
+      const union =
+        parquet.length === 0 ? '' : ` UNION ALL BY NAME SELECT * FROM read_parquet([${parquet.join(', ')}])`;
       // Frames and stacks are content-addressed: two exports may both hold one; each must appear once.
       const distinct = sources > 1 && (name === 'frames' || name === 'stacks') ? 'DISTINCT ' : '';
       await runSql(c, `CREATE VIEW ${name} AS SELECT ${distinct}* FROM (SELECT * FROM loaded_${name}${union})`);
@@ -114,9 +120,20 @@ export function formatSqlTable(result: SqlResult): string {
   const numeric = result.columns.map((_, i) => result.rows.every((r) => r[i] === null || typeof r[i] === 'number'));
   const last = result.columns.length - 1;
   // A text column at the end (a stack, a path) is not padded: one long value must not widen every line.
-  const widths = result.columns.map((h, i) => (i === last && !numeric[i] ? h.length : Math.max(h.length, ...cells.map((r) => r[i]!.length))));
-  const fmt = (row: string[]) => row.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
-  return [fmt(result.columns), fmt(widths.map((w) => '-'.repeat(w))), ...cells.map(fmt), `(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`].join('\n');
+  const widths = result.columns.map((h, i) =>
+    i === last && !numeric[i] ? h.length : Math.max(h.length, ...cells.map((r) => r[i]!.length)),
+  );
+  const fmt = (row: string[]) =>
+    row
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [
+    fmt(result.columns),
+    fmt(widths.map((w) => '-'.repeat(w))),
+    ...cells.map(fmt),
+    `(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`,
+  ].join('\n');
 }
 
 /** One RFC 4180 CSV line (no line end). */

@@ -171,15 +171,23 @@ class ChunkAppender {
   private flushChunk(): void {
     if (this.rows === 0) return;
     const chunk = loadDuckDB().DuckDBDataChunk.create(this.types, this.rows);
-    for (let c = 0; c < this.columns.length; c++) chunk.setColumnValues(c, this.rows === CHUNK_ROWS ? this.columns[c]! : this.columns[c]!.slice(0, this.rows));
+    for (let c = 0; c < this.columns.length; c++)
+      chunk.setColumnValues(c, this.rows === CHUNK_ROWS ? this.columns[c]! : this.columns[c]!.slice(0, this.rows));
     this.appender.appendDataChunk(chunk);
     this.rows = 0;
   }
 }
 
 /** Streams each file's samples into the tables (one file open at a time); each distinct frame and stack is written once. */
-export async function loadProfiles(connection: DuckDBConnection, files: readonly string[], options: LoadOptions = {}, prefix = ''): Promise<LoadResult> {
-  const tables = await Promise.all(TABLE_NAMES.map(async (name) => new ChunkAppender(await connection.createAppender(`${prefix}${name}`))));
+export async function loadProfiles(
+  connection: DuckDBConnection,
+  files: readonly string[],
+  options: LoadOptions = {},
+  prefix = '',
+): Promise<LoadResult> {
+  const tables = await Promise.all(
+    TABLE_NAMES.map(async (name) => new ChunkAppender(await connection.createAppender(`${prefix}${name}`))),
+  );
   const [profiles, sampleTypes, frames, stacks, samples, labels, allocationTable] = tables as [
     ChunkAppender,
     ChunkAppender,
@@ -227,7 +235,9 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
     const src = openProfile(file, { format: formatFromPath(file) === 'tachyon' ? 'tachyon' : undefined });
     try {
       const id = profileId(file, src.meta.startTimeUs);
-      src.meta.sampleTypes.forEach((t, k) => sampleTypes.appendRow([id, k, t.type, t.unit, k === src.meta.defaultSampleType]));
+      src.meta.sampleTypes.forEach((t, k) =>
+        sampleTypes.appendRow([id, k, t.type, t.unit, k === src.meta.defaultSampleType]),
+      );
       const defaultColumn = src.meta.defaultSampleType;
       // This file's frame index → frame_id, and its stack ids → stack_id (content-addressed: the same across files).
       const frameIds: bigint[] = [];
@@ -247,7 +257,8 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
           const labelSet = b.labels[i]!;
           if (labelSet !== 0 && !labelSetsWritten.has(labelSet)) {
             labelSetsWritten.add(labelSet);
-            for (const l of src.labelSets[labelSet]!) labels.appendRow([id, labelSet, l.key, l.str ?? null, l.num ?? null, l.unit ?? null]);
+            for (const l of src.labelSets[labelSet]!)
+              labels.appendRow([id, labelSet, l.key, l.str ?? null, l.num ?? null, l.unit ?? null]);
           }
           // Threads of different interpreters share a thread id in this table; CPython's subinterpreters are rare in fleets.
           const thread = src.threads[b.thread[i]!]!.threadId;
@@ -271,7 +282,17 @@ export async function loadProfiles(connection: DuckDBConnection, files: readonly
       const start = src.meta.startTimeUs;
       const end = last === undefined ? start : BigInt(Math.round(last));
       const duration = end > start ? Number(end - start) / 1e6 : 0;
-      profiles.appendRow([id, path.resolve(file), options.hostOf?.(file) ?? null, start, end, duration, src.meta.sampleIntervalUs, BigInt(count), threads.size]);
+      profiles.appendRow([
+        id,
+        path.resolve(file),
+        options.hostOf?.(file) ?? null,
+        start,
+        end,
+        duration,
+        src.meta.sampleIntervalUs,
+        BigInt(count),
+        threads.size,
+      ]);
       total.samples += count;
       total.allocations += allocations.addFile(file, id, src.meta.processIdentity ?? `file:${path.resolve(file)}`);
     } finally {

@@ -256,7 +256,7 @@ function readCollapsed(bytes: Uint8Array, options: ReadOptions): ProfileBuilder 
   const values = new Array<number>(columns).fill(0);
   for (let line = 0; line < starts.length; line++) {
     const start = starts.data[line]!;
-    const text = utf8(bytes, start, ends.data[line]!);
+    const text = utf8(bytes, start, ends.data[line]);
     const fail = (message: string) => badInput(WHAT, `line ${lineNumberAt(buf, start)}: ${message}`, EXPECTED, start);
     const { stack, numbers } = splitTail(text, columns + 1);
     const numeric = numbers.every((n) => NUMBER_LIKE.test(n));

@@ -69,9 +69,9 @@ export function convert(input: string, output: string, options: ConvertOptions =
     const tooMany = (n: number): ProfpackError =>
       new ProfpackError(
         `${n === total ? `the profile declares ${n} samples` : `more than ${maxSamples} samples`}: ` +
-`converting to ${to} holds every sample in memory; ` +
-`the limit is ${maxSamples} (ConvertOptions.maxSamples, --max-samples), ` +
-`or convert to tachyon or collapsed, which stream`,
+          `converting to ${to} holds every sample in memory; ` +
+          `the limit is ${maxSamples} (ConvertOptions.maxSamples, --max-samples), ` +
+          `or convert to tachyon or collapsed, which stream`,
         {
           code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
           expected: `at most ${maxSamples} samples`,

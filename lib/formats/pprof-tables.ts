@@ -4,7 +4,7 @@
  * Samples are only counted here (pprof-read.ts decodes them batch by batch),
  * because the tables they name may come after them in the file.
  */
-import { ANONYMOUS, FrameTable } from '../profile/index';
+import { ANONYMOUS, type FrameTable } from '../profile/index';
 import type { Frame, SampleType } from '../profile/index';
 import {
   badPprof,

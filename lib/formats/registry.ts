@@ -88,7 +88,7 @@ export interface OpenOptions extends ReadOptions {
 export type OpenedProfile = ProfileSource & { readonly format: FormatName; close(): void };
 
 function opened(source: ProfileSource, format: FormatName): OpenedProfile {
-  return Object.assign(source, { format, close: source.close ?? (() => undefined) }) as OpenedProfile;
+  return Object.assign(source, { format, close: source.close ?? (() => undefined) });
 }
 
 /** Reads a profile held in memory. */

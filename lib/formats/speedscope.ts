@@ -320,9 +320,9 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
     let startValue = 0;
     let endValue = total;
     if (timed && n > 0) {
-      startValue = (times[order[0]!]! - startUs) / usPerUnit!;
+      startValue = (times[order[0]!]! - startUs) / usPerUnit;
       const last = order[n - 1]!;
-      endValue = Math.max(startValue + total, (times[last]! - startUs) / usPerUnit! + rows.value.data[last]!);
+      endValue = Math.max(startValue + total, (times[last]! - startUs) / usPerUnit + rows.value.data[last]!);
     }
     out.push(
       `${first ? '' : ','}{"type":"sampled","name":${JSON.stringify(name)},"unit":"${unit}",` +
@@ -340,7 +340,7 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
       out.push(',"$profpack":{"gapsUs":[');
       pushNumbers(
         out,
-        order.map((i, k) => times[i]! - (k === 0 ? startUs + startValue * usPerUnit! : times[order[k - 1]!]!)),
+        order.map((i, k) => times[i]! - (k === 0 ? startUs + startValue * usPerUnit : times[order[k - 1]!]!)),
       );
       out.push(']}');
     }

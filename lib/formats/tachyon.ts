@@ -91,7 +91,7 @@ function warnLosses(mapper: StackMapper, source: ProfileSource, version: 1 | 2, 
   if (mapper.deepStacks > 0)
     options.onWarning?.(
       `${mapper.deepStacks} stacks are deeper than Tachyon's ${MAX_TACHYON_DEPTH} frames` +
-`: their outermost frames were dropped`,
+        `: their outermost frames were dropped`,
     );
   const named = source.threads.filter((t) => t.name !== undefined).length;
   if (version === 1 && named > 0)

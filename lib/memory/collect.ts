@@ -53,7 +53,11 @@ export class HeapTraceCollector implements HeapTraceSource {
 
   get meta(): HeapTraceMeta {
     const start = Number.isNaN(this.firstUs) ? 0 : this.firstUs;
-    return { intervalBytes: this.intervalBytes, startTimeUs: start, durationUs: Number.isNaN(this.lastUs) ? 0 : this.lastUs - start };
+    return {
+      intervalBytes: this.intervalBytes,
+      startTimeUs: start,
+      durationUs: Number.isNaN(this.lastUs) ? 0 : this.lastUs - start,
+    };
   }
 
   begin(info: { intervalBytes: number }): void {
@@ -64,12 +68,27 @@ export class HeapTraceCollector implements HeapTraceSource {
     const stackIds = new Uint32Array(batch.stackIds.length);
     for (let i = 0; i < stackIds.length; i++) stackIds[i] = this.modelStack(batch.stacks, batch.stackIds[i]!);
     this.span(batch);
-    this.held.push({ kind: 'alloc', thread: this.thread(batch.threadId), timeUs: batch.timeUs, sinceUs: batch.sinceUs, ordinals: batch.ordinals, sizes: batch.sizes, stackIds, shortLived: batch.shortLived });
+    this.held.push({
+      kind: 'alloc',
+      thread: this.thread(batch.threadId),
+      timeUs: batch.timeUs,
+      sinceUs: batch.sinceUs,
+      ordinals: batch.ordinals,
+      sizes: batch.sizes,
+      stackIds,
+      shortLived: batch.shortLived,
+    });
   }
 
   frees(batch: RecorderBatch): void {
     this.span(batch);
-    this.held.push({ kind: 'free', thread: this.thread(batch.threadId), timeUs: batch.timeUs, sinceUs: batch.sinceUs, ordinals: batch.ordinals });
+    this.held.push({
+      kind: 'free',
+      thread: this.thread(batch.threadId),
+      timeUs: batch.timeUs,
+      sinceUs: batch.sinceUs,
+      ordinals: batch.ordinals,
+    });
   }
 
   *events(): Iterable<HeapEventBatch> {

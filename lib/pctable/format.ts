@@ -31,6 +31,7 @@ export const VALUE_BYTES: readonly number[] = [0, 1, 2, 4];
 /** Sum of the value lengths of the four codes of one vlen byte (unused fields count 0). */
 export const VLEN_BYTE_SUMS: Uint8Array = (() => {
   const sums = new Uint8Array(256);
-  for (let b = 0; b < 256; b++) sums[b] = VALUE_BYTES[b & 3]! + VALUE_BYTES[(b >> 2) & 3]! + VALUE_BYTES[(b >> 4) & 3]! + VALUE_BYTES[b >> 6]!;
+  for (let b = 0; b < 256; b++)
+    sums[b] = VALUE_BYTES[b & 3]! + VALUE_BYTES[(b >> 2) & 3]! + VALUE_BYTES[(b >> 4) & 3]! + VALUE_BYTES[b >> 6]!;
   return sums;
 })();

@@ -19,7 +19,15 @@ interface Impl {
   fromLinear(bytes: Uint8Array, size: number, quantum: number): Handle;
   lookupMany(handle: Handle, pcs: Uint32Array, out: Int32Array, fillOutside: boolean, outsideValue: number): number;
   openSet(handles: Handle[]): SetHandle;
-  setLookupMany(set: SetHandle, t: Uint32Array, pcs: Uint32Array, out: Int32Array, fill: boolean, outside: number, varint: boolean): number;
+  setLookupMany(
+    set: SetHandle,
+    t: Uint32Array,
+    pcs: Uint32Array,
+    out: Int32Array,
+    fill: boolean,
+    outside: number,
+    varint: boolean,
+  ): number;
 }
 const impl = (pctableNative ?? js) as Impl;
 
@@ -59,15 +67,22 @@ function checkQuantum(quantum: unknown): number {
 
 function checkSize(size: unknown, quantum: number): number {
   if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > 0xffff_ffff || size % quantum !== 0) {
-    throw invalidArgument(`size must be a positive multiple of the quantum ${quantum} below 2^32, got ${String(size)}`, 'a positive multiple of quantum');
+    throw invalidArgument(
+      `size must be a positive multiple of the quantum ${quantum} below 2^32, got ${String(size)}`,
+      'a positive multiple of quantum',
+    );
   }
   return size;
 }
 
-function outputFor(pcs: Uint32Array, options: LookupManyOptions | undefined): { out: Int32Array; fill: boolean; outside: number } {
+function outputFor(
+  pcs: Uint32Array,
+  options: LookupManyOptions | undefined,
+): { out: Int32Array; fill: boolean; outside: number } {
   if (!(pcs instanceof Uint32Array)) throw invalidArgument('pcs must be a Uint32Array', 'Uint32Array');
   const out = options?.out ?? new Int32Array(pcs.length);
-  if (!(out instanceof Int32Array) || out.length < pcs.length) throw invalidArgument('out must be an Int32Array at least as long as pcs', 'Int32Array');
+  if (!(out instanceof Int32Array) || out.length < pcs.length)
+    throw invalidArgument('out must be an Int32Array at least as long as pcs', 'Int32Array');
   const outside = options?.outside;
   if (outside !== undefined && (!Number.isInteger(outside) || outside < -0x8000_0000 || outside > 0x7fff_ffff)) {
     throw invalidArgument('outside must be an int32', 'int32');
@@ -103,7 +118,8 @@ export function decodeVarintTable(bytes: Uint8Array, quantum = 1): VarintRun[] {
 export function lookupVarint(bytes: Uint8Array, pc: number, quantum = 1): VarintHit | null {
   checkBytes(bytes);
   checkQuantum(quantum);
-  if (typeof pc !== 'number' || !Number.isInteger(pc)) throw invalidArgument(`pc must be an integer, got ${String(pc)}`, 'an integer');
+  if (typeof pc !== 'number' || !Number.isInteger(pc))
+    throw invalidArgument(`pc must be an integer, got ${String(pc)}`, 'an integer');
   if (pc < 0) return null;
   return js.lookupVarint(bytes, pc, quantum);
 }
@@ -142,7 +158,10 @@ export class PcTable {
     const quantum = checkQuantum(options?.quantum ?? 1);
     const size = checkSize(options?.size, quantum);
     const handle = impl.fromLinear(bytes, size, quantum);
-    return new PcTable(pctableNative === null ? (handle as js.LinearView) : js.linearGeometry(bytes, size, quantum), handle);
+    return new PcTable(
+      pctableNative === null ? (handle as js.LinearView) : js.linearGeometry(bytes, size, quantum),
+      handle,
+    );
   }
 
   /** The linear encoding (chunk index + chunks). Do not modify it. */
@@ -188,7 +207,8 @@ export class PcTableSet {
   readonly hasVarint: boolean;
 
   constructor(tables: readonly PcTable[]) {
-    if (!Array.isArray(tables) || !tables.every((t) => t instanceof PcTable)) throw invalidArgument('tables must be an array of PcTable', 'PcTable[]');
+    if (!Array.isArray(tables) || !tables.every((t) => t instanceof PcTable))
+      throw invalidArgument('tables must be an array of PcTable', 'PcTable[]');
     this.tables = tables.slice();
     this.handle = impl.openSet(this.tables.map((t) => t.handle));
     this.hasVarint = this.tables.every((t) => t.varint !== null);
@@ -205,11 +225,17 @@ export class PcTableSet {
 
   /** The same through the varint tables with runtime.pcvalue's scan (the baseline). */
   lookupVarintMany(tableIndex: Uint32Array, pcs: Uint32Array, options?: LookupManyOptions): Int32Array {
-    if (!this.hasVarint) throw invalidArgument('lookupVarintMany needs tables made with PcTable.fromVarint', 'tables from fromVarint');
+    if (!this.hasVarint)
+      throw invalidArgument('lookupVarintMany needs tables made with PcTable.fromVarint', 'tables from fromVarint');
     return this.run(tableIndex, pcs, options, true);
   }
 
-  private run(tableIndex: Uint32Array, pcs: Uint32Array, options: LookupManyOptions | undefined, useVarint: boolean): Int32Array {
+  private run(
+    tableIndex: Uint32Array,
+    pcs: Uint32Array,
+    options: LookupManyOptions | undefined,
+    useVarint: boolean,
+  ): Int32Array {
     const { out, fill, outside } = outputFor(pcs, options);
     if (!(tableIndex instanceof Uint32Array) || tableIndex.length !== pcs.length) {
       throw invalidArgument('tableIndex must be a Uint32Array as long as pcs', 'Uint32Array');
@@ -218,11 +244,14 @@ export class PcTableSet {
     if (bad >= 0) {
       const table = this.tables[tableIndex[bad]!];
       if (table === undefined) {
-        throw new ProfpackError(`tableIndex[${bad}] = ${tableIndex[bad]} is not a table of this set of ${this.tables.length}`, {
-          code: ErrorCode.INVALID_ARGUMENT,
-          expected: `a table index below ${this.tables.length}`,
-          details: { index: bad },
-        });
+        throw new ProfpackError(
+          `tableIndex[${bad}] = ${tableIndex[bad]} is not a table of this set of ${this.tables.length}`,
+          {
+            code: ErrorCode.INVALID_ARGUMENT,
+            expected: `a table index below ${this.tables.length}`,
+            details: { index: bad },
+          },
+        );
       }
       throw outOfRange(bad, pcs[bad]!, table.size);
     }

@@ -27,11 +27,22 @@ function readUvarintSlow(bytes: Uint8Array, start: number, limit: number, base: 
   let value = 0;
   for (let i = 0; i < MAX_VARINT_BYTES; i++) {
     if (pos >= limit) {
-      throw fail(ErrorCode.PCTABLE_TRUNCATED, `pcvalue table ends inside a ${what}`, start - base, 'a varint byte without the continuation bit');
+      throw fail(
+        ErrorCode.PCTABLE_TRUNCATED,
+        `pcvalue table ends inside a ${what}`,
+        start - base,
+        'a varint byte without the continuation bit',
+      );
     }
     const byte = bytes[pos++]!;
     if (i === MAX_VARINT_BYTES - 1) {
-      if (byte > 0x0f) throw fail(ErrorCode.PCTABLE_VARINT_OVERFLOW, `pcvalue ${what} does not fit 32 bits`, start - base, 'at most 5 bytes, the 5th at most 0x0f');
+      if (byte > 0x0f)
+        throw fail(
+          ErrorCode.PCTABLE_VARINT_OVERFLOW,
+          `pcvalue ${what} does not fit 32 bits`,
+          start - base,
+          'at most 5 bytes, the 5th at most 0x0f',
+        );
       walk.pos = pos;
       return (value | (byte << 28)) >>> 0;
     }
@@ -42,7 +53,12 @@ function readUvarintSlow(bytes: Uint8Array, start: number, limit: number, base: 
     }
   }
   /* c8 ignore next */
-  throw fail(ErrorCode.PCTABLE_VARINT_OVERFLOW, `pcvalue ${what} does not fit 32 bits`, start - base, 'at most 5 bytes');
+  throw fail(
+    ErrorCode.PCTABLE_VARINT_OVERFLOW,
+    `pcvalue ${what} does not fit 32 bits`,
+    start - base,
+    'at most 5 bytes',
+  );
 }
 
 /**
@@ -51,14 +67,27 @@ function readUvarintSlow(bytes: Uint8Array, start: number, limit: number, base: 
  * past it). The table is bytes[base, limit); error offsets are relative to base.
  * With `values`/`ends`, records every run on the way.
  */
-export function walkVarint(bytes: Uint8Array, base: number, limit: number, quantum: number, target: number, values?: number[], ends?: number[]): boolean {
+export function walkVarint(
+  bytes: Uint8Array,
+  base: number,
+  limit: number,
+  quantum: number,
+  target: number,
+  values?: number[],
+  ends?: number[],
+): boolean {
   let pos = base;
   let value = START_VALUE;
   let start = 0;
   let end = 0;
   for (;;) {
     if (pos >= limit) {
-      throw fail(ErrorCode.PCTABLE_TRUNCATED, 'pcvalue table ends without its 0x00 terminator', pos - base, 'another (value delta, run length) record or the 0x00 terminator');
+      throw fail(
+        ErrorCode.PCTABLE_TRUNCATED,
+        'pcvalue table ends without its 0x00 terminator',
+        pos - base,
+        'another (value delta, run length) record or the 0x00 terminator',
+      );
     }
     // Only a literal 0x00 terminates, and not as the first byte: value -1 at entry.
     let zigzag = bytes[pos]!;
@@ -85,10 +114,22 @@ export function walkVarint(bytes: Uint8Array, base: number, limit: number, quant
     }
     // The compiler never emits an empty run; rejecting them keeps "first record"
     // (pcvaluetab: pos == 0) and "first PC" (runtime: pc == entry) the same rule.
-    if (runQuanta === 0) throw fail(ErrorCode.PCTABLE_EMPTY_RUN, 'pcvalue table has a run of length 0', runStart - base, 'a run length >= 1');
+    if (runQuanta === 0)
+      throw fail(
+        ErrorCode.PCTABLE_EMPTY_RUN,
+        'pcvalue table has a run of length 0',
+        runStart - base,
+        'a run length >= 1',
+      );
     start = end;
     end += runQuanta * quantum;
-    if (end > 0xffff_ffff) throw fail(ErrorCode.PCTABLE_PC_OVERFLOW, 'pcvalue table covers more than 2^32 - 1 bytes of PCs', runStart - base, 'PCs below 2^32');
+    if (end > 0xffff_ffff)
+      throw fail(
+        ErrorCode.PCTABLE_PC_OVERFLOW,
+        'pcvalue table covers more than 2^32 - 1 bytes of PCs',
+        runStart - base,
+        'PCs below 2^32',
+      );
     if (values !== undefined) {
       values.push(value);
       ends!.push(end);

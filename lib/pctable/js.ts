@@ -164,7 +164,8 @@ export function linearGeometry(bytes: Uint8Array, size: number, quantum: number)
   let width: IndexWidth = 0;
   let indexBytes = 0;
   if (chunks > 1) {
-    if (bytes.length === 0) throw fail(ErrorCode.PCTABLE_TRUNCATED, 'linear table is empty but needs a chunk index', 0, 'a chunk index');
+    if (bytes.length === 0)
+      throw fail(ErrorCode.PCTABLE_TRUNCATED, 'linear table is empty but needs a chunk index', 0, 'a chunk index');
     const entries = chunks - 1;
     if (bytes[0] === INDEX_MARKER_U16) {
       width = 2;
@@ -177,7 +178,12 @@ export function linearGeometry(bytes: Uint8Array, size: number, quantum: number)
       indexBytes = entries;
     }
     if (indexBytes > bytes.length) {
-      throw fail(ErrorCode.PCTABLE_TRUNCATED, 'linear table ends inside its chunk index', bytes.length, `a chunk index of ${indexBytes} bytes for ${chunks} chunks`);
+      throw fail(
+        ErrorCode.PCTABLE_TRUNCATED,
+        'linear table ends inside its chunk index',
+        bytes.length,
+        `a chunk index of ${indexBytes} bytes for ${chunks} chunks`,
+      );
     }
   }
   return { bytes, size, quantum, chunks, width, indexBytes, varint: null };
@@ -197,30 +203,64 @@ export function openLinear(bytes: Uint8Array, size: number, quantum: number): Li
     const offset = chunkOffset(view, chunk);
     if (offset === lastChecked) continue; // deduplicated constant chunks repeat an offset
     if (offset >= dataBytes) {
-      if (chunk === 0) throw fail(ErrorCode.PCTABLE_TRUNCATED, 'linear table ends before its first chunk', length, 'chunk 0 after the index');
+      if (chunk === 0)
+        throw fail(
+          ErrorCode.PCTABLE_TRUNCATED,
+          'linear table ends before its first chunk',
+          length,
+          'chunk 0 after the index',
+        );
       const entryAt = view.width === 1 ? chunk - 1 : 1 + view.width * (chunk - 1);
-      throw fail(ErrorCode.PCTABLE_BAD_OFFSET, `chunk ${chunk} offset ${offset} points outside the linear table`, entryAt, `an offset below ${dataBytes}`);
+      throw fail(
+        ErrorCode.PCTABLE_BAD_OFFSET,
+        `chunk ${chunk} offset ${offset} points outside the linear table`,
+        entryAt,
+        `an offset below ${dataBytes}`,
+      );
     }
     const at = view.indexBytes + offset;
     const n = bytes[at]!;
     const pcsAt = at + 1;
     const vlenAt = pcsAt + n;
     const vlenBytes = (n + 4) >> 2;
-    if (vlenAt + vlenBytes > length) throw fail(ErrorCode.PCTABLE_TRUNCATED, 'linear chunk runs past the end of the table', at, 'n, pcs and vlen inside the table');
+    if (vlenAt + vlenBytes > length)
+      throw fail(
+        ErrorCode.PCTABLE_TRUNCATED,
+        'linear chunk runs past the end of the table',
+        at,
+        'n, pcs and vlen inside the table',
+      );
     let previous = 0;
     for (let i = 0; i < n; i++) {
       const pc = bytes[pcsAt + i]!;
-      if (pc <= previous) throw fail(ErrorCode.PCTABLE_BAD_PCS, 'linear chunk pcs are not ascending positions 1..255', pcsAt + i, `a position above ${previous}`);
+      if (pc <= previous)
+        throw fail(
+          ErrorCode.PCTABLE_BAD_PCS,
+          'linear chunk pcs are not ascending positions 1..255',
+          pcsAt + i,
+          `a position above ${previous}`,
+        );
       previous = pc;
     }
     let valueBytes = 0;
     for (let i = 0; i <= n; i++) {
       const code = (bytes[vlenAt + (i >> 2)]! >> (2 * (i & 3))) & 3;
-      if (code === LENGTH_UNUSED) throw fail(ErrorCode.PCTABLE_BAD_LENGTH_CODE, `linear chunk value ${i} has length code 0b00`, vlenAt + (i >> 2), 'a length code 0b01, 0b10 or 0b11');
+      if (code === LENGTH_UNUSED)
+        throw fail(
+          ErrorCode.PCTABLE_BAD_LENGTH_CODE,
+          `linear chunk value ${i} has length code 0b00`,
+          vlenAt + (i >> 2),
+          'a length code 0b01, 0b10 or 0b11',
+        );
       valueBytes += VALUE_BYTES[code]!;
     }
     if (vlenAt + vlenBytes + valueBytes > length) {
-      throw fail(ErrorCode.PCTABLE_TRUNCATED, 'linear chunk values run past the end of the table', vlenAt + vlenBytes, `${valueBytes} bytes of values`);
+      throw fail(
+        ErrorCode.PCTABLE_TRUNCATED,
+        'linear chunk values run past the end of the table',
+        vlenAt + vlenBytes,
+        `${valueBytes} bytes of values`,
+      );
     }
     lastChecked = offset;
   }
@@ -245,7 +285,14 @@ function indexEntry(b: Uint8Array, base: number, width: IndexWidth, chunk: numbe
 }
 
 /** Value at `pc` of the validated table at b[base...]; the caller guarantees 0 <= pc < size, pc an integer. */
-export function lookupLinearAt(b: Uint8Array, base: number, indexBytes: number, width: IndexWidth, quantum: number, pc: number): number {
+export function lookupLinearAt(
+  b: Uint8Array,
+  base: number,
+  indexBytes: number,
+  width: IndexWidth,
+  quantum: number,
+  pc: number,
+): number {
   const quanta = quantum === 1 ? pc : Math.floor(pc / quantum);
   const chunk = quanta >>> CHUNK_SHIFT;
   const at = base + indexBytes + (chunk === 0 ? 0 : indexEntry(b, base, width, chunk));
@@ -280,7 +327,12 @@ export function fromVarint(bytes: Uint8Array, quantum: number, expectedSize: num
   const decoded = decodeVarint(bytes, quantum);
   const size = decoded.ends[decoded.ends.length - 1]!;
   if (expectedSize !== 0 && size !== expectedSize) {
-    throw fail(ErrorCode.PCTABLE_SIZE_MISMATCH, `pcvalue table covers ${size} bytes, not the given size ${expectedSize}`, decoded.end - 1, `runs summing to ${expectedSize} bytes`);
+    throw fail(
+      ErrorCode.PCTABLE_SIZE_MISMATCH,
+      `pcvalue table covers ${size} bytes, not the given size ${expectedSize}`,
+      decoded.end - 1,
+      `runs summing to ${expectedSize} bytes`,
+    );
   }
   const linear = encodeLinear(decoded.values, decoded.ends, size, quantum);
   const handle = linearGeometry(linear, size, quantum);
@@ -292,7 +344,13 @@ export function fromLinear(bytes: Uint8Array, size: number, quantum: number): Li
   return openLinear(bytes, size, quantum);
 }
 
-export function lookupMany(view: LinearView, pcs: Uint32Array, out: Int32Array, fillOutside: boolean, outsideValue: number): number {
+export function lookupMany(
+  view: LinearView,
+  pcs: Uint32Array,
+  out: Int32Array,
+  fillOutside: boolean,
+  outsideValue: number,
+): number {
   const size = view.size;
   for (let i = 0; i < pcs.length; i++) {
     const pc = pcs[i]!;
@@ -327,8 +385,8 @@ export function openSet(handles: LinearView[]): JsSet {
   const linear = new Uint8Array(linearBytes);
   const varint = new Uint8Array(varintBytes);
   handles.forEach((h, t) => {
-    linear.set(h.bytes, directory[t * DIRECTORY_STRIDE]!);
-    if (hasVarint) varint.set(h.varint!, varintStart[t]!);
+    linear.set(h.bytes, directory[t * DIRECTORY_STRIDE]);
+    if (hasVarint) varint.set(h.varint!, varintStart[t]);
   });
   return { linear, directory, varint, varintStart, hasVarint };
 }

@@ -13,7 +13,13 @@ export interface PcTableNative {
   fromVarint(bytes: Uint8Array, quantum: number, expectedSize: number): FromVarintResult<NativeTableHandle>;
   fromLinear(bytes: Uint8Array, size: number, quantum: number): NativeTableHandle;
   /** -1, or the index of the first PC outside [0, size) when fillOutside is false. */
-  lookupMany(handle: NativeTableHandle, pcs: Uint32Array, out: Int32Array, fillOutside: boolean, outsideValue: number): number;
+  lookupMany(
+    handle: NativeTableHandle,
+    pcs: Uint32Array,
+    out: Int32Array,
+    fillOutside: boolean,
+    outsideValue: number,
+  ): number;
   openSet(handles: NativeTableHandle[]): NativeSetHandle;
   /** -1, or the index of the first pair whose table index is bad or (without fillOutside) whose PC is outside. */
   setLookupMany(

@@ -7,8 +7,10 @@
 import type { Frame, Label, ThreadRef } from './types';
 
 export function frameKey(f: Frame): string {
-  return `${f.filename}\u0000${f.funcname}\u0000${f.lineno}\u0000` +
-`${f.endLineno}\u0000${f.column}\u0000${f.endColumn}\u0000${f.opcode}`;
+  return (
+    `${f.filename}\u0000${f.funcname}\u0000${f.lineno}\u0000` +
+    `${f.endLineno}\u0000${f.column}\u0000${f.endColumn}\u0000${f.opcode}`
+  );
 }
 
 export class FrameTable {

@@ -10,7 +10,17 @@
  * often recursion repeats it.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { NodeStatus, anonymousName, chooseSampleType, formatValue, sampleCountColumn, threadKey, type Frame, type ProfileSource, type SampleType } from '../profile/index';
+import {
+  NodeStatus,
+  anonymousName,
+  chooseSampleType,
+  formatValue,
+  sampleCountColumn,
+  threadKey,
+  type Frame,
+  type ProfileSource,
+  type SampleType,
+} from '../profile/index';
 
 export type AggregateBy = 'function' | 'file' | 'line' | 'thread';
 const AGGREGATE_BY: readonly AggregateBy[] = ['function', 'file', 'line', 'thread'];
@@ -90,7 +100,11 @@ function keyOf(f: Frame, by: AggregateBy): string {
 function statusPredicate(status: AggregateOptions['status']): ((s: number) => boolean) | undefined {
   if (typeof status === 'function' || status === undefined) return status;
   const filter = STATUS_FILTERS[status];
-  if (filter === undefined) throw new ProfpackError(`unknown status filter "${status}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: Object.keys(STATUS_FILTERS).join(' | ') });
+  if (filter === undefined)
+    throw new ProfpackError(`unknown status filter "${status}"`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: Object.keys(STATUS_FILTERS).join(' | '),
+    });
   return filter;
 }
 
@@ -170,7 +184,11 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
 export function aggregate(source: ProfileSource, options: AggregateOptions = {}): AggregateResult {
   const by = options.by ?? 'function';
   const sort = options.sort ?? 'self';
-  if (!AGGREGATE_BY.includes(by)) throw new ProfpackError(`--by must be function, file, line or thread, not "${by}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: AGGREGATE_BY.join(' | ') });
+  if (!AGGREGATE_BY.includes(by))
+    throw new ProfpackError(`--by must be function, file, line or thread, not "${by}"`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: AGGREGATE_BY.join(' | '),
+    });
   if (by === 'thread') return byThread(source, options, sort);
   const sums = sumByStack(source, options);
   const { self, total, keyFrame, selfHit } = keyTotals(source, sums, (f) => keyOf(f, by));
@@ -186,7 +204,12 @@ export function aggregate(source: ProfileSource, options: AggregateOptions = {})
     if (rows.length >= limit) break;
     const f = keyFrame[k]!;
     rows.push({
-      key: by === 'file' ? f.filename : by === 'line' ? `${f.funcname} ${f.filename}:${f.lineno ?? '?'}` : `${f.funcname} ${f.filename}`,
+      key:
+        by === 'file'
+          ? f.filename
+          : by === 'line'
+            ? `${f.funcname} ${f.filename}:${f.lineno ?? '?'}`
+            : `${f.funcname} ${f.filename}`,
       funcname: by === 'file' ? null : f.funcname,
       filename: f.filename,
       lineno: by === 'line' ? f.lineno : null,
@@ -197,7 +220,16 @@ export function aggregate(source: ProfileSource, options: AggregateOptions = {})
     });
   }
   const sampleType = { ...source.meta.sampleTypes[sums.column]! };
-  return { by, sort, sampleType, total: sums.total, samples: sums.keptSamples, records: sums.kept, scanned: sums.scanned, rows };
+  return {
+    by,
+    sort,
+    sampleType,
+    total: sums.total,
+    samples: sums.keptSamples,
+    records: sums.kept,
+    scanned: sums.scanned,
+    rows,
+  };
 }
 
 /** Value per thread: a thread's self and total are the same, the value of its records. */
@@ -213,7 +245,17 @@ function byThread(source: ProfileSource, options: AggregateOptions, sort: SortBy
     const key = threadKey(ref.threadId, ref.interpreterId);
     const v = sums.own[t]!;
     const thread = ref.name === undefined ? { key } : { key, name: ref.name };
-    return { key, funcname: null, filename: '', lineno: null, thread, self: v, total: v, selfPct: pct(v), totalPct: pct(v) };
+    return {
+      key,
+      funcname: null,
+      filename: '',
+      lineno: null,
+      thread,
+      self: v,
+      total: v,
+      selfPct: pct(v),
+      totalPct: pct(v),
+    };
   });
   const sampleType = { ...source.meta.sampleTypes[sums.column]! };
   const { total, keptSamples: samples, kept: records, scanned } = sums;
@@ -225,7 +267,11 @@ function byThread(source: ProfileSource, options: AggregateOptions, sort: SortBy
  * child's id is always larger than its parent's), then a walk from the root
  * that adds a node's subtree to its key unless an ancestor already has the key.
  */
-export function keyTotals(source: ProfileSource, sums: StackSums, keyOfFrame: (f: Frame) => string): { self: number[]; total: number[]; keyFrame: Frame[]; selfHit: number[] } {
+export function keyTotals(
+  source: ProfileSource,
+  sums: StackSums,
+  keyOfFrame: (f: Frame) => string,
+): { self: number[]; total: number[]; keyFrame: Frame[]; selfHit: number[] } {
   const stacks = source.stacks;
   const n = Math.min(stacks.size, sums.own.length);
   const subtree = new Float64Array(n);
@@ -251,7 +297,11 @@ export function keyTotals(source: ProfileSource, sums: StackSums, keyOfFrame: (f
     let k = keyIdOfFrame[fi];
     if (k === undefined) {
       const frame = source.frames[fi];
-      if (frame === undefined) throw new ProfpackError(`a stack names frame ${fi}, but the profile has ${source.frames.length}`, { code: ErrorCode.CONVERT_BAD_INPUT, expected: `a frame index below ${source.frames.length}` });
+      if (frame === undefined)
+        throw new ProfpackError(`a stack names frame ${fi}, but the profile has ${source.frames.length}`, {
+          code: ErrorCode.CONVERT_BAD_INPUT,
+          expected: `a frame index below ${source.frames.length}`,
+        });
       const key = keyOfFrame(frame);
       k = keyIds.get(key);
       if (k === undefined) {
@@ -305,14 +355,17 @@ export function formatTable(result: AggregateResult): string {
       r.thread !== undefined
         ? `${r.thread.key}${r.thread.name === undefined ? '' : `  ${r.thread.name}`}`
         : result.by === 'file'
-        ? r.filename || '(no file)'
-        : `${anonymousName(r.funcname ?? '')}` +
-`${r.filename === '' ? '' : `  ${r.filename}${result.by === 'line' ? `:${r.lineno ?? '?'}` : ''}`}`;
+          ? r.filename || '(no file)'
+          : `${anonymousName(r.funcname ?? '')}` +
+            `${r.filename === '' ? '' : `  ${r.filename}${result.by === 'line' ? `:${r.lineno ?? '?'}` : ''}`}`;
     return [show(r.self), r.selfPct.toFixed(1) + '%', show(r.total), r.totalPct.toFixed(1) + '%', name];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
+  const fmt = (cells: string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
   const of = result.scanned !== result.records ? ` (${result.records} of ${result.scanned} records)` : '';
   const what = `${result.sampleType.type}/${result.sampleType.unit}`;
-  return [fmt(header), ...lines.map(fmt), `${result.samples} samples${of}; ${what} total ${show(result.total)}`].join('\n');
+  return [fmt(header), ...lines.map(fmt), `${result.samples} samples${of}; ${what} total ${show(result.total)}`].join(
+    '\n',
+  );
 }

@@ -1,2 +1,11 @@
 /** Queries over a profile's sample stream. */
-export { aggregate, formatTable, STATUS_FILTERS, type AggregateBy, type AggregateOptions, type AggregateResult, type AggregateRow, type SortBy } from './aggregate';
+export {
+  aggregate,
+  formatTable,
+  STATUS_FILTERS,
+  type AggregateBy,
+  type AggregateOptions,
+  type AggregateResult,
+  type AggregateRow,
+  type SortBy,
+} from './aggregate';

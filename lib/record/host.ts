@@ -160,7 +160,9 @@ export class RecordingHost {
       sink = this.createSink(next, this.ingester.lastTimeUs ?? 0n);
       if (this.recordedBy !== undefined) sink.note(this.recordedBy);
     } catch (err) {
-      process.emitWarning(`profpack: cannot start the next file ${next} (${(err as Error).message}); recording goes on into ${this.out}`);
+      process.emitWarning(
+        `profpack: cannot start the next file ${next} (${(err as Error).message}); recording goes on into ${this.out}`,
+      );
       return undefined;
     }
     // Objects still live cross into the next file as its 'live' batches, so that file alone knows them.
@@ -189,7 +191,13 @@ export class RecordingHost {
     const threads = Math.max(1, this.file.threads.size);
     this.sink.setStats(durationSec, durationSec > 0 ? samples / threads / durationSec : 0);
     this.stacksAtCap += Number(this.sink.finalize() ?? 0);
-    const stats: RotatedFileStats = { samples, threads: this.file.threads.size, durationSec, bytes: statSync(this.out).size, index: this.file.index };
+    const stats: RotatedFileStats = {
+      samples,
+      threads: this.file.threads.size,
+      durationSec,
+      bytes: statSync(this.out).size,
+      index: this.file.index,
+    };
     this.rotation?.finished(this.out);
     return { path: this.out, stats };
   }
@@ -201,7 +209,13 @@ export class RecordingHost {
       for (const message of this.parser.push(bytes)) this.handle(message);
       this.failure = this.parser.failure;
     } catch (err) {
-      this.failure = err instanceof ProfpackError ? err : new ProfpackError(`recording pipe: ${(err as Error).message}`, { code: ErrorCode.RECORD_FAILED, cause: err });
+      this.failure =
+        err instanceof ProfpackError
+          ? err
+          : new ProfpackError(`recording pipe: ${(err as Error).message}`, {
+              code: ErrorCode.RECORD_FAILED,
+              cause: err,
+            });
     }
   }
 
@@ -218,7 +232,10 @@ export class RecordingHost {
     } else if (message.kind === 'end') {
       this.endRecording(message.durationSec, message.threads);
     } else {
-      throw new ProfpackError(`recording pipe: unknown message kind ${JSON.stringify((message as { kind?: unknown }).kind)}`, { code: ErrorCode.RECORD_FAILED, offset: this.parser.offset, expected: "'chunk' | 'heap' | 'ping' | 'end'" });
+      throw new ProfpackError(
+        `recording pipe: unknown message kind ${JSON.stringify((message as { kind?: unknown }).kind)}`,
+        { code: ErrorCode.RECORD_FAILED, offset: this.parser.offset, expected: "'chunk' | 'heap' | 'ping' | 'end'" },
+      );
     }
   }
 
@@ -290,7 +307,13 @@ export class RecordingHost {
       heard: this.parser.offset > 0,
       stacksAtCap: this.stacksAtCap,
     };
-    if (this.heapHeard) this.summary.heap = { allocations: this.heap.allocations, frees: this.heap.frees, shortLived: this.heap.shortLived, bytes: this.heap.bytes };
+    if (this.heapHeard)
+      this.summary.heap = {
+        allocations: this.heap.allocations,
+        frees: this.heap.frees,
+        shortLived: this.heap.shortLived,
+        bytes: this.heap.bytes,
+      };
     if (this.failure !== undefined) throw this.failure;
     return this.summary;
   }

@@ -84,7 +84,11 @@ export class ChunkIngester {
       let id = space.sinkIds[n];
       if (id === undefined) {
         const cf = space.callFrames[n];
-        if (cf === undefined) throw new ProfpackError(`recording chunk: node ${node} names frame ${n}, which was never sent`, { code: ErrorCode.RECORD_FAILED, expected: `a frame number below ${space.callFrames.length}` });
+        if (cf === undefined)
+          throw new ProfpackError(`recording chunk: node ${node} names frame ${n}, which was never sent`, {
+            code: ErrorCode.RECORD_FAILED,
+            expected: `a frame number below ${space.callFrames.length}`,
+          });
         space.sinkIds[n] = id = this.sink.internFrame(this.mapFrame(frameFromV8(cf)));
       }
       return id;
@@ -97,7 +101,12 @@ export class ChunkIngester {
       let id = byLine.get(line);
       if (id === undefined) {
         sinkId(node); // checks the frame was sent
-        byLine.set(line, (id = this.sink.internFrame(this.mapFrame({ ...frameFromV8(space.callFrames[n]!), lineno: line, column: null }))));
+        byLine.set(
+          line,
+          (id = this.sink.internFrame(
+            this.mapFrame({ ...frameFromV8(space.callFrames[n]!), lineno: line, column: null }),
+          )),
+        );
       }
       return id;
     };
@@ -109,7 +118,11 @@ export class ChunkIngester {
       const frames: number[] = [];
       // The node without a parent is "(root)": not a frame of the program.
       // At most one step per node: a tree with a cycle (a damaged message) ends.
-      for (let cur = leaf, steps = 0; cur >= 0 && cur < nodeCount && parents[cur]! >= 0 && steps < nodeCount; cur = parents[cur]!, steps++) {
+      for (
+        let cur = leaf, steps = 0;
+        cur >= 0 && cur < nodeCount && parents[cur]! >= 0 && steps < nodeCount;
+        cur = parents[cur]!, steps++
+      ) {
         frames.push(cur === leaf && line > 0 ? lineSinkId(cur, line) : sinkId(cur));
       }
       const cf = frames.length > 0 ? space.callFrames[frameNumbers[leaf]!] : undefined;
@@ -147,7 +160,10 @@ export class ChunkIngester {
  * timeDeltas; DevTools sorts them too), and two overlapping harvests share a
  * few ticks: both are settled here, so sender and writer count alike.
  */
-export function newSamplesInOrder(chunk: Pick<CpuProfile, 'samples' | 'timeDeltas' | 'startTime'>, after: bigint | undefined): { order: number[]; times: bigint[] } {
+export function newSamplesInOrder(
+  chunk: Pick<CpuProfile, 'samples' | 'timeDeltas' | 'startTime'>,
+  after: bigint | undefined,
+): { order: number[]; times: bigint[] } {
   const samples = chunk.samples ?? [];
   const deltas = chunk.timeDeltas ?? [];
   const times = new Array<bigint>(samples.length);
@@ -170,7 +186,10 @@ export function newSamplesInOrder(chunk: Pick<CpuProfile, 'samples' | 'timeDelta
  * order within one node's samples of one harvest is a guess. Samples beyond
  * the ticks (or of a node without any) get 0: the function's own line.
  */
-export function sampleLines(chunk: Pick<WireProfile, 'samples' | 'timeDeltas' | 'startTime'>, lineTicks: Record<number, number[]>): Uint32Array {
+export function sampleLines(
+  chunk: Pick<WireProfile, 'samples' | 'timeDeltas' | 'startTime'>,
+  lineTicks: Record<number, number[]>,
+): Uint32Array {
   const lines = new Uint32Array(chunk.samples.length);
   const cursor = new Map<number, { at: number; left: number }>();
   for (const i of newSamplesInOrder(chunk, undefined).order) {

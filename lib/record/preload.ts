@@ -12,7 +12,6 @@ import { isMainThread } from 'node:worker_threads';
 import { RecordEnv, childFile, type ChildRecording } from './preload-env';
 import { defaultChannelName, startRecording, startWorkerAgent } from './recorder';
 
-
 function numberFrom(name: string): number | undefined {
   const raw = process.env[name];
   return raw === undefined || raw === '' ? undefined : Number(raw);
@@ -34,7 +33,11 @@ function isPipe(fd: number): boolean {
   if (!Number.isInteger(fd) || fd < 0) return false;
   try {
     const st = fstatSync(fd, { bigint: true });
-    return st.isSocket() || st.isFIFO() || (process.platform === 'win32' && (Number(st.mode) & 0o170000) === WINDOWS_PIPE_MODE);
+    return (
+      st.isSocket() ||
+      st.isFIFO() ||
+      (process.platform === 'win32' && (Number(st.mode) & 0o170000) === WINDOWS_PIPE_MODE)
+    );
   } catch {
     return false;
   }
@@ -67,7 +70,9 @@ if (isMainThread) {
     try {
       startChildRecording(children);
     } catch (err) {
-      process.stderr.write(`profpack: not recording child process ${process.pid}: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.stderr.write(
+        `profpack: not recording child process ${process.pid}: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
     }
   } else if (fd !== undefined) {
     delete env[RecordEnv.fd];
@@ -94,5 +99,9 @@ if (isMainThread) {
     }
   }
 } else if (env[RecordEnv.workers] === '1' && env[RecordEnv.channel] !== undefined) {
-  startWorkerAgent({ intervalUs: numberFrom(RecordEnv.intervalUs), harvestMs: numberFrom(RecordEnv.harvestMs), channel: env[RecordEnv.channel] });
+  startWorkerAgent({
+    intervalUs: numberFrom(RecordEnv.intervalUs),
+    harvestMs: numberFrom(RecordEnv.harvestMs),
+    channel: env[RecordEnv.channel],
+  });
 }

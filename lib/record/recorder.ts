@@ -20,7 +20,15 @@ import { createTachyonSink, type TachyonSink } from './sink';
 import { checkHeapOptions, HeapFrameReceiver, HeapRecorder, type HeapEventSink, type HeapOptions } from './heap/index';
 import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from './host';
 import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
-import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, checkRotate, safeOnFile, type OnFile, type RotateOptions } from './rotate';
+import {
+  MAX_INTERVAL_US,
+  MAX_TIMER_MS,
+  checkRange,
+  checkRotate,
+  safeOnFile,
+  type OnFile,
+  type RotateOptions,
+} from './rotate';
 import { describeThisProcess, encodeRecordedBy, type RecordedBy } from './recorded-by';
 import { V8Sampler } from './sampler';
 import { FdSender, FrameNumbers } from './wire';
@@ -124,7 +132,12 @@ interface ChunkTarget {
   heapFrame(frame: Buffer): void;
 }
 
-function sinkTarget(sink: NonNullable<RecordingOptions['sink']>, clockOffsetUs = 0n, heapSink?: HeapEventSink, mapFrame?: (frame: Frame) => Frame): ChunkTarget {
+function sinkTarget(
+  sink: NonNullable<RecordingOptions['sink']>,
+  clockOffsetUs = 0n,
+  heapSink?: HeapEventSink,
+  mapFrame?: (frame: Frame) => Frame,
+): ChunkTarget {
   const ingester = new ChunkIngester(sink, clockOffsetUs, mapFrame);
   // Heap polls take the pipe's coding here too: one path from poll to sink.
   const heap = new HeapFrameReceiver(heapSink, Number(clockOffsetUs));
@@ -198,19 +211,34 @@ function pipeTarget(sender: FdSender, about: RecordedBy): ChunkTarget {
 
 export function startRecording(options: RecordingOptions = {}): Recording {
   if (!isMainThread) {
-    throw new ProfpackError('startRecording() runs on the main thread; workers use startWorkerAgent()', { code: ErrorCode.INVALID_ARGUMENT });
+    throw new ProfpackError('startRecording() runs on the main thread; workers use startWorkerAgent()', {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
   }
   const intervalUs = options.intervalUs ?? 1000;
   checkRange('intervalUs', intervalUs, 1, MAX_INTERVAL_US, 'µs');
   const harvestMs = checkRange('harvestMs', options.harvestMs ?? 1000, 1, MAX_TIMER_MS, 'ms');
   const writerMode = options.writer ?? 'process';
-  if (writerMode !== 'inline' && writerMode !== 'process') throw new ProfpackError(`writer must be 'inline' or 'process', not ${String(writerMode)}`, { code: ErrorCode.INVALID_ARGUMENT });
+  if (writerMode !== 'inline' && writerMode !== 'process')
+    throw new ProfpackError(`writer must be 'inline' or 'process', not ${String(writerMode)}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
   const rotate = options.rotate === undefined ? undefined : checkRotate(options.rotate);
-  if (rotate !== undefined && (options.sink !== undefined || options.fd !== undefined)) throw new ProfpackError('rotate writes files: it excludes sink and fd', { code: ErrorCode.INVALID_ARGUMENT });
+  if (rotate !== undefined && (options.sink !== undefined || options.fd !== undefined))
+    throw new ProfpackError('rotate writes files: it excludes sink and fd', { code: ErrorCode.INVALID_ARGUMENT });
   const onFile = safeOnFile(options.onFile);
   const heapOptions = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
-  if (options.heapSink !== undefined && (heapOptions === undefined || (options.sink === undefined && writerMode === 'process') || options.fd !== undefined || rotate !== undefined)) {
-    throw new ProfpackError('heapSink takes the heap events of a heap recording with sink or the inline writer (the writer process and fd have their own)', { code: ErrorCode.INVALID_ARGUMENT });
+  if (
+    options.heapSink !== undefined &&
+    (heapOptions === undefined ||
+      (options.sink === undefined && writerMode === 'process') ||
+      options.fd !== undefined ||
+      rotate !== undefined)
+  ) {
+    throw new ProfpackError(
+      'heapSink takes the heap events of a heap recording with sink or the inline writer (the writer process and fd have their own)',
+      { code: ErrorCode.INVALID_ARGUMENT },
+    );
   }
   const out = options.sink === undefined && options.fd === undefined ? (options.out ?? 'profile.tach') : undefined;
   // A file recording is on the Unix epoch (V8's own sample times are monotonic).
@@ -279,7 +307,10 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     (channel as unknown as { unref?: () => void }).unref?.();
   }
   sampler.start();
-  const heapRecorder = heapOptions === undefined ? undefined : new HeapRecorder(heapOptions, (frame) => target.heapFrame(frame), ownThreadId);
+  const heapRecorder =
+    heapOptions === undefined
+      ? undefined
+      : new HeapRecorder(heapOptions, (frame) => target.heapFrame(frame), ownThreadId);
   let stopped = false;
   let summary: RecordingSummary | undefined;
   const startedAt = process.hrtime.bigint();
@@ -389,15 +420,19 @@ function closeQuietly(fd: number): void {
  * the main thread's recorder. Returns a stop function (also run on the
  * worker's 'exit').
  */
-export function startWorkerAgent(options: { intervalUs?: number; harvestMs?: number; channel?: string } = {}): () => void {
-  if (isMainThread) throw new ProfpackError('startWorkerAgent() runs in a worker thread', { code: ErrorCode.INVALID_ARGUMENT });
+export function startWorkerAgent(
+  options: { intervalUs?: number; harvestMs?: number; channel?: string } = {},
+): () => void {
+  if (isMainThread)
+    throw new ProfpackError('startWorkerAgent() runs in a worker thread', { code: ErrorCode.INVALID_ARGUMENT });
   const sampler = new V8Sampler(checkRange('intervalUs', options.intervalUs ?? 1000, 1, MAX_INTERVAL_US, 'µs'));
   const harvestMs = checkRange('harvestMs', options.harvestMs ?? 1000, 1, MAX_TIMER_MS, 'ms');
   const channel = new BroadcastChannel(options.channel ?? defaultChannelName());
   (channel as unknown as { unref?: () => void }).unref?.();
   let stopped = false;
   const post = (profile: CpuProfile | undefined) => {
-    if (profile !== undefined && profile.samples.length > 0) channel.postMessage({ kind: 'profpack-chunk', threadId: ownThreadId, profile } satisfies WorkerChunkMessage);
+    if (profile !== undefined && profile.samples.length > 0)
+      channel.postMessage({ kind: 'profpack-chunk', threadId: ownThreadId, profile } satisfies WorkerChunkMessage);
   };
   sampler.start();
   const timer = setInterval(() => post(sampler.harvest(true)), harvestMs);

@@ -54,27 +54,40 @@ export const MAX_INTERVAL_US = 2 ** 31 - 1;
 /** `value` (a number of `unit`) within [min, max], or ERR_INVALID_ARGUMENT that names the bound. */
 export function checkRange(name: string, value: number, min: number, max: number, unit: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-    throw new ProfpackError(`${name} must be ${min}..${max} ${unit}, not ${String(value)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: `${min}..${max} ${unit}` });
+    throw new ProfpackError(`${name} must be ${min}..${max} ${unit}, not ${String(value)}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: `${min}..${max} ${unit}`,
+    });
   }
   return value;
 }
 
 export function checkRotate(options: RotateOptions): Required<RotateOptions> {
-  if (options === null || typeof options !== 'object') throw new ProfpackError('rotate must be { everyMs, dir, keep? }', { code: ErrorCode.INVALID_ARGUMENT });
+  if (options === null || typeof options !== 'object')
+    throw new ProfpackError('rotate must be { everyMs, dir, keep? }', { code: ErrorCode.INVALID_ARGUMENT });
   const { everyMs, dir, prefix = 'profile' } = options;
   // null too: Infinity crosses JSON (to the writer process) as null.
   const keep = options.keep ?? Infinity;
   checkRange('rotate.everyMs', everyMs, 1, MAX_TIMER_MS, 'ms');
-  if (typeof dir !== 'string' || dir === '') throw new ProfpackError('rotate.dir must name a directory', { code: ErrorCode.INVALID_ARGUMENT });
-  if (keep !== Infinity && (!Number.isInteger(keep) || keep < 1)) throw new ProfpackError(`rotate.keep must be an integer ≥ 1, not ${keep}`, { code: ErrorCode.INVALID_ARGUMENT });
-  if (!/^[\w.-]+$/.test(prefix)) throw new ProfpackError(`rotate.prefix must be a plain file name part, not "${prefix}"`, { code: ErrorCode.INVALID_ARGUMENT });
+  if (typeof dir !== 'string' || dir === '')
+    throw new ProfpackError('rotate.dir must name a directory', { code: ErrorCode.INVALID_ARGUMENT });
+  if (keep !== Infinity && (!Number.isInteger(keep) || keep < 1))
+    throw new ProfpackError(`rotate.keep must be an integer ≥ 1, not ${keep}`, { code: ErrorCode.INVALID_ARGUMENT });
+  if (!/^[\w.-]+$/.test(prefix))
+    throw new ProfpackError(`rotate.prefix must be a plain file name part, not "${prefix}"`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
   return { everyMs, dir, keep, prefix };
 }
 
 /** "60s", "5m", "1h", "250ms" or plain milliseconds → ms. */
 export function parseDuration(text: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (m === null) throw new ProfpackError(`not a duration: "${text}"`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'e.g. 60s, 5m, 1h, 500ms' });
+  if (m === null)
+    throw new ProfpackError(`not a duration: "${text}"`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'e.g. 60s, 5m, 1h, 500ms',
+    });
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms']!;
   return checkRange(`duration "${text}"`, Number(m[1]) * unit, 1, MAX_TIMER_MS, 'ms');
 }
@@ -88,7 +101,10 @@ export class RotationFiles {
   /** "" for the process's first rotating writer (the names it always had), "w2", "w3"… for the next. */
   private readonly writer = rotationWriters++ === 0 ? '' : `w${rotationWriters}`;
   private readonly finishedFiles: string[] = [];
-  private readonly stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  private readonly stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 
   constructor(private readonly options: Required<RotateOptions>) {
     mkdirSync(options.dir, { recursive: true });
@@ -97,7 +113,10 @@ export class RotationFiles {
   /** The next file's path: DIR/PREFIX-<start, UTC>-<pid>-<NNNNN>.tach (sorts in recording order). */
   next(): string {
     const owner = this.writer === '' ? `${process.pid}` : `${process.pid}${this.writer}`;
-    return path.join(this.options.dir, `${this.options.prefix}-${this.stamp}-${owner}-${String(this.seq++).padStart(5, '0')}.tach`);
+    return path.join(
+      this.options.dir,
+      `${this.options.prefix}-${this.stamp}-${owner}-${String(this.seq++).padStart(5, '0')}.tach`,
+    );
   }
 
   /** A file is final: the oldest finished files beyond `keep` are deleted. */

@@ -76,13 +76,17 @@ const PIPE_GRACE_MS = 2000;
  */
 export async function runRecorded(command: readonly string[], options: RunRecordedOptions): Promise<RunRecordedResult> {
   if (!existsSync(PRELOAD_PATH)) {
-    throw new ProfpackError(`the recording preload is missing (${PRELOAD_PATH}); run "npm run compile"`, { code: ErrorCode.RECORD_FAILED });
+    throw new ProfpackError(`the recording preload is missing (${PRELOAD_PATH}); run "npm run compile"`, {
+      code: ErrorCode.RECORD_FAILED,
+    });
   }
   const [exe, ...args] = command;
-  if (exe === undefined) throw new ProfpackError('nothing to run: give the command after --', { code: ErrorCode.INVALID_ARGUMENT });
+  if (exe === undefined)
+    throw new ProfpackError('nothing to run: give the command after --', { code: ErrorCode.INVALID_ARGUMENT });
   const intervalUs = options.intervalUs ?? 1000;
   const heap = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
-  if (options.heapSink !== undefined && heap === undefined) throw new ProfpackError('heapSink needs heap', { code: ErrorCode.INVALID_ARGUMENT });
+  if (options.heapSink !== undefined && heap === undefined)
+    throw new ProfpackError('heapSink needs heap', { code: ErrorCode.INVALID_ARGUMENT });
   const host = new RecordingHost({
     out: options.out,
     intervalUs,
@@ -110,16 +114,24 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const children = options.children ?? true;
   const base = options.out.replace(/\.tach$/, '');
   if (children) {
-    const settings: ChildRecording = { compression: options.compression, flushIntervalMs: options.flushIntervalMs, sourceMaps: options.sourceMaps };
+    const settings: ChildRecording = {
+      compression: options.compression,
+      flushIntervalMs: options.flushIntervalMs,
+      sourceMaps: options.sourceMaps,
+    };
     if (options.rotate !== undefined) settings.rotate = options.rotate;
     else settings.base = base;
     env[RecordEnv.children] = JSON.stringify(settings);
   } else delete env[RecordEnv.children];
   const node = isNode(exe);
   // Children read the preload from NODE_OPTIONS; the root loads it once even when it is named twice.
-  if (!node || children) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(PRELOAD_PATH)}`.trim();
+  if (!node || children)
+    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(PRELOAD_PATH)}`.trim();
   const stdio = options.stdio ?? 'inherit';
-  const child = spawn(exe, node ? ['--require', PRELOAD_PATH, ...args] : args, { stdio: [stdio, stdio, stdio, 'pipe'], env });
+  const child = spawn(exe, node ? ['--require', PRELOAD_PATH, ...args] : args, {
+    stdio: [stdio, stdio, stdio, 'pipe'],
+    env,
+  });
   const pipe = child.stdio[PIPE_FD] as Readable;
   pipe.on('data', (bytes: Buffer) => host.accept(bytes));
   const pipeEnded = new Promise<void>((resolve) => {
@@ -138,17 +150,28 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   process.on('SIGINT', ignore);
   process.on('SIGTERM', ignore);
   try {
-    const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-      child.on('error', (err) => reject(new ProfpackError(`cannot run "${exe}": ${err.message}`, { code: ErrorCode.RECORD_FAILED, cause: err })));
-      child.on('exit', (code, signal) => resolve({ code, signal }));
-    });
+    const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+      (resolve, reject) => {
+        child.on('error', (err) =>
+          reject(
+            new ProfpackError(`cannot run "${exe}": ${err.message}`, { code: ErrorCode.RECORD_FAILED, cause: err }),
+          ),
+        );
+        child.on('exit', (code, signal) => resolve({ code, signal }));
+      },
+    );
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([pipeEnded, new Promise<void>((resolve) => (timer = setTimeout(resolve, PIPE_GRACE_MS)))]);
     clearTimeout(timer);
     pipe.destroy();
     const summary = host.finish();
     if (host.lastFile !== undefined) onFile(host.lastFile.path, host.lastFile.stats);
-    return { code, signal, summary, childFiles: children && options.rotate === undefined ? findChildFiles(base, startedMs) : [] };
+    return {
+      code,
+      signal,
+      summary,
+      childFiles: children && options.rotate === undefined ? findChildFiles(base, startedMs) : [],
+    };
   } catch (err) {
     host.abandon();
     throw err;
@@ -172,12 +195,14 @@ function findChildFiles(base: string, sinceMs: number): string[] {
   } catch {
     return [];
   }
-  return names
-    .map((name) => ({ name, pid: Number(pattern.exec(name)?.[1]) }))
-    // A file of an earlier run under the same name is not this run's.
-    .filter((f) => Number.isInteger(f.pid) && modifiedSince(path.join(dir, f.name), sinceMs))
-    .sort((a, b) => a.pid - b.pid)
-    .map((f) => path.join(dir, f.name));
+  return (
+    names
+      .map((name) => ({ name, pid: Number(pattern.exec(name)?.[1]) }))
+      // A file of an earlier run under the same name is not this run's.
+      .filter((f) => Number.isInteger(f.pid) && modifiedSince(path.join(dir, f.name), sinceMs))
+      .sort((a, b) => a.pid - b.pid)
+      .map((f) => path.join(dir, f.name))
+  );
 }
 
 function modifiedSince(file: string, sinceMs: number): boolean {

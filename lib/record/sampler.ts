@@ -29,9 +29,12 @@ export class V8Sampler {
 
   constructor(readonly intervalUs: number) {
     this.session.connect();
-    this.session.on('Profiler.consoleProfileFinished', (message: { params: { title?: string; profile: CpuProfile } }) => {
-      if (message.params.title?.startsWith(this.prefix)) this.finished = message.params.profile;
-    });
+    this.session.on(
+      'Profiler.consoleProfileFinished',
+      (message: { params: { title?: string; profile: CpuProfile } }) => {
+        if (message.params.title?.startsWith(this.prefix)) this.finished = message.params.profile;
+      },
+    );
     this.post('Profiler.enable');
     this.post('Profiler.setSamplingInterval', { interval: Math.max(1, Math.round(intervalUs)) });
   }
@@ -44,8 +47,13 @@ export class V8Sampler {
       answered = true;
     });
     // Node's in-process session answers synchronously on the session's own thread.
-    if (!answered) throw new ProfpackError(`inspector ${method} did not answer synchronously`, { code: ErrorCode.RECORD_FAILED });
-    if (failure !== null) throw new ProfpackError(`inspector ${method} failed: ${(failure as Error).message}`, { code: ErrorCode.RECORD_FAILED, cause: failure });
+    if (!answered)
+      throw new ProfpackError(`inspector ${method} did not answer synchronously`, { code: ErrorCode.RECORD_FAILED });
+    if (failure !== null)
+      throw new ProfpackError(`inspector ${method} failed: ${(failure as Error).message}`, {
+        code: ErrorCode.RECORD_FAILED,
+        cause: failure,
+      });
   }
 
   start(): void {

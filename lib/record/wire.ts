@@ -69,7 +69,15 @@ export class FrameNumbers {
       frames[i] = n;
     }
     const samples = (profile.samples ?? []).map((id) => index.get(id) ?? -1);
-    const wire: WireProfile = { newFrames, parents, frames, samples, timeDeltas: profile.timeDeltas ?? [], startTime: profile.startTime, endTime: profile.endTime };
+    const wire: WireProfile = {
+      newFrames,
+      parents,
+      frames,
+      samples,
+      timeDeltas: profile.timeDeltas ?? [],
+      startTime: profile.startTime,
+      endTime: profile.endTime,
+    };
     for (let i = 0; i < nodes.length; i++) {
       const ticks = nodes[i]!.positionTicks;
       if (ticks === undefined || ticks.length === 0) continue;
@@ -184,7 +192,11 @@ export class FrameParser {
       const heap = (word & HEAP_FRAME_FLAG) !== 0;
       const size = heap ? word - HEAP_FRAME_FLAG : word;
       if (size > MAX_FRAME_BYTES) {
-        this.failure = new ProfpackError(`recording pipe: a frame of ${size} bytes`, { code: ErrorCode.RECORD_FAILED, offset: this.offset, expected: `at most ${MAX_FRAME_BYTES} bytes` });
+        this.failure = new ProfpackError(`recording pipe: a frame of ${size} bytes`, {
+          code: ErrorCode.RECORD_FAILED,
+          offset: this.offset,
+          expected: `at most ${MAX_FRAME_BYTES} bytes`,
+        });
         break;
       }
       if (this.pendingBytes < 4 + size) break;
@@ -194,7 +206,12 @@ export class FrameParser {
         if (heap) out.push({ kind: 'heap', body: Buffer.from(all.subarray(4, 4 + size)), offset: this.offset });
         else out.push(JSON.parse(all.toString('utf8', 4, 4 + size)) as WireMessage);
       } catch (err) {
-        this.failure = new ProfpackError('recording pipe: a frame is not JSON', { code: ErrorCode.RECORD_FAILED, offset: this.offset, expected: 'a JSON message', cause: err });
+        this.failure = new ProfpackError('recording pipe: a frame is not JSON', {
+          code: ErrorCode.RECORD_FAILED,
+          offset: this.offset,
+          expected: 'a JSON message',
+          cause: err,
+        });
         break;
       }
       const rest = all.subarray(4 + size);

@@ -10,7 +10,10 @@ import { RecordingHost } from './host';
 import type { WriterProcessSettings } from './writer-spawn';
 
 function main(): void {
-  const raw = JSON.parse(process.argv[2] ?? '{}') as Omit<WriterProcessSettings, 'startTimeUs' | 'epochOffsetUs'> & { startTimeUs: string; epochOffsetUs: string };
+  const raw = JSON.parse(process.argv[2] ?? '{}') as Omit<WriterProcessSettings, 'startTimeUs' | 'epochOffsetUs'> & {
+    startTimeUs: string;
+    epochOffsetUs: string;
+  };
   let host: RecordingHost;
   try {
     // With `heap` the file stores the heap frames' events (its heap section); the summary's `heap` counts them.
@@ -27,12 +30,15 @@ function main(): void {
     });
   } catch (err) {
     // The recorder rethrows it with the same code (e.g. ERR_TACHYON_WRITE_IO for a bad path).
-    process.stdout.write(`error: ${JSON.stringify({ code: (err as { code?: unknown }).code, message: (err as Error).message })}\n`);
+    process.stdout.write(
+      `error: ${JSON.stringify({ code: (err as { code?: unknown }).code, message: (err as Error).message })}\n`,
+    );
     process.exit(2);
   }
   process.stdout.write('ready\n');
   // A rotating recording: each finished file is one 'file' line; the recorder calls onFile with it.
-  const reportFile = (file: string, stats: object): void => void process.stdout.write(`file ${JSON.stringify({ path: file, stats })}\n`);
+  const reportFile = (file: string, stats: object): void =>
+    void process.stdout.write(`file ${JSON.stringify({ path: file, stats })}\n`);
   host.startRotating(reportFile);
   let done = false;
   const finish = (): void => {
@@ -42,7 +48,10 @@ function main(): void {
       const summary = host.finish();
       if (host.lastFile !== undefined) reportFile(host.lastFile.path, host.lastFile.stats);
       if (summary.complete) process.stdout.write(`${JSON.stringify(summary)}\n`);
-      else process.stderr.write(`profpack: the recorded process ended without stopping its recording; ${summary.out} holds its ${summary.samples} samples up to the last harvest\n`);
+      else
+        process.stderr.write(
+          `profpack: the recorded process ended without stopping its recording; ${summary.out} holds its ${summary.samples} samples up to the last harvest\n`,
+        );
       process.exitCode = 0;
     } catch (err) {
       process.stderr.write(`profpack: ${(err as Error).message}\n`);

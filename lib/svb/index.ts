@@ -76,7 +76,11 @@ function encodeWith(values: Uint32Array, mode: Mode, prev: number): Uint8Array {
 function encodeIntoWith(values: Uint32Array, out: unknown, mode: Mode, prev: number): number {
   if (!(out instanceof Uint8Array)) throw invalidArgument('out must be a Uint8Array', 'Uint8Array');
   const need = maxLength(values.length);
-  if (out.length < need) throw invalidArgument(`out holds ${out.length} bytes, fewer than maxEncodedLength(${values.length}) = ${need}`, `at least ${need} bytes`);
+  if (out.length < need)
+    throw invalidArgument(
+      `out holds ${out.length} bytes, fewer than maxEncodedLength(${values.length}) = ${need}`,
+      `at least ${need} bytes`,
+    );
   return codecFor(values.length, SMALL_BATCH.encode).encode(values, out, mode, prev);
 }
 
@@ -85,8 +89,10 @@ function decodeWith(bytes: Uint8Array, count: number, out: Uint32Array, mode: Mo
 }
 
 function checkOut(out: unknown, count: number, type: typeof Uint32Array | typeof Int32Array): void {
-  if (!(out instanceof type)) throw invalidArgument(`out must be a${type === Int32Array ? 'n' : ''} ${type.name}`, type.name);
-  if (out.length < count) throw invalidArgument(`out holds ${out.length} values, fewer than ${count}`, `at least ${count} values`);
+  if (!(out instanceof type))
+    throw invalidArgument(`out must be a${type === Int32Array ? 'n' : ''} ${type.name}`, type.name);
+  if (out.length < count)
+    throw invalidArgument(`out holds ${out.length} values, fewer than ${count}`, `at least ${count} values`);
 }
 
 function asWords(values: Int32Array): Uint32Array {
@@ -95,7 +101,8 @@ function asWords(values: Int32Array): Uint32Array {
 
 /** Worst-case encoded size of n values: ceil(n/4) + 4n. */
 export function maxEncodedLength(n: number): number {
-  if (!Number.isSafeInteger(n) || n < 0) throw invalidArgument(`n must be a non-negative integer, got ${n}`, 'a non-negative integer');
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw invalidArgument(`n must be a non-negative integer, got ${n}`, 'a non-negative integer');
   return maxLength(n);
 }
 

@@ -165,7 +165,14 @@ function encode0124(values: Uint32Array, out: Uint8Array): number {
 }
 
 /** Bounds-checked decode of values i..count, data from `pos`. */
-function decodeTail(bytes: Uint8Array, count: number, out: Uint32Array, i: number, pos: number, is0124: boolean): number {
+function decodeTail(
+  bytes: Uint8Array,
+  count: number,
+  out: Uint32Array,
+  i: number,
+  pos: number,
+  is0124: boolean,
+): number {
   const size = bytes.length;
   for (; i < count; i++) {
     const code = (bytes[i >>> 2]! >>> (2 * (i & 3))) & 3;

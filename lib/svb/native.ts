@@ -12,7 +12,10 @@ export interface SvbNative extends SvbCodec {
   /** Test hook: switches this process to `level` (refused if the CPU lacks it); returns the previous level. */
   setKernelLevel(level: string): KernelLevel;
   /** Test hook: the PROFPACK_SIMD rules for the given CPU. */
-  resolveSimdLevel(requested: string, cpu: { sse41: boolean; avx2: boolean; neon?: boolean }): { level?: KernelLevel; error?: string };
+  resolveSimdLevel(
+    requested: string,
+    cpu: { sse41: boolean; avx2: boolean; neon?: boolean },
+  ): { level?: KernelLevel; error?: string };
 }
 
 export const svbNative = nativeModule<SvbNative>('svb');

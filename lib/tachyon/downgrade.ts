@@ -58,7 +58,8 @@ export function lostInVersion1(model: ModelSection | null): string[] {
   if (labelled > 0) lost.push(`labels of ${labelled} samples (${model.labelSets.length - 1} label sets)`);
   if (model.timeAbsent !== null) lost.push('which samples had no time (version 1 stores a time for every sample)');
   if (model.threadNames.length > 0) lost.push(`${model.threadNames.length} thread names`);
-  if (model.periodType !== undefined) lost.push(`the period (${model.period} ${model.periodType.unit} of ${model.periodType.type})`);
+  if (model.periodType !== undefined)
+    lost.push(`the period (${model.period} ${model.periodType.unit} of ${model.periodType.type})`);
   if (model.durationUs !== undefined) lost.push('the duration (kept only as the stats block says it)');
   if (model.comments !== undefined && model.comments.length > 0) lost.push(`${model.comments.length} comments`);
   return lost;
@@ -68,7 +69,11 @@ export function lostInVersion1(model: ModelSection | null): string[] {
 export function downgrade(inputPath: string, outputPath: string, options: DowngradeOptions = {}): DowngradeResult {
   const bytes = readInputFile(inputPath, ErrorCode.TACHYON_IO);
   if (!isVersion2(bytes)) {
-    throw new ProfpackError(`${inputPath} is not a version-2 profile`, { code: ErrorCode.V2_BAD_HEADER, offset: 4, expected: 'format version 2 (a version-1 file needs no downgrade)' });
+    throw new ProfpackError(`${inputPath} is not a version-2 profile`, {
+      code: ErrorCode.V2_BAD_HEADER,
+      offset: 4,
+      expected: 'format version 2 (a version-1 file needs no downgrade)',
+    });
   }
   refuseInputAsOutput(outputPath, [inputPath]);
   const profile = readProfileV2(bytes, { backend: options.backend });
@@ -107,7 +112,15 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
 /** What downgrade needs of a version-1 writer (ProfileWriter's fast path). */
 export interface Version1Sink {
   internString(value: string): number;
-  internFrame(frame: { filename: string | number; funcname: string | number; lineno?: number | null; endLineno?: number | null; column?: number | null; endColumn?: number | null; opcode?: number | null }): number;
+  internFrame(frame: {
+    filename: string | number;
+    funcname: string | number;
+    lineno?: number | null;
+    endLineno?: number | null;
+    column?: number | null;
+    endColumn?: number | null;
+    opcode?: number | null;
+  }): number;
   writeStack(threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, frameIds: Uint32Array): void;
   setStats(durationSec: number, sampleRate: number, errorRate?: number, missedSamples?: number): void;
 }
@@ -120,12 +133,16 @@ export function frameSpecOf(entry: FrameTableEntry, strings: readonly string[]) 
   const filename = strings[entry.filenameIndex];
   const funcname = strings[entry.funcnameIndex];
   if (filename === undefined || funcname === undefined) {
-    throw new ProfpackError('invalid string index in frame', { code: ErrorCode.V2_BAD_TABLES, expected: `string indices below ${strings.length}` });
+    throw new ProfpackError('invalid string index in frame', {
+      code: ErrorCode.V2_BAD_TABLES,
+      expected: `string indices below ${strings.length}`,
+    });
   }
   return { filename, funcname, ...entryLocation(entry) };
 }
 
-const entryKey = (e: FrameTableEntry): string => `${e.filenameIndex},${e.funcnameIndex},${e.lineno},${e.endLinenoDelta},${e.column},${e.endColumnDelta},${e.opcode}`;
+const entryKey = (e: FrameTableEntry): string =>
+  `${e.filenameIndex},${e.funcnameIndex},${e.lineno},${e.endLinenoDelta},${e.column},${e.endColumnDelta},${e.opcode}`;
 
 /**
  * End values that store a given (start, delta): CPython stores delta 0 when
@@ -150,16 +167,24 @@ function spelling(entry: FrameTableEntry, strings: readonly string[], k: number,
   if (k === 0) return spec;
   if (lines === null) return { ...spec, endLineno: k - 1 };
   if (columns === null) return { ...spec, endColumn: k - 1 };
-  if (k < lines.length * columns.length) return { ...spec, endLineno: lines[k % lines.length]!, endColumn: columns[Math.floor(k / lines.length)]! };
-  throw new ProfpackError(`the frame table holds the same entry ${k + 1} times, which no version-1 writer can produce`, {
-    code: ErrorCode.V2_UNSUPPORTED,
-    offset: at,
-    expected: `at most ${lines.length * columns.length} copies of one entry`,
-  });
+  if (k < lines.length * columns.length)
+    return { ...spec, endLineno: lines[k % lines.length]!, endColumn: columns[Math.floor(k / lines.length)]! };
+  throw new ProfpackError(
+    `the frame table holds the same entry ${k + 1} times, which no version-1 writer can produce`,
+    {
+      code: ErrorCode.V2_UNSUPPORTED,
+      offset: at,
+      expected: `at most ${lines.length * columns.length} copies of one entry`,
+    },
+  );
 }
 
 function unsupported(message: string, at: number): ProfpackError {
-  return new ProfpackError(message, { code: ErrorCode.V2_UNSUPPORTED, offset: at, expected: 'a table a version-1 writer can produce' });
+  return new ProfpackError(message, {
+    code: ErrorCode.V2_UNSUPPORTED,
+    offset: at,
+    expected: 'a table a version-1 writer can produce',
+  });
 }
 
 /**
@@ -170,7 +195,8 @@ function unsupported(message: string, at: number): ProfpackError {
 export function replayIntoVersion1(profile: V2Profile, sink: Version1Sink): number {
   const tablesAt = profile.info.stringTableOffset;
   profile.strings.forEach((s, i) => {
-    if (sink.internString(s) !== i) throw unsupported(`string ${i} repeats an earlier string; version 1 keeps each string once`, tablesAt);
+    if (sink.internString(s) !== i)
+      throw unsupported(`string ${i} repeats an earlier string; version 1 keeps each string once`, tablesAt);
   });
   const copies = new Map<string, number>();
   const frameAt = profile.info.frameTableOffset;
@@ -180,14 +206,24 @@ export function replayIntoVersion1(profile: V2Profile, sink: Version1Sink): numb
     copies.set(key, k + 1);
     const spec = spelling(entry, profile.strings, k, frameAt);
     // CPython's conversion must give back the stored entry, else the table would change.
-    const stored = frameTableEntry(entry.filenameIndex, entry.funcnameIndex, spec.lineno, spec.endLineno, spec.column, spec.endColumn, spec.opcode);
-    if (entryKey(stored) !== key || sink.internFrame(spec) !== i) throw unsupported(`frame ${i} cannot be stored by a version-1 writer as it is`, frameAt);
+    const stored = frameTableEntry(
+      entry.filenameIndex,
+      entry.funcnameIndex,
+      spec.lineno,
+      spec.endLineno,
+      spec.column,
+      spec.endColumn,
+      spec.opcode,
+    );
+    if (entryKey(stored) !== key || sink.internFrame(spec) !== i)
+      throw unsupported(`frame ${i} cannot be stored by a version-1 writer as it is`, frameAt);
   });
   // Frame i is frame i in both files: stacks are written as they are.
   const written = profile.forEachSample((threadId, interpreterId, timestampUs, status, frames, depth) => {
     sink.writeStack(threadId, interpreterId, timestampUs, status, frames.subarray(0, depth));
   });
   const { durationSec, sampleRate, errorRate, missedSamples } = profile.info;
-  if (durationSec !== null && sampleRate !== null) sink.setStats(durationSec, sampleRate, errorRate ?? undefined, missedSamples ?? undefined);
+  if (durationSec !== null && sampleRate !== null)
+    sink.setStats(durationSec, sampleRate, errorRate ?? undefined, missedSamples ?? undefined);
   return written;
 }

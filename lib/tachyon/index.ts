@@ -1,8 +1,32 @@
 // lib/tachyon: CPython 3.15's Tachyon profile format (version 1) and profpack's version 2.
 // The entry: code outside lib/tachyon imports only this file (docs/layout.md walks the folders).
-export { ProfileReader, MAX_TIMESTAMPS_PER_COLLECT, type ReaderOptions, type Sample, type Collector, type TypedCollector, type InterpreterInfo, type ThreadInfo, type ReplayOptions, type ReplayStats, type Frame, type ProfileInfo } from './read/index';
+export {
+  ProfileReader,
+  MAX_TIMESTAMPS_PER_COLLECT,
+  type ReaderOptions,
+  type Sample,
+  type Collector,
+  type TypedCollector,
+  type InterpreterInfo,
+  type ThreadInfo,
+  type ReplayOptions,
+  type ReplayStats,
+  type Frame,
+  type ProfileInfo,
+} from './read/index';
 export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, type DumpSample } from './read/index';
-export { ProfileWriter, type ProfileWriterOptions, type InterpreterInfo as SampleInterpreterInfo, type ThreadInfo as SampleThreadInfo, type FrameInfo as SampleFrameInfo, type LocationInfo as SampleLocationInfo, type FrameSpec, type StackTick, type WriterStats, type WriterState } from './write/index';
+export {
+  ProfileWriter,
+  type ProfileWriterOptions,
+  type InterpreterInfo as SampleInterpreterInfo,
+  type ThreadInfo as SampleThreadInfo,
+  type FrameInfo as SampleFrameInfo,
+  type LocationInfo as SampleLocationInfo,
+  type FrameSpec,
+  type StackTick,
+  type WriterStats,
+  type WriterState,
+} from './write/index';
 export { ModelWriter, type ModelWriterOptions } from './write/index';
 export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './read/index';
 export type { HeapTotals } from './v2/index';
@@ -11,6 +35,13 @@ export type { HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './write/index'
 export type { NodeVisitor, StackNodes } from './read/index';
 export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';
-export { MAX_STACK_DEPTH, ProfilingMode, stacksAtCapNote, ThreadStatus, PROFILING_MODE_NAMES, CAPTURE_FEATURE_NAMES } from './format';
+export {
+  MAX_STACK_DEPTH,
+  ProfilingMode,
+  stacksAtCapNote,
+  ThreadStatus,
+  PROFILING_MODE_NAMES,
+  CAPTURE_FEATURE_NAMES,
+} from './format';
 export * as v2 from './v2-api';
 export { recover, type RecoverOptions, type RecoverResult } from './recover';

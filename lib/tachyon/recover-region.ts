@@ -65,7 +65,7 @@ export class RegionPieces {
           const [, made, used] = this.dctx.decompressStream(
             out.subarray(written, written + room),
             this.onDisk.subarray(this.pos),
-          ) as [number, number, number];
+          );
           n = made;
           this.pos += used;
           if (made === 0 && used === 0) this.tailAt = 0;

@@ -22,14 +22,33 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { backend, nativeModule } from '../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../errors';
-import { Compression, FORMAT_VERSION, FORMAT_VERSION_2, Header, HEADER_SIZE, RECORD_PREFIX_SIZE, NO_OPCODE, WRITER_PYTHON_VERSION, ZSTD_LEVEL, ZSTD_MAX_DECOMPRESSED } from './format';
+import {
+  Compression,
+  FORMAT_VERSION,
+  FORMAT_VERSION_2,
+  Header,
+  HEADER_SIZE,
+  RECORD_PREFIX_SIZE,
+  NO_OPCODE,
+  WRITER_PYTHON_VERSION,
+  ZSTD_LEVEL,
+  ZSTD_MAX_DECOMPRESSED,
+} from './format';
 import { JOURNAL_SUFFIX, concatBytes, parseJournal, zstdPrefix, type JournalState } from './file/index';
 import { BlockKind } from './v2/index';
 import { ProfileReader } from './read/index';
 import { FileOutput, ZstdStream, footer } from './file/index';
 import { FrameTable, StringTable } from './write/index';
 import { AtomicOutput, refuseInputAsOutput, writeFileAtomic } from '../output-file';
-import { IN_MEMORY_REGION, RegionPieces, copyRegion, measureRegion, readRegion, salvageStreaming, type RecordScan } from './recover-region';
+import {
+  IN_MEMORY_REGION,
+  RegionPieces,
+  copyRegion,
+  measureRegion,
+  readRegion,
+  salvageStreaming,
+  type RecordScan,
+} from './recover-region';
 
 export interface RecoverOptions {
   /** The journal (default `<inPath>.journal`; used when it exists). */
@@ -59,7 +78,12 @@ export interface RecoverResult {
 const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
 
 function failure(message: string, details?: Record<string, unknown>, cause?: unknown): ProfpackError {
-  return new ProfpackError(message, { code: ErrorCode.TACHYON_RECOVER_FAILED, expected: 'a profile written by a ProfileWriter that did not finalize', details, cause });
+  return new ProfpackError(message, {
+    code: ErrorCode.TACHYON_RECOVER_FAILED,
+    expected: 'a profile written by a ProfileWriter that did not finalize',
+    details,
+    cause,
+  });
 }
 
 function readInput(path: string, what: string): Uint8Array {
@@ -98,14 +122,25 @@ const recoverNative = nativeModule<TachyonRecoverModule>('tachyonRecover');
  * what it holds: cut at the start of the first record that fails, decoded
  * again, until a prefix decodes whole. Twin of native/tachyon/read/recover_scan.h.
  */
-export function salvageRecords(records: Uint8Array, littleEndian: boolean, startTimeUs: bigint, which: 'native' | 'js'): RecordScan {
+export function salvageRecords(
+  records: Uint8Array,
+  littleEndian: boolean,
+  startTimeUs: bigint,
+  which: 'native' | 'js',
+): RecordScan {
   if (which === 'native') {
-    if (recoverNative === null) throw new ProfpackError('the native backend is not available', { code: ErrorCode.NATIVE_UNAVAILABLE });
+    if (recoverNative === null)
+      throw new ProfpackError('the native backend is not available', { code: ErrorCode.NATIVE_UNAVAILABLE });
     const [end, samples, threads, maxFrame] = recoverNative.salvageRecords(records, littleEndian, startTimeUs);
     return { end: end!, samples: samples!, threads: threads!, maxFrame: maxFrame! };
   }
   // The JS twin is the streaming scan over the buffer read as one raw region.
-  return salvageStreaming(() => new RegionPieces(records, false, records.length), records.length, littleEndian, startTimeUs);
+  return salvageStreaming(
+    () => new RegionPieces(records, false, records.length),
+    records.length,
+    littleEndian,
+    startTimeUs,
+  );
 }
 
 /** The records to write: in memory, or handed over a piece at a time (a region too large to hold). */
@@ -116,7 +151,14 @@ function writeProfile(
   records: RecordBytes,
   compression: 'zstd' | 'none',
   tables: Tables,
-  header: { startTimeUs: bigint; sampleIntervalUs: bigint; profilingConfig: number; littleEndian: boolean; samples: number; threads: number },
+  header: {
+    startTimeUs: bigint;
+    sampleIntervalUs: bigint;
+    profilingConfig: number;
+    littleEndian: boolean;
+    samples: number;
+    threads: number;
+  },
   check: { backend: 'native' | 'js'; journaled: boolean },
 ): void {
   // Written beside outPath and renamed once whole: a failure leaves no 0-byte or half file.
@@ -160,7 +202,9 @@ function writeProfile(
     out.writeAt(0, h);
   } catch (err) {
     file.abort();
-    throw isProfpackError(err) ? err : failure(`writing ${outPath} failed: ${(err as Error).message}`, { path: outPath }, err);
+    throw isProfpackError(err)
+      ? err
+      : failure(`writing ${outPath} failed: ${(err as Error).message}`, { path: outPath }, err);
   }
   try {
     replayWhole(file.writePath, check.backend);
@@ -189,13 +233,16 @@ function replayWhole(path: string, which: 'native' | 'js'): void {
 function unreadableResult(err: unknown, outPath: string, journaled: boolean): ProfpackError {
   const why = isProfpackError(err) ? `${err.code}: ${err.message}` : String(err);
   if (journaled) {
-    return new ProfpackError(`the journal's tables do not match the records it names: ` +
-`the profile they make does not read (${why}); ${outPath} was not written`, {
-      code: ErrorCode.TACHYON_JOURNAL_CORRUPT,
-      expected: 'string and frame tables that every recovered record resolves against',
-      cause: err,
-      details: { path: outPath },
-    });
+    return new ProfpackError(
+      `the journal's tables do not match the records it names: ` +
+        `the profile they make does not read (${why}); ${outPath} was not written`,
+      {
+        code: ErrorCode.TACHYON_JOURNAL_CORRUPT,
+        expected: 'string and frame tables that every recovered record resolves against',
+        cause: err,
+        details: { path: outPath },
+      },
+    );
   }
   return failure(`the recovered records do not read back (${why}); ${outPath} was not written`, { path: outPath }, err);
 }
@@ -216,13 +263,16 @@ function tablesFor(journal: JournalState | null, maxFrame: number): Tables {
   if (maxFrame < known.frameCount) return known;
   // Each placeholder costs a frame entry: a garbage record naming frame 4e9 must not allocate billions.
   if (maxFrame - known.frameCount >= MAX_PLACEHOLDER_FRAMES) {
-    throw failure(`the records use frame id ${maxFrame}, more than ${MAX_PLACEHOLDER_FRAMES} beyond ` +
-`the ${known.frameCount} frames any table names`);
+    throw failure(
+      `the records use frame id ${maxFrame}, more than ${MAX_PLACEHOLDER_FRAMES} beyond ` +
+        `the ${known.frameCount} frames any table names`,
+    );
   }
   const names = new StringTable();
   const frames = new FrameTable();
   const unknown = known.stringCount + names.intern('<unknown>');
-  for (let id = known.frameCount; id <= maxFrame; id++) frames.intern(unknown, known.stringCount + names.intern(`<frame ${id}>`), -1, -1, -1, -1, NO_OPCODE);
+  for (let id = known.frameCount; id <= maxFrame; id++)
+    frames.intern(unknown, known.stringCount + names.intern(`<frame ${id}>`), -1, -1, -1, -1, NO_OPCODE);
   return {
     strings: concatBytes([known.strings, names.encoded.view()]),
     stringCount: known.stringCount + names.count,
@@ -237,46 +287,79 @@ function tablesFor(journal: JournalState | null, maxFrame: number): Tables {
  */
 export function recover(inPath: string, outPath: string, options: RecoverOptions = {}): RecoverResult {
   if (typeof inPath !== 'string' || inPath === '' || typeof outPath !== 'string' || outPath === '') {
-    throw new ProfpackError('recover(inPath, outPath) takes two file paths', { code: ErrorCode.INVALID_ARGUMENT, expected: 'two non-empty strings' });
+    throw new ProfpackError('recover(inPath, outPath) takes two file paths', {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'two non-empty strings',
+    });
   }
-  if (options === null || typeof options !== 'object') throw new ProfpackError('options must be an object', { code: ErrorCode.INVALID_ARGUMENT, expected: 'RecoverOptions' });
+  if (options === null || typeof options !== 'object')
+    throw new ProfpackError('options must be an object', {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'RecoverOptions',
+    });
   const which = options.backend ?? backend.name;
-  if (which !== 'native' && which !== 'js') throw new ProfpackError(`backend must be 'native' or 'js', not ${String(which)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: "'native' | 'js'" });
+  if (which !== 'native' && which !== 'js')
+    throw new ProfpackError(`backend must be 'native' or 'js', not ${String(which)}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: "'native' | 'js'",
+    });
   const cap = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
-  if (!Number.isSafeInteger(cap) || cap < 0) throw new ProfpackError(`maxDecompressedSize must be a byte count, got ${String(cap)}`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'a non-negative integer' });
+  if (!Number.isSafeInteger(cap) || cap < 0)
+    throw new ProfpackError(`maxDecompressedSize must be a byte count, got ${String(cap)}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'a non-negative integer',
+    });
 
   const journalPath = options.journal ?? inPath + JOURNAL_SUFFIX;
   refuseInputAsOutput(outPath, [inPath, journalPath]);
   const bytes = readInput(inPath, 'profile');
-  if (bytes.length < HEADER_SIZE) throw failure(`${inPath} has ${bytes.length} bytes, fewer than the 64 of a header: nothing was written`, { path: inPath });
+  if (bytes.length < HEADER_SIZE)
+    throw failure(`${inPath} has ${bytes.length} bytes, fewer than the 64 of a header: nothing was written`, {
+      path: inPath,
+    });
   if (bytes.subarray(0, 4).some((b) => b !== 0)) {
     // The header is patched last: a written magic means finalize ran. A whole file is copied as it is.
     const reader = ProfileReader.fromBuffer(bytes, { backend: which });
     const info = reader.info;
     reader.close();
     writeFileAtomic(outPath, bytes, ErrorCode.TACHYON_RECOVER_FAILED);
-    return { source: 'finalized', samples: Number(info.sampleCount), threads: info.threadCount, frames: info.frameCount, droppedBytes: 0, checkpoints: 0 };
+    return {
+      source: 'finalized',
+      samples: Number(info.sampleCount),
+      threads: info.threadCount,
+      frames: info.frameCount,
+      droppedBytes: 0,
+      checkpoints: 0,
+    };
   }
 
   const journal = fs.existsSync(journalPath) ? parseJournal(readInput(journalPath, 'journal')) : null;
   const onDisk = bytes.subarray(HEADER_SIZE);
   const zstd = journal ? journal.header.compression === 'zstd' : ZSTD_MAGIC.every((b, i) => onDisk[i] === b);
   const versionField = new DataView(bytes.buffer, bytes.byteOffset).getUint32(Header.version, true);
-  if (versionField === FORMAT_VERSION_2 || (journal === null && startsWithSampleBlock(zstd ? zstdPrefix(onDisk, RECORD_PREFIX_SIZE) : onDisk))) {
-    throw new ProfpackError(`${inPath} is an unfinished version-2 profile: ` +
-`version-2 writers keep no journal, and recover rebuilds version 1 only`, {
-      code: ErrorCode.TACHYON_RECOVER_V2,
-      offset: HEADER_SIZE,
-      expected: 'an unfinished version-1 profile (write with formatVersion 1, the default, to be able to recover)',
-      details: { path: inPath },
-    });
+  if (
+    versionField === FORMAT_VERSION_2 ||
+    (journal === null && startsWithSampleBlock(zstd ? zstdPrefix(onDisk, RECORD_PREFIX_SIZE) : onDisk))
+  ) {
+    throw new ProfpackError(
+      `${inPath} is an unfinished version-2 profile: ` +
+        `version-2 writers keep no journal, and recover rebuilds version 1 only`,
+      {
+        code: ErrorCode.TACHYON_RECOVER_V2,
+        offset: HEADER_SIZE,
+        expected: 'an unfinished version-1 profile (write with formatVersion 1, the default, to be able to recover)',
+        details: { path: inPath },
+      },
+    );
   }
   const wanted = journal && journal.checkpoints > 0 ? Math.min(journal.regionBytes, cap) : cap;
   const littleEndian = journal?.header.littleEndian ?? os.endianness() === 'LE';
   const startTimeUs = journal?.header.startTimeUs ?? options.startTimeUs ?? 0n;
 
   // A zstd region too large to hold is read a piece at a time (recover-region.ts); a raw one is in memory already.
-  const head = zstd ? readRegion(new RegionPieces(onDisk, true, Math.min(wanted, IN_MEMORY_REGION + 1))) : onDisk.subarray(0, Math.min(onDisk.length, wanted));
+  const head = zstd
+    ? readRegion(new RegionPieces(onDisk, true, Math.min(wanted, IN_MEMORY_REGION + 1)))
+    : onDisk.subarray(0, Math.min(onDisk.length, wanted));
   const inMemory = !zstd || head.length <= IN_MEMORY_REGION;
   const pieces = (limit: number, tail?: Uint8Array) => () => new RegionPieces(onDisk, zstd, limit, tail);
   const available = inMemory ? head.length : measureRegion(pieces(wanted));
@@ -297,17 +380,27 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
     kept = (write) => copyRegion(open, streamed.end, write);
   }
   if (scan.end < length && fromJournal) {
-    throw failure(`the journal's last flush names ${length} record bytes but only ${scan.end} decode whole`, { path: inPath, decoded: scan.end });
+    throw failure(`the journal's last flush names ${length} record bytes but only ${scan.end} decode whole`, {
+      path: inPath,
+      decoded: scan.end,
+    });
   }
   const tables = tablesFor(journal, scan.maxFrame);
-  writeProfile(outPath, kept, zstd ? 'zstd' : 'none', tables, {
-    startTimeUs,
-    sampleIntervalUs: journal?.header.sampleIntervalUs ?? options.sampleIntervalUs ?? 1000n,
-    profilingConfig: journal?.header.profilingConfig ?? 0,
-    littleEndian,
-    samples: scan.samples,
-    threads: scan.threads,
-  }, { backend: which, journaled: journal !== null });
+  writeProfile(
+    outPath,
+    kept,
+    zstd ? 'zstd' : 'none',
+    tables,
+    {
+      startTimeUs,
+      sampleIntervalUs: journal?.header.sampleIntervalUs ?? options.sampleIntervalUs ?? 1000n,
+      profilingConfig: journal?.header.profilingConfig ?? 0,
+      littleEndian,
+      samples: scan.samples,
+      threads: scan.threads,
+    },
+    { backend: which, journaled: journal !== null },
+  );
   return {
     source,
     samples: scan.samples,

@@ -4,6 +4,15 @@
  * (read/ decodes files, write/ writes them, downgrade.ts converts them).
  */
 export * from './v2/index';
-export { readProfileV2, openProfileV2, isVersion2, stackCodingOf, type V2Info, type V2Profile, type V2ReadOptions, type V2SampleChunk } from './read/index';
+export {
+  readProfileV2,
+  openProfileV2,
+  isVersion2,
+  stackCodingOf,
+  type V2Info,
+  type V2Profile,
+  type V2ReadOptions,
+  type V2SampleChunk,
+} from './read/index';
 export { V2FileWriter, type V2WriterOptions, type V2Stats } from './write/index';
 export { replayIntoVersion1, frameSpecOf, type Version1Sink } from './downgrade';

@@ -21,9 +21,12 @@ export interface DecodedMany<T extends BatchArray> {
 }
 
 function checkRange(bytes: Uint8Array, offset: number, count: number): void {
-  if (!(bytes instanceof Uint8Array)) throw new ProfpackError('bytes must be a Uint8Array', { code: ErrorCode.INVALID_ARGUMENT });
+  if (!(bytes instanceof Uint8Array))
+    throw new ProfpackError('bytes must be a Uint8Array', { code: ErrorCode.INVALID_ARGUMENT });
   if (!Number.isInteger(offset) || offset < 0 || offset > bytes.length) {
-    throw new ProfpackError(`offset ${offset} is outside the buffer of ${bytes.length} bytes`, { code: ErrorCode.INVALID_ARGUMENT });
+    throw new ProfpackError(`offset ${offset} is outside the buffer of ${bytes.length} bytes`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
   }
   if (!Number.isInteger(count) || count < 0) {
     throw new ProfpackError(`count must be a non-negative integer, got ${count}`, { code: ErrorCode.INVALID_ARGUMENT });
@@ -66,15 +69,30 @@ function allocate<T extends BatchArray>(kind: VarintKind, count: number): T {
  * @internal The argument checks of decode…Many, shared by both backends so a
  * wrong argument is the same ProfpackError whichever decodes: returns the out array.
  */
-export function checkDecodeMany<T extends BatchArray>(kind: VarintKind, bytes: Uint8Array, offset: number, count: number, out?: T): T {
+export function checkDecodeMany<T extends BatchArray>(
+  kind: VarintKind,
+  bytes: Uint8Array,
+  offset: number,
+  count: number,
+  out?: T,
+): T {
   checkRange(bytes, offset, count);
   if (out !== undefined) checkBatchArray(kind, out, 'out');
   const values = out ?? allocate<T>(kind, count);
-  if (values.length < count) throw new ProfpackError(`out holds ${values.length} values, fewer than ${count}`, { code: ErrorCode.INVALID_ARGUMENT });
+  if (values.length < count)
+    throw new ProfpackError(`out holds ${values.length} values, fewer than ${count}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
   return values;
 }
 
-function decodeManyOf<T extends BatchArray>(kind: VarintKind, bytes: Uint8Array, offset: number, count: number, out?: T): DecodedMany<T> {
+function decodeManyOf<T extends BatchArray>(
+  kind: VarintKind,
+  bytes: Uint8Array,
+  offset: number,
+  count: number,
+  out?: T,
+): DecodedMany<T> {
   const values = checkDecodeMany(kind, bytes, offset, count, out);
   const end = impl.decodeMany(kind, bytes, offset, count, values);
   return { values, end };
@@ -94,16 +112,22 @@ function encodeManyOf(kind: VarintKind, values: BatchArray): Uint8Array {
 export function checkEncodeManyInto(kind: VarintKind, values: BatchArray, out: Uint8Array, offset: number): void {
   // The values first: the JS twin would write garbage for a Float64Array, the native one throw a bare TypeError.
   checkBatchArray(kind, values, 'values');
-  if (!(out instanceof Uint8Array)) throw new ProfpackError('out must be a Uint8Array', { code: ErrorCode.INVALID_ARGUMENT, expected: 'Uint8Array' });
+  if (!(out instanceof Uint8Array))
+    throw new ProfpackError('out must be a Uint8Array', { code: ErrorCode.INVALID_ARGUMENT, expected: 'Uint8Array' });
   if (!Number.isInteger(offset) || offset < 0 || offset > out.length) {
-    throw new ProfpackError(`offset ${offset} is outside the buffer of ${out.length} bytes`, { code: ErrorCode.INVALID_ARGUMENT });
+    throw new ProfpackError(`offset ${offset} is outside the buffer of ${out.length} bytes`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
   }
   const need = values.length * kindInfo[kind].maxBytes;
   if (out.length - offset < need) {
-    throw new ProfpackError(`out has ${out.length - offset} bytes after offset ${offset}, fewer than the worst case ${need}`, {
-      code: ErrorCode.INVALID_ARGUMENT,
-      expected: `at least ${need} bytes (values.length × ${kindInfo[kind].maxBytes})`,
-    });
+    throw new ProfpackError(
+      `out has ${out.length - offset} bytes after offset ${offset}, fewer than the worst case ${need}`,
+      {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: `at least ${need} bytes (values.length × ${kindInfo[kind].maxBytes})`,
+      },
+    );
   }
 }
 
@@ -117,22 +141,52 @@ function encodeManyInto(kind: VarintKind, values: BatchArray, out: Uint8Array, o
  * crossing. Passing `out` is the output-buffer form: values land in
  * out[0..count) and nothing is allocated (every decode…Many takes one).
  */
-export function decodeU32Many(bytes: Uint8Array, offset: number, count: number, out?: Uint32Array): DecodedMany<Uint32Array> {
+export function decodeU32Many(
+  bytes: Uint8Array,
+  offset: number,
+  count: number,
+  out?: Uint32Array,
+): DecodedMany<Uint32Array> {
   return decodeManyOf(VarintKind.U32, bytes, offset, count, out);
 }
-export function decodeU64Many(bytes: Uint8Array, offset: number, count: number, out?: BigUint64Array): DecodedMany<BigUint64Array> {
+export function decodeU64Many(
+  bytes: Uint8Array,
+  offset: number,
+  count: number,
+  out?: BigUint64Array,
+): DecodedMany<BigUint64Array> {
   return decodeManyOf(VarintKind.U64, bytes, offset, count, out);
 }
-export function decodeI32Many(bytes: Uint8Array, offset: number, count: number, out?: Int32Array): DecodedMany<Int32Array> {
+export function decodeI32Many(
+  bytes: Uint8Array,
+  offset: number,
+  count: number,
+  out?: Int32Array,
+): DecodedMany<Int32Array> {
   return decodeManyOf(VarintKind.I32, bytes, offset, count, out);
 }
-export function decodeI64Many(bytes: Uint8Array, offset: number, count: number, out?: BigInt64Array): DecodedMany<BigInt64Array> {
+export function decodeI64Many(
+  bytes: Uint8Array,
+  offset: number,
+  count: number,
+  out?: BigInt64Array,
+): DecodedMany<BigInt64Array> {
   return decodeManyOf(VarintKind.I64, bytes, offset, count, out);
 }
-export function decodeZigzag32Many(bytes: Uint8Array, offset: number, count: number, out?: Int32Array): DecodedMany<Int32Array> {
+export function decodeZigzag32Many(
+  bytes: Uint8Array,
+  offset: number,
+  count: number,
+  out?: Int32Array,
+): DecodedMany<Int32Array> {
   return decodeManyOf(VarintKind.Zigzag32, bytes, offset, count, out);
 }
-export function decodeZigzag64Many(bytes: Uint8Array, offset: number, count: number, out?: BigInt64Array): DecodedMany<BigInt64Array> {
+export function decodeZigzag64Many(
+  bytes: Uint8Array,
+  offset: number,
+  count: number,
+  out?: BigInt64Array,
+): DecodedMany<BigInt64Array> {
   return decodeManyOf(VarintKind.Zigzag64, bytes, offset, count, out);
 }
 

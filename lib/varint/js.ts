@@ -74,7 +74,13 @@ function decodeU32Words(bytes: Uint8Array, pos: number, count: number, out: Uint
   return pos;
 }
 
-function decodeBig(bytes: Uint8Array, pos: number, count: number, out: BigUint64Array | BigInt64Array, kind: VarintKind): number {
+function decodeBig(
+  bytes: Uint8Array,
+  pos: number,
+  count: number,
+  out: BigUint64Array | BigInt64Array,
+  kind: VarintKind,
+): number {
   const size = bytes.length;
   for (let i = 0; i < count; i++) {
     const start = pos;
@@ -130,7 +136,8 @@ function decodeI32Many(bytes: Uint8Array, pos: number, count: number, out: Int32
       if (n === 4) {
         if (byte & 0x80) throw overflow(start, 'i32', 'at most 5 bytes');
         const high = byte & 0x78;
-        if (high !== 0 && high !== 0x78) throw overflow(start, 'i32', 'a 5th byte whose bits 3..6 are a sign extension');
+        if (high !== 0 && high !== 0x78)
+          throw overflow(start, 'i32', 'a 5th byte whose bits 3..6 are a sign extension');
       }
       value |= (byte & 0x7f) << (7 * n);
       if (!(byte & 0x80)) {
@@ -144,7 +151,13 @@ function decodeI32Many(bytes: Uint8Array, pos: number, count: number, out: Int32
   return pos;
 }
 
-export function decodeMany(kind: VarintKind, bytes: Uint8Array, offset: number, count: number, out: BatchArray): number {
+export function decodeMany(
+  kind: VarintKind,
+  bytes: Uint8Array,
+  offset: number,
+  count: number,
+  out: BatchArray,
+): number {
   switch (kind) {
     case VarintKind.U32:
       return decodeU32Words(bytes, offset, count, out as Uint32Array, false);

@@ -11,7 +11,10 @@ export enum VarintKind {
 export type BatchArray = Uint32Array | Int32Array | BigUint64Array | BigInt64Array;
 
 /** The typed array each kind decodes into, and its worst-case bytes per value. */
-export const kindInfo: Record<VarintKind, { array: 'Uint32Array' | 'Int32Array' | 'BigUint64Array' | 'BigInt64Array'; maxBytes: number }> = {
+export const kindInfo: Record<
+  VarintKind,
+  { array: 'Uint32Array' | 'Int32Array' | 'BigUint64Array' | 'BigInt64Array'; maxBytes: number }
+> = {
   [VarintKind.U32]: { array: 'Uint32Array', maxBytes: 5 },
   [VarintKind.U64]: { array: 'BigUint64Array', maxBytes: 10 },
   [VarintKind.Zigzag32]: { array: 'Int32Array', maxBytes: 5 },

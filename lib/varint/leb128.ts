@@ -30,13 +30,19 @@ export function truncated(start: number, what: string): ProfpackError {
 }
 
 export function overflow(start: number, what: string, limit: string): ProfpackError {
-  return new ProfpackError(`varint does not fit ${what}`, { code: ErrorCode.VARINT_OVERFLOW, offset: start, expected: limit });
+  return new ProfpackError(`varint does not fit ${what}`, {
+    code: ErrorCode.VARINT_OVERFLOW,
+    offset: start,
+    expected: limit,
+  });
 }
 
 function checkOffset(bytes: Uint8Array, offset: number): void {
   if (!(bytes instanceof Uint8Array)) throw notBytes('bytes', bytes);
   if (!Number.isInteger(offset) || offset < 0) {
-    throw new ProfpackError(`offset must be a non-negative integer, got ${offset}`, { code: ErrorCode.INVALID_ARGUMENT });
+    throw new ProfpackError(`offset must be a non-negative integer, got ${offset}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
   }
   if (offset >= bytes.length) throw truncated(offset, 'start');
 }
@@ -119,7 +125,7 @@ export function decodeI32(bytes: Uint8Array, offset = 0): Decoded<number> {
     if (i === 4) {
       if (byte & 0x80) throw overflow(offset, 'i32', 'at most 5 bytes');
       const high = byte & 0x78;
-      if (high !== 0 && high !== 0x78) throw overflow(offset, 'i32', "a 5th byte whose bits 3..6 are a sign extension");
+      if (high !== 0 && high !== 0x78) throw overflow(offset, 'i32', 'a 5th byte whose bits 3..6 are a sign extension');
     }
     value |= (byte & 0x7f) << (7 * i);
     if (!(byte & 0x80)) {
@@ -134,38 +140,55 @@ export function decodeI32(bytes: Uint8Array, offset = 0): Decoded<number> {
 
 function checkU32(value: number): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value >= TWO_POW_32) {
-    throw new ProfpackError(`${value} is not a u32`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'an integer in [0, 2^32)' });
+    throw new ProfpackError(`${value} is not a u32`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'an integer in [0, 2^32)',
+    });
   }
 }
 
 function checkI32(value: number): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < -0x8000_0000 || value > 0x7fff_ffff) {
-    throw new ProfpackError(`${value} is not an i32`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'an integer in [-2^31, 2^31)' });
+    throw new ProfpackError(`${value} is not an i32`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'an integer in [-2^31, 2^31)',
+    });
   }
 }
 
 function checkBig(value: bigint, min: bigint, max: bigint, what: string): void {
   if (typeof value !== 'bigint' || value < min || value > max) {
-    throw new ProfpackError(`${String(value)} is not a ${what}`, { code: ErrorCode.INVALID_ARGUMENT, expected: `a bigint in [${min}, ${max}]` });
+    throw new ProfpackError(`${String(value)} is not a ${what}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: `a bigint in [${min}, ${max}]`,
+    });
   }
 }
 
 function notBytes(name: string, value: unknown): ProfpackError {
   const got = value === null ? 'null' : ArrayBuffer.isView(value) ? value.constructor.name : typeof value;
-  return new ProfpackError(`${name} must be a Uint8Array, not ${got}`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'Uint8Array' });
+  return new ProfpackError(`${name} must be a Uint8Array, not ${got}`, {
+    code: ErrorCode.INVALID_ARGUMENT,
+    expected: 'Uint8Array',
+  });
 }
 
 /** An encoder's output and offset: a Uint8Array, and a non-negative integer (its end is checked byte by byte). */
 function checkOut(out: Uint8Array, offset: number): void {
   if (!(out instanceof Uint8Array)) throw notBytes('out', out);
   if (!Number.isInteger(offset) || offset < 0) {
-    throw new ProfpackError(`offset must be a non-negative integer, got ${offset}`, { code: ErrorCode.INVALID_ARGUMENT });
+    throw new ProfpackError(`offset must be a non-negative integer, got ${offset}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
   }
 }
 
 function put(target: Uint8Array, pos: number, byte: number): void {
   if (pos >= target.length) {
-    throw new ProfpackError('output buffer too small for the varint', { code: ErrorCode.INVALID_ARGUMENT, offset: pos });
+    throw new ProfpackError('output buffer too small for the varint', {
+      code: ErrorCode.INVALID_ARGUMENT,
+      offset: pos,
+    });
   }
   target[pos] = byte;
 }

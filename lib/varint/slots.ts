@@ -36,10 +36,13 @@ export class BufferSink implements PatchableSink {
 
   writeAt(offset: number, bytes: Uint8Array): void {
     if (offset < 0 || offset + bytes.length > this.sink.length) {
-      throw new ProfpackError(`patch of ${bytes.length} bytes at ${offset} is outside the ${this.sink.length} bytes written`, {
-        code: ErrorCode.SLOT_OUT_OF_RANGE,
-        offset,
-      });
+      throw new ProfpackError(
+        `patch of ${bytes.length} bytes at ${offset} is outside the ${this.sink.length} bytes written`,
+        {
+          code: ErrorCode.SLOT_OUT_OF_RANGE,
+          offset,
+        },
+      );
     }
     this.sink.bytes.set(bytes, offset);
   }
@@ -64,7 +67,9 @@ export class SlotWriter {
   /** Appends `width` zero bytes and returns the slot that covers them. */
   reserve(width: SlotWidth): Slot {
     if (!(width in MAX_BY_WIDTH)) {
-      throw new ProfpackError(`slot width must be 1, 2, 4 or 8, not ${String(width)}`, { code: ErrorCode.INVALID_ARGUMENT });
+      throw new ProfpackError(`slot width must be 1, 2, 4 or 8, not ${String(width)}`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+      });
     }
     const slot: Slot = { offset: this.sink.position, width };
     this.sink.write(new Uint8Array(width));
@@ -79,7 +84,10 @@ export class SlotWriter {
   /** The exact bytes a slot would hold, without writing them. */
   static encode(slot: Slot, value: number | bigint, littleEndian = true): Uint8Array {
     if (typeof value === 'number' && !Number.isSafeInteger(value)) {
-      throw new ProfpackError(`slot value ${value} is not a safe integer`, { code: ErrorCode.SLOT_OVERFLOW, offset: slot.offset });
+      throw new ProfpackError(`slot value ${value} is not a safe integer`, {
+        code: ErrorCode.SLOT_OVERFLOW,
+        offset: slot.offset,
+      });
     }
     const big = BigInt(value);
     const max = MAX_BY_WIDTH[slot.width];

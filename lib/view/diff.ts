@@ -62,20 +62,48 @@ export function diffProfiles(base: ProfileSource, next: ProfileSource, options: 
   const rows = new Map<string, DiffRow>();
   const row = (key: string, funcname: string, filename: string): DiffRow => {
     let r = rows.get(key);
-    if (r === undefined) rows.set(key, (r = { key, funcname, filename, baseSelf: 0, newSelf: 0, selfDelta: 0, baseTotal: 0, newTotal: 0, totalDelta: 0 }));
+    if (r === undefined)
+      rows.set(
+        key,
+        (r = {
+          key,
+          funcname,
+          filename,
+          baseSelf: 0,
+          newSelf: 0,
+          selfDelta: 0,
+          baseTotal: 0,
+          newTotal: 0,
+          totalDelta: 0,
+        }),
+      );
     return r;
   };
-  for (const r of a.rows) Object.assign(row(r.key, r.funcname ?? '', r.filename), { baseSelf: r.self * scale, baseTotal: r.total * scale });
-  for (const r of b.rows) Object.assign(row(r.key, r.funcname ?? '', r.filename), { newSelf: r.self, newTotal: r.total });
+  for (const r of a.rows)
+    Object.assign(row(r.key, r.funcname ?? '', r.filename), { baseSelf: r.self * scale, baseTotal: r.total * scale });
+  for (const r of b.rows)
+    Object.assign(row(r.key, r.funcname ?? '', r.filename), { newSelf: r.self, newTotal: r.total });
   const out = [...rows.values()];
   for (const r of out) {
     r.selfDelta = r.newSelf - r.baseSelf;
     r.totalDelta = r.newTotal - r.baseTotal;
   }
   const by = sort === 'self' ? (r: DiffRow) => r.selfDelta : (r: DiffRow) => r.totalDelta;
-  out.sort((x, y) => Math.abs(by(y)) - Math.abs(by(x)) || by(y) - by(x) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+  out.sort(
+    (x, y) => Math.abs(by(y)) - Math.abs(by(x)) || by(y) - by(x) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0),
+  );
   const limit = options.limit === undefined ? 20 : options.limit <= 0 ? Infinity : options.limit;
-  return { normalized: options.normalize === true, sort, sampleType: b.sampleType, baseSamples: a.samples, newSamples: b.samples, baseTotal: a.total, newTotal: b.total, scale, rows: out.slice(0, limit) };
+  return {
+    normalized: options.normalize === true,
+    sort,
+    sampleType: b.sampleType,
+    baseSamples: a.samples,
+    newSamples: b.samples,
+    baseTotal: a.total,
+    newTotal: b.total,
+    scale,
+    rows: out.slice(0, limit),
+  };
 }
 
 /** A node of the differential flame graph, in d3-flame-graph's shape. */
@@ -98,7 +126,12 @@ export function diffTree(base: ProfileSource, next: ProfileSource, scale = 1, sa
   const type = sampleTypeName(next.meta.sampleTypes[chooseSampleType(next.meta, sampleType)]!);
   [base, next].forEach((source, i) => {
     const c = counts[i]!;
-    tree.addSource(source, chooseSampleType(source.meta, type), (leaf, _t, _s, value) => (c[leaf] = (c[leaf] ?? 0) + value), true);
+    tree.addSource(
+      source,
+      chooseSampleType(source.meta, type),
+      (leaf, _t, _s, value) => (c[leaf] = (c[leaf] ?? 0) + value),
+      true,
+    );
   });
   const n = tree.size;
   const baseTotal = new Float64Array(n);
@@ -118,7 +151,14 @@ export function diffTree(base: ProfileSource, next: ProfileSource, scale = 1, sa
   const build = (v: number): DiffNode => {
     const f = tree.funcs[tree.func[v]!]!;
     const scaled = round(baseTotal[v]!);
-    const node: DiffNode = { name: f.name, file: f.file, line: f.line, value: newTotal[v]!, base: scaled, delta: round(newTotal[v]! - scaled) };
+    const node: DiffNode = {
+      name: f.name,
+      file: f.file,
+      line: f.line,
+      value: newTotal[v]!,
+      base: scaled,
+      delta: round(newTotal[v]! - scaled),
+    };
     const children = kids[v]!.filter((k) => newTotal[k]! > 0).map(build);
     if (children.length > 0) node.children = children;
     return node;
@@ -135,13 +175,23 @@ export function formatDiffTable(result: DiffResult): string {
   const fmt = (v: number): string => formatValue(result.normalized ? Math.round(v * 10) / 10 : v, unit);
   const signed = (v: number): string => (v > 0 ? '+' : '') + fmt(v);
   const header = ['Δself', 'base self', 'new self', 'Δtotal', 'base total', 'new total', 'function'];
-  const lines = result.rows.map((r) => [signed(r.selfDelta), fmt(r.baseSelf), fmt(r.newSelf), signed(r.totalDelta), fmt(r.baseTotal), fmt(r.newTotal), `${r.funcname === '' ? '(anonymous)' : r.funcname}${r.filename === '' ? '' : `  ${r.filename}`}`]);
+  const lines = result.rows.map((r) => [
+    signed(r.selfDelta),
+    fmt(r.baseSelf),
+    fmt(r.newSelf),
+    signed(r.totalDelta),
+    fmt(r.baseTotal),
+    fmt(r.newTotal),
+    `${r.funcname === '' ? '(anonymous)' : r.funcname}${r.filename === '' ? '' : `  ${r.filename}`}`,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const row = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
+  const row = (cells: string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
   const scale = result.normalized ? ` (base scaled ×${result.scale.toFixed(3)})` : '';
-  const totals = `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, unit)} ` +
-`in ${result.baseSamples} samples, ` +
-`new ${formatValue(result.newTotal, unit)} in ${result.newSamples} samples`;
+  const totals =
+    `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, unit)} ` +
+    `in ${result.baseSamples} samples, ` +
+    `new ${formatValue(result.newTotal, unit)} in ${result.newSamples} samples`;
   return [row(header), ...lines.map(row), `${totals}${scale}`].join('\n');
 }
 
@@ -152,7 +202,11 @@ export interface DiffFileOptions extends DiffOptions {
 }
 
 /** Diffs two profile files (any format `openProfile` reads); writes the page when `html` is given. */
-export function diff(basePath: string, newPath: string, options: DiffFileOptions = {}): DiffResult & { html?: string; bytes?: number } {
+export function diff(
+  basePath: string,
+  newPath: string,
+  options: DiffFileOptions = {},
+): DiffResult & { html?: string; bytes?: number } {
   if (options.html !== undefined) refuseInputAsOutput(options.html, [basePath, newPath]);
   const base = openProfile(basePath);
   try {
@@ -182,9 +236,23 @@ export function diffSources(
     kind: 'diff',
     title: options.title ?? 'profpack diff',
     summary: `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, result.sampleType.unit)}, new ${formatValue(result.newTotal, result.sampleType.unit)}${result.normalized ? `; base scaled ×${result.scale.toFixed(3)}` : ''}; widths are the new profile's`,
-    legend: '<span style="background:rgb(235,35,35);color:#fff">grew</span><span style="background:rgb(35,35,235);color:#fff">shrank</span><span style="background:rgb(225,225,225)">unchanged</span>',
-    columns: ['Δself', result.normalized ? 'base self (scaled)' : 'base self', 'new self', 'Δtotal', 'function', 'file'],
-    data: { kind: 'diff', normalized: result.normalized, unit: result.sampleType.unit, tree, rows: all.rows.slice(0, 200) },
+    legend:
+      '<span style="background:rgb(235,35,35);color:#fff">grew</span><span style="background:rgb(35,35,235);color:#fff">shrank</span><span style="background:rgb(225,225,225)">unchanged</span>',
+    columns: [
+      'Δself',
+      result.normalized ? 'base self (scaled)' : 'base self',
+      'new self',
+      'Δtotal',
+      'function',
+      'file',
+    ],
+    data: {
+      kind: 'diff',
+      normalized: result.normalized,
+      unit: result.sampleType.unit,
+      tree,
+      rows: all.rows.slice(0, 200),
+    },
   });
   writeFileAtomic(options.html, html);
   return { ...result, html: options.html, bytes: statSync(options.html).size };

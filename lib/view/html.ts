@@ -13,14 +13,21 @@ function templateDir(): string {
   for (const dir of [path.join(__dirname, 'template'), path.join(__dirname, '..', '..', 'lib', 'view', 'template')]) {
     if (existsSync(path.join(dir, 'page.html'))) return dir;
   }
-  throw new ProfpackError('the page template (lib/view/template/page.html) is missing from this installation', { code: ErrorCode.VIEW_ASSET_MISSING, expected: 'lib/view/template beside dist/' });
+  throw new ProfpackError('the page template (lib/view/template/page.html) is missing from this installation', {
+    code: ErrorCode.VIEW_ASSET_MISSING,
+    expected: 'lib/view/template beside dist/',
+  });
 }
 
 function readAsset(file: string, what: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ProfpackError(`cannot read ${what} (${file})`, { code: ErrorCode.VIEW_ASSET_MISSING, cause: err, expected: 'an installed copy of the package' });
+    throw new ProfpackError(`cannot read ${what} (${file})`, {
+      code: ErrorCode.VIEW_ASSET_MISSING,
+      cause: err,
+      expected: 'an installed copy of the package',
+    });
   }
 }
 
@@ -29,7 +36,11 @@ function libraryFile(pkg: string, fromEntry: (entry: string) => string): string 
   try {
     entry = require.resolve(pkg);
   } catch (err) {
-    throw new ProfpackError(`the npm package ${pkg} is not installed; the page inlines it`, { code: ErrorCode.VIEW_ASSET_MISSING, cause: err, expected: `${pkg} in node_modules (a dependency of profpack)` });
+    throw new ProfpackError(`the npm package ${pkg} is not installed; the page inlines it`, {
+      code: ErrorCode.VIEW_ASSET_MISSING,
+      cause: err,
+      expected: `${pkg} in node_modules (a dependency of profpack)`,
+    });
   }
   return fromEntry(entry);
 }

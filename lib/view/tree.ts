@@ -12,7 +12,15 @@
  * itself has one node per distinct function path.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { NodeStatus, chooseSampleType, sampleCountColumn, threadKey, type Frame, type ProfileSource, type SampleType } from '../profile/index';
+import {
+  NodeStatus,
+  chooseSampleType,
+  sampleCountColumn,
+  threadKey,
+  type Frame,
+  type ProfileSource,
+  type SampleType,
+} from '../profile/index';
 
 /** Status classes the timeline colours: V8's GC bit first, then ON_CPU, else idle/off-CPU. */
 export const StatusClass = { OnCpu: 0, Gc: 1, Idle: 2 } as const;
@@ -96,10 +104,13 @@ export class StackTree {
     if (id === undefined) {
       id = this.parent.length;
       if (id >= MAX_TREE_NODES) {
-        throw new ProfpackError(`the flame graph would have more than ${MAX_TREE_NODES.toLocaleString('en')} stack nodes`, {
-          code: ErrorCode.VIEW_TOO_LARGE,
-          expected: `at most ${MAX_TREE_NODES} distinct stacks (thread and function path)`,
-        });
+        throw new ProfpackError(
+          `the flame graph would have more than ${MAX_TREE_NODES.toLocaleString('en')} stack nodes`,
+          {
+            code: ErrorCode.VIEW_TOO_LARGE,
+            expected: `at most ${MAX_TREE_NODES} distinct stacks (thread and function path)`,
+          },
+        );
       }
       kids.set(fid, id);
       this.parent.push(node);
@@ -121,7 +132,12 @@ export class StackTree {
     let node = this.threadNodes.get(key);
     if (node === undefined) {
       const fid = this.funcs.length;
-      this.funcs.push({ name: name === undefined ? `thread ${key}` : `thread ${key} (${name})`, file: '', line: null, thread: key });
+      this.funcs.push({
+        name: name === undefined ? `thread ${key}` : `thread ${key} (${name})`,
+        file: '',
+        line: null,
+        thread: key,
+      });
       node = this.child(0, fid);
       this.threadNodes.set(key, node);
     }
@@ -134,7 +150,11 @@ export class StackTree {
     if (id === undefined) {
       id = this.funcs.length;
       this.funcIds.set(key, id);
-      this.funcs.push({ name: frame.funcname === '' ? '(anonymous)' : frame.funcname, file: frame.filename, line: frame.lineno });
+      this.funcs.push({
+        name: frame.funcname === '' ? '(anonymous)' : frame.funcname,
+        file: frame.filename,
+        line: frame.lineno,
+      });
     } else if (frame.lineno !== null) {
       const f = this.funcs[id]!;
       if (f.line === null || frame.lineno < f.line) f.line = frame.lineno;
@@ -148,7 +168,12 @@ export class StackTree {
    * under one thread node "all" (a diff of two runs, whose thread ids differ).
    * A stack id maps to its tree node once per thread (memoised through its parent).
    */
-  addSource(source: ProfileSource, column: number, onSample: (leaf: number, timeUs: number, status: number, value: number, samples: number) => void, mergeThreads = false): number {
+  addSource(
+    source: ProfileSource,
+    column: number,
+    onSample: (leaf: number, timeUs: number, status: number, value: number, samples: number) => void,
+    mergeThreads = false,
+  ): number {
     const countColumn = sampleCountColumn(source.meta);
     const frameFunc: number[] = [];
     const memo = new Map<number, Int32Array>();
@@ -164,7 +189,10 @@ export class StackTree {
         let root = threadRoot[t];
         if (root === undefined) {
           const ref = source.threads[t]!;
-          root = threadRoot[t] = this.threadNode(mergeThreads ? 'all' : threadKey(ref.threadId, ref.interpreterId), mergeThreads ? undefined : ref.name);
+          root = threadRoot[t] = this.threadNode(
+            mergeThreads ? 'all' : threadKey(ref.threadId, ref.interpreterId),
+            mergeThreads ? undefined : ref.name,
+          );
         }
         let nodes = memo.get(t);
         const sid = b.stack[i]!;
@@ -187,7 +215,11 @@ export class StackTree {
             let fid = frameFunc[fi];
             if (fid === undefined) {
               const frame = source.frames[fi];
-              if (frame === undefined) throw new ProfpackError(`sample ${count - 1} names frame ${fi}, but the profile has ${source.frames.length}`, { code: ErrorCode.CONVERT_BAD_INPUT, expected: `a frame index below ${source.frames.length}` });
+              if (frame === undefined)
+                throw new ProfpackError(
+                  `sample ${count - 1} names frame ${fi}, but the profile has ${source.frames.length}`,
+                  { code: ErrorCode.CONVERT_BAD_INPUT, expected: `a frame index below ${source.frames.length}` },
+                );
               fid = frameFunc[fi] = this.funcOf(frame);
             }
             leaf = this.child(leaf, fid);
@@ -280,7 +312,8 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
 
   // Names are known once the (streaming) source has been read.
   const threadNames = new Map<string, string>();
-  for (const t of source.threads) if (t.name !== undefined) threadNames.set(threadKey(t.threadId, t.interpreterId), t.name);
+  for (const t of source.threads)
+    if (t.name !== undefined) threadNames.set(threadKey(t.threadId, t.interpreterId), t.name);
   const firstBucket = records === 0 ? 0 : lo;
   originUs += firstBucket * bucketUs;
   const bucketCount = records === 0 ? 0 : hi - lo + 1;

@@ -37,9 +37,9 @@ constexpr size_t kPrefix = 13;  // u64 thread_id, u32 interpreter_id, u8 kind
 constexpr size_t kColumns = 10;
 
 const std::initializer_list<const char*> kCodes = {
-    "ERR_V2_TRUNCATED",       "ERR_V2_BAD_BLOCK",   "ERR_V2_UNDEFINED_BUCKET", "ERR_V2_BAD_CODEWORD",
-    "ERR_V2_BAD_KEEP",        "ERR_V2_UNDEFINED_STACK", "ERR_V2_STACK_CYCLE", "ERR_V2_STACK_TOO_DEEP",
-    "ERR_V2_UNDEFINED_THREAD", "ERR_V2_LIMIT",      "ERR_VARINT_TRUNCATED",    "ERR_VARINT_OVERFLOW"};
+    "ERR_V2_TRUNCATED",        "ERR_V2_BAD_BLOCK",       "ERR_V2_UNDEFINED_BUCKET", "ERR_V2_BAD_CODEWORD",
+    "ERR_V2_BAD_KEEP",         "ERR_V2_UNDEFINED_STACK", "ERR_V2_STACK_CYCLE",      "ERR_V2_STACK_TOO_DEEP",
+    "ERR_V2_UNDEFINED_THREAD", "ERR_V2_LIMIT",           "ERR_VARINT_TRUNCATED",    "ERR_VARINT_OVERFLOW"};
 
 bool Varint(const uint8_t* p, size_t size, size_t& pos, uint64_t& v) {
   v = 0;
@@ -174,11 +174,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       DecodeBothWays(region.data(), region.size());
       return 0;
     }
-    case 2:
-      ValueColumn(in.rest(), in.rest_size(), blockMax - 1);
-      return 0;
-    default:
-      DecodeBothWays(in.rest(), in.rest_size());
-      return 0;
+    case 2: ValueColumn(in.rest(), in.rest_size(), blockMax - 1); return 0;
+    default: DecodeBothWays(in.rest(), in.rest_size()); return 0;
   }
 }

@@ -21,7 +21,11 @@ function cli(...args: string[]) {
 }
 
 function cliEnv(env: NodeJS.ProcessEnv, ...args: string[]) {
-  const run = spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: work, env: { ...process.env, ...env } });
+  const run = spawnSync(process.execPath, [build.cli, ...args], {
+    encoding: 'utf8',
+    cwd: work,
+    env: { ...process.env, ...env },
+  });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
@@ -29,9 +33,24 @@ beforeAll(() => {
   build = compileBuild();
   work = mkdtempSync(path.join(tmpdir(), 'profpack-cli-work-'));
   // A real V8 profile of the embedded workload, written by Node's own --cpu-prof.
-  const run = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', work, '--cpu-prof-interval', '500', path.join(build.dist, 'demo', 'workload.js'), '400'], { encoding: 'utf8' });
+  const run = spawnSync(
+    process.execPath,
+    [
+      '--cpu-prof',
+      '--cpu-prof-dir',
+      work,
+      '--cpu-prof-interval',
+      '500',
+      path.join(build.dist, 'demo', 'workload.js'),
+      '400',
+    ],
+    { encoding: 'utf8' },
+  );
   expect(run.status).toBe(0);
-  cpuprofile = path.join(work, readdirSync(work).find((f) => f.endsWith('.cpuprofile'))!);
+  cpuprofile = path.join(
+    work,
+    readdirSync(work).find((f) => f.endsWith('.cpuprofile'))!,
+  );
 });
 
 afterAll(() => {
@@ -52,17 +71,26 @@ describe('a real .cpuprofile from node --cpu-prof', () => {
     raw.samples.forEach((id, i) => {
       t += raw.timeDeltas[i]!;
       const names: string[] = [];
-      for (let cur: number | undefined = id; cur !== undefined && parent.has(cur); cur = parent.get(cur)) names.push(byId.get(cur)!.callFrame.functionName);
+      for (let cur: number | undefined = id; cur !== undefined && parent.has(cur); cur = parent.get(cur))
+        names.push(byId.get(cur)!.callFrame.functionName);
       const s = records[i]!;
       expect(Array.from(s.stack, (f) => model.frames[f]!.funcname)).toEqual(names);
       expect(s.timestampUs).toBe(BigInt(t));
     });
-    expect(model.frames.some((f) => f.funcname === 'parseFactor' && f.filename.endsWith('workload.js') && f.lineno !== null && f.lineno > 1)).toBe(true);
+    expect(
+      model.frames.some(
+        (f) => f.funcname === 'parseFactor' && f.filename.endsWith('workload.js') && f.lineno !== null && f.lineno > 1,
+      ),
+    ).toBe(true);
   });
 
   it('converts to pprof, speedscope and collapsed, and top agrees on all of them', () => {
     // The .cpuprofile's default type is wall time (each sample weighs its gap); every output keeps it.
-    const expected = aggregate(readProfile(readFileSync(cpuprofile)), { sort: 'total', limit: 10 }).rows.map((r) => [r.funcname, r.self, r.total]);
+    const expected = aggregate(readProfile(readFileSync(cpuprofile)), { sort: 'total', limit: 10 }).rows.map((r) => [
+      r.funcname,
+      r.self,
+      r.total,
+    ]);
     for (const out of ['p.pb.gz', 'p.speedscope.json', 'p.collapsed', 'p2.cpuprofile']) {
       const r = cli('convert', cpuprofile, '-o', out);
       expect(r.stderr).toMatch(/samples \(samples\/count, wall\/nanoseconds\)\n$/);
@@ -73,7 +101,13 @@ describe('a real .cpuprofile from node --cpu-prof', () => {
       expect(rows).toEqual(expected);
       const top = cli('top', out, '--total', '-n', '10', '--json');
       expect(top.code).toBe(0);
-      expect((JSON.parse(top.stdout) as { rows: { funcname: string; self: number; total: number }[] }).rows.map((row) => [row.funcname, row.self, row.total])).toEqual(expected);
+      expect(
+        (JSON.parse(top.stdout) as { rows: { funcname: string; self: number; total: number }[] }).rows.map((row) => [
+          row.funcname,
+          row.self,
+          row.total,
+        ]),
+      ).toEqual(expected);
     }
   });
 
@@ -81,9 +115,15 @@ describe('a real .cpuprofile from node --cpu-prof', () => {
     const all = cli('top', cpuprofile);
     expect(all.code).toBe(0);
     expect(all.stdout.split('\n')[0]).toMatch(/^\s*self\s+self%\s+total\s+total%\s+function$/);
-    const idle = JSON.parse(cli('top', cpuprofile, '--status', 'idle', '--json').stdout) as { samples: number; rows: { funcname: string }[] };
+    const idle = JSON.parse(cli('top', cpuprofile, '--status', 'idle', '--json').stdout) as {
+      samples: number;
+      rows: { funcname: string }[];
+    };
     for (const row of idle.rows) expect(['(idle)']).toContain(row.funcname);
-    const early = JSON.parse(cli('top', cpuprofile, '--from', '0', '--to', '50', '--json').stdout) as { samples: number; scanned: number };
+    const early = JSON.parse(cli('top', cpuprofile, '--from', '0', '--to', '50', '--json').stdout) as {
+      samples: number;
+      scanned: number;
+    };
     expect(early.samples).toBeLessThan(early.scanned);
   });
 });
@@ -91,7 +131,10 @@ describe('a real .cpuprofile from node --cpu-prof', () => {
 describe('progress', () => {
   it('draws a progress bar on stderr for inputs over 10 MB, none for small ones', () => {
     const lines: string[] = [];
-    for (let i = 0; i < 130_000; i++) lines.push(`main (app.js:1);handler${i % 5000} (routes/handlers.js:${i % 700});render (views/template.js:${i}) 1`);
+    for (let i = 0; i < 130_000; i++)
+      lines.push(
+        `main (app.js:1);handler${i % 5000} (routes/handlers.js:${i % 700});render (views/template.js:${i}) 1`,
+      );
     const big = path.join(work, 'big.collapsed');
     writeFileSync(big, lines.join('\n') + '\n');
     const r = cliEnv({ PROFPACK_PROGRESS: '1' }, 'convert', big, '-o', 'big.pb.gz');
@@ -105,7 +148,11 @@ describe('progress', () => {
 describe('CLI errors', () => {
   it('bad input: exit 2, one line naming the ProfpackError code, no stack trace', () => {
     writeFileSync(path.join(work, 'garbage.bin'), 'this is not a profile\n');
-    for (const args of [['top', 'garbage.bin'], ['convert', 'garbage.bin', '-o', 'x.pb.gz'], ['top', 'missing-file.tach']]) {
+    for (const args of [
+      ['top', 'garbage.bin'],
+      ['convert', 'garbage.bin', '-o', 'x.pb.gz'],
+      ['top', 'missing-file.tach'],
+    ]) {
       const r = cli(...args);
       expect(r.code).toBe(2);
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
@@ -144,7 +191,8 @@ describe('recording worker threads', () => {
     const workerThreadId = BigInt(worker.threadId);
     await new Promise((resolve) => worker.on('exit', resolve));
     // The worker posts its last chunk on exit; BroadcastChannel delivers it on a later turn.
-    for (let i = 0; i < 50 && !sink.sampleList.some((s) => s.threadId === workerThreadId); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 50 && !sink.sampleList.some((s) => s.threadId === workerThreadId); i++)
+      await new Promise((r) => setTimeout(r, 20));
     const summary = recording.stop();
     expect(summary.threads).toBe(2);
     // Every frame of the function: V8's hot lines make the leaf one frame per line.

@@ -51,7 +51,10 @@ function outcome(run: Run, limitMb: number): string {
   if (run.status === 0) return 'ok';
   expect(run.status, run.stderr).toBe(2);
   const lines = run.stderr.trim().split('\n');
-  expect(lines.filter((l) => l.startsWith('profpack: ')), run.stderr).toHaveLength(1);
+  expect(
+    lines.filter((l) => l.startsWith('profpack: ')),
+    run.stderr,
+  ).toHaveLength(1);
   const match = /^profpack: (ERR_[A-Z0-9_]+)/.exec(lines[lines.length - 1]);
   expect(match, run.stderr).not.toBeNull();
   return match![1];

@@ -15,7 +15,10 @@ import { repoRoot } from '../shared';
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-options-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string; files: string[] };
+const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+  version: string;
+  files: string[];
+};
 
 function run(...args: string[]) {
   const r = spawnSync(process.execPath, [cli, ...args], { cwd: dir, encoding: 'utf8' });
@@ -27,7 +30,21 @@ function profile(name: string): string {
   const file = path.join(dir, name);
   const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000 });
   for (let i = 0; i < 5; i++) {
-    w.writeSample([{ interpreterId: 0, threads: [{ threadId: 7, status: 0, frameInfo: [{ filename: 'app.js', funcname: i % 2 ? 'even' : 'odd', location: { lineno: 3 } }] }] }], 1_000_000 + 1000 * (i + 1));
+    w.writeSample(
+      [
+        {
+          interpreterId: 0,
+          threads: [
+            {
+              threadId: 7,
+              status: 0,
+              frameInfo: [{ filename: 'app.js', funcname: i % 2 ? 'even' : 'odd', location: { lineno: 3 } }],
+            },
+          ],
+        },
+      ],
+      1_000_000 + 1000 * (i + 1),
+    );
   }
   w.finalize();
   return file;
@@ -64,7 +81,10 @@ describe('-o, --output on every command that writes', () => {
     });
     expect(new Set(sizes).size).toBe(1);
     const twice = run('merge', input, '-o', path.join(dir, 'a.tach'), '--out', path.join(dir, 'b.tach'));
-    expect([twice.status, twice.stderr]).toEqual([2, `profpack: ERR_INVALID_ARGUMENT: the output is given twice (${path.join(dir, 'a.tach')}, ${path.join(dir, 'b.tach')})\n`]);
+    expect([twice.status, twice.stderr]).toEqual([
+      2,
+      `profpack: ERR_INVALID_ARGUMENT: the output is given twice (${path.join(dir, 'a.tach')}, ${path.join(dir, 'b.tach')})\n`,
+    ]);
     const none = run('merge', input);
     expect([none.status, none.stderr]).toEqual([2, 'profpack: ERR_INVALID_ARGUMENT: no output given\n']);
   });
@@ -85,7 +105,15 @@ describe('-o, --output on every command that writes', () => {
   it('record takes -o and the hidden --out', () => {
     for (const flag of ['-o', '--out']) {
       const out = path.join(dir, `rec${flag}.tach`);
-      const r = run('record', flag, out, '--', process.execPath, '-e', 'let x = 0; for (let i = 0; i < 1e6; i++) x += i;');
+      const r = run(
+        'record',
+        flag,
+        out,
+        '--',
+        process.execPath,
+        '-e',
+        'let x = 0; for (let i = 0; i < 1e6; i++) x += i;',
+      );
       expect(r.status, r.stderr).toBe(0);
       expect(existsSync(out)).toBe(true);
     }

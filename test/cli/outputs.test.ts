@@ -22,7 +22,12 @@ let build: Build;
 let dir: string;
 
 function cli(args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: dir, timeout: 120_000 * SLOWDOWN, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnSync(process.execPath, [build.cli, ...args], {
+    encoding: 'utf8',
+    cwd: dir,
+    timeout: 120_000 * SLOWDOWN,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** A finalized profile of `samples` samples. */
@@ -43,7 +48,14 @@ function expectOneErrorLine(r: SpawnSyncReturns<string>, code: string): void {
 
 /** Names in `dir` that a failed command must not leave (temporary files, 0-byte files). */
 function leftovers(): string[] {
-  return fs.readdirSync(dir).filter((n) => n.startsWith('.profpack-tmp-') || n.endsWith('.lock') || (fs.statSync(path.join(dir, n)).isFile() && fs.statSync(path.join(dir, n)).size === 0));
+  return fs
+    .readdirSync(dir)
+    .filter(
+      (n) =>
+        n.startsWith('.profpack-tmp-') ||
+        n.endsWith('.lock') ||
+        (fs.statSync(path.join(dir, n)).isFile() && fs.statSync(path.join(dir, n)).size === 0),
+    );
 }
 
 beforeAll(() => {
@@ -179,7 +191,9 @@ describe('one ProfileWriter per path', () => {
     w.finalize();
     expect(fs.existsSync(`${file}.lock`)).toBe(false);
     fs.writeFileSync(`${file}.lock`, `${process.ppid} ${hostname()}\n`);
-    expect(() => new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which })).toThrow(expect.objectContaining({ code: 'ERR_TACHYON_LOCKED' }));
+    expect(() => new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which })).toThrow(
+      expect.objectContaining({ code: 'ERR_TACHYON_LOCKED' }),
+    );
     fs.rmSync(`${file}.lock`);
   });
 });

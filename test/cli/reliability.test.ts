@@ -43,7 +43,10 @@ beforeAll(async () => {
   // 20 M samples of one stack: REPEAT records of 2 bytes a sample, a few KB once compressed.
   repeatFile = path.join(dir, 'repeat-20m.bin');
   const w = new ProfileWriter(repeatFile, { sampleIntervalUs: 1000, compression: 'zstd' });
-  const stack = [w.internFrame({ filename: 'app.py', funcname: 'spin', lineno: 3 }), w.internFrame({ filename: 'app.py', funcname: 'main', lineno: 9 })];
+  const stack = [
+    w.internFrame({ filename: 'app.py', funcname: 'spin', lineno: 3 }),
+    w.internFrame({ filename: 'app.py', funcname: 'main', lineno: 9 }),
+  ];
   for (let i = 0; i < SAMPLES; i++) w.writeStack(1, 0, 1_000_000 + i, 0, stack);
   w.finalize();
   special.fifo = path.join(dir, 'in.fifo');
@@ -78,88 +81,163 @@ describe(`peak RSS of every command on a ${SAMPLES / 1e6} M-sample REPEAT file`,
     ['convert --to cpuprofile (refused)', ['convert', '@', '--to', 'cpuprofile', '-o', 'out.cpuprofile'], 2],
   ];
   for (const [name, args, status] of commands) {
-    it(`${name}: exit ${status}, peak RSS <= ${PEAK_RSS_LIMIT_KIB / MiB} MB`, () => {
-      const report = path.join(dir, `rss-${name.replace(/\W+/g, '-')}`);
-      const run = spawnSync(
-        'bash',
-        ['-c', `"$0" --require "$1" "$2" "\${@:3}" > /dev/null`, process.execPath, path.join(__dirname, 'child', 'report-rss.cjs'), build.cli, ...args.map((a) => (a === '@' ? repeatFile : a))],
-        { encoding: 'utf8', cwd: dir, timeout: 300_000 * SLOWDOWN, env: { ...process.env, PROFPACK_RSS_REPORT: report } },
-      );
-      expect(run.status, run.stderr).toBe(status);
-      if (status === 2) expect(run.stderr).toMatch(/^profpack: ERR_CONVERT_TOO_MANY_SAMPLES: a \.cpuprofile lists every sample, and this thread has 20000000; .*\n$/);
-      const peakKiB = Number(fs.readFileSync(report, 'utf8'));
-      expect(peakKiB).toBeGreaterThan(0);
-      expect(peakKiB).toBeLessThanOrEqual(PEAK_RSS_LIMIT_KIB);
-    }, 300_000 * SLOWDOWN);
+    it(
+      `${name}: exit ${status}, peak RSS <= ${PEAK_RSS_LIMIT_KIB / MiB} MB`,
+      () => {
+        const report = path.join(dir, `rss-${name.replace(/\W+/g, '-')}`);
+        const run = spawnSync(
+          'bash',
+          [
+            '-c',
+            `"$0" --require "$1" "$2" "\${@:3}" > /dev/null`,
+            process.execPath,
+            path.join(__dirname, 'child', 'report-rss.cjs'),
+            build.cli,
+            ...args.map((a) => (a === '@' ? repeatFile : a)),
+          ],
+          {
+            encoding: 'utf8',
+            cwd: dir,
+            timeout: 300_000 * SLOWDOWN,
+            env: { ...process.env, PROFPACK_RSS_REPORT: report },
+          },
+        );
+        expect(run.status, run.stderr).toBe(status);
+        if (status === 2)
+          expect(run.stderr).toMatch(
+            /^profpack: ERR_CONVERT_TOO_MANY_SAMPLES: a \.cpuprofile lists every sample, and this thread has 20000000; .*\n$/,
+          );
+        const peakKiB = Number(fs.readFileSync(report, 'utf8'));
+        expect(peakKiB).toBeGreaterThan(0);
+        expect(peakKiB).toBeLessThanOrEqual(PEAK_RSS_LIMIT_KIB);
+      },
+      300_000 * SLOWDOWN,
+    );
   }
 });
 
 describe('standard output that goes away or fills up', () => {
   for (const args of [['dump', '--json'], ['dump'], ['info'], ['top']]) {
-    it(`${args.join(' ')} FILE | head -1: exits 0, nothing on stderr`, () => {
-      const run = spawnSync('bash', ['-c', `"$0" "$1" "\${@:2}" | head -1 > /dev/null; echo "\${PIPESTATUS[0]}" >&2`, process.execPath, build.cli, ...args, repeatFile], {
-        encoding: 'utf8',
-        timeout: 240_000 * SLOWDOWN,
-      });
-      expect(run.stderr).toBe('0\n');
-    }, 240_000 * SLOWDOWN);
+    it(
+      `${args.join(' ')} FILE | head -1: exits 0, nothing on stderr`,
+      () => {
+        const run = spawnSync(
+          'bash',
+          [
+            '-c',
+            `"$0" "$1" "\${@:2}" | head -1 > /dev/null; echo "\${PIPESTATUS[0]}" >&2`,
+            process.execPath,
+            build.cli,
+            ...args,
+            repeatFile,
+          ],
+          {
+            encoding: 'utf8',
+            timeout: 240_000 * SLOWDOWN,
+          },
+        );
+        expect(run.stderr).toBe('0\n');
+      },
+      240_000 * SLOWDOWN,
+    );
   }
 
-  it('a full stdout (/dev/full) is one ERR_IO line and exit 2', () => {
-    for (const args of [['dump', '--json'], ['info']]) {
-      const run = spawnSync('bash', ['-c', `"$0" "$1" "\${@:2}" > /dev/full`, process.execPath, build.cli, ...args, repeatFile], { encoding: 'utf8', timeout: 240_000 * SLOWDOWN });
-      expect(run.status).toBe(2);
-      expect(run.stderr).toBe('profpack: ERR_IO: cannot write standard output: no space left on device (ENOSPC)\n');
-    }
-  }, 240_000 * SLOWDOWN);
+  it(
+    'a full stdout (/dev/full) is one ERR_IO line and exit 2',
+    () => {
+      for (const args of [['dump', '--json'], ['info']]) {
+        const run = spawnSync(
+          'bash',
+          ['-c', `"$0" "$1" "\${@:2}" > /dev/full`, process.execPath, build.cli, ...args, repeatFile],
+          { encoding: 'utf8', timeout: 240_000 * SLOWDOWN },
+        );
+        expect(run.status).toBe(2);
+        expect(run.stderr).toBe('profpack: ERR_IO: cannot write standard output: no space left on device (ENOSPC)\n');
+      }
+    },
+    240_000 * SLOWDOWN,
+  );
 
   it('a Tachyon output on /dev/full says "writing the profile failed" once', () => {
     const run = cli(['convert', repeatFile, '--to', 'tachyon', '-o', '/dev/full']);
     expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/^profpack: ERR_TACHYON_WRITE_IO: writing the profile failed while [^:]+: (ENOSPC: )?[Nn]o space left on device.*\n$/);
+    expect(run.stderr).toMatch(
+      /^profpack: ERR_TACHYON_WRITE_IO: writing the profile failed while [^:]+: (ENOSPC: )?[Nn]o space left on device.*\n$/,
+    );
     expect(run.stderr.split('writing the profile failed')).toHaveLength(2);
   });
 });
 
 describe('files that are not regular files', () => {
   for (const kind of ['fifo', 'directory', 'character device', 'socket']) {
-    it(`a ${kind}: info, top, dump, convert refuse it at once with ERR_NOT_REGULAR_FILE`, () => {
-      const file = special[kind]!;
-      for (const args of [['info', file], ['top', file], ['dump', file], ['dump', '--json', file], ['convert', file, '-o', 'x.pprof']]) {
-        const run = cli(args);
-        expect(run.signal, `${args.join(' ')} was killed (blocked)`).toBeNull();
-        expect(run.status).toBe(2);
-        // top takes a directory as many profiles (lib/fleet): this one holds none.
-        if (kind === 'directory' && args[0] === 'top') expect(run.stderr).toBe(`profpack: ERR_FLEET_NO_INPUT: ${file} holds no profile files\n`);
-        else expect(run.stderr).toBe(`profpack: ERR_NOT_REGULAR_FILE: ${file} is a ${kind === 'fifo' ? 'FIFO' : kind}, not a regular file\n`);
-      }
-    }, 120_000 * SLOWDOWN);
+    it(
+      `a ${kind}: info, top, dump, convert refuse it at once with ERR_NOT_REGULAR_FILE`,
+      () => {
+        const file = special[kind]!;
+        for (const args of [
+          ['info', file],
+          ['top', file],
+          ['dump', file],
+          ['dump', '--json', file],
+          ['convert', file, '-o', 'x.pprof'],
+        ]) {
+          const run = cli(args);
+          expect(run.signal, `${args.join(' ')} was killed (blocked)`).toBeNull();
+          expect(run.status).toBe(2);
+          // top takes a directory as many profiles (lib/fleet): this one holds none.
+          if (kind === 'directory' && args[0] === 'top')
+            expect(run.stderr).toBe(`profpack: ERR_FLEET_NO_INPUT: ${file} holds no profile files\n`);
+          else
+            expect(run.stderr).toBe(
+              `profpack: ERR_NOT_REGULAR_FILE: ${file} is a ${kind === 'fifo' ? 'FIFO' : kind}, not a regular file\n`,
+            );
+        }
+      },
+      120_000 * SLOWDOWN,
+    );
   }
 
   it('a missing file: ERR_IO (any format) or ERR_FLEET_NO_INPUT (top: files or directories), with the path', () => {
     const missing = path.join(dir, 'missing.bin');
     // info reads a file's first bytes to tell its format (any format): ERR_IO.
-    expect(cli(['info', missing]).stderr).toBe(`profpack: ERR_IO: cannot open ${missing}: no such file or directory (ENOENT)\n`);
+    expect(cli(['info', missing]).stderr).toBe(
+      `profpack: ERR_IO: cannot open ${missing}: no such file or directory (ENOENT)\n`,
+    );
     const convert = cli(['convert', missing, '-o', 'x.pprof']);
     expect(convert.status).toBe(2);
     expect(convert.stderr).toBe(`profpack: ERR_IO: cannot open ${missing}: no such file or directory (ENOENT)\n`);
     const top = cli(['top', missing]);
     expect(top.status).toBe(2);
-    expect(top.stderr).toBe(`profpack: ERR_FLEET_NO_INPUT: cannot read ${missing}: no such file or directory (ENOENT)\n`);
+    expect(top.stderr).toBe(
+      `profpack: ERR_FLEET_NO_INPUT: cannot read ${missing}: no such file or directory (ENOENT)\n`,
+    );
   });
 });
 
 describe('a file truncated while the command reads it', () => {
-  it('top: exit 2 with ERR_TACHYON_FILE_CHANGED, not a signal', () => {
-    // Uncompressed and many distinct stacks: the native reader decodes the mapping in place, page after page.
-    const file = path.join(dir, 'shrinking.bin');
-    const w = new ProfileWriter(file, { sampleIntervalUs: 1000, compression: 'none' });
-    const frames = Array.from({ length: 64 }, (_, i) => w.internFrame({ filename: 'app.py', funcname: `f${i}`, lineno: i }));
-    for (let i = 0; i < 400_000; i++) w.writeStack(1, 0, 1_000_000 + i * 1000, 0, [frames[i % 64]!, frames[(i * 7) % 64]!, frames[(i >> 6) % 64]!]);
-    w.finalize();
-    const run = cli(['top', file], { PROFPACK_DIST: build.dist, PROFPACK_TRUNCATE_FILE: file, PROFPACK_TRUNCATE_AFTER: '1000' }, [path.join(__dirname, 'child', 'truncate-mid-read.cjs')]);
-    expect(run.signal).toBeNull();
-    expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/^profpack: ERR_TACHYON_FILE_CHANGED: the file changed since it was opened \(size \d+ -> 4096\): .*shrinking\.bin/);
-  }, 120_000 * SLOWDOWN);
+  it(
+    'top: exit 2 with ERR_TACHYON_FILE_CHANGED, not a signal',
+    () => {
+      // Uncompressed and many distinct stacks: the native reader decodes the mapping in place, page after page.
+      const file = path.join(dir, 'shrinking.bin');
+      const w = new ProfileWriter(file, { sampleIntervalUs: 1000, compression: 'none' });
+      const frames = Array.from({ length: 64 }, (_, i) =>
+        w.internFrame({ filename: 'app.py', funcname: `f${i}`, lineno: i }),
+      );
+      for (let i = 0; i < 400_000; i++)
+        w.writeStack(1, 0, 1_000_000 + i * 1000, 0, [frames[i % 64]!, frames[(i * 7) % 64]!, frames[(i >> 6) % 64]!]);
+      w.finalize();
+      const run = cli(
+        ['top', file],
+        { PROFPACK_DIST: build.dist, PROFPACK_TRUNCATE_FILE: file, PROFPACK_TRUNCATE_AFTER: '1000' },
+        [path.join(__dirname, 'child', 'truncate-mid-read.cjs')],
+      );
+      expect(run.signal).toBeNull();
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(
+        /^profpack: ERR_TACHYON_FILE_CHANGED: the file changed since it was opened \(size \d+ -> 4096\): .*shrinking\.bin/,
+      );
+    },
+    120_000 * SLOWDOWN,
+  );
 });

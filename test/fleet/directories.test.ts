@@ -21,7 +21,13 @@ let build: Build;
 let dir: string;
 
 function cli(args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: dir, timeout: 120_000 * SLOWDOWN, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+  return spawnSync(process.execPath, [build.cli, ...args], {
+    encoding: 'utf8',
+    cwd: dir,
+    timeout: 120_000 * SLOWDOWN,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 << 20,
+  });
 }
 
 function profile(file: string, samples: number, funcname = 'work'): string {
@@ -67,7 +73,10 @@ describe('directory inputs', () => {
     expect(top.status, top.stderr).toBe(0);
     expect(JSON.stringify(JSON.parse(top.stdout))).toContain('"samples":10');
     const warnings = top.stderr.trim().split('\n').sort();
-    expect(warnings).toEqual([expect.stringMatching(/^profpack: warning: 1 dangling link\(s\) skipped: .*gone\.tach$/), expect.stringMatching(/^profpack: warning: 1 symlinked director\(ies\) not walked: .*loop$/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^profpack: warning: 1 dangling link\(s\) skipped: .*gone\.tach$/),
+      expect.stringMatching(/^profpack: warning: 1 symlinked director\(ies\) not walked: .*loop$/),
+    ]);
   });
 
   it('an unfinished profile of a writer still open in the directory is skipped with a warning; top, merge and export go on', () => {
@@ -78,10 +87,15 @@ describe('directory inputs', () => {
     open.writeStack(1, 0, 1000, 0, [f]);
     open.flush();
     try {
-      expect(list([d])).toMatchObject({ files: ['rotating/1.tach'], skipped: { unfinished: [path.join(d, '2.tach')] } });
+      expect(list([d])).toMatchObject({
+        files: ['rotating/1.tach'],
+        skipped: { unfinished: [path.join(d, '2.tach')] },
+      });
       const top = cli(['top', d]);
       expect(top.status, top.stderr).toBe(0);
-      expect(top.stderr.trim()).toMatch(/^profpack: warning: 1 unfinished profile\(s\) skipped \(a writer's header is still open\): .*2\.tach$/);
+      expect(top.stderr.trim()).toMatch(
+        /^profpack: warning: 1 unfinished profile\(s\) skipped \(a writer's header is still open\): .*2\.tach$/,
+      );
       const merged = path.join(dir, 'rotating-merged.tach');
       expect(cli(['merge', d, '-o', merged]).status).toBe(0);
       // Given by name, an unfinished file is not skipped: it is a coded error.
@@ -95,8 +109,12 @@ describe('directory inputs', () => {
 });
 
 describe('DuckDB', () => {
-  it("a Parquet directory named exp[12] is that directory, not a glob over exp1 and exp2", () => {
-    for (const [name, samples] of [['exp1', 11], ['exp2', 22], ['exp[12]', 5]] as const) {
+  it('a Parquet directory named exp[12] is that directory, not a glob over exp1 and exp2', () => {
+    for (const [name, samples] of [
+      ['exp1', 11],
+      ['exp2', 22],
+      ['exp[12]', 5],
+    ] as const) {
       const src = profile(path.join(dir, 'src', `${name}.tach`), samples);
       const r = cli(['export', src, '-o', path.join(dir, name)]);
       expect(r.status, r.stderr).toBe(0);
@@ -128,7 +146,7 @@ describe('DuckDB', () => {
     expect(bad.stderr).toMatch(/^profpack: ERR_INVALID_ARGUMENT/);
   });
 
-  it("sql runs under a DuckDB memory limit (256 MB unless --memory-limit says otherwise)", () => {
+  it('sql runs under a DuckDB memory limit (256 MB unless --memory-limit says otherwise)', () => {
     const src = profile(path.join(dir, 'mem.tach'), 3);
     const q = "SELECT current_setting('memory_limit') AS m";
     expect(cli(['sql', q, src, '--csv']).stdout).toMatch(/^m\n(256\.0 MiB|244\.1 MiB)\n$/);

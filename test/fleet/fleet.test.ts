@@ -13,7 +13,17 @@ import { openProfile } from '../../lib/formats/index';
 import { samplesOf } from '../support/model';
 import { threadKey } from '../../lib/profile/index';
 import { ErrorCode } from '../../lib/errors';
-import { EXAMPLE_QUERIES, FLEET_SCHEMA, FLEET_TABLES, exportParquet, listProfileFiles, mergeProfiles, openProfiles, querySql, sqlRowObjects } from '../../lib/fleet/index';
+import {
+  EXAMPLE_QUERIES,
+  FLEET_SCHEMA,
+  FLEET_TABLES,
+  exportParquet,
+  listProfileFiles,
+  mergeProfiles,
+  openProfiles,
+  querySql,
+  sqlRowObjects,
+} from '../../lib/fleet/index';
 import { connectDuckDB, runSql, sqlString } from '../../lib/fleet/duckdb';
 import { aggregate } from '../../lib/query/aggregate';
 import { ProfileReader } from '../../lib/tachyon/index';
@@ -29,7 +39,7 @@ let files: string[];
 beforeAll(() => {
   work = mkdtempSync(path.join(tmpdir(), 'profpack-fleet-'));
   fleetDir = path.join(work, 'fleet');
-  files = generateFleet(fleetDir, { files: 6, samples: 1500, hosts: 2 }) as string[];
+  files = generateFleet(fleetDir, { files: 6, samples: 1500, hosts: 2 });
 });
 
 afterAll(() => {
@@ -37,7 +47,8 @@ afterAll(() => {
 });
 
 type Row = Record<string, unknown>;
-const byKey = (rows: Row[], ...cols: string[]) => new Map(rows.map((r) => [cols.map((c) => String(r[c])).join('\u0000'), r]));
+const byKey = (rows: Row[], ...cols: string[]) =>
+  new Map(rows.map((r) => [cols.map((c) => String(r[c])).join('\u0000'), r]));
 
 describe('the multi-file source', () => {
   it('expands directories (sorted, recursively) and refuses missing or empty inputs with a code', () => {
@@ -76,7 +87,10 @@ describe('merge', () => {
     const r = mergeProfiles([fleetDir], out);
     const merged = openProfile(out);
     const got: string[] = [];
-    for (const s of samplesOf(merged)) got.push(`${s.timestampUs} ${s.status} ${Array.from(s.stack, (i) => `${merged.frames[i]!.funcname}@${merged.frames[i]!.filename}`).join(';')}`);
+    for (const s of samplesOf(merged))
+      got.push(
+        `${s.timestampUs} ${s.status} ${Array.from(s.stack, (i) => `${merged.frames[i]!.funcname}@${merged.frames[i]!.filename}`).join(';')}`,
+      );
     merged.close();
     const want: string[] = [];
     let wantSamples = 0;
@@ -84,7 +98,9 @@ describe('merge', () => {
     for (const f of listProfileFiles([fleetDir])) {
       const src = openProfile(f);
       for (const s of samplesOf(src)) {
-        want.push(`${s.timestampUs} ${s.status} ${Array.from(s.stack, (i) => `${src.frames[i]!.funcname}@${src.frames[i]!.filename}`).join(';')}`);
+        want.push(
+          `${s.timestampUs} ${s.status} ${Array.from(s.stack, (i) => `${src.frames[i]!.funcname}@${src.frames[i]!.filename}`).join(';')}`,
+        );
         perThread.add(`${f} ${threadKey(s.threadId, s.interpreterId)}`);
         wantSamples += s.values[0]!;
       }
@@ -108,12 +124,20 @@ describe('DuckDB tables and the example queries (real DuckDB)', () => {
     const top = aggregate(openProfiles(files), { limit: 0 }).rows;
     expect(sql.length).toBe(top.length);
     const rows = byKey(sql, 'funcname', 'filename');
-    for (const r of top) expect(rows.get(`${r.funcname}\u0000${r.filename}`)).toEqual({ funcname: r.funcname, filename: r.filename, self: r.self, total: r.total });
+    for (const r of top)
+      expect(rows.get(`${r.funcname}\u0000${r.filename}`)).toEqual({
+        funcname: r.funcname,
+        filename: r.filename,
+        self: r.self,
+        total: r.total,
+      });
   });
 
   it('the window diff equals aggregate() with --from/--to at the middle of the fleet span', async () => {
     const sql = sqlRowObjects(await querySql(EXAMPLE_QUERIES.windowDiff(0), [fleetDir]));
-    const span = sqlRowObjects(await querySql('SELECT min(start_us) AS t0, (min(start_us) + max(end_us)) // 2 AS mid FROM profiles', files))[0]!;
+    const span = sqlRowObjects(
+      await querySql('SELECT min(start_us) AS t0, (min(start_us) + max(end_us)) // 2 AS mid FROM profiles', files),
+    )[0]!;
     const midMs = (Number(span.mid) - Number(span.t0)) / 1000;
     const byFunc = (rows: { funcname: string | null; self: number }[]) => {
       const m = new Map<string, number>();
@@ -130,7 +154,9 @@ describe('DuckDB tables and the example queries (real DuckDB)', () => {
   });
 
   it('per-thread CPU adds up to the on-CPU samples aggregate() counts', async () => {
-    const sql = sqlRowObjects(await querySql(EXAMPLE_QUERIES.threadCpu(0), files, { hostOf: (f) => path.basename(path.dirname(f)) }));
+    const sql = sqlRowObjects(
+      await querySql(EXAMPLE_QUERIES.threadCpu(0), files, { hostOf: (f) => path.basename(path.dirname(f)) }),
+    );
     const sum = (col: string) => sql.reduce((a, r) => a + Number(r[col]), 0);
     expect(sum('samples')).toBe(aggregate(openProfiles(files), { limit: 1 }).samples);
     expect(sum('on_cpu')).toBe(aggregate(openProfiles(files), { limit: 1, status: 'on-cpu' }).samples);
@@ -138,7 +164,9 @@ describe('DuckDB tables and the example queries (real DuckDB)', () => {
   });
 
   it('the stacks that contain a function add up to its total samples', async () => {
-    const top = aggregate(openProfiles(files), { limit: 0, sort: 'total' }).rows.filter((r) => r.funcname !== '' && r.funcname !== '(anonymous)');
+    const top = aggregate(openProfiles(files), { limit: 0, sort: 'total' }).rows.filter(
+      (r) => r.funcname !== '' && r.funcname !== '(anonymous)',
+    );
     const fn = top[3]!.funcname!;
     const want = top.filter((r) => r.funcname === fn).reduce((a, r) => a + r.total, 0);
     const sql = sqlRowObjects(await querySql(EXAMPLE_QUERIES.stacksWith(fn, 0), files));
@@ -153,10 +181,19 @@ describe('DuckDB tables and the example queries (real DuckDB)', () => {
     const db = await connectDuckDB();
     try {
       for (const name of FLEET_TABLES) {
-        const described = (await runSql(db.connection, `DESCRIBE SELECT * FROM read_parquet(${sqlString(r.outputs[name].path)})`)).getRowObjectsJS();
-        expect(described.map((d) => [d.column_name, d.column_type])).toEqual(FLEET_SCHEMA[name].map(([c, t]) => [c, t]));
+        const described = (
+          await runSql(db.connection, `DESCRIBE SELECT * FROM read_parquet(${sqlString(r.outputs[name].path)})`)
+        ).getRowObjectsJS();
+        expect(described.map((d) => [d.column_name, d.column_type])).toEqual(
+          FLEET_SCHEMA[name].map(([c, t]) => [c, t]),
+        );
       }
-      const count = (await runSql(db.connection, `SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(r.outputs.samples.path)})`)).getRowObjectsJS()[0]!.n;
+      const count = (
+        await runSql(
+          db.connection,
+          `SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(r.outputs.samples.path)})`,
+        )
+      ).getRowObjectsJS()[0]!.n;
       expect(count).toBe(r.samples);
     } finally {
       db.close();
@@ -184,7 +221,11 @@ describe('CLI: top over many files, merge, export, sql', () => {
   });
   afterAll(() => build?.cleanup());
   const cli = (args: string[], env: NodeJS.ProcessEnv = {}, pre: string[] = []) => {
-    const run = spawnSync(process.execPath, [...pre, build.cli, ...args], { encoding: 'utf8', cwd: work, env: { ...process.env, ...env } });
+    const run = spawnSync(process.execPath, [...pre, build.cli, ...args], {
+      encoding: 'utf8',
+      cwd: work,
+      env: { ...process.env, ...env },
+    });
     return { code: run.status, stdout: run.stdout, stderr: run.stderr };
   };
 
@@ -196,7 +237,12 @@ describe('CLI: top over many files, merge, export, sql', () => {
     expect(cli(['merge', fleetDir, '-o', 'm.tach']).code).toBe(0);
     expect(JSON.parse(cli(['top', 'm.tach', '--json', '-n', '0']).stdout).rows).toEqual(JSON.parse(top.stdout).rows);
     expect(cli(['export', fleetDir, '--to', 'parquet', '-o', 'pq', '--host-from-dir']).code).toBe(0);
-    const json = cli(['sql', 'SELECT host, sum(value)::INTEGER AS n FROM samples JOIN profiles USING (profile_id) GROUP BY host ORDER BY host', 'pq', '--json']);
+    const json = cli([
+      'sql',
+      'SELECT host, sum(value)::INTEGER AS n FROM samples JOIN profiles USING (profile_id) GROUP BY host ORDER BY host',
+      'pq',
+      '--json',
+    ]);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual([
       { host: 'host-0', n: 3 * 1500 },
@@ -228,8 +274,14 @@ describe('CLI: top over many files, merge, export, sql', () => {
   it('without @duckdb/node-api, export and sql say ERR_DUCKDB_UNAVAILABLE', () => {
     // A preload that makes the package unresolvable, as on a platform without its binary.
     const hide = path.join(work, 'hide-duckdb.cjs');
-    writeFileSync(hide, `const M = require('module'); const r = M._resolveFilename; M._resolveFilename = function (req, ...a) { if (req.startsWith('@duckdb/')) { const e = new Error("Cannot find module '" + req + "'"); e.code = 'MODULE_NOT_FOUND'; throw e; } return r.call(this, req, ...a); };`);
-    for (const args of [['sql', 'SELECT 1', fleetDir], ['export', fleetDir, '-o', 'nodb']]) {
+    writeFileSync(
+      hide,
+      `const M = require('module'); const r = M._resolveFilename; M._resolveFilename = function (req, ...a) { if (req.startsWith('@duckdb/')) { const e = new Error("Cannot find module '" + req + "'"); e.code = 'MODULE_NOT_FOUND'; throw e; } return r.call(this, req, ...a); };`,
+    );
+    for (const args of [
+      ['sql', 'SELECT 1', fleetDir],
+      ['export', fleetDir, '-o', 'nodb'],
+    ]) {
       const r = cli(args, {}, ['--require', hide]);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/^profpack: ERR_DUCKDB_UNAVAILABLE: /);

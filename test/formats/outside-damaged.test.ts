@@ -21,7 +21,8 @@ function readAll(bytes: Uint8Array, format: 'pprof' | 'cpuprofile' | 'speedscope
     let n = 0;
     for (const b of src.batches()) {
       // Every stack a record names resolves to frames the source has.
-      for (let i = 0; i < b.length; i++) for (const f of src.stacks.toArray(b.stack[i]!)) expect(src.frames[f]).toBeDefined();
+      for (let i = 0; i < b.length; i++)
+        for (const f of src.stacks.toArray(b.stack[i]!)) expect(src.frames[f]).toBeDefined();
       n += b.length;
       if (n > 200_000) break;
     }
@@ -36,15 +37,23 @@ function expectCoded(err: unknown): void {
 }
 
 describe('damaged pprof', () => {
-  for (const name of ['go-runtime-pprof-labels.cpu.pb.gz', 'datadog-pprof-5.20.0-wall-labels.pb.gz', 'google-pprof-cppbench.cpu_no_samples_type.pb.gz']) {
+  for (const name of [
+    'go-runtime-pprof-labels.cpu.pb.gz',
+    'datadog-pprof-5.20.0-wall-labels.pb.gz',
+    'google-pprof-cppbench.cpu_no_samples_type.pb.gz',
+  ]) {
     it(`${name}: flipped and cut bytes`, () => {
       const raw = gunzipSync(outside(name));
       fc.assert(
-        fc.property(fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }), fc.option(fc.nat()), (flips, cut) => {
-          const b = Uint8Array.from(raw);
-          for (const [at, v] of flips) b[at % b.length] = v;
-          expectCoded(readAll(cut === null ? b : b.subarray(0, cut % b.length), 'pprof'));
-        }),
+        fc.property(
+          fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }),
+          fc.option(fc.nat()),
+          (flips, cut) => {
+            const b = Uint8Array.from(raw);
+            for (const [at, v] of flips) b[at % b.length] = v;
+            expectCoded(readAll(cut === null ? b : b.subarray(0, cut % b.length), 'pprof'));
+          },
+        ),
         { numRuns: 150 },
       );
     });
@@ -52,11 +61,16 @@ describe('damaged pprof', () => {
 });
 
 /** Every path to a value in a JSON document (bounded). */
-function paths(value: unknown, prefix: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+function paths(
+  value: unknown,
+  prefix: (string | number)[] = [],
+  out: (string | number)[][] = [],
+): (string | number)[][] {
   if (out.length > 4000) return out;
   out.push(prefix);
   if (Array.isArray(value)) value.slice(0, 6).forEach((v, i) => paths(v, [...prefix, i], out));
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) paths(v, [...prefix, k], out);
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) paths(v, [...prefix, k], out);
   return out;
 }
 
@@ -69,7 +83,21 @@ function setAt(doc: unknown, path: (string | number)[], value: unknown): unknown
   return copy;
 }
 
-const wrongValue = fc.constantFrom<unknown>(null, -1, 0, 1e300, 'x', '', [], [null], {}, { id: 1 }, true, [[null]], [-1]);
+const wrongValue = fc.constantFrom<unknown>(
+  null,
+  -1,
+  0,
+  1e300,
+  'x',
+  '',
+  [],
+  [null],
+  {},
+  { id: 1 },
+  true,
+  [[null]],
+  [-1],
+);
 
 describe('type-confused JSON', () => {
   for (const [name, format] of [

@@ -56,8 +56,13 @@ function cli(...args: string[]) {
 }
 
 function go(...args: string[]): string {
-  const run = spawnSync('go', ['tool', 'pprof', ...args], { encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent' } });
-  if (run.error !== undefined) throw new Error(`go tool pprof is required (apt-get install golang-go): ${run.error.message}`);
+  const run = spawnSync('go', ['tool', 'pprof', ...args], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+    env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent' },
+  });
+  if (run.error !== undefined)
+    throw new Error(`go tool pprof is required (apt-get install golang-go): ${run.error.message}`);
   expect(run.status, run.stderr).toBe(0);
   return run.stdout;
 }
@@ -68,7 +73,10 @@ interface Counts {
 }
 
 /** `go tool pprof -top` rows: function → flat/cum in the sample type's own unit (counts here). */
-function goTop(file: string, sampleIndex: string): { rows: Map<string, Counts>; total: number; duration: string | undefined; time: string | undefined } {
+function goTop(
+  file: string,
+  sampleIndex: string,
+): { rows: Map<string, Counts>; total: number; duration: string | undefined; time: string | undefined } {
   const text = go('-top', '-nodefraction=0', '-nodecount=0', `-sample_index=${sampleIndex}`, '-unit=ns', file);
   const rows = new Map<string, Counts>();
   let total = NaN;
@@ -94,10 +102,18 @@ function ourTop(file: string, ...flags: string[]): { rows: Map<string, Counts>; 
   return ourTopBy(false, file, ...flags);
 }
 
-function ourTopBy(withFile: boolean, file: string, ...flags: string[]): { rows: Map<string, Counts>; samples: number; total: number } {
+function ourTopBy(
+  withFile: boolean,
+  file: string,
+  ...flags: string[]
+): { rows: Map<string, Counts>; samples: number; total: number } {
   const run = cli('top', file, '-n', '0', '--json', ...flags);
   expect(run.code, run.stderr).toBe(0);
-  const result = JSON.parse(run.stdout) as { samples: number; total: number; rows: { funcname: string; filename: string; self: number; total: number }[] };
+  const result = JSON.parse(run.stdout) as {
+    samples: number;
+    total: number;
+    rows: { funcname: string; filename: string; self: number; total: number }[];
+  };
   const rows = new Map<string, Counts>();
   for (const r of result.rows) {
     const name = (r.funcname === '' ? '(anonymous)' : r.funcname) + (withFile ? ` ${r.filename}` : '');
@@ -108,7 +124,9 @@ function ourTopBy(withFile: boolean, file: string, ...flags: string[]): { rows: 
 }
 
 function sortedEntries(m: Map<string, Counts>): [string, Counts][] {
-  return [...m.entries()].filter(([, v]) => v.self !== 0 || v.total !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...m.entries()]
+    .filter(([, v]) => v.self !== 0 || v.total !== 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** The value column Go's pprof should compare, and how many ns one sample is worth in it (1 for counts). */
@@ -173,7 +191,8 @@ describe('every outside profile converts or is refused with one coded line', () 
         const run = cli('convert', file, '-o', out, '-q');
         expect(run.stderr).not.toMatch(/\n\s+at /);
         if (run.code === 0) {
-          for (const line of run.stderr.split('\n').filter((l) => l !== '')) expect(line).toMatch(/^profpack: warning: /);
+          for (const line of run.stderr.split('\n').filter((l) => l !== ''))
+            expect(line).toMatch(/^profpack: warning: /);
         } else {
           // Warnings on what the output would drop may come first; the error is one coded line, last.
           expect(run.code).toBe(2);
@@ -190,17 +209,23 @@ describe('every outside profile converts or is refused with one coded line', () 
     expect(JSON.parse(top.stdout).sampleType).toEqual({ type: 'inuse_space', unit: 'bytes' });
     const wrong = cli('top', heap, '--sample-type', 'cpu');
     expect(wrong.code).toBe(2);
-    expect(wrong.stderr).toMatch(/^profpack: ERR_CONVERT_SAMPLE_TYPE: the profile has no sample type "cpu" \(it has alloc_objects\/count, alloc_space\/bytes, inuse_objects\/count, inuse_space\/bytes\)/);
+    expect(wrong.stderr).toMatch(
+      /^profpack: ERR_CONVERT_SAMPLE_TYPE: the profile has no sample type "cpu" \(it has alloc_objects\/count, alloc_space\/bytes, inuse_objects\/count, inuse_space\/bytes\)/,
+    );
     // Version 1 takes a count column as its ticks when named; bytes it refuses, naming version 2.
     expect(cli('convert', heap, '--sample-type', 'inuse_objects', '-o', 'heap.tach', '-q').code).toBe(0);
-    expect(cli('convert', heap, '--sample-type', 'inuse_space', '-o', 'heap.tach', '-q').stderr).toMatch(/ERR_TACHYON_V1_WEIGHTED: .*version 2/);
+    expect(cli('convert', heap, '--sample-type', 'inuse_space', '-o', 'heap.tach', '-q').stderr).toMatch(
+      /ERR_TACHYON_V1_WEIGHTED: .*version 2/,
+    );
   });
 
   it('labels: thread ids and names become threads; every other label is kept and written back', () => {
     const file = path.join(fixtureDir, 'go-labels-threads.cpu.pb.gz');
     const run = cli('convert', file, '-o', 'labels.speedscope.json');
     expect(run.code).toBe(0);
-    const ss = JSON.parse(readFileSync(path.join(work, 'labels.speedscope.json'), 'utf8')) as { profiles: { name: string }[] };
+    const ss = JSON.parse(readFileSync(path.join(work, 'labels.speedscope.json'), 'utf8')) as {
+      profiles: { name: string }[];
+    };
     // Samples outside pprof.Do (the runtime's own) have no labels: thread 0, no name.
     expect(ss.profiles.map((p) => p.name).sort()).toEqual(['thread 0', 'thread 1 (hasher)', 'thread 2 (sorter)']);
     // Go's pprof sees the same labels in what we write as in the input: the thread labels under their own keys, and pprof.Do's.
@@ -217,7 +242,7 @@ describe('every outside profile converts or is refused with one coded line', () 
   });
 });
 
-describe('pprof: profpack top equals go tool pprof -top in the type\'s unit; the round trip through Tachyon keeps what Go sees', () => {
+describe("pprof: profpack top equals go tool pprof -top in the type's unit; the round trip through Tachyon keeps what Go sees", () => {
   for (const file of pprofInputs) {
     it(path.basename(file), () => {
       const { index } = goColumn(file);
@@ -270,7 +295,12 @@ describe('.cpuprofile: profpack top equals counts from the JSON; the round trip 
   it('the nested "head" form of Node ≤ 10 reads to the same samples as the flat one', () => {
     const file = path.join(outsideDir, 'node-cpu-prof.heavy.cpuprofile');
     const flat = JSON.parse(readFileSync(file, 'utf8')) as {
-      nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number; scriptId: string }; hitCount: number; children?: number[] }[];
+      nodes: {
+        id: number;
+        callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number; scriptId: string };
+        hitCount: number;
+        children?: number[];
+      }[];
       startTime: number;
       endTime: number;
       samples: number[];
@@ -280,11 +310,26 @@ describe('.cpuprofile: profpack top equals counts from the JSON; the round trip 
     const nest = (id: number): unknown => {
       const n = byId.get(id)!;
       const cf = n.callFrame;
-      return { id, functionName: cf.functionName, url: cf.url, scriptId: cf.scriptId, lineNumber: cf.lineNumber + 1, columnNumber: cf.columnNumber + 1, hitCount: n.hitCount, children: (n.children ?? []).map(nest) };
+      return {
+        id,
+        functionName: cf.functionName,
+        url: cf.url,
+        scriptId: cf.scriptId,
+        lineNumber: cf.lineNumber + 1,
+        columnNumber: cf.columnNumber + 1,
+        hitCount: n.hitCount,
+        children: (n.children ?? []).map(nest),
+      };
     };
     let t = flat.startTime;
     const timestamps = flat.timeDeltas.map((d) => (t += d));
-    const old = { head: nest(flat.nodes[0]!.id), startTime: flat.startTime / 1e6, endTime: flat.endTime / 1e6, samples: flat.samples, timestamps };
+    const old = {
+      head: nest(flat.nodes[0]!.id),
+      startTime: flat.startTime / 1e6,
+      endTime: flat.endTime / 1e6,
+      samples: flat.samples,
+      timestamps,
+    };
     writeFileSync(path.join(work, 'old.cpuprofile'), JSON.stringify(old));
     const a = cli('top', file, '-n', '0', '--by', 'line', '--json');
     const b = cli('top', path.join(work, 'old.cpuprofile'), '-n', '0', '--by', 'line', '--json');
@@ -296,7 +341,10 @@ describe('.cpuprofile: profpack top equals counts from the JSON; the round trip 
 describe('speedscope: weights are values, as speedscope ranks them; our output passes its schema', () => {
   it('the two-sampled file: each profile ranks as its weights say', () => {
     const file = path.join(outsideDir, 'speedscope_0.6.0_two-sampled.speedscope.json');
-    const ss = JSON.parse(readFileSync(file, 'utf8')) as { shared: { frames: { name: string }[] }; profiles: { unit: string; samples: number[][]; weights: number[] }[] };
+    const ss = JSON.parse(readFileSync(file, 'utf8')) as {
+      shared: { frames: { name: string }[] };
+      profiles: { unit: string; samples: number[][]; weights: number[] }[];
+    };
     // profpack reads a time unit as nanoseconds (its time/nanoseconds type).
     const NS: Record<string, number> = { nanoseconds: 1, microseconds: 1e3, milliseconds: 1e6, seconds: 1e9 };
     ss.profiles.forEach((profile, index) => {
@@ -320,12 +368,26 @@ describe('speedscope: weights are values, as speedscope ranks them; our output p
     const evented = {
       $schema: 'https://www.speedscope.app/file-format-schema.json',
       shared: { frames: [{ name: 'main' }] },
-      profiles: [{ type: 'evented', name: 'x', unit: 'milliseconds', startValue: 0, endValue: 5, events: [{ type: 'O', frame: 0, at: 0 }, { type: 'C', frame: 0, at: 5 }] }],
+      profiles: [
+        {
+          type: 'evented',
+          name: 'x',
+          unit: 'milliseconds',
+          startValue: 0,
+          endValue: 5,
+          events: [
+            { type: 'O', frame: 0, at: 0 },
+            { type: 'C', frame: 0, at: 5 },
+          ],
+        },
+      ],
     };
     writeFileSync(path.join(work, 'evented.speedscope.json'), JSON.stringify(evented));
     const run = cli('top', 'evented.speedscope.json');
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^profpack: ERR_CONVERT_UNSUPPORTED_FORMAT: this is [^\n]*evented[^\n]*: profpack does not read it \(at byte 0\)\n$/);
+    expect(run.stderr).toMatch(
+      /^profpack: ERR_CONVERT_UNSUPPORTED_FORMAT: this is [^\n]*evented[^\n]*: profpack does not read it \(at byte 0\)\n$/,
+    );
   });
 
   it('every outside profile converted to speedscope validates against speedscope 1.25.0 schema', () => {
@@ -342,7 +404,13 @@ describe('speedscope: weights are values, as speedscope ranks them; our output p
     }
     expect(checked).toBe(inputs.length);
     // The validator is not vacuous: a profile without weights fails.
-    expect(validate({ $schema: 'https://www.speedscope.app/file-format-schema.json', shared: { frames: [] }, profiles: [{ type: 'sampled', name: 'x', unit: 'none', startValue: 0, endValue: 0, samples: [] }] })).toBe(false);
+    expect(
+      validate({
+        $schema: 'https://www.speedscope.app/file-format-schema.json',
+        shared: { frames: [] },
+        profiles: [{ type: 'sampled', name: 'x', unit: 'none', startValue: 0, endValue: 0, samples: [] }],
+      }),
+    ).toBe(false);
   });
 });
 
@@ -363,30 +431,46 @@ describe('Tachyon: CPython 3.15 reads every converted outside profile as profpac
       n++;
     }
     expect(n).toBeGreaterThanOrEqual(inputs.length - 2);
-    const check = spawnSync(cpythonInterpreter(), [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--vectors', dir, '--strict'], { encoding: 'utf8' });
+    const check = spawnSync(
+      cpythonInterpreter(),
+      [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--vectors', dir, '--strict'],
+      { encoding: 'utf8' },
+    );
     expect(check.stderr).toContain(`${n} passed, 0 failed`);
     expect(check.status).toBe(0);
   });
 });
 
-describe('dump --json is the shared vectors\' shape: check_with_cpython.py accepts it as the expected dump', () => {
-  it('every accepted vector, --strict', () => {
-    const vectors = sharedPath('vectors', 'tachyon');
-    const dir = path.join(work, 'vectors');
-    rmSync(dir, { recursive: true, force: true });
-    spawnSync('mkdir', ['-p', dir]);
-    const accepted = readdirSync(vectors).filter((f) => f.endsWith('.expected.json') && (JSON.parse(readFileSync(path.join(vectors, f), 'utf8')) as { accepted: boolean }).accepted);
-    for (const e of accepted) {
-      const bin = e.replace(/\.expected\.json$/, '.bin');
-      symlinkSync(path.join(vectors, bin), path.join(dir, bin));
-      const run = cli('dump', path.join(vectors, bin), '--json');
-      expect(run.code, run.stderr).toBe(0);
-      writeFileSync(path.join(dir, e), run.stdout);
-    }
-    expect(accepted.length).toBeGreaterThan(40);
-    const check = spawnSync(cpythonInterpreter(), [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--vectors', dir, '--strict'], { encoding: 'utf8', maxBuffer: 1 << 26 });
-    expect(check.stderr).toContain(`${accepted.length} passed, 0 failed`);
-    expect(check.status).toBe(0);
-    // One CLI process per vector (about 50): on a busy 2-core machine 157 s, past the default 120 s.
-  }, 600_000 * SLOWDOWN);
+describe("dump --json is the shared vectors' shape: check_with_cpython.py accepts it as the expected dump", () => {
+  it(
+    'every accepted vector, --strict',
+    () => {
+      const vectors = sharedPath('vectors', 'tachyon');
+      const dir = path.join(work, 'vectors');
+      rmSync(dir, { recursive: true, force: true });
+      spawnSync('mkdir', ['-p', dir]);
+      const accepted = readdirSync(vectors).filter(
+        (f) =>
+          f.endsWith('.expected.json') &&
+          (JSON.parse(readFileSync(path.join(vectors, f), 'utf8')) as { accepted: boolean }).accepted,
+      );
+      for (const e of accepted) {
+        const bin = e.replace(/\.expected\.json$/, '.bin');
+        symlinkSync(path.join(vectors, bin), path.join(dir, bin));
+        const run = cli('dump', path.join(vectors, bin), '--json');
+        expect(run.code, run.stderr).toBe(0);
+        writeFileSync(path.join(dir, e), run.stdout);
+      }
+      expect(accepted.length).toBeGreaterThan(40);
+      const check = spawnSync(
+        cpythonInterpreter(),
+        [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--vectors', dir, '--strict'],
+        { encoding: 'utf8', maxBuffer: 1 << 26 },
+      );
+      expect(check.stderr).toContain(`${accepted.length} passed, 0 failed`);
+      expect(check.status).toBe(0);
+      // One CLI process per vector (about 50): on a busy 2-core machine 157 s, past the default 120 s.
+    },
+    600_000 * SLOWDOWN,
+  );
 });

@@ -117,7 +117,7 @@ function encode(t: Built, fields: Partial<ConstructorParameters<typeof Profile>[
     function: t.functions,
     stringTable: t.strings,
     ...fields,
-  } as ConstructorParameters<typeof Profile>[0]).encode();
+  }).encode();
 }
 
 describe('pprof read: hand-built profiles', () => {

@@ -24,7 +24,11 @@ const positive = (v: number | null) => (v !== null && v >= 1 ? v : null);
 const frame = (f: Frame) => JSON.stringify([f.funcname, f.filename, positive(f.lineno)]);
 
 let n = 0;
-function through(source: ProfileSource, format: FormatName, options: WriteOptions = {}): ReturnType<typeof openProfile> {
+function through(
+  source: ProfileSource,
+  format: FormatName,
+  options: WriteOptions = {},
+): ReturnType<typeof openProfile> {
   const file = path.join(dir, `${n++}.${format}`);
   writeProfile(source, file, format, { onWarning: () => undefined, ...options });
   return openProfile(file, { format });
@@ -35,9 +39,12 @@ function byFunction(source: ProfileSource, sampleType: string): Record<string, [
   const out: Record<string, [number, number]> = {};
   // A streaming source knows its threads once it has been read.
   aggregate(source, { sampleType, limit: 1 });
-  const threads = new Set(source.threads.map((t) => (t.interpreterId === 0 ? `${t.threadId}` : `${t.threadId}@${t.interpreterId}`)));
+  const threads = new Set(
+    source.threads.map((t) => (t.interpreterId === 0 ? `${t.threadId}` : `${t.threadId}@${t.interpreterId}`)),
+  );
   for (const thread of threads) {
-    for (const r of aggregate(source, { sampleType, thread, limit: 0 }).rows) out[`${thread} ${r.funcname === '' ? '(anonymous)' : r.funcname} ${r.filename}`] = [r.self, r.total];
+    for (const r of aggregate(source, { sampleType, thread, limit: 0 }).rows)
+      out[`${thread} ${r.funcname === '' ? '(anonymous)' : r.funcname} ${r.filename}`] = [r.self, r.total];
   }
   return out;
 }
@@ -57,21 +64,31 @@ describe('every shared vector CPython accepts, through every format', () => {
       // Per record, every value: Tachyon version 2 and pprof. Version 2 keeps times as exact integers
       // below 2^53 µs (285 years); s13's times near 2^63 are refused with a code.
       if (exactTimes) expect(projectSource(through(model, 'tachyon', { version: 2 }), keepAll)).toEqual(want);
-      else expect(() => through(model, 'tachyon', { version: 2 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+      else
+        expect(() => through(model, 'tachyon', { version: 2 })).toThrow(
+          expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+        );
       // pprof values are int64: s13's gaps of 2^63 µs (in ns) cannot be held, its counts can.
       if (exactTimes) expect(projectSource(through(model, 'pprof'), keepAll)).toEqual(want);
-      else expect(projectSource(through(model, 'pprof'), { ...keepAll, values: ['samples'] })).toEqual(projectSource(model, { ...keepAll, values: ['samples'] }));
+      else
+        expect(projectSource(through(model, 'pprof'), { ...keepAll, values: ['samples'] })).toEqual(
+          projectSource(model, { ...keepAll, values: ['samples'] }),
+        );
       // Version 1: the ticks; a REPEAT run reads back as one record weighing its count.
       const counts = byFunction(model, 'samples');
       expect(byFunction(through(model, 'tachyon'), 'samples')).toEqual(counts);
       // Aggregating formats: per function and thread, in both types.
       expect(byFunction(through(model, 'pprof', { aggregate: true }), 'samples')).toEqual(counts);
-      if (exactTimes) expect(byFunction(through(model, 'pprof', { aggregate: true }), 'wall')).toEqual(byFunction(model, 'wall'));
+      if (exactTimes)
+        expect(byFunction(through(model, 'pprof', { aggregate: true }), 'wall')).toEqual(byFunction(model, 'wall'));
       if (model.threads.length === 1) {
         // One thread: collapsed lines carry no thread prefix, so the thread reads back as 0; a line break
         // inside a name cannot be written (it becomes a space).
-        const unthreaded = (m: Record<string, [number, number]>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k.replace(/^\S+ /, '').replace(/[\r\n]/g, ' '), v]));
-        expect(unthreaded(byFunction(through(model, 'collapsed', { sampleType: 'samples' }), 'samples'))).toEqual(unthreaded(counts));
+        const unthreaded = (m: Record<string, [number, number]>) =>
+          Object.fromEntries(Object.entries(m).map(([k, v]) => [k.replace(/^\S+ /, '').replace(/[\r\n]/g, ' '), v]));
+        expect(unthreaded(byFunction(through(model, 'collapsed', { sampleType: 'samples' }), 'samples'))).toEqual(
+          unthreaded(counts),
+        );
         // speedscope names its time type "time"; its values are the model's.
         const ss = through(model, 'speedscope', { sampleType: 'wall' });
         expect(aggregate(ss, { limit: 0 }).total).toBe(aggregate(model, { sampleType: 'wall' }).total);
@@ -80,8 +97,11 @@ describe('every shared vector CPython accepts, through every format', () => {
       for (const t of model.threads) {
         const key = t.interpreterId === 0 ? `${t.threadId}` : `${t.threadId}@${t.interpreterId}`;
         const one = through(model, 'cpuprofile', { thread: key });
-        const ticks = (s: ProfileSource) => projectSource(s, { time: exactTimes, frame }).map((line) => line.replace(/^\S+ /, ''));
-        const alone = projectSource(model, { time: exactTimes, frame }).filter((line) => line.startsWith(`${key} `)).map((line) => line.replace(/^\S+ /, ''));
+        const ticks = (s: ProfileSource) =>
+          projectSource(s, { time: exactTimes, frame }).map((line) => line.replace(/^\S+ /, ''));
+        const alone = projectSource(model, { time: exactTimes, frame })
+          .filter((line) => line.startsWith(`${key} `))
+          .map((line) => line.replace(/^\S+ /, ''));
         expect(ticks(one)).toEqual(alone);
       }
     });

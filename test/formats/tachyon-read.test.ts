@@ -14,13 +14,29 @@ import { readJsonExact, sharedPath } from '../shared';
 import type { Expected, ExpectedSample } from '../support/vectors';
 
 const dir = sharedPath('vectors', 'tachyon');
-const files = readdirSync(dir).filter((f) => f.endsWith('.bin')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.bin'))
+  .sort();
 
 const absent = (v: number | null): number | null => (v === -1 ? null : v);
 const expectedKey = (s: ExpectedSample): string =>
-  JSON.stringify([s.status, s.frames.map((f) => [f.filename, f.funcname, absent(f.lineno), absent(f.end_lineno), absent(f.column), absent(f.end_column), f.opcode])]);
+  JSON.stringify([
+    s.status,
+    s.frames.map((f) => [
+      f.filename,
+      f.funcname,
+      absent(f.lineno),
+      absent(f.end_lineno),
+      absent(f.column),
+      absent(f.end_column),
+      f.opcode,
+    ]),
+  ]);
 const modelKey = (status: number, frames: Frame[]): string =>
-  JSON.stringify([status, frames.map((f) => [f.filename, f.funcname, f.lineno, f.endLineno, f.column, f.endColumn, f.opcode])]);
+  JSON.stringify([
+    status,
+    frames.map((f) => [f.filename, f.funcname, f.lineno, f.endLineno, f.column, f.endColumn, f.opcode]),
+  ]);
 
 interface ThreadRecords {
   keys: string[];
@@ -37,7 +53,12 @@ function records(source: ProfileSource): Map<string, ThreadRecords> {
       const key = `${t.threadId}@${t.interpreterId}`;
       let r = out.get(key);
       if (!r) out.set(key, (r = { keys: [], counts: [], times: [], timeValue: 0 }));
-      r.keys.push(modelKey(b.status[i]!, source.stacks.toArray(b.stack[i]!).map((f) => source.frames[f]!)));
+      r.keys.push(
+        modelKey(
+          b.status[i]!,
+          source.stacks.toArray(b.stack[i]!).map((f) => source.frames[f]!),
+        ),
+      );
       r.counts.push(b.values[0]![i]!);
       r.times.push(b.time[i]!);
       r.timeValue += b.values[1]![i]!;
@@ -69,7 +90,7 @@ describe(`Tachyon vectors through the model adapter (${backend.name} backend)`, 
         return;
       }
       expect(expected.stage).toBe('ok');
-      const info = expected.info!;
+      const info = expected.info;
       expect(source.meta.sampleTypes).toEqual([
         { type: 'samples', unit: 'count' },
         { type: info.mode === 1 ? 'cpu' : 'wall', unit: 'nanoseconds' },
@@ -108,8 +129,14 @@ describe(`Tachyon vectors through the model adapter (${backend.name} backend)`, 
       const a = records(tachyonAdapter.read({ path }, {}));
       expect(records(tachyonAdapter.read({ bytes: readFileSync(path) }, {}))).toEqual(a);
       // Buffers cut REPEAT runs into parts (more records, the same ticks); trie resets renumber every node.
-      const tiny = records(readTachyon({ bytes: readFileSync(path) }, { keepDecompressedLimit: 0, tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 4096, maxNodes: 64 } }));
-      const ticks = (m: Map<string, ThreadRecords>) => new Map([...m].map(([k, r]) => [k, r.keys.flatMap((key, j) => new Array<string>(r.counts[j]!).fill(key))]));
+      const tiny = records(
+        readTachyon(
+          { bytes: readFileSync(path) },
+          { keepDecompressedLimit: 0, tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 4096, maxNodes: 64 } },
+        ),
+      );
+      const ticks = (m: Map<string, ThreadRecords>) =>
+        new Map([...m].map(([k, r]) => [k, r.keys.flatMap((key, j) => new Array<string>(r.counts[j]!).fill(key))]));
       expect(ticks(tiny)).toEqual(ticks(a));
     }
   });

@@ -10,7 +10,15 @@ import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ErrorCode } from '../../lib/errors';
 import { MAX_VERSION1_TICKS, tachyonAdapter } from '../../lib/formats/tachyon';
-import { ProfileBuilder, makeFrame, type Frame, type Label, type ProfileMeta, type ProfileSource, type SampleType } from '../../lib/profile/index';
+import {
+  ProfileBuilder,
+  makeFrame,
+  type Frame,
+  type Label,
+  type ProfileMeta,
+  type ProfileSource,
+  type SampleType,
+} from '../../lib/profile/index';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { thrown } from '../helpers';
 import { sharedPath } from '../shared';
@@ -22,7 +30,12 @@ const target = () => {
   return { path: p, write: () => {} };
 };
 
-const tickMeta = (types: SampleType[] = [{ type: 'samples', unit: 'count' }, { type: 'wall', unit: 'nanoseconds' }]): ProfileMeta => ({
+const tickMeta = (
+  types: SampleType[] = [
+    { type: 'samples', unit: 'count' },
+    { type: 'wall', unit: 'nanoseconds' },
+  ],
+): ProfileMeta => ({
   sampleTypes: types,
   defaultSampleType: 0,
   startTimeUs: 5_000_000n,
@@ -60,7 +73,11 @@ function recordsOf(source: ProfileSource) {
 
 describe(`Tachyon adapter write (${backend.name} backend)`, () => {
   it('version 1: the bytes ProfileWriter writes for the same ticks (a count of k is k ticks an interval apart)', () => {
-    const frames: Frame[] = [makeFrame('main', 'app.py', 1, 4), makeFrame('work', 'app.py', 10, 8), makeFrame('leaf', 'lib.py', 99, 2)];
+    const frames: Frame[] = [
+      makeFrame('main', 'app.py', 1, 4),
+      makeFrame('work', 'app.py', 10, 8),
+      makeFrame('leaf', 'lib.py', 99, 2),
+    ];
     const b = new ProfileBuilder(tickMeta());
     const ids = frames.map((f) => b.internFrame(f));
     const s1 = b.stacks.internOutermostFirst([ids[0]!, ids[1]!]);
@@ -78,7 +95,12 @@ describe(`Tachyon adapter write (${backend.name} backend)`, () => {
     tachyonAdapter.write!(b, out, { compression: 'none' });
 
     const ref = path.join(dir, 'reference.bin');
-    const w = new ProfileWriter(ref, { sampleIntervalUs: 1000n, startTimeUs: 5_000_000n, compression: 'none', mode: 'wall' });
+    const w = new ProfileWriter(ref, {
+      sampleIntervalUs: 1000n,
+      startTimeUs: 5_000_000n,
+      compression: 'none',
+      mode: 'wall',
+    });
     const writerIds = new Map<number, number>();
     for (const [stack, thread, time, status, count] of rows) {
       const stackFrames = b.stacks.toArray(stack).map((f) => {
@@ -110,7 +132,9 @@ describe(`Tachyon adapter write (${backend.name} backend)`, () => {
 
   it('version 1 refuses what it cannot hold as ticks, naming version 2, and leaves no file', () => {
     const heap = new ProfileBuilder({ ...tickMeta([{ type: 'inuse_space', unit: 'bytes' }]) });
-    heap.add(heap.stacks.push(0, heap.internFrame(makeFrame('alloc', 'a.go'))), heap.internThread(1n), NaN, 0, [1 << 20]);
+    heap.add(heap.stacks.push(0, heap.internFrame(makeFrame('alloc', 'a.go'))), heap.internThread(1n), NaN, 0, [
+      1 << 20,
+    ]);
     const cases: [ProfileSource, RegExp][] = [[heap, /no samples\/count column/]];
     for (const [count, message] of [
       [2.5, /counts 2.5 samples, not a whole number of ticks/],
@@ -143,8 +167,12 @@ describe(`Tachyon adapter write (${backend.name} backend)`, () => {
       expect(warnings).toContain(`1 stacks are deeper than Tachyon's 256 frames: their outermost frames were dropped`);
       if (version === 1) {
         expect(warnings).toContain('Tachyon version 1 has no thread names: 1 dropped (version 2 keeps them)');
-        expect(warnings).toContain('Tachyon version 1 has no labels: the labels of 1 records were dropped (version 2 keeps them)');
-        expect(warnings).toContain('Tachyon version 1 keeps ticks only: wall/nanoseconds not written (version 2 keeps them)');
+        expect(warnings).toContain(
+          'Tachyon version 1 has no labels: the labels of 1 records were dropped (version 2 keeps them)',
+        );
+        expect(warnings).toContain(
+          'Tachyon version 1 keeps ticks only: wall/nanoseconds not written (version 2 keeps them)',
+        );
       } else expect(warnings).toHaveLength(1);
       const back = recordsOf(tachyonAdapter.read({ path: out.path }, {})) as { frames: Frame[] }[];
       // The innermost 256 frames are kept, as CPython's writer keeps them.
@@ -173,25 +201,68 @@ describe(`Tachyon adapter write (${backend.name} backend)`, () => {
     const alloc = b.internFrame(makeFrame('main.alloc', '/src/main.go', 40));
     const stack = b.stacks.internOutermostFirst([main, alloc]);
     const t = b.internThread(0n);
-    const labels: Label[] = [{ key: 'span_id', str: '7f3a' }, { key: 'bytes', num: 4096, unit: 'bytes' }, { key: 'ratio', num: 0.25 }];
+    const labels: Label[] = [
+      { key: 'span_id', str: '7f3a' },
+      { key: 'bytes', num: 4096, unit: 'bytes' },
+      { key: 'ratio', num: 0.25 },
+    ];
     b.add(stack, t, NaN, 0, [3, 1e12, 1, 524288], b.internLabels(labels));
     b.add(b.stacks.internOutermostFirst([main]), t, NaN, 0, [1, 512, 0, 0]);
     const out = target();
     tachyonAdapter.write!(b, out, { version: 2 });
     const back = tachyonAdapter.read({ path: out.path }, {});
-    expect(back.meta).toMatchObject({ sampleTypes: meta.sampleTypes, defaultSampleType: 3, periodType: meta.periodType, period: 524288, durationUs: 30_000_000n, comments: ['go1.19 heap'], startTimeUs: meta.startTimeUs });
+    expect(back.meta).toMatchObject({
+      sampleTypes: meta.sampleTypes,
+      defaultSampleType: 3,
+      periodType: meta.periodType,
+      period: 524288,
+      durationUs: 30_000_000n,
+      comments: ['go1.19 heap'],
+      startTimeUs: meta.startTimeUs,
+    });
     expect(recordsOf(back)).toEqual(recordsOf(b));
     expect(thrown(() => tachyonAdapter.write!(b, target(), {})).code).toBe(ErrorCode.TACHYON_V1_WEIGHTED);
   });
 
   it('version 2 round-trips random profiles exactly (types, values, labels, threads, times)', () => {
-    const typeArb = fc.record({ type: fc.constantFrom('samples', 'cpu', 'wall', 'alloc_space', 'contentions', 'delay'), unit: fc.constantFrom('count', 'nanoseconds', 'bytes', 'µs') });
-    const valueArb = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.maxSafeInteger(), fc.maxSafeInteger().map((v) => (v === 0 ? 0 : -v)), fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (Object.is(v, -0) ? 0 : v)));
-    const labelArb = fc.record(
-      { key: fc.string({ maxLength: 6 }), str: fc.string({ maxLength: 8 }), num: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (Object.is(v, -0) ? 0 : v))), unit: fc.constantFrom('bytes', 'ms') },
-      { requiredKeys: ['key'] },
-    ).map((l): Label => (l.str !== undefined ? { key: l.key, str: l.str } : l.num !== undefined ? { key: l.key, num: l.num, ...(l.unit ? { unit: l.unit } : {}) } : { key: l.key }));
-    const frameArb = fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd'), file: fc.constantFrom('x.py', 'y.go'), line: fc.option(fc.nat(5000), { nil: null }), span: fc.nat(3), column: fc.option(fc.nat(80), { nil: null }), opcode: fc.option(fc.nat(254), { nil: null }) });
+    const typeArb = fc.record({
+      type: fc.constantFrom('samples', 'cpu', 'wall', 'alloc_space', 'contentions', 'delay'),
+      unit: fc.constantFrom('count', 'nanoseconds', 'bytes', 'µs'),
+    });
+    const valueArb = fc.oneof(
+      fc.integer({ min: -5, max: 5 }),
+      fc.maxSafeInteger(),
+      fc.maxSafeInteger().map((v) => (v === 0 ? 0 : -v)),
+      fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (Object.is(v, -0) ? 0 : v)),
+    );
+    const labelArb = fc
+      .record(
+        {
+          key: fc.string({ maxLength: 6 }),
+          str: fc.string({ maxLength: 8 }),
+          num: fc.oneof(
+            fc.integer(),
+            fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (Object.is(v, -0) ? 0 : v)),
+          ),
+          unit: fc.constantFrom('bytes', 'ms'),
+        },
+        { requiredKeys: ['key'] },
+      )
+      .map((l): Label =>
+        l.str !== undefined
+          ? { key: l.key, str: l.str }
+          : l.num !== undefined
+            ? { key: l.key, num: l.num, ...(l.unit ? { unit: l.unit } : {}) }
+            : { key: l.key },
+      );
+    const frameArb = fc.record({
+      name: fc.constantFrom('a', 'b', 'c', 'd'),
+      file: fc.constantFrom('x.py', 'y.go'),
+      line: fc.option(fc.nat(5000), { nil: null }),
+      span: fc.nat(3),
+      column: fc.option(fc.nat(80), { nil: null }),
+      opcode: fc.option(fc.nat(254), { nil: null }),
+    });
     fc.assert(
       fc.property(
         fc.array(typeArb, { minLength: 1, maxLength: 3 }),
@@ -208,11 +279,38 @@ describe(`Tachyon adapter write (${backend.name} backend)`, () => {
         ),
         fc.boolean(),
         (types, rows, zstd) => {
-          const b = new ProfileBuilder({ sampleTypes: types, defaultSampleType: types.length - 1, startTimeUs: 1000n, sampleIntervalUs: 100n });
-          const threads = [b.internThread(1n, 0, 'main'), b.internThread(2n), b.internThread(2n, 3, 'worker'), b.internThread(2n ** 63n + 5n)];
+          const b = new ProfileBuilder({
+            sampleTypes: types,
+            defaultSampleType: types.length - 1,
+            startTimeUs: 1000n,
+            sampleIntervalUs: 100n,
+          });
+          const threads = [
+            b.internThread(1n, 0, 'main'),
+            b.internThread(2n),
+            b.internThread(2n, 3, 'worker'),
+            b.internThread(2n ** 63n + 5n),
+          ];
           for (const r of rows) {
-            const ids = r.frames.map((f) => b.internFrame({ filename: f.file, funcname: f.name, lineno: f.line, endLineno: f.line === null ? null : f.line + f.span, column: f.column, endColumn: f.column === null ? null : f.column + f.span, opcode: f.opcode }));
-            b.add(b.stacks.intern(ids), threads[r.thread]!, r.time, r.status, r.values.slice(0, types.length), b.internLabels(r.labels));
+            const ids = r.frames.map((f) =>
+              b.internFrame({
+                filename: f.file,
+                funcname: f.name,
+                lineno: f.line,
+                endLineno: f.line === null ? null : f.line + f.span,
+                column: f.column,
+                endColumn: f.column === null ? null : f.column + f.span,
+                opcode: f.opcode,
+              }),
+            );
+            b.add(
+              b.stacks.intern(ids),
+              threads[r.thread]!,
+              r.time,
+              r.status,
+              r.values.slice(0, types.length),
+              b.internLabels(r.labels),
+            );
           }
           const out = target();
           tachyonAdapter.write!(b, out, { version: 2, compression: zstd ? 'zstd' : 'none' });

@@ -37,7 +37,14 @@ function outcome(fn: () => unknown): Outcome {
   }
 }
 
-const KINDS = [VarintKind.U32, VarintKind.U64, VarintKind.I32, VarintKind.I64, VarintKind.Zigzag32, VarintKind.Zigzag64];
+const KINDS = [
+  VarintKind.U32,
+  VarintKind.U64,
+  VarintKind.I32,
+  VarintKind.I64,
+  VarintKind.Zigzag32,
+  VarintKind.Zigzag64,
+];
 const bigU64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
 const bigI64 = fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n });
 
@@ -47,7 +54,9 @@ function valuesOf(kind: VarintKind): fc.Arbitrary<BatchArray> {
     case 'Uint32Array':
       return fc.array(fc.nat({ max: 0xffff_ffff }), { maxLength: 40 }).map((a) => Uint32Array.from(a));
     case 'Int32Array':
-      return fc.array(fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }), { maxLength: 40 }).map((a) => Int32Array.from(a));
+      return fc
+        .array(fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }), { maxLength: 40 })
+        .map((a) => Int32Array.from(a));
     case 'BigUint64Array':
       return fc.array(bigU64, { maxLength: 40 }).map((a) => BigUint64Array.from(a));
     default:
@@ -67,33 +76,54 @@ const wrongArray: fc.Arbitrary<unknown> = fc.oneof(
   fc.array(bigI64, { maxLength: 8 }).map((a) => BigInt64Array.from(a)),
   fc.array(bigU64, { maxLength: 8 }).map((a) => BigUint64Array.from(a)),
 );
-const anyIndex: fc.Arbitrary<unknown> = fc.oneof(fc.integer({ min: -3, max: 64 }), fc.constantFrom(NaN, 1.5, -0, Infinity, '2', null));
+const anyIndex: fc.Arbitrary<unknown> = fc.oneof(
+  fc.integer({ min: -3, max: 64 }),
+  fc.constantFrom(NaN, 1.5, -0, Infinity, '2', null),
+);
 
 function same(a: Outcome, b: Outcome, what: string): void {
-  expect(JSON.stringify(b, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)), what).toBe(JSON.stringify(a, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)));
+  expect(
+    JSON.stringify(b, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)),
+    what,
+  ).toBe(JSON.stringify(a, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)));
 }
 
 describe('varint batches: native and JS twin on arbitrary arguments', () => {
   it('decode…Many: same values and end, or the same error', () => {
     const bytes = fc.oneof(fc.uint8Array({ maxLength: 80 }), wrongArray);
     fc.assert(
-      fc.property(fc.constantFrom(...KINDS), bytes, anyIndex, anyIndex, fc.option(fc.oneof(wrongArray, fc.nat({ max: 90 })), { nil: undefined }), (kind, b, offset, count, outSpec) => {
-        const run = (codec: VarintNative) =>
-          outcome(() => {
-            const out = typeof outSpec === 'number' ? checkDecodeMany<BatchArray>(kind, new Uint8Array(0), 0, 0).constructor : undefined;
-            const given = typeof outSpec === 'number' ? new (out as new (n: number) => BatchArray)(outSpec) : (outSpec as BatchArray | undefined);
-            const values = checkDecodeMany(kind, b as Uint8Array, offset as number, count as number, given);
-            const end = codec.decodeMany(kind, b as Uint8Array, offset as number, count as number, values);
-            return { end, values: Array.from(values as ArrayLike<number | bigint>).slice(0, count as number) };
-          });
-        same(run(varintJs), run(varintNative), `kind ${kind}`);
-      }),
+      fc.property(
+        fc.constantFrom(...KINDS),
+        bytes,
+        anyIndex,
+        anyIndex,
+        fc.option(fc.oneof(wrongArray, fc.nat({ max: 90 })), { nil: undefined }),
+        (kind, b, offset, count, outSpec) => {
+          const run = (codec: VarintNative) =>
+            outcome(() => {
+              const out =
+                typeof outSpec === 'number'
+                  ? checkDecodeMany<BatchArray>(kind, new Uint8Array(0), 0, 0).constructor
+                  : undefined;
+              const given =
+                typeof outSpec === 'number'
+                  ? new (out as new (n: number) => BatchArray)(outSpec)
+                  : (outSpec as BatchArray | undefined);
+              const values = checkDecodeMany(kind, b as Uint8Array, offset as number, count as number, given);
+              const end = codec.decodeMany(kind, b as Uint8Array, offset as number, count as number, values);
+              return { end, values: Array.from(values as ArrayLike<number | bigint>).slice(0, count as number) };
+            });
+          same(run(varintJs), run(varintNative), `kind ${kind}`);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it('encode…ManyInto: same bytes and end, or the same error', () => {
-    const input = fc.constantFrom(...KINDS).chain((kind) => fc.tuple(fc.constant(kind), fc.oneof(valuesOf(kind), wrongArray)));
+    const input = fc
+      .constantFrom(...KINDS)
+      .chain((kind) => fc.tuple(fc.constant(kind), fc.oneof(valuesOf(kind), wrongArray)));
     fc.assert(
       fc.property(input, fc.oneof(fc.nat({ max: 500 }), wrongArray), anyIndex, ([kind, values], outSpec, offset) => {
         const run = (codec: VarintNative) =>
@@ -112,7 +142,11 @@ describe('varint batches: native and JS twin on arbitrary arguments', () => {
   it('the public encoders refuse wrong-typed values and outputs with ERR_INVALID_ARGUMENT (was: corrupt bytes on JS, TypeError on native)', () => {
     const out = new Uint8Array(100);
     const wrong = Float64Array.of(1.5, -1, NaN) as unknown as Uint32Array;
-    for (const fn of [() => varint.encodeU32ManyInto(wrong, out), () => varint.encodeU64ManyInto(null as unknown as BigUint64Array, out), () => varint.encodeI32ManyInto(Int32Array.of(1), null as unknown as Uint8Array)]) {
+    for (const fn of [
+      () => varint.encodeU32ManyInto(wrong, out),
+      () => varint.encodeU64ManyInto(null as unknown as BigUint64Array, out),
+      () => varint.encodeI32ManyInto(Int32Array.of(1), null as unknown as Uint8Array),
+    ]) {
       const r = outcome(fn);
       expect(r).toMatchObject({ ok: false, code: 'ERR_INVALID_ARGUMENT' });
     }
@@ -146,31 +180,42 @@ describe('Stream VByte: native and JS twin on arbitrary input', () => {
   const prev = fc.integer({ min: 0, max: 0xffff_ffff });
   it('encode and encodedLength agree byte for byte', () => {
     fc.assert(
-      fc.property(fc.array(fc.nat({ max: 0xffff_ffff }), { maxLength: 300 }), fc.constantFrom(...modes), prev, (list, mode, p) => {
-        const values = Uint32Array.from(list);
-        const run = (codec: typeof svbJs.jsCodec) =>
-          outcome(() => {
-            const out = new Uint8Array(maxEncodedLength(values.length) + 16);
-            const n = codec.encode(values, out, mode, p);
-            return { n, bytes: Array.from(out.subarray(0, n)), length: codec.encodedLength(values, mode, p) };
-          });
-        same(run(svbJs.jsCodec), run(svbNative), `mode ${mode}`);
-      }),
+      fc.property(
+        fc.array(fc.nat({ max: 0xffff_ffff }), { maxLength: 300 }),
+        fc.constantFrom(...modes),
+        prev,
+        (list, mode, p) => {
+          const values = Uint32Array.from(list);
+          const run = (codec: typeof svbJs.jsCodec) =>
+            outcome(() => {
+              const out = new Uint8Array(maxEncodedLength(values.length) + 16);
+              const n = codec.encode(values, out, mode, p);
+              return { n, bytes: Array.from(out.subarray(0, n)), length: codec.encodedLength(values, mode, p) };
+            });
+          same(run(svbJs.jsCodec), run(svbNative), `mode ${mode}`);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it('decode and validate agree on arbitrary bytes and counts', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 300 }), fc.nat({ max: 200 }), fc.constantFrom(...modes), prev, (bytes, count, mode, p) => {
-        const run = (codec: typeof svbJs.jsCodec) =>
-          outcome(() => {
-            const out = new Uint32Array(count);
-            const used = codec.decode(bytes, count, out, mode, p);
-            return { used, values: Array.from(out), valid: codec.validate(bytes, count, mode) };
-          });
-        same(run(svbJs.jsCodec), run(svbNative), `mode ${mode} count ${count}`);
-      }),
+      fc.property(
+        fc.uint8Array({ maxLength: 300 }),
+        fc.nat({ max: 200 }),
+        fc.constantFrom(...modes),
+        prev,
+        (bytes, count, mode, p) => {
+          const run = (codec: typeof svbJs.jsCodec) =>
+            outcome(() => {
+              const out = new Uint32Array(count);
+              const used = codec.decode(bytes, count, out, mode, p);
+              return { used, values: Array.from(out), valid: codec.validate(bytes, count, mode) };
+            });
+          same(run(svbJs.jsCodec), run(svbNative), `mode ${mode} count ${count}`);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -179,10 +224,22 @@ describe('Stream VByte: native and JS twin on arbitrary input', () => {
     fc.assert(
       fc.property(wrongArray, fc.nat({ max: 300 }), (wrong, n) => {
         fc.pre(!(wrong instanceof Uint32Array) && !(wrong instanceof Uint8Array));
-        expect(outcome(() => svb.encode(wrong as Uint32Array))).toMatchObject({ ok: false, code: 'ERR_INVALID_ARGUMENT' });
-        expect(outcome(() => svb.decode(wrong as Uint8Array, 1))).toMatchObject({ ok: false, code: 'ERR_INVALID_ARGUMENT' });
-        expect(outcome(() => svb.decodeInto(new Uint8Array(n + 8), 1, wrong as Uint32Array))).toMatchObject({ ok: false, code: 'ERR_INVALID_ARGUMENT' });
-        expect(outcome(() => svb.encodeInto(new Uint32Array(n), wrong as Uint8Array))).toMatchObject({ ok: false, code: 'ERR_INVALID_ARGUMENT' });
+        expect(outcome(() => svb.encode(wrong as Uint32Array))).toMatchObject({
+          ok: false,
+          code: 'ERR_INVALID_ARGUMENT',
+        });
+        expect(outcome(() => svb.decode(wrong as Uint8Array, 1))).toMatchObject({
+          ok: false,
+          code: 'ERR_INVALID_ARGUMENT',
+        });
+        expect(outcome(() => svb.decodeInto(new Uint8Array(n + 8), 1, wrong as Uint32Array))).toMatchObject({
+          ok: false,
+          code: 'ERR_INVALID_ARGUMENT',
+        });
+        expect(outcome(() => svb.encodeInto(new Uint32Array(n), wrong as Uint8Array))).toMatchObject({
+          ok: false,
+          code: 'ERR_INVALID_ARGUMENT',
+        });
       }),
       { numRuns: 200 },
     );

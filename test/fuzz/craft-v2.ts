@@ -18,7 +18,9 @@ export const STACK = [2, 1, 0];
  */
 export function repeatingBlocks(n: number): { first: Uint8Array; repeat: Uint8Array } {
   const blocks: Uint8Array[] = [];
-  const writer = new SampleBlockWriter('predict', { sampleIntervalUs: 1000, startTimeUs: 1_000_000 }, (b) => blocks.push(b));
+  const writer = new SampleBlockWriter('predict', { sampleIntervalUs: 1000, startTimeUs: 1_000_000 }, (b) =>
+    blocks.push(b),
+  );
   let t = 1_001_000;
   writer.add(7n, 0, t, 0, STACK);
   writer.flush();
@@ -66,5 +68,11 @@ export function newThreadsPredictBlock(firstIndex: number, count: number): Uint8
 
 /** A block: record prefix of zeros, kind, sample count, column lengths, columns. */
 export function blockOf(kind: number, count: number, cols: number[][]): Uint8Array {
-  return Uint8Array.from([...new Array<number>(12).fill(0), kind, ...uvarint(count), ...cols.flatMap((c) => uvarint(c.length)), ...cols.flat()]);
+  return Uint8Array.from([
+    ...new Array<number>(12).fill(0),
+    kind,
+    ...uvarint(count),
+    ...cols.flatMap((c) => uvarint(c.length)),
+    ...cols.flat(),
+  ]);
 }

@@ -76,7 +76,13 @@ export const STATUS = 0x23;
 
 /** FULL record: delta, status, depth, frames. */
 export function fullRecord(threadId: bigint, frames: number[], delta = 1000): number[] {
-  return [...recordPrefix(threadId, 0, 1), ...uvarint(delta), STATUS, ...uvarint(frames.length), ...frames.flatMap((f) => uvarint(f))];
+  return [
+    ...recordPrefix(threadId, 0, 1),
+    ...uvarint(delta),
+    STATUS,
+    ...uvarint(frames.length),
+    ...frames.flatMap((f) => uvarint(f)),
+  ];
 }
 
 /**

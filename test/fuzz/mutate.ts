@@ -106,9 +106,26 @@ const INTERESTING_VARINTS: readonly number[][] = [
 function fieldValues(old: bigint, size: number, fileSize: number, rng: Rng): bigint[] {
   const max = (1n << BigInt(8 * size)) - 1n;
   const fs = BigInt(fileSize);
-  return [0n, 1n, max, max - 1n, max >> 1n, old + 1n, old - 1n, old * 2n, old >> 1n, fs, fs - 1n, fs + 1n, fs - 32n, 64n, 63n, BigInt(rng.u32()), 1n << 31n, 1n << 32n].map(
-    (v) => BigInt.asUintN(8 * size, v),
-  );
+  return [
+    0n,
+    1n,
+    max,
+    max - 1n,
+    max >> 1n,
+    old + 1n,
+    old - 1n,
+    old * 2n,
+    old >> 1n,
+    fs,
+    fs - 1n,
+    fs + 1n,
+    fs - 32n,
+    64n,
+    63n,
+    BigInt(rng.u32()),
+    1n << 31n,
+    1n << 32n,
+  ].map((v) => BigInt.asUintN(8 * size, v));
 }
 
 function readField(bytes: Uint8Array, f: FixedField): bigint {
@@ -224,7 +241,8 @@ export function mutate(rng: Rng, seed: Seed, others: readonly Seed[]): Uint8Arra
 export function fuzzSeconds(): number {
   const raw = process.env.PROFPACK_FUZZ_SECONDS;
   const value = raw === undefined || raw === '' ? 40 : Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`PROFPACK_FUZZ_SECONDS must be a positive number, not ${raw}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`PROFPACK_FUZZ_SECONDS must be a positive number, not ${raw}`);
   return value;
 }
 
@@ -235,7 +253,8 @@ export function fuzzSeed(): number {
 }
 
 /** What one backend did with one input. */
-export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; offset: number | undefined; message: string };
+export type Outcome<T> =
+  { ok: true; value: T } | { ok: false; code: string; offset: number | undefined; message: string };
 
 /**
  * Runs `fn`; a ProfpackError becomes a rejection, anything else thrown is a
@@ -246,9 +265,12 @@ export function outcome<T>(fn: () => T, context: () => string): Outcome<T> {
     return { ok: true, value: fn() };
   } catch (err) {
     if (isProfpackError(err)) return { ok: false, code: err.code, offset: err.offset, message: err.message };
-    throw new Error(`non-ProfpackError thrown (${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}); ${context()}`, {
-      cause: err,
-    });
+    throw new Error(
+      `non-ProfpackError thrown (${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}); ${context()}`,
+      {
+        cause: err,
+      },
+    );
   }
 }
 
@@ -272,7 +294,13 @@ export function saveFailure(label: string, seed: number, bytes: Uint8Array): str
  * alone took 5.7 s of wall time. A step blocked for 10x the limit in wall
  * time fails as well.
  */
-export function runFor(budgetMs: number, minIterations: number, step: (i: number) => void, slowStepMs = 2000, describe: () => string = () => ''): number {
+export function runFor(
+  budgetMs: number,
+  minIterations: number,
+  step: (i: number) => void,
+  slowStepMs = 2000,
+  describe: () => string = () => '',
+): number {
   const deadline = performance.now() + budgetMs;
   let i = 0;
   while (i < minIterations || performance.now() < deadline) {
@@ -283,7 +311,9 @@ export function runFor(budgetMs: number, minIterations: number, step: (i: number
     const cpuUsed = process.cpuUsage(cpu0);
     const cpu = (cpuUsed.user + cpuUsed.system) / 1000;
     if (cpu > slowStepMs || wall > 10 * slowStepMs) {
-      throw new Error(`fuzz step ${i} took ${cpu.toFixed(0)} ms of CPU, ${wall.toFixed(0)} ms of wall time (hang suspected); ${describe()}`);
+      throw new Error(
+        `fuzz step ${i} took ${cpu.toFixed(0)} ms of CPU, ${wall.toFixed(0)} ms of wall time (hang suspected); ${describe()}`,
+      );
     }
     i++;
   }

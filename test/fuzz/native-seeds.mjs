@@ -28,7 +28,10 @@ function emit(name, ...parts) {
 function files(dir, filter) {
   const full = path.join(shared, dir);
   if (!existsSync(full)) throw new Error(`shared data missing: ${full}`);
-  return readdirSync(full).filter(filter).sort().map((f) => [f, path.join(full, f)]);
+  return readdirSync(full)
+    .filter(filter)
+    .sort()
+    .map((f) => [f, path.join(full, f)]);
 }
 
 const tachyonFiles = () => files('vectors/tachyon', (f) => f.endsWith('.bin'));
@@ -64,7 +67,7 @@ switch (target) {
     // byte 0: variant (0 svb1234, 1 svb0124, 2 delta), byte 1: kernel level,
     // bytes 2..5: count (LE u32), bytes 6..9: delta's previous value, then the payload.
     const index = JSON.parse(readFileSync(path.join(shared, 'vectors/svb/index.json'), 'utf8'));
-    const entries = Array.isArray(index) ? index : index.vectors ?? index.cases ?? Object.values(index);
+    const entries = Array.isArray(index) ? index : (index.vectors ?? index.cases ?? Object.values(index));
     for (const [name, file] of files('vectors/svb', (f) => f.endsWith('.bin'))) {
       const m = /^(.*)\.(svb1234|svb0124|delta_prev(\d+))\.bin$/.exec(name);
       if (!m) continue;
@@ -112,20 +115,32 @@ switch (target) {
     const lines = (name) => {
       let text = readFileSync(path.join(shared, 'data/pcdata', name));
       if (name.endsWith('.gz')) text = gunzipSync(text);
-      return text.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      return text
+        .toString('utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
     };
     for (const [name] of files('data/pcdata', (f) => /\.tables\.jsonl(\.gz)?$/.test(f))) {
       // Every 37th record: a spread of kinds and sizes without thousands of near-duplicates.
-      lines(name).filter((_, i) => i % 37 === 0).forEach((rec) => {
-        const bytes = Buffer.from(rec.b64, 'base64');
-        emit(`${name}.${rec.i}.varint`, head(0, rec.quantum, rec.size, rec.size >> 1), bytes);
-        emit(`${name}.${rec.i}.lookup`, head(2, rec.quantum, rec.size, rec.size >> 1), bytes);
-      });
+      lines(name)
+        .filter((_, i) => i % 37 === 0)
+        .forEach((rec) => {
+          const bytes = Buffer.from(rec.b64, 'base64');
+          emit(`${name}.${rec.i}.varint`, head(0, rec.quantum, rec.size, rec.size >> 1), bytes);
+          emit(`${name}.${rec.i}.lookup`, head(2, rec.quantum, rec.size, rec.size >> 1), bytes);
+        });
     }
     for (const [name] of files('data/pcdata', (f) => /\.linear\.jsonl(\.gz)?$/.test(f))) {
-      lines(name).filter((_, i) => i % 37 === 0).forEach((rec) => {
-        emit(`${name}.${rec.rec}.linear`, head(1, rec.quantum, rec.size, rec.size >> 1), Buffer.from(rec.lin, 'base64'));
-      });
+      lines(name)
+        .filter((_, i) => i % 37 === 0)
+        .forEach((rec) => {
+          emit(
+            `${name}.${rec.rec}.linear`,
+            head(1, rec.quantum, rec.size, rec.size >> 1),
+            Buffer.from(rec.lin, 'base64'),
+          );
+        });
     }
     break;
   }
@@ -168,7 +183,9 @@ switch (target) {
     // op 0: the kind-5 fixture's region (written before issue 19), whole and cut.
     const fixture = readFileSync(new URL('../fixtures/v2/stacktable-kind5.tach', import.meta.url));
     const region = sampleRegion(fixture)?.region;
-    if (region) for (const keep of [1, 0.5, 0.1]) emit(`kind5.${keep}`, [0, 0], region.subarray(0, Math.floor(region.length * keep)));
+    if (region)
+      for (const keep of [1, 0.5, 0.1])
+        emit(`kind5.${keep}`, [0, 0], region.subarray(0, Math.floor(region.length * keep)));
     // op 1: the first samples of every stack stream as the harness's script (thread, kept frames, new frames).
     for (const [name, file] of files('data/stacks', (f) => f.endsWith('.stacks.json.gz'))) {
       const doc = JSON.parse(gunzipSync(readFileSync(file)));
@@ -181,7 +198,12 @@ switch (target) {
         let keep = 0;
         while (keep < outer.length && keep < previous[t].length && outer[keep] === previous[t][keep]) keep++;
         const fresh = outer.slice(keep, keep + 39);
-        script.push(t | ((doc.samples.status[i] ? 1 : 0) << 2) | (16 << 3), keep, fresh.length, ...fresh.map((f) => f % 64));
+        script.push(
+          t | ((doc.samples.status[i] ? 1 : 0) << 2) | (16 << 3),
+          keep,
+          fresh.length,
+          ...fresh.map((f) => f % 64),
+        );
         previous[t] = [...outer.slice(0, keep), ...fresh];
       }
       emit(`${name}.kind6`, [1, 255], script);
@@ -198,7 +220,9 @@ switch (target) {
     // byte 0: mode (0 a region, 1 an encoded script with patches, bit 2: kind-4 blocks; 2 a value column).
     const fixture = readFileSync(new URL('../fixtures/v2/stacktable-kind5.tach', import.meta.url));
     const region = sampleRegion(fixture)?.region;
-    if (region) for (const keep of [1, 0.5, 0.1]) emit(`kind5.${keep}`, [0, 0], region.subarray(0, Math.floor(region.length * keep)));
+    if (region)
+      for (const keep of [1, 0.5, 0.1])
+        emit(`kind5.${keep}`, [0, 0], region.subarray(0, Math.floor(region.length * keep)));
     // Mode 1: 64 samples of every stack stream, blocks of 16, no patch (the mutator adds them).
     for (const [name, file] of files('data/stacks', (f) => f.endsWith('.stacks.json.gz'))) {
       const doc = JSON.parse(gunzipSync(readFileSync(file)));
@@ -211,7 +235,12 @@ switch (target) {
         let keep = 0;
         while (keep < outer.length && keep < previous[t].length && outer[keep] === previous[t][keep]) keep++;
         const fresh = outer.slice(keep, keep + 23);
-        script.push(t | ((doc.samples.status[i] ? 1 : 0) << 2) | (16 << 3), keep, fresh.length, ...fresh.map((f) => f % 48));
+        script.push(
+          t | ((doc.samples.status[i] ? 1 : 0) << 2) | (16 << 3),
+          keep,
+          fresh.length,
+          ...fresh.map((f) => f % 48),
+        );
         previous[t] = [...outer.slice(0, keep), ...fresh];
       }
       emit(`${name}.kind6`, [1, 15, 0], script);

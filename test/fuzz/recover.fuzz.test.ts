@@ -37,17 +37,32 @@ function snapshot(compression: 'zstd' | 'none', flushes: number, threads: number
   for (let f = 0; f <= flushes; f++) {
     for (let k = 0; k < 300; k++, s++) {
       const t = 1 + (s % threads);
-      w.writeStack(t, 0, 5000 + 100 * s, t & 3, t === 1 ? [ids[0]!, ids[1]!] : [ids[(s * 3) % 40]!, ids[(s >> 2) % 40]!, ids[2]!]);
+      w.writeStack(
+        t,
+        0,
+        5000 + 100 * s,
+        t & 3,
+        t === 1 ? [ids[0]!, ids[1]!] : [ids[(s * 3) % 40]!, ids[(s >> 2) % 40]!, ids[2]!],
+      );
     }
     if (f < flushes) w.flush();
   }
   // Plain copies: mutate() slices its input, and a Buffer's slice is a view, not a copy.
-  const snap = { name: `${compression}-${flushes}-${threads}`, profile: new Uint8Array(readFileSync(file)), journal: new Uint8Array(readFileSync(`${file}.journal`)) };
+  const snap = {
+    name: `${compression}-${flushes}-${threads}`,
+    profile: new Uint8Array(readFileSync(file)),
+    journal: new Uint8Array(readFileSync(`${file}.journal`)),
+  };
   w.close();
   return snap;
 }
 
-const seeds: Snapshot[] = [snapshot('none', 1, 1), snapshot('none', 3, 3), snapshot('zstd', 2, 2), snapshot('zstd', 4, 5)];
+const seeds: Snapshot[] = [
+  snapshot('none', 1, 1),
+  snapshot('none', 3, 3),
+  snapshot('zstd', 2, 2),
+  snapshot('zstd', 4, 5),
+];
 
 interface Recovered {
   source: string;
@@ -69,7 +84,14 @@ function recoverWith(which: 'native' | 'js', profile: Uint8Array, journal: Uint8
   let replayed = 0;
   for (const _ of reader.samples()) replayed++;
   reader.close();
-  return { source: r.source, samples: r.samples, threads: r.threads, frames: r.frames, droppedBytes: r.droppedBytes, replayed };
+  return {
+    source: r.source,
+    samples: r.samples,
+    threads: r.threads,
+    frames: r.frames,
+    droppedBytes: r.droppedBytes,
+    replayed,
+  };
 }
 
 describe('recover fuzz', () => {
@@ -78,44 +100,57 @@ describe('recover fuzz', () => {
     const others: Seed[] = seeds.map((s) => ({ name: s.name, bytes: s.profile }));
     let current = new Uint8Array(0);
     let currentStep = 0;
-    const n = runFor(fuzzSeconds() * 100, 60, (i) => {
-      const rng = new Rng(base + i);
-      const seed = seeds[rng.int(seeds.length)]!;
-      let profile = seed.profile;
-      let journal: Uint8Array | null = seed.journal;
-      switch (rng.int(5)) {
-        case 0: // killed mid-write: any length past the header
-          profile = profile.subarray(0, 64 + rng.int(profile.length - 63));
-          break;
-        case 1: // bytes on disk damaged
-          profile = Uint8Array.from([...new Uint8Array(64), ...mutate(rng, { name: seed.name, bytes: profile.subarray(64) }, others)]);
-          break;
-        case 2: // journal torn or damaged
-          journal = rng.int(2) === 0 ? journal.subarray(0, rng.int(journal.length + 1)) : mutate(rng, { name: `${seed.name}.journal`, bytes: journal }, []);
-          break;
-        case 3: // journal lost
-          journal = null;
-          profile = profile.subarray(0, 64 + rng.int(profile.length - 63));
-          break;
-        default: // both
-          profile = profile.subarray(0, 64 + rng.int(profile.length - 63));
-          journal = mutate(rng, { name: `${seed.name}.journal`, bytes: journal }, []);
-      }
-      current = profile;
-      currentStep = i;
-      const results = backends.map((which) =>
-        outcome(
-          () => recoverWith(which, profile, journal, `case${i % 4}`),
-          () => saveFailure(`recover-${which}`, base + i, profile),
-        ),
-      );
-      for (const r of results) if (r.ok) expect(r.value.replayed, saveFailure('recover-count', base + i, profile)).toBe(r.value.samples);
-      if (results.length === 2) {
-        const [a, b] = results as [(typeof results)[0], (typeof results)[0]];
-        const view = (o: typeof a) => (o.ok ? o.value : { code: o.code });
-        expect(view(a), saveFailure('recover-twins', base + i, profile)).toEqual(view(b));
-      }
-    }, 5000, () => `last input ${current.length} bytes; ${saveFailure('recover-slow', base + currentStep, current)}`);
+    const n = runFor(
+      fuzzSeconds() * 100,
+      60,
+      (i) => {
+        const rng = new Rng(base + i);
+        const seed = seeds[rng.int(seeds.length)]!;
+        let profile = seed.profile;
+        let journal: Uint8Array | null = seed.journal;
+        switch (rng.int(5)) {
+          case 0: // killed mid-write: any length past the header
+            profile = profile.subarray(0, 64 + rng.int(profile.length - 63));
+            break;
+          case 1: // bytes on disk damaged
+            profile = Uint8Array.from([
+              ...new Uint8Array(64),
+              ...mutate(rng, { name: seed.name, bytes: profile.subarray(64) }, others),
+            ]);
+            break;
+          case 2: // journal torn or damaged
+            journal =
+              rng.int(2) === 0
+                ? journal.subarray(0, rng.int(journal.length + 1))
+                : mutate(rng, { name: `${seed.name}.journal`, bytes: journal }, []);
+            break;
+          case 3: // journal lost
+            journal = null;
+            profile = profile.subarray(0, 64 + rng.int(profile.length - 63));
+            break;
+          default: // both
+            profile = profile.subarray(0, 64 + rng.int(profile.length - 63));
+            journal = mutate(rng, { name: `${seed.name}.journal`, bytes: journal }, []);
+        }
+        current = profile;
+        currentStep = i;
+        const results = backends.map((which) =>
+          outcome(
+            () => recoverWith(which, profile, journal, `case${i % 4}`),
+            () => saveFailure(`recover-${which}`, base + i, profile),
+          ),
+        );
+        for (const r of results)
+          if (r.ok) expect(r.value.replayed, saveFailure('recover-count', base + i, profile)).toBe(r.value.samples);
+        if (results.length === 2) {
+          const [a, b] = results as [(typeof results)[0], (typeof results)[0]];
+          const view = (o: typeof a) => (o.ok ? o.value : { code: o.code });
+          expect(view(a), saveFailure('recover-twins', base + i, profile)).toEqual(view(b));
+        }
+      },
+      5000,
+      () => `last input ${current.length} bytes; ${saveFailure('recover-slow', base + currentStep, current)}`,
+    );
     expect(n).toBeGreaterThanOrEqual(60);
   });
 
@@ -125,14 +160,21 @@ describe('recover fuzz', () => {
     runFor(fuzzSeconds() * 50, 200, (i) => {
       const rng = new Rng(base + i);
       const seed = regions[rng.int(regions.length)]!;
-      const bytes = rng.int(3) === 0 ? seed.bytes.subarray(0, rng.int(seed.bytes.length + 1)) : mutate(rng, seed, regions);
+      const bytes =
+        rng.int(3) === 0 ? seed.bytes.subarray(0, rng.int(seed.bytes.length + 1)) : mutate(rng, seed, regions);
       const le = rng.int(4) !== 0;
       for (const which of backends) {
         const kept = salvageRecords(bytes, le, 7n, which);
         expect(kept.end, saveFailure('salvage-bound', base + i, bytes)).toBeLessThanOrEqual(bytes.length);
-        expect(salvageRecords(bytes.subarray(0, kept.end), le, 7n, which), saveFailure('salvage-prefix', base + i, bytes)).toEqual(kept);
+        expect(
+          salvageRecords(bytes.subarray(0, kept.end), le, 7n, which),
+          saveFailure('salvage-prefix', base + i, bytes),
+        ).toEqual(kept);
       }
-      if (backends.length === 2) expect(salvageRecords(bytes, le, 7n, 'native'), saveFailure('salvage-twins', base + i, bytes)).toEqual(salvageRecords(bytes, le, 7n, 'js'));
+      if (backends.length === 2)
+        expect(salvageRecords(bytes, le, 7n, 'native'), saveFailure('salvage-twins', base + i, bytes)).toEqual(
+          salvageRecords(bytes, le, 7n, 'js'),
+        );
     });
   });
 });

@@ -40,13 +40,20 @@ function readInChild(file: string, which: string, cap?: number): ChildResult {
   const args = [path.join(__dirname, 'child', 'read-profile.cjs'), file, which];
   if (cap !== undefined) args.push(String(cap));
   // --max-old-space-size keeps a runaway JS heap from taking the machine with it.
-  const run = spawnSync(process.execPath, ['--max-old-space-size=512', ...args], { encoding: 'utf8', timeout: 120_000 });
+  const run = spawnSync(process.execPath, ['--max-old-space-size=512', ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
   return JSON.parse(run.stdout.trim().split('\n').pop()!) as ChildResult;
 }
 
 /** Opens and replays in this process; returns the ProfpackError code or 'ok', and the time taken. */
-function readHere(bytes: Uint8Array, which: 'native' | 'js', options: Record<string, unknown> = {}): { code: string; ms: number; samples: number } {
+function readHere(
+  bytes: Uint8Array,
+  which: 'native' | 'js',
+  options: Record<string, unknown> = {},
+): { code: string; ms: number; samples: number } {
   const t0 = performance.now();
   let samples = 0;
   let code = 'ok';
@@ -98,23 +105,43 @@ describe('counts from the file do not drive allocations or loops', () => {
   const cases: { name: string; bytes: Uint8Array; code: string }[] = [
     {
       name: 'REPEAT count 2^32-1 with two entries',
-      bytes: craftTachyon({ region: Uint8Array.from([...oneSample, ...recordPrefix(7n, 0, 0), ...uvarint(0xffffffff), 0x01, STATUS, 0x01, STATUS]), sampleCount: 3n }),
+      bytes: craftTachyon({
+        region: Uint8Array.from([
+          ...oneSample,
+          ...recordPrefix(7n, 0, 0),
+          ...uvarint(0xffffffff),
+          0x01,
+          STATUS,
+          0x01,
+          STATUS,
+        ]),
+        sampleCount: 3n,
+      }),
       code: 'ERR_TACHYON_RLE_COUNT',
     },
     {
       name: 'REPEAT count 2^64-1',
-      bytes: craftTachyon({ region: Uint8Array.from([...oneSample, ...recordPrefix(7n, 0, 0), ...uvarint((1n << 64n) - 1n), 0x01, STATUS]), sampleCount: 2n }),
+      bytes: craftTachyon({
+        region: Uint8Array.from([...oneSample, ...recordPrefix(7n, 0, 0), ...uvarint((1n << 64n) - 1n), 0x01, STATUS]),
+        sampleCount: 2n,
+      }),
       // CPython reads the count as a u32 varint: a 10-byte one is malformed.
       code: 'ERR_TACHYON_RLE_COUNT_VARINT',
     },
     {
       name: 'FULL depth 2^32-1',
-      bytes: craftTachyon({ region: Uint8Array.from([...recordPrefix(7n, 0, 1), 0x01, STATUS, ...uvarint(0xffffffff), 0, 1]), sampleCount: 1n }),
+      bytes: craftTachyon({
+        region: Uint8Array.from([...recordPrefix(7n, 0, 1), 0x01, STATUS, ...uvarint(0xffffffff), 0, 1]),
+        sampleCount: 1n,
+      }),
       code: 'ERR_TACHYON_STACK_DEPTH',
     },
     {
       name: 'POP_PUSH pop 2^32-1 (clamped), push 0',
-      bytes: craftTachyon({ region: Uint8Array.from([...oneSample, ...recordPrefix(7n, 0, 3), 0x01, STATUS, ...uvarint(0xffffffff), 0x00]), sampleCount: 2n }),
+      bytes: craftTachyon({
+        region: Uint8Array.from([...oneSample, ...recordPrefix(7n, 0, 3), 0x01, STATUS, ...uvarint(0xffffffff), 0x00]),
+        sampleCount: 2n,
+      }),
       code: 'ok',
     },
     {
@@ -140,13 +167,22 @@ describe('counts from the file do not drive allocations or loops', () => {
     {
       // 60 000 REPEAT records of count 0: each consumes its 14 bytes and yields nothing.
       name: '60 000 empty REPEAT records',
-      bytes: craftTachyon({ region: Uint8Array.from([...oneSample, ...Array.from({ length: 60_000 }, () => [...recordPrefix(7n, 0, 0), 0x00]).flat()]), sampleCount: 1n }),
+      bytes: craftTachyon({
+        region: Uint8Array.from([
+          ...oneSample,
+          ...Array.from({ length: 60_000 }, () => [...recordPrefix(7n, 0, 0), 0x00]).flat(),
+        ]),
+        sampleCount: 1n,
+      }),
       code: 'ok',
     },
     {
       // 200 000 empty zstd frames: a decompressor loop waiting for output would spin here.
       name: '200 000 empty zstd frames as the sample region',
-      bytes: craftTachyon({ region: Uint8Array.from(Array.from({ length: 200_000 }, zstdEmptyFrame).flat()), compression: 1 }),
+      bytes: craftTachyon({
+        region: Uint8Array.from(Array.from({ length: 200_000 }, zstdEmptyFrame).flat()),
+        compression: 1,
+      }),
       code: 'ok',
     },
     {

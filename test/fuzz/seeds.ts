@@ -43,7 +43,20 @@ function readVarint(bytes: Uint8Array, p: number): [number, number] {
 // Tachyon header fields (lib/tachyon/format.ts, shared notes §2): fixed-width,
 // in the writer's byte order.
 const TACHYON_HEADER_FIELDS: [number, 1 | 2 | 4 | 8][] = [
-  [0, 4], [4, 4], [8, 1], [9, 1], [10, 1], [11, 1], [12, 8], [20, 8], [28, 8], [36, 4], [40, 8], [48, 8], [56, 4], [60, 4],
+  [0, 4],
+  [4, 4],
+  [8, 1],
+  [9, 1],
+  [10, 1],
+  [11, 1],
+  [12, 8],
+  [20, 8],
+  [28, 8],
+  [36, 4],
+  [40, 8],
+  [48, 8],
+  [56, 4],
+  [60, 4],
 ];
 
 /**
@@ -57,7 +70,11 @@ export function tachyonHints(bytes: Uint8Array): FieldHints {
   const n = bytes.length;
   if (n >= 96) {
     // footer: string_count u32, frame_count u32, file_size u64, 16 reserved bytes
-    fixed.push({ offset: n - 32, size: 4, littleEndian: le }, { offset: n - 28, size: 4, littleEndian: le }, { offset: n - 24, size: 8, littleEndian: le });
+    fixed.push(
+      { offset: n - 32, size: 4, littleEndian: le },
+      { offset: n - 28, size: 4, littleEndian: le },
+      { offset: n - 24, size: 8, littleEndian: le },
+    );
   }
   const varints: number[] = [];
   const kinds: { offset: number; valid: readonly number[] }[] = [];
@@ -133,7 +150,10 @@ export function svbSeeds(): SvbSeed[] {
     const variant = m[2] === 'svb1234' ? 'svb1234' : m[2] === 'svb0124' ? 'svb0124' : 'delta';
     // Control bytes: one per 4 values, at the front.
     const controlBytes = Math.ceil(count / 4);
-    const kinds = Array.from({ length: Math.min(controlBytes, bytes.length) }, (_, i) => ({ offset: i, valid: [0x00, 0x55, 0xaa, 0xff, 0x1b, 0xe4] as const }));
+    const kinds = Array.from({ length: Math.min(controlBytes, bytes.length) }, (_, i) => ({
+      offset: i,
+      valid: [0x00, 0x55, 0xaa, 0xff, 0x1b, 0xe4] as const,
+    }));
     out.push({ name, bytes, variant, count, previous: m[3] ? Number(m[3]) >>> 0 : 0, hints: { kinds } });
   }
   return out;
@@ -182,11 +202,20 @@ export function tachyonParts(seed: Seed): TachyonParts | null {
   const h = tachyonHints(probe);
   const shift = (o: number): number => o - 64;
   const regionHints: FieldHints = {
-    fixed: (h.fixed ?? []).filter((f) => f.offset >= 64 && f.offset < probe.length).map((f) => ({ ...f, offset: shift(f.offset) })),
+    fixed: (h.fixed ?? [])
+      .filter((f) => f.offset >= 64 && f.offset < probe.length)
+      .map((f) => ({ ...f, offset: shift(f.offset) })),
     varints: (h.varints ?? []).filter((o) => o >= 64 && o < probe.length).map(shift),
     kinds: (h.kinds ?? []).map((k) => ({ ...k, offset: shift(k.offset) })),
   };
-  return { littleEndian: le, header: bytes.slice(0, 64), region, zstd: compression === 1, tail: bytes.slice(stringOffset), regionHints };
+  return {
+    littleEndian: le,
+    header: bytes.slice(0, 64),
+    region,
+    zstd: compression === 1,
+    tail: bytes.slice(stringOffset),
+    regionHints,
+  };
 }
 
 /** Reassembles parts around a (mutated) region: table offsets, footer file size and zstd redone. */
@@ -234,12 +263,26 @@ export function pcdataSeeds(): PcSeed[] {
         for (let p = 0; p < bytes.length; p++) {
           if (p === 0 || !(bytes[p - 1]! & 0x80)) varints.push(p);
         }
-        out.push({ name: `${name}#${String(rec.i)}`, bytes, kind: 'varint', quantum: rec.quantum as number, size: rec.size as number, hints: { varints } });
+        out.push({
+          name: `${name}#${String(rec.i)}`,
+          bytes,
+          kind: 'varint',
+          quantum: rec.quantum as number,
+          size: rec.size as number,
+          hints: { varints },
+        });
       }
     } else if (/\.linear\.jsonl(\.gz)?$/.test(name)) {
       for (const rec of jsonl(name)) {
         const bytes = new Uint8Array(Buffer.from(rec.lin as string, 'base64'));
-        out.push({ name: `${name}#${String(rec.rec)}`, bytes, kind: 'linear', quantum: rec.quantum as number, size: rec.size as number, hints: { kinds: [{ offset: 0, valid: [0xfe, 0xff, 0x00, 0x01] }] } });
+        out.push({
+          name: `${name}#${String(rec.rec)}`,
+          bytes,
+          kind: 'linear',
+          quantum: rec.quantum as number,
+          size: rec.size as number,
+          hints: { kinds: [{ offset: 0, valid: [0xfe, 0xff, 0x00, 0x01] }] },
+        });
       }
     }
   }
@@ -258,13 +301,25 @@ export function version2Seeds(): Seed[] {
   const fixture = new Uint8Array(readFileSync(path.join(repoRoot, 'test', 'fixtures', 'v2', 'stacktable-kind5.tach')));
   out.push({ name: 'v2-kind5-fixture', bytes: fixture, hints: tachyonHints(fixture) });
   for (const name of ['py_stdlib', 'node_terser']) {
-    const stream = loadStream(name) as { frames: FrameSpec[]; samples: { threadId: bigint; interpreterId: number; timestampUs: number; status: number; stack: number[] }[]; intervalUs: number };
+    const stream = loadStream(name) as {
+      frames: FrameSpec[];
+      samples: { threadId: bigint; interpreterId: number; timestampUs: number; status: number; stack: number[] }[];
+      intervalUs: number;
+    };
     for (const stackCoding of ['stacktable', 'predict'] as const) {
       for (const compression of ['none', 'zstd'] as const) {
-        const { writer, bytes } = memoryWriter({ sampleIntervalUs: stream.intervalUs, startTimeUs: 1_000_000, formatVersion: 2, stackCoding, compression });
+        const { writer, bytes } = memoryWriter({
+          sampleIntervalUs: stream.intervalUs,
+          startTimeUs: 1_000_000,
+          formatVersion: 2,
+          stackCoding,
+          compression,
+        });
         const ids = new Map<number, number>();
         for (const [i, s] of stream.samples.slice(0, 400).entries()) {
-          const stack = s.stack.map((f) => ids.get(f) ?? (ids.set(f, writer.internFrame(stream.frames[f]!)), ids.get(f)!));
+          const stack = s.stack.map(
+            (f) => ids.get(f) ?? (ids.set(f, writer.internFrame(stream.frames[f]!)), ids.get(f)!),
+          );
           writer.writeStack(i % 3 === 2 ? 2n : s.threadId, s.interpreterId, s.timestampUs, s.status, stack);
         }
         writer.finalize();
@@ -300,10 +355,29 @@ function heapSeeds(): Seed[] {
 function modelSeeds(): Seed[] {
   const out: Seed[] = [];
   for (const compression of ['none', 'zstd'] as const) {
-    const section = new ModelSectionEncoder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'alloc_space', unit: 'bytes' }], defaultSampleType: 1, periodType: { type: 'space', unit: 'bytes' }, period: 524288, durationUs: 2_000_000n, comments: ['fuzz seed'] });
-    const { writer, bytes } = memoryWriter({ sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2, compression }, { modelSection: section });
-    const frames = ['main', 'work', 'leaf'].map((funcname, i) => writer.internFrame({ filename: 'f.py', funcname, lineno: i + 1 }));
-    const set = section.internLabels([{ key: 'span', str: 'a1' }, { key: 'n', num: -3, unit: 'bytes' }, { key: 'r', num: 0.5 }]);
+    const section = new ModelSectionEncoder({
+      sampleTypes: [
+        { type: 'samples', unit: 'count' },
+        { type: 'alloc_space', unit: 'bytes' },
+      ],
+      defaultSampleType: 1,
+      periodType: { type: 'space', unit: 'bytes' },
+      period: 524288,
+      durationUs: 2_000_000n,
+      comments: ['fuzz seed'],
+    });
+    const { writer, bytes } = memoryWriter(
+      { sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2, compression },
+      { modelSection: section },
+    );
+    const frames = ['main', 'work', 'leaf'].map((funcname, i) =>
+      writer.internFrame({ filename: 'f.py', funcname, lineno: i + 1 }),
+    );
+    const set = section.internLabels([
+      { key: 'span', str: 'a1' },
+      { key: 'n', num: -3, unit: 'bytes' },
+      { key: 'r', num: 0.5 },
+    ]);
     section.nameThread(2n, 0, 'worker');
     const values = [new Float64Array([1, 2, 1, 3, 1, 1]), new Float64Array([512, 1e12, 0.25, -7, 0, 9])];
     for (let i = 0; i < 60; i++) {

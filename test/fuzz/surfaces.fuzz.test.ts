@@ -79,23 +79,28 @@ describe(`surfaces (${backend.name}, seed ${seed})`, () => {
     const rng = new Rng(seed);
     const file = path.join(dir, 'v2.tach');
     let cliRuns = 0;
-    const n = runFor(fuzzSeconds() * 150, 200, (i) => {
-      const base = rng.pick(seeds);
-      const bytes = mutate(rng, base, seeds);
-      fs.writeFileSync(file, bytes);
-      readAll(file, bytes, `v2-${base.name}-${i}`);
-      // One input in 40 (at least 4) also goes through the CLI: a process each, so few.
-      if (i % 40 === 0 && cliRuns < 12) {
-        cliRuns++;
-        const cmd = [
-          ['info', file],
-          ['top', file],
-          ['flame', file, '-o', 'page.html'],
-          ['convert', file, '-o', 'out.pb.gz'],
-        ][cliRuns % 4]!;
-        cliHolds(cmd, () => saveFailure(`v2-cli-${base.name}-${i}`, seed, bytes));
-      }
-    }, 10_000);
+    const n = runFor(
+      fuzzSeconds() * 150,
+      200,
+      (i) => {
+        const base = rng.pick(seeds);
+        const bytes = mutate(rng, base, seeds);
+        fs.writeFileSync(file, bytes);
+        readAll(file, bytes, `v2-${base.name}-${i}`);
+        // One input in 40 (at least 4) also goes through the CLI: a process each, so few.
+        if (i % 40 === 0 && cliRuns < 12) {
+          cliRuns++;
+          const cmd = [
+            ['info', file],
+            ['top', file],
+            ['flame', file, '-o', 'page.html'],
+            ['convert', file, '-o', 'out.pb.gz'],
+          ][cliRuns % 4]!;
+          cliHolds(cmd, () => saveFailure(`v2-cli-${base.name}-${i}`, seed, bytes));
+        }
+      },
+      10_000,
+    );
     expect(n).toBeGreaterThanOrEqual(200);
     expect(cliRuns).toBeGreaterThanOrEqual(5);
   }, 600_000);
@@ -117,88 +122,98 @@ describe(`surfaces (${backend.name}, seed ${seed})`, () => {
     }
     const input = path.join(dir, 'rec-in.tach');
     const output = path.join(dir, 'rec-out.tach');
-    const n = runFor(fuzzSeconds() * 50, 60, (i) => {
-      const base = rng.pick(unfinished);
-      const bytes = i % 5 === 0 ? base.bytes : mutate(rng, base, unfinished);
-      fs.writeFileSync(input, bytes);
-      fs.rmSync(output, { force: true });
-      const context = (): string => saveFailure(`recover-${base.name}-${i}`, seed, bytes);
-      const r = outcome(() => recover(input, output), context);
-      if (r.ok) expect(readAll(output, bytes, `recovered-${i}`)).toMatch(/^ok \d+$/);
-      else expect(fs.existsSync(output), context()).toBe(false);
-    }, 10_000);
+    const n = runFor(
+      fuzzSeconds() * 50,
+      60,
+      (i) => {
+        const base = rng.pick(unfinished);
+        const bytes = i % 5 === 0 ? base.bytes : mutate(rng, base, unfinished);
+        fs.writeFileSync(input, bytes);
+        fs.rmSync(output, { force: true });
+        const context = (): string => saveFailure(`recover-${base.name}-${i}`, seed, bytes);
+        const r = outcome(() => recover(input, output), context);
+        if (r.ok) expect(readAll(output, bytes, `recovered-${i}`)).toMatch(/^ok \d+$/);
+        else expect(fs.existsSync(output), context()).toBe(false);
+      },
+      10_000,
+    );
     expect(n).toBeGreaterThanOrEqual(60);
   }, 600_000);
 
   it('random directory layouts: each regular file listed once, no symlinked directory walked, top DIR holds', () => {
     const rng = new Rng(seed ^ 0xd1d1);
     const writers: ProfileWriter[] = [];
-    const n = runFor(fuzzSeconds() * 100, 8, (i) => {
-      const root = path.join(dir, `layout-${i}`);
-      const dirs = [root];
-      const files: string[] = [];
-      fs.mkdirSync(root);
-      for (let e = 0; e < 4 + rng.int(12); e++) {
-        const where = rng.pick(dirs);
-        const name = path.join(where, `e${e}${rng.chance(0.7) ? '.tach' : ''}`);
-        switch (rng.int(9)) {
-          case 0:
-            fs.mkdirSync(name);
-            dirs.push(name);
-            break;
-          case 1: {
-            const w = new ProfileWriter(name, { sampleIntervalUs: 1000, startTimeUs: 1_000_000 });
-            w.writeStack(1, 0, 1_001_000, 0, [w.internFrame({ filename: 'a.py', funcname: 'f', lineno: 1 })]);
-            w.finalize();
-            files.push(name);
-            break;
-          }
-          case 2:
-            fs.writeFileSync(name, mutate(rng, rng.pick(seeds), seeds));
-            files.push(name);
-            break;
-          case 3:
-            if (files.length > 0) fs.linkSync(rng.pick(files), name);
-            break;
-          case 4:
-            if (files.length > 0) fs.symlinkSync(path.relative(where, rng.pick(files)), name);
-            break;
-          case 5:
-            fs.symlinkSync(path.relative(where, rng.pick(dirs)) || '.', name); // a symlinked directory, often a loop
-            break;
-          case 6:
-            fs.symlinkSync(`missing-${e}`, name);
-            break;
-          case 7:
-            fs.writeFileSync(name, rng.chance(0.5) ? '' : 'not a profile\n');
-            break;
-          default: {
-            const w = new ProfileWriter(name, { sampleIntervalUs: 1000, startTimeUs: 1_000_000 });
-            w.writeStack(1, 0, 1_001_000, 0, [w.internFrame({ filename: 'a.py', funcname: 'g', lineno: 1 })]);
-            w.flush();
-            writers.push(w); // left open: a rotating writer's unfinished file
-          }
-        }
-      }
-      const listed = outcome(
-        () => listProfileFiles([root], { onSkipped: () => undefined }),
-        () => `layout ${i}, seed ${seed}`,
-      );
-      if (listed.ok) {
-        const inodes = listed.value.map((f) => {
-          const st = fs.statSync(f);
-          expect(st.isFile(), f).toBe(true);
-          return `${st.dev}:${st.ino}`;
-        });
-        expect(new Set(inodes).size, `layout ${i}, seed ${seed}`).toBe(inodes.length);
-        for (const f of listed.value) {
-          for (let d = path.dirname(f); d.length > root.length; d = path.dirname(d)) {
-            expect(fs.lstatSync(d).isSymbolicLink(), f).toBe(false);
+    const n = runFor(
+      fuzzSeconds() * 100,
+      8,
+      (i) => {
+        const root = path.join(dir, `layout-${i}`);
+        const dirs = [root];
+        const files: string[] = [];
+        fs.mkdirSync(root);
+        for (let e = 0; e < 4 + rng.int(12); e++) {
+          const where = rng.pick(dirs);
+          const name = path.join(where, `e${e}${rng.chance(0.7) ? '.tach' : ''}`);
+          switch (rng.int(9)) {
+            case 0:
+              fs.mkdirSync(name);
+              dirs.push(name);
+              break;
+            case 1: {
+              const w = new ProfileWriter(name, { sampleIntervalUs: 1000, startTimeUs: 1_000_000 });
+              w.writeStack(1, 0, 1_001_000, 0, [w.internFrame({ filename: 'a.py', funcname: 'f', lineno: 1 })]);
+              w.finalize();
+              files.push(name);
+              break;
+            }
+            case 2:
+              fs.writeFileSync(name, mutate(rng, rng.pick(seeds), seeds));
+              files.push(name);
+              break;
+            case 3:
+              if (files.length > 0) fs.linkSync(rng.pick(files), name);
+              break;
+            case 4:
+              if (files.length > 0) fs.symlinkSync(path.relative(where, rng.pick(files)), name);
+              break;
+            case 5:
+              fs.symlinkSync(path.relative(where, rng.pick(dirs)) || '.', name); // a symlinked directory, often a loop
+              break;
+            case 6:
+              fs.symlinkSync(`missing-${e}`, name);
+              break;
+            case 7:
+              fs.writeFileSync(name, rng.chance(0.5) ? '' : 'not a profile\n');
+              break;
+            default: {
+              const w = new ProfileWriter(name, { sampleIntervalUs: 1000, startTimeUs: 1_000_000 });
+              w.writeStack(1, 0, 1_001_000, 0, [w.internFrame({ filename: 'a.py', funcname: 'g', lineno: 1 })]);
+              w.flush();
+              writers.push(w); // left open: a rotating writer's unfinished file
+            }
           }
         }
-      }
-      if (i % 3 === 0) cliHolds(['top', root], () => `layout ${i} (${root}), seed ${seed}`);
-    }, 20_000);
+        const listed = outcome(
+          () => listProfileFiles([root], { onSkipped: () => undefined }),
+          () => `layout ${i}, seed ${seed}`,
+        );
+        if (listed.ok) {
+          const inodes = listed.value.map((f) => {
+            const st = fs.statSync(f);
+            expect(st.isFile(), f).toBe(true);
+            return `${st.dev}:${st.ino}`;
+          });
+          expect(new Set(inodes).size, `layout ${i}, seed ${seed}`).toBe(inodes.length);
+          for (const f of listed.value) {
+            for (let d = path.dirname(f); d.length > root.length; d = path.dirname(d)) {
+              expect(fs.lstatSync(d).isSymbolicLink(), f).toBe(false);
+            }
+          }
+        }
+        if (i % 3 === 0) cliHolds(['top', root], () => `layout ${i} (${root}), seed ${seed}`);
+      },
+      20_000,
+    );
     for (const w of writers) w.close();
     expect(n).toBeGreaterThanOrEqual(8);
   }, 600_000);

@@ -22,7 +22,9 @@ import { tachyonJoin, tachyonParts, tachyonSeeds, version2Seeds, type TachyonPar
 // Version 1's shared vectors and version-2 files (both block codings, kind 5 and 6).
 const seeds = [...tachyonSeeds(), ...version2Seeds()];
 // Files whose sample region can be mutated on its own (layout fixed up afterwards).
-const structured = seeds.map((seed) => ({ seed, parts: tachyonParts(seed) })).filter((s): s is { seed: (typeof seeds)[number]; parts: TachyonParts } => s.parts !== null);
+const structured = seeds
+  .map((seed) => ({ seed, parts: tachyonParts(seed) }))
+  .filter((s): s is { seed: (typeof seeds)[number]; parts: TachyonParts } => s.parts !== null);
 const regionSeeds = structured.map(({ seed, parts }) => ({ name: seed.name, bytes: parts.region }));
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-fuzz-tachyon-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -61,7 +63,17 @@ function read(open: () => ProfileReader, useReplay: boolean): Reading {
     return { stage: 'open', code: err.code, offset: err.offset, head: '', samples: 0, digest: '', trail: [] };
   }
   const model = reader.model;
-  const head = jsonish([reader.info, reader.strings, reader.frames, model && { ...model, values: model.values.map((c) => Array.from(c)), labels: model.labels && Array.from(model.labels), timeAbsent: model.timeAbsent && Array.from(model.timeAbsent) }]);
+  const head = jsonish([
+    reader.info,
+    reader.strings,
+    reader.frames,
+    model && {
+      ...model,
+      values: model.values.map((c) => Array.from(c)),
+      labels: model.labels && Array.from(model.labels),
+      timeAbsent: model.timeAbsent && Array.from(model.timeAbsent),
+    },
+  ]);
   let samples = 0;
   let h = 0x811c9dc5;
   const trail: number[] = [];
@@ -107,73 +119,116 @@ function read(open: () => ProfileReader, useReplay: boolean): Reading {
 function agree(a: Reading, b: Reading, sameBuffers: boolean): boolean {
   const strip = (r: Reading): string => jsonish({ ...r, trail: undefined });
   if (strip(a) === strip(b)) return true;
-  if (sameBuffers || a.stage !== 'replay' || b.stage !== 'replay' || a.trail.length === 0 && b.trail.length === 0) return false;
+  if (sameBuffers || a.stage !== 'replay' || b.stage !== 'replay' || (a.trail.length === 0 && b.trail.length === 0))
+    return false;
   if (a.code !== b.code || a.offset !== b.offset || a.head !== b.head) return false;
   const n = Math.min(a.trail.length, b.trail.length);
   return n === 0 || a.trail[n - 1] === b.trail[n - 1];
 }
 
 function tinyTuning(rng: Rng): ReaderOptions['tuning'] {
-  return { zstdChunk: 1 + rng.int(4096), events: 1 + rng.int(16), timestamps: 1 + rng.int(16), nodes: 1 + rng.int(300) };
+  return {
+    zstdChunk: 1 + rng.int(4096),
+    events: 1 + rng.int(16),
+    timestamps: 1 + rng.int(16),
+    nodes: 1 + rng.int(300),
+  };
 }
 
 describe('Tachyon reader under mutation', () => {
-  it(backend.name === 'native' ? 'JS twin and native reader agree on every mutated file' : 'JS twin agrees with itself under tiny buffers', () => {
-    const base = fuzzSeed();
-    const rng = new Rng(base);
-    const stages = { ok: 0, open: 0, replay: 0 };
-    const file = path.join(dir, 'input.bin');
-    let describeCurrent = (): string => '';
-    const iterations = runFor(fuzzSeconds() * 0.4 * 1000, 300, (i) => {
-      let seed = rng.pick(seeds);
-      let bytes: Uint8Array;
-      if (rng.chance(0.05)) {
-        bytes = seed.bytes;
-      } else if (rng.chance(0.5)) {
-        // Mutate the records only; offsets, footer and zstd framing stay valid.
-        const pick = rng.pick(structured);
-        seed = pick.seed;
-        bytes = tachyonJoin(pick.parts, mutate(rng, { name: seed.name, bytes: pick.parts.region, hints: pick.parts.regionHints }, regionSeeds));
-      } else {
-        bytes = mutate(rng, seed, seeds);
-      }
-      const useReplay = rng.chance(0.5);
-      const tuning = rng.chance(0.5) ? tinyTuning(rng) : undefined;
-      const viaFile = rng.chance(0.1);
-      if (viaFile) writeFileSync(file, bytes);
-      const context = (): string => `iteration ${i}, seed file ${seed.name}, replay=${useReplay}, tuning=${JSON.stringify(tuning)}, viaFile=${viaFile}; ${saveFailure('tachyon', base, bytes)}`;
-      describeCurrent = context;
-      let a: Reading;
-      let b: Reading;
-      try {
-        if (backend.name === 'native') {
-          // Across backends: the same buffer sizes, and nothing may differ.
-          a = read(() => ProfileReader.fromBuffer(bytes, { backend: 'js', tuning }), useReplay);
-          b = read(() => (viaFile ? ProfileReader.open(file, { backend: 'native', tuning }) : ProfileReader.fromBuffer(bytes, { backend: 'native', tuning })), useReplay);
-        } else {
-          a = read(() => ProfileReader.fromBuffer(bytes, { backend: 'js' }), useReplay);
-          b = read(() => (viaFile ? ProfileReader.open(file, { backend: 'js', tuning }) : ProfileReader.fromBuffer(bytes, { backend: 'js', tuning: tuning ?? tinyTuning(rng) })), useReplay);
-        }
-      } catch (err) {
-        throw new Error(`non-ProfpackError thrown: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}; ${context()}`, { cause: err });
-      }
-      if (!agree(a, b, backend.name === 'native' || (viaFile && tuning === undefined))) {
-        const show = (r: Reading): string => jsonish({ ...r, head: r.head.slice(0, 200), trail: undefined });
-        expect.fail(`readers disagree:\n  js     ${show(a)}\n  other  ${show(b)}\n  ${context()}`);
-      }
-      stages[a.stage]++;
-    }, 2000, () => describeCurrent());
-    console.info(`tachyon fuzz (${backend.name} run, seed ${base}): ${iterations} files, outcomes ${JSON.stringify(stages)}`);
-    // The mutations must reach all three outcomes, or they are not testing much.
-    expect(stages.ok).toBeGreaterThan(0);
-    expect(stages.open).toBeGreaterThan(0);
-    expect(stages.replay).toBeGreaterThan(0);
-  }, fuzzSeconds() * 0.4 * 1000 + 60_000);
+  it(
+    backend.name === 'native'
+      ? 'JS twin and native reader agree on every mutated file'
+      : 'JS twin agrees with itself under tiny buffers',
+    () => {
+      const base = fuzzSeed();
+      const rng = new Rng(base);
+      const stages = { ok: 0, open: 0, replay: 0 };
+      const file = path.join(dir, 'input.bin');
+      let describeCurrent = (): string => '';
+      const iterations = runFor(
+        fuzzSeconds() * 0.4 * 1000,
+        300,
+        (i) => {
+          let seed = rng.pick(seeds);
+          let bytes: Uint8Array;
+          if (rng.chance(0.05)) {
+            bytes = seed.bytes;
+          } else if (rng.chance(0.5)) {
+            // Mutate the records only; offsets, footer and zstd framing stay valid.
+            const pick = rng.pick(structured);
+            seed = pick.seed;
+            bytes = tachyonJoin(
+              pick.parts,
+              mutate(rng, { name: seed.name, bytes: pick.parts.region, hints: pick.parts.regionHints }, regionSeeds),
+            );
+          } else {
+            bytes = mutate(rng, seed, seeds);
+          }
+          const useReplay = rng.chance(0.5);
+          const tuning = rng.chance(0.5) ? tinyTuning(rng) : undefined;
+          const viaFile = rng.chance(0.1);
+          if (viaFile) writeFileSync(file, bytes);
+          const context = (): string =>
+            `iteration ${i}, seed file ${seed.name}, replay=${useReplay}, tuning=${JSON.stringify(tuning)}, viaFile=${viaFile}; ${saveFailure('tachyon', base, bytes)}`;
+          describeCurrent = context;
+          let a: Reading;
+          let b: Reading;
+          try {
+            if (backend.name === 'native') {
+              // Across backends: the same buffer sizes, and nothing may differ.
+              a = read(() => ProfileReader.fromBuffer(bytes, { backend: 'js', tuning }), useReplay);
+              b = read(
+                () =>
+                  viaFile
+                    ? ProfileReader.open(file, { backend: 'native', tuning })
+                    : ProfileReader.fromBuffer(bytes, { backend: 'native', tuning }),
+                useReplay,
+              );
+            } else {
+              a = read(() => ProfileReader.fromBuffer(bytes, { backend: 'js' }), useReplay);
+              b = read(
+                () =>
+                  viaFile
+                    ? ProfileReader.open(file, { backend: 'js', tuning })
+                    : ProfileReader.fromBuffer(bytes, { backend: 'js', tuning: tuning ?? tinyTuning(rng) }),
+                useReplay,
+              );
+            }
+          } catch (err) {
+            throw new Error(
+              `non-ProfpackError thrown: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}; ${context()}`,
+              { cause: err },
+            );
+          }
+          if (!agree(a, b, backend.name === 'native' || (viaFile && tuning === undefined))) {
+            const show = (r: Reading): string => jsonish({ ...r, head: r.head.slice(0, 200), trail: undefined });
+            expect.fail(`readers disagree:\n  js     ${show(a)}\n  other  ${show(b)}\n  ${context()}`);
+          }
+          stages[a.stage]++;
+        },
+        2000,
+        () => describeCurrent(),
+      );
+      console.info(
+        `tachyon fuzz (${backend.name} run, seed ${base}): ${iterations} files, outcomes ${JSON.stringify(stages)}`,
+      );
+      // The mutations must reach all three outcomes, or they are not testing much.
+      expect(stages.ok).toBeGreaterThan(0);
+      expect(stages.open).toBeGreaterThan(0);
+      expect(stages.replay).toBeGreaterThan(0);
+    },
+    fuzzSeconds() * 0.4 * 1000 + 60_000,
+  );
 });
 
 describe('Tachyon reader: inputs the fuzzer once failed on', () => {
   const regressions = path.join(__dirname, 'regressions', 'tachyon-js');
-  const tunings: ReaderOptions['tuning'][] = [undefined, { events: 6, timestamps: 11, nodes: 257 }, { zstdChunk: 1, events: 1, timestamps: 1, nodes: 1 }];
+  const tunings: ReaderOptions['tuning'][] = [
+    undefined,
+    { events: 6, timestamps: 11, nodes: 257 },
+    { zstdChunk: 1, events: 1, timestamps: 1, nodes: 1 },
+  ];
   for (const name of readdirSync(regressions).sort()) {
     it(name, () => {
       const bytes = new Uint8Array(readFileSync(path.join(regressions, name)));

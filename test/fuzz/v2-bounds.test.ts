@@ -34,13 +34,20 @@ interface ChildResult {
 
 function readInChild(file: string, which: string): ChildResult {
   const script = path.join(__dirname, 'child', 'read-profile.cjs');
-  const run = spawnSync(process.execPath, ['--max-old-space-size=512', script, file, which], { encoding: 'utf8', timeout: 180_000 });
+  const run = spawnSync(process.execPath, ['--max-old-space-size=512', script, file, which], {
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
   if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
   return JSON.parse(run.stdout.trim().split('\n').pop()!) as ChildResult;
 }
 
 /** Samples (thread, time, stack) of a profile in memory, or the error code. */
-function readHere(bytes: Uint8Array, which: 'native' | 'js', options: Record<string, unknown> = {}): { code: string; samples: string[] } {
+function readHere(
+  bytes: Uint8Array,
+  which: 'native' | 'js',
+  options: Record<string, unknown> = {},
+): { code: string; samples: string[] } {
   const samples: string[] = [];
   try {
     const reader = ProfileReader.fromBuffer(bytes, { ...options, backend: which });
@@ -102,7 +109,13 @@ describe('blocks larger than a writer makes are refused', () => {
     it(`${which}: a block declaring 65,537 samples or 5 MiB of columns: ERR_V2_LIMIT at the block`, () => {
       const many = blockOf(4, 65_537, [[], [], [], [], [], [], [], [], [], []]);
       expect(readHere(v2File(many, 65_537, 1, 0), which).code).toBe('ERR_V2_LIMIT');
-      const wide = Uint8Array.from([...new Array<number>(12).fill(0), 4, 1, ...uvarint(5 * MiB), ...new Array<number>(9).fill(0)]);
+      const wide = Uint8Array.from([
+        ...new Array<number>(12).fill(0),
+        4,
+        1,
+        ...uvarint(5 * MiB),
+        ...new Array<number>(9).fill(0),
+      ]);
       const r = readHere(v2File(wide, 1, 1, 0), which);
       expect(r.code).toBe('ERR_V2_LIMIT');
     });
@@ -113,10 +126,16 @@ describe('prediction state: lazily, at most MAX_PREDICT_THREADS threads', () => 
   it('the cap is 1,024 threads (115 KiB of cache each)', () => expect(MAX_PREDICT_THREADS).toBe(1024));
   for (const which of backends) {
     it(`${which}: ${MAX_PREDICT_THREADS} predicted threads read; one more is ERR_V2_LIMIT after the samples before it`, () => {
-      const atCap = readHere(v2File(newThreadsPredictBlock(0, MAX_PREDICT_THREADS), MAX_PREDICT_THREADS, MAX_PREDICT_THREADS, 0), which);
+      const atCap = readHere(
+        v2File(newThreadsPredictBlock(0, MAX_PREDICT_THREADS), MAX_PREDICT_THREADS, MAX_PREDICT_THREADS, 0),
+        which,
+      );
       expect(atCap.code).toBe('ok');
       expect(atCap.samples.length).toBe(MAX_PREDICT_THREADS);
-      const past = readHere(v2File(newThreadsPredictBlock(0, MAX_PREDICT_THREADS + 1), MAX_PREDICT_THREADS + 1, MAX_PREDICT_THREADS + 1, 0), which);
+      const past = readHere(
+        v2File(newThreadsPredictBlock(0, MAX_PREDICT_THREADS + 1), MAX_PREDICT_THREADS + 1, MAX_PREDICT_THREADS + 1, 0),
+        which,
+      );
       expect(past.code).toBe('ERR_V2_LIMIT');
     });
   }
@@ -136,10 +155,17 @@ describe('prediction state: lazily, at most MAX_PREDICT_THREADS threads', () => 
     const written: Buffer[] = [];
     for (const which of backends) {
       const file = path.join(dir, `crowd-${which}.tach`);
-      const w = new ProfileWriter(file, { sampleIntervalUs: 1000, formatVersion: 2, stackCoding: 'predict', compression: 'none', backend: which });
+      const w = new ProfileWriter(file, {
+        sampleIntervalUs: 1000,
+        formatVersion: 2,
+        stackCoding: 'predict',
+        compression: 'none',
+        backend: which,
+      });
       const frames = [0, 1, 2].map((i) => w.internFrame({ filename: 'a.py', funcname: `f${i}`, lineno: i + 1 }));
       for (let round = 0; round < 2; round++) {
-        for (let t = 0; t < threads; t++) w.writeStack(BigInt(t + 1), 0, 1000 + round * 10_000_000 + t, 0, [frames[t % 3]!, frames[(t + 1) % 3]!]);
+        for (let t = 0; t < threads; t++)
+          w.writeStack(BigInt(t + 1), 0, 1000 + round * 10_000_000 + t, 0, [frames[t % 3]!, frames[(t + 1) % 3]!]);
       }
       w.finalize();
       written.push(readFileSync(file));
@@ -157,16 +183,27 @@ describe('prediction state: lazily, at most MAX_PREDICT_THREADS threads', () => 
 describe('8,000 version-2 zstd reader lifetimes after 4,000 to warm up', () => {
   const file = path.join(dir, 'v2-lifetimes.tach');
   const w = new ProfileWriter(file, { sampleIntervalUs: 1000, formatVersion: 2, compression: 'zstd' });
-  const frames = Array.from({ length: 50 }, (_, i) => w.internFrame({ filename: 'a.py', funcname: `f${i}`, lineno: i + 1 }));
-  for (let i = 0; i < 500; i++) w.writeStack(1 + (i % 4), 0, 1000 + i * 1000, 0, [frames[i % 50]!, frames[(i * 7) % 50]!]);
+  const frames = Array.from({ length: 50 }, (_, i) =>
+    w.internFrame({ filename: 'a.py', funcname: `f${i}`, lineno: i + 1 }),
+  );
+  for (let i = 0; i < 500; i++)
+    w.writeStack(1 + (i % 4), 0, 1000 + i * 1000, 0, [frames[i % 50]!, frames[(i * 7) % 50]!]);
   w.finalize();
   for (const which of backends) {
     // ≤ 50 MB over 8,000 lifetimes (noise after the warm-up: ≤ 25 MB): a leak of 6 KB per lifetime fails it.
     it(`${which}: memory outside V8's heap grows ≤ 50 MB`, () => {
       const script = path.join(__dirname, 'child', 'v2-lifetimes.cjs');
-      const run = spawnSync(process.execPath, ['--expose-gc', script, which, '8000', file, '500'], { encoding: 'utf8', timeout: 300_000 });
+      const run = spawnSync(process.execPath, ['--expose-gc', script, which, '8000', file, '500'], {
+        encoding: 'utf8',
+        timeout: 300_000,
+      });
       if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-      const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { done: number; rssGrowth: number; heapUsedGrowth: number; externalGrowth: number };
+      const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+        done: number;
+        rssGrowth: number;
+        heapUsedGrowth: number;
+        externalGrowth: number;
+      };
       console.log(`v2 lifetimes ${which}: ${JSON.stringify(r)}`);
       expect(r.done).toBe(8000);
       expect(r.rssGrowth / 1e6).toBeLessThan(50);

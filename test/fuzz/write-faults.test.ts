@@ -18,7 +18,9 @@ import { ProfileWriter } from '../../lib/tachyon/write/writer';
 import { inflatePrefix, readCode } from '../helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { busySample } = require('./child/samples.cjs') as { busySample: (i: number) => Parameters<ProfileWriter['writeSample']>[0] };
+const { busySample } = require('./child/samples.cjs') as {
+  busySample: (i: number) => Parameters<ProfileWriter['writeSample']>[0];
+};
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-write-faults-'));
@@ -51,7 +53,11 @@ async function untilLines(proc: ChildProcessByStdio<null, Readable, Readable>, c
     const timer = setTimeout(() => reject(new Error(`fewer than ${count} lines within 60 s: ${stderr}`)), 60_000);
     proc.stdout.on('data', (d: Buffer) => {
       out += d.toString();
-      const done = out.split('\n').slice(0, -1).filter(Boolean).map((l) => JSON.parse(l) as Line);
+      const done = out
+        .split('\n')
+        .slice(0, -1)
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Line);
       if (done.length >= count) {
         clearTimeout(timer);
         proc.kill('SIGKILL');
@@ -82,7 +88,11 @@ for (const which of backends) {
         expect(r.status, r.stderr).toBe(0);
         const [open, done] = r.lines;
         // The 64 zero header bytes are written by the constructor: /dev/full refuses them.
-        expect(open).toMatchObject({ step: 'open', ok: false, error: { profpack: true, code: 'ERR_TACHYON_WRITE_IO' } });
+        expect(open).toMatchObject({
+          step: 'open',
+          ok: false,
+          error: { profpack: true, code: 'ERR_TACHYON_WRITE_IO' },
+        });
         expect(open!.error.message).toMatch(/ENOSPC/);
         expect(done).toMatchObject({ step: 'done' });
       });
@@ -91,17 +101,39 @@ for (const which of backends) {
         const file = path.join(dir, `efbig-${which}-${compression}.bin`);
         // 4 KiB limit (ulimit -f counts KiB in bash; the first flush is larger, compressed or not);
         // SIGXFSZ ignored, so write() fails with EFBIG.
-        const run = spawnSync('bash', ['-c', 'trap "" XFSZ; ulimit -f 4; exec "$@"', 'bash', process.execPath, child, 'efbig', which, compression, file], {
-          encoding: 'utf8',
-          timeout: 60_000,
-        });
+        const run = spawnSync(
+          'bash',
+          [
+            '-c',
+            'trap "" XFSZ; ulimit -f 4; exec "$@"',
+            'bash',
+            process.execPath,
+            child,
+            'efbig',
+            which,
+            compression,
+            file,
+          ],
+          {
+            encoding: 'utf8',
+            timeout: 60_000,
+          },
+        );
         expect(run.signal, run.stderr).toBeNull();
         expect(run.status, run.stderr).toBe(0);
         const [open, write, finalize, close, done] = lines(run.stdout);
         expect(open).toMatchObject({ step: 'open', ok: true });
-        expect(write).toMatchObject({ step: 'write', state: 'broken', error: { profpack: true, code: 'ERR_TACHYON_WRITE_IO' } });
+        expect(write).toMatchObject({
+          step: 'write',
+          state: 'broken',
+          error: { profpack: true, code: 'ERR_TACHYON_WRITE_IO' },
+        });
         expect(write!.error.message).toMatch(/EFBIG/);
-        expect(finalize).toMatchObject({ step: 'finalize', ok: false, error: { profpack: true, code: 'ERR_TACHYON_WRITE_BROKEN' } });
+        expect(finalize).toMatchObject({
+          step: 'finalize',
+          ok: false,
+          error: { profpack: true, code: 'ERR_TACHYON_WRITE_BROKEN' },
+        });
         expect(close).toMatchObject({ step: 'close', ok: true });
         expect(done).toMatchObject({ step: 'done' });
         // What the failing write() managed to put there stays: the header and records up to the limit.
@@ -127,13 +159,18 @@ for (const which of backends) {
         const write = r.lines.find((l) => l.step === 'write');
         expect(write).toMatchObject({ state: 'broken', error: { code: 'ERR_TACHYON_WRITE_IO' } });
         expect(write!.error.message).toMatch(/EPIPE/);
-        expect(r.lines.find((l) => l.step === 'finalize')).toMatchObject({ ok: false, error: { code: 'ERR_TACHYON_WRITE_BROKEN' } });
+        expect(r.lines.find((l) => l.step === 'finalize')).toMatchObject({
+          ok: false,
+          error: { code: 'ERR_TACHYON_WRITE_BROKEN' },
+        });
         expect(r.lines.at(-1)).toMatchObject({ step: 'done' });
       });
 
-      it('SIGKILL mid-profile: reported not finalized; flushed bytes are the finished file\'s', async () => {
+      it("SIGKILL mid-profile: reported not finalized; flushed bytes are the finished file's", async () => {
         const file = path.join(dir, `killed-${which}-${compression}.bin`);
-        const proc = spawn(process.execPath, [child, 'kill', which, compression, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const proc = spawn(process.execPath, [child, 'kill', which, compression, file], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let out = '';
         let stderr = '';
         proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -173,7 +210,9 @@ for (const which of backends) {
 
       it('SIGKILL before the first 512 KiB flush: the 64 zero header bytes, reported not finalized', async () => {
         const file = path.join(dir, `killed-early-${which}-${compression}.bin`);
-        const proc = spawn(process.execPath, [child, 'kill-early', which, compression, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const proc = spawn(process.execPath, [child, 'kill-early', which, compression, file], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         const ready = await untilLines(proc, 1);
         expect(ready[0]).toMatchObject({ step: 'ready', size: 64, state: 'open' });
         const bytes = readFileSync(file);
@@ -184,7 +223,9 @@ for (const which of backends) {
 
       it('SIGKILL after flush(): every record acknowledged by the last flush is on disk', async () => {
         const file = path.join(dir, `killed-flush-${which}-${compression}.bin`);
-        const proc = spawn(process.execPath, [child, 'kill-flush', which, compression, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const proc = spawn(process.execPath, [child, 'kill-flush', which, compression, file], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         const acks = await untilLines(proc, 3);
         const last = acks.at(-1)!;
         const killed = new Uint8Array(readFileSync(file));

@@ -15,7 +15,16 @@ describe('HeapTraceCollector', () => {
     const garbage = stacks.add(main, 2);
     const c = new HeapTraceCollector();
     c.begin({ intervalBytes: 1024 });
-    c.allocations({ threadId: 7, timeUs: 2000, sinceUs: 1000, ordinals: Uint32Array.of(1, 2, 3), sizes: Uint32Array.of(100, 200, 300), stackIds: Uint32Array.of(leak, garbage, NO_HEAP_STACK), shortLived: 4, stacks });
+    c.allocations({
+      threadId: 7,
+      timeUs: 2000,
+      sinceUs: 1000,
+      ordinals: Uint32Array.of(1, 2, 3),
+      sizes: Uint32Array.of(100, 200, 300),
+      stackIds: Uint32Array.of(leak, garbage, NO_HEAP_STACK),
+      shortLived: 4,
+      stacks,
+    });
     c.frees({ threadId: 7, timeUs: 3000, sinceUs: 2000, ordinals: Uint32Array.of(2) });
     const events = [...c.events()];
     expect(events.map((e) => e.kind)).toEqual(['alloc', 'free']);
@@ -26,7 +35,11 @@ describe('HeapTraceCollector', () => {
     expect(names(alloc.stackIds[1]!)).toEqual(['garbage', 'main']);
     expect(alloc.stackIds[2]).toBe(NO_HEAP_STACK);
     expect(alloc.shortLived).toBe(4);
-    expect(c.frames[c.stacks.frame(alloc.stackIds[0]!)]).toMatchObject({ filename: 'file:///app.js', lineno: 10, column: 2 });
+    expect(c.frames[c.stacks.frame(alloc.stackIds[0]!)]).toMatchObject({
+      filename: 'file:///app.js',
+      lineno: 10,
+      column: 2,
+    });
     expect(c.threads[alloc.thread]!.threadId).toBe(7n);
     expect(c.meta).toEqual({ intervalBytes: 1024, startTimeUs: 1000, durationUs: 2000 });
   });
@@ -39,7 +52,16 @@ describe('HeapTraceCollector', () => {
       id = stacks.add(id, i);
     }
     const c = new HeapTraceCollector();
-    c.allocations({ threadId: 1, timeUs: 2, sinceUs: 1, ordinals: Uint32Array.of(1), sizes: Uint32Array.of(8), stackIds: Uint32Array.of(id), shortLived: 0, stacks });
+    c.allocations({
+      threadId: 1,
+      timeUs: 2,
+      sinceUs: 1,
+      ordinals: Uint32Array.of(1),
+      sizes: Uint32Array.of(8),
+      stackIds: Uint32Array.of(id),
+      shortLived: 0,
+      stacks,
+    });
     const [batch] = [...c.events()];
     if (batch?.kind !== 'alloc') throw new Error('not an alloc batch');
     expect(c.stacks.depth(batch.stackIds[0]!)).toBe(10_000);

@@ -178,7 +178,7 @@ describe('a damaged heap trace', () => {
       frames: trace.frames,
       stacks: trace.stacks,
       threads: trace.threads,
-      events: () => [events[0]!, { ...events[1]!, ...damage } as HeapEventBatch, ...events.slice(2)],
+      events: () => [events[0]!, { ...events[1]!, ...damage }, ...events.slice(2)],
     };
     for (const ask of [() => heapProfile(damaged), () => leakSuspects(damaged)])
       expect(ask).toThrow(

@@ -124,7 +124,7 @@ describe.each(pprofFiles)('go tool pprof reads %s as recorded', (name) => {
     }
   });
 
-  it('-tags: the label keys, and each listed key\'s values and shares', () => {
+  it("-tags: the label keys, and each listed key's values and shares", () => {
     const tags = goPprofTags(file);
     expect(tags.map((t) => t.key)).toEqual(want.tagKeys);
     expect(tags.map((t) => t.key)).toEqual(designedTagKeys[name] ?? []);
@@ -132,8 +132,7 @@ describe.each(pprofFiles)('go tool pprof reads %s as recorded', (name) => {
       const got = tags[i]!;
       if ('valueCount' in t) {
         expect({ key: got.key, total: got.total, valueCount: got.values.length }).toEqual(t);
-      }
-      else expect(got).toEqual(t);
+      } else expect(got).toEqual(t);
     }
   });
 });

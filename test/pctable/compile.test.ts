@@ -91,7 +91,13 @@ describe('pcdata compile (all records)', () => {
       };
       // Cost ~ runs^2 per table: all runs of the 90,476 tables with <= 256 runs, 256
       // evenly spaced runs (first and last included) of the 400 longer ones.
-      const picked = runs.length <= MAX_BOUNDARY_RUNS ? runs : Array.from({ length: MAX_BOUNDARY_RUNS }, (_, j) => runs[Math.round((j * (runs.length - 1)) / (MAX_BOUNDARY_RUNS - 1))]!);
+      const picked =
+        runs.length <= MAX_BOUNDARY_RUNS
+          ? runs
+          : Array.from(
+              { length: MAX_BOUNDARY_RUNS },
+              (_, j) => runs[Math.round((j * (runs.length - 1)) / (MAX_BOUNDARY_RUNS - 1))]!,
+            );
       for (const run of picked) {
         tableIndex.push(i, i);
         pcList.push(run.startPc, run.endPc - r.quantum);
@@ -110,7 +116,8 @@ describe('pcdata compile (all records)', () => {
           }
         }
       }
-      if (lookupVarint(varint[i]!, r.size, r.quantum) !== null) problems.push(`rec ${i}: lookupVarint answers at PC ${r.size}`);
+      if (lookupVarint(varint[i]!, r.size, r.quantum) !== null)
+        problems.push(`rec ${i}: lookupVarint answers at PC ${r.size}`);
     });
     const set = new PcTableSet(tables);
     const idx = Uint32Array.from(tableIndex);

@@ -35,8 +35,20 @@ describe('varint tables that are not well formed', () => {
     ['a 6-byte varint', bytes(0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x01, 0x00), 1, ErrorCode.PCTABLE_VARINT_OVERFLOW, 0],
     ['a 5th byte above 0x0f', bytes(0x02, 0xff, 0xff, 0xff, 0xff, 0x10, 0x00), 1, ErrorCode.PCTABLE_VARINT_OVERFLOW, 1],
     ['an empty run', bytes(0x02, 0x00, 0x00), 1, ErrorCode.PCTABLE_EMPTY_RUN, 1],
-    ['PCs past 2^32 - 1', bytes(0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x02, 0x01, 0x00), 1, ErrorCode.PCTABLE_PC_OVERFLOW, 7],
-    ['PCs past 2^32 - 1 with quantum 4', bytes(0x02, 0x80, 0x80, 0x80, 0x80, 0x04, 0x00), 4, ErrorCode.PCTABLE_PC_OVERFLOW, 1],
+    [
+      'PCs past 2^32 - 1',
+      bytes(0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x02, 0x01, 0x00),
+      1,
+      ErrorCode.PCTABLE_PC_OVERFLOW,
+      7,
+    ],
+    [
+      'PCs past 2^32 - 1 with quantum 4',
+      bytes(0x02, 0x80, 0x80, 0x80, 0x80, 0x04, 0x00),
+      4,
+      ErrorCode.PCTABLE_PC_OVERFLOW,
+      1,
+    ],
   ];
   it.each(cases)('%s', (_name, input, quantum, code, offset) => {
     expectError(() => decodeVarintTable(input, quantum), code, offset);
@@ -50,8 +62,16 @@ describe('varint tables that are not well formed', () => {
   });
 
   it('refuses a size the runs disagree with, at the terminator', () => {
-    expectError(() => PcTable.fromVarint(bytes(0x02, 0x05, 0x04, 0x03, 0x00), { size: 9 }), ErrorCode.PCTABLE_SIZE_MISMATCH, 4);
-    expectError(() => PcTable.fromVarint(bytes(0x02, 0x05, 0x00), { size: 4, quantum: 4 }), ErrorCode.PCTABLE_SIZE_MISMATCH, 2);
+    expectError(
+      () => PcTable.fromVarint(bytes(0x02, 0x05, 0x04, 0x03, 0x00), { size: 9 }),
+      ErrorCode.PCTABLE_SIZE_MISMATCH,
+      4,
+    );
+    expectError(
+      () => PcTable.fromVarint(bytes(0x02, 0x05, 0x00), { size: 4, quantum: 4 }),
+      ErrorCode.PCTABLE_SIZE_MISMATCH,
+      2,
+    );
     expect(PcTable.fromVarint(bytes(0x02, 0x05, 0x00), { size: 20, quantum: 4 }).size).toBe(20);
   });
 
@@ -66,12 +86,20 @@ describe('varint tables that are not well formed', () => {
     expectError(() => decodeVarintTable(bytes(0x02, 0x01, 0x00), 0), ErrorCode.INVALID_ARGUMENT, undefined);
     expectError(() => decodeVarintTable(bytes(0x02, 0x01, 0x00), 256), ErrorCode.INVALID_ARGUMENT, undefined);
     expectError(() => decodeVarintTable([2, 1, 0] as unknown as Uint8Array), ErrorCode.INVALID_ARGUMENT, undefined);
-    expectError(() => PcTable.fromVarint(bytes(0x02, 0x01, 0x00), { size: 6, quantum: 4 }), ErrorCode.INVALID_ARGUMENT, undefined);
+    expectError(
+      () => PcTable.fromVarint(bytes(0x02, 0x01, 0x00), { size: 6, quantum: 4 }),
+      ErrorCode.INVALID_ARGUMENT,
+      undefined,
+    );
     const table = PcTable.fromVarint(bytes(0x02, 0x05, 0x00));
     expectError(() => table.lookup(1.5), ErrorCode.INVALID_ARGUMENT, undefined);
     expect(table.lookup(-1)).toBeNull();
     expect(table.lookup(2 ** 40)).toBeNull();
-    expectError(() => table.lookupMany(new Uint32Array(4), { out: new Int32Array(3) }), ErrorCode.INVALID_ARGUMENT, undefined);
+    expectError(
+      () => table.lookupMany(new Uint32Array(4), { out: new Int32Array(3) }),
+      ErrorCode.INVALID_ARGUMENT,
+      undefined,
+    );
   });
 
   it('PcTableSet refuses a table index past the set, an outside PC, and varint lookups without varint tables', () => {
@@ -83,7 +111,11 @@ describe('varint tables that are not well formed', () => {
     expect([badIndex.code, badIndex.details]).toEqual([ErrorCode.INVALID_ARGUMENT, { index: 1 }]);
     const outside = caught(() => set.lookupVarintMany(Uint32Array.from([1, 1]), Uint32Array.from([0, 5])));
     expect([outside.code, outside.details]).toEqual([ErrorCode.PCTABLE_PC_OUT_OF_RANGE, { index: 1, pc: 5 }]);
-    expectError(() => new PcTableSet([a, b]).lookupVarintMany(new Uint32Array(1), new Uint32Array(1)), ErrorCode.INVALID_ARGUMENT, undefined);
+    expectError(
+      () => new PcTableSet([a, b]).lookupVarintMany(new Uint32Array(1), new Uint32Array(1)),
+      ErrorCode.INVALID_ARGUMENT,
+      undefined,
+    );
     expectError(() => set.lookupMany(new Uint32Array(2), new Uint32Array(1)), ErrorCode.INVALID_ARGUMENT, undefined);
   });
 });
@@ -109,8 +141,20 @@ describe('linear encodings that are not well formed', () => {
     ['pcs not ascending', bytes(2, 5, 3, 0b010101, 0, 1, 2), 256, ErrorCode.PCTABLE_BAD_PCS, 2],
     ['a change at position 0', bytes(1, 0, 0b0101, 0, 1), 256, ErrorCode.PCTABLE_BAD_PCS, 1],
     ['pcs past the end', bytes(9, 1, 2), 256, ErrorCode.PCTABLE_TRUNCATED, 0],
-    ['values past the end (the reference would read 3 bytes beyond)', bytes(0, 0b11, 1, 2), 256, ErrorCode.PCTABLE_TRUNCATED, 2],
-    ['a 2^32 - 1 byte table (2^24 chunks) without its index', bytes(0, 1, 5), 0xffff_ffff, ErrorCode.PCTABLE_TRUNCATED, 3],
+    [
+      'values past the end (the reference would read 3 bytes beyond)',
+      bytes(0, 0b11, 1, 2),
+      256,
+      ErrorCode.PCTABLE_TRUNCATED,
+      2,
+    ],
+    [
+      'a 2^32 - 1 byte table (2^24 chunks) without its index',
+      bytes(0, 1, 5),
+      0xffff_ffff,
+      ErrorCode.PCTABLE_TRUNCATED,
+      3,
+    ],
   ];
   it.each(cases)('%s', (_name, input, size, code, offset) => {
     expectError(() => PcTable.fromLinear(input, { size }), code, offset);
@@ -120,7 +164,7 @@ describe('linear encodings that are not well formed', () => {
   it('refuses a size that is not a positive multiple of the quantum', () => {
     expectError(() => PcTable.fromLinear(valid, { size: 0 }), ErrorCode.INVALID_ARGUMENT, undefined);
     expectError(() => PcTable.fromLinear(valid, { size: 510, quantum: 4 }), ErrorCode.INVALID_ARGUMENT, undefined);
-    expectError(() => PcTable.fromLinear(valid, {} as { size: number }), ErrorCode.INVALID_ARGUMENT, undefined);
+    expectError(() => PcTable.fromLinear(valid, {}), ErrorCode.INVALID_ARGUMENT, undefined);
   });
 });
 
@@ -159,11 +203,19 @@ describe('malformed input, fuzzed: a ProfpackError or a result, the same from bo
   });
 
   it('damaged real encodings (bytes flipped, cut, extended) as linear tables', () => {
-    const runsArb = fc.array(fc.record({ value: fc.integer({ min: -70000, max: 70000 }), quanta: fc.integer({ min: 1, max: 300 }) }), {
-      minLength: 1,
-      maxLength: 30,
+    const runsArb = fc.array(
+      fc.record({ value: fc.integer({ min: -70000, max: 70000 }), quanta: fc.integer({ min: 1, max: 300 }) }),
+      {
+        minLength: 1,
+        maxLength: 30,
+      },
+    );
+    const edit = fc.record({
+      at: fc.nat(),
+      byte: fc.integer({ min: 0, max: 255 }),
+      cut: fc.nat({ max: 8 }),
+      kind: fc.constantFrom('flip', 'cut', 'both'),
     });
-    const edit = fc.record({ at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }), cut: fc.nat({ max: 8 }), kind: fc.constantFrom('flip', 'cut', 'both') });
     fc.assert(
       fc.property(runsArb, quantum, fc.array(edit, { minLength: 1, maxLength: 3 }), (rawRuns, q, edits) => {
         const runs = rawRuns.filter((r, i) => i === 0 || r.value !== rawRuns[i - 1]!.value);
@@ -189,7 +241,8 @@ describe('malformed input, fuzzed: a ProfpackError or a result, the same from bo
         const viaApi = outcome(() => [...PcTable.fromLinear(damaged, { size: good.size, quantum: q }).lookupMany(pcs)]);
         expect(viaNative).toEqual(viaJs);
         expect(viaApi).toEqual(viaJs);
-        if ('ok' in viaJs) expect(viaJs.ok.every((v) => Number.isInteger(v) && v >= -0x8000_0000 && v <= 0x7fff_ffff)).toBe(true);
+        if ('ok' in viaJs)
+          expect(viaJs.ok.every((v) => Number.isInteger(v) && v >= -0x8000_0000 && v <= 0x7fff_ffff)).toBe(true);
       }),
       { numRuns: 800 },
     );

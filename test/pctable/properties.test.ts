@@ -64,11 +64,17 @@ function checkEveryPc(runs: RunSpec[], quantum: number): void {
 
 describe('PcTable properties', () => {
   it('random run lists, quantum 1: encode, then every PC reads back its run', () => {
-    fc.assert(fc.property(runList, (runs) => checkEveryPc(runs, 1)), { numRuns: 150 });
+    fc.assert(
+      fc.property(runList, (runs) => checkEveryPc(runs, 1)),
+      { numRuns: 150 },
+    );
   });
 
   it('random run lists, quantum 4: encode, then every PC reads back its run', () => {
-    fc.assert(fc.property(runList, (runs) => checkEveryPc(runs, 4)), { numRuns: 100 });
+    fc.assert(
+      fc.property(runList, (runs) => checkEveryPc(runs, 4)),
+      { numRuns: 100 },
+    );
   });
 
   it('any quantum 1..255 and any run list round-trips through fromLinear', () => {

@@ -27,9 +27,11 @@ describe.each(SETS)('pcdata %s', (set) => {
     tables.forEach((t, i) => {
       const runs = decodeVarintTable(varint[i]!, t.quantum);
       if (runs.length !== t.runs) problems.push(`rec ${i}: ${runs.length} runs, expected ${t.runs}`);
-      if (runs[0]!.startPc !== 0 || runs[runs.length - 1]!.endPc !== t.size) problems.push(`rec ${i}: runs do not cover [0, ${t.size})`);
+      if (runs[0]!.startPc !== 0 || runs[runs.length - 1]!.endPc !== t.size)
+        problems.push(`rec ${i}: runs do not cover [0, ${t.size})`);
       for (let r = 1; r < runs.length; r++) {
-        if (runs[r]!.startPc !== runs[r - 1]!.endPc || runs[r]!.startPc >= runs[r]!.endPc) problems.push(`rec ${i}: run ${r} is not contiguous`);
+        if (runs[r]!.startPc !== runs[r - 1]!.endPc || runs[r]!.startPc >= runs[r]!.endPc)
+          problems.push(`rec ${i}: run ${r} is not contiguous`);
       }
     });
     expect(problems.slice(0, 5)).toEqual([]);
@@ -40,15 +42,19 @@ describe.each(SETS)('pcdata %s', (set) => {
     tables.forEach((t, i) => {
       const expected = base64Bytes(linear[i]!.lin);
       const table = built[i]!;
-      if (table.size !== t.size || table.chunkCount !== linear[i]!.chunks) problems.push(`rec ${i}: size/chunks differ`);
-      if (Buffer.compare(Buffer.from(table.bytes), Buffer.from(expected)) !== 0) problems.push(`rec ${i} (${t.name} ${t.kind}): bytes differ`);
+      if (table.size !== t.size || table.chunkCount !== linear[i]!.chunks)
+        problems.push(`rec ${i}: size/chunks differ`);
+      if (Buffer.compare(Buffer.from(table.bytes), Buffer.from(expected)) !== 0)
+        problems.push(`rec ${i} (${t.name} ${t.kind}): bytes differ`);
     });
     expect(problems.slice(0, 5)).toEqual([]);
     expect(problems.length).toBe(0);
   });
 
   it('answers every query with the varint lookup, the linear lookup and lookupMany', () => {
-    const fromLinear = tables.map((t, i) => PcTable.fromLinear(base64Bytes(linear[i]!.lin), { size: t.size, quantum: t.quantum }));
+    const fromLinear = tables.map((t, i) =>
+      PcTable.fromLinear(base64Bytes(linear[i]!.lin), { size: t.size, quantum: t.quantum }),
+    );
     const pcs = new Uint32Array(queries.length);
     const tableIndex = new Uint32Array(queries.length);
     const problems: string[] = [];
@@ -82,7 +88,11 @@ describe.each(SETS)('pcdata %s', (set) => {
     const viaSet = set.lookupMany(tableIndex, pcs, { outside: OUTSIDE });
     const short = queries.map((q) => tables[q.rec]!.runs <= 20_000);
     const shortIdx = tableIndex.filter((_, k) => short[k]);
-    const viaShort = set.lookupVarintMany(shortIdx, pcs.filter((_, k) => short[k]), { outside: OUTSIDE });
+    const viaShort = set.lookupVarintMany(
+      shortIdx,
+      pcs.filter((_, k) => short[k]),
+      { outside: OUTSIDE },
+    );
     expect(shortIdx.length).toBeGreaterThan(queries.length / 2);
     const viaSetVarint = new Int32Array(queries.length);
     let j = 0;
@@ -94,13 +104,17 @@ describe.each(SETS)('pcdata %s', (set) => {
     queries.forEach((q, k) => byTable.set(q.rec, [...(byTable.get(q.rec) ?? []), k]));
     const viaTable = new Int32Array(queries.length);
     for (const [rec, ks] of byTable) {
-      const got = built[rec]!.lookupMany(Uint32Array.from(ks, (k) => pcs[k]!), { outside: OUTSIDE });
+      const got = built[rec]!.lookupMany(
+        Uint32Array.from(ks, (k) => pcs[k]!),
+        { outside: OUTSIDE },
+      );
       ks.forEach((k, j) => (viaTable[k] = got[j]!));
     }
     queries.forEach((q, k) => {
       const expected = q.value ?? OUTSIDE;
       if (viaSet[k] !== expected) say(k, 'set lookupMany', viaSet[k]);
-      if (tables[q.rec]!.runs <= 20_000 && viaSetVarint[k] !== expected) say(k, 'set lookupVarintMany', viaSetVarint[k]);
+      if (tables[q.rec]!.runs <= 20_000 && viaSetVarint[k] !== expected)
+        say(k, 'set lookupVarintMany', viaSetVarint[k]);
       if (viaLinearSet[k] !== expected) say(k, 'fromLinear set lookupMany', viaLinearSet[k]);
       if (viaTable[k] !== expected) say(k, 'table lookupMany', viaTable[k]);
     });

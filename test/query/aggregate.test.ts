@@ -19,7 +19,14 @@ interface Row {
 
 const profileArb = fc
   .record({
-    frames: fc.array(fc.record({ f: fc.constantFrom(...FILES), n: fc.constantFrom(...NAMES), line: fc.option(fc.integer({ min: 1, max: 5 }), { nil: null }) }), { minLength: 1, maxLength: 12 }),
+    frames: fc.array(
+      fc.record({
+        f: fc.constantFrom(...FILES),
+        n: fc.constantFrom(...NAMES),
+        line: fc.option(fc.integer({ min: 1, max: 5 }), { nil: null }),
+      }),
+      { minLength: 1, maxLength: 12 },
+    ),
     samples: fc.array(
       fc.record({
         thread: fc.integer({ min: 0, max: 2 }),
@@ -33,16 +40,40 @@ const profileArb = fc
     ),
   })
   .map(({ frames, samples }) => {
-    const model = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, BYTES], defaultSampleType: 0, startTimeUs: 1_000_000n, sampleIntervalUs: 1000n });
-    const ids = frames.map((fr) => model.internFrame({ filename: fr.f, funcname: fr.n, lineno: fr.line, endLineno: null, column: null, endColumn: null, opcode: null }));
+    const model = new ProfileBuilder({
+      sampleTypes: [SampleTypes.samples, BYTES],
+      defaultSampleType: 0,
+      startTimeUs: 1_000_000n,
+      sampleIntervalUs: 1000n,
+    });
+    const ids = frames.map((fr) =>
+      model.internFrame({
+        filename: fr.f,
+        funcname: fr.n,
+        lineno: fr.line,
+        endLineno: null,
+        column: null,
+        endColumn: null,
+        opcode: null,
+      }),
+    );
     const rows: Row[] = samples.map((s) => ({ ...s, stack: s.stack.map((i) => ids[i % ids.length]!) }));
-    for (const s of rows) model.add(model.stacks.intern(s.stack), model.internThread(BigInt(s.thread)), 1_000_000 + s.time, s.status, [1, s.bytes]);
+    for (const s of rows)
+      model.add(model.stacks.intern(s.stack), model.internThread(BigInt(s.thread)), 1_000_000 + s.time, s.status, [
+        1,
+        s.bytes,
+      ]);
     return { model, rows };
   });
 
 /** The obvious, materialising definition of self/total, weighted. */
 function reference(model: ProfileBuilder, rows: Row[], by: AggregateBy, column: number, keep: (s: Row) => boolean) {
-  const key = (f: Frame) => (by === 'file' ? f.filename : by === 'line' ? `${f.filename}|${f.funcname}|${f.lineno}` : `${f.filename}|${f.funcname}`);
+  const key = (f: Frame) =>
+    by === 'file'
+      ? f.filename
+      : by === 'line'
+        ? `${f.filename}|${f.funcname}|${f.lineno}`
+        : `${f.filename}|${f.funcname}`;
   const self = new Map<string, number>();
   const total = new Map<string, number>();
   let n = 0;
@@ -85,13 +116,26 @@ describe('aggregate', () => {
           expect(result.total).toBe(ref.sum);
           expect(result.scanned).toBe(model.sampleCount);
           for (const row of result.rows) {
-            const k = by === 'file' ? row.filename : by === 'line' ? `${row.filename}|${row.funcname}|${row.lineno}` : `${row.filename}|${row.funcname}`;
+            const k =
+              by === 'file'
+                ? row.filename
+                : by === 'line'
+                  ? `${row.filename}|${row.funcname}|${row.lineno}`
+                  : `${row.filename}|${row.funcname}`;
             expect(row.self).toBe(ref.self.get(k) ?? 0);
             expect(row.total).toBe(ref.total.get(k));
             expect(row.total).toBeGreaterThanOrEqual(row.self);
           }
           // Every key with a nonzero total is listed (zero-valued keys may be left out).
-          const listed = new Set(result.rows.map((row) => (by === 'file' ? row.filename : by === 'line' ? `${row.filename}|${row.funcname}|${row.lineno}` : `${row.filename}|${row.funcname}`)));
+          const listed = new Set(
+            result.rows.map((row) =>
+              by === 'file'
+                ? row.filename
+                : by === 'line'
+                  ? `${row.filename}|${row.funcname}|${row.lineno}`
+                  : `${row.filename}|${row.funcname}`,
+            ),
+          );
           for (const [k, v] of ref.total) if (v !== 0) expect(listed.has(k)).toBe(true);
           const primary = result.rows.map((r) => (sort === 'self' ? r.self : r.total));
           for (let i = 1; i < primary.length; i++) expect(primary[i]!).toBeLessThanOrEqual(primary[i - 1]!);
@@ -102,8 +146,22 @@ describe('aggregate', () => {
   });
 
   it('a value is a weight: one record of 3×10^10 and one of 10^15 sum exactly, without expanding', () => {
-    const model = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, BYTES], defaultSampleType: 1, startTimeUs: 0n, sampleIntervalUs: 0n });
-    const f = (n: string) => model.internFrame({ filename: 'x.js', funcname: n, lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
+    const model = new ProfileBuilder({
+      sampleTypes: [{ type: 'samples', unit: 'count' }, BYTES],
+      defaultSampleType: 1,
+      startTimeUs: 0n,
+      sampleIntervalUs: 0n,
+    });
+    const f = (n: string) =>
+      model.internFrame({
+        filename: 'x.js',
+        funcname: n,
+        lineno: 1,
+        endLineno: null,
+        column: null,
+        endColumn: null,
+        opcode: null,
+      });
     const [a, b] = [f('a'), f('b')];
     model.add(model.stacks.intern([a, b]), model.internThread(0n), NaN, 0, [3e10, 1e15]);
     model.add(model.stacks.intern([b]), model.internThread(0n), NaN, 0, [1, 7]);
@@ -119,8 +177,22 @@ describe('aggregate', () => {
   });
 
   it('limits rows, and the table shows them in the unit', () => {
-    const model = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, SampleTypes.cpu], defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 1000n });
-    const f = (n: string) => model.internFrame({ filename: 'x.js', funcname: n, lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
+    const model = new ProfileBuilder({
+      sampleTypes: [SampleTypes.samples, SampleTypes.cpu],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 1000n,
+    });
+    const f = (n: string) =>
+      model.internFrame({
+        filename: 'x.js',
+        funcname: n,
+        lineno: 1,
+        endLineno: null,
+        column: null,
+        endColumn: null,
+        opcode: null,
+      });
     const [a, b, c] = [f('a'), f('b'), f('c')];
     const t = model.internThread(1n);
     for (let i = 0; i < 5; i++) model.add(model.stacks.intern([a, b]), t, 0, NodeStatus.OnCpu, [1, 2_000_000]);
@@ -130,7 +202,12 @@ describe('aggregate', () => {
       ['a', 5, 5],
       ['c', 3, 3],
     ]);
-    expect(aggregate(model, { sort: 'total', limit: 1 }).rows[0]).toMatchObject({ funcname: 'b', self: 0, total: 8, totalPct: 100 });
+    expect(aggregate(model, { sort: 'total', limit: 1 }).rows[0]).toMatchObject({
+      funcname: 'b',
+      self: 0,
+      total: 8,
+      totalPct: 100,
+    });
     expect(aggregate(model, { status: 'idle' }).samples).toBe(3);
     const table = formatTable(top).split('\n');
     expect(table[0]).toMatch(/self\s+self%\s+total\s+total%\s+function/);
@@ -142,10 +219,21 @@ describe('aggregate', () => {
   });
 
   it('refuses an unknown status filter, key or sample type with a coded error', () => {
-    const model = new ProfileBuilder({ sampleTypes: [SampleTypes.samples], defaultSampleType: 0, startTimeUs: 0n, sampleIntervalUs: 1000n });
-    expect(() => aggregate(model, { status: 'sleepy' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
-    expect(() => aggregate(model, { by: 'module' as AggregateBy })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
-    expect(() => aggregate(model, { sampleType: 'inuse_space' })).toThrow(expect.objectContaining({ code: 'ERR_CONVERT_SAMPLE_TYPE', expected: 'samples/count' }));
+    const model = new ProfileBuilder({
+      sampleTypes: [SampleTypes.samples],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 1000n,
+    });
+    expect(() => aggregate(model, { status: 'sleepy' })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+    );
+    expect(() => aggregate(model, { by: 'module' as AggregateBy })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+    );
+    expect(() => aggregate(model, { sampleType: 'inuse_space' })).toThrow(
+      expect.objectContaining({ code: 'ERR_CONVERT_SAMPLE_TYPE', expected: 'samples/count' }),
+    );
   });
 
   it('on the real CPython profiles r01/r02: self counts add up to the samples with a stack, and wall time to the gaps', () => {

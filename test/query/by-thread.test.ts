@@ -42,7 +42,12 @@ describe('top --by thread', () => {
     const source = openProfile(pySpy);
     const picker = buildViewData(source).threads.map((t) => [t.key, t.name]);
     source.close();
-    expect(picker).toEqual(expect.arrayContaining([['4243', 'MainThread'], ['4250', 'worker']]));
+    expect(picker).toEqual(
+      expect.arrayContaining([
+        ['4243', 'MainThread'],
+        ['4250', 'worker'],
+      ]),
+    );
   });
 
   it('the filters apply: one thread, -n', () => {
@@ -66,8 +71,17 @@ describe('top --by thread', () => {
     const file = path.join(dir, 'node.tach');
     const w = new ProfileWriter(file, { sampleIntervalUs: 1000n, startTimeUs: 1_000_000n, compression: 'none' });
     const about: RecordedBy = {
-      runtime: 'node', version: 'v20.0.0', platform: 'linux', arch: 'x64', hostname: 'h', pid: 7,
-      processStartUs: 1, argv: ['node', 'app.js'], intervalUs: 1000, mode: 'wall', recorder: '0.1.0',
+      runtime: 'node',
+      version: 'v20.0.0',
+      platform: 'linux',
+      arch: 'x64',
+      hostname: 'h',
+      pid: 7,
+      processStartUs: 1,
+      argv: ['node', 'app.js'],
+      intervalUs: 1000,
+      mode: 'wall',
+      recorder: '0.1.0',
     };
     w.internString(encodeRecordedBy(about));
     const f = w.internFrame({ filename: 'app.js', funcname: 'work', lineno: 1 });
@@ -81,7 +95,11 @@ describe('top --by thread', () => {
   });
 
   it("every thread's value adds up to the total, under any status filter (fast-check)", () => {
-    const line = fc.record({ thread: fc.integer({ min: 1, max: 4 }), frame: fc.constantFrom('a', 'b'), n: fc.integer({ min: 1, max: 50 }) });
+    const line = fc.record({
+      thread: fc.integer({ min: 1, max: 4 }),
+      frame: fc.constantFrom('a', 'b'),
+      n: fc.integer({ min: 1, max: 50 }),
+    });
     fc.assert(
       fc.property(fc.array(line, { minLength: 1, maxLength: 30 }), (lines) => {
         const text = lines.map((l) => `thread (${l.thread}): t${l.thread};${l.frame} ${l.n}`).join('\n') + '\n';

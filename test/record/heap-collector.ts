@@ -29,7 +29,11 @@ export class HeapCollector implements HeapEventSink {
       const ordinal = batch.ordinals[i]!;
       if (ordinal <= this.lastOrdinal) this.ordered = false;
       this.lastOrdinal = ordinal;
-      this.allocated.set(ordinal, { size: batch.sizes[i]!, functions: batch.stacks.callFramesOf(batch.stackIds[i]!).map((cf) => cf.functionName), timeUs: batch.timeUs });
+      this.allocated.set(ordinal, {
+        size: batch.sizes[i]!,
+        functions: batch.stacks.callFramesOf(batch.stackIds[i]!).map((cf) => cf.functionName),
+        timeUs: batch.timeUs,
+      });
     }
   }
 

@@ -53,7 +53,13 @@ describe('heap recording in this process', () => {
   it('live at the end is the leak, allocations are the garbage maker, and the garbage is freed', () => {
     const heap = new HeapCollector();
     // harvestMs: long enough that only our own harvest() calls poll.
-    const recording = startRecording({ sink: new TickList(), heap: { intervalBytes: 16 * 1024 }, heapSink: heap, harvestMs: 3_600_000, handleExit: false });
+    const recording = startRecording({
+      sink: new TickList(),
+      heap: { intervalBytes: 16 * 1024 },
+      heapSink: heap,
+      harvestMs: 3_600_000,
+      handleExit: false,
+    });
     // 100 steps of 10 KB leaked and 100 KB of garbage: "a second" of the issue's program is ten steps.
     for (let step = 0; step < 100; step++) {
       leakSome(step);
@@ -72,7 +78,9 @@ describe('heap recording in this process', () => {
     expect(live.get('leakSome')!).toBeGreaterThan(live.get('(other)')!);
     // 10 MB of garbage against 1 MB leaked.
     expect(allocated.get('makeGarbage')!).toBeGreaterThan(4 * allocated.get('leakSome')!);
-    const garbageFreed = [...heap.freed.keys()].filter((o) => heap.allocated.get(o)?.functions.includes('makeGarbage')).length;
+    const garbageFreed = [...heap.freed.keys()].filter((o) =>
+      heap.allocated.get(o)?.functions.includes('makeGarbage'),
+    ).length;
     const garbageAllocated = [...heap.allocated.values()].filter((a) => a.functions.includes('makeGarbage')).length;
     expect(garbageFreed).toBeGreaterThan(garbageAllocated / 2);
     // A free names an allocation announced before it, at a later poll.
@@ -123,10 +131,18 @@ describe('heap recording of a program that runs out of heap', () => {
   it("delivers the hoarding function's allocations before V8 aborts", async () => {
     const program = path.join(dir, 'oom.js');
     // ~160 KB a step into a global array until the 64 MB old generation is full.
-    fs.writeFileSync(program, 'globalThis.hoard = [];\nfunction hoardArrays() { for (let i = 0; i < 2; i++) hoard.push(new Array(10000).fill(hoard.length)); }\nsetInterval(hoardArrays, 20);\n');
+    fs.writeFileSync(
+      program,
+      'globalThis.hoard = [];\nfunction hoardArrays() { for (let i = 0; i < 2; i++) hoard.push(new Array(10000).fill(hoard.length)); }\nsetInterval(hoardArrays, 20);\n',
+    );
     const heap = new HeapCollector();
     const { runRecorded } = require(path.join(build.dist, 'record', 'index.js')) as { runRecorded: typeof RunRecorded };
-    const { code, signal, summary } = await runRecorded([process.execPath, '--max-old-space-size=64', program], { out: path.join(dir, 'oom.tach'), heap: { intervalBytes: 64 * 1024 }, heapSink: heap, stdio: 'pipe' });
+    const { code, signal, summary } = await runRecorded([process.execPath, '--max-old-space-size=64', program], {
+      out: path.join(dir, 'oom.tach'),
+      heap: { intervalBytes: 64 * 1024 },
+      heapSink: heap,
+      stdio: 'pipe',
+    });
     // V8's "JavaScript heap out of memory" aborts.
     expect(signal ?? code).toSatisfy((s: unknown) => s === 'SIGABRT' || s === 134);
     expect(summary.complete).toBe(false);
@@ -142,8 +158,26 @@ describe('profpack record --heap', () => {
   it('reports the heap events it received', () => {
     const program = path.join(dir, 'small.js');
     // Global: a module's own scope is collected once it has run, before the last poll at exit.
-    fs.writeFileSync(program, 'globalThis.kept = [];\nfunction keep() { for (let i = 0; i < 200; i++) kept.push(new Array(1000).fill(i)); }\nkeep();\n');
-    const run = spawnSync(process.execPath, [build.cli, 'record', '--heap', '--heap-interval', '32k', '--out', path.join(dir, 'small.tach'), '--', process.execPath, program], { encoding: 'utf8' });
+    fs.writeFileSync(
+      program,
+      'globalThis.kept = [];\nfunction keep() { for (let i = 0; i < 200; i++) kept.push(new Array(1000).fill(i)); }\nkeep();\n',
+    );
+    const run = spawnSync(
+      process.execPath,
+      [
+        build.cli,
+        'record',
+        '--heap',
+        '--heap-interval',
+        '32k',
+        '--out',
+        path.join(dir, 'small.tach'),
+        '--',
+        process.execPath,
+        program,
+      ],
+      { encoding: 'utf8' },
+    );
     expect(run.stderr).toMatch(/profpack: heap: [1-9][\d,]* sampled allocations, \d+ frees, \d+ short-lived/);
     expect(run.status).toBe(0);
   });
@@ -153,7 +187,11 @@ describe('profpack record --heap', () => {
     [['--heap', '--heap-interval', '10'], /ERR_INVALID_ARGUMENT.*heap.intervalBytes must be an integer in \[1024,/],
     [['--heap-interval', '64k'], /ERR_INVALID_ARGUMENT.*--heap-interval needs --heap/],
   ])('%j is refused with a coded error, exit 2', (flags, message) => {
-    const run = spawnSync(process.execPath, [build.cli, 'record', ...flags, '--out', path.join(dir, 'bad.tach'), '--', process.execPath, '-e', '0'], { encoding: 'utf8' });
+    const run = spawnSync(
+      process.execPath,
+      [build.cli, 'record', ...flags, '--out', path.join(dir, 'bad.tach'), '--', process.execPath, '-e', '0'],
+      { encoding: 'utf8' },
+    );
     expect(run.status).toBe(2);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(message);

@@ -29,9 +29,14 @@ import { encodeFrame, FrameParser, type WireMessage } from '../../lib/record/wir
 import { HeapCollector } from './heap-collector';
 
 /** A run of polls: which objects (by ordinal, allocated in order) are alive at each. */
-const pollsArb = fc.array(fc.array(fc.boolean(), { maxLength: 30 }), { minLength: 1, maxLength: 6 }).chain((births) =>
-  fc.tuple(fc.constant(births), fc.array(fc.nat(8), { minLength: births.flat().length, maxLength: births.flat().length })),
-);
+const pollsArb = fc
+  .array(fc.array(fc.boolean(), { maxLength: 30 }), { minLength: 1, maxLength: 6 })
+  .chain((births) =>
+    fc.tuple(
+      fc.constant(births),
+      fc.array(fc.nat(8), { minLength: births.flat().length, maxLength: births.flat().length }),
+    ),
+  );
 
 describe('diffSamples', () => {
   it('allocations, frees and short-lived counts agree with a model of objects and their lifetimes', () => {
@@ -58,7 +63,9 @@ describe('diffSamples', () => {
           if (shuffle) alive.reverse();
           const d = diffSamples(live, Uint32Array.from(alive));
           const sortedAlive = [...alive].sort((a, b) => a - b);
-          expect(Array.from(d.born, (i) => alive[i])).toEqual(objects.filter((o) => o.firstPoll === p).map((o) => o.ordinal));
+          expect(Array.from(d.born, (i) => alive[i])).toEqual(
+            objects.filter((o) => o.firstPoll === p).map((o) => o.ordinal),
+          );
           expect(Array.from(d.freed)).toEqual(objects.filter((o) => o.lastPoll === p - 1).map((o) => o.ordinal));
           expect(Array.from(d.live.ordinals)).toEqual(sortedAlive);
           countedShortLived += d.shortLived;
@@ -73,13 +80,23 @@ describe('diffSamples', () => {
 });
 
 function node(id: number, functionName: string, children: SamplingHeapNode[] = []): SamplingHeapNode {
-  return { id, callFrame: { functionName, scriptId: '1', url: 'file:///app.js', lineNumber: id, columnNumber: 0 }, children };
+  return {
+    id,
+    callFrame: { functionName, scriptId: '1', url: 'file:///app.js', lineNumber: id, columnNumber: 0 },
+    children,
+  };
 }
 
 /** (root) → main → [alloc, parse → alloc]: four stacks. */
 const tree = node(1, '(root)', [node(2, 'main', [node(3, 'alloc'), node(4, 'parse', [node(5, 'alloc')])])]);
 
-function pollOf(numbers: HeapStackNumbers, ordinals: number[], nodes: number[], freed: number[], shortLived = 0): HeapPoll {
+function pollOf(
+  numbers: HeapStackNumbers,
+  ordinals: number[],
+  nodes: number[],
+  freed: number[],
+  shortLived = 0,
+): HeapPoll {
   const byNode = numbers.number(tree);
   return {
     intervalBytes: 4096,
@@ -98,7 +115,16 @@ describe('heap frames on the recording pipe', () => {
   it('carry allocations with their stacks, frees and counts; stacks cross once', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ allocations: fc.array(fc.tuple(fc.integer({ min: 1, max: 1000 }), fc.constantFrom(2, 3, 4, 5, 99)), { maxLength: 20 }), freed: fc.uniqueArray(fc.nat(5000), { maxLength: 10 }), shortLived: fc.nat(50) }), { minLength: 1, maxLength: 5 }),
+        fc.array(
+          fc.record({
+            allocations: fc.array(fc.tuple(fc.integer({ min: 1, max: 1000 }), fc.constantFrom(2, 3, 4, 5, 99)), {
+              maxLength: 20,
+            }),
+            freed: fc.uniqueArray(fc.nat(5000), { maxLength: 10 }),
+            shortLived: fc.nat(50),
+          }),
+          { minLength: 1, maxLength: 5 },
+        ),
         fc.integer({ min: -1e6, max: 1e6 }),
         (polls, clockOffsetUs) => {
           const numbers = new HeapStackNumbers();
@@ -109,7 +135,13 @@ describe('heap frames on the recording pipe', () => {
           for (const p of polls) {
             // V8's ordinals ascend: each allocation `gap` after the one before.
             const ordinals = p.allocations.map(([gap]) => (base += gap));
-            const poll = pollOf(numbers, ordinals, p.allocations.map(([, n]) => n), [...p.freed].sort((a, b) => a - b), p.shortLived);
+            const poll = pollOf(
+              numbers,
+              ordinals,
+              p.allocations.map(([, n]) => n),
+              [...p.freed].sort((a, b) => a - b),
+              p.shortLived,
+            );
             const frame = encodeHeapFrame(poll, 0, numbers);
             frames.push(frame);
             receiver.receive(frame.subarray(4), 0);
@@ -117,7 +149,11 @@ describe('heap frames on the recording pipe', () => {
               const got = sink.allocated.get(o)!;
               expect(got.size).toBe(o * 8);
               const leaf = p.allocations[i]![1];
-              expect(got.functions).toEqual(leaf === 99 ? [] : { 2: ['main'], 3: ['alloc', 'main'], 4: ['parse', 'main'], 5: ['alloc', 'parse', 'main'] }[leaf]);
+              expect(got.functions).toEqual(
+                leaf === 99
+                  ? []
+                  : { 2: ['main'], 3: ['alloc', 'main'], 4: ['parse', 'main'], 5: ['alloc', 'parse', 'main'] }[leaf],
+              );
               expect(got.timeUs).toBe(poll.timeUs + clockOffsetUs);
             }
             for (const o of p.freed) expect(sink.freed.has(o)).toBe(true);
@@ -161,7 +197,11 @@ describe('heap frames on the recording pipe', () => {
   it('interleave with JSON frames however the stream is split', () => {
     const numbers = new HeapStackNumbers();
     const heapFrame = encodeHeapFrame(pollOf(numbers, [1, 2], [3, 5], []), 0, numbers);
-    const stream = Buffer.concat([encodeFrame({ kind: 'ping' }), heapFrame, encodeFrame({ kind: 'end', durationSec: 1, threads: 1 })]);
+    const stream = Buffer.concat([
+      encodeFrame({ kind: 'ping' }),
+      heapFrame,
+      encodeFrame({ kind: 'end', durationSec: 1, threads: 1 }),
+    ]);
     fc.assert(
       fc.property(fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { maxLength: 6 }), (cuts) => {
         const parser = new FrameParser();
@@ -186,14 +226,29 @@ describe('heap options', () => {
     expect(parseByteSize('512k')).toBe(524288);
     expect(parseByteSize('512KiB')).toBe(524288);
     expect(parseByteSize('1m')).toBe(1048576);
-    for (const bad of ['', '1.5k', '-4', '12x', '1g']) expect(() => parseByteSize(bad)).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
+    for (const bad of ['', '1.5k', '-4', '12x', '1g'])
+      expect(() => parseByteSize(bad)).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
   });
 
   it('checks interval and ratio, with defaults', () => {
     expect(checkHeapOptions(true)).toEqual({ intervalBytes: 512 * 1024, nearLimitRatio: 0.9 });
-    expect(checkHeapOptions({ intervalBytes: 32768, nearLimitRatio: 0.5 })).toEqual({ intervalBytes: 32768, nearLimitRatio: 0.5 });
-    for (const bad of [{ intervalBytes: 0 }, { intervalBytes: 1.5e3 + 0.5 }, { intervalBytes: 2 ** 31 }, { intervalBytes: NaN }, { nearLimitRatio: 0 }, { nearLimitRatio: 1.5 }, null, 7]) {
-      expect(() => checkHeapOptions(bad as never)).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT, expected: expect.any(String) }));
+    expect(checkHeapOptions({ intervalBytes: 32768, nearLimitRatio: 0.5 })).toEqual({
+      intervalBytes: 32768,
+      nearLimitRatio: 0.5,
+    });
+    for (const bad of [
+      { intervalBytes: 0 },
+      { intervalBytes: 1.5e3 + 0.5 },
+      { intervalBytes: 2 ** 31 },
+      { intervalBytes: NaN },
+      { nearLimitRatio: 0 },
+      { nearLimitRatio: 1.5 },
+      null,
+      7,
+    ]) {
+      expect(() => checkHeapOptions(bad as never)).toThrow(
+        expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT, expected: expect.any(String) }),
+      );
     }
   });
 
@@ -206,8 +261,15 @@ describe('heap options', () => {
 
   it('startRecording refuses bad heap options and a heapSink it cannot feed, before starting anything', () => {
     const heapSink = { allocations: () => undefined, frees: () => undefined };
-    for (const options of [{ heap: { intervalBytes: 5 } }, { heap: { nearLimitRatio: 2 } }, { heapSink }, { heap: true as const, heapSink, writer: 'process' as const }]) {
-      expect(() => startRecording({ ...options, out: '/nonexistent/dir/never.tach' })).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
+    for (const options of [
+      { heap: { intervalBytes: 5 } },
+      { heap: { nearLimitRatio: 2 } },
+      { heapSink },
+      { heap: true as const, heapSink, writer: 'process' as const },
+    ]) {
+      expect(() => startRecording({ ...options, out: '/nonexistent/dir/never.tach' })).toThrow(
+        expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }),
+      );
     }
   });
 });

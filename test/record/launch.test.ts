@@ -17,7 +17,8 @@ const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-launch-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const BUSY = 'function busy(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); return x; }\n';
+const BUSY =
+  'function busy(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); return x; }\n';
 
 function write(name: string, body: string, mode = 0o644): string {
   const file = path.join(dir, name);
@@ -27,7 +28,11 @@ function write(name: string, body: string, mode = 0o644): string {
 }
 
 function record(args: string[], cwd = dir) {
-  const run = spawnSync(process.execPath, [cli, 'record', ...args], { cwd, encoding: 'utf8', timeout: 120_000 * SLOWDOWN });
+  const run = spawnSync(process.execPath, [cli, 'record', ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 120_000 * SLOWDOWN,
+  });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
@@ -35,7 +40,10 @@ function record(args: string[], cwd = dir) {
 function contents(file: string): { samples: number; functions: string[] } {
   const reader = ProfileReader.open(file);
   try {
-    return { samples: Number(reader.info.sampleCount), functions: reader.frames.flatMap((f) => (f === null ? [] : [`${f.funcname} ${f.filename}`])) };
+    return {
+      samples: Number(reader.info.sampleCount),
+      functions: reader.frames.flatMap((f) => (f === null ? [] : [`${f.funcname} ${f.filename}`])),
+    };
   } finally {
     reader.close();
   }
@@ -44,7 +52,11 @@ function contents(file: string): { samples: number; functions: string[] } {
 describe('profpack record: how users start a program', () => {
   it('records an npm bin through its symlink: the relative requires of the real script resolve', () => {
     write('pkg/lib/impl.js', `${BUSY}exports.run = () => busy(150);\n`);
-    write('pkg/bin/tool.js', "#!/usr/bin/env node\nrequire('../lib/impl.js').run();\nconsole.log('tool ran');\n", 0o755);
+    write(
+      'pkg/bin/tool.js',
+      "#!/usr/bin/env node\nrequire('../lib/impl.js').run();\nconsole.log('tool ran');\n",
+      0o755,
+    );
     fs.mkdirSync(path.join(dir, 'node_modules', '.bin'), { recursive: true });
     fs.symlinkSync('../../pkg/bin/tool.js', path.join(dir, 'node_modules', '.bin', 'tool'));
     const out = path.join(dir, 'bin.tach');
@@ -77,7 +89,10 @@ describe('profpack record: how users start a program', () => {
   it("keeps node's own --require and --import flags", () => {
     const required = write('required.cjs', 'globalThis.requiredRan = true;\n');
     const imported = write('imported.mjs', 'globalThis.importedRan = true;\n');
-    const app = write('flags-app.js', `${BUSY}busy(50); console.log(String(globalThis.requiredRan), String(globalThis.importedRan));\n`);
+    const app = write(
+      'flags-app.js',
+      `${BUSY}busy(50); console.log(String(globalThis.requiredRan), String(globalThis.importedRan));\n`,
+    );
     const out = path.join(dir, 'flags.tach');
     const run = record(['--out', out, '--', process.execPath, '--require', required, '--import', imported, app]);
     expect(run.code).toBe(0);
@@ -92,9 +107,9 @@ describe('profpack record: child Node processes', () => {
     [
       "const { fork, spawn } = require('node:child_process');",
       BUSY,
-      "function childWork() { busy(150); }",
+      'function childWork() { busy(150); }',
       "if (process.argv[2] === 'child') { childWork(); process.exit(0); }",
-      "let ended = 0; const done = () => { if (++ended === 2) busy(50); };",
+      'let ended = 0; const done = () => { if (++ended === 2) busy(50); };',
       "fork(__filename, ['child']).on('exit', done);",
       "spawn(process.execPath, [__filename, 'child'], { stdio: 'inherit' }).on('exit', done);",
     ].join('\n'),

@@ -37,19 +37,42 @@ describe('ranges', () => {
     expect(codeOf(() => checkRotate({ everyMs: MAX_TIMER_MS + 1, dir }))).toBe('ERR_INVALID_ARGUMENT');
   });
   it('startRecording: harvestMs and intervalUs above their maximum are refused before anything starts', () => {
-    expect(codeOf(() => startRecording({ harvestMs: MAX_TIMER_MS + 1, out: path.join(dir, 'h.tach') }))).toBe('ERR_INVALID_ARGUMENT');
-    expect(codeOf(() => startRecording({ intervalUs: 3_000_000_000, out: path.join(dir, 'i.tach') }))).toBe('ERR_INVALID_ARGUMENT');
+    expect(codeOf(() => startRecording({ harvestMs: MAX_TIMER_MS + 1, out: path.join(dir, 'h.tach') }))).toBe(
+      'ERR_INVALID_ARGUMENT',
+    );
+    expect(codeOf(() => startRecording({ intervalUs: 3_000_000_000, out: path.join(dir, 'i.tach') }))).toBe(
+      'ERR_INVALID_ARGUMENT',
+    );
     expect(fs.existsSync(path.join(dir, 'h.tach'))).toBe(false);
     expect(fs.existsSync(path.join(dir, 'i.tach'))).toBe(false);
   });
   it('profpack record: --interval-us 3000000000, --harvest-ms 2^31, --flush-ms 2^31, --rotate 600h: exit 2, one line, nothing run', () => {
     const marker = path.join(dir, 'ran');
-    for (const flags of [['--interval-us', '3000000000'], ['--harvest-ms', String(2 ** 31)], ['--flush-ms', String(2 ** 31)], ['--rotate', '600h']]) {
-      const r = spawnSync(process.execPath, [build.cli, 'record', ...flags, '--out', path.join(dir, 'r.tach'), '--', process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, '')`], {
-        encoding: 'utf8',
-        cwd: dir,
-        timeout: 60_000 * SLOWDOWN,
-      });
+    for (const flags of [
+      ['--interval-us', '3000000000'],
+      ['--harvest-ms', String(2 ** 31)],
+      ['--flush-ms', String(2 ** 31)],
+      ['--rotate', '600h'],
+    ]) {
+      const r = spawnSync(
+        process.execPath,
+        [
+          build.cli,
+          'record',
+          ...flags,
+          '--out',
+          path.join(dir, 'r.tach'),
+          '--',
+          process.execPath,
+          '-e',
+          `require('fs').writeFileSync(${JSON.stringify(marker)}, '')`,
+        ],
+        {
+          encoding: 'utf8',
+          cwd: dir,
+          timeout: 60_000 * SLOWDOWN,
+        },
+      );
       expect(r.status, flags.join(' ')).toBe(2);
       expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^profpack: ERR_INVALID_ARGUMENT: /)]);
       expect(fs.existsSync(marker)).toBe(false);

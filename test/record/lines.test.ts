@@ -24,14 +24,19 @@ describe('sampleLines', () => {
     const chunk = { samples: [1, 1, 2, 1, 1], timeDeltas: [10, 10, 10, 10, 10], startTime: 0 };
     expect(Array.from(sampleLines(chunk, { 1: [7, 2, 9, 1] }))).toEqual([7, 7, 0, 9, 0]);
     // Time order, not array order: V8 sometimes records a tick before its predecessor.
-    expect(Array.from(sampleLines({ samples: [1, 1], timeDeltas: [10, -5], startTime: 0 }, { 1: [3, 1, 4, 1] }))).toEqual([4, 3]);
+    expect(
+      Array.from(sampleLines({ samples: [1, 1], timeDeltas: [10, -5], startTime: 0 }, { 1: [3, 1, 4, 1] })),
+    ).toEqual([4, 3]);
   });
 
   it('never assigns a line more samples than its ticks, and assigns every tick it can', () => {
     fc.assert(
       fc.property(
         fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 60 }),
-        fc.dictionary(fc.constantFrom('0', '1', '2', '3'), fc.array(fc.tuple(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 0, max: 6 })), { maxLength: 4 })),
+        fc.dictionary(
+          fc.constantFrom('0', '1', '2', '3'),
+          fc.array(fc.tuple(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 0, max: 6 })), { maxLength: 4 }),
+        ),
         (samples, ticksByNode) => {
           const lineTicks: Record<number, number[]> = {};
           for (const [node, pairs] of Object.entries(ticksByNode)) lineTicks[Number(node)] = pairs.flat();
@@ -52,13 +57,30 @@ describe('sampleLines', () => {
 });
 
 describe('ChunkIngester with positionTicks', () => {
-  it("writes the leaf at its hot line (no column), callers as before", () => {
-    const cf = (functionName: string, lineNumber: number) => ({ functionName, scriptId: '1', url: 'file:///app.js', lineNumber, columnNumber: 4 });
+  it('writes the leaf at its hot line (no column), callers as before', () => {
+    const cf = (functionName: string, lineNumber: number) => ({
+      functionName,
+      scriptId: '1',
+      url: 'file:///app.js',
+      lineNumber,
+      columnNumber: 4,
+    });
     const profile: CpuProfile = {
       nodes: [
-        { id: 1, callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, children: [2] },
+        {
+          id: 1,
+          callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 },
+          children: [2],
+        },
         { id: 2, callFrame: cf('main', 0), children: [3] },
-        { id: 3, callFrame: cf('work', 9), positionTicks: [{ line: 12, ticks: 2 }, { line: 14, ticks: 1 }] },
+        {
+          id: 3,
+          callFrame: cf('work', 9),
+          positionTicks: [
+            { line: 12, ticks: 2 },
+            { line: 14, ticks: 1 },
+          ],
+        },
       ],
       startTime: 0,
       endTime: 40,
@@ -74,7 +96,8 @@ describe('ChunkIngester with positionTicks', () => {
       ['work', 14, null],
       ['work', 10, 5],
     ]);
-    for (const s of sink.sampleList) expect(sink.frames[s.stack[1]!]).toMatchObject({ funcname: 'main', lineno: 1, column: 5 });
+    for (const s of sink.sampleList)
+      expect(sink.frames[s.stack[1]!]).toMatchObject({ funcname: 'main', lineno: 1, column: 5 });
   });
 });
 
@@ -96,11 +119,17 @@ describe('profpack record, then top --by line', () => {
       ].join('\n'),
     );
     const out = path.join(dir, 'hot.tach');
-    const rec = spawnSync(process.execPath, [cli, 'record', '-o', out, '--', process.execPath, app], { encoding: 'utf8' });
+    const rec = spawnSync(process.execPath, [cli, 'record', '-o', out, '--', process.execPath, app], {
+      encoding: 'utf8',
+    });
     expect(rec.status, rec.stderr).toBe(0);
-    const top = spawnSync(process.execPath, [cli, 'top', out, '--by', 'line', '--json', '-n', '0'], { encoding: 'utf8' });
+    const top = spawnSync(process.execPath, [cli, 'top', out, '--by', 'line', '--json', '-n', '0'], {
+      encoding: 'utf8',
+    });
     expect(top.status, top.stderr).toBe(0);
-    const rows = (JSON.parse(top.stdout) as { rows: { funcname: string; filename: string; lineno: number; self: number }[] }).rows.filter((r) => r.funcname === 'hotFunction' && r.filename === pathToFileURL(app).href);
+    const rows = (
+      JSON.parse(top.stdout) as { rows: { funcname: string; filename: string; lineno: number; self: number }[] }
+    ).rows.filter((r) => r.funcname === 'hotFunction' && r.filename === pathToFileURL(app).href);
     const self = rows.reduce((sum, r) => sum + r.self, 0);
     expect(self).toBeGreaterThan(0);
     // The declaration line is no longer where the time goes: the loop's lines are.

@@ -34,13 +34,20 @@ beforeAll(() => {
     app,
     'let x = 0; function slice() { const end = Date.now() + 20; while (Date.now() < end) x += Math.sqrt(x + 1); if (process.cpuUsage().user < 1.2e6) setImmediate(slice); } slice();\n',
   );
-  for (const [dirOut, every] of [[rotated, '200ms'], [other, '60s']] as const) {
+  for (const [dirOut, every] of [
+    [rotated, '200ms'],
+    [other, '60s'],
+  ] as const) {
     const r = run('record', '--rotate', every, '--dir', dirOut, '--harvest-ms', '50', '--', process.execPath, app);
     expect(r.status, r.stderr).toBe(0);
   }
 });
 
-const files = (d: string) => fs.readdirSync(d).filter((f) => f.endsWith('.tach')).map((f) => path.join(d, f));
+const files = (d: string) =>
+  fs
+    .readdirSync(d)
+    .filter((f) => f.endsWith('.tach'))
+    .map((f) => path.join(d, f));
 
 describe('rotated files of one process', () => {
   it('each carries the same process identity', () => {

@@ -33,7 +33,10 @@ function script(name: string, body: string): string {
 }
 
 /** Collects a child's stdout+stderr; resolves when `pattern` has appeared in it. */
-function output(child: ChildProcess): { text: () => string; when: (pattern: RegExp, ms: number) => Promise<RegExpMatchArray> } {
+function output(child: ChildProcess): {
+  text: () => string;
+  when: (pattern: RegExp, ms: number) => Promise<RegExpMatchArray>;
+} {
   let text = '';
   child.stdout?.on('data', (b: Buffer) => (text += b.toString()));
   child.stderr?.on('data', (b: Buffer) => (text += b.toString()));
@@ -69,9 +72,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('profpack record under faults', () => {
   it('SIGKILLed, it loses at most about one flush interval; its target outlives it and stops sampling', async () => {
-    const target = script('busy.js', "console.log('ready ' + process.pid);\nconst end = Date.now() + 60000;\nfunction spin() { let x = 0; for (let i = 0; i < 1e6; i++) x += i; return x; }\n(function loop() { spin(); if (Date.now() < end) setImmediate(loop); })();\n");
+    const target = script(
+      'busy.js',
+      "console.log('ready ' + process.pid);\nconst end = Date.now() + 60000;\nfunction spin() { let x = 0; for (let i = 0; i < 1e6; i++) x += i; return x; }\n(function loop() { spin(); if (Date.now() < end) setImmediate(loop); })();\n",
+    );
     const out = path.join(dir, 'killed.tach');
-    const record = spawn(process.execPath, [cli, 'record', '--out', out, '--harvest-ms', '200', '--flush-ms', '200', '--', process.execPath, target], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const record = spawn(
+      process.execPath,
+      [cli, 'record', '--out', out, '--harvest-ms', '200', '--flush-ms', '200', '--', process.execPath, target],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const io = output(record);
     const pid = Number((await io.when(/ready (\d+)/, 20_000))[1]);
     stray.push(pid);
@@ -98,9 +108,16 @@ describe('profpack record under faults', () => {
   });
 
   it('a target that ignores SIGTERM gets SIGKILL after --kill-after; the file is finalized', async () => {
-    const target = script('stubborn.js', "process.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nconsole.log('ready ' + process.pid);\nsetInterval(() => { let x = 0; for (let i = 0; i < 1e5; i++) x += i; }, 5);\n");
+    const target = script(
+      'stubborn.js',
+      "process.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nconsole.log('ready ' + process.pid);\nsetInterval(() => { let x = 0; for (let i = 0; i < 1e5; i++) x += i; }, 5);\n",
+    );
     const out = path.join(dir, 'stubborn.tach');
-    const record = spawn(process.execPath, [cli, 'record', '--out', out, '--harvest-ms', '200', '--kill-after', '1', '--', process.execPath, target], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const record = spawn(
+      process.execPath,
+      [cli, 'record', '--out', out, '--harvest-ms', '200', '--kill-after', '1', '--', process.execPath, target],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const io = output(record);
     const pid = Number((await io.when(/ready (\d+)/, 20_000))[1]);
     stray.push(pid);
@@ -121,8 +138,15 @@ describe('profpack record under faults', () => {
   });
 
   it('bad --kill-after and --flush-ms are usage errors (exit 2, one line)', () => {
-    for (const flag of [['--kill-after', 'soon'], ['--flush-ms', '0']]) {
-      const run = spawnSync(process.execPath, [cli, 'record', '--out', path.join(dir, 'x.tach'), ...flag, '--', process.execPath, '-e', '0'], { encoding: 'utf8' });
+    for (const flag of [
+      ['--kill-after', 'soon'],
+      ['--flush-ms', '0'],
+    ]) {
+      const run = spawnSync(
+        process.execPath,
+        [cli, 'record', '--out', path.join(dir, 'x.tach'), ...flag, '--', process.execPath, '-e', '0'],
+        { encoding: 'utf8' },
+      );
       expect(run.status).toBe(2);
       expect(run.stderr).toMatch(/^profpack: ERR_INVALID_ARGUMENT: .*\n$/);
     }

@@ -8,7 +8,13 @@ import { startRecording } from '../../lib/record/recorder';
 import { SLOWDOWN } from '../shared';
 
 function chunk(startTime: number, samples: number[], timeDeltas: number[]): CpuProfile {
-  const cf = (functionName: string, url = '', lineNumber = -1, columnNumber = -1) => ({ functionName, scriptId: '1', url, lineNumber, columnNumber });
+  const cf = (functionName: string, url = '', lineNumber = -1, columnNumber = -1) => ({
+    functionName,
+    scriptId: '1',
+    url,
+    lineNumber,
+    columnNumber,
+  });
   return {
     nodes: [
       { id: 1, callFrame: cf('(root)'), children: [2, 3, 4, 5] },
@@ -32,13 +38,27 @@ describe('ChunkIngester', () => {
     ing.ingest(chunk(1000, [6, 2, 3, 4, 1], [10, 10, 10, 10, 10]), 0n, true);
     const names = (i: number) => Array.from(sink.sampleList[i]!.stack, (f) => sink.frames[f]!.funcname);
     expect(names(0)).toEqual(['work', 'main']);
-    expect(sink.frames[sink.sampleList[0]!.stack[0]!]).toEqual({ filename: 'file:///app.js', funcname: 'work', lineno: 10, endLineno: null, column: 18, endColumn: null, opcode: null });
+    expect(sink.frames[sink.sampleList[0]!.stack[0]!]).toEqual({
+      filename: 'file:///app.js',
+      funcname: 'work',
+      lineno: 10,
+      endLineno: null,
+      column: 18,
+      endColumn: null,
+      opcode: null,
+    });
     expect(names(1)).toEqual(['(program)']);
     expect(names(2)).toEqual(['(idle)']);
     expect(names(3)).toEqual(['(garbage collector)']);
     expect(names(4)).toEqual([]);
     const main = NodeStatus.MainThread;
-    expect(sink.sampleList.map((s) => s.status)).toEqual([NodeStatus.OnCpu | main, NodeStatus.OnCpu | main, main, NodeStatus.OnCpu | NodeStatus.InGc | main, NodeStatus.OnCpu | main]);
+    expect(sink.sampleList.map((s) => s.status)).toEqual([
+      NodeStatus.OnCpu | main,
+      NodeStatus.OnCpu | main,
+      main,
+      NodeStatus.OnCpu | NodeStatus.InGc | main,
+      NodeStatus.OnCpu | main,
+    ]);
     expect(sink.sampleList.map((s) => s.timestampUs)).toEqual([1010n, 1020n, 1030n, 1040n, 1050n]);
   });
 
@@ -49,7 +69,13 @@ describe('ChunkIngester', () => {
     // The next chunk began before the previous ended: its first two ticks are the same ticks.
     expect(ing.ingest(chunk(150, [6, 6, 5], [50, 100, 100]), 0n, true)).toBe(1);
     expect(ing.ingest(chunk(150, [6], [50]), 7n, false)).toBe(1);
-    expect(sink.sampleList.map((s) => `${s.threadId}:${s.timestampUs}`)).toEqual(['0:100', '0:200', '0:300', '0:400', '7:200']);
+    expect(sink.sampleList.map((s) => `${s.threadId}:${s.timestampUs}`)).toEqual([
+      '0:100',
+      '0:200',
+      '0:300',
+      '0:400',
+      '7:200',
+    ]);
     expect(sink.frames.map((f) => f.funcname)).toEqual(['work', 'main']);
     expect(sink.sampleList[4]!.status & NodeStatus.MainThread).toBe(0);
   });
@@ -57,7 +83,11 @@ describe('ChunkIngester', () => {
   it('writes a chunk in time order when V8 recorded a tick before its predecessor', () => {
     const sink = new TickList();
     new ChunkIngester(sink).ingest(chunk(0, [6, 5, 2], [100, -30, 50]), 0n, true);
-    expect(sink.sampleList.map((s) => `${s.timestampUs}:${sink.frames[s.stack[0]!]!.funcname}`)).toEqual(['70:main', '100:work', '120:(program)']);
+    expect(sink.sampleList.map((s) => `${s.timestampUs}:${sink.frames[s.stack[0]!]!.funcname}`)).toEqual([
+      '70:main',
+      '100:work',
+      '120:(program)',
+    ]);
   });
 });
 
@@ -76,7 +106,12 @@ describe('startRecording (in this process, V8 sampler)', () => {
     const hot = vm.runInThisContext(code, { filename: 'profpack-hot-workload.js' }) as (ms: number) => number;
     const sink = new TickList();
     let finalized = 0;
-    const recording = startRecording({ sink: Object.assign(sink, { finalize: () => finalized++ }), intervalUs: 500, harvestMs: 60_000, handleExit: false });
+    const recording = startRecording({
+      sink: Object.assign(sink, { finalize: () => finalized++ }),
+      intervalUs: 500,
+      harvestMs: 60_000,
+      handleExit: false,
+    });
     const cpu0 = process.cpuUsage();
     for (let i = 0; i < 8; i++) {
       hot(40);

@@ -28,7 +28,11 @@ beforeAll(() => {
   app = path.join(dir, 'app.js');
   fs.writeFileSync(app, 'const end = Date.now() + 120; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1);\n');
   recording = path.join(dir, 'node.tach');
-  const run = spawnSync(process.execPath, [cli, 'record', '-o', recording, '--interval-us', '500', '--', process.execPath, app, 'first', 'second'], { encoding: 'utf8' });
+  const run = spawnSync(
+    process.execPath,
+    [cli, 'record', '-o', recording, '--interval-us', '500', '--', process.execPath, app, 'first', 'second'],
+    { encoding: 'utf8' },
+  );
   expect(run.status, run.stderr).toBe(0);
 });
 
@@ -44,7 +48,15 @@ function about(file: string): RecordedBy | undefined {
 describe('what recorded a Node recording', () => {
   it('is in the file: Node version, platform, pid, the command without the preload, interval, mode', () => {
     const note = about(recording)!;
-    expect(note).toMatchObject({ runtime: 'node', version: process.version, platform: process.platform, arch: process.arch, intervalUs: 500, mode: 'wall', sourceMaps: true });
+    expect(note).toMatchObject({
+      runtime: 'node',
+      version: process.version,
+      platform: process.platform,
+      arch: process.arch,
+      intervalUs: 500,
+      mode: 'wall',
+      sourceMaps: true,
+    });
     expect(note.pid).toBeGreaterThan(0);
     expect(note.pid).not.toBe(process.pid);
     expect(note.ppid).toBeGreaterThan(0);
@@ -57,7 +69,10 @@ describe('what recorded a Node recording', () => {
     const python = cpythonInterpreter();
     const list = path.join(dir, 'list.txt');
     fs.writeFileSync(list, recording);
-    const run = spawnSync(python, [path.join(repoRoot, 'test', 'tachyon', 'cpython_dump_many.py'), toolsDir, list], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const run = spawnSync(python, [path.join(repoRoot, 'test', 'tachyon', 'cpython_dump_many.py'), toolsDir, list], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+    });
     expect(run.status, run.stderr).toBe(0);
     const want = parseJsonExact(run.stdout.trim()) as { accepted: boolean; info: unknown; samples: unknown[] };
     const got = dumpProfile(recording);
@@ -80,11 +95,16 @@ describe('what recorded a Node recording', () => {
 });
 
 describe('what recorded it, in version 2', () => {
-  it('is kept in full as the model section\'s producer fields, and back in version 1 as the note', () => {
+  it("is kept in full as the model section's producer fields, and back in version 1 as the note", () => {
     const v2 = path.join(dir, 'node-v2.tach');
     const back = path.join(dir, 'node-v1-again.tach');
-    for (const [input, output, version] of [[recording, v2, '2'], [v2, back, '1']] as const) {
-      const run = spawnSync(process.execPath, [cli, 'convert', input, '-o', output, '--tachyon-version', version], { encoding: 'utf8' });
+    for (const [input, output, version] of [
+      [recording, v2, '2'],
+      [v2, back, '1'],
+    ] as const) {
+      const run = spawnSync(process.execPath, [cli, 'convert', input, '-o', output, '--tachyon-version', version], {
+        encoding: 'utf8',
+      });
       expect(run.status, run.stderr).toBe(0);
     }
     const note = about(recording)!;
@@ -101,7 +121,12 @@ describe('what recorded it, in version 2', () => {
     const text = infoLines(v2).join('\n');
     expect(text).not.toMatch(/python|features/i);
     expect(text).toMatch(/^format: +Tachyon version 2, /m);
-    expect(text).toMatch(new RegExp(`^recorded by: +Node ${process.version.replace(/\./g, '\\.')} on ${process.platform}-${process.arch} .*pid ${note.pid} \\(parent ${note.ppid}\\)`, 'm'));
+    expect(text).toMatch(
+      new RegExp(
+        `^recorded by: +Node ${process.version.replace(/\./g, '\\.')} on ${process.platform}-${process.arch} .*pid ${note.pid} \\(parent ${note.ppid}\\)`,
+        'm',
+      ),
+    );
     expect(text).toMatch(/^source maps: +frames read at their source while recording$/m);
     // A version-2 record may stand for many samples: info counts samples, as on the version-1 file.
     const samples = (t: string) => Number(/^samples: +(\d+)/m.exec(t)![1]);
@@ -113,14 +138,21 @@ describe('profpack info', () => {
   it('on a Node recording: Node fields, no Python field, the start as a date, the sample rate with its reason, statuses', () => {
     const text = infoLines(recording).join('\n');
     expect(text).not.toMatch(/python|features/i);
-    expect(text).toMatch(new RegExp(`^recorded by: +Node ${process.version.replace(/\./g, '\\.')} on ${process.platform}-${process.arch} .*pid \\d+`, 'm'));
+    expect(text).toMatch(
+      new RegExp(
+        `^recorded by: +Node ${process.version.replace(/\./g, '\\.')} on ${process.platform}-${process.arch} .*pid \\d+`,
+        'm',
+      ),
+    );
     expect(text).toMatch(new RegExp(`^command: +.*${path.basename(app)} first second$`, 'm'));
     const start = /^start: +(\S+)$/m.exec(text)![1]!;
     expect(new Date(start).toISOString()).toBe(start);
     expect(Math.abs(Date.parse(start) - fs.statSync(recording).mtimeMs)).toBeLessThan(10 * 60_000);
     expect(text).toMatch(/^interval: +500 us \(asks for 2000 samples\/s per thread\)$/m);
     expect(text).toMatch(/^mode: +wall: V8's sampler/m);
-    expect(text).toMatch(/^sample rate: +[\d.]+\/s per thread, \d+% of what the interval asks: V8's sampler thread waits the interval after each tick/m);
+    expect(text).toMatch(
+      /^sample rate: +[\d.]+\/s per thread, \d+% of what the interval asks: V8's sampler thread waits the interval after each tick/m,
+    );
     const status = /^status: +on-cpu (\d+) .*idle (\d+) .*gc (\d+)/m.exec(text)!;
     const samples = Number(/^samples: +(\d+)$/m.exec(text)![1]);
     expect(Number(status[1]) + Number(status[2]) + Number(status[3])).toBe(samples);

@@ -9,14 +9,27 @@ import { openProfile } from '../../lib/formats/index';
 import { samplesOf } from '../support/model';
 import { ErrorCode, isProfpackError } from '../../lib/errors';
 import { RecordingHost } from '../../lib/record/host';
-import { encodeFrame, FdSender, FrameNumbers, FrameParser, MAX_FRAME_BYTES, type WireMessage } from '../../lib/record/wire';
+import {
+  encodeFrame,
+  FdSender,
+  FrameNumbers,
+  FrameParser,
+  MAX_FRAME_BYTES,
+  type WireMessage,
+} from '../../lib/record/wire';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-wire-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A V8-shaped chunk: (root) → main → one of three leaves, sample i at start + 100·(i+1). */
 function chunk(start: number, leaves: number[]): CpuProfile {
-  const cf = (functionName: string, lineNumber = 0) => ({ functionName, scriptId: '1', url: 'file:///app.js', lineNumber, columnNumber: 0 });
+  const cf = (functionName: string, lineNumber = 0) => ({
+    functionName,
+    scriptId: '1',
+    url: 'file:///app.js',
+    lineNumber,
+    columnNumber: 0,
+  });
   return {
     nodes: [
       { id: 1, callFrame: cf('(root)'), children: [2] },
@@ -33,8 +46,19 @@ function chunk(start: number, leaves: number[]): CpuProfile {
 }
 
 const messageArb: fc.Arbitrary<WireMessage> = fc.oneof(
-  fc.record({ kind: fc.constant('chunk' as const), threadId: fc.nat(8), mainThread: fc.boolean(), profile: fc.tuple(fc.nat(1e6), fc.array(fc.nat(2), { maxLength: 20 })).map(([s, l]) => new FrameNumbers().encode(chunk(s, l))) }),
-  fc.record({ kind: fc.constant('end' as const), durationSec: fc.double({ min: 0, max: 1e4, noNaN: true }), threads: fc.nat(64) }),
+  fc.record({
+    kind: fc.constant('chunk' as const),
+    threadId: fc.nat(8),
+    mainThread: fc.boolean(),
+    profile: fc
+      .tuple(fc.nat(1e6), fc.array(fc.nat(2), { maxLength: 20 }))
+      .map(([s, l]) => new FrameNumbers().encode(chunk(s, l))),
+  }),
+  fc.record({
+    kind: fc.constant('end' as const),
+    durationSec: fc.double({ min: 0, max: 1e4, noNaN: true }),
+    threads: fc.nat(64),
+  }),
 );
 
 describe('recording pipe framing', () => {
@@ -95,15 +119,36 @@ describe('RecordingHost', () => {
     const out = path.join(dir, 'partial.tach');
     const host = new RecordingHost({ out, intervalUs: 100, compression: 'zstd', startTimeUs: 0n });
     const numbers = new FrameNumbers();
-    const a = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(0, [0, 1, 2, 0])) });
+    const a = encodeFrame({
+      kind: 'chunk',
+      threadId: 0,
+      mainThread: true,
+      profile: numbers.encode(chunk(0, [0, 1, 2, 0])),
+    });
     // Overlaps the first harvest by one tick (t = 400), as V8's console profiles do.
-    const b = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(300, [0, 2, 2])) });
-    const c = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(1000, [1, 1])) });
+    const b = encodeFrame({
+      kind: 'chunk',
+      threadId: 0,
+      mainThread: true,
+      profile: numbers.encode(chunk(300, [0, 2, 2])),
+    });
+    const c = encodeFrame({
+      kind: 'chunk',
+      threadId: 0,
+      mainThread: true,
+      profile: numbers.encode(chunk(1000, [1, 1])),
+    });
     host.accept(Buffer.concat([a, b.subarray(0, 7)]));
     host.accept(b.subarray(7));
     host.accept(c.subarray(0, c.length - 3));
     const summary = host.finish();
-    expect(summary).toMatchObject({ samples: 6, threads: 1, complete: false, heard: true, truncatedBytes: c.length - 3 });
+    expect(summary).toMatchObject({
+      samples: 6,
+      threads: 1,
+      complete: false,
+      heard: true,
+      truncatedBytes: c.length - 3,
+    });
     expect(summary.durationSec).toBeCloseTo(0.0005, 9);
     const src = openProfile(out, { format: 'tachyon' });
     // No 'end': the duration is the span of the samples that arrived.
@@ -117,8 +162,12 @@ describe('RecordingHost', () => {
     const out = path.join(dir, 'complete.tach');
     const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });
     const numbers = new FrameNumbers();
-    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(0, [0, 1])) }));
-    host.accept(encodeFrame({ kind: 'chunk', threadId: 3, mainThread: false, profile: numbers.encode(chunk(0, [2, 2])) }));
+    host.accept(
+      encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(0, [0, 1])) }),
+    );
+    host.accept(
+      encodeFrame({ kind: 'chunk', threadId: 3, mainThread: false, profile: numbers.encode(chunk(0, [2, 2])) }),
+    );
     host.accept(encodeFrame({ kind: 'end', durationSec: 2, threads: 2 }));
     expect(host.finish()).toMatchObject({ samples: 4, threads: 2, durationSec: 2, complete: true });
     const src = openProfile(out, { format: 'tachyon' });
@@ -131,10 +180,19 @@ describe('RecordingHost', () => {
     const out = path.join(dir, 'garbage.tach');
     const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });
     const numbers = new FrameNumbers();
-    const good = encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(0, [0, 1, 2])) });
+    const good = encodeFrame({
+      kind: 'chunk',
+      threadId: 0,
+      mainThread: true,
+      profile: numbers.encode(chunk(0, [0, 1, 2])),
+    });
     host.accept(Buffer.concat([good, Buffer.from([5, 0, 0, 0]), Buffer.from('nope!')]));
-    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(1000, [0])) }));
-    expect(() => host.finish()).toThrow(expect.objectContaining({ code: ErrorCode.RECORD_FAILED, offset: good.length }));
+    host.accept(
+      encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(1000, [0])) }),
+    );
+    expect(() => host.finish()).toThrow(
+      expect.objectContaining({ code: ErrorCode.RECORD_FAILED, offset: good.length }),
+    );
     const src = openProfile(out, { format: 'tachyon' });
     expect([...samplesOf(src)]).toHaveLength(3);
     src.close();
@@ -155,7 +213,11 @@ describe('harvests on the wire (FrameNumbers)', () => {
     const viaPipe = path.join(dir, 'numbered-pipe.tach');
     const viaProfile = path.join(dir, 'numbered-inline.tach');
     const piped = new RecordingHost({ out: viaPipe, intervalUs: 100, startTimeUs: 0n });
-    piped.accept(Buffer.concat([first, second].map((profile) => encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile }))));
+    piped.accept(
+      Buffer.concat(
+        [first, second].map((profile) => encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile })),
+      ),
+    );
     piped.finish();
     const inline = new RecordingHost({ out: viaProfile, intervalUs: 100, startTimeUs: 0n });
     inline.ingestChunk(chunk(0, [0, 1]), 0, true);
@@ -163,11 +225,19 @@ describe('harvests on the wire (FrameNumbers)', () => {
     inline.finish();
     const read = (file: string) => {
       const src = openProfile(file, { format: 'tachyon' });
-      const got = [...samplesOf(src)].map((s) => `${s.timestampUs}:${Array.from(s.stack, (i) => src.frames[i]!.funcname).join('<')}`);
+      const got = [...samplesOf(src)].map(
+        (s) => `${s.timestampUs}:${Array.from(s.stack, (i) => src.frames[i]!.funcname).join('<')}`,
+      );
       src.close();
       return got;
     };
-    expect(read(viaPipe)).toEqual(['100:alpha<main', '200:beta<main', '1100:gamma<main', '1200:gamma<main', '1300:alpha<main']);
+    expect(read(viaPipe)).toEqual([
+      '100:alpha<main',
+      '200:beta<main',
+      '1100:gamma<main',
+      '1200:gamma<main',
+      '1300:alpha<main',
+    ]);
     expect(read(viaProfile)).toEqual(read(viaPipe));
   });
 
@@ -180,7 +250,9 @@ describe('harvests on the wire (FrameNumbers)', () => {
     const renumbered = numbers.encode(chunk(500, [1]));
     const bad = { ...renumbered, frames: renumbered.frames.map((n) => n + 5) };
     host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: bad }));
-    expect(() => host.finish()).toThrow(expect.objectContaining({ code: ErrorCode.RECORD_FAILED, message: expect.stringMatching(/never sent/) }));
+    expect(() => host.finish()).toThrow(
+      expect.objectContaining({ code: ErrorCode.RECORD_FAILED, message: expect.stringMatching(/never sent/) }),
+    );
     const src = openProfile(out, { format: 'tachyon' });
     expect([...samplesOf(src)]).toHaveLength(1);
     src.close();
@@ -194,7 +266,17 @@ describe('FdSender', () => {
     const fd = (child.stdin as unknown as { _handle: { fd: number } })._handle.fd;
     return { child, fd };
   }
-  const big = { kind: 'chunk' as const, threadId: 0, mainThread: true, profile: new FrameNumbers().encode(chunk(0, Array.from({ length: 400_000 }, (_, i) => i % 3))) };
+  const big = {
+    kind: 'chunk' as const,
+    threadId: 0,
+    mainThread: true,
+    profile: new FrameNumbers().encode(
+      chunk(
+        0,
+        Array.from({ length: 400_000 }, (_, i) => i % 3),
+      ),
+    ),
+  };
 
   it('a writer that stops reading: the send gives up after the stall bound, warns once, and the program goes on', async () => {
     const { child, fd } = pipeInto(['sleep', '30']);

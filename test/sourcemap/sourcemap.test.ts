@@ -44,7 +44,17 @@ function project(name: string, mapFlag: '--sourceMap' | '--inlineSourceMap'): st
   const root = path.join(dir, name);
   fs.mkdirSync(path.join(root, 'src'), { recursive: true });
   fs.writeFileSync(path.join(root, 'src', 'app.ts'), APP_TS);
-  execFileSync(process.execPath, [tsc, mapFlag, '--outDir', path.join(root, 'dist'), '--module', 'commonjs', '--target', 'es2020', path.join(root, 'src', 'app.ts')]);
+  execFileSync(process.execPath, [
+    tsc,
+    mapFlag,
+    '--outDir',
+    path.join(root, 'dist'),
+    '--module',
+    'commonjs',
+    '--target',
+    'es2020',
+    path.join(root, 'src', 'app.ts'),
+  ]);
   return root;
 }
 
@@ -81,7 +91,9 @@ beforeAll(() => {
   adjacent = project('adjacent', '--sourceMap');
   inline = project('inline', '--inlineSourceMap');
   expect(fs.existsSync(path.join(adjacent, 'dist', 'app.js.map'))).toBe(true);
-  expect(fs.readFileSync(path.join(inline, 'dist', 'app.js'), 'utf8')).toMatch(/sourceMappingURL=data:application\/json;base64,/);
+  expect(fs.readFileSync(path.join(inline, 'dist', 'app.js'), 'utf8')).toMatch(
+    /sourceMappingURL=data:application\/json;base64,/,
+  );
 });
 
 describe('source maps at record time (the default)', () => {
@@ -102,7 +114,15 @@ describe('--source-maps DIR for a file recorded without', () => {
   let raw = '';
   beforeAll(() => {
     raw = path.join(dir, 'raw.tach');
-    const rec = run('record', '--no-source-maps', '-o', raw, '--', process.execPath, path.join(adjacent, 'dist', 'app.js'));
+    const rec = run(
+      'record',
+      '--no-source-maps',
+      '-o',
+      raw,
+      '--',
+      process.execPath,
+      path.join(adjacent, 'dist', 'app.js'),
+    );
     expect(rec.status, rec.stderr).toBe(0);
   });
 
@@ -119,14 +139,26 @@ describe('--source-maps DIR for a file recorded without', () => {
     expectHotAtSource(rows, byLine, adjacent);
     const cpuprofile = path.join(dir, 'mapped.cpuprofile');
     expect(run('convert', raw, '-o', cpuprofile, '-q', '--source-maps', adjacent).status).toBe(0);
-    const urls = new Set((JSON.parse(fs.readFileSync(cpuprofile, 'utf8')) as { nodes: { callFrame: { functionName: string; url: string } }[] }).nodes.filter((n) => n.callFrame.functionName === 'hotLoop').map((n) => n.callFrame.url));
+    const urls = new Set(
+      (
+        JSON.parse(fs.readFileSync(cpuprofile, 'utf8')) as {
+          nodes: { callFrame: { functionName: string; url: string } }[];
+        }
+      ).nodes
+        .filter((n) => n.callFrame.functionName === 'hotLoop')
+        .map((n) => n.callFrame.url),
+    );
     expect([...urls]).toEqual([pathToFileURL(path.join(adjacent, 'src', 'app.ts')).href]);
     const page = path.join(dir, 'mapped.html');
     expect(run('flame', raw, '-o', page, '--source-maps', adjacent).status).toBe(0);
     const html = fs.readFileSync(page, 'utf8');
-    const data = JSON.parse(/<script id="profpack-data" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!) as { funcs: { name: string; file: string }[] };
+    const data = JSON.parse(/<script id="profpack-data" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!) as {
+      funcs: { name: string; file: string }[];
+    };
     // hotLoop at its source; the script's top level (line 1, which tsc's map leaves unmapped) stays as it ran.
-    expect(new Set(data.funcs.filter((f) => f.name === 'hotLoop').map((f) => f.file))).toEqual(new Set([pathToFileURL(path.join(adjacent, 'src', 'app.ts')).href]));
+    expect(new Set(data.funcs.filter((f) => f.name === 'hotLoop').map((f) => f.file))).toEqual(
+      new Set([pathToFileURL(path.join(adjacent, 'src', 'app.ts')).href]),
+    );
   });
 
   it('finds the scripts under DIR when the recorded paths are from elsewhere (another machine, a moved checkout)', () => {
@@ -165,6 +197,11 @@ describe('SourceMapper on bad input', () => {
     expect(mapper.warnings).toHaveLength(1);
     expect(mapper.warnings[0]).toContain('app.js.map');
     // Frames with nothing to map: no line, not a file, a script without a map.
-    for (const f of [makeFrame('(idle)', ''), makeFrame('g', 'node:internal/x', 3, 1), makeFrame('h', pathToFileURL(path.join(adjacent, 'src', 'app.ts')).href, 2, 1)]) expect(mapper.mapFrame(f)).toBe(f);
+    for (const f of [
+      makeFrame('(idle)', ''),
+      makeFrame('g', 'node:internal/x', 3, 1),
+      makeFrame('h', pathToFileURL(path.join(adjacent, 'src', 'app.ts')).href, 2, 1),
+    ])
+      expect(mapper.mapFrame(f)).toBe(f);
   });
 });

@@ -25,6 +25,7 @@ export const addon: Addon | null = load();
 
 /** The addon or a thrown error: agreement tests must not pass vacuously. */
 export function requireAddon(): Addon {
-  if (addon === null) throw new Error('native addon not built: run `npx node-gyp rebuild` (agreement tests compare both twins)');
+  if (addon === null)
+    throw new Error('native addon not built: run `npx node-gyp rebuild` (agreement tests compare both twins)');
   return addon;
 }

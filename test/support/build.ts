@@ -19,11 +19,31 @@ export interface Build {
 export function compileBuild(): Build {
   const root = mkdtempSync(path.join(tmpdir(), 'profpack-cli-'));
   const dist = path.join(root, 'dist');
-  execFileSync(process.execPath, [path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(repoRoot, 'tsconfig.json'), '--outDir', dist, '--sourceMap', 'false', '--declaration', 'false'], { stdio: 'pipe' });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      path.join(repoRoot, 'tsconfig.json'),
+      '--outDir',
+      dist,
+      '--sourceMap',
+      'false',
+      '--declaration',
+      'false',
+    ],
+    { stdio: 'pipe' },
+  );
   symlinkSync(path.join(repoRoot, 'node_modules'), path.join(root, 'node_modules'));
   symlinkSync(path.join(repoRoot, 'package.json'), path.join(root, 'package.json'));
   // The addon as node-gyp-build finds it here: a local build, or prebuilds (what `npm run prebuilds` leaves);
   // lib/ as the package ships it (the view's page template is read from lib/view/template).
-  for (const dir of ['build', 'prebuilds', 'lib']) if (existsSync(path.join(repoRoot, dir))) symlinkSync(path.join(repoRoot, dir), path.join(root, dir));
-  return { root, dist, cli: path.join(dist, 'cli', 'main.js'), cleanup: () => rmSync(root, { recursive: true, force: true }) };
+  for (const dir of ['build', 'prebuilds', 'lib'])
+    if (existsSync(path.join(repoRoot, dir))) symlinkSync(path.join(repoRoot, dir), path.join(root, dir));
+  return {
+    root,
+    dist,
+    cli: path.join(dist, 'cli', 'main.js'),
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
 }

@@ -5,7 +5,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** shared/tools/cpython315 beside the checkout: install.sh, check_with_cpython.py. */
-export const cpythonToolsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'tools', 'cpython315');
+export const cpythonToolsDir = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  'shared',
+  'tools',
+  'cpython315',
+);
 
 let found;
 
@@ -13,7 +21,10 @@ let found;
 export function cpythonInterpreter() {
   const fromEnv = process.env.TACHYON_CPYTHON ?? '';
   if (fromEnv !== '') return fromEnv;
-  found ??= execFileSync('bash', [path.join(cpythonToolsDir, 'install.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  found ??= execFileSync('bash', [path.join(cpythonToolsDir, 'install.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
     .trim()
     .split('\n')
     .at(-1);

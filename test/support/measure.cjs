@@ -18,6 +18,9 @@ function peakRssBytes(usage) {
 if (file) {
   process.on('exit', () => {
     const u = process.resourceUsage();
-    fs.writeFileSync(file, JSON.stringify({ maxRssBytes: peakRssBytes(u), cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000 }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({ maxRssBytes: peakRssBytes(u), cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000 }),
+    );
   });
 }

@@ -4,7 +4,16 @@
  * projection of any source to sorted text lines, to compare what two
  * sources hold.
  */
-import { ProfileBuilder, Remapper, SampleTypes, gapsToNext, normalizeFrame, threadKey, type Frame, type ProfileSource } from '../../lib/profile/index';
+import {
+  ProfileBuilder,
+  Remapper,
+  SampleTypes,
+  gapsToNext,
+  normalizeFrame,
+  threadKey,
+  type Frame,
+  type ProfileSource,
+} from '../../lib/profile/index';
 import type { Expected } from './vectors';
 
 /** Samples of a vector as a model: samples/count 1 each, wall/nanoseconds the gap to the thread's next sample. */
@@ -17,9 +26,25 @@ export function builderFromExpected(expected: Expected): ProfileBuilder {
   });
   for (const s of expected.samples) {
     const stack = s.frames.map((f) =>
-      model.internFrame(normalizeFrame({ filename: f.filename, funcname: f.funcname, lineno: f.lineno, endLineno: f.end_lineno, column: f.column, endColumn: f.end_column, opcode: f.opcode })),
+      model.internFrame(
+        normalizeFrame({
+          filename: f.filename,
+          funcname: f.funcname,
+          lineno: f.lineno,
+          endLineno: f.end_lineno,
+          column: f.column,
+          endColumn: f.end_column,
+          opcode: f.opcode,
+        }),
+      ),
     );
-    model.add(model.stacks.intern(stack), model.internThread(BigInt(s.thread_id), s.interpreter_id), Number(s.timestamp_us), s.status, [1, 0]);
+    model.add(
+      model.stacks.intern(stack),
+      model.internThread(BigInt(s.thread_id), s.interpreter_id),
+      Number(s.timestamp_us),
+      s.status,
+      [1, 0],
+    );
   }
   const all = model.all();
   gapsToNext(all.thread, all.time, all.length, Number(expected.info.sample_interval_us), all.values[1]!);
@@ -38,7 +63,9 @@ export interface Projection {
 export function projectSource(source: ProfileSource, keep: Projection): string[] {
   const lines: string[] = [];
   const labels: string[] = [];
-  const columns = (keep.values ?? []).map((name) => source.meta.sampleTypes.findIndex((t) => t.type === name || `${t.type}/${t.unit}` === name));
+  const columns = (keep.values ?? []).map((name) =>
+    source.meta.sampleTypes.findIndex((t) => t.type === name || `${t.type}/${t.unit}` === name),
+  );
   for (const b of source.batches()) {
     for (let i = 0; i < b.length; i++) {
       const stack = source.stacks
@@ -47,7 +74,9 @@ export function projectSource(source: ProfileSource, keep: Projection): string[]
         .join(' | ');
       const t = source.threads[b.thread[i]!]!;
       const values = columns.map((c) => (c < 0 ? '-' : String(b.values[c]![i]))).join(',');
-      lines.push(`${threadKey(t.threadId, t.interpreterId)} t=${keep.time === true ? b.time[i] : '-'} st=${keep.status === true ? b.status[i] : '-'} v=${values} [${stack}]`);
+      lines.push(
+        `${threadKey(t.threadId, t.interpreterId)} t=${keep.time === true ? b.time[i] : '-'} st=${keep.status === true ? b.status[i] : '-'} v=${values} [${stack}]`,
+      );
     }
   }
   return lines.sort();
@@ -60,11 +89,25 @@ export function projectSource(source: ProfileSource, keep: Projection): string[]
  */
 export class TickProfile extends ProfileBuilder {
   constructor(meta: { startTimeUs?: bigint; sampleIntervalUs?: bigint } = {}) {
-    super({ sampleTypes: [SampleTypes.samples, SampleTypes.wall], defaultSampleType: 0, startTimeUs: meta.startTimeUs ?? 0n, sampleIntervalUs: meta.sampleIntervalUs ?? 1000n });
+    super({
+      sampleTypes: [SampleTypes.samples, SampleTypes.wall],
+      defaultSampleType: 0,
+      startTimeUs: meta.startTimeUs ?? 0n,
+      sampleIntervalUs: meta.sampleIntervalUs ?? 1000n,
+    });
   }
 
-  writeStack(threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, frameIds: ArrayLike<number>): void {
-    this.add(this.stacks.intern(frameIds), this.internThread(threadId, interpreterId), Number(timestampUs), status, [1, Number(this.meta.sampleIntervalUs) * 1000]);
+  writeStack(
+    threadId: bigint,
+    interpreterId: number,
+    timestampUs: bigint,
+    status: number,
+    frameIds: ArrayLike<number>,
+  ): void {
+    this.add(this.stacks.intern(frameIds), this.internThread(threadId, interpreterId), Number(timestampUs), status, [
+      1,
+      Number(this.meta.sampleIntervalUs) * 1000,
+    ]);
   }
 }
 
@@ -115,7 +158,13 @@ export function copyToBuilder(source: ProfileSource): ProfileBuilder {
  */
 export class TickList {
   readonly frames: Frame[] = [];
-  readonly sampleList: { threadId: bigint; interpreterId: number; timestampUs: bigint; status: number; stack: number[] }[] = [];
+  readonly sampleList: {
+    threadId: bigint;
+    interpreterId: number;
+    timestampUs: bigint;
+    status: number;
+    stack: number[];
+  }[] = [];
   private readonly ids = new Map<string, number>();
 
   get sampleCount(): number {
@@ -133,7 +182,13 @@ export class TickList {
     return id;
   }
 
-  writeStack(threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, frameIds: ArrayLike<number>): void {
+  writeStack(
+    threadId: bigint,
+    interpreterId: number,
+    timestampUs: bigint,
+    status: number,
+    frameIds: ArrayLike<number>,
+  ): void {
     this.sampleList.push({ threadId, interpreterId, timestampUs, status, stack: Array.from(frameIds) });
   }
 }

@@ -21,7 +21,12 @@ export interface Expected {
   accepted: boolean;
   stage: string;
   error: { message: string } | null;
-  info: { start_time_us: number | bigint; sample_interval_us: number | bigint; sample_count: number; mode: number | null };
+  info: {
+    start_time_us: number | bigint;
+    sample_interval_us: number | bigint;
+    sample_count: number;
+    mode: number | null;
+  };
   samples: ExpectedSample[];
 }
 

@@ -78,28 +78,33 @@ describe('Stream VByte on untrusted input', () => {
 
   it('fast-check: garbage bytes and counts decode identically on every codec or fail with ERR_SVB_TRUNCATED', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 700, size: 'max' }), fc.integer({ min: 0, max: 1500 }), fc.constantFrom(Mode.Plain1234, Mode.Delta1234, Mode.Plain0124), (bytes, count, mode) => {
-        const results = allCodecs.map(({ codec }) => {
-          const out = new Uint32Array(count);
-          const err = errorOf(() => codec.decode(bytes, count, out, mode, 0));
-          if (err !== null) return { code: err.code, offset: err.offset };
-          const used = codec.decode(bytes, count, out, mode, 0);
-          return { used, out };
-        });
-        const first = results[0]!;
-        for (const r of results) {
-          if ('code' in first) {
-            expect(r).toEqual(first);
-            expect(first.code).toBe('ERR_SVB_TRUNCATED');
-          } else {
-            expect('used' in r && r.used).toBe(first.used);
-            expect(sameBytes((r as { out: Uint32Array }).out, first.out!)).toBe(true);
-            expect(first.used).toBeLessThanOrEqual(bytes.length);
+      fc.property(
+        fc.uint8Array({ maxLength: 700, size: 'max' }),
+        fc.integer({ min: 0, max: 1500 }),
+        fc.constantFrom(Mode.Plain1234, Mode.Delta1234, Mode.Plain0124),
+        (bytes, count, mode) => {
+          const results = allCodecs.map(({ codec }) => {
+            const out = new Uint32Array(count);
+            const err = errorOf(() => codec.decode(bytes, count, out, mode, 0));
+            if (err !== null) return { code: err.code, offset: err.offset };
+            const used = codec.decode(bytes, count, out, mode, 0);
+            return { used, out };
+          });
+          const first = results[0]!;
+          for (const r of results) {
+            if ('code' in first) {
+              expect(r).toEqual(first);
+              expect(first.code).toBe('ERR_SVB_TRUNCATED');
+            } else {
+              expect('used' in r && r.used).toBe(first.used);
+              expect(sameBytes((r as { out: Uint32Array }).out, first.out)).toBe(true);
+              expect(first.used).toBeLessThanOrEqual(bytes.length);
+            }
           }
-        }
-        const valid = svb.validate(bytes, count, mode === Mode.Plain0124 ? '0124' : '1234');
-        expect(valid).toBe(!('code' in first) && first.used === bytes.length);
-      }),
+          const valid = svb.validate(bytes, count, mode === Mode.Plain0124 ? '0124' : '1234');
+          expect(valid).toBe(!('code' in first) && first.used === bytes.length);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -114,14 +119,26 @@ describe('Stream VByte on untrusted input', () => {
           const backing = new Uint8Array(maxEncodedLength(n) + 64).fill(sentinel);
           const out = backing.subarray(32, 32 + maxEncodedLength(n));
           const length = codec.encode(values, out, mode, 0);
-          expect(backing.subarray(0, 32).every((b) => b === sentinel), `${name} before`).toBe(true);
-          expect(backing.subarray(32 + maxEncodedLength(n)).every((b) => b === sentinel), `${name} after`).toBe(true);
+          expect(
+            backing.subarray(0, 32).every((b) => b === sentinel),
+            `${name} before`,
+          ).toBe(true);
+          expect(
+            backing.subarray(32 + maxEncodedLength(n)).every((b) => b === sentinel),
+            `${name} after`,
+          ).toBe(true);
           // Decode into a view of exactly n values inside a larger array.
           const words = new Uint32Array(n + 16).fill(0xdeadbeef);
           const into = words.subarray(8, 8 + n);
           expect(codec.decode(out.subarray(0, length), n, into, mode, 0)).toBe(length);
-          expect(words.subarray(0, 8).every((w) => w === 0xdeadbeef), `${name} decode before`).toBe(true);
-          expect(words.subarray(8 + n).every((w) => w === 0xdeadbeef), `${name} decode after`).toBe(true);
+          expect(
+            words.subarray(0, 8).every((w) => w === 0xdeadbeef),
+            `${name} decode before`,
+          ).toBe(true);
+          expect(
+            words.subarray(8 + n).every((w) => w === 0xdeadbeef),
+            `${name} decode after`,
+          ).toBe(true);
           expect(sameBytes(into, values)).toBe(true);
         }
       }
@@ -137,7 +154,9 @@ describe('Stream VByte on untrusted input', () => {
     expect(errorOf(() => svb.decode(new Uint8Array(1), 1.5))?.code).toBe('ERR_INVALID_ARGUMENT');
     expect(errorOf(() => svb.encode(new Uint32Array(1), '9999' as '1234'))?.code).toBe('ERR_INVALID_ARGUMENT');
     expect(errorOf(() => svb.encode([1, 2] as unknown as Uint32Array))?.code).toBe('ERR_INVALID_ARGUMENT');
-    expect(errorOf(() => svb.zigzagDeltaEncode(new Uint32Array(1) as unknown as Int32Array))?.code).toBe('ERR_INVALID_ARGUMENT');
+    expect(errorOf(() => svb.zigzagDeltaEncode(new Uint32Array(1) as unknown as Int32Array))?.code).toBe(
+      'ERR_INVALID_ARGUMENT',
+    );
     expect(errorOf(() => svb.deltaEncode(new Uint32Array(1), 2 ** 32))?.code).toBe('ERR_INVALID_ARGUMENT');
     expect(errorOf(() => svb.decodeInto(new Uint8Array(5), 4, new Uint32Array(3)))?.code).toBe('ERR_INVALID_ARGUMENT');
     expect(svb.validate(new Uint8Array(0), 1)).toBe(false);

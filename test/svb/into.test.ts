@@ -97,8 +97,12 @@ describe('Stream VByte …Into forms', () => {
     expect(short.every((x) => x === 0)).toBe(true);
     const bytes = svb.encode(values);
     expect(errorOf(() => svb.deltaDecodeInto(bytes, 100, new Uint32Array(99)))?.code).toBe('ERR_INVALID_ARGUMENT');
-    expect(errorOf(() => svb.zigzagDecodeInto(bytes, 100, new Uint32Array(100) as unknown as Int32Array))?.code).toBe('ERR_INVALID_ARGUMENT');
+    expect(errorOf(() => svb.zigzagDecodeInto(bytes, 100, new Uint32Array(100) as unknown as Int32Array))?.code).toBe(
+      'ERR_INVALID_ARGUMENT',
+    );
     expect(errorOf(() => svb.zigzagDeltaDecodeInto(bytes, 100, new Int32Array(50)))?.code).toBe('ERR_INVALID_ARGUMENT');
-    expect(errorOf(() => svb.deltaDecodeInto(bytes.subarray(0, 10), 100, new Uint32Array(100)))?.code).toBe('ERR_SVB_TRUNCATED');
+    expect(errorOf(() => svb.deltaDecodeInto(bytes.subarray(0, 10), 100, new Uint32Array(100)))?.code).toBe(
+      'ERR_SVB_TRUNCATED',
+    );
   });
 });

@@ -11,7 +11,13 @@ import { repoRoot, sharedPath } from '../shared';
 
 /** Loads the addon in a fresh node with PROFPACK_SIMD set; returns what it reports or the load error. */
 // The child also encodes and decodes every 1234/0124/delta vector with the forced kernels.
-function loadWith(simd: string): { features?: Record<string, unknown>; level?: string; error?: string; checked?: number; mismatches?: string[] } {
+function loadWith(simd: string): {
+  features?: Record<string, unknown>;
+  level?: string;
+  error?: string;
+  checked?: number;
+  mismatches?: string[];
+} {
   const script = `
     const fs = require('fs');
     const path = require('path');
@@ -87,7 +93,9 @@ if (backend.name === 'native') {
 
     it('a level the CPU lacks is refused, not replaced', () => {
       const none = { sse41: false, avx2: false };
-      expect(svbNative!.resolveSimdLevel('avx2', none).error).toMatch(/PROFPACK_SIMD=avx2 but this CPU lacks it \(best available: scalar\)/);
+      expect(svbNative!.resolveSimdLevel('avx2', none).error).toMatch(
+        /PROFPACK_SIMD=avx2 but this CPU lacks it \(best available: scalar\)/,
+      );
       expect(svbNative!.resolveSimdLevel('sse41', none).error).toMatch(/lacks it/);
       expect(svbNative!.resolveSimdLevel('avx2', { sse41: true, avx2: false }).error).toMatch(/best available: sse41/);
       expect(svbNative!.resolveSimdLevel('', none)).toEqual({ level: 'scalar' });
@@ -98,10 +106,15 @@ if (backend.name === 'native') {
       expect(svbNative!.resolveSimdLevel('', arm)).toEqual({ level: 'neon' });
       expect(svbNative!.resolveSimdLevel(' NEON', arm)).toEqual({ level: 'neon' });
       expect(svbNative!.resolveSimdLevel('scalar', arm)).toEqual({ level: 'scalar' });
-      expect(svbNative!.resolveSimdLevel('sse41', arm).error).toMatch(/PROFPACK_SIMD=sse41 but this CPU lacks it \(best available: neon\)/);
-      expect(svbNative!.resolveSimdLevel('neon', { sse41: true, avx2: true }).error).toMatch(/PROFPACK_SIMD=neon but this CPU lacks it \(best available: avx2\)/);
+      expect(svbNative!.resolveSimdLevel('sse41', arm).error).toMatch(
+        /PROFPACK_SIMD=sse41 but this CPU lacks it \(best available: neon\)/,
+      );
+      expect(svbNative!.resolveSimdLevel('neon', { sse41: true, avx2: true }).error).toMatch(
+        /PROFPACK_SIMD=neon but this CPU lacks it \(best available: avx2\)/,
+      );
       if (!backend.features.avx2) expect(() => svbNative!.setKernelLevel('avx2')).toThrow(/lacks it/);
-      if (!backend.features.neon) expect(() => svbNative!.setKernelLevel('neon')).toThrow(/PROFPACK_SIMD=neon but this CPU lacks it/);
+      if (!backend.features.neon)
+        expect(() => svbNative!.setKernelLevel('neon')).toThrow(/PROFPACK_SIMD=neon but this CPU lacks it/);
       expect(() => svbNative!.setKernelLevel('avx512')).toThrow(/PROFPACK_SIMD must be one of/);
     });
 

@@ -19,13 +19,32 @@ describe.each(backends)('%s', (which) => {
   it('the innermost 256 frames are kept and every cut stack is counted', () => {
     const file = path.join(dir, `${which}.tach`);
     const w = new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which });
-    const ids = Array.from({ length: 300 }, (_, i) => w.internFrame({ filename: 'deep.py', funcname: `f${i}`, lineno: i + 1 }));
+    const ids = Array.from({ length: 300 }, (_, i) =>
+      w.internFrame({ filename: 'deep.py', funcname: `f${i}`, lineno: i + 1 }),
+    );
     w.writeStack(1, 0, 1000, 0, ids); // 300 frames: cut
     w.writeStack(1, 0, 2000, 0, ids.slice(0, 256)); // exactly 256: kept whole
     const frameInfo = ids.map((_, i) => ({ filename: 'deep.py', funcname: `f${i}`, lineno: i + 1 }));
-    w.writeSample([{ interpreterId: 0, threads: [{ threadId: 2, status: 0, frameInfo }, { threadId: 3, status: 0, frameInfo: frameInfo.slice(0, 10) }] }], 3000);
+    w.writeSample(
+      [
+        {
+          interpreterId: 0,
+          threads: [
+            { threadId: 2, status: 0, frameInfo },
+            { threadId: 3, status: 0, frameInfo: frameInfo.slice(0, 10) },
+          ],
+        },
+      ],
+      3000,
+    );
     const frameIds = Uint32Array.from([...ids, ...ids.slice(0, 257)]);
-    w.writeStacks(4000, { threadIds: [4, 5], interpreterIds: 0, statuses: [0, 0], stackEnds: Uint32Array.of(300, 557), frameIds });
+    w.writeStacks(4000, {
+      threadIds: [4, 5],
+      interpreterIds: 0,
+      statuses: [0, 0],
+      stackEnds: Uint32Array.of(300, 557),
+      frameIds,
+    });
     expect(w.stats.stacksCut).toBe(4);
     const stats = w.finalize();
     expect(stats.stacksCut).toBe(4);

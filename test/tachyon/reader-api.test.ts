@@ -98,14 +98,20 @@ describe('ProfileReader API', () => {
     expect(thrown(() => [...reader.samples()]).code).toBe('ERR_TACHYON_READER_CLOSED');
   });
 
-  it('collect() gets CPython\'s shape: one interpreter, one thread, resolved frames, a list of timestamps', () => {
+  it("collect() gets CPython's shape: one interpreter, one thread, resolved frames, a list of timestamps", () => {
     const reader = ProfileReader.open(vector('s01_single_thread_none.bin'));
     const calls: { interpreterId: number; threadId: bigint; status: number; funcs: string[]; ts: bigint[] }[] = [];
     reader.replay({
       collect(stackFrames, ts) {
         const [interp] = stackFrames;
         const [thread] = interp!.threads;
-        calls.push({ interpreterId: interp!.interpreterId, threadId: thread!.threadId, status: thread!.status, funcs: thread!.frameInfo.map((f) => f.funcname), ts: [...ts] });
+        calls.push({
+          interpreterId: interp!.interpreterId,
+          threadId: thread!.threadId,
+          status: thread!.status,
+          funcs: thread!.frameInfo.map((f) => f.funcname),
+          ts: [...ts],
+        });
       },
     });
     expect(calls.length).toBe(8); // 9 samples: the REPEAT of two with one status is one call

@@ -7,19 +7,29 @@ const U64 = (1n << 64n) - 1n;
 /** A deterministic [0, 1) stream from a seed, for the encoder's choices: the tests' and benches' one RNG. */
 export { rng as choices } from '../support/rng.mjs';
 
-const int32 = fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }));
+const int32 = fc.oneof(
+  fc.constant(-1),
+  fc.integer({ min: 0, max: 5000 }),
+  fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }),
+);
 
 export type ProfileSpec = Omit<EncodeOptions, 'choice'> & { seed: number };
 
 export const profileArb: fc.Arbitrary<ProfileSpec> = fc
   .record({
     strings: fc.array(fc.string({ unit: 'grapheme', maxLength: 12 }), { minLength: 1, maxLength: 6 }),
-    frameSeeds: fc.array(fc.tuple(fc.nat(), fc.nat(), int32, int32, int32, int32, fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 12 }),
-    threads: fc.uniqueArray(fc.tuple(fc.bigInt({ min: 0n, max: U64 }), fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffff_ffff }))), {
+    frameSeeds: fc.array(fc.tuple(fc.nat(), fc.nat(), int32, int32, int32, int32, fc.integer({ min: 0, max: 255 })), {
       minLength: 1,
-      maxLength: 4,
-      selector: ([t, i]) => `${t}/${i}`,
+      maxLength: 12,
     }),
+    threads: fc.uniqueArray(
+      fc.tuple(fc.bigInt({ min: 0n, max: U64 }), fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffff_ffff }))),
+      {
+        minLength: 1,
+        maxLength: 4,
+        selector: ([t, i]) => `${t}/${i}`,
+      },
+    ),
     steps: fc.array(
       fc.record({
         thread: fc.nat(),
@@ -62,7 +72,8 @@ export const profileArb: fc.Arbitrary<ProfileSpec> = fc
         let x = step.frameSeed;
         for (let k = 0; k < step.depth; k++) {
           // Mostly keep the previous stack's bottom, so SUFFIX/POP_PUSH have something to share.
-          const fromPrev = k >= step.depth - p.stack.length && x % 3 !== 0 ? p.stack[p.stack.length - (step.depth - k)] : undefined;
+          const fromPrev =
+            k >= step.depth - p.stack.length && x % 3 !== 0 ? p.stack[p.stack.length - (step.depth - k)] : undefined;
           stack.push(fromPrev ?? x % frames.length);
           x = Math.floor(x / 3) + k * 7;
         }

@@ -31,7 +31,14 @@ const vector = (name: string): string => sharedPath('vectors', 'tachyon', name);
 afterEach(() => vi.restoreAllMocks());
 
 describe('profpack dump --json', () => {
-  for (const name of ['s01_single_thread_none', 'c01_big_endian_s13_zstd', 's10_large_thread_ids_none', 'r02_cpu_wall_zstd', 'e11_sample_count_mismatch', 'e15_zstd_corrupt']) {
+  for (const name of [
+    's01_single_thread_none',
+    'c01_big_endian_s13_zstd',
+    's10_large_thread_ids_none',
+    'r02_cpu_wall_zstd',
+    'e11_sample_count_mismatch',
+    'e15_zstd_corrupt',
+  ]) {
     it(`${name}: the vectors' shape and values`, () => {
       const { status, stdout, stderr } = run('dump', vector(`${name}.bin`), '--json');
       const got = parseJsonExact(stdout) as Record<string, unknown>;
@@ -41,10 +48,12 @@ describe('profpack dump --json', () => {
       expect(stderr).toMatch(want.accepted ? /^$/ : /^profpack: ERR_TACHYON_\w+: .*\n$/);
       // The vectors' full shape (check_with_cpython.py --expected reads it).
       expect(Object.keys(got).sort()).toEqual(Object.keys(want).sort());
-      for (const key of ['schema', 'file', 'file_size', 'sha256', 'replay_count', 'replay_stats', 'collect_calls']) expect(got[key], key).toEqual(want[key]);
+      for (const key of ['schema', 'file', 'file_size', 'sha256', 'replay_count', 'replay_stats', 'collect_calls'])
+        expect(got[key], key).toEqual(want[key]);
       const layout = got.layout as Record<string, unknown>;
       const wantLayout = want.layout as Record<string, unknown>;
-      for (const key of Object.keys(layout).filter((k) => k !== 'source' && k !== 'footer' && k !== 'error')) expect(layout[key], key).toEqual(wantLayout[key]);
+      for (const key of Object.keys(layout).filter((k) => k !== 'source' && k !== 'footer' && k !== 'error'))
+        expect(layout[key], key).toEqual(wantLayout[key]);
       expect(got.accepted).toBe(want.accepted);
       expect(got.stage).toBe(want.stage);
       expect(got.info).toEqual(want.info);
@@ -61,7 +70,9 @@ describe('profpack dump --json', () => {
 
   it('writes integers beyond 2^53 exactly', () => {
     const { stdout } = run('dump', vector('s13_timestamp_gaps_none.bin'), '--json');
-    const want = readJsonExact(vector('s13_timestamp_gaps_none.expected.json')) as { samples: { timestamp_us: unknown }[] };
+    const want = readJsonExact(vector('s13_timestamp_gaps_none.expected.json')) as {
+      samples: { timestamp_us: unknown }[];
+    };
     const big = want.samples.map((s) => s.timestamp_us).filter((t): t is bigint => typeof t === 'bigint');
     expect(big.length).toBeGreaterThan(0);
     for (const t of big) expect(stdout).toContain(`"timestamp_us":${t}`);
@@ -96,6 +107,8 @@ describe('profpack info and user errors', () => {
   });
 
   it('main.ts is an executable script', () => {
-    expect(readFileSync(path.join(repoRoot, 'lib', 'cli', 'main.ts'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(readFileSync(path.join(repoRoot, 'lib', 'cli', 'main.ts'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(
+      true,
+    );
   });
 });

@@ -76,7 +76,10 @@ describe('agreement with CPython 3.15.2 on random and damaged files', () => {
   beforeAll(() => {
     const python = cpythonInterpreter();
     dir = mkdtempSync(path.join(tmpdir(), 'profpack-reader-'));
-    const specs = fc.sample(profileArb, { seed: Number(process.env.READER_DIFF_SEED ?? 20261123), numRuns: Number(process.env.READER_DIFF_RUNS ?? 40) });
+    const specs = fc.sample(profileArb, {
+      seed: Number(process.env.READER_DIFF_SEED ?? 20261123),
+      numRuns: Number(process.env.READER_DIFF_RUNS ?? 40),
+    });
     specs.forEach((spec, i) => {
       const bytes = encodeProfile({ ...spec, choice: choices(spec.seed), suffixPopQuirk: i % 2 === 0 });
       const r = choices(spec.seed ^ 0x5bd1e995);
@@ -92,7 +95,10 @@ describe('agreement with CPython 3.15.2 on random and damaged files', () => {
     files.push(zeros);
     const list = path.join(dir, 'list.txt');
     writeFileSync(list, files.join('\n'));
-    const run = spawnSync(python, [path.join(__dirname, 'cpython_dump_many.py'), toolsDir, list], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const run = spawnSync(python, [path.join(__dirname, 'cpython_dump_many.py'), toolsDir, list], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+    });
     if (run.status !== 0) throw new Error(`CPython dump failed: ${run.stderr}`);
     const lines = run.stdout.trim().split('\n');
     expect(lines.length).toBe(files.length);
@@ -111,18 +117,25 @@ describe('agreement with CPython 3.15.2 on random and damaged files', () => {
       const want = cpython.get(file)!;
       const got = dumpProfile(file);
       const label = path.basename(file);
-      expect({ label, accepted: got.accepted, stage: got.stage }).toEqual({ label, accepted: want.accepted, stage: want.stage });
+      expect({ label, accepted: got.accepted, stage: got.stage }).toEqual({
+        label,
+        accepted: want.accepted,
+        stage: want.stage,
+      });
       if (want.error) {
         rejected++;
         // Debian's libzstd also decodes legacy v0.5-v0.7 frames (magic 0xFD2FB525..27), zstd-napi's does not:
         // a damaged frame magic that happens to be a legacy one gets another zstd error name there.
         const legacyMagic = want.error.message === 'zstd decompression error: Unsupported frame parameter';
         const wanted = legacyMagic ? 'zstd decompression error: ' : want.error.message;
-        expect(got.error!.message.startsWith(wanted), `${label}: ${got.error!.message} vs ${want.error.message}`).toBe(true);
+        expect(got.error!.message.startsWith(wanted), `${label}: ${got.error!.message} vs ${want.error.message}`).toBe(
+          true,
+        );
       }
       expect({ label, info: got.info }).toEqual({ label, info: want.info });
       expect({ label, samples: got.samples }).toEqual({ label, samples: want.samples });
-      if (want.samples_before_error !== undefined) expect({ label, n: got.samples_before_error }).toEqual({ label, n: want.samples_before_error });
+      if (want.samples_before_error !== undefined)
+        expect({ label, n: got.samples_before_error }).toEqual({ label, n: want.samples_before_error });
       if (want.stage !== 'open') {
         const progress: [number, number][] = [];
         const reader = ProfileReader.open(file);
@@ -136,7 +149,13 @@ describe('agreement with CPython 3.15.2 on random and damaged files', () => {
       }
     }
     // The damage must actually reach CPython's failure paths.
-    if (process.env.READER_DIFF_VERBOSE) console.log([...cpython.values()].map((c) => c.error?.message.replace(/[0-9]+/g, 'N') ?? 'ok').sort().join('\n'));
+    if (process.env.READER_DIFF_VERBOSE)
+      console.log(
+        [...cpython.values()]
+          .map((c) => c.error?.message.replace(/[0-9]+/g, 'N') ?? 'ok')
+          .sort()
+          .join('\n'),
+      );
     expect(rejected).toBeGreaterThan(30);
   });
 });

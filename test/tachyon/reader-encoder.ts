@@ -138,7 +138,12 @@ export function encodeProfile(o: EncodeOptions): Uint8Array {
     }
     // Common bottom run.
     let shared = 0;
-    while (shared < prev.length && shared < cur.length && prev[prev.length - 1 - shared] === cur[cur.length - 1 - shared]) shared++;
+    while (
+      shared < prev.length &&
+      shared < cur.length &&
+      prev[prev.length - 1 - shared] === cur[cur.length - 1 - shared]
+    )
+      shared++;
     let kind = 1 + Math.floor(o.choice() * 3);
     // SUFFIX and POP_PUSH may keep any bottom run up to the common one.
     const keep = Math.floor(o.choice() * (shared + 1));

@@ -11,7 +11,10 @@ function encode(spec: ProfileSpec): Uint8Array {
   return encodeProfile({ ...spec, choice: choices(spec.seed) });
 }
 
-const tinyOptions = { keepDecompressedLimit: 0, tuning: { zstdChunk: 16, events: 6, timestamps: 2, nodes: 2048, maxNodes: 20 } };
+const tinyOptions = {
+  keepDecompressedLimit: 0,
+  tuning: { zstdChunk: 16, events: 6, timestamps: 2, nodes: 2048, maxNodes: 20 },
+};
 
 describe('ProfileReader decodes what an independent encoder writes', () => {
   it('samples() returns every sample, in order', () => {
@@ -34,7 +37,13 @@ describe('ProfileReader decodes what an independent encoder writes', () => {
     fc.assert(
       fc.property(profileArb, fc.boolean(), (spec, tiny) => {
         const reader = ProfileReader.fromBuffer(encode(spec), tiny ? tinyOptions : {});
-        const seen: { threadId: bigint; interpreterId: number; timestampUs: bigint; status: number; frames: readonly Frame[] }[] = [];
+        const seen: {
+          threadId: bigint;
+          interpreterId: number;
+          timestampUs: bigint;
+          status: number;
+          frames: readonly Frame[];
+        }[] = [];
         const progress: number[] = [];
         const n = reader.replay(
           {
@@ -44,7 +53,13 @@ describe('ProfileReader decodes what an independent encoder writes', () => {
               expect(timestamps.length).toBeGreaterThan(0);
               const thread = stackFrames[0]!.threads[0]!;
               for (const ts of timestamps) {
-                seen.push({ threadId: thread.threadId, interpreterId: stackFrames[0]!.interpreterId, timestampUs: ts, status: thread.status, frames: thread.frameInfo });
+                seen.push({
+                  threadId: thread.threadId,
+                  interpreterId: stackFrames[0]!.interpreterId,
+                  timestampUs: ts,
+                  status: thread.status,
+                  frames: thread.frameInfo,
+                });
               }
             },
           },
@@ -54,14 +69,21 @@ describe('ProfileReader decodes what an independent encoder writes', () => {
         expect(seen.length).toBe(spec.samples.length);
         spec.samples.forEach((s, i) => {
           const g = seen[i]!;
-          expect([g.threadId, g.interpreterId, g.timestampUs, g.status]).toEqual([s.threadId, s.interpreterId, s.timestampUs, s.status]);
+          expect([g.threadId, g.interpreterId, g.timestampUs, g.status]).toEqual([
+            s.threadId,
+            s.interpreterId,
+            s.timestampUs,
+            s.status,
+          ]);
           expect(g.frames).toEqual(s.stack.map((f) => reader.frames[f]));
         });
         expect(progress[0]).toBe(0);
         expect(progress[progress.length - 1]).toBe(spec.samples.length);
         const stats = reader.stats!;
         expect(stats.totalSamples).toBe(spec.samples.length);
-        expect(stats.repeatSamples + stats.fullRecords + stats.suffixRecords + stats.popPushRecords).toBe(spec.samples.length);
+        expect(stats.repeatSamples + stats.fullRecords + stats.suffixRecords + stats.popPushRecords).toBe(
+          spec.samples.length,
+        );
         reader.close();
       }),
       { numRuns: 100 },

@@ -22,14 +22,22 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 let serial = 0;
 
 /** A profile of `n` samples cycling through a few stacks (no long REPEAT runs); returns its path. */
-function writeProfile(n: number, options: { file?: string; compression?: 'zstd' | 'none'; sameStack?: boolean } = {}): string {
+function writeProfile(
+  n: number,
+  options: { file?: string; compression?: 'zstd' | 'none'; sameStack?: boolean } = {},
+): string {
   const file = options.file ?? path.join(dir, `p${serial++}.bin`);
-  const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000, compression: options.compression ?? 'none' });
+  const w = new ProfileWriter(file, {
+    sampleIntervalUs: 1000,
+    startTimeUs: 1_000_000,
+    compression: options.compression ?? 'none',
+  });
   const f = w.internFrame({ filename: 'app.py', funcname: 'main', lineno: 1 });
   const g = w.internFrame({ filename: 'app.py', funcname: 'work', lineno: 7 });
   const h = w.internFrame({ filename: 'lib.py', funcname: 'step', lineno: 3 });
   const stacks = [[g, f], [h, g, f], [f]];
-  for (let i = 0; i < n; i++) w.writeStack(1, 0, 1_000_000 + i * 1000, 0, options.sameStack ? stacks[0]! : stacks[i % 3]!);
+  for (let i = 0; i < n; i++)
+    w.writeStack(1, 0, 1_000_000 + i * 1000, 0, options.sameStack ? stacks[0]! : stacks[i % 3]!);
   w.finalize();
   return file;
 }
@@ -173,8 +181,23 @@ describe('a file that changes after open', () => {
         fs.truncateSync(file, 100);
         expect(thrown(() => native.readRange(mapped, 0, size)).code).toBe(ErrorCode.TACHYON_FILE_CHANGED);
         // The decoder reading mapped bytes in place takes the same path (pages past the new end fault).
-        const out = { events: new Uint32Array(5 * 4096), timestamps: new BigUint64Array(4096), nodes: new Uint32Array(2 * 4096), result: new Float64Array(8) };
-        const decoder = native.createDecoder(true, 0n, 1, size - 64, out.events, out.timestamps, out.nodes, out.result, 1 << 20);
+        const out = {
+          events: new Uint32Array(5 * 4096),
+          timestamps: new BigUint64Array(4096),
+          nodes: new Uint32Array(2 * 4096),
+          result: new Float64Array(8),
+        };
+        const decoder = native.createDecoder(
+          true,
+          0n,
+          1,
+          size - 64,
+          out.events,
+          out.timestamps,
+          out.nodes,
+          out.result,
+          1 << 20,
+        );
         const failure = native.decodeFile(decoder, mapped, 16384, 0, size - 16384, true);
         expect(failure?.code).toBe(ErrorCode.TACHYON_FILE_CHANGED);
         expect(out.result[2]).toBe(0); // no events from that call
@@ -225,13 +248,19 @@ describe('fs failures are ProfpackErrors with the path and the OS code', () => {
 
   it('a directory and a character device are refused at open, before any read', () => {
     for (const special of [dir, '/dev/zero', '/dev/null']) {
-      for (const fn of [() => ProfileReader.open(special), () => openProfile(special), () => convert(special, path.join(dir, 'y.pprof'))]) {
+      for (const fn of [
+        () => ProfileReader.open(special),
+        () => openProfile(special),
+        () => convert(special, path.join(dir, 'y.pprof')),
+      ]) {
         const err = thrown(fn);
         expect(err.code).toBe(ErrorCode.NOT_REGULAR_FILE);
         expect(err.details?.path).toBe(special);
       }
     }
-    expect(thrown(() => ProfileReader.open('/dev/zero')).message).toBe('/dev/zero is a character device, not a regular file');
+    expect(thrown(() => ProfileReader.open('/dev/zero')).message).toBe(
+      '/dev/zero is a character device, not a regular file',
+    );
     expect(thrown(() => ProfileReader.open(dir)).message).toBe(`${dir} is a directory, not a regular file`);
   });
 
@@ -329,15 +358,55 @@ describe('descriptors of refused files', () => {
 describe('arguments are checked alike on both backends', () => {
   const bytes = fs.readFileSync(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'));
   const cases: [string, () => unknown, string][] = [
-    ['fromBuffer(null)', () => ProfileReader.fromBuffer(null as unknown as Uint8Array), 'fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))'],
-    ['fromBuffer(ArrayBuffer)', () => ProfileReader.fromBuffer(bytes.buffer as unknown as Uint8Array), 'fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))'],
-    ['maxDecompressedSize: NaN', () => ProfileReader.fromBuffer(bytes, { maxDecompressedSize: NaN }), 'ReaderOptions.maxDecompressedSize must be a non-negative safe integer, not NaN'],
-    ['maxDecompressedSize: Infinity', () => ProfileReader.fromBuffer(bytes, { maxDecompressedSize: Infinity }), 'ReaderOptions.maxDecompressedSize must be a non-negative safe integer, not Infinity'],
-    ['maxDecompressedSize: -1', () => ProfileReader.open(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'), { maxDecompressedSize: -1 }), 'ReaderOptions.maxDecompressedSize must be a non-negative safe integer, not -1'],
-    ["backend: 'gpu'", () => ProfileReader.fromBuffer(bytes, { backend: 'gpu' as 'js' }), 'ReaderOptions.backend must be "native" or "js", not "gpu"'],
-    ['replay(null)', () => ProfileReader.fromBuffer(bytes).replay(null as unknown as never), 'replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method'],
-    ['replay({})', () => ProfileReader.fromBuffer(bytes).replay({} as never), 'replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method'],
-    ['convert maxSamples: NaN', () => convert(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'), path.join(dir, 'z.pprof'), { maxSamples: NaN }), 'maxSamples must be a non-negative safe integer, not NaN'],
+    [
+      'fromBuffer(null)',
+      () => ProfileReader.fromBuffer(null as unknown as Uint8Array),
+      'fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))',
+    ],
+    [
+      'fromBuffer(ArrayBuffer)',
+      () => ProfileReader.fromBuffer(bytes.buffer as unknown as Uint8Array),
+      'fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))',
+    ],
+    [
+      'maxDecompressedSize: NaN',
+      () => ProfileReader.fromBuffer(bytes, { maxDecompressedSize: NaN }),
+      'ReaderOptions.maxDecompressedSize must be a non-negative safe integer, not NaN',
+    ],
+    [
+      'maxDecompressedSize: Infinity',
+      () => ProfileReader.fromBuffer(bytes, { maxDecompressedSize: Infinity }),
+      'ReaderOptions.maxDecompressedSize must be a non-negative safe integer, not Infinity',
+    ],
+    [
+      'maxDecompressedSize: -1',
+      () =>
+        ProfileReader.open(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'), { maxDecompressedSize: -1 }),
+      'ReaderOptions.maxDecompressedSize must be a non-negative safe integer, not -1',
+    ],
+    [
+      "backend: 'gpu'",
+      () => ProfileReader.fromBuffer(bytes, { backend: 'gpu' as 'js' }),
+      'ReaderOptions.backend must be "native" or "js", not "gpu"',
+    ],
+    [
+      'replay(null)',
+      () => ProfileReader.fromBuffer(bytes).replay(null as unknown as never),
+      'replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method',
+    ],
+    [
+      'replay({})',
+      () => ProfileReader.fromBuffer(bytes).replay({} as never),
+      'replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method',
+    ],
+    [
+      'convert maxSamples: NaN',
+      () =>
+        convert(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'), path.join(dir, 'z.pprof'), {
+          maxSamples: NaN,
+        }),
+      'maxSamples must be a non-negative safe integer, not NaN',
+    ],
   ];
   for (const [name, fn, message] of cases) {
     it(name, () => {
@@ -381,7 +450,7 @@ describe('bounded memory', () => {
     expect(collectSizes(repeatFile(200_000))).toEqual([1, M, M, M, 200_000 - 3 * M]);
   });
 
-  it('a run that fits keeps CPython\'s one collect() per run', () => {
+  it("a run that fits keeps CPython's one collect() per run", () => {
     expect(collectSizes(repeatFile(MAX_TIMESTAMPS_PER_COLLECT))).toEqual([1, MAX_TIMESTAMPS_PER_COLLECT]);
     expect(collectSizes(repeatFile(1000))).toEqual([1, 1000]);
   });
@@ -391,14 +460,23 @@ describe('bounded memory', () => {
     const w = new ProfileWriter(file, { sampleIntervalUs: 1000, compression: 'none' });
     const frames: number[] = [];
     for (let i = 0; i < 200; i++) frames.push(w.internFrame({ filename: 'a.py', funcname: `f${i}`, lineno: i }));
-    for (let i = 0; i < 20_000; i++) w.writeStack(1 + (i % 4), 0, 1000 + i, 0, [frames[i % 200]!, frames[(i * 7) % 200]!, frames[(i * 13) % 200]!]);
+    for (let i = 0; i < 20_000; i++)
+      w.writeStack(1 + (i % 4), 0, 1000 + i, 0, [frames[i % 200]!, frames[(i * 7) % 200]!, frames[(i * 13) % 200]!]);
     w.finalize();
     // In a child process of its own (test/tachyon/child/reader-lifetimes.cjs): inside the
     // test worker, other tests' garbage and a parallel worker's load moved RSS by 166 MB.
     const script = path.join(__dirname, 'child', 'reader-lifetimes.cjs');
-    const run = spawnSync(process.execPath, ['--expose-gc', script, backend.name, '1000', file], { encoding: 'utf8', timeout: 240_000 });
+    const run = spawnSync(process.execPath, ['--expose-gc', script, backend.name, '1000', file], {
+      encoding: 'utf8',
+      timeout: 240_000,
+    });
     if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { done: number; rssGrowth: number; heapUsedGrowth: number; externalGrowth: number };
+    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+      done: number;
+      rssGrowth: number;
+      heapUsedGrowth: number;
+      externalGrowth: number;
+    };
     expect(r.done).toBe(1000);
     // RSS outside V8's heap (native memory), and V8's heap in use: each at most 50 MB.
     expect(r.rssGrowth / 1e6).toBeLessThan(50);

@@ -21,7 +21,10 @@ const files = [
   path.join(repoRoot, 'bench', 'fixtures', 'real_cpython_15k_zstd.bin'),
 ];
 /** Tiny buffers: REPEAT batches are cut, so the typed path gathers parts too. */
-const tiny: ReaderOptions = { keepDecompressedLimit: 0, tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 4096, maxNodes: 64 } };
+const tiny: ReaderOptions = {
+  keepDecompressedLimit: 0,
+  tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 4096, maxNodes: 64 },
+};
 
 type Call = [unknown, bigint[]];
 
@@ -70,10 +73,18 @@ describe("replay with timestamps: 'typed'", () => {
     try {
       const file = path.join(dir, 'v2.tach');
       const w = new ProfileWriter(file, { sampleIntervalUs: 1000, formatVersion: 2 });
-      const frame = (i: number) => ({ filename: `f${i % 3}.py`, funcname: `fn${i}`, location: { lineno: i, endLineno: i, colOffset: 0, endColOffset: 4 }, opcode: 0 });
+      const frame = (i: number) => ({
+        filename: `f${i % 3}.py`,
+        funcname: `fn${i}`,
+        location: { lineno: i, endLineno: i, colOffset: 0, endColOffset: 4 },
+        opcode: 0,
+      });
       for (let k = 0; k < 50; k++) {
         const frameInfo = Array.from({ length: 1 + (k % 5) }, (_, i) => frame(i + (k % 7)));
-        w.writeSample([{ interpreterId: 0, threads: [{ threadId: 1 + (k % 2), status: k % 3, frameInfo }] }], 1000 + k * 1000);
+        w.writeSample(
+          [{ interpreterId: 0, threads: [{ threadId: 1 + (k % 2), status: k % 3, frameInfo }] }],
+          1000 + k * 1000,
+        );
       }
       w.finalize();
       expect(compare(() => ProfileReader.open(file))).toBe(50);
@@ -99,7 +110,9 @@ describe('a large uncompressed file (mapped without MAP_POPULATE, released behin
     try {
       const file = path.join(dir, 'large.tach');
       const w = new ProfileWriter(file, { sampleIntervalUs: 1000, compression: 'none' });
-      const ids = Array.from({ length: 500 }, (_, i) => w.internFrame({ filename: `m${i % 20}.py`, funcname: `f${i}`, lineno: i }));
+      const ids = Array.from({ length: 500 }, (_, i) =>
+        w.internFrame({ filename: `m${i % 20}.py`, funcname: `f${i}`, lineno: i }),
+      );
       let x = 12345;
       const next = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8;
       const stack = new Uint32Array(60);
@@ -119,7 +132,8 @@ describe('a large uncompressed file (mapped without MAP_POPULATE, released behin
         reader.replay(
           {
             collect(stackFrames, timestampsUs) {
-              for (const t of timestampsUs) sum = (sum * 31 + Number(t) + stackFrames[0]!.threads[0]!.frameInfo.length) % 1_000_000_007;
+              for (const t of timestampsUs)
+                sum = (sum * 31 + Number(t) + stackFrames[0]!.threads[0]!.frameInfo.length) % 1_000_000_007;
               n += timestampsUs.length;
             },
           },

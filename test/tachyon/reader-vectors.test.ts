@@ -10,7 +10,9 @@ import { isProfpackError } from '../../lib/errors';
 import { readJsonExact, sharedPath } from '../shared';
 
 const dir = sharedPath('vectors', 'tachyon');
-const files = readdirSync(dir).filter((f) => f.endsWith('.bin')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.bin'))
+  .sort();
 
 interface Expected {
   accepted: boolean;
@@ -47,19 +49,27 @@ function expectedOf(file: string): Expected {
 
 // Tiny buffers: every zstd window, full-output and REPEAT-continuation path runs,
 // and the stack trie is rebuilt every few records.
-const tiny = { keepDecompressedLimit: 0, tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 4096, maxNodes: 64 } };
+const tiny = {
+  keepDecompressedLimit: 0,
+  tuning: { zstdChunk: 64, events: 6, timestamps: 3, nodes: 4096, maxNodes: 64 },
+};
 
 function check(file: string, dump: Dump): void {
   const expected = expectedOf(file);
-  expect({ accepted: dump.accepted, stage: dump.stage }).toEqual({ accepted: expected.accepted, stage: expected.stage });
+  expect({ accepted: dump.accepted, stage: dump.stage }).toEqual({
+    accepted: expected.accepted,
+    stage: expected.stage,
+  });
   expect(dump.error?.message ?? null).toEqual(expected.error?.message ?? null);
   if (expected.error) expect(dump.error!.code).toMatch(/^ERR_TACHYON_/);
   expect(dump.info).toEqual(expected.info);
   expect(dump.samples.length).toBe(expected.samples.length);
   for (let i = 0; i < expected.samples.length; i++) {
-    if (!sameJson(dump.samples[i], expected.samples[i])) expect({ i, sample: dump.samples[i] }).toEqual({ i, sample: expected.samples[i] });
+    if (!sameJson(dump.samples[i], expected.samples[i]))
+      expect({ i, sample: dump.samples[i] }).toEqual({ i, sample: expected.samples[i] });
   }
-  if (expected.samples_before_error !== undefined) expect(dump.samples_before_error).toBe(expected.samples_before_error);
+  if (expected.samples_before_error !== undefined)
+    expect(dump.samples_before_error).toBe(expected.samples_before_error);
 }
 
 describe(`Tachyon vectors (${backend.name} backend)`, () => {

@@ -61,18 +61,46 @@ describe.each(backends)('%s', (which) => {
   it('a journal with valid checksums whose tables do not fit the records is ERR_TACHYON_JOURNAL_CORRUPT, nothing written', () => {
     const dead = unfinished(which, 1, 'none');
     const records = fs.statSync(dead).size - 64;
-    const header = encodeJournalHeader({ compression: 'none', littleEndian: true, profilingConfig: 0, startTimeUs: 0n, sampleIntervalUs: 1000n });
+    const header = encodeJournalHeader({
+      compression: 'none',
+      littleEndian: true,
+      profilingConfig: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 1000n,
+    });
     const bad: { name: string; strings: Uint8Array; frames: Uint8Array; stringCount: number; frameCount: number }[] = [
       // Three frames declared, their bytes garbage (string indices far past the one string).
-      { name: 'garbage frames', strings: Uint8Array.from([3, 0x61, 0x2e, 0x70]), frames: new Uint8Array(12).fill(0x7f), stringCount: 1, frameCount: 3 },
+      {
+        name: 'garbage frames',
+        strings: Uint8Array.from([3, 0x61, 0x2e, 0x70]),
+        frames: new Uint8Array(12).fill(0x7f),
+        stringCount: 1,
+        frameCount: 3,
+      },
       // A string table whose declared count its bytes cannot hold.
-      { name: 'short strings', strings: Uint8Array.from([9, 0x61]), frames: new Uint8Array(0), stringCount: 4, frameCount: 0 },
+      {
+        name: 'short strings',
+        strings: Uint8Array.from([9, 0x61]),
+        frames: new Uint8Array(0),
+        stringCount: 4,
+        frameCount: 0,
+      },
     ];
     for (const b of bad) {
-      const checkpoint = encodeCheckpoint({ regionBytes: records, stringCount: b.stringCount, frameCount: b.frameCount, newStrings: b.strings, newFrames: b.frames, pendingRepeats: new Uint8Array(0) });
+      const checkpoint = encodeCheckpoint({
+        regionBytes: records,
+        stringCount: b.stringCount,
+        frameCount: b.frameCount,
+        newStrings: b.strings,
+        newFrames: b.frames,
+        pendingRepeats: new Uint8Array(0),
+      });
       fs.writeFileSync(`${dead}.journal`, Buffer.concat([header, checkpoint]));
       const out = tmp('out.tach');
-      expect(codeOf(() => recover(dead, out, { backend: which })), b.name).toBe('ERR_TACHYON_JOURNAL_CORRUPT');
+      expect(
+        codeOf(() => recover(dead, out, { backend: which })),
+        b.name,
+      ).toBe('ERR_TACHYON_JOURNAL_CORRUPT');
       expect(fs.existsSync(out)).toBe(false);
     }
   });
@@ -86,9 +114,26 @@ describe('a region too large to hold is recovered a piece at a time', () => {
   for (const which of backends) {
     it(`${which}: recovered within peak RSS growth < 120 MiB (was twice the region), and the result reads`, () => {
       const out = tmp('zero-bomb-out.tach');
-      const run = spawnSync(process.execPath, ['--max-old-space-size=512', path.join(__dirname, '..', 'fuzz', 'child', 'recover-profile.cjs'), dead, out, which], { encoding: 'utf8', timeout: 240_000 });
+      const run = spawnSync(
+        process.execPath,
+        [
+          '--max-old-space-size=512',
+          path.join(__dirname, '..', 'fuzz', 'child', 'recover-profile.cjs'),
+          dead,
+          out,
+          which,
+        ],
+        { encoding: 'utf8', timeout: 240_000 },
+      );
       if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-      const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { ok: boolean; source: string; samples: number; droppedBytes: number; rssBeforeKb: number; peakRssKb: number };
+      const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+        ok: boolean;
+        source: string;
+        samples: number;
+        droppedBytes: number;
+        rssBeforeKb: number;
+        peakRssKb: number;
+      };
       console.log(`recover zero bomb ${which}: ${JSON.stringify(r)}`);
       expect(r).toMatchObject({ ok: true, source: 'records', samples: 0 });
       expect(r.droppedBytes).toBe((200 * 1024 * 1024) % 14);

@@ -32,7 +32,9 @@ const tmp = (tag: string) => path.join(dir, `${tag}-${n++}.bin`);
 /** Runs the child until it prints a line matching `until`, SIGKILLs it, returns the lines it printed. */
 function killAfter(args: string[], until: (line: string) => boolean): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'child', 'write-until-killed.cjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(__dirname, 'child', 'write-until-killed.cjs'), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const lines: string[] = [];
     let err = '';
     let buffered = '';
@@ -47,7 +49,9 @@ function killAfter(args: string[], until: (line: string) => boolean): Promise<st
         if (until(line)) child.kill('SIGKILL');
       }
     });
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve(lines) : reject(new Error(`child exited ${code} ${signal}: ${err}`))));
+    child.on('exit', (code, signal) =>
+      signal === 'SIGKILL' ? resolve(lines) : reject(new Error(`child exited ${code} ${signal}: ${err}`)),
+    );
   });
 }
 
@@ -62,7 +66,13 @@ function contents(file: string, which: 'native' | 'js') {
 /** What a writer given the first `count` samples of the sequence finalizes to. */
 function reference(count: number, compression: 'zstd' | 'none', which: 'native' | 'js'): string {
   const file = tmp('reference');
-  const w = new ProfileWriter(file, { sampleIntervalUs: 250, startTimeUs: 1_000_000, backend: which, compression, mode: 'cpu' });
+  const w = new ProfileWriter(file, {
+    sampleIntervalUs: 250,
+    startTimeUs: 1_000_000,
+    backend: which,
+    compression,
+    mode: 'cpu',
+  });
   writeSamples(w, internFrames(w), 0, count);
   w.finalize();
   return file;
@@ -76,7 +86,9 @@ for (const which of backends) {
         const lines = await killAfter([which, compression, file, 'flush'], (l) => l === 'waiting');
         expect(lines[0]).toBe('flushed 6000');
         // Before recovery the profile is unreadable: the header is still zero.
-        expect(() => ProfileReader.open(file, { backend: which })).toThrow(expect.objectContaining({ code: ErrorCode.TACHYON_NOT_FINALIZED }));
+        expect(() => ProfileReader.open(file, { backend: which })).toThrow(
+          expect.objectContaining({ code: ErrorCode.TACHYON_NOT_FINALIZED }),
+        );
         const out = tmp('recovered');
         const result = recover(file, out, { backend: which });
         expect(result).toMatchObject({ source: 'journal', samples: 6000, threads: 3, frames: 64, checkpoints: 3 });
@@ -139,14 +151,24 @@ for (const which of backends) {
       fs.copyFileSync(file, `${file}.dead`);
       fs.copyFileSync(`${file}.journal`, `${file}.dead.journal`);
       const out = tmp('recovered');
-      expect(recover(`${file}.dead`, out, { backend: which })).toMatchObject({ source: 'journal', samples: 12000, threads: 40 });
+      expect(recover(`${file}.dead`, out, { backend: which })).toMatchObject({
+        source: 'journal',
+        samples: 12000,
+        threads: 40,
+      });
       w.finalize();
       expect(contents(out, which).samples).toEqual(contents(file, which).samples);
     });
 
     it('a writer broken by a write error keeps its journal; recover gives back every sample up to the last flush', () => {
       const file = tmp('broken');
-      const w = new ProfileWriter(file, { sampleIntervalUs: 250, startTimeUs: 1_000_000, backend: which, compression: 'zstd', mode: 'cpu' });
+      const w = new ProfileWriter(file, {
+        sampleIntervalUs: 250,
+        startTimeUs: 1_000_000,
+        backend: which,
+        compression: 'zstd',
+        mode: 'cpu',
+      });
       const ids = internFrames(w);
       writeSamples(w, ids, 0, 3000);
       w.flush();
@@ -175,7 +197,11 @@ for (const which of backends) {
       expect(got.length).toBe(result.samples);
       expect(got.length).toBeGreaterThan(4000);
       expect(got.length).toBeLessThan(6000);
-      const firstThreadOne = (list: typeof got) => list.filter((s) => s.threadId === 1n).slice(0, 500).map((s) => [s.timestampUs, s.stack.length]);
+      const firstThreadOne = (list: typeof got) =>
+        list
+          .filter((s) => s.threadId === 1n)
+          .slice(0, 500)
+          .map((s) => [s.timestampUs, s.stack.length]);
       expect(firstThreadOne(got)).toEqual(firstThreadOne(want));
       expect(got[0]!.stack[0]!.funcname).toMatch(/^<frame \d+>$/);
     });
@@ -192,7 +218,9 @@ for (const which of backends) {
       fs.writeFileSync(zero, new Uint8Array(64));
       fs.writeFileSync(`${zero}.journal`, 'not a journal at all, but long enough for a header');
       expect(thrown(() => recover(zero, out, { backend: which })).code).toBe(ErrorCode.TACHYON_JOURNAL_CORRUPT);
-      expect(thrown(() => new ProfileWriter(tmp('x'), { sampleIntervalUs: 1, flushIntervalMs: 0 })).code).toBe(ErrorCode.INVALID_ARGUMENT);
+      expect(thrown(() => new ProfileWriter(tmp('x'), { sampleIntervalUs: 1, flushIntervalMs: 0 })).code).toBe(
+        ErrorCode.INVALID_ARGUMENT,
+      );
     });
   });
 }

@@ -23,7 +23,8 @@ function profile(compression: 'zstd' | 'none'): string {
   const file = path.join(dir, `${serial++}.tach`);
   const w = new ProfileWriter(file, { sampleIntervalUs: 1000, compression });
   const f = Array.from({ length: 40 }, (_, i) => w.internFrame({ filename: 'a.py', funcname: `f${i}`, lineno: i + 1 }));
-  for (let i = 0; i < SAMPLES; i++) w.writeStack(1 + (i % 5), 0, 1000 + i * 1000, 0, [f[i % 40]!, f[(i * 7) % 40]!, f[(i * 3) % 40]!]);
+  for (let i = 0; i < SAMPLES; i++)
+    w.writeStack(1 + (i % 5), 0, 1000 + i * 1000, 0, [f[i % 40]!, f[(i * 7) % 40]!, f[(i * 3) % 40]!]);
   w.finalize();
   return file;
 }
@@ -51,23 +52,32 @@ const keeping: [string, (file: string) => void][] = [
   ['chmod', (f) => fs.chmodSync(f, 0o600)],
   ['a rename', (f) => fs.renameSync(f, `${f}.moved`)],
   ['an unlink', (f) => fs.unlinkSync(f)],
-  ['another file renamed over the path', (f) => {
-    fs.writeFileSync(`${f}.new`, 'other');
-    fs.renameSync(`${f}.new`, f);
-  }],
-  ['a rewrite with the same bytes', (f) => {
-    fs.writeFileSync(f, fs.readFileSync(f));
-    touch(f);
-  }],
+  [
+    'another file renamed over the path',
+    (f) => {
+      fs.writeFileSync(`${f}.new`, 'other');
+      fs.renameSync(`${f}.new`, f);
+    },
+  ],
+  [
+    'a rewrite with the same bytes',
+    (f) => {
+      fs.writeFileSync(f, fs.readFileSync(f));
+      touch(f);
+    },
+  ],
 ];
 
 const altering: [string, (file: string) => void][] = [
-  ['a rewrite in place of other bytes, same size', (f) => {
-    const bytes = fs.readFileSync(f);
-    bytes.fill(0x55, 64, bytes.length >> 1);
-    fs.writeFileSync(f, bytes);
-    touch(f);
-  }],
+  [
+    'a rewrite in place of other bytes, same size',
+    (f) => {
+      const bytes = fs.readFileSync(f);
+      bytes.fill(0x55, 64, bytes.length >> 1);
+      fs.writeFileSync(f, bytes);
+      touch(f);
+    },
+  ],
   ['a truncation', (f) => fs.truncateSync(f, 100)],
 ];
 

@@ -28,9 +28,22 @@ interface Point {
 
 describe.each(backends)('soak (%s)', (which) => {
   it('1,000 rotations from 4 worker threads, each file replayed and deleted: complete files, flat RSS and descriptors', () => {
-    const run = spawnSync(process.execPath, ['--expose-gc', path.join(__dirname, 'child', 'soak.cjs'), which, '1000', '4', dir], { encoding: 'utf8', timeout: 120_000 });
-    if (run.status !== 0) throw new Error(`soak child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as { checked: number; bad: number; leftover: number; start: Point; half: Point; late: Point; end: Point };
+    const run = spawnSync(
+      process.execPath,
+      ['--expose-gc', path.join(__dirname, 'child', 'soak.cjs'), which, '1000', '4', dir],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    if (run.status !== 0)
+      throw new Error(`soak child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
+    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+      checked: number;
+      bad: number;
+      leftover: number;
+      start: Point;
+      half: Point;
+      late: Point;
+      end: Point;
+    };
     expect(r.checked).toBe(1000);
     expect(r.bad).toBe(0);
     expect(r.leftover).toBe(0);

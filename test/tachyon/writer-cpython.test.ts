@@ -15,7 +15,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonExact, sharedPath } from '../shared';
 import type { DumpFrame } from '../../lib/tachyon/index';
 import type { FrameInfo } from '../../lib/tachyon/write/writer';
-import { cpythonInterpreter, materialize, profileArb, readBack, U64, writeWithProfpack, type CallSpec, type ProfileSpec, type ThreadSpec } from './writer-support';
+import {
+  cpythonInterpreter,
+  materialize,
+  profileArb,
+  readBack,
+  U64,
+  writeWithProfpack,
+  type CallSpec,
+  type ProfileSpec,
+  type ThreadSpec,
+} from './writer-support';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-cpython-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -48,7 +58,11 @@ function writeProfile(spec: ProfileSpec, file: string): { perThread: Map<string,
     for (const t of call.threads) {
       const key = `${t.threadId}/${t.interpreterId}`;
       if (!perThread.has(key)) perThread.set(key, []);
-      perThread.get(key)!.push({ timestamp: call.timestamp, status: Number(BigInt.asUintN(8, BigInt(t.status))), frames: t.stack.slice(0, 256).map((i) => readBackAsCPython(spec.frames[i]!)) });
+      perThread.get(key)!.push({
+        timestamp: call.timestamp,
+        status: Number(BigInt.asUintN(8, BigInt(t.status))),
+        frames: t.stack.slice(0, 256).map((i) => readBackAsCPython(spec.frames[i]!)),
+      });
       samples++;
     }
   }
@@ -59,15 +73,33 @@ interface Dump {
   file: string;
   accepted: boolean;
   error: unknown;
-  info: { sample_count: number; thread_count: number; start_time_us: number | bigint; sample_interval_us: number | bigint; compression_type: number; mode: number | null; capture_features: number | null };
-  samples: { thread_id: number | bigint; interpreter_id: number; timestamp_us: number | bigint; status: number; frames: unknown[] }[];
+  info: {
+    sample_count: number;
+    thread_count: number;
+    start_time_us: number | bigint;
+    sample_interval_us: number | bigint;
+    compression_type: number;
+    mode: number | null;
+    capture_features: number | null;
+  };
+  samples: {
+    thread_id: number | bigint;
+    interpreter_id: number;
+    timestamp_us: number | bigint;
+    status: number;
+    frames: unknown[];
+  }[];
 }
 
 function cpythonDumps(files: string[]): Map<string, Dump> {
-  const run = spawnSync(python, [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--python', python, '--json', ...files], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 30,
-  });
+  const run = spawnSync(
+    python,
+    [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--python', python, '--json', ...files],
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 30,
+    },
+  );
   if (run.error) throw run.error;
   const docs = run.stdout.split(/(?<=\n\}\n)(?=\{)/).filter((d) => d.trim() !== '');
   const out = new Map<string, Dump>();
@@ -75,11 +107,18 @@ function cpythonDumps(files: string[]): Map<string, Dump> {
     const dump = parseJsonExact(doc) as Dump;
     out.set(dump.file, dump);
   }
-  if (out.size !== files.length) throw new Error(`CPython dumped ${out.size} of ${files.length} files (exit ${run.status}): ${run.stderr.slice(-2000)}`);
+  if (out.size !== files.length)
+    throw new Error(
+      `CPython dumped ${out.size} of ${files.length} files (exit ${run.status}): ${run.stderr.slice(-2000)}`,
+    );
   return out;
 }
 
-function checkAgainst(dump: Dump, spec: ProfileSpec, expected: { perThread: Map<string, ExpectedSample[]>; samples: number }): void {
+function checkAgainst(
+  dump: Dump,
+  spec: ProfileSpec,
+  expected: { perThread: Map<string, ExpectedSample[]>; samples: number },
+): void {
   expect(dump.error).toBeNull();
   expect(dump.accepted).toBe(true);
   expect(dump.info.sample_count).toBe(expected.samples);
@@ -101,7 +140,12 @@ function checkAgainst(dump: Dump, spec: ProfileSpec, expected: { perThread: Map<
 
 // Hand-picked profiles, so the extremes are covered whatever the random seed.
 function fixedProfiles(): ProfileSpec[] {
-  const frames: FrameInfo[] = Array.from({ length: 40 }, (_, i) => ({ filename: `f${i % 3}.py`, funcname: `fn${i}`, location: { lineno: i + 1, endLineno: i + 2, colOffset: i, endColOffset: i + 4 }, opcode: i }));
+  const frames: FrameInfo[] = Array.from({ length: 40 }, (_, i) => ({
+    filename: `f${i % 3}.py`,
+    funcname: `fn${i}`,
+    location: { lineno: i + 1, endLineno: i + 2, colOffset: i, endColOffset: i + 4 },
+    opcode: i,
+  }));
   const threads: ThreadSpec[] = [
     { threadId: 0n, interpreterId: 0 },
     { threadId: U64, interpreterId: 0xffff_ffff },
@@ -117,11 +161,25 @@ function fixedProfiles(): ProfileSpec[] {
       samples: threads.map((_, t) => ({
         thread: t,
         status: (i * 5 + t) % 256,
-        op: (i + t) % 29 === 0 ? { kind: 'deep', depth: 300, salt: t } : (i + t) % 11 === 0 ? { kind: 'empty' } : (i + t) % 3 === 0 ? { kind: 'same' } : { kind: 'popPush', count: 1, frames: [i + t] },
+        op:
+          (i + t) % 29 === 0
+            ? { kind: 'deep', depth: 300, salt: t }
+            : (i + t) % 11 === 0
+              ? { kind: 'empty' }
+              : (i + t) % 3 === 0
+                ? { kind: 'same' }
+                : { kind: 'popPush', count: 1, frames: [i + t] },
       })),
     });
   }
-  return (['zstd', 'none'] as const).map((compression) => ({ compression, startTimeUs: 5n, intervalUs: 1000n, threads, frames, calls }));
+  return (['zstd', 'none'] as const).map((compression) => ({
+    compression,
+    startTimeUs: 5n,
+    intervalUs: 1000n,
+    threads,
+    frames,
+    calls,
+  }));
 }
 
 describe('CPython 3.15.2 reads ProfileWriter files', () => {
@@ -139,7 +197,9 @@ describe('CPython 3.15.2 reads ProfileWriter files', () => {
       try {
         checkAgainst(dump!, w.spec, w.expected);
       } catch (err) {
-        throw new Error(`profile ${path.basename(w.file)} (fast-check seed ${seed}): ${(err as Error).message}`, { cause: err });
+        throw new Error(`profile ${path.basename(w.file)} (fast-check seed ${seed}): ${(err as Error).message}`, {
+          cause: err,
+        });
       }
     }
   }, 120_000);

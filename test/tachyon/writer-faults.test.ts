@@ -19,7 +19,12 @@ let n = 0;
 const tmp = (tag: string) => path.join(dir, `${tag}-${n++}.bin`);
 
 function frame(i: number): FrameInfo {
-  return { filename: `mod${i % 7}.py`, funcname: `fn${i}`, location: { lineno: i, endLineno: i, colOffset: 0, endColOffset: 8 }, opcode: i % 200 };
+  return {
+    filename: `mod${i % 7}.py`,
+    funcname: `fn${i}`,
+    location: { lineno: i, endLineno: i, colOffset: 0, endColOffset: 8 },
+    opcode: i % 200,
+  };
 }
 
 /** Sample i of a busy thread: 30 frames whose top changes every time (no REPEAT), ~50 record bytes. */
@@ -98,13 +103,27 @@ describe('write errors break the writer', () => {
 });
 
 describe('format limits refuse the whole sample before any byte', () => {
-  const good = (_ts: number): InterpreterInfo[] => [{ interpreterId: 1, threads: [{ threadId: 10, status: 1, frameInfo: [frame(1), frame(2)] }] }];
+  const good = (_ts: number): InterpreterInfo[] => [
+    { interpreterId: 1, threads: [{ threadId: 10, status: 1, frameInfo: [frame(1), frame(2)] }] },
+  ];
   const cases: [string, InterpreterInfo[], number | bigint][] = [
-    ['interpreter id 2^32', [{ interpreterId: 2 ** 32, threads: [{ threadId: 11, status: 0, frameInfo: [frame(3)] }] }], 5000],
-    ['thread id 2^64', [{ interpreterId: 0, threads: [{ threadId: 1n << 64n, status: 0, frameInfo: [frame(3)] }] }], 5000],
+    [
+      'interpreter id 2^32',
+      [{ interpreterId: 2 ** 32, threads: [{ threadId: 11, status: 0, frameInfo: [frame(3)] }] }],
+      5000,
+    ],
+    [
+      'thread id 2^64',
+      [{ interpreterId: 0, threads: [{ threadId: 1n << 64n, status: 0, frameInfo: [frame(3)] }] }],
+      5000,
+    ],
     ['negative thread id', [{ interpreterId: 0, threads: [{ threadId: -1, status: 0, frameInfo: [frame(3)] }] }], 5000],
     ['negative timestamp', [{ interpreterId: 0, threads: [{ threadId: 11, status: 0, frameInfo: [frame(3)] }] }], -1],
-    ['timestamp 2^64', [{ interpreterId: 0, threads: [{ threadId: 11, status: 0, frameInfo: [frame(3)] }] }], 1n << 64n],
+    [
+      'timestamp 2^64',
+      [{ interpreterId: 0, threads: [{ threadId: 11, status: 0, frameInfo: [frame(3)] }] }],
+      1n << 64n,
+    ],
   ];
   for (const [name, bad, ts] of cases) {
     it(`${name}: ERR_TACHYON_WRITE_LIMIT, nothing written, writer still usable`, () => {
@@ -115,7 +134,10 @@ describe('format limits refuse the whole sample before any byte', () => {
       refused.writeSample(good(1000), 1000);
       clean.writeSample(good(1000), 1000);
       // A good thread first, then the bad one, in one call: neither is written.
-      const mixed: InterpreterInfo[] = [{ interpreterId: 3, threads: [{ threadId: 99, status: 2, frameInfo: [frame(40), frame(41)] }] }, ...bad];
+      const mixed: InterpreterInfo[] = [
+        { interpreterId: 3, threads: [{ threadId: 99, status: 2, frameInfo: [frame(40), frame(41)] }] },
+        ...bad,
+      ];
       expect(codeOf(() => refused.writeSample(mixed, ts))).toBe(ErrorCode.TACHYON_WRITE_LIMIT);
       expect(refused.state).toBe('open');
       refused.writeSample(good(2000), 2000);
@@ -131,7 +153,18 @@ describe('format limits refuse the whole sample before any byte', () => {
     const b = tmp('nosurrogate');
     const refused = new ProfileWriter(a, { sampleIntervalUs: 1000, compression: 'zstd' });
     const clean = new ProfileWriter(b, { sampleIntervalUs: 1000, compression: 'zstd' });
-    const bad: InterpreterInfo[] = [{ interpreterId: 0, threads: [{ threadId: 1, status: 0, frameInfo: [frame(60), { filename: 'ok.py', funcname: 'bad\ud800', location: null }] }] }];
+    const bad: InterpreterInfo[] = [
+      {
+        interpreterId: 0,
+        threads: [
+          {
+            threadId: 1,
+            status: 0,
+            frameInfo: [frame(60), { filename: 'ok.py', funcname: 'bad\ud800', location: null }],
+          },
+        ],
+      },
+    ];
     expect(codeOf(() => refused.writeSample(bad, 10))).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(refused.stringCount).toBe(0);
     expect(refused.frameCount).toBe(0);
@@ -145,7 +178,9 @@ describe('format limits refuse the whole sample before any byte', () => {
   it('writeStack refuses ids internFrame never returned', () => {
     const w = new ProfileWriter(tmp('ids'), { sampleIntervalUs: 1000 });
     const f = w.internFrame({ filename: 'a.py', funcname: 'f', lineno: 1 });
-    expect(codeOf(() => w.writeStack(1, 0, 10, 0, new Uint32Array([f, f + 1])))).toBe(ErrorCode.TACHYON_WRITE_UNKNOWN_ID);
+    expect(codeOf(() => w.writeStack(1, 0, 10, 0, new Uint32Array([f, f + 1])))).toBe(
+      ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
+    );
     expect(codeOf(() => w.writeStack(1, 0, 10, 0, [0.5]))).toBe(ErrorCode.TACHYON_WRITE_UNKNOWN_ID);
     expect(codeOf(() => w.internFrame({ filename: 'b.py', funcname: 42 }))).toBe(ErrorCode.TACHYON_WRITE_UNKNOWN_ID);
     expect(w.stringCount).toBe(2); // 'b.py' was rolled back
@@ -158,19 +193,47 @@ describe('API', () => {
   it('the fast path writes the same bytes as writeSample', () => {
     const a = tmp('fast');
     const b = tmp('slow');
-    const fast = new ProfileWriter(a, { sampleIntervalUs: 1000, startTimeUs: 77n, compression: 'zstd', mode: 'cpu', captureFeatures: 8 });
-    const slow = new ProfileWriter(b, { sampleIntervalUs: 1000, startTimeUs: 77, compression: 'zstd', mode: 1, captureFeatures: 8 });
+    const fast = new ProfileWriter(a, {
+      sampleIntervalUs: 1000,
+      startTimeUs: 77n,
+      compression: 'zstd',
+      mode: 'cpu',
+      captureFeatures: 8,
+    });
+    const slow = new ProfileWriter(b, {
+      sampleIntervalUs: 1000,
+      startTimeUs: 77,
+      compression: 'zstd',
+      mode: 1,
+      captureFeatures: 8,
+    });
     const pool = Array.from({ length: 40 }, (_, i) => frame(i));
     const ids = pool.map((f) => {
       const loc = f.location as { lineno: number; endLineno: number; colOffset: number; endColOffset: number };
-      return fast.internFrame({ filename: fast.internString(f.filename), funcname: f.funcname, lineno: loc.lineno, endLineno: loc.endLineno, column: loc.colOffset, endColumn: loc.endColOffset, opcode: f.opcode });
+      return fast.internFrame({
+        filename: fast.internString(f.filename),
+        funcname: f.funcname,
+        lineno: loc.lineno,
+        endLineno: loc.endLineno,
+        column: loc.colOffset,
+        endColumn: loc.endColOffset,
+        opcode: f.opcode,
+      });
     });
     for (let i = 0; i < 3000; i++) {
       const depth = 300 - (i % 40) * 7; // also beyond 256: the outermost are dropped
       const stack = Array.from({ length: depth }, (_, d) => (d + (i % 3 === 0 ? 0 : i)) % 40);
       const ts = 1000 * i + (i % 5 === 0 ? -3000 : 0) + 5000;
       fast.writeStack(5n + BigInt(i % 4), i % 2, BigInt(ts), i & 0xff, new Uint32Array(stack.map((k) => ids[k]!)));
-      slow.writeSample([{ interpreterId: i % 2, threads: [{ threadId: 5 + (i % 4), status: i & 0xff, frameInfo: stack.map((k) => pool[k]!) }] }], ts);
+      slow.writeSample(
+        [
+          {
+            interpreterId: i % 2,
+            threads: [{ threadId: 5 + (i % 4), status: i & 0xff, frameInfo: stack.map((k) => pool[k]!) }],
+          },
+        ],
+        ts,
+      );
     }
     expect(fast.stats).toEqual(slow.stats);
     fast.setStats(3, 1000, 0.5, 2);
@@ -183,12 +246,16 @@ describe('API', () => {
   it('writeStacks (one tick per call) writes the same bytes as writeStack per thread', () => {
     const files = [tmp('tick-big'), tmp('tick-f64'), tmp('per-thread')];
     const writers = files.map((f) => new ProfileWriter(f, { sampleIntervalUs: 1000, compression: 'zstd' }));
-    const ids = writers.map((w) => Array.from({ length: 50 }, (_, i) => w.internFrame({ filename: `m${i % 4}.py`, funcname: `f${i}`, lineno: i, opcode: i })));
+    const ids = writers.map((w) =>
+      Array.from({ length: 50 }, (_, i) =>
+        w.internFrame({ filename: `m${i % 4}.py`, funcname: `f${i}`, lineno: i, opcode: i }),
+      ),
+    );
     expect(ids[0]).toEqual(ids[2]);
     const tids = [1n, 2n ** 64n - 1n, 77n, 1n << 40n, 5n];
     for (let tick = 0; tick < 400; tick++) {
       const stacks = tids.map((_, k) => {
-        const depth = (tick + k) % 13 === 0 ? 300 : 20 + ((tick * (k + 1)) % 7 === 0 ? (tick % 5) : 0);
+        const depth = (tick + k) % 13 === 0 ? 300 : 20 + ((tick * (k + 1)) % 7 === 0 ? tick % 5 : 0);
         return Uint32Array.from({ length: depth }, (_, d) => (d === 0 ? (tick + k) % 50 : (d * 3 + k) % 50));
       });
       const ends = new Uint32Array(stacks.length);
@@ -198,9 +265,21 @@ describe('API', () => {
       stacks.forEach((st, k) => all.set(st, ends[k]! - st.length));
       const statuses = tids.map((_, k) => (tick * 7 + k) % 300);
       const ts = 10_000 + tick * 1000 - (tick % 9 === 0 ? 5000 : 0);
-      writers[0]!.writeStacks(BigInt(ts), { threadIds: BigUint64Array.from(tids), interpreterIds: [0, 1, 0, 2, 0], statuses: Uint8Array.from(statuses, (v) => v & 0xff), stackEnds: ends, frameIds: all });
+      writers[0]!.writeStacks(BigInt(ts), {
+        threadIds: BigUint64Array.from(tids),
+        interpreterIds: [0, 1, 0, 2, 0],
+        statuses: Uint8Array.from(statuses, (v) => v & 0xff),
+        stackEnds: ends,
+        frameIds: all,
+      });
       // Float64Array cannot hold 2^64-1: that thread goes through a plain array of bigints there.
-      writers[1]!.writeStacks(ts, { threadIds: [1, 2n ** 64n - 1n, 77, 2 ** 40, 5], interpreterIds: Uint32Array.from([0, 1, 0, 2, 0]), statuses, stackEnds: ends, frameIds: all });
+      writers[1]!.writeStacks(ts, {
+        threadIds: [1, 2n ** 64n - 1n, 77, 2 ** 40, 5],
+        interpreterIds: Uint32Array.from([0, 1, 0, 2, 0]),
+        statuses,
+        stackEnds: ends,
+        frameIds: all,
+      });
       tids.forEach((tid, k) => writers[2]!.writeStack(tid, [0, 1, 0, 2, 0][k]!, ts, statuses[k]!, stacks[k]!));
     }
     const stats = writers.map((w) => w.stats);
@@ -219,12 +298,20 @@ describe('API', () => {
     const bad = new ProfileWriter(a, { sampleIntervalUs: 1000, compression: 'none' });
     const good = new ProfileWriter(b, { sampleIntervalUs: 1000, compression: 'none' });
     for (const w of [bad, good]) w.internFrame({ filename: 'a.py', funcname: 'f' });
-    const tick = (frameIds: number[], ends: number[]) => ({ threadIds: [1, 2], interpreterIds: 0, statuses: [0, 0], stackEnds: Uint32Array.from(ends), frameIds: Uint32Array.from(frameIds) });
+    const tick = (frameIds: number[], ends: number[]) => ({
+      threadIds: [1, 2],
+      interpreterIds: 0,
+      statuses: [0, 0],
+      stackEnds: Uint32Array.from(ends),
+      frameIds: Uint32Array.from(frameIds),
+    });
     expect(codeOf(() => bad.writeStacks(5, tick([0, 0, 1], [1, 3])))).toBe(ErrorCode.TACHYON_WRITE_UNKNOWN_ID);
     expect(codeOf(() => bad.writeStacks(5, tick([0, 0], [2, 1])))).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(codeOf(() => bad.writeStacks(5, tick([0, 0], [1, 3])))).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(codeOf(() => bad.writeStacks(5, { ...tick([0], [1, 1]), threadIds: [1] }))).toBe(ErrorCode.INVALID_ARGUMENT);
-    expect(codeOf(() => bad.writeStacks(5, { ...tick([0], [1, 1]), interpreterIds: [0, 2 ** 32] }))).toBe(ErrorCode.TACHYON_WRITE_LIMIT);
+    expect(codeOf(() => bad.writeStacks(5, { ...tick([0], [1, 1]), interpreterIds: [0, 2 ** 32] }))).toBe(
+      ErrorCode.TACHYON_WRITE_LIMIT,
+    );
     for (const w of [bad, good]) {
       w.writeStacks(6, tick([0, 0], [1, 2]));
       w.finalize();
@@ -244,7 +331,10 @@ describe('API', () => {
       if (i % 7 === 0) f.opcode = i % 2 ? null : 9;
       if (i % 11 === 0) f.filename = `moved${i}.py`;
       reused.writeSample([{ interpreterId: 0, threads: [{ threadId: 1, status: 0, frameInfo: stack }] }], 1000 * i);
-      fresh.writeSample([{ interpreterId: 0, threads: [{ threadId: 1, status: 0, frameInfo: structuredClone(stack) }] }], 1000 * i);
+      fresh.writeSample(
+        [{ interpreterId: 0, threads: [{ threadId: 1, status: 0, frameInfo: structuredClone(stack) }] }],
+        1000 * i,
+      );
     }
     reused.finalize();
     fresh.finalize();
@@ -265,7 +355,11 @@ describe('API', () => {
       if (i % 4 === 0) st.splice(0, i % 3); // pop from the top (innermost first)
       if (i % 5 === 0 || st.length === 0) st.unshift(pool[(i * 7) % 64]!, pool[i % 64]!);
       if (i % 97 === 0) st.unshift(structuredClone(pool[i % 64]!)); // equal values, another object
-      for (const w of writers) w.writeSample([{ interpreterId: 0, threads: [{ threadId: t, status: i & 3, frameInfo: st.slice(0, 300) }] }], 1000 * i);
+      for (const w of writers)
+        w.writeSample(
+          [{ interpreterId: 0, threads: [{ threadId: t, status: i & 3, frameInfo: st.slice(0, 300) }] }],
+          1000 * i,
+        );
     }
     expect(writers[0]!.stats).toEqual(writers[1]!.stats);
     for (const w of writers) w.finalize();
@@ -276,8 +370,24 @@ describe('API', () => {
     const w = new ProfileWriter(tmp('dedup'), { sampleIntervalUs: 1 });
     const a = w.internFrame({ filename: 'f.py', funcname: 'g', lineno: 10, endLineno: -1, column: 4, endColumn: -1 });
     const b = w.internFrame({ filename: 'f.py', funcname: 'g', lineno: 10, endLineno: 10, column: 4, endColumn: 4 });
-    const c = w.internFrame({ filename: 'f.py', funcname: 'g', lineno: 2 ** 32 + 10, endLineno: -1, column: 4, endColumn: -1, opcode: 300 });
-    const d = w.internFrame({ filename: 'f.py', funcname: 'g', lineno: 10n, endLineno: null, column: 4.5, endColumn: -1, opcode: 255 });
+    const c = w.internFrame({
+      filename: 'f.py',
+      funcname: 'g',
+      lineno: 2 ** 32 + 10,
+      endLineno: -1,
+      column: 4,
+      endColumn: -1,
+      opcode: 300,
+    });
+    const d = w.internFrame({
+      filename: 'f.py',
+      funcname: 'g',
+      lineno: 10n,
+      endLineno: null,
+      column: 4.5,
+      endColumn: -1,
+      opcode: 255,
+    });
     expect(a).not.toBe(b); // CPython keys on the raw tuple: -1 and 10 differ though they encode alike
     expect(c).toBe(a); // lineno cut to int32, opcode 300 -> none
     expect(d).not.toBe(a); // column 4.5 is not an int -> -1
@@ -329,17 +439,30 @@ describe('API', () => {
     const ok = { sampleIntervalUs: 1000 };
     expect(codeOf(() => new ProfileWriter(tmp('x'), { ...ok, mode: 5 }))).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(codeOf(() => new ProfileWriter(tmp('x'), { ...ok, captureFeatures: 32 }))).toBe(ErrorCode.INVALID_ARGUMENT);
-    expect(codeOf(() => new ProfileWriter(tmp('x'), { ...ok, compression: 'gzip' as 'zstd' }))).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(codeOf(() => new ProfileWriter(tmp('x'), { ...ok, compression: 'gzip' as 'zstd' }))).toBe(
+      ErrorCode.INVALID_ARGUMENT,
+    );
     expect(codeOf(() => new ProfileWriter(tmp('x'), { sampleIntervalUs: -1 }))).toBe(ErrorCode.TACHYON_WRITE_LIMIT);
-    expect(codeOf(() => new ProfileWriter(path.join(dir, 'no', 'such', 'dir.bin'), ok))).toBe(ErrorCode.TACHYON_WRITE_IO);
+    expect(codeOf(() => new ProfileWriter(path.join(dir, 'no', 'such', 'dir.bin'), ok))).toBe(
+      ErrorCode.TACHYON_WRITE_IO,
+    );
     const w = new ProfileWriter(tmp('stats'), ok);
     expect(codeOf(() => w.setStats(-1, 10))).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(codeOf(() => w.setStats(1, Number.NaN))).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(codeOf(() => w.setStats(1, 10, Number.POSITIVE_INFINITY))).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(codeOf(() => w.setStats(1, 10, 0, Number.NaN))).toBe(ErrorCode.INVALID_ARGUMENT);
     w.setStats(1, 10, 0, -5); // missed samples may be negative
-    expect(codeOf(() => w.writeSample([{ interpreterId: 0, threads: [{ threadId: 1, status: 'x' as unknown as number, frameInfo: [] }] }], 1))).toBe(ErrorCode.INVALID_ARGUMENT);
-    expect(codeOf(() => w.writeSample([{ interpreterId: 0, threads: [{ threadId: 1.5, status: 0, frameInfo: [] }] }], 1))).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(
+      codeOf(() =>
+        w.writeSample(
+          [{ interpreterId: 0, threads: [{ threadId: 1, status: 'x' as unknown as number, frameInfo: [] }] }],
+          1,
+        ),
+      ),
+    ).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(
+      codeOf(() => w.writeSample([{ interpreterId: 0, threads: [{ threadId: 1.5, status: 0, frameInfo: [] }] }], 1)),
+    ).toBe(ErrorCode.INVALID_ARGUMENT);
     w.writeSample([], 5); // no interpreters: nothing written, nothing counted
     w.writeSample([{ interpreterId: 0, threads: [] }], 5);
     expect(w.stats.totalSamples).toBe(0);

@@ -21,7 +21,12 @@ let n = 0;
 const tmp = (tag: string) => path.join(dir, `${tag}-${n++}.bin`);
 
 function frame(i: number): FrameInfo {
-  return { filename: `mod${i % 5}.py`, funcname: `fn${i}`, location: { lineno: i, endLineno: i + 1, colOffset: 2, endColOffset: 9 }, opcode: i % 100 };
+  return {
+    filename: `mod${i % 5}.py`,
+    funcname: `fn${i}`,
+    location: { lineno: i, endLineno: i + 1, colOffset: 2, endColOffset: 9 },
+    opcode: i % 100,
+  };
 }
 
 /** Sample i: two threads; thread 2's stack stays the same for runs of 7 samples (REPEAT records). */
@@ -30,8 +35,16 @@ function sample(i: number): InterpreterInfo[] {
     {
       interpreterId: 0,
       threads: [
-        { threadId: 1, status: i & 3, frameInfo: Array.from({ length: 12 }, (_, d) => frame(d === 0 ? 50 + (i % 13) : d)) },
-        { threadId: 2, status: 1, frameInfo: Array.from({ length: 5 }, (_, d) => frame(d === 0 ? 80 + (Math.floor(i / 7) % 3) : 20 + d)) },
+        {
+          threadId: 1,
+          status: i & 3,
+          frameInfo: Array.from({ length: 12 }, (_, d) => frame(d === 0 ? 50 + (i % 13) : d)),
+        },
+        {
+          threadId: 2,
+          status: 1,
+          frameInfo: Array.from({ length: 5 }, (_, d) => frame(d === 0 ? 80 + (Math.floor(i / 7) % 3) : 20 + d)),
+        },
       ],
     },
   ];
@@ -130,17 +143,28 @@ for (const which of backends) {
       it(`version 2 (${stackCoding}): flush() puts every finished block on disk, decodable; the block being filled stays pending`, () => {
         const flushed = tmp(`v2-flushed-${stackCoding}`);
         const plain = tmp(`v2-plain-${stackCoding}`);
-        const options = { sampleIntervalUs: 1000, compression: 'zstd' as const, formatVersion: 2 as const, stackCoding, backend: which };
+        const options = {
+          sampleIntervalUs: 1000,
+          compression: 'zstd' as const,
+          formatVersion: 2 as const,
+          stackCoding,
+          backend: which,
+        };
         const writer = new ProfileWriter(flushed, options);
         const reference = new ProfileWriter(plain, options);
-        const ids = Array.from({ length: 40 }, (_, i) => writer.internFrame({ filename: `m${i % 3}.py`, funcname: `f${i}`, lineno: i + 1 }));
-        for (let i = 0; i < 40; i++) reference.internFrame({ filename: `m${i % 3}.py`, funcname: `f${i}`, lineno: i + 1 });
+        const ids = Array.from({ length: 40 }, (_, i) =>
+          writer.internFrame({ filename: `m${i % 3}.py`, funcname: `f${i}`, lineno: i + 1 }),
+        );
+        for (let i = 0; i < 40; i++)
+          reference.internFrame({ filename: `m${i % 3}.py`, funcname: `f${i}`, lineno: i + 1 });
         const stackOf = (i: number) => ids.slice(i % 7, 10 + (i % 23));
         // Only half a block: nothing is finished, nothing but the header is on disk.
-        for (let i = 0; i < 30_000; i++) for (const w of [writer, reference]) w.writeStack(1 + (i % 3), 0, 1000 + 10 * i, 1, stackOf(i));
+        for (let i = 0; i < 30_000; i++)
+          for (const w of [writer, reference]) w.writeStack(1 + (i % 3), 0, 1000 + 10 * i, 1, stackOf(i));
         expect(writer.flush()).toBe(64);
         // Past one block (65,536 samples): the first block is on disk and decodes.
-        for (let i = 30_000; i < 80_000; i++) for (const w of [writer, reference]) w.writeStack(1 + (i % 3), 0, 1000 + 10 * i, 1, stackOf(i));
+        for (let i = 30_000; i < 80_000; i++)
+          for (const w of [writer, reference]) w.writeStack(1 + (i % 3), 0, 1000 + 10 * i, 1, stackOf(i));
         const pos = writer.flush();
         const onDisk = fs.readFileSync(flushed);
         expect(onDisk.length).toBe(pos);

@@ -12,7 +12,15 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../shared';
-import { cpythonInterpreter, materialize, profileArb, writeSampleFile, writeWithProfpack, type CallSpec, type ProfileSpec } from './writer-support';
+import {
+  cpythonInterpreter,
+  materialize,
+  profileArb,
+  writeSampleFile,
+  writeWithProfpack,
+  type CallSpec,
+  type ProfileSpec,
+} from './writer-support';
 
 /**
  * One idle thread repeating its stack 20 000 times (2-byte deltas: REPEAT runs
@@ -20,8 +28,22 @@ import { cpythonInterpreter, materialize, profileArb, writeSampleFile, writeWith
  * records in between, so the split runs land between other threads' records.
  */
 function repeatOverflow(compression: 'none' | 'zstd'): ProfileSpec {
-  const frames = Array.from({ length: 8 }, (_, i) => ({ filename: 'idle.py', funcname: `f${i}`, location: { lineno: i, endLineno: i, colOffset: 0, endColOffset: 1 }, opcode: null }));
-  const calls: CallSpec[] = [{ step: 1000n, samples: [0, 1, 2].map((thread) => ({ thread, status: 1, op: { kind: 'replace' as const, frames: [thread, 3, 4] } })) }];
+  const frames = Array.from({ length: 8 }, (_, i) => ({
+    filename: 'idle.py',
+    funcname: `f${i}`,
+    location: { lineno: i, endLineno: i, colOffset: 0, endColOffset: 1 },
+    opcode: null,
+  }));
+  const calls: CallSpec[] = [
+    {
+      step: 1000n,
+      samples: [0, 1, 2].map((thread) => ({
+        thread,
+        status: 1,
+        op: { kind: 'replace' as const, frames: [thread, 3, 4] },
+      })),
+    },
+  ];
   for (let i = 1; i < 20_000; i++) {
     calls.push({
       step: 1000n,
@@ -32,7 +54,14 @@ function repeatOverflow(compression: 'none' | 'zstd'): ProfileSpec {
       ],
     });
   }
-  return { compression, startTimeUs: 0n, intervalUs: 1000n, threads: [0n, 1n, 2n].map((t) => ({ threadId: 100n + t, interpreterId: 0 })), frames, calls };
+  return {
+    compression,
+    startTimeUs: 0n,
+    intervalUs: 1000n,
+    threads: [0n, 1n, 2n].map((t) => ({ threadId: 100n + t, interpreterId: 0 })),
+    frames,
+    calls,
+  };
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-generated-'));
@@ -70,10 +99,16 @@ describe('ProfileWriter and CPython 3.15.2 write the same bytes for the same cal
       writer.finalize();
       return { file, theirs, stats };
     });
-    const run = spawnSync(python, [path.join(repoRoot, 'bench', 'cpython_write.py'), ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const run = spawnSync(python, [path.join(repoRoot, 'bench', 'cpython_write.py'), ...args], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    const results = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as CpythonRun);
+    const results = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as CpythonRun);
     expect(results.length).toBe(specs.length);
     for (let i = 0; i < specs.length; i++) {
       const where = `profile g${i} (fast-check seed ${seed})`;
@@ -81,13 +116,38 @@ describe('ProfileWriter and CPython 3.15.2 write the same bytes for the same cal
       const b = readFileSync(ours[i]!.theirs);
       let diff = 0;
       while (diff < a.length && diff < b.length && a[diff] === b[diff]) diff++;
-      expect(diff === a.length && diff === b.length ? -1 : diff, `${where}: first differing byte (sizes ${a.length} / ${b.length})`).toBe(-1);
+      expect(
+        diff === a.length && diff === b.length ? -1 : diff,
+        `${where}: first differing byte (sizes ${a.length} / ${b.length})`,
+      ).toBe(-1);
       const c = results[i]!.stats;
       const s = ours[i]!.stats;
       expect(
-        [s.repeatRecords, s.repeatSamples, s.fullRecords, s.suffixRecords, s.popPushRecords, s.totalRecords, s.totalSamples, s.totalFramesWritten, s.framesSaved, s.bytesWritten],
+        [
+          s.repeatRecords,
+          s.repeatSamples,
+          s.fullRecords,
+          s.suffixRecords,
+          s.popPushRecords,
+          s.totalRecords,
+          s.totalSamples,
+          s.totalFramesWritten,
+          s.framesSaved,
+          s.bytesWritten,
+        ],
         where,
-      ).toEqual([c.repeat_records, c.repeat_samples, c.full_records, c.suffix_records, c.pop_push_records, c.total_records, c.total_samples, c.total_frames_written, c.frames_saved, c.bytes_written]);
+      ).toEqual([
+        c.repeat_records,
+        c.repeat_samples,
+        c.full_records,
+        c.suffix_records,
+        c.pop_push_records,
+        c.total_records,
+        c.total_samples,
+        c.total_frames_written,
+        c.frames_saved,
+        c.bytes_written,
+      ]);
       expect(s.frameCompressionPct, where).toBeCloseTo(c.frame_compression_pct!, 9);
     }
   }, 120_000);

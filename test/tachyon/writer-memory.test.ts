@@ -24,9 +24,17 @@ const BOUND = 50 * 1024 * 1024;
 // RSS outside V8's heap also holds qemu-user's translated code, which grows as V8 compiles more (53 MB seen).
 const RSS_BOUND = BOUND + (EMULATED ? 32 * 1024 * 1024 : 0);
 
-function lifetimes(which: string, level: string, count: number, mode: 'sync' | 'async'): { done: number; rssGrowth: number; heapUsedGrowth: number; externalGrowth: number } {
+function lifetimes(
+  which: string,
+  level: string,
+  count: number,
+  mode: 'sync' | 'async',
+): { done: number; rssGrowth: number; heapUsedGrowth: number; externalGrowth: number } {
   const script = path.join(__dirname, 'child', 'writer-lifetimes.cjs');
-  const run = spawnSync(process.execPath, ['--expose-gc', script, which, level, String(count), mode, dir], { encoding: 'utf8', timeout: 240_000 });
+  const run = spawnSync(process.execPath, ['--expose-gc', script, which, level, String(count), mode, dir], {
+    encoding: 'utf8',
+    timeout: 240_000,
+  });
   if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
   return JSON.parse(run.stdout.trim().split('\n').pop()!);
 }

@@ -18,7 +18,6 @@ import { materialize, profileArb, readBack, writeWithProfpack, type ProfileSpec 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-roundtrip-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-
 function roundTrip(spec: ProfileSpec, encoder: 'native' | 'js', file: string): void {
   const calls = materialize(spec);
   const writer = writeWithProfpack({ ...spec }, calls, file, encoder);
@@ -28,7 +27,13 @@ function roundTrip(spec: ProfileSpec, encoder: 'native' | 'js', file: string): v
     for (const t of call.threads) {
       const key = `${t.threadId}/${t.interpreterId}`;
       if (!expected.has(key)) expected.set(key, []);
-      expected.get(key)!.push([call.timestamp, Number(BigInt.asUintN(8, BigInt(t.status))), t.stack.slice(0, 256).map((i) => readBack(spec.frames[i]!))]);
+      expected
+        .get(key)!
+        .push([
+          call.timestamp,
+          Number(BigInt.asUintN(8, BigInt(t.status))),
+          t.stack.slice(0, 256).map((i) => readBack(spec.frames[i]!)),
+        ]);
     }
   }
   const reader = ProfileReader.open(file);
@@ -63,7 +68,15 @@ describe('ProfileWriter -> ProfileReader', () => {
   it('a writer closed without finalize() leaves a file the reader calls not finalized', () => {
     const file = path.join(dir, 'closed.bin');
     const w = new ProfileWriter(file, { sampleIntervalUs: 1000 });
-    w.writeSample([{ interpreterId: 0, threads: [{ threadId: 1, status: 0, frameInfo: [{ filename: 'a.py', funcname: 'f', location: null }] }] }], 5);
+    w.writeSample(
+      [
+        {
+          interpreterId: 0,
+          threads: [{ threadId: 1, status: 0, frameInfo: [{ filename: 'a.py', funcname: 'f', location: null }] }],
+        },
+      ],
+      5,
+    );
     w.close();
     let code: string | undefined;
     try {

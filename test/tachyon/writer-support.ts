@@ -9,7 +9,14 @@ import { decompress } from 'zstd-napi';
 import type { DumpFrame, Frame } from '../../lib/tachyon/index';
 import { readJsonExact, sharedPath } from '../shared';
 import { decodeU32, decodeZigzag32 } from '../../lib/varint/leb128';
-import { ProfileWriter as ProfileWriterClass, type FrameInfo, type InterpreterInfo, type ProfileWriter, type ProfileWriterOptions, type ThreadInfo } from '../../lib/tachyon/write/writer';
+import {
+  ProfileWriter as ProfileWriterClass,
+  type FrameInfo,
+  type InterpreterInfo,
+  type ProfileWriter,
+  type ProfileWriterOptions,
+  type ThreadInfo,
+} from '../../lib/tachyon/write/writer';
 
 // A frame of a vector's expected.json: the shape `profpack dump --json` writes.
 export type ExpectedFrame = DumpFrame;
@@ -69,7 +76,14 @@ export function splitFile(bytes: Uint8Array): FileParts {
   const compression = view.getUint32(56, true);
   const region = bytes.subarray(64, stringTableOffset);
   const records = compression === 1 ? new Uint8Array(decompress(region)) : region;
-  return { header: bytes.subarray(0, 64), region, records, tail: bytes.subarray(stringTableOffset), stringTableOffset, frameTableOffset };
+  return {
+    header: bytes.subarray(0, 64),
+    region,
+    records,
+    tail: bytes.subarray(stringTableOffset),
+    stringTableOffset,
+    frameTableOffset,
+  };
 }
 
 interface RawFrame {
@@ -127,20 +141,33 @@ export function frameInfoOf(frame: ExpectedFrame, raw: RawFrame[]): FrameInfo {
     return {
       filename: frame.filename,
       funcname: frame.funcname,
-      location: { lineno: frame.lineno, endLineno: frame.end_lineno, colOffset: frame.column, endColOffset: frame.end_column },
+      location: {
+        lineno: frame.lineno,
+        endLineno: frame.end_lineno,
+        colOffset: frame.column,
+        endColOffset: frame.end_column,
+      },
       opcode: frame.opcode,
     };
   }
   const opcode = frame.opcode ?? 255;
-  const candidates = raw.filter((r) => r.filename === frame.filename && r.funcname === frame.funcname && r.lineno === -1 && r.opcode === opcode);
+  const candidates = raw.filter(
+    (r) => r.filename === frame.filename && r.funcname === frame.funcname && r.lineno === -1 && r.opcode === opcode,
+  );
   const distinct = new Set(candidates.map((r) => `${r.column}/${r.endColumnDelta}`));
   if (distinct.size > 1) throw new Error(`ambiguous location-less frame ${frame.funcname}`);
   const stored = candidates[0];
-  if (stored === undefined || stored.column === -1) return { filename: frame.filename, funcname: frame.funcname, location: null, opcode: frame.opcode };
+  if (stored === undefined || stored.column === -1)
+    return { filename: frame.filename, funcname: frame.funcname, location: null, opcode: frame.opcode };
   return {
     filename: frame.filename,
     funcname: frame.funcname,
-    location: { lineno: -1, endLineno: -1, colOffset: stored.column, endColOffset: stored.column + stored.endColumnDelta },
+    location: {
+      lineno: -1,
+      endLineno: -1,
+      colOffset: stored.column,
+      endColOffset: stored.column + stored.endColumnDelta,
+    },
     opcode: frame.opcode,
   };
 }
@@ -158,7 +185,8 @@ export function writerOptions(expected: Expected, compression: 'zstd' | 'none'):
 
 export function applyStats(writer: ProfileWriter, expected: Expected): void {
   const info = expected.info;
-  if (info.duration_sec !== null && info.sample_rate !== null) writer.setStats(info.duration_sec, info.sample_rate, info.error_rate, info.missed_samples);
+  if (info.duration_sec !== null && info.sample_rate !== null)
+    writer.setStats(info.duration_sec, info.sample_rate, info.error_rate, info.missed_samples);
 }
 
 function threadKey(s: ExpectedSample): string {
@@ -246,7 +274,10 @@ export function chronologicalCalls(samples: ExpectedSample[]): Call[] | null {
 
 /** One write_sample call: consecutive threads of one interpreter share an InterpreterInfo. */
 export function toInterpreters(call: Call, frameOf: (f: ExpectedFrame) => FrameInfo): InterpreterInfo[] {
-  const out: { interpreterId: number; threads: { threadId: number | bigint; status: number; frameInfo: FrameInfo[] }[] }[] = [];
+  const out: {
+    interpreterId: number;
+    threads: { threadId: number | bigint; status: number; frameInfo: FrameInfo[] }[];
+  }[] = [];
   for (const s of call.samples) {
     let interp = out[out.length - 1];
     if (interp === undefined || interp.interpreterId !== s.interpreter_id) {
@@ -300,27 +331,54 @@ const frameArb: fc.Arbitrary<FrameInfo> = fc.record({
   funcname: fc.constantFrom(...names),
   location: fc.oneof(
     fc.constant(null),
-    fc.record({ lineno: smallLine, endLineno: fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 1000 })), colOffset: fc.integer({ min: -1, max: 200 }), endColOffset: fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 300 })) }),
+    fc.record({
+      lineno: smallLine,
+      endLineno: fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 1000 })),
+      colOffset: fc.integer({ min: -1, max: 200 }),
+      endColOffset: fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 300 })),
+    }),
     fc.record({ lineno: int32Edge, endLineno: fc.constant(-1), colOffset: int32Edge, endColOffset: fc.constant(-1) }),
   ),
   opcode: fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 254 }), fc.constantFrom(255, 300, -1)),
-}) as fc.Arbitrary<FrameInfo>;
+});
 
 const frameIds = (max: number) => fc.array(fc.nat({ max: 63 }), { minLength: 1, maxLength: max });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.constant({ kind: 'same' as const }) },
   { weight: 3, arbitrary: frameIds(4).map((frames) => ({ kind: 'push' as const, frames })) },
   { weight: 2, arbitrary: fc.integer({ min: 1, max: 6 }).map((count) => ({ kind: 'pop' as const, count })) },
-  { weight: 3, arbitrary: fc.record({ count: fc.integer({ min: 1, max: 6 }), frames: frameIds(4) }).map((o) => ({ kind: 'popPush' as const, ...o })) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({ count: fc.integer({ min: 1, max: 6 }), frames: frameIds(4) })
+      .map((o) => ({ kind: 'popPush' as const, ...o })),
+  },
   { weight: 1, arbitrary: frameIds(12).map((frames) => ({ kind: 'replace' as const, frames })) },
   { weight: 1, arbitrary: fc.constant({ kind: 'empty' as const }) },
-  { weight: 1, arbitrary: fc.record({ depth: fc.integer({ min: 250, max: 300 }), salt: fc.nat({ max: 7 }) }).map((o) => ({ kind: 'deep' as const, ...o })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ depth: fc.integer({ min: 250, max: 300 }), salt: fc.nat({ max: 7 }) })
+      .map((o) => ({ kind: 'deep' as const, ...o })),
+  },
 );
 
-const threadIdArb = fc.oneof(fc.bigInt({ min: 0n, max: 100n }), fc.bigInt({ min: 0n, max: U64 }), fc.constantFrom(0n, U64, 1n << 63n, (1n << 53n) + 1n));
+const threadIdArb = fc.oneof(
+  fc.bigInt({ min: 0n, max: 100n }),
+  fc.bigInt({ min: 0n, max: U64 }),
+  fc.constantFrom(0n, U64, 1n << 63n, (1n << 53n) + 1n),
+);
 const interpArb = fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constantFrom(0xffff_ffff, 65535));
-const statusArb = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 63 }) }, { weight: 2, arbitrary: fc.integer({ min: 0, max: 255 }) }, { weight: 1, arbitrary: fc.constantFrom(-1, 259, 1 << 20) });
-const stepArb = fc.oneof({ weight: 8, arbitrary: fc.bigInt({ min: 0n, max: 5000n }) }, { weight: 1, arbitrary: fc.bigInt({ min: -5000n, max: -1n }) }, { weight: 1, arbitrary: fc.bigInt({ min: -U64, max: U64 }) });
+const statusArb = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 0, max: 63 }) },
+  { weight: 2, arbitrary: fc.integer({ min: 0, max: 255 }) },
+  { weight: 1, arbitrary: fc.constantFrom(-1, 259, 1 << 20) },
+);
+const stepArb = fc.oneof(
+  { weight: 8, arbitrary: fc.bigInt({ min: 0n, max: 5000n }) },
+  { weight: 1, arbitrary: fc.bigInt({ min: -5000n, max: -1n }) },
+  { weight: 1, arbitrary: fc.bigInt({ min: -U64, max: U64 }) },
+);
 
 export const profileArb: fc.Arbitrary<ProfileSpec> = fc
   .record({
@@ -329,13 +387,26 @@ export const profileArb: fc.Arbitrary<ProfileSpec> = fc
     features: fc.integer({ min: -1, max: 31 }),
     startTimeUs: fc.oneof(fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.bigInt({ min: 0n, max: U64 })),
     intervalUs: fc.bigInt({ min: 0n, max: 100000n }),
-    threads: fc.uniqueArray(fc.record({ threadId: threadIdArb, interpreterId: interpArb }), { minLength: 1, maxLength: 10, selector: (t) => `${t.threadId}/${t.interpreterId}` }),
+    threads: fc.uniqueArray(fc.record({ threadId: threadIdArb, interpreterId: interpArb }), {
+      minLength: 1,
+      maxLength: 10,
+      selector: (t) => `${t.threadId}/${t.interpreterId}`,
+    }),
     frames: fc.array(frameArb, { minLength: 1, maxLength: 64 }),
-    rawCalls: fc.array(fc.record({ step: stepArb, samples: fc.array(fc.record({ thread: fc.nat(), status: statusArb, op: opArb }), { maxLength: 8 }) }), { maxLength: 50 }),
+    rawCalls: fc.array(
+      fc.record({
+        step: stepArb,
+        samples: fc.array(fc.record({ thread: fc.nat(), status: statusArb, op: opArb }), { maxLength: 8 }),
+      }),
+      { maxLength: 50 },
+    ),
   })
   .map(({ rawCalls, ...rest }) => ({
     ...rest,
-    calls: rawCalls.map((c) => ({ step: c.step, samples: c.samples.map((s) => ({ ...s, thread: s.thread % rest.threads.length })) })),
+    calls: rawCalls.map((c) => ({
+      step: c.step,
+      samples: c.samples.map((s) => ({ ...s, thread: s.thread % rest.threads.length })),
+    })),
   }));
 
 /** Stacks as frame-pool indices, innermost first. */
@@ -358,7 +429,6 @@ export function applyOp(prev: number[], op: Op, poolSize: number): number[] {
       return Array.from({ length: op.depth }, (_, i) => (i * 7 + op.salt) % poolSize);
   }
 }
-
 
 export interface MaterializedThread {
   threadId: bigint;
@@ -385,15 +455,31 @@ export function materialize(spec: ProfileSpec): MaterializedCall[] {
       const stack = applyOp(stacks[s.thread]!, s.op, spec.frames.length);
       stacks[s.thread] = stack;
       if (!byInterp.has(thread.interpreterId)) byInterp.set(thread.interpreterId, []);
-      byInterp.get(thread.interpreterId)!.push({ threadId: thread.threadId, interpreterId: thread.interpreterId, status: s.status, stack });
+      byInterp
+        .get(thread.interpreterId)!
+        .push({ threadId: thread.threadId, interpreterId: thread.interpreterId, status: s.status, stack });
     }
     return { timestamp: ts, threads: [...byInterp.values()].flat() };
   });
 }
 
 /** Feeds the calls to ProfileWriter.writeSample. */
-export function writeWithProfpack(spec: ProfileSpec, calls: MaterializedCall[], file: string, encoder?: 'native' | 'js', extra: Partial<ProfileWriterOptions> = {}): ProfileWriter {
-  const writer = new ProfileWriterClass(file, { sampleIntervalUs: spec.intervalUs, startTimeUs: spec.startTimeUs, compression: spec.compression, mode: spec.mode, captureFeatures: spec.features, backend: encoder, ...extra });
+export function writeWithProfpack(
+  spec: ProfileSpec,
+  calls: MaterializedCall[],
+  file: string,
+  encoder?: 'native' | 'js',
+  extra: Partial<ProfileWriterOptions> = {},
+): ProfileWriter {
+  const writer = new ProfileWriterClass(file, {
+    sampleIntervalUs: spec.intervalUs,
+    startTimeUs: spec.startTimeUs,
+    compression: spec.compression,
+    mode: spec.mode,
+    captureFeatures: spec.features,
+    backend: encoder,
+    ...extra,
+  });
   for (const call of calls) {
     const interps: InterpreterInfo[] = [];
     for (const t of call.threads) {
@@ -412,12 +498,22 @@ export function writeWithProfpack(spec: ProfileSpec, calls: MaterializedCall[], 
 /** The sample file bench/cpython_write.py feeds to CPython's BinaryWriter. */
 export function writeSampleFile(file: string, spec: ProfileSpec, calls: MaterializedCall[]): void {
   const frames = spec.frames.map((f) => {
-    const loc = f.location as { lineno: number; endLineno: number; colOffset: number; endColOffset: number } | null | undefined;
+    const loc = f.location as
+      { lineno: number; endLineno: number; colOffset: number; endColOffset: number } | null | undefined;
     const opcode = f.opcode === undefined ? null : f.opcode;
-    return loc === null || loc === undefined ? [f.filename, f.funcname, null, opcode] : [f.filename, f.funcname, loc.lineno, loc.endLineno, loc.colOffset, loc.endColOffset, opcode];
+    return loc === null || loc === undefined
+      ? [f.filename, f.funcname, null, opcode]
+      : [f.filename, f.funcname, loc.lineno, loc.endLineno, loc.colOffset, loc.endColOffset, opcode];
   });
   const meta = new TextEncoder().encode(
-    JSON.stringify({ start: '@START@', interval: '@INTERVAL@', compression: spec.compression === 'zstd' ? 1 : 0, mode: spec.mode ?? -1, features: spec.features ?? -1, frames })
+    JSON.stringify({
+      start: '@START@',
+      interval: '@INTERVAL@',
+      compression: spec.compression === 'zstd' ? 1 : 0,
+      mode: spec.mode ?? -1,
+      features: spec.features ?? -1,
+      frames,
+    })
       // u64 values beyond 2^53 must reach Python exactly
       .replace('"@START@"', spec.startTimeUs.toString())
       .replace('"@INTERVAL@"', spec.intervalUs.toString()),
@@ -461,7 +557,16 @@ export { cpythonInterpreter } from '../support/cpython.mjs';
 export function readBack(f: FrameInfo): Frame {
   const loc = f.location as { lineno: number; endLineno: number; colOffset: number; endColOffset: number } | null;
   const opcode = typeof f.opcode === 'number' && f.opcode >= 0 && f.opcode <= 254 ? f.opcode : null;
-  if (loc === null || loc.lineno === -1) return { filename: f.filename, funcname: f.funcname, lineno: null, endLineno: null, column: null, endColumn: null, opcode };
+  if (loc === null || loc.lineno === -1)
+    return {
+      filename: f.filename,
+      funcname: f.funcname,
+      lineno: null,
+      endLineno: null,
+      column: null,
+      endColumn: null,
+      opcode,
+    };
   const column = loc.colOffset;
   return {
     filename: f.filename,

@@ -12,7 +12,19 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sharedPath } from '../shared';
 import { ProfileWriter } from '../../lib/tachyon/write/writer';
-import { applyStats, chronologicalCalls, fileOrderCalls, frameInfoOf, loadVector, rawFrames, splitFile, toInterpreters, writerOptions, type Call, type Expected } from './writer-support';
+import {
+  applyStats,
+  chronologicalCalls,
+  fileOrderCalls,
+  frameInfoOf,
+  loadVector,
+  rawFrames,
+  splitFile,
+  toInterpreters,
+  writerOptions,
+  type Call,
+  type Expected,
+} from './writer-support';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-vectors-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,7 +59,8 @@ function compare(name: string, ours: Uint8Array, theirs: Uint8Array): void {
   expect(Buffer.compare(headerOf(a), headerOf(b))).toBe(0);
   expect(a.frameTableOffset - a.stringTableOffset).toBe(b.frameTableOffset - b.stringTableOffset);
   // Tables, stats and footer apart from the footer's file size.
-  const tailOf = (p: typeof a) => Buffer.concat([p.tail.subarray(0, p.tail.length - 24), p.tail.subarray(p.tail.length - 16)]);
+  const tailOf = (p: typeof a) =>
+    Buffer.concat([p.tail.subarray(0, p.tail.length - 24), p.tail.subarray(p.tail.length - 16)]);
   expect(Buffer.compare(tailOf(a), tailOf(b))).toBe(0);
   // Same libzstd (1.5.7), level 5, one frame streamed with continue + end: the compressed bytes match too.
   expect(Buffer.compare(a.region, b.region)).toBe(0);
@@ -70,7 +83,10 @@ describe('ProfileWriter reproduces CPython 3.15.2 files', () => {
   // Driving the writer in the generator's own call order exercises REPEAT deferral across threads.
   const chronological = names.filter((n) => chronologicalCalls(loadVector(n).expected.samples) !== null);
   it('can recover the call order of every vector but the backwards-timestamp one', () => {
-    expect(names.filter((n) => !chronological.includes(n))).toEqual(['s13_timestamp_gaps_none', 's13_timestamp_gaps_zstd']);
+    expect(names.filter((n) => !chronological.includes(n))).toEqual([
+      's13_timestamp_gaps_none',
+      's13_timestamp_gaps_zstd',
+    ]);
   });
   for (const name of chronological) {
     it(`${name}: fed in call order (several threads per writeSample)`, () => {

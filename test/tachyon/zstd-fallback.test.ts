@@ -27,7 +27,9 @@ print(Count.n)
 `;
 
 const dir = sharedPath('vectors', 'tachyon');
-const zstdVectors = readdirSync(dir).filter((f) => f.endsWith('_zstd.bin') || /^e1[56]_zstd/.test(f)).sort();
+const zstdVectors = readdirSync(dir)
+  .filter((f) => f.endsWith('_zstd.bin') || /^e1[56]_zstd/.test(f))
+  .sort();
 const decoders: FallbackDecoder[] = nodeZstd ? ['node', 'fzstd'] : ['fzstd'];
 const originalEnv = process.env.PROFPACK_ZSTD;
 
@@ -49,7 +51,12 @@ afterAll(() => {
 });
 
 /** Decompresses through the DCtx contract with small input and output steps. */
-function streamDecode(api: ZstdApi, data: Uint8Array, inStep: number, outStep: number): { bytes: Uint8Array; hint: number } {
+function streamDecode(
+  api: ZstdApi,
+  data: Uint8Array,
+  inStep: number,
+  outStep: number,
+): { bytes: Uint8Array; hint: number } {
   const dctx = new api.DCtx();
   const parts: number[] = [];
   const out = new Uint8Array(outStep);
@@ -82,7 +89,12 @@ describe('zstd fallbacks', () => {
       zstdVectors.forEach((f, i) => {
         const got = lib.dumpProfile(readFileSync(`${dir}/${f}`), { keepDecompressedLimit: 0 });
         const expected = want[i]!;
-        expect({ f, accepted: got.accepted, stage: got.stage, info: got.info }).toEqual({ f, accepted: expected.accepted, stage: expected.stage, info: expected.info });
+        expect({ f, accepted: got.accepted, stage: got.stage, info: got.info }).toEqual({
+          f,
+          accepted: expected.accepted,
+          stage: expected.stage,
+          info: expected.info,
+        });
         expect(got.samples).toEqual(expected.samples);
         // zstd-napi's error texts are libzstd's; a fallback's differ, its code does not.
         expect(got.error?.code).toBe(expected.error?.code);
@@ -108,7 +120,9 @@ describe('zstd fallbacks', () => {
       const twice = streamDecode(api, Buffer.concat([region, region]), 1000, 777);
       expect(Buffer.from(twice.bytes).equals(Buffer.concat([whole.bytes, whole.bytes]))).toBe(true);
       expect(streamDecode(api, region.subarray(0, region.length - 5), 1000, 777).hint).not.toBe(0);
-      expect(() => streamDecode(api, Uint8Array.from([1, 2, 3, 4, 5, 6]), 100, 100)).toThrow(/Unknown frame descriptor/);
+      expect(() => streamDecode(api, Uint8Array.from([1, 2, 3, 4, 5, 6]), 100, 100)).toThrow(
+        /Unknown frame descriptor/,
+      );
       expect(api.getFrameContentSize(region)).toBeNull();
       expect(() => api.getFrameContentSize(region.subarray(0, 3))).toThrow();
     });
@@ -118,34 +132,38 @@ describe('zstd fallbacks', () => {
     it("Node's zstd writes frames every decoder reads, with no content size (as CPython's)", () => {
       const writer = fallbackZstd('node');
       fc.assert(
-        fc.property(fc.array(fc.uint8Array({ maxLength: 3000 }), { maxLength: 6 }), fc.integer({ min: 1, max: 300 }), (chunks, outSize) => {
-          const cctx = new writer.CCtx();
-          cctx.setParameter(writer.CParameter.compressionLevel, 5);
-          const out = new Uint8Array(outSize);
-          const written: Uint8Array[] = [];
-          chunks.forEach((chunk, i) => {
-            const directive = i % 2 === 0 ? writer.EndDirective.continue : writer.EndDirective.flush;
-            let rest = chunk;
+        fc.property(
+          fc.array(fc.uint8Array({ maxLength: 3000 }), { maxLength: 6 }),
+          fc.integer({ min: 1, max: 300 }),
+          (chunks, outSize) => {
+            const cctx = new writer.CCtx();
+            cctx.setParameter(writer.CParameter.compressionLevel, 5);
+            const out = new Uint8Array(outSize);
+            const written: Uint8Array[] = [];
+            chunks.forEach((chunk, i) => {
+              const directive = i % 2 === 0 ? writer.EndDirective.continue : writer.EndDirective.flush;
+              let rest = chunk;
+              for (;;) {
+                const [remaining, produced, consumed] = cctx.compressStream2(out, rest, directive);
+                written.push(out.slice(0, produced));
+                rest = rest.subarray(consumed);
+                if (rest.length === 0 && remaining === 0) break;
+              }
+            });
             for (;;) {
-              const [remaining, produced, consumed] = cctx.compressStream2(out, rest, directive);
+              const [remaining, produced] = cctx.compressStream2(out, new Uint8Array(0), writer.EndDirective.end);
               written.push(out.slice(0, produced));
-              rest = rest.subarray(consumed);
-              if (rest.length === 0 && remaining === 0) break;
+              if (remaining === 0) break;
             }
-          });
-          for (;;) {
-            const [remaining, produced] = cctx.compressStream2(out, new Uint8Array(0), writer.EndDirective.end);
-            written.push(out.slice(0, produced));
-            if (remaining === 0) break;
-          }
-          const stream = Buffer.concat(written);
-          expect(writer.getFrameContentSize(stream)).toBeNull();
-          for (const decoder of decoders) {
-            const got = streamDecode(fallbackZstd(decoder), stream, 999, 512);
-            expect(got.hint).toBe(0);
-            expect(Buffer.from(got.bytes).equals(Buffer.concat(chunks))).toBe(true);
-          }
-        }),
+            const stream = Buffer.concat(written);
+            expect(writer.getFrameContentSize(stream)).toBeNull();
+            for (const decoder of decoders) {
+              const got = streamDecode(fallbackZstd(decoder), stream, 999, 512);
+              expect(got.hint).toBe(0);
+              expect(Buffer.from(got.bytes).equals(Buffer.concat(chunks))).toBe(true);
+            }
+          },
+        ),
         { numRuns: 40 },
       );
     });
@@ -156,7 +174,8 @@ describe('zstd fallbacks', () => {
       try {
         const file = path.join(work, 'out.tach');
         const w = new lib.ProfileWriter(file, { sampleIntervalUs: 1000 });
-        for (let i = 0; i < 500; i++) w.writeStack(7, 0, i * 1000, 0, [w.internFrame({ filename: 'a.py', funcname: `f${i % 9}`, lineno: i % 40 })]);
+        for (let i = 0; i < 500; i++)
+          w.writeStack(7, 0, i * 1000, 0, [w.internFrame({ filename: 'a.py', funcname: `f${i % 9}`, lineno: i % 40 })]);
         w.finalize();
         const dump = lib.dumpProfile(file);
         expect(dump.accepted).toBe(true);
@@ -174,7 +193,10 @@ describe('zstd fallbacks', () => {
       const work = mkdtempSync(path.join(tmpdir(), 'profpack-zstd-none-'));
       try {
         expect(() => new lib.ProfileWriter(path.join(work, 'z.tach'), { sampleIntervalUs: 1000 })).toThrow(
-          expect.objectContaining({ code: 'ERR_NATIVE_UNAVAILABLE', message: expect.stringMatching(/Node >= 22\.15.*compression: 'none'/) }),
+          expect.objectContaining({
+            code: 'ERR_NATIVE_UNAVAILABLE',
+            message: expect.stringMatching(/Node >= 22\.15.*compression: 'none'/),
+          }),
         );
         const file = path.join(work, 'n.tach');
         const w = new lib.ProfileWriter(file, { sampleIntervalUs: 1000, compression: 'none' });

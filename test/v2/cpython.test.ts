@@ -17,7 +17,11 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function cpythonVerdict(file: string): { status: number | null; stderr: string; dump: { accepted: boolean; stage: string; error: { message: string } | null } } {
+function cpythonVerdict(file: string): {
+  status: number | null;
+  stderr: string;
+  dump: { accepted: boolean; stage: string; error: { message: string } | null };
+} {
   const run = spawnSync(python, [checker, file, '--json', '--python', python], { encoding: 'utf8' });
   return { status: run.status, stderr: run.stderr, dump: JSON.parse(run.stdout) };
 }
@@ -26,8 +30,20 @@ describe('CPython 3.15 and version 2', () => {
   for (const stackCoding of ['predict', 'stacktable'] as const) {
     it(`refuses a version-2 file at open, before any sample (${stackCoding})`, () => {
       const file = path.join(dir, `${stackCoding}.bin`);
-      const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2, stackCoding });
-      const f = w.internFrame({ filename: 'app.py', funcname: 'main', lineno: 10, endLineno: 10, column: 4, endColumn: 8 });
+      const w = new ProfileWriter(file, {
+        sampleIntervalUs: 1000,
+        startTimeUs: 1_000_000,
+        formatVersion: 2,
+        stackCoding,
+      });
+      const f = w.internFrame({
+        filename: 'app.py',
+        funcname: 'main',
+        lineno: 10,
+        endLineno: 10,
+        column: 4,
+        endColumn: 8,
+      });
       for (let i = 0; i < 10; i++) w.writeStack(4242n, 0, 1_000_000 + i * 1000, 0x23, [f]);
       w.finalize();
       const verdict = cpythonVerdict(file);

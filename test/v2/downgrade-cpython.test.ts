@@ -17,7 +17,13 @@ import { backend } from '../../lib/backend';
 import { ProfileReader, type Frame } from '../../lib/tachyon/read/reader';
 import { downgrade } from '../../lib/tachyon/downgrade';
 import { parseJsonExact, sharedPath } from '../shared';
-import { cpythonInterpreter, materialize, profileArb, writeWithProfpack, type ProfileSpec } from '../tachyon/writer-support';
+import {
+  cpythonInterpreter,
+  materialize,
+  profileArb,
+  writeWithProfpack,
+  type ProfileSpec,
+} from '../tachyon/writer-support';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-cpython-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,24 +41,45 @@ interface Dump {
   accepted: boolean;
   stage: string;
   error: { message: string } | null;
-  samples: { thread_id: number | bigint; interpreter_id: number; timestamp_us: number | bigint; status: number; frames: unknown[] }[];
+  samples: {
+    thread_id: number | bigint;
+    interpreter_id: number;
+    timestamp_us: number | bigint;
+    status: number;
+    frames: unknown[];
+  }[];
 }
 
 function cpythonDumps(files: string[]): Map<string, Dump> {
-  const run = spawnSync(python, [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--python', python, '--json', ...files], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const run = spawnSync(
+    python,
+    [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--python', python, '--json', ...files],
+    { encoding: 'utf8', maxBuffer: 1 << 30 },
+  );
   if (run.error) throw run.error;
   const out = new Map<string, Dump>();
   for (const doc of run.stdout.split(/(?<=\n\}\n)(?=\{)/).filter((d) => d.trim() !== '')) {
     const dump = parseJsonExact(doc) as Dump;
     out.set(dump.file, dump);
   }
-  if (out.size !== files.length) throw new Error(`CPython dumped ${out.size} of ${files.length} files (exit ${run.status}): ${run.stderr.slice(-2000)}`);
+  if (out.size !== files.length)
+    throw new Error(
+      `CPython dumped ${out.size} of ${files.length} files (exit ${run.status}): ${run.stderr.slice(-2000)}`,
+    );
   return out;
 }
 
 /** A frame in the JSON shape of CPython's dump. */
 function frameJson(f: Frame): unknown {
-  return { filename: f.filename, funcname: f.funcname, lineno: f.lineno, end_lineno: f.endLineno, column: f.column, end_column: f.endColumn, opcode: f.opcode };
+  return {
+    filename: f.filename,
+    funcname: f.funcname,
+    lineno: f.lineno,
+    end_lineno: f.endLineno,
+    column: f.column,
+    end_column: f.endColumn,
+    opcode: f.opcode,
+  };
 }
 
 type PerThread = Map<string, { timestamp: bigint; status: number; frames: unknown[] }[]>;
@@ -64,7 +91,9 @@ function ours(file: string): PerThread {
   for (const s of r.samples()) {
     const key = `${s.threadId}/${s.interpreterId}`;
     if (!out.has(key)) out.set(key, []);
-    out.get(key)!.push({ timestamp: s.timestampUs, status: s.status, frames: s.stack.map((i) => frameJson(r.frames[i]!)) });
+    out
+      .get(key)!
+      .push({ timestamp: s.timestampUs, status: s.status, frames: s.stack.map((i) => frameJson(r.frames[i]!)) });
   }
   r.close();
   return out;
@@ -99,11 +128,16 @@ describe('CPython 3.15.2 and ProfileWriter version 2', () => {
     const dumps = cpythonDumps(cases.flatMap((c) => [c.down, c.v2]));
     for (const c of cases) {
       // The same bytes CPython's own writer produces for this input (writer-vectors / writer-cpython hold ProfileWriter to that).
-      expect(readFileSync(c.down).equals(readFileSync(c.direct)), `${c.name}: downgraded file differs from the direct version-1 file`).toBe(true);
+      expect(
+        readFileSync(c.down).equals(readFileSync(c.direct)),
+        `${c.name}: downgraded file differs from the direct version-1 file`,
+      ).toBe(true);
       const refused = dumps.get(path.basename(c.v2))!;
       expect(refused.accepted, c.name).toBe(false);
       expect(refused.stage, c.name).toBe('open');
-      expect(refused.error?.message, c.name).toMatch(/format version 2\), but this is Python 3\.15\.2 \(format version 1\)/);
+      expect(refused.error?.message, c.name).toMatch(
+        /format version 2\), but this is Python 3\.15\.2 \(format version 1\)/,
+      );
       const read = dumps.get(path.basename(c.down))!;
       expect(read.error, c.name).toBeNull();
       expect(read.accepted, c.name).toBe(true);

@@ -56,8 +56,21 @@ const LOOKALIKES: FrameSpec[] = [
   { filename: 'b.py', funcname: 'h', lineno: 1, endLineno: 9, column: 0, endColumn: 7, opcode: 100 },
 ];
 
-function writeV2(file: string, coding: 'predict' | 'stacktable', samples: { tid: bigint; ts: bigint; status: number; stack: number[] }[], compression: 'zstd' | 'none' = 'zstd'): void {
-  const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 10, formatVersion: 2, stackCoding: coding, compression, mode: 'gil', captureFeatures: 9 });
+function writeV2(
+  file: string,
+  coding: 'predict' | 'stacktable',
+  samples: { tid: bigint; ts: bigint; status: number; stack: number[] }[],
+  compression: 'zstd' | 'none' = 'zstd',
+): void {
+  const w = new ProfileWriter(file, {
+    sampleIntervalUs: 1000,
+    startTimeUs: 10,
+    formatVersion: 2,
+    stackCoding: coding,
+    compression,
+    mode: 'gil',
+    captureFeatures: 9,
+  });
   for (const f of LOOKALIKES) w.internFrame(f);
   for (const s of samples) w.writeStack(s.tid, 0, s.ts, s.status, s.stack);
   w.setStats(2.5, 400, 1.5, 7);
@@ -66,7 +79,12 @@ function writeV2(file: string, coding: 'predict' | 'stacktable', samples: { tid:
 
 const read = (file: string, b?: 'native' | 'js') => {
   const r = ProfileReader.open(file, { backend: b });
-  const out = { info: r.info, strings: r.strings, frames: r.frames, samples: [...r.samples()].map((s) => ({ ...s, stack: [...s.stack] })) };
+  const out = {
+    info: r.info,
+    strings: r.strings,
+    frames: r.frames,
+    samples: [...r.samples()].map((s) => ({ ...s, stack: [...s.stack] })),
+  };
   r.close();
   return out;
 };
@@ -80,7 +98,15 @@ describe('downgrade()', () => {
     it(`gives version 1 with the same samples, strings and frame table, lookalike frames kept apart (${coding})`, () => {
       fc.assert(
         fc.property(
-          fc.array(fc.record({ tid: fc.bigInt({ min: 1n, max: 4n }), step: fc.bigInt({ min: 0n, max: 5000n }), status: fc.nat({ max: 255 }), stack: fc.array(fc.nat({ max: LOOKALIKES.length - 1 }), { maxLength: 300 }) }), { maxLength: 40 }),
+          fc.array(
+            fc.record({
+              tid: fc.bigInt({ min: 1n, max: 4n }),
+              step: fc.bigInt({ min: 0n, max: 5000n }),
+              status: fc.nat({ max: 255 }),
+              stack: fc.array(fc.nat({ max: LOOKALIKES.length - 1 }), { maxLength: 300 }),
+            }),
+            { maxLength: 40 },
+          ),
           fc.constantFrom<'zstd' | 'none'>('zstd', 'none'),
           fc.constantFrom(...BACKENDS),
           (raw, compression, b) => {
@@ -129,7 +155,12 @@ describe('downgrade()', () => {
     expect(existsSync(out)).toBe(false);
 
     const v2 = tmp('v2.bin');
-    writeV2(v2, 'stacktable', Array.from({ length: 50 }, (_, i) => ({ tid: 1n, ts: BigInt(i * 1000), status: 0, stack: [i % 8, 7] })), 'none');
+    writeV2(
+      v2,
+      'stacktable',
+      Array.from({ length: 50 }, (_, i) => ({ tid: 1n, ts: BigInt(i * 1000), status: 0, stack: [i % 8, 7] })),
+      'none',
+    );
     const bytes = readFileSync(v2);
     bytes[HEADER_SIZE + 30] ^= 0xff; // inside the first block's columns
     writeFileSync(v2, bytes);
@@ -154,7 +185,10 @@ describe('profpack downgrade', () => {
   it('writes the version-1 file and says what it wrote', () => {
     const v2 = tmp('cli-in.bin');
     const v1 = tmp('cli-out.bin');
-    writeV2(v2, 'predict', [{ tid: 3n, ts: 1010n, status: 1, stack: [0, 7] }, { tid: 3n, ts: 2010n, status: 1, stack: [0, 7] }]);
+    writeV2(v2, 'predict', [
+      { tid: 3n, ts: 1010n, status: 1, stack: [0, 7] },
+      { tid: 3n, ts: 2010n, status: 1, stack: [0, 7] },
+    ]);
     const { status, stdout, stderr } = run('downgrade', v2, v1, '--compression', 'none');
     expect([status, stderr]).toEqual([0, '']);
     expect(stdout).toBe(`${v1}: format version 1, 2 samples, ${readFileSync(v1).length} bytes\n`);

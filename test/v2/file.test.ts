@@ -5,7 +5,15 @@ import { HEADER_SIZE, Header } from '../../lib/tachyon/format';
 import { ByteSink, ByteSource } from '../../lib/tachyon/v2/bytes';
 import { HEADER_FLAGS_OFFSET, HeaderFlag } from '../../lib/tachyon/v2/format';
 import { V2FileWriter, isVersion2, readProfileV2, type V2WriterOptions } from '../../lib/tachyon/v2-api';
-import { decodeFrameTable, decodeStringTable, encodeFrameTable, encodeStringTable, version2Tables, type FrameTableCoding, type FrameTableEntry } from '../../lib/tachyon/v2/tables';
+import {
+  decodeFrameTable,
+  decodeStringTable,
+  encodeFrameTable,
+  encodeStringTable,
+  version2Tables,
+  type FrameTableCoding,
+  type FrameTableEntry,
+} from '../../lib/tachyon/v2/tables';
 import { zstdDecompress } from '../../lib/tachyon/file/zstd';
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -22,7 +30,8 @@ const FRAME_COUNT = 40;
 
 function write(samples: Sample[], options: Partial<V2WriterOptions>): Uint8Array {
   const w = V2FileWriter.inMemory({ sampleIntervalUs: 1000, startTimeUs: 5_000_000n, ...options });
-  for (let f = 0; f < FRAME_COUNT; f++) w.internFrame(`file${f % 7}.py`, `func${f}`, f * 3, f * 3 + (f % 2), f % 5, (f % 5) + 4, f % 3 === 0 ? null : f);
+  for (let f = 0; f < FRAME_COUNT; f++)
+    w.internFrame(`file${f % 7}.py`, `func${f}`, f * 3, f * 3 + (f % 2), f % 5, (f % 5) + 4, f % 3 === 0 ? null : f);
   for (const s of samples) w.writeStack(s.threadId, s.interpreterId, s.timestampUs, s.status, s.stack);
   return w.finalize()!;
 }
@@ -30,7 +39,13 @@ function write(samples: Sample[], options: Partial<V2WriterOptions>): Uint8Array
 function read(bytes: Uint8Array): Sample[] {
   return readProfileV2(bytes)
     .samples()
-    .map((s) => ({ threadId: s.threadId, interpreterId: s.interpreterId, timestampUs: s.timestampUs, status: s.status, stack: Array.from(s.stack) }));
+    .map((s) => ({
+      threadId: s.threadId,
+      interpreterId: s.interpreterId,
+      timestampUs: s.timestampUs,
+      status: s.status,
+      stack: Array.from(s.stack),
+    }));
 }
 
 /** What a sample reads back as: the innermost 256 frames, an 8-bit status. */
@@ -39,20 +54,33 @@ function expected(samples: Sample[]): Sample[] {
 }
 
 const threadKey = fc.oneof(
-  fc.constantFrom({ threadId: 1n, interpreterId: 0 }, { threadId: 2n, interpreterId: 0 }, { threadId: 1n, interpreterId: 1 }),
+  fc.constantFrom(
+    { threadId: 1n, interpreterId: 0 },
+    { threadId: 2n, interpreterId: 0 },
+    { threadId: 1n, interpreterId: 1 },
+  ),
   fc.record({ threadId: fc.bigInt({ min: 0n, max: U64_MAX }), interpreterId: fc.nat({ max: 0xffff_ffff }) }),
 );
 
 const stackArb = fc.oneof(
   fc.array(fc.nat({ max: FRAME_COUNT - 1 }), { maxLength: 20 }),
   // deep recursion, beyond the limit: the writer keeps the innermost 256
-  fc.tuple(fc.nat({ max: FRAME_COUNT - 1 }), fc.nat({ max: FRAME_COUNT - 1 }), fc.integer({ min: 100, max: 300 })).map(([a, b, n]) => Array.from({ length: n }, (_, i) => (i % 3 ? a : b))),
+  fc
+    .tuple(fc.nat({ max: FRAME_COUNT - 1 }), fc.nat({ max: FRAME_COUNT - 1 }), fc.integer({ min: 100, max: 300 }))
+    .map(([a, b, n]) => Array.from({ length: n }, (_, i) => (i % 3 ? a : b))),
 );
 
-const timeArb = fc.oneof(fc.bigInt({ min: 0n, max: 10_000_000n }), fc.bigInt({ min: 0n, max: U64_MAX }), fc.constant(U64_MAX), fc.constant(0n));
+const timeArb = fc.oneof(
+  fc.bigInt({ min: 0n, max: 10_000_000n }),
+  fc.bigInt({ min: 0n, max: U64_MAX }),
+  fc.constant(U64_MAX),
+  fc.constant(0n),
+);
 
 const samplesArb = fc.array(
-  fc.record({ key: threadKey, timestampUs: timeArb, status: fc.nat({ max: 255 }), stack: stackArb }).map(({ key, ...rest }) => ({ ...key, ...rest })),
+  fc
+    .record({ key: threadKey, timestampUs: timeArb, status: fc.nat({ max: 255 }), stack: stackArb })
+    .map(({ key, ...rest }) => ({ ...key, ...rest })),
   { maxLength: 60 },
 );
 
@@ -99,14 +127,36 @@ describe('version-2 files', () => {
   }
 
   it('keeps header facts, stats and tables', () => {
-    const w = V2FileWriter.inMemory({ sampleIntervalUs: 250n, startTimeUs: 42n, mode: 2, captureFeatures: 5, stackCoding: 'predict' });
+    const w = V2FileWriter.inMemory({
+      sampleIntervalUs: 250n,
+      startTimeUs: 42n,
+      mode: 2,
+      captureFeatures: 5,
+      stackCoding: 'predict',
+    });
     const f = w.internFrame('a.py', 'main', 10, 12, 4, 9, 7);
     w.writeStack(7n, 0, 100n, 3, [f]);
     w.setStats(1.5, 999.5, 0.25, -3);
     const profile = readProfileV2(w.finalize()!);
-    expect(profile.info).toMatchObject({ version: 2, pythonVersion: '3.15.2', startTimeUs: 42n, sampleIntervalUs: 250n, sampleCount: 1n, threadCount: 1, mode: 2, captureFeatures: 5, durationSec: 1.5, sampleRate: 999.5, errorRate: 0.25, missedSamples: -3, compressionType: 1 });
+    expect(profile.info).toMatchObject({
+      version: 2,
+      pythonVersion: '3.15.2',
+      startTimeUs: 42n,
+      sampleIntervalUs: 250n,
+      sampleCount: 1n,
+      threadCount: 1,
+      mode: 2,
+      captureFeatures: 5,
+      durationSec: 1.5,
+      sampleRate: 999.5,
+      errorRate: 0.25,
+      missedSamples: -3,
+      compressionType: 1,
+    });
     expect(profile.strings).toEqual(['a.py', 'main']);
-    expect(profile.frames).toEqual([{ filenameIndex: 0, funcnameIndex: 1, lineno: 10, endLinenoDelta: 2, column: 4, endColumnDelta: 5, opcode: 7 }]);
+    expect(profile.frames).toEqual([
+      { filenameIndex: 0, funcnameIndex: 1, lineno: 10, endLinenoDelta: 2, column: 4, endColumnDelta: 5, opcode: 7 },
+    ]);
     expect(profile.info.flags & HeaderFlag.TablesZstd).toBeTruthy();
   });
 
@@ -138,12 +188,16 @@ describe('version-2 files', () => {
       opcode: fc.nat({ max: 255 }),
     });
     fc.assert(
-      fc.property(fc.array(entry, { maxLength: 80 }), fc.constantFrom<FrameTableCoding>('plain', 'mtf', 'columns'), (frames: FrameTableEntry[], coding) => {
-        const bytes = encodeFrameTable(frames, coding);
-        const src = new ByteSource(bytes, 0, bytes.length, 0);
-        expect(decodeFrameTable(src, frames.length, coding)).toEqual(frames);
-        expect(src.remaining()).toBe(0);
-      }),
+      fc.property(
+        fc.array(entry, { maxLength: 80 }),
+        fc.constantFrom<FrameTableCoding>('plain', 'mtf', 'columns'),
+        (frames: FrameTableEntry[], coding) => {
+          const bytes = encodeFrameTable(frames, coding);
+          const src = new ByteSource(bytes, 0, bytes.length, 0);
+          expect(decodeFrameTable(src, frames.length, coding)).toEqual(frames);
+          expect(src.remaining()).toBe(0);
+        },
+      ),
     );
     fc.assert(
       fc.property(fc.array(fc.string({ unit: 'grapheme' })), fc.boolean(), (strings, nul) => {
@@ -178,7 +232,21 @@ describe('version-2 files', () => {
 
   it('writes plain version-1 rows for the plain frame-table coding', () => {
     const sink = new ByteSink();
-    encodeFrameTable([{ filenameIndex: 0, funcnameIndex: 1, lineno: 10, endLinenoDelta: 0, column: 4, endColumnDelta: 4, opcode: 255 }], 'plain', sink);
+    encodeFrameTable(
+      [
+        {
+          filenameIndex: 0,
+          funcnameIndex: 1,
+          lineno: 10,
+          endLinenoDelta: 0,
+          column: 4,
+          endColumnDelta: 4,
+          opcode: 255,
+        },
+      ],
+      'plain',
+      sink,
+    );
     // notes/tachyon-format.md §3.3: "00 01 14 00 08 08 ff" = app.py, main, line 10, end delta 0, col 4, end-col delta 4, no opcode.
     expect(Array.from(sink.view())).toEqual([0x00, 0x01, 0x14, 0x00, 0x08, 0x08, 0xff]);
   });
@@ -186,7 +254,13 @@ describe('version-2 files', () => {
 
 describe('version-2 bad input', () => {
   const good = write(
-    Array.from({ length: 30 }, (_, i) => ({ threadId: BigInt(i % 3), interpreterId: 0, timestampUs: BigInt(i * 1000), status: 1, stack: [i % 5, 7, 8] })),
+    Array.from({ length: 30 }, (_, i) => ({
+      threadId: BigInt(i % 3),
+      interpreterId: 0,
+      timestampUs: BigInt(i * 1000),
+      status: 1,
+      stack: [i % 5, 7, 8],
+    })),
     { compression: 'none', compressTables: false, stackCoding: 'stacktable' },
   );
 
@@ -203,16 +277,25 @@ describe('version-2 bad input', () => {
   it('never hangs or crashes on corrupted sample regions: every failure is a ProfpackError with an offset', () => {
     const regionEnd = Number(new DataView(good.buffer, good.byteOffset).getBigUint64(Header.stringTableOffset, true));
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: HEADER_SIZE, max: regionEnd - 1 }), fc.nat({ max: 255 })), { minLength: 1, maxLength: 4 }), (edits) => {
-        const bytes = good.slice();
-        for (const [at, value] of edits) bytes[at] = value;
-        try {
-          readProfileV2(bytes).forEachSample(() => {});
-        } catch (err) {
-          expect(err).toBeInstanceOf(ProfpackError);
-          expect(typeof (err as ProfpackError).offset === 'number' || (err as ProfpackError).code === ErrorCode.V2_UNDEFINED_THREAD).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: HEADER_SIZE, max: regionEnd - 1 }), fc.nat({ max: 255 })), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        (edits) => {
+          const bytes = good.slice();
+          for (const [at, value] of edits) bytes[at] = value;
+          try {
+            readProfileV2(bytes).forEachSample(() => {});
+          } catch (err) {
+            expect(err).toBeInstanceOf(ProfpackError);
+            expect(
+              typeof (err as ProfpackError).offset === 'number' ||
+                (err as ProfpackError).code === ErrorCode.V2_UNDEFINED_THREAD,
+            ).toBe(true);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -244,7 +327,10 @@ describe('version-2 bad input', () => {
   });
 
   it('rejects a truncated zstd region', () => {
-    const zstdFile = write([{ threadId: 1n, interpreterId: 0, timestampUs: 1n, status: 0, stack: [1, 2, 3] }], { compression: 'zstd', compressTables: false });
+    const zstdFile = write([{ threadId: 1n, interpreterId: 0, timestampUs: 1n, status: 0, stack: [1, 2, 3] }], {
+      compression: 'zstd',
+      compressTables: false,
+    });
     const view = new DataView(zstdFile.buffer, zstdFile.byteOffset);
     const stringTable = Number(view.getBigUint64(Header.stringTableOffset, true));
     // Drop the region's last byte and move everything after it down by one.

@@ -79,4 +79,3 @@ export class StackTableCoder {
     return this.defined;
   }
 }
-

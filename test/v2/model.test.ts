@@ -32,10 +32,25 @@ function writeModel(out: string, writerBackend: 'native' | 'js', compression: 'z
     compression,
     backend: writerBackend,
     blockMaxSamples: 64,
-    meta: { sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'alloc_space', unit: 'bytes' }], defaultSampleType: 1, periodType: { type: 'space', unit: 'bytes' }, period: 512 * 1024, durationUs: 9_000_000n, comments: ['made by a test'] },
+    meta: {
+      sampleTypes: [
+        { type: 'samples', unit: 'count' },
+        { type: 'alloc_space', unit: 'bytes' },
+      ],
+      defaultSampleType: 1,
+      periodType: { type: 'space', unit: 'bytes' },
+      period: 512 * 1024,
+      durationUs: 9_000_000n,
+      comments: ['made by a test'],
+    },
   });
-  const frames = ['main', 'work', 'alloc', 'leaf'].map((name, i) => w.internFrame({ filename: 'm.py', funcname: name, lineno: 10 * i + 1 }));
-  const set = w.internLabels([{ key: 'span', str: 's1' }, { key: 'size', num: 4096, unit: 'bytes' }]);
+  const frames = ['main', 'work', 'alloc', 'leaf'].map((name, i) =>
+    w.internFrame({ filename: 'm.py', funcname: name, lineno: 10 * i + 1 }),
+  );
+  const set = w.internLabels([
+    { key: 'span', str: 's1' },
+    { key: 'size', num: 4096, unit: 'bytes' },
+  ]);
   w.nameThread(2n, 0, 'worker');
   const values = [new Float64Array(samples), new Float64Array(samples)];
   for (let i = 0; i < samples; i++) {
@@ -45,7 +60,16 @@ function writeModel(out: string, writerBackend: 'native' | 'js', compression: 'z
   for (let i = 0; i < samples; i++) {
     const depth = 1 + (i % 4);
     const stack = Uint32Array.from(frames.slice(0, depth).reverse());
-    w.writeSample(BigInt(1 + (i % 2)), 0, i % 11 === 0 ? NaN : 10_000 + i * 1000, i % 2 === 0 ? 2 : 32, stack, values, i, i % 5 === 0 ? set : 0);
+    w.writeSample(
+      BigInt(1 + (i % 2)),
+      0,
+      i % 11 === 0 ? NaN : 10_000 + i * 1000,
+      i % 2 === 0 ? 2 : 32,
+      stack,
+      values,
+      i,
+      i % 5 === 0 ? set : 0,
+    );
   }
   w.setStats(9, samples / 9);
   w.finalize();
@@ -62,7 +86,10 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
     expect(offset).toBeGreaterThan(Number(view.getBigUint64(Header.frameTableOffset, true)));
     expect(bytes[offset]).toBe(1); // zstd-coded body
     const reader = ProfileReader.open(out);
-    expect(reader.model!.sampleTypes).toEqual([{ type: 'samples', unit: 'count' }, { type: 'alloc_space', unit: 'bytes' }]);
+    expect(reader.model!.sampleTypes).toEqual([
+      { type: 'samples', unit: 'count' },
+      { type: 'alloc_space', unit: 'bytes' },
+    ]);
     expect(reader.model!.values[1]![7]).toBe(0.5);
     expect(reader.model!.values[1]![8]).toBe(8 * 1_000_003);
     reader.close();
@@ -88,7 +115,10 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
     w.finalize();
     expect(readFileSync(out)[11]! & HeaderFlag.ModelSection).toBe(0);
     const source = tachyonAdapter.read({ path: out }, {});
-    expect(source.meta.sampleTypes).toEqual([{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }]);
+    expect(source.meta.sampleTypes).toEqual([
+      { type: 'samples', unit: 'count' },
+      { type: 'cpu', unit: 'nanoseconds' },
+    ]);
     let ticks = 0;
     let cpu = 0;
     for (const batch of source.batches()) {
@@ -124,7 +154,9 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
     writeModel(out, backend.name, 'none', 20);
     const bytes = readFileSync(out);
     const footerAt = bytes.length - FOOTER_SIZE;
-    const offset = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(footerAt + MODEL_OFFSET_IN_FOOTER, true));
+    const offset = Number(
+      new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(footerAt + MODEL_OFFSET_IN_FOOTER, true),
+    );
     const model = readProfileV2(bytes).model!;
     expect(model.sampleCount).toBe(20);
     const err = thrown(() => decodeModelSection(bytes.subarray(offset, footerAt - 56), offset, 21, 1 << 20));
@@ -142,23 +174,30 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
     writeModel(out, backend.name, 'none', 30);
     const bytes = readFileSync(out);
     const footerAt = bytes.length - FOOTER_SIZE;
-    const offset = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(footerAt + MODEL_OFFSET_IN_FOOTER, true));
+    const offset = Number(
+      new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(footerAt + MODEL_OFFSET_IN_FOOTER, true),
+    );
     const section = bytes.slice(offset, footerAt - 56);
     fc.assert(
-      fc.property(fc.nat(section.length - 1), fc.integer({ min: 0, max: 255 }), fc.nat(section.length), (at, value, cut) => {
-        const damaged = section.slice(0, Math.max(1, cut));
-        if (at < damaged.length) damaged[at] = value;
-        try {
-          const m = decodeModelSection(damaged, offset, 30, 1 << 20);
-          expect(m.values.every((c) => c.length === 30)).toBe(true);
-        } catch (err) {
-          expect(isProfpackError(err)).toBe(true);
-          const e = err as { code: string; offset: number };
-          expect(e.code).toMatch(/^ERR_(V2_|VARINT_)/);
-          expect(e.offset).toBeGreaterThanOrEqual(offset);
-          expect(e.offset).toBeLessThanOrEqual(offset + section.length + 1);
-        }
-      }),
+      fc.property(
+        fc.nat(section.length - 1),
+        fc.integer({ min: 0, max: 255 }),
+        fc.nat(section.length),
+        (at, value, cut) => {
+          const damaged = section.slice(0, Math.max(1, cut));
+          if (at < damaged.length) damaged[at] = value;
+          try {
+            const m = decodeModelSection(damaged, offset, 30, 1 << 20);
+            expect(m.values.every((c) => c.length === 30)).toBe(true);
+          } catch (err) {
+            expect(isProfpackError(err)).toBe(true);
+            const e = err as { code: string; offset: number };
+            expect(e.code).toMatch(/^ERR_(V2_|VARINT_)/);
+            expect(e.offset).toBeGreaterThanOrEqual(offset);
+            expect(e.offset).toBeLessThanOrEqual(offset + section.length + 1);
+          }
+        },
+      ),
       { numRuns: 400 },
     );
     // The whole file, damaged in its section: the reader refuses it the same way.
@@ -182,32 +221,42 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
       }
     };
     // Mostly well-formed codes (small, large, 2^53 and beyond), then cut or flipped.
-    const code = fc.oneof(fc.nat(300), fc.constantFrom(2 ** 53, 2 ** 53 + 2, 2 ** 52, 2 ** 56 - 1), fc.maxSafeInteger());
+    const code = fc.oneof(
+      fc.nat(300),
+      fc.constantFrom(2 ** 53, 2 ** 53 + 2, 2 ** 52, 2 ** 56 - 1),
+      fc.maxSafeInteger(),
+    );
     fc.assert(
-      fc.property(fc.array(code, { maxLength: 40 }), fc.nat(45), fc.option(fc.tuple(fc.nat(400), fc.nat(255))), fc.nat(500), (codes, n, flip, base) => {
-        const bytes: number[] = [];
-        for (let c of codes) {
-          while (c >= 128) {
-            bytes.push((c % 128) | 0x80);
-            c = Math.floor(c / 128);
+      fc.property(
+        fc.array(code, { maxLength: 40 }),
+        fc.nat(45),
+        fc.option(fc.tuple(fc.nat(400), fc.nat(255))),
+        fc.nat(500),
+        (codes, n, flip, base) => {
+          const bytes: number[] = [];
+          for (let c of codes) {
+            while (c >= 128) {
+              bytes.push((c % 128) | 0x80);
+              c = Math.floor(c / 128);
+            }
+            bytes.push(c);
           }
-          bytes.push(c);
-        }
-        const column = Uint8Array.from(bytes);
-        if (flip && flip[0] < column.length) column[flip[0]] = flip[1];
-        const count = Math.min(n, column.length);
-        const js = outcome(() => {
-          const src = new ByteSource(column, 0, column.length, base);
-          const values = Array.from(decodeDeltas(src, count));
-          return { values, used: src.pos };
-        });
-        const nat = outcome(() => {
-          const r = native.decodeValueColumn(column, base, count);
-          if ('error' in r) throw r.error;
-          return { values: Array.from(r.values), used: r.used };
-        });
-        expect(nat).toEqual(js);
-      }),
+          const column = Uint8Array.from(bytes);
+          if (flip && flip[0] < column.length) column[flip[0]] = flip[1];
+          const count = Math.min(n, column.length);
+          const js = outcome(() => {
+            const src = new ByteSource(column, 0, column.length, base);
+            const values = Array.from(decodeDeltas(src, count));
+            return { values, used: src.pos };
+          });
+          const nat = outcome(() => {
+            const r = native.decodeValueColumn(column, base, count);
+            if ('error' in r) throw r.error;
+            return { values: Array.from(r.values), used: r.used };
+          });
+          expect(nat).toEqual(js);
+        },
+      ),
       { numRuns: 500 },
     );
   });

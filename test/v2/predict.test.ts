@@ -76,9 +76,9 @@ describe('predicted-stack coding', () => {
   });
 
   it('round-trips deep recursion up to the 256-frame limit', () => {
-    const recursion = fc.tuple(fc.array(fc.nat({ max: 5 }), { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 256 })).map(([cycle, depth]) =>
-      Array.from({ length: depth }, (_, i) => cycle[i % cycle.length]!),
-    );
+    const recursion = fc
+      .tuple(fc.array(fc.nat({ max: 5 }), { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 256 }))
+      .map(([cycle, depth]) => Array.from({ length: depth }, (_, i) => cycle[i % cycle.length]!));
     fc.assert(
       fc.property(fc.array(recursion, { minLength: 1, maxLength: 20 }), (stacks) => {
         expect(roundTrip(stacks).decoded).toEqual(stacks);
@@ -89,9 +89,12 @@ describe('predicted-stack coding', () => {
 
   it('round-trips under eviction pressure (many more frames than buckets, full u32 range)', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(frameIndex, { minLength: 1, maxLength: 256 }), { minLength: 50, maxLength: 150 }), (stacks) => {
-        expect(roundTrip(stacks).decoded).toEqual(stacks);
-      }),
+      fc.property(
+        fc.array(fc.array(frameIndex, { minLength: 1, maxLength: 256 }), { minLength: 50, maxLength: 150 }),
+        (stacks) => {
+          expect(roundTrip(stacks).decoded).toEqual(stacks);
+        },
+      ),
       { numRuns: 10 },
     );
     // Stack churn: 40,000 distinct frames through a 16,384-bucket cache, revisited later.

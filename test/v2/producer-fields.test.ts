@@ -68,7 +68,11 @@ describe(`version 2 producer fields (${backend.name} backend)`, () => {
 
   it('a file without them has none', () => {
     const out = path.join(dir, `p${n++}.bin`);
-    const w = new ModelWriter(out, { sampleIntervalUs: 1000n, startTimeUs: 0n, meta: { sampleTypes: [{ type: 'samples', unit: 'count' }], defaultSampleType: 0 } });
+    const w = new ModelWriter(out, {
+      sampleIntervalUs: 1000n,
+      startTimeUs: 0n,
+      meta: { sampleTypes: [{ type: 'samples', unit: 'count' }], defaultSampleType: 0 },
+    });
     w.finalize();
     const reader = ProfileReader.open(out);
     expect(reader.model!.producer).toBeUndefined();
@@ -76,7 +80,11 @@ describe(`version 2 producer fields (${backend.name} backend)`, () => {
   });
 
   it('an unknown kind, and every cut, is refused with a code and an offset inside the section', () => {
-    const section = new ModelSectionEncoder({ sampleTypes: [{ type: 'samples', unit: 'count' }], defaultSampleType: 0, producer: { runtime: 'node', ok: true } });
+    const section = new ModelSectionEncoder({
+      sampleTypes: [{ type: 'samples', unit: 'count' }],
+      defaultSampleType: 0,
+      producer: { runtime: 'node', ok: true },
+    });
     const bytes = section.encode(null);
     const at = 5000;
     expect(decodeModelSection(bytes, at, 0, 1 << 20).producer).toEqual({ runtime: 'node', ok: true });

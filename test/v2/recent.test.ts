@@ -27,23 +27,37 @@ const decodeError = (columns: Columns, samples = 1) => decodeWith(new RecentStac
 describe('stack-table coding with recency references (block kind 6)', () => {
   it('round-trips random stacks of several threads, revisited in any order', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ thread: fc.nat({ max: 3 }), stack: fc.array(fc.nat({ max: 20 }), { maxLength: 30 }) }), { maxLength: 80 }), (samples) => {
-        const doubled = [...samples, ...samples.slice().reverse()];
-        expect(roundTrip(doubled)).toEqual(doubled.map((s) => s.stack));
-      }),
+      fc.property(
+        fc.array(fc.record({ thread: fc.nat({ max: 3 }), stack: fc.array(fc.nat({ max: 20 }), { maxLength: 30 }) }), {
+          maxLength: 80,
+        }),
+        (samples) => {
+          const doubled = [...samples, ...samples.slice().reverse()];
+          expect(roundTrip(doubled)).toEqual(doubled.map((s) => s.stack));
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('round-trips 256-frame stacks (k in the escape plane) and frame deltas that wrap u32', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.nat({ max: 0xffff_ffff }), { minLength: 250, maxLength: 256 }), { minLength: 1, maxLength: 5 }), (stacks) => {
-        const samples = stacks.map((stack) => ({ thread: 0, stack }));
-        expect(roundTrip(samples)).toEqual(stacks);
-      }),
+      fc.property(
+        fc.array(fc.array(fc.nat({ max: 0xffff_ffff }), { minLength: 250, maxLength: 256 }), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        (stacks) => {
+          const samples = stacks.map((stack) => ({ thread: 0, stack }));
+          expect(roundTrip(samples)).toEqual(stacks);
+        },
+      ),
       { numRuns: 20 },
     );
-    const churn = Array.from({ length: 3000 }, (_, i) => ({ thread: i % 5, stack: Array.from({ length: 30 }, (_, j) => (i * 31 + j * 7) % 5000) }));
+    const churn = Array.from({ length: 3000 }, (_, i) => ({
+      thread: i % 5,
+      stack: Array.from({ length: 30 }, (_, j) => (i * 31 + j * 7) % 5000),
+    }));
     expect(roundTrip(churn)).toEqual(churn.map((s) => s.stack));
   });
 
@@ -64,7 +78,9 @@ describe('stack-table coding with recency references (block kind 6)', () => {
   });
 
   it('refuses a stack deeper than 256 frames when coding', () => {
-    expect(() => new RecentStackCoder().encode(new Array(257).fill(1), sinks(), new StackPath())).toThrow(ProfpackError);
+    expect(() => new RecentStackCoder().encode(new Array(257).fill(1), sinks(), new StackPath())).toThrow(
+      ProfpackError,
+    );
   });
 
   it('rejects a distance that reaches before the first sample, at its offset', () => {
@@ -74,17 +90,35 @@ describe('stack-table coding with recency references (block kind 6)', () => {
   });
 
   it('rejects a cut deeper than the base stack', () => {
-    const err = decodeError({ stacks: [2, 0], stacksHigh: [], parents: [0, 1], parentsHigh: [3], stackFrames: [2, 2] }, 2);
+    const err = decodeError(
+      { stacks: [2, 0], stacksHigh: [], parents: [0, 1], parentsHigh: [3], stackFrames: [2, 2] },
+      2,
+    );
     expect(err.code).toBe(ErrorCode.V2_BAD_KEEP);
     expect(err.offset).toBe(3000);
   });
 
   it('rejects a stack that would pass 256 frames, with the offset of its count', () => {
-    const err = decodeError({ stacks: [255, 255], stacksHigh: [1, 1], parents: [0, 1], parentsHigh: [0], stackFrames: new Array(512).fill(2) }, 2);
+    const err = decodeError(
+      {
+        stacks: [255, 255],
+        stacksHigh: [1, 1],
+        parents: [0, 1],
+        parentsHigh: [0],
+        stackFrames: new Array(512).fill(2),
+      },
+      2,
+    );
     expect(err.code).toBe(ErrorCode.V2_STACK_TOO_DEEP);
     expect(err.offset).toBe(1);
     // An escape plane that overflows k is the same error, not a wrap.
-    const huge = decodeError({ stacks: [255], stacksHigh: [0xff, 0xff, 0xff, 0xff, 0x0f], parents: [0], parentsHigh: [], stackFrames: [2] });
+    const huge = decodeError({
+      stacks: [255],
+      stacksHigh: [0xff, 0xff, 0xff, 0xff, 0x0f],
+      parents: [0],
+      parentsHigh: [],
+      stackFrames: [2],
+    });
     expect(huge.code).toBe(ErrorCode.V2_STACK_TOO_DEEP);
   });
 
@@ -105,9 +139,23 @@ describe('files written before issue 19 (block kind 5)', () => {
     let i = 0;
     for (const s of reader.samples()) {
       const want = samples[i++]!;
-      expect({ threadId: s.threadId, interpreterId: s.interpreterId, timestampUs: s.timestampUs, status: s.status }).toEqual({ threadId: want.threadId, interpreterId: want.interpreterId, timestampUs: BigInt(want.timestampUs), status: want.status });
+      expect({
+        threadId: s.threadId,
+        interpreterId: s.interpreterId,
+        timestampUs: s.timestampUs,
+        status: s.status,
+      }).toEqual({
+        threadId: want.threadId,
+        interpreterId: want.interpreterId,
+        timestampUs: BigInt(want.timestampUs),
+        status: want.status,
+      });
       const got = s.stack.map((f) => reader.frames[f]!);
-      expect(got.map((f) => `${f.filename}:${f.funcname}:${f.lineno ?? -1}`)).toEqual(want.stack.map((f) => `${stream.frames[f]!.filename}:${stream.frames[f]!.funcname}:${stream.frames[f]!.lineno}`));
+      expect(got.map((f) => `${f.filename}:${f.funcname}:${f.lineno ?? -1}`)).toEqual(
+        want.stack.map(
+          (f) => `${stream.frames[f]!.filename}:${stream.frames[f]!.funcname}:${stream.frames[f]!.lineno}`,
+        ),
+      );
     }
     expect(i).toBe(samples.length);
     reader.close();

@@ -7,7 +7,13 @@ import type { StackTableSinks, StackTableSources } from '../../lib/tachyon/v2/st
 export type Columns = { [K in keyof StackTableSinks]: number[] | Uint8Array };
 
 export function sinks(): StackTableSinks {
-  return { stacks: new ByteSink(), stacksHigh: new ByteSink(), parents: new ByteSink(), parentsHigh: new ByteSink(), stackFrames: new ByteSink() };
+  return {
+    stacks: new ByteSink(),
+    stacksHigh: new ByteSink(),
+    parents: new ByteSink(),
+    parentsHigh: new ByteSink(),
+    stackFrames: new ByteSink(),
+  };
 }
 
 /** Each column gets its own base (0, 1000, 2000, ...) so an error offset names its column. */
@@ -19,11 +25,23 @@ export function sources(columns: Columns): StackTableSources {
     base += 1000;
     return src;
   };
-  return { stacks: make(columns.stacks), stacksHigh: make(columns.stacksHigh), parents: make(columns.parents), parentsHigh: make(columns.parentsHigh), stackFrames: make(columns.stackFrames) };
+  return {
+    stacks: make(columns.stacks),
+    stacksHigh: make(columns.stacksHigh),
+    parents: make(columns.parents),
+    parentsHigh: make(columns.parentsHigh),
+    stackFrames: make(columns.stackFrames),
+  };
 }
 
 export function columnsOf(out: StackTableSinks): Columns {
-  return { stacks: out.stacks.view(), stacksHigh: out.stacksHigh.view(), parents: out.parents.view(), parentsHigh: out.parentsHigh.view(), stackFrames: out.stackFrames.view() };
+  return {
+    stacks: out.stacks.view(),
+    stacksHigh: out.stacksHigh.view(),
+    parents: out.parents.view(),
+    parentsHigh: out.parentsHigh.view(),
+    stackFrames: out.stackFrames.view(),
+  };
 }
 
 type StackDecoder = { decode(src: StackTableSources, out: Uint32Array): number };

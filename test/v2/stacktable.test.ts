@@ -27,9 +27,15 @@ describe('stack-table coding of block kind 5 (read only since issue 19)', () => 
 
   it('round-trips deep stacks and large frame indices, across more than 65,536 stacks', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.nat({ max: 0xffff_ffff }), { minLength: 200, maxLength: 256 }), { minLength: 1, maxLength: 5 }), (stacks) => {
-        expect(roundTrip(stacks)).toEqual(stacks);
-      }),
+      fc.property(
+        fc.array(fc.array(fc.nat({ max: 0xffff_ffff }), { minLength: 200, maxLength: 256 }), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        (stacks) => {
+          expect(roundTrip(stacks)).toEqual(stacks);
+        },
+      ),
       { numRuns: 20 },
     );
     // Ids beyond 2^16 need the high planes of the ref and the parent distance.
@@ -68,19 +74,31 @@ describe('stack-table coding of block kind 5 (read only since issue 19)', () => 
   });
 
   it('rejects a definition that is its own parent (a cycle)', () => {
-    const err = decodeError({ stacks: [1, 2], stacksHigh: [0, 0], parents: [1, 0], parentsHigh: [0, 0], stackFrames: [9, 8] }, 2);
+    const err = decodeError(
+      { stacks: [1, 2], stacksHigh: [0, 0], parents: [1, 0], parentsHigh: [0, 0], stackFrames: [9, 8] },
+      2,
+    );
     expect(err.code).toBe(ErrorCode.V2_STACK_CYCLE);
     expect(err.offset).toBe(2001);
   });
 
   it('rejects a chain longer than the stack limit', () => {
-    const err = decodeError({ stacks: [1, 1], stacksHigh: [0, 1], parents: [1, 1], parentsHigh: [0, 0], stackFrames: new Array(258).fill(1) }, 2);
+    const err = decodeError(
+      { stacks: [1, 1], stacksHigh: [0, 1], parents: [1, 1], parentsHigh: [0, 0], stackFrames: new Array(258).fill(1) },
+      2,
+    );
     expect(err.code).toBe(ErrorCode.V2_STACK_TOO_DEEP);
     expect(err.offset).toBe(1);
   });
 
   it('rejects a ref whose high plane overflows u32', () => {
-    const err = decodeError({ stacks: [0], stacksHigh: [0x80, 0x80, 0x80, 0x80, 0x01], parents: [], parentsHigh: [], stackFrames: [] });
+    const err = decodeError({
+      stacks: [0],
+      stacksHigh: [0x80, 0x80, 0x80, 0x80, 0x01],
+      parents: [],
+      parentsHigh: [],
+      stackFrames: [],
+    });
     expect(err.code).toBe(ErrorCode.V2_UNDEFINED_STACK);
   });
 });

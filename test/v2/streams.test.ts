@@ -26,9 +26,30 @@ describe('version 2 on the real and synthetic stack streams', () => {
 
   for (const name of streams) {
     it(`round-trips every sample of ${name} with both stack codings`, () => {
-      const stream = loadStream(name) as { frames: { filename: string; funcname: string; lineno: number; endLineno: number; column: number; endColumn: number; opcode: number | null }[]; samples: StreamSample[]; intervalUs: number };
+      const stream = loadStream(name) as {
+        frames: {
+          filename: string;
+          funcname: string;
+          lineno: number;
+          endLineno: number;
+          column: number;
+          endColumn: number;
+          opcode: number | null;
+        }[];
+        samples: StreamSample[];
+        intervalUs: number;
+      };
       for (const stackCoding of ['predict', 'stacktable'] as const) {
-        const { writer: w, bytes } = memoryWriter({ sampleIntervalUs: stream.intervalUs, startTimeUs: 1_000_000, formatVersion: 2, stackCoding, compression: 'none' }, { compressTables: false });
+        const { writer: w, bytes } = memoryWriter(
+          {
+            sampleIntervalUs: stream.intervalUs,
+            startTimeUs: 1_000_000,
+            formatVersion: 2,
+            stackCoding,
+            compression: 'none',
+          },
+          { compressTables: false },
+        );
         const ids = stream.frames.map((f) => w.internFrame(f));
         const written = stream.samples.map((s) => ({ ...s, stack: s.stack.map((f) => ids[f]!) }));
         for (const s of written) w.writeStack(s.threadId, s.interpreterId, s.timestampUs, s.status, s.stack);
@@ -36,10 +57,22 @@ describe('version 2 on the real and synthetic stack streams', () => {
         w.finalize();
         readProfileV2(bytes()).forEachSample((threadId, interpreterId, timestampUs, status, stack, depth) => {
           const s = written[i++]!;
-          if (threadId !== s.threadId || interpreterId !== s.interpreterId || timestampUs !== BigInt(s.timestampUs) || status !== s.status || depth !== s.stack.length) {
-            expect({ i, threadId, interpreterId, timestampUs, status, depth }).toEqual({ i, ...s, timestampUs: BigInt(s.timestampUs), depth: s.stack.length });
+          if (
+            threadId !== s.threadId ||
+            interpreterId !== s.interpreterId ||
+            timestampUs !== BigInt(s.timestampUs) ||
+            status !== s.status ||
+            depth !== s.stack.length
+          ) {
+            expect({ i, threadId, interpreterId, timestampUs, status, depth }).toEqual({
+              i,
+              ...s,
+              timestampUs: BigInt(s.timestampUs),
+              depth: s.stack.length,
+            });
           }
-          for (let k = 0; k < depth; k++) if (stack[k] !== s.stack[k]) expect(Array.from(stack.subarray(0, depth))).toEqual(s.stack);
+          for (let k = 0; k < depth; k++)
+            if (stack[k] !== s.stack[k]) expect(Array.from(stack.subarray(0, depth))).toEqual(s.stack);
         });
         expect(i).toBe(written.length);
       }

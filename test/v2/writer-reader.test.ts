@@ -44,10 +44,23 @@ interface TestProfile {
 }
 
 function frameOf(i: number) {
-  return { filename: `src/m${i % 11}.py`, funcname: `f${i}`, lineno: 1 + (i % 500), endLineno: i % 3 ? -1 : 2 + (i % 500), column: i % 7 === 0 ? -1 : i % 40, endColumn: (i % 40) + 5, opcode: i % 5 === 0 ? null : i % 255 };
+  return {
+    filename: `src/m${i % 11}.py`,
+    funcname: `f${i}`,
+    lineno: 1 + (i % 500),
+    endLineno: i % 3 ? -1 : 2 + (i % 500),
+    column: i % 7 === 0 ? -1 : i % 40,
+    endColumn: (i % 40) + 5,
+    opcode: i % 5 === 0 ? null : i % 255,
+  };
 }
 
-function write(file: string, p: TestProfile, options: Partial<ProfileWriterOptions>, via: 'writeStack' | 'writeStacks' = 'writeStack'): ProfileWriter {
+function write(
+  file: string,
+  p: TestProfile,
+  options: Partial<ProfileWriterOptions>,
+  via: 'writeStack' | 'writeStacks' = 'writeStack',
+): ProfileWriter {
   const w = new ProfileWriter(file, { sampleIntervalUs: p.intervalUs, startTimeUs: p.startTimeUs, ...options });
   for (let i = 0; i < p.frameCount; i++) expect(w.internFrame(frameOf(i))).toBe(i);
   if (via === 'writeStack') {
@@ -55,7 +68,13 @@ function write(file: string, p: TestProfile, options: Partial<ProfileWriterOptio
   } else {
     // One tick per sample: the engines' batch path.
     for (const s of p.samples) {
-      w.writeStacks(s.timestampUs, { threadIds: [s.threadId], interpreterIds: s.interpreterId, statuses: [s.status], stackEnds: Uint32Array.of(s.stack.length), frameIds: Uint32Array.from(s.stack) });
+      w.writeStacks(s.timestampUs, {
+        threadIds: [s.threadId],
+        interpreterIds: s.interpreterId,
+        statuses: [s.status],
+        stackEnds: Uint32Array.of(s.stack.length),
+        frameIds: Uint32Array.from(s.stack),
+      });
     }
   }
   w.setStats(1.25, 800, 0.5, 3);
@@ -63,7 +82,13 @@ function write(file: string, p: TestProfile, options: Partial<ProfileWriterOptio
   return w;
 }
 
-const plain = (s: Sample) => ({ threadId: s.threadId, interpreterId: s.interpreterId, timestampUs: s.timestampUs, status: s.status, stack: [...s.stack] });
+const plain = (s: Sample) => ({
+  threadId: s.threadId,
+  interpreterId: s.interpreterId,
+  timestampUs: s.timestampUs,
+  status: s.status,
+  stack: [...s.stack],
+});
 
 /** What reads back: an 8-bit status and the innermost 256 frames. */
 function expected(p: TestProfile) {
@@ -85,24 +110,52 @@ const FRAMES = 48;
 
 const profileArb: fc.Arbitrary<TestProfile> = fc
   .record({
-    threads: fc.uniqueArray(fc.record({ threadId: fc.oneof(fc.bigInt({ min: 0n, max: 50n }), fc.bigInt({ min: 0n, max: U64 })), interpreterId: fc.oneof(fc.nat({ max: 3 }), fc.constant(0xffff_ffff)) }), {
-      minLength: 1,
-      maxLength: 24,
-      selector: (t) => `${t.threadId}/${t.interpreterId}`,
-    }),
+    threads: fc.uniqueArray(
+      fc.record({
+        threadId: fc.oneof(fc.bigInt({ min: 0n, max: 50n }), fc.bigInt({ min: 0n, max: U64 })),
+        interpreterId: fc.oneof(fc.nat({ max: 3 }), fc.constant(0xffff_ffff)),
+      }),
+      {
+        minLength: 1,
+        maxLength: 24,
+        selector: (t) => `${t.threadId}/${t.interpreterId}`,
+      },
+    ),
     ops: fc.array(
       fc.record({
         thread: fc.nat(),
-        step: fc.oneof({ weight: 8, arbitrary: fc.bigInt({ min: 0n, max: 3000n }) }, { weight: 1, arbitrary: fc.bigInt({ min: -U64, max: U64 }) }),
+        step: fc.oneof(
+          { weight: 8, arbitrary: fc.bigInt({ min: 0n, max: 3000n }) },
+          { weight: 1, arbitrary: fc.bigInt({ min: -U64, max: U64 }) },
+        ),
         status: fc.nat({ max: 300 }),
         op: fc.oneof(
           { weight: 4, arbitrary: fc.constant({ kind: 'same' as const }) },
-          { weight: 3, arbitrary: fc.array(fc.nat({ max: FRAMES - 1 }), { minLength: 1, maxLength: 5 }).map((frames) => ({ kind: 'push' as const, frames })) },
+          {
+            weight: 3,
+            arbitrary: fc
+              .array(fc.nat({ max: FRAMES - 1 }), { minLength: 1, maxLength: 5 })
+              .map((frames) => ({ kind: 'push' as const, frames })),
+          },
           { weight: 2, arbitrary: fc.nat({ max: 6 }).map((count) => ({ kind: 'pop' as const, count })) },
           // stack churn: a whole new stack
-          { weight: 2, arbitrary: fc.array(fc.nat({ max: FRAMES - 1 }), { maxLength: 30 }).map((frames) => ({ kind: 'replace' as const, frames })) },
+          {
+            weight: 2,
+            arbitrary: fc
+              .array(fc.nat({ max: FRAMES - 1 }), { maxLength: 30 })
+              .map((frames) => ({ kind: 'replace' as const, frames })),
+          },
           // deep recursion, past the 256-frame limit
-          { weight: 1, arbitrary: fc.record({ depth: fc.integer({ min: 200, max: 320 }), a: fc.nat({ max: FRAMES - 1 }), b: fc.nat({ max: FRAMES - 1 }) }).map((o) => ({ kind: 'deep' as const, ...o })) },
+          {
+            weight: 1,
+            arbitrary: fc
+              .record({
+                depth: fc.integer({ min: 200, max: 320 }),
+                a: fc.nat({ max: FRAMES - 1 }),
+                b: fc.nat({ max: FRAMES - 1 }),
+              })
+              .map((o) => ({ kind: 'deep' as const, ...o })),
+          },
         ),
       }),
       { maxLength: 120 },
@@ -153,7 +206,12 @@ describe('ProfileWriter formatVersion option', () => {
   for (const coding of CODINGS) {
     it(`writes a version-2 header, flags and tables (${coding})`, () => {
       const file = tmp(`${coding}.bin`);
-      const p: TestProfile = { frameCount: 3, intervalUs: 1000n, startTimeUs: 7n, samples: [{ threadId: 9n, interpreterId: 0, timestampUs: 1007n, status: 1, stack: [2, 1, 0] }] };
+      const p: TestProfile = {
+        frameCount: 3,
+        intervalUs: 1000n,
+        startTimeUs: 7n,
+        samples: [{ threadId: 9n, interpreterId: 0, timestampUs: 1007n, status: 1, stack: [2, 1, 0] }],
+      };
       const w = write(file, p, { formatVersion: 2, stackCoding: coding, mode: 'cpu', captureFeatures: 3 });
       expect(w.formatVersion).toBe(2);
       expect(w.stats.totalSamples).toBe(1);
@@ -161,11 +219,29 @@ describe('ProfileWriter formatVersion option', () => {
       const bytes = readFileSync(file);
       const view = new DataView(bytes.buffer, bytes.byteOffset);
       expect(view.getUint32(Header.version, true)).toBe(2);
-      expect(bytes[HEADER_FLAGS_OFFSET]).toBe(HeaderFlag.TablesZstd | HeaderFlag.FrameTableColumns | HeaderFlag.StringsNulTerminated);
+      expect(bytes[HEADER_FLAGS_OFFSET]).toBe(
+        HeaderFlag.TablesZstd | HeaderFlag.FrameTableColumns | HeaderFlag.StringsNulTerminated,
+      );
       // The region is one zstd frame; its first block, once decompressed, names the coding (ProfileReader.stackCoding).
       const r = ProfileReader.open(file);
       expect(r.stackCoding).toBe(coding);
-      expect(r.info).toMatchObject({ version: 2, pythonVersion: [3, 15, 2], startTimeUs: 7n, sampleIntervalUs: 1000n, sampleCount: 1n, threadCount: 1, stringCount: 6, frameCount: 3, compressionType: 1, mode: 1, captureFeatures: 3, durationSec: 1.25, sampleRate: 800, errorRate: 0.5, missedSamples: 3 });
+      expect(r.info).toMatchObject({
+        version: 2,
+        pythonVersion: [3, 15, 2],
+        startTimeUs: 7n,
+        sampleIntervalUs: 1000n,
+        sampleCount: 1n,
+        threadCount: 1,
+        stringCount: 6,
+        frameCount: 3,
+        compressionType: 1,
+        mode: 1,
+        captureFeatures: 3,
+        durationSec: 1.25,
+        sampleRate: 800,
+        errorRate: 0.5,
+        missedSamples: 3,
+      });
       expect(r.layout.fileSize).toBe(bytes.length);
       r.close();
       const raw = tmp(`${coding}-raw.bin`);
@@ -182,31 +258,36 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
     for (const writerBackend of BACKENDS) {
       it(`${coding}, ${writerBackend} writer: every reader backend gets the samples, strings and frames of the same input written as version 1`, () => {
         fc.assert(
-          fc.property(profileArb, fc.constantFrom<'zstd' | 'none'>('zstd', 'none'), fc.constantFrom<'writeStack' | 'writeStacks'>('writeStack', 'writeStacks'), (p, compression, via) => {
-            const v2 = tmp('v2.bin');
-            const v1 = tmp('v1.bin');
-            write(v2, p, { formatVersion: 2, stackCoding: coding, compression, backend: writerBackend }, via);
-            write(v1, p, { compression, backend: writerBackend }, via);
-            const want = expected(p);
-            const reference = ProfileReader.open(v1);
-            const v1Samples = [...reference.samples()].map(plain);
-            for (const readerBackend of BACKENDS) {
-              const r = ProfileReader.open(v2, { backend: readerBackend });
-              expect(r.backend).toBe(readerBackend);
-              // Version 2 keeps the order samples were written in.
-              expect([...r.samples()].map(plain)).toEqual(want);
-              // Version 1 may interleave threads differently (deferred REPEAT runs); each thread's samples are the same.
-              expect(byThread([...r.samples()].map(plain))).toEqual(byThread(v1Samples));
-              expect(r.strings).toEqual(reference.strings);
-              expect(r.frames).toEqual(reference.frames);
-              const { version: _v, compressionType: _c, ...info } = r.info;
-              const { version: _v1, compressionType: _c1, ...info1 } = reference.info;
-              expect(info).toEqual(info1);
-              expect(r.stats?.totalSamples).toBe(want.length);
-              r.close();
-            }
-            reference.close();
-          }),
+          fc.property(
+            profileArb,
+            fc.constantFrom<'zstd' | 'none'>('zstd', 'none'),
+            fc.constantFrom<'writeStack' | 'writeStacks'>('writeStack', 'writeStacks'),
+            (p, compression, via) => {
+              const v2 = tmp('v2.bin');
+              const v1 = tmp('v1.bin');
+              write(v2, p, { formatVersion: 2, stackCoding: coding, compression, backend: writerBackend }, via);
+              write(v1, p, { compression, backend: writerBackend }, via);
+              const want = expected(p);
+              const reference = ProfileReader.open(v1);
+              const v1Samples = [...reference.samples()].map(plain);
+              for (const readerBackend of BACKENDS) {
+                const r = ProfileReader.open(v2, { backend: readerBackend });
+                expect(r.backend).toBe(readerBackend);
+                // Version 2 keeps the order samples were written in.
+                expect([...r.samples()].map(plain)).toEqual(want);
+                // Version 1 may interleave threads differently (deferred REPEAT runs); each thread's samples are the same.
+                expect(byThread([...r.samples()].map(plain))).toEqual(byThread(v1Samples));
+                expect(r.strings).toEqual(reference.strings);
+                expect(r.frames).toEqual(reference.frames);
+                const { version: _v, compressionType: _c, ...info } = r.info;
+                const { version: _v1, compressionType: _c1, ...info1 } = reference.info;
+                expect(info).toEqual(info1);
+                expect(r.stats?.totalSamples).toBe(want.length);
+                r.close();
+              }
+              reference.close();
+            },
+          ),
           { numRuns: 25 },
         );
       });
@@ -214,7 +295,14 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
 
     it(`${coding}: replay() delivers CPython's collector shape with resolved frames and progress`, () => {
       const p: TestProfile = { frameCount: 30, intervalUs: 500n, startTimeUs: 0n, samples: [] };
-      for (let i = 0; i < 2500; i++) p.samples.push({ threadId: BigInt(i % 3), interpreterId: i % 2, timestampUs: BigInt(1000 + i * 500), status: i % 4, stack: [i % 30, (i >> 3) % 30, 0] });
+      for (let i = 0; i < 2500; i++)
+        p.samples.push({
+          threadId: BigInt(i % 3),
+          interpreterId: i % 2,
+          timestampUs: BigInt(1000 + i * 500),
+          status: i % 4,
+          stack: [i % 30, (i >> 3) % 30, 0],
+        });
       const file = tmp('replay.bin');
       write(file, p, { formatVersion: 2, stackCoding: coding });
       for (const readerBackend of BACKENDS) {
@@ -226,13 +314,27 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
             collect(stackFrames, ts) {
               const [interp] = stackFrames;
               const [thread] = interp!.threads;
-              got.push({ threadId: thread!.threadId, interpreterId: interp!.interpreterId, status: thread!.status, funcs: thread!.frameInfo.map((f: Frame) => f.funcname), ts: [...ts] });
+              got.push({
+                threadId: thread!.threadId,
+                interpreterId: interp!.interpreterId,
+                status: thread!.status,
+                funcs: thread!.frameInfo.map((f: Frame) => f.funcname),
+                ts: [...ts],
+              });
             },
           },
           { onProgress: (cur) => progress.push(cur) },
         );
         expect(n).toBe(2500);
-        expect(got).toEqual(p.samples.map((s) => ({ threadId: s.threadId, interpreterId: s.interpreterId, status: s.status, funcs: s.stack.map((f) => `f${f}`), ts: [s.timestampUs] })));
+        expect(got).toEqual(
+          p.samples.map((s) => ({
+            threadId: s.threadId,
+            interpreterId: s.interpreterId,
+            status: s.status,
+            funcs: s.stack.map((f) => `f${f}`),
+            ts: [s.timestampUs],
+          })),
+        );
         expect(progress).toEqual([0, 1000, 2000, 2500]);
         expect(r.stats).toMatchObject({ totalSamples: 2500, totalRecords: 0 });
         r.close();
@@ -251,7 +353,13 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
         };
         for (let i = 0; i < 6000; i++) {
           const depth = 1 + rand(i % 50 === 0 ? 300 : 40);
-          p.samples.push({ threadId: BigInt(rand(200)) << 20n, interpreterId: rand(2), timestampUs: BigInt(1000 * i + rand(900)), status: rand(256), stack: Array.from({ length: depth }, () => rand(20000)) });
+          p.samples.push({
+            threadId: BigInt(rand(200)) << 20n,
+            interpreterId: rand(2),
+            timestampUs: BigInt(1000 * i + rand(900)),
+            status: rand(256),
+            stack: Array.from({ length: depth }, () => rand(20000)),
+          });
         }
         const file = tmp('pressure.bin');
         write(file, p, { formatVersion: 2, stackCoding: coding, backend: writerBackend });
@@ -268,7 +376,12 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
     for (const b of BACKENDS) {
       for (const coding of CODINGS) {
         const file = tmp('closed.bin');
-        const w = new ProfileWriter(file, { sampleIntervalUs: 1000, formatVersion: 2, stackCoding: coding, backend: b });
+        const w = new ProfileWriter(file, {
+          sampleIntervalUs: 1000,
+          formatVersion: 2,
+          stackCoding: coding,
+          backend: b,
+        });
         const f = w.internFrame(frameOf(1));
         for (let i = 0; i < 100; i++) w.writeStack(1, 0, i * 1000, 0, [f]);
         w.close();
@@ -279,7 +392,12 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
   });
 
   it('reads a version-2 file from a buffer as from a path', () => {
-    const p: TestProfile = { frameCount: 5, intervalUs: 100n, startTimeUs: 0n, samples: [{ threadId: 1n, interpreterId: 0, timestampUs: 100n, status: 0, stack: [4, 3] }] };
+    const p: TestProfile = {
+      frameCount: 5,
+      intervalUs: 100n,
+      startTimeUs: 0n,
+      samples: [{ threadId: 1n, interpreterId: 0, timestampUs: 100n, status: 0, stack: [4, 3] }],
+    };
     const file = tmp('buffer.bin');
     write(file, p, { formatVersion: 2 });
     const fromPath = ProfileReader.open(file);
@@ -295,7 +413,9 @@ describe('version 2: native and JS readers agree', () => {
   it('on info, tables, samples() and replay() of the same files', () => {
     if (BACKENDS.length === 1) {
       // The JS backend cannot load the addon: asking for the native reader must say so.
-      expect(thrown(() => ProfileReader.open(tmp('none.bin'), { backend: 'native' })).code).toBe(ErrorCode.NATIVE_UNAVAILABLE);
+      expect(thrown(() => ProfileReader.open(tmp('none.bin'), { backend: 'native' })).code).toBe(
+        ErrorCode.NATIVE_UNAVAILABLE,
+      );
       return;
     }
     fc.assert(
@@ -306,7 +426,15 @@ describe('version 2: native and JS readers agree', () => {
           const r = ProfileReader.open(file, { backend: b });
           const calls: unknown[] = [];
           r.replay({ collect: (sf, ts) => calls.push({ sf, ts }) });
-          const out = { info: r.info, layout: r.layout, strings: r.strings, frames: r.frames, samples: [...r.samples()], calls, stats: r.stats };
+          const out = {
+            info: r.info,
+            layout: r.layout,
+            strings: r.strings,
+            frames: r.frames,
+            samples: [...r.samples()],
+            calls,
+            stats: r.stats,
+          };
           r.close();
           return out;
         };
@@ -318,7 +446,11 @@ describe('version 2: native and JS readers agree', () => {
 });
 
 /** A block of `kind` with one new thread and `n` samples at the interval, and the given stack columns. */
-function block(kind: BlockKind, n: number, stackColumns: Partial<Record<(typeof BLOCK_COLUMNS)[number], number[]>>): { bytes: Uint8Array; columnStart: (name: (typeof BLOCK_COLUMNS)[number]) => number } {
+function block(
+  kind: BlockKind,
+  n: number,
+  stackColumns: Partial<Record<(typeof BLOCK_COLUMNS)[number], number[]>>,
+): { bytes: Uint8Array; columnStart: (name: (typeof BLOCK_COLUMNS)[number]) => number } {
   const columns: Record<string, number[]> = {
     threads: new Array<number>(n).fill(0),
     threadDefinitions: [7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
@@ -379,13 +511,82 @@ function withRegion(region: Uint8Array, sampleCount: number): Uint8Array {
 
 describe('version-2 bad input through ProfileReader', () => {
   // The stack columns of test/v2/stacktable.test.ts and predict.test.ts, now inside whole files.
-  const cases: { what: string; kind: BlockKind; n: number; columns: Partial<Record<(typeof BLOCK_COLUMNS)[number], number[]>>; code: string; column: (typeof BLOCK_COLUMNS)[number]; at: number; before: number }[] = [
-    { what: 'a stack id never defined', kind: BlockKind.StackTable, n: 1, columns: { stacks: [5], stacksHigh: [0] }, code: ErrorCode.V2_UNDEFINED_STACK, column: 'stacks', at: 0, before: 0 },
-    { what: 'a parent never defined', kind: BlockKind.StackTable, n: 1, columns: { stacks: [1], stacksHigh: [0], parents: [2], parentsHigh: [0], stackFrames: [9] }, code: ErrorCode.V2_UNDEFINED_STACK, column: 'parents', at: 0, before: 0 },
-    { what: 'an inline definition that is its own parent (a cycle)', kind: BlockKind.StackTable, n: 2, columns: { stacks: [1, 2], stacksHigh: [0, 0], parents: [1, 0], parentsHigh: [0, 0], stackFrames: [9, 8] }, code: ErrorCode.V2_STACK_CYCLE, column: 'parents', at: 1, before: 1 },
-    { what: 'a stack-table chain longer than the stack limit', kind: BlockKind.StackTable, n: 2, columns: { stacks: [1, 1], stacksHigh: [0, 1], parents: [1, 1], parentsHigh: [0, 0], stackFrames: new Array<number>(258).fill(1) }, code: ErrorCode.V2_STACK_TOO_DEEP, column: 'stacks', at: 1, before: 1 },
-    { what: 'a cache bucket never filled', kind: BlockKind.Predict, n: 1, columns: { stacks: [0, 1, (5 << 2) & 0xff, 5 >> 6] }, code: ErrorCode.V2_UNDEFINED_BUCKET, column: 'stacks', at: 2, before: 0 },
-    { what: 'a prediction chain longer than the stack limit', kind: BlockKind.Predict, n: 1, columns: { stacks: [0, 2, (4 << 2) | 3, 0, 1, (4 << 2) | 2, 0, 255] }, code: ErrorCode.V2_STACK_TOO_DEEP, column: 'stacks', at: 5, before: 0 },
+  const cases: {
+    what: string;
+    kind: BlockKind;
+    n: number;
+    columns: Partial<Record<(typeof BLOCK_COLUMNS)[number], number[]>>;
+    code: string;
+    column: (typeof BLOCK_COLUMNS)[number];
+    at: number;
+    before: number;
+  }[] = [
+    {
+      what: 'a stack id never defined',
+      kind: BlockKind.StackTable,
+      n: 1,
+      columns: { stacks: [5], stacksHigh: [0] },
+      code: ErrorCode.V2_UNDEFINED_STACK,
+      column: 'stacks',
+      at: 0,
+      before: 0,
+    },
+    {
+      what: 'a parent never defined',
+      kind: BlockKind.StackTable,
+      n: 1,
+      columns: { stacks: [1], stacksHigh: [0], parents: [2], parentsHigh: [0], stackFrames: [9] },
+      code: ErrorCode.V2_UNDEFINED_STACK,
+      column: 'parents',
+      at: 0,
+      before: 0,
+    },
+    {
+      what: 'an inline definition that is its own parent (a cycle)',
+      kind: BlockKind.StackTable,
+      n: 2,
+      columns: { stacks: [1, 2], stacksHigh: [0, 0], parents: [1, 0], parentsHigh: [0, 0], stackFrames: [9, 8] },
+      code: ErrorCode.V2_STACK_CYCLE,
+      column: 'parents',
+      at: 1,
+      before: 1,
+    },
+    {
+      what: 'a stack-table chain longer than the stack limit',
+      kind: BlockKind.StackTable,
+      n: 2,
+      columns: {
+        stacks: [1, 1],
+        stacksHigh: [0, 1],
+        parents: [1, 1],
+        parentsHigh: [0, 0],
+        stackFrames: new Array<number>(258).fill(1),
+      },
+      code: ErrorCode.V2_STACK_TOO_DEEP,
+      column: 'stacks',
+      at: 1,
+      before: 1,
+    },
+    {
+      what: 'a cache bucket never filled',
+      kind: BlockKind.Predict,
+      n: 1,
+      columns: { stacks: [0, 1, (5 << 2) & 0xff, 5 >> 6] },
+      code: ErrorCode.V2_UNDEFINED_BUCKET,
+      column: 'stacks',
+      at: 2,
+      before: 0,
+    },
+    {
+      what: 'a prediction chain longer than the stack limit',
+      kind: BlockKind.Predict,
+      n: 1,
+      columns: { stacks: [0, 2, (4 << 2) | 3, 0, 1, (4 << 2) | 2, 0, 255] },
+      code: ErrorCode.V2_STACK_TOO_DEEP,
+      column: 'stacks',
+      at: 5,
+      before: 0,
+    },
   ];
 
   for (const c of cases) {
@@ -421,34 +622,60 @@ describe('version-2 bad input through ProfileReader', () => {
   it('a stack naming a frame the table does not have: ERR_TACHYON_FRAME_INDEX, as in version 1', () => {
     const file = tmp('frame-index.bin');
     // Frame 57 of a 10-frame table, defined inline by the stack table.
-    writeFileSync(file, withRegion(block(BlockKind.StackTable, 1, { stacks: [1], stacksHigh: [0], parents: [1], parentsHigh: [0], stackFrames: [57] }).bytes, 1));
+    writeFileSync(
+      file,
+      withRegion(
+        block(BlockKind.StackTable, 1, {
+          stacks: [1],
+          stacksHigh: [0],
+          parents: [1],
+          parentsHigh: [0],
+          stackFrames: [57],
+        }).bytes,
+        1,
+      ),
+    );
     for (const b of BACKENDS) {
-      expect(thrown(() => [...ProfileReader.open(file, { backend: b }).samples()]).code).toBe(ErrorCode.TACHYON_FRAME_INDEX);
-      expect(thrown(() => ProfileReader.open(file, { backend: b }).replay({ collect() {} })).code).toBe(ErrorCode.TACHYON_FRAME_INDEX);
+      expect(thrown(() => [...ProfileReader.open(file, { backend: b }).samples()]).code).toBe(
+        ErrorCode.TACHYON_FRAME_INDEX,
+      );
+      expect(thrown(() => ProfileReader.open(file, { backend: b }).replay({ collect() {} })).code).toBe(
+        ErrorCode.TACHYON_FRAME_INDEX,
+      );
     }
   });
 
   it('corrupted version-2 files never hang or crash the reader: every failure is a ProfpackError', () => {
     const p: TestProfile = { frameCount: 12, intervalUs: 1000n, startTimeUs: 0n, samples: [] };
-    for (let i = 0; i < 200; i++) p.samples.push({ threadId: BigInt(i % 5), interpreterId: 0, timestampUs: BigInt(i * 1000), status: 0, stack: Array.from({ length: 1 + (i % 9) }, (_, k) => (i + k * k) % 12) });
+    for (let i = 0; i < 200; i++)
+      p.samples.push({
+        threadId: BigInt(i % 5),
+        interpreterId: 0,
+        timestampUs: BigInt(i * 1000),
+        status: 0,
+        stack: Array.from({ length: 1 + (i % 9) }, (_, k) => (i + k * k) % 12),
+      });
     for (const coding of CODINGS) {
       const file = tmp('good.bin');
       write(file, p, { formatVersion: 2, stackCoding: coding, compression: 'none' });
       const good = readFileSync(file);
       fc.assert(
-        fc.property(fc.array(fc.tuple(fc.nat({ max: good.length - 1 }), fc.nat({ max: 255 })), { minLength: 1, maxLength: 4 }), (edits) => {
-          const bytes = Uint8Array.from(good);
-          for (const [at, value] of edits) bytes[at] = value;
-          for (const b of BACKENDS) {
-            try {
-              const r = ProfileReader.fromBuffer(bytes, { backend: b });
-              for (const _ of r.samples());
-              r.replay({ collect() {} });
-            } catch (err) {
-              if (!isProfpackError(err)) throw err;
+        fc.property(
+          fc.array(fc.tuple(fc.nat({ max: good.length - 1 }), fc.nat({ max: 255 })), { minLength: 1, maxLength: 4 }),
+          (edits) => {
+            const bytes = Uint8Array.from(good);
+            for (const [at, value] of edits) bytes[at] = value;
+            for (const b of BACKENDS) {
+              try {
+                const r = ProfileReader.fromBuffer(bytes, { backend: b });
+                for (const _ of r.samples());
+                r.replay({ collect() {} });
+              } catch (err) {
+                if (!isProfpackError(err)) throw err;
+              }
             }
-          }
-        }),
+          },
+        ),
         { numRuns: 150 },
       );
     }

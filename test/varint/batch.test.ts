@@ -11,8 +11,17 @@ const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
 
 // Values skewed to short encodings, as real profiles are, with the extremes mixed in.
-const u32s = fc.array(fc.oneof(fc.integer({ min: 0, max: 127 }), fc.integer({ min: 0, max: 0x3fff }), fc.integer({ min: 0, max: 0xffff_ffff })), { maxLength: 300 });
-const u64s = fc.array(fc.oneof(fc.bigInt({ min: 0n, max: 127n }), fc.bigInt({ min: 0n, max: U64_MAX })), { maxLength: 200 });
+const u32s = fc.array(
+  fc.oneof(
+    fc.integer({ min: 0, max: 127 }),
+    fc.integer({ min: 0, max: 0x3fff }),
+    fc.integer({ min: 0, max: 0xffff_ffff }),
+  ),
+  { maxLength: 300 },
+);
+const u64s = fc.array(fc.oneof(fc.bigInt({ min: 0n, max: 127n }), fc.bigInt({ min: 0n, max: U64_MAX })), {
+  maxLength: 200,
+});
 const i32s = fc.array(fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }), { maxLength: 300 });
 const i64s = fc.array(fc.bigInt({ min: I64_MIN, max: I64_MAX }), { maxLength: 200 });
 
@@ -80,7 +89,9 @@ describe('native and JS twins agree byte for byte', () => {
           expect(a).toEqual(b);
           const outN = new (values.constructor as new (n: number) => typeof values)(values.length);
           const outJ = new (values.constructor as new (n: number) => typeof values)(values.length);
-          expect(addon.varint.decodeMany(kind, a, 0, values.length, outN)).toBe(js.decodeMany(kind, a, 0, values.length, outJ));
+          expect(addon.varint.decodeMany(kind, a, 0, values.length, outN)).toBe(
+            js.decodeMany(kind, a, 0, values.length, outJ),
+          );
           expect(outN).toEqual(values);
           expect(outJ).toEqual(values);
         }),
@@ -90,23 +101,34 @@ describe('native and JS twins agree byte for byte', () => {
 
   it('random bytes: same values or the same error code and offset', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 16 }), (bytes, kind, count) => {
-        const mk = (): Uint32Array | Int32Array | BigUint64Array | BigInt64Array =>
-          kind === VarintKind.U32 ? new Uint32Array(count) : kind === VarintKind.U64 ? new BigUint64Array(count) : kind === VarintKind.I64 || kind === VarintKind.Zigzag64 ? new BigInt64Array(count) : new Int32Array(count);
-        const run = (f: () => number): { end?: number; code?: string; offset?: number } => {
-          try {
-            return { end: f() };
-          } catch (err) {
-            return { code: (err as { code: string }).code, offset: (err as { offset: number }).offset };
-          }
-        };
-        const outN = mk();
-        const outJ = mk();
-        const n = run(() => addon.varint.decodeMany(kind, bytes, 0, count, outN));
-        const j = run(() => js.decodeMany(kind, bytes, 0, count, outJ));
-        expect(n).toEqual(j);
-        if (n.end !== undefined) expect(outN).toEqual(outJ);
-      }),
+      fc.property(
+        fc.uint8Array({ maxLength: 64 }),
+        fc.integer({ min: 0, max: 5 }),
+        fc.integer({ min: 0, max: 16 }),
+        (bytes, kind, count) => {
+          const mk = (): Uint32Array | Int32Array | BigUint64Array | BigInt64Array =>
+            kind === VarintKind.U32
+              ? new Uint32Array(count)
+              : kind === VarintKind.U64
+                ? new BigUint64Array(count)
+                : kind === VarintKind.I64 || kind === VarintKind.Zigzag64
+                  ? new BigInt64Array(count)
+                  : new Int32Array(count);
+          const run = (f: () => number): { end?: number; code?: string; offset?: number } => {
+            try {
+              return { end: f() };
+            } catch (err) {
+              return { code: (err as { code: string }).code, offset: (err as { offset: number }).offset };
+            }
+          };
+          const outN = mk();
+          const outJ = mk();
+          const n = run(() => addon.varint.decodeMany(kind, bytes, 0, count, outN));
+          const j = run(() => js.decodeMany(kind, bytes, 0, count, outJ));
+          expect(n).toEqual(j);
+          if (n.end !== undefined) expect(outN).toEqual(outJ);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -114,7 +136,13 @@ describe('native and JS twins agree byte for byte', () => {
 
 describe('batch LEB128 on mostly 5-byte data (whole windows of twelve 5-byte values)', () => {
   // Values >= 2^28 take 5 bytes; a few shorter ones break the runs at random places.
-  const wide = fc.array(fc.oneof({ weight: 15, arbitrary: fc.integer({ min: 0x1000_0000, max: 0xffff_ffff }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 0xfff_ffff }) }), { minLength: 20, maxLength: 400 });
+  const wide = fc.array(
+    fc.oneof(
+      { weight: 15, arbitrary: fc.integer({ min: 0x1000_0000, max: 0xffff_ffff }) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 0xfff_ffff }) },
+    ),
+    { minLength: 20, maxLength: 400 },
+  );
 
   it('u32 and zigzag32 decode back, from any offset', () => {
     fc.assert(
@@ -162,12 +190,41 @@ describe('batch LEB128 output-buffer forms', () => {
     fc.assert(
       fc.property(u32s, i32s, i64s, fc.integer({ min: 0, max: 9 }), (a, b, c, offset) => {
         const cases: Array<[Uint8Array, (out: Uint8Array, at: number) => number, number]> = [
-          [v.encodeU32Many(Uint32Array.from(a)), (out, at) => v.encodeU32ManyInto(Uint32Array.from(a), out, at), a.length * 5],
-          [v.encodeI32Many(Int32Array.from(b)), (out, at) => v.encodeI32ManyInto(Int32Array.from(b), out, at), b.length * 5],
-          [v.encodeZigzag32Many(Int32Array.from(b)), (out, at) => v.encodeZigzag32ManyInto(Int32Array.from(b), out, at), b.length * 5],
-          [v.encodeI64Many(BigInt64Array.from(c)), (out, at) => v.encodeI64ManyInto(BigInt64Array.from(c), out, at), c.length * 10],
-          [v.encodeZigzag64Many(BigInt64Array.from(c)), (out, at) => v.encodeZigzag64ManyInto(BigInt64Array.from(c), out, at), c.length * 10],
-          [v.encodeU64Many(BigUint64Array.from(c, (x) => BigInt.asUintN(64, x))), (out, at) => v.encodeU64ManyInto(BigUint64Array.from(c, (x) => BigInt.asUintN(64, x)), out, at), c.length * 10],
+          [
+            v.encodeU32Many(Uint32Array.from(a)),
+            (out, at) => v.encodeU32ManyInto(Uint32Array.from(a), out, at),
+            a.length * 5,
+          ],
+          [
+            v.encodeI32Many(Int32Array.from(b)),
+            (out, at) => v.encodeI32ManyInto(Int32Array.from(b), out, at),
+            b.length * 5,
+          ],
+          [
+            v.encodeZigzag32Many(Int32Array.from(b)),
+            (out, at) => v.encodeZigzag32ManyInto(Int32Array.from(b), out, at),
+            b.length * 5,
+          ],
+          [
+            v.encodeI64Many(BigInt64Array.from(c)),
+            (out, at) => v.encodeI64ManyInto(BigInt64Array.from(c), out, at),
+            c.length * 10,
+          ],
+          [
+            v.encodeZigzag64Many(BigInt64Array.from(c)),
+            (out, at) => v.encodeZigzag64ManyInto(BigInt64Array.from(c), out, at),
+            c.length * 10,
+          ],
+          [
+            v.encodeU64Many(BigUint64Array.from(c, (x) => BigInt.asUintN(64, x))),
+            (out, at) =>
+              v.encodeU64ManyInto(
+                BigUint64Array.from(c, (x) => BigInt.asUintN(64, x)),
+                out,
+                at,
+              ),
+            c.length * 10,
+          ],
         ];
         for (const [expected, into, worst] of cases) {
           expect(expected.buffer.byteLength).toBe(expected.length);
@@ -176,7 +233,10 @@ describe('batch LEB128 output-buffer forms', () => {
           expect(end).toBe(offset + expected.length);
           expect(out.subarray(offset, end)).toEqual(expected);
           expect(out.subarray(0, offset).every((x) => x === 0xee)).toBe(true);
-          if (worst > 0) expect(() => into(new Uint8Array(offset + worst - 1), offset)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+          if (worst > 0)
+            expect(() => into(new Uint8Array(offset + worst - 1), offset)).toThrow(
+              expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+            );
         }
       }),
     );
@@ -187,6 +247,8 @@ describe('batch LEB128 output-buffer forms', () => {
     const copy = first.slice();
     v.encodeU32Many(Uint32Array.from({ length: 2000 }, (_, i) => 0xffff_ffff - i));
     expect(first).toEqual(copy);
-    expect(() => v.encodeU32ManyInto(new Uint32Array(1), new Uint8Array(5), 6)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+    expect(() => v.encodeU32ManyInto(new Uint32Array(1), new Uint8Array(5), 6)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+    );
   });
 });

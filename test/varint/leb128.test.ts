@@ -47,10 +47,22 @@ function expectError(fn: () => unknown, code: string, offset?: number): Profpack
   return err;
 }
 
-const u32 = fc.oneof(fc.integer({ min: 0, max: 0xffff_ffff }), fc.constantFrom(0, 127, 128, 16383, 16384, 0x0fff_ffff, 0x1000_0000, 0xffff_ffff));
-const u64 = fc.oneof(fc.bigInt({ min: 0n, max: U64_MAX }), fc.constantFrom(0n, 127n, 128n, (1n << 63n) - 1n, 1n << 63n, U64_MAX));
-const i64 = fc.oneof(fc.bigInt({ min: I64_MIN, max: I64_MAX }), fc.constantFrom(I64_MIN, I64_MAX, -1n, 0n, -64n, -65n, 63n, 64n));
-const i32 = fc.oneof(fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }), fc.constantFrom(-0x8000_0000, 0x7fff_ffff, -1, 0, -64, -65, 63, 64));
+const u32 = fc.oneof(
+  fc.integer({ min: 0, max: 0xffff_ffff }),
+  fc.constantFrom(0, 127, 128, 16383, 16384, 0x0fff_ffff, 0x1000_0000, 0xffff_ffff),
+);
+const u64 = fc.oneof(
+  fc.bigInt({ min: 0n, max: U64_MAX }),
+  fc.constantFrom(0n, 127n, 128n, (1n << 63n) - 1n, 1n << 63n, U64_MAX),
+);
+const i64 = fc.oneof(
+  fc.bigInt({ min: I64_MIN, max: I64_MAX }),
+  fc.constantFrom(I64_MIN, I64_MAX, -1n, 0n, -64n, -65n, 63n, 64n),
+);
+const i32 = fc.oneof(
+  fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }),
+  fc.constantFrom(-0x8000_0000, 0x7fff_ffff, -1, 0, -64, -65, 63, 64),
+);
 
 describe('unsigned LEB128', () => {
   it('u32 round-trips over the full range with the reference bytes', () => {
@@ -134,13 +146,17 @@ describe('signed LEB128 (seed 001) and zigzag', () => {
 describe('bad input', () => {
   it('a varint cut off by the end of the buffer is ERR_VARINT_TRUNCATED at its start', () => {
     fc.assert(
-      fc.property(u64.filter((x) => x >= 128n), fc.nat({ max: 5 }), (value, pad) => {
-        const bytes = v.encodeU64ToBytes(value);
-        const cut = new Uint8Array(pad + bytes.length - 1);
-        cut.set(bytes.subarray(0, bytes.length - 1), pad);
-        expectError(() => v.decodeU64(cut, pad), 'ERR_VARINT_TRUNCATED', pad);
-        expectError(() => v.decodeU64Many(cut, pad, 1), 'ERR_VARINT_TRUNCATED', pad);
-      }),
+      fc.property(
+        u64.filter((x) => x >= 128n),
+        fc.nat({ max: 5 }),
+        (value, pad) => {
+          const bytes = v.encodeU64ToBytes(value);
+          const cut = new Uint8Array(pad + bytes.length - 1);
+          cut.set(bytes.subarray(0, bytes.length - 1), pad);
+          expectError(() => v.decodeU64(cut, pad), 'ERR_VARINT_TRUNCATED', pad);
+          expectError(() => v.decodeU64Many(cut, pad, 1), 'ERR_VARINT_TRUNCATED', pad);
+        },
+      ),
     );
     expectError(() => v.decodeU32(new Uint8Array([0x80, 0x80])), 'ERR_VARINT_TRUNCATED', 0);
     expectError(() => v.decodeU32(new Uint8Array(0)), 'ERR_VARINT_TRUNCATED', 0);

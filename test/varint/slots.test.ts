@@ -25,7 +25,14 @@ describe('fixed-width slot writer (seed 001: a patched slot must have a fixed wi
           expect(bytes.subarray(0, before.length)).toEqual(before);
           expect(bytes.subarray(before.length + width)).toEqual(after);
           const view = new DataView(bytes.buffer, before.length, width);
-          const read = width === 1 ? BigInt(view.getUint8(0)) : width === 2 ? BigInt(view.getUint16(0, littleEndian)) : width === 4 ? BigInt(view.getUint32(0, littleEndian)) : view.getBigUint64(0, littleEndian);
+          const read =
+            width === 1
+              ? BigInt(view.getUint8(0))
+              : width === 2
+                ? BigInt(view.getUint16(0, littleEndian))
+                : width === 4
+                  ? BigInt(view.getUint32(0, littleEndian))
+                  : view.getBigUint64(0, littleEndian);
           expect(read).toBe(value);
         },
       ),

@@ -34,15 +34,32 @@ afterAll(async () => {
 
 type Counts = Map<string, { self: number; total: number }>;
 
-function topRows(source: ProfileSource, options: Parameters<typeof aggregate>[1] = {}): { samples: number; rows: Counts; order: string[] } {
+function topRows(
+  source: ProfileSource,
+  options: Parameters<typeof aggregate>[1] = {},
+): { samples: number; rows: Counts; order: string[] } {
   const r = aggregate(source, { ...options, limit: 0 });
   const key = (f: string, file: string) => `${f === '' ? '(anonymous)' : f}\u0000${file}`;
-  return { samples: r.samples, rows: new Map(r.rows.map((x) => [key(x.funcname!, x.filename), { self: x.self, total: x.total }])), order: r.rows.map((x) => key(x.funcname!, x.filename)) };
+  return {
+    samples: r.samples,
+    rows: new Map(r.rows.map((x) => [key(x.funcname!, x.filename), { self: x.self, total: x.total }])),
+    order: r.rows.map((x) => key(x.funcname!, x.filename)),
+  };
 }
 
 /** The function table the page shows (its first 40 rows). */
 async function pageTable(page: Page): Promise<Counts> {
-  const rows = await page.$$eval('#functions tbody tr', (trs) => trs.map((tr) => [(tr as HTMLElement).dataset.name!, (tr as HTMLElement).dataset.file!, Number((tr as HTMLElement).dataset.self), Number((tr as HTMLElement).dataset.total)] as const));
+  const rows = await page.$$eval('#functions tbody tr', (trs) =>
+    trs.map(
+      (tr) =>
+        [
+          (tr as HTMLElement).dataset.name!,
+          (tr as HTMLElement).dataset.file!,
+          Number((tr as HTMLElement).dataset.self),
+          Number((tr as HTMLElement).dataset.total),
+        ] as const,
+    ),
+  );
   return new Map(rows.map(([n, f, self, total]) => [`${n}\u0000${f}`, { self, total }]));
 }
 
@@ -75,7 +92,7 @@ async function flameCounts(page: Page): Promise<Counts> {
 }
 
 describe('flame page in Chromium', () => {
-  it('a recorded Node profile: hot functions with top\'s counts, hover details, search, zoom, icicle, a dragged window = top --from/--to', async () => {
+  it("a recorded Node profile: hot functions with top's counts, hover details, search, zoom, icicle, a dragged window = top --from/--to", async () => {
     // A real Node recording (V8's sampler), as Tachyon like the demo's profile.
     const tach = path.join(dir, 'node.tach');
     convert(sharedPath('data', 'outside', 'node-cpu-prof.heavy.cpuprofile'), tach);
@@ -92,7 +109,8 @@ describe('flame page in Chromium', () => {
       const hot = whole.order.filter((k) => !k.startsWith('(')).slice(0, 5);
       for (const k of hot) expect([k, fc.get(k)]).toEqual([k, whole.rows.get(k)]);
       expectTableMatches(await pageTable(page), whole.rows);
-      for (const k of hot) expect(await page.locator(`#chart g.frame[name="${k.split('\u0000')[0]}"]`).count()).toBeGreaterThan(0);
+      for (const k of hot)
+        expect(await page.locator(`#chart g.frame[name="${k.split('\u0000')[0]}"]`).count()).toBeGreaterThan(0);
       expect(await page.$eval('#window', (e) => Number((e as HTMLElement).dataset.samples))).toBe(whole.samples);
 
       // Hover: the details line names the frame, its file:line and its counts.
@@ -115,9 +133,19 @@ describe('flame page in Chromium', () => {
       await page.waitForTimeout(400);
       let matching = 0;
       // A record of a Tachyon file may be a REPEAT run: its samples/count value (column 0) is how many samples it holds.
-      for (const s of samplesOf(source)) if (Array.from(s.stack).some((i) => source.frames[i]!.funcname.toLowerCase().includes(hottest.toLowerCase()) || source.frames[i]!.filename.toLowerCase().includes(hottest.toLowerCase()))) matching += s.values[0]!;
+      for (const s of samplesOf(source))
+        if (
+          Array.from(s.stack).some(
+            (i) =>
+              source.frames[i]!.funcname.toLowerCase().includes(hottest.toLowerCase()) ||
+              source.frames[i]!.filename.toLowerCase().includes(hottest.toLowerCase()),
+          )
+        )
+          matching += s.values[0]!;
       expect(await page.$eval('#search-result', (e) => Number((e as HTMLElement).dataset.samples))).toBe(matching);
-      const fills = await page.$$eval(`#chart g.frame[name="${hottest}"] rect`, (rs) => rs.map((r) => r.getAttribute('fill')));
+      const fills = await page.$$eval(`#chart g.frame[name="${hottest}"] rect`, (rs) =>
+        rs.map((r) => r.getAttribute('fill')),
+      );
       expect(fills.length).toBeGreaterThan(0);
       expect(new Set(fills)).toEqual(new Set(['#E600E6']));
       await page.screenshot({ path: path.join(shots(), 'flame.png'), fullPage: true });
@@ -129,14 +157,21 @@ describe('flame page in Chromium', () => {
       expect(before).toBeLessThan(chartWidth - 1);
       await page.click('#chart g.frame[data-widest="1"] rect');
       await page.waitForTimeout(700);
-      expect(await page.$eval('#chart g.frame[data-widest="1"] rect', (r) => Number(r.getAttribute('width')))).toBeCloseTo(chartWidth, 0);
+      expect(
+        await page.$eval('#chart g.frame[data-widest="1"] rect', (r) => Number(r.getAttribute('width'))),
+      ).toBeCloseTo(chartWidth, 0);
       expect(await page.locator('#chart g.frame.fade').count()).toBeGreaterThan(0);
       await page.click('#reset-zoom');
       await page.waitForTimeout(700);
-      expect(await page.$eval('#chart g.frame[data-widest="1"] rect', (r) => Number(r.getAttribute('width')))).toBeCloseTo(before, 0);
+      expect(
+        await page.$eval('#chart g.frame[data-widest="1"] rect', (r) => Number(r.getAttribute('width'))),
+      ).toBeCloseTo(before, 0);
 
       // Icicle (the default): the root row on top; the toggle moves it to the bottom and back.
-      const rootY = () => page.$eval('#chart g.frame', (g) => Number(/translate\([^,]+,([^)]+)\)/.exec(g.getAttribute('transform')!)![1]));
+      const rootY = () =>
+        page.$eval('#chart g.frame', (g) =>
+          Number(/translate\([^,]+,([^)]+)\)/.exec(g.getAttribute('transform')!)![1]),
+        );
       expect(await rootY()).toBe(0);
       await page.click('#icicle');
       await page.waitForTimeout(700);
@@ -173,7 +208,7 @@ describe('flame page in Chromium', () => {
     }
   });
 
-  it('a six-thread profile: the thread picker shows one thread with top --thread\'s counts', async () => {
+  it("a six-thread profile: the thread picker shows one thread with top --thread's counts", async () => {
     const file = path.join(vectorDir, 's20_random_mix_zstd.bin');
     const out = path.join(dir, 'threads.html');
     flame(file, out);
@@ -182,7 +217,9 @@ describe('flame page in Chromium', () => {
       const { page, problems } = await openPage(browser, out);
       const lanes = await page.locator('#timeline .lane-label').count();
       expect(lanes).toBe(6);
-      const threads = await page.$$eval('#thread option', (os) => os.map((o) => (o as HTMLOptionElement).value).filter((v) => v !== ''));
+      const threads = await page.$$eval('#thread option', (os) =>
+        os.map((o) => (o as HTMLOptionElement).value).filter((v) => v !== ''),
+      );
       expect(threads.length).toBe(6);
       for (const t of threads.slice(0, 3)) {
         await page.selectOption('#thread', t);
@@ -200,7 +237,10 @@ describe('flame page in Chromium', () => {
 
   it('escapes what a profile names: a function called </script> cannot break the page', async () => {
     const collapsed = path.join(dir, 'evil.collapsed');
-    writeFileSync(collapsed, 'main (a.js:1);</script><script>window.pwned=1</script> (b.js:2) 5\nmain (a.js:1);<!--x (c.js:3) 2\n');
+    writeFileSync(
+      collapsed,
+      'main (a.js:1);</script><script>window.pwned=1</script> (b.js:2) 5\nmain (a.js:1);<!--x (c.js:3) 2\n',
+    );
     const out = path.join(dir, 'evil.html');
     flame(collapsed, out);
     const { page, problems } = await openPage(browser, out);

@@ -31,7 +31,11 @@ export interface OpenedPage {
   loadMs: number;
 }
 
-export async function openPage(browser: Browser, file: string, viewport = { width: 1280, height: 900 }): Promise<OpenedPage> {
+export async function openPage(
+  browser: Browser,
+  file: string,
+  viewport = { width: 1280, height: 900 },
+): Promise<OpenedPage> {
   const page = await browser.newPage({ viewport });
   const problems: string[] = [];
   const url = `file://${file}`;
@@ -44,7 +48,9 @@ export async function openPage(browser: Browser, file: string, viewport = { widt
   });
   const t0 = Date.now();
   await page.goto(url);
-  await page.waitForFunction(() => (window as unknown as { profpackPage?: { ready: boolean } }).profpackPage?.ready === true);
+  await page.waitForFunction(
+    () => (window as unknown as { profpackPage?: { ready: boolean } }).profpackPage?.ready === true,
+  );
   const loadMs = Date.now() - t0;
   // d3-flame-graph animates frames in (250 ms here); wait until they settle.
   await page.waitForTimeout(400);

@@ -27,7 +27,11 @@ beforeAll(async () => {
   recording = path.join(dir, 'tsc.tach');
   // Declaration files of TypeScript's own package: a few seconds of the checker's deep recursion.
   const files = ['lib/typescript.d.ts', 'lib/lib.dom.d.ts'].map((f) => path.join('node_modules', 'typescript', f));
-  const run = spawnSync(process.execPath, [cli, 'record', '-o', recording, '--', 'node_modules/.bin/tsc', '--noEmit', '--skipLibCheck', 'false', ...files], { cwd: repoRoot, encoding: 'utf8' });
+  const run = spawnSync(
+    process.execPath,
+    [cli, 'record', '-o', recording, '--', 'node_modules/.bin/tsc', '--noEmit', '--skipLibCheck', 'false', ...files],
+    { cwd: repoRoot, encoding: 'utf8' },
+  );
   expect(run.status, run.stderr).toBe(0);
   browser = await launch();
 });
@@ -40,7 +44,11 @@ afterAll(async () => {
 async function firstScreen(page: Page) {
   return page.evaluate((height) => {
     const frames = [...document.querySelectorAll('#chart g.frame')] as SVGGElement[];
-    const boxes = frames.map((g) => ({ g, box: g.getBoundingClientRect(), depth: (g as unknown as { __data__: { depth: number } }).__data__.depth }));
+    const boxes = frames.map((g) => ({
+      g,
+      box: g.getBoundingClientRect(),
+      depth: (g as unknown as { __data__: { depth: number } }).__data__.depth,
+    }));
     const root = boxes.find((b) => b.depth === 0)!;
     const rows = boxes.filter((b) => b.box.top >= 0 && b.box.bottom <= height);
     const chart = document.querySelector('#chart svg')!.getBoundingClientRect();

@@ -15,10 +15,26 @@ import { vectorDir } from '../support/vectors';
 
 function profile(counts: Record<string, number>, thread = 1n): TickProfile {
   const p = new TickProfile({ startTimeUs: 0n, sampleIntervalUs: 1000n });
-  const main = p.internFrame({ filename: 'app.js', funcname: 'main', lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
+  const main = p.internFrame({
+    filename: 'app.js',
+    funcname: 'main',
+    lineno: 1,
+    endLineno: null,
+    column: null,
+    endColumn: null,
+    opcode: null,
+  });
   let t = 0n;
   for (const [name, n] of Object.entries(counts)) {
-    const f = p.internFrame({ filename: 'app.js', funcname: name, lineno: 10, endLineno: null, column: null, endColumn: null, opcode: null });
+    const f = p.internFrame({
+      filename: 'app.js',
+      funcname: name,
+      lineno: 10,
+      endLineno: null,
+      column: null,
+      endColumn: null,
+      opcode: null,
+    });
     for (let i = 0; i < n; i++) p.writeStack(thread, 0, (t += 1000n), NodeStatus.OnCpu, [f, main]);
   }
   return p;
@@ -47,7 +63,7 @@ describe('diffProfiles', () => {
       ['main', 0],
     ]);
     expect(diffProfiles(base, next, { sort: 'total' }).rows[0]!.funcname).toBe('main');
-    expect(formatDiffTable(norm)).toMatch(/^Δself .*\n\s*\+10\s+20\s+30\s+\+10\s+20\s+30\s+parse  app\.js\n/);
+    expect(formatDiffTable(norm)).toMatch(/^Δself .*\n\s*\+10\s+20\s+30\s+\+10\s+20\s+30\s+parse {2}app\.js\n/);
   });
 
   it('a profile against itself changes nothing; against another, row sums are the sample counts', () => {
@@ -60,19 +76,24 @@ describe('diffProfiles', () => {
     walk(tree, (n) => expect(n.delta).toBe(0));
     expect(tree.value).toBe(aggregate(a).total);
     fc.assert(
-      fc.property(fc.dictionary(fc.constantFrom('f', 'g', 'h'), fc.integer({ min: 0, max: 20 })), fc.dictionary(fc.constantFrom('f', 'g', 'h'), fc.integer({ min: 0, max: 20 })), fc.boolean(), (x, y, normalize) => {
-        const base = profile(x);
-        const next = profile(y, 2n);
-        const d = diffProfiles(base, next, { normalize, limit: 0 });
-        const agg = aggregate(next, { limit: 0 });
-        expect(d.newSamples).toBe(agg.samples);
-        expect(d.rows.reduce((s, r) => s + r.newSelf, 0)).toBe(agg.samples);
-        expect(d.rows.reduce((s, r) => s + r.baseSelf, 0)).toBeCloseTo(base.sampleCount * d.scale, 6);
-        const t = diffTree(base, next, d.scale);
-        expect(t.value).toBe(next.sampleCount);
-        expect(t.base).toBeCloseTo(base.sampleCount * d.scale, 1);
-        walk(t, (n) => expect(n.delta).toBeCloseTo(n.value - n.base, 1));
-      }),
+      fc.property(
+        fc.dictionary(fc.constantFrom('f', 'g', 'h'), fc.integer({ min: 0, max: 20 })),
+        fc.dictionary(fc.constantFrom('f', 'g', 'h'), fc.integer({ min: 0, max: 20 })),
+        fc.boolean(),
+        (x, y, normalize) => {
+          const base = profile(x);
+          const next = profile(y, 2n);
+          const d = diffProfiles(base, next, { normalize, limit: 0 });
+          const agg = aggregate(next, { limit: 0 });
+          expect(d.newSamples).toBe(agg.samples);
+          expect(d.rows.reduce((s, r) => s + r.newSelf, 0)).toBe(agg.samples);
+          expect(d.rows.reduce((s, r) => s + r.baseSelf, 0)).toBeCloseTo(base.sampleCount * d.scale, 6);
+          const t = diffTree(base, next, d.scale);
+          expect(t.value).toBe(next.sampleCount);
+          expect(t.base).toBeCloseTo(base.sampleCount * d.scale, 1);
+          walk(t, (n) => expect(n.delta).toBeCloseTo(n.value - n.base, 1));
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -81,10 +102,31 @@ describe('diffProfiles', () => {
 describe('diffProfiles in units', () => {
   it('compares the chosen sample type: bytes, normalised by totals, printed in B/KB/MB', () => {
     const make = (kb: Record<string, number>) => {
-      const p = new ProfileBuilder({ sampleTypes: [SampleTypes.samples, { type: 'inuse_space', unit: 'bytes' }], defaultSampleType: 1, startTimeUs: 0n, sampleIntervalUs: 0n });
-      const main = p.internFrame({ filename: 'app.js', funcname: 'main', lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
+      const p = new ProfileBuilder({
+        sampleTypes: [SampleTypes.samples, { type: 'inuse_space', unit: 'bytes' }],
+        defaultSampleType: 1,
+        startTimeUs: 0n,
+        sampleIntervalUs: 0n,
+      });
+      const main = p.internFrame({
+        filename: 'app.js',
+        funcname: 'main',
+        lineno: 1,
+        endLineno: null,
+        column: null,
+        endColumn: null,
+        opcode: null,
+      });
       for (const [name, n] of Object.entries(kb)) {
-        const f = p.internFrame({ filename: 'app.js', funcname: name, lineno: 10, endLineno: null, column: null, endColumn: null, opcode: null });
+        const f = p.internFrame({
+          filename: 'app.js',
+          funcname: name,
+          lineno: 10,
+          endLineno: null,
+          column: null,
+          endColumn: null,
+          opcode: null,
+        });
         // One record per site, whatever its bytes: a value is a weight.
         p.add(p.stacks.intern([f, main]), p.internThread(1n), NaN, 0, [1, n * 1024]);
       }
@@ -95,9 +137,14 @@ describe('diffProfiles in units', () => {
     const d = diffProfiles(base, next);
     expect(d.sampleType).toEqual({ type: 'inuse_space', unit: 'bytes' });
     expect([d.baseTotal, d.newTotal]).toEqual([1034 * 1024, 3082 * 1024]);
-    expect(d.rows[0]).toMatchObject({ funcname: 'cache', baseSelf: 1024 * 1024, newSelf: 3072 * 1024, selfDelta: 2048 * 1024 });
+    expect(d.rows[0]).toMatchObject({
+      funcname: 'cache',
+      baseSelf: 1024 * 1024,
+      newSelf: 3072 * 1024,
+      selfDelta: 2048 * 1024,
+    });
     const text = formatDiffTable(d);
-    expect(text).toMatch(/\+2MB\s+1MB\s+3MB\s+\+2MB\s+1MB\s+3MB\s+cache  app\.js/);
+    expect(text).toMatch(/\+2MB\s+1MB\s+3MB\s+\+2MB\s+1MB\s+3MB\s+cache {2}app\.js/);
     expect(text).toContain('inuse_space/bytes: base 1.01MB in 2 samples, new 3.01MB in 2 samples');
     expect(diffProfiles(base, next, { sampleType: 'samples' }).rows.every((r) => r.selfDelta === 0)).toBe(true);
     const tree = diffTree(base, next);
@@ -123,7 +170,9 @@ describe('profpack flame and diff (CLI)', () => {
     const run = cli('flame', path.join(vectorDir, 's20_random_mix_zstd.bin'), '-o', 'f.html');
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^f\.html: 4792 samples, 6 thread\(s\), \d+ stack nodes, \d+ time buckets, \d+ bytes\n$/);
+    expect(run.stdout).toMatch(
+      /^f\.html: 4792 samples, 6 thread\(s\), \d+ stack nodes, \d+ time buckets, \d+ bytes\n$/,
+    );
     const html = readFileSync(path.join(work, 'f.html'), 'utf8');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|@import|<iframe/i);
     expect(html).toContain('"kind":"flame"');
@@ -138,7 +187,9 @@ describe('profpack flame and diff (CLI)', () => {
       expect(run.stderr).toBe('');
       expect(run.status).toBe(0);
       // 668 + 4,792 samples; the two files' threads (4 + 6) kept apart.
-      expect(run.stdout).toMatch(/^many\.html: 5460 samples, 10 thread\(s\), \d+ stack nodes, \d+ time buckets, \d+ bytes\n$/);
+      expect(run.stdout).toMatch(
+        /^many\.html: 5460 samples, 10 thread\(s\), \d+ stack nodes, \d+ time buckets, \d+ bytes\n$/,
+      );
     }
   });
 
@@ -147,7 +198,9 @@ describe('profpack flame and diff (CLI)', () => {
     const b = path.join(vectorDir, 's02_threads_interleaved_none.bin');
     const table = cli('diff', a, b, '-n', '5');
     expect(table.status).toBe(0);
-    expect(table.stdout.split('\n')[0]).toMatch(/^Δself\s+base self\s+new self\s+Δtotal\s+base total\s+new total\s+function$/);
+    expect(table.stdout.split('\n')[0]).toMatch(
+      /^Δself\s+base self\s+new self\s+Δtotal\s+base total\s+new total\s+function$/,
+    );
     expect(table.stdout).toContain('samples/count: base 4792 in 4792 samples, new 668 in 668 samples');
     const json = cli('diff', a, b, '--json', '--normalize', '-n', '0', '-o', 'd.html');
     expect(json.status).toBe(0);
@@ -162,7 +215,13 @@ describe('profpack flame and diff (CLI)', () => {
     for (const args of [
       ['flame', 'junk.bin'],
       ['diff', 'junk.bin', path.join(vectorDir, 's20_random_mix_zstd.bin')],
-      ['diff', path.join(vectorDir, 's20_random_mix_zstd.bin'), path.join(vectorDir, 's20_random_mix_zstd.bin'), '-n', 'lots'],
+      [
+        'diff',
+        path.join(vectorDir, 's20_random_mix_zstd.bin'),
+        path.join(vectorDir, 's20_random_mix_zstd.bin'),
+        '-n',
+        'lots',
+      ],
       ['flame', path.join(vectorDir, 'e05_truncated_tables.bin')],
     ]) {
       const run = cli(...args);

@@ -22,7 +22,13 @@ import { sharedPath } from '../shared';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const view = require('../../lib/view/template/view-model.js') as {
-  selectRange(data: ViewData, b0: number, b1: number, thread: string | null, mask?: number): { samples: number; self: Float64Array; total: Float64Array };
+  selectRange(
+    data: ViewData,
+    b0: number,
+    b1: number,
+    thread: string | null,
+    mask?: number,
+  ): { samples: number; self: Float64Array; total: Float64Array };
   functionRows(data: ViewData, sel: unknown): { name: string; file: string; self: number; total: number }[];
   flameTree(data: ViewData, sel: unknown): { name: string; value: number; self: number; children?: unknown[] };
   timeline(data: ViewData): Record<string, Float64Array>;
@@ -32,13 +38,27 @@ const view = require('../../lib/view/template/view-model.js') as {
 type Row = { self: number; total: number };
 
 /** `aggregate()`'s rows as "funcname\0filename" → counts (the page shows '(anonymous)' for ''). */
-function expectedRows(source: ProfileSource, options: Parameters<typeof aggregate>[1]): { samples: number; total: number; rows: Map<string, Row> } {
+function expectedRows(
+  source: ProfileSource,
+  options: Parameters<typeof aggregate>[1],
+): { samples: number; total: number; rows: Map<string, Row> } {
   const r = aggregate(source, { ...options, limit: 0 });
-  return { samples: r.samples, total: r.total, rows: new Map(r.rows.map((x) => [`${x.funcname === '' ? '(anonymous)' : x.funcname}\u0000${x.filename}`, { self: x.self, total: x.total }])) };
+  return {
+    samples: r.samples,
+    total: r.total,
+    rows: new Map(
+      r.rows.map((x) => [
+        `${x.funcname === '' ? '(anonymous)' : x.funcname}\u0000${x.filename}`,
+        { self: x.self, total: x.total },
+      ]),
+    ),
+  };
 }
 
 function pageRows(data: ViewData, sel: unknown): Map<string, Row> {
-  return new Map(view.functionRows(data, sel).map((x) => [`${x.name}\u0000${x.file}`, { self: x.self, total: x.total }]));
+  return new Map(
+    view.functionRows(data, sel).map((x) => [`${x.name}\u0000${x.file}`, { self: x.self, total: x.total }]),
+  );
 }
 
 /** Every window check: whole range, each thread, a few bucket windows, each status class. */
@@ -111,7 +131,8 @@ describe('flame page data', () => {
         copyFileSync(path.join(vectorDir, name), path.join(dir, name));
         return path.join(dir, name);
       });
-      const pageData = (html: string): unknown => JSON.parse(/<script id="profpack-data" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!);
+      const pageData = (html: string): unknown =>
+        JSON.parse(/<script id="profpack-data" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!);
       const fromFiles = flame(files, path.join(dir, 'files.html'));
       const fromDir = flame(dir, path.join(dir, 'dir.html'));
       const fleet = openProfiles(files);
@@ -122,7 +143,10 @@ describe('flame page data', () => {
       for (const summary of [fromFiles, fromDir]) {
         expect(summary.samples).toBe(whole.samples);
         expect(summary.threads).toBe(4 + 6);
-        expect(pageData(readFileSync(summary.output, 'utf8'))).toEqual({ kind: 'flame', ...JSON.parse(JSON.stringify(data)) });
+        expect(pageData(readFileSync(summary.output, 'utf8'))).toEqual({
+          kind: 'flame',
+          ...JSON.parse(JSON.stringify(data)),
+        });
       }
       checkAgainstAggregate(fleet, data, windowsOf(data));
     } finally {
@@ -141,32 +165,68 @@ describe('flame page data', () => {
 
   const profileArb = fc
     .record({
-      frames: fc.array(fc.record({ f: fc.constantFrom('a.js', 'b.js', ''), n: fc.constantFrom('main', 'parse', 'walk', '') , line: fc.option(fc.integer({ min: 1, max: 9 }), { nil: null }) }), { minLength: 1, maxLength: 10 }),
+      frames: fc.array(
+        fc.record({
+          f: fc.constantFrom('a.js', 'b.js', ''),
+          n: fc.constantFrom('main', 'parse', 'walk', ''),
+          line: fc.option(fc.integer({ min: 1, max: 9 }), { nil: null }),
+        }),
+        { minLength: 1, maxLength: 10 },
+      ),
       samples: fc.array(
-        fc.record({ thread: fc.integer({ min: 0, max: 2 }), time: fc.integer({ min: -3000, max: 200_000 }), status: fc.integer({ min: 0, max: 127 }), stack: fc.array(fc.nat(), { maxLength: 10 }) }),
+        fc.record({
+          thread: fc.integer({ min: 0, max: 2 }),
+          time: fc.integer({ min: -3000, max: 200_000 }),
+          status: fc.integer({ min: 0, max: 127 }),
+          stack: fc.array(fc.nat(), { maxLength: 10 }),
+        }),
         { maxLength: 120 },
       ),
     })
     .map(({ frames, samples }) => {
       const model = new TickProfile({ startTimeUs: 5_000_000n, sampleIntervalUs: 1000n });
-      const ids = frames.map((fr) => model.internFrame({ filename: fr.f, funcname: fr.n, lineno: fr.line, endLineno: null, column: null, endColumn: null, opcode: null }));
-      for (const s of samples) model.writeStack(BigInt(s.thread), 0, 5_000_000n + BigInt(s.time), s.status, s.stack.map((i) => ids[i % ids.length]!));
+      const ids = frames.map((fr) =>
+        model.internFrame({
+          filename: fr.f,
+          funcname: fr.n,
+          lineno: fr.line,
+          endLineno: null,
+          column: null,
+          endColumn: null,
+          opcode: null,
+        }),
+      );
+      for (const s of samples)
+        model.writeStack(
+          BigInt(s.thread),
+          0,
+          5_000_000n + BigInt(s.time),
+          s.status,
+          s.stack.map((i) => ids[i % ids.length]!),
+        );
       return model;
     });
 
   it('agrees with aggregate() on random profiles, for any window of whole buckets and any bucket budget', () => {
     fc.assert(
-      fc.property(profileArb, fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 200 }), fc.nat(), fc.nat(), (model, maxBuckets, maxEntries, x, y) => {
-        const options: ViewDataOptions = { maxBuckets, maxEntries };
-        const data = buildViewData(model, options);
-        expect(data.bucketCount).toBeLessThanOrEqual(maxBuckets);
-        // The entry budget is kept unless one bucket alone exceeds it.
-        if (data.bucketCount > 1) expect(data.entryKey.length).toBeLessThanOrEqual(maxEntries);
-        const n = data.bucketCount;
-        const b0 = n === 0 ? 0 : x % n;
-        const b1 = n === 0 ? 0 : b0 + (y % (n - b0 + 1));
-        checkAgainstAggregate(model, data, [[b0, b1]]);
-      }),
+      fc.property(
+        profileArb,
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.nat(),
+        fc.nat(),
+        (model, maxBuckets, maxEntries, x, y) => {
+          const options: ViewDataOptions = { maxBuckets, maxEntries };
+          const data = buildViewData(model, options);
+          expect(data.bucketCount).toBeLessThanOrEqual(maxBuckets);
+          // The entry budget is kept unless one bucket alone exceeds it.
+          if (data.bucketCount > 1) expect(data.entryKey.length).toBeLessThanOrEqual(maxEntries);
+          const n = data.bucketCount;
+          const b0 = n === 0 ? 0 : x % n;
+          const b1 = n === 0 ? 0 : b0 + (y % (n - b0 + 1));
+          checkAgainstAggregate(model, data, [[b0, b1]]);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -176,7 +236,15 @@ describe('flame page data', () => {
     expect(statusClass(NodeStatus.OnCpu | NodeStatus.HasGil)).toBe(StatusClass.OnCpu);
     expect(statusClass(NodeStatus.HasGil)).toBe(StatusClass.Idle);
     const model = new TickProfile({ startTimeUs: 0n, sampleIntervalUs: 1000n });
-    const f = model.internFrame({ filename: 'x.js', funcname: 'f', lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null });
+    const f = model.internFrame({
+      filename: 'x.js',
+      funcname: 'f',
+      lineno: 1,
+      endLineno: null,
+      column: null,
+      endColumn: null,
+      opcode: null,
+    });
     const statuses = [NodeStatus.OnCpu, NodeStatus.OnCpu | NodeStatus.InGc, 0, NodeStatus.OnCpu];
     statuses.forEach((st, i) => model.writeStack(7n, 0, BigInt(i * 1000), st, [f]));
     model.writeStack(8n, 0, 500n, 0, [f]);
@@ -185,13 +253,33 @@ describe('flame page data', () => {
     const sum = (lane: Float64Array, cls: number) => lane.reduce((s, v, i) => (i % 3 === cls ? s + v : s), 0);
     expect([sum(lanes['7']!, 0), sum(lanes['7']!, 1), sum(lanes['7']!, 2)]).toEqual([2, 1, 1]);
     expect([sum(lanes['8']!, 0), sum(lanes['8']!, 1), sum(lanes['8']!, 2)]).toEqual([0, 0, 1]);
-    expect(data.threads).toEqual([{ key: '7', samples: 4 }, { key: '8', samples: 1 }]);
+    expect(data.threads).toEqual([
+      { key: '7', samples: 4 },
+      { key: '8', samples: 1 },
+    ]);
   });
 
   it('keeps one record per distinct path, not per sample: 200,000 samples of a few stacks stay small', () => {
     const model = new TickProfile({ startTimeUs: 0n, sampleIntervalUs: 100n });
-    const frames = ['main', 'a', 'b', 'c'].map((n) => model.internFrame({ filename: 'w.js', funcname: n, lineno: 1, endLineno: null, column: null, endColumn: null, opcode: null }));
-    for (let i = 0; i < 200_000; i++) model.writeStack(1n, 0, BigInt(i * 100), NodeStatus.OnCpu, i % 3 === 0 ? [frames[1]!, frames[0]!] : [frames[3]!, frames[2]!, frames[0]!]);
+    const frames = ['main', 'a', 'b', 'c'].map((n) =>
+      model.internFrame({
+        filename: 'w.js',
+        funcname: n,
+        lineno: 1,
+        endLineno: null,
+        column: null,
+        endColumn: null,
+        opcode: null,
+      }),
+    );
+    for (let i = 0; i < 200_000; i++)
+      model.writeStack(
+        1n,
+        0,
+        BigInt(i * 100),
+        NodeStatus.OnCpu,
+        i % 3 === 0 ? [frames[1]!, frames[0]!] : [frames[3]!, frames[2]!, frames[0]!],
+      );
     const data = buildViewData(model);
     expect(data.parent.length).toBe(6); // root, thread, main, a, b, c
     expect(data.bucketCount).toBeLessThanOrEqual(400);
@@ -203,7 +291,16 @@ describe('flame page data', () => {
     // A stack naming frame 3 of a source with no frames.
     const model = new TickProfile();
     model.writeStack(1n, 0, 0n, 0, [3]);
-    const broken: ProfileSource = { meta: model.meta, frames: [], stacks: model.stacks, threads: model.threads, labelSets: model.labelSets, batches: () => model.batches() };
-    expect(() => buildViewData(broken)).toThrow(expect.objectContaining({ name: 'ProfpackError', code: 'ERR_CONVERT_BAD_INPUT' }));
+    const broken: ProfileSource = {
+      meta: model.meta,
+      frames: [],
+      stacks: model.stacks,
+      threads: model.threads,
+      labelSets: model.labelSets,
+      batches: () => model.batches(),
+    };
+    expect(() => buildViewData(broken)).toThrow(
+      expect.objectContaining({ name: 'ProfpackError', code: 'ERR_CONVERT_BAD_INPUT' }),
+    );
   });
 });

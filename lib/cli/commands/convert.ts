@@ -1,5 +1,5 @@
 /** `profpack convert IN --to FORMAT -o OUT` */
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { statSync } from 'node:fs';
 import {
   convert,
@@ -40,7 +40,10 @@ interface ConvertFlags {
 
 function formatOption(value: string | undefined, flag: string): FormatName | undefined {
   if (value === undefined) return undefined;
-  if (!isFormatName(value)) throw new ProfpackError(`${flag} must be one of ${FORMAT_NAMES.join(', ')}, not "${value}"`, { code: ErrorCode.INVALID_ARGUMENT });
+  if (!isFormatName(value))
+    throw new ProfpackError(`${flag} must be one of ${FORMAT_NAMES.join(', ')}, not "${value}"`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
   return value;
 }
 
@@ -52,16 +55,34 @@ export function registerConvert(program: Command): Command {
     .addOption(new Option('--to <format>', 'output format (default: from the output name)').choices([...FORMAT_NAMES]))
     .addOption(new Option('--from <format>', 'input format (default: detected)').choices([...FORMAT_NAMES]))
     .option('-o, --output <file>', 'output file')
-    .addOption(new Option('--compression <kind>', 'Tachyon output compression').choices(['zstd', 'none']).default('zstd'))
-    .addOption(new Option('--tachyon-version <n>', 'Tachyon output: 1 (CPython 3.15 reads it: ticks only) or 2 (keeps sample types, values, labels)').choices(['1', '2']).default('1'))
+    .addOption(
+      new Option('--compression <kind>', 'Tachyon output compression').choices(['zstd', 'none']).default('zstd'),
+    )
+    .addOption(
+      new Option(
+        '--tachyon-version <n>',
+        'Tachyon output: 1 (CPython 3.15 reads it: ticks only) or 2 (keeps sample types, values, labels)',
+      )
+        .choices(['1', '2'])
+        .default('1'),
+    )
     .option('--aggregate', 'pprof: one sample per distinct stack and thread (no timestamps)')
     .option('--thread <id>', '.cpuprofile/.heapprofile: only this thread (ID or ID@INTERPRETER; default the busiest)')
-    .option('--sample-type <name>', 'the sample type written by collapsed, speedscope, .cpuprofile, .heapprofile ' +
-'(default: the profile\'s default type), ' +
-'or the count column Tachyon version 1 takes as ticks (default samples/count)')
+    .option(
+      '--sample-type <name>',
+      'the sample type written by collapsed, speedscope, .cpuprofile, .heapprofile ' +
+        "(default: the profile's default type), " +
+        'or the count column Tachyon version 1 takes as ticks (default samples/count)',
+    )
     .option('-q, --quiet', 'no summary line')
-    .option('--source-maps <dir>', 'write frames of compiled scripts at their source (the scripts and their maps are under DIR)')
-    .option('--max-samples <n>', `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`)
+    .option(
+      '--source-maps <dir>',
+      'write frames of compiled scripts at their source (the scripts and their maps are under DIR)',
+    )
+    .option(
+      '--max-samples <n>',
+      `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`,
+    )
     .option(
       '--heap',
       'a heap recording as a heap profile: alloc_objects, alloc_space, inuse_objects, inuse_space ' +
@@ -92,9 +113,11 @@ export function registerConvert(program: Command): Command {
         });
         for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
         if (flags.quiet !== true) {
-          process.stderr.write(`${input} (${summary.from}, ${summary.bytesIn.toLocaleString('en')} bytes) → ${flags.output} ` +
-`(${summary.to}, ${summary.bytesOut.toLocaleString('en')} bytes), ` +
-`${summary.samples.toLocaleString('en')} samples (${summary.sampleTypes.join(', ')})\n`);
+          process.stderr.write(
+            `${input} (${summary.from}, ${summary.bytesIn.toLocaleString('en')} bytes) → ${flags.output} ` +
+              `(${summary.to}, ${summary.bytesOut.toLocaleString('en')} bytes), ` +
+              `${summary.samples.toLocaleString('en')} samples (${summary.sampleTypes.join(', ')})\n`,
+          );
         }
       }),
     );

@@ -1,5 +1,5 @@
 /** `profpack diff BASE NEW`: per-function changes, and with --flame a differential flame graph page. */
-import { Command } from 'commander';
+import { type Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { heapProfile, type HeapMoment } from '../../memory/index';
 import { refuseInputAsOutput } from '../../output-file';
@@ -23,13 +23,18 @@ interface DiffFlags {
 export function registerDiff(program: Command): Command {
   return program
     .command('diff')
-    .description('per-function self/total changes from BASE to NEW, largest first; --flame writes a differential flame graph (red grew, blue shrank)')
+    .description(
+      'per-function self/total changes from BASE to NEW, largest first; --flame writes a differential flame graph (red grew, blue shrank)',
+    )
     .argument('<base>', 'the profile before')
     .argument('[new]', 'the profile after (heap: omit it to compare two moments of BASE, --at A --at B)')
     .option('--flame', 'write the differential flame graph page')
     .option('-o, --output <file>', 'page to write (implies --flame; default diff.html)')
-    .option('--sample-type <name>', 'the value compared (type or type/unit both profiles have; default: NEW\'s default type)')
-    .option('--normalize', 'scale BASE to NEW\'s total before subtracting')
+    .option(
+      '--sample-type <name>',
+      "the value compared (type or type/unit both profiles have; default: NEW's default type)",
+    )
+    .option('--normalize', "scale BASE to NEW's total before subtracting")
     .option('--total', 'sort by the change of total samples (default: self)')
     .option('-n <rows>', 'rows to show (0 = all)', '20')
     .option('--json', 'JSON output')
@@ -44,7 +49,8 @@ export function registerDiff(program: Command): Command {
     .action(
       action((basePath: string, newPath: string | undefined, flags: DiffFlags) => {
         const limit = Number(flags.n);
-        if (!Number.isInteger(limit) || limit < 0) throw new ProfpackError(`-n must be a whole number, not "${flags.n}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        if (!Number.isInteger(limit) || limit < 0)
+          throw new ProfpackError(`-n must be a whole number, not "${flags.n}"`, { code: ErrorCode.INVALID_ARGUMENT });
         const html = flags.output ?? (flags.flame === true ? 'diff.html' : undefined);
         const sort = flags.total === true ? 'total' : 'self';
         const normalize = flags.normalize === true;
@@ -58,7 +64,9 @@ export function registerDiff(program: Command): Command {
             expected: 'BASE NEW',
           });
         else result = diff(basePath, newPath, options);
-        process.stdout.write(flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatDiffTable(result)}\n`);
+        process.stdout.write(
+          flags.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${formatDiffTable(result)}\n`,
+        );
         if (html !== undefined && flags.json !== true) process.stderr.write(`wrote ${html} (${result.bytes} bytes)\n`);
       }),
     );

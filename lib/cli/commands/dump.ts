@@ -20,10 +20,13 @@ const UNREADABLE: readonly string[] = [ErrorCode.TACHYON_IO, ErrorCode.NOT_REGUL
 
 function rejected(dump: Dump): ProfpackError {
   const error = dump.error!;
-  return new ProfpackError(`${error.message} (stage ${dump.stage}` +
-`${dump.samples_before_error !== undefined ? `, after ${dump.samples_before_error} samples` : ''})`, {
-    code: error.code,
-  });
+  return new ProfpackError(
+    `${error.message} (stage ${dump.stage}` +
+      `${dump.samples_before_error !== undefined ? `, after ${dump.samples_before_error} samples` : ''})`,
+    {
+      code: error.code,
+    },
+  );
 }
 
 export function registerDump(program: Command): void {
@@ -36,7 +39,8 @@ export function registerDump(program: Command): void {
       const out = new Output();
       if (options.json) {
         const verdict = dumpProfile(file, {}, () => {});
-        if (verdict.error !== null && UNREADABLE.includes(verdict.error.code)) throw new ProfpackError(verdict.error.message, { code: verdict.error.code });
+        if (verdict.error !== null && UNREADABLE.includes(verdict.error.code))
+          throw new ProfpackError(verdict.error.message, { code: verdict.error.code });
         writeDumpJson(
           verdict,
           (emit) => {
@@ -57,10 +61,13 @@ export function registerDump(program: Command): void {
           stack = s.frames.map((f) => `${f.funcname} (${f.filename}:${f.lineno ?? '?'})`).join(' <- ');
           stacks.set(s.frames, stack);
         }
-        out.write(`${s.timestamp_us} thread ${s.thread_id}/${s.interpreter_id} status 0x${s.status.toString(16)}: ` +
-`${stack || '(empty stack)'}\n`);
+        out.write(
+          `${s.timestamp_us} thread ${s.thread_id}/${s.interpreter_id} status 0x${s.status.toString(16)}: ` +
+            `${stack || '(empty stack)'}\n`,
+        );
       });
-      if (dump.error !== null && UNREADABLE.includes(dump.error.code)) throw new ProfpackError(dump.error.message, { code: dump.error.code });
+      if (dump.error !== null && UNREADABLE.includes(dump.error.code))
+        throw new ProfpackError(dump.error.message, { code: dump.error.code });
       out.flush();
       if (dump.error) throw rejected(dump);
     });

@@ -1,5 +1,5 @@
 /** `profpack flame FILES…|DIR -o flame.html`: a self-contained flame graph and timeline page. */
-import { Command } from 'commander';
+import { type Command } from 'commander';
 import { flame, heapFlame } from '../../view/index';
 import { heapMoment } from '../heap-input';
 import { SourceMapper } from '../../sourcemap/index';
@@ -17,12 +17,23 @@ interface FlameFlags {
 export function registerFlame(program: Command): Command {
   return program
     .command('flame')
-    .description('write one self-contained HTML page (no network): flame graph, timeline per thread, search, zoom, function table')
-    .argument('<files...>', 'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; many are aggregated together')
+    .description(
+      'write one self-contained HTML page (no network): flame graph, timeline per thread, search, zoom, function table',
+    )
+    .argument(
+      '<files...>',
+      'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; many are aggregated together',
+    )
     .option('-o, --output <file>', 'the HTML file to write', 'flame.html')
     .option('--title <text>', 'page title')
-    .option('--source-maps <dir>', 'show frames of compiled scripts at their source (the scripts and their maps are under DIR)')
-    .option('--sample-type <name>', 'the value shown (type or type/unit, e.g. inuse_space; default: the profile\'s default type)')
+    .option(
+      '--source-maps <dir>',
+      'show frames of compiled scripts at their source (the scripts and their maps are under DIR)',
+    )
+    .option(
+      '--sample-type <name>',
+      "the value shown (type or type/unit, e.g. inuse_space; default: the profile's default type)",
+    )
     .option(
       '--heap',
       'a heap recording: live bytes (at the end, or --at), over a timeline of the sampled live bytes; ' +
@@ -40,7 +51,9 @@ export function registerFlame(program: Command): Command {
           ? heapFlame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame, at: heapMoment(flags.at) })
           : flame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame, sampleType: flags.sampleType });
         for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
-        process.stdout.write(`${s.output}: ${s.samples} samples, ${s.threads} thread(s), ${s.nodes} stack nodes, ${s.buckets} time buckets, ${s.bytes} bytes\n`);
+        process.stdout.write(
+          `${s.output}: ${s.samples} samples, ${s.threads} thread(s), ${s.nodes} stack nodes, ${s.buckets} time buckets, ${s.bytes} bytes\n`,
+        );
       }),
     );
 }

@@ -3,9 +3,17 @@
  * `export` to Parquet, `sql` through DuckDB.
  */
 import * as path from 'node:path';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { csvLine, exportParquet, formatSqlTable, jsonRowText, mergeProfiles, openSqlQuery, type SqlStream } from '../../fleet/index';
+import {
+  csvLine,
+  exportParquet,
+  formatSqlTable,
+  jsonRowText,
+  mergeProfiles,
+  openSqlQuery,
+  type SqlStream,
+} from '../../fleet/index';
 import { Output } from '../output';
 import { outputPath } from '../output-option';
 import { action } from '../errors';
@@ -20,7 +28,9 @@ export function registerMerge(program: Command): Command {
     .argument('<inputs...>', 'profile files or directories of them')
     .option('-o, --output <file>', 'Tachyon file to write')
     .addOption(new Option('--out <file>').hideHelp())
-    .addOption(new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'))
+    .addOption(
+      new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'),
+    )
     .action(
       action((inputs: string[], flags: { compression: 'zstd' | 'none' }, command: Command) => {
         const out = outputPath(command);
@@ -28,7 +38,9 @@ export function registerMerge(program: Command): Command {
           compression: flags.compression,
           onWarning: (message) => process.stderr.write(`profpack: warning: ${message}\n`),
         });
-        process.stderr.write(`profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files, ${r.threads} threads, ${r.frames} frames (${r.bytes.toLocaleString('en')} bytes)\n`);
+        process.stderr.write(
+          `profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files, ${r.threads} threads, ${r.frames} frames (${r.bytes.toLocaleString('en')} bytes)\n`,
+        );
       }),
     );
 }
@@ -47,8 +59,10 @@ export function registerExport(program: Command): Command {
         const out = outputPath(command);
         const r = await exportParquet(inputs, out, { hostOf: flags.hostFromDir === true ? hostFromDir : undefined });
         const sizes = Object.entries(r.outputs).map(([name, o]) => `${name} ${o.bytes.toLocaleString('en')}`);
-        process.stderr.write(`profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files (bytes: ` +
-`${sizes.join(', ')})\n`);
+        process.stderr.write(
+          `profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files (bytes: ` +
+            `${sizes.join(', ')})\n`,
+        );
       }),
     );
 }
@@ -65,22 +79,43 @@ export function registerSql(program: Command): Command {
     .option('--json', 'rows as JSON objects (streamed: every row)')
     .option('--csv', 'CSV (streamed: every row)')
     .option('--limit <rows>', `text table: at most this many rows (default ${DEFAULT_TEXT_LIMIT}; 0 = all)`)
-    .option('--memory-limit <size>', "DuckDB's memory limit (default 256MB; beyond it DuckDB spills to the temp directory)")
+    .option(
+      '--memory-limit <size>',
+      "DuckDB's memory limit (default 256MB; beyond it DuckDB spills to the temp directory)",
+    )
     .option('--host-from-dir', "each file's host is its directory's name (DIR/HOST/file.tach)")
     .action(
-      action(async (query: string, inputs: string[], flags: { json?: boolean; csv?: boolean; limit?: string; memoryLimit?: string; hostFromDir?: boolean }) => {
-        if (flags.json === true && flags.csv === true) throw new ProfpackError('--json and --csv exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
-        const limit = flags.limit === undefined ? DEFAULT_TEXT_LIMIT : Number(flags.limit);
-        if (!Number.isSafeInteger(limit) || limit < 0) throw new ProfpackError(`--limit must be a row count, not ${flags.limit}`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'an integer >= 0 (0 = all)' });
-        if (flags.limit !== undefined && (flags.json === true || flags.csv === true)) throw new ProfpackError('--limit applies to the text table only (--json and --csv stream every row)', { code: ErrorCode.INVALID_ARGUMENT });
-        const stream = await openSqlQuery(query, inputs, { hostOf: flags.hostFromDir === true ? hostFromDir : undefined, memoryLimit: flags.memoryLimit });
-        try {
-          if (flags.json === true || flags.csv === true) await writeStreamed(stream, flags.json === true ? 'json' : 'csv');
-          else await writeTable(stream, limit);
-        } finally {
-          stream.close();
-        }
-      }),
+      action(
+        async (
+          query: string,
+          inputs: string[],
+          flags: { json?: boolean; csv?: boolean; limit?: string; memoryLimit?: string; hostFromDir?: boolean },
+        ) => {
+          if (flags.json === true && flags.csv === true)
+            throw new ProfpackError('--json and --csv exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
+          const limit = flags.limit === undefined ? DEFAULT_TEXT_LIMIT : Number(flags.limit);
+          if (!Number.isSafeInteger(limit) || limit < 0)
+            throw new ProfpackError(`--limit must be a row count, not ${flags.limit}`, {
+              code: ErrorCode.INVALID_ARGUMENT,
+              expected: 'an integer >= 0 (0 = all)',
+            });
+          if (flags.limit !== undefined && (flags.json === true || flags.csv === true))
+            throw new ProfpackError('--limit applies to the text table only (--json and --csv stream every row)', {
+              code: ErrorCode.INVALID_ARGUMENT,
+            });
+          const stream = await openSqlQuery(query, inputs, {
+            hostOf: flags.hostFromDir === true ? hostFromDir : undefined,
+            memoryLimit: flags.memoryLimit,
+          });
+          try {
+            if (flags.json === true || flags.csv === true)
+              await writeStreamed(stream, flags.json === true ? 'json' : 'csv');
+            else await writeTable(stream, limit);
+          } finally {
+            stream.close();
+          }
+        },
+      ),
     );
 }
 
@@ -115,7 +150,9 @@ async function writeTable(stream: SqlStream, limit: number): Promise<void> {
     }
     if (more) break;
   }
-  const note = more ? `\n(the first ${limit} rows: more follow; --limit 0 prints all, --csv or --json stream them)` : '';
+  const note = more
+    ? `\n(the first ${limit} rows: more follow; --limit 0 prints all, --csv or --json stream them)`
+    : '';
   const out = new Output();
   out.write(`${formatSqlTable({ columns: stream.columns, rows })}${note}\n`);
   out.flush();

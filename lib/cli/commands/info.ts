@@ -3,7 +3,13 @@ import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { detectFormat, type FormatName } from '../../formats/index';
 import { readInputHead } from '../../input';
-import { CAPTURE_FEATURE_NAMES, MAX_STACK_DEPTH, PROFILING_MODE_NAMES, ProfileReader, type ProfileInfo } from '../../tachyon/index';
+import {
+  CAPTURE_FEATURE_NAMES,
+  MAX_STACK_DEPTH,
+  PROFILING_MODE_NAMES,
+  ProfileReader,
+  type ProfileInfo,
+} from '../../tachyon/index';
 import { profileInfoLines } from '../info-profile';
 import { NodeStatus } from '../../profile/index';
 import { findRecordedBy, platformName, type RecordedBy } from '../../recorded-by';
@@ -43,7 +49,9 @@ export function infoLines(file: string): string[] {
       `features:     ${i.captureFeatures === null ? 'unknown' : CAPTURE_FEATURE_NAMES.filter((_, k) => i.captureFeatures! & (1 << k)).join(', ') || 'none'}`,
     ];
     if (i.durationSec !== null) {
-      lines.push(`duration:     ${i.durationSec.toFixed(3)} s (stats block), sample rate ${i.sampleRate!.toFixed(1)}/s`);
+      lines.push(
+        `duration:     ${i.durationSec.toFixed(3)} s (stats block), sample rate ${i.sampleRate!.toFixed(1)}/s`,
+      );
       if (i.errorRate !== null) lines.push(`error rate:   ${i.errorRate.toFixed(2)} %`);
       if (i.missedSamples !== null) lines.push(`missed:       ${i.missedSamples}`);
     }
@@ -59,7 +67,9 @@ export function infoLines(file: string): string[] {
       threads.add(`${s.threadId}/${s.interpreterId}`);
       if (s.stack.length >= MAX_STACK_DEPTH) atCap++;
     }
-    lines.push(`sampled span: ${first === null ? 'no samples' : `${seconds(last! - first)} (${count} samples, ${threads.size} threads seen)`}`);
+    lines.push(
+      `sampled span: ${first === null ? 'no samples' : `${seconds(last! - first)} (${count} samples, ${threads.size} threads seen)`}`,
+    );
     // A writer cuts deeper stacks to the innermost 256: a stack at the cap may have been cut.
     if (atCap > 0) {
       lines.push(`deep stacks:  ${atCap} samples at ${MAX_STACK_DEPTH} frames, the cap (deeper stacks are cut to it)`);
@@ -71,7 +81,11 @@ export function infoLines(file: string): string[] {
 }
 
 function compressionName(i: ProfileInfo): string {
-  return i.compressionType === 1 ? 'zstd' : i.compressionType === 0 ? 'uncompressed' : `compression type ${i.compressionType} (read as uncompressed)`;
+  return i.compressionType === 1
+    ? 'zstd'
+    : i.compressionType === 0
+      ? 'uncompressed'
+      : `compression type ${i.compressionType} (read as uncompressed)`;
 }
 
 /** A Node recording: what recorded it, in Node's words, and no CPython field that would not apply. */
@@ -112,12 +126,15 @@ function nodeInfoLines(file: string, reader: ProfileReader, about: RecordedBy): 
     `frames:       ${i.frameCount}`,
   ];
   if (about.sourceMaps !== undefined) {
-    const maps = about.sourceMaps ? 'frames read at their source while recording' : 'off while recording (--no-source-maps)';
+    const maps = about.sourceMaps
+      ? 'frames read at their source while recording'
+      : 'off while recording (--no-source-maps)';
     lines.push(`source maps:  ${maps}`);
   }
   if (i.durationSec !== null && i.durationSec > 0) {
     // Version 1's stats block has the recorder's rate; a version-2 file's counts records, so it is counted here.
-    const rate = i.version === 1 && i.sampleRate !== null ? i.sampleRate : samples / Math.max(1, i.threadCount) / i.durationSec;
+    const rate =
+      i.version === 1 && i.sampleRate !== null ? i.sampleRate : samples / Math.max(1, i.threadCount) / i.durationSec;
     const share = askedRate > 0 ? (100 * rate) / askedRate : 0;
     lines.push(`duration:     ${i.durationSec.toFixed(3)} s`);
     lines.push(
@@ -149,7 +166,9 @@ function heapLines(reader: ProfileReader): string[] {
 export function registerInfo(program: Command): void {
   program
     .command('info')
-    .description('summarise a profile: for Tachyon its header, duration, samples, threads; for other formats what it is and what it measures')
+    .description(
+      'summarise a profile: for Tachyon its header, duration, samples, threads; for other formats what it is and what it measures',
+    )
     .argument('<file>', 'a profile (Tachyon, pprof, .cpuprofile, .heapprofile, speedscope, collapsed)')
     .action((file: string) => {
       process.stdout.write(infoLines(file).join('\n') + '\n');

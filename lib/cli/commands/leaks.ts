@@ -1,5 +1,5 @@
 /** `profpack leaks FILE|DIR`: allocation sites ranked by what they still hold and how steadily it grew. */
-import { Command } from 'commander';
+import { type Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { formatLeakTable, leakSuspects, type LeakReport } from '../../memory/index';
 import { formatValue } from '../../profile/index';

@@ -8,7 +8,7 @@
 import { statSync } from 'node:fs';
 import { constants } from 'node:os';
 import * as path from 'node:path';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, parseByteSize } from '../../record/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/index';
@@ -42,51 +42,114 @@ export function registerRecord(program: Command): Command {
     .option('--interval-us <us>', 'sampling interval in µs', '1000')
     .option('-o, --output <file>', 'Tachyon file to write', 'profile.tach')
     .addOption(new Option('--out <file>').hideHelp())
-    .addOption(new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'))
+    .addOption(
+      new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'),
+    )
     .option('--workers', 'also record worker threads, each as its own thread')
-    .option('--no-source-maps', 'write frames of compiled scripts as they run, not at their source-mapped position (by default a script with an inline or adjacent map reads as its source)')
-    .option('--no-children', 'do not record the Node processes the command starts (by default each writes its own file, OUT.<pid>.tach)')
+    .option(
+      '--no-source-maps',
+      'write frames of compiled scripts as they run, not at their source-mapped position (by default a script with an inline or adjacent map reads as its source)',
+    )
+    .option(
+      '--no-children',
+      'do not record the Node processes the command starts (by default each writes its own file, OUT.<pid>.tach)',
+    )
     .option('--harvest-ms <ms>', 'how often samples are moved from V8 to the file', '1000')
     .option('--rotate <every>', 'a new file this often (60s, 5m, 1h, 500ms), in --dir; -o is not used')
     .option('--dir <dir>', 'directory of the rotated files', 'profiles')
     .option('--keep <n>', 'rotated files left on disk at most (oldest deleted)')
-    .option('--flush-ms <ms>', 'how often the file is flushed with its recovery journal: what a SIGKILL of profpack loses (see profpack recover)', '1000')
+    .option(
+      '--flush-ms <ms>',
+      'how often the file is flushed with its recovery journal: what a SIGKILL of profpack loses (see profpack recover)',
+      '1000',
+    )
     .option('--heap', "also record the main thread's heap: V8's sampled allocations and when they die")
-    .option('--heap-interval <bytes>', `mean bytes allocated between heap samples (512k, 1m; default ${DEFAULT_HEAP_INTERVAL_BYTES})`)
-    .option('--kill-after <seconds>', 'after SIGINT/SIGTERM, how long the target may take to exit before it gets SIGKILL', '10')
+    .option(
+      '--heap-interval <bytes>',
+      `mean bytes allocated between heap samples (512k, 1m; default ${DEFAULT_HEAP_INTERVAL_BYTES})`,
+    )
+    .option(
+      '--kill-after <seconds>',
+      'after SIGINT/SIGTERM, how long the target may take to exit before it gets SIGKILL',
+      '10',
+    )
     .passThroughOptions()
     .action(
       action(async (command: string[], flags: RecordFlags, self: Command) => {
         flags.out = outputPath(self);
         const intervalUs = Number(flags.intervalUs);
-        if (!Number.isInteger(intervalUs)) throw new ProfpackError(`--interval-us must be an integer, not "${flags.intervalUs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        if (!Number.isInteger(intervalUs))
+          throw new ProfpackError(`--interval-us must be an integer, not "${flags.intervalUs}"`, {
+            code: ErrorCode.INVALID_ARGUMENT,
+          });
         checkRange('--interval-us', intervalUs, 1, MAX_INTERVAL_US, 'µs');
         const harvestMs = checkRange('--harvest-ms', Number(flags.harvestMs), 1, MAX_TIMER_MS, 'ms');
         const flushIntervalMs = Number(flags.flushMs);
-        if (!Number.isInteger(flushIntervalMs)) throw new ProfpackError(`--flush-ms must be an integer, not "${flags.flushMs}"`, { code: ErrorCode.INVALID_ARGUMENT });
+        if (!Number.isInteger(flushIntervalMs))
+          throw new ProfpackError(`--flush-ms must be an integer, not "${flags.flushMs}"`, {
+            code: ErrorCode.INVALID_ARGUMENT,
+          });
         checkRange('--flush-ms', flushIntervalMs, 1, MAX_TIMER_MS, 'ms');
         const killAfterSec = Number(flags.killAfter);
-        if (!Number.isFinite(killAfterSec) || killAfterSec < 0 || killAfterSec > 86_400) throw new ProfpackError(`--kill-after must be seconds in [0, 86400], not "${flags.killAfter}"`, { code: ErrorCode.INVALID_ARGUMENT });
-        if (flags.heapInterval !== undefined && flags.heap !== true) throw new ProfpackError('--heap-interval needs --heap', { code: ErrorCode.INVALID_ARGUMENT });
-        const heap = flags.heap === true ? checkHeapOptions({ intervalBytes: flags.heapInterval === undefined ? undefined : parseByteSize(flags.heapInterval) }) : undefined;
+        if (!Number.isFinite(killAfterSec) || killAfterSec < 0 || killAfterSec > 86_400)
+          throw new ProfpackError(`--kill-after must be seconds in [0, 86400], not "${flags.killAfter}"`, {
+            code: ErrorCode.INVALID_ARGUMENT,
+          });
+        if (flags.heapInterval !== undefined && flags.heap !== true)
+          throw new ProfpackError('--heap-interval needs --heap', { code: ErrorCode.INVALID_ARGUMENT });
+        const heap =
+          flags.heap === true
+            ? checkHeapOptions({
+                intervalBytes: flags.heapInterval === undefined ? undefined : parseByteSize(flags.heapInterval),
+              })
+            : undefined;
         let rotate: RotateOptions | undefined;
         if (flags.rotate !== undefined) {
           const keep = flags.keep === undefined ? undefined : Number(flags.keep);
           rotate = { everyMs: parseDuration(flags.rotate), dir: path.resolve(flags.dir ?? 'profiles'), keep };
-        } else if (flags.keep !== undefined) throw new ProfpackError('--keep needs --rotate', { code: ErrorCode.INVALID_ARGUMENT });
+        } else if (flags.keep !== undefined)
+          throw new ProfpackError('--keep needs --rotate', { code: ErrorCode.INVALID_ARGUMENT });
         const onFile = (file: string, stats: { samples: number; bytes: number }): void =>
-          void process.stderr.write(`profpack: wrote ${path.relative('.', file)}: ${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`);
-        const { code, signal, summary, childFiles } = await runRecorded(command, { out: path.resolve(flags.out), intervalUs, harvestMs, compression: flags.compression, workers: flags.workers === true, rotate, onFile, flushIntervalMs, killAfterMs: Math.round(killAfterSec * 1000), children: flags.children, sourceMaps: flags.sourceMaps, heap });
+          void process.stderr.write(
+            `profpack: wrote ${path.relative('.', file)}: ${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`,
+          );
+        const { code, signal, summary, childFiles } = await runRecorded(command, {
+          out: path.resolve(flags.out),
+          intervalUs,
+          harvestMs,
+          compression: flags.compression,
+          workers: flags.workers === true,
+          rotate,
+          onFile,
+          flushIntervalMs,
+          killAfterMs: Math.round(killAfterSec * 1000),
+          children: flags.children,
+          sourceMaps: flags.sourceMaps,
+          heap,
+        });
         const out = summary.out;
         if (rotate !== undefined) flags.out = path.relative('.', out);
         const size = statSync(out).size.toLocaleString('en');
-        if (!summary.heard && childFiles.length === 0) process.stderr.write(`profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`);
-        else if (!summary.heard) process.stderr.write(`profpack: the command itself is not a Node program; ${flags.out} holds no samples\n`);
-        else if (!summary.complete) process.stderr.write(`profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`);
-        else if (rotate === undefined) process.stderr.write(`profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`);
+        if (!summary.heard && childFiles.length === 0)
+          process.stderr.write(
+            `profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`,
+          );
+        else if (!summary.heard)
+          process.stderr.write(`profpack: the command itself is not a Node program; ${flags.out} holds no samples\n`);
+        else if (!summary.complete)
+          process.stderr.write(
+            `profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`,
+          );
+        else if (rotate === undefined)
+          process.stderr.write(
+            `profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`,
+          );
         // The file holds them (its heap section; heap recordings are format version 2).
         if (summary.stacksAtCap > 0) process.stderr.write(`profpack: ${stacksAtCapNote(summary.stacksAtCap)}\n`);
-        if (summary.heap !== undefined) process.stderr.write(`profpack: heap: ${summary.heap.allocations.toLocaleString('en')} sampled allocations, ${summary.heap.frees.toLocaleString('en')} frees, ${summary.heap.shortLived.toLocaleString('en')} short-lived (${summary.heap.bytes.toLocaleString('en')} bytes on the pipe)\n`);
+        if (summary.heap !== undefined)
+          process.stderr.write(
+            `profpack: heap: ${summary.heap.allocations.toLocaleString('en')} sampled allocations, ${summary.heap.frees.toLocaleString('en')} frees, ${summary.heap.shortLived.toLocaleString('en')} short-lived (${summary.heap.bytes.toLocaleString('en')} bytes on the pipe)\n`,
+          );
         reportChildren(childFiles, summary.samples, path.basename(command[0] ?? ''));
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
       }),
@@ -115,10 +178,14 @@ function reportChildren(files: readonly string[], rootSamples: number, exe: stri
     }
     const relative = path.relative('.', file);
     const shown = relative.startsWith('..') ? file : relative;
-    process.stderr.write(`profpack: wrote ${shown} (child process): ${samples === undefined ? 'not finished yet' : `${samples.toLocaleString('en')} samples`}\n`);
+    process.stderr.write(
+      `profpack: wrote ${shown} (child process): ${samples === undefined ? 'not finished yet' : `${samples.toLocaleString('en')} samples`}\n`,
+    );
     if (samples !== undefined && samples > (busiest?.samples ?? rootSamples)) busiest = { file: shown, samples };
   }
   if (busiest === undefined) return;
   const why = runner ? `${exe} ran the program in a child process: its samples` : 'most samples';
-  process.stderr.write(`profpack: ${why} are in ${busiest.file} (\`profpack top\` and \`flame\` also take several files)\n`);
+  process.stderr.write(
+    `profpack: ${why} are in ${busiest.file} (\`profpack top\` and \`flame\` also take several files)\n`,
+  );
 }

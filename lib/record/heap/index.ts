@@ -21,4 +21,11 @@ export {
   type HeapOptions,
 } from './options';
 export { encodeHeapFrame, HeapFrameReceiver, HEAP_FRAME_FLAG } from './wire';
-export { HeapRecorder, POLL_CPU_SHARE, POLL_WALL_SHARE, POLL_HEADROOM_SHARE, timedPollDue, type PollPace } from './recorder';
+export {
+  HeapRecorder,
+  POLL_CPU_SHARE,
+  POLL_WALL_SHARE,
+  POLL_HEADROOM_SHARE,
+  timedPollDue,
+  type PollPace,
+} from './recorder';

@@ -104,9 +104,15 @@ export function encodeCheckpoint(c: Checkpoint): Uint8Array {
  * ERR_TACHYON_JOURNAL_CORRUPT; a torn or corrupt checkpoint ends the journal.
  */
 export function parseJournal(bytes: Uint8Array): JournalState {
-  if (bytes.length < HEADER_SIZE) throw journalError(`a journal is at least ${HEADER_SIZE} bytes, this one ${bytes.length}`, 0, 'a profpack recovery journal');
+  if (bytes.length < HEADER_SIZE)
+    throw journalError(
+      `a journal is at least ${HEADER_SIZE} bytes, this one ${bytes.length}`,
+      0,
+      'a profpack recovery journal',
+    );
   for (let i = 0; i < MAGIC.length; i++) {
-    if (bytes[i] !== MAGIC.charCodeAt(i)) throw journalError('not a profpack recovery journal (bad magic)', 0, `"${MAGIC}"`);
+    if (bytes[i] !== MAGIC.charCodeAt(i))
+      throw journalError('not a profpack recovery journal (bad magic)', 0, `"${MAGIC}"`);
   }
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const flags = v.getUint32(8, true);
@@ -119,7 +125,16 @@ export function parseJournal(bytes: Uint8Array): JournalState {
   };
   const strings: Uint8Array[] = [];
   const frames: Uint8Array[] = [];
-  const state: JournalState = { header, regionBytes: 0, stringCount: 0, frameCount: 0, strings: new Uint8Array(0), frames: new Uint8Array(0), pendingRepeats: new Uint8Array(0), checkpoints: 0 };
+  const state: JournalState = {
+    header,
+    regionBytes: 0,
+    stringCount: 0,
+    frameCount: 0,
+    strings: new Uint8Array(0),
+    frames: new Uint8Array(0),
+    pendingRepeats: new Uint8Array(0),
+    checkpoints: 0,
+  };
   let at = HEADER_SIZE;
   while (at + 12 <= bytes.length) {
     if (v.getUint32(at, true) !== CHECKPOINT_TAG) break;
@@ -136,7 +151,13 @@ export function parseJournal(bytes: Uint8Array): JournalState {
       p += 4 + n;
     }
     const regionBytes = Number(v.getBigUint64(body, true));
-    if (parts.length !== 3 || p !== body + bodyLength || regionBytes < state.regionBytes || !Number.isSafeInteger(regionBytes)) break;
+    if (
+      parts.length !== 3 ||
+      p !== body + bodyLength ||
+      regionBytes < state.regionBytes ||
+      !Number.isSafeInteger(regionBytes)
+    )
+      break;
     state.regionBytes = regionBytes;
     state.stringCount = v.getUint32(body + 8, true);
     state.frameCount = v.getUint32(body + 12, true);
@@ -187,8 +208,17 @@ export class JournalWriter {
    * Appends one checkpoint (one write()); the tables are the writer's
    * cumulative encoded bytes. Nothing when no sample came since the last one.
    */
-  checkpoint(regionBytes: number, samples: number, stringCount: number, strings: Uint8Array, frameCount: number, frames: Uint8Array, pendingRepeats: Uint8Array): void {
-    if (samples === this.lastSamples && strings.length === this.stringBytes && frames.length === this.frameBytes) return;
+  checkpoint(
+    regionBytes: number,
+    samples: number,
+    stringCount: number,
+    strings: Uint8Array,
+    frameCount: number,
+    frames: Uint8Array,
+    pendingRepeats: Uint8Array,
+  ): void {
+    if (samples === this.lastSamples && strings.length === this.stringBytes && frames.length === this.frameBytes)
+      return;
     const whole = HEADER_SIZE + 40 + strings.length + frames.length + pendingRepeats.length;
     const fresh = this.fd < 0 || this.size > Math.max(COMPACT_FLOOR, 2 * whole);
     if (fresh) {

@@ -3,8 +3,17 @@
  * parses them): the 64-byte header as fixed-width slots patched at finalize
  * (seed 001's lesson), the profile statistics block, the footer (§2, §6, §7).
  */
-import { SlotWriter, type Slot, type SlotWidth } from '../../varint/index';
-import { FOOTER_SIZE, Footer, Header, STATS_BLOCK_SIZE, STATS_SIGNATURE, STATS_VERSION, StatsBlock, StatsPresence } from '../format';
+import { type SlotWriter, type Slot, type SlotWidth } from '../../varint/index';
+import {
+  FOOTER_SIZE,
+  Footer,
+  Header,
+  STATS_BLOCK_SIZE,
+  STATS_SIGNATURE,
+  STATS_VERSION,
+  StatsBlock,
+  StatsPresence,
+} from '../format';
 
 /** The header's fields in file order with their widths; reserved as zeros, patched at finalize. */
 const HEADER_SLOTS: readonly [keyof typeof Header, SlotWidth][] = [
@@ -31,7 +40,8 @@ export function reserveHeader(slots: SlotWriter): HeaderSlots {
   const header: Partial<HeaderSlots> = {};
   for (const [name, width] of HEADER_SLOTS) {
     const slot = slots.reserve(width);
-    if (slot.offset !== Header[name]) throw new Error(`header slot ${name} at ${slot.offset}, expected ${Header[name]}`);
+    if (slot.offset !== Header[name])
+      throw new Error(`header slot ${name} at ${slot.offset}, expected ${Header[name]}`);
     header[name] = slot;
   }
   return header as HeaderSlots;

@@ -107,7 +107,8 @@ function hex8(value: number): string {
  */
 export function parseLayout(source: FileBytes): Layout {
   const size = source.size;
-  if (size < HEADER_SIZE) throw openError(ErrorCode.TACHYON_TOO_SMALL, 'File too small for header', 0, `at least ${HEADER_SIZE} bytes`);
+  if (size < HEADER_SIZE)
+    throw openError(ErrorCode.TACHYON_TOO_SMALL, 'File too small for header', 0, `at least ${HEADER_SIZE} bytes`);
   const head = source.read(0, HEADER_SIZE);
   // The magic read little-endian (as CPython on x86 reports it): a LE file starts "HCAT" = 0x54414348.
   const magicLE = (head[0]! | (head[1]! << 8) | (head[2]! << 16) | (head[3]! << 24)) >>> 0;
@@ -117,13 +118,18 @@ export function parseLayout(source: FileBytes): Layout {
   else if (magicLE === 0) {
     throw openError(
       ErrorCode.TACHYON_NOT_FINALIZED,
-      'Invalid magic number: 0x00000000 (the header is still the writer\'s zero placeholder' +
-': the file was never finalized)',
+      "Invalid magic number: 0x00000000 (the header is still the writer's zero placeholder" +
+        ': the file was never finalized)',
       0,
       'a finalized Tachyon file',
     );
   } else {
-    throw openError(ErrorCode.TACHYON_BAD_MAGIC, `Invalid magic number: ${hex8(magicLE)}`, 0, `${hex8(MAGIC)} in either byte order`);
+    throw openError(
+      ErrorCode.TACHYON_BAD_MAGIC,
+      `Invalid magic number: ${hex8(magicLE)}`,
+      0,
+      `${hex8(MAGIC)} in either byte order`,
+    );
   }
   const h = new FixedReader(head, littleEndian);
   const version = h.u32(Header.version);
@@ -135,17 +141,27 @@ export function parseLayout(source: FileBytes): Layout {
       throw openError(
         ErrorCode.TACHYON_FUTURE_VERSION,
         `Binary file was created with Python ${pyMajor}.${pyMinor}.${pyMicro} (format version ${version}), ` +
-`but this is Python 3.15.2 (format version 1)`,
+          `but this is Python 3.15.2 (format version 1)`,
         Header.version,
         'format version 1',
       );
     }
-    throw openError(ErrorCode.TACHYON_UNSUPPORTED_VERSION, `Unsupported format version ${version} (this reader supports version 1)`, Header.version, 'format version 1');
+    throw openError(
+      ErrorCode.TACHYON_UNSUPPORTED_VERSION,
+      `Unsupported format version ${version} (this reader supports version 1)`,
+      Header.version,
+      'format version 1',
+    );
   }
   const profilingConfig = h.u32(Header.profilingConfig);
   const modeBits = profilingConfig & ProfilingConfig.modeMask;
   if (modeBits > 5) {
-    throw openError(ErrorCode.TACHYON_BAD_MODE, `Invalid profiling mode in header: ${modeBits}`, Header.profilingConfig, 'mode bits 0..5');
+    throw openError(
+      ErrorCode.TACHYON_BAD_MODE,
+      `Invalid profiling mode in header: ${modeBits}`,
+      Header.profilingConfig,
+      'mode bits 0..5',
+    );
   }
   const startTimeUs = h.u64(Header.startTimeUs);
   const sampleIntervalUs = h.u64(Header.sampleIntervalUs);
@@ -161,18 +177,34 @@ export function parseLayout(source: FileBytes): Layout {
 
   const bigSize = BigInt(size);
   if (stringTableOffsetBig > bigSize) {
-    throw openError(ErrorCode.TACHYON_TABLE_OFFSET_PAST_END, `Invalid string table offset: ${stringTableOffsetBig} exceeds file size ${size}`, Header.stringTableOffset);
+    throw openError(
+      ErrorCode.TACHYON_TABLE_OFFSET_PAST_END,
+      `Invalid string table offset: ${stringTableOffsetBig} exceeds file size ${size}`,
+      Header.stringTableOffset,
+    );
   }
   if (frameTableOffsetBig > bigSize) {
-    throw openError(ErrorCode.TACHYON_TABLE_OFFSET_PAST_END, `Invalid frame table offset: ${frameTableOffsetBig} exceeds file size ${size}`, Header.frameTableOffset);
+    throw openError(
+      ErrorCode.TACHYON_TABLE_OFFSET_PAST_END,
+      `Invalid frame table offset: ${frameTableOffsetBig} exceeds file size ${size}`,
+      Header.frameTableOffset,
+    );
   }
   const stringTableOffset = offsetNumber(stringTableOffsetBig);
   const frameTableOffset = offsetNumber(frameTableOffsetBig);
   if (stringTableOffset < HEADER_SIZE) {
-    throw openError(ErrorCode.TACHYON_TABLE_OFFSET_BEFORE_DATA, `Invalid string table offset: ${stringTableOffset} is before data section`, Header.stringTableOffset);
+    throw openError(
+      ErrorCode.TACHYON_TABLE_OFFSET_BEFORE_DATA,
+      `Invalid string table offset: ${stringTableOffset} is before data section`,
+      Header.stringTableOffset,
+    );
   }
   if (frameTableOffset < HEADER_SIZE) {
-    throw openError(ErrorCode.TACHYON_TABLE_OFFSET_BEFORE_DATA, `Invalid frame table offset: ${frameTableOffset} is before data section`, Header.frameTableOffset);
+    throw openError(
+      ErrorCode.TACHYON_TABLE_OFFSET_BEFORE_DATA,
+      `Invalid frame table offset: ${frameTableOffset} is before data section`,
+      Header.frameTableOffset,
+    );
   }
   if (stringTableOffset > frameTableOffset) {
     throw openError(
@@ -200,7 +232,9 @@ export function parseLayout(source: FileBytes): Layout {
     missedSamples: stats.missedSamples,
     mode: modeBits === 0 ? null : modeBits - 1,
     captureFeatures:
-      profilingConfig & ProfilingConfig.featuresKnown ? (profilingConfig >>> ProfilingConfig.featuresShift) & ProfilingConfig.featuresMask : null,
+      profilingConfig & ProfilingConfig.featuresKnown
+        ? (profilingConfig >>> ProfilingConfig.featuresShift) & ProfilingConfig.featuresMask
+        : null,
   };
   return {
     info,
@@ -222,11 +256,19 @@ export function checkTableCounts(layout: Layout): void {
   const { info, fileSize, stringTableOffset, frameTableOffset } = layout;
   const maxStrings = fileSize - stringTableOffset;
   if (info.stringCount > maxStrings) {
-    throw openError(ErrorCode.TACHYON_STRING_COUNT, `Invalid string count ${info.stringCount} exceeds maximum possible ${maxStrings}`, fileSize - FOOTER_SIZE + Footer.stringCount);
+    throw openError(
+      ErrorCode.TACHYON_STRING_COUNT,
+      `Invalid string count ${info.stringCount} exceeds maximum possible ${maxStrings}`,
+      fileSize - FOOTER_SIZE + Footer.stringCount,
+    );
   }
   const maxFrames = Math.floor((fileSize - frameTableOffset) / MIN_FRAME_ENTRY_SIZE);
   if (info.frameCount > maxFrames) {
-    throw openError(ErrorCode.TACHYON_FRAME_COUNT, `Invalid frame count ${info.frameCount} exceeds maximum possible ${maxFrames}`, fileSize - FOOTER_SIZE + Footer.frameCount);
+    throw openError(
+      ErrorCode.TACHYON_FRAME_COUNT,
+      `Invalid frame count ${info.frameCount} exceeds maximum possible ${maxFrames}`,
+      fileSize - FOOTER_SIZE + Footer.frameCount,
+    );
   }
 }
 
@@ -247,7 +289,12 @@ const SIGNATURE_BYTES = Array.from(STATS_SIGNATURE, (c) => c.charCodeAt(0));
  * earlier than `from`; null without one. `checkSize` throws the version's
  * error for a size it refuses (CPython's bounds, or version 2's 56 or 32).
  */
-export function readStatsBlock(source: FileBytes, littleEndian: boolean, from: number, checkSize: (size: number, sizeOffset: number) => void): StatsValuesRead | null {
+export function readStatsBlock(
+  source: FileBytes,
+  littleEndian: boolean,
+  from: number,
+  checkSize: (size: number, sizeOffset: number) => void,
+): StatsValuesRead | null {
   const footerStart = source.size - FOOTER_SIZE;
   const tailStart = footerStart - StatsBlock.tailSize;
   if (tailStart < from) return null;
@@ -265,7 +312,13 @@ export function readStatsBlock(source: FileBytes, littleEndian: boolean, from: n
     if (flags & StatsPresence.ErrorRate) errorRate = block.f64(StatsBlock.errorRate);
     if (flags & StatsPresence.MissedSamples) missedSamples = block.f64(StatsBlock.missedSamples);
   }
-  return { size: blockSize, durationSec: block.f64(StatsBlock.durationSec), sampleRate: block.f64(StatsBlock.sampleRate), errorRate, missedSamples };
+  return {
+    size: blockSize,
+    durationSec: block.f64(StatsBlock.durationSec),
+    sampleRate: block.f64(StatsBlock.sampleRate),
+    errorRate,
+    missedSamples,
+  };
 }
 
 /** Version 1's statistics block with CPython's checks (a block may even overlap the header). */
@@ -274,7 +327,12 @@ function parseStats(source: FileBytes, littleEndian: boolean): StatsValuesRead {
   const stats = readStatsBlock(source, littleEndian, 0, (blockSize, at) => {
     // CPython: 32 <= size <= file_size - 32.
     if (blockSize < STATS_BLOCK_LEGACY_SIZE || blockSize > size - FOOTER_SIZE) {
-      throw openError(ErrorCode.TACHYON_STATS_SIZE, 'Invalid profiling statistics size', at, `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`);
+      throw openError(
+        ErrorCode.TACHYON_STATS_SIZE,
+        'Invalid profiling statistics size',
+        at,
+        `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`,
+      );
     }
   });
   if (stats === null) return { size: 0, durationSec: null, sampleRate: null, errorRate: null, missedSamples: null };
@@ -286,7 +344,12 @@ function parseStats(source: FileBytes, littleEndian: boolean): StatsValuesRead {
     (errorRate !== null && !finiteNonNegative(errorRate)) ||
     (missedSamples !== null && !Number.isFinite(missedSamples))
   ) {
-    throw openError(ErrorCode.TACHYON_STATS_VALUES, 'Invalid profiling statistics values', size - FOOTER_SIZE - stats.size, 'finite values, rates and duration >= 0');
+    throw openError(
+      ErrorCode.TACHYON_STATS_VALUES,
+      'Invalid profiling statistics values',
+      size - FOOTER_SIZE - stats.size,
+      'finite values, rates and duration >= 0',
+    );
   }
   return stats;
 }

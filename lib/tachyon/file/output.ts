@@ -154,7 +154,12 @@ export class ZstdStream {
    * and writes none in the frame header).
    */
   compress(input: Uint8Array, directive: ZstdDirective, sink: PatchableSink): void {
-    const d = directive === 'end' ? this.z.EndDirective.end : directive === 'flush' ? this.z.EndDirective.flush : this.z.EndDirective.continue;
+    const d =
+      directive === 'end'
+        ? this.z.EndDirective.end
+        : directive === 'flush'
+          ? this.z.EndDirective.flush
+          : this.z.EndDirective.continue;
     const cctx = this.cctx;
     if (cctx === null) throw new Error('the zstd stream was released');
     let rest = input;

@@ -12,7 +12,6 @@ import { HEADER_SIZE } from '../format';
 import { zstdBinding } from './zstd-binding';
 import { openError, type FileBytes } from './layout';
 
-
 /** Compressed bytes read per step when the source is not already in memory. */
 const INPUT_CHUNK = 1 << 20;
 /** Decompressed bytes produced per step. */
@@ -71,7 +70,12 @@ export class ZstdRegionStream {
     try {
       zstdBinding().getFrameContentSize(head.subarray(0, Math.min(head.length, 32)));
     } catch {
-      throw openError(ErrorCode.TACHYON_ZSTD_FRAME_HEADER, 'Corrupted zstd frame header', HEADER_SIZE, 'a zstd frame header');
+      throw openError(
+        ErrorCode.TACHYON_ZSTD_FRAME_HEADER,
+        'Corrupted zstd frame header',
+        HEADER_SIZE,
+        'a zstd frame header',
+      );
     }
   }
 
@@ -87,7 +91,7 @@ export class ZstdRegionStream {
       }
       let r: [number, number, number];
       try {
-        r = this.dctx.decompressStream(out.subarray(written), src) as [number, number, number];
+        r = this.dctx.decompressStream(out.subarray(written), src);
       } catch (err) {
         const name = err instanceof Error ? err.message : String(err);
         throw openError(ErrorCode.TACHYON_ZSTD_ERROR, `zstd decompression error: ${name}`, this.input.pos);
@@ -97,12 +101,21 @@ export class ZstdRegionStream {
       this.input.pos += r[2];
       this.produced += r[1];
       if (this.produced > this.maxSize) {
-        throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${this.maxSize} bytes`);
+        throw openError(
+          ErrorCode.TACHYON_ZSTD_TOO_LARGE,
+          'Decompressed data exceeds maximum size',
+          HEADER_SIZE,
+          `at most ${this.maxSize} bytes`,
+        );
       }
       if (this.input.pos >= this.input.end && r[1] === 0 && r[2] === 0) {
         // Input used up and nothing more comes out: complete, or cut short.
         if (this.lastResult !== 0) {
-          throw openError(ErrorCode.TACHYON_ZSTD_TRUNCATED, 'Incomplete zstd frame: data may be truncated', this.input.end);
+          throw openError(
+            ErrorCode.TACHYON_ZSTD_TRUNCATED,
+            'Incomplete zstd frame: data may be truncated',
+            this.input.end,
+          );
         }
         this.done = true;
       }
@@ -132,7 +145,12 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
   try {
     contentSize = zstdBinding().getFrameContentSize(input);
   } catch {
-    throw openError(ErrorCode.TACHYON_ZSTD_FRAME_HEADER, 'Corrupted zstd frame header', HEADER_SIZE, 'a zstd frame header');
+    throw openError(
+      ErrorCode.TACHYON_ZSTD_FRAME_HEADER,
+      'Corrupted zstd frame header',
+      HEADER_SIZE,
+      'a zstd frame header',
+    );
   }
   let alloc = contentSize !== null && contentSize <= maxSize ? contentSize : CPYTHON_INITIAL_BUFFER;
   // Without a declared content size the output size changes nothing zstd does: the shared 1 MiB
@@ -150,7 +168,12 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
   while (inPos < input.length) {
     if (total >= alloc) {
       if (alloc * 2 > maxSize) {
-        throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${maxSize} bytes`);
+        throw openError(
+          ErrorCode.TACHYON_ZSTD_TOO_LARGE,
+          'Decompressed data exceeds maximum size',
+          HEADER_SIZE,
+          `at most ${maxSize} bytes`,
+        );
       }
       alloc *= 2;
     }
@@ -167,7 +190,7 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
       const out = scratch.subarray(0, size);
       let r: [number, number, number];
       try {
-        r = dctx.decompressStream(out, input.subarray(inPos)) as [number, number, number];
+        r = dctx.decompressStream(out, input.subarray(inPos));
       } catch (err) {
         const name = err instanceof Error ? err.message : String(err);
         throw openError(ErrorCode.TACHYON_ZSTD_ERROR, `zstd decompression error: ${name}`, HEADER_SIZE + inPos);
@@ -185,11 +208,20 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
     // CPython only checks its cap when it grows the buffer (so never above 1 GiB); a smaller cap given as an option
     // holds exactly.
     if (total > maxSize) {
-      throw openError(ErrorCode.TACHYON_ZSTD_TOO_LARGE, 'Decompressed data exceeds maximum size', HEADER_SIZE, `at most ${maxSize} bytes`);
+      throw openError(
+        ErrorCode.TACHYON_ZSTD_TOO_LARGE,
+        'Decompressed data exceeds maximum size',
+        HEADER_SIZE,
+        `at most ${maxSize} bytes`,
+      );
     }
     if (capacity === 0 && produced === 0 && inPos < input.length && last !== 0) {
       // CPython loops forever here (a frame declaring size 0 followed by data); stop instead.
-      throw openError(ErrorCode.TACHYON_ZSTD_ERROR, 'zstd decompression error: no progress with an empty output buffer', HEADER_SIZE + inPos);
+      throw openError(
+        ErrorCode.TACHYON_ZSTD_ERROR,
+        'zstd decompression error: no progress with an empty output buffer',
+        HEADER_SIZE + inPos,
+      );
     }
   }
   if (last !== 0) {

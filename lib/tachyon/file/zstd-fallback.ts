@@ -41,9 +41,16 @@ export interface ZstdApi {
 /** Which decoder the fallback uses: Node's own zstd where it has one. */
 export type FallbackDecoder = 'node' | 'fzstd';
 
-type NodeZstdFn = (data: Uint8Array, options?: { params?: Record<number, number>; maxOutputLength?: number }) => Uint8Array;
+type NodeZstdFn = (
+  data: Uint8Array,
+  options?: { params?: Record<number, number>; maxOutputLength?: number },
+) => Uint8Array;
 // Typed here: the project's @types/node is Node 20's, which has no zstd.
-const nodeZlib = zlib as unknown as { zstdCompressSync?: NodeZstdFn; zstdDecompressSync?: NodeZstdFn; constants: Record<string, number> };
+const nodeZlib = zlib as unknown as {
+  zstdCompressSync?: NodeZstdFn;
+  zstdDecompressSync?: NodeZstdFn;
+  constants: Record<string, number>;
+};
 
 /** Node's zstd functions, when this Node has them (22.15 and later). */
 export const nodeZstd: { compress: NodeZstdFn; decompress: NodeZstdFn } | null =
@@ -173,7 +180,10 @@ class FrameDCtx implements ZstdDCtx {
 }
 
 function nodeCompress(data: Uint8Array, level: number): Uint8Array {
-  const params = { [nodeZlib.constants.ZSTD_c_compressionLevel!]: level, [nodeZlib.constants.ZSTD_c_contentSizeFlag!]: 0 };
+  const params = {
+    [nodeZlib.constants.ZSTD_c_compressionLevel!]: level,
+    [nodeZlib.constants.ZSTD_c_contentSizeFlag!]: 0,
+  };
   return nodeZstd!.compress(data, { params });
 }
 
@@ -189,7 +199,7 @@ class FrameCCtx implements ZstdCCtx {
     if (!nodeZstd) {
       throw new ProfpackError(
         `writing zstd needs the zstd-napi addon or Node >= 22.15 (built-in zstd); ` +
-`this is Node ${process.versions.node} without zstd-napi: write with compression: 'none'`,
+          `this is Node ${process.versions.node} without zstd-napi: write with compression: 'none'`,
         { code: ErrorCode.NATIVE_UNAVAILABLE, expected: 'zstd-napi, or Node >= 22.15' },
       );
     }

@@ -74,7 +74,11 @@ export class ZstdPieces {
         written += produced;
         this.produced += produced;
         if (this.produced > this.limit) {
-          throw new ProfpackError(`${this.what} decompresses to more than ${this.limit} bytes`, { code: ErrorCode.V2_ZSTD, offset: this.offset, expected: `at most ${this.limit} bytes` });
+          throw new ProfpackError(`${this.what} decompresses to more than ${this.limit} bytes`, {
+            code: ErrorCode.V2_ZSTD,
+            offset: this.offset,
+            expected: `at most ${this.limit} bytes`,
+          });
         }
         this.input = this.input.subarray(consumed);
         if (produced === 0 && consumed === 0) break;
@@ -83,12 +87,20 @@ export class ZstdPieces {
     } catch (err) {
       this.release();
       if (err instanceof ProfpackError) throw err;
-      throw new ProfpackError(`${this.what}: zstd decompression error: ${(err as Error).message}`, { code: ErrorCode.V2_ZSTD, offset: this.offset, cause: err });
+      throw new ProfpackError(`${this.what}: zstd decompression error: ${(err as Error).message}`, {
+        code: ErrorCode.V2_ZSTD,
+        offset: this.offset,
+        cause: err,
+      });
     }
     if (written === 0 || (this.input.length === 0 && written < out.length)) {
       this.release();
       if (this.lastResult !== 0) {
-        throw new ProfpackError(`${this.what}: incomplete zstd frame, data may be truncated`, { code: ErrorCode.V2_ZSTD, offset: this.offset + this.dataLength, expected: 'the rest of the zstd frame' });
+        throw new ProfpackError(`${this.what}: incomplete zstd frame, data may be truncated`, {
+          code: ErrorCode.V2_ZSTD,
+          offset: this.offset + this.dataLength,
+          expected: 'the rest of the zstd frame',
+        });
       }
     }
     return written;
@@ -104,7 +116,12 @@ export class ZstdPieces {
  * Decompresses every frame in `data` (concatenated frames accepted, as
  * CPython does). `offset` is where `data` starts in the file, for errors.
  */
-export function zstdDecompress(data: Uint8Array, offset: number, what: string, limit = ZSTD_MAX_DECOMPRESSED): Uint8Array {
+export function zstdDecompress(
+  data: Uint8Array,
+  offset: number,
+  what: string,
+  limit = ZSTD_MAX_DECOMPRESSED,
+): Uint8Array {
   const pieces = new ZstdPieces(data, offset, what, limit);
   const chunks: Uint8Array[] = [];
   const out = new Uint8Array(OUT_CHUNK);

@@ -6,7 +6,13 @@
  */
 import type { Frame } from './tables';
 import { NodeCache, type ReplayRun, type RunVisitor } from './replay';
-import { MAX_TIMESTAMPS_PER_COLLECT, type Collector, type InterpreterInfo, type ThreadInfo, type TypedCollector } from './types';
+import {
+  MAX_TIMESTAMPS_PER_COLLECT,
+  type Collector,
+  type InterpreterInfo,
+  type ThreadInfo,
+  type TypedCollector,
+} from './types';
 
 /** Entries of the cache of recent stackFrames (small, as NodeCache in replay.ts: entries survive scavenges). */
 const WRAP_CACHE_SIZE = 1 << 6;
@@ -56,7 +62,8 @@ class StackFramesCache {
     if (this.lastNode[t] === node && this.lastStatus[t] === status) return this.lastStackFrames[t]!;
     const slot = (node ^ (t << 7) ^ (status << 3)) & (WRAP_CACHE_SIZE - 1);
     let sf: readonly InterpreterInfo[];
-    if (this.wrapNode[slot] === node && this.wrapThread[slot] === t && this.wrapStatus[slot] === status) sf = this.wrapValue[slot]!;
+    if (this.wrapNode[slot] === node && this.wrapThread[slot] === t && this.wrapStatus[slot] === status)
+      sf = this.wrapValue[slot]!;
     else {
       // Not frozen (Object.freeze costs more than the whole sample): read-only by contract.
       const thread: ThreadInfo = { threadId: this.run.threadIds[t]!, status, frameInfo: this.framesOf(node) };
@@ -136,7 +143,7 @@ export function typedDelivery(run: ReplayRun, collector: TypedCollector, progres
         return;
       }
       gathered ??= new BigUint64Array(MAX_TIMESTAMPS_PER_COLLECT);
-      for (let k = 0; k < count; ) {
+      for (let k = 0; k < count;) {
         const n = Math.min(count - k, MAX_TIMESTAMPS_PER_COLLECT - pending);
         gathered.set(ts.subarray(tsPos + k, tsPos + k + n), pending);
         pending += n;

@@ -105,9 +105,16 @@ function errorOf(err: unknown): { code: string; message: string } {
  * file. With `onSample`, each sample goes there as it is read and
  * `dump.samples` stays empty: memory stays bounded whatever the file holds.
  */
-export function dumpProfile(input: string | Uint8Array, options: ReaderOptions = {}, onSample?: (sample: DumpSample) => void): Dump {
+export function dumpProfile(
+  input: string | Uint8Array,
+  options: ReaderOptions = {},
+  onSample?: (sample: DumpSample) => void,
+): Dump {
   // An unreadable path leaves size and hash empty: the reader reports it with its own code below.
-  const digest = typeof input === 'string' ? hashInputFile(input) : { size: input.length, sha256: createHash('sha256').update(input).digest('hex') };
+  const digest =
+    typeof input === 'string'
+      ? hashInputFile(input)
+      : { size: input.length, sha256: createHash('sha256').update(input).digest('hex') };
   const dump: Dump = {
     schema: 'tachyon-expected/1',
     file: typeof input === 'string' ? basename(input) : null,
@@ -156,7 +163,14 @@ export function dumpProfile(input: string | Uint8Array, options: ReaderOptions =
               }
               const threadId = exactInteger(thread.threadId);
               for (const ts of timestampsUs) {
-                emit({ thread_id: threadId, interpreter_id: interp.interpreterId, timestamp_us: exactInteger(ts), status: thread.status, call, frames });
+                emit({
+                  thread_id: threadId,
+                  interpreter_id: interp.interpreterId,
+                  timestamp_us: exactInteger(ts),
+                  status: thread.status,
+                  call,
+                  frames,
+                });
               }
               delivered += timestampsUs.length;
             }
@@ -215,7 +229,13 @@ function layoutToJson(reader: ProfileReader, stats: ReplayStats | null): Record<
     footer: { string_count: l.info.stringCount, frame_count: l.info.frameCount, file_size_field: l.fileSize },
   };
   if (stats !== null) {
-    out.records = { REPEAT: stats.repeatRecords, FULL: stats.fullRecords, SUFFIX: stats.suffixRecords, POP_PUSH: stats.popPushRecords, total: stats.totalRecords };
+    out.records = {
+      REPEAT: stats.repeatRecords,
+      FULL: stats.fullRecords,
+      SUFFIX: stats.suffixRecords,
+      POP_PUSH: stats.popPushRecords,
+      total: stats.totalRecords,
+    };
   }
   return out;
 }
@@ -240,7 +260,11 @@ export function stringifyExact(value: unknown, indent = 1): string {
 /** The dump as text: header fields indented, then one compact line per sample. */
 export function dumpToJsonText(dump: Dump): string {
   const parts: string[] = [];
-  writeDumpJson(dump, (emit) => dump.samples.forEach(emit), (text) => parts.push(text));
+  writeDumpJson(
+    dump,
+    (emit) => dump.samples.forEach(emit),
+    (text) => parts.push(text),
+  );
   return parts.join('');
 }
 
@@ -249,7 +273,11 @@ export function dumpToJsonText(dump: Dump): string {
  * ignored), then the samples `forEachSample` produces, one line each. The CLI
  * streams a dump of any size this way.
  */
-export function writeDumpJson(dump: Dump, forEachSample: (emit: (s: DumpSample) => void) => void, write: (text: string) => void): void {
+export function writeDumpJson(
+  dump: Dump,
+  forEachSample: (emit: (s: DumpSample) => void) => void,
+  write: (text: string) => void,
+): void {
   const { samples: _held, ...fields } = dump;
   const head = stringifyExact({ ...fields, samples: [] }, 1);
   const open = head.lastIndexOf('"samples": []');
@@ -263,8 +291,9 @@ export function writeDumpJson(dump: Dump, forEachSample: (emit: (s: DumpSample) 
       frames = JSON.stringify(s.frames);
       framesText.set(s.frames, frames);
     }
-    const line = `{"thread_id":${s.thread_id},"interpreter_id":${s.interpreter_id},"timestamp_us":${s.timestamp_us},` +
-`"status":${s.status},"call":${s.call},"frames":${frames}}`;
+    const line =
+      `{"thread_id":${s.thread_id},"interpreter_id":${s.interpreter_id},"timestamp_us":${s.timestamp_us},` +
+      `"status":${s.status},"call":${s.call},"frames":${frames}}`;
     write((first ? '\n' : ',\n') + line);
     first = false;
   });

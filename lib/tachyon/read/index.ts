@@ -2,9 +2,29 @@
 // the record decoder (JS twin of native/tachyon/read) and its binding, the tables, the version-2 path.
 export { ProfileReader } from './reader';
 export { MAX_TIMESTAMPS_PER_COLLECT } from './types';
-export type { Collector, TypedCollector, Frame, InterpreterInfo, ProfileInfo, ReaderOptions, ReplayOptions, ReplayStats, Sample, ThreadInfo } from './types';
+export type {
+  Collector,
+  TypedCollector,
+  Frame,
+  InterpreterInfo,
+  ProfileInfo,
+  ReaderOptions,
+  ReplayOptions,
+  ReplayStats,
+  Sample,
+  ThreadInfo,
+} from './types';
 export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, type DumpSample } from './dump';
-export { readProfileV2, openProfileV2, isVersion2, stackCodingOf, type V2Info, type V2Profile, type V2ReadOptions, type V2SampleChunk } from './v2-file';
+export {
+  readProfileV2,
+  openProfileV2,
+  isVersion2,
+  stackCodingOf,
+  type V2Info,
+  type V2Profile,
+  type V2ReadOptions,
+  type V2SampleChunk,
+} from './v2-file';
 export type { NodeReplay, NodeVisitor, StackNodes } from './nodes';
 export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './heap-trace';
 // For recover: the JS record decoder walks a damaged file record by record.

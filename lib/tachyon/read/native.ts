@@ -42,13 +42,26 @@ export interface NativeTachyonReader {
     result: Float64Array,
     maxNodes: number,
   ): object;
-  decodeBytes(decoder: object, window: Uint8Array, windowStart: number, length: number, final: boolean): NativeDecodeError | null;
+  decodeBytes(
+    decoder: object,
+    window: Uint8Array,
+    windowStart: number,
+    length: number,
+    final: boolean,
+  ): NativeDecodeError | null;
   /**
    * Decodes file bytes [fileOffset, fileOffset + length) of a mapped file in
    * place; a SIGBUS (the file shrank) is caught and returned as
    * ERR_TACHYON_FILE_CHANGED, after which the decoder is released.
    */
-  decodeFile(decoder: object, file: NativeFile, fileOffset: number, windowStart: number, length: number, final: boolean): NativeDecodeError | null;
+  decodeFile(
+    decoder: object,
+    file: NativeFile,
+    fileOffset: number,
+    windowStart: number,
+    length: number,
+    final: boolean,
+  ): NativeDecodeError | null;
   /** Frees the decoder's native memory now; later calls with it throw ERR_TACHYON_READER_CLOSED. */
   releaseDecoder(decoder: object): void;
   /** [repeatRecords, repeatSamples, fullRecords, suffixRecords, popPushRecords, totalSamples, stackReconstructions] */

@@ -14,9 +14,27 @@ import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
 import { checkTableCounts, parseLayout, type FileBytes, type Layout, type ProfileInfo } from '../file/index';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './native';
 import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './tables';
-import { checkReaderOptions, checkReplayOptions, type Collector, type TypedCollector, type ReaderOptions, type ReplayOptions, type ReplayStats, type Sample } from './types';
+import {
+  checkReaderOptions,
+  checkReplayOptions,
+  type Collector,
+  type TypedCollector,
+  type ReaderOptions,
+  type ReplayOptions,
+  type ReplayStats,
+  type Sample,
+} from './types';
 import { checkZstdRegion, OUTPUT_CHUNK } from '../file/index';
-import { NodeCache, ReplayRun, jsDecoder, nativeDecoder, type DecoderBackend, type Region, type RunVisitor, type Tuning } from './replay';
+import {
+  NodeCache,
+  ReplayRun,
+  jsDecoder,
+  nativeDecoder,
+  type DecoderBackend,
+  type Region,
+  type RunVisitor,
+  type Tuning,
+} from './replay';
 import { arrayDelivery, typedDelivery } from './collect';
 import type { StackCoding } from '../v2/index';
 import { readProfileV2, type V2Profile } from './v2-file';
@@ -26,7 +44,18 @@ import type { ModelSection, HeapTotals } from '../v2/index';
 import { heapTotalsOf, heapTraceOf } from './heap-trace';
 import type { HeapTraceSource } from '../../profile/index';
 
-export type { Frame, ProfileInfo, ReaderOptions, Sample, ThreadInfo, InterpreterInfo, Collector, TypedCollector, ReplayOptions, ReplayStats } from './types';
+export type {
+  Frame,
+  ProfileInfo,
+  ReaderOptions,
+  Sample,
+  ThreadInfo,
+  InterpreterInfo,
+  Collector,
+  TypedCollector,
+  ReplayOptions,
+  ReplayStats,
+} from './types';
 
 /** Files up to this size are copied whole at open by the native backend (the decoder still reads the mapping). */
 const SMALL_FILE = 256 << 10;
@@ -70,7 +99,13 @@ export class ProfileReader {
   /** The replay in progress, released by close(). */
   private activeDecoder: DecoderBackend | null = null;
 
-  private constructor(source: FileBytes, file: NativeFile | null, native: NativeTachyonReader | null, options: ReaderOptions, input: InputFile | null = null) {
+  private constructor(
+    source: FileBytes,
+    file: NativeFile | null,
+    native: NativeTachyonReader | null,
+    options: ReaderOptions,
+    input: InputFile | null = null,
+  ) {
     this.native = native;
     this.file = file;
     this.input = input;
@@ -105,17 +140,36 @@ export class ProfileReader {
     this.info = layout.info;
     const regionEnd = layout.stringTableOffset;
     if (layout.zstd) {
-      const z = checkZstdRegion(source, regionEnd, this.maxDecompressed, options.keepDecompressedLimit ?? DEFAULT_KEEP_LIMIT);
+      const z = checkZstdRegion(
+        source,
+        regionEnd,
+        this.maxDecompressed,
+        options.keepDecompressedLimit ?? DEFAULT_KEEP_LIMIT,
+      );
       this.sampleRegionSize = z.totalSize;
       this.region = z.data ? { kind: 'bytes', bytes: z.data } : { kind: 'zstd', length: z.totalSize };
     } else {
       this.sampleRegionSize = regionEnd - HEADER_SIZE;
-      this.region = file ? { kind: 'file', file, length: this.sampleRegionSize } : { kind: 'bytes', bytes: source.read(HEADER_SIZE, regionEnd) };
+      this.region = file
+        ? { kind: 'file', file, length: this.sampleRegionSize }
+        : { kind: 'bytes', bytes: source.read(HEADER_SIZE, regionEnd) };
     }
     checkTableCounts(layout);
     const tables = source.read(layout.stringTableOffset, layout.fileSize);
-    this.strings = parseStringTable(tables, layout.stringTableOffset, layout.stringTableOffset, layout.info.stringCount, layout.fileSize);
-    const frameTable = parseFrameTable(tables, layout.stringTableOffset, layout.frameTableOffset, layout.info.frameCount, layout.fileSize);
+    this.strings = parseStringTable(
+      tables,
+      layout.stringTableOffset,
+      layout.stringTableOffset,
+      layout.info.stringCount,
+      layout.fileSize,
+    );
+    const frameTable = parseFrameTable(
+      tables,
+      layout.stringTableOffset,
+      layout.frameTableOffset,
+      layout.info.frameCount,
+      layout.fileSize,
+    );
     const frames = new Array<Frame | null>(frameTable.count);
     for (let i = 0; i < frames.length; i++) frames[i] = resolveFrame(frameTable, this.strings, i);
     this.frames = frames;
@@ -150,7 +204,9 @@ export class ProfileReader {
         const file = native.openFile(input.fd, input.size, path);
         // A small file is copied once (one crossing) and open reads header, footer and tables from the copy.
         const whole = file.size <= SMALL_FILE ? native.readRange(file, 0, file.size) : null;
-        const source: FileBytes = whole ? { size: whole.length, read: (start, end) => whole.subarray(start, end) } : { size: file.size, read: (start, end) => native.readRange(file, start, end) };
+        const source: FileBytes = whole
+          ? { size: whole.length, read: (start, end) => whole.subarray(start, end) }
+          : { size: file.size, read: (start, end) => native.readRange(file, start, end) };
         try {
           return new ProfileReader(source, file, native, options, input);
         } catch (err) {
@@ -169,7 +225,11 @@ export class ProfileReader {
 
   /** Reads a profile held in memory (not copied: do not modify it while the reader is in use). */
   static fromBuffer(bytes: Uint8Array, options: ReaderOptions = {}): ProfileReader {
-    if (!(bytes instanceof Uint8Array)) throw invalidArgument('fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))', 'Uint8Array');
+    if (!(bytes instanceof Uint8Array))
+      throw invalidArgument(
+        'fromBuffer(bytes): bytes must be a Uint8Array (wrap an ArrayBuffer in new Uint8Array(buffer))',
+        'Uint8Array',
+      );
     const native = ProfileReader.pick(options);
     const source: FileBytes = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
     return new ProfileReader(source, null, native, options);
@@ -234,7 +294,7 @@ export class ProfileReader {
         cache = new NodeCache();
       },
     };
-    for (let done = false; !done; ) {
+    for (let done = false; !done;) {
       let failure: { error: unknown } | null = null;
       try {
         done = run.next(visitor);
@@ -256,8 +316,15 @@ export class ProfileReader {
   replay(collector: Collector, options?: ReplayOptions & { timestamps?: 'array' }): number;
   replay(collector: TypedCollector, options: ReplayOptions & { timestamps: 'typed' }): number;
   replay(collector: Collector | TypedCollector, options: ReplayOptions = {}): number {
-    if (collector === null || typeof collector !== 'object' || typeof (collector as Partial<Collector>).collect !== 'function') {
-      throw invalidArgument('replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method', 'Collector');
+    if (
+      collector === null ||
+      typeof collector !== 'object' ||
+      typeof (collector as Partial<Collector>).collect !== 'function'
+    ) {
+      throw invalidArgument(
+        'replay(collector): collector must be an object with a collect(stackFrames, timestampsUs) method',
+        'Collector',
+      );
     }
     checkReplayOptions(options);
     if (this.v2 !== null) {
@@ -301,7 +368,10 @@ export class ProfileReader {
     const onProgress = options.onProgress;
     const total = Number(this.info.sampleCount);
     const progress = onProgress ? (replayed: number) => onProgress(replayed, total) : () => {};
-    const visitor = options.timestamps === 'typed' ? typedDelivery(run, collector as TypedCollector, progress) : arrayDelivery(run, collector as Collector, progress);
+    const visitor =
+      options.timestamps === 'typed'
+        ? typedDelivery(run, collector as TypedCollector, progress)
+        : arrayDelivery(run, collector as Collector, progress);
     onProgress?.(0, total);
     while (!run.next(visitor));
     const replayed = this.stats!.totalSamples;
@@ -330,6 +400,14 @@ export class ProfileReader {
       fileChange: () => this.fileChange(),
       path: this.path,
     };
-    return new ReplayRun(context, decoder, this.region!, this.source!, this.sampleRegionSize, this.maxDecompressed, this.tuning.zstdChunk ?? OUTPUT_CHUNK);
+    return new ReplayRun(
+      context,
+      decoder,
+      this.region!,
+      this.source!,
+      this.sampleRegionSize,
+      this.maxDecompressed,
+      this.tuning.zstdChunk ?? OUTPUT_CHUNK,
+    );
   }
 }

@@ -80,7 +80,16 @@ export interface DecodeError {
   offset: number;
 }
 
-export const Result = { status: 0, consumed: 1, events: 2, timestamps: 3, nodes: 4, replayed: 5, errorOffset: 6, trieReset: 7 } as const;
+export const Result = {
+  status: 0,
+  consumed: 1,
+  events: 2,
+  timestamps: 3,
+  nodes: 4,
+  replayed: 5,
+  errorOffset: 6,
+  trieReset: 7,
+} as const;
 
 /** Minimum room left before a record starts: thread + sample + two progress events, 256 nodes. */
 const EVENT_MARGIN = 4;
@@ -106,7 +115,15 @@ export class RecordDecoderJs {
   private repeatBatchStatus = 0;
   error: DecodeError | null = null;
   /** CPython's BinaryReader.get_stats() counters. */
-  readonly stats = { repeatRecords: 0, repeatSamples: 0, fullRecords: 0, suffixRecords: 0, popPushRecords: 0, totalSamples: 0, stackReconstructions: 0 };
+  readonly stats = {
+    repeatRecords: 0,
+    repeatSamples: 0,
+    fullRecords: 0,
+    suffixRecords: 0,
+    popPushRecords: 0,
+    totalSamples: 0,
+    stackReconstructions: 0,
+  };
 
   // Output cursors of the current call.
   private ev!: Uint32Array;
@@ -136,7 +153,8 @@ export class RecordDecoderJs {
    */
   private maybeResetTrie(): boolean {
     const th = this.threads;
-    if (this.trie.count <= this.maxNodes || th.count * MAX_STACK_DEPTH + NODE_MARGIN > this.nodesOut.length / 2) return false;
+    if (this.trie.count <= this.maxNodes || th.count * MAX_STACK_DEPTH + NODE_MARGIN > this.nodesOut.length / 2)
+      return false;
     const stacks: Uint32Array[] = [];
     for (let t = 0; t < th.count; t++) {
       const depth = th.depth[t]!;
@@ -260,14 +278,20 @@ export class RecordDecoderJs {
     const t = this.repeatThread;
     this.batchTsStart = this.tsCount;
     while (this.repeatLeft > 0) {
-      if ((!final && end - pos < REPEAT_ENTRY_MAX) || this.tsCount >= this.tsCap || this.evCount + EVENT_MARGIN > this.ev.length / EVENT_STRIDE) {
+      if (
+        (!final && end - pos < REPEAT_ENTRY_MAX) ||
+        this.tsCount >= this.tsCap ||
+        this.evCount + EVENT_MARGIN > this.ev.length / EVENT_STRIDE
+      ) {
         if (this.repeatBatchOpen && this.tsCount > this.batchTsStart) this.closeBatch(t, EventKind.SamplePart);
         this.consumed = pos;
         return !final && end - pos < REPEAT_ENTRY_MAX ? DecodeStatus.NeedMore : DecodeStatus.OutputFull;
       }
       const next = readU64(bytes, pos, end);
-      if (next < 0) return this.fail(ErrorCode.TACHYON_RLE_VARINT, 'Malformed varint in RLE sample data', windowStart + pos);
-      if (next >= end) return this.fail(ErrorCode.TACHYON_RLE_TRUNCATED, 'Unexpected end of sample data in RLE', windowStart + next);
+      if (next < 0)
+        return this.fail(ErrorCode.TACHYON_RLE_VARINT, 'Malformed varint in RLE sample data', windowStart + pos);
+      if (next >= end)
+        return this.fail(ErrorCode.TACHYON_RLE_TRUNCATED, 'Unexpected end of sample data in RLE', windowStart + next);
       const status = bytes[next]!;
       pos = next + 1;
       this.advance(t);
@@ -310,10 +334,15 @@ export class RecordDecoderJs {
       if (pos >= end) return final ? DecodeStatus.Done : DecodeStatus.NeedMore;
       const remaining = total - (windowStart + pos);
       if (remaining < RECORD_PREFIX_SIZE) {
-        return this.fail(ErrorCode.TACHYON_TRUNCATED_RECORD, `Truncated sample data: ${remaining} trailing bytes`, windowStart + pos);
+        return this.fail(
+          ErrorCode.TACHYON_TRUNCATED_RECORD,
+          `Truncated sample data: ${remaining} trailing bytes`,
+          windowStart + pos,
+        );
       }
       if (!final && end - pos < MAX_RECORD_SIZE) return DecodeStatus.NeedMore;
-      if (this.evCount + EVENT_MARGIN > evCap || this.nodeCount + NODE_MARGIN > nodeCap || this.tsCount >= this.tsCap) return DecodeStatus.OutputFull;
+      if (this.evCount + EVENT_MARGIN > evCap || this.nodeCount + NODE_MARGIN > nodeCap || this.tsCount >= this.tsCap)
+        return DecodeStatus.OutputFull;
       const recordStart = pos;
       let low: number, high: number, interp: number;
       if (le) {
@@ -331,7 +360,7 @@ export class RecordDecoderJs {
           return this.fail(
             ErrorCode.TACHYON_THREAD_COUNT,
             `Invalid thread count: sample data contains more unique threads than declared in header ` +
-`(declared ${this.threadCount}, found at least ${th.count + 1})`,
+              `(declared ${this.threadCount}, found at least ${th.count + 1})`,
             windowStart + recordStart,
           );
         }
@@ -342,7 +371,8 @@ export class RecordDecoderJs {
       pos += RECORD_PREFIX_SIZE;
       if (encoding === RecordKind.Repeat) {
         const next = readU32(bytes, pos, end);
-        if (next < 0) return this.fail(ErrorCode.TACHYON_RLE_COUNT_VARINT, 'Malformed varint for RLE count', windowStart + pos);
+        if (next < 0)
+          return this.fail(ErrorCode.TACHYON_RLE_COUNT_VARINT, 'Malformed varint for RLE count', windowStart + pos);
         const count = varint.lo;
         pos = next;
         const maxPossible = Math.floor((total - (windowStart + pos)) / 2);
@@ -365,11 +395,17 @@ export class RecordDecoderJs {
         continue;
       }
       if (encoding > RecordKind.PopPush) {
-        return this.fail(ErrorCode.TACHYON_UNKNOWN_ENCODING, `Unknown stack encoding: ${encoding}`, windowStart + recordStart + 12);
+        return this.fail(
+          ErrorCode.TACHYON_UNKNOWN_ENCODING,
+          `Unknown stack encoding: ${encoding}`,
+          windowStart + recordStart + 12,
+        );
       }
       let next = readU64(bytes, pos, end);
-      if (next < 0) return this.fail(ErrorCode.TACHYON_SAMPLE_VARINT, 'Malformed varint in sample data', windowStart + pos);
-      if (next >= end) return this.fail(ErrorCode.TACHYON_SAMPLE_TRUNCATED, 'Unexpected end of sample data', windowStart + next);
+      if (next < 0)
+        return this.fail(ErrorCode.TACHYON_SAMPLE_VARINT, 'Malformed varint in sample data', windowStart + pos);
+      if (next >= end)
+        return this.fail(ErrorCode.TACHYON_SAMPLE_TRUNCATED, 'Unexpected end of sample data', windowStart + next);
       this.advance(t);
       const status = bytes[next]!;
       pos = next + 1;
@@ -380,7 +416,11 @@ export class RecordDecoderJs {
         if (next < 0) return this.stackVarint(windowStart + pos);
         const depth = varint.lo;
         if (depth > MAX_STACK_DEPTH) {
-          return this.fail(ErrorCode.TACHYON_STACK_DEPTH, `Stack depth ${depth} exceeds capacity ${MAX_STACK_DEPTH}`, windowStart + pos);
+          return this.fail(
+            ErrorCode.TACHYON_STACK_DEPTH,
+            `Stack depth ${depth} exceeds capacity ${MAX_STACK_DEPTH}`,
+            windowStart + pos,
+          );
         }
         pos = next;
         for (let i = 0; i < depth; i++) {
@@ -405,14 +445,22 @@ export class RecordDecoderJs {
         let keep: number;
         if (encoding === RecordKind.Suffix) {
           if (first > depth) {
-            return this.fail(ErrorCode.TACHYON_SHARED_COUNT, `Shared count ${first} exceeds current stack depth ${depth}`, windowStart + firstAt);
+            return this.fail(
+              ErrorCode.TACHYON_SHARED_COUNT,
+              `Shared count ${first} exceeds current stack depth ${depth}`,
+              windowStart + firstAt,
+            );
           }
           keep = first;
         } else {
           keep = depth > first ? depth - first : 0;
         }
         if (keep + n > MAX_STACK_DEPTH) {
-          return this.fail(ErrorCode.TACHYON_FINAL_STACK_DEPTH, `Final stack depth ${keep + n} exceeds capacity ${MAX_STACK_DEPTH}`, windowStart + firstAt);
+          return this.fail(
+            ErrorCode.TACHYON_FINAL_STACK_DEPTH,
+            `Final stack depth ${keep + n} exceeds capacity ${MAX_STACK_DEPTH}`,
+            windowStart + firstAt,
+          );
         }
         for (let i = 0; i < n; i++) {
           next = readU32(bytes, pos, end);

@@ -29,7 +29,13 @@ const EVENT_CAPACITY = 1 << 15;
 const TIMESTAMP_CAPACITY = 1 << 16;
 const NODE_CAPACITY = 1 << 15;
 
-export function replayError(code: ErrorCodeValue, message: string, offset: number, delivered: number, regionOffset: number | null): ProfpackError {
+export function replayError(
+  code: ErrorCodeValue,
+  message: string,
+  offset: number,
+  delivered: number,
+  regionOffset: number | null,
+): ProfpackError {
   return new ProfpackError(message, {
     code,
     offset,
@@ -40,7 +46,13 @@ export function replayError(code: ErrorCodeValue, message: string, offset: numbe
 export interface DecoderBackend {
   readonly out: DecodeOutput;
   decodeBytes(window: Uint8Array, windowStart: number, length: number, final: boolean): DecodeError | null;
-  decodeFile(file: NativeFile, fileOffset: number, windowStart: number, length: number, final: boolean): DecodeError | null;
+  decodeFile(
+    file: NativeFile,
+    fileOffset: number,
+    windowStart: number,
+    length: number,
+    final: boolean,
+  ): DecodeError | null;
   stats(): number[];
   /** Frees what the decoder holds (native memory now, not at a later finalizer). */
   release(): void;
@@ -58,7 +70,12 @@ function newOutput(tuning: Tuning, totalSize: number): DecodeOutput {
   const timestamps = Math.max(tuning.timestamps ?? Math.min(TIMESTAMP_CAPACITY, bound), 1);
   const nodes = Math.max(tuning.nodes ?? Math.min(NODE_CAPACITY, totalSize + 2 * MAX_STACK_DEPTH), MAX_STACK_DEPTH + 1);
   const pooled = outputPool.pop();
-  if (pooled && pooled.events.length === events * EVENT_STRIDE && pooled.timestamps.length === timestamps && pooled.nodes.length === nodes * 2) {
+  if (
+    pooled &&
+    pooled.events.length === events * EVENT_STRIDE &&
+    pooled.timestamps.length === timestamps &&
+    pooled.nodes.length === nodes * 2
+  ) {
     return pooled;
   }
   return {
@@ -97,13 +114,26 @@ export function jsDecoder(layout: Layout, totalSize: number, tuning: Tuning): De
     },
     stats() {
       const s = d.stats;
-      return [s.repeatRecords, s.repeatSamples, s.fullRecords, s.suffixRecords, s.popPushRecords, s.totalSamples, s.stackReconstructions];
+      return [
+        s.repeatRecords,
+        s.repeatSamples,
+        s.fullRecords,
+        s.suffixRecords,
+        s.popPushRecords,
+        s.totalSamples,
+        s.stackReconstructions,
+      ];
     },
     release() {},
   };
 }
 
-export function nativeDecoder(native: NativeTachyonReader, layout: Layout, totalSize: number, tuning: Tuning): DecoderBackend {
+export function nativeDecoder(
+  native: NativeTachyonReader,
+  layout: Layout,
+  totalSize: number,
+  tuning: Tuning,
+): DecoderBackend {
   const out = newOutput(tuning, totalSize);
   const handle = native.createDecoder(
     layout.littleEndian,
@@ -119,7 +149,8 @@ export function nativeDecoder(native: NativeTachyonReader, layout: Layout, total
   return {
     out,
     decodeBytes: (window, windowStart, length, final) => native.decodeBytes(handle, window, windowStart, length, final),
-    decodeFile: (file, fileOffset, windowStart, length, final) => native.decodeFile(handle, file, fileOffset, windowStart, length, final),
+    decodeFile: (file, fileOffset, windowStart, length, final) =>
+      native.decodeFile(handle, file, fileOffset, windowStart, length, final),
     stats: () => Array.from(native.decoderStats(handle)),
     release: () => native.releaseDecoder(handle),
   };
@@ -166,7 +197,15 @@ export interface RunVisitor {
    * `count` samples of thread `t` with stack `node` and `status`, timestamps
    * ts[tsPos .. tsPos + count); `part`: a REPEAT batch continued by the next call.
    */
-  samples(t: number, node: number, status: number, ts: BigUint64Array, tsPos: number, count: number, part: boolean): void;
+  samples(
+    t: number,
+    node: number,
+    status: number,
+    ts: BigUint64Array,
+    tsPos: number,
+    count: number,
+    part: boolean,
+  ): void;
   /** CPython's progress_callback points (replayed samples so far). */
   progress(replayed: number): void;
   /** Node ids restarted (the decoder rebuilt its trie): whatever is keyed by node is void. */
@@ -371,8 +410,21 @@ export class ReplayRun {
 
   /** Throws the replay error for a frame index the table cannot resolve. */
   invalidFrame(f: number): never {
-    if (f >= this.frameTable.length) throw replayError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, this.regionOffset(-1), this.delivered, null);
-    throw replayError(ErrorCode.TACHYON_STRING_INDEX, 'Invalid string index in frame', this.context.layout.frameTableOffset, this.delivered, null);
+    if (f >= this.frameTable.length)
+      throw replayError(
+        ErrorCode.TACHYON_FRAME_INDEX,
+        `Invalid frame index: ${f}`,
+        this.regionOffset(-1),
+        this.delivered,
+        null,
+      );
+    throw replayError(
+      ErrorCode.TACHYON_STRING_INDEX,
+      'Invalid string index in frame',
+      this.context.layout.frameTableOffset,
+      this.delivered,
+      null,
+    );
   }
 
   private regionOffset(offset: number): number {

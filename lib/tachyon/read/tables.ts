@@ -33,15 +33,28 @@ const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
  * `bytes` holds the file from `base` on; `offset`/`end` are file offsets.
  * Counts were checked against the remaining bytes (checkTableCounts) before this allocates.
  */
-export function parseStringTable(bytes: Uint8Array, base: number, offset: number, count: number, fileSize: number): string[] {
+export function parseStringTable(
+  bytes: Uint8Array,
+  base: number,
+  offset: number,
+  count: number,
+  fileSize: number,
+): string[] {
   const strings = new Array<string>(count);
   let pos = offset - base;
   const end = fileSize - base;
   for (let i = 0; i < count; i++) {
     const next = readU32(bytes, pos, end);
-    if (next < 0) throw openError(ErrorCode.TACHYON_STRING_TABLE_VARINT, 'Malformed varint in string table', pos + base);
+    if (next < 0)
+      throw openError(ErrorCode.TACHYON_STRING_TABLE_VARINT, 'Malformed varint in string table', pos + base);
     const length = varint.lo;
-    if (length > end - next) throw openError(ErrorCode.TACHYON_STRING_TABLE_OVERFLOW, 'String table overflow', next + base, `${length} bytes of string ${i}`);
+    if (length > end - next)
+      throw openError(
+        ErrorCode.TACHYON_STRING_TABLE_OVERFLOW,
+        'String table overflow',
+        next + base,
+        `${length} bytes of string ${i}`,
+      );
     strings[i] = decodeString(bytes, next, next + length);
     pos = next + length;
   }
@@ -65,7 +78,13 @@ function decodeString(bytes: Uint8Array, start: number, end: number): string {
 
 const FRAME_FIELDS = ['filename', 'funcname', 'lineno', 'end_lineno_delta', 'column', 'end_column_delta'] as const;
 
-export function parseFrameTable(bytes: Uint8Array, base: number, offset: number, count: number, fileSize: number): FrameTable {
+export function parseFrameTable(
+  bytes: Uint8Array,
+  base: number,
+  offset: number,
+  count: number,
+  fileSize: number,
+): FrameTable {
   const table: FrameTable = {
     count,
     filenameIndex: new Uint32Array(count),
@@ -79,7 +98,11 @@ export function parseFrameTable(bytes: Uint8Array, base: number, offset: number,
   let pos = offset - base;
   const end = fileSize - base;
   const fail = (field: number, at: number): never => {
-    throw openError(ErrorCode.TACHYON_FRAME_TABLE_VARINT, `Malformed varint in frame table (${FRAME_FIELDS[field]})`, at + base);
+    throw openError(
+      ErrorCode.TACHYON_FRAME_TABLE_VARINT,
+      `Malformed varint in frame table (${FRAME_FIELDS[field]})`,
+      at + base,
+    );
   };
   for (let i = 0; i < count; i++) {
     let next = readU32(bytes, pos, end);
@@ -106,7 +129,8 @@ export function parseFrameTable(bytes: Uint8Array, base: number, offset: number,
     if (next < 0) fail(5, pos);
     const endColumnDelta = varint.lo;
     pos = next;
-    if (pos >= end) throw openError(ErrorCode.TACHYON_FRAME_TABLE_TRUNCATED, 'Unexpected end of frame table (opcode)', pos + base);
+    if (pos >= end)
+      throw openError(ErrorCode.TACHYON_FRAME_TABLE_TRUNCATED, 'Unexpected end of frame table (opcode)', pos + base);
     table.lineno[i] = lineno;
     // int32 wrap-around as in C: the stored delta is added in 32 bits.
     table.endLineno[i] = lineno === LOCATION_NOT_AVAILABLE ? LOCATION_NOT_AVAILABLE : (lineno + endLinenoDelta) | 0;
@@ -122,14 +146,32 @@ export function parseFrameTable(bytes: Uint8Array, base: number, offset: number,
  * sample uses it).
  */
 export function resolveFrame(table: FrameTable, strings: readonly string[], i: number): Frame | null {
-  return frameFromStored(strings, table.filenameIndex[i]!, table.funcnameIndex[i]!, table.lineno[i]!, table.endLineno[i]!, table.column[i]!, table.endColumn[i]!, table.opcode[i]!);
+  return frameFromStored(
+    strings,
+    table.filenameIndex[i]!,
+    table.funcnameIndex[i]!,
+    table.lineno[i]!,
+    table.endLineno[i]!,
+    table.column[i]!,
+    table.endColumn[i]!,
+    table.opcode[i]!,
+  );
 }
 
 /**
  * A Frame from stored values (end positions absolute), as CPython's reader
  * builds it; null when a string index is out of range. Versions 1 and 2 alike.
  */
-export function frameFromStored(strings: readonly string[], fi: number, fn: number, lineno: number, endLineno: number, column: number, endColumn: number, opcode: number): Frame | null {
+export function frameFromStored(
+  strings: readonly string[],
+  fi: number,
+  fn: number,
+  lineno: number,
+  endLineno: number,
+  column: number,
+  endColumn: number,
+  opcode: number,
+): Frame | null {
   if (fi >= strings.length || fn >= strings.length) return null;
   const hasLocation = lineno !== LOCATION_NOT_AVAILABLE;
   // Not frozen (freezing 400 frames costs as much as opening the file): read-only by contract.

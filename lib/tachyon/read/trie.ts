@@ -99,7 +99,12 @@ export class Threads {
   private mask = 63;
 
   private hash(low: number, high: number, interp: number): number {
-    return (Math.imul(low ^ 0x27d4eb2f, 0x9e3779b1) ^ Math.imul(high + 0x165667b1, 0x85ebca77) ^ Math.imul(interp, 0xc2b2ae3d)) >>> 0;
+    return (
+      (Math.imul(low ^ 0x27d4eb2f, 0x9e3779b1) ^
+        Math.imul(high + 0x165667b1, 0x85ebca77) ^
+        Math.imul(interp, 0xc2b2ae3d)) >>>
+      0
+    );
   }
 
   find(low: number, high: number, interp: number): number {

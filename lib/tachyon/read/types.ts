@@ -82,10 +82,15 @@ export interface ReplayOptions {
 
 /** replay()'s option checks, the same for both backends and both format versions. */
 export function checkReplayOptions(options: ReplayOptions): void {
-  if (options === null || typeof options !== 'object') throw invalidArgument('replay(collector, options): options must be an object', 'ReplayOptions');
-  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw invalidArgument('replay(collector, options): onProgress must be a function', 'function');
+  if (options === null || typeof options !== 'object')
+    throw invalidArgument('replay(collector, options): options must be an object', 'ReplayOptions');
+  if (options.onProgress !== undefined && typeof options.onProgress !== 'function')
+    throw invalidArgument('replay(collector, options): onProgress must be a function', 'function');
   if (options.timestamps !== undefined && options.timestamps !== 'array' && options.timestamps !== 'typed') {
-    throw invalidArgument(`replay(collector, options): timestamps must be "array" or "typed", not ${JSON.stringify(options.timestamps)}`, '"array" | "typed"');
+    throw invalidArgument(
+      `replay(collector, options): timestamps must be "array" or "typed", not ${JSON.stringify(options.timestamps)}`,
+      '"array" | "typed"',
+    );
   }
 }
 
@@ -111,16 +116,23 @@ export const MAX_TIMESTAMPS_PER_COLLECT = 65_536;
 function checkSize(options: ReaderOptions, name: 'maxDecompressedSize' | 'keepDecompressedLimit'): void {
   const v = options[name];
   if (v !== undefined && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)) {
-    throw invalidArgument(`ReaderOptions.${name} must be a non-negative safe integer, not ${String(v)}`, 'a non-negative safe integer');
+    throw invalidArgument(
+      `ReaderOptions.${name} must be a non-negative safe integer, not ${String(v)}`,
+      'a non-negative safe integer',
+    );
   }
 }
 
 /** The same checks on both backends, before anything is opened. */
 export function checkReaderOptions(options: ReaderOptions): void {
-  if (options === null || typeof options !== 'object') throw invalidArgument('ReaderOptions must be an object', 'ReaderOptions');
+  if (options === null || typeof options !== 'object')
+    throw invalidArgument('ReaderOptions must be an object', 'ReaderOptions');
   checkSize(options, 'maxDecompressedSize');
   checkSize(options, 'keepDecompressedLimit');
   if (options.backend !== undefined && options.backend !== 'native' && options.backend !== 'js') {
-    throw invalidArgument(`ReaderOptions.backend must be "native" or "js", not ${JSON.stringify(options.backend)}`, '"native" | "js"');
+    throw invalidArgument(
+      `ReaderOptions.backend must be "native" or "js", not ${JSON.stringify(options.backend)}`,
+      '"native" | "js"',
+    );
   }
 }

@@ -25,7 +25,14 @@ import {
 } from '../format';
 import { ByteSource } from '../v2/index';
 import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/index';
-import { BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag, KNOWN_HEADER_FLAGS, MODEL_OFFSET_IN_FOOTER, HEAP_OFFSET_IN_FOOTER } from '../v2/index';
+import {
+  BlockKind,
+  HEADER_FLAGS_OFFSET,
+  HeaderFlag,
+  KNOWN_HEADER_FLAGS,
+  MODEL_OFFSET_IN_FOOTER,
+  HEAP_OFFSET_IN_FOOTER,
+} from '../v2/index';
 import { decodeModelSection, type ModelSection } from '../v2/index';
 import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameTableEntry } from '../v2/index';
 import { v2Native } from '../v2/index';
@@ -100,7 +107,16 @@ export interface V2Profile {
    */
   chunks(): Generator<V2SampleChunk, void, undefined>;
   /** Calls `onSample` for each sample in file order (the stack array is reused). */
-  forEachSample(onSample: (threadId: bigint, interpreterId: number, timestampUs: bigint, status: number, stack: Uint32Array, depth: number) => void): number;
+  forEachSample(
+    onSample: (
+      threadId: bigint,
+      interpreterId: number,
+      timestampUs: bigint,
+      status: number,
+      stack: Uint32Array,
+      depth: number,
+    ) => void,
+  ): number;
   /** Every sample, with its own stack array. */
   samples(): V2Sample[];
 }
@@ -131,41 +147,84 @@ export function openProfileV2(path: string, options: V2ReadOptions = {}): V2Prof
 export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V2Profile {
   const native = options.backend === 'js' ? null : v2Native;
   if (options.backend === 'native' && native === null) {
-    throw new ProfpackError('the native version-2 decoder was requested but the addon is not loaded', { code: ErrorCode.NATIVE_UNAVAILABLE });
+    throw new ProfpackError('the native version-2 decoder was requested but the addon is not loaded', {
+      code: ErrorCode.NATIVE_UNAVAILABLE,
+    });
   }
   const limit = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
   const size = bytes.length;
-  if (size < HEADER_SIZE + FOOTER_SIZE) throw headerError(`file of ${size} bytes is too small for a header and footer`, 0, `at least ${HEADER_SIZE + FOOTER_SIZE} bytes`);
+  if (size < HEADER_SIZE + FOOTER_SIZE)
+    throw headerError(
+      `file of ${size} bytes is too small for a header and footer`,
+      0,
+      `at least ${HEADER_SIZE + FOOTER_SIZE} bytes`,
+    );
   const view = new DataView(bytes.buffer, bytes.byteOffset, size);
   const magic = view.getUint32(Header.magic, true);
-  if (magic === MAGIC_SWAPPED) throw new ProfpackError('big-endian version-2 files are not supported', { code: ErrorCode.V2_UNSUPPORTED, offset: 0, expected: 'a little-endian file ("HCAT")' });
-  if (magic !== MAGIC) throw headerError(`invalid magic number 0x${magic.toString(16).padStart(8, '0')}`, 0, '0x54414348');
+  if (magic === MAGIC_SWAPPED)
+    throw new ProfpackError('big-endian version-2 files are not supported', {
+      code: ErrorCode.V2_UNSUPPORTED,
+      offset: 0,
+      expected: 'a little-endian file ("HCAT")',
+    });
+  if (magic !== MAGIC)
+    throw headerError(`invalid magic number 0x${magic.toString(16).padStart(8, '0')}`, 0, '0x54414348');
   const version = view.getUint32(Header.version, true);
   if (version !== FORMAT_VERSION_2) throw headerError(`format version ${version} is not 2`, Header.version, '2');
   const flags = bytes[HEADER_FLAGS_OFFSET]!;
-  if (flags & ~KNOWN_HEADER_FLAGS) throw new ProfpackError(`unknown header flags 0x${flags.toString(16)}`, { code: ErrorCode.V2_UNSUPPORTED, offset: HEADER_FLAGS_OFFSET, expected: `only bits of 0x${KNOWN_HEADER_FLAGS.toString(16)}` });
-  if ((flags & HeaderFlag.FrameTableMtf) && (flags & HeaderFlag.FrameTableColumns)) {
-    throw headerError('header flags name two frame-table codings', HEADER_FLAGS_OFFSET, 'at most one of FrameTableMtf and FrameTableColumns');
+  if (flags & ~KNOWN_HEADER_FLAGS)
+    throw new ProfpackError(`unknown header flags 0x${flags.toString(16)}`, {
+      code: ErrorCode.V2_UNSUPPORTED,
+      offset: HEADER_FLAGS_OFFSET,
+      expected: `only bits of 0x${KNOWN_HEADER_FLAGS.toString(16)}`,
+    });
+  if (flags & HeaderFlag.FrameTableMtf && flags & HeaderFlag.FrameTableColumns) {
+    throw headerError(
+      'header flags name two frame-table codings',
+      HEADER_FLAGS_OFFSET,
+      'at most one of FrameTableMtf and FrameTableColumns',
+    );
   }
-  const frameTableCoding: FrameTableCoding = flags & HeaderFlag.FrameTableColumns ? 'columns' : flags & HeaderFlag.FrameTableMtf ? 'mtf' : 'plain';
+  const frameTableCoding: FrameTableCoding =
+    flags & HeaderFlag.FrameTableColumns ? 'columns' : flags & HeaderFlag.FrameTableMtf ? 'mtf' : 'plain';
   const config = view.getUint32(Header.profilingConfig, true);
   const modeBits = config & ProfilingConfig.modeMask;
-  if (modeBits > MAX_PROFILING_MODE + 1) throw headerError(`invalid profiling mode in header: ${modeBits}`, Header.profilingConfig, '0..5');
+  if (modeBits > MAX_PROFILING_MODE + 1)
+    throw headerError(`invalid profiling mode in header: ${modeBits}`, Header.profilingConfig, '0..5');
   const compressionType = view.getUint32(Header.compressionType, true);
   if (compressionType !== Compression.None && compressionType !== Compression.Zstd) {
-    throw new ProfpackError(`unknown compression type ${compressionType}`, { code: ErrorCode.V2_UNSUPPORTED, offset: Header.compressionType, expected: '0 or 1' });
+    throw new ProfpackError(`unknown compression type ${compressionType}`, {
+      code: ErrorCode.V2_UNSUPPORTED,
+      offset: Header.compressionType,
+      expected: '0 or 1',
+    });
   }
   const stringTableOffset = Number(view.getBigUint64(Header.stringTableOffset, true));
   const frameTableOffset = Number(view.getBigUint64(Header.frameTableOffset, true));
   const footerAt = size - FOOTER_SIZE;
-  if (stringTableOffset < HEADER_SIZE || stringTableOffset > footerAt) throw headerError(`string table offset ${stringTableOffset} is outside ${HEADER_SIZE}..${footerAt}`, Header.stringTableOffset);
-  if (frameTableOffset < stringTableOffset || frameTableOffset > footerAt) throw headerError(`frame table offset ${frameTableOffset} is outside ${stringTableOffset}..${footerAt}`, Header.frameTableOffset);
+  if (stringTableOffset < HEADER_SIZE || stringTableOffset > footerAt)
+    throw headerError(
+      `string table offset ${stringTableOffset} is outside ${HEADER_SIZE}..${footerAt}`,
+      Header.stringTableOffset,
+    );
+  if (frameTableOffset < stringTableOffset || frameTableOffset > footerAt)
+    throw headerError(
+      `frame table offset ${frameTableOffset} is outside ${stringTableOffset}..${footerAt}`,
+      Header.frameTableOffset,
+    );
 
   // Stats block: just before the footer, found by its signature (as in version 1), after the frame table.
   const whole: FileBytes = { size, read: (start, end) => bytes.subarray(start, end) };
   const stats = readStatsBlock(whole, true, frameTableOffset, (statsSize, at) => {
-    if ((statsSize !== STATS_BLOCK_SIZE && statsSize !== STATS_BLOCK_LEGACY_SIZE) || footerAt - statsSize < frameTableOffset) {
-      throw headerError(`invalid profiling statistics size ${statsSize}`, at, `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`);
+    if (
+      (statsSize !== STATS_BLOCK_SIZE && statsSize !== STATS_BLOCK_LEGACY_SIZE) ||
+      footerAt - statsSize < frameTableOffset
+    ) {
+      throw headerError(
+        `invalid profiling statistics size ${statsSize}`,
+        at,
+        `${STATS_BLOCK_SIZE} or ${STATS_BLOCK_LEGACY_SIZE}`,
+      );
     }
   });
   const statsBlockSize = stats?.size ?? 0;
@@ -185,7 +244,8 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   if (flags & HeaderFlag.ModelSection) {
     const at = footerAt + MODEL_OFFSET_IN_FOOTER;
     const offset = view.getBigUint64(at, true);
-    if (offset < BigInt(frameTableOffset) || offset >= BigInt(tablesEnd)) throw headerError(`model section offset ${offset} is outside ${frameTableOffset}..${tablesEnd - 1}`, at);
+    if (offset < BigInt(frameTableOffset) || offset >= BigInt(tablesEnd))
+      throw headerError(`model section offset ${offset} is outside ${frameTableOffset}..${tablesEnd - 1}`, at);
     modelOffset = Number(offset);
   }
   const modelEnd = tablesEnd;
@@ -199,16 +259,26 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     const plain = zstdDecompress(bytes.subarray(start, end), start, what, limit);
     return new ByteSource(plain, 0, plain.length, start);
   };
-  const strings = decodeStringTable(tableSpan(stringTableOffset, frameTableOffset, 'string table'), stringCount, (flags & HeaderFlag.StringsNulTerminated) !== 0);
+  const strings = decodeStringTable(
+    tableSpan(stringTableOffset, frameTableOffset, 'string table'),
+    stringCount,
+    (flags & HeaderFlag.StringsNulTerminated) !== 0,
+  );
   const frames = decodeFrameTable(tableSpan(frameTableOffset, tablesEnd, 'frame table'), frameCount, frameTableCoding);
 
   const declared = view.getBigUint64(Header.sampleCount, true);
-  const model = modelOffset < 0 ? null : decodeModelSection(bytes.subarray(modelOffset, modelEnd), modelOffset, Number(declared), limit);
+  const model =
+    modelOffset < 0
+      ? null
+      : decodeModelSection(bytes.subarray(modelOffset, modelEnd), modelOffset, Number(declared), limit);
   const stored = bytes.subarray(HEADER_SIZE, stringTableOffset);
   const zstdRegion = compressionType === Compression.Zstd && stored.length > 0;
-  const checked = zstdRegion ? checkV2ZstdRegion(stored, limit, options.keepDecompressedLimit ?? DEFAULT_KEEP_LIMIT) : { size: stored.length, data: stored };
+  const checked = zstdRegion
+    ? checkV2ZstdRegion(stored, limit, options.keepDecompressedLimit ?? DEFAULT_KEEP_LIMIT)
+    : { size: stored.length, data: stored };
   // Blocks come from the kept bytes, else from a new decompression of the stored region.
-  const regionBlocks = (): RegionBlocks => (checked.data !== null ? new RegionBlocks(checked.data, false, limit) : new RegionBlocks(stored, true, limit));
+  const regionBlocks = (): RegionBlocks =>
+    checked.data !== null ? new RegionBlocks(checked.data, false, limit) : new RegionBlocks(stored, true, limit);
   const firstBlock = regionBlocks();
   let stackCoding: StackCoding | null;
   try {
@@ -233,7 +303,10 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     frameTableOffset,
     profilingConfig: config,
     mode: modeBits === 0 ? null : modeBits - 1,
-    captureFeatures: config & ProfilingConfig.featuresKnown ? (config >>> ProfilingConfig.featuresShift) & ProfilingConfig.featuresMask : null,
+    captureFeatures:
+      config & ProfilingConfig.featuresKnown
+        ? (config >>> ProfilingConfig.featuresShift) & ProfilingConfig.featuresMask
+        : null,
     durationSec: stats?.durationSec ?? null,
     sampleRate: stats?.sampleRate ?? null,
     errorRate: stats?.errorRate ?? null,
@@ -255,7 +328,17 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
           interpreterIds.push(d.interpreterIds[t]!);
         }
         const count = d.sampleThread.length;
-        if (count > 0) yield { count, sampleThread: d.sampleThread, timestamps: d.timestamps, statuses: d.statuses, stackOffsets: d.stackOffsets, frames: d.frames, threadIds, interpreterIds };
+        if (count > 0)
+          yield {
+            count,
+            sampleThread: d.sampleThread,
+            timestamps: d.timestamps,
+            statuses: d.statuses,
+            stackOffsets: d.stackOffsets,
+            frames: d.frames,
+            threadIds,
+            interpreterIds,
+          };
         if (d.error !== undefined) throw d.error;
       }
     } finally {
@@ -274,14 +357,19 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
         const chunk = new ChunkBuilder(threadIds, interpreterIds);
         let failure: { error: unknown } | null = null;
         try {
-          reader.decodeBlock(block.bytes, HEADER_SIZE + block.at, 0, (threadId, interpreterId, timestampUs, status, stack, depth) => {
-            const t = reader.lastThreadIndex;
-            if (t === threadIds.length) {
-              threadIds.push(threadId);
-              interpreterIds.push(interpreterId);
-            }
-            chunk.add(t, timestampUs, status, stack, depth);
-          });
+          reader.decodeBlock(
+            block.bytes,
+            HEADER_SIZE + block.at,
+            0,
+            (threadId, interpreterId, timestampUs, status, stack, depth) => {
+              const t = reader.lastThreadIndex;
+              if (t === threadIds.length) {
+                threadIds.push(threadId);
+                interpreterIds.push(interpreterId);
+              }
+              chunk.add(t, timestampUs, status, stack, depth);
+            },
+          );
         } catch (err) {
           failure = { error: err };
         }
@@ -320,7 +408,8 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     frames,
     regionSize: checked.size,
     stackCoding,
-    regionBytes: () => (checked.data !== null ? checked.data : zstdDecompress(stored, HEADER_SIZE, 'sample region', limit)),
+    regionBytes: () =>
+      checked.data !== null ? checked.data : zstdDecompress(stored, HEADER_SIZE, 'sample region', limit),
     model,
     heap,
     backend: native !== null ? 'native' : 'js',
@@ -348,12 +437,15 @@ export function threadCountError(info: V2Info, delivered: number): ProfpackError
 
 /** The region ended with another number of samples than the header declares. */
 export function sampleCountError(info: V2Info, delivered: number): ProfpackError {
-  return new ProfpackError(`sample count mismatch: header declares ${info.sampleCount} samples but the region holds ${delivered}`, {
-    code: ErrorCode.V2_BAD_BLOCK,
-    offset: Header.sampleCount,
-    expected: `${delivered}`,
-    details: { samplesDelivered: delivered },
-  });
+  return new ProfpackError(
+    `sample count mismatch: header declares ${info.sampleCount} samples but the region holds ${delivered}`,
+    {
+      code: ErrorCode.V2_BAD_BLOCK,
+      offset: Header.sampleCount,
+      expected: `${delivered}`,
+      details: { samplesDelivered: delivered },
+    },
+  );
 }
 
 /** One block's samples in typed columns (the frames column grows as stacks come). */
@@ -379,7 +471,8 @@ class ChunkBuilder {
       this.statuses = grow(this.statuses, i * 2);
       this.stackOffsets = grow(this.stackOffsets, i * 2 + 1);
     }
-    if (this.framesUsed + depth > this.frames.length) this.frames = grow(this.frames, Math.max(this.frames.length * 2, this.framesUsed + depth));
+    if (this.framesUsed + depth > this.frames.length)
+      this.frames = grow(this.frames, Math.max(this.frames.length * 2, this.framesUsed + depth));
     this.sampleThread[i] = t;
     this.timestamps[i] = timestampUs;
     this.statuses[i] = status;

@@ -38,7 +38,10 @@ export function isProfpackVersion2(source: FileBytes): boolean {
   const regionEnd = view.getBigUint64(Header.stringTableOffset, true);
   if (regionEnd < BigInt(HEADER_SIZE) || regionEnd > BigInt(source.size)) return true;
   const stored = source.read(HEADER_SIZE, Number(regionEnd));
-  const start = view.getUint32(Header.compressionType, true) === Compression.Zstd ? zstdPrefix(stored, BLOCK_PREFIX) : stored.subarray(0, BLOCK_PREFIX);
+  const start =
+    view.getUint32(Header.compressionType, true) === Compression.Zstd
+      ? zstdPrefix(stored, BLOCK_PREFIX)
+      : stored.subarray(0, BLOCK_PREFIX);
   // An empty region (a zstd frame of nothing) holds no samples of either version.
   if (start === null || start.length === 0) return true;
   if (start.length < BLOCK_PREFIX) return false;
@@ -150,18 +153,27 @@ class ThreadStacks<T> {
 /** A frame index checked against the frame table as version 1's reader checks it. */
 export function checkFrameIndex(table: readonly (Frame | null)[], f: number, delivered: number): void {
   if (table[f] != null) return;
-  if (f >= table.length) throw frameError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, HEADER_SIZE, delivered);
+  if (f >= table.length)
+    throw frameError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, HEADER_SIZE, delivered);
   throw frameError(ErrorCode.TACHYON_STRING_INDEX, 'Invalid string index in frame', HEADER_SIZE, delivered);
 }
 
 /** Frame indices of one stack, checked against the frame table as version 1's reader checks them. */
-function checkedStack<F>(table: readonly (Frame | null)[], frames: ArrayLike<number>, from: number, depth: number, delivered: number, map: (f: number, frame: Frame) => F): F[] {
+function checkedStack<F>(
+  table: readonly (Frame | null)[],
+  frames: ArrayLike<number>,
+  from: number,
+  depth: number,
+  delivered: number,
+  map: (f: number, frame: Frame) => F,
+): F[] {
   const out = new Array<F>(depth);
   for (let k = 0; k < depth; k++) {
     const f = frames[from + k]!;
     const frame = table[f];
     if (frame == null) {
-      if (f >= table.length) throw frameError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, HEADER_SIZE, delivered);
+      if (f >= table.length)
+        throw frameError(ErrorCode.TACHYON_FRAME_INDEX, `Invalid frame index: ${f}`, HEADER_SIZE, delivered);
       throw frameError(ErrorCode.TACHYON_STRING_INDEX, 'Invalid string index in frame', HEADER_SIZE, delivered);
     }
     out[k] = map(f, frame);
@@ -227,7 +239,11 @@ export function* walk(profile: V2Profile): Generator<V2Cursor, number, undefined
 }
 
 /** Every sample in file order, as ProfileReader.samples() yields them. */
-export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[], onDone: (stats: ReplayStats) => void): Generator<Sample, void, undefined> {
+export function* v2Samples(
+  profile: V2Profile,
+  table: readonly (Frame | null)[],
+  onDone: (stats: ReplayStats) => void,
+): Generator<Sample, void, undefined> {
   const stacks = new ThreadStacks<readonly number[]>();
   const samples = walk(profile);
   try {
@@ -243,7 +259,13 @@ export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[],
         stack = checkedStack(table, c.frames, from, depth, delivered, indexOf);
         stacks.set(t, stack);
       }
-      yield { threadId: c.threadIds[t]!, interpreterId: c.interpreterIds[t]!, timestampUs: c.timestamps[i]!, status, stack };
+      yield {
+        threadId: c.threadIds[t]!,
+        interpreterId: c.interpreterIds[t]!,
+        timestampUs: c.timestamps[i]!,
+        status,
+        stack,
+      };
     }
   } finally {
     samples.return(0);
@@ -251,7 +273,13 @@ export function* v2Samples(profile: V2Profile, table: readonly (Frame | null)[],
 }
 
 /** CPython's collector shape: one collect() per sample. Returns the number of samples. */
-export function v2Replay(profile: V2Profile, table: readonly (Frame | null)[], collector: Collector | TypedCollector, options: ReplayOptions, onDone: (stats: ReplayStats) => void): number {
+export function v2Replay(
+  profile: V2Profile,
+  table: readonly (Frame | null)[],
+  collector: Collector | TypedCollector,
+  options: ReplayOptions,
+  onDone: (stats: ReplayStats) => void,
+): number {
   const total = Number(profile.info.sampleCount);
   const onProgress = options.onProgress;
   const stacks = new ThreadStacks<readonly InterpreterInfo[]>();
@@ -268,7 +296,9 @@ export function v2Replay(profile: V2Profile, table: readonly (Frame | null)[], c
         let stackFrames = stacks.get(t, status, c.frames, from, depth);
         if (stackFrames === undefined) {
           const frameInfo = checkedStack(table, c.frames, from, depth, delivered, frameOf);
-          stackFrames = [{ interpreterId: c.interpreterIds[t]!, threads: [{ threadId: c.threadIds[t]!, status, frameInfo }] }];
+          stackFrames = [
+            { interpreterId: c.interpreterIds[t]!, threads: [{ threadId: c.threadIds[t]!, status, frameInfo }] },
+          ];
           stacks.set(t, stackFrames);
         }
         if (typed === null) (collector as Collector).collect(stackFrames, [c.timestamps[i]!]);
@@ -292,5 +322,14 @@ export function v2Replay(profile: V2Profile, table: readonly (Frame | null)[], c
 }
 
 function v2Stats(samples: number): ReplayStats {
-  return { repeatRecords: 0, repeatSamples: 0, fullRecords: 0, suffixRecords: 0, popPushRecords: 0, totalRecords: 0, totalSamples: samples, stackReconstructions: 0 };
+  return {
+    repeatRecords: 0,
+    repeatSamples: 0,
+    fullRecords: 0,
+    suffixRecords: 0,
+    popPushRecords: 0,
+    totalRecords: 0,
+    totalSamples: samples,
+    stackReconstructions: 0,
+  };
 }

@@ -38,12 +38,14 @@ export class ByteSource {
   }
 
   u8(what: string): number {
-    if (this.pos >= this.end) throw this.fail(ErrorCode.V2_TRUNCATED, `${what} cut off by the end of its span`, 'one more byte');
+    if (this.pos >= this.end)
+      throw this.fail(ErrorCode.V2_TRUNCATED, `${what} cut off by the end of its span`, 'one more byte');
     return this.bytes[this.pos++]!;
   }
 
   u16(what: string): number {
-    if (this.end - this.pos < 2) throw this.fail(ErrorCode.V2_TRUNCATED, `${what} cut off by the end of its span`, 'two more bytes');
+    if (this.end - this.pos < 2)
+      throw this.fail(ErrorCode.V2_TRUNCATED, `${what} cut off by the end of its span`, 'two more bytes');
     const b = this.bytes;
     const v = b[this.pos]! | (b[this.pos + 1]! << 8);
     this.pos += 2;

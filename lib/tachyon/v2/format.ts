@@ -109,7 +109,9 @@ export const BLOCK_COLUMNS = [
   'stackFrames', // StackTable: LEB128 frame index per defined stack; StackTableRecent: LEB128 zigzag32 frame − caller
 ] as const;
 export type BlockColumn = (typeof BLOCK_COLUMNS)[number];
-export const BlockColumnIndex = Object.fromEntries(BLOCK_COLUMNS.map((name, i) => [name, i])) as { [K in BlockColumn]: number };
+export const BlockColumnIndex = Object.fromEntries(BLOCK_COLUMNS.map((name, i) => [name, i])) as {
+  [K in BlockColumn]: number;
+};
 
 /**
  * The time code is split at 7 bits: measured 0.1–2 % smaller after zstd-19

@@ -132,7 +132,7 @@ export class HeapSectionDecoder {
   private record(src: ByteSource, s: DecoderState): HeapRecord {
     const flagsAt = src.pos;
     const flags = src.u8('record flags');
-    if (!VALID_FLAGS.has(flags as 1))
+    if (!VALID_FLAGS.has(flags))
       throw bad(`record flags ${flags}`, src.offset(flagsAt), 'live (1), alloc (2), free (4) or alloc+free (6)');
     const threadAt = src.pos;
     const threadIndex = src.uvarint32();

@@ -26,14 +26,23 @@ export type NativeDecoderHandle = { readonly __brand: 'v2-decoder' };
 
 export interface V2Native {
   /** A model section's delta-zigzag value column (model.ts decodeDeltas' twin): n values and the bytes used, or the error. */
-  decodeValueColumn(column: Uint8Array, base: number, n: number): { values: Float64Array; used: number } | { error: ProfpackError };
+  decodeValueColumn(
+    column: Uint8Array,
+    base: number,
+    n: number,
+  ): { values: Float64Array; used: number } | { error: ProfpackError };
   decodeRegion(region: Uint8Array, base: number, startTimeUs: bigint, sampleIntervalUs: bigint): NativeDecodedRegion;
   createDecoder(startTimeUs: bigint, sampleIntervalUs: bigint): NativeDecoderHandle;
   /** Decodes whole blocks with the state of the blocks before; threadIds/interpreterIds hold only threads new in this call. */
   decodeBlocks(handle: NativeDecoderHandle, blocks: Uint8Array, base: number): NativeDecodedRegion;
   /** Frees the decoder's state now (not at a later finalizer). */
   releaseDecoder(handle: NativeDecoderHandle): void;
-  createEncoder(kind: number, sampleIntervalUs: bigint, startTimeUs: bigint, blockMaxSamples: number): NativeEncoderHandle;
+  createEncoder(
+    kind: number,
+    sampleIntervalUs: bigint,
+    startTimeUs: bigint,
+    blockMaxSamples: number,
+  ): NativeEncoderHandle;
   /** Codes a batch (sample k's stack = frames[stackEnds[k-1] .. stackEnds[k])); returns the blocks it finished. */
   encodeSamples(
     handle: NativeEncoderHandle,

@@ -18,8 +18,16 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { MAX_STACK_DEPTH } from '../format';
-import { ByteSink, ByteSource } from './bytes';
-import { CACHE_MASK, CACHE_SIZE, CodewordTag, HASH1_MULTIPLIER, HASH1_SHIFT, HASH2_SHIFT, MAX_PREDICTION_RUN } from './format';
+import { ByteSink, type ByteSource } from './bytes';
+import {
+  CACHE_MASK,
+  CACHE_SIZE,
+  CodewordTag,
+  HASH1_MULTIPLIER,
+  HASH1_SHIFT,
+  HASH2_SHIFT,
+  MAX_PREDICTION_RUN,
+} from './format';
 
 const HASH2_LOW = 0xfdea731;
 
@@ -145,12 +153,22 @@ export class PredictDecoder extends CacheState {
     const keepAt = src.pos;
     const keep = src.uvarint32();
     if (keep > this.previousDepth) {
-      throw src.fail(ErrorCode.V2_BAD_KEEP, `predicted stack keeps ${keep} frames but the thread's previous stack has ${this.previousDepth}`, `at most ${this.previousDepth}`, keepAt);
+      throw src.fail(
+        ErrorCode.V2_BAD_KEEP,
+        `predicted stack keeps ${keep} frames but the thread's previous stack has ${this.previousDepth}`,
+        `at most ${this.previousDepth}`,
+        keepAt,
+      );
     }
     const countAt = src.pos;
     const ncodes = src.uvarint32();
     if (ncodes * 2 > src.remaining()) {
-      throw src.fail(ErrorCode.V2_TRUNCATED, `${ncodes} codewords cannot fit in the ${src.remaining()} bytes left`, `at most ${src.remaining() >> 1} codewords`, countAt);
+      throw src.fail(
+        ErrorCode.V2_TRUNCATED,
+        `${ncodes} codewords cannot fit in the ${src.remaining()} bytes left`,
+        `at most ${src.remaining() >> 1} codewords`,
+        countAt,
+      );
     }
     // Build outermost-first in `previous` itself: its first `keep` entries are already right.
     let depth = keep;
@@ -177,7 +195,12 @@ export class PredictDecoder extends CacheState {
       if (tag === CodewordTag.HitN) {
         run = src.u8('prediction count');
         if (run < 2) {
-          throw src.fail(ErrorCode.V2_BAD_CODEWORD, `a hit-N codeword counts ${run} predictions`, 'a count of 2..255 (tags 0 and 1 code 0 and 1)', src.pos - 1);
+          throw src.fail(
+            ErrorCode.V2_BAD_CODEWORD,
+            `a hit-N codeword counts ${run} predictions`,
+            'a count of 2..255 (tags 0 and 1 code 0 and 1)',
+            src.pos - 1,
+          );
         }
       }
       if (depth + run > MAX_STACK_DEPTH) throw tooDeep(src, at);
@@ -196,9 +219,19 @@ export class PredictDecoder extends CacheState {
 }
 
 function tooDeep(src: ByteSource, at: number): ProfpackError {
-  return src.fail(ErrorCode.V2_STACK_TOO_DEEP, `predicted stack grows beyond ${MAX_STACK_DEPTH} frames`, `at most ${MAX_STACK_DEPTH} frames`, at);
+  return src.fail(
+    ErrorCode.V2_STACK_TOO_DEEP,
+    `predicted stack grows beyond ${MAX_STACK_DEPTH} frames`,
+    `at most ${MAX_STACK_DEPTH} frames`,
+    at,
+  );
 }
 
 function undefinedBucket(src: ByteSource, bucket: number, at: number): ProfpackError {
-  return src.fail(ErrorCode.V2_UNDEFINED_BUCKET, `codeword uses cache bucket ${bucket}, which no miss has filled`, 'a bucket filled by an earlier miss', at);
+  return src.fail(
+    ErrorCode.V2_UNDEFINED_BUCKET,
+    `codeword uses cache bucket ${bucket}, which no miss has filled`,
+    'a bucket filled by an earlier miss',
+    at,
+  );
 }

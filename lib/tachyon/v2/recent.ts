@@ -53,7 +53,10 @@ export class RecentStackCoder {
   encode(stack: ArrayLike<number>, out: StackTableSinks, path: StackPath): number {
     const depth = stack.length;
     if (depth > MAX_STACK_DEPTH) {
-      throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${MAX_STACK_DEPTH}`, { code: ErrorCode.INVALID_ARGUMENT, expected: `at most ${MAX_STACK_DEPTH} frames` });
+      throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${MAX_STACK_DEPTH}`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: `at most ${MAX_STACK_DEPTH} frames`,
+      });
     }
     const frames = path.frames;
     const ids = path.ids;
@@ -154,26 +157,46 @@ export class RecentStackDecoder {
     let base = 0;
     if (dist !== 0) {
       if (dist > this.samples) {
-        throw src.parents.fail(ErrorCode.V2_UNDEFINED_STACK, `sample ${this.samples} names the stack of the sample ${dist} back, but only ${this.samples} precede it`, `a distance of at most ${this.samples}`, distAt);
+        throw src.parents.fail(
+          ErrorCode.V2_UNDEFINED_STACK,
+          `sample ${this.samples} names the stack of the sample ${dist} back, but only ${this.samples} precede it`,
+          `a distance of at most ${this.samples}`,
+          distAt,
+        );
       }
       base = this.history[this.samples - dist]!;
       const popAt = src.parentsHigh.pos;
       const pop = src.parentsHigh.uvarint32();
       if (pop > this.depth[base]!) {
-        throw src.parentsHigh.fail(ErrorCode.V2_BAD_KEEP, `cuts ${pop} frames off a stack of ${this.depth[base]}`, `at most ${this.depth[base]} frames`, popAt);
+        throw src.parentsHigh.fail(
+          ErrorCode.V2_BAD_KEEP,
+          `cuts ${pop} frames off a stack of ${this.depth[base]}`,
+          `at most ${this.depth[base]} frames`,
+          popAt,
+        );
       }
       for (let i = 0; i < pop; i++) base = this.parent[base]!;
     }
     const baseDepth = this.depth[base]!;
     if (baseDepth + k > MAX_STACK_DEPTH) {
-      throw src.stacks.fail(ErrorCode.V2_STACK_TOO_DEEP, `stack would have ${baseDepth + k} frames`, `at most ${MAX_STACK_DEPTH} frames`, kAt);
+      throw src.stacks.fail(
+        ErrorCode.V2_STACK_TOO_DEEP,
+        `stack would have ${baseDepth + k} frames`,
+        `at most ${MAX_STACK_DEPTH} frames`,
+        kAt,
+      );
     }
     let id = base;
     if (k > 0) {
       const frames = src.stackFrames;
       // Every new frame costs at least one byte of the frames column.
       if (k > frames.remaining()) {
-        throw src.stacks.fail(ErrorCode.V2_TRUNCATED, `${k} new frames but the frames column has ${frames.remaining()} bytes left`, `at most ${frames.remaining()} new frames`, kAt);
+        throw src.stacks.fail(
+          ErrorCode.V2_TRUNCATED,
+          `${k} new frames but the frames column has ${frames.remaining()} bytes left`,
+          `at most ${frames.remaining()} new frames`,
+          kAt,
+        );
       }
       const last = this.defined + k;
       if (last >= this.parent.length) {

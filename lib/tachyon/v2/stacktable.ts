@@ -51,7 +51,7 @@ export function grown<A extends Column>(a: A, need: number): A {
   let size = a.length;
   while (size <= need) size *= 2;
   const b = new (a.constructor as new (length: number) => A)(size);
-  b.set(a as ArrayLike<number>);
+  b.set(a);
   return b;
 }
 
@@ -156,7 +156,12 @@ export class StackTableDecoder {
     const refAt = src.stacks.pos;
     const low = src.stacks.u8('stack ref');
     const high = src.stacksHigh.uvarint32();
-    if (high >= 0x100_0000) throw src.stacksHigh.fail(ErrorCode.V2_UNDEFINED_STACK, `stack ref ${high} × 256 does not fit u32`, 'a u32 stack id');
+    if (high >= 0x100_0000)
+      throw src.stacksHigh.fail(
+        ErrorCode.V2_UNDEFINED_STACK,
+        `stack ref ${high} × 256 does not fit u32`,
+        'a u32 stack id',
+      );
     const ref = high * 256 + low;
     let id = ref;
     if (ref > this.defined) {
@@ -164,20 +169,40 @@ export class StackTableDecoder {
       const frames = src.stackFrames;
       // Every definition costs at least one byte of the frames column.
       if (k > frames.remaining()) {
-        throw src.stacks.fail(ErrorCode.V2_UNDEFINED_STACK, `stack ${ref} needs ${k} new definitions but the frames column has ${frames.remaining()} bytes left`, `at most stack ${this.defined + frames.remaining()}`, refAt);
+        throw src.stacks.fail(
+          ErrorCode.V2_UNDEFINED_STACK,
+          `stack ${ref} needs ${k} new definitions but the frames column has ${frames.remaining()} bytes left`,
+          `at most stack ${this.defined + frames.remaining()}`,
+          refAt,
+        );
       }
       const distanceAt = src.parents.pos;
       const distance = src.parents.u8('parent distance') + src.parentsHigh.uvarint32() * 256;
       if (distance === 0) {
-        throw src.parents.fail(ErrorCode.V2_STACK_CYCLE, `stack ${this.defined + 1} is defined as its own parent`, 'a parent distance of at least 1', distanceAt);
+        throw src.parents.fail(
+          ErrorCode.V2_STACK_CYCLE,
+          `stack ${this.defined + 1} is defined as its own parent`,
+          'a parent distance of at least 1',
+          distanceAt,
+        );
       }
       if (distance > this.defined + 1) {
-        throw src.parents.fail(ErrorCode.V2_UNDEFINED_STACK, `stack ${this.defined + 1} names parent ${this.defined + 1 - distance}, which is not defined`, `a distance of at most ${this.defined + 1}`, distanceAt);
+        throw src.parents.fail(
+          ErrorCode.V2_UNDEFINED_STACK,
+          `stack ${this.defined + 1} names parent ${this.defined + 1 - distance}, which is not defined`,
+          `a distance of at most ${this.defined + 1}`,
+          distanceAt,
+        );
       }
       let parent = this.defined + 1 - distance;
       const parentDepth = parent === 0 ? 0 : this.depth[parent]!;
       if (parentDepth + k > MAX_STACK_DEPTH) {
-        throw src.stacks.fail(ErrorCode.V2_STACK_TOO_DEEP, `stack ${ref} would have ${parentDepth + k} frames`, `at most ${MAX_STACK_DEPTH} frames`, refAt);
+        throw src.stacks.fail(
+          ErrorCode.V2_STACK_TOO_DEEP,
+          `stack ${ref} would have ${parentDepth + k} frames`,
+          `at most ${MAX_STACK_DEPTH} frames`,
+          refAt,
+        );
       }
       if (ref >= this.parent.length) this.grow(ref);
       for (let n = this.defined + 1; n <= ref; n++) {

@@ -43,7 +43,11 @@ function unzigzag32(value: number): number {
   return (value >>> 1) ^ -(value & 1);
 }
 
-export function encodeStringTable(strings: readonly string[], nulTerminated = false, out = new ByteSink(1024)): Uint8Array {
+export function encodeStringTable(
+  strings: readonly string[],
+  nulTerminated = false,
+  out = new ByteSink(1024),
+): Uint8Array {
   for (const s of strings) {
     const bytes = textEncoder.encode(s);
     if (nulTerminated) {
@@ -59,20 +63,36 @@ export function encodeStringTable(strings: readonly string[], nulTerminated = fa
 
 export function decodeStringTable(src: ByteSource, count: number, nulTerminated = false): string[] {
   if (count > src.remaining()) {
-    throw src.fail(ErrorCode.V2_BAD_TABLES, `string count ${count} exceeds the ${src.remaining()} bytes of the string table`, `at most ${src.remaining()} strings`);
+    throw src.fail(
+      ErrorCode.V2_BAD_TABLES,
+      `string count ${count} exceeds the ${src.remaining()} bytes of the string table`,
+      `at most ${src.remaining()} strings`,
+    );
   }
   const strings: string[] = new Array(count);
   for (let i = 0; i < count; i++) {
     const at = src.pos;
     if (nulTerminated) {
       const end = src.bytes.indexOf(0, src.pos);
-      if (end < 0 || end >= src.end) throw src.fail(ErrorCode.V2_BAD_TABLES, `string ${i} has no NUL terminator before the end of the string table`, 'a 0 byte', at);
+      if (end < 0 || end >= src.end)
+        throw src.fail(
+          ErrorCode.V2_BAD_TABLES,
+          `string ${i} has no NUL terminator before the end of the string table`,
+          'a 0 byte',
+          at,
+        );
       strings[i] = textDecoder.decode(src.bytes.subarray(src.pos, end));
       src.pos = end + 1;
       continue;
     }
     const length = src.uvarint32();
-    if (length > src.remaining()) throw src.fail(ErrorCode.V2_BAD_TABLES, `string ${i} of ${length} bytes overflows the string table`, `at most ${src.remaining()} bytes`, at);
+    if (length > src.remaining())
+      throw src.fail(
+        ErrorCode.V2_BAD_TABLES,
+        `string ${i} of ${length} bytes overflows the string table`,
+        `at most ${src.remaining()} bytes`,
+        at,
+      );
     strings[i] = textDecoder.decode(src.bytes.subarray(src.pos, src.pos + length));
     src.pos += length;
   }
@@ -80,7 +100,8 @@ export function decodeStringTable(src: ByteSource, count: number, nulTerminated 
 }
 
 function checkedIndex(index: number, src: ByteSource, at: number): number {
-  if (index > 0xffff_ffff) throw src.fail(ErrorCode.V2_BAD_TABLES, `string index ${index} does not fit u32`, 'a u32 string index', at);
+  if (index > 0xffff_ffff)
+    throw src.fail(ErrorCode.V2_BAD_TABLES, `string index ${index} does not fit u32`, 'a u32 string index', at);
   return index;
 }
 
@@ -102,7 +123,12 @@ class MoveToFront {
   decode(code: number, src: ByteSource, at: number): number {
     if (code < MTF_SIZE) {
       if (code >= this.list.length) {
-        throw src.fail(ErrorCode.V2_BAD_MTF, `move-to-front code ${code} but the list holds ${this.list.length} names`, `a code below ${this.list.length}, or ${MTF_SIZE} + a string index`, at);
+        throw src.fail(
+          ErrorCode.V2_BAD_MTF,
+          `move-to-front code ${code} but the list holds ${this.list.length} names`,
+          `a code below ${this.list.length}, or ${MTF_SIZE} + a string index`,
+          at,
+        );
       }
       const index = this.list[code]!;
       this.list.splice(code, 1);
@@ -124,7 +150,11 @@ class MoveToFront {
 
 export type FrameTableCoding = 'plain' | 'mtf' | 'columns';
 
-export function encodeFrameTable(frames: readonly FrameTableEntry[], coding: FrameTableCoding, out = new ByteSink(1024)): Uint8Array {
+export function encodeFrameTable(
+  frames: readonly FrameTableEntry[],
+  coding: FrameTableCoding,
+  out = new ByteSink(1024),
+): Uint8Array {
   if (coding === 'columns') return encodeFrameColumns(frames, out);
   const moveToFront = coding === 'mtf';
   const files = new MoveToFront();
@@ -236,7 +266,13 @@ function decodeFuncnames(src: ByteSource, count: number, files: Uint32Array, int
     let index: number;
     if (code === 1) {
       const last = lastOfFile.get(files[i]!);
-      if (last === undefined) throw src.fail(ErrorCode.V2_BAD_TABLES, `frame ${i} repeats the funcname of an earlier frame of its file, but there is none`, 'code 0 or a string index + 2', at);
+      if (last === undefined)
+        throw src.fail(
+          ErrorCode.V2_BAD_TABLES,
+          `frame ${i} repeats the funcname of an earlier frame of its file, but there is none`,
+          'code 0 or a string index + 2',
+          at,
+        );
       index = last;
     } else if (code === 0) {
       index = next;
@@ -283,7 +319,11 @@ const MIN_ENTRY = 7;
 
 export function decodeFrameTable(src: ByteSource, count: number, coding: FrameTableCoding): FrameTableEntry[] {
   if (count > Math.floor(src.remaining() / MIN_ENTRY)) {
-    throw src.fail(ErrorCode.V2_BAD_TABLES, `frame count ${count} exceeds what ${src.remaining()} bytes can hold`, `at most ${Math.floor(src.remaining() / MIN_ENTRY)} frames`);
+    throw src.fail(
+      ErrorCode.V2_BAD_TABLES,
+      `frame count ${count} exceeds what ${src.remaining()} bytes can hold`,
+      `at most ${Math.floor(src.remaining() / MIN_ENTRY)} frames`,
+    );
   }
   if (coding === 'columns') return decodeFrameColumns(src, count);
   const moveToFront = coding === 'mtf';
@@ -337,7 +377,13 @@ export function frameTableEntry(
 }
 
 /** The raw location and opcode that CPython's conversion stores as `entry`: end = start + delta (in int32), −1 stays −1. */
-export function entryLocation(entry: FrameTableEntry): { lineno: number; endLineno: number; column: number; endColumn: number; opcode: number | null } {
+export function entryLocation(entry: FrameTableEntry): {
+  lineno: number;
+  endLineno: number;
+  column: number;
+  endColumn: number;
+  opcode: number | null;
+} {
   const { lineno, column } = entry;
   return {
     lineno,
@@ -392,13 +438,22 @@ function terminateStrings(table: Uint8Array, count: number): Uint8Array | null {
  * table in `coding` (default the column coding, the smallest measured), each
  * zstd-compressed when `level` is given.
  */
-export function version2Tables(stringTable: Uint8Array, stringCount: number, frameTable: Uint8Array, frameCount: number, level: number | null, coding: FrameTableCoding = 'columns'): Version2Tables {
+export function version2Tables(
+  stringTable: Uint8Array,
+  stringCount: number,
+  frameTable: Uint8Array,
+  frameCount: number,
+  level: number | null,
+  coding: FrameTableCoding = 'columns',
+): Version2Tables {
   const terminated = terminateStrings(stringTable, stringCount);
   const nul = terminated !== null;
   let s = terminated ?? stringTable;
   const frames = decodeFrameTable(new ByteSource(frameTable, 0, frameTable.length, 0), frameCount, 'plain');
   let f = encodeFrameTable(frames, coding);
-  let flags = (coding === 'columns' ? HeaderFlag.FrameTableColumns : coding === 'mtf' ? HeaderFlag.FrameTableMtf : 0) | (nul ? HeaderFlag.StringsNulTerminated : 0);
+  let flags =
+    (coding === 'columns' ? HeaderFlag.FrameTableColumns : coding === 'mtf' ? HeaderFlag.FrameTableMtf : 0) |
+    (nul ? HeaderFlag.StringsNulTerminated : 0);
   if (level !== null) {
     s = zstdCompress(s, level);
     f = zstdCompress(f, level);

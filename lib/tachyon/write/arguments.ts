@@ -5,7 +5,14 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/index';
-import { MAX_PROFILING_MODE, PROFILING_MODE_NAMES, ProfilingConfig, U32_MAX, U64_MAX, type ProfilingModeName } from '../format';
+import {
+  MAX_PROFILING_MODE,
+  PROFILING_MODE_NAMES,
+  ProfilingConfig,
+  U32_MAX,
+  U64_MAX,
+  type ProfilingModeName,
+} from '../format';
 import type { StackCoding } from '../v2/index';
 import type { ProfileWriterOptions } from './types';
 
@@ -44,7 +51,8 @@ export function u32Value(value: unknown, what: string): number {
     return value;
   }
   if (typeof value === 'bigint') {
-    if (value < 0n || value > BigInt(U32_MAX)) throw limit(`${what} ${value} does not fit a u32`, 'an integer in [0, 2^32)');
+    if (value < 0n || value > BigInt(U32_MAX))
+      throw limit(`${what} ${value} does not fit a u32`, 'an integer in [0, 2^32)');
     return Number(value);
   }
   throw invalid(`${what} must be an integer, got ${String(value)}`, 'an integer in [0, 2^32)');
@@ -69,23 +77,38 @@ export function finiteNonNegative(value: unknown, what: string): number {
 
 export function formatOptions(options: ProfileWriterOptions): { formatVersion: 1 | 2; stackCoding: StackCoding } {
   const formatVersion = options.formatVersion ?? 1;
-  if (formatVersion !== 1 && formatVersion !== 2) throw invalid(`formatVersion must be 1 or 2, not ${String(formatVersion)}`, '1 (CPython 3.15, the default) | 2');
+  if (formatVersion !== 1 && formatVersion !== 2)
+    throw invalid(`formatVersion must be 1 or 2, not ${String(formatVersion)}`, '1 (CPython 3.15, the default) | 2');
   const stackCoding = options.stackCoding;
   if (stackCoding !== undefined) {
-    if (formatVersion !== 2) throw invalid('stackCoding applies to formatVersion 2 only', "formatVersion: 2 with stackCoding, or no stackCoding");
-    if (stackCoding !== 'predict' && stackCoding !== 'stacktable') throw invalid(`stackCoding must be 'predict' or 'stacktable', not ${String(stackCoding)}`, "'predict' | 'stacktable'");
+    if (formatVersion !== 2)
+      throw invalid(
+        'stackCoding applies to formatVersion 2 only',
+        'formatVersion: 2 with stackCoding, or no stackCoding',
+      );
+    if (stackCoding !== 'predict' && stackCoding !== 'stacktable')
+      throw invalid(
+        `stackCoding must be 'predict' or 'stacktable', not ${String(stackCoding)}`,
+        "'predict' | 'stacktable'",
+      );
   }
   return { formatVersion, stackCoding: stackCoding ?? 'stacktable' };
 }
 
-export function configWord(mode: ProfileWriterOptions['mode'], features: ProfileWriterOptions['captureFeatures']): number {
+export function configWord(
+  mode: ProfileWriterOptions['mode'],
+  features: ProfileWriterOptions['captureFeatures'],
+): number {
   let word = 0;
   if (mode !== undefined && mode !== null && mode !== -1) {
-    const m = typeof mode === 'string' ? PROFILING_MODE_NAMES.indexOf(mode as ProfilingModeName) : mode;
-    if (!Number.isInteger(m) || m! < 0 || m! > MAX_PROFILING_MODE) {
-      throw invalid(`invalid profiling mode ${String(mode)}`, `-1..4 or ${PROFILING_MODE_NAMES.map((n) => `'${n}'`).join(' | ')}`);
+    const m = typeof mode === 'string' ? PROFILING_MODE_NAMES.indexOf(mode) : mode;
+    if (!Number.isInteger(m) || m < 0 || m > MAX_PROFILING_MODE) {
+      throw invalid(
+        `invalid profiling mode ${String(mode)}`,
+        `-1..4 or ${PROFILING_MODE_NAMES.map((n) => `'${n}'`).join(' | ')}`,
+      );
     }
-    word |= m! + 1;
+    word |= m + 1;
   }
   if (features !== undefined && features !== null && features !== -1) {
     if (!Number.isInteger(features) || features < 0 || features > ProfilingConfig.featuresMask) {

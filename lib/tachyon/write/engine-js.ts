@@ -3,8 +3,23 @@
  * pending REPEAT run, and the record choice of CPython 3.15.2's writer
  * (../shared/notes/tachyon-format.md §5). Twin of native/tachyon/write/writer.h.
  */
-import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_BUFFER_SIZE, REPEAT_ENTRY_MAX, U32_MAX } from '../format';
-import { COUNTER_COUNT, Counter, ThreadMap, writeBatchAsStacks, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
+import {
+  MAX_STACK_DEPTH,
+  RECORD_PREFIX_SIZE,
+  RecordKind,
+  REPEAT_BUFFER_SIZE,
+  REPEAT_ENTRY_MAX,
+  U32_MAX,
+} from '../format';
+import {
+  COUNTER_COUNT,
+  Counter,
+  ThreadMap,
+  writeBatchAsStacks,
+  writeTickAsStacks,
+  type EngineOptions,
+  type SampleEngine,
+} from './engine';
 import { CompressingSink, FileOutput, type RecordSink } from '../file/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/index';
@@ -25,7 +40,14 @@ class ThreadState {
   repeatUsed = 0;
   repeatCount = 0;
 
-  constructor(tidHi: number, tidLo: number, interpreterId: number, startHi: number, startLo: number, littleEndian: boolean) {
+  constructor(
+    tidHi: number,
+    tidLo: number,
+    interpreterId: number,
+    startHi: number,
+    startLo: number,
+    littleEndian: boolean,
+  ) {
     const view = new DataView(this.prefix.buffer);
     view.setUint32(littleEndian ? 0 : 4, tidLo, littleEndian);
     view.setUint32(littleEndian ? 4 : 0, tidHi, littleEndian);
@@ -94,7 +116,9 @@ export class JsSampleEngine implements SampleEngine {
     let state = this.threadsByInterpreter.get(tidHi, tidLo, interpreterId);
     if (state === undefined) {
       if (this.threads.length >= U32_MAX) {
-        throw new ProfpackError(`the format allows at most ${U32_MAX} threads`, { code: ErrorCode.TACHYON_WRITE_LIMIT });
+        throw new ProfpackError(`the format allows at most ${U32_MAX} threads`, {
+          code: ErrorCode.TACHYON_WRITE_LIMIT,
+        });
       }
       state = new ThreadState(tidHi, tidLo, interpreterId, this.startHi, this.startLo, this.littleEndian);
       this.threadsByInterpreter.set(tidHi, tidLo, interpreterId, state);
@@ -104,7 +128,17 @@ export class JsSampleEngine implements SampleEngine {
     return state;
   }
 
-  writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void {
+  writeStack(
+    tidHi: number,
+    tidLo: number,
+    interpreterId: number,
+    tsHi: number,
+    tsLo: number,
+    status: number,
+    frames: ArrayLike<number>,
+    start: number,
+    depth: number,
+  ): void {
     const t = this.thread(tidHi, tidLo, interpreterId);
     // Per-thread delta in u64 arithmetic: an earlier timestamp wraps (§3.1).
     let dLo = tsLo - t.tsLo;
@@ -178,7 +212,17 @@ export class JsSampleEngine implements SampleEngine {
     t.depth = depth;
   }
 
-  writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
+  writeTick(
+    tsHi: number,
+    tsLo: number,
+    count: number,
+    tidWords: Uint32Array,
+    interpreterIds: Uint32Array,
+    statuses: Uint8Array,
+    ends: Uint32Array,
+    ids: Uint32Array,
+    frameCount: number,
+  ): void {
     writeTickAsStacks(this, tsHi, tsLo, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
   }
 

@@ -12,7 +12,17 @@ import type { PatchableSink } from '../../varint/index';
 
 interface NativeProfileWriter {
   encode(words: Uint32Array, count: number): void;
-  encodeTick(tsLo: number, tsHi: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void;
+  encodeTick(
+    tsLo: number,
+    tsHi: number,
+    count: number,
+    tidWords: Uint32Array,
+    interpreterIds: Uint32Array,
+    statuses: Uint8Array,
+    ends: Uint32Array,
+    ids: Uint32Array,
+    frameCount: number,
+  ): void;
   finishSamples(): void;
   flushSamples(): void;
   write(bytes: Uint8Array): void;
@@ -26,7 +36,12 @@ interface NativeProfileWriter {
 }
 
 interface TachyonWriterModule {
-  NativeProfileWriter: new (fd: number, startLo: number, startHi: number, compress?: (chunk: Uint8Array, directive: number) => Uint8Array) => NativeProfileWriter;
+  NativeProfileWriter: new (
+    fd: number,
+    startLo: number,
+    startHi: number,
+    compress?: (chunk: Uint8Array, directive: number) => Uint8Array,
+  ) => NativeProfileWriter;
 }
 
 export const tachyonWriterNative = nativeModule<TachyonWriterModule>('tachyonWriter');
@@ -65,7 +80,12 @@ export class NativeSampleEngine implements SampleEngine {
         return collected.view();
       };
     }
-    const handle = new tachyonWriterNative.NativeProfileWriter(options.fd, options.startTimeLo, options.startTimeHi, compress);
+    const handle = new tachyonWriterNative.NativeProfileWriter(
+      options.fd,
+      options.startTimeLo,
+      options.startTimeHi,
+      compress,
+    );
     this.handle = handle;
     const self = this;
     this.output = {
@@ -88,7 +108,17 @@ export class NativeSampleEngine implements SampleEngine {
     };
   }
 
-  writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void {
+  writeStack(
+    tidHi: number,
+    tidLo: number,
+    interpreterId: number,
+    tsHi: number,
+    tsLo: number,
+    status: number,
+    frames: ArrayLike<number>,
+    start: number,
+    depth: number,
+  ): void {
     if (this.staged + 7 + depth > STAGING_WORDS) this.drain();
     const w = this.staging;
     let i = this.staged;
@@ -105,7 +135,17 @@ export class NativeSampleEngine implements SampleEngine {
     this.staged = i;
   }
 
-  writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
+  writeTick(
+    tsHi: number,
+    tsLo: number,
+    count: number,
+    tidWords: Uint32Array,
+    interpreterIds: Uint32Array,
+    statuses: Uint8Array,
+    ends: Uint32Array,
+    ids: Uint32Array,
+    frameCount: number,
+  ): void {
     this.drain();
     this.handle.encodeTick(tsLo, tsHi, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
   }

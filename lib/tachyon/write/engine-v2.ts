@@ -14,7 +14,14 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/index';
 import { MAX_STACK_DEPTH } from '../format';
-import { COUNTER_COUNT, Counter, writeBatchAsStacks, writeTickAsStacks, type EngineOptions, type SampleEngine } from './engine';
+import {
+  COUNTER_COUNT,
+  Counter,
+  writeBatchAsStacks,
+  writeTickAsStacks,
+  type EngineOptions,
+  type SampleEngine,
+} from './engine';
 import { FileOutput, ZstdStream } from '../file/index';
 import { SampleBlockWriter, blockKindOf, type StackCoding } from '../v2/index';
 import { BLOCK_MAX_SAMPLES } from '../v2/index';
@@ -36,7 +43,10 @@ abstract class BlockEngine implements SampleEngine {
 
   constructor(options: EngineOptions) {
     if (!options.littleEndian) {
-      throw new ProfpackError('format version 2 is little-endian only', { code: ErrorCode.V2_UNSUPPORTED, expected: 'a little-endian host' });
+      throw new ProfpackError('format version 2 is little-endian only', {
+        code: ErrorCode.V2_UNSUPPORTED,
+        expected: 'a little-endian host',
+      });
     }
     this.output = new FileOutput(options.fd, options.memory ?? null);
     this.zstd = options.compression === 'zstd' ? new ZstdStream(options.level) : null;
@@ -49,9 +59,29 @@ abstract class BlockEngine implements SampleEngine {
     else this.output.write(block);
   }
 
-  abstract writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void;
+  abstract writeStack(
+    tidHi: number,
+    tidLo: number,
+    interpreterId: number,
+    tsHi: number,
+    tsLo: number,
+    status: number,
+    frames: ArrayLike<number>,
+    start: number,
+    depth: number,
+  ): void;
 
-  writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
+  writeTick(
+    tsHi: number,
+    tsLo: number,
+    count: number,
+    tidWords: Uint32Array,
+    interpreterIds: Uint32Array,
+    statuses: Uint8Array,
+    ends: Uint32Array,
+    ids: Uint32Array,
+    frameCount: number,
+  ): void {
     writeTickAsStacks(this, tsHi, tsLo, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
   }
 
@@ -99,10 +129,25 @@ class JsBlockEngine extends BlockEngine {
   constructor(options: EngineOptions, stackCoding: StackCoding, sampleIntervalUs: bigint) {
     super(options);
     const startTimeUs = (BigInt(options.startTimeHi) << 32n) | BigInt(options.startTimeLo);
-    this.blocks = new SampleBlockWriter(stackCoding, { sampleIntervalUs, startTimeUs }, (block) => this.emit(block), options.blockMaxSamples ?? BLOCK_MAX_SAMPLES);
+    this.blocks = new SampleBlockWriter(
+      stackCoding,
+      { sampleIntervalUs, startTimeUs },
+      (block) => this.emit(block),
+      options.blockMaxSamples ?? BLOCK_MAX_SAMPLES,
+    );
   }
 
-  writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void {
+  writeStack(
+    tidHi: number,
+    tidLo: number,
+    interpreterId: number,
+    tsHi: number,
+    tsLo: number,
+    status: number,
+    frames: ArrayLike<number>,
+    start: number,
+    depth: number,
+  ): void {
     const threadId = tidHi === 0 ? BigInt(tidLo) : (BigInt(tidHi) << 32n) | BigInt(tidLo);
     const timestampUs = tsHi < SAFE_HIGH ? tsHi * TWO_POW_32 + tsLo : (BigInt(tsHi) << 32n) | BigInt(tsLo);
     let stack: ArrayLike<number>;
@@ -153,12 +198,28 @@ class NativeBlockEngine extends BlockEngine {
 
   constructor(options: EngineOptions, stackCoding: StackCoding, sampleIntervalUs: bigint) {
     super(options);
-    if (v2Native === null) throw new ProfpackError('the native addon has no version-2 encoder', { code: ErrorCode.NATIVE_UNAVAILABLE });
+    if (v2Native === null)
+      throw new ProfpackError('the native addon has no version-2 encoder', { code: ErrorCode.NATIVE_UNAVAILABLE });
     const startTimeUs = (BigInt(options.startTimeHi) << 32n) | BigInt(options.startTimeLo);
-    this.handle = v2Native.createEncoder(blockKindOf(stackCoding), sampleIntervalUs, startTimeUs, options.blockMaxSamples ?? BLOCK_MAX_SAMPLES);
+    this.handle = v2Native.createEncoder(
+      blockKindOf(stackCoding),
+      sampleIntervalUs,
+      startTimeUs,
+      options.blockMaxSamples ?? BLOCK_MAX_SAMPLES,
+    );
   }
 
-  writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void {
+  writeStack(
+    tidHi: number,
+    tidLo: number,
+    interpreterId: number,
+    tsHi: number,
+    tsLo: number,
+    status: number,
+    frames: ArrayLike<number>,
+    start: number,
+    depth: number,
+  ): void {
     if (this.staged === STAGED_SAMPLES || this.stagedFrames + depth > STAGED_FRAMES) this.drain();
     const k = this.staged;
     this.threadWords[2 * k] = tidLo;
@@ -220,6 +281,13 @@ class NativeBlockEngine extends BlockEngine {
 }
 
 /** The version-2 engine of ProfileWriter's backend. */
-export function createV2Engine(which: 'native' | 'js', options: EngineOptions, stackCoding: StackCoding, sampleIntervalUs: bigint): SampleEngine {
-  return which === 'native' ? new NativeBlockEngine(options, stackCoding, sampleIntervalUs) : new JsBlockEngine(options, stackCoding, sampleIntervalUs);
+export function createV2Engine(
+  which: 'native' | 'js',
+  options: EngineOptions,
+  stackCoding: StackCoding,
+  sampleIntervalUs: bigint,
+): SampleEngine {
+  return which === 'native'
+    ? new NativeBlockEngine(options, stackCoding, sampleIntervalUs)
+    : new JsBlockEngine(options, stackCoding, sampleIntervalUs);
 }

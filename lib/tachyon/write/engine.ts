@@ -33,14 +33,34 @@ export interface SampleEngine {
    * One thread's sample: frames[start .. start+depth) innermost first, at most
    * 256 of them (the caller has cut deeper stacks), every id already checked.
    */
-  writeStack(tidHi: number, tidLo: number, interpreterId: number, tsHi: number, tsLo: number, status: number, frames: ArrayLike<number>, start: number, depth: number): void;
+  writeStack(
+    tidHi: number,
+    tidLo: number,
+    interpreterId: number,
+    tsHi: number,
+    tsLo: number,
+    status: number,
+    frames: ArrayLike<number>,
+    start: number,
+    depth: number,
+  ): void;
   /**
    * One tick: thread k (id tidWords[2k] low half, tidWords[2k+1] high half) has the
    * stack ids[ends[k-1] .. ends[k]); deeper than 256 is cut. Refuses the
    * whole tick (ERR_TACHYON_WRITE_UNKNOWN_ID / ERR_INVALID_ARGUMENT) before
    * encoding any of it if an end or a kept id (>= frameCount) is wrong.
    */
-  writeTick(tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void;
+  writeTick(
+    tsHi: number,
+    tsLo: number,
+    count: number,
+    tidWords: Uint32Array,
+    interpreterIds: Uint32Array,
+    statuses: Uint8Array,
+    ends: Uint32Array,
+    ids: Uint32Array,
+    frameCount: number,
+  ): void;
   /**
    * writeSample's threads, already checked, in the staged layout (STAGED_HEADER):
    * the native engine copies the words into its staging buffer at once.
@@ -95,12 +115,18 @@ export function checkTick(count: number, ends: Uint32Array, ids: Uint32Array, fr
   for (let k = 0; k < count; k++) {
     const end = ends[k]!;
     if (end < start || end > ids.length) {
-      throw new ProfpackError(`stackEnds[${k}] = ${end} must not decrease nor pass the ${ids.length} frame ids`, { code: ErrorCode.INVALID_ARGUMENT, expected: 'non-decreasing ends within frameIds' });
+      throw new ProfpackError(`stackEnds[${k}] = ${end} must not decrease nor pass the ${ids.length} frame ids`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: 'non-decreasing ends within frameIds',
+      });
     }
     const last = Math.min(end, start + MAX_STACK_DEPTH);
     for (let i = start; i < last; i++) {
       if (ids[i]! >= frameCount) {
-        throw new ProfpackError(`frame id ${ids[i]} at index ${i} was not returned by internFrame`, { code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID, expected: `an integer in [0, ${frameCount})` });
+        throw new ProfpackError(`frame id ${ids[i]} at index ${i} was not returned by internFrame`, {
+          code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
+          expected: `an integer in [0, ${frameCount})`,
+        });
       }
     }
     start = end;
@@ -119,13 +145,34 @@ export function deepStacks(count: number, ends: Uint32Array): number {
 }
 
 /** writeTick as one writeStack per thread, after checkTick: for engines that code each stack on its own. */
-export function writeTickAsStacks(engine: SampleEngine, tsHi: number, tsLo: number, count: number, tidWords: Uint32Array, interpreterIds: Uint32Array, statuses: Uint8Array, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
+export function writeTickAsStacks(
+  engine: SampleEngine,
+  tsHi: number,
+  tsLo: number,
+  count: number,
+  tidWords: Uint32Array,
+  interpreterIds: Uint32Array,
+  statuses: Uint8Array,
+  ends: Uint32Array,
+  ids: Uint32Array,
+  frameCount: number,
+): void {
   checkTick(count, ends, ids, frameCount);
   let start = 0;
   for (let k = 0; k < count; k++) {
     const end = ends[k]!;
     const depth = end - start < MAX_STACK_DEPTH ? end - start : MAX_STACK_DEPTH;
-    engine.writeStack(tidWords[2 * k + 1]!, tidWords[2 * k]!, interpreterIds[k]!, tsHi, tsLo, statuses[k]!, ids, start, depth);
+    engine.writeStack(
+      tidWords[2 * k + 1]!,
+      tidWords[2 * k]!,
+      interpreterIds[k]!,
+      tsHi,
+      tsLo,
+      statuses[k]!,
+      ids,
+      start,
+      depth,
+    );
     start = end;
   }
 }
@@ -139,9 +186,19 @@ export const STAGED_HEADER = 7;
 
 /** writeBatch as one writeStack per staged sample: for engines that code each stack on its own. */
 export function writeBatchAsStacks(engine: SampleEngine, words: Uint32Array, count: number): void {
-  for (let i = 0; i < count; ) {
+  for (let i = 0; i < count;) {
     const depth = words[i + 6]!;
-    engine.writeStack(words[i + 1]!, words[i]!, words[i + 2]!, words[i + 4]!, words[i + 3]!, words[i + 5]!, words, i + STAGED_HEADER, depth);
+    engine.writeStack(
+      words[i + 1]!,
+      words[i]!,
+      words[i + 2]!,
+      words[i + 4]!,
+      words[i + 3]!,
+      words[i + 5]!,
+      words,
+      i + STAGED_HEADER,
+      depth,
+    );
     i += STAGED_HEADER + depth;
   }
 }

@@ -1,9 +1,26 @@
 // lib/tachyon/write: ProfileWriter (state and public calls), argument conversion, the stack interner,
 // the engine contract and its JS / native / version-2 engines (native/tachyon/write, v2), the tables.
 export { ProfileWriter } from './writer';
-export type { FrameInfo, FrameSpec, InterpreterInfo, LocationInfo, ProfileWriterOptions, StackTick, ThreadInfo, WriterState, WriterStats } from './types';
+export type {
+  FrameInfo,
+  FrameSpec,
+  InterpreterInfo,
+  LocationInfo,
+  ProfileWriterOptions,
+  StackTick,
+  ThreadInfo,
+  WriterState,
+  WriterStats,
+} from './types';
 export { V2FileWriter, type V2WriterOptions, type V2Stats } from './v2-file-writer';
 export { ModelWriter, type ModelWriterOptions } from './model-writer';
 // For recover: a salvaged file's tables are written again.
 export { FrameTable, StringTable } from './tables';
-export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations, HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './heap-sink';
+export type {
+  HeapFileSink,
+  HeapSinkOptions,
+  HeapSinkAllocations,
+  HeapSinkFrees,
+  HeapSinkLive,
+  HeapSinkStacks,
+} from './heap-sink';

@@ -12,8 +12,10 @@ import { invalid } from './arguments';
 import type { ProfileWriterOptions, WriterState } from './types';
 
 // Node 20 has Symbol.dispose/asyncDispose; define them (as Node's own polyfill does) where missing.
-if (typeof Symbol.dispose !== 'symbol') Object.defineProperty(Symbol, 'dispose', { value: Symbol.for('nodejs.dispose') });
-if (typeof Symbol.asyncDispose !== 'symbol') Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('nodejs.asyncDispose') });
+if (typeof Symbol.dispose !== 'symbol')
+  Object.defineProperty(Symbol, 'dispose', { value: Symbol.for('nodejs.dispose') });
+if (typeof Symbol.asyncDispose !== 'symbol')
+  Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('nodejs.asyncDispose') });
 
 /** A writer dropped without finalize() or close() still gives its descriptor back (its buffered samples are lost). */
 export const abandoned = new FinalizationRegistry<number>((fd) => {
@@ -28,9 +30,13 @@ export const abandoned = new FinalizationRegistry<number>((fd) => {
 export function checkKeeperOptions(options: ProfileWriterOptions): void {
   const ms = options.flushIntervalMs;
   if (ms !== undefined && !(Number.isInteger(ms) && ms >= 1 && ms <= 2 ** 31 - 1)) {
-    throw invalid(`flushIntervalMs must be a whole number of milliseconds >= 1, got ${String(ms)}`, 'an integer in [1, 2^31)');
+    throw invalid(
+      `flushIntervalMs must be a whole number of milliseconds >= 1, got ${String(ms)}`,
+      'an integer in [1, 2^31)',
+    );
   }
-  if (options.journal !== undefined && typeof options.journal !== 'boolean') throw invalid('journal must be a boolean', 'true | false');
+  if (options.journal !== undefined && typeof options.journal !== 'boolean')
+    throw invalid('journal must be a boolean', 'true | false');
 }
 
 /** The part of a writer the timer calls. */
@@ -44,7 +50,13 @@ export class Keeper {
   readonly journal: JournalWriter | null;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(writer: Flushable, path: string, options: ProfileWriterOptions, journaled: boolean, header: JournalHeader) {
+  constructor(
+    writer: Flushable,
+    path: string,
+    options: ProfileWriterOptions,
+    journaled: boolean,
+    header: JournalHeader,
+  ) {
     this.journal = journaled && options.journal !== false ? new JournalWriter(path + JOURNAL_SUFFIX, header) : null;
     const ms = options.flushIntervalMs;
     if (ms === undefined) return;
@@ -154,12 +166,15 @@ export class WriterLock {
       const pid = Number(pidText);
       const stale = Number.isSafeInteger(pid) && pid > 0 && host === os.hostname() && !alive(pid);
       if (!stale) {
-        throw new ProfpackError(`${path} is being written by another ProfileWriter ` +
-`(process ${pidText || '?'} on ${host || '?'}, lock ${lockPath})`, {
-          code: ErrorCode.TACHYON_LOCKED,
-          expected: `no other writer on ${path} (remove ${lockPath} if its writer is gone)`,
-          details: { path, lockPath, pid: Number.isSafeInteger(pid) ? pid : null, host: host ?? null },
-        });
+        throw new ProfpackError(
+          `${path} is being written by another ProfileWriter ` +
+            `(process ${pidText || '?'} on ${host || '?'}, lock ${lockPath})`,
+          {
+            code: ErrorCode.TACHYON_LOCKED,
+            expected: `no other writer on ${path} (remove ${lockPath} if its writer is gone)`,
+            details: { path, lockPath, pid: Number.isSafeInteger(pid) ? pid : null, host: host ?? null },
+          },
+        );
       }
       removeLock(lockPath);
     }

@@ -137,7 +137,8 @@ export class StackInterner {
   }
 
   private internFrameInfo(frame: FrameInfo): number {
-    if (frame === null || typeof frame !== 'object') throw invalid('a frame must be an object', '{ filename, funcname, location, opcode }');
+    if (frame === null || typeof frame !== 'object')
+      throw invalid('a frame must be an object', '{ filename, funcname, location, opcode }');
     const file = this.strings.intern(frame.filename);
     const func = this.strings.intern(frame.funcname);
     const loc = frame.location;
@@ -182,7 +183,8 @@ function sharedBottom(frames: readonly FrameInfo[], depth: number, cache: StackC
       if (loc[0] !== v[o + 3] || loc[1] !== v[o + 4] || loc[2] !== v[o + 5] || loc[3] !== v[o + 6]) break;
     } else {
       const l = loc as LocationInfo;
-      if (l.lineno !== v[o + 3] || l.endLineno !== v[o + 4] || l.colOffset !== v[o + 5] || l.endColOffset !== v[o + 6]) break;
+      if (l.lineno !== v[o + 3] || l.endLineno !== v[o + 4] || l.colOffset !== v[o + 5] || l.endColOffset !== v[o + 6])
+        break;
     }
   }
   return j;

@@ -114,15 +114,34 @@ export class FrameTable {
   }
 
   /** The id of the frame, adding it if new. Arguments must already be int32 / 0..255. */
-  intern(filenameId: number, funcnameId: number, lineno: number, endLineno: number, column: number, endColumn: number, opcode: number): number {
-    const h = mix(mix(mix(mix(mix(mix(mix(0x811c9dc5, filenameId), funcnameId), lineno), endLineno), column), endColumn), opcode);
+  intern(
+    filenameId: number,
+    funcnameId: number,
+    lineno: number,
+    endLineno: number,
+    column: number,
+    endColumn: number,
+    opcode: number,
+  ): number {
+    const h = mix(
+      mix(mix(mix(mix(mix(mix(0x811c9dc5, filenameId), funcnameId), lineno), endLineno), column), endColumn),
+      opcode,
+    );
     const f = this.fields;
     let slot = h & this.mask;
     for (;;) {
       const id = this.slots[slot]!;
       if (id < 0) break;
       const o = id * FIELDS;
-      if (f[o] === filenameId && f[o + 1] === funcnameId && f[o + 2] === lineno && f[o + 3] === endLineno && f[o + 4] === column && f[o + 5] === endColumn && f[o + 6] === opcode) {
+      if (
+        f[o] === filenameId &&
+        f[o + 1] === funcnameId &&
+        f[o + 2] === lineno &&
+        f[o + 3] === endLineno &&
+        f[o + 4] === column &&
+        f[o + 5] === endColumn &&
+        f[o + 6] === opcode
+      ) {
         return id;
       }
       slot = (slot + 1) & this.mask;
@@ -150,7 +169,15 @@ export class FrameTable {
   }
 
   /** Frame-table entry (§4): ends are stored as deltas, 0 when either side is -1 (int32 wrap). */
-  private encode(filenameId: number, funcnameId: number, lineno: number, endLineno: number, column: number, endColumn: number, opcode: number): void {
+  private encode(
+    filenameId: number,
+    funcnameId: number,
+    lineno: number,
+    endLineno: number,
+    column: number,
+    endColumn: number,
+    opcode: number,
+  ): void {
     const out = this.encoded;
     out.uvarint(filenameId);
     out.uvarint(funcnameId);
@@ -180,7 +207,10 @@ export class FrameTable {
     const f = this.fields;
     for (let id = 0; id < this.size; id++) {
       const o = id * FIELDS;
-      const h = mix(mix(mix(mix(mix(mix(mix(0x811c9dc5, f[o]!), f[o + 1]!), f[o + 2]!), f[o + 3]!), f[o + 4]!), f[o + 5]!), f[o + 6]!);
+      const h = mix(
+        mix(mix(mix(mix(mix(mix(0x811c9dc5, f[o]!), f[o + 1]!), f[o + 2]!), f[o + 3]!), f[o + 4]!), f[o + 5]!),
+        f[o + 6]!,
+      );
       let slot = h & this.mask;
       while (this.slots[slot]! >= 0) slot = (slot + 1) & this.mask;
       this.slots[slot] = id;

@@ -43,7 +43,10 @@ export interface V2Stats {
 }
 
 /** ProfileWriter's options (public and internal) for a V2FileWriter's. */
-export function v2WriterOptions(options: V2WriterOptions, memory?: ByteSink): ProfileWriterOptions & { [WRITER_INTERNALS]: WriterInternals } {
+export function v2WriterOptions(
+  options: V2WriterOptions,
+  memory?: ByteSink,
+): ProfileWriterOptions & { [WRITER_INTERNALS]: WriterInternals } {
   const o = options;
   return {
     sampleIntervalUs: o.sampleIntervalUs,
@@ -54,7 +57,13 @@ export function v2WriterOptions(options: V2WriterOptions, memory?: ByteSink): Pr
     captureFeatures: o.captureFeatures,
     formatVersion: 2,
     stackCoding: o.stackCoding,
-    [WRITER_INTERNALS]: { memory, blockMaxSamples: o.blockMaxSamples, compressTables: o.compressTables, tablesLevel: o.tablesLevel, frameTable: o.frameTable ?? 'columns' },
+    [WRITER_INTERNALS]: {
+      memory,
+      blockMaxSamples: o.blockMaxSamples,
+      compressTables: o.compressTables,
+      tablesLevel: o.tablesLevel,
+      frameTable: o.frameTable ?? 'columns',
+    },
   };
 }
 
@@ -81,7 +90,10 @@ export class V2FileWriter {
 
   private checkOpen(): void {
     const state = this.writer.state;
-    if (state !== 'open') throw new ProfpackError(`writer is ${state === 'finalized' ? state : 'closed'}`, { code: ErrorCode.V2_WRITER_STATE });
+    if (state !== 'open')
+      throw new ProfpackError(`writer is ${state === 'finalized' ? state : 'closed'}`, {
+        code: ErrorCode.V2_WRITER_STATE,
+      });
   }
 
   internString(value: string): number {
@@ -90,7 +102,15 @@ export class V2FileWriter {
   }
 
   /** Interns a frame, deduplicated on all 7 stored fields as CPython does. */
-  internFrame(filename: string, funcname: string, lineno = -1, endLineno = -1, column = -1, endColumn = -1, opcode: number | null = null): number {
+  internFrame(
+    filename: string,
+    funcname: string,
+    lineno = -1,
+    endLineno = -1,
+    column = -1,
+    endColumn = -1,
+    opcode: number | null = null,
+  ): number {
     this.checkOpen();
     return this.writer.internFrame({ filename, funcname, lineno, endLineno, column, endColumn, opcode });
   }
@@ -114,17 +134,29 @@ export class V2FileWriter {
    * One sample of one thread. `frameIds` are interned frames, innermost first;
    * beyond 256 the outermost are dropped, as CPython's writer does.
    */
-  writeStack(threadId: bigint | number, interpreterId: number, timestampUs: bigint | number, status: number, frameIds: ArrayLike<number>): void {
+  writeStack(
+    threadId: bigint | number,
+    interpreterId: number,
+    timestampUs: bigint | number,
+    status: number,
+    frameIds: ArrayLike<number>,
+  ): void {
     this.checkOpen();
     const count = this.writer.frameCount;
     const depth = Math.min(frameIds.length, 256);
     for (let i = 0; i < depth; i++) {
       const f = frameIds[i]!;
       if (!(f >= 0 && f < count) || !Number.isInteger(f)) {
-        throw new ProfpackError(`frame id ${f} was not interned`, { code: ErrorCode.INVALID_ARGUMENT, expected: `0..${count - 1}` });
+        throw new ProfpackError(`frame id ${f} was not interned`, {
+          code: ErrorCode.INVALID_ARGUMENT,
+          expected: `0..${count - 1}`,
+        });
       }
     }
-    const ids = frameIds instanceof Uint32Array || Array.isArray(frameIds) ? (frameIds as Uint32Array | number[]) : Array.from(frameIds);
+    const ids =
+      frameIds instanceof Uint32Array || Array.isArray(frameIds)
+        ? (frameIds as Uint32Array | number[])
+        : Array.from(frameIds);
     this.writer.writeStack(threadId, interpreterId, timestampUs, status, ids);
   }
 

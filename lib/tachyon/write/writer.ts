@@ -22,7 +22,7 @@ import { COUNTER_COUNT, Counter, deepStacks, writerStats, type EngineOptions, ty
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
 import { createV2Engine } from './engine-v2';
-import { Keeper, WriterLock, abandoned, checkKeeperOptions, openLocked } from './lifetime';
+import { Keeper, type WriterLock, abandoned, checkKeeperOptions, openLocked } from './lifetime';
 import { StackInterner } from './stack-interner';
 import { createHeapSink, type HeapFileSink, type HeapSinkOptions } from './heap-sink';
 import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';

@@ -35,13 +35,21 @@
     }
     if (NS[unit] !== undefined) {
       var ns = v * NS[unit];
-      var scales = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']];
-      for (var i = 0; i < scales.length; i++) if (Math.abs(ns) >= scales[i][0] || i === scales.length - 1) return trim(ns / scales[i][0]) + scales[i][1];
+      var scales = [
+        [1e9, 's'],
+        [1e6, 'ms'],
+        [1e3, 'µs'],
+        [1, 'ns'],
+      ];
+      for (var i = 0; i < scales.length; i++)
+        if (Math.abs(ns) >= scales[i][0] || i === scales.length - 1) return trim(ns / scales[i][0]) + scales[i][1];
     }
     return Number.isInteger(v) ? String(v) : trim(v);
   };
   var what = function (v) {
-    return unit === 'count' && data.sampleType && /^samples?$/.test(data.sampleType.type) ? v + ' samples' : fmt(v) + (data.sampleType ? ' of ' + data.sampleType.type : '');
+    return unit === 'count' && data.sampleType && /^samples?$/.test(data.sampleType.type)
+      ? v + ' samples'
+      : fmt(v) + (data.sampleType ? ' of ' + data.sampleType.type : '');
   };
   var STATUS = [
     { name: 'on-CPU', color: '#e8743b' },
@@ -51,7 +59,8 @@
   var page = (window.profpackPage = { data: data, ready: false });
 
   var chartWidth = Math.max(640, $('chart').clientWidth || 960);
-  var chart = flamegraph.default()
+  var chart = flamegraph
+    .default()
     .width(chartWidth)
     .cellHeight(18)
     .transitionDuration(250)
@@ -71,7 +80,9 @@
     return f.name.toLowerCase().indexOf(t) >= 0 || (f.file || '').toLowerCase().indexOf(t) >= 0;
   });
   chart.setSearchHandler(function (results, sum, total) {
-    $('search-result').textContent = $('search').value ? 'matched ' + fmt(sum) + ' of ' + what(total) + ' (' + pct(sum, total) + ')' : '';
+    $('search-result').textContent = $('search').value
+      ? 'matched ' + fmt(sum) + ' of ' + what(total) + ' (' + pct(sum, total) + ')'
+      : '';
     $('search-result').dataset.samples = String(sum);
   });
 
@@ -112,7 +123,19 @@
   function initFlame() {
     var rootTotal = 0;
     chart.setLabelHandler(function (d) {
-      return d.data.name + (where(d) ? '  ' + where(d) : '') + '  ·  total ' + fmt(d.data.value) + ' (' + pct(d.data.value, rootTotal) + ')  ·  self ' + fmt(d.data.self) + ' (' + pct(d.data.self, rootTotal) + ')';
+      return (
+        d.data.name +
+        (where(d) ? '  ' + where(d) : '') +
+        '  ·  total ' +
+        fmt(d.data.value) +
+        ' (' +
+        pct(d.data.value, rootTotal) +
+        ')  ·  self ' +
+        fmt(d.data.self) +
+        ' (' +
+        pct(d.data.self, rootTotal) +
+        ')'
+      );
     });
     var heap = data.heap || null;
     var state = { b0: 0, b1: data.bucketCount, thread: null, mask: 7 };
@@ -211,7 +234,10 @@
     var W = chartWidth;
     var plotW = W - labelW;
     var laneH = 120;
-    var svg = d3.select('#timeline').attr('width', W).attr('height', laneH + 20);
+    var svg = d3
+      .select('#timeline')
+      .attr('width', W)
+      .attr('height', laneH + 20);
     var n = Math.max(1, data.bucketCount);
     var bw = plotW / n;
     var peak = 1;
@@ -242,9 +268,14 @@
     svg
       .append('g')
       .attr('transform', 'translate(' + labelW + ',' + laneH + ')')
-      .call(d3.axisBottom(axis).ticks(8).tickFormat(function (ms) {
-        return ms + ' ms';
-      }));
+      .call(
+        d3
+          .axisBottom(axis)
+          .ticks(8)
+          .tickFormat(function (ms) {
+            return ms + ' ms';
+          }),
+      );
     var brush = d3
       .brushX()
       .extent([
@@ -263,7 +294,11 @@
         }
         page.render();
       });
-    var brushG = svg.append('g').attr('id', 'brush').attr('transform', 'translate(' + labelW + ',0)').call(brush);
+    var brushG = svg
+      .append('g')
+      .attr('id', 'brush')
+      .attr('transform', 'translate(' + labelW + ',0)')
+      .call(brush);
     function moveBrush() {
       brushG.call(brush.move, state.b0 === 0 && state.b1 === data.bucketCount ? null : [state.b0 * bw, state.b1 * bw]);
     }
@@ -279,7 +314,14 @@
       tr.dataset.file = r.file;
       tr.dataset.self = String(r.self);
       tr.dataset.total = String(r.total);
-      [fmt(r.self), pct(r.self, samples), fmt(r.total), pct(r.total, samples), r.name, frameInfo(r.file, r.line)].forEach(function (cell, i) {
+      [
+        fmt(r.self),
+        pct(r.self, samples),
+        fmt(r.total),
+        pct(r.total, samples),
+        r.name,
+        frameInfo(r.file, r.line),
+      ].forEach(function (cell, i) {
         var td = document.createElement('td');
         td.textContent = String(cell);
         if (i < 4) td.className = 'num';
@@ -326,17 +368,30 @@
           if (v === 0) continue;
           var h = ((laneH - 4) * v) / peak;
           y -= h;
-          g.append('rect').attr('x', b2 * bw).attr('y', y).attr('width', Math.max(bw - 0.5, 0.5)).attr('height', h).attr('fill', STATUS[c].color);
+          g.append('rect')
+            .attr('x', b2 * bw)
+            .attr('y', y)
+            .attr('width', Math.max(bw - 0.5, 0.5))
+            .attr('height', h)
+            .attr('fill', STATUS[c].color);
         }
       }
     });
-    var axis = d3.scaleLinear().domain([view.bucketMs(data, 0), view.bucketMs(data, data.bucketCount)]).range([0, plotW]);
+    var axis = d3
+      .scaleLinear()
+      .domain([view.bucketMs(data, 0), view.bucketMs(data, data.bucketCount)])
+      .range([0, plotW]);
     svg
       .append('g')
       .attr('transform', 'translate(' + labelW + ',' + keys.length * laneH + ')')
-      .call(d3.axisBottom(axis).ticks(8).tickFormat(function (ms) {
-        return ms + ' ms';
-      }));
+      .call(
+        d3
+          .axisBottom(axis)
+          .ticks(8)
+          .tickFormat(function (ms) {
+            return ms + ' ms';
+          }),
+      );
     var brush = d3
       .brushX()
       .extent([
@@ -382,7 +437,18 @@
     });
     chart.setLabelHandler(function (d) {
       var s = d.data.delta > 0 ? '+' : '';
-      return d.data.name + (where(d) ? '  ' + where(d) : '') + '  ·  base ' + fmt(d.data.base) + ', new ' + fmt(d.data.value) + ' (' + s + fmt(d.data.delta) + ')';
+      return (
+        d.data.name +
+        (where(d) ? '  ' + where(d) : '') +
+        '  ·  base ' +
+        fmt(d.data.base) +
+        ', new ' +
+        fmt(d.data.value) +
+        ' (' +
+        s +
+        fmt(d.data.delta) +
+        ')'
+      );
     });
     d3.select('#chart').datum(tree).call(chart);
     var body = $('functions').querySelector('tbody');
@@ -392,7 +458,14 @@
       tr.dataset.file = r.filename;
       tr.dataset.selfDelta = String(r.selfDelta);
       tr.className = r.selfDelta > 0 ? 'grew' : r.selfDelta < 0 ? 'shrank' : '';
-      [fmtDelta(r.selfDelta), r.baseSelf.toFixed(data.normalized ? 1 : 0), r.newSelf, fmtDelta(r.totalDelta), r.funcname || '(anonymous)', r.filename].forEach(function (cell, i) {
+      [
+        fmtDelta(r.selfDelta),
+        r.baseSelf.toFixed(data.normalized ? 1 : 0),
+        r.newSelf,
+        fmtDelta(r.totalDelta),
+        r.funcname || '(anonymous)',
+        r.filename,
+      ].forEach(function (cell, i) {
         var td = document.createElement('td');
         td.textContent = String(cell);
         if (i < 4) td.className = 'num';

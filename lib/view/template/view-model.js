@@ -77,7 +77,15 @@
     }
     var rows = [];
     for (var k = 0; k < data.funcs.length; k++) {
-      if (total[k] > 0) rows.push({ func: k, name: data.funcs[k].name, file: data.funcs[k].file, line: data.funcs[k].line, self: self[k], total: total[k] });
+      if (total[k] > 0)
+        rows.push({
+          func: k,
+          name: data.funcs[k].name,
+          file: data.funcs[k].file,
+          line: data.funcs[k].line,
+          self: self[k],
+          total: total[k],
+        });
     }
     rows.sort(function (a, b) {
       return b.self - a.self || b.total - a.total || a.func - b.func;
@@ -140,5 +148,13 @@
     return (data.originUs + b * data.bucketUs) / 1000;
   }
 
-  return { CLASSES: CLASSES, selectRange: selectRange, functionRows: functionRows, flameTree: flameTree, timeline: timeline, bucketMs: bucketMs, threadNode: threadNode };
+  return {
+    CLASSES: CLASSES,
+    selectRange: selectRange,
+    functionRows: functionRows,
+    flameTree: flameTree,
+    timeline: timeline,
+    bucketMs: bucketMs,
+    threadNode: threadNode,
+  };
 });

@@ -4,7 +4,12 @@
 'use strict';
 
 function frame(i) {
-  return { filename: `mod${i % 7}.py`, funcname: `fn${i}`, location: { lineno: i + 1, endLineno: i + 2, colOffset: 0, endColOffset: 8 }, opcode: i % 200 };
+  return {
+    filename: `mod${i % 7}.py`,
+    funcname: `fn${i}`,
+    location: { lineno: i + 1, endLineno: i + 2, colOffset: 0, endColOffset: 8 },
+    opcode: i % 200,
+  };
 }
 
 function busySample(i) {

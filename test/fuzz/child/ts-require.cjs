@@ -24,7 +24,12 @@ require.extensions['.ts'] = function loadTs(module, filename) {
     ts ??= require('typescript');
     output = ts.transpileModule(source, {
       fileName: filename,
-      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true, sourceMap: false },
+      compilerOptions: {
+        module: ts.ModuleKind.CommonJS,
+        target: ts.ScriptTarget.ES2022,
+        esModuleInterop: true,
+        sourceMap: false,
+      },
     }).outputText;
     fs.mkdirSync(cacheDir, { recursive: true });
     // Write then rename: children running at once never read half a file.

@@ -19,7 +19,12 @@ const { busySample } = require(path.join(__dirname, 'samples.cjs'));
 
 const [mode, backend, compression, target] = process.argv.slice(2);
 const say = (obj) => fs.writeSync(1, JSON.stringify(obj) + '\n');
-const describe = (err) => ({ profpack: isProfpackError(err), name: err && err.name, code: err && err.code, message: String(err && err.message).slice(0, 200) });
+const describe = (err) => ({
+  profpack: isProfpackError(err),
+  name: err && err.name,
+  code: err && err.code,
+  message: String(err && err.message).slice(0, 200),
+});
 
 function attempt(what, fn) {
   try {

@@ -20,7 +20,11 @@ function usage() {
 
 /** The growth from `before` to `after`, as the tests read it. */
 function growth(before, after) {
-  return { rssGrowth: after.rss - before.rss, heapUsedGrowth: after.heapUsed - before.heapUsed, externalGrowth: after.external - before.external };
+  return {
+    rssGrowth: after.rss - before.rss,
+    heapUsedGrowth: after.heapUsed - before.heapUsed,
+    externalGrowth: after.external - before.external,
+  };
 }
 
 module.exports = { outsideHeap, usage, growth };

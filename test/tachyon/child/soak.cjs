@@ -20,10 +20,17 @@ if (!isMainThread) {
   let k = 0;
   const next = () => {
     const file = path.join(dir, `w${id}-${k}.bin`);
-    const w = new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which, compression: k % 4 === 3 ? 'none' : 'zstd', flushIntervalMs: 50 });
+    const w = new ProfileWriter(file, {
+      sampleIntervalUs: 1000,
+      backend: which,
+      compression: k % 4 === 3 ? 'none' : 'zstd',
+      flushIntervalMs: 50,
+    });
     const ids = [];
-    for (let f = 0; f < 20; f++) ids.push(w.internFrame({ filename: `w${id}.py`, funcname: `f${(f + k) % 40}`, lineno: f }));
-    for (let s = 0; s < SAMPLES; s++) w.writeStack(1 + (s % 3), 0, 1000 * s, 1, [ids[(s * 7) % 20], ids[s % 5], ids[0]]);
+    for (let f = 0; f < 20; f++)
+      ids.push(w.internFrame({ filename: `w${id}.py`, funcname: `f${(f + k) % 40}`, lineno: f }));
+    for (let s = 0; s < SAMPLES; s++)
+      w.writeStack(1 + (s % 3), 0, 1000 * s, 1, [ids[(s * 7) % 20], ids[s % 5], ids[0]]);
     if (k % 2 === 0) w.flush();
     w.finalize();
     parentPort.postMessage({ file, samples: SAMPLES });

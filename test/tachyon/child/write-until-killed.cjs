@@ -21,7 +21,18 @@ function writeSamples(writer, ids, from, to) {
 
 function internFrames(writer) {
   const ids = [];
-  for (let i = 0; i < 64; i++) ids.push(writer.internFrame({ filename: `pkg/mod${i % 7}.py`, funcname: `fn_${i}`, lineno: 10 + i, endLineno: 12 + i, column: i % 9, endColumn: 20, opcode: i % 3 === 0 ? null : i }));
+  for (let i = 0; i < 64; i++)
+    ids.push(
+      writer.internFrame({
+        filename: `pkg/mod${i % 7}.py`,
+        funcname: `fn_${i}`,
+        lineno: 10 + i,
+        endLineno: 12 + i,
+        column: i % 9,
+        endColumn: 20,
+        opcode: i % 3 === 0 ? null : i,
+      }),
+    );
   return ids;
 }
 
@@ -32,7 +43,13 @@ if (require.main === module) {
   const { ProfileWriter } = require(path.join(__dirname, '..', '..', '..', 'lib', 'tachyon', 'index.ts'));
   const [which, compression, file, mode] = process.argv.slice(2);
   if (mode === 'flush') {
-    const w = new ProfileWriter(file, { sampleIntervalUs: 250, startTimeUs: 1_000_000, backend: which, compression, mode: 'cpu' });
+    const w = new ProfileWriter(file, {
+      sampleIntervalUs: 250,
+      startTimeUs: 1_000_000,
+      backend: which,
+      compression,
+      mode: 'cpu',
+    });
     const ids = internFrames(w);
     let written = 0;
     for (let k = 0; k < 3; k++) {
@@ -45,7 +62,13 @@ if (require.main === module) {
     process.stdout.write('waiting\n');
     setInterval(() => {}, 1000);
   } else {
-    const w = new ProfileWriter(file, { sampleIntervalUs: 250, startTimeUs: 1_000_000, backend: which, compression, flushIntervalMs: 40 });
+    const w = new ProfileWriter(file, {
+      sampleIntervalUs: 250,
+      startTimeUs: 1_000_000,
+      backend: which,
+      compression,
+      flushIntervalMs: 40,
+    });
     const ids = internFrames(w);
     let written = 0;
     const batch = () => {
