@@ -10,7 +10,7 @@ const http = require('node:http');
 const requests = Number(process.argv[2] ?? 6000);
 const inFlight = 16;
 // Global: alive at exit, when recorders take their last look.
-globalThis.responseCache = new Map();
+const responseCache = new Map();
 
 function respond(order) {
   const lines = order.items.map((item) => ({

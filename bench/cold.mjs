@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { machine, median, table } from './_harness.mjs';
+import { cpythonInterpreter } from '../test/support/cpython.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -36,7 +37,6 @@ const pythonScript = `
 import json, sys, time
 t0 = time.perf_counter()
 import _remote_debugging
-import { cpythonInterpreter } from '../test/support/cpython.mjs';
 class Counter:
     n = 0
     def collect(self, stack_frames, timestamps_us=None):

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { machine, median, table } from './_harness.mjs';
 import { writeSynthetic } from './_synthetic.mjs';
+import { cpythonInterpreter } from '../test/support/cpython.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -189,7 +190,6 @@ if sys.argv[1]:
         def collect(self, s, timestamps_us=None): pass
     r = _remote_debugging.BinaryReader(sys.argv[1]); r.replay(C()); r.close()
 import re
-import { cpythonInterpreter } from '../test/support/cpython.mjs';
 print(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))`;
   const run = spawnSync(python, ['-c', script, file], { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(run.stderr);

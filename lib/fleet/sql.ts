@@ -111,6 +111,7 @@ export async function querySql(sql: string, inputs: readonly string[], options: 
 function cell(v: unknown): string {
   if (v === null || v === undefined) return 'NULL';
   if (typeof v === 'number' && !Number.isInteger(v)) return String(Math.round(v * 1000) / 1000);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects took JSON.stringify: v is a primitive here
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
@@ -139,6 +140,7 @@ export function formatSqlTable(result: SqlResult): string {
 /** One RFC 4180 CSV line (no line end). */
 export function csvLine(values: readonly unknown[]): string {
   const quote = (v: unknown): string => {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects took JSON.stringify: v is a primitive here
     const s = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
     return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
   };

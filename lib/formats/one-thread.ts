@@ -4,7 +4,6 @@
  */
 import { ErrorCode, ProfpackError } from '../errors';
 import { sampleCountColumn, threadKey, type ProfileSource } from '../profile/index';
-import type { CpuProfileCallFrame } from '../v8/index';
 import { GrowingFloats, GrowingUints } from './io';
 
 /** The records of one thread, in the source's order, with the value column being written. */

@@ -14,7 +14,7 @@ import type { CpuProfile } from '../v8/index';
 import type { ProfileSink } from './sink';
 import type { Frame } from '../profile/index';
 import { SourceMapper } from '../sourcemap/index';
-import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
+import { ErrorCode, ProfpackError } from '../errors';
 import { ProfilingMode } from '../tachyon/index';
 import { createTachyonSink, type TachyonSink } from './sink';
 import { checkHeapOptions, HeapFrameReceiver, HeapRecorder, type HeapEventSink, type HeapOptions } from './heap/index';

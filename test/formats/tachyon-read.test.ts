@@ -117,7 +117,7 @@ describe(`Tachyon vectors through the model adapter (${backend.name} backend)`, 
         expect(r.times).toEqual(firstTimes);
         const ts = want.map((s) => Number(s.timestamp_us));
         if (ts.every((t, i) => i === 0 || t >= ts[i - 1]!) && info.sample_interval_us > 0) {
-          expect(r.timeValue).toBe((ts[ts.length - 1]! - ts[0]! + info.sample_interval_us) * 1000);
+          expect(r.timeValue).toBe((ts[ts.length - 1]! - ts[0]! + Number(info.sample_interval_us)) * 1000);
         }
       }
     });

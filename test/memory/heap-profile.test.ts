@@ -1,13 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  heapProfile,
-  leakSuspects,
-  parseHeapMoment,
-  unsampledWeight,
-  type HeapEventBatch,
-  type HeapMoment,
-} from '../../lib/memory/index';
+import { heapProfile, leakSuspects, parseHeapMoment, unsampledWeight, type HeapMoment } from '../../lib/memory/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { handTrace, type HandObject, type HandPoll } from './hand-trace';
 

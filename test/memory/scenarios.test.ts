@@ -21,6 +21,7 @@ let build: Build;
 let runRecorded: typeof RunRecorded;
 beforeAll(() => {
   build = compileBuild();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the build is compiled at run time into a temporary folder
   runRecorded = (require(path.join(build.dist, 'record', 'index.js')) as { runRecorded: typeof RunRecorded })
     .runRecorded;
 });

@@ -2,7 +2,7 @@
 // file gives it (py-spy's and Datadog's names, a Node recording's main and
 // worker threads); the flame page's thread picker reads the same names.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';

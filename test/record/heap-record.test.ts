@@ -136,6 +136,7 @@ describe('heap recording of a program that runs out of heap', () => {
       'globalThis.hoard = [];\nfunction hoardArrays() { for (let i = 0; i < 2; i++) hoard.push(new Array(10000).fill(hoard.length)); }\nsetInterval(hoardArrays, 20);\n',
     );
     const heap = new HeapCollector();
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the build is compiled at run time into a temporary folder
     const { runRecorded } = require(path.join(build.dist, 'record', 'index.js')) as { runRecorded: typeof RunRecorded };
     const { code, signal, summary } = await runRecorded([process.execPath, '--max-old-space-size=64', program], {
       out: path.join(dir, 'oom.tach'),

@@ -278,7 +278,7 @@ describe('FdSender', () => {
     ),
   };
 
-  it('a writer that stops reading: the send gives up after the stall bound, warns once, and the program goes on', async () => {
+  it('a writer that stops reading: the send gives up after the stall bound, warns once, and the program goes on', () => {
     const { child, fd } = pipeInto(['sleep', '30']);
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     const sender = new FdSender(fd, 300);

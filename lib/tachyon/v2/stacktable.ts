@@ -24,7 +24,7 @@
  * decoder reads the files written before. The tree (ChildTable), the thread
  * path (StackPath) and the sink/source shapes are shared with recent.ts.
  */
-import { ErrorCode, ProfpackError } from '../../errors';
+import { ErrorCode } from '../../errors';
 import { MAX_STACK_DEPTH } from '../format';
 import type { ByteSink, ByteSource } from './bytes';
 

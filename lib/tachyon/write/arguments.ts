@@ -5,14 +5,7 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/index';
-import {
-  MAX_PROFILING_MODE,
-  PROFILING_MODE_NAMES,
-  ProfilingConfig,
-  U32_MAX,
-  U64_MAX,
-  type ProfilingModeName,
-} from '../format';
+import { MAX_PROFILING_MODE, PROFILING_MODE_NAMES, ProfilingConfig, U32_MAX, U64_MAX } from '../format';
 import type { StackCoding } from '../v2/index';
 import type { ProfileWriterOptions } from './types';
 
