@@ -21,7 +21,8 @@ export function loadDuckDB(): DuckDBModule {
     loaded = require('@duckdb/node-api') as DuckDBModule;
   } catch (err) {
     throw new ProfpackError(
-      `DuckDB is not available (${(err as Error).message.split('\n', 1)[0]}); install it with "npm install @duckdb/node-api"`,
+      `DuckDB is not available (${(err as Error).message.split('\n', 1)[0]}); ` +
+        'install it with "npm install @duckdb/node-api"',
       {
         code: ErrorCode.DUCKDB_UNAVAILABLE,
         expected: '@duckdb/node-api and its platform binary (@duckdb/node-bindings-<os>-<arch>)',

@@ -13,7 +13,10 @@ import { TABLE_NAMES, createTables, loadProfiles, type LoadOptions, type LoadRes
 export interface ExportOptions extends LoadOptions {
   /** Parquet compression codec (default zstd). */
   compression?: 'zstd' | 'snappy' | 'gzip' | 'uncompressed';
-  /** DuckDB's memory_limit while the tables are built and copied; beyond it DuckDB spills to a directory in os.tmpdir(). Default 1GB. */
+  /**
+   * DuckDB's memory_limit while the tables are built and copied; beyond it DuckDB spills to a directory in
+   * os.tmpdir(). Default 1GB.
+   */
   memoryLimit?: string;
 }
 
@@ -36,7 +39,8 @@ export async function exportParquet(
       expected: CODECS.join(' | '),
     });
   const files = listProfileFiles(inputs);
-  // Every sample is held by DuckDB until COPY: bounded, so a large fleet spills to temp files instead of growing to many GB.
+  // Every sample is held by DuckDB until COPY: bounded, so a large fleet spills to temp files instead of growing
+  // to many GB.
   const db = await connectDuckDB({ memoryLimit: options.memoryLimit ?? '1GB' });
   try {
     await createTables(db.connection);

@@ -143,7 +143,8 @@ export function listProfileFiles(inputs: readonly string[], options: ListingOpti
     try {
       st = statSync(input);
     } catch (err) {
-      throw fsError(err, input, 'read', ErrorCode.FLEET_NO_INPUT); // the path and the OS code in details, as lib/input.ts reports
+      // The path and the OS code in details, as lib/input.ts reports.
+      throw fsError(err, input, 'read', ErrorCode.FLEET_NO_INPUT);
     }
     if (!st.isDirectory()) {
       add(input, st);

@@ -9,7 +9,10 @@ import { sqlString } from './duckdb';
 const PER_STACK = 'SELECT stack_id, sum(value) AS n FROM samples GROUP BY stack_id';
 
 export const EXAMPLE_QUERIES = {
-  /** `profpack top` across files, in each profile's default sample type: self = innermost frame, total = anywhere on the stack (once per sample). */
+  /**
+   * `profpack top` across files, in each profile's default sample type: self = innermost frame, total = anywhere
+   * on the stack (once per sample).
+   */
   topFunctions: (limit = 10): string => `WITH per_stack AS (${PER_STACK}),
 self AS (
   SELECT funcname, filename, sum(n) AS self
@@ -38,7 +41,10 @@ FROM leaf, span
 GROUP BY funcname
 ORDER BY abs(change) DESC, funcname${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
 
-  /** On-CPU share of each thread of each profile, per second since the profile's start (status bit 2 = ON_CPU), in the default sample type (samples for Tachyon files). */
+  /**
+   * On-CPU share of each thread of each profile, per second since the profile's start (status bit 2 = ON_CPU),
+   * in the default sample type (samples for Tachyon files).
+   */
   threadCpu: (limit = 10): string => `SELECT host, profile_id % 100000 AS profile, thread_id,
        (timestamp_us - start_us) // 1000000 AS second,
        sum(value) AS samples,

@@ -44,7 +44,10 @@ function plain(value: unknown): unknown {
   return value;
 }
 
-/** Runs `sql` over `inputs` and hands back its rows as a stream (memory: one chunk, plus what DuckDB holds within its limit). */
+/**
+ * Runs `sql` over `inputs` and hands back its rows as a stream (memory: one chunk, plus what DuckDB holds within
+ * its limit).
+ */
 export async function openSqlQuery(
   sql: string,
   inputs: readonly string[],
@@ -140,7 +143,8 @@ export function formatSqlTable(result: SqlResult): string {
 /** One RFC 4180 CSV line (no line end). */
 export function csvLine(values: readonly unknown[]): string {
   const quote = (v: unknown): string => {
-    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects took JSON.stringify: v is a primitive here
+    // Objects took JSON.stringify: v is a primitive here.
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- v is a primitive
     const s = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
     return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
   };

@@ -178,7 +178,10 @@ class ChunkAppender {
   }
 }
 
-/** Streams each file's samples into the tables (one file open at a time); each distinct frame and stack is written once. */
+/**
+ * Streams each file's samples into the tables (one file open at a time); each distinct frame and stack is
+ * written once.
+ */
 export async function loadProfiles(
   connection: DuckDBConnection,
   files: readonly string[],
@@ -260,7 +263,8 @@ export async function loadProfiles(
             for (const l of src.labelSets[labelSet]!)
               labels.appendRow([id, labelSet, l.key, l.str ?? null, l.num ?? null, l.unit ?? null]);
           }
-          // Threads of different interpreters share a thread id in this table; CPython's subinterpreters are rare in fleets.
+          // Threads of different interpreters share a thread id in this table; CPython's subinterpreters are
+          // rare in fleets.
           const thread = src.threads[b.thread[i]!]!.threadId;
           threads.add(thread);
           const time = b.time[i]!;

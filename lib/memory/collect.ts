@@ -104,7 +104,10 @@ export class HeapTraceCollector implements HeapTraceSource {
     return this.threadTable.intern(BigInt(threadId));
   }
 
-  /** The model stack of recorder stack `id`, mapping its not-yet-seen ancestors first (iteratively: stacks can be deep). */
+  /**
+   * The model stack of recorder stack `id`, mapping its not-yet-seen ancestors first (iteratively: stacks can be
+   * deep).
+   */
   private modelStack(stacks: RecorderStacks, id: number): number {
     if (id === NO_HEAP_STACK || id >= stacks.size) return NO_HEAP_STACK;
     if (this.stackMap.length < stacks.size) {

@@ -19,7 +19,10 @@ import type { Frame, ThreadRef } from './types';
 export const NO_HEAP_STACK = 0xffffffff;
 
 export interface HeapTraceMeta {
-  /** V8's mean sampling interval in bytes: an object of `size` bytes is sampled with probability 1 − exp(−size / intervalBytes). */
+  /**
+   * V8's mean sampling interval in bytes: an object of `size` bytes is sampled with probability
+   * 1 − exp(−size / intervalBytes).
+   */
   intervalBytes: number;
   /** Start of the recording (or of this rotated file), µs: Unix epoch in a file recording, else the source's clock. */
   startTimeUs: number;
@@ -27,7 +30,10 @@ export interface HeapTraceMeta {
   durationUs: number;
 }
 
-/** Objects a rotated file inherits: allocated before it began and still live then (`allocTimesUs` are their first polls). */
+/**
+ * Objects a rotated file inherits: allocated before it began and still live then (`allocTimesUs` are their first
+ * polls).
+ */
 export interface HeapLiveAtStart {
   kind: 'live';
   /** Index into the source's `threads`. */
@@ -61,7 +67,10 @@ export interface HeapFreeEvents {
   thread: number;
   timeUs: number;
   sinceUs: number;
-  /** The freed objects' ordinals, ascending; each names an earlier allocation (or live-at-start object) of this thread. */
+  /**
+   * The freed objects' ordinals, ascending; each names an earlier allocation (or live-at-start object) of this
+   * thread.
+   */
   ordinals: Uint32Array;
 }
 

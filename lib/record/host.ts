@@ -33,7 +33,10 @@ export interface RecordingHostOptions {
   startTimeUs?: bigint;
   /** Added to V8's monotonic sample times (default: epochOffsetUs() when startTimeUs is not given, else 0). */
   epochOffsetUs?: bigint;
-  /** ProfileWriter flushIntervalMs: what a SIGKILL of the writing process loses (default 1000; `profpack recover` salvages the rest). */
+  /**
+   * ProfileWriter flushIntervalMs: what a SIGKILL of the writing process loses (default 1000; `profpack recover`
+   * salvages the rest).
+   */
   flushIntervalMs?: number;
   /** Frames of compiled scripts written at their source-mapped position (default true). */
   sourceMaps?: boolean;

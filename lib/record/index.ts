@@ -20,4 +20,4 @@ export {
   type RotatedFileStats,
   type OnFile,
 } from './rotate';
-export { checkHeapOptions, parseByteSize, DEFAULT_HEAP_INTERVAL_BYTES } from './heap/index';
+export { checkHeapOptions, parseByteSize, DEFAULT_HEAP_INTERVAL_BYTES, HEAP_POLLS, type HeapPolls } from './heap/index';

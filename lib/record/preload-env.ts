@@ -9,6 +9,8 @@ export const RecordEnv = {
   /** Set: also record the heap, at this mean sampling interval in bytes. */
   heapIntervalBytes: 'PROFPACK_RECORD_HEAP_INTERVAL_BYTES',
   heapNearLimitRatio: 'PROFPACK_RECORD_HEAP_NEAR_LIMIT_RATIO',
+  /** 'harvest': every timed harvest polls the heap (heap/options.ts, HeapPolls). */
+  heapPolls: 'PROFPACK_RECORD_HEAP_POLLS',
   /**
    * Child processes (`--children`): JSON ChildRecording. Every Node process
    * started below the recorded one (it stays in the environment) that has no

@@ -81,6 +81,8 @@ if (isMainThread) {
     const nearLimitRatio = numberFrom(RecordEnv.heapNearLimitRatio);
     delete env[RecordEnv.heapIntervalBytes];
     delete env[RecordEnv.heapNearLimitRatio];
+    const polls = env[RecordEnv.heapPolls] === 'harvest' ? 'harvest' : 'paced';
+    delete env[RecordEnv.heapPolls];
     const channel = defaultChannelName();
     if (workers) env[RecordEnv.channel] = channel;
     try {
@@ -91,7 +93,7 @@ if (isMainThread) {
         harvestMs: numberFrom(RecordEnv.harvestMs),
         workers,
         channel,
-        heap: heapIntervalBytes === undefined ? undefined : { intervalBytes: heapIntervalBytes, nearLimitRatio },
+        heap: heapIntervalBytes === undefined ? undefined : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls },
       });
     } catch (err) {
       // The program runs anyway; only the recording is lost.

@@ -156,7 +156,10 @@ function sinkTarget(
   };
 }
 
-/** The inline writer of a rotating recording: a RecordingHost in this process (the writer process runs the same host). */
+/**
+ * The inline writer of a rotating recording: a RecordingHost in this process (the writer process runs the same
+ * host).
+ */
 function hostTarget(host: RecordingHost, onFile: OnFile): ChunkTarget {
   host.startRotating(onFile);
   return {
@@ -236,7 +239,8 @@ export function startRecording(options: RecordingOptions = {}): Recording {
       rotate !== undefined)
   ) {
     throw new ProfpackError(
-      'heapSink takes the heap events of a heap recording with sink or the inline writer (the writer process and fd have their own)',
+      'heapSink takes the heap events of a heap recording with sink or the inline writer ' +
+        '(the writer process and fd have their own)',
       { code: ErrorCode.INVALID_ARGUMENT },
     );
   }

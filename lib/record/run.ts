@@ -36,7 +36,10 @@ export interface RunRecordedOptions {
   heap?: HeapOptions | true;
   /** Where its heap events go instead of the file (default: the file's heap section, format version 2). */
   heapSink?: HeapEventSink;
-  /** After SIGINT/SIGTERM reaches this process, how long the command may take to exit before it gets SIGKILL (default 10 s). */
+  /**
+   * After SIGINT/SIGTERM reaches this process, how long the command may take to exit before it gets SIGKILL
+   * (default 10 s).
+   */
   killAfterMs?: number;
   /**
    * Also record the Node processes the command starts (default true): each
@@ -109,6 +112,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   if (heap !== undefined) {
     env[RecordEnv.heapIntervalBytes] = String(heap.intervalBytes);
     env[RecordEnv.heapNearLimitRatio] = String(heap.nearLimitRatio);
+    env[RecordEnv.heapPolls] = heap.polls;
   }
   const startedMs = Date.now();
   const children = options.children ?? true;

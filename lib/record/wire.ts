@@ -9,8 +9,9 @@
  * finalizes the file.
  *
  * Framing: u32 little-endian byte length, then that many bytes of UTF-8
- * JSON; a length with bit 31 set is a binary heap frame (heap/wire.ts). Sends are synchronous (fs.writeSync), so the last harvest also goes
- * out from an 'exit' handler, where nothing asynchronous runs any more.
+ * JSON; a length with bit 31 set is a binary heap frame (heap/wire.ts).
+ * Sends are synchronous (fs.writeSync), so the last harvest also goes out
+ * from an 'exit' handler, where nothing asynchronous runs any more.
  */
 import * as fs from 'node:fs';
 import { callFrameKey, type CpuProfile, type CpuProfileCallFrame } from '../v8/index';
@@ -111,7 +112,10 @@ export function encodeFrame(message: WireMessage): Buffer {
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
-/** A full pipe that has not moved for this long means the writer is stuck: stop sending rather than hang the program. */
+/**
+ * A full pipe that has not moved for this long means the writer is stuck: stop sending rather than hang the
+ * program.
+ */
 export const SEND_STALL_MS = 30_000;
 
 /**

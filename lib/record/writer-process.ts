@@ -50,7 +50,8 @@ function main(): void {
       if (summary.complete) process.stdout.write(`${JSON.stringify(summary)}\n`);
       else
         process.stderr.write(
-          `profpack: the recorded process ended without stopping its recording; ${summary.out} holds its ${summary.samples} samples up to the last harvest\n`,
+          'profpack: the recorded process ended without stopping its recording; ' +
+            `${summary.out} holds its ${summary.samples} samples up to the last harvest\n`,
         );
       process.exitCode = 0;
     } catch (err) {

@@ -15,7 +15,10 @@ export interface WriterProcess {
   sender: FdSender;
   /** A rotating writer's finished files so far ('file' lines), without waiting. */
   pollFiles(onFile: OnFile): void;
-  /** After the 'end' message: blocks until the writer has finalized the file (its summary line); returns the last file. */
+  /**
+   * After the 'end' message: blocks until the writer has finalized the file (its summary line); returns the last
+   * file.
+   */
   waitFinal(onFile: OnFile): string | undefined;
 }
 

@@ -235,9 +235,14 @@ export function diffSources(
   const html = renderPage({
     kind: 'diff',
     title: options.title ?? 'profpack diff',
-    summary: `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, result.sampleType.unit)}, new ${formatValue(result.newTotal, result.sampleType.unit)}${result.normalized ? `; base scaled ×${result.scale.toFixed(3)}` : ''}; widths are the new profile's`,
+    summary:
+      `${sampleTypeName(result.sampleType)}: base ${formatValue(result.baseTotal, result.sampleType.unit)}, ` +
+      `new ${formatValue(result.newTotal, result.sampleType.unit)}` +
+      `${result.normalized ? `; base scaled ×${result.scale.toFixed(3)}` : ''}; widths are the new profile's`,
     legend:
-      '<span style="background:rgb(235,35,35);color:#fff">grew</span><span style="background:rgb(35,35,235);color:#fff">shrank</span><span style="background:rgb(225,225,225)">unchanged</span>',
+      '<span style="background:rgb(235,35,35);color:#fff">grew</span>' +
+      '<span style="background:rgb(35,35,235);color:#fff">shrank</span>' +
+      '<span style="background:rgb(225,225,225)">unchanged</span>',
     columns: [
       'Δself',
       result.normalized ? 'base self (scaled)' : 'base self',

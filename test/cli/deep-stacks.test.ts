@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ProfileReader } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { SLOWDOWN } from '../shared';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];

@@ -14,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ProfileWriter } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { craftTachyon, fullRecord, recordPrefix, STATUS, uvarint } from '../fuzz/craft';
 import { repoRoot, SLOWDOWN } from '../shared';
 

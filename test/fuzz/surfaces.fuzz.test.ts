@@ -22,7 +22,7 @@ import { backend } from '../../lib/backend';
 import { listProfileFiles } from '../../lib/fleet/listing';
 import { openProfile } from '../../lib/formats/registry';
 import { ProfileWriter, recover } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { SLOWDOWN } from '../shared';
 import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';
 import { version2Seeds } from './seeds';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { runRecorded as RunRecorded } from '../../lib/record/run';
-import { compileBuild, type Build } from '../convert/build';
+import { compileBuild, type Build } from '../support/build';
 import { goPprofTopFirst } from '../support/outside-tools';
 
 const fixtures = path.join(__dirname, '..', 'fixtures', 'heap');
@@ -60,7 +60,9 @@ describe.each([
     input = rotated ? path.join(dir, name) : path.join(dir, `${name}.tach`);
     const { code } = await runRecorded([process.execPath, '--expose-gc', program, report, '120', '25'], {
       out: input,
-      heap: { intervalBytes: 4096 },
+      // A poll at every harvest: the default paced polls (a few per second of CPU, each a full GC) leave a
+      // 2-s program's garbage, which lives for milliseconds, almost all stackless (docs/memory.md).
+      heap: { intervalBytes: 4096, polls: 'harvest' },
       harvestMs: 50,
       stdio: 'pipe',
       ...(rotated ? { rotate: { everyMs: 700, dir: input } } : {}),

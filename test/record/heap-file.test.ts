@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/formats/v8';
+import type { CpuProfile } from '../../lib/v8/index';
 import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/index';
 import { encodeHeapFrame, HeapStackNumbers, NO_STACK, type SamplingHeapNode } from '../../lib/record/heap/index';
 import { RecordingHost } from '../../lib/record/host';
@@ -184,7 +184,7 @@ function cpuChunk(atUs: number): CpuProfile {
     endTime: atUs + 1000,
     samples: [2],
     timeDeltas: [500],
-  } as CpuProfile;
+  };
 }
 
 describe('rotation', () => {

@@ -230,11 +230,12 @@ describe('heap options', () => {
       expect(() => parseByteSize(bad)).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
   });
 
-  it('checks interval and ratio, with defaults', () => {
-    expect(checkHeapOptions(true)).toEqual({ intervalBytes: 512 * 1024, nearLimitRatio: 0.9 });
-    expect(checkHeapOptions({ intervalBytes: 32768, nearLimitRatio: 0.5 })).toEqual({
+  it('checks interval, ratio and polls, with defaults', () => {
+    expect(checkHeapOptions(true)).toEqual({ intervalBytes: 512 * 1024, nearLimitRatio: 0.9, polls: 'paced' });
+    expect(checkHeapOptions({ intervalBytes: 32768, nearLimitRatio: 0.5, polls: 'harvest' })).toEqual({
       intervalBytes: 32768,
       nearLimitRatio: 0.5,
+      polls: 'harvest',
     });
     for (const bad of [
       { intervalBytes: 0 },
@@ -243,6 +244,7 @@ describe('heap options', () => {
       { intervalBytes: NaN },
       { nearLimitRatio: 0 },
       { nearLimitRatio: 1.5 },
+      { polls: 'always' },
       null,
       7,
     ]) {

@@ -24,7 +24,8 @@ export function registerDiff(program: Command): Command {
   return program
     .command('diff')
     .description(
-      'per-function self/total changes from BASE to NEW, largest first; --flame writes a differential flame graph (red grew, blue shrank)',
+      'per-function self/total changes from BASE to NEW, largest first; ' +
+        '--flame writes a differential flame graph (red grew, blue shrank)',
     )
     .argument('<base>', 'the profile before')
     .argument('[new]', 'the profile after (heap: omit it to compare two moments of BASE, --at A --at B)')

@@ -22,7 +22,8 @@ export function registerFlame(program: Command): Command {
     )
     .argument(
       '<files...>',
-      'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; many are aggregated together',
+      'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; ' +
+        'many are aggregated together',
     )
     .option('-o, --output <file>', 'the HTML file to write', 'flame.html')
     .option('--title <text>', 'page title')
@@ -52,7 +53,8 @@ export function registerFlame(program: Command): Command {
           : flame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame, sampleType: flags.sampleType });
         for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
         process.stdout.write(
-          `${s.output}: ${s.samples} samples, ${s.threads} thread(s), ${s.nodes} stack nodes, ${s.buckets} time buckets, ${s.bytes} bytes\n`,
+          `${s.output}: ${s.samples} samples, ${s.threads} thread(s), ${s.nodes} stack nodes, ` +
+            `${s.buckets} time buckets, ${s.bytes} bytes\n`,
         );
       }),
     );

@@ -39,7 +39,8 @@ export function registerMerge(program: Command): Command {
           onWarning: (message) => process.stderr.write(`profpack: warning: ${message}\n`),
         });
         process.stderr.write(
-          `profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files, ${r.threads} threads, ${r.frames} frames (${r.bytes.toLocaleString('en')} bytes)\n`,
+          `profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files, ` +
+            `${r.threads} threads, ${r.frames} frames (${r.bytes.toLocaleString('en')} bytes)\n`,
         );
       }),
     );

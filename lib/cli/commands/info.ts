@@ -37,8 +37,10 @@ export function infoLines(file: string): string[] {
     if (about !== undefined) return nodeInfoLines(file, reader, about);
     const lines = [
       `file:         ${file} (${layout.fileSize} bytes)`,
-      `format:       Tachyon version ${i.version}${reader.stackCoding === null ? '' : ` (${reader.stackCoding} stacks)`}, Python ${i.pythonVersion.join('.')}, ${layout.littleEndian ? 'little' : 'big'}-endian, ` +
-        `${i.compressionType === 1 ? 'zstd' : i.compressionType === 0 ? 'uncompressed' : `compression type ${i.compressionType} (read as uncompressed)`}`,
+      `format:       Tachyon version ${i.version}` +
+        `${reader.stackCoding === null ? '' : ` (${reader.stackCoding} stacks)`}, ` +
+        `Python ${i.pythonVersion.join('.')}, ${layout.littleEndian ? 'little' : 'big'}-endian, ` +
+        compressionName(i),
       `start:        ${i.startTimeUs} us`,
       `interval:     ${i.sampleIntervalUs} us`,
       `samples:      ${i.sampleCount}`,
@@ -46,7 +48,11 @@ export function infoLines(file: string): string[] {
       `strings:      ${i.stringCount}`,
       `frames:       ${i.frameCount}`,
       `mode:         ${i.mode === null ? 'unknown' : (PROFILING_MODE_NAMES[i.mode] ?? String(i.mode))}`,
-      `features:     ${i.captureFeatures === null ? 'unknown' : CAPTURE_FEATURE_NAMES.filter((_, k) => i.captureFeatures! & (1 << k)).join(', ') || 'none'}`,
+      `features:     ${
+        i.captureFeatures === null
+          ? 'unknown'
+          : CAPTURE_FEATURE_NAMES.filter((_, k) => i.captureFeatures! & (1 << k)).join(', ') || 'none'
+      }`,
     ];
     if (i.durationSec !== null) {
       lines.push(
@@ -68,7 +74,9 @@ export function infoLines(file: string): string[] {
       if (s.stack.length >= MAX_STACK_DEPTH) atCap++;
     }
     lines.push(
-      `sampled span: ${first === null ? 'no samples' : `${seconds(last! - first)} (${count} samples, ${threads.size} threads seen)`}`,
+      `sampled span: ${
+        first === null ? 'no samples' : `${seconds(last! - first)} (${count} samples, ${threads.size} threads seen)`
+      }`,
     );
     // A writer cuts deeper stacks to the innermost 256: a stack at the cap may have been cut.
     if (atCap > 0) {
@@ -114,13 +122,15 @@ function nodeInfoLines(file: string, reader: ProfileReader, about: RecordedBy): 
   }
   const lines = [
     `file:         ${file} (${layout.fileSize} bytes)`,
-    `format:       Tachyon version ${i.version}, ${layout.littleEndian ? 'little' : 'big'}-endian, ${compressionName(i)}`,
+    `format:       Tachyon version ${i.version}, ` +
+      `${layout.littleEndian ? 'little' : 'big'}-endian, ${compressionName(i)}`,
     `recorded by:  Node ${about.version} on ${platformName(about)} (host ${about.hostname}), pid ${about.pid}` +
       `${about.ppid === undefined ? '' : ` (parent ${about.ppid})`}, profpack ${about.recorder}`,
     `command:      ${about.argv.join(' ')}`,
     `start:        ${new Date(Number(i.startTimeUs) / 1000).toISOString()}`,
     `interval:     ${i.sampleIntervalUs} us (asks for ${askedRate.toFixed(0)} samples/s per thread)`,
-    "mode:         wall: V8's sampler ticks on wall-clock time; a thread waiting on its event loop is sampled as (idle)",
+    "mode:         wall: V8's sampler ticks on wall-clock time; " +
+      'a thread waiting on its event loop is sampled as (idle)',
     `samples:      ${samples}${samples === k ? '' : ` (in ${k} records)`}`,
     `threads:      ${i.threadCount}`,
     `frames:       ${i.frameCount}`,
@@ -139,7 +149,8 @@ function nodeInfoLines(file: string, reader: ProfileReader, about: RecordedBy): 
     lines.push(`duration:     ${i.durationSec.toFixed(3)} s`);
     lines.push(
       `sample rate:  ${rate.toFixed(1)}/s per thread, ${share.toFixed(0)}% of what the interval asks: ` +
-        "V8's sampler thread waits the interval after each tick, so a period is the interval plus the tick's own cost and any wait for a CPU",
+        "V8's sampler thread waits the interval after each tick, " +
+        "so a period is the interval plus the tick's own cost and any wait for a CPU",
     );
   }
   const pct = (n: number) => (samples === 0 ? '0' : ((100 * n) / samples).toFixed(1));
@@ -167,7 +178,8 @@ export function registerInfo(program: Command): void {
   program
     .command('info')
     .description(
-      'summarise a profile: for Tachyon its header, duration, samples, threads; for other formats what it is and what it measures',
+      'summarise a profile: for Tachyon its header, duration, samples, threads; ' +
+        'for other formats what it is and what it measures',
     )
     .argument('<file>', 'a profile (Tachyon, pprof, .cpuprofile, .heapprofile, speedscope, collapsed)')
     .action((file: string) => {

@@ -10,7 +10,8 @@ import { constants } from 'node:os';
 import * as path from 'node:path';
 import { type Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, parseByteSize } from '../../record/index';
+import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, HEAP_POLLS, parseByteSize } from '../../record/index';
+import type { HeapPolls } from '../../record/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/index';
 import { runRecorded } from '../../record/index';
 import { ProfileReader, stacksAtCapNote } from '../../tachyon/index';
@@ -30,6 +31,7 @@ interface RecordFlags {
   killAfter: string;
   heap?: boolean;
   heapInterval?: string;
+  heapPolls?: HeapPolls;
   children: boolean;
   sourceMaps: boolean;
 }
@@ -48,7 +50,8 @@ export function registerRecord(program: Command): Command {
     .option('--workers', 'also record worker threads, each as its own thread')
     .option(
       '--no-source-maps',
-      'write frames of compiled scripts as they run, not at their source-mapped position (by default a script with an inline or adjacent map reads as its source)',
+      'write frames of compiled scripts as they run, not at their source-mapped position ' +
+        '(by default a script with an inline or adjacent map reads as its source)',
     )
     .option(
       '--no-children',
@@ -60,13 +63,21 @@ export function registerRecord(program: Command): Command {
     .option('--keep <n>', 'rotated files left on disk at most (oldest deleted)')
     .option(
       '--flush-ms <ms>',
-      'how often the file is flushed with its recovery journal: what a SIGKILL of profpack loses (see profpack recover)',
+      'how often the file is flushed with its recovery journal: ' +
+        'what a SIGKILL of profpack loses (see profpack recover)',
       '1000',
     )
     .option('--heap', "also record the main thread's heap: V8's sampled allocations and when they die")
     .option(
       '--heap-interval <bytes>',
       `mean bytes allocated between heap samples (512k, 1m; default ${DEFAULT_HEAP_INTERVAL_BYTES})`,
+    )
+    .addOption(
+      new Option(
+        '--heap-polls <when>',
+        'paced (default): heap polls spaced to a small share of the CPU, each being a full GC; ' +
+          'harvest: a poll at every harvest, for short programs and short-lived garbage, at several times the cost',
+      ).choices([...HEAP_POLLS]),
     )
     .option(
       '--kill-after <seconds>',
@@ -95,12 +106,18 @@ export function registerRecord(program: Command): Command {
           throw new ProfpackError(`--kill-after must be seconds in [0, 86400], not "${flags.killAfter}"`, {
             code: ErrorCode.INVALID_ARGUMENT,
           });
-        if (flags.heapInterval !== undefined && flags.heap !== true)
-          throw new ProfpackError('--heap-interval needs --heap', { code: ErrorCode.INVALID_ARGUMENT });
+        if ((flags.heapInterval !== undefined || flags.heapPolls !== undefined) && flags.heap !== true)
+          throw new ProfpackError(
+            `${flags.heapInterval !== undefined ? '--heap-interval' : '--heap-polls'} needs --heap`,
+            {
+              code: ErrorCode.INVALID_ARGUMENT,
+            },
+          );
         const heap =
           flags.heap === true
             ? checkHeapOptions({
                 intervalBytes: flags.heapInterval === undefined ? undefined : parseByteSize(flags.heapInterval),
+                polls: flags.heapPolls,
               })
             : undefined;
         let rotate: RotateOptions | undefined;
@@ -111,7 +128,8 @@ export function registerRecord(program: Command): Command {
           throw new ProfpackError('--keep needs --rotate', { code: ErrorCode.INVALID_ARGUMENT });
         const onFile = (file: string, stats: { samples: number; bytes: number }): void =>
           void process.stderr.write(
-            `profpack: wrote ${path.relative('.', file)}: ${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`,
+            `profpack: wrote ${path.relative('.', file)}: ` +
+              `${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`,
           );
         const { code, signal, summary, childFiles } = await runRecorded(command, {
           out: path.resolve(flags.out),
@@ -132,23 +150,30 @@ export function registerRecord(program: Command): Command {
         const size = statSync(out).size.toLocaleString('en');
         if (!summary.heard && childFiles.length === 0)
           process.stderr.write(
-            `profpack: the command never started the recording (is it a Node program?); ${flags.out} holds no samples\n`,
+            'profpack: the command never started the recording (is it a Node program?); ' +
+              `${flags.out} holds no samples\n`,
           );
         else if (!summary.heard)
           process.stderr.write(`profpack: the command itself is not a Node program; ${flags.out} holds no samples\n`);
         else if (!summary.complete)
           process.stderr.write(
-            `profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples up to its last harvest (${size} bytes)\n`,
+            `profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); ` +
+              `wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples ` +
+              `up to its last harvest (${size} bytes)\n`,
           );
         else if (rotate === undefined)
           process.stderr.write(
-            `profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`,
+            `profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ` +
+              `${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`,
           );
         // The file holds them (its heap section; heap recordings are format version 2).
         if (summary.stacksAtCap > 0) process.stderr.write(`profpack: ${stacksAtCapNote(summary.stacksAtCap)}\n`);
         if (summary.heap !== undefined)
           process.stderr.write(
-            `profpack: heap: ${summary.heap.allocations.toLocaleString('en')} sampled allocations, ${summary.heap.frees.toLocaleString('en')} frees, ${summary.heap.shortLived.toLocaleString('en')} short-lived (${summary.heap.bytes.toLocaleString('en')} bytes on the pipe)\n`,
+            `profpack: heap: ${summary.heap.allocations.toLocaleString('en')} sampled allocations, ` +
+              `${summary.heap.frees.toLocaleString('en')} frees, ` +
+              `${summary.heap.shortLived.toLocaleString('en')} short-lived ` +
+              `(${summary.heap.bytes.toLocaleString('en')} bytes on the pipe)\n`,
           );
         reportChildren(childFiles, summary.samples, path.basename(command[0] ?? ''));
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
@@ -179,7 +204,8 @@ function reportChildren(files: readonly string[], rootSamples: number, exe: stri
     const relative = path.relative('.', file);
     const shown = relative.startsWith('..') ? file : relative;
     process.stderr.write(
-      `profpack: wrote ${shown} (child process): ${samples === undefined ? 'not finished yet' : `${samples.toLocaleString('en')} samples`}\n`,
+      `profpack: wrote ${shown} (child process): ` +
+        `${samples === undefined ? 'not finished yet' : `${samples.toLocaleString('en')} samples`}\n`,
     );
     if (samples !== undefined && samples > (busiest?.samples ?? rootSamples)) busiest = { file: shown, samples };
   }

@@ -41,7 +41,8 @@ export function registerTop(program: Command): Command {
     .description('the functions, files, lines or threads with the most value (samples, time, bytes…) of a sample type')
     .argument(
       '<files...>',
-      'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; many are aggregated together',
+      'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; ' +
+        'many are aggregated together',
     )
     .addOption(
       new Option('--by <key>', 'group samples by').choices(['function', 'file', 'line', 'thread']).default('function'),
@@ -54,7 +55,8 @@ export function registerTop(program: Command): Command {
     .addOption(
       new Option(
         '--status <name>',
-        'only samples with this status: for Node recordings on-cpu, idle, gc, main; for CPython also gil, no-gil, gil-requested, exception, unknown, off-cpu',
+        'only samples with this status: for Node recordings on-cpu, idle, gc, main; ' +
+          'for CPython also gil, no-gil, gil-requested, exception, unknown, off-cpu',
       ).choices(Object.keys(STATUS_FILTERS)),
     )
     .option('-n <rows>', 'rows to show (0 = all)', '20')
@@ -65,7 +67,8 @@ export function registerTop(program: Command): Command {
     )
     .option(
       '--sample-type <name>',
-      "the sample type to sum (type or type/unit, e.g. alloc_space; default: the profile's default type, else the first)",
+      'the sample type to sum (type or type/unit, e.g. alloc_space; ' +
+        "default: the profile's default type, else the first)",
     )
     .option(
       '--heap',

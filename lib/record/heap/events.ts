@@ -42,7 +42,10 @@ export interface HeapFreeBatch {
 
 /** What a heap recording starts with. */
 export interface HeapRecordingInfo {
-  /** V8's mean sampling interval, bytes: an object of `size` bytes is sampled with probability 1 − exp(−size / intervalBytes). */
+  /**
+   * V8's mean sampling interval, bytes: an object of `size` bytes is sampled with probability
+   * 1 − exp(−size / intervalBytes).
+   */
   intervalBytes: number;
 }
 

@@ -13,6 +13,8 @@ export { HeapStackNumbers, type SamplingHeapNode } from './stacks';
 export { HeapLimitWatcher, LIMIT_CHECK_MS, NEAR_LIMIT_MIN_POLL_MS, maxOldSpaceFlagMb, oldGenerationUse } from './limit';
 export {
   checkHeapOptions,
+  HEAP_POLLS,
+  type HeapPolls,
   parseByteSize,
   DEFAULT_HEAP_INTERVAL_BYTES,
   DEFAULT_NEAR_LIMIT_RATIO,

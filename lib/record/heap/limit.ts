@@ -7,11 +7,17 @@
  */
 import * as v8 from 'node:v8';
 
-/** How often the heap's use is checked: v8.getHeapSpaceStatistics() takes ~2.5 µs (Node 20), and 64 MB/s of hoarding fills 10 % of a 64 MB heap in 100 ms. */
+/**
+ * How often the heap's use is checked: v8.getHeapSpaceStatistics() takes ~2.5 µs (Node 20), and 64 MB/s of
+ * hoarding fills 10 % of a 64 MB heap in 100 ms.
+ */
 export const LIMIT_CHECK_MS = 50;
 /** The fastest poll pace near the limit. */
 export const NEAR_LIMIT_MIN_POLL_MS = 100;
-/** Near the limit a poll may take at most 1/this of the time: a huge live set must not turn the recorder into the load. */
+/**
+ * Near the limit a poll may take at most 1/this of the time: a huge live set must not turn the recorder into the
+ * load.
+ */
 const NEAR_LIMIT_POLL_SHARE = 5;
 
 /** `--max-old-space-size` (MB) as the process was started with it, from its argv or NODE_OPTIONS. */

@@ -6,7 +6,16 @@ export interface HeapOptions {
   intervalBytes?: number;
   /** Poll at once, then often, when the used heap passes this share of V8's limit (default 0.9). */
   nearLimitRatio?: number;
+  /**
+   * When timed polls run (default 'paced'): 'paced' spaces them so they stay a small share of the CPU (each poll is
+   * a full GC: recorder.ts); 'harvest' polls at every harvest, for the detail of short programs and of garbage that
+   * lives well under a second, at several times the cost (bench/RESULTS.md, ## heap).
+   */
+  polls?: HeapPolls;
 }
+
+export type HeapPolls = 'paced' | 'harvest';
+export const HEAP_POLLS: readonly HeapPolls[] = ['paced', 'harvest'];
 
 /**
  * 512 KiB, kept after measuring (bench/RESULTS.md ## heap, `npm run bench -- heap`). On an HTTP service loop
@@ -39,7 +48,8 @@ export function checkHeapOptions(options: HeapOptions | true): Required<HeapOpti
     intervalBytes > MAX_HEAP_INTERVAL_BYTES
   ) {
     throw new ProfpackError(
-      `heap.intervalBytes must be an integer in [${MIN_HEAP_INTERVAL_BYTES}, ${MAX_HEAP_INTERVAL_BYTES}], not ${String(intervalBytes)}`,
+      `heap.intervalBytes must be an integer in [${MIN_HEAP_INTERVAL_BYTES}, ${MAX_HEAP_INTERVAL_BYTES}], ` +
+        `not ${String(intervalBytes)}`,
       {
         code: ErrorCode.INVALID_ARGUMENT,
         expected: `bytes in [${MIN_HEAP_INTERVAL_BYTES}, ${MAX_HEAP_INTERVAL_BYTES}]`,
@@ -53,7 +63,14 @@ export function checkHeapOptions(options: HeapOptions | true): Required<HeapOpti
       expected: 'a ratio in (0, 1]',
     });
   }
-  return { intervalBytes, nearLimitRatio };
+  const polls = options.polls ?? 'paced';
+  if (!HEAP_POLLS.includes(polls)) {
+    throw new ProfpackError(`heap.polls must be 'paced' or 'harvest', not ${String(polls)}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'paced | harvest',
+    });
+  }
+  return { intervalBytes, nearLimitRatio, polls };
 }
 
 /** "524288", "512k", "512KiB", "1m", "1MiB" → bytes (the CLI's --heap-interval). */

@@ -76,8 +76,9 @@ export class HeapRecorder {
   private readonly watcher: HeapLimitWatcher;
   private lastCostMs = 0;
   private disposed = false;
-  /** Set while drive()'s timer harvests: those polls are paced. */
+  /** Set while drive()'s timer harvests: those polls are paced (unless options.polls is 'harvest'). */
   private timed = false;
+  private readonly paced: boolean;
   private lastPollCpuUs = 0;
   private lastPollWallUs = 0;
   private cpuAtLastPollUs = processCpuUs();
@@ -97,11 +98,12 @@ export class HeapRecorder {
   ) {
     this.sampler = new HeapSampler(options.intervalBytes);
     this.watcher = new HeapLimitWatcher(options.nearLimitRatio);
+    this.paced = options.polls === 'paced';
   }
 
   poll(): void {
     if (this.disposed) return;
-    if (this.timed && !this.watcher.isNear) {
+    if (this.timed && this.paced && !this.watcher.isNear) {
       const pace = {
         cpuSinceUs: processCpuUs() - this.cpuAtLastPollUs,
         lastCpuUs: this.lastPollCpuUs,

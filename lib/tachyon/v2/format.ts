@@ -62,7 +62,10 @@ export const KNOWN_HEADER_FLAGS =
   HeaderFlag.ModelSection |
   HeaderFlag.HeapSection;
 
-/** Footer offset of model_section_offset u64 (version 1's 16 reserved bytes start here), with HeaderFlag.ModelSection. */
+/**
+ * Footer offset of model_section_offset u64 (version 1's 16 reserved bytes start here), with
+ * HeaderFlag.ModelSection.
+ */
 export const MODEL_OFFSET_IN_FOOTER = 16; // Footer.reserved
 /** Footer offset of heap_section_offset u64, with HeaderFlag.HeapSection. */
 export const HEAP_OFFSET_IN_FOOTER = 24;
@@ -104,7 +107,9 @@ export const BLOCK_COLUMNS = [
   'statuses', // u8 per sample
   'stacks', // Predict: keep, ncodes, codewords; StackTable: u8 low byte of the ref; StackTableRecent: u8 new frames k
   'stacksHigh', // StackTable: LEB128 ref >> 8 per sample; StackTableRecent: k − 255 when k ≥ 255
-  'parents', // StackTable: u8 low byte of the parent distance per sample with definitions; StackTableRecent: LEB128 sample distance
+  // StackTable: u8 low byte of the parent distance per sample with definitions;
+  // StackTableRecent: LEB128 sample distance
+  'parents',
   'parentsHigh', // StackTable: LEB128 parent distance >> 8; StackTableRecent: LEB128 frames cut (distance ≥ 1)
   'stackFrames', // StackTable: LEB128 frame index per defined stack; StackTableRecent: LEB128 zigzag32 frame − caller
 ] as const;

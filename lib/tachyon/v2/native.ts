@@ -25,7 +25,10 @@ export type NativeEncoderHandle = { readonly __brand: 'v2-encoder' };
 export type NativeDecoderHandle = { readonly __brand: 'v2-decoder' };
 
 export interface V2Native {
-  /** A model section's delta-zigzag value column (model.ts decodeDeltas' twin): n values and the bytes used, or the error. */
+  /**
+   * A model section's delta-zigzag value column (model.ts decodeDeltas' twin): n values and the bytes used, or the
+   * error.
+   */
   decodeValueColumn(
     column: Uint8Array,
     base: number,
@@ -33,7 +36,10 @@ export interface V2Native {
   ): { values: Float64Array; used: number } | { error: ProfpackError };
   decodeRegion(region: Uint8Array, base: number, startTimeUs: bigint, sampleIntervalUs: bigint): NativeDecodedRegion;
   createDecoder(startTimeUs: bigint, sampleIntervalUs: bigint): NativeDecoderHandle;
-  /** Decodes whole blocks with the state of the blocks before; threadIds/interpreterIds hold only threads new in this call. */
+  /**
+   * Decodes whole blocks with the state of the blocks before; threadIds/interpreterIds hold only threads new in
+   * this call.
+   */
   decodeBlocks(handle: NativeDecoderHandle, blocks: Uint8Array, base: number): NativeDecodedRegion;
   /** Frees the decoder's state now (not at a later finalizer). */
   releaseDecoder(handle: NativeDecoderHandle): void;

@@ -376,7 +376,10 @@ export function frameTableEntry(
   };
 }
 
-/** The raw location and opcode that CPython's conversion stores as `entry`: end = start + delta (in int32), −1 stays −1. */
+/**
+ * The raw location and opcode that CPython's conversion stores as `entry`: end = start + delta (in int32), −1 stays
+ * −1.
+ */
 export function entryLocation(entry: FrameTableEntry): {
   lineno: number;
   endLineno: number;
