@@ -4,7 +4,14 @@
  * new ProfileSource) and says in its comment what changed. New code uses the API each one names.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { adapterFor, openProfile, readProfile, type FormatName, type WriteOptions } from '../formats/index';
+import {
+  MAX_VERSION1_TICKS,
+  adapterFor,
+  openProfile,
+  readProfile,
+  type FormatName,
+  type WriteOptions,
+} from '../formats/index';
 import { chooseSampleType, type ProfileSource } from '../profile/index';
 import { ProfileReader, ProfileWriter } from '../tachyon/index';
 import { isLegacySource, isModelSource, notASource, withLegacyView, type CompatSource } from './legacy';
@@ -204,9 +211,6 @@ export function openTachyon(input: string | Uint8Array): TachyonCompatSource {
   }) as unknown as TachyonCompatSource;
 }
 
-/** Ticks the weights given to a Tachyon sink may add in all (the Tachyon adapter's MAX_VERSION1_TICKS). */
-const MAX_WEIGHTED_TICKS = 50_000_000;
-
 function weightedTicks(message: string): ProfpackError {
   return new ProfpackError(`${message}; write format version 2 (writeProfile, version: 2) to keep weights`, {
     code: ErrorCode.TACHYON_V1_WEIGHTED,
@@ -243,9 +247,9 @@ export function createTachyonSink(
     writeStack(threadId, interpreterId, timestampUs, status, frameIds, weight = 1) {
       if (!Number.isInteger(weight) || weight < 0)
         throw weightedTicks(`a record weighs ${weight}: Tachyon version 1 holds whole ticks`);
-      // The ticks a weight adds are bounded as the Tachyon adapter bounds them (its MAX_VERSION1_TICKS).
+      // The ticks a weight adds are bounded as the Tachyon adapter bounds them.
       extraTicks += Math.max(0, weight - 1);
-      if (extraTicks > MAX_WEIGHTED_TICKS) throw weightedTicks(`the weights add more than ${MAX_WEIGHTED_TICKS} ticks`);
+      if (extraTicks > MAX_VERSION1_TICKS) throw weightedTicks(`the weights add more than ${MAX_VERSION1_TICKS} ticks`);
       const ids = frameIds as Uint32Array | readonly number[];
       for (let k = 0n; k < BigInt(weight); k++)
         writer.writeStack(threadId, interpreterId, timestampUs + k * interval, status, ids);

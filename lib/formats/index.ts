@@ -13,4 +13,5 @@ export {
   type OpenOptions,
   type OpenedProfile,
 } from './registry';
+export { MAX_VERSION1_TICKS } from './tachyon';
 export { convert, DEFAULT_MAX_SAMPLES, type ConvertOptions, type ConvertSummary } from './convert';

@@ -38,7 +38,9 @@ function number(value: string | undefined, flag: string): number | undefined {
 export function registerTop(program: Command): Command {
   return program
     .command('top')
-    .description('the functions, files, lines or threads with the most value (samples, time, bytes…) of a sample type')
+    .description(
+      'the functions, files, lines or threads with the most value ' + '(samples, time, bytes…) of a sample type',
+    )
     .argument(
       '<files...>',
       'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; ' +

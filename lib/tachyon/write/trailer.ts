@@ -14,7 +14,8 @@ import { Counter, type SampleEngine } from './engine';
 import type { FrameTable, StringTable } from './tables';
 
 /**
- * Version 2's tables' zstd level (finalize): 1–3 % larger than 19 for 1/6–1/20 of its time (bench/RESULTS.md ## v2).
+ * Version 2's tables' zstd level (finalize): 1–3 % larger than 19 for 1/6–1/20 of its time
+ * (bench/RESULTS.md ## v2).
  */
 const V2_TABLES_LEVEL = 9;
 
