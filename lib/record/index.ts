@@ -6,12 +6,11 @@ export {
   type Recording,
   type RecordingOptions,
   type RecordingSummary,
-} from './recorder';
-export { V8Sampler } from './sampler';
-export { ChunkIngester } from './ingest';
-export { RecordEnv } from './preload-env';
-export { runRecorded, PRELOAD_PATH, type RunRecordedOptions, type RunRecordedResult } from './run';
+} from './recording/index';
+export { V8Sampler } from './agent/index';
+export { ChunkIngester } from './writer/index';
 export {
+  RecordEnv,
   MAX_INTERVAL_US,
   MAX_TIMER_MS,
   checkRange,
@@ -19,5 +18,6 @@ export {
   type RotateOptions,
   type RotatedFileStats,
   type OnFile,
-} from './rotate';
+} from './settings/index';
+export { runRecorded, PRELOAD_PATH, type RunRecordedOptions, type RunRecordedResult } from './targets/index';
 export { checkHeapOptions, parseByteSize, DEFAULT_HEAP_INTERVAL_BYTES, HEAP_POLLS, type HeapPolls } from './heap/index';

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { runRecorded as RunRecorded } from '../../lib/record/run';
+import type { runRecorded as RunRecorded } from '../../lib/record/targets/index';
 import { compileBuild, type Build } from '../support/build';
 import { goPprofTopFirst } from '../support/outside-tools';
 

@@ -14,9 +14,9 @@ import type { CpuProfile, CpuProfileCallFrame, CpuProfileNode } from '../../lib/
 import type { Frame } from '../../lib/profile/index';
 import type { RecordedBy } from '../../lib/recorded-by';
 import { openProfile } from '../../lib/formats/index';
-import { ChunkIngester, newSamplesInOrder } from '../../lib/record/ingest';
-import { RecordingHost } from '../../lib/record/host';
-import { encodeFrame, FrameNumbers, type WireMessage } from '../../lib/record/wire';
+import { ChunkIngester, newSamplesInOrder } from '../../lib/record/writer/index';
+import { RecordingHost } from '../../lib/record/writer/index';
+import { encodeFrame, FrameNumbers, type WireMessage } from '../../lib/record/wire/index';
 import { rng } from '../support/rng.mjs';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-file-bytes-'));
@@ -197,7 +197,7 @@ describe('a fixed stream of harvests', () => {
       expect(sha256(inline)).toBe(sha256(piped));
       if (compression === 'none') expect(sha256(piped)).toBe(PINNED.none);
       const src = openProfile(path.join(dir, `piped-${compression}.tach`), { format: 'tachyon' });
-      expect(src.reader.info.durationSec).toBe(0.25);
+      expect(src.meta.durationUs).toBe(250_000n);
       src.close();
     }
   });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CpuProfile } from '../../lib/v8/index';
 import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/index';
 import { encodeHeapFrame, HeapStackNumbers, NO_STACK, type SamplingHeapNode } from '../../lib/record/heap/index';
-import { RecordingHost } from '../../lib/record/host';
+import { RecordingHost } from '../../lib/record/writer/index';
 import { openHeapTrace, ProfileReader } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../support/build';
 

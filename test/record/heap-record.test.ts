@@ -12,8 +12,8 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TickList } from '../support/model';
 import { checkHeapOptions, HeapRecorder } from '../../lib/record/heap/index';
-import { startRecording } from '../../lib/record/recorder';
-import type { runRecorded as RunRecorded } from '../../lib/record/run';
+import { startRecording } from '../../lib/record/recording/index';
+import type { runRecorded as RunRecorded } from '../../lib/record/targets/index';
 import { compileBuild, type Build } from '../support/build';
 import { HeapCollector } from './heap-collector';
 

@@ -24,8 +24,8 @@ import {
   type LiveSamples,
   type SamplingHeapNode,
 } from '../../lib/record/heap/index';
-import { startRecording } from '../../lib/record/recorder';
-import { encodeFrame, FrameParser, type WireMessage } from '../../lib/record/wire';
+import { startRecording } from '../../lib/record/recording/index';
+import { encodeFrame, FrameParser, type WireMessage } from '../../lib/record/wire/index';
 import { HeapCollector } from './heap-collector';
 
 /** A run of polls: which objects (by ordinal, allocated in order) are alive at each. */

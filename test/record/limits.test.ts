@@ -11,7 +11,13 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf } from '../helpers';
 import { startRecording } from '../../lib/record/index';
-import { MAX_INTERVAL_US, MAX_TIMER_MS, RotationFiles, checkRotate, parseDuration } from '../../lib/record/rotate';
+import {
+  MAX_INTERVAL_US,
+  MAX_TIMER_MS,
+  RotationFiles,
+  checkRotate,
+  parseDuration,
+} from '../../lib/record/settings/index';
 import { compileBuild, type Build } from '../support/build';
 import { SLOWDOWN } from '../shared';
 

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CpuProfile } from '../../lib/v8/index';
 import { TickList } from '../support/model';
-import { ChunkIngester, sampleLines } from '../../lib/record/ingest';
+import { ChunkIngester, sampleLines } from '../../lib/record/writer/index';
 import { repoRoot } from '../shared';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');

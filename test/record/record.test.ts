@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { CpuProfile } from '../../lib/v8/index';
 import { NodeStatus } from '../../lib/profile/index';
 import { TickList } from '../support/model';
-import { ChunkIngester } from '../../lib/record/ingest';
-import { startRecording } from '../../lib/record/recorder';
+import { ChunkIngester } from '../../lib/record/writer/index';
+import { startRecording } from '../../lib/record/recording/index';
 import { SLOWDOWN } from '../shared';
 
 function chunk(startTime: number, samples: number[], timeDeltas: number[]): CpuProfile {

@@ -14,8 +14,8 @@ import type { CpuProfile } from '../../lib/v8/index';
 import { openProfile } from '../../lib/formats/index';
 import { samplesOf } from '../support/model';
 import { ErrorCode } from '../../lib/errors';
-import { RecordingHost } from '../../lib/record/host';
-import { checkRotate, parseDuration, type RotatedFileStats } from '../../lib/record/rotate';
+import { RecordingHost } from '../../lib/record/writer/index';
+import { checkRotate, parseDuration, type RotatedFileStats } from '../../lib/record/settings/index';
 import { compileBuild, type Build } from '../support/build';
 import { thrown } from '../helpers';
 
@@ -223,7 +223,7 @@ describe('startRecording({ rotate }) and profpack record --rotate', () => {
       writeFileSync(
         script,
         `const files = [];
-const rec = require(${JSON.stringify(path.join(build.dist, 'record', 'recorder.js'))}).startRecording({ writer: '${writer}', harvestMs: 20, rotate: { everyMs: 150, dir: ${JSON.stringify(dir)}, keep: 3 }, onFile: (file, stats) => files.push({ file, stats }) });
+const rec = require(${JSON.stringify(path.join(build.dist, 'record', 'index.js'))}).startRecording({ writer: '${writer}', harvestMs: 20, rotate: { everyMs: 150, dir: ${JSON.stringify(dir)}, keep: 3 }, onFile: (file, stats) => files.push({ file, stats }) });
 const end = Date.now() + 1200;
 let x = 0;
 (function step() {

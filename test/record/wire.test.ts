@@ -8,7 +8,7 @@ import type { CpuProfile } from '../../lib/v8/index';
 import { openProfile } from '../../lib/formats/index';
 import { samplesOf } from '../support/model';
 import { ErrorCode, isProfpackError } from '../../lib/errors';
-import { RecordingHost } from '../../lib/record/host';
+import { RecordingHost } from '../../lib/record/writer/index';
 import {
   encodeFrame,
   FdSender,
@@ -16,7 +16,7 @@ import {
   FrameParser,
   MAX_FRAME_BYTES,
   type WireMessage,
-} from '../../lib/record/wire';
+} from '../../lib/record/wire/index';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-wire-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

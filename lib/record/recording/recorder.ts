@@ -10,16 +10,16 @@
  */
 import * as fs from 'node:fs';
 import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:worker_threads';
-import type { CpuProfile } from '../v8/index';
-import type { ProfileSink } from './sink';
-import type { Frame } from '../profile/index';
-import { SourceMapper } from '../sourcemap/index';
-import { ErrorCode, ProfpackError } from '../errors';
-import { ProfilingMode } from '../tachyon/index';
-import { createTachyonSink, type TachyonSink } from './sink';
-import { checkHeapOptions, HeapFrameReceiver, HeapRecorder, type HeapEventSink, type HeapOptions } from './heap/index';
-import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from './host';
-import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from './ingest';
+import type { CpuProfile } from '../../v8/index';
+import type { ProfileSink } from '../writer/index';
+import type { Frame } from '../../profile/index';
+import { SourceMapper } from '../../sourcemap/index';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { ProfilingMode } from '../../tachyon/index';
+import { createTachyonSink, type TachyonSink } from '../writer/index';
+import { checkHeapOptions, HeapFrameReceiver, HeapRecorder, type HeapEventSink, type HeapOptions } from '../heap/index';
+import { DEFAULT_FLUSH_INTERVAL_MS, RecordingHost } from '../writer/index';
+import { ChunkIngester, epochOffsetUs, newSamplesInOrder } from '../writer/index';
 import {
   MAX_INTERVAL_US,
   MAX_TIMER_MS,
@@ -28,13 +28,13 @@ import {
   safeOnFile,
   type OnFile,
   type RotateOptions,
-} from './rotate';
-import { describeThisProcess, encodeRecordedBy, type RecordedBy } from './recorded-by';
-import { V8Sampler } from './sampler';
-import { FdSender, FrameNumbers } from './wire';
-import { spawnWriterProcess, type WriterProcess } from './writer-spawn';
+} from '../settings/index';
+import { describeThisProcess, encodeRecordedBy, type RecordedBy } from '../agent/index';
+import { V8Sampler } from '../agent/index';
+import { FdSender, FrameNumbers } from '../wire/index';
+import { spawnWriterProcess, type WriterProcess } from '../agent/index';
 
-export type { WriterProcessSettings } from './writer-spawn';
+export type { WriterProcessSettings } from '../agent/index';
 
 export interface RecordingOptions {
   /** Tachyon file to write (ignored when `sink` or `fd` is given). */
@@ -43,7 +43,7 @@ export interface RecordingOptions {
   sink?: ProfileSink & Partial<Pick<TachyonSink, 'finalize' | 'setStats' | 'close'>>;
   /**
    * Who writes `out`. 'process' (default): a small writer process fed over a
-   * pipe (wire.ts), so that a hard crash of this process (SIGKILL, abort, out
+   * pipe (lib/record/wire), so that a hard crash of this process (SIGKILL, abort, out
    * of memory) loses at most the last harvest interval. 'inline': a
    * ProfileWriter in this process (no extra process; a hard crash loses the
    * recording). Either way the file is finalized on exit, SIGINT/SIGTERM and

@@ -1,15 +1,14 @@
 /**
  * The 'process' writer of startRecording(): spawning it, and the lines it
  * answers on stdout (read synchronously: stop() also runs in 'exit'
- * handlers). The process itself is writer-process.ts.
+ * handlers). The process itself is writer/process.ts.
  */
-import { RecordEnv } from './preload-env';
+import { RecordEnv, WRITER_PROCESS_PATH } from '../settings/index';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../errors';
-import type { OnFile, RotateOptions } from './rotate';
-import { FdSender } from './wire';
+import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../../errors';
+import type { OnFile, RotateOptions } from '../settings/index';
+import { FdSender } from '../wire/index';
 
 export interface WriterProcess {
   sender: FdSender;
@@ -40,7 +39,7 @@ const WRITER_READY_TIMEOUT_MS = 20_000;
 const WRITER_FINAL_TIMEOUT_MS = 60_000;
 
 /**
- * The 'process' writer: `node writer-process.js` in its own process group (a
+ * The 'process' writer: `node writer/process.js` in its own process group (a
  * terminal's Ctrl-C must not kill it before the last harvest arrives),
  * reading the pipe on its stdin. On stdout it says 'ready' once the file is
  * created and answers the 'end' message with one line once the file is
@@ -48,7 +47,7 @@ const WRITER_FINAL_TIMEOUT_MS = 60_000;
  * where nothing asynchronous does).
  */
 export function spawnWriterProcess(settings: WriterProcessSettings): WriterProcess {
-  const script = path.join(__dirname, 'writer-process.js');
+  const script = WRITER_PROCESS_PATH;
   if (!fs.existsSync(script))
     throw new ProfpackError(`the writer process script is missing (${script}); run "npm run compile"`, {
       code: ErrorCode.RECORD_FAILED,

@@ -1,23 +1,23 @@
 /**
- * The writer end of a recording (see wire.ts): owns the Tachyon file,
+ * The writer end of a recording (see lib/record/wire): owns the Tachyon file,
  * ingests the harvests a recorded process sends, and finalizes the file when
  * the pipe ends — after the recorder's 'end' message, or without one when
  * the recorded process died. The file is then complete up to the last
  * harvest that arrived.
  */
 import { statSync } from 'node:fs';
-import type { CpuProfile } from '../v8/index';
-import type { Frame } from '../profile/index';
+import type { CpuProfile } from '../../v8/index';
+import type { Frame } from '../../profile/index';
 import { createTachyonSink, type TachyonSink } from './sink';
-import { ErrorCode, ProfpackError } from '../errors';
-import { removeFile } from '../file-retry';
-import { SourceMapper } from '../sourcemap/index';
-import { encodeRecordedBy, type RecordedBy } from '../recorded-by';
-import { ProfilingMode } from '../tachyon/index';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { removeFile } from '../../file-retry';
+import { SourceMapper } from '../../sourcemap/index';
+import { encodeRecordedBy, type RecordedBy } from '../../recorded-by';
+import { ProfilingMode } from '../../tachyon/index';
 import { ChunkIngester, FrameSpace, epochOffsetUs } from './ingest';
-import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from './rotate';
-import { HeapFrameReceiver, type HeapEventSink } from './heap/index';
-import { FrameParser, type WireMessage } from './wire';
+import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from '../settings/index';
+import { HeapFrameReceiver, type HeapEventSink } from '../heap/index';
+import { FrameParser, type WireMessage } from '../wire/index';
 
 /** How often a recording's file is flushed (and its journal written) unless told otherwise. */
 export const DEFAULT_FLUSH_INTERVAL_MS = 1000;
@@ -42,7 +42,7 @@ export interface RecordingHostOptions {
   sourceMaps?: boolean;
   /** Where the heap events of a `heap` recording go instead of the file. */
   heapSink?: HeapEventSink;
-  /** The file holds the heap events that arrive (format version 2: lib/record/sink.ts says why). */
+  /** The file holds the heap events that arrive (format version 2: writer/sink.ts says why). */
   heap?: boolean;
 }
 

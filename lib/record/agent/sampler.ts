@@ -15,8 +15,8 @@
  * (ChunkIngester). Memory is one harvest interval of samples.
  */
 import * as inspector from 'node:inspector';
-import type { CpuProfile } from '../v8/index';
-import { ErrorCode, ProfpackError } from '../errors';
+import type { CpuProfile } from '../../v8/index';
+import { ErrorCode, ProfpackError } from '../../errors';
 
 let nextId = 0;
 

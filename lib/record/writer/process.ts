@@ -1,13 +1,13 @@
 /**
  * The writer process of `startRecording({ writer: 'process' })`: reads the
- * recording pipe on stdin (wire.ts) into a RecordingHost. The recorder's
+ * recording pipe on stdin (lib/record/wire) into a RecordingHost. The recorder's
  * 'end' message finalizes the file and is answered with the summary as one
  * JSON line on stdout (stop() waits for it); a pipe that ends without it (the
  * recorded process died) finalizes what arrived. Settings come as one JSON
  * argument. SIGINT/SIGTERM sent to this process itself finalize and exit.
  */
 import { RecordingHost } from './host';
-import type { WriterProcessSettings } from './writer-spawn';
+import type { WriterProcessSettings } from '../agent/index';
 
 function main(): void {
   const raw = JSON.parse(process.argv[2] ?? '{}') as Omit<WriterProcessSettings, 'startTimeUs' | 'epochOffsetUs'> & {

@@ -4,13 +4,13 @@
  * the recording (finalized on exit, signals and fatal exceptions, see
  * startRecording); in a worker thread, with --workers, it starts the worker
  * agent. Harvests go over the pipe `profpack record` passed as
- * PROFPACK_RECORD_FD (wire.ts), which is removed from the environment at
+ * PROFPACK_RECORD_FD (lib/record/wire), which is removed from the environment at
  * once so that child processes the target spawns do not send into it too.
  */
 import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
-import { RecordEnv, childFile, type ChildRecording } from './preload-env';
-import { defaultChannelName, startRecording, startWorkerAgent } from './recorder';
+import { RecordEnv, childFile, type ChildRecording } from '../settings/index';
+import { defaultChannelName, startRecording, startWorkerAgent } from '../recording/index';
 
 function numberFrom(name: string): number | undefined {
   const raw = process.env[name];

@@ -3,11 +3,11 @@
  * returns) into sink writes: frames interned once across chunks, one
  * writeStack per sample, innermost first.
  */
-import { frameFromV8, statusForV8Leaf, type CpuProfile, type CpuProfileCallFrame } from '../v8/index';
-import { NodeStatus, type Frame } from '../profile/index';
+import { frameFromV8, statusForV8Leaf, type CpuProfile, type CpuProfileCallFrame } from '../../v8/index';
+import { NodeStatus, type Frame } from '../../profile/index';
 import type { ProfileSink } from './sink';
-import { ErrorCode, ProfpackError } from '../errors';
-import { FrameNumbers, type WireProfile } from './wire';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { FrameNumbers, type WireProfile } from '../wire/index';
 
 /**
  * µs to add to a V8 sample time (CLOCK_MONOTONIC, the clock process.hrtime
@@ -20,7 +20,7 @@ export function epochOffsetUs(): bigint {
   return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) - monotonicUs;
 }
 
-/** The call frames one sender numbered (wire.ts FrameNumbers), and the sink's ids for them. */
+/** The call frames one sender numbered (wire FrameNumbers), and the sink's ids for them. */
 export class FrameSpace {
   readonly callFrames: CpuProfileCallFrame[] = [];
   /** Sink frame id by number, for the sink of `generation` (a rotation starts a new frame table). */

@@ -1,11 +1,12 @@
 /** This process as a recording's origin: the note lib/recorded-by.ts keeps in each file. */
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
-import type { RecordedBy } from '../recorded-by';
-import { packageVersion } from '../version';
+import { resolve } from 'node:path';
+import type { RecordedBy } from '../../recorded-by';
+import { packageVersion } from '../../version';
+import { PRELOAD_PATH } from '../settings/index';
 
 /** The note's format, for the recorder beside what it describes. */
-export { encodeRecordedBy, type RecordedBy } from '../recorded-by';
+export { encodeRecordedBy, type RecordedBy } from '../../recorded-by';
 
 /** Longest argv kept: a command line with thousands of file names must not bloat every file. */
 const MAX_ARGV_CHARS = 4096;
@@ -44,5 +45,5 @@ export function describeThisProcess(intervalUs: number, sourceMaps: boolean, rec
 }
 
 function isOwnPreload(arg: string | undefined): boolean {
-  return arg !== undefined && resolve(arg.replace(/^--require=/, '')) === join(__dirname, 'preload.js');
+  return arg !== undefined && resolve(arg.replace(/^--require=/, '')) === PRELOAD_PATH;
 }

@@ -14,10 +14,10 @@
  * from an 'exit' handler, where nothing asynchronous runs any more.
  */
 import * as fs from 'node:fs';
-import { callFrameKey, type CpuProfile, type CpuProfileCallFrame } from '../v8/index';
-import { ErrorCode, ProfpackError } from '../errors';
-import { HEAP_FRAME_FLAG } from './heap/index';
-import type { RecordedBy } from '../recorded-by';
+import { callFrameKey, type CpuProfile, type CpuProfileCallFrame } from '../../v8/index';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { HEAP_FRAME_FLAG } from '../heap/index';
+import type { RecordedBy } from '../../recorded-by';
 
 /**
  * A harvest as it crosses the pipe: V8's tree as parallel arrays of node

@@ -10,14 +10,14 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { ErrorCode, ProfpackError } from '../errors';
+import { ErrorCode, ProfpackError } from '../../errors';
 import type { Readable } from 'node:stream';
-import { RecordingHost, type HostSummary } from './host';
-import { RecordEnv, type ChildRecording } from './preload-env';
-import { checkHeapOptions, type HeapEventSink, type HeapOptions } from './heap/index';
-import type { OnFile, RotateOptions } from './rotate';
+import { RecordingHost, type HostSummary } from '../writer/index';
+import { PRELOAD_PATH, RecordEnv, type ChildRecording } from '../settings/index';
+import { checkHeapOptions, type HeapEventSink, type HeapOptions } from '../heap/index';
+import type { OnFile, RotateOptions } from '../settings/index';
 
-export const PRELOAD_PATH = path.join(__dirname, 'preload.js');
+export { PRELOAD_PATH };
 
 export interface RunRecordedOptions {
   out: string;
@@ -72,7 +72,7 @@ export const DEFAULT_KILL_AFTER_MS = 10_000;
 const PIPE_GRACE_MS = 2000;
 
 /**
- * Runs `command` recorded. This process writes the file (wire.ts): the
+ * Runs `command` recorded. This process writes the file (lib/record/wire): the
  * command's preload sends each harvest over an inherited pipe (fd 3), so a
  * command that is killed or crashes loses only the harvest it had not sent.
  * Throws a ProfpackError before running anything when `out` cannot be created.

@@ -3,9 +3,9 @@
  * ProfileWriter's fast path (frames interned once, one stack per tick), so a
  * recording streams into a Tachyon file or into any caller's sink.
  */
-import { frameFromV8 } from '../v8/index';
-import type { Frame } from '../profile/index';
-import { MAX_STACK_DEPTH, ProfileWriter, type HeapFileSink } from '../tachyon/index';
+import { frameFromV8 } from '../../v8/index';
+import type { Frame } from '../../profile/index';
+import { MAX_STACK_DEPTH, ProfileWriter, type HeapFileSink } from '../../tachyon/index';
 
 export interface ProfileSink {
   internFrame(frame: Frame): number;

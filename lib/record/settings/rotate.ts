@@ -1,14 +1,14 @@
 /**
  * File rotation for a long recording (an agent that ships a file a minute):
  * the names of the files, and `keep`, the bound on how many finished files
- * stay on disk. The host (host.ts) decides when to rotate; every sample lands
+ * stay on disk. The host (writer/host.ts) decides when to rotate; every sample lands
  * in exactly one file because a harvest is ingested whole between rotations
  * and the ingester's per-thread "newest time written" survives them.
  */
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { ErrorCode, ProfpackError } from '../errors';
-import { removeFile } from '../file-retry';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { removeFile } from '../../file-retry';
 
 export interface RotateOptions {
   /** Close the file and start the next one this often (ms). */

@@ -1,0 +1,15 @@
+/** A recording's settings, shared by every end: ranges, rotation, the preload's environment, the scripts it starts. */
+export {
+  MAX_INTERVAL_US,
+  MAX_TIMER_MS,
+  RotationFiles,
+  checkRange,
+  checkRotate,
+  parseDuration,
+  safeOnFile,
+  type OnFile,
+  type RotateOptions,
+  type RotatedFileStats,
+} from './rotate';
+export { RecordEnv, childFile, type ChildRecording } from './preload-env';
+export { PRELOAD_PATH, WRITER_PROCESS_PATH } from './scripts';

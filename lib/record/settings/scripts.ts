@@ -1,0 +1,11 @@
+/**
+ * The two scripts a recording starts by path, named here once: the preload a recorded program loads
+ * (`node --require`), and the writer process `startRecording()` spawns. Neither is imported by what starts it.
+ */
+import * as path from 'node:path';
+
+/** targets/preload.js: what `profpack record` gives the program it runs. */
+export const PRELOAD_PATH = path.join(__dirname, '..', 'targets', 'preload.js');
+
+/** writer/process.js: the process that writes a `startRecording()` file. */
+export const WRITER_PROCESS_PATH = path.join(__dirname, '..', 'writer', 'process.js');

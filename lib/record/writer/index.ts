@@ -1,0 +1,10 @@
+/** The writer end of a recording: harvests into a Tachyon file (in the writer process, `profpack record` or inline). */
+export {
+  DEFAULT_FLUSH_INTERVAL_MS,
+  RecordingHost,
+  type HeapSummary,
+  type HostSummary,
+  type RecordingHostOptions,
+} from './host';
+export { ChunkIngester, FrameSpace, epochOffsetUs, newSamplesInOrder, sampleLines } from './ingest';
+export { createTachyonSink, type ProfileSink, type TachyonSink, type TachyonSinkOptions } from './sink';
