@@ -1,13 +1,6 @@
 /** Recording this process's JS stacks with V8's sampler into Tachyon. */
-export {
-  startRecording,
-  startWorkerAgent,
-  defaultChannelName,
-  type Recording,
-  type RecordingOptions,
-  type RecordingSummary,
-} from './recording/index';
-export { V8Sampler } from './agent/index';
+export { startRecording, type Recording, type RecordingOptions, type RecordingSummary } from './recording/index';
+export { startWorkerAgent, defaultChannelName, V8Sampler } from './agent/index';
 export { ChunkIngester } from './writer/index';
 export {
   RecordEnv,

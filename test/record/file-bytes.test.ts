@@ -14,9 +14,8 @@ import type { CpuProfile, CpuProfileCallFrame, CpuProfileNode } from '../../lib/
 import type { Frame } from '../../lib/profile/index';
 import type { RecordedBy } from '../../lib/recorded-by';
 import { openProfile } from '../../lib/formats/index';
-import { ChunkIngester, newSamplesInOrder } from '../../lib/record/writer/index';
-import { RecordingHost } from '../../lib/record/writer/index';
-import { encodeFrame, FrameNumbers, type WireMessage } from '../../lib/record/wire/index';
+import { ChunkIngester, RecordingHost } from '../../lib/record/writer/index';
+import { encodeFrame, HarvestEncoder, type WireChunk } from '../../lib/record/wire/index';
 import { rng } from '../support/rng.mjs';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-file-bytes-'));
@@ -125,18 +124,19 @@ class CallLog {
   }
 }
 
+/** The harvests as one sender encodes them (those with no new sample are not sent). */
+function encoded(list: Harvest[]): { threadId: number; mainThread: boolean; chunk: WireChunk }[] {
+  const encoder = new HarvestEncoder();
+  return list.flatMap(({ threadId, mainThread, profile }) => {
+    const chunk = encoder.encode(profile, threadId);
+    return chunk === undefined ? [] : [{ threadId, mainThread, chunk }];
+  });
+}
+
 /** The pipe's bytes as the recorded process sends them: 'about', each harvest with new samples, 'end'. */
 function pipeStream(list: Harvest[]): Buffer {
-  const numbers = new FrameNumbers();
-  const newest = new Map<number, bigint>();
   const frames: Buffer[] = [encodeFrame({ kind: 'about', about: ABOUT })];
-  for (const { threadId, mainThread, profile } of list) {
-    const { order, times } = newSamplesInOrder(profile, newest.get(threadId));
-    if (order.length === 0) continue;
-    newest.set(threadId, times[order[order.length - 1]!]!);
-    const message: WireMessage = { kind: 'chunk', threadId, mainThread, profile: numbers.encode(profile) };
-    frames.push(encodeFrame(message));
-  }
+  for (const h of encoded(list)) frames.push(encodeFrame({ kind: 'chunk', ...h }));
   frames.push(encodeFrame({ kind: 'end', durationSec: 0.25, threads: 3 }));
   return Buffer.concat(frames);
 }
@@ -169,7 +169,7 @@ describe('a fixed stream of harvests', () => {
     const log = new CallLog();
     const ingester = new ChunkIngester(log, 7n);
     let written = 0;
-    for (const h of list) written += ingester.ingest(h.profile, BigInt(h.threadId), h.mainThread);
+    for (const h of encoded(list)) written += ingester.ingest(h.chunk, BigInt(h.threadId), h.mainThread);
     expect(written).toBeGreaterThan(500);
     // The stream has what the pins are about: shared ticks dropped, stacks at the 256-frame cap.
     expect(written).toBeLessThan(list.reduce((n, h) => n + h.profile.samples.length, 0));
@@ -191,7 +191,7 @@ describe('a fixed stream of harvests', () => {
       });
       const inline = hostFile(`inline-${compression}.tach`, compression, (host) => {
         host.setRecordedBy(ABOUT);
-        for (const h of list) host.ingestChunk(h.profile, h.threadId, h.mainThread);
+        for (const h of encoded(list)) host.ingestChunk(h.chunk, h.threadId, h.mainThread);
         host.endRecording(0.25, 3);
       });
       expect(sha256(inline)).toBe(sha256(piped));

@@ -14,6 +14,7 @@ import type { CpuProfile } from '../../lib/v8/index';
 import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/index';
 import { encodeHeapFrame, HeapStackNumbers, NO_STACK, type SamplingHeapNode } from '../../lib/record/heap/index';
 import { RecordingHost } from '../../lib/record/writer/index';
+import { HarvestEncoder } from '../../lib/record/wire/index';
 import { openHeapTrace, ProfileReader } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../support/build';
 
@@ -189,6 +190,7 @@ function cpuChunk(atUs: number): CpuProfile {
 
 describe('rotation', () => {
   it("objects still live when a file closes are the next file's live batch", () => {
+    const encoder = new HarvestEncoder();
     const host = new RecordingHost({
       out: path.join(dir, 'unused.tach'),
       rotate: { everyMs: 3_600_000, dir: path.join(dir, 'rot'), keep: 10 },
@@ -217,7 +219,7 @@ describe('rotation', () => {
         numbers,
       );
       host.acceptHeapFrame(frame.subarray(4));
-      host.ingestChunk(cpuChunk(timeUs), 7, true);
+      host.ingestChunk(encoder.encode(cpuChunk(timeUs), 7)!, 7, true);
     };
     const files: string[] = [host.currentFile];
     poll(2_000, [1, 2, 3], [3, 4, 3], []);

@@ -11,13 +11,8 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf } from '../helpers';
 import { startRecording } from '../../lib/record/index';
-import {
-  MAX_INTERVAL_US,
-  MAX_TIMER_MS,
-  RotationFiles,
-  checkRotate,
-  parseDuration,
-} from '../../lib/record/settings/index';
+import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRotate, parseDuration } from '../../lib/record/settings/index';
+import { RotationFiles } from '../../lib/record/writer/index';
 import { compileBuild, type Build } from '../support/build';
 import { SLOWDOWN } from '../shared';
 

@@ -12,7 +12,16 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CpuProfile } from '../../lib/v8/index';
 import { TickList } from '../support/model';
-import { ChunkIngester, sampleLines } from '../../lib/record/writer/index';
+import { ChunkIngester } from '../../lib/record/writer/index';
+import { HarvestEncoder, sampleLines, samplesInTimeOrder } from '../../lib/record/wire/index';
+
+/** sampleLines over a chunk's samples in time order. */
+function linesOf(
+  chunk: { samples: number[]; timeDeltas: number[]; startTime: number },
+  lineTicks: Record<number, number[]>,
+): Uint32Array {
+  return sampleLines(chunk.samples, samplesInTimeOrder(chunk).order, lineTicks);
+}
 import { repoRoot } from '../shared';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
@@ -22,11 +31,11 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 describe('sampleLines', () => {
   it("gives each node's samples, in time order, its lines as many times as V8 counted them", () => {
     const chunk = { samples: [1, 1, 2, 1, 1], timeDeltas: [10, 10, 10, 10, 10], startTime: 0 };
-    expect(Array.from(sampleLines(chunk, { 1: [7, 2, 9, 1] }))).toEqual([7, 7, 0, 9, 0]);
+    expect(Array.from(linesOf(chunk, { 1: [7, 2, 9, 1] }))).toEqual([7, 7, 0, 9, 0]);
     // Time order, not array order: V8 sometimes records a tick before its predecessor.
-    expect(
-      Array.from(sampleLines({ samples: [1, 1], timeDeltas: [10, -5], startTime: 0 }, { 1: [3, 1, 4, 1] })),
-    ).toEqual([4, 3]);
+    expect(Array.from(linesOf({ samples: [1, 1], timeDeltas: [10, -5], startTime: 0 }, { 1: [3, 1, 4, 1] }))).toEqual([
+      4, 3,
+    ]);
   });
 
   it('never assigns a line more samples than its ticks, and assigns every tick it can', () => {
@@ -40,7 +49,7 @@ describe('sampleLines', () => {
         (samples, ticksByNode) => {
           const lineTicks: Record<number, number[]> = {};
           for (const [node, pairs] of Object.entries(ticksByNode)) lineTicks[Number(node)] = pairs.flat();
-          const lines = sampleLines({ samples, timeDeltas: samples.map(() => 1), startTime: 0 }, lineTicks);
+          const lines = linesOf({ samples, timeDeltas: samples.map(() => 1), startTime: 0 }, lineTicks);
           for (const [node, flat] of Object.entries(lineTicks)) {
             const mine = samples.flatMap((n, i) => (n === Number(node) ? [lines[i]!] : []));
             const ticks = new Map<number, number>();
@@ -56,7 +65,7 @@ describe('sampleLines', () => {
   });
 });
 
-describe('ChunkIngester with positionTicks', () => {
+describe('HarvestEncoder and ChunkIngester with positionTicks', () => {
   it('writes the leaf at its hot line (no column), callers as before', () => {
     const cf = (functionName: string, lineNumber: number) => ({
       functionName,
@@ -88,7 +97,7 @@ describe('ChunkIngester with positionTicks', () => {
       timeDeltas: [10, 10, 10, 10],
     };
     const sink = new TickList();
-    new ChunkIngester(sink).ingest(profile, 0n, true);
+    new ChunkIngester(sink).ingest(new HarvestEncoder().encode(profile, 0)!, 0n, true);
     const leaf = sink.sampleList.map((s) => sink.frames[s.stack[0]!]!);
     expect(leaf.map((f) => [f.funcname, f.lineno, f.column])).toEqual([
       ['work', 12, null],

@@ -4,6 +4,7 @@ import type { CpuProfile } from '../../lib/v8/index';
 import { NodeStatus } from '../../lib/profile/index';
 import { TickList } from '../support/model';
 import { ChunkIngester } from '../../lib/record/writer/index';
+import { HarvestEncoder } from '../../lib/record/wire/index';
 import { startRecording } from '../../lib/record/recording/index';
 import { SLOWDOWN } from '../shared';
 
@@ -31,11 +32,20 @@ function chunk(startTime: number, samples: number[], timeDeltas: number[]): CpuP
   };
 }
 
-describe('ChunkIngester', () => {
+/** Harvests into a sink as a recording takes them: one sender's encoder, then the writer's ingester. */
+function recorderInto(sink: TickList): (profile: CpuProfile, threadId: number, mainThread: boolean) => number {
+  const encoder = new HarvestEncoder();
+  const ingester = new ChunkIngester(sink);
+  return (profile, threadId, mainThread) => {
+    const chunk = encoder.encode(profile, threadId);
+    return chunk === undefined ? 0 : ingester.ingest(chunk, BigInt(threadId), mainThread);
+  };
+}
+
+describe('HarvestEncoder, then ChunkIngester', () => {
   it('drops (root), writes 1-based positions, innermost first, V8 names kept, status per leaf', () => {
     const sink = new TickList();
-    const ing = new ChunkIngester(sink);
-    ing.ingest(chunk(1000, [6, 2, 3, 4, 1], [10, 10, 10, 10, 10]), 0n, true);
+    recorderInto(sink)(chunk(1000, [6, 2, 3, 4, 1], [10, 10, 10, 10, 10]), 0, true);
     const names = (i: number) => Array.from(sink.sampleList[i]!.stack, (f) => sink.frames[f]!.funcname);
     expect(names(0)).toEqual(['work', 'main']);
     expect(sink.frames[sink.sampleList[0]!.stack[0]!]).toEqual({
@@ -64,11 +74,13 @@ describe('ChunkIngester', () => {
 
   it('drops the samples two overlapping chunks share, per thread, and interns frames once', () => {
     const sink = new TickList();
-    const ing = new ChunkIngester(sink);
-    expect(ing.ingest(chunk(0, [6, 6, 6], [100, 100, 100]), 0n, true)).toBe(3);
+    const ingest = recorderInto(sink);
+    expect(ingest(chunk(0, [6, 6, 6], [100, 100, 100]), 0, true)).toBe(3);
     // The next chunk began before the previous ended: its first two ticks are the same ticks.
-    expect(ing.ingest(chunk(150, [6, 6, 5], [50, 100, 100]), 0n, true)).toBe(1);
-    expect(ing.ingest(chunk(150, [6], [50]), 7n, false)).toBe(1);
+    expect(ingest(chunk(150, [6, 6, 5], [50, 100, 100]), 0, true)).toBe(1);
+    expect(ingest(chunk(150, [6], [50]), 7, false)).toBe(1);
+    // Nothing new at all: nothing is sent.
+    expect(new HarvestEncoder().encode(chunk(0, [], []), 0)).toBeUndefined();
     expect(sink.sampleList.map((s) => `${s.threadId}:${s.timestampUs}`)).toEqual([
       '0:100',
       '0:200',
@@ -82,7 +94,7 @@ describe('ChunkIngester', () => {
 
   it('writes a chunk in time order when V8 recorded a tick before its predecessor', () => {
     const sink = new TickList();
-    new ChunkIngester(sink).ingest(chunk(0, [6, 5, 2], [100, -30, 50]), 0n, true);
+    recorderInto(sink)(chunk(0, [6, 5, 2], [100, -30, 50]), 0, true);
     expect(sink.sampleList.map((s) => `${s.timestampUs}:${sink.frames[s.stack[0]!]!.funcname}`)).toEqual([
       '70:main',
       '100:work',

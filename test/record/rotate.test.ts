@@ -15,6 +15,7 @@ import { openProfile } from '../../lib/formats/index';
 import { samplesOf } from '../support/model';
 import { ErrorCode } from '../../lib/errors';
 import { RecordingHost } from '../../lib/record/writer/index';
+import { HarvestEncoder } from '../../lib/record/wire/index';
 import { checkRotate, parseDuration, type RotatedFileStats } from '../../lib/record/settings/index';
 import { compileBuild, type Build } from '../support/build';
 import { thrown } from '../helpers';
@@ -77,6 +78,7 @@ describe('RecordingHost rotation', () => {
         ),
         (harvests) => {
           const dir = mkdtempSync(path.join(work, 'prop-'));
+          const encoder = new HarvestEncoder();
           const plain = new RecordingHost({ out: path.join(dir, 'plain.tach'), intervalUs: 1000, startTimeUs: 0n });
           const rotating = new RecordingHost({
             out: 'unused',
@@ -95,8 +97,10 @@ describe('RecordingHost rotation', () => {
               times,
               times.map((t) => (t % 20 === 0 ? 3 : 4)),
             );
-            plain.ingestChunk(c, h.thread, h.thread === 0);
-            rotating.ingestChunk(c, h.thread, h.thread === 0);
+            // One sender, two writers: the harvest is encoded once.
+            const wire = encoder.encode(c, h.thread);
+            if (wire !== undefined) plain.ingestChunk(wire, h.thread, h.thread === 0);
+            if (wire !== undefined) rotating.ingestChunk(wire, h.thread, h.thread === 0);
             if (h.rotateAfter) {
               const done = rotating.rotate();
               if (done !== undefined) files.push(done.path);
@@ -122,11 +126,12 @@ describe('RecordingHost rotation', () => {
       rotate: { everyMs: 1e9, dir, keep: 2 },
     });
     const done: string[] = [];
+    const encoder = new HarvestEncoder();
     for (let i = 0; i < 5; i++) {
-      host.ingestChunk(chunk([1000 + i * 100, 1010 + i * 100], [3, 4]), 0, true);
+      host.ingestChunk(encoder.encode(chunk([1000 + i * 100, 1010 + i * 100], [3, 4]), 0)!, 0, true);
       done.push(host.rotate()!.path);
     }
-    host.ingestChunk(chunk([2000], [3]), 0, true);
+    host.ingestChunk(encoder.encode(chunk([2000], [3]), 0)!, 0, true);
     host.finish();
     done.push(host.lastFile!.path);
     expect(

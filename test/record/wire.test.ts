@@ -12,7 +12,7 @@ import { RecordingHost } from '../../lib/record/writer/index';
 import {
   encodeFrame,
   FdSender,
-  FrameNumbers,
+  HarvestEncoder,
   FrameParser,
   MAX_FRAME_BYTES,
   type WireMessage,
@@ -50,9 +50,9 @@ const messageArb: fc.Arbitrary<WireMessage> = fc.oneof(
     kind: fc.constant('chunk' as const),
     threadId: fc.nat(8),
     mainThread: fc.boolean(),
-    profile: fc
-      .tuple(fc.nat(1e6), fc.array(fc.nat(2), { maxLength: 20 }))
-      .map(([s, l]) => new FrameNumbers().encode(chunk(s, l))),
+    chunk: fc
+      .tuple(fc.nat(1e6), fc.array(fc.nat(2), { minLength: 1, maxLength: 20 }))
+      .map(([s, l]) => new HarvestEncoder().encode(chunk(s, l), 0)!),
   }),
   fc.record({
     kind: fc.constant('end' as const),
@@ -118,25 +118,25 @@ describe('RecordingHost', () => {
   it('a sender that died mid-frame: every whole harvest is in the finalized file, marked incomplete', () => {
     const out = path.join(dir, 'partial.tach');
     const host = new RecordingHost({ out, intervalUs: 100, compression: 'zstd', startTimeUs: 0n });
-    const numbers = new FrameNumbers();
+    const numbers = new HarvestEncoder();
     const a = encodeFrame({
       kind: 'chunk',
       threadId: 0,
       mainThread: true,
-      profile: numbers.encode(chunk(0, [0, 1, 2, 0])),
+      chunk: numbers.encode(chunk(0, [0, 1, 2, 0]), 0)!,
     });
     // Overlaps the first harvest by one tick (t = 400), as V8's console profiles do.
     const b = encodeFrame({
       kind: 'chunk',
       threadId: 0,
       mainThread: true,
-      profile: numbers.encode(chunk(300, [0, 2, 2])),
+      chunk: numbers.encode(chunk(300, [0, 2, 2]), 0)!,
     });
     const c = encodeFrame({
       kind: 'chunk',
       threadId: 0,
       mainThread: true,
-      profile: numbers.encode(chunk(1000, [1, 1])),
+      chunk: numbers.encode(chunk(1000, [1, 1]), 0)!,
     });
     host.accept(Buffer.concat([a, b.subarray(0, 7)]));
     host.accept(b.subarray(7));
@@ -161,12 +161,12 @@ describe('RecordingHost', () => {
   it("with the recorder's 'end' the stats block carries its duration and threads", () => {
     const out = path.join(dir, 'complete.tach');
     const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });
-    const numbers = new FrameNumbers();
+    const numbers = new HarvestEncoder();
     host.accept(
-      encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(0, [0, 1])) }),
+      encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, chunk: numbers.encode(chunk(0, [0, 1]), 0)! }),
     );
     host.accept(
-      encodeFrame({ kind: 'chunk', threadId: 3, mainThread: false, profile: numbers.encode(chunk(0, [2, 2])) }),
+      encodeFrame({ kind: 'chunk', threadId: 3, mainThread: false, chunk: numbers.encode(chunk(0, [2, 2]), 3)! }),
     );
     host.accept(encodeFrame({ kind: 'end', durationSec: 2, threads: 2 }));
     expect(host.finish()).toMatchObject({ samples: 4, threads: 2, durationSec: 2, complete: true });
@@ -179,16 +179,16 @@ describe('RecordingHost', () => {
   it('garbage on the pipe: what came before it is kept and finish() throws ERR_RECORD_FAILED', () => {
     const out = path.join(dir, 'garbage.tach');
     const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });
-    const numbers = new FrameNumbers();
+    const numbers = new HarvestEncoder();
     const good = encodeFrame({
       kind: 'chunk',
       threadId: 0,
       mainThread: true,
-      profile: numbers.encode(chunk(0, [0, 1, 2])),
+      chunk: numbers.encode(chunk(0, [0, 1, 2]), 0)!,
     });
     host.accept(Buffer.concat([good, Buffer.from([5, 0, 0, 0]), Buffer.from('nope!')]));
     host.accept(
-      encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(1000, [0])) }),
+      encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, chunk: numbers.encode(chunk(1000, [0]), 0)! }),
     );
     expect(() => host.finish()).toThrow(
       expect.objectContaining({ code: ErrorCode.RECORD_FAILED, offset: good.length }),
@@ -199,29 +199,29 @@ describe('RecordingHost', () => {
   });
 });
 
-describe('harvests on the wire (FrameNumbers)', () => {
+describe('harvests on the wire (HarvestEncoder)', () => {
   it('each call frame crosses the pipe once; later harvests name it by number and the file is the same', () => {
-    const numbers = new FrameNumbers();
-    const first = numbers.encode(chunk(0, [0, 1]));
-    const second = numbers.encode(chunk(1000, [2, 2, 0]));
+    const numbers = new HarvestEncoder();
+    const first = numbers.encode(chunk(0, [0, 1]), 0)!;
+    const second = numbers.encode(chunk(1000, [2, 2, 0]), 0)!;
     expect(first.newFrames.map((f) => f.functionName)).toEqual(['(root)', 'main', 'alpha', 'beta', 'gamma']);
     expect(second.newFrames).toEqual([]);
     expect(second.parents).toEqual([-1, 0, 1, 1, 1]);
     expect(second.samples).toEqual([4, 4, 2]);
 
-    // The same harvests through the pipe and handed over as V8 profiles write the same samples.
+    // The same harvests through the pipe and handed over in this process write the same samples.
     const viaPipe = path.join(dir, 'numbered-pipe.tach');
     const viaProfile = path.join(dir, 'numbered-inline.tach');
     const piped = new RecordingHost({ out: viaPipe, intervalUs: 100, startTimeUs: 0n });
     piped.accept(
       Buffer.concat(
-        [first, second].map((profile) => encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile })),
+        [first, second].map((wire) => encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, chunk: wire })),
       ),
     );
     piped.finish();
     const inline = new RecordingHost({ out: viaProfile, intervalUs: 100, startTimeUs: 0n });
-    inline.ingestChunk(chunk(0, [0, 1]), 0, true);
-    inline.ingestChunk(chunk(1000, [2, 2, 0]), 0, true);
+    inline.ingestChunk(first, 0, true);
+    inline.ingestChunk(second, 0, true);
     inline.finish();
     const read = (file: string) => {
       const src = openProfile(file, { format: 'tachyon' });
@@ -244,12 +244,14 @@ describe('harvests on the wire (FrameNumbers)', () => {
   it('a harvest naming a frame that never crossed the pipe is ERR_RECORD_FAILED; what came before it is kept', () => {
     const out = path.join(dir, 'unnumbered.tach');
     const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });
-    const numbers = new FrameNumbers();
-    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: numbers.encode(chunk(0, [0])) }));
+    const numbers = new HarvestEncoder();
+    host.accept(
+      encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, chunk: numbers.encode(chunk(0, [0]), 0)! }),
+    );
     // Numbers past the five frames this pipe defined, with no new frames sent.
-    const renumbered = numbers.encode(chunk(500, [1]));
+    const renumbered = numbers.encode(chunk(500, [1]), 0)!;
     const bad = { ...renumbered, frames: renumbered.frames.map((n) => n + 5) };
-    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, profile: bad }));
+    host.accept(encodeFrame({ kind: 'chunk', threadId: 0, mainThread: true, chunk: bad }));
     expect(() => host.finish()).toThrow(
       expect.objectContaining({ code: ErrorCode.RECORD_FAILED, message: expect.stringMatching(/never sent/) }),
     );
@@ -270,12 +272,13 @@ describe('FdSender', () => {
     kind: 'chunk' as const,
     threadId: 0,
     mainThread: true,
-    profile: new FrameNumbers().encode(
+    chunk: new HarvestEncoder().encode(
       chunk(
         0,
         Array.from({ length: 400_000 }, (_, i) => i % 3),
       ),
-    ),
+      0,
+    )!,
   };
 
   it('a writer that stops reading: the send gives up after the stall bound, warns once, and the program goes on', () => {

@@ -1,4 +1,17 @@
-/** What runs inside the recorded program: V8's sampler, the note on what recorded, the writer process's spawn. */
+/**
+ * What runs inside the recorded program, and loads no writer code: V8's sampler, the agent that harvests it into
+ * WireChunks for a target, the worker agent, the pipe to a writer elsewhere (and that writer process's spawn).
+ */
+export {
+  checkAgentOptions,
+  startAgent,
+  type AgentOptions,
+  type AgentSettings,
+  type ChunkTarget,
+  type Recording,
+  type RecordingSummary,
+} from './agent';
+export { defaultChannelName, startWorkerAgent, type WorkerChunkMessage } from './worker';
+export { recordOverPipe, type PipeEnd } from './pipe';
 export { V8Sampler } from './sampler';
 export { describeThisProcess, encodeRecordedBy, type RecordedBy } from './recorded-by';
-export { spawnWriterProcess, type WriterProcess, type WriterProcessSettings } from './spawn-writer';

@@ -7,8 +7,8 @@ import { RecordEnv, WRITER_PROCESS_PATH } from '../settings/index';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../../errors';
-import type { OnFile, RotateOptions } from '../settings/index';
-import { FdSender } from '../wire/index';
+import type { OnFile } from '../settings/index';
+import { FdSender, FILE_LINE, encodeWriterSettings, type WriterProcessSettings } from '../wire/index';
 
 export interface WriterProcess {
   sender: FdSender;
@@ -20,9 +20,6 @@ export interface WriterProcess {
    */
   waitFinal(onFile: OnFile): string | undefined;
 }
-
-/** A writer process's stdout line about a finished file of a rotating recording. */
-const FILE_LINE = 'file ';
 
 function fileLine(line: string, onFile: OnFile): boolean {
   if (!line.startsWith(FILE_LINE)) return false;
@@ -52,22 +49,11 @@ export function spawnWriterProcess(settings: WriterProcessSettings): WriterProce
     throw new ProfpackError(`the writer process script is missing (${script}); run "npm run compile"`, {
       code: ErrorCode.RECORD_FAILED,
     });
-  const child = spawn(
-    process.execPath,
-    [
-      script,
-      JSON.stringify({
-        ...settings,
-        startTimeUs: String(settings.startTimeUs),
-        epochOffsetUs: String(settings.epochOffsetUs),
-      }),
-    ],
-    {
-      stdio: ['pipe', 'pipe', 'inherit'],
-      detached: true,
-      env: { ...process.env, [RecordEnv.children]: '' }, // not a child to record (it would record itself, and so on)
-    },
-  );
+  const child = spawn(process.execPath, [script, encodeWriterSettings(settings)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    detached: true,
+    env: { ...process.env, [RecordEnv.children]: '' }, // not a child to record (it would record itself, and so on)
+  });
   // The recording must not keep the program alive.
   child.unref();
   const handles = [child.stdin, child.stdout] as unknown as { _handle?: { fd?: number }; unref?: () => void }[];
@@ -178,18 +164,4 @@ class LineReader {
   unread(line: string): void {
     this.text = `${line}\n${this.text}`;
   }
-}
-
-export interface WriterProcessSettings {
-  out: string;
-  intervalUs: number;
-  compression: 'zstd' | 'none';
-  startTimeUs: bigint;
-  epochOffsetUs: bigint;
-  rotate?: RotateOptions;
-  flushIntervalMs?: number;
-  /** Frames of compiled scripts written at their source-mapped position (default true). */
-  sourceMaps?: boolean;
-  /** The file holds the heap events (RecordingHostOptions.heap). */
-  heap?: boolean;
 }

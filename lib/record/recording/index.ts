@@ -1,11 +1,2 @@
-/** `startRecording()` and `startWorkerAgent()`: this process's JS stacks, recorded with V8's sampler. */
-export {
-  defaultChannelName,
-  startRecording,
-  startWorkerAgent,
-  type Recording,
-  type RecordingOptions,
-  type RecordingSummary,
-  type WorkerChunkMessage,
-  type WriterProcessSettings,
-} from './recorder';
+/** `startRecording()`: this process's JS stacks, recorded with V8's sampler into a file or a sink. */
+export { startRecording, type Recording, type RecordingOptions, type RecordingSummary } from './recorder';

@@ -2,7 +2,6 @@
 export {
   MAX_INTERVAL_US,
   MAX_TIMER_MS,
-  RotationFiles,
   checkRange,
   checkRotate,
   parseDuration,

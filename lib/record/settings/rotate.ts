@@ -1,14 +1,8 @@
 /**
- * File rotation for a long recording (an agent that ships a file a minute):
- * the names of the files, and `keep`, the bound on how many finished files
- * stay on disk. The host (writer/host.ts) decides when to rotate; every sample lands
- * in exactly one file because a harvest is ingested whole between rotations
- * and the ingester's per-thread "newest time written" survives them.
+ * A recording's ranges and rotation options, checked alike by the library and the CLI (writer/rotation.ts names
+ * the rotating files).
  */
-import { mkdirSync } from 'node:fs';
-import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { removeFile } from '../../file-retry';
 
 export interface RotateOptions {
   /** Close the file and start the next one this often (ms). */
@@ -45,7 +39,6 @@ export function safeOnFile(onFile: OnFile | undefined): OnFile {
   };
 }
 
-/** Checks rotation options (library and CLI alike); returns them with defaults. */
 /** Node's timers take at most 2^31-1 ms: a longer delay fires after 1 ms (issue 29: a new file every harvest). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** V8's sampling interval is an int of microseconds. */
@@ -62,6 +55,7 @@ export function checkRange(name: string, value: number, min: number, max: number
   return value;
 }
 
+/** Checks rotation options (library and CLI alike); returns them with defaults. */
 export function checkRotate(options: RotateOptions): Required<RotateOptions> {
   if (options === null || typeof options !== 'object')
     throw new ProfpackError('rotate must be { everyMs, dir, keep? }', { code: ErrorCode.INVALID_ARGUMENT });
@@ -90,38 +84,4 @@ export function parseDuration(text: string): number {
     });
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms']!;
   return checkRange(`duration "${text}"`, Number(m[1]) * unit, 1, MAX_TIMER_MS, 'ms');
-}
-
-/** The rotating files' names, and the pruning that `keep` asks for. */
-/** Rotating writers made by this process so far: each names its files apart from the others'. */
-let rotationWriters = 0;
-
-export class RotationFiles {
-  private seq = 0;
-  /** "" for the process's first rotating writer (the names it always had), "w2", "w3"… for the next. */
-  private readonly writer = rotationWriters++ === 0 ? '' : `w${rotationWriters}`;
-  private readonly finishedFiles: string[] = [];
-  private readonly stamp = new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-
-  constructor(private readonly options: Required<RotateOptions>) {
-    mkdirSync(options.dir, { recursive: true });
-  }
-
-  /** The next file's path: DIR/PREFIX-<start, UTC>-<pid>-<NNNNN>.tach (sorts in recording order). */
-  next(): string {
-    const owner = this.writer === '' ? `${process.pid}` : `${process.pid}${this.writer}`;
-    return path.join(
-      this.options.dir,
-      `${this.options.prefix}-${this.stamp}-${owner}-${String(this.seq++).padStart(5, '0')}.tach`,
-    );
-  }
-
-  /** A file is final: the oldest finished files beyond `keep` are deleted. */
-  finished(file: string): void {
-    this.finishedFiles.push(file);
-    while (this.finishedFiles.length > this.options.keep) removeFile(this.finishedFiles.shift()!);
-  }
 }

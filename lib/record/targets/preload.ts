@@ -10,7 +10,8 @@
 import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 import { RecordEnv, childFile, type ChildRecording } from '../settings/index';
-import { defaultChannelName, startRecording, startWorkerAgent } from '../recording/index';
+// The agent only: the file is written in another process, and the program loads none of the writer's code.
+import { defaultChannelName, recordOverPipe, startWorkerAgent } from '../agent/index';
 
 function numberFrom(name: string): number | undefined {
   const raw = process.env[name];
@@ -49,17 +50,23 @@ function startChildRecording(raw: string): void {
   const workers = env[RecordEnv.workers] === '1';
   const channel = defaultChannelName();
   if (workers) env[RecordEnv.channel] = channel;
-  startRecording({
-    out: settings.base === undefined ? undefined : childFile(settings.base, process.pid),
+  const writer = {
+    out: settings.base === undefined ? 'profile.tach' : childFile(settings.base, process.pid),
     rotate: settings.rotate,
-    compression: settings.compression,
+    compression: settings.compression ?? 'zstd',
     flushIntervalMs: settings.flushIntervalMs,
     sourceMaps: settings.sourceMaps,
-    intervalUs: numberFrom(RecordEnv.intervalUs),
-    harvestMs: numberFrom(RecordEnv.harvestMs),
-    workers,
-    channel,
-  });
+  };
+  recordOverPipe(
+    { writer, onFile: () => undefined },
+    {
+      intervalUs: numberFrom(RecordEnv.intervalUs),
+      harvestMs: numberFrom(RecordEnv.harvestMs),
+      workers,
+      channel,
+      sourceMaps: settings.sourceMaps,
+    },
+  );
 }
 
 const env = process.env;
@@ -87,14 +94,17 @@ if (isMainThread) {
     if (workers) env[RecordEnv.channel] = channel;
     try {
       if (!isPipe(fd)) throw new Error(`descriptor ${fd} is not the recording pipe`);
-      startRecording({
-        fd,
-        intervalUs: numberFrom(RecordEnv.intervalUs),
-        harvestMs: numberFrom(RecordEnv.harvestMs),
-        workers,
-        channel,
-        heap: heapIntervalBytes === undefined ? undefined : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls },
-      });
+      recordOverPipe(
+        { fd },
+        {
+          intervalUs: numberFrom(RecordEnv.intervalUs),
+          harvestMs: numberFrom(RecordEnv.harvestMs),
+          workers,
+          channel,
+          heap:
+            heapIntervalBytes === undefined ? undefined : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls },
+        },
+      );
     } catch (err) {
       // The program runs anyway; only the recording is lost.
       process.stderr.write(`profpack: not recording: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -10,87 +10,15 @@
  *
  * Framing: u32 little-endian byte length, then that many bytes of UTF-8
  * JSON; a length with bit 31 set is a binary heap frame (heap/wire.ts).
- * Sends are synchronous (fs.writeSync), so the last harvest also goes out
- * from an 'exit' handler, where nothing asynchronous runs any more.
+ * A harvest travels as a WireChunk (chunk.ts); sender.ts writes the frames.
  */
-import * as fs from 'node:fs';
-import { callFrameKey, type CpuProfile, type CpuProfileCallFrame } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { HEAP_FRAME_FLAG } from '../heap/index';
 import type { RecordedBy } from '../../recorded-by';
-
-/**
- * A harvest as it crosses the pipe: V8's tree as parallel arrays of node
- * indices, each call frame sent once per pipe and named by number after that.
- * V8 sends every node's call frame again in every harvest; a long program's
- * one big harvest was ~5 MB of JSON, mostly repeated call frames, which the
- * writer parsed and keyed again.
- */
-export interface WireProfile {
-  /** Call frames first seen in this harvest: they take the next numbers, from 0 on each pipe. */
-  newFrames: CpuProfileCallFrame[];
-  /** Per node: its parent's index (-1: a root). */
-  parents: number[];
-  /** Per node: its call frame's number. */
-  frames: number[];
-  /** Per sample: its node's index (-1: a node the tree does not have). */
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-  endTime: number;
-  /** V8's positionTicks of the nodes that have them: node index → [line, ticks, line, ticks, …] (lines 1-based). */
-  lineTicks?: Record<number, number[]>;
-}
-
-/** Numbers call frames as one sender meets them (the sending side of WireProfile). */
-export class FrameNumbers {
-  private readonly numbers = new Map<string, number>();
-
-  encode(profile: CpuProfile): WireProfile {
-    const nodes = profile.nodes ?? [];
-    const index = new Map<number, number>();
-    for (let i = 0; i < nodes.length; i++) index.set(nodes[i]!.id, i);
-    const parents = new Array<number>(nodes.length).fill(-1);
-    const frames = new Array<number>(nodes.length);
-    const newFrames: CpuProfileCallFrame[] = [];
-    for (let i = 0; i < nodes.length; i++) {
-      const node = nodes[i]!;
-      for (const child of node.children ?? []) {
-        const c = index.get(child);
-        if (c !== undefined) parents[c] = i;
-      }
-      const cf = node.callFrame;
-      const key = callFrameKey(cf);
-      let n = this.numbers.get(key);
-      if (n === undefined) {
-        n = this.numbers.size;
-        this.numbers.set(key, n);
-        newFrames.push(cf);
-      }
-      frames[i] = n;
-    }
-    const samples = (profile.samples ?? []).map((id) => index.get(id) ?? -1);
-    const wire: WireProfile = {
-      newFrames,
-      parents,
-      frames,
-      samples,
-      timeDeltas: profile.timeDeltas ?? [],
-      startTime: profile.startTime,
-      endTime: profile.endTime,
-    };
-    for (let i = 0; i < nodes.length; i++) {
-      const ticks = nodes[i]!.positionTicks;
-      if (ticks === undefined || ticks.length === 0) continue;
-      wire.lineTicks ??= {};
-      wire.lineTicks[i] = ticks.flatMap((t) => [t.line, t.ticks]);
-    }
-    return wire;
-  }
-}
+import type { WireChunk } from './chunk';
 
 export type WireMessage =
-  | { kind: 'chunk'; threadId: number; mainThread: boolean; profile: WireProfile }
+  | { kind: 'chunk'; threadId: number; mainThread: boolean; chunk: WireChunk }
   | { kind: 'end'; durationSec: number; threads: number }
   // First on the pipe: the recorded process (its note goes into every file, recorded-by.ts).
   | { kind: 'about'; about: RecordedBy }
@@ -108,64 +36,6 @@ export function encodeFrame(message: WireMessage): Buffer {
   frame.writeUInt32LE(body.length, 0);
   body.copy(frame, 4);
   return frame;
-}
-
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * A full pipe that has not moved for this long means the writer is stuck: stop sending rather than hang the
- * program.
- */
-export const SEND_STALL_MS = 30_000;
-
-/**
- * Synchronous sends on a pipe descriptor. A pipe end libuv made non-blocking
- * answers EAGAIN when full: wait a millisecond and go on (the writer process
- * drains it). A closed pipe (EPIPE: the writer is gone) or one that stays
- * full for `stallMs` ends sending, once, with a warning: the recorded program
- * is never stopped by its recorder.
- */
-export class FdSender {
-  private broken = false;
-  sentBytes = 0;
-
-  constructor(
-    private readonly fd: number,
-    private readonly stallMs = SEND_STALL_MS,
-  ) {}
-
-  get ok(): boolean {
-    return !this.broken;
-  }
-
-  send(message: WireMessage): boolean {
-    return this.sendFrame(encodeFrame(message));
-  }
-
-  /** One whole frame, length word included. */
-  sendFrame(frame: Buffer): boolean {
-    if (this.broken) return false;
-    let done = 0;
-    let lastProgress = Date.now();
-    while (done < frame.length) {
-      try {
-        done += fs.writeSync(this.fd, frame, done, frame.length - done);
-        lastProgress = Date.now();
-      } catch (err) {
-        const stalled = Date.now() - lastProgress >= this.stallMs;
-        if ((err as NodeJS.ErrnoException).code === 'EAGAIN' && !stalled) {
-          Atomics.wait(pause, 0, 0, 1);
-          continue;
-        }
-        this.broken = true;
-        const why = stalled ? `its pipe has been full for ${this.stallMs} ms` : (err as Error).message;
-        process.emitWarning(`profpack: the recording's writer is gone (${why}); no more samples are sent`);
-        return false;
-      }
-    }
-    this.sentBytes += frame.length;
-    return true;
-  }
 }
 
 /**

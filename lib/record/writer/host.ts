@@ -6,7 +6,6 @@
  * harvest that arrived.
  */
 import { statSync } from 'node:fs';
-import type { CpuProfile } from '../../v8/index';
 import type { Frame } from '../../profile/index';
 import { createTachyonSink, type TachyonSink } from './sink';
 import { ErrorCode, ProfpackError } from '../../errors';
@@ -14,10 +13,11 @@ import { removeFile } from '../../file-retry';
 import { SourceMapper } from '../../sourcemap/index';
 import { encodeRecordedBy, type RecordedBy } from '../../recorded-by';
 import { ProfilingMode } from '../../tachyon/index';
-import { ChunkIngester, FrameSpace, epochOffsetUs } from './ingest';
-import { RotationFiles, checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from '../settings/index';
+import { ChunkIngester } from './ingest';
+import { checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from '../settings/index';
+import { RotationFiles } from './rotation';
 import { HeapFrameReceiver, type HeapEventSink } from '../heap/index';
-import { FrameParser, type WireMessage } from '../wire/index';
+import { FrameParser, epochOffsetUs, type WireChunk, type WireMessage } from '../wire/index';
 
 /** How often a recording's file is flushed (and its journal written) unless told otherwise. */
 export const DEFAULT_FLUSH_INTERVAL_MS = 1000;
@@ -82,8 +82,6 @@ export class RecordingHost {
   private rotateTimer: NodeJS.Timeout | undefined;
   private readonly ingester: ChunkIngester;
   private readonly parser = new FrameParser();
-  /** The call frames the pipe's sender has numbered so far. */
-  private readonly pipeFrames = new FrameSpace();
   /** Heap frames, on the same clock as the samples. */
   private readonly heap: HeapFrameReceiver;
   private heapHeard = false;
@@ -225,7 +223,7 @@ export class RecordingHost {
   private handle(message: WireMessage): void {
     if (message.kind === 'chunk') {
       this.noteThread(message.threadId);
-      this.ingester.ingestWire(message.profile, BigInt(message.threadId), message.mainThread, this.pipeFrames);
+      this.ingestChunk(message.chunk, message.threadId, message.mainThread);
     } else if (message.kind === 'heap') {
       this.acceptHeapFrame(message.body, message.offset);
     } else if (message.kind === 'about') {
@@ -255,10 +253,10 @@ export class RecordingHost {
     this.sink.note(this.recordedBy);
   }
 
-  /** One harvest of a thread, from an inline recorder. */
-  ingestChunk(profile: CpuProfile, threadId: number, mainThread: boolean): void {
+  /** One harvest of a thread, off the pipe or from the recording beside this host. */
+  ingestChunk(chunk: WireChunk, threadId: number, mainThread: boolean): void {
     this.noteThread(threadId);
-    this.ingester.ingest(profile, BigInt(threadId), mainThread);
+    this.ingester.ingest(chunk, BigInt(threadId), mainThread);
   }
 
   private noteThread(threadId: number): void {

@@ -6,5 +6,6 @@ export {
   type HostSummary,
   type RecordingHostOptions,
 } from './host';
-export { ChunkIngester, FrameSpace, epochOffsetUs, newSamplesInOrder, sampleLines } from './ingest';
+export { ChunkIngester } from './ingest';
 export { createTachyonSink, type ProfileSink, type TachyonSink, type TachyonSinkOptions } from './sink';
+export { RotationFiles } from './rotation';

@@ -7,26 +7,24 @@
  * argument. SIGINT/SIGTERM sent to this process itself finalize and exit.
  */
 import { RecordingHost } from './host';
-import type { WriterProcessSettings } from '../agent/index';
+import type { OnFile } from '../settings/index';
+import { decodeWriterSettings, encodeFileLine } from '../wire/index';
 
 function main(): void {
-  const raw = JSON.parse(process.argv[2] ?? '{}') as Omit<WriterProcessSettings, 'startTimeUs' | 'epochOffsetUs'> & {
-    startTimeUs: string;
-    epochOffsetUs: string;
-  };
+  const settings = decodeWriterSettings(process.argv[2] ?? '{}');
   let host: RecordingHost;
   try {
     // With `heap` the file stores the heap frames' events (its heap section); the summary's `heap` counts them.
     host = new RecordingHost({
-      out: raw.out,
-      intervalUs: raw.intervalUs,
-      compression: raw.compression,
-      startTimeUs: BigInt(raw.startTimeUs),
-      epochOffsetUs: BigInt(raw.epochOffsetUs),
-      rotate: raw.rotate,
-      flushIntervalMs: raw.flushIntervalMs,
-      sourceMaps: raw.sourceMaps,
-      heap: raw.heap === true,
+      out: settings.out,
+      intervalUs: settings.intervalUs,
+      compression: settings.compression,
+      startTimeUs: settings.startTimeUs,
+      epochOffsetUs: settings.epochOffsetUs,
+      rotate: settings.rotate,
+      flushIntervalMs: settings.flushIntervalMs,
+      sourceMaps: settings.sourceMaps,
+      heap: settings.heap === true,
     });
   } catch (err) {
     // The recorder rethrows it with the same code (e.g. ERR_TACHYON_WRITE_IO for a bad path).
@@ -37,8 +35,7 @@ function main(): void {
   }
   process.stdout.write('ready\n');
   // A rotating recording: each finished file is one 'file' line; the recorder calls onFile with it.
-  const reportFile = (file: string, stats: object): void =>
-    void process.stdout.write(`file ${JSON.stringify({ path: file, stats })}\n`);
+  const reportFile: OnFile = (file, stats) => void process.stdout.write(encodeFileLine(file, stats));
   host.startRotating(reportFile);
   let done = false;
   const finish = (): void => {
