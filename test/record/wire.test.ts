@@ -241,6 +241,53 @@ describe('harvests on the wire (HarvestEncoder)', () => {
     expect(read(viaProfile)).toEqual(read(viaPipe));
   });
 
+  it('sends each tick once, in time order per thread, however harvests overlap or V8 misorders ticks', () => {
+    const harvestArb = fc.record({
+      thread: fc.constantFrom(0, 4),
+      start: fc.integer({ min: 0, max: 5000 }),
+      deltas: fc.array(fc.integer({ min: -50, max: 300 }), { maxLength: 30 }),
+    });
+    fc.assert(
+      fc.property(fc.array(harvestArb, { maxLength: 12 }), (harvests) => {
+        const encoder = new HarvestEncoder();
+        const sent = new Map<number, bigint[]>();
+        let expected = 0;
+        const newest = new Map<number, bigint>();
+        for (const h of harvests) {
+          const profile = {
+            ...chunk(
+              h.start,
+              h.deltas.map(() => 0),
+            ),
+            timeDeltas: h.deltas,
+          };
+          let time = BigInt(h.start);
+          const times = h.deltas.map((d) => (time += BigInt(d)));
+          const after = newest.get(h.thread);
+          const fresh = times.filter((t) => after === undefined || t > after);
+          expected += fresh.length;
+          if (fresh.length > 0)
+            newest.set(
+              h.thread,
+              fresh.reduce((a, b) => (b > a ? b : a)),
+            );
+          const wire = encoder.encode(profile, h.thread);
+          expect(wire === undefined).toBe(fresh.length === 0);
+          if (wire === undefined) continue;
+          expect(wire.timeDeltas.every((d) => d >= 0)).toBe(true);
+          let t = BigInt(wire.startTime);
+          const got = sent.get(h.thread) ?? [];
+          for (const d of wire.timeDeltas) got.push((t += BigInt(d)));
+          sent.set(h.thread, got);
+          expect(wire.samples).toHaveLength(fresh.length);
+        }
+        for (const times of sent.values())
+          for (let i = 1; i < times.length; i++) expect(times[i]! >= times[i - 1]!).toBe(true);
+        expect(encoder.samples).toBe(expected);
+      }),
+    );
+  });
+
   it('a harvest naming a frame that never crossed the pipe is ERR_RECORD_FAILED; what came before it is kept', () => {
     const out = path.join(dir, 'unnumbered.tach');
     const host = new RecordingHost({ out, intervalUs: 100, startTimeUs: 0n });

@@ -18,9 +18,9 @@ export interface WireChunk {
   frames: number[];
   /** Per sample, in time order, only those newer than its thread's earlier harvests: its node's index (-1: none). */
   samples: number[];
-  /** Per sample: µs after the one before it (the first: after startTime); never negative. */
+  /** Per sample: µs after the one before it (the first: 0); never negative. */
   timeDeltas: number[];
-  /** Whole µs on V8's clock (CLOCK_MONOTONIC). */
+  /** The first sample's time: whole µs on V8's clock (CLOCK_MONOTONIC). */
   startTime: number;
   /** Per sample: its line from V8's positionTicks (1-based), 0 for the function's own; absent when none has one. */
   lines?: number[];
@@ -70,9 +70,8 @@ export class HarvestEncoder {
     const nodeOf = (profile.samples ?? []).map((id) => index.get(id) ?? -1);
     // Every tick of the harvest takes its line, the shared ones too: V8 counted them in this harvest's ticks.
     const lines = lineTicks === undefined ? undefined : sampleLines(nodeOf, order, lineTicks);
-    const startTime = BigInt(Math.round(profile.startTime));
-    const chunk: WireChunk = { newFrames, parents, frames, samples: [], timeDeltas: [], startTime: Number(startTime) };
-    let previous = startTime;
+    let previous = times[fresh[0]!]!;
+    const chunk: WireChunk = { newFrames, parents, frames, samples: [], timeDeltas: [], startTime: Number(previous) };
     for (const i of fresh) {
       chunk.samples.push(nodeOf[i]!);
       chunk.timeDeltas.push(Number(times[i]! - previous));
