@@ -180,7 +180,7 @@ describe('recording worker threads', () => {
     const sink = new TickList();
     const channel = `profpack-test-${process.pid}`;
     const recording = startRecording({ sink, workers: true, channel, harvestMs: 50, handleExit: false });
-    const agent = JSON.stringify(path.join(build.dist, 'record', 'recorder.js'));
+    const agent = JSON.stringify(path.join(build.dist, 'record', 'index.js'));
     const code = [
       `require(${agent}).startWorkerAgent({ channel: ${JSON.stringify(channel)}, harvestMs: 50, intervalUs: 1000 });`,
       // CPU time, not wall time: the floor below holds on a loaded machine.
