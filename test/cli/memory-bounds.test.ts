@@ -55,9 +55,9 @@ function outcome(run: Run, limitMb: number): string {
     lines.filter((l) => l.startsWith('profpack: ')),
     run.stderr,
   ).toHaveLength(1);
-  const match = /^profpack: (ERR_[A-Z0-9_]+)/.exec(lines[lines.length - 1]);
+  const match = /^profpack: (ERR_[A-Z0-9_]+)/.exec(lines.at(-1) ?? '');
   expect(match, run.stderr).not.toBeNull();
-  return match![1];
+  return match![1]!;
 }
 
 /** Version 1, zstd: `threads` threads, one sample each of one `depth`-frame stack (57 KB for 16,000 × 250). */
