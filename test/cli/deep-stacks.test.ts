@@ -6,17 +6,15 @@
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ProfileReader } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../support/build';
+import { buildForTests } from '../support/build';
 import { SLOWDOWN } from '../shared';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-let build: Build;
-let dir: string;
+const { build, dir } = buildForTests('profpack-deep-cli-');
 
 function cli(which: string, args: string[]): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [build.cli, ...args], {
@@ -51,15 +49,6 @@ function depths(file: string): number[] {
     reader.close();
   }
 }
-
-beforeAll(() => {
-  build = compileBuild();
-  dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-deep-cli-'));
-});
-afterAll(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-  build?.cleanup();
-});
 
 describe.each(backends)('%s', (which) => {
   it('convert and merge to version 1 cut a 300-frame stack to 256 and say so; info counts it', () => {

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { repoRoot } from '../shared';
 
 export interface Build {
@@ -46,4 +47,21 @@ export function compileBuild(): Build {
     cli: path.join(dist, 'cli', 'main.js'),
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A CLI test file's build and scratch directory: the build is compiled before the file's tests (not at import:
+ * tsc takes seconds, within the hook's timeout), and both are removed after them.
+ */
+export function buildForTests(dirPrefix: string): { build: Build; dir: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), dirPrefix));
+  const build: Build = { root: '', cli: '', dist: '', cleanup: () => {} };
+  beforeAll(() => {
+    Object.assign(build, compileBuild());
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+    build.cleanup();
+  });
+  return { build, dir };
 }
