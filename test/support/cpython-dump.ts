@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { parseJsonExact } from '../shared';
-import { cpythonToolsDir } from './cpython.mjs';
+import { cpythonInterpreter, cpythonToolsDir } from './cpython.mjs';
 
 export interface CPythonDump {
   file: string;
@@ -33,7 +33,8 @@ export interface CPythonDump {
 }
 
 /** Each file's dump, by file name; integers beyond 2^53 stay exact (parseJsonExact). */
-export function cpythonDumps(python: string, files: string[]): Map<string, CPythonDump> {
+export function cpythonDumps(files: string[]): Map<string, CPythonDump> {
+  const python = cpythonInterpreter();
   const checker = path.join(cpythonToolsDir, 'check_with_cpython.py');
   const run = spawnSync(python, [checker, '--python', python, '--json', ...files], {
     encoding: 'utf8',
