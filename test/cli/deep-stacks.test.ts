@@ -4,26 +4,17 @@
  * command that writes one says how many stacks it cut (record, convert,
  * merge); `info` counts the samples at the cap. Both backends.
  */
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ProfileReader } from '../../lib/tachyon/index';
 import { buildForTests } from '../support/build';
-import { SLOWDOWN } from '../shared';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-const { build, dir } = buildForTests('profpack-deep-cli-');
-
-function cli(which: string, args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [build.cli, ...args], {
-    encoding: 'utf8',
-    cwd: dir,
-    timeout: 120_000 * SLOWDOWN,
-    env: { ...process.env, PROFPACK_BACKEND: which },
-  });
-}
+const suite = buildForTests('profpack-deep-cli-');
+const dir = suite.dir;
+const cli = (which: string, args: string[]) => suite.cli(args, { PROFPACK_BACKEND: which });
 
 /** A .cpuprofile of two samples: one `depth` frames deep, one 3 deep. */
 function deepCpuprofile(file: string, depth: number): string {

@@ -16,18 +16,8 @@ import { isProfpackError } from '../../lib/errors';
 import { mergeProfiles } from '../../lib/fleet/index';
 import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
 import { buildForTests } from '../support/build';
-import { SLOWDOWN } from '../shared';
 
-const { build, dir } = buildForTests('profpack-outputs-');
-
-function cli(args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [build.cli, ...args], {
-    encoding: 'utf8',
-    cwd: dir,
-    timeout: 120_000 * SLOWDOWN,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
+const { dir, cli } = buildForTests('profpack-outputs-');
 
 /** A finalized profile of `samples` samples. */
 function profile(name: string, samples = 50): string {

@@ -7,26 +7,14 @@
  * (default 1,000) and streams every row for --json/--csv, under a DuckDB
  * memory limit.
  */
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listProfileFiles, type SkipReason } from '../../lib/fleet/listing';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { buildForTests } from '../support/build';
-import { SLOWDOWN } from '../shared';
 
-const { build, dir } = buildForTests('profpack-dirs-');
-
-function cli(args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [build.cli, ...args], {
-    encoding: 'utf8',
-    cwd: dir,
-    timeout: 120_000 * SLOWDOWN,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 64 << 20,
-  });
-}
+const { dir, cli } = buildForTests('profpack-dirs-');
 
 function profile(file: string, samples: number, funcname = 'work'): string {
   fs.mkdirSync(path.dirname(file), { recursive: true });
