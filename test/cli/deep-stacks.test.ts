@@ -4,28 +4,17 @@
  * command that writes one says how many stacks it cut (record, convert,
  * merge); `info` counts the samples at the cap. Both backends.
  */
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ProfileReader } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../support/build';
-import { SLOWDOWN } from '../shared';
+import { buildForTests } from '../support/build';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-let build: Build;
-let dir: string;
-
-function cli(which: string, args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [build.cli, ...args], {
-    encoding: 'utf8',
-    cwd: dir,
-    timeout: 120_000 * SLOWDOWN,
-    env: { ...process.env, PROFPACK_BACKEND: which },
-  });
-}
+const suite = buildForTests('profpack-deep-cli-');
+const dir = suite.dir;
+const cli = (which: string, args: string[]) => suite.cli(args, { PROFPACK_BACKEND: which });
 
 /** A .cpuprofile of two samples: one `depth` frames deep, one 3 deep. */
 function deepCpuprofile(file: string, depth: number): string {
@@ -51,15 +40,6 @@ function depths(file: string): number[] {
     reader.close();
   }
 }
-
-beforeAll(() => {
-  build = compileBuild();
-  dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-deep-cli-'));
-});
-afterAll(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-  build?.cleanup();
-});
 
 describe.each(backends)('%s', (which) => {
   it('convert and merge to version 1 cut a 300-frame stack to 256 and say so; info counts it', () => {

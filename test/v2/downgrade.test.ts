@@ -162,7 +162,8 @@ describe('downgrade()', () => {
       'none',
     );
     const bytes = readFileSync(v2);
-    bytes[HEADER_SIZE + 30] ^= 0xff; // inside the first block's columns
+    const inFirstBlock = HEADER_SIZE + 30; // inside the first block's columns
+    bytes[inFirstBlock] = bytes[inFirstBlock]! ^ 0xff;
     writeFileSync(v2, bytes);
     const err = thrown(() => downgrade(v2, out));
     expect(err.code).toMatch(/^ERR_V2_/);
