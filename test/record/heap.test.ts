@@ -231,7 +231,7 @@ describe('heap options', () => {
   });
 
   it('checks interval, ratio and polls, with defaults', () => {
-    expect(checkHeapOptions(true)).toEqual({ intervalBytes: 512 * 1024, nearLimitRatio: 0.9, polls: 'paced' });
+    expect(checkHeapOptions(true)).toEqual({ intervalBytes: 512 * 1024, nearLimitRatio: 0.85, polls: 'paced' });
     expect(checkHeapOptions({ intervalBytes: 32768, nearLimitRatio: 0.5, polls: 'harvest' })).toEqual({
       intervalBytes: 32768,
       nearLimitRatio: 0.5,
