@@ -257,7 +257,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
    * (innermost first), all at `timestampUs`. Every thread is checked and
    * every frame interned before any record is encoded, so a refused sample
    * leaves no bytes behind. At most 256 frames per thread are kept (the
-   * outermost are dropped, as CPython 3.15.2 does).
+   * outermost are dropped, as CPython 3.15.2 does; version 2 keeps 4,096).
    */
   writeSample(interpreters: readonly InterpreterInfo[], timestampUs: number | bigint): void {
     this.checkOpen();
@@ -285,7 +285,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /**
    * The fast path: one thread's stack as frame ids from internFrame,
    * innermost first (a Uint32Array is copied without conversion). Deeper
-   * than 256: the outermost frames are dropped.
+   * than 256 (version 2: 4,096): the outermost frames are dropped.
    */
   writeStack(
     threadId: number | bigint,
