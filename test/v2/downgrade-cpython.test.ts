@@ -94,13 +94,11 @@ function ours(file: string, cap: number): PerThread {
   for (const s of r.samples()) {
     const key = `${s.threadId}/${s.interpreterId}`;
     if (!out.has(key)) out.set(key, []);
-    out
-      .get(key)!
-      .push({
-        timestamp: s.timestampUs,
-        status: s.status,
-        frames: s.stack.slice(0, cap).map((i) => frameJson(r.frames[i]!)),
-      });
+    out.get(key)!.push({
+      timestamp: s.timestampUs,
+      status: s.status,
+      frames: s.stack.slice(0, cap).map((i) => frameJson(r.frames[i]!)),
+    });
   }
   r.close();
   return out;
