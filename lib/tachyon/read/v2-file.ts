@@ -16,7 +16,6 @@ import {
   MAGIC,
   MAGIC_SWAPPED,
   MAX_PROFILING_MODE,
-  MAX_STACK_DEPTH,
   ProfilingConfig,
   STATS_BLOCK_LEGACY_SIZE,
   STATS_BLOCK_SIZE,
@@ -24,7 +23,7 @@ import {
   FORMAT_VERSION_2,
 } from '../format';
 import { ByteSource } from '../v2/index';
-import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/index';
+import { SampleBlockReader, V2_MAX_STACK_DEPTH, type StackCoding, type V2Sample } from '../v2/index';
 import {
   BlockKind,
   HEADER_FLAGS_OFFSET,
@@ -370,7 +369,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
 
   const forEachSample: V2Profile['forEachSample'] = (onSample) => {
     let delivered = 0;
-    const stack = new Uint32Array(MAX_STACK_DEPTH);
+    const stack = new Uint32Array(V2_MAX_STACK_DEPTH);
     for (const c of chunks()) {
       const { sampleThread, timestamps, statuses, stackOffsets, frames, threadIds, interpreterIds } = c;
       for (let i = 0; i < c.count; i++) {
