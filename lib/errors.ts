@@ -108,6 +108,7 @@ export const ErrorCode = {
   FLEET_NO_INPUT: 'ERR_FLEET_NO_INPUT', // a path that is missing, or a directory without profiles
   DUCKDB_UNAVAILABLE: 'ERR_DUCKDB_UNAVAILABLE', // the optional @duckdb/node-api is not installed or does not load
   SQL_FAILED: 'ERR_SQL_FAILED', // DuckDB refused a query or a Parquet file
+  FLEET_TIME_RANGE: 'ERR_FLEET_TIME_RANGE', // a time at or past 2^63 us: the tables' BIGINT cannot hold it
 
   // recovery of a profile whose writer died (issue 15, writing half)
   TACHYON_JOURNAL_CORRUPT: 'ERR_TACHYON_JOURNAL_CORRUPT',
