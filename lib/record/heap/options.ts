@@ -7,9 +7,9 @@ export interface HeapOptions {
   /** Poll at once, then often, when the heap's use (limit.ts) passes this share of V8's limit (default 0.85). */
   nearLimitRatio?: number;
   /**
-   * When timed polls run (default 'paced'): 'paced' spaces them so they stay a small share of the CPU (each poll is
-   * a full GC: recorder.ts); 'harvest' polls at every harvest, for the detail of short programs and of garbage that
-   * lives well under a second, at several times the cost (bench/RESULTS.md, ## heap).
+   * When timed polls run (default 'paced'): 'paced' spaces them so they stay a small share of the CPU (recorder.ts:
+   * an inspector poll is a full GC, a native one is not and comes at nearly every harvest); 'harvest' polls at every
+   * harvest, for the detail of short programs and of garbage that lives well under a second.
    */
   polls?: HeapPolls;
 }
