@@ -13,7 +13,7 @@
 //   (kNoParent for the root), nameIds and urlIds (into strings), scriptIds,
 //   lines and columns (0-based, -1 unknown, as the inspector gives them);
 //   samples: ordinals (V8's sample_id, the inspector's ordinal), sizes
-//   (size x count, as the inspector gives them), sampleNodes.
+//   (V8's raw sizes; the inspector's are size x count, undone in sampler.ts), sampleNodes.
 #include <node.h>
 #include <v8-profiler.h>
 #include <v8.h>
@@ -161,8 +161,8 @@ void Poll(const v8::FunctionCallbackInfo<v8::Value>& info) {
   for (size_t i = 0; i < list.size(); i++) {
     const v8::AllocationProfile::Sample& s = list[i];
     ordinals[i] = static_cast<uint32_t>(s.sample_id);
-    uint64_t size = static_cast<uint64_t>(s.size) * s.count;
-    sizes[i] = size > 0xffffffffu ? 0xffffffffu : static_cast<uint32_t>(size);
+    // The raw size: the reader scales each sample by 1/p once (unsampledWeight); size x count is already scaled.
+    sizes[i] = s.size > 0xffffffffu ? 0xffffffffu : static_cast<uint32_t>(s.size);
     sampleNodes[i] = s.node_id;
   }
 

@@ -31,6 +31,7 @@ import {
   type NativeHeapSampler,
 } from './probe';
 import { flattenHeapTree, HeapStackNumbers, type SamplingHeapNode } from './stacks';
+import { sizeForUnsampledBytes } from './inspector-size';
 
 interface SamplingHeapProfile {
   head: SamplingHeapNode;
@@ -70,7 +71,7 @@ function collectGarbage(): void {
 class InspectorSource implements HeapProfileSource {
   private readonly session = new inspector.Session();
 
-  constructor(intervalBytes: number) {
+  constructor(private readonly intervalBytes: number) {
     this.session.connect();
     this.post('HeapProfiler.enable');
     this.post('HeapProfiler.startSampling', { samplingInterval: intervalBytes });
@@ -108,7 +109,8 @@ class InspectorSource implements HeapProfileSource {
     for (let i = 0; i < n; i++) {
       const sample = samples[i]!;
       flat.ordinals[i] = sample.ordinal;
-      flat.sizes[i] = sample.size;
+      // The inspector's size is already unsampled (size x count): keep the size whose 1/p weight is those bytes.
+      flat.sizes[i] = sizeForUnsampledBytes(sample.size, this.intervalBytes);
       flat.sampleNodes[i] = sample.nodeId;
     }
     return flat;
