@@ -24,7 +24,7 @@
 import { ErrorCode, type ErrorCodeValue } from '../../errors';
 import { TWO_POW_32 } from '../../varint/index';
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_ENTRY_MAX } from '../format';
-import { readU32, readU64, varint } from './varint';
+import { readU32, readU64, varint } from '../file/index';
 import { PATH_STRIDE, StackTrie, Threads } from './trie';
 
 export const EVENT_STRIDE = 5;
