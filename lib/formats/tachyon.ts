@@ -11,7 +11,14 @@
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
-import { MAX_STACK_DEPTH, ModelWriter, ProfileWriter, ProfilingMode, V2_MAX_STACK_DEPTH } from '../tachyon/index';
+import {
+  MAX_STACK_DEPTH,
+  ModelWriter,
+  ProfileWriter,
+  ProfilingMode,
+  V2_MAX_STACK_DEPTH,
+  hasTachyonMagic,
+} from '../tachyon/index';
 import { chooseSampleType, sampleCountColumn, sampleTypeName, type Frame, type ProfileSource } from '../profile/index';
 import type { FormatAdapter, WriteOptions, WriteTarget } from './adapter';
 import { readTachyon } from './tachyon-read';
@@ -224,18 +231,12 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
   }
 }
 
-/** "HCAT" (little-endian) or "TACH" (big-endian) at offset 0. */
-function detect(head: Uint8Array): boolean {
-  if (head.length < 4) return false;
-  const s = String.fromCharCode(head[0]!, head[1]!, head[2]!, head[3]!);
-  return s === 'HCAT' || s === 'TACH';
-}
-
 export const tachyonAdapter: FormatAdapter = {
   name: 'tachyon',
   title: 'Tachyon (CPython 3.15 profiling.sampling binary)',
   extensions: ['.tachyon', '.tach', '.bin'],
-  detect,
+  // "HCAT" (little-endian) or "TACH" (big-endian) at offset 0.
+  detect: hasTachyonMagic,
   read: (input) => readTachyon(input),
   write(source: ProfileSource, target: WriteTarget, options: WriteOptions) {
     const version = options.version ?? 1;

@@ -45,4 +45,6 @@ export {
   CAPTURE_FEATURE_NAMES,
 } from './format';
 export * as v2 from './v2-api';
+// For the format registry's content detection: the magic in either byte order.
+export { hasTachyonMagic } from './file/index';
 export { recover, type RecoverOptions, type RecoverResult } from './recover';
