@@ -21,5 +21,28 @@
         }]
       ]
     }
+  ],
+  "conditions": [
+    # V8's own API (lib/record/heap/probe.ts loads it, else the inspector path): per Node major, not on Windows
+    # (the win32 prebuild is cross-compiled from N-API headers, scripts/prebuild-win.sh).
+    ["OS!='win'", {
+      "targets": [
+        {
+          "target_name": "profpack_heap",
+          "type": "shared_library",
+          "product_prefix": "",
+          "product_extension": "v8heap",
+          "sources": ["native/heap/heap_sampler.cc"],
+          # The C++ standard is node-gyp's for the headers' Node (gnu++17 for 20, gnu++20 from 22: V8's headers need it).
+          "cflags_cc": ["-O2", "-fvisibility=hidden", "-Wno-cast-function-type"],
+          "xcode_settings": {
+            "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
+            "MACOSX_DEPLOYMENT_TARGET": "10.15",
+            "OTHER_LDFLAGS": ["-undefined dynamic_lookup"]
+          },
+          "conditions": [["OS=='linux'", { "ldflags": ["-static-libstdc++", "-Wl,--as-needed"] }]]
+        }
+      ]
+    }]
   ]
 }

@@ -1,6 +1,9 @@
 // Shared benchmark helpers: interleaved rounds and medians, so that a noisy,
 // shared machine slows the candidate and its baseline alike.
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -40,6 +43,23 @@ export function interleave(cases, options) {
 export function machine() {
   const cpus = os.cpus();
   return `${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ${os.platform()} ${os.arch()}`;
+}
+
+/**
+ * Puts `section` into bench/RESULTS.md in place of the section under the same heading (its first line), or
+ * appends it: each bench rewrites only its own section.
+ */
+export function writeResultsSection(section) {
+  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), 'RESULTS.md');
+  const heading = section.slice(0, section.indexOf('\n'));
+  const current = readFileSync(file, 'utf8');
+  const start = current.indexOf(`\n${heading}\n`);
+  const next = start < 0 ? -1 : current.indexOf('\n## ', start + 1);
+  const updated =
+    start < 0
+      ? current.trimEnd() + '\n\n' + section
+      : current.slice(0, start + 1) + section + (next < 0 ? '' : current.slice(next));
+  writeFileSync(file, updated.endsWith('\n') ? updated : updated + '\n');
 }
 
 export function table(header, rows) {

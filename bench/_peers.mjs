@@ -22,12 +22,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { REAL_STREAMS, SYNTHETIC_STREAMS, START_TIME_US, loadStream } from './_streams.mjs';
 import * as pp from '../dist/index.js';
+import { normalizeFrame } from '../dist/profile/index.js';
 import { frameFromV8 } from '../dist/v8/index.js';
 
 export { REAL_STREAMS, SYNTHETIC_STREAMS };
 export const ALL_STREAMS = [...REAL_STREAMS, ...SYNTHETIC_STREAMS];
-
-const absent = (v) => (v === -1 ? null : v);
 
 /** A frame of bench/_streams.mjs → a model frame, as the library's converters would make it. */
 export function modelFrame(kind, f) {
@@ -35,15 +34,7 @@ export function modelFrame(kind, f) {
   if (kind === 'node')
     return frameFromV8({ functionName: f.funcname, url: f.filename, lineNumber: f.lineno, columnNumber: f.column });
   // Tachyon / perf / synthetic frames: -1 is "absent" (null in the model), opcode 255 is already null.
-  return {
-    filename: f.filename,
-    funcname: f.funcname,
-    lineno: absent(f.lineno),
-    endLineno: absent(f.endLineno),
-    column: absent(f.column),
-    endColumn: absent(f.endColumn),
-    opcode: f.opcode,
-  };
+  return normalizeFrame(f);
 }
 
 /**

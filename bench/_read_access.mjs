@@ -5,11 +5,11 @@
 //   snapshot  readFileSync + ProfileReader.fromBuffer (a private copy) + replay
 //   pread     the bytes alone, read in 1 MiB windows into one buffer: the floor
 //             that a pread-window reader pays before it decodes anything
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { interleave, machine, table } from './_harness.mjs';
+import { interleave, machine, table, writeResultsSection } from './_harness.mjs';
 import { writeSynthetic } from './_synthetic.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -109,14 +109,5 @@ const section = [
   ),
   '',
 ].join('\n');
-const resultsPath = path.join(here, 'RESULTS.md');
-const current = readFileSync(resultsPath, 'utf8');
-const marker = '\n## read: file access';
-const start = current.indexOf(marker);
-const next = start < 0 ? -1 : current.indexOf('\n## ', start + 1);
-const updated =
-  start < 0
-    ? current.trimEnd() + '\n\n' + section
-    : current.slice(0, start + 1) + section + (next < 0 ? '' : current.slice(next));
-writeFileSync(resultsPath, updated.endsWith('\n') ? updated : updated + '\n');
+writeResultsSection(section);
 console.log('\n' + section);

@@ -41,6 +41,23 @@ def frame_objects(meta):
     return out
 
 
+def write_timed(writer, batch):
+    """Writes a batch of (interpreters, timestamp) calls; returns the CPU seconds the writer took."""
+    t0 = time.process_time()
+    for interps, ts in batch:
+        writer.write_sample(interps, ts)
+    return time.process_time() - t0
+
+
+def finish(writer, dst, seconds, samples):
+    """Finalizes the file (timed too: it flushes and compresses) and prints the run's JSON line."""
+    stats = writer.get_stats()
+    t0 = time.process_time()
+    writer.finalize()
+    seconds += time.process_time() - t0
+    print(json.dumps({"file": dst, "seconds": seconds, "samples": samples, "stats": stats}), flush=True)
+
+
 def run(src, dst):
     data = memoryview(open(src, "rb").read())
     if bytes(data[:4]) != b"PPWS":
@@ -81,15 +98,8 @@ def run(src, dst):
                 samples += 1
             batch.append((interps, ts))
         done += len(batch)
-        t0 = time.process_time()
-        for interps, ts in batch:
-            writer.write_sample(interps, ts)
-        seconds += time.process_time() - t0
-    stats = writer.get_stats()
-    t0 = time.process_time()
-    writer.finalize()
-    seconds += time.process_time() - t0
-    print(json.dumps({"file": dst, "seconds": seconds, "samples": samples, "stats": stats}), flush=True)
+        seconds += write_timed(writer, batch)
+    finish(writer, dst, seconds, samples)
 
 
 POOL = 3000
@@ -147,15 +157,8 @@ def synthetic(threads, calls, same_pct, seed, compression, dst):
                 infos.append(rd.ThreadInfo((tids[t], status[t], [frames[i] for i in reversed(st)])))
             batch.append(([rd.InterpreterInfo((0, infos))], ts))
         done += len(batch)
-        t0 = time.process_time()
-        for interps, when in batch:
-            writer.write_sample(interps, when)
-        seconds += time.process_time() - t0
-    stats = writer.get_stats()
-    t0 = time.process_time()
-    writer.finalize()
-    seconds += time.process_time() - t0
-    print(json.dumps({"file": dst, "seconds": seconds, "samples": threads * calls, "stats": stats}), flush=True)
+        seconds += write_timed(writer, batch)
+    finish(writer, dst, seconds, threads * calls)
 
 
 def main(argv):

@@ -6,10 +6,13 @@
 // the file cache and is dropped), ratios as medians of per-round ratios to the
 // bare run of the same round (on a shared machine the two ran moments apart):
 // - compare: every tool at one interval (BENCH_HEAP_INTERVAL, default: the
-//   recorder's default) on each workload, profpack with CPU sampling at 1 ms
+//   recorder's default) on each workload, profpack (V8's API sampler, and once
+//   the inspector's, lib/record/heap/probe.ts) with CPU sampling at 1 ms
 //   (its default) and with CPU sampling all but off (--interval-us 2^31-1: V8's
 //   CPU profiler still runs, ticking once per 35 minutes; the recorder has no
-//   heap-only mode), and profpack without --heap (the floor of its --heap rows);
+//   heap-only mode), and profpack without --heap (the floor of its --heap rows),
+//   and the heap sampler alone preloaded in the program (_heap_sampler.cjs: no
+//   writer, no CPU sampling, as @datadog/pprof's preload), on each path;
 // - intervals: profpack at each of BENCH_HEAP_INTERVALS (128k,512k,1m,4m) with
 //   CPU sampling all but off: sampled allocations per second against the cost.
 //
@@ -37,6 +40,7 @@ const cli = path.join(repo, 'dist', 'cli', 'main.js');
 const { DEFAULT_HEAP_INTERVAL_BYTES } = createRequire(import.meta.url)(path.join(repo, 'dist', 'record', 'heap'));
 const reportPreload = path.join(here, '_heap_report.cjs');
 const datadogPreload = path.join(here, '_heap_datadog.cjs');
+const samplerPreload = path.join(here, '_heap_sampler.cjs');
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const interval = Number(process.env.BENCH_HEAP_INTERVAL ?? DEFAULT_HEAP_INTERVAL_BYTES);
 const sweep = (process.env.BENCH_HEAP_INTERVALS ?? `${128 << 10},${512 << 10},${1 << 20},${4 << 20}`)
@@ -67,12 +71,20 @@ const workloads = {
 const kib = (n) => (n >= 1 << 20 ? `${n / (1 << 20)} MiB` : `${n / 1024} KiB`);
 const target = (w) => [process.execPath, '--require', reportPreload, ...workloads[w].args];
 
-function profpack(w, { heap, cpuOff = false, n = interval }) {
+// sampler: lib/record/heap/probe.ts's choice, forced (PROFPACK_HEAP_SAMPLER): V8's API or the inspector.
+function profpack(w, { heap, cpuOff = false, n = interval, sampler = 'native', polls }) {
   const out = path.join(tmp, 'p.tach');
   const flags = heap ? ['--heap', '--heap-interval', String(n)] : [];
+  if (polls !== undefined) flags.push('--heap-polls', polls);
   if (cpuOff) flags.push('--interval-us', CPU_ALL_BUT_OFF_US);
   const command = [process.execPath, cli, 'record', ...flags, '--out', out, '--', ...target(w)];
-  return { profpack: heap, file: out, command };
+  return { profpack: heap, file: out, command, env: heap ? { PROFPACK_HEAP_SAMPLER: sampler } : undefined };
+}
+
+// The heap sampler alone in the program (_heap_sampler.cjs): what --heap costs without `record`'s writer and CPU.
+function sampler(node, rest, kind) {
+  const env = { BENCH_HEAP_INTERVAL: String(interval), PROFPACK_HEAP_SAMPLER: kind };
+  return { env, command: [node, '--require', samplerPreload, ...rest] };
 }
 
 function compareCases(w) {
@@ -83,6 +95,9 @@ function compareCases(w) {
     'profpack record (CPU 1 ms, no heap)': profpack(w, { heap: false }),
     [`profpack --heap ${kib(interval)} + CPU 1 ms`]: profpack(w, { heap: true }),
     [`profpack --heap ${kib(interval)}, CPU all but off`]: profpack(w, { heap: true, cpuOff: true }),
+    [`profpack --heap ${kib(interval)} + CPU 1 ms, inspector`]: profpack(w, { heap: true, sampler: 'inspector' }),
+    [`profpack heap sampler alone ${kib(interval)}, native`]: sampler(node, rest, 'native'),
+    [`profpack heap sampler alone ${kib(interval)}, inspector`]: sampler(node, rest, 'inspector'),
     [`node --heap-prof ${kib(interval)}`]: {
       dir,
       command: [node, '--heap-prof', `--heap-prof-interval=${interval}`, `--heap-prof-dir=${dir}`, ...rest],

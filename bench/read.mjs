@@ -4,11 +4,11 @@
 // lists of FrameInfo; profpack: frozen arrays of Frame objects) and counts the
 // timestamps. Also the peak memory (max RSS over a bare process) of reading.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machine, median, table } from './_harness.mjs';
+import { machine, median, table, writeResultsSection } from './_harness.mjs';
 import { writeSynthetic } from './_synthetic.mjs';
 import { cpythonInterpreter } from '../test/support/cpython.mjs';
 
@@ -288,13 +288,5 @@ Ratios are medians of per-round ratios (CPython seconds / profpack seconds, same
   '',
 ].join('\n');
 
-const resultsPath = path.join(here, 'RESULTS.md');
-const current = readFileSync(resultsPath, 'utf8');
-const start = current.indexOf('\n## read\n');
-let next = start < 0 ? -1 : current.indexOf('\n## ', start + 1);
-const updated =
-  start < 0
-    ? current.trimEnd() + '\n\n' + section
-    : current.slice(0, start + 1) + section + (next < 0 ? '' : current.slice(next));
-writeFileSync(resultsPath, updated.endsWith('\n') ? updated : updated + '\n');
+writeResultsSection(section);
 console.log('\n' + section);

@@ -26,26 +26,14 @@ const cli = path.join(dist, 'cli', 'main.js');
 const rounds = Number(process.env.BENCH_ROUNDS ?? 11);
 const work = Number(process.env.BENCH_WORK ?? 200);
 const tmp = mkdtempSync(path.join(tmpdir(), 'profpack-record-'));
+/** `profpack record` at 1 ms, zstd, writing `out`, of the node command that follows. */
+const recordArgs = (out) => [cli, 'record', '--interval-us', '1000', '--compression', 'zstd', '--out', out, '--'];
 
 const cases = {
   baseline: { args: [workload, '--rounds', String(work)], env: {} },
   // The real thing: the CLI writes the file, the target's preload sends it harvests over a pipe.
   'record 1 ms zstd': {
-    args: [
-      cli,
-      'record',
-      '--interval-us',
-      '1000',
-      '--compression',
-      'zstd',
-      '--out',
-      path.join(tmp, 'r.tach'),
-      '--',
-      process.execPath,
-      workload,
-      '--rounds',
-      String(work),
-    ],
+    args: [...recordArgs(path.join(tmp, 'r.tach')), process.execPath, workload, '--rounds', String(work)],
     env: {},
     out: path.join(tmp, 'r.tach'),
   },
@@ -121,20 +109,7 @@ function realProgram() {
   const out = path.join(tmp, 'tsc.tach');
   const tscCases = {
     'tsc --noEmit, bare': [process.execPath, ...tsc],
-    'profpack record 1 ms zstd': [
-      process.execPath,
-      cli,
-      'record',
-      '--interval-us',
-      '1000',
-      '--compression',
-      'zstd',
-      '--out',
-      out,
-      '--',
-      process.execPath,
-      ...tsc,
-    ],
+    'profpack record 1 ms zstd': [process.execPath, ...recordArgs(out), process.execPath, ...tsc],
     'node --cpu-prof --cpu-prof-interval 1000': [
       process.execPath,
       '--cpu-prof',

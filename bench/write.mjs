@@ -19,11 +19,11 @@
 import { createRequire } from 'node:module';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machine, median, table } from './_harness.mjs';
+import { machine, median, table, writeResultsSection } from './_harness.mjs';
 import { cpythonInterpreter } from '../test/support/cpython.mjs';
 
 const require = createRequire(import.meta.url);
@@ -357,13 +357,5 @@ const text = [
 ].join('\n');
 console.log(text);
 
-// The section is replaced where it stands (appended when there is none yet).
-const resultsFile = path.join(here, 'RESULTS.md');
-const old = readFileSync(resultsFile, 'utf8');
-const start = old.indexOf('\n## write\n');
-if (start < 0) writeFileSync(resultsFile, `${old.trimEnd()}\n\n${text}`);
-else {
-  const next = old.indexOf('\n## ', start + 1);
-  writeFileSync(resultsFile, old.slice(0, start + 1) + text + (next >= 0 ? old.slice(next) : ''));
-}
+writeResultsSection(text);
 rmSync(dir, { recursive: true, force: true });

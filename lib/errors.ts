@@ -88,7 +88,7 @@ export const ErrorCode = {
   V2_BAD_KEEP: 'ERR_V2_BAD_KEEP',
   V2_UNDEFINED_STACK: 'ERR_V2_UNDEFINED_STACK',
   V2_STACK_CYCLE: 'ERR_V2_STACK_CYCLE',
-  V2_STACK_TOO_DEEP: 'ERR_V2_STACK_TOO_DEEP',
+  V2_STACK_TOO_DEEP: 'ERR_V2_STACK_TOO_DEEP', // a stack past version 2's 4,096 frames (256 before issue 29)
   V2_UNDEFINED_THREAD: 'ERR_V2_UNDEFINED_THREAD',
   V2_BAD_MTF: 'ERR_V2_BAD_MTF',
   V2_BAD_HEADER: 'ERR_V2_BAD_HEADER',
@@ -103,11 +103,12 @@ export const ErrorCode = {
   TACHYON_V1_WEIGHTED: 'ERR_TACHYON_V1_WEIGHTED',
   /** Version 2's heap section (allocation and free events) is malformed. */
   V2_BAD_HEAP: 'ERR_V2_BAD_HEAP',
-  V2_LIMIT: 'ERR_V2_LIMIT', // a reader bound: prediction state for too many threads, a block too large
+  V2_LIMIT: 'ERR_V2_LIMIT', // a reader bound: prediction state for too many threads, a block too large or too deep
   // Many profiles (lib/fleet)
   FLEET_NO_INPUT: 'ERR_FLEET_NO_INPUT', // a path that is missing, or a directory without profiles
   DUCKDB_UNAVAILABLE: 'ERR_DUCKDB_UNAVAILABLE', // the optional @duckdb/node-api is not installed or does not load
   SQL_FAILED: 'ERR_SQL_FAILED', // DuckDB refused a query or a Parquet file
+  FLEET_TIME_RANGE: 'ERR_FLEET_TIME_RANGE', // a time at or past 2^63 us: the tables' BIGINT cannot hold it
 
   // recovery of a profile whose writer died (issue 15, writing half)
   TACHYON_JOURNAL_CORRUPT: 'ERR_TACHYON_JOURNAL_CORRUPT',

@@ -21,6 +21,7 @@ import {
   type HeapTraceSource,
 } from '../memory/index';
 import type { Frame, StackTable } from '../profile/index';
+import { bigintTimeUs } from './times';
 
 interface RowSink {
   appendRow(values: readonly DuckDBValue[]): void;
@@ -35,6 +36,8 @@ interface ProcessState {
   stackIndex: Map<bigint, number>;
   stackIds: bigint[];
   profileId: bigint;
+  /** The file read last: named when one of its times does not fit. */
+  file: string;
   intervalBytes: number;
 }
 
@@ -61,11 +64,13 @@ export class AllocationRows {
           stackIndex: new Map(),
           stackIds: [],
           profileId,
+          file,
           intervalBytes: trace.meta.intervalBytes,
         };
         this.processes.set(processIdentity, p);
       }
       p.profileId = profileId;
+      p.file = file;
       p.intervalBytes = trace.meta.intervalBytes;
       let rows = 0;
       replayHeapTrace(
@@ -100,8 +105,8 @@ export class AllocationRows {
     r[2] = stack === NO_HEAP_STACK ? null : p.stackIds[stack]!;
     r[3] = BigInt(live.sizes[slot]!);
     r[4] = unsampledWeight(live.sizes[slot]!, p.intervalBytes).bytes;
-    r[5] = BigInt(Math.round(live.allocTimesUs[slot]!));
-    r[6] = freeUs === null ? null : BigInt(Math.round(freeUs));
+    r[5] = bigintTimeUs(live.allocTimesUs[slot]!, 'allocation time', p.file);
+    r[6] = freeUs === null ? null : bigintTimeUs(freeUs, 'free time', p.file);
     this.table.appendRow(r);
   }
 

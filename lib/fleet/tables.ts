@@ -28,6 +28,7 @@ import { frameKey, type Frame } from '../profile/index';
 import type { DuckDBAppender, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB, runSql, type DuckDBConnection } from './duckdb';
 import { AllocationRows } from './allocations';
+import { bigintTimeUs } from './times';
 import type { StackTable } from '../profile/index';
 export const TABLE_NAMES = [
   'profiles',
@@ -238,6 +239,7 @@ export async function loadProfiles(
     const src = openProfile(file, { format: formatFromPath(file) === 'tachyon' ? 'tachyon' : undefined });
     try {
       const id = profileId(file, src.meta.startTimeUs);
+      const start = bigintTimeUs(src.meta.startTimeUs, 'start time', file);
       src.meta.sampleTypes.forEach((t, k) =>
         sampleTypes.appendRow([id, k, t.type, t.unit, k === src.meta.defaultSampleType]),
       );
@@ -273,7 +275,7 @@ export async function loadProfiles(
           for (let v = 0; v < values.length; v++) values[v] = b.values[v]![i]!;
           row[0] = id;
           row[1] = thread;
-          row[2] = Number.isNaN(time) ? null : BigInt(Math.round(time));
+          row[2] = Number.isNaN(time) ? null : bigintTimeUs(time, 'sample time', file);
           row[3] = b.status[i]!;
           row[4] = stackId;
           row[5] = values[defaultColumn]!;
@@ -283,8 +285,7 @@ export async function loadProfiles(
           count++;
         }
       }
-      const start = src.meta.startTimeUs;
-      const end = last === undefined ? start : BigInt(Math.round(last));
+      const end = last === undefined ? start : bigintTimeUs(last, 'sample time', file);
       const duration = end > start ? Number(end - start) / 1e6 : 0;
       profiles.appendRow([
         id,

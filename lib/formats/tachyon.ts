@@ -11,7 +11,14 @@
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
-import { ModelWriter, ProfileWriter, ProfilingMode } from '../tachyon/index';
+import {
+  MAX_STACK_DEPTH,
+  ModelWriter,
+  ProfileWriter,
+  ProfilingMode,
+  V2_MAX_STACK_DEPTH,
+  hasTachyonMagic,
+} from '../tachyon/index';
 import { chooseSampleType, sampleCountColumn, sampleTypeName, type Frame, type ProfileSource } from '../profile/index';
 import type { FormatAdapter, WriteOptions, WriteTarget } from './adapter';
 import { readTachyon } from './tachyon-read';
@@ -56,19 +63,21 @@ class StackMapper {
   private readonly scratch = { buffer: new Uint32Array(256) };
   private readonly cacheKeys = new Int32Array(4096).fill(-1);
   private readonly cacheValues: Uint32Array[] = [];
-  /** Distinct stacks deeper than a Tachyon file holds (the writer drops their outermost frames). */
+  /** Distinct stacks deeper than the file holds (the writer drops their outermost frames). */
   deepStacks = 0;
 
   constructor(
     private readonly source: ProfileSource,
     private readonly intern: (f: Frame) => number,
+    /** The file's stack limit: version 1's 256 (CPython's), version 2's 4,096. */
+    readonly maxDepth: number,
   ) {}
 
   stack(id: number): Uint32Array {
     const slot = id & 4095;
     if (this.cacheKeys[slot] === id) return this.cacheValues[slot]!;
     const depth = this.source.stacks.frames(id, this.scratch);
-    if (depth > MAX_TACHYON_DEPTH) this.deepStacks++;
+    if (depth > this.maxDepth) this.deepStacks++;
     const out = new Uint32Array(depth);
     const buf = this.scratch.buffer;
     for (let k = 0; k < depth; k++) {
@@ -83,15 +92,12 @@ class StackMapper {
   }
 }
 
-/** Tachyon's stack limit (CPython 3.15 keeps the innermost 256 frames). */
-const MAX_TACHYON_DEPTH = 256;
-
 /** What the writing could not keep, for the caller to show. */
 function warnLosses(mapper: StackMapper, source: ProfileSource, version: 1 | 2, options: WriteOptions): void {
   if (mapper.deepStacks > 0)
     options.onWarning?.(
-      `${mapper.deepStacks} stacks are deeper than Tachyon's ${MAX_TACHYON_DEPTH} frames` +
-        `: their outermost frames were dropped`,
+      `${mapper.deepStacks} stacks are deeper than ${version === 1 ? "Tachyon's" : "Tachyon version 2's"} ` +
+        `${mapper.maxDepth} frames: their outermost frames were dropped`,
     );
   const named = source.threads.filter((t) => t.name !== undefined).length;
   if (version === 1 && named > 0)
@@ -122,7 +128,7 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
   try {
     // What recorded it goes where version 1 keeps it: a string no frame names (lib/recorded-by.ts).
     if (source.meta.recordedBy !== undefined) writer.internString(encodeRecordedBy(source.meta.recordedBy));
-    const mapper = new StackMapper(source, (f) => writer.internFrame(frameSpec(f)));
+    const mapper = new StackMapper(source, (f) => writer.internFrame(frameSpec(f)), MAX_STACK_DEPTH);
     const interval = Number(source.meta.sampleIntervalUs);
     const start = Number(source.meta.startTimeUs);
     const lastTick = new Map<number, number>();
@@ -191,7 +197,7 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
     },
   });
   try {
-    const mapper = new StackMapper(source, (f) => writer.internFrame(frameSpec(f)));
+    const mapper = new StackMapper(source, (f) => writer.internFrame(frameSpec(f)), V2_MAX_STACK_DEPTH);
     const labelIds: number[] = [];
     let records = 0;
     for (const b of source.batches()) {
@@ -225,18 +231,12 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
   }
 }
 
-/** "HCAT" (little-endian) or "TACH" (big-endian) at offset 0. */
-function detect(head: Uint8Array): boolean {
-  if (head.length < 4) return false;
-  const s = String.fromCharCode(head[0]!, head[1]!, head[2]!, head[3]!);
-  return s === 'HCAT' || s === 'TACH';
-}
-
 export const tachyonAdapter: FormatAdapter = {
   name: 'tachyon',
   title: 'Tachyon (CPython 3.15 profiling.sampling binary)',
   extensions: ['.tachyon', '.tach', '.bin'],
-  detect,
+  // "HCAT" (little-endian) or "TACH" (big-endian) at offset 0.
+  detect: hasTachyonMagic,
   read: (input) => readTachyon(input),
   write(source: ProfileSource, target: WriteTarget, options: WriteOptions) {
     const version = options.version ?? 1;

@@ -18,6 +18,7 @@ import { ErrorCode, ProfpackError } from '../errors';
 import { readInputFile } from '../input';
 import { refuseInputAsOutput, writeThroughTemporary } from '../output-file';
 import { ProfileWriter } from './write/index';
+import { MAX_STACK_DEPTH } from './format';
 import { heapTotalsOf, isVersion2, readProfileV2, type V2Profile } from './read/index';
 import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/index';
 import type { ModelSection } from './v2/index';
@@ -79,6 +80,7 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
   const profile = readProfileV2(bytes, { backend: options.backend });
   const info = profile.info;
   // Written beside outputPath and renamed once whole: a half-written version-1 file is worse than none.
+  let stacksCut = 0;
   const samples = writeThroughTemporary(outputPath, (writePath) => {
     const writer = new ProfileWriter(writePath, {
       sampleIntervalUs: info.sampleIntervalUs,
@@ -91,7 +93,7 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
     });
     try {
       const count = replayIntoVersion1(profile, writer);
-      writer.finalize();
+      stacksCut = writer.finalize().stacksCut;
       return count;
     } catch (err) {
       writer.close();
@@ -101,6 +103,8 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
   const heap = heapTotalsOf(profile);
   const heapEventsDropped = heap === null ? 0 : heap.allocations + heap.frees + heap.live;
   const lost = lostInVersion1(profile.model);
+  if (stacksCut > 0)
+    lost.push(`the outermost frames of ${stacksCut} samples deeper than ${MAX_STACK_DEPTH} frames (version 1's cap)`);
   if (heapEventsDropped > 0) {
     const parts = `${heap!.allocations} allocations, ${heap!.frees} frees, ${heap!.live} objects live at the start`;
     const why = 'version 1 has no heap section, the CPU samples are kept';

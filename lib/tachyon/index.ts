@@ -34,6 +34,7 @@ export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations } from './write
 export type { HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './write/index';
 export type { NodeVisitor, StackNodes } from './read/index';
 export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/index';
+export { V2_MAX_STACK_DEPTH } from './v2/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';
 export {
   MAX_STACK_DEPTH,
@@ -44,4 +45,6 @@ export {
   CAPTURE_FEATURE_NAMES,
 } from './format';
 export * as v2 from './v2-api';
+// For the format registry's content detection: the magic in either byte order.
+export { hasTachyonMagic } from './file/index';
 export { recover, type RecoverOptions, type RecoverResult } from './recover';

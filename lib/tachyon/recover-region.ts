@@ -6,7 +6,7 @@
  * scan over a buffer), and a last pass copies that prefix into the output.
  * Memory: a window of a few MiB, whatever the region's size.
  */
-import { concatBytes, zstdBinding } from './file/index';
+import { concatBytes, ZstdInflater } from './file/index';
 import { MAX_STACK_DEPTH } from './format';
 import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/index';
 
@@ -15,26 +15,17 @@ export const IN_MEMORY_REGION = 16 << 20;
 const PIECE = 1 << 20;
 const WINDOW = 4 << 20;
 
+/** The zstd stream of the RegionPieces last opened: recovery reads one at a time, so a new one ends it. */
+let current: ZstdInflater | null = null;
+
 /**
  * The bytes of an unfinished region, a piece at a time: raw, or an unended
  * zstd frame decoded up to its first error (a block cut by the kill); at
  * most `limit` bytes; then `tail` (a journal's held-back runs).
  */
-/** One context for every recovery: zstd-napi frees one only at a later garbage collection. */
-let recoveryContext: InstanceType<ReturnType<typeof zstdBinding>['DCtx']> | null = null;
-
-/** The shared context, reset: recovery reads one region at a time, synchronously, so RegionPieces share it. */
-function freshContext(): InstanceType<ReturnType<typeof zstdBinding>['DCtx']> {
-  const z = zstdBinding();
-  if (recoveryContext === null) recoveryContext = new z.DCtx();
-  else recoveryContext.reset(z.ResetDirective.sessionOnly);
-  return recoveryContext;
-}
-
 export class RegionPieces {
-  private dctx: InstanceType<ReturnType<typeof zstdBinding>['DCtx']> | null;
+  private readonly inflater: ZstdInflater | null;
   private pos = 0;
-  private produced = 0;
   private tailAt = -1;
 
   constructor(
@@ -43,39 +34,24 @@ export class RegionPieces {
     private readonly limit: number,
     private readonly tail: Uint8Array = new Uint8Array(0),
   ) {
-    this.dctx = zstd ? freshContext() : null;
+    // Its context goes back to the pool: zstd-napi frees one only at a later garbage collection.
+    current?.release();
+    // Tolerant: an unended frame decodes up to its first error (a block cut by the kill), at most `limit` bytes.
+    this.inflater = current = zstd ? new ZstdInflater(onDisk, limit, null) : null;
   }
 
   /** Fills `out` as far as the region goes; 0 at its end. */
   read(out: Uint8Array): number {
     let written = 0;
-    while (written < out.length && this.tailAt < 0) {
-      const room = Math.min(out.length - written, this.limit - this.produced);
-      if (room <= 0) {
-        this.tailAt = 0;
-        break;
-      }
-      let n = 0;
-      if (this.dctx === null) {
-        n = Math.min(room, this.onDisk.length - this.pos);
-        out.set(this.onDisk.subarray(this.pos, this.pos + n), written);
-        this.pos += n;
+    if (this.tailAt < 0) {
+      if (this.inflater !== null) {
+        written = this.inflater.read(out);
       } else {
-        try {
-          const [, made, used] = this.dctx.decompressStream(
-            out.subarray(written, written + room),
-            this.onDisk.subarray(this.pos),
-          );
-          n = made;
-          this.pos += used;
-          if (made === 0 && used === 0) this.tailAt = 0;
-        } catch {
-          this.tailAt = 0; // everything before the cut block is kept
-        }
+        written = Math.min(out.length, this.limit - this.pos, this.onDisk.length - this.pos);
+        out.set(this.onDisk.subarray(this.pos, this.pos + written));
+        this.pos += written;
       }
-      if (n === 0 && this.dctx === null) this.tailAt = 0;
-      written += n;
-      this.produced += n;
+      if (written < out.length) this.tailAt = 0;
     }
     if (this.tailAt >= 0 && written < out.length) {
       const n = Math.min(out.length - written, this.tail.length - this.tailAt);

@@ -34,7 +34,7 @@ import {
   ZSTD_LEVEL,
   ZSTD_MAX_DECOMPRESSED,
 } from './format';
-import { JOURNAL_SUFFIX, concatBytes, parseJournal, zstdPrefix, type JournalState } from './file/index';
+import { JOURNAL_SUFFIX, concatBytes, parseJournal, readHeader, zstdPrefix, type JournalState } from './file/index';
 import { BlockKind } from './v2/index';
 import { ProfileReader } from './read/index';
 import { FileOutput, ZstdStream, footer } from './file/index';
@@ -336,7 +336,8 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
   const journal = fs.existsSync(journalPath) ? parseJournal(readInput(journalPath, 'journal')) : null;
   const onDisk = bytes.subarray(HEADER_SIZE);
   const zstd = journal ? journal.header.compression === 'zstd' : ZSTD_MAGIC.every((b, i) => onDisk[i] === b);
-  const versionField = new DataView(bytes.buffer, bytes.byteOffset).getUint32(Header.version, true);
+  // The magic is still zero here (finalize writes the header last): the version field is read little-endian.
+  const versionField = readHeader(bytes).version;
   if (
     versionField === FORMAT_VERSION_2 ||
     (journal === null && startsWithSampleBlock(zstd ? zstdPrefix(onDisk, RECORD_PREFIX_SIZE) : onDisk))

@@ -2,7 +2,7 @@
 //   op 0: DecodeRegion on arbitrary bytes (blocks of kinds 4, 5 and 6): no
 //         crash or hang, a documented error code with an offset inside the
 //         region, and the samples kept before an error are whole (stack
-//         offsets tile the frames, no stack over 256 frames).
+//         offsets tile the frames, no stack over 4,096 frames).
 //   op 1: round trip: samples derived from the input (thread, status, time
 //         step, a stack that shares a prefix with the thread's previous one,
 //         as sampled stacks do) go through BlockEncoder (kind 6, or 4 with
@@ -31,11 +31,12 @@ namespace v2 = profpack::v2;
 constexpr int64_t kBase = 64;  // the region's file offset, as the addon passes it
 constexpr uint64_t kStart = 1000000;
 constexpr uint64_t kInterval = 1000;
+constexpr uint32_t kMaxStackDepth = 4096;  // lib/tachyon/v2/format.ts V2_MAX_STACK_DEPTH
 
 const std::initializer_list<const char*> kCodes = {
     "ERR_V2_TRUNCATED",        "ERR_V2_BAD_BLOCK",       "ERR_V2_UNDEFINED_BUCKET", "ERR_V2_BAD_CODEWORD",
     "ERR_V2_BAD_KEEP",         "ERR_V2_UNDEFINED_STACK", "ERR_V2_STACK_CYCLE",      "ERR_V2_STACK_TOO_DEEP",
-    "ERR_V2_UNDEFINED_THREAD", "ERR_VARINT_TRUNCATED",   "ERR_VARINT_OVERFLOW"};
+    "ERR_V2_UNDEFINED_THREAD", "ERR_V2_LIMIT",           "ERR_VARINT_TRUNCATED",    "ERR_VARINT_OVERFLOW"};
 
 void CheckDecoded(const v2::DecodedRegion& d, size_t size) {
   const size_t n = d.sampleThread.size();
@@ -43,8 +44,9 @@ void CheckDecoded(const v2::DecodedRegion& d, size_t size) {
   PROFPACK_FUZZ_CHECK(d.stackOffsets.size() == n + 1, "stack offsets do not match the samples");
   PROFPACK_FUZZ_CHECK(d.stackOffsets.back() == d.frames.size(), "frames beyond the last whole sample");
   for (size_t i = 0; i < n; ++i) {
-    PROFPACK_FUZZ_CHECK(d.stackOffsets[i + 1] >= d.stackOffsets[i] && d.stackOffsets[i + 1] - d.stackOffsets[i] <= 256,
-                        "stack over 256 frames");
+    PROFPACK_FUZZ_CHECK(
+        d.stackOffsets[i + 1] >= d.stackOffsets[i] && d.stackOffsets[i + 1] - d.stackOffsets[i] <= kMaxStackDepth,
+        "stack over 4,096 frames");
     PROFPACK_FUZZ_CHECK(d.sampleThread[i] < d.threadIds.size(), "sample of an undefined thread");
   }
   if (d.error) profpack::fuzz::CheckFormatError(*d.error, static_cast<size_t>(kBase) + size, kCodes);
@@ -73,7 +75,8 @@ std::vector<Sample> Script(profpack::fuzz::Params& in) {
     const uint32_t keep = in.Byte() % (path.size() + 1);
     path.resize(keep);
     const uint32_t fresh = in.Byte() % 40;
-    for (uint32_t i = 0; i < fresh && path.size() < 256; ++i) {
+    // Past 256 frames (version 1's cap) but well short of kMaxStackDepth: deep round trips stay cheap per input.
+    for (uint32_t i = 0; i < fresh && path.size() < 512; ++i) {
       const uint8_t b = in.Byte();
       path.push_back(b == 0xff ? in.U32() : b % 64);
     }

@@ -2,30 +2,19 @@
  * Stacks deeper than 256 frames through the CLI (issue 29): a Tachyon
  * version-1 file keeps CPython's cap (the innermost 256 frames), and every
  * command that writes one says how many stacks it cut (record, convert,
- * merge); `info` counts the samples at the cap. Both backends.
+ * merge); `info` counts the samples at the cap. Version 2 keeps them whole (to 4,096 frames). Both backends.
  */
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ProfileReader } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../support/build';
-import { SLOWDOWN } from '../shared';
+import { buildForTests } from '../support/build';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-let build: Build;
-let dir: string;
-
-function cli(which: string, args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [build.cli, ...args], {
-    encoding: 'utf8',
-    cwd: dir,
-    timeout: 120_000 * SLOWDOWN,
-    env: { ...process.env, PROFPACK_BACKEND: which },
-  });
-}
+const suite = buildForTests('profpack-deep-cli-');
+const dir = suite.dir;
+const cli = (which: string, args: string[]) => suite.cli(args, { PROFPACK_BACKEND: which });
 
 /** A .cpuprofile of two samples: one `depth` frames deep, one 3 deep. */
 function deepCpuprofile(file: string, depth: number): string {
@@ -52,15 +41,6 @@ function depths(file: string): number[] {
   }
 }
 
-beforeAll(() => {
-  build = compileBuild();
-  dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-deep-cli-'));
-});
-afterAll(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-  build?.cleanup();
-});
-
 describe.each(backends)('%s', (which) => {
   it('convert and merge to version 1 cut a 300-frame stack to 256 and say so; info counts it', () => {
     const input = deepCpuprofile(path.join(dir, `deep-${which}.cpuprofile`), 300);
@@ -79,6 +59,37 @@ describe.each(backends)('%s', (which) => {
     expect(info.stdout).toContain('deep stacks:  2 samples at 256 frames, the cap');
     const shallow = cli(which, ['info', path.join(dir, `deep-${which}.tach`)]);
     expect(shallow.stdout).toContain('deep stacks:  1 samples');
+  });
+
+  it('convert --tachyon-version 2 keeps a 1,000-frame stack whole from .cpuprofile, pprof and collapsed', () => {
+    const cpuprofile = deepCpuprofile(path.join(dir, `whole-${which}.cpuprofile`), 1000);
+    // Collapsed lines are outermost first: f0 calls f1 ... calls f999.
+    const collapsed = path.join(dir, `whole-${which}.collapsed`);
+    const deepLine = Array.from({ length: 1000 }, (_, i) => `f${i}`).join(';');
+    fs.writeFileSync(collapsed, `${deepLine} 1\nmain;a;b 1\n`);
+    const pprof = path.join(dir, `whole-${which}.pb.gz`);
+    const toPprof = cli(which, ['convert', collapsed, '-o', pprof]);
+    expect(toPprof.status, toPprof.stderr).toBe(0);
+    for (const input of [cpuprofile, collapsed, pprof]) {
+      const out = `${input}.v2.tach`;
+      const run = cli(which, ['convert', input, '--tachyon-version', '2', '-o', out]);
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stderr).not.toContain('deeper');
+      expect(depths(out)).toEqual([3, 1000]);
+      const reader = ProfileReader.open(out);
+      const stacks = [...reader.samples()].map((s) => s.stack.map((f) => reader.frames[f]!.funcname));
+      reader.close();
+      const deep = stacks.find((s) => s.length === 1000)!;
+      expect(deep[0]).toBe(input === cpuprofile ? 'f1000' : 'f999');
+      expect(deep.at(-1)).toBe(input === cpuprofile ? 'f1' : 'f0');
+      const info = cli(which, ['info', out]);
+      expect(info.status, info.stderr).toBe(0);
+      expect(info.stdout).not.toContain('deep stacks');
+    }
+    // Version 1 from the same pprof still keeps CPython's 256 and says so.
+    const v1 = cli(which, ['convert', pprof, '-o', `${pprof}.v1.tach`]);
+    expect(v1.stderr).toContain("1 stacks are deeper than Tachyon's 256 frames");
+    expect(depths(`${pprof}.v1.tach`)).toEqual([3, 256]);
   });
 
   it('record says how many samples reached the cap (V8 or the writer cut them)', () => {

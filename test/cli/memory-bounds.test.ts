@@ -8,20 +8,18 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ProfileWriter } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../support/build';
+import { buildForTests } from '../support/build';
 import { craftTachyon, fullRecord, recordPrefix, STATUS, uvarint } from '../fuzz/craft';
 import { repoRoot, SLOWDOWN } from '../shared';
 
 const MB = 1024 * 1024;
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-let build: Build;
-let dir: string;
+const { build, dir } = buildForTests('profpack-bounds-cli-');
 
 interface Run {
   status: number | null;
@@ -55,9 +53,9 @@ function outcome(run: Run, limitMb: number): string {
     lines.filter((l) => l.startsWith('profpack: ')),
     run.stderr,
   ).toHaveLength(1);
-  const match = /^profpack: (ERR_[A-Z0-9_]+)/.exec(lines[lines.length - 1]);
+  const match = /^profpack: (ERR_[A-Z0-9_]+)/.exec(lines.at(-1) ?? '');
   expect(match, run.stderr).not.toBeNull();
-  return match![1];
+  return match![1]!;
 }
 
 /** Version 1, zstd: `threads` threads, one sample each of one `depth`-frame stack (57 KB for 16,000 × 250). */
@@ -96,15 +94,6 @@ function emptyPprofSamples(file: string, count: number): string {
   fs.writeFileSync(file, gzipSync(out, { level: 9 }));
   return file;
 }
-
-beforeAll(() => {
-  build = compileBuild();
-  dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-bounds-cli-'));
-});
-afterAll(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-  build?.cleanup();
-});
 
 describe.each(backends)('%s', (which) => {
   it('16,000 threads × 250 frames in 57 KB: flame and convert to .cpuprofile', () => {

@@ -8,27 +8,16 @@
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { mergeProfiles } from '../../lib/fleet/index';
 import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../support/build';
-import { SLOWDOWN } from '../shared';
+import { buildForTests } from '../support/build';
 
-let build: Build;
-let dir: string;
-
-function cli(args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [build.cli, ...args], {
-    encoding: 'utf8',
-    cwd: dir,
-    timeout: 120_000 * SLOWDOWN,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
+const { dir, cli } = buildForTests('profpack-outputs-');
 
 /** A finalized profile of `samples` samples. */
 function profile(name: string, samples = 50): string {
@@ -57,15 +46,6 @@ function leftovers(): string[] {
         (fs.statSync(path.join(dir, n)).isFile() && fs.statSync(path.join(dir, n)).size === 0),
     );
 }
-
-beforeAll(() => {
-  build = compileBuild();
-  dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-outputs-'));
-});
-afterAll(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-  build?.cleanup();
-});
 
 describe('an output that is an input is refused before anything is written', () => {
   it('convert a.tach -o a.tach, -o ./a.tach, -o a hard link of it: exit 2, ERR_OUTPUT_IS_INPUT, the input unchanged', () => {

@@ -32,6 +32,7 @@ import {
   type LegacyProfileSource,
   type ProfileSource,
 } from '../../lib/index';
+import { makeFrame } from '../../lib/profile/index';
 import { repoRoot, sharedPath } from '../shared';
 
 const PPROF = path.join(repoRoot, 'test/fixtures/outside/go-labels-threads.cpu.pb.gz');
@@ -240,24 +241,8 @@ describe('Tachyon shims', () => {
 describe('MemoryProfile as the old sink and a new source', () => {
   it('is filled the old way and written by the new writers', () => {
     const m = new MemoryProfile({ startTimeUs: 1000n, sampleIntervalUs: 100n, threadNames: new Map([['5', 'main']]) });
-    const f = m.internFrame({
-      filename: 'a.js',
-      funcname: 'f',
-      lineno: 1,
-      endLineno: null,
-      column: null,
-      endColumn: null,
-      opcode: null,
-    });
-    const g = m.internFrame({
-      filename: 'a.js',
-      funcname: 'g',
-      lineno: 2,
-      endLineno: null,
-      column: null,
-      endColumn: null,
-      opcode: null,
-    });
+    const f = m.internFrame(makeFrame('f', 'a.js', 1));
+    const g = m.internFrame(makeFrame('g', 'a.js', 2));
     expect(m.internFrame({ ...m.frames[f]! })).toBe(f);
     m.writeStack(5n, 0, 1000n, 0, [g, f]);
     m.writeStack(5n, 0, 1100n, 0, [f], 2);

@@ -7,28 +7,14 @@
  * (default 1,000) and streams every row for --json/--csv, under a DuckDB
  * memory limit.
  */
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listProfileFiles, type SkipReason } from '../../lib/fleet/listing';
 import { ProfileWriter } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../support/build';
-import { SLOWDOWN } from '../shared';
+import { buildForTests } from '../support/build';
 
-let build: Build;
-let dir: string;
-
-function cli(args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [build.cli, ...args], {
-    encoding: 'utf8',
-    cwd: dir,
-    timeout: 120_000 * SLOWDOWN,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 64 << 20,
-  });
-}
+const { dir, cli } = buildForTests('profpack-dirs-');
 
 function profile(file: string, samples: number, funcname = 'work'): string {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -45,15 +31,6 @@ function list(inputs: string[]): { files: string[]; skipped: Partial<Record<Skip
   const files = listProfileFiles(inputs, { onSkipped: (reason, paths) => (skipped[reason] = [...paths]) });
   return { files: files.map((f) => path.relative(dir, f)), skipped };
 }
-
-beforeAll(() => {
-  build = compileBuild();
-  dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-dirs-'));
-});
-afterAll(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-  build?.cleanup();
-});
 
 describe('directory inputs', () => {
   it('a file once by device and inode; symlinked directories (a loop) not walked; dangling links counted', () => {

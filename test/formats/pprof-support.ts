@@ -31,7 +31,9 @@ export function totals(source: ProfileSource): { records: number; sums: number[]
     records += b.length;
     for (let c = 0; c < sums.length; c++) {
       const column = b.values[c]!;
-      for (let i = 0; i < b.length; i++) sums[c] += column[i]!;
+      let sum = 0;
+      for (let i = 0; i < b.length; i++) sum += column[i]!;
+      sums[c] = sums[c]! + sum;
     }
   }
   return { records, sums };

@@ -155,17 +155,28 @@ describe(`Tachyon adapter write (${backend.name} backend)`, () => {
     }
   });
 
-  it('says what it could not keep: labels and thread names in version 1, frames beyond 256 in both', () => {
-    const b = new ProfileBuilder(tickMeta());
-    const deep = Array.from({ length: 300 }, (_, i) => b.internFrame(makeFrame(`f${i}`, 'deep.py', i + 1)));
-    const stack = b.stacks.internOutermostFirst(deep);
-    b.add(stack, b.internThread(1n, 0, 'main'), 5_001_000, 0, [2, 2e6], b.internLabels([{ key: 'k', str: 'v' }]));
+  it('says what it could not keep: labels, thread names and frames beyond 256 in version 1; beyond 4,096 in 2', () => {
     for (const version of [1, 2] as const) {
+      const b = new ProfileBuilder(tickMeta());
+      // 300 frames: past version 1's cap and within version 2's; 4,100 frames: past both.
+      const deep = Array.from({ length: 4100 }, (_, i) => b.internFrame(makeFrame(`f${i}`, 'deep.py', i + 1)));
+      const labels = b.internLabels([{ key: 'k', str: 'v' }]);
+      b.add(
+        b.stacks.internOutermostFirst(deep.slice(0, 300)),
+        b.internThread(1n, 0, 'main'),
+        5_001_000,
+        0,
+        [2, 2e6],
+        labels,
+      );
+      if (version === 2) b.add(b.stacks.internOutermostFirst(deep), 0, 5_002_000, 0, [1, 1e6], 0);
       const warnings: string[] = [];
       const out = target();
       tachyonAdapter.write!(b, out, { version, onWarning: (w) => warnings.push(w) });
-      expect(warnings).toContain(`1 stacks are deeper than Tachyon's 256 frames: their outermost frames were dropped`);
       if (version === 1) {
+        expect(warnings).toContain(
+          `1 stacks are deeper than Tachyon's 256 frames: their outermost frames were dropped`,
+        );
         expect(warnings).toContain('Tachyon version 1 has no thread names: 1 dropped (version 2 keeps them)');
         expect(warnings).toContain(
           'Tachyon version 1 has no labels: the labels of 1 records were dropped (version 2 keeps them)',
@@ -173,10 +184,17 @@ describe(`Tachyon adapter write (${backend.name} backend)`, () => {
         expect(warnings).toContain(
           'Tachyon version 1 keeps ticks only: wall/nanoseconds not written (version 2 keeps them)',
         );
-      } else expect(warnings).toHaveLength(1);
+      } else {
+        expect(warnings).toEqual([
+          `1 stacks are deeper than Tachyon version 2's 4096 frames: their outermost frames were dropped`,
+        ]);
+      }
       const back = recordsOf(tachyonAdapter.read({ path: out.path }, {})) as { frames: Frame[] }[];
-      // The innermost 256 frames are kept, as CPython's writer keeps them.
-      expect(back[0]!.frames.map((f) => f.funcname)).toEqual(Array.from({ length: 256 }, (_, i) => `f${299 - i}`));
+      // Version 1 keeps the innermost 256 frames, as CPython's writer does; version 2 the whole 300.
+      const kept = version === 1 ? 256 : 300;
+      expect(back[0]!.frames.map((f) => f.funcname)).toEqual(Array.from({ length: kept }, (_, i) => `f${299 - i}`));
+      if (version === 2)
+        expect(back[1]!.frames.map((f) => f.funcname)).toEqual(Array.from({ length: 4096 }, (_, i) => `f${4099 - i}`));
     }
   });
 

@@ -163,7 +163,10 @@ export function mutateOnce(rng: Rng, input: Uint8Array, others: readonly Seed[],
     case 1: {
       if (n === 0) return bytes;
       const flips = 1 + rng.int(8);
-      for (let i = 0; i < flips; i++) bytes[rng.int(n)] ^= 1 << rng.int(8);
+      for (let i = 0; i < flips; i++) {
+        const at = rng.int(n);
+        bytes[at] = bytes[at]! ^ (1 << rng.int(8));
+      }
       return bytes;
     }
     case 2: {

@@ -46,7 +46,7 @@ describe('PcTable under mutation (JS twin vs native)', () => {
             expect.fail(
               `${what} differ: js ${JSON.stringify(a)?.slice(0, 300)} native ${JSON.stringify(b)?.slice(0, 300)}; ${context()}`,
             );
-          const agree = <T>(what: string, fa: () => T, fb: () => T): { ok: boolean; a?: T; b?: T } => {
+          const agree = <A, B>(what: string, fa: () => A, fb: () => B): { ok: boolean; a?: A; b?: B } => {
             const a = outcome(fa, context);
             const b = outcome(fb, context);
             if (a.ok !== b.ok) fail(`${what} outcomes`, a, b);

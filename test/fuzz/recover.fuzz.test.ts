@@ -98,7 +98,7 @@ describe('recover fuzz', () => {
   it('cut, mutated and journal-less snapshots: a replayable profile with the samples reported, or a ProfpackError, alike on both backends', () => {
     const base = fuzzSeed();
     const others: Seed[] = seeds.map((s) => ({ name: s.name, bytes: s.profile }));
-    let current = new Uint8Array(0);
+    let current: Uint8Array = new Uint8Array(0);
     let currentStep = 0;
     const n = runFor(
       fuzzSeconds() * 100,

@@ -85,6 +85,12 @@ describe('heap commands', () => {
     expect(early.rows[0].funcname).toBe('garbage');
     const text = await run('top', file, '--at', 'peak');
     expect(text).toMatch(/inuse_space\/bytes total/);
+    // The footer counts what a heap profile's records are: allocation stacks, never "samples".
+    expect(inuse.stacks).toBe(inuse.records);
+    expect(inuse.stacks).toBeGreaterThan(0);
+    expect(inuse).not.toHaveProperty('samples');
+    expect(text).toMatch(new RegExp(`^${inuse.stacks} allocation stacks; inuse_space/bytes total`, 'm'));
+    expect(text).not.toMatch(/\bsamples\b/);
     expect(text).toMatch(/in use at the peak \(20,000 ms\)/);
   });
 

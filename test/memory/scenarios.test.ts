@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { runRecorded as RunRecorded } from '../../lib/record/targets/index';
+import { heapSamplerChoice } from '../../lib/record/heap/index';
 import { compileBuild, type Build } from '../support/build';
 import { goPprofTopFirst } from '../support/outside-tools';
 
@@ -60,9 +61,11 @@ describe.each([
     input = rotated ? path.join(dir, name) : path.join(dir, `${name}.tach`);
     const { code } = await runRecorded([process.execPath, '--expose-gc', program, report, '120', '25'], {
       out: input,
-      // A poll at every harvest: the default paced polls (a few per second of CPU, each a full GC) leave a
-      // 2-s program's garbage, which lives for milliseconds, almost all stackless (docs/memory.md).
-      heap: { intervalBytes: 4096, polls: 'harvest' },
+      // The recorded program probes the same way (PROFPACK_BACKEND). V8's API sampler: the default polls (each
+      // costs no GC, so they come at every harvest). The inspector's: a poll at every harvest, because its default
+      // paced polls (each a full GC) leave a 2-s program's garbage, which lives for milliseconds, almost all
+      // stackless (docs/memory.md).
+      heap: { intervalBytes: 4096, ...(heapSamplerChoice().kind === 'inspector' ? { polls: 'harvest' } : {}) },
       harvestMs: 50,
       stdio: 'pipe',
       ...(rotated ? { rotate: { everyMs: 700, dir: input } } : {}),

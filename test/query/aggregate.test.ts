@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NodeStatus, ProfileBuilder, SampleTypes, type Frame } from '../../lib/profile/index';
+import { makeFrame, NodeStatus, ProfileBuilder, SampleTypes, type Frame } from '../../lib/profile/index';
 import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../lib/query/aggregate';
 import { acceptedVectors, readExpected } from '../support/vectors';
 import { builderFromExpected } from '../support/model';
@@ -46,17 +46,7 @@ const profileArb = fc
       startTimeUs: 1_000_000n,
       sampleIntervalUs: 1000n,
     });
-    const ids = frames.map((fr) =>
-      model.internFrame({
-        filename: fr.f,
-        funcname: fr.n,
-        lineno: fr.line,
-        endLineno: null,
-        column: null,
-        endColumn: null,
-        opcode: null,
-      }),
-    );
+    const ids = frames.map((fr) => model.internFrame(makeFrame(fr.n, fr.f, fr.line)));
     const rows: Row[] = samples.map((s) => ({ ...s, stack: s.stack.map((i) => ids[i % ids.length]!) }));
     for (const s of rows)
       model.add(model.stacks.intern(s.stack), model.internThread(BigInt(s.thread)), 1_000_000 + s.time, s.status, [
@@ -152,16 +142,7 @@ describe('aggregate', () => {
       startTimeUs: 0n,
       sampleIntervalUs: 0n,
     });
-    const f = (n: string) =>
-      model.internFrame({
-        filename: 'x.js',
-        funcname: n,
-        lineno: 1,
-        endLineno: null,
-        column: null,
-        endColumn: null,
-        opcode: null,
-      });
+    const f = (n: string) => model.internFrame(makeFrame(n, 'x.js', 1));
     const [a, b] = [f('a'), f('b')];
     model.add(model.stacks.intern([a, b]), model.internThread(0n), NaN, 0, [3e10, 1e15]);
     model.add(model.stacks.intern([b]), model.internThread(0n), NaN, 0, [1, 7]);
@@ -183,16 +164,7 @@ describe('aggregate', () => {
       startTimeUs: 0n,
       sampleIntervalUs: 1000n,
     });
-    const f = (n: string) =>
-      model.internFrame({
-        filename: 'x.js',
-        funcname: n,
-        lineno: 1,
-        endLineno: null,
-        column: null,
-        endColumn: null,
-        opcode: null,
-      });
+    const f = (n: string) => model.internFrame(makeFrame(n, 'x.js', 1));
     const [a, b, c] = [f('a'), f('b'), f('c')];
     const t = model.internThread(1n);
     for (let i = 0; i < 5; i++) model.add(model.stacks.intern([a, b]), t, 0, NodeStatus.OnCpu, [1, 2_000_000]);

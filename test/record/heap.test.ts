@@ -16,6 +16,8 @@ import {
   NO_SAMPLES,
   NO_STACK,
   parseByteSize,
+  INSPECTOR_POLL_SHARES,
+  NATIVE_POLL_SHARES,
   POLL_CPU_SHARE,
   POLL_HEADROOM_SHARE,
   POLL_WALL_SHARE,
@@ -231,7 +233,7 @@ describe('heap options', () => {
   });
 
   it('checks interval, ratio and polls, with defaults', () => {
-    expect(checkHeapOptions(true)).toEqual({ intervalBytes: 512 * 1024, nearLimitRatio: 0.9, polls: 'paced' });
+    expect(checkHeapOptions(true)).toEqual({ intervalBytes: 512 * 1024, nearLimitRatio: 0.85, polls: 'paced' });
     expect(checkHeapOptions({ intervalBytes: 32768, nearLimitRatio: 0.5, polls: 'harvest' })).toEqual({
       intervalBytes: 32768,
       nearLimitRatio: 0.5,
@@ -281,17 +283,27 @@ describe('timedPollDue', () => {
     const [times, costs] = [fc.nat(1e7), fc.nat(1e5)];
     const usage = fc.double({ min: 0, max: 1, noNaN: true });
     fc.assert(
-      fc.property(times, times, costs, costs, usage, usage, (cpuSinceUs, wallSinceUs, lastCpuUs, lastWallUs, a, b) => {
-        const [heapUsageAtLastPoll, heapUsage] = [Math.min(a, b), Math.max(a, b)];
-        const pace = { cpuSinceUs, wallSinceUs, lastCpuUs, lastWallUs, heapUsage, heapUsageAtLastPoll };
-        const cpuDue = cpuSinceUs >= lastCpuUs * POLL_CPU_SHARE;
-        const wallDue = wallSinceUs >= lastWallUs * POLL_WALL_SHARE;
-        const heapDue = heapUsage - heapUsageAtLastPoll >= (1 - heapUsageAtLastPoll) * POLL_HEADROOM_SHARE;
-        expect(timedPollDue(pace)).toBe(cpuDue || wallDue || heapDue);
-        // More time since the last poll never makes a due poll undue.
-        const later = { ...pace, cpuSinceUs: cpuSinceUs + 1, wallSinceUs: wallSinceUs + 1 };
-        expect(!timedPollDue(pace) || timedPollDue(later)).toBe(true);
-      }),
+      fc.property(
+        fc.record({ cpuSinceUs: times, wallSinceUs: times, lastCpuUs: costs, lastWallUs: costs }),
+        usage,
+        usage,
+        fc.constantFrom(undefined, INSPECTOR_POLL_SHARES, NATIVE_POLL_SHARES),
+        (times, a, b, shares) => {
+          const { cpuSinceUs, wallSinceUs, lastCpuUs, lastWallUs } = times;
+          const [heapUsageAtLastPoll, heapUsage] = [Math.min(a, b), Math.max(a, b)];
+          const pace = { ...times, heapUsage, heapUsageAtLastPoll };
+          // No shares: the inspector's.
+          const [cpuShare, wallShare] =
+            shares === undefined ? [POLL_CPU_SHARE, POLL_WALL_SHARE] : [shares.cpu, shares.wall];
+          const cpuDue = cpuSinceUs >= lastCpuUs * cpuShare;
+          const wallDue = wallSinceUs >= lastWallUs * wallShare;
+          const heapDue = heapUsage - heapUsageAtLastPoll >= (1 - heapUsageAtLastPoll) * POLL_HEADROOM_SHARE;
+          expect(timedPollDue(pace, shares)).toBe(cpuDue || wallDue || heapDue);
+          // More time since the last poll never makes a due poll undue.
+          const later = { ...pace, cpuSinceUs: cpuSinceUs + 1, wallSinceUs: wallSinceUs + 1 };
+          expect(!timedPollDue(pace, shares) || timedPollDue(later, shares)).toBe(true);
+        },
+      ),
     );
   });
 
@@ -307,5 +319,9 @@ describe('timedPollDue', () => {
     const quiet = { ...poll, cpuSinceUs: 0, wallSinceUs: 0, heapUsageAtLastPoll: 0.2 };
     expect(timedPollDue({ ...quiet, heapUsage: 0.39 })).toBe(false);
     expect(timedPollDue({ ...quiet, heapUsage: 0.41 })).toBe(true);
+    // The native sampler's poll (no GC) of 0.5 ms of CPU, 1 ms of wall: due at every 50-ms harvest of an idle program.
+    const native = { lastCpuUs: 500, lastWallUs: 1000, ...steadyHeap };
+    expect(timedPollDue({ ...native, cpuSinceUs: 2000, wallSinceUs: 50_000 }, NATIVE_POLL_SHARES)).toBe(true);
+    expect(timedPollDue({ ...native, cpuSinceUs: 2000, wallSinceUs: 19_999 }, NATIVE_POLL_SHARES)).toBe(false);
   });
 });

@@ -3,11 +3,12 @@
  * tests compile lib/ into a temporary package (tsc, ~6 s) that links this
  * checkout's node_modules and native build.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { repoRoot } from '../shared';
+import { afterAll, beforeAll } from 'vitest';
+import { repoRoot, SLOWDOWN } from '../shared';
 
 export interface Build {
   root: string;
@@ -46,4 +47,38 @@ export function compileBuild(): Build {
     cli: path.join(dist, 'cli', 'main.js'),
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
+}
+
+export interface TestBuild {
+  build: Build;
+  /** The scratch directory, the CLI's working directory. */
+  dir: string;
+  /** `profpack ARGS` run in `dir` with `env` added to this process's; waits, text output. */
+  cli(args: string[], env?: NodeJS.ProcessEnv): SpawnSyncReturns<string>;
+}
+
+/**
+ * A CLI test file's build and scratch directory: the build is compiled before the file's tests (not at import:
+ * tsc takes seconds, within the hook's timeout), and both are removed after them.
+ */
+export function buildForTests(dirPrefix: string): TestBuild {
+  const dir = mkdtempSync(path.join(tmpdir(), dirPrefix));
+  const build: Build = { root: '', cli: '', dist: '', cleanup: () => {} };
+  beforeAll(() => {
+    Object.assign(build, compileBuild());
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+    build.cleanup();
+  });
+  const cli = (args: string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> =>
+    spawnSync(process.execPath, [build.cli, ...args], {
+      encoding: 'utf8',
+      cwd: dir,
+      env: { ...process.env, ...env },
+      timeout: 120_000 * SLOWDOWN,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 << 20,
+    });
+  return { build, dir, cli };
 }

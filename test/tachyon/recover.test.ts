@@ -13,12 +13,16 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ErrorCode } from '../../lib/errors';
-import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
+import { ProfileReader, ProfileWriter, recover, type ProfileWriterOptions } from '../../lib/tachyon/index';
 import { thrown } from '../helpers';
 import { repoRoot } from '../shared';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { writeSamples, internFrames } = require('./child/write-until-killed.cjs') as {
+const { writerOptions, writeSamples, internFrames } = require('./child/write-until-killed.cjs') as {
+  writerOptions: (
+    backend: 'native' | 'js',
+    compression: 'zstd' | 'none',
+  ) => Pick<ProfileWriterOptions, 'sampleIntervalUs' | 'startTimeUs' | 'backend' | 'compression'>;
   writeSamples: (w: ProfileWriter, ids: number[], from: number, to: number) => void;
   internFrames: (w: ProfileWriter) => number[];
 };
@@ -66,13 +70,7 @@ function contents(file: string, which: 'native' | 'js') {
 /** What a writer given the first `count` samples of the sequence finalizes to. */
 function reference(count: number, compression: 'zstd' | 'none', which: 'native' | 'js'): string {
   const file = tmp('reference');
-  const w = new ProfileWriter(file, {
-    sampleIntervalUs: 250,
-    startTimeUs: 1_000_000,
-    backend: which,
-    compression,
-    mode: 'cpu',
-  });
+  const w = new ProfileWriter(file, { ...writerOptions(which, compression), mode: 'cpu' });
   writeSamples(w, internFrames(w), 0, count);
   w.finalize();
   return file;
@@ -162,13 +160,7 @@ for (const which of backends) {
 
     it('a writer broken by a write error keeps its journal; recover gives back every sample up to the last flush', () => {
       const file = tmp('broken');
-      const w = new ProfileWriter(file, {
-        sampleIntervalUs: 250,
-        startTimeUs: 1_000_000,
-        backend: which,
-        compression: 'zstd',
-        mode: 'cpu',
-      });
+      const w = new ProfileWriter(file, { ...writerOptions(which, 'zstd'), mode: 'cpu' });
       const ids = internFrames(w);
       writeSamples(w, ids, 0, 3000);
       w.flush();

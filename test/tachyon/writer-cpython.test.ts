@@ -6,13 +6,12 @@
  * batch) and every thread must come back with exactly the samples written.
  * Fails, never skips, when CPython cannot be found or installed.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseJsonExact, sharedPath } from '../shared';
+import { cpythonDumps, type CPythonDump } from '../support/cpython-dump';
 import type { DumpFrame } from '../../lib/tachyon/index';
 import type { FrameInfo } from '../../lib/tachyon/write/writer';
 import {
@@ -30,10 +29,9 @@ import {
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-cpython-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-let python = '';
+// Found (or built) before the tests, with time for a build: a missing CPython fails them, never skips them.
 beforeAll(() => {
-  python = cpythonInterpreter();
-  expect(python).toMatch(/python3\.15$/);
+  expect(cpythonInterpreter()).toMatch(/python3\.15$/);
 }, 180_000);
 
 interface ExpectedSample {
@@ -69,65 +67,21 @@ function writeProfile(spec: ProfileSpec, file: string): { perThread: Map<string,
   return { perThread, samples };
 }
 
-interface Dump {
-  file: string;
-  accepted: boolean;
-  error: unknown;
-  info: {
-    sample_count: number;
-    thread_count: number;
-    start_time_us: number | bigint;
-    sample_interval_us: number | bigint;
-    compression_type: number;
-    mode: number | null;
-    capture_features: number | null;
-  };
-  samples: {
-    thread_id: number | bigint;
-    interpreter_id: number;
-    timestamp_us: number | bigint;
-    status: number;
-    frames: unknown[];
-  }[];
-}
-
-function cpythonDumps(files: string[]): Map<string, Dump> {
-  const run = spawnSync(
-    python,
-    [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--python', python, '--json', ...files],
-    {
-      encoding: 'utf8',
-      maxBuffer: 1 << 30,
-    },
-  );
-  if (run.error) throw run.error;
-  const docs = run.stdout.split(/(?<=\n\}\n)(?=\{)/).filter((d) => d.trim() !== '');
-  const out = new Map<string, Dump>();
-  for (const doc of docs) {
-    const dump = parseJsonExact(doc) as Dump;
-    out.set(dump.file, dump);
-  }
-  if (out.size !== files.length)
-    throw new Error(
-      `CPython dumped ${out.size} of ${files.length} files (exit ${run.status}): ${run.stderr.slice(-2000)}`,
-    );
-  return out;
-}
-
 function checkAgainst(
-  dump: Dump,
+  dump: CPythonDump,
   spec: ProfileSpec,
   expected: { perThread: Map<string, ExpectedSample[]>; samples: number },
 ): void {
   expect(dump.error).toBeNull();
   expect(dump.accepted).toBe(true);
-  expect(dump.info.sample_count).toBe(expected.samples);
-  expect(dump.info.thread_count).toBe(expected.perThread.size);
-  expect(BigInt(dump.info.start_time_us)).toBe(spec.startTimeUs);
-  expect(BigInt(dump.info.sample_interval_us)).toBe(spec.intervalUs);
-  expect(dump.info.compression_type).toBe(spec.compression === 'zstd' ? 1 : 0);
-  expect(dump.info.mode).toBe(spec.mode === undefined || spec.mode === -1 ? null : spec.mode);
-  expect(dump.info.capture_features).toBe(spec.features === undefined || spec.features === -1 ? null : spec.features);
+  const info = dump.info!; // accepted: CPython read the header
+  expect(info.sample_count).toBe(expected.samples);
+  expect(info.thread_count).toBe(expected.perThread.size);
+  expect(BigInt(info.start_time_us)).toBe(spec.startTimeUs);
+  expect(BigInt(info.sample_interval_us)).toBe(spec.intervalUs);
+  expect(info.compression_type).toBe(spec.compression === 'zstd' ? 1 : 0);
+  expect(info.mode).toBe(spec.mode === undefined || spec.mode === -1 ? null : spec.mode);
+  expect(info.capture_features).toBe(spec.features === undefined || spec.features === -1 ? null : spec.features);
   // File order interleaves threads differently from call order (deferred REPEAT runs); each thread's own order is kept.
   const got = new Map<string, ExpectedSample[]>();
   for (const s of dump.samples) {

@@ -136,6 +136,10 @@ describe('version-2 block encoders', () => {
       fc.array(fc.nat({ max: 40 }), { maxLength: 30 }),
       fc.array(fc.nat({ max: 0xffff_ffff }), { maxLength: 256 }),
       fc.tuple(fc.nat({ max: 5 }), fc.integer({ min: 200, max: 256 })).map(([f, n]) => new Array<number>(n).fill(f)),
+      // deeper than version 1 keeps, up to version 2's 4,096 frames
+      fc
+        .tuple(fc.nat({ max: 50 }), fc.integer({ min: 257, max: 4096 }))
+        .map(([f, n]) => Array.from({ length: n }, (_, i) => f + (i % 7))),
     ),
   });
 
@@ -220,8 +224,8 @@ describe('version-2 block encoders', () => {
         new Uint32Array(2),
         new BigUint64Array(2),
         new Uint8Array(2),
-        new Uint32Array([1, 300]),
-        new Uint32Array(300),
+        new Uint32Array([1, 4098]),
+        new Uint32Array(4098),
       ),
     ).toThrow(ProfpackError);
     expect(v2Native.encoderCounts(handle)).toEqual([0, 0]);

@@ -7,16 +7,15 @@
  * and 300-deep stacks, u64 extremes, timestamps that go backwards). Fails,
  * never skips, when CPython cannot be found or installed.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { ProfileReader, type Frame } from '../../lib/tachyon/read/reader';
+import { dumpProfile } from '../../lib/tachyon/index';
 import { downgrade } from '../../lib/tachyon/downgrade';
-import { parseJsonExact, sharedPath } from '../shared';
+import { cpythonDumps, type CPythonDump } from '../support/cpython-dump';
 import {
   cpythonInterpreter,
   materialize,
@@ -28,83 +27,25 @@ import {
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-cpython-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-let python = '';
+// Found (or built) before the tests, with time for a build: a missing CPython fails them, never skips them.
 beforeAll(() => {
-  python = cpythonInterpreter();
-  expect(python).toMatch(/python3\.15$/);
+  expect(cpythonInterpreter()).toMatch(/python3\.15$/);
 }, 180_000);
 
 const BACKENDS: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 
-interface Dump {
-  file: string;
-  accepted: boolean;
-  stage: string;
-  error: { message: string } | null;
-  samples: {
-    thread_id: number | bigint;
-    interpreter_id: number;
-    timestamp_us: number | bigint;
-    status: number;
-    frames: unknown[];
-  }[];
-}
-
-function cpythonDumps(files: string[]): Map<string, Dump> {
-  const run = spawnSync(
-    python,
-    [sharedPath('tools', 'cpython315', 'check_with_cpython.py'), '--python', python, '--json', ...files],
-    { encoding: 'utf8', maxBuffer: 1 << 30 },
-  );
-  if (run.error) throw run.error;
-  const out = new Map<string, Dump>();
-  for (const doc of run.stdout.split(/(?<=\n\}\n)(?=\{)/).filter((d) => d.trim() !== '')) {
-    const dump = parseJsonExact(doc) as Dump;
-    out.set(dump.file, dump);
-  }
-  if (out.size !== files.length)
-    throw new Error(
-      `CPython dumped ${out.size} of ${files.length} files (exit ${run.status}): ${run.stderr.slice(-2000)}`,
-    );
-  return out;
-}
-
-/** A frame in the JSON shape of CPython's dump. */
-function frameJson(f: Frame): unknown {
-  return {
-    filename: f.filename,
-    funcname: f.funcname,
-    lineno: f.lineno,
-    end_lineno: f.endLineno,
-    column: f.column,
-    end_column: f.endColumn,
-    opcode: f.opcode,
-  };
-}
-
 type PerThread = Map<string, { timestamp: bigint; status: number; frames: unknown[] }[]>;
 
-/** Our reading of a file, per thread (file order interleaves threads differently in versions 1 and 2). */
-function ours(file: string): PerThread {
-  const r = ProfileReader.open(file);
+/**
+ * A dump's samples per thread (file order interleaves threads differently in versions 1 and 2), each stack's
+ * innermost `cap` frames: version 2 keeps the 300-deep stacks whole, downgrade keeps version 1's 256.
+ */
+function perThread(samples: CPythonDump['samples'], cap = Infinity): PerThread {
   const out: PerThread = new Map();
-  for (const s of r.samples()) {
-    const key = `${s.threadId}/${s.interpreterId}`;
-    if (!out.has(key)) out.set(key, []);
-    out
-      .get(key)!
-      .push({ timestamp: s.timestampUs, status: s.status, frames: s.stack.map((i) => frameJson(r.frames[i]!)) });
-  }
-  r.close();
-  return out;
-}
-
-function theirs(dump: Dump): PerThread {
-  const out: PerThread = new Map();
-  for (const s of dump.samples) {
+  for (const s of samples) {
     const key = `${BigInt(s.thread_id)}/${s.interpreter_id}`;
     if (!out.has(key)) out.set(key, []);
-    out.get(key)!.push({ timestamp: BigInt(s.timestamp_us), status: s.status, frames: s.frames });
+    out.get(key)!.push({ timestamp: BigInt(s.timestamp_us), status: s.status, frames: s.frames.slice(0, cap) });
   }
   return out;
 }
@@ -141,7 +82,8 @@ describe('CPython 3.15.2 and ProfileWriter version 2', () => {
       const read = dumps.get(path.basename(c.down))!;
       expect(read.error, c.name).toBeNull();
       expect(read.accepted, c.name).toBe(true);
-      expect(theirs(read), c.name).toEqual(ours(c.v2));
+      // Ours: the version-2 file as `profpack dump --json` reads it.
+      expect(perThread(read.samples), c.name).toEqual(perThread(dumpProfile(c.v2).samples, 256));
     }
   }, 180_000);
 });

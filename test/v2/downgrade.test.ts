@@ -162,7 +162,8 @@ describe('downgrade()', () => {
       'none',
     );
     const bytes = readFileSync(v2);
-    bytes[HEADER_SIZE + 30] ^= 0xff; // inside the first block's columns
+    const inFirstBlock = HEADER_SIZE + 30; // inside the first block's columns
+    bytes[inFirstBlock] = bytes[inFirstBlock]! ^ 0xff;
     writeFileSync(v2, bytes);
     const err = thrown(() => downgrade(v2, out));
     expect(err.code).toMatch(/^ERR_V2_/);
@@ -228,5 +229,30 @@ describe('profpack downgrade', () => {
     expect(info.status).toBe(0);
     expect(info.stdout).toMatch(/format: +Tachyon version 2 \(stacktable stacks\)/);
     expect(info.stdout).toMatch(/samples: +1/);
+  });
+});
+
+describe('downgrade of stacks deeper than version 1 keeps', () => {
+  it('cuts them to the innermost 256 frames and says how many it cut, library and CLI', () => {
+    for (const which of BACKENDS) {
+      const v2 = tmp('deep.v2.tach');
+      const w = new ProfileWriter(v2, { sampleIntervalUs: 1000, formatVersion: 2, backend: which });
+      const ids = Array.from({ length: 300 }, (_, i) =>
+        w.internFrame({ filename: 'd.py', funcname: `f${i}`, lineno: 1 }),
+      );
+      w.writeStack(1, 0, 1000, 0, ids);
+      w.writeStack(1, 0, 2000, 0, ids.slice(0, 10));
+      w.finalize();
+      const out = tmp('deep.v1.tach');
+      const result = downgrade(v2, out, { backend: which });
+      expect(result.lost).toEqual(["the outermost frames of 1 samples deeper than 256 frames (version 1's cap)"]);
+      const r = ProfileReader.open(out);
+      const stacks = [...r.samples()].map((s) => s.stack.map((f) => r.frames[f]!.funcname));
+      r.close();
+      expect(stacks).toEqual([ids.slice(0, 256).map((i) => `f${i}`), ids.slice(0, 10).map((i) => `f${i}`)]);
+      const cli = run('downgrade', v2, tmp('deep-cli.v1.tach'));
+      expect(cli.status).toBe(0);
+      expect(cli.stderr).toContain('deeper than 256 frames');
+    }
   });
 });

@@ -48,9 +48,9 @@ function read(bytes: Uint8Array): Sample[] {
     }));
 }
 
-/** What a sample reads back as: the innermost 256 frames, an 8-bit status. */
+/** What a sample reads back as: the innermost 4,096 frames (version 2's limit), an 8-bit status. */
 function expected(samples: Sample[]): Sample[] {
-  return samples.map((s) => ({ ...s, status: s.status & 0xff, stack: s.stack.slice(0, 256) }));
+  return samples.map((s) => ({ ...s, status: s.status & 0xff, stack: s.stack.slice(0, 4096) }));
 }
 
 const threadKey = fc.oneof(
@@ -64,7 +64,7 @@ const threadKey = fc.oneof(
 
 const stackArb = fc.oneof(
   fc.array(fc.nat({ max: FRAME_COUNT - 1 }), { maxLength: 20 }),
-  // deep recursion, beyond the limit: the writer keeps the innermost 256
+  // deep recursion, beyond version 1's 256 frames: version 2 keeps it whole
   fc
     .tuple(fc.nat({ max: FRAME_COUNT - 1 }), fc.nat({ max: FRAME_COUNT - 1 }), fc.integer({ min: 100, max: 300 }))
     .map(([a, b, n]) => Array.from({ length: n }, (_, i) => (i % 3 ? a : b))),

@@ -2,7 +2,7 @@
 // (docs/format-v2.md §4.2), kept only to drive the decoder that still reads
 // those files (lib/tachyon/v2/stacktable.ts) with generated inputs.
 import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { MAX_STACK_DEPTH } from '../../lib/tachyon/format';
+import { V2_MAX_STACK_DEPTH as MAX_STACK_DEPTH } from '../../lib/tachyon/v2/format';
 import { ChildTable, type StackPath, type StackTableSinks } from '../../lib/tachyon/v2/stacktable';
 
 /** Writer side: interns stacks, one instance per file (kind 5). */
@@ -12,7 +12,7 @@ export class StackTableCoder {
   private readonly table = new ChildTable();
 
   /**
-   * Codes `stack` (frame indices, innermost first; at most 256) into the
+   * Codes `stack` (frame indices, innermost first; at most 4,096) into the
    * block's columns. Returns the stack id.
    */
   encode(stack: ArrayLike<number>, out: StackTableSinks, path?: StackPath): number {
@@ -27,6 +27,7 @@ export class StackTableCoder {
     // outermost run with this one: its node ids are reused without a lookup.
     let id = 0;
     let level = 0;
+    path?.reserve(depth);
     if (path !== undefined) {
       const limit = Math.min(depth, path.depth);
       while (level < limit && path.frames[level] === stack[depth - 1 - level]! >>> 0) {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../lib/errors';
 import { ByteSink, ByteSource } from '../../lib/tachyon/v2/bytes';
-import { CACHE_SIZE, CodewordTag } from '../../lib/tachyon/v2/format';
+import { CACHE_SIZE, CodewordTag, V2_MAX_STACK_DEPTH } from '../../lib/tachyon/v2/format';
 import { PredictCoder, PredictDecoder, hash1, hash2 } from '../../lib/tachyon/v2/predict';
 
 /** memtrace's hashes on the full 64-bit product (notes/memtrace.md §4.3), in BigInt. */
@@ -18,7 +18,7 @@ function roundTrip(stacks: number[][]): { decoded: number[][]; bytes: Uint8Array
   const bytes = sink.take();
   const decoder = new PredictDecoder();
   const src = new ByteSource(bytes, 0, bytes.length, 0);
-  const out = new Uint32Array(256);
+  const out = new Uint32Array(V2_MAX_STACK_DEPTH);
   const decoded: number[][] = [];
   for (let i = 0; i < stacks.length; i++) {
     const depth = decoder.decode(src, out);
@@ -37,7 +37,7 @@ function decodeError(bytes: number[], previous: number[][] = []): ProfpackError 
   const prefix = Array.from(sink.view());
   const all = Uint8Array.from([...prefix, ...bytes]);
   const src = new ByteSource(all, 0, all.length, 100 - prefix.length);
-  const out = new Uint32Array(256);
+  const out = new Uint32Array(V2_MAX_STACK_DEPTH);
   try {
     while (src.remaining() > 0) decoder.decode(src, out);
   } catch (err) {
@@ -75,9 +75,10 @@ describe('predicted-stack coding', () => {
     );
   });
 
-  it('round-trips deep recursion up to the 256-frame limit', () => {
+  it('round-trips deep recursion up to the 4,096-frame limit (version 1 stops at 256)', () => {
+    const depth = fc.oneof(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: V2_MAX_STACK_DEPTH }));
     const recursion = fc
-      .tuple(fc.array(fc.nat({ max: 5 }), { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 256 }))
+      .tuple(fc.array(fc.nat({ max: 5 }), { minLength: 1, maxLength: 4 }), depth)
       .map(([cycle, depth]) => Array.from({ length: depth }, (_, i) => cycle[i % cycle.length]!));
     fc.assert(
       fc.property(fc.array(recursion, { minLength: 1, maxLength: 20 }), (stacks) => {
@@ -142,8 +143,11 @@ describe('predicted-stack coding', () => {
     expect(sink.view()[4]).toBe(49);
   });
 
-  it('refuses a stack deeper than 256 frames when coding', () => {
-    expect(() => new PredictCoder().encode(new Array(257).fill(1), new ByteSink())).toThrow(ProfpackError);
+  it('refuses a stack deeper than 4,096 frames when coding, and codes one of 4,096', () => {
+    const coder = new PredictCoder();
+    expect(() => coder.encode(new Array(V2_MAX_STACK_DEPTH + 1).fill(1), new ByteSink())).toThrow(ProfpackError);
+    const deepest = Array.from({ length: V2_MAX_STACK_DEPTH }, (_, i) => i);
+    expect(roundTrip([deepest, deepest.slice(100), deepest]).decoded).toEqual([deepest, deepest.slice(100), deepest]);
   });
 
   it('rejects a hit on a bucket no miss has filled, with its offset', () => {
@@ -171,11 +175,15 @@ describe('predicted-stack coding', () => {
   });
 
   it('rejects a chain longer than the stack limit instead of looping', () => {
-    // Bucket 4 predicts itself (miss into 4, then a hit on 4): every hit-255 adds 256 frames.
-    const words = [(4 << 2) | 3, 0, 1, (4 << 2) | 2, 0, 255];
-    const err = decodeError([0, 2, ...words]);
+    // Bucket 4 predicts itself (miss into 4, then hits on 4): every hit-255 adds 256 frames, the 16th passes 4,096.
+    const hits = Array.from({ length: 16 }, () => [(4 << 2) | 2, 0, 255]).flat();
+    const err = decodeError([0, 17, (4 << 2) | 3, 0, 1, ...hits]);
     expect(err.code).toBe(ErrorCode.V2_STACK_TOO_DEEP);
-    expect(err.offset).toBe(105);
+    expect(err.offset).toBe(100 + 5 + 15 * 3);
+    // 15 of them (3,841 frames) decode.
+    const ok = decodeError([0, 16, (4 << 2) | 3, 0, 1, ...hits.slice(0, 45), 0, 1, (9 << 2) & 0xff, 0]);
+    expect(ok.code).toBe(ErrorCode.V2_UNDEFINED_BUCKET);
+    expect(ok.offset).toBe(100 + 5 + 45 + 2);
   });
 
   it('rejects codeword counts the bytes cannot hold', () => {

@@ -5,7 +5,7 @@ import { ErrorCode, ProfpackError } from '../../lib/errors';
 import { ProfileReader } from '../../lib/index';
 import { RecentStackCoder, RecentStackDecoder } from '../../lib/tachyon/v2/recent';
 import { StackPath } from '../../lib/tachyon/v2/stacktable';
-import { decodeAll, decodeError as decodeWith, sinks, type Columns } from './stack-columns';
+import { decodeAll, decodeColumns, decodeError as decodeWith, sinks, type Columns } from './stack-columns';
 import { repoRoot } from '../shared';
 // @ts-expect-error plain ESM helper without types
 import { fixtureSamples } from '../fixtures/v2/make.mjs';
@@ -40,10 +40,13 @@ describe('stack-table coding with recency references (block kind 6)', () => {
     );
   });
 
-  it('round-trips 256-frame stacks (k in the escape plane) and frame deltas that wrap u32', () => {
+  it('round-trips deep stacks up to 4,096 frames (k in the escape plane) and frame deltas that wrap u32', () => {
+    const deep = fc
+      .integer({ min: 250, max: 4096 })
+      .chain((n) => fc.array(fc.nat({ max: 0xffff_ffff }), { minLength: n, maxLength: n }));
     fc.assert(
       fc.property(
-        fc.array(fc.array(fc.nat({ max: 0xffff_ffff }), { minLength: 250, maxLength: 256 }), {
+        fc.array(fc.oneof(fc.array(fc.nat({ max: 0xffff_ffff }), { minLength: 250, maxLength: 256 }), deep), {
           minLength: 1,
           maxLength: 5,
         }),
@@ -77,8 +80,11 @@ describe('stack-table coding with recency references (block kind 6)', () => {
     expect(Array.from(out.stackFrames.view())).toEqual([2, 2, 2, 4, 16]);
   });
 
-  it('refuses a stack deeper than 256 frames when coding', () => {
-    expect(() => new RecentStackCoder().encode(new Array(257).fill(1), sinks(), new StackPath())).toThrow(
+  it('refuses a stack deeper than its limit when coding: 4,096 frames, 256 for the heap section', () => {
+    expect(() => new RecentStackCoder().encode(new Array(4097).fill(1), sinks(), new StackPath())).toThrow(
+      ProfpackError,
+    );
+    expect(() => new RecentStackCoder(256).encode(new Array(257).fill(1), sinks(), new StackPath())).toThrow(
       ProfpackError,
     );
   });
@@ -98,19 +104,19 @@ describe('stack-table coding with recency references (block kind 6)', () => {
     expect(err.offset).toBe(3000);
   });
 
-  it('rejects a stack that would pass 256 frames, with the offset of its count', () => {
-    const err = decodeError(
-      {
-        stacks: [255, 255],
-        stacksHigh: [1, 1],
-        parents: [0, 1],
-        parentsHigh: [0],
-        stackFrames: new Array(512).fill(2),
-      },
-      2,
-    );
+  it('rejects a stack that would pass 4,096 frames, with the offset of its count', () => {
+    // k = 255 + 1,793 = 2,048, then 2,048 + 255 + 1,794 = 4,097 frames.
+    const columns = { stacks: [255, 255], parents: [0, 1], parentsHigh: [0], stackFrames: new Array(4097).fill(2) };
+    const err = decodeError({ ...columns, stacksHigh: [0x81, 0x0e, 0x82, 0x0e] }, 2);
     expect(err.code).toBe(ErrorCode.V2_STACK_TOO_DEEP);
     expect(err.offset).toBe(1);
+    // 4,096 frames read whole; the heap section's decoder keeps version 1's 256.
+    const fits = { ...columns, stacksHigh: [0x81, 0x0e, 0x81, 0x0e], stackFrames: new Array(4096).fill(2) };
+    const whole = decodeColumns(new RecentStackDecoder(), fits, 2);
+    expect(whole.map((s) => s.length)).toEqual([2048, 4096]);
+    const heap = decodeWith(new RecentStackDecoder(256), fits, 2);
+    expect(heap.code).toBe(ErrorCode.V2_STACK_TOO_DEEP);
+    expect(heap.offset).toBe(0);
     // An escape plane that overflows k is the same error, not a wrap.
     const huge = decodeError({
       stacks: [255],

@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import { ProfpackError } from '../../lib/errors';
 import { ByteSink, ByteSource } from '../../lib/tachyon/v2/bytes';
 import type { StackTableSinks, StackTableSources } from '../../lib/tachyon/v2/stacktable';
+import { V2_MAX_STACK_DEPTH } from '../../lib/tachyon/v2/format';
 
 export type Columns = { [K in keyof StackTableSinks]: number[] | Uint8Array };
 
@@ -48,8 +49,13 @@ type StackDecoder = { decode(src: StackTableSources, out: Uint32Array): number }
 
 /** Decodes `count` stacks from what a coder wrote into `out`; every column must be used up. */
 export function decodeAll(decoder: StackDecoder, out: StackTableSinks, count: number): number[][] {
-  const src = sources(columnsOf(out));
-  const buffer = new Uint32Array(256);
+  return decodeColumns(decoder, columnsOf(out), count);
+}
+
+/** Decodes `count` stacks from hand-made columns; every column must be used up. */
+export function decodeColumns(decoder: StackDecoder, columns: Columns, count: number): number[][] {
+  const src = sources(columns);
+  const buffer = new Uint32Array(V2_MAX_STACK_DEPTH);
   const decoded = Array.from({ length: count }, () => Array.from(buffer.subarray(0, decoder.decode(src, buffer))));
   for (const column of Object.values(src)) expect(column.remaining()).toBe(0);
   return decoded;
@@ -58,7 +64,7 @@ export function decodeAll(decoder: StackDecoder, out: StackTableSinks, count: nu
 /** Decodes `samples` stacks from hand-made columns and returns the ProfpackError it must end with. */
 export function decodeError(decoder: StackDecoder, columns: Columns, samples = 1): ProfpackError {
   const src = sources(columns);
-  const buffer = new Uint32Array(256);
+  const buffer = new Uint32Array(V2_MAX_STACK_DEPTH);
   try {
     for (let i = 0; i < samples; i++) decoder.decode(src, buffer);
   } catch (err) {

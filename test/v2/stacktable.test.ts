@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../lib/errors';
 import { StackTableDecoder } from '../../lib/tachyon/v2/stacktable';
-import { decodeAll, decodeError as decodeWith, sinks, type Columns } from './stack-columns';
+import { decodeAll, decodeColumns, decodeError as decodeWith, sinks, type Columns } from './stack-columns';
 import { StackTableCoder } from './kind5-coder';
 
 function roundTrip(stacks: number[][]): number[][] {
@@ -56,8 +56,8 @@ describe('stack-table coding of block kind 5 (read only since issue 19)', () => 
     expect(Array.from(out.stackFrames.view())).toEqual([1, 2, 3, 4]);
   });
 
-  it('refuses a stack deeper than 256 frames when coding', () => {
-    expect(() => new StackTableCoder().encode(new Array(257).fill(1), sinks())).toThrow(ProfpackError);
+  it('refuses a stack deeper than 4,096 frames when coding', () => {
+    expect(() => new StackTableCoder().encode(new Array(4097).fill(1), sinks())).toThrow(ProfpackError);
   });
 
   it('rejects a reference to a stack that was never defined, with its offset', () => {
@@ -82,13 +82,18 @@ describe('stack-table coding of block kind 5 (read only since issue 19)', () => 
     expect(err.offset).toBe(2001);
   });
 
-  it('rejects a chain longer than the stack limit', () => {
-    const err = decodeError(
-      { stacks: [1, 1], stacksHigh: [0, 1], parents: [1, 1], parentsHigh: [0, 0], stackFrames: new Array(258).fill(1) },
-      2,
-    );
+  it('rejects a chain longer than the stack limit (4,096), and reads one of 4,096 frames', () => {
+    // Ref 4,097 = 16 × 256 + 1 after one definition: 4,096 new stacks below a 1-frame one.
+    const chain = { stacks: [1, 1], stacksHigh: [0, 16], parents: [1, 1], parentsHigh: [0, 0] };
+    const err = decodeError({ ...chain, stackFrames: new Array(4098).fill(1) }, 2);
     expect(err.code).toBe(ErrorCode.V2_STACK_TOO_DEEP);
     expect(err.offset).toBe(1);
+    const whole = decodeColumns(
+      new StackTableDecoder(),
+      { ...chain, stacks: [1, 0], stackFrames: new Array(4096).fill(1) },
+      2,
+    );
+    expect(whole.map((s) => s.length)).toEqual([1, 4096]);
   });
 
   it('rejects a ref whose high plane overflows u32', () => {

@@ -90,9 +90,9 @@ const plain = (s: Sample) => ({
   stack: [...s.stack],
 });
 
-/** What reads back: an 8-bit status and the innermost 256 frames. */
+/** What reads back: an 8-bit status and the innermost 4,096 frames (version 2's limit). */
 function expected(p: TestProfile) {
-  return p.samples.map((s) => ({ ...s, status: s.status & 0xff, stack: s.stack.slice(0, 256) }));
+  return p.samples.map((s) => ({ ...s, status: s.status & 0xff, stack: s.stack.slice(0, 4096) }));
 }
 
 function byThread<T extends { threadId: bigint; interpreterId: number }>(samples: T[]): Map<string, T[]> {
@@ -145,7 +145,7 @@ const profileArb: fc.Arbitrary<TestProfile> = fc
               .array(fc.nat({ max: FRAMES - 1 }), { maxLength: 30 })
               .map((frames) => ({ kind: 'replace' as const, frames })),
           },
-          // deep recursion, past the 256-frame limit
+          // deep recursion, past version 1's 256-frame limit (version 2 keeps it whole)
           {
             weight: 1,
             arbitrary: fc
@@ -275,8 +275,10 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
                 expect(r.backend).toBe(readerBackend);
                 // Version 2 keeps the order samples were written in.
                 expect([...r.samples()].map(plain)).toEqual(want);
-                // Version 1 may interleave threads differently (deferred REPEAT runs); each thread's samples are the same.
-                expect(byThread([...r.samples()].map(plain))).toEqual(byThread(v1Samples));
+                // Version 1 may interleave threads differently (deferred REPEAT runs); each thread's samples are the same,
+                // but for the frames past 256 that version 1 cuts and version 2 keeps.
+                const atV1Cap = (s: ReturnType<typeof plain>) => ({ ...s, stack: s.stack.slice(0, 256) });
+                expect(byThread([...r.samples()].map(plain).map(atV1Cap))).toEqual(byThread(v1Samples));
                 expect(r.strings).toEqual(reference.strings);
                 expect(r.frames).toEqual(reference.frames);
                 const { version: _v, compressionType: _c, ...info } = r.info;
@@ -557,10 +559,10 @@ describe('version-2 bad input through ProfileReader', () => {
       n: 2,
       columns: {
         stacks: [1, 1],
-        stacksHigh: [0, 1],
+        stacksHigh: [0, 16],
         parents: [1, 1],
         parentsHigh: [0, 0],
-        stackFrames: new Array<number>(258).fill(1),
+        stackFrames: new Array<number>(4098).fill(1),
       },
       code: ErrorCode.V2_STACK_TOO_DEEP,
       column: 'stacks',
@@ -581,10 +583,11 @@ describe('version-2 bad input through ProfileReader', () => {
       what: 'a prediction chain longer than the stack limit',
       kind: BlockKind.Predict,
       n: 1,
-      columns: { stacks: [0, 2, (4 << 2) | 3, 0, 1, (4 << 2) | 2, 0, 255] },
+      // Bucket 4 predicts itself: every hit-255 adds 256 frames, the 16th passes 4,096.
+      columns: { stacks: [0, 17, (4 << 2) | 3, 0, 1, ...new Array<number[]>(16).fill([(4 << 2) | 2, 0, 255]).flat()] },
       code: ErrorCode.V2_STACK_TOO_DEEP,
       column: 'stacks',
-      at: 5,
+      at: 5 + 15 * 3,
       before: 0,
     },
   ];

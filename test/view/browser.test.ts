@@ -5,7 +5,7 @@
  * dragged time window whose counts are `top --from/--to`'s. Screenshots go
  * to a temp dir (or to $PROFPACK_VIEW_SHOTS, which is how docs/*.png were made).
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -16,7 +16,7 @@ import type { ProfileSource } from '../../lib/profile/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { flame } from '../../lib/view/flame';
 import { vectorDir } from '../support/vectors';
-import { sharedPath } from '../shared';
+import { repoRoot, sharedPath } from '../shared';
 import { launch, openPage } from './browser';
 
 let browser: Browser;
@@ -233,6 +233,39 @@ describe('flame page in Chromium', () => {
     } finally {
       source.close();
     }
+  });
+
+  it('names threads on the timeline lanes as the picker does (py-spy --threads), a long name cut to fit', async () => {
+    const pySpy = readFileSync(path.join(repoRoot, 'test', 'fixtures', 'formats', 'py-spy-threads.collapsed'), 'utf8');
+    const longName = 'ThreadPoolExecutor-0_1 (a worker name longer than the label column)';
+    const collapsed = path.join(dir, 'py-spy.collapsed');
+    writeFileSync(collapsed, `${pySpy}thread (4260): ${longName};poll (pool.py:9) 1\n`);
+    const out = path.join(dir, 'py-spy.html');
+    flame(collapsed, out);
+    const { page, problems } = await openPage(browser, out);
+    // Shown text (the first text node; the <title> child is the hover's full label) and its drawn width.
+    const lanes = await page.$$eval('#timeline .lane-label', (ts) =>
+      ts.map((t) => ({
+        shown: t.firstChild!.nodeValue!,
+        full: t.querySelector('title')!.textContent,
+        width: (t as SVGTextElement).getComputedTextLength(),
+      })),
+    );
+    expect(lanes.map((l) => l.full)).toEqual([
+      'thread 4243 MainThread',
+      'thread 4250 worker',
+      'thread 139887808104256',
+      `thread 4260 ${longName}`,
+    ]);
+    expect(lanes.slice(0, 3).map((l) => l.shown)).toEqual(lanes.slice(0, 3).map((l) => l.full));
+    expect(lanes[3]!.shown).toMatch(/^thread 4260 \S.*\u2026$/);
+    expect(`thread 4260 ${longName}`.startsWith(lanes[3]!.shown.slice(0, -1))).toBe(true);
+    for (const l of lanes) expect(l.width).toBeLessThanOrEqual(172);
+    // The picker's options carry the same labels, with their sample counts.
+    const options = await page.$$eval('#thread option[value]:not([value=""])', (os) => os.map((o) => o.textContent));
+    expect(options.slice(0, 2)).toEqual(['thread 4243 MainThread (7 samples)', 'thread 4250 worker (3 samples)']);
+    expect(problems).toEqual([]);
+    await page.close();
   });
 
   it('escapes what a profile names: a function called </script> cannot break the page', async () => {

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProfile } from '../../lib/formats/index';
-import { NodeStatus, ProfileBuilder, SampleTypes } from '../../lib/profile/index';
+import { makeFrame, NodeStatus, ProfileBuilder, SampleTypes } from '../../lib/profile/index';
 import { TickProfile, copyToBuilder } from '../support/model';
 import { aggregate } from '../../lib/query/aggregate';
 import { diffProfiles, diffTree, formatDiffTable, type DiffNode } from '../../lib/view/diff';
@@ -15,26 +15,10 @@ import { vectorDir } from '../support/vectors';
 
 function profile(counts: Record<string, number>, thread = 1n): TickProfile {
   const p = new TickProfile({ startTimeUs: 0n, sampleIntervalUs: 1000n });
-  const main = p.internFrame({
-    filename: 'app.js',
-    funcname: 'main',
-    lineno: 1,
-    endLineno: null,
-    column: null,
-    endColumn: null,
-    opcode: null,
-  });
+  const main = p.internFrame(makeFrame('main', 'app.js', 1));
   let t = 0n;
   for (const [name, n] of Object.entries(counts)) {
-    const f = p.internFrame({
-      filename: 'app.js',
-      funcname: name,
-      lineno: 10,
-      endLineno: null,
-      column: null,
-      endColumn: null,
-      opcode: null,
-    });
+    const f = p.internFrame(makeFrame(name, 'app.js', 10));
     for (let i = 0; i < n; i++) p.writeStack(thread, 0, (t += 1000n), NodeStatus.OnCpu, [f, main]);
   }
   return p;
@@ -108,25 +92,9 @@ describe('diffProfiles in units', () => {
         startTimeUs: 0n,
         sampleIntervalUs: 0n,
       });
-      const main = p.internFrame({
-        filename: 'app.js',
-        funcname: 'main',
-        lineno: 1,
-        endLineno: null,
-        column: null,
-        endColumn: null,
-        opcode: null,
-      });
+      const main = p.internFrame(makeFrame('main', 'app.js', 1));
       for (const [name, n] of Object.entries(kb)) {
-        const f = p.internFrame({
-          filename: 'app.js',
-          funcname: name,
-          lineno: 10,
-          endLineno: null,
-          column: null,
-          endColumn: null,
-          opcode: null,
-        });
+        const f = p.internFrame(makeFrame(name, 'app.js', 10));
         // One record per site, whatever its bytes: a value is a weight.
         p.add(p.stacks.intern([f, main]), p.internThread(1n), NaN, 0, [1, n * 1024]);
       }

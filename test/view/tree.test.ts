@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NodeStatus, type ProfileSource } from '../../lib/profile/index';
+import { makeFrame, NodeStatus, type ProfileSource } from '../../lib/profile/index';
 import { openProfile } from '../../lib/formats/index';
 import { TickProfile } from '../support/model';
 import { openProfiles } from '../../lib/fleet/index';
@@ -185,17 +185,7 @@ describe('flame page data', () => {
     })
     .map(({ frames, samples }) => {
       const model = new TickProfile({ startTimeUs: 5_000_000n, sampleIntervalUs: 1000n });
-      const ids = frames.map((fr) =>
-        model.internFrame({
-          filename: fr.f,
-          funcname: fr.n,
-          lineno: fr.line,
-          endLineno: null,
-          column: null,
-          endColumn: null,
-          opcode: null,
-        }),
-      );
+      const ids = frames.map((fr) => model.internFrame(makeFrame(fr.n, fr.f, fr.line)));
       for (const s of samples)
         model.writeStack(
           BigInt(s.thread),
@@ -236,15 +226,7 @@ describe('flame page data', () => {
     expect(statusClass(NodeStatus.OnCpu | NodeStatus.HasGil)).toBe(StatusClass.OnCpu);
     expect(statusClass(NodeStatus.HasGil)).toBe(StatusClass.Idle);
     const model = new TickProfile({ startTimeUs: 0n, sampleIntervalUs: 1000n });
-    const f = model.internFrame({
-      filename: 'x.js',
-      funcname: 'f',
-      lineno: 1,
-      endLineno: null,
-      column: null,
-      endColumn: null,
-      opcode: null,
-    });
+    const f = model.internFrame(makeFrame('f', 'x.js', 1));
     const statuses = [NodeStatus.OnCpu, NodeStatus.OnCpu | NodeStatus.InGc, 0, NodeStatus.OnCpu];
     statuses.forEach((st, i) => model.writeStack(7n, 0, BigInt(i * 1000), st, [f]));
     model.writeStack(8n, 0, 500n, 0, [f]);
@@ -261,17 +243,7 @@ describe('flame page data', () => {
 
   it('keeps one record per distinct path, not per sample: 200,000 samples of a few stacks stay small', () => {
     const model = new TickProfile({ startTimeUs: 0n, sampleIntervalUs: 100n });
-    const frames = ['main', 'a', 'b', 'c'].map((n) =>
-      model.internFrame({
-        filename: 'w.js',
-        funcname: n,
-        lineno: 1,
-        endLineno: null,
-        column: null,
-        endColumn: null,
-        opcode: null,
-      }),
-    );
+    const frames = ['main', 'a', 'b', 'c'].map((n) => model.internFrame(makeFrame(n, 'w.js', 1)));
     for (let i = 0; i < 200_000; i++)
       model.writeStack(
         1n,

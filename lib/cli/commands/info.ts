@@ -8,6 +8,7 @@ import {
   MAX_STACK_DEPTH,
   PROFILING_MODE_NAMES,
   ProfileReader,
+  V2_MAX_STACK_DEPTH,
   type ProfileInfo,
 } from '../../tachyon/index';
 import { profileInfoLines } from '../info-profile';
@@ -66,21 +67,22 @@ export function infoLines(file: string): string[] {
     let count = 0;
     const threads = new Set<string>();
     let atCap = 0;
+    const cap = i.version === 2 ? V2_MAX_STACK_DEPTH : MAX_STACK_DEPTH;
     for (const s of reader.samples()) {
       count++;
       if (first === null || s.timestampUs < first) first = s.timestampUs;
       if (last === null || s.timestampUs > last) last = s.timestampUs;
       threads.add(`${s.threadId}/${s.interpreterId}`);
-      if (s.stack.length >= MAX_STACK_DEPTH) atCap++;
+      if (s.stack.length >= cap) atCap++;
     }
     lines.push(
       `sampled span: ${
         first === null ? 'no samples' : `${seconds(last! - first)} (${count} samples, ${threads.size} threads seen)`
       }`,
     );
-    // A writer cuts deeper stacks to the innermost 256: a stack at the cap may have been cut.
+    // A writer cuts deeper stacks to the innermost 256 (version 2: 4,096): a stack at the cap may have been cut.
     if (atCap > 0) {
-      lines.push(`deep stacks:  ${atCap} samples at ${MAX_STACK_DEPTH} frames, the cap (deeper stacks are cut to it)`);
+      lines.push(`deep stacks:  ${atCap} samples at ${cap} frames, the cap (deeper stacks are cut to it)`);
     }
     return [...lines, ...heapLines(reader)];
   } finally {

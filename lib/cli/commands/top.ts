@@ -5,6 +5,8 @@ import { listProfileFiles, openProfiles } from '../../fleet/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
 import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy, type AggregateOptions } from '../../query/index';
+import type { AggregateResult } from '../../query/index';
+import { formatValue } from '../../profile/index';
 import { heapProfile } from '../../memory/index';
 import { heapInfoLine, heapMoment, openHeapInputs, wantsHeap } from '../heap-input';
 import { progressBar } from '../progress';
@@ -140,10 +142,22 @@ function topHeap(inputs: string[], flags: TopFlags): void {
     sampleType: flags.sampleType ?? 'inuse_space',
   };
   const result = aggregate(withMappedFrames(built.profile, maps?.mapFrame), options);
+  // A heap profile's records are allocation stacks (one per thread and stack), not samples: say so.
+  const { samples: _records, ...counted } = result;
   process.stdout.write(
     flags.json === true
-      ? `${JSON.stringify({ ...result, heap: built.info }, null, 2)}\n`
-      : `${formatTable(result)}\n${heapInfoLine(built.info)}\n`,
+      ? `${JSON.stringify({ ...counted, stacks: result.records, heap: built.info }, null, 2)}\n`
+      : `${heapTable(result)}\n${heapInfoLine(built.info)}\n`,
   );
   for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
+}
+
+/** The table with its footer in a heap profile's words: its records are allocation stacks. */
+function heapTable(result: AggregateResult): string {
+  const lines = formatTable(result).split('\n');
+  const what = `${result.sampleType.type}/${result.sampleType.unit}`;
+  const of = result.scanned !== result.records ? ` of ${result.scanned}` : '';
+  const total = formatValue(result.total, result.sampleType.unit);
+  lines[lines.length - 1] = `${result.records}${of} allocation stacks; ${what} total ${total}`;
+  return lines.join('\n');
 }

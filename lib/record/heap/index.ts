@@ -9,7 +9,16 @@ export {
 } from './events';
 export { diffSamples, NO_SAMPLES, type LiveSamples, type SampleDiff } from './diff';
 export { HeapSampler, type HeapPoll } from './sampler';
-export { HeapStackNumbers, type SamplingHeapNode } from './stacks';
+export { flattenHeapTree, HeapStackNumbers, type SamplingHeapNode } from './stacks';
+export {
+  heapSamplerChoice,
+  NO_PARENT,
+  probeHeapSampler,
+  type FlatHeapProfile,
+  type HeapSamplerChoice,
+  type HeapSamplerKind,
+  type NativeHeapSampler,
+} from './probe';
 export { HeapLimitWatcher, LIMIT_CHECK_MS, NEAR_LIMIT_MIN_POLL_MS, maxOldSpaceFlagMb, oldGenerationUse } from './limit';
 export {
   checkHeapOptions,
@@ -28,6 +37,10 @@ export {
   POLL_CPU_SHARE,
   POLL_WALL_SHARE,
   POLL_HEADROOM_SHARE,
+  NATIVE_POLL_SHARE,
+  INSPECTOR_POLL_SHARES,
+  NATIVE_POLL_SHARES,
   timedPollDue,
   type PollPace,
+  type PollShares,
 } from './recorder';

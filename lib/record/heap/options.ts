@@ -4,12 +4,12 @@ import { ErrorCode, ProfpackError } from '../../errors';
 export interface HeapOptions {
   /** V8's mean sampling interval in bytes (default DEFAULT_HEAP_INTERVAL_BYTES). */
   intervalBytes?: number;
-  /** Poll at once, then often, when the used heap passes this share of V8's limit (default 0.9). */
+  /** Poll at once, then often, when the heap's use (limit.ts) passes this share of V8's limit (default 0.85). */
   nearLimitRatio?: number;
   /**
-   * When timed polls run (default 'paced'): 'paced' spaces them so they stay a small share of the CPU (each poll is
-   * a full GC: recorder.ts); 'harvest' polls at every harvest, for the detail of short programs and of garbage that
-   * lives well under a second, at several times the cost (bench/RESULTS.md, ## heap).
+   * When timed polls run (default 'paced'): 'paced' spaces them so they stay a small share of the CPU (recorder.ts:
+   * an inspector poll is a full GC, a native one is not and comes at nearly every harvest); 'harvest' polls at every
+   * harvest, for the detail of short programs and of garbage that lives well under a second.
    */
   polls?: HeapPolls;
 }
@@ -28,7 +28,12 @@ export const HEAP_POLLS: readonly HeapPolls[] = ['paced', 'harvest'];
  * @datadog/pprof's heap default are 512 KiB too, so pprof readers see the scale they expect.
  */
 export const DEFAULT_HEAP_INTERVAL_BYTES = 512 * 1024;
-export const DEFAULT_NEAR_LIMIT_RATIO = 0.9;
+/**
+ * 0.85: the use limit.ts reads was at 0.876-1.08 of the limit at the last 5-ms look before V8 aborted (Node 20,
+ * 64 MB, small arrays hoarded at ~16 MB/s, dozens of runs on a loaded machine), and the recorder looks every
+ * LIMIT_CHECK_MS, up to ~1.3 % of such a heap earlier.
+ */
+export const DEFAULT_NEAR_LIMIT_RATIO = 0.85;
 /** Below this V8 samples nearly every object: a trace, not a sample, and the target crawls. */
 export const MIN_HEAP_INTERVAL_BYTES = 1024;
 /** V8 takes the interval as an int. */

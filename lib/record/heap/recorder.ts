@@ -4,15 +4,15 @@
  * the old generation so that near V8's limit harvests come at once and often.
  * A poll that fails ends heap recording with a warning, never the program.
  *
- * Every poll forces a full GC: V8's inspector starts the sampling heap
- * profiler with kSamplingForceGC (v8-heap-profiler-agent-impl.cc), and
- * getSamplingProfile then collects all garbage first. That makes frees exact
- * at each poll, and costs 20-100 ms on a 15-30 MB heap (bench/RESULTS.md,
- * ## heap), more on a bigger one; and the CPU measured around a poll is
- * about a quarter of what it costs the process (one service run, polled every
- * second: 0.5-0.9 s of CPU inside the polls, +1.9-2.9 s against the same runs
- * without; presumably V8's concurrent sweeping on helper threads after the
- * poll returns). So a timed poll comes at a harvest only
+ * With the inspector (probe.ts) every poll forces a full GC: V8's inspector
+ * starts the sampling heap profiler with kSamplingForceGC
+ * (v8-heap-profiler-agent-impl.cc), and getSamplingProfile then collects all
+ * garbage first. That makes frees exact at each poll, and costs 20-100 ms on a
+ * 15-30 MB heap (bench/RESULTS.md, ## heap), more on a bigger one; and the CPU
+ * measured around a poll is about a quarter of what it costs the process (one
+ * service run, polled every second: 0.5-0.9 s of CPU inside the polls, +1.9-2.9 s
+ * against the same runs without; presumably V8's concurrent sweeping on helper
+ * threads after the poll returns). So a timed poll comes at a harvest only
  * once the process has used POLL_CPU_SHARE times the last poll's CPU since it,
  * or once POLL_WALL_SHARE times the last poll's wall time has passed (a mostly
  * idle program, a slow leak: its few polls still show growth over time, at a
@@ -20,11 +20,20 @@
  * of the headroom it had under its limit at the last poll (a program hoarding
  * toward V8's abort: with a 64 MB limit V8 gave up at ~80 %, before the
  * near-limit ratio, and only these polls had its events out in time).
+ * V8's API sampler (native/heap/) forces no GC: a poll costs its walk of the
+ * allocation tree and the live samples (0.2 ms on a 10-200 MB heap at 512 KiB,
+ * ~4 ms of CPU for 9,000 live samples), all of it measured, so the same rule
+ * runs with NATIVE_POLL_SHARE for both: polls at every harvest but on a heap
+ * whose poll would take more than a twentieth of the time between harvests.
+ * Its timed polls leave dead objects to V8's own next GC (a free is then known
+ * to lie between the last poll that saw it and the first poll after that GC).
  * Polls asked for directly (harvest(), the last one at stop) and those near
- * the heap limit always run.
+ * the heap limit always run; on the native sampler the direct ones collect
+ * the garbage first (one full GC), so that what is live at the end is exact.
  */
 import { HeapLimitWatcher, LIMIT_CHECK_MS } from './limit';
 import type { HeapOptions } from './options';
+import type { HeapSamplerKind } from './probe';
 import { HeapSampler } from './sampler';
 import { encodeHeapFrame } from './wire';
 
@@ -40,6 +49,18 @@ export const POLL_WALL_SHARE = 200;
 /** ...or when the heap has used up this share of the headroom under its limit it had at the last poll. */
 export const POLL_HEADROOM_SHARE = 0.25;
 
+/** The CPU and wall multiples of V8's API sampler, whose polls force no GC: a poll takes at most ~5 % of either. */
+export const NATIVE_POLL_SHARE = 20;
+
+/** How many times a poll's own CPU and wall time must pass before the next timed poll. */
+export interface PollShares {
+  cpu: number;
+  wall: number;
+}
+
+export const INSPECTOR_POLL_SHARES: PollShares = { cpu: POLL_CPU_SHARE, wall: POLL_WALL_SHARE };
+export const NATIVE_POLL_SHARES: PollShares = { cpu: NATIVE_POLL_SHARE, wall: NATIVE_POLL_SHARE };
+
 /** The CPU and wall time of the last poll and of what came after it (µs); the old generation's use of its limit. */
 export interface PollPace {
   cpuSinceUs: number;
@@ -51,14 +72,12 @@ export interface PollPace {
   heapUsageAtLastPoll: number;
 }
 
-/** Whether a timed poll is due (see POLL_CPU_SHARE, POLL_WALL_SHARE, POLL_HEADROOM_SHARE). */
-export function timedPollDue(pace: PollPace): boolean {
+/** Whether a timed poll is due (see POLL_CPU_SHARE, POLL_WALL_SHARE, POLL_HEADROOM_SHARE, NATIVE_POLL_SHARE). */
+export function timedPollDue(pace: PollPace, shares: PollShares = INSPECTOR_POLL_SHARES): boolean {
   const headroom = 1 - pace.heapUsageAtLastPoll;
   const headroomUsed = pace.heapUsage - pace.heapUsageAtLastPoll >= headroom * POLL_HEADROOM_SHARE;
   return (
-    pace.cpuSinceUs >= pace.lastCpuUs * POLL_CPU_SHARE ||
-    pace.wallSinceUs >= pace.lastWallUs * POLL_WALL_SHARE ||
-    headroomUsed
+    pace.cpuSinceUs >= pace.lastCpuUs * shares.cpu || pace.wallSinceUs >= pace.lastWallUs * shares.wall || headroomUsed
   );
 }
 
@@ -79,6 +98,7 @@ export class HeapRecorder {
   /** Set while drive()'s timer harvests: those polls are paced (unless options.polls is 'harvest'). */
   private timed = false;
   private readonly paced: boolean;
+  private readonly shares: PollShares;
   private lastPollCpuUs = 0;
   private lastPollWallUs = 0;
   private cpuAtLastPollUs = processCpuUs();
@@ -99,6 +119,12 @@ export class HeapRecorder {
     this.sampler = new HeapSampler(options.intervalBytes);
     this.watcher = new HeapLimitWatcher(options.nearLimitRatio);
     this.paced = options.polls === 'paced';
+    this.shares = this.sampler.kind === 'native' ? NATIVE_POLL_SHARES : INSPECTOR_POLL_SHARES;
+  }
+
+  /** Which path polls (probe.ts). */
+  get samplerKind(): HeapSamplerKind {
+    return this.sampler.kind;
   }
 
   poll(): void {
@@ -112,7 +138,7 @@ export class HeapRecorder {
         heapUsage: this.watcher.usage(),
         heapUsageAtLastPoll: this.heapUsageAtLastPoll,
       };
-      if (!timedPollDue(pace)) {
+      if (!timedPollDue(pace, this.shares)) {
         this.skipped++;
         return;
       }
@@ -120,7 +146,8 @@ export class HeapRecorder {
     try {
       const cpuBefore = processCpuUs();
       const wallBefore = wallUs();
-      const poll = this.sampler.poll();
+      // A timed poll on the native sampler leaves the garbage to V8; one asked for directly sees exactly the live.
+      const poll = this.sampler.poll(!this.timed);
       this.cpuAtLastPollUs = processCpuUs();
       this.wallAtLastPollUs = wallUs();
       this.lastPollCpuUs = this.cpuAtLastPollUs - cpuBefore;

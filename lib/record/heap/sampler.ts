@@ -1,64 +1,80 @@
 /**
- * V8's sampling heap profiler, driven in-process through `node:inspector`
- * like the CPU sampler (../sampler.ts), polled without ever stopping it.
+ * V8's sampling heap profiler, polled without ever stopping it, through one
+ * of two paths (probe.ts chooses): V8's C++ API in native/heap/ (no GC at a
+ * poll), or `node:inspector` like the CPU sampler (../sampler.ts), where
+ * every poll is a full GC (recorder.ts). Both give the same flat form
+ * (probe.ts's FlatHeapProfile) to one conversion below.
  *
- * `HeapProfiler.startSampling` samples an allocation every `intervalBytes` on
- * average (Poisson-drawn intervals) and keeps each sampled object's sample
- * while the object lives; `getSamplingProfile` returns the live samples and
- * the allocation tree. Polls are diffed (diff.ts) into allocation and free
- * events. V8's includeObjectsCollectedByMajorGC/MinorGC flags are left off:
- * with them V8 never drops a sample (Node 20 and 24 alike), so a poll could no
- * longer tell the dead from the live, and every poll would carry every sample
- * ever taken; the ordinal gaps count the short-lived objects instead.
+ * V8 samples an allocation every `intervalBytes` on average (Poisson-drawn
+ * intervals) and keeps each sampled object's sample while the object lives;
+ * a poll returns the live samples and the allocation tree. Polls are diffed
+ * (diff.ts) into allocation and free events. Without the forced GC (native),
+ * a dead object keeps its sample until V8's own next GC collects it, so its
+ * free shows at the first poll after that GC. V8's
+ * includeObjectsCollectedByMajorGC/MinorGC flags are left off: with them V8
+ * never drops a sample (Node 20 and 24 alike), so a poll could no longer tell
+ * the dead from the live, and every poll would carry every sample ever taken;
+ * the ordinal gaps count the short-lived objects instead.
  */
 import * as inspector from 'node:inspector';
 import * as path from 'node:path';
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { NO_STACK } from './events';
 import { diffSamples, NO_SAMPLES, type LiveSamples } from './diff';
-import { HeapStackNumbers, type SamplingHeapNode } from './stacks';
+import {
+  heapSamplerChoice,
+  type FlatHeapProfile,
+  type HeapSamplerChoice,
+  type HeapSamplerKind,
+  type NativeHeapSampler,
+} from './probe';
+import { flattenHeapTree, HeapStackNumbers, type SamplingHeapNode } from './stacks';
+import { sizeForUnsampledBytes } from './inspector-size';
 
 interface SamplingHeapProfile {
   head: SamplingHeapNode;
   samples?: { size: number; nodeId: number; ordinal: number }[];
 }
 
-/** One poll's events, on the monotonic clock (µs, as process.hrtime). */
-export interface HeapPoll {
-  intervalBytes: number;
-  timeUs: number;
-  sinceUs: number;
-  /** Allocations first seen, ascending ordinal, with their sizes and stack ids (in `numbers.stacks`). */
-  ordinals: Uint32Array;
-  sizes: Uint32Array;
-  stackIds: Uint32Array;
-  shortLived: number;
-  /** Ordinals freed since the previous poll. */
-  freed: Uint32Array;
-  /** How long the poll took, ms (what sets the pace near the heap limit). */
-  costMs: number;
+/** Where polls come from: V8's API or the inspector. */
+interface HeapProfileSource {
+  /** `collect`: collect the garbage first, so that the poll's live samples are exactly the live objects. */
+  poll(collect: boolean): FlatHeapProfile | undefined;
+  dispose(): void;
 }
 
-export function monotonicUs(): number {
-  return Number(process.hrtime.bigint() / 1000n);
+let fullGc: (() => void) | undefined;
+
+/**
+ * One full GC, as `global.gc()` does: the program's own gc when it runs with
+ * --expose-gc, else one taken from a fresh context with the flag set for that
+ * moment only (later contexts and workers see no `gc`).
+ */
+function collectGarbage(): void {
+  if (fullGc === undefined) {
+    const own = (globalThis as { gc?: unknown }).gc;
+    if (typeof own === 'function') fullGc = own as () => void;
+    else {
+      v8.setFlagsFromString('--expose-gc');
+      try {
+        fullGc = vm.runInNewContext('gc') as () => void;
+      } finally {
+        v8.setFlagsFromString('--no-expose-gc');
+      }
+    }
+  }
+  fullGc();
 }
 
-export class HeapSampler {
+class InspectorSource implements HeapProfileSource {
   private readonly session = new inspector.Session();
-  /** The recorder's own code (lib/record): its allocations (parsing each poll) are not the program's. */
-  readonly numbers = new HeapStackNumbers(path.dirname(__dirname));
-  /** The recorder's own sampled objects alive at the last poll (a handful): their frees are not events either. */
-  private readonly ownLive = new Set<number>();
-  private live: LiveSamples = NO_SAMPLES;
-  private lastPollUs: number;
-  private running = false;
 
-  constructor(readonly intervalBytes: number) {
+  constructor(private readonly intervalBytes: number) {
     this.session.connect();
     this.post('HeapProfiler.enable');
     this.post('HeapProfiler.startSampling', { samplingInterval: intervalBytes });
-    this.running = true;
-    this.lastPollUs = monotonicUs();
   }
 
   private post<T>(method: string, params?: object): T {
@@ -81,32 +97,127 @@ export class HeapSampler {
     return result as T;
   }
 
-  poll(): HeapPoll | undefined {
-    if (!this.running) return undefined;
-    const started = process.hrtime.bigint();
+  /** Every inspector poll collects the garbage first (kSamplingForceGC, recorder.ts). */
+  poll(): FlatHeapProfile {
     const { profile } = this.post<{ profile: SamplingHeapProfile }>('HeapProfiler.getSamplingProfile');
-    const timeUs = monotonicUs();
+    const flat = flattenHeapTree(profile.head);
     const samples = profile.samples ?? [];
     const n = samples.length;
-    const ordinals = new Uint32Array(n);
-    for (let i = 0; i < n; i++) ordinals[i] = samples[i]!.ordinal;
-    const diff = diffSamples(this.live, ordinals);
+    flat.ordinals = new Uint32Array(n);
+    flat.sizes = new Uint32Array(n);
+    flat.sampleNodes = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      const sample = samples[i]!;
+      flat.ordinals[i] = sample.ordinal;
+      // The inspector's size is already unsampled (size x count): keep the size whose 1/p weight is those bytes.
+      flat.sizes[i] = sizeForUnsampledBytes(sample.size, this.intervalBytes);
+      flat.sampleNodes[i] = sample.nodeId;
+    }
+    return flat;
+  }
+
+  dispose(): void {
+    try {
+      this.post('HeapProfiler.stopSampling');
+      this.post('HeapProfiler.disable');
+    } catch {
+      // The session may already be gone at process exit.
+    }
+    this.session.disconnect();
+  }
+}
+
+class NativeSource implements HeapProfileSource {
+  constructor(
+    private readonly addon: NativeHeapSampler,
+    intervalBytes: number,
+  ) {
+    if (!addon.start(intervalBytes))
+      throw new ProfpackError("V8's sampling heap profiler is already running in this thread (another profiler?)", {
+        code: ErrorCode.RECORD_FAILED,
+      });
+  }
+
+  poll(collect: boolean): FlatHeapProfile | undefined {
+    if (collect) collectGarbage();
+    return this.addon.poll();
+  }
+
+  dispose(): void {
+    this.addon.stop();
+  }
+}
+
+export interface HeapPoll {
+  intervalBytes: number;
+  timeUs: number;
+  sinceUs: number;
+  /** Allocations first seen, ascending ordinal, with their sizes and stack ids (in `numbers.stacks`). */
+  ordinals: Uint32Array;
+  sizes: Uint32Array;
+  stackIds: Uint32Array;
+  shortLived: number;
+  /** Ordinals freed since the previous poll. */
+  freed: Uint32Array;
+  /** How long the poll took, ms (what sets the pace near the heap limit). */
+  costMs: number;
+}
+
+export function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+export class HeapSampler {
+  /** Which path polls (probe.ts). */
+  readonly kind: HeapSamplerKind;
+  private readonly source: HeapProfileSource;
+  /** The recorder's own code (lib/record): its allocations (parsing each poll) are not the program's. */
+  readonly numbers = new HeapStackNumbers(path.dirname(__dirname));
+  /** The recorder's own sampled objects alive at the last poll (a handful): their frees are not events either. */
+  private readonly ownLive = new Set<number>();
+  private live: LiveSamples = NO_SAMPLES;
+  private lastPollUs: number;
+  private running = false;
+
+  constructor(
+    readonly intervalBytes: number,
+    choice: HeapSamplerChoice = heapSamplerChoice(),
+  ) {
+    const { addon } = choice;
+    this.source = addon !== undefined ? new NativeSource(addon, intervalBytes) : new InspectorSource(intervalBytes);
+    this.kind = addon !== undefined ? 'native' : 'inspector';
+    this.running = true;
+    this.lastPollUs = monotonicUs();
+  }
+
+  /**
+   * `collect`: a poll that must see exactly the live objects (one asked for
+   * directly, the last one) collects the garbage first; the inspector's always do.
+   */
+  poll(collect = false): HeapPoll | undefined {
+    if (!this.running) return undefined;
+    const started = process.hrtime.bigint();
+    const profile = this.source.poll(collect);
+    if (profile === undefined) return undefined;
+    const timeUs = monotonicUs();
+    const diff = diffSamples(this.live, profile.ordinals);
     this.live = diff.live;
-    const stackOfNode = this.numbers.number(profile.head);
+    const stackOfNode = this.numbers.numberFlat(profile);
     const born = diff.born;
     let bornOrdinals = new Uint32Array(born.length);
     let sizes = new Uint32Array(born.length);
     let stackIds = new Uint32Array(born.length);
     let kept = 0;
     for (let k = 0; k < born.length; k++) {
-      const sample = samples[born[k]!]!;
-      const stack = stackOfNode.get(sample.nodeId) ?? -1;
+      const index = born[k]!;
+      const ordinal = profile.ordinals[index]!;
+      const stack = stackOfNode.get(profile.sampleNodes[index]!) ?? -1;
       if (this.numbers.isOwn(stack)) {
-        this.ownLive.add(sample.ordinal);
+        this.ownLive.add(ordinal);
         continue;
       }
-      bornOrdinals[kept] = sample.ordinal;
-      sizes[kept] = sample.size;
+      bornOrdinals[kept] = ordinal;
+      sizes[kept] = profile.sizes[index]!;
       stackIds[kept++] = stack < 0 ? NO_STACK : stack;
     }
     if (kept < born.length) {
@@ -140,13 +251,7 @@ export class HeapSampler {
   dispose(): void {
     if (this.running) {
       this.running = false;
-      try {
-        this.post('HeapProfiler.stopSampling');
-        this.post('HeapProfiler.disable');
-      } catch {
-        // The session may already be gone at process exit.
-      }
+      this.source.dispose();
     }
-    this.session.disconnect();
   }
 }

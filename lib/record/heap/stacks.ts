@@ -1,13 +1,18 @@
 /**
  * Numbers the allocation stacks of V8's sampling heap profile. V8 sends its
- * whole allocation tree at every poll; each call frame and each stack (a
- * frame called from a stack) gets a number once, so that a batch names
- * stacks by number and only the stacks first met cross the pipe.
+ * whole allocation tree at every poll, flat (probe.ts's FlatHeapProfile, both
+ * samplers); each call frame and each stack (a frame called from a stack)
+ * gets a number once, so that a batch names stacks by number and only the
+ * stacks first met cross the pipe. V8 numbers its allocation nodes once per
+ * sampling session (a node removed when its last sample dies and met again
+ * gets a new id), so a node id seen before keeps its stack: a poll converts
+ * only the nodes it has not met.
  */
 import { pathToFileURL } from 'node:url';
 import { callFrameKey, type CpuProfileCallFrame } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { HeapStacks } from './events';
+import { NO_PARENT, type FlatHeapProfile } from './probe';
 
 /** A node of V8's sampling heap profile (HeapProfiler.SamplingHeapProfileNode). */
 export interface SamplingHeapNode {
@@ -20,10 +25,54 @@ export interface SamplingHeapNode {
 /** Frames and stacks share one numeric key: parent stack (+1) above, frame below. */
 const FRAME_KEY_SPAN = 2 ** 24;
 
+/** The node-id cache is rebuilt from the nodes present once it holds this many times as many (V8 drops nodes). */
+const STALE_NODE_FACTOR = 2;
+
+/** A tree as the inspector sends it, flat (the samples left empty). */
+export function flattenHeapTree(head: SamplingHeapNode): FlatHeapProfile {
+  const nodes: SamplingHeapNode[] = [];
+  const parents: number[] = [];
+  const pending: [SamplingHeapNode, number][] = [[head, NO_PARENT]];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const [node, parent] = item;
+    nodes.push(node);
+    parents.push(parent);
+    const children = node.children ?? [];
+    for (let c = children.length - 1; c >= 0; c--) pending.push([children[c]!, node.id]);
+  }
+  const n = nodes.length;
+  const strings: string[] = [];
+  const flat: FlatHeapProfile = {
+    nodeIds: new Uint32Array(n),
+    parentIds: Uint32Array.from(parents),
+    nameIds: new Uint32Array(n),
+    urlIds: new Uint32Array(n),
+    scriptIds: new Int32Array(n),
+    lines: new Int32Array(n),
+    columns: new Int32Array(n),
+    strings,
+    ordinals: new Uint32Array(0),
+    sizes: new Uint32Array(0),
+    sampleNodes: new Uint32Array(0),
+  };
+  for (let i = 0; i < n; i++) {
+    const { id, callFrame: cf } = nodes[i]!;
+    flat.nodeIds[i] = id;
+    flat.nameIds[i] = strings.push(cf.functionName) - 1;
+    flat.urlIds[i] = strings.push(cf.url) - 1;
+    flat.scriptIds[i] = Number(cf.scriptId);
+    flat.lines[i] = cf.lineNumber;
+    flat.columns[i] = cf.columnNumber;
+  }
+  return flat;
+}
+
 export class HeapStackNumbers {
   readonly stacks = new HeapStacks();
   private readonly frameNumbers = new Map<string, number>();
   private readonly stackIds = new Map<number, number>();
+  /** V8 node id -> stack id (-1: the root), for every node met (see STALE_NODE_FACTOR). */
+  private stackOfNode = new Map<number, number>();
   /** Stacks and frames below these have been handed on (takeNew()). */
   private sentStacks = 0;
   private sentFrames = 0;
@@ -42,7 +91,14 @@ export class HeapStackNumbers {
     return stack >= 0 && this.ownStacks[stack] === 1;
   }
 
-  private frameNumber(cf: CpuProfileCallFrame): number {
+  private frameNumber(flat: FlatHeapProfile, i: number): number {
+    const cf: CpuProfileCallFrame = {
+      functionName: flat.strings[flat.nameIds[i]!] ?? '',
+      scriptId: String(flat.scriptIds[i]),
+      url: flat.strings[flat.urlIds[i]!] ?? '',
+      lineNumber: flat.lines[i]!,
+      columnNumber: flat.columns[i]!,
+    };
     const key = callFrameKey(cf);
     let n = this.frameNumbers.get(key);
     if (n === undefined) {
@@ -52,13 +108,7 @@ export class HeapStackNumbers {
           code: ErrorCode.RECORD_FAILED,
         });
       this.frameNumbers.set(key, n);
-      this.stacks.callFrames.push({
-        functionName: cf.functionName,
-        scriptId: cf.scriptId,
-        url: cf.url,
-        lineNumber: cf.lineNumber,
-        columnNumber: cf.columnNumber,
-      });
+      this.stacks.callFrames.push(cf);
       this.ownFrames.push(this.ownPrefixes.some((p) => typeof cf.url === 'string' && cf.url.startsWith(p)));
     }
     return n;
@@ -81,20 +131,42 @@ export class HeapStackNumbers {
   }
 
   /**
-   * Each node's stack id (by V8 node id). The head is V8's "(root)", not a
-   * frame of the program: its stack is -1, and its children are outermost frames.
+   * Each node's stack id (by V8 node id; the map may hold nodes gone since). The
+   * head is V8's "(root)", not a frame of the program: its stack is -1, and its
+   * children are outermost frames.
    */
-  number(head: SamplingHeapNode): Map<number, number> {
-    const byNode = new Map<number, number>([[head.id, -1]]);
-    const pending: SamplingHeapNode[] = [head];
-    for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
-      const own = byNode.get(node.id)!;
-      for (const child of node.children ?? []) {
-        byNode.set(child.id, this.stackId(own, this.frameNumber(child.callFrame)));
-        pending.push(child);
+  numberFlat(flat: FlatHeapProfile): ReadonlyMap<number, number> {
+    const n = flat.nodeIds.length;
+    if (this.stackOfNode.size > STALE_NODE_FACTOR * n + 1024) {
+      const present = new Map<number, number>();
+      for (let i = 0; i < n; i++) {
+        const stack = this.stackOfNode.get(flat.nodeIds[i]!);
+        if (stack !== undefined) present.set(flat.nodeIds[i]!, stack);
       }
+      this.stackOfNode = present;
+    }
+    const byNode = this.stackOfNode;
+    for (let i = 0; i < n; i++) {
+      const id = flat.nodeIds[i]!;
+      if (byNode.has(id)) continue;
+      const parent = flat.parentIds[i]!;
+      if (parent === NO_PARENT) {
+        byNode.set(id, -1);
+        continue;
+      }
+      const parentStack = byNode.get(parent);
+      if (parentStack === undefined)
+        throw new ProfpackError(`heap recording: allocation node ${id} came before its parent ${parent}`, {
+          code: ErrorCode.RECORD_FAILED,
+        });
+      byNode.set(id, this.stackId(parentStack, this.frameNumber(flat, i)));
     }
     return byNode;
+  }
+
+  /** numberFlat() of a tree as the inspector sends it. */
+  number(head: SamplingHeapNode): ReadonlyMap<number, number> {
+    return this.numberFlat(flattenHeapTree(head));
   }
 
   /** The frames and stacks numbered since the last call (what the pipe has not carried yet). */

@@ -4,16 +4,18 @@
  * open (so its zstd errors are open-stage errors), accepting several
  * concatenated frames, with or without checksums, up to 1 GiB. We check the
  * region the same way at open, but stream: the output is kept only when it is
- * small (ZstdRegion.data), otherwise replay decompresses it again chunk by chunk.
+ * small (ZstdRegion.data), otherwise replay decompresses it again chunk by chunk
+ * (ZstdRegionStream, over inflate.ts's loop). The open-stage check keeps its own
+ * loop: it hands zstd CPython's buffer sizes, so corrupt input fails as CPython's does.
  */
 import type { ZstdDCtx } from './zstd-binding';
 import { ErrorCode } from '../../errors';
 import { HEADER_SIZE } from '../format';
 import { zstdBinding } from './zstd-binding';
-import { openError, type FileBytes } from './layout';
+import { openError } from './layout';
+import type { FileBytes } from './header';
+import { ZstdInflater, type InflateErrors } from './inflate';
 
-/** Compressed bytes read per step when the source is not already in memory. */
-const INPUT_CHUNK = 1 << 20;
 /** Decompressed bytes produced per step. */
 export const OUTPUT_CHUNK = 1 << 20;
 
@@ -24,102 +26,56 @@ export interface ZstdRegion {
   data: Uint8Array | null;
 }
 
-/** Pulls compressed bytes [start, end) of the source in chunks. */
-class CompressedInput {
-  private chunk: Uint8Array = new Uint8Array(0);
-  private chunkStart: number;
-  pos: number;
-  constructor(
-    private readonly source: FileBytes,
-    start: number,
-    readonly end: number,
-  ) {
-    this.pos = start;
-    this.chunkStart = start;
-  }
-  /** The unread bytes of the current chunk (loading the next when it is used up). */
-  current(): Uint8Array {
-    const inChunk = this.pos - this.chunkStart;
-    if (inChunk >= this.chunk.length && this.pos < this.end) {
-      this.chunkStart = this.pos;
-      this.chunk = this.source.read(this.pos, Math.min(this.end, this.pos + INPUT_CHUNK));
-      return this.chunk;
-    }
-    return this.chunk.subarray(inChunk);
-  }
+/** CPython's error for a region whose first bytes are no zstd frame header. */
+function frameHeaderError(): Error {
+  return openError(
+    ErrorCode.TACHYON_ZSTD_FRAME_HEADER,
+    'Corrupted zstd frame header',
+    HEADER_SIZE,
+    'a zstd frame header',
+  );
 }
 
-/**
- * A resumable decompressor over the region: fill(out) writes as much as fits
- * and reports how much; throws the open-stage errors CPython raises.
- */
+/** The open-stage errors CPython raises for a sample region that ends at `regionEnd`. */
+function regionErrors(regionEnd: number): InflateErrors {
+  return {
+    corrupt: (cause, at) =>
+      openError(
+        ErrorCode.TACHYON_ZSTD_ERROR,
+        `zstd decompression error: ${cause instanceof Error ? cause.message : String(cause)}`,
+        at,
+      ),
+    tooLarge: (limit) =>
+      openError(
+        ErrorCode.TACHYON_ZSTD_TOO_LARGE,
+        'Decompressed data exceeds maximum size',
+        HEADER_SIZE,
+        `at most ${limit} bytes`,
+      ),
+    truncated: () =>
+      openError(ErrorCode.TACHYON_ZSTD_TRUNCATED, 'Incomplete zstd frame: data may be truncated', regionEnd),
+  };
+}
+
+/** The sample region [HEADER_SIZE, regionEnd) decompressed a piece at a time (replay's pass over a large region). */
 export class ZstdRegionStream {
-  private readonly dctx = new (zstdBinding().DCtx)();
-  private readonly input: CompressedInput;
-  private lastResult = 0;
-  private produced = 0;
+  private readonly inflater: ZstdInflater;
   done = false;
 
-  constructor(
-    source: FileBytes,
-    regionEnd: number,
-    private readonly maxSize: number,
-  ) {
-    this.input = new CompressedInput(source, HEADER_SIZE, regionEnd);
-    const head = this.input.current();
+  constructor(source: FileBytes, regionEnd: number, maxSize: number) {
     try {
-      zstdBinding().getFrameContentSize(head.subarray(0, Math.min(head.length, 32)));
+      zstdBinding().getFrameContentSize(source.read(HEADER_SIZE, Math.min(regionEnd, HEADER_SIZE + 32)));
     } catch {
-      throw openError(
-        ErrorCode.TACHYON_ZSTD_FRAME_HEADER,
-        'Corrupted zstd frame header',
-        HEADER_SIZE,
-        'a zstd frame header',
-      );
+      throw frameHeaderError();
     }
+    this.inflater = new ZstdInflater({ source, start: HEADER_SIZE, end: regionEnd }, maxSize, regionErrors(regionEnd));
   }
 
   /** Decompresses into out[0, ...) until it is full or the region ends; returns the bytes written. */
   fill(out: Uint8Array): number {
-    let written = 0;
-    while (!this.done && written < out.length) {
-      const src = this.input.current();
-      const inputLeft = this.input.end - this.input.pos;
-      if (inputLeft === 0 && this.lastResult === 0) {
-        this.done = true;
-        break;
-      }
-      let r: [number, number, number];
-      try {
-        r = this.dctx.decompressStream(out.subarray(written), src);
-      } catch (err) {
-        const name = err instanceof Error ? err.message : String(err);
-        throw openError(ErrorCode.TACHYON_ZSTD_ERROR, `zstd decompression error: ${name}`, this.input.pos);
-      }
-      this.lastResult = r[0];
-      written += r[1];
-      this.input.pos += r[2];
-      this.produced += r[1];
-      if (this.produced > this.maxSize) {
-        throw openError(
-          ErrorCode.TACHYON_ZSTD_TOO_LARGE,
-          'Decompressed data exceeds maximum size',
-          HEADER_SIZE,
-          `at most ${this.maxSize} bytes`,
-        );
-      }
-      if (this.input.pos >= this.input.end && r[1] === 0 && r[2] === 0) {
-        // Input used up and nothing more comes out: complete, or cut short.
-        if (this.lastResult !== 0) {
-          throw openError(
-            ErrorCode.TACHYON_ZSTD_TRUNCATED,
-            'Incomplete zstd frame: data may be truncated',
-            this.input.end,
-          );
-        }
-        this.done = true;
-      }
-    }
+    if (this.done) return 0;
+    const written = this.inflater.read(out);
+    if (written < out.length) this.done = true;
     return written;
   }
 }
@@ -145,13 +101,9 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
   try {
     contentSize = zstdBinding().getFrameContentSize(input);
   } catch {
-    throw openError(
-      ErrorCode.TACHYON_ZSTD_FRAME_HEADER,
-      'Corrupted zstd frame header',
-      HEADER_SIZE,
-      'a zstd frame header',
-    );
+    throw frameHeaderError();
   }
+  const errors = regionErrors(regionEnd);
   let alloc = contentSize !== null && contentSize <= maxSize ? contentSize : CPYTHON_INITIAL_BUFFER;
   // Without a declared content size the output size changes nothing zstd does: the shared 1 MiB
   // scratch then serves (a 16 MiB one per check was garbage left to a later GC, in replay's peak RSS).
@@ -167,14 +119,7 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
   let last = 0;
   while (inPos < input.length) {
     if (total >= alloc) {
-      if (alloc * 2 > maxSize) {
-        throw openError(
-          ErrorCode.TACHYON_ZSTD_TOO_LARGE,
-          'Decompressed data exceeds maximum size',
-          HEADER_SIZE,
-          `at most ${maxSize} bytes`,
-        );
-      }
+      if (alloc * 2 > maxSize) throw errors.tooLarge(maxSize);
       alloc *= 2;
     }
     // One call of CPython's loop, with capacity alloc - total, made of calls
@@ -192,8 +137,7 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
       try {
         r = dctx.decompressStream(out, input.subarray(inPos));
       } catch (err) {
-        const name = err instanceof Error ? err.message : String(err);
-        throw openError(ErrorCode.TACHYON_ZSTD_ERROR, `zstd decompression error: ${name}`, HEADER_SIZE + inPos);
+        throw errors.corrupt(err, HEADER_SIZE + inPos);
       }
       last = r[0];
       produced += r[1];
@@ -207,14 +151,7 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
     total += produced;
     // CPython only checks its cap when it grows the buffer (so never above 1 GiB); a smaller cap given as an option
     // holds exactly.
-    if (total > maxSize) {
-      throw openError(
-        ErrorCode.TACHYON_ZSTD_TOO_LARGE,
-        'Decompressed data exceeds maximum size',
-        HEADER_SIZE,
-        `at most ${maxSize} bytes`,
-      );
-    }
+    if (total > maxSize) throw errors.tooLarge(maxSize);
     if (capacity === 0 && produced === 0 && inPos < input.length && last !== 0) {
       // CPython loops forever here (a frame declaring size 0 followed by data); stop instead.
       throw openError(
@@ -224,9 +161,7 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
       );
     }
   }
-  if (last !== 0) {
-    throw openError(ErrorCode.TACHYON_ZSTD_TRUNCATED, 'Incomplete zstd frame: data may be truncated', regionEnd);
-  }
+  if (last !== 0) throw errors.truncated();
   if (!kept) return { totalSize: total, data: null };
   if (kept.length === 1) return { totalSize: total, data: kept[0]! };
   const data = new Uint8Array(total);

@@ -1,12 +1,13 @@
 /**
  * One-shot zstd for version 2 through zstd-napi's context API: compression of
- * a table, a bounded decompressor (CPython caps a region at 1 GiB), and the
- * prefix sniff of a region. The sample region's streaming compressor is
- * output.ts's ZstdStream; version 1's region reader is regions.ts.
+ * a table, a bounded decompressor with version 2's errors over inflate.ts's loop
+ * (CPython caps a region at 1 GiB), and the prefix sniff of a region. The sample
+ * region's streaming compressor is output.ts's ZstdStream; version 1's region reader is regions.ts.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_MAX_DECOMPRESSED } from '../format';
-import { zstdBinding, type ZstdDCtx } from './zstd-binding';
+import { zstdBinding } from './zstd-binding';
+import { ZstdInflater, acquireDctx, releaseDctx, type InflateErrors } from './inflate';
 
 const OUT_CHUNK = 128 * 1024;
 
@@ -23,20 +24,28 @@ export function zstdCompress(data: Uint8Array, level: number): Uint8Array {
   return out.slice(0, cctx.compress(out, data, level));
 }
 
-/** Idle decompression contexts kept for reuse (zstd-napi frees one only in a finalizer, on a later turn). */
-const IDLE_DCTX = 2;
-const idleDctx: ZstdDCtx[] = [];
-
-/** A decompression context from the pool, reset for a new stream. */
-function acquireDctx(): ZstdDCtx {
-  const reused = idleDctx.pop();
-  if (reused === undefined) return new (zstd().DCtx)();
-  reused.reset(zstd().ResetDirective.sessionOnly);
-  return reused;
-}
-
-function releaseDctx(dctx: ZstdDCtx): void {
-  if (idleDctx.length < IDLE_DCTX) idleDctx.push(dctx);
+/** Version 2's errors for zstd data that starts at file offset `offset`. */
+function v2Errors(offset: number, length: number, what: string): InflateErrors {
+  return {
+    corrupt: (cause) =>
+      new ProfpackError(`${what}: zstd decompression error: ${(cause as Error).message}`, {
+        code: ErrorCode.V2_ZSTD,
+        offset,
+        cause,
+      }),
+    tooLarge: (limit) =>
+      new ProfpackError(`${what} decompresses to more than ${limit} bytes`, {
+        code: ErrorCode.V2_ZSTD,
+        offset,
+        expected: `at most ${limit} bytes`,
+      }),
+    truncated: () =>
+      new ProfpackError(`${what}: incomplete zstd frame, data may be truncated`, {
+        code: ErrorCode.V2_ZSTD,
+        offset: offset + length,
+        expected: 'the rest of the zstd frame',
+      }),
+  };
 }
 
 /**
@@ -46,69 +55,9 @@ function releaseDctx(dctx: ZstdDCtx): void {
  * starts in the file); more than `limit` bytes in all is one too. release()
  * gives the context back to the pool (also done at the end or an error).
  */
-export class ZstdPieces {
-  private dctx: ZstdDCtx | null = acquireDctx();
-  private input: Uint8Array;
-  private readonly dataLength: number;
-  private lastResult = 0;
-  /** Bytes produced so far. */
-  produced = 0;
-
-  constructor(
-    data: Uint8Array,
-    private readonly offset: number,
-    private readonly what: string,
-    private readonly limit = ZSTD_MAX_DECOMPRESSED,
-  ) {
-    this.input = data;
-    this.dataLength = data.length;
-  }
-
-  read(out: Uint8Array): number {
-    if (this.dctx === null || out.length === 0) return 0;
-    let written = 0;
-    try {
-      while (written < out.length) {
-        const [result, produced, consumed] = this.dctx.decompressStream(out.subarray(written), this.input);
-        this.lastResult = result;
-        written += produced;
-        this.produced += produced;
-        if (this.produced > this.limit) {
-          throw new ProfpackError(`${this.what} decompresses to more than ${this.limit} bytes`, {
-            code: ErrorCode.V2_ZSTD,
-            offset: this.offset,
-            expected: `at most ${this.limit} bytes`,
-          });
-        }
-        this.input = this.input.subarray(consumed);
-        if (produced === 0 && consumed === 0) break;
-        if (this.input.length === 0 && written < out.length) break;
-      }
-    } catch (err) {
-      this.release();
-      if (err instanceof ProfpackError) throw err;
-      throw new ProfpackError(`${this.what}: zstd decompression error: ${(err as Error).message}`, {
-        code: ErrorCode.V2_ZSTD,
-        offset: this.offset,
-        cause: err,
-      });
-    }
-    if (written === 0 || (this.input.length === 0 && written < out.length)) {
-      this.release();
-      if (this.lastResult !== 0) {
-        throw new ProfpackError(`${this.what}: incomplete zstd frame, data may be truncated`, {
-          code: ErrorCode.V2_ZSTD,
-          offset: this.offset + this.dataLength,
-          expected: 'the rest of the zstd frame',
-        });
-      }
-    }
-    return written;
-  }
-
-  release(): void {
-    if (this.dctx !== null) releaseDctx(this.dctx);
-    this.dctx = null;
+export class ZstdPieces extends ZstdInflater {
+  constructor(data: Uint8Array, offset: number, what: string, limit = ZSTD_MAX_DECOMPRESSED) {
+    super(data, limit, v2Errors(offset, data.length, what));
   }
 }
 

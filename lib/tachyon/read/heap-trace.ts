@@ -10,7 +10,8 @@ import { readInputFile } from '../../input';
 import type { HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../profile/index';
 // Not lib/profile/index: lib/profile/frames imports lib/tachyon, and this file loads with it.
 import { StackTable, ThreadTable, type Frame, type ThreadRef } from '../../profile/index';
-import { FORMAT_VERSION, MAGIC } from '../format';
+import { FORMAT_VERSION } from '../format';
+import { tachyonVersion } from '../file/index';
 import { decodeHeapTotals, HeapSectionDecoder, HeapRecordFlag, type HeapTotals } from '../v2/index';
 import { v2Frames } from './v2';
 import { readProfileV2, type V2Profile, type V2ReadOptions } from './v2-file';
@@ -47,10 +48,7 @@ const UNRESOLVED: Frame = {
 /** The file's heap events, or null when it holds none (a version-1 file, or version 2 without a heap section). */
 export function openHeapTrace(path: string, options: HeapTraceOptions = {}): HeapTraceSource | null {
   const bytes = readInputFile(path, ErrorCode.TACHYON_IO);
-  if (bytes.length >= 8) {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, 8);
-    if (view.getUint32(0, true) === MAGIC && view.getUint32(4, true) === FORMAT_VERSION) return null;
-  }
+  if (tachyonVersion(bytes) === FORMAT_VERSION) return null;
   return heapTraceOf(readProfileV2(bytes, options));
 }
 

@@ -11,9 +11,17 @@ import { backend } from '../../backend';
 import { ErrorCode, ProfpackError, invalidArgument } from '../../errors';
 import { closeInput, inputChange, openInput, readInput, watchInput, type InputFile } from '../../input';
 import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
-import { checkTableCounts, parseLayout, type FileBytes, type Layout, type ProfileInfo } from '../file/index';
+import {
+  checkTableCounts,
+  parseFrameTable,
+  parseLayout,
+  parseStringTable,
+  type FileBytes,
+  type Layout,
+  type ProfileInfo,
+} from '../file/index';
 import { nativeReader, type NativeFile, type NativeTachyonReader } from './native';
-import { parseFrameTable, parseStringTable, resolveFrame, type Frame } from './tables';
+import { resolveFrame, type Frame } from './tables';
 import {
   checkReaderOptions,
   checkReplayOptions,
@@ -38,7 +46,7 @@ import {
 import { arrayDelivery, typedDelivery } from './collect';
 import type { StackCoding } from '../v2/index';
 import { readProfileV2, type V2Profile } from './v2-file';
-import { isProfpackVersion2, v2Frames, v2Layout, v2Replay, v2Samples } from './v2';
+import { isProfpackVersion2, v2Frames, v2Replay, v2Samples } from './v2';
 import { replayNodesV1, replayNodesV2, type NodeReplay, type NodeVisitor } from './nodes';
 import type { ModelSection, HeapTotals } from '../v2/index';
 import { heapTotalsOf, heapTraceOf } from './heap-trace';
@@ -121,7 +129,7 @@ export class ProfileReader {
       });
       this.v2 = v2;
       this.stackCoding = v2.stackCoding;
-      this.layout = v2Layout(v2, source.size);
+      this.layout = v2.layout;
       this.info = this.layout.info;
       this.strings = v2.strings;
       this.frames = v2Frames(v2);

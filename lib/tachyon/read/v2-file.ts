@@ -10,13 +10,11 @@ import { readInputFile } from '../../input';
 import {
   Compression,
   FOOTER_SIZE,
-  Footer,
   HEADER_SIZE,
   Header,
   MAGIC,
   MAGIC_SWAPPED,
   MAX_PROFILING_MODE,
-  MAX_STACK_DEPTH,
   ProfilingConfig,
   STATS_BLOCK_LEGACY_SIZE,
   STATS_BLOCK_SIZE,
@@ -24,7 +22,7 @@ import {
   FORMAT_VERSION_2,
 } from '../format';
 import { ByteSource } from '../v2/index';
-import { SampleBlockReader, type StackCoding, type V2Sample } from '../v2/index';
+import { SampleBlockReader, V2_MAX_STACK_DEPTH, type StackCoding, type V2Sample } from '../v2/index';
 import {
   BlockKind,
   HEADER_FLAGS_OFFSET,
@@ -38,7 +36,18 @@ import { decodeFrameTable, decodeStringTable, type FrameTableCoding, type FrameT
 import { v2Native } from '../v2/index';
 import { RegionBlocks, checkV2ZstdRegion } from './v2-region';
 import { ChunkBuilder, type V2SampleChunk } from './v2-chunk';
-import { readStatsBlock, zstdDecompress, type FileBytes, type ProfileInfo } from '../file/index';
+import {
+  bytesSource,
+  layoutOf,
+  readFooter,
+  readFooterU64,
+  readHeader,
+  readStatsBlock,
+  tachyonVersion,
+  zstdDecompress,
+  type Layout,
+  type ProfileInfo,
+} from '../file/index';
 
 /** The header facts of a version-2 file: version 1's get_info() fields, the version as text, and where things are. */
 export interface V2Info extends Omit<ProfileInfo, 'pythonVersion'> {
@@ -71,6 +80,8 @@ const DEFAULT_KEEP_LIMIT = 16 << 20;
 /** A decoded version-2 file: header facts, tables, and the sample region. */
 export interface V2Profile {
   info: V2Info;
+  /** The header facts in the shape version 1's reader gives them (ProfileReader's layout and info). */
+  layout: Layout;
   strings: string[];
   frames: FrameTableEntry[];
   /** Size of the (decompressed) sample region. */
@@ -112,12 +123,7 @@ function headerError(message: string, offset: number, expected?: string): Profpa
 
 /** True when `bytes` starts with a version-2 header (either byte order). */
 export function isVersion2(bytes: Uint8Array): boolean {
-  if (bytes.length < 8) return false;
-  const v = new DataView(bytes.buffer, bytes.byteOffset, 8);
-  const magic = v.getUint32(0, true);
-  if (magic === MAGIC) return v.getUint32(4, true) === FORMAT_VERSION_2;
-  if (magic === MAGIC_SWAPPED) return v.getUint32(4, false) === FORMAT_VERSION_2;
-  return false;
+  return tachyonVersion(bytes) === FORMAT_VERSION_2;
 }
 
 /** Reads a version-2 file from disk (whole, into memory) and opens it. */
@@ -144,8 +150,9 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
       0,
       `at least ${HEADER_SIZE + FOOTER_SIZE} bytes`,
     );
-  const view = new DataView(bytes.buffer, bytes.byteOffset, size);
-  const magic = view.getUint32(Header.magic, true);
+  const whole = bytesSource(bytes);
+  const header = readHeader(bytes);
+  const magic = header.magic;
   if (magic === MAGIC_SWAPPED)
     throw new ProfpackError('big-endian version-2 files are not supported', {
       code: ErrorCode.V2_UNSUPPORTED,
@@ -154,9 +161,9 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     });
   if (magic !== MAGIC)
     throw headerError(`invalid magic number 0x${magic.toString(16).padStart(8, '0')}`, 0, '0x54414348');
-  const version = view.getUint32(Header.version, true);
+  const version = header.version;
   if (version !== FORMAT_VERSION_2) throw headerError(`format version ${version} is not 2`, Header.version, '2');
-  const flags = bytes[HEADER_FLAGS_OFFSET]!;
+  const flags = header.flags;
   if (flags & ~KNOWN_HEADER_FLAGS)
     throw new ProfpackError(`unknown header flags 0x${flags.toString(16)}`, {
       code: ErrorCode.V2_UNSUPPORTED,
@@ -172,11 +179,11 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   }
   const frameTableCoding: FrameTableCoding =
     flags & HeaderFlag.FrameTableColumns ? 'columns' : flags & HeaderFlag.FrameTableMtf ? 'mtf' : 'plain';
-  const config = view.getUint32(Header.profilingConfig, true);
+  const config = header.profilingConfig;
   const modeBits = config & ProfilingConfig.modeMask;
   if (modeBits > MAX_PROFILING_MODE + 1)
     throw headerError(`invalid profiling mode in header: ${modeBits}`, Header.profilingConfig, '0..5');
-  const compressionType = view.getUint32(Header.compressionType, true);
+  const compressionType = header.compressionType;
   if (compressionType !== Compression.None && compressionType !== Compression.Zstd) {
     throw new ProfpackError(`unknown compression type ${compressionType}`, {
       code: ErrorCode.V2_UNSUPPORTED,
@@ -184,8 +191,8 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
       expected: '0 or 1',
     });
   }
-  const stringTableOffset = Number(view.getBigUint64(Header.stringTableOffset, true));
-  const frameTableOffset = Number(view.getBigUint64(Header.frameTableOffset, true));
+  const stringTableOffset = Number(header.stringTableOffset);
+  const frameTableOffset = Number(header.frameTableOffset);
   const footerAt = size - FOOTER_SIZE;
   if (stringTableOffset < HEADER_SIZE || stringTableOffset > footerAt)
     throw headerError(
@@ -199,7 +206,6 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     );
 
   // Stats block: just before the footer, found by its signature (as in version 1), after the frame table.
-  const whole: FileBytes = { size, read: (start, end) => bytes.subarray(start, end) };
   const stats = readStatsBlock(whole, true, frameTableOffset, (statsSize, at) => {
     if (
       (statsSize !== STATS_BLOCK_SIZE && statsSize !== STATS_BLOCK_LEGACY_SIZE) ||
@@ -218,7 +224,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   if (flags & HeaderFlag.HeapSection) {
     // Last before the stats block: frame table, [model section], heap section (docs/format-v2.md §9).
     const at = footerAt + HEAP_OFFSET_IN_FOOTER;
-    const offset = view.getBigUint64(at, true);
+    const offset = readFooterU64(whole, true, HEAP_OFFSET_IN_FOOTER);
     if (offset < BigInt(frameTableOffset) || offset >= BigInt(tablesEnd)) {
       throw headerError(`heap section offset ${offset} is outside ${frameTableOffset}..${tablesEnd - 1}`, at);
     }
@@ -228,15 +234,15 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   let modelOffset = -1;
   if (flags & HeaderFlag.ModelSection) {
     const at = footerAt + MODEL_OFFSET_IN_FOOTER;
-    const offset = view.getBigUint64(at, true);
+    const offset = readFooterU64(whole, true, MODEL_OFFSET_IN_FOOTER);
     if (offset < BigInt(frameTableOffset) || offset >= BigInt(tablesEnd))
       throw headerError(`model section offset ${offset} is outside ${frameTableOffset}..${tablesEnd - 1}`, at);
     modelOffset = Number(offset);
   }
   const modelEnd = tablesEnd;
   if (modelOffset >= 0) tablesEnd = modelOffset;
-  const stringCount = view.getUint32(footerAt + Footer.stringCount, true);
-  const frameCount = view.getUint32(footerAt + Footer.frameCount, true);
+  const footer = readFooter(whole, true);
+  const { stringCount, frameCount } = footer;
 
   const tablesZstd = (flags & HeaderFlag.TablesZstd) !== 0;
   const tableSpan = (start: number, end: number, what: string): ByteSource => {
@@ -251,7 +257,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   );
   const frames = decodeFrameTable(tableSpan(frameTableOffset, tablesEnd, 'frame table'), frameCount, frameTableCoding);
 
-  const declared = view.getBigUint64(Header.sampleCount, true);
+  const declared = header.sampleCount;
   const model =
     modelOffset < 0
       ? null
@@ -273,29 +279,14 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     firstBlock.release();
   }
 
+  const layout = layoutOf(header, footer, stats, size);
   const info: V2Info = {
-    version,
-    pythonVersion: `${bytes[Header.pythonMajor]}.${bytes[Header.pythonMinor]}.${bytes[Header.pythonMicro]}`,
+    ...layout.info,
+    pythonVersion: header.pythonVersion.join('.'),
     flags,
-    startTimeUs: view.getBigUint64(Header.startTimeUs, true),
-    sampleIntervalUs: view.getBigUint64(Header.sampleIntervalUs, true),
-    sampleCount: view.getBigUint64(Header.sampleCount, true),
-    threadCount: view.getUint32(Header.threadCount, true),
-    stringCount,
-    frameCount,
-    compressionType,
     stringTableOffset,
     frameTableOffset,
     profilingConfig: config,
-    mode: modeBits === 0 ? null : modeBits - 1,
-    captureFeatures:
-      config & ProfilingConfig.featuresKnown
-        ? (config >>> ProfilingConfig.featuresShift) & ProfilingConfig.featuresMask
-        : null,
-    durationSec: stats?.durationSec ?? null,
-    sampleRate: stats?.sampleRate ?? null,
-    errorRate: stats?.errorRate ?? null,
-    missedSamples: stats?.missedSamples ?? null,
     statsBlockSize,
   };
 
@@ -370,7 +361,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
 
   const forEachSample: V2Profile['forEachSample'] = (onSample) => {
     let delivered = 0;
-    const stack = new Uint32Array(MAX_STACK_DEPTH);
+    const stack = new Uint32Array(V2_MAX_STACK_DEPTH);
     for (const c of chunks()) {
       const { sampleThread, timestamps, statuses, stackOffsets, frames, threadIds, interpreterIds } = c;
       for (let i = 0; i < c.count; i++) {
@@ -389,6 +380,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
 
   return {
     info,
+    layout,
     strings,
     frames,
     regionSize: checked.size,

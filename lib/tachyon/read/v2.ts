@@ -11,11 +11,11 @@
  * a frame the table cannot resolve.
  */
 import { ErrorCode, ProfpackError, isProfpackError, type ErrorCodeValue } from '../../errors';
-import { Compression, FOOTER_SIZE, HEADER_SIZE, Header } from '../format';
-import type { FileBytes, Layout, ProfileInfo } from '../file/index';
+import { Compression, FOOTER_SIZE, FORMAT_VERSION_2, HEADER_SIZE, MAGIC } from '../format';
+import { readHeader, type FileBytes } from '../file/index';
 import { frameFromStored, type Frame } from './tables';
 import type { Collector, InterpreterInfo, ReplayOptions, ReplayStats, Sample, TypedCollector } from './types';
-import { isVersion2, sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from './v2-file';
+import { sampleCountError, threadCountError, type V2Profile, type V2SampleChunk } from './v2-file';
 import { BlockKind } from '../v2/index';
 import { zstdPrefix } from '../file/index';
 
@@ -32,55 +32,19 @@ const BLOCK_PREFIX = 13;
  */
 export function isProfpackVersion2(source: FileBytes): boolean {
   if (source.size < HEADER_SIZE + FOOTER_SIZE) return false;
-  const head = source.read(0, HEADER_SIZE);
-  if (!isVersion2(head) || head[0] !== 0x48) return false;
-  const view = new DataView(head.buffer, head.byteOffset, HEADER_SIZE);
-  const regionEnd = view.getBigUint64(Header.stringTableOffset, true);
+  const header = readHeader(source.read(0, HEADER_SIZE));
+  if (header.magic !== MAGIC || header.version !== FORMAT_VERSION_2) return false;
+  const regionEnd = header.stringTableOffset;
   if (regionEnd < BigInt(HEADER_SIZE) || regionEnd > BigInt(source.size)) return true;
   const stored = source.read(HEADER_SIZE, Number(regionEnd));
   const start =
-    view.getUint32(Header.compressionType, true) === Compression.Zstd
-      ? zstdPrefix(stored, BLOCK_PREFIX)
-      : stored.subarray(0, BLOCK_PREFIX);
+    header.compressionType === Compression.Zstd ? zstdPrefix(stored, BLOCK_PREFIX) : stored.subarray(0, BLOCK_PREFIX);
   // An empty region (a zstd frame of nothing) holds no samples of either version.
   if (start === null || start.length === 0) return true;
   if (start.length < BLOCK_PREFIX) return false;
   for (let i = 0; i < BLOCK_PREFIX - 1; i++) if (start[i] !== 0) return false;
   const kind = start[BLOCK_PREFIX - 1];
   return kind === BlockKind.Predict || kind === BlockKind.StackTable || kind === BlockKind.StackTableRecent;
-}
-
-/** The header facts in the reader's Layout / ProfileInfo shape. */
-export function v2Layout(profile: V2Profile, fileSize: number): Layout {
-  const i = profile.info;
-  const [major, minor, micro] = i.pythonVersion.split('.').map(Number) as [number, number, number];
-  const info: ProfileInfo = {
-    version: i.version,
-    pythonVersion: [major, minor, micro],
-    startTimeUs: i.startTimeUs,
-    sampleIntervalUs: i.sampleIntervalUs,
-    sampleCount: i.sampleCount,
-    threadCount: i.threadCount,
-    stringCount: i.stringCount,
-    frameCount: i.frameCount,
-    compressionType: i.compressionType,
-    durationSec: i.durationSec,
-    sampleRate: i.sampleRate,
-    errorRate: i.errorRate,
-    missedSamples: i.missedSamples,
-    mode: i.mode,
-    captureFeatures: i.captureFeatures,
-  };
-  return {
-    info,
-    fileSize,
-    littleEndian: true,
-    stringTableOffset: i.stringTableOffset,
-    frameTableOffset: i.frameTableOffset,
-    profilingConfig: i.profilingConfig,
-    statsBlockSize: i.statsBlockSize,
-    zstd: i.compressionType === 1,
-  };
 }
 
 /** The frame table resolved as version 1's is (end = start + stored delta in int32; −1 stays −1). */

@@ -4,17 +4,19 @@
  * holds the writer and what both sides share: the two grow separately and a reader needs none of the encoders.
  */
 import { ErrorCode } from '../../errors';
-import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE } from '../format';
+import { RECORD_PREFIX_SIZE } from '../format';
 import { U64_MASK, toTimestamp } from './blocks';
 import { ByteSource } from './bytes';
 import {
   BLOCK_COLUMNS,
+  BLOCK_MAX_FRAMES,
   MAX_PREDICT_THREADS,
   BlockColumnIndex as Col,
   BlockKind,
   THREAD_DEFINITION_SIZE,
   TIME_LOW_BITS,
   TIME_LOW_MASK,
+  V2_MAX_STACK_DEPTH,
 } from './format';
 import { PredictDecoder } from './predict';
 import { RecentStackDecoder } from './recent';
@@ -36,7 +38,7 @@ export class SampleBlockReader {
   private readonly threads: ReaderThread[] = [];
   private readonly stackTable = new StackTableDecoder();
   private readonly recent = new RecentStackDecoder();
-  private readonly stack = new Uint32Array(MAX_STACK_DEPTH);
+  private readonly stack = new Uint32Array(V2_MAX_STACK_DEPTH);
   private readonly interval: number | bigint;
   private readonly start: number | bigint;
   samplesDecoded = 0;
@@ -164,6 +166,7 @@ export class SampleBlockReader {
       parentsHigh: cols[Col.parentsHigh]!,
       stackFrames: cols[Col.stackFrames]!,
     };
+    let blockFrames = 0;
     for (let s = 0; s < count; s++) {
       const threadAt = threadsCol.pos;
       const index = threadsCol.uvarint32();
@@ -195,6 +198,7 @@ export class SampleBlockReader {
         this.threads.push(thread);
       }
       let depth: number;
+      const stackAt = stacks.pos;
       if (kind === BlockKind.Predict) {
         if (thread.predict === null) {
           // Allocated on the thread's first predicted sample, and capped: 115 KiB each.
@@ -214,6 +218,15 @@ export class SampleBlockReader {
         depth = this.recent.decode(stackSources, stack);
       } else {
         depth = this.stackTable.decode(stackSources, stack);
+      }
+      blockFrames += depth;
+      if (blockFrames > BLOCK_MAX_FRAMES) {
+        throw stacks.fail(
+          ErrorCode.V2_LIMIT,
+          `a block's stacks pass ${BLOCK_MAX_FRAMES} frames`,
+          `at most ${BLOCK_MAX_FRAMES} frames in a block (what writers make)`,
+          stackAt,
+        );
       }
       // Time code: zigzag(i64(delta − interval)); numbers while they stay exact.
       const low = region[deltas.pos++]!; // the column holds exactly one byte per sample (checked above)

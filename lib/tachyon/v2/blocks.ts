@@ -21,10 +21,11 @@
  * block-reader.ts.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, WRITE_BUFFER_SIZE } from '../format';
+import { RECORD_PREFIX_SIZE, WRITE_BUFFER_SIZE } from '../format';
 import { ByteSink } from './bytes';
 import {
   BLOCK_COLUMNS,
+  BLOCK_MAX_FRAMES,
   BLOCK_MAX_SAMPLES,
   MAX_PREDICT_THREADS,
   BlockColumnIndex as Col,
@@ -32,6 +33,7 @@ import {
   THREAD_DEFINITION_SIZE,
   TIME_LOW_BITS,
   TIME_LOW_MASK,
+  V2_MAX_STACK_DEPTH,
 } from './format';
 import { PredictCoder } from './predict';
 import { RecentStackCoder } from './recent';
@@ -116,6 +118,8 @@ export class SampleBlockWriter {
     stackFrames: this.columns[Col.stackFrames]!,
   };
   private inBlock = 0;
+  /** Frames of the pending block's stacks (at most BLOCK_MAX_FRAMES). */
+  private inBlockFrames = 0;
   private readonly header = new ByteSink(64);
   /** Samples written in total. */
   sampleCount = 0;
@@ -139,8 +143,8 @@ export class SampleBlockWriter {
   }
 
   /**
-   * Adds one sample. `stack` is innermost first and at most 256 frames (the
-   * caller applies version 1's cut of the outermost frames).
+   * Adds one sample. `stack` is innermost first and at most V2_MAX_STACK_DEPTH
+   * frames (the caller cuts deeper stacks to their innermost frames).
    */
   add(
     threadId: bigint,
@@ -149,13 +153,15 @@ export class SampleBlockWriter {
     status: number,
     stack: ArrayLike<number>,
   ): void {
-    if (stack.length > MAX_STACK_DEPTH) {
-      throw new ProfpackError(`stack of ${stack.length} frames exceeds the limit of ${MAX_STACK_DEPTH}`, {
+    if (stack.length > V2_MAX_STACK_DEPTH) {
+      throw new ProfpackError(`stack of ${stack.length} frames exceeds the limit of ${V2_MAX_STACK_DEPTH}`, {
         code: ErrorCode.INVALID_ARGUMENT,
-        expected: `at most ${MAX_STACK_DEPTH} frames`,
+        expected: `at most ${V2_MAX_STACK_DEPTH} frames`,
       });
     }
     const now = toTimestamp(timestampUs);
+    // Readers refuse a block of more frames: deep stacks end it early (never with stacks of 256 frames or fewer).
+    if (this.inBlockFrames + stack.length > BLOCK_MAX_FRAMES) this.flush();
     const cols = this.columns;
     const threadDefs = cols[Col.threadDefinitions]!;
     let byInterpreter = this.threads.get(threadId);
@@ -206,6 +212,7 @@ export class SampleBlockWriter {
     cols[Col.statuses]!.u8(status);
     thread.last = now;
     this.sampleCount++;
+    this.inBlockFrames += stack.length;
     if (++this.inBlock >= this.blockMaxSamples || this.pendingBytes() >= WRITE_BUFFER_SIZE) this.flush();
   }
 
@@ -276,6 +283,7 @@ export class SampleBlockWriter {
       column.clear();
     }
     this.inBlock = 0;
+    this.inBlockFrames = 0;
     this.blockCount++;
     this.onBlock(block);
   }

@@ -86,6 +86,23 @@ export const BLOCK_MAX_SAMPLES = 65536;
 export const BLOCK_MAX_BYTES = 4 << 20;
 
 /**
+ * Frames a version-2 stack may have (issue 29; version 1 keeps CPython's 256). Real producers stay below it:
+ * Go's pprof allows at most 1,024 frames (runtime maxProfStackDepth, GODEBUG profstackdepth), V8's sampler
+ * keeps 255 and CPython 256, and perf's callchains default to 127. 4,096 leaves room for pprof's inlined
+ * frames and deep collapsed or speedscope stacks, and keeps a thread's worst-case path at 32 KiB (writers
+ * grow it with the thread's depth). Deeper stacks keep their innermost 4,096 frames and are counted as cut.
+ */
+export const V2_MAX_STACK_DEPTH = 4096;
+
+/**
+ * Frames a block may decode to: what BLOCK_MAX_SAMPLES stacks of 256 frames make, so every block written
+ * before stacks could be deeper passes. Writers end a block before a sample would pass it; readers refuse
+ * more (ERR_V2_LIMIT), which bounds a block's decoded frames (64 MiB) and the work a few bytes can ask for
+ * (a sample that repeats a 4,096-frame stack costs 3 bytes of stack columns).
+ */
+export const BLOCK_MAX_FRAMES = BLOCK_MAX_SAMPLES * 256;
+
+/**
  * Threads with predicted-stack state (a 115 KiB cache each on both sides):
  * readers allocate it on a thread's first predicted sample and refuse a file
  * that needs more (ERR_V2_LIMIT); writers code the samples of any further

@@ -279,7 +279,7 @@ class ThreadState {
 /** What one pass over the records builds up. */
 class DecoderState {
   readonly threads: ThreadState[] = [];
-  readonly stacks = new RecentStackDecoder();
+  readonly stacks = new RecentStackDecoder(MAX_STACK_DEPTH);
   readonly frames = new Uint32Array(MAX_STACK_DEPTH);
   readonly totals: HeapTotals = { intervalBytes: 0, records: 0, allocations: 0, frees: 0, live: 0, shortLived: 0 };
   constructor(public timeUs: number) {}

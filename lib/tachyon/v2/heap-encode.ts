@@ -71,7 +71,7 @@ export class HeapSectionEncoder {
   stacksCut = 0;
   private readonly threads = new Map<bigint, ThreadState>();
   private threadCount = 0;
-  private readonly coder = new RecentStackCoder();
+  private readonly coder = new RecentStackCoder(MAX_STACK_DEPTH);
   private previousTimeUs: number;
   private chunk = new ByteSink(64 << 10);
   private readonly head = new ByteSink(64);

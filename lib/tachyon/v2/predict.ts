@@ -13,11 +13,10 @@
  * Differences from memtrace, all forced by Tachyon: the literal is a frame
  * index (LEB128) instead of a u64 code; `keep` and `ncodes` are LEB128 instead
  * of memtrace's vint/u8/u16; dates count the thread's coded stacks (memtrace
- * uses the allocation id); the stack limit is Tachyon's 256 frames instead of
- * memtrace's 4096-byte cut-off.
+ * uses the allocation id); the stack limit is version 2's V2_MAX_STACK_DEPTH
+ * frames instead of memtrace's 4096-byte cut-off.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { MAX_STACK_DEPTH } from '../format';
 import { ByteSink, type ByteSource } from './bytes';
 import {
   CACHE_MASK,
@@ -27,6 +26,7 @@ import {
   HASH1_SHIFT,
   HASH2_SHIFT,
   MAX_PREDICTION_RUN,
+  V2_MAX_STACK_DEPTH,
 } from './format';
 
 const HASH2_LOW = 0xfdea731;
@@ -55,9 +55,19 @@ class CacheState {
   readonly filled = new Uint8Array(CACHE_SIZE);
   /** The bucket that followed this one the last time it was coded (bucket 0 = the start node). */
   readonly next = new Uint16Array(CACHE_SIZE);
-  /** Previous stack of the thread, outermost first. */
-  previous = new Uint32Array(MAX_STACK_DEPTH);
+  /** Previous stack of the thread, outermost first; grown with the thread's depth (at most V2_MAX_STACK_DEPTH). */
+  previous = new Uint32Array(256);
   previousDepth = 0;
+
+  /** `previous` with room for `depth` frames (depth is checked against the limit first). */
+  protected room(depth: number): Uint32Array {
+    if (depth > this.previous.length) {
+      const grown = new Uint32Array(Math.min(V2_MAX_STACK_DEPTH, Math.max(depth, this.previous.length * 2)));
+      grown.set(this.previous);
+      this.previous = grown;
+    }
+    return this.previous;
+  }
 }
 
 /** Writer side, one per thread: adds memtrace's dates for its eviction choice. */
@@ -68,17 +78,18 @@ export class PredictCoder extends CacheState {
 
   /**
    * Appends the coding of `stack` (frame indices, innermost first, as Tachyon
-   * lists them; at most 256) to `out`.
+   * lists them; at most V2_MAX_STACK_DEPTH) to `out`.
    */
   encode(stack: ArrayLike<number>, out: ByteSink): void {
     const depth = stack.length;
-    if (depth > MAX_STACK_DEPTH) {
-      throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${MAX_STACK_DEPTH}`, {
+    if (depth > V2_MAX_STACK_DEPTH) {
+      throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${V2_MAX_STACK_DEPTH}`, {
         code: ErrorCode.INVALID_ARGUMENT,
-        expected: `at most ${MAX_STACK_DEPTH} frames`,
+        expected: `at most ${V2_MAX_STACK_DEPTH} frames`,
       });
     }
-    const { cache, filled, next, date, previous } = this;
+    const { cache, filled, next, date } = this;
+    const previous = this.room(depth);
     // Common outermost run with the previous stack (memtrace's common prefix).
     const limit = Math.min(depth, this.previousDepth);
     let keep = 0;
@@ -145,11 +156,12 @@ export class PredictCoder extends CacheState {
 export class PredictDecoder extends CacheState {
   /**
    * Decodes one stack from `src` into `out` (innermost first) and returns its
-   * depth. Every count is bounded by the bytes left and the 256-frame limit,
+   * depth. Every count is bounded by the bytes left and V2_MAX_STACK_DEPTH,
    * so corrupt input ends in a ProfpackError, never a long loop.
    */
   decode(src: ByteSource, out: Uint32Array): number {
-    const { cache, filled, next, previous } = this;
+    const { cache, filled, next } = this;
+    let previous: Uint32Array = this.previous;
     const keepAt = src.pos;
     const keep = src.uvarint32();
     if (keep > this.previousDepth) {
@@ -181,7 +193,8 @@ export class PredictDecoder extends CacheState {
       next[predictor] = bucket;
       if (tag === CodewordTag.Miss) {
         const frame = src.uvarint32();
-        if (depth >= MAX_STACK_DEPTH) throw tooDeep(src, at);
+        if (depth >= V2_MAX_STACK_DEPTH) throw tooDeep(src, at);
+        if (depth === previous.length) previous = this.room(depth + 1);
         cache[bucket] = frame;
         filled[bucket] = 1;
         previous[depth++] = frame;
@@ -189,7 +202,8 @@ export class PredictDecoder extends CacheState {
         continue;
       }
       if (!filled[bucket]) throw undefinedBucket(src, bucket, at);
-      if (depth >= MAX_STACK_DEPTH) throw tooDeep(src, at);
+      if (depth >= V2_MAX_STACK_DEPTH) throw tooDeep(src, at);
+      if (depth === previous.length) previous = this.room(depth + 1);
       previous[depth++] = cache[bucket]!;
       let run: number = tag;
       if (tag === CodewordTag.HitN) {
@@ -203,7 +217,8 @@ export class PredictDecoder extends CacheState {
           );
         }
       }
-      if (depth + run > MAX_STACK_DEPTH) throw tooDeep(src, at);
+      if (depth + run > V2_MAX_STACK_DEPTH) throw tooDeep(src, at);
+      if (depth + run > previous.length) previous = this.room(depth + run);
       let p = bucket;
       for (let k = 0; k < run; k++) {
         p = next[p]!;
@@ -221,8 +236,8 @@ export class PredictDecoder extends CacheState {
 function tooDeep(src: ByteSource, at: number): ProfpackError {
   return src.fail(
     ErrorCode.V2_STACK_TOO_DEEP,
-    `predicted stack grows beyond ${MAX_STACK_DEPTH} frames`,
-    `at most ${MAX_STACK_DEPTH} frames`,
+    `predicted stack grows beyond ${V2_MAX_STACK_DEPTH} frames`,
+    `at most ${V2_MAX_STACK_DEPTH} frames`,
     at,
   );
 }

@@ -26,7 +26,7 @@
  * keeps one node id per sample.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { MAX_STACK_DEPTH } from '../format';
+import { V2_MAX_STACK_DEPTH } from './format';
 import { ChildTable, grown, type StackPath, type StackTableSinks, type StackTableSources } from './stacktable';
 
 /** `stacks` byte value that says k continues in `stacksHigh`. */
@@ -45,19 +45,23 @@ export class RecentStackCoder {
   private lastSeen = new Float64Array(1024);
   private lastDepth = new Uint16Array(1024);
 
+  /** `maxDepth`: the sample region's V2_MAX_STACK_DEPTH; the heap section keeps version 1's 256. */
+  constructor(private readonly maxDepth = V2_MAX_STACK_DEPTH) {}
+
   /**
-   * Codes `stack` (frame indices, innermost first; at most 256) into the
+   * Codes `stack` (frame indices, innermost first; at most maxDepth) into the
    * block's columns. `path` is the thread's previous stack (outermost first)
    * and its node ids, updated to this one. Returns the stack's node id.
    */
   encode(stack: ArrayLike<number>, out: StackTableSinks, path: StackPath): number {
     const depth = stack.length;
-    if (depth > MAX_STACK_DEPTH) {
-      throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${MAX_STACK_DEPTH}`, {
+    if (depth > this.maxDepth) {
+      throw new ProfpackError(`stack of ${depth} frames exceeds the limit of ${this.maxDepth}`, {
         code: ErrorCode.INVALID_ARGUMENT,
-        expected: `at most ${MAX_STACK_DEPTH} frames`,
+        expected: `at most ${this.maxDepth} frames`,
       });
     }
+    path.reserve(depth);
     const frames = path.frames;
     const ids = path.ids;
     // The thread's previous stack usually shares a long outermost run with this one.
@@ -144,6 +148,9 @@ export class RecentStackDecoder {
   private depth = new Uint16Array(1024);
   private history = new Uint32Array(1024);
 
+  /** `maxDepth`: the sample region's V2_MAX_STACK_DEPTH; the heap section keeps version 1's 256. */
+  constructor(private readonly maxDepth = V2_MAX_STACK_DEPTH) {}
+
   /**
    * Reads one sample's stack from the block's columns and writes it,
    * innermost first, into `out`. Returns the depth.
@@ -178,11 +185,11 @@ export class RecentStackDecoder {
       for (let i = 0; i < pop; i++) base = this.parent[base]!;
     }
     const baseDepth = this.depth[base]!;
-    if (baseDepth + k > MAX_STACK_DEPTH) {
+    if (baseDepth + k > this.maxDepth) {
       throw src.stacks.fail(
         ErrorCode.V2_STACK_TOO_DEEP,
         `stack would have ${baseDepth + k} frames`,
-        `at most ${MAX_STACK_DEPTH} frames`,
+        `at most ${this.maxDepth} frames`,
         kAt,
       );
     }

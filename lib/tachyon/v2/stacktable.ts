@@ -25,8 +25,8 @@
  * path (StackPath) and the sink/source shapes are shared with recent.ts.
  */
 import { ErrorCode } from '../../errors';
-import { MAX_STACK_DEPTH } from '../format';
 import type { ByteSink, ByteSource } from './bytes';
+import { V2_MAX_STACK_DEPTH } from './format';
 
 /** The block columns the stack table writes (see blocks.ts). */
 export interface StackTableSinks {
@@ -126,13 +126,24 @@ export class ChildTable {
   }
 }
 
-/** A thread's previous stack (outermost first) and the stack id of each of its prefixes. */
+/**
+ * A thread's previous stack (outermost first) and the stack id of each of its prefixes. Grown with the thread's
+ * depth: a writer keeps one per thread it has seen, most of them shallow.
+ */
 export class StackPath {
-  readonly frames = new Uint32Array(MAX_STACK_DEPTH);
-  readonly ids = new Uint32Array(MAX_STACK_DEPTH);
+  frames = new Uint32Array(64);
+  ids = new Uint32Array(64);
   depth = 0;
   /** recent.ts: the file-wide number of the thread's previous sample. */
   sample = 0;
+
+  /** Room for `depth` frames (at most V2_MAX_STACK_DEPTH, checked by the caller). */
+  reserve(depth: number): void {
+    if (depth <= this.frames.length) return;
+    // Powers of two from 64: the last is V2_MAX_STACK_DEPTH itself.
+    this.frames = grown(this.frames, depth - 1);
+    this.ids = grown(this.ids, depth - 1);
+  }
 }
 
 /** Reader side: the same tree as parallel arrays, grown as definitions arrive. */
@@ -196,11 +207,11 @@ export class StackTableDecoder {
       }
       let parent = this.defined + 1 - distance;
       const parentDepth = parent === 0 ? 0 : this.depth[parent]!;
-      if (parentDepth + k > MAX_STACK_DEPTH) {
+      if (parentDepth + k > V2_MAX_STACK_DEPTH) {
         throw src.stacks.fail(
           ErrorCode.V2_STACK_TOO_DEEP,
           `stack ${ref} would have ${parentDepth + k} frames`,
-          `at most ${MAX_STACK_DEPTH} frames`,
+          `at most ${V2_MAX_STACK_DEPTH} frames`,
           refAt,
         );
       }

@@ -16,7 +16,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ByteSink, ByteSource } from './bytes';
 import { HeaderFlag, MTF_SIZE } from './format';
-import { zstdCompress } from '../file/index';
+import { encodeFrameEntry, endDelta, parseFrameTable, zstdCompress } from '../file/index';
 
 /**
  * One frame-table entry with the values version 1 stores (after CPython's
@@ -159,14 +159,18 @@ export function encodeFrameTable(
   const moveToFront = coding === 'mtf';
   const files = new MoveToFront();
   const funcs = new MoveToFront();
+  // Version 1's rows; 'mtf' replaces the two string indices with move-to-front codes.
   for (const f of frames) {
-    out.uvarint(moveToFront ? files.encode(f.filenameIndex) : f.filenameIndex);
-    out.uvarint(moveToFront ? funcs.encode(f.funcnameIndex) : f.funcnameIndex);
-    out.uvarint(zigzag32(f.lineno));
-    out.uvarint(zigzag32(f.endLinenoDelta));
-    out.uvarint(zigzag32(f.column));
-    out.uvarint(zigzag32(f.endColumnDelta));
-    out.u8(f.opcode);
+    encodeFrameEntry(
+      out,
+      moveToFront ? files.encode(f.filenameIndex) : f.filenameIndex,
+      moveToFront ? funcs.encode(f.funcnameIndex) : f.funcnameIndex,
+      f.lineno,
+      f.endLinenoDelta,
+      f.column,
+      f.endColumnDelta,
+      f.opcode,
+    );
   }
   return out.take();
 }
@@ -369,9 +373,9 @@ export function frameTableEntry(
     filenameIndex,
     funcnameIndex,
     lineno: l,
-    endLinenoDelta: l === -1 || el === -1 ? 0 : int32(el - l),
+    endLinenoDelta: endDelta(l, el),
     column: c,
-    endColumnDelta: c === -1 || ec === -1 ? 0 : int32(ec - c),
+    endColumnDelta: endDelta(c, ec),
     opcode: opcode === null || !Number.isInteger(opcode) || opcode < 0 || opcode > 254 ? 255 : opcode,
   };
 }
@@ -452,7 +456,21 @@ export function version2Tables(
   const terminated = terminateStrings(stringTable, stringCount);
   const nul = terminated !== null;
   let s = terminated ?? stringTable;
-  const frames = decodeFrameTable(new ByteSource(frameTable, 0, frameTable.length, 0), frameCount, 'plain');
+  const v1 = parseFrameTable(frameTable, 0, 0, frameCount, frameTable.length);
+  const frames = new Array<FrameTableEntry>(frameCount);
+  for (let i = 0; i < frameCount; i++) {
+    const lineno = v1.lineno[i]!;
+    const column = v1.column[i]!;
+    frames[i] = {
+      filenameIndex: v1.filenameIndex[i]!,
+      funcnameIndex: v1.funcnameIndex[i]!,
+      lineno,
+      endLinenoDelta: endDelta(lineno, v1.endLineno[i]!),
+      column,
+      endColumnDelta: endDelta(column, v1.endColumn[i]!),
+      opcode: v1.opcode[i]!,
+    };
+  }
   let f = encodeFrameTable(frames, coding);
   let flags =
     (coding === 'columns' ? HeaderFlag.FrameTableColumns : coding === 'mtf' ? HeaderFlag.FrameTableMtf : 0) |

@@ -13,7 +13,6 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/index';
-import { MAX_STACK_DEPTH } from '../format';
 import {
   COUNTER_COUNT,
   Counter,
@@ -24,7 +23,7 @@ import {
 } from './engine';
 import { FileOutput, ZstdStream } from '../file/index';
 import { SampleBlockWriter, blockKindOf, type StackCoding } from '../v2/index';
-import { BLOCK_MAX_SAMPLES } from '../v2/index';
+import { BLOCK_MAX_SAMPLES, V2_MAX_STACK_DEPTH } from '../v2/index';
 import { v2Native, type NativeEncoderHandle } from '../v2/index';
 
 const SAFE_HIGH = 0x20_0000; // hi < 2^21: hi × 2^32 + lo stays below 2^53
@@ -82,7 +81,8 @@ abstract class BlockEngine implements SampleEngine {
     ids: Uint32Array,
     frameCount: number,
   ): void {
-    writeTickAsStacks(this, tsHi, tsLo, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
+    const limit = V2_MAX_STACK_DEPTH;
+    writeTickAsStacks(this, tsHi, tsLo, count, tidWords, interpreterIds, statuses, ends, ids, frameCount, limit);
   }
 
   writeBatch(words: Uint32Array, count: number): void {
@@ -124,7 +124,7 @@ abstract class BlockEngine implements SampleEngine {
 /** The JS twin: v2/blocks.ts's SampleBlockWriter. */
 class JsBlockEngine extends BlockEngine {
   private readonly blocks: SampleBlockWriter;
-  private readonly scratch = new Uint32Array(MAX_STACK_DEPTH);
+  private readonly scratch = new Uint32Array(V2_MAX_STACK_DEPTH);
 
   constructor(options: EngineOptions, stackCoding: StackCoding, sampleIntervalUs: bigint) {
     super(options);

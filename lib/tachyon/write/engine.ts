@@ -31,7 +31,7 @@ export interface SampleEngine {
   readonly output: PatchableSink & { flush(): void };
   /**
    * One thread's sample: frames[start .. start+depth) innermost first, at most
-   * 256 of them (the caller has cut deeper stacks), every id already checked.
+   * the file's stack limit (the caller has cut deeper stacks), every id already checked.
    */
   writeStack(
     tidHi: number,
@@ -46,7 +46,7 @@ export interface SampleEngine {
   ): void;
   /**
    * One tick: thread k (id tidWords[2k] low half, tidWords[2k+1] high half) has the
-   * stack ids[ends[k-1] .. ends[k]); deeper than 256 is cut. Refuses the
+   * stack ids[ends[k-1] .. ends[k]); deeper than the file's stack limit is cut. Refuses the
    * whole tick (ERR_TACHYON_WRITE_UNKNOWN_ID / ERR_INVALID_ARGUMENT) before
    * encoding any of it if an end or a kept id (>= frameCount) is wrong.
    */
@@ -107,10 +107,16 @@ export interface EngineOptions {
 
 /**
  * The tick check of the contract: every end and every kept id (the first
- * MAX_STACK_DEPTH of a stack) is checked before any thread of the tick is
- * coded, so a refused tick leaves no bytes behind.
+ * `maxDepth` of a stack: version 1's MAX_STACK_DEPTH, version 2's 4,096) is
+ * checked before any thread of the tick is coded, so a refused tick leaves no bytes behind.
  */
-export function checkTick(count: number, ends: Uint32Array, ids: Uint32Array, frameCount: number): void {
+export function checkTick(
+  count: number,
+  ends: Uint32Array,
+  ids: Uint32Array,
+  frameCount: number,
+  maxDepth = MAX_STACK_DEPTH,
+): void {
   let start = 0;
   for (let k = 0; k < count; k++) {
     const end = ends[k]!;
@@ -120,7 +126,7 @@ export function checkTick(count: number, ends: Uint32Array, ids: Uint32Array, fr
         expected: 'non-decreasing ends within frameIds',
       });
     }
-    const last = Math.min(end, start + MAX_STACK_DEPTH);
+    const last = Math.min(end, start + maxDepth);
     for (let i = start; i < last; i++) {
       if (ids[i]! >= frameCount) {
         throw new ProfpackError(`frame id ${ids[i]} at index ${i} was not returned by internFrame`, {
@@ -133,12 +139,12 @@ export function checkTick(count: number, ends: Uint32Array, ids: Uint32Array, fr
   }
 }
 
-/** How many stacks of a tick are deeper than MAX_STACK_DEPTH (their outermost frames are dropped). */
-export function deepStacks(count: number, ends: Uint32Array): number {
+/** How many stacks of a tick are deeper than `maxDepth` (their outermost frames are dropped). */
+export function deepStacks(count: number, ends: Uint32Array, maxDepth = MAX_STACK_DEPTH): number {
   let deep = 0;
   let start = 0;
   for (let k = 0; k < count; k++) {
-    if (ends[k]! - start > MAX_STACK_DEPTH) deep++;
+    if (ends[k]! - start > maxDepth) deep++;
     start = ends[k]!;
   }
   return deep;
@@ -156,12 +162,13 @@ export function writeTickAsStacks(
   ends: Uint32Array,
   ids: Uint32Array,
   frameCount: number,
+  maxDepth = MAX_STACK_DEPTH,
 ): void {
-  checkTick(count, ends, ids, frameCount);
+  checkTick(count, ends, ids, frameCount, maxDepth);
   let start = 0;
   for (let k = 0; k < count; k++) {
     const end = ends[k]!;
-    const depth = end - start < MAX_STACK_DEPTH ? end - start : MAX_STACK_DEPTH;
+    const depth = end - start < maxDepth ? end - start : maxDepth;
     engine.writeStack(
       tidWords[2 * k + 1]!,
       tidWords[2 * k]!,

@@ -61,8 +61,8 @@ export class ModelWriter {
   }
 
   /**
-   * One sample: frame ids from internFrame, innermost first (deeper than 256:
-   * the outermost are dropped, as in every Tachyon file); its values are
+   * One sample: frame ids from internFrame, innermost first (deeper than 4,096,
+   * version 2's limit: the outermost are dropped and counted); its values are
    * `values[v][row]`; `timeUs` NaN = none (the thread's previous time is
    * written and the section marks it). Times are whole µs in the region.
    */

@@ -5,16 +5,20 @@
  * sample leaves no bytes behind.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { MAX_STACK_DEPTH } from '../format';
 import { firstBadId, firstIdAtOrAbove, invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { STAGED_HEADER } from './engine';
 import type { InterpreterInfo, StackTick } from './types';
 
 /**
  * writeSample's pass 1: ids and shapes, so nothing is interned for a sample refused on them. Returns the staged words
- * (STAGED_HEADER per thread plus its kept frames) and the threads deeper than MAX_STACK_DEPTH. Uses halves[0..1].
+ * (STAGED_HEADER per thread plus its kept frames) and the threads deeper than `maxDepth` (the file's stack limit).
+ * Uses halves[0..1].
  */
-export function sampleShape(interpreters: readonly InterpreterInfo[], h: Uint32Array): { words: number; cut: number } {
+export function sampleShape(
+  interpreters: readonly InterpreterInfo[],
+  h: Uint32Array,
+  maxDepth: number,
+): { words: number; cut: number } {
   let words = 0;
   let cut = 0;
   for (const interp of interpreters) {
@@ -28,8 +32,8 @@ export function sampleShape(interpreters: readonly InterpreterInfo[], h: Uint32A
       u64Halves(thread.threadId, 'threadId', h, 0);
       statusByte(thread.status);
       if (!Array.isArray(thread.frameInfo)) throw invalid('thread.frameInfo must be an array', 'FrameInfo[]');
-      words += STAGED_HEADER + Math.min(thread.frameInfo.length, MAX_STACK_DEPTH);
-      if (thread.frameInfo.length > MAX_STACK_DEPTH) cut++;
+      words += STAGED_HEADER + Math.min(thread.frameInfo.length, maxDepth);
+      if (thread.frameInfo.length > maxDepth) cut++;
     }
   }
   return { words, cut };

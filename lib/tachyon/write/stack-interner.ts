@@ -3,7 +3,6 @@
  * to frame ids. Each thread's previous stack is cached by value, so a sample
  * interns only the frames that changed since its thread's last one.
  */
-import { MAX_STACK_DEPTH } from '../format';
 import { invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { STAGED_HEADER, ThreadMap } from './engine';
 import { toInt32Field, toOpcode, type FrameTable, type StringTable } from './tables';
@@ -22,16 +21,30 @@ const CACHE_FIELDS = 7;
  */
 class StackCache {
   depth = 0;
+  /** Frames the arrays have room for: grown with the thread's depth (version 2 keeps up to 4,096). */
+  capacity = 64;
   /**
    * CACHE_FIELDS raw values per frame, frame j at j * CACHE_FIELDS: filename, funcname,
    * opcode, lineno, endLineno, colOffset, endColOffset. One array, filled up
    * front (a sparse write would make it a slow dictionary array), so a frame's
    * values share cache lines.
    */
-  readonly values: unknown[] = new Array(MAX_STACK_DEPTH * CACHE_FIELDS).fill(NO_LOCATION);
-  readonly ids = new Uint32Array(MAX_STACK_DEPTH);
+  readonly values: unknown[] = new Array(this.capacity * CACHE_FIELDS).fill(NO_LOCATION);
+  ids = new Uint32Array(this.capacity);
   /** The frame objects themselves (used only with immutableFrames). */
-  readonly objects: unknown[] = new Array(MAX_STACK_DEPTH).fill(NO_LOCATION);
+  readonly objects: unknown[] = new Array(this.capacity).fill(NO_LOCATION);
+
+  reserve(depth: number): void {
+    if (depth <= this.capacity) return;
+    const capacity = Math.max(depth, this.capacity * 2);
+    const ids = new Uint32Array(capacity);
+    ids.set(this.ids);
+    this.ids = ids;
+    // Filled one by one, so the arrays stay packed.
+    for (let i = this.capacity * CACHE_FIELDS; i < capacity * CACHE_FIELDS; i++) this.values.push(NO_LOCATION);
+    for (let i = this.capacity; i < capacity; i++) this.objects.push(NO_LOCATION);
+    this.capacity = capacity;
+  }
 }
 
 export class StackInterner {
@@ -44,6 +57,8 @@ export class StackInterner {
     private readonly strings: StringTable,
     private readonly frames: FrameTable,
     private readonly immutableFrames: boolean,
+    /** The file's stack limit: version 1's 256 (CPython's), version 2's V2_MAX_STACK_DEPTH. */
+    private readonly maxDepth: number,
   ) {}
 
   /**
@@ -75,7 +90,7 @@ export class StackInterner {
       for (const thread of interp.threads) {
         u64Halves(thread.threadId, 'threadId', h, 0);
         const frames = thread.frameInfo;
-        const depth = Math.min(frames.length, MAX_STACK_DEPTH);
+        const depth = Math.min(frames.length, this.maxDepth);
         w[at] = h[1]!;
         w[at + 1] = h[0]!;
         w[at + 2] = interpreterId;
@@ -85,6 +100,7 @@ export class StackInterner {
         w[at + 6] = depth;
         at += STAGED_HEADER;
         const cache = this.stackCache(h[0]!, h[1]!, interpreterId);
+        cache.reserve(depth);
         this.touched.push(cache);
         const shared = sharedBottom(frames, depth, cache, this.immutableFrames);
         for (let j = 0; j < shared; j++) w[at + depth - 1 - j] = cache.ids[j]!;

@@ -7,6 +7,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ByteSink } from '../../byte-sink';
 import { NO_OPCODE, U32_MAX } from '../format';
+import { encodeFrameEntry, encodeStringEntry, endDelta } from '../file/index';
 
 function limit(what: string): ProfpackError {
   return new ProfpackError(`the format allows at most ${U32_MAX} ${what}`, {
@@ -56,8 +57,7 @@ export class StringTable {
     }
     if (this.ids.size >= U32_MAX) throw limit('strings');
     const utf8 = encoder.encode(value);
-    this.encoded.uvarint(utf8.length);
-    this.encoded.append(utf8);
+    encodeStringEntry(this.encoded, utf8);
     const id = this.ids.size;
     this.ids.set(value, id);
     this.byId.push(value);
@@ -164,28 +164,17 @@ export class FrameTable {
     g[o + 6] = opcode;
     this.slots[slot] = id;
     if (this.size * 2 > this.mask) this.rehash();
-    this.encode(filenameId, funcnameId, lineno, endLineno, column, endColumn, opcode);
+    encodeFrameEntry(
+      this.encoded,
+      filenameId,
+      funcnameId,
+      lineno,
+      endDelta(lineno, endLineno),
+      column,
+      endDelta(column, endColumn),
+      opcode,
+    );
     return id;
-  }
-
-  /** Frame-table entry (§4): ends are stored as deltas, 0 when either side is -1 (int32 wrap). */
-  private encode(
-    filenameId: number,
-    funcnameId: number,
-    lineno: number,
-    endLineno: number,
-    column: number,
-    endColumn: number,
-    opcode: number,
-  ): void {
-    const out = this.encoded;
-    out.uvarint(filenameId);
-    out.uvarint(funcnameId);
-    out.zigzag32(lineno);
-    out.zigzag32(lineno === -1 || endLineno === -1 ? 0 : (endLineno - lineno) | 0);
-    out.zigzag32(column);
-    out.zigzag32(column === -1 || endColumn === -1 ? 0 : (endColumn - column) | 0);
-    out.u8(opcode);
   }
 
   mark(): { count: number; bytes: number } {

@@ -129,9 +129,10 @@ export interface WriterStats {
   frameCompressionPct: number;
   threadCount: number;
   /**
-   * Stacks deeper than 256 frames (CPython 3.15's cap) whose outermost frames
-   * were dropped to keep the innermost 256; profpack's own count (CPython's
-   * stats have no such field), so a caller can say how many were cut.
+   * Stacks deeper than the file's cap (version 1: CPython 3.15's 256 frames;
+   * version 2: 4,096) whose outermost frames were dropped to keep the innermost
+   * ones; profpack's own count (CPython's stats have no such field), so a caller
+   * can say how many were cut.
    */
   stacksCut: number;
 }

@@ -7,7 +7,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ByteSink } from '../../byte-sink';
 import type { StackCoding } from '../v2/index';
-import type { FrameTableCoding, FrameTableEntry } from '../v2/index';
+import { V2_MAX_STACK_DEPTH, type FrameTableCoding, type FrameTableEntry } from '../v2/index';
 import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from './writer';
 import type { ProfileWriterOptions } from './types';
 
@@ -132,7 +132,7 @@ export class V2FileWriter {
 
   /**
    * One sample of one thread. `frameIds` are interned frames, innermost first;
-   * beyond 256 the outermost are dropped, as CPython's writer does.
+   * beyond V2_MAX_STACK_DEPTH (4,096) the outermost are dropped, as CPython's writer drops them beyond 256.
    */
   writeStack(
     threadId: bigint | number,
@@ -143,7 +143,7 @@ export class V2FileWriter {
   ): void {
     this.checkOpen();
     const count = this.writer.frameCount;
-    const depth = Math.min(frameIds.length, 256);
+    const depth = Math.min(frameIds.length, V2_MAX_STACK_DEPTH);
     for (let i = 0; i < depth; i++) {
       const f = frameIds[i]!;
       if (!(f >= 0 && f < count) || !Number.isInteger(f)) {

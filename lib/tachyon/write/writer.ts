@@ -29,6 +29,7 @@ import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
 import { checkFrameIds, sampleShape, stageTick, type TickScratch } from './sample-checks';
 import { WRITER_INTERNALS, checkedStats, writeTrailer, type WriterInternals } from './trailer';
+import { V2_MAX_STACK_DEPTH } from '../v2/index';
 
 export type {
   FrameInfo,
@@ -78,7 +79,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
   readonly formatVersion: 1 | 2;
   private keeper: Keeper | null = null;
-  /** Stacks cut to MAX_STACK_DEPTH (stats.stacksCut); the path's lock, taken before the open. */
+  /** Frames a stack keeps: MAX_STACK_DEPTH (CPython's) in version 1, V2_MAX_STACK_DEPTH in version 2. */
+  private readonly maxStackDepth: number;
+  /** Stacks cut to maxStackDepth (stats.stacksCut); the path's lock, taken before the open. */
   private stacksCut = 0;
   private lock: WriterLock | null = null;
   private heap: HeapFileSink | null = null;
@@ -103,9 +106,10 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (!Number.isInteger(level) || level < -131072 || level > 22)
       throw invalid(`level must be a zstd level, got ${String(level)}`, 'an integer zstd level (5 by default)');
     this.config = configWord(options.mode, options.captureFeatures);
-    this.interner = new StackInterner(this.strings, this.frames, options.immutableFrames === true);
     const { formatVersion, stackCoding } = formatOptions(options);
     this.formatVersion = formatVersion;
+    this.maxStackDepth = formatVersion === 2 ? V2_MAX_STACK_DEPTH : MAX_STACK_DEPTH;
+    this.interner = new StackInterner(this.strings, this.frames, options.immutableFrames === true, this.maxStackDepth);
     checkKeeperOptions(options);
 
     const which = options.backend ?? backend.name;
@@ -253,7 +257,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
    * (innermost first), all at `timestampUs`. Every thread is checked and
    * every frame interned before any record is encoded, so a refused sample
    * leaves no bytes behind. At most 256 frames per thread are kept (the
-   * outermost are dropped, as CPython 3.15.2 does).
+   * outermost are dropped, as CPython 3.15.2 does; version 2 keeps 4,096).
    */
   writeSample(interpreters: readonly InterpreterInfo[], timestampUs: number | bigint): void {
     this.checkOpen();
@@ -263,7 +267,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const tsHi = h[2]!;
     const tsLo = h[3]!;
     // Pass 1: ids and shapes, so nothing is interned for a sample refused on them.
-    const { words, cut } = sampleShape(interpreters, h);
+    const { words, cut } = sampleShape(interpreters, h, this.maxStackDepth);
     if (words === 0) return; // no threads: CPython writes and counts nothing (§5.5)
     if (this.scratch.length < words) this.scratch = new Uint32Array(Math.max(words, this.scratch.length * 2));
     const w = this.scratch;
@@ -281,7 +285,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /**
    * The fast path: one thread's stack as frame ids from internFrame,
    * innermost first (a Uint32Array is copied without conversion). Deeper
-   * than 256: the outermost frames are dropped.
+   * than 256 (version 2: 4,096): the outermost frames are dropped.
    */
   writeStack(
     threadId: number | bigint,
@@ -298,14 +302,14 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const st = statusByte(status);
     if (!(frameIds instanceof Uint32Array) && !Array.isArray(frameIds))
       throw invalid('frameIds must be a Uint32Array or an array', 'Uint32Array of frame ids');
-    const depth = Math.min(frameIds.length, MAX_STACK_DEPTH);
+    const depth = Math.min(frameIds.length, this.maxStackDepth);
     checkFrameIds(frameIds, depth, this.frames.count);
     try {
       this.engine.writeStack(h[0]!, h[1]!, interp, h[2]!, h[3]!, st, frameIds, 0, depth);
     } catch (err) {
       throw this.breakWith(err, 'encoding a sample');
     }
-    if (frameIds.length > MAX_STACK_DEPTH) this.stacksCut++;
+    if (frameIds.length > this.maxStackDepth) this.stacksCut++;
   }
 
   /**
@@ -333,7 +337,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
         throw err;
       throw this.breakWith(err, 'encoding a sample');
     }
-    this.stacksCut += deepStacks(count, stackEnds);
+    this.stacksCut += deepStacks(count, stackEnds, this.maxStackDepth);
   }
 
   /**

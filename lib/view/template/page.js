@@ -46,6 +46,10 @@
     }
     return Number.isInteger(v) ? String(v) : trim(v);
   };
+  // One label per thread, the picker's and the timeline lane's: its id and, where the profile names it, its name.
+  var threadLabel = function (t) {
+    return 'thread ' + t.key + (t.name ? ' ' + t.name : '');
+  };
   var what = function (v) {
     return unit === 'count' && data.sampleType && /^samples?$/.test(data.sampleType.type)
       ? v + ' samples'
@@ -154,7 +158,7 @@
       .forEach(function (t) {
         var o = document.createElement('option');
         o.value = t.key;
-        o.textContent = 'thread ' + t.key + (t.name ? ' ' + t.name : '') + ' (' + what(t.samples) + ')';
+        o.textContent = threadLabel(t) + ' (' + what(t.samples) + ')';
         select.appendChild(o);
       });
     select.addEventListener('change', function () {
@@ -331,36 +335,42 @@
     });
   }
 
+  /** Shortens an SVG text to `width` px with an ellipsis, never cutting into its first `keep` characters (the id). */
+  function fitText(node, width, keep) {
+    var full = node.textContent;
+    for (var n = full.length; n > keep + 1 && node.getComputedTextLength() > width; n--)
+      node.textContent = full.slice(0, n - 1) + '\u2026';
+  }
+
   function drawTimeline(state) {
     var lanes = view.timeline(data);
-    var keys = data.threads
+    var shown = data.threads
       .slice()
       .sort(function (a, b) {
         return b.samples - a.samples;
       })
-      .map(function (t) {
-        return t.key;
-      })
       .slice(0, 16);
-    var laneH = Math.max(22, Math.min(56, Math.floor(160 / Math.max(1, keys.length))));
-    var labelW = 150;
+    var laneH = Math.max(22, Math.min(56, Math.floor(160 / Math.max(1, shown.length))));
+    var labelW = 180;
     var W = chartWidth;
     var plotW = W - labelW;
-    var H = keys.length * laneH + 20;
+    var H = shown.length * laneH + 20;
     var svg = d3.select('#timeline').attr('width', W).attr('height', H);
     var n = Math.max(1, data.bucketCount);
     var bw = plotW / n;
-    keys.forEach(function (key, li) {
-      var lane = lanes[key];
+    shown.forEach(function (thread, li) {
+      var lane = lanes[thread.key];
       var peak = 1;
       for (var b = 0; b < data.bucketCount; b++) peak = Math.max(peak, lane[b * 3] + lane[b * 3 + 1] + lane[b * 3 + 2]);
       var g = svg.append('g').attr('transform', 'translate(' + labelW + ',' + li * laneH + ')');
-      svg
+      var label = svg
         .append('text')
         .attr('x', 4)
         .attr('y', li * laneH + laneH / 2 + 4)
         .attr('class', 'lane-label')
-        .text('thread ' + key);
+        .text(threadLabel(thread));
+      fitText(label.node(), labelW - 8, threadLabel({ key: thread.key }).length);
+      label.append('title').text(threadLabel(thread));
       for (var b2 = 0; b2 < data.bucketCount; b2++) {
         var y = laneH - 2;
         for (var c = 0; c < 3; c++) {
@@ -383,7 +393,7 @@
       .range([0, plotW]);
     svg
       .append('g')
-      .attr('transform', 'translate(' + labelW + ',' + keys.length * laneH + ')')
+      .attr('transform', 'translate(' + labelW + ',' + shown.length * laneH + ')')
       .call(
         d3
           .axisBottom(axis)
@@ -396,7 +406,7 @@
       .brushX()
       .extent([
         [0, 0],
-        [plotW, keys.length * laneH],
+        [plotW, shown.length * laneH],
       ])
       .on('end', function (event) {
         if (!event.sourceEvent) return; // our own snap below

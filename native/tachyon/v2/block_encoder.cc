@@ -12,9 +12,9 @@ namespace {
 
 constexpr size_t kCacheSize = 1 << 14;
 constexpr uint32_t kCacheMask = kCacheSize - 1;
-constexpr uint32_t kMaxDepth = 256;
-constexpr uint32_t kMaxRun = 255;               // memtrace's hit-N cap
-constexpr size_t kBlockByteLimit = 512 * 1024;  // WRITE_BUFFER_SIZE
+constexpr size_t kMaxBlockFrames = size_t{65536} * 256;  // format.ts BLOCK_MAX_FRAMES
+constexpr uint32_t kMaxRun = 255;                        // memtrace's hit-N cap
+constexpr size_t kBlockByteLimit = 512 * 1024;           // WRITE_BUFFER_SIZE
 constexpr unsigned kTimeLowBits = 7;
 constexpr uint32_t kNewFramesEscape = 255;    // recent.ts K_ESCAPE
 constexpr uint64_t kMaxDist = 0xffffffffull;  // recent.ts MAX_DIST: dist is a u32 in the file
@@ -62,11 +62,19 @@ struct BlockEncoder::Thread {
   std::unique_ptr<std::array<uint8_t, kCacheSize>> filled;
   std::unique_ptr<std::array<uint16_t, kCacheSize>> next;
   uint32_t clock = 0;
-  // The previous stack, outermost first, and (stack table) the node id of each prefix.
-  std::array<uint32_t, kMaxDepth> previous{};
-  std::array<uint32_t, kMaxDepth> ids{};
+  // The previous stack, outermost first, and (stack table) the node id of each prefix: grown with the
+  // thread's depth (a writer keeps one per thread it has seen, most of them shallow).
+  std::vector<uint32_t> previous;
+  std::vector<uint32_t> ids;
   uint32_t previousDepth = 0;
   uint64_t previousSample = 0;  // recent.ts StackPath.sample
+
+  void Room(uint32_t depth) {
+    if (previous.size() >= depth) return;
+    const size_t size = std::max<size_t>({depth, previous.size() * 2, 64});
+    previous.resize(size);
+    ids.resize(size);
+  }
 };
 
 size_t BlockEncoder::ChildTable::Index(uint32_t parent, uint32_t frame, size_t mask) {
@@ -120,6 +128,8 @@ BlockEncoder::BlockEncoder(uint8_t kind, uint64_t sampleIntervalUs, uint64_t sta
 
 BlockEncoder::~BlockEncoder() = default;
 
+bool BlockEncoder::EndsBlockBefore(uint32_t depth) const { return inBlockFrames_ + depth > kMaxBlockFrames; }
+
 bool BlockEncoder::LeavesPredictionAt(uint64_t threadId, uint32_t interpreterId) const {
   return kind_ == 4 && threads_.size() >= kMaxPredictThreads &&
          threadIndex_.find(ThreadKey{threadId, interpreterId}) == threadIndex_.end();
@@ -156,6 +166,7 @@ void BlockEncoder::EncodePredict(Thread& t, const uint32_t* stack, uint32_t dept
   const uint32_t limit = std::min(depth, t.previousDepth);
   uint32_t keep = 0;
   while (keep < limit && t.previous[keep] == stack[depth - 1 - keep]) ++keep;
+  t.Room(depth);
   const uint32_t now = ++t.clock;
   scratch_.clear();
   uint32_t ncodes = 0;
@@ -211,6 +222,7 @@ void BlockEncoder::EncodePredict(Thread& t, const uint32_t* stack, uint32_t dept
 }
 
 void BlockEncoder::EncodeRecent(Thread& t, const uint32_t* stack, uint32_t depth) {
+  t.Room(depth);
   uint32_t id = 0;
   uint32_t level = 0;
   const uint32_t limit = std::min(depth, t.previousDepth);
@@ -313,6 +325,7 @@ bool BlockEncoder::Add(uint64_t threadId, uint32_t interpreterId, uint64_t times
   thread->last = timestampUs;
   ++sampleCount_;
   ++inBlock_;
+  inBlockFrames_ += depth;
   size_t pending = 0;
   for (const auto& c : columns_) pending += c.size();
   return inBlock_ >= blockMax_ || pending >= kBlockByteLimit;
@@ -333,6 +346,7 @@ std::vector<uint8_t> BlockEncoder::Flush() {
     c.clear();
   }
   inBlock_ = 0;
+  inBlockFrames_ = 0;
   return block;
 }
 

@@ -18,10 +18,13 @@ class BlockEncoder {
   BlockEncoder(uint8_t kind, uint64_t sampleIntervalUs, uint64_t startTimeUs, uint32_t blockMaxSamples);
   ~BlockEncoder();
 
-  // One sample; `stack` innermost first, depth <= 256 (checked by the caller).
+  // One sample; `stack` innermost first, depth <= 4,096 (format.ts V2_MAX_STACK_DEPTH, checked by the caller).
   // Returns true when the block is full and Flush() should be called.
   bool Add(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status, const uint32_t* stack,
            uint32_t depth);
+  // True when a sample of `depth` frames would take the pending block past 2^24 frames (format.ts
+  // BLOCK_MAX_FRAMES, what readers accept): the block must be flushed first, as blocks.ts add() does.
+  bool EndsBlockBefore(uint32_t depth) const;
   // True when the sample of this thread would be the first of a thread past
   // kMaxPredictThreads under prediction: Add then codes it, and every later
   // sample, with the stack table (kind 6), so the pending block must be
@@ -87,6 +90,7 @@ class BlockEncoder {
   std::array<std::vector<uint8_t>, 10> columns_;
   std::vector<uint8_t> scratch_;
   uint32_t inBlock_ = 0;
+  size_t inBlockFrames_ = 0;
   uint64_t sampleCount_ = 0;
 };
 

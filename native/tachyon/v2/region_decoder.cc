@@ -2,6 +2,7 @@
 // the same error code at the same offset for the same bad input.
 #include "tachyon/v2/region_decoder.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
@@ -41,7 +42,10 @@ enum Column {
   kStackFrames
 };
 constexpr size_t kThreadDefinitionSize = 12;
-constexpr uint32_t kMaxDepth = 256;  // CPython 3.15's stack limit
+// lib/tachyon/v2/format.ts V2_MAX_STACK_DEPTH (version 1 keeps CPython's 256) and BLOCK_MAX_FRAMES: 65,536
+// stacks of 256 frames, so every block written before deeper stacks passes, and a block's frames stay bounded.
+constexpr uint32_t kMaxDepth = 4096;
+constexpr size_t kMaxBlockFrames = size_t{65536} * 256;
 constexpr size_t kCacheSize = 1 << 14;
 constexpr unsigned kTimeLowBits = 7;
 constexpr uint32_t kTimeLowMask = (1u << kTimeLowBits) - 1;
@@ -49,6 +53,10 @@ constexpr const char* kErrLimit = "ERR_V2_LIMIT";
 
 [[noreturn]] void Fail(const char* code, std::string message, size_t at, std::string expected = "") {
   throw FormatError(code, std::move(message), static_cast<int64_t>(at), std::move(expected));
+}
+
+[[noreturn]] void TooDeep(size_t at) {
+  Fail(kErrStackTooDeep, "predicted stack grows beyond " + std::to_string(kMaxDepth) + " frames", at);
 }
 
 // One column of a block: [pos, end) of the region.
@@ -76,8 +84,13 @@ struct PredictState {
   std::array<uint32_t, kCacheSize> cache{};
   std::array<uint8_t, kCacheSize> filled{};
   std::array<uint16_t, kCacheSize> next{};
-  std::array<uint32_t, kMaxDepth> previous{};
+  std::vector<uint32_t> previous;  // grown with the thread's depth, up to kMaxDepth
   uint32_t previousDepth = 0;
+
+  void Room(size_t depth) {
+    if (previous.size() < depth)
+      previous.resize(std::min<size_t>(kMaxDepth, std::max<size_t>({depth, previous.size() * 2, 256})));
+  }
 
   // predict.ts PredictDecoder.decode: appends the stack, innermost first, to `out`.
   void Decode(Span& src, std::vector<uint32_t>& out) {
@@ -99,7 +112,8 @@ struct PredictState {
       next[predictor] = static_cast<uint16_t>(bucket);
       if (tag == 3) {
         const uint32_t frame = src.U32();
-        if (depth >= kMaxDepth) Fail(kErrStackTooDeep, "predicted stack grows beyond 256 frames", at);
+        if (depth >= kMaxDepth) TooDeep(at);
+        Room(depth + 1);
         cache[bucket] = frame;
         filled[bucket] = 1;
         previous[depth++] = frame;
@@ -107,14 +121,16 @@ struct PredictState {
         continue;
       }
       if (!filled[bucket]) Fail(kErrUndefinedBucket, "codeword uses a cache bucket no miss has filled", at);
-      if (depth >= kMaxDepth) Fail(kErrStackTooDeep, "predicted stack grows beyond 256 frames", at);
+      if (depth >= kMaxDepth) TooDeep(at);
+      Room(depth + 1);
       previous[depth++] = cache[bucket];
       uint32_t run = tag;
       if (tag == 2) {
         run = src.U8("prediction count");
         if (run < 2) Fail(kErrBadCodeword, "a hit-N codeword counts fewer than 2 predictions", src.pos - 1);
       }
-      if (depth + run > kMaxDepth) Fail(kErrStackTooDeep, "predicted stack grows beyond 256 frames", at);
+      if (depth + run > kMaxDepth) TooDeep(at);
+      Room(depth + run);
       uint32_t p = bucket;
       for (uint32_t k = 0; k < run; ++k) {
         p = next[p];
@@ -153,7 +169,7 @@ struct StackTable {
         Fail(kErrUndefinedStack, "a stack names a parent that is not defined", distanceAt);
       uint32_t p = static_cast<uint32_t>(defined + 1 - distance);
       if (static_cast<uint32_t>(depth[p]) + k > kMaxDepth)
-        Fail(kErrStackTooDeep, "stack would have more than 256 frames", refAt);
+        Fail(kErrStackTooDeep, "stack would have more than " + std::to_string(kMaxDepth) + " frames", refAt);
       parent.resize(static_cast<size_t>(ref) + 1);
       frame.resize(static_cast<size_t>(ref) + 1);
       depth.resize(static_cast<size_t>(ref) + 1);
@@ -188,7 +204,7 @@ struct RecentStackTable {
     uint32_t k = stacks.U8("new frame count");
     if (k == kNewFramesEscape) {
       const uint32_t more = stacksHigh.U32();
-      k = more > kMaxDepth ? kMaxDepth + 1 : k + more;  // anything over 256 fails below
+      k = more > kMaxDepth ? kMaxDepth + 1 : k + more;  // anything over kMaxDepth fails below
     }
     const size_t distAt = parents.pos;
     const uint32_t dist = parents.U32();
@@ -203,7 +219,7 @@ struct RecentStackTable {
       for (uint32_t i = 0; i < pop; ++i) base = parent[base];
     }
     if (static_cast<uint32_t>(depth[base]) + k > kMaxDepth)
-      Fail(kErrStackTooDeep, "stack would have more than 256 frames", kAt);
+      Fail(kErrStackTooDeep, "stack would have more than " + std::to_string(kMaxDepth) + " frames", kAt);
     uint32_t id = base;
     if (k > 0) {
       if (k > frames.remaining()) Fail(kErrTruncated, "more new frames than the frames column holds", kAt);
@@ -281,6 +297,7 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
       if (fixed == kStacks && !stackTable) continue;
       if (lengths[fixed] != count) Fail(kErrBadBlock, "a one-byte-per-sample column has the wrong length", blockAt);
     }
+    const size_t blockFrames = out.frames.size();
     Span cols[kColumns];
     size_t at = pos;
     for (size_t c = 0; c < kColumns; ++c) {
@@ -305,6 +322,7 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
         threads.push_back(Thread{start, nullptr});
       }
       Thread& thread = threads[index];
+      const size_t stackAt = cols[kStacks].pos;
       if (!stackTable) {
         if (!thread.predict) {
           // Lazily, and capped: each state is 115 KiB (predict.ts MAX_PREDICT_THREADS).
@@ -322,6 +340,10 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
       } else {
         table.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames],
                      out.frames);
+      }
+      if (out.frames.size() - blockFrames > kMaxBlockFrames) {
+        Fail(kErrLimit, "a block's stacks pass " + std::to_string(kMaxBlockFrames) + " frames", stackAt,
+             "at most " + std::to_string(kMaxBlockFrames) + " frames in a block (what writers make)");
       }
       Span& deltas = cols[kDeltas];
       const uint32_t low = region[deltas.pos++];

@@ -120,6 +120,8 @@ Napi::Value DecodeValueColumn(const Napi::CallbackInfo& info) {
   return result;
 }
 
+constexpr uint32_t kMaxStackDepth = 4096;  // lib/tachyon/v2/format.ts V2_MAX_STACK_DEPTH
+
 Napi::Error InvalidArgument(Napi::Env env, const std::string& message) {
   return MakeProfpackError(env, "ERR_INVALID_ARGUMENT", message);
 }
@@ -151,7 +153,8 @@ Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
 
 // encodeSamples(handle, threadIds: BigUint64Array, interpreterIds: Uint32Array, timestamps: BigUint64Array,
 //               statuses: Uint8Array, stackEnds: Uint32Array, frames: Uint32Array) -> Uint8Array[] (finished blocks)
-// Sample k's stack is frames[stackEnds[k-1] .. stackEnds[k]), innermost first, at most 256 frames.
+// Sample k's stack is frames[stackEnds[k-1] .. stackEnds[k]), innermost first, at most 4,096 frames
+// (lib/tachyon/v2/format.ts V2_MAX_STACK_DEPTH).
 // Everything is checked before the first sample is coded, so a refused batch leaves no trace.
 Napi::Value EncodeSamples(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -172,7 +175,7 @@ Napi::Value EncodeSamples(const Napi::CallbackInfo& info) {
   for (size_t k = 0; k < n; ++k) {
     if (endValues[k] < previous || endValues[k] > frames.length)
       throw InvalidArgument(env, "stackEnds must not decrease and must stay within frames");
-    if (endValues[k] - previous > 256) throw InvalidArgument(env, "a stack has more than 256 frames");
+    if (endValues[k] - previous > kMaxStackDepth) throw InvalidArgument(env, "a stack has more than 4096 frames");
     previous = endValues[k];
   }
   const auto* tidValues = reinterpret_cast<const uint64_t*>(tids.data);
@@ -183,7 +186,7 @@ Napi::Value EncodeSamples(const Napi::CallbackInfo& info) {
   uint32_t from = 0;
   for (size_t k = 0; k < n; ++k) {
     const uint32_t to = endValues[k];
-    if (encoder->LeavesPredictionAt(tidValues[k], interpValues[k])) {
+    if (encoder->EndsBlockBefore(to - from) || encoder->LeavesPredictionAt(tidValues[k], interpValues[k])) {
       std::vector<uint8_t> pending = encoder->Flush();
       if (!pending.empty()) blocks.Set(blocks.Length(), ToBytes(env, pending));
     }

@@ -4,7 +4,7 @@
 // "waiting", and waits. 'interval': flushIntervalMs 40; writes batches of 500
 // samples with a 100 ms pause after each (a timed flush runs in every pause)
 // and prints "batch <samples>" after each pause, for ever.
-// Exports the sample sequence so the test can write the same one.
+// Exports the writer's options and the sample sequence so the test can write the same file.
 'use strict';
 const path = require('path');
 
@@ -17,6 +17,11 @@ function writeSamples(writer, ids, from, to) {
     for (let d = 0; d < depth; d++) stack.push(ids[thread === 3 ? d : (s * 7 + d * 13) % ids.length]);
     writer.writeStack(thread, 0, 1_000_000 + 250 * s, thread === 3 ? 1 : s & 0xff, stack);
   }
+}
+
+/** The writer every mode opens (flush mode adds mode 'cpu', interval mode a flush interval). */
+function writerOptions(backend, compression) {
+  return { sampleIntervalUs: 250, startTimeUs: 1_000_000, backend, compression };
 }
 
 function internFrames(writer) {
@@ -36,20 +41,14 @@ function internFrames(writer) {
   return ids;
 }
 
-module.exports = { writeSamples, internFrames };
+module.exports = { writerOptions, writeSamples, internFrames };
 
 if (require.main === module) {
   require('../../fuzz/child/ts-require.cjs');
   const { ProfileWriter } = require(path.join(__dirname, '..', '..', '..', 'lib', 'tachyon', 'index.ts'));
   const [which, compression, file, mode] = process.argv.slice(2);
   if (mode === 'flush') {
-    const w = new ProfileWriter(file, {
-      sampleIntervalUs: 250,
-      startTimeUs: 1_000_000,
-      backend: which,
-      compression,
-      mode: 'cpu',
-    });
+    const w = new ProfileWriter(file, { ...writerOptions(which, compression), mode: 'cpu' });
     const ids = internFrames(w);
     let written = 0;
     for (let k = 0; k < 3; k++) {
@@ -62,13 +61,7 @@ if (require.main === module) {
     process.stdout.write('waiting\n');
     setInterval(() => {}, 1000);
   } else {
-    const w = new ProfileWriter(file, {
-      sampleIntervalUs: 250,
-      startTimeUs: 1_000_000,
-      backend: which,
-      compression,
-      flushIntervalMs: 40,
-    });
+    const w = new ProfileWriter(file, { ...writerOptions(which, compression), flushIntervalMs: 40 });
     const ids = internFrames(w);
     let written = 0;
     const batch = () => {

@@ -1,0 +1,110 @@
+/**
+ * The one capability probe of the heap sampler: V8's sampling heap profiler
+ * through V8's C++ API (native/heap/, no forced GC at a poll) when
+ * PROFPACK_BACKEND is not `js` and that addon loads for this Node, else
+ * through `node:inspector` (its JS twin: every poll a full GC, recorder.ts).
+ *
+ * The addon uses V8's own API, which is not ABI-stable, so it is built per
+ * Node major (binding.gyp's profpack_heap target, a `.v8heap` file beside the
+ * N-API addon, which node-gyp-build never picks up): a build for another
+ * Node fails to load here, and the inspector path stays. Unlike the main
+ * addon, PROFPACK_BACKEND=native does not make its absence an error: it is an
+ * optimisation of one path, missing on Windows and on Nodes without a build.
+ * PROFPACK_HEAP_SAMPLER=inspector|native forces one path (benches, diagnosis;
+ * native then fails if the addon does not load), `auto` or unset chooses.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { packageRoot } from '../../backend';
+import { ErrorCode, ProfpackError } from '../../errors';
+
+export type HeapSamplerKind = 'native' | 'inspector';
+
+/** One poll of V8's sampling heap profile, flat: nodes in pre-order (a parent before its children), then samples. */
+export interface FlatHeapProfile {
+  nodeIds: Uint32Array;
+  /** NO_PARENT for the root, V8's "(root)". */
+  parentIds: Uint32Array;
+  /** Into `strings`. */
+  nameIds: Uint32Array;
+  urlIds: Uint32Array;
+  scriptIds: Int32Array;
+  /** 0-based, -1 unknown (as the inspector gives them). */
+  lines: Int32Array;
+  columns: Int32Array;
+  strings: string[];
+  /** V8's sample ids (the inspector's ordinals), each sample's size in bytes and its allocation node. */
+  ordinals: Uint32Array;
+  sizes: Uint32Array;
+  sampleNodes: Uint32Array;
+}
+
+export const NO_PARENT = 0xffffffff;
+
+/** The addon's functions (native/heap/heap_sampler.cc). */
+export interface NativeHeapSampler {
+  /** False when V8's sampling heap profiler is already running in this isolate. */
+  start(intervalBytes: number): boolean;
+  /** Undefined when not sampling. */
+  poll(): FlatHeapProfile | undefined;
+  stop(): void;
+  /** The Node major its headers were. */
+  nodeMajor: number;
+}
+
+export interface HeapSamplerChoice {
+  kind: HeapSamplerKind;
+  /** Why the inspector path is in use (undefined with the native sampler). */
+  reason: string | undefined;
+  addon: NativeHeapSampler | undefined;
+}
+
+/** Where a build of the addon may be: a source build's, then a per-Node prebuild's. */
+function candidates(): string[] {
+  const major = process.versions.node.split('.')[0];
+  return [
+    path.join(packageRoot, 'build', 'Release', 'profpack_heap.v8heap'),
+    path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, `heap-node${major}.v8heap`),
+  ];
+}
+
+/** The choice for these environment variables (heapSamplerChoice() keeps this process's). */
+export function probeHeapSampler(env: NodeJS.ProcessEnv = process.env): HeapSamplerChoice {
+  const forced = (env.PROFPACK_HEAP_SAMPLER ?? '').trim().toLowerCase();
+  if (forced !== '' && forced !== 'auto' && forced !== 'native' && forced !== 'inspector')
+    throw new ProfpackError(`PROFPACK_HEAP_SAMPLER must be "native", "inspector" or "auto", not "${forced}"`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'native | inspector | auto',
+    });
+  if (forced === 'inspector')
+    return { kind: 'inspector', reason: 'forced by PROFPACK_HEAP_SAMPLER=inspector', addon: undefined };
+  const backend = (env.PROFPACK_BACKEND ?? '').trim().toLowerCase();
+  if (backend === 'js' && forced !== 'native')
+    return { kind: 'inspector', reason: 'forced by PROFPACK_BACKEND=js', addon: undefined };
+  const reasons: string[] = [];
+  for (const file of candidates()) {
+    if (!fs.existsSync(file)) continue;
+    try {
+      const mod = { exports: {} as NativeHeapSampler };
+      process.dlopen(mod, file);
+      return { kind: 'native', reason: undefined, addon: mod.exports };
+    } catch (err) {
+      // A build for another Node major: its module version does not match.
+      reasons.push(`${path.basename(file)}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+    }
+  }
+  const reason = reasons.length > 0 ? reasons.join('; ') : `no heap sampler addon for Node ${process.versions.node}`;
+  if (forced === 'native')
+    throw new ProfpackError(`PROFPACK_HEAP_SAMPLER=native but the heap sampler addon did not load: ${reason}`, {
+      code: ErrorCode.NATIVE_UNAVAILABLE,
+    });
+  return { kind: 'inspector', reason, addon: undefined };
+}
+
+let choice: HeapSamplerChoice | undefined;
+
+/** The heap sampler this thread uses, decided at its first call. */
+export function heapSamplerChoice(): HeapSamplerChoice {
+  choice ??= probeHeapSampler();
+  return choice;
+}

@@ -1,0 +1,89 @@
+/**
+ * Issue 29: a u64 time at or past 2^63 us in `sql`/`export`. The tables hold times as BIGINT, so such a time
+ * (a sample's, or the file's start) is refused with one `profpack: ERR_FLEET_TIME_RANGE` line and exit 2, and
+ * export leaves no output directory; a time below 2^63 us is kept exactly. Files are made by the writer here,
+ * versions 1 and 2, on both backends.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backend } from '../../lib/backend';
+import { ProfileWriter } from '../../lib/tachyon/index';
+import { compileBuild, type Build } from '../support/build';
+import { SLOWDOWN } from '../shared';
+
+const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
+const TWO_POW_63 = 2n ** 63n;
+let build: Build;
+let dir: string;
+
+function cli(which: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(process.execPath, [build.cli, ...args], {
+    encoding: 'utf8',
+    cwd: dir,
+    timeout: 60_000 * SLOWDOWN,
+    env: { ...process.env, PROFPACK_BACKEND: which },
+  });
+  if (run.error) throw run.error;
+  return run;
+}
+
+/** Two samples of one stack: at start + 1 ms and at `lastUs`. */
+function profile(file: string, formatVersion: 1 | 2, startTimeUs: bigint, lastUs: bigint): string {
+  const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs, formatVersion });
+  const ids = [w.internFrame({ filename: 'a.py', funcname: 'f', lineno: 1 })];
+  w.writeStack(1, 0, startTimeUs + 1000n, 0, ids);
+  w.writeStack(1, 0, lastUs, 0, ids);
+  w.finalize();
+  return file;
+}
+
+function expectRefused(run: { status: number | null; stderr: string }): void {
+  expect(run.status, run.stderr).toBe(2);
+  const lines = run.stderr.trim().split('\n');
+  expect(lines, run.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^profpack: ERR_FLEET_TIME_RANGE: .*does not fit the tables' BIGINT columns$/);
+}
+
+beforeAll(() => {
+  build = compileBuild();
+  dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-fleet-times-'));
+});
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+  build?.cleanup();
+});
+
+describe.each(backends)('%s', (which) => {
+  describe.each([1, 2] as const)('version %i', (version) => {
+    const cases: [string, bigint, bigint][] = [
+      ['a sample time of 2^63 + 5 us', 1_000_000n, TWO_POW_63 + 5n],
+      ['a sample time of 2^64 - 1 us', 1_000_000n, 2n ** 64n - 1n],
+      ['a start time of 2^63 us', TWO_POW_63, TWO_POW_63 + 2000n],
+    ];
+    it.each(cases)('%s: sql and export exit 2 with ERR_FLEET_TIME_RANGE, no output', (name, start, last) => {
+      const file = profile(path.join(dir, `${which}-v${version}-${start}-${last}.tach`), version, start, last);
+      expectRefused(cli(which, ['sql', 'select count(*) from samples', file]));
+      const out = path.join(dir, `${which}-v${version}-${start}-${last}.parquet.d`);
+      expectRefused(cli(which, ['export', file, '-o', out]));
+      expect(fs.existsSync(out)).toBe(false);
+    });
+
+    it('a sample time of 2^62 us is kept exactly by sql and export', () => {
+      const last = 2n ** 62n;
+      const file = profile(path.join(dir, `${which}-v${version}-2pow62.tach`), version, 1_000_000n, last);
+      const query = 'select max(timestamp_us)::VARCHAR as t, count(*)::INTEGER as n from samples';
+      const sql = cli(which, ['sql', query, file, '--json']);
+      expect(sql.status, sql.stderr).toBe(0);
+      expect(JSON.parse(sql.stdout)).toEqual([{ t: String(last), n: 2 }]);
+      const out = path.join(dir, `${which}-v${version}-2pow62.parquet.d`);
+      const exported = cli(which, ['export', file, '-o', out]);
+      expect(exported.status, exported.stderr).toBe(0);
+      const back = cli(which, ['sql', query, out, '--json']);
+      expect(back.status, back.stderr).toBe(0);
+      expect(JSON.parse(back.stdout)).toEqual([{ t: String(last), n: 2 }]);
+    });
+  });
+});

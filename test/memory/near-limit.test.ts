@@ -1,0 +1,57 @@
+/**
+ * The near-out-of-memory trigger against V8's real abort (Node's
+ * --max-old-space-size=64): a program hoarding arrays, small ones that V8
+ * first keeps in the young generation and big ones in the large-object space,
+ * reports the watcher's usage as it goes; the report one check interval
+ * before the last one must have passed the default ratio, so the recorder's
+ * check would have polled in time. Judged by what the program reported, never by time.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import ts from 'typescript';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LIMIT_CHECK_MS } from '../../lib/record/heap/limit';
+import { DEFAULT_NEAR_LIMIT_RATIO } from '../../lib/record/heap/options';
+
+const probe = path.join(__dirname, '..', 'fixtures', 'heap', 'near-limit-probe.js');
+// The watcher as the recorder runs it: limit.ts imports only node:v8, so it is transpiled alone (a whole build's
+// tsc is a minute on a loaded machine).
+const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-nearlimit-'));
+const limitJs = path.join(dir, 'limit.js');
+const limitTs = path.join(__dirname, '..', '..', 'lib', 'record', 'heap', 'limit.ts');
+fs.writeFileSync(
+  limitJs,
+  ts.transpileModule(fs.readFileSync(limitTs, 'utf8'), {
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
+  }).outputText,
+);
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('the near-limit trigger fires before V8 aborts', () => {
+  it.each([
+    ['small arrays, young first (100 doubles)', 100],
+    ['arrays of 10,000 doubles', 10_000],
+    ['large-object arrays (100,000 doubles)', 100_000],
+  ])(
+    '%s',
+    (_what, doubles) => {
+      const r = spawnSync(process.execPath, ['--max-old-space-size=64', probe, limitJs, String(doubles)], {
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      expect(r.stderr).toContain('JavaScript heap out of memory');
+      const looks = [...r.stderr.matchAll(/^usage (\d+) (\S+)$/gm)].map((m) => ({
+        ms: Number(m[1]),
+        use: Number(m[2]),
+      }));
+      expect(looks.length).toBeGreaterThan(10);
+      // The recorder looks every LIMIT_CHECK_MS: the look that long before the last one must have passed the ratio.
+      const lastMs = looks.at(-1)!.ms;
+      const earlier = looks.filter((l) => l.ms <= lastMs - LIMIT_CHECK_MS).at(-1)!;
+      expect({ earlier, ok: earlier.use >= DEFAULT_NEAR_LIMIT_RATIO && earlier.use < 1.2 }).toMatchObject({ ok: true });
+    },
+    120_000,
+  );
+});
