@@ -152,8 +152,9 @@ describe('heap recording of a program that runs out of heap', () => {
     expect(summary.complete).toBe(false);
     expect(summary.heap?.allocations).toBe(heap.allocated.size);
     const live = heap.bytesBy(['hoardArrays'], true);
-    // At least a quarter of the 64 MB limit arrived, nearly all of it the hoard's.
-    expect(live.get('hoardArrays')!).toBeGreaterThan(16 * 1024 * 1024);
+    // At least a sixth of the 64 MB limit arrived, nearly all of it the hoard's. Measured with sizes scaled once
+    // (native and inspector): 13.0-13.8 MB; the quarter this asked before held only with the 1.3x double scaling.
+    expect(live.get('hoardArrays')!).toBeGreaterThan((64 / 6) * 1024 * 1024);
     expect(live.get('hoardArrays')!).toBeGreaterThan(4 * live.get('(other)')!);
   });
 });

@@ -80,6 +80,14 @@ export class HeapStackNumbers {
   private ownStacks = new Uint8Array(64);
   private readonly ownFrames: boolean[] = [];
   private readonly ownPrefixes: string[];
+  /**
+   * What earlier polls said of each script and function. V8 names a node's script and line at each poll, from
+   * the script if it is still alive: once a script's functions are all collected (a server closed), its
+   * frames come back with an empty url and line -1 but the same scriptId, so they take the earlier answer.
+   * A name met at two places of one script is ambiguous (null) and stays as V8 gave it.
+   */
+  private readonly scriptUrls = new Map<string, string>();
+  private readonly placeOfFunction = new Map<string, { line: number; column: number } | null>();
 
   /** `ownDir`: the recorder's code; allocations with a frame in it are left out. */
   constructor(ownDir?: string) {
@@ -99,6 +107,7 @@ export class HeapStackNumbers {
       lineNumber: flat.lines[i]!,
       columnNumber: flat.columns[i]!,
     };
+    this.rememberOrRecall(cf);
     const key = callFrameKey(cf);
     let n = this.frameNumbers.get(key);
     if (n === undefined) {
@@ -112,6 +121,26 @@ export class HeapStackNumbers {
       this.ownFrames.push(this.ownPrefixes.some((p) => typeof cf.url === 'string' && cf.url.startsWith(p)));
     }
     return n;
+  }
+
+  private rememberOrRecall(cf: CpuProfileCallFrame): void {
+    const script = String(cf.scriptId);
+    if (script === '0') return;
+    const place = `${script}\0${cf.functionName}`;
+    if (cf.url !== '') this.scriptUrls.set(script, cf.url);
+    else cf.url = this.scriptUrls.get(script) ?? '';
+    if (cf.lineNumber >= 0) {
+      const known = this.placeOfFunction.get(place);
+      if (known === undefined) this.placeOfFunction.set(place, { line: cf.lineNumber, column: cf.columnNumber });
+      else if (known !== null && (known.line !== cf.lineNumber || known.column !== cf.columnNumber))
+        this.placeOfFunction.set(place, null);
+    } else {
+      const known = this.placeOfFunction.get(place);
+      if (known) {
+        cf.lineNumber = known.line;
+        cf.columnNumber = known.column;
+      }
+    }
   }
 
   private stackId(parent: number, frame: number): number {
