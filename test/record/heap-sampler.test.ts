@@ -100,7 +100,8 @@ describe('the flat form and its stack numbers', () => {
     const first = leafOf(numbers.number(frameNode(1, '(root)', [frameNode(2, 'leakMemory')])), 2);
     expect(first).toMatchObject({ url: 'file:///app.js', lineNumber: 10 });
     const gone = frameNode(1, '(root)', [frameNode(3, 'leakMemory'), frameNode(4, 'neverSeen')]);
-    for (const child of gone.children) Object.assign(child.callFrame, { url: '', lineNumber: -1, columnNumber: -1 });
+    for (const child of gone.children ?? [])
+      Object.assign(child.callFrame, { url: '', lineNumber: -1, columnNumber: -1 });
     const byNode = numbers.number(gone);
     expect(leafOf(byNode, 3)).toBe(first);
     // Its file is known from the script; a function never met with a line keeps V8's -1.
