@@ -103,3 +103,4 @@ export const ROOT_CALL_FRAME: CpuProfileCallFrame = {
   lineNumber: -1,
   columnNumber: -1,
 };
+export { postSync } from './inspector';

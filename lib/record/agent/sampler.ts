@@ -15,8 +15,7 @@
  * (ChunkIngester). Memory is one harvest interval of samples.
  */
 import * as inspector from 'node:inspector';
-import type { CpuProfile } from '../../v8/index';
-import { ErrorCode, ProfpackError } from '../../errors';
+import { postSync, type CpuProfile } from '../../v8/index';
 
 let nextId = 0;
 
@@ -40,20 +39,7 @@ export class V8Sampler {
   }
 
   private post(method: string, params?: object): void {
-    let failure: Error | null = null;
-    let answered = false;
-    this.session.post(method, params, (err: Error | null) => {
-      failure = err;
-      answered = true;
-    });
-    // Node's in-process session answers synchronously on the session's own thread.
-    if (!answered)
-      throw new ProfpackError(`inspector ${method} did not answer synchronously`, { code: ErrorCode.RECORD_FAILED });
-    if (failure !== null)
-      throw new ProfpackError(`inspector ${method} failed: ${(failure as Error).message}`, {
-        code: ErrorCode.RECORD_FAILED,
-        cause: failure,
-      });
+    postSync(this.session, method, params);
   }
 
   start(): void {

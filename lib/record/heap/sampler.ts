@@ -21,6 +21,7 @@ import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { postSync } from '../../v8/index';
 import { NO_STACK } from './events';
 import { diffSamples, NO_SAMPLES, type LiveSamples } from './diff';
 import {
@@ -78,23 +79,7 @@ class InspectorSource implements HeapProfileSource {
   }
 
   private post<T>(method: string, params?: object): T {
-    let failure: Error | null = null;
-    let answered = false;
-    let result: T | undefined;
-    this.session.post(method, params, (err: Error | null, res?: object) => {
-      failure = err;
-      result = res as T | undefined;
-      answered = true;
-    });
-    // Node's in-process session answers synchronously on the session's own thread.
-    if (!answered)
-      throw new ProfpackError(`inspector ${method} did not answer synchronously`, { code: ErrorCode.RECORD_FAILED });
-    if (failure !== null)
-      throw new ProfpackError(`inspector ${method} failed: ${(failure as Error).message}`, {
-        code: ErrorCode.RECORD_FAILED,
-        cause: failure,
-      });
-    return result as T;
+    return postSync<T>(this.session, method, params);
   }
 
   /** Every inspector poll collects the garbage first (kSamplingForceGC, recorder.ts). */
