@@ -9,7 +9,8 @@
 import { describe, expect, it } from 'vitest';
 import * as js from '../../lib/pctable/js';
 import type { PcTableNative } from '../../lib/pctable/native';
-import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure } from './mutate';
+import { differentialTimeout, runDifferential, type Verdict } from './differential';
+import { mutate, outcome, saveFailure, type Rng } from './mutate';
 import { pcdataSeeds } from './seeds';
 import { nativeTwin } from './twins';
 
@@ -27,91 +28,72 @@ describe('PcTable under mutation (JS twin vs native)', () => {
   it(
     'agrees on every mutated table',
     () => {
-      const base = fuzzSeed();
-      const rng = new Rng(base);
-      let accepted = 0;
-      let rejected = 0;
-      let describeCurrent = (): string => '';
-      const iterations = runFor(
-        fuzzSeconds() * 0.25 * 1000,
-        2000,
-        (i) => {
-          const seed = rng.pick(seeds);
-          const bytes = rng.chance(0.05) ? seed.bytes : mutate(rng, seed, seeds);
-          const quantum = rng.chance(0.9) ? seed.quantum : 1 + rng.int(8);
-          const context = (): string =>
-            `iteration ${i}, ${seed.name} (${seed.kind}), quantum ${quantum}; ${saveFailure('pctable', base, bytes)}`;
-          describeCurrent = context;
-          const fail = (what: string, a: unknown, b: unknown): never =>
-            expect.fail(
-              `${what} differ: js ${JSON.stringify(a)?.slice(0, 300)} native ${JSON.stringify(b)?.slice(0, 300)}; ${context()}`,
-            );
-          const agree = <A, B>(what: string, fa: () => A, fb: () => B): { ok: boolean; a?: A; b?: B } => {
-            const a = outcome(fa, context);
-            const b = outcome(fb, context);
-            if (a.ok !== b.ok) fail(`${what} outcomes`, a, b);
-            if (!a.ok && !b.ok && (a.code !== b.code || a.offset !== b.offset)) fail(`${what} errors`, a, b);
-            if (a.ok && b.ok) return { ok: true, a: a.value, b: b.value };
-            return { ok: false };
-          };
-          if (seed.kind === 'varint') {
-            const d = agree(
-              'decodeVarint',
-              () => js.decodeVarint(bytes, quantum),
-              () => native.decodeVarint(bytes, quantum),
-            );
-            if (d.ok && !same(d.a, d.b)) fail('decoded runs', d.a, d.b);
-            // A few bytes can declare a run of ~2^32 PCs, and the linear index of that
-            // has ~2^24 chunks (~230 ms and ~60 MB on either backend): a known cost of
-            // fromVarint (test/fuzz/RESULTS.md, "PcTable"), not repeated thousands of times.
-            const ends = d.ok ? d.a!.ends : null;
-            if (ends !== null && ends.length > 0 && ends[ends.length - 1]! > LINEAR_SIZE_LIMIT) {
-              accepted++;
-              return;
-            }
-            // The raw codecs take sizes the public API has checked: multiples of the quantum.
-            const expected = rng.chance(0.5) ? 0 : fitSize(seed.size, quantum);
-            const f = agree(
-              'fromVarint',
-              () => js.fromVarint(bytes, quantum, expected),
-              () => native.fromVarint(bytes, quantum, expected),
-            );
-            if (!f.ok) {
-              rejected++;
-              return;
-            }
-            const ja = f.a!;
-            const nb = f.b!;
-            if (!same([ja.linear, ja.size, ja.end], [nb.linear, nb.size, nb.end])) fail('linear encodings', ja, nb);
-            lookups(rng, ja.handle, nb.handle, ja.size, context);
-          } else {
-            const size = fitSize(
-              rng.chance(0.8) ? seed.size : rng.chance(0.5) ? seed.size + quantum * (rng.int(5) - 2) : rng.u32(),
-              quantum,
-            );
-            const o = agree(
-              'fromLinear',
-              () => js.fromLinear(bytes, size, quantum),
-              () => native.fromLinear(bytes, size, quantum),
-            );
-            if (!o.ok) {
-              rejected++;
-              return;
-            }
-            lookups(rng, o.a!, o.b!, size, context);
+      runDifferential('pctable', 0.25, (rng, i, base, describe): Verdict => {
+        const seed = rng.pick(seeds);
+        const bytes = rng.chance(0.05) ? seed.bytes : mutate(rng, seed, seeds);
+        const quantum = rng.chance(0.9) ? seed.quantum : 1 + rng.int(8);
+        const context = (): string =>
+          `iteration ${i}, ${seed.name} (${seed.kind}), quantum ${quantum}; ${saveFailure('pctable', base, bytes)}`;
+        describe(context);
+        const fail = (what: string, a: unknown, b: unknown): never =>
+          expect.fail(
+            `${what} differ: js ${JSON.stringify(a)?.slice(0, 300)} native ${JSON.stringify(b)?.slice(0, 300)}; ${context()}`,
+          );
+        const agree = <A, B>(what: string, fa: () => A, fb: () => B): { ok: boolean; a?: A; b?: B } => {
+          const a = outcome(fa, context);
+          const b = outcome(fb, context);
+          if (a.ok !== b.ok) fail(`${what} outcomes`, a, b);
+          if (!a.ok && !b.ok && (a.code !== b.code || a.offset !== b.offset)) fail(`${what} errors`, a, b);
+          if (a.ok && b.ok) return { ok: true, a: a.value, b: b.value };
+          return { ok: false };
+        };
+        if (seed.kind === 'varint') {
+          const d = agree(
+            'decodeVarint',
+            () => js.decodeVarint(bytes, quantum),
+            () => native.decodeVarint(bytes, quantum),
+          );
+          if (d.ok && !same(d.a, d.b)) fail('decoded runs', d.a, d.b);
+          // A few bytes can declare a run of ~2^32 PCs, and the linear index of that
+          // has ~2^24 chunks (~230 ms and ~60 MB on either backend): a known cost of
+          // fromVarint (test/fuzz/RESULTS.md, "PcTable"), not repeated thousands of times.
+          const ends = d.ok ? d.a!.ends : null;
+          if (ends !== null && ends.length > 0 && ends[ends.length - 1]! > LINEAR_SIZE_LIMIT) {
+            return 'accepted';
           }
-          accepted++;
-        },
-        2000,
-        () => describeCurrent(),
-      );
-      console.info(
-        `pctable fuzz (${process.env.PROFPACK_BACKEND ?? 'auto'} run, seed ${base}): ${iterations} tables, ${accepted} accepted, ${rejected} rejected`,
-      );
-      expect(accepted).toBeGreaterThan(0);
-      expect(rejected).toBeGreaterThan(0);
+          // The raw codecs take sizes the public API has checked: multiples of the quantum.
+          const expected = rng.chance(0.5) ? 0 : fitSize(seed.size, quantum);
+          const f = agree(
+            'fromVarint',
+            () => js.fromVarint(bytes, quantum, expected),
+            () => native.fromVarint(bytes, quantum, expected),
+          );
+          if (!f.ok) {
+            return 'rejected';
+          }
+          const ja = f.a!;
+          const nb = f.b!;
+          if (!same([ja.linear, ja.size, ja.end], [nb.linear, nb.size, nb.end])) fail('linear encodings', ja, nb);
+          lookups(rng, ja.handle, nb.handle, ja.size, context);
+        } else {
+          const size = fitSize(
+            rng.chance(0.8) ? seed.size : rng.chance(0.5) ? seed.size + quantum * (rng.int(5) - 2) : rng.u32(),
+            quantum,
+          );
+          const o = agree(
+            'fromLinear',
+            () => js.fromLinear(bytes, size, quantum),
+            () => native.fromLinear(bytes, size, quantum),
+          );
+          if (!o.ok) {
+            return 'rejected';
+          }
+          lookups(rng, o.a!, o.b!, size, context);
+        }
+        return 'accepted';
+      });
     },
-    fuzzSeconds() * 0.25 * 1000 + 60_000,
+    differentialTimeout(0.25),
   );
 });
 

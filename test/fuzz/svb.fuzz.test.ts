@@ -11,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import * as js from '../../lib/svb/js';
 import { Mode } from '../../lib/svb/modes';
 import type { SvbNative } from '../../lib/svb/native';
-import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure } from './mutate';
+import { differentialTimeout, expectSameOutcome, runDifferential } from './differential';
+import { mutate, outcome, saveFailure } from './mutate';
 import { svbSeeds } from './seeds';
 import { nativeTwin } from './twins';
 
@@ -33,71 +34,46 @@ describe('Stream VByte decode under mutation (JS twin vs native, every kernel le
   it(
     'agrees on every mutated stream',
     () => {
-      const base = fuzzSeed();
-      const rng = new Rng(base);
-      let accepted = 0;
-      let rejected = 0;
-      let describeCurrent = (): string => '';
-      const iterations = runFor(
-        fuzzSeconds() * 0.25 * 1000,
-        2000,
-        (i) => {
-          const seed = rng.pick(seeds);
-          const bytes = rng.chance(0.1) ? seed.bytes.slice() : mutate(rng, seed, seeds);
-          // Mostly the mode the stream was written in; sometimes another (a wrong guess by the caller).
-          const mode = rng.chance(0.8) ? rng.pick(modesFor(seed.variant)) : rng.pick(Object.values(Mode));
-          const count = rng.chance(0.6)
-            ? seed.count
-            : rng.chance(0.5)
-              ? Math.max(0, seed.count + rng.int(9) - 4)
-              : rng.int(4 * bytes.length + 5);
-          const prev = rng.chance(0.7) ? seed.previous : rng.u32();
-          const level = rng.pick(levels);
-          native.setKernelLevel(level);
-          const context = (): string =>
-            `iteration ${i}, ${seed.name}, mode ${mode}, count ${count}, prev ${prev}, level ${level}; ${saveFailure('svb', base, bytes)}`;
-          describeCurrent = context;
-          const outJs = new Uint32Array(count);
-          const outNative = new Uint32Array(count);
-          const a = outcome(() => js.decode(bytes, count, outJs, mode, prev), context);
-          const b = outcome(() => native.decode(bytes, count, outNative, mode, prev), context);
-          if (
-            a.ok !== b.ok ||
-            (a.ok && b.ok && a.value !== b.value) ||
-            (!a.ok && !b.ok && (a.code !== b.code || a.offset !== b.offset))
-          ) {
-            expect.fail(`backends disagree: js ${JSON.stringify(a)} native ${JSON.stringify(b)}; ${context()}`);
-          }
-          const va = outcome(() => js.validate(bytes, count, mode), context);
-          const vb = outcome(() => native.validate(bytes, count, mode), context);
-          if (JSON.stringify(va) !== JSON.stringify(vb))
-            expect.fail(`validate disagrees: js ${JSON.stringify(va)} native ${JSON.stringify(vb)}; ${context()}`);
-          if (!a.ok) {
-            rejected++;
-            return;
-          }
-          accepted++;
-          if (!outJs.every((v, k) => v === outNative[k])) expect.fail(`decoded values differ; ${context()}`);
-          const encJs = new Uint8Array(Math.ceil(count / 4) + 4 * count);
-          const encNative = new Uint8Array(encJs.length);
-          const la = js.encode(outJs, encJs, mode, prev);
-          const lb = native.encode(outJs, encNative, mode, prev);
-          if (la !== lb || !encJs.subarray(0, la).every((v, k) => v === encNative[k]))
-            expect.fail(`re-encoded bytes differ; ${context()}`);
-          const back = new Uint32Array(count);
-          expect(native.decode(encNative.subarray(0, lb), count, back, mode, prev)).toBe(lb);
-          if (!back.every((v, k) => v === outJs[k]))
-            expect.fail(`re-encoded stream does not decode back; ${context()}`);
-        },
-        2000,
-        () => describeCurrent(),
-      );
-      console.info(
-        `svb fuzz (${process.env.PROFPACK_BACKEND ?? 'auto'} run, seed ${base}, levels ${levels.join('/')}): ${iterations} streams, ${accepted} decoded, ${rejected} rejected`,
-      );
-      expect(accepted).toBeGreaterThan(0);
-      expect(rejected).toBeGreaterThan(0);
+      runDifferential(`svb (levels ${levels.join('/')})`, 0.25, (rng, i, fuzzSeed, describe) => {
+        const seed = rng.pick(seeds);
+        const bytes = rng.chance(0.1) ? seed.bytes.slice() : mutate(rng, seed, seeds);
+        // Mostly the mode the stream was written in; sometimes another (a wrong guess by the caller).
+        const mode = rng.chance(0.8) ? rng.pick(modesFor(seed.variant)) : rng.pick(Object.values(Mode));
+        const count = rng.chance(0.6)
+          ? seed.count
+          : rng.chance(0.5)
+            ? Math.max(0, seed.count + rng.int(9) - 4)
+            : rng.int(4 * bytes.length + 5);
+        const prev = rng.chance(0.7) ? seed.previous : rng.u32();
+        const level = rng.pick(levels);
+        native.setKernelLevel(level);
+        const context = (): string =>
+          `iteration ${i}, ${seed.name}, mode ${mode}, count ${count}, prev ${prev}, level ${level}; ` +
+          saveFailure('svb', fuzzSeed, bytes);
+        describe(context);
+        const outJs = new Uint32Array(count);
+        const outNative = new Uint32Array(count);
+        const a = outcome(() => js.decode(bytes, count, outJs, mode, prev), context);
+        const b = outcome(() => native.decode(bytes, count, outNative, mode, prev), context);
+        expectSameOutcome('backends disagree', a, b, context);
+        const va = outcome(() => js.validate(bytes, count, mode), context);
+        const vb = outcome(() => native.validate(bytes, count, mode), context);
+        if (JSON.stringify(va) !== JSON.stringify(vb))
+          expect.fail(`validate disagrees: js ${JSON.stringify(va)} native ${JSON.stringify(vb)}; ${context()}`);
+        if (!a.ok) return 'rejected';
+        if (!outJs.every((v, k) => v === outNative[k])) expect.fail(`decoded values differ; ${context()}`);
+        const encJs = new Uint8Array(Math.ceil(count / 4) + 4 * count);
+        const encNative = new Uint8Array(encJs.length);
+        const la = js.encode(outJs, encJs, mode, prev);
+        const lb = native.encode(outJs, encNative, mode, prev);
+        if (la !== lb || !encJs.subarray(0, la).every((v, k) => v === encNative[k]))
+          expect.fail(`re-encoded bytes differ; ${context()}`);
+        const back = new Uint32Array(count);
+        expect(native.decode(encNative.subarray(0, lb), count, back, mode, prev)).toBe(lb);
+        if (!back.every((v, k) => v === outJs[k])) expect.fail(`re-encoded stream does not decode back; ${context()}`);
+        return 'accepted';
+      });
     },
-    fuzzSeconds() * 0.25 * 1000 + 60_000,
+    differentialTimeout(0.25),
   );
 });

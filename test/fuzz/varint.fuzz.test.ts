@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import * as js from '../../lib/varint/js';
 import { VarintKind, kindInfo, type BatchArray } from '../../lib/varint/kinds';
 import type { VarintNative } from '../../lib/varint/native';
-import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure } from './mutate';
+import { differentialTimeout, expectSameOutcome, runDifferential } from './differential';
+import { mutate, outcome, saveFailure } from './mutate';
 import { tachyonSeeds } from './seeds';
 import { nativeTwin } from './twins';
 
@@ -40,55 +41,28 @@ describe('varint batch decode under mutation (JS twin vs native)', () => {
   it(
     'agrees on every mutated input',
     () => {
-      const base = fuzzSeed();
-      const rng = new Rng(base);
-      let accepted = 0;
-      let rejected = 0;
-      let describeCurrent = (): string => '';
-      const iterations = runFor(
-        fuzzSeconds() * 0.1 * 1000,
-        2000,
-        () => {
-          const seed = rng.pick(seeds);
-          // A window of the file keeps inputs small and varint-dense.
-          const from = rng.int(seed.bytes.length);
-          const window = { name: seed.name, bytes: seed.bytes.subarray(from, from + 1 + rng.int(512)) };
-          const bytes = rng.chance(0.1) ? window.bytes.slice() : mutate(rng, window, seeds);
-          const kind = rng.pick(KINDS);
-          const offset = rng.int(Math.min(bytes.length, 16) + 1);
-          const count = rng.chance(0.3) ? bytes.length - offset : rng.int(bytes.length - offset + 1);
-          const context = (): string =>
-            `kind ${kind} offset ${offset} count ${count}; ${saveFailure(`varint-k${kind}`, base, bytes)}`;
-          describeCurrent = context;
-          const outJs = allocate(kind, count);
-          const outNative = allocate(kind, count);
-          const a = outcome(() => js.decodeMany(kind, bytes, offset, count, outJs), context);
-          const b = outcome(() => native.decodeMany(kind, bytes, offset, count, outNative), context);
-          if (
-            a.ok !== b.ok ||
-            (a.ok && b.ok && a.value !== b.value) ||
-            (!a.ok && !b.ok && (a.code !== b.code || a.offset !== b.offset))
-          ) {
-            expect.fail(`backends disagree: js ${JSON.stringify(a)} native ${JSON.stringify(b)}; ${context()}`);
-          }
-          if (a.ok) {
-            if (!outJs.every((v, i) => v === outNative[i])) expect.fail(`values differ; ${context()}`);
-            accepted++;
-          } else {
-            rejected++;
-          }
-        },
-        2000,
-        () => describeCurrent(),
-      );
-      console.info(
-        `varint fuzz (${process.env.PROFPACK_BACKEND ?? 'auto'} run, seed ${base}): ${iterations} inputs, ${accepted} decoded, ${rejected} rejected`,
-      );
-      // Both outcomes must have been exercised, or the fuzzer is not reaching the decoder's edges.
-      expect(accepted).toBeGreaterThan(0);
-      expect(rejected).toBeGreaterThan(0);
-      expect(iterations).toBeGreaterThanOrEqual(2000);
+      runDifferential('varint', 0.1, (rng, _i, seed, describe) => {
+        const source = rng.pick(seeds);
+        // A window of the file keeps inputs small and varint-dense.
+        const from = rng.int(source.bytes.length);
+        const window = { name: source.name, bytes: source.bytes.subarray(from, from + 1 + rng.int(512)) };
+        const bytes = rng.chance(0.1) ? window.bytes.slice() : mutate(rng, window, seeds);
+        const kind = rng.pick(KINDS);
+        const offset = rng.int(Math.min(bytes.length, 16) + 1);
+        const count = rng.chance(0.3) ? bytes.length - offset : rng.int(bytes.length - offset + 1);
+        const context = (): string =>
+          `kind ${kind} offset ${offset} count ${count}; ${saveFailure(`varint-k${kind}`, seed, bytes)}`;
+        describe(context);
+        const outJs = allocate(kind, count);
+        const outNative = allocate(kind, count);
+        const a = outcome(() => js.decodeMany(kind, bytes, offset, count, outJs), context);
+        const b = outcome(() => native.decodeMany(kind, bytes, offset, count, outNative), context);
+        expectSameOutcome('backends disagree', a, b, context);
+        if (!a.ok) return 'rejected';
+        if (!outJs.every((v, i) => v === outNative[i])) expect.fail(`values differ; ${context()}`);
+        return 'accepted';
+      });
     },
-    fuzzSeconds() * 0.1 * 1000 + 60_000,
+    differentialTimeout(0.1),
   );
 });
