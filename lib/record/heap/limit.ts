@@ -34,29 +34,27 @@ export function maxOldSpaceFlagMb(
 }
 
 /**
- * How close the heap is to V8's abort, bytes against the old generation's limit. V8 gives up when the old
- * generation cannot grow: its check (Heap::CanExpandOldGeneration) counts the old spaces' committed pages, not
- * the bytes live in them, and before a scavenge it adds what the young generation may promote. So the use is
- * the larger of the old spaces' committed bytes and their used bytes plus the young generation's. Measured on
- * Node 20 (--max-old-space-size=64 and 256, hoarding arrays of 100 to 1,000,000 doubles at ~16 MB/s, every
- * 5 ms): the last look before the abort read the committed old spaces at 0.995-1.016 of the limit, except once
- * at 0.86 with 13 MB of small arrays still young (old used plus young: 1.04); the old spaces' used bytes alone
- * were then at 0.83, so a 90 % threshold on them was never crossed.
+ * How close the heap is to V8's abort, bytes against the old generation's limit, read as V8 itself decides: before a
+ * scavenge it asks whether the old generation could still take everything the young generation holds room for
+ * (Heap::CanPromoteYoungAndExpandOldGeneration: the old spaces' committed pages plus the new space's capacity and
+ * the young large objects), and when it cannot, it runs mark-compacts instead ("scavenge might not succeed") until
+ * one fails to make room and it aborts. So the use is the old spaces' committed bytes plus the young generation's
+ * capacity (new space: used + available) and its large objects. Measured with --max-old-space-size=64, hoarding
+ * arrays of 100 to 100,000 doubles at ~16 MB/s, looking every 5 ms: the last look before the abort read 1.01-1.14
+ * on Node 20, 22, 24 and 26. The old spaces alone (committed, or used plus young used, read before) were at times
+ * 0.82-0.87 at that last look on Node 20: V8 had promoted a young generation the look had seen nearly empty.
+ * On a small heap the young generation's capacity is a large part of the sum (Node 24: 32 MB of 64 MB, so 85 % is
+ * crossed with 42 % of the abort's hoard), on a default one of gigabytes a small one.
  * heap_size_limit adds the young generation's reserve to the old limit (Node 20: 48 MB, Node 24: 192 MB),
  * most of it next to a small --max-old-space-size: so the limit is the flag when given, else heap_size_limit.
  */
 export function oldGenerationUse(flagMb = maxOldSpaceFlagMb()): { usedBytes: number; limitBytes: number } {
-  let oldCommitted = 0;
-  let oldUsed = 0;
-  let youngUsed = 0;
+  let usedBytes = 0;
   for (const space of v8.getHeapSpaceStatistics()) {
-    if (space.space_name.startsWith('new_')) youngUsed += space.space_used_size;
-    else {
-      oldUsed += space.space_used_size;
-      oldCommitted += space.space_size;
-    }
+    if (space.space_name === 'new_space') usedBytes += space.space_used_size + space.space_available_size;
+    else if (space.space_name.startsWith('new_')) usedBytes += space.space_used_size;
+    else if (space.space_name !== 'read_only_space') usedBytes += space.space_size;
   }
-  const usedBytes = Math.max(oldCommitted, oldUsed + youngUsed);
   const limitBytes = flagMb !== undefined ? flagMb * 1024 * 1024 : v8.getHeapStatistics().heap_size_limit;
   return { usedBytes, limitBytes };
 }
