@@ -17,6 +17,10 @@
  * Records are checked with the reader's record decoder of the chosen backend
  * (salvageRecords): the output is cut at the first record that does not
  * decode whole.
+ *
+ * A version-2 file (recoverV2 below) is rebuilt from its journal only: the
+ * sealed blocks its last checkpoint names, finalized with the writer's own
+ * trailer (write/journal-file.ts), heap events included.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

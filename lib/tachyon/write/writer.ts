@@ -348,8 +348,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
    * decompresses to all of them (compressed bytes then differ from CPython's; the region does
    * not). Not included: each thread's pending REPEAT run (held back until its stack changes,
    * as CPython does), and the tables, stats and footer (finalize). A write error is
-   * ERR_TACHYON_WRITE_IO and breaks the writer. Version 1 then appends a checkpoint to the
-   * journal (`<path>.journal`, unless `journal: false`) so `recover()` rebuilds all accepted.
+   * ERR_TACHYON_WRITE_IO and breaks the writer. Then a checkpoint goes to the journal
+   * (`<path>.journal`, unless `journal: false`) so `recover()` rebuilds all accepted;
+   * version 2 seals its open block first and journals its heap chunks too.
    */
   flush(): number {
     this.checkOpen();
