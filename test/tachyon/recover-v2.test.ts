@@ -104,7 +104,11 @@ for (const which of backends) {
         expect(got).toEqual(contents(want, which));
         // Uncompressed, the blocks and the trailer are the writer's own bytes.
         if (compression === 'none') expect(fs.readFileSync(out).equals(fs.readFileSync(want))).toBe(true);
-        // Both backends write the same unfinished file and rebuild the same profile from it.
+        // Both writer backends seal blocks at the same samples (same file); both rebuild the same profile.
+        if (backends.length === 2) {
+          const twin = reference(3, compression, which === 'native' ? 'js' : 'native');
+          expect(fs.readFileSync(twin).equals(fs.readFileSync(want))).toBe(true);
+        }
         for (const other of backends) {
           const again = tmp('again');
           recover(file, again, { backend: other });
