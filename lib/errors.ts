@@ -113,7 +113,7 @@ export const ErrorCode = {
   // recovery of a profile whose writer died (issue 15, writing half)
   TACHYON_JOURNAL_CORRUPT: 'ERR_TACHYON_JOURNAL_CORRUPT',
   TACHYON_RECOVER_FAILED: 'ERR_TACHYON_RECOVER_FAILED',
-  TACHYON_RECOVER_V2: 'ERR_TACHYON_RECOVER_V2', // an unfinished version-2 file: its writer keeps no journal
+  TACHYON_RECOVER_V2: 'ERR_TACHYON_RECOVER_V2', // an unfinished version-2 file without its writer's journal
 
   // reading files (lib/input.ts) and bounded memory (issue 15)
   IO: 'ERR_IO', // a fs failure outside the Tachyon reader (convert, openProfile, CLI outputs)

@@ -17,6 +17,10 @@
  * Records are checked with the reader's record decoder of the chosen backend
  * (salvageRecords): the output is cut at the first record that does not
  * decode whole.
+ *
+ * A version-2 file (recoverV2 below) is rebuilt from its journal only: the
+ * sealed blocks its last checkpoint names, finalized with the writer's own
+ * trailer (write/journal-file.ts), heap events included.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -36,9 +40,9 @@ import {
 } from './format';
 import { JOURNAL_SUFFIX, concatBytes, parseJournal, readHeader, zstdPrefix, type JournalState } from './file/index';
 import { BlockKind } from './v2/index';
-import { ProfileReader } from './read/index';
+import { ProfileReader, openHeapTrace } from './read/index';
 import { FileOutput, ZstdStream, footer } from './file/index';
-import { FrameTable, StringTable } from './write/index';
+import { FrameTable, StringTable, writeFromJournal } from './write/index';
 import { AtomicOutput, refuseInputAsOutput, writeFileAtomic } from '../output-file';
 import {
   IN_MEMORY_REGION,
@@ -76,6 +80,7 @@ export interface RecoverResult {
 }
 
 const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
+type Backend = 'native' | 'js';
 
 function failure(message: string, details?: Record<string, unknown>, cause?: unknown): ProfpackError {
   return new ProfpackError(message, {
@@ -215,11 +220,14 @@ function writeProfile(
   file.commit();
 }
 
-/** Opens and replays a profile, as CPython would read it: throws what the reader throws. */
-function replayWhole(path: string, which: 'native' | 'js'): void {
+/** Opens and replays a profile, as CPython would read it: throws what the reader throws (or a count that differs). */
+function replayWhole(path: string, which: Backend, samples?: number): void {
   const reader = ProfileReader.open(path, { backend: which });
   try {
-    reader.replay({ collect: () => undefined });
+    let seen = 0;
+    reader.replay({ collect: (_, timestamps) => void (seen += timestamps.length) });
+    if (samples !== undefined && seen !== samples)
+      throw new Error(`${seen} samples replay where the journal counts ${samples}`);
   } finally {
     reader.close();
   }
@@ -338,21 +346,10 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
   const zstd = journal ? journal.header.compression === 'zstd' : ZSTD_MAGIC.every((b, i) => onDisk[i] === b);
   // The magic is still zero here (finalize writes the header last): the version field is read little-endian.
   const versionField = readHeader(bytes).version;
-  if (
-    versionField === FORMAT_VERSION_2 ||
-    (journal === null && startsWithSampleBlock(zstd ? zstdPrefix(onDisk, RECORD_PREFIX_SIZE) : onDisk))
-  ) {
-    throw new ProfpackError(
-      `${inPath} is an unfinished version-2 profile: ` +
-        `version-2 writers keep no journal, and recover rebuilds version 1 only`,
-      {
-        code: ErrorCode.TACHYON_RECOVER_V2,
-        offset: HEADER_SIZE,
-        expected: 'an unfinished version-1 profile (write with formatVersion 1, the default, to be able to recover)',
-        details: { path: inPath },
-      },
-    );
-  }
+  if (versionField === FORMAT_VERSION_2 || journal?.header.formatVersion === 2)
+    return recoverV2(inPath, outPath, onDisk, journal, which, cap);
+  if (journal === null && startsWithSampleBlock(zstd ? zstdPrefix(onDisk, RECORD_PREFIX_SIZE) : onDisk))
+    throw refuseWithoutJournal(inPath);
   const wanted = journal && journal.checkpoints > 0 ? Math.min(journal.regionBytes, cap) : cap;
   const littleEndian = journal?.header.littleEndian ?? os.endianness() === 'LE';
   const startTimeUs = journal?.header.startTimeUs ?? options.startTimeUs ?? 0n;
@@ -409,5 +406,72 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
     frames: tables.frameCount,
     droppedBytes: Math.max(0, regionAvailable - Math.min(scan.end, regionAvailable)),
     checkpoints: journal?.checkpoints ?? 0,
+  };
+}
+
+/** No journal (or none with a checkpoint): nothing names the frames of a version-2 file's blocks. */
+function refuseWithoutJournal(inPath: string): ProfpackError {
+  return new ProfpackError(
+    `${inPath} is an unfinished version-2 profile without a journal (${inPath}${JOURNAL_SUFFIX}, written at ` +
+      `each flush()): nothing names the frames of its samples or holds its heap events`,
+    {
+      code: ErrorCode.TACHYON_RECOVER_V2,
+      offset: HEADER_SIZE,
+      expected: 'the journal a version-2 ProfileWriter writes at flush() (or an unfinished version-1 profile)',
+      details: { path: inPath },
+    },
+  );
+}
+
+/**
+ * A version-2 file: the sample blocks sealed by the last flush() its journal
+ * names, finalized from that checkpoint (write/journal-file.ts), so every
+ * sample and heap event accepted before it. Blocks past it are dropped.
+ */
+function recoverV2(
+  inPath: string,
+  outPath: string,
+  onDisk: Uint8Array,
+  journal: JournalState | null,
+  which: Backend,
+  cap: number,
+): RecoverResult {
+  if (journal === null || journal.checkpoints === 0) throw refuseWithoutJournal(inPath);
+  if (journal.header.formatVersion !== 2 || journal.regionBytes > cap)
+    throw new ProfpackError(`the journal beside ${inPath} names no version-2 region under the ${cap}-byte cap`, {
+      code: ErrorCode.TACHYON_JOURNAL_CORRUPT,
+      expected: `a version-2 journal naming at most maxDecompressedSize (${cap}) bytes`,
+    });
+  const zstd = journal.header.compression === 'zstd';
+  // Tolerant: an unended zstd frame decodes up to its first error (a block cut by the kill).
+  const region = readRegion(new RegionPieces(onDisk, zstd, journal.regionBytes));
+  if (region.length < journal.regionBytes)
+    throw failure(`the journal's last flush names ${journal.regionBytes} block bytes, ${region.length} are on disk`, {
+      path: inPath,
+    });
+  const file = new AtomicOutput(outPath, ErrorCode.TACHYON_RECOVER_FAILED);
+  let counts: { samples: number; threads: number };
+  try {
+    counts = writeFromJournal(new FileOutput(file.fd), region, journal);
+  } catch (err) {
+    file.abort();
+    throw isProfpackError(err) ? err : failure(`writing ${outPath} failed: ${(err as Error).message}`, {}, err);
+  }
+  try {
+    replayWhole(file.writePath, which, counts.samples);
+    const heap = openHeapTrace(file.writePath, { backend: which });
+    if (heap !== null) for (const batch of heap.events()) void batch;
+  } catch (err) {
+    file.abort();
+    throw unreadableResult(err, outPath, true);
+  }
+  file.commit();
+  return {
+    source: 'journal',
+    samples: counts.samples,
+    threads: counts.threads,
+    frames: journal.frameCount,
+    droppedBytes: measureRegion(() => new RegionPieces(onDisk, zstd, cap)) - region.length,
+    checkpoints: journal.checkpoints,
   };
 }

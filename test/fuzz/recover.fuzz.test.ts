@@ -4,7 +4,8 @@
  * journal), cut at any point, mutated, and with mutated journals, go through
  * recover() on every backend the run has. recover() must either write a
  * profile that replays exactly the samples it reports, or throw a
- * ProfpackError; both backends must do the same; salvageRecords' native and
+ * ProfpackError; both backends must do the same (version-2 snapshots with
+ * heap events too: their outputs' heap events must read); salvageRecords' native and
  * JS twins must keep the same prefix of any byte string. Anything else
  * thrown, a hang or a crash fails the suite.
  */
@@ -13,7 +14,9 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
+import { HeapStacks } from '../../lib/record/heap/events';
+import { ProfileReader, ProfileWriter, openHeapTrace, recover } from '../../lib/tachyon/index';
+import type { HeapFileSink, ProfileWriterOptions } from '../../lib/tachyon/index';
 import { salvageRecords } from '../../lib/tachyon/recover';
 import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';
 
@@ -57,12 +60,42 @@ function snapshot(compression: 'zstd' | 'none', flushes: number, threads: number
   return snap;
 }
 
-const seeds: Snapshot[] = [
+type Heap = { stacks: HeapStacks; ids: number[] };
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const v2 = require('../tachyon/child/write-v2-until-killed.cjs') as {
+  writerOptions: (which: 'native' | 'js', compression: 'zstd' | 'none') => ProfileWriterOptions;
+  writePart: (w: ProfileWriter, sink: HeapFileSink, ids: number[], heap: Heap, k: number) => void;
+  makeStacks: (stacks: typeof HeapStacks) => Heap;
+  internFrames: (w: ProfileWriter) => number[];
+};
+
+/** A version-2 writer with heap events stopped after `flushes` flushes and one unflushed part. */
+function snapshotV2(compression: 'zstd' | 'none', flushes: number): Snapshot {
+  const file = path.join(dir, `seed-v2-${compression}-${flushes}.bin`);
+  const w = new ProfileWriter(file, v2.writerOptions(backend.name, compression));
+  const ids = v2.internFrames(w);
+  const sink = w.heapSink();
+  const heap = v2.makeStacks(HeapStacks);
+  for (let k = 0; k <= flushes; k++) {
+    v2.writePart(w, sink, ids, heap, k);
+    if (k < flushes) w.flush();
+  }
+  const snap = {
+    name: `v2-${compression}-${flushes}`,
+    profile: new Uint8Array(readFileSync(file)),
+    journal: new Uint8Array(readFileSync(`${file}.journal`)),
+  };
+  w.close();
+  return snap;
+}
+
+const seedsV1: Snapshot[] = [
   snapshot('none', 1, 1),
   snapshot('none', 3, 3),
   snapshot('zstd', 2, 2),
   snapshot('zstd', 4, 5),
 ];
+const seeds: Snapshot[] = [...seedsV1, snapshotV2('none', 2), snapshotV2('zstd', 3)];
 
 interface Recovered {
   source: string;
@@ -71,6 +104,7 @@ interface Recovered {
   frames: number;
   droppedBytes: number;
   replayed: number;
+  heapEvents: number;
 }
 
 function recoverWith(which: 'native' | 'js', profile: Uint8Array, journal: Uint8Array | null, tag: string): Recovered {
@@ -84,6 +118,8 @@ function recoverWith(which: 'native' | 'js', profile: Uint8Array, journal: Uint8
   let replayed = 0;
   for (const _ of reader.samples()) replayed++;
   reader.close();
+  let heapEvents = 0;
+  for (const batch of openHeapTrace(out, { backend: which })?.events() ?? []) heapEvents += batch.ordinals.length;
   return {
     source: r.source,
     samples: r.samples,
@@ -91,6 +127,7 @@ function recoverWith(which: 'native' | 'js', profile: Uint8Array, journal: Uint8
     frames: r.frames,
     droppedBytes: r.droppedBytes,
     replayed,
+    heapEvents,
   };
 }
 
@@ -156,7 +193,7 @@ describe('recover fuzz', () => {
 
   it('salvageRecords keeps a prefix that decodes whole (salvaging it again keeps all of it), the same on both twins', () => {
     const base = fuzzSeed();
-    const regions: Seed[] = seeds.map((s) => ({ name: s.name, bytes: recordsOf(s) }));
+    const regions: Seed[] = seedsV1.map((s) => ({ name: s.name, bytes: recordsOf(s) }));
     runFor(fuzzSeconds() * 50, 200, (i) => {
       const rng = new Rng(base + i);
       const seed = regions[rng.int(regions.length)]!;

@@ -1,7 +1,7 @@
 /**
  * What recover() refuses rather than get wrong (issue 29): an unfinished
- * version-2 file (its writer keeps no journal: ERR_TACHYON_RECOVER_V2, where
- * it used to exit 0 with 0 samples), and a journal whose checksums hold but
+ * version-2 file without its journal (ERR_TACHYON_RECOVER_V2, where it used
+ * to exit 0 with 0 samples), and a journal whose checksums hold but
  * whose tables do not fit its records (ERR_TACHYON_JOURNAL_CORRUPT, where it
  * used to write a file neither profpack nor CPython opens). Nothing is
  * written in either case. Both backends. And a zstd region too large to
@@ -41,11 +41,15 @@ function unfinished(which: 'native' | 'js', formatVersion: 1 | 2, compression: '
 
 describe.each(backends)('%s', (which) => {
   for (const compression of ['zstd', 'none'] as const) {
-    it(`an unfinished version-2 file (${compression}) is ERR_TACHYON_RECOVER_V2, nothing written`, () => {
+    it(`an unfinished version-2 file (${compression}) without its journal: ERR_TACHYON_RECOVER_V2, no output`, () => {
       const dead = unfinished(which, 2, compression);
       const out = tmp('out.tach');
+      fs.renameSync(`${dead}.journal`, `${dead}.away`);
       expect(codeOf(() => recover(dead, out, { backend: which }))).toBe('ERR_TACHYON_RECOVER_V2');
       expect(fs.existsSync(out)).toBe(false);
+      // With it, every sample up to the flush.
+      fs.renameSync(`${dead}.away`, `${dead}.journal`);
+      expect(recover(dead, out, { backend: which })).toMatchObject({ source: 'journal', samples: 5000 });
     });
   }
 

@@ -40,6 +40,9 @@ export {
   JournalWriter,
   parseJournal,
   concatBytes,
+  encodeV2WriterState,
+  decodeV2WriterState,
   type JournalHeader,
   type JournalState,
+  type V2WriterState,
 } from './journal';

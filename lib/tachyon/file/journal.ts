@@ -19,6 +19,11 @@
  *     and the held-back REPEAT runs as complete REPEAT records.
  * A checkpoint cut short by the kill (or failing its checksum) ends the
  * journal: the one before it still describes a consistent state.
+ *
+ * A version-2 profile's journal (header flag bit 2) has the same framing; its
+ * region bytes count the sealed sample blocks on disk, its third part is the
+ * writer's state (V2WriterState) instead of REPEAT runs, and a fourth part
+ * holds the stored heap chunks finished since the previous checkpoint.
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../../errors';
@@ -28,7 +33,7 @@ export const JOURNAL_SUFFIX = '.journal';
 const MAGIC = 'PPJRNL01';
 const HEADER_SIZE = 40;
 const CHECKPOINT_TAG = 0x54504b43; // "CKPT" read as a little-endian u32
-const Flag = { zstd: 1, littleEndian: 2 } as const;
+const Flag = { zstd: 1, littleEndian: 2, formatVersion2: 4 } as const;
 
 export interface JournalHeader {
   compression: 'zstd' | 'none';
@@ -36,6 +41,8 @@ export interface JournalHeader {
   profilingConfig: number;
   startTimeUs: bigint;
   sampleIntervalUs: bigint;
+  /** The profile's format version (default 1). */
+  formatVersion?: 1 | 2;
 }
 
 /** The state at the last complete checkpoint: cumulative tables, held-back runs. */
@@ -46,7 +53,10 @@ export interface JournalState {
   frameCount: number;
   strings: Uint8Array;
   frames: Uint8Array;
+  /** Version 1: the held-back REPEAT runs; version 2: the writer's state (decodeV2WriterState). */
   pendingRepeats: Uint8Array;
+  /** Version 2: every stored heap chunk of the checkpoints read, in order. */
+  heapChunks: Uint8Array;
   checkpoints: number;
 }
 
@@ -64,7 +74,12 @@ export function encodeJournalHeader(h: JournalHeader): Uint8Array {
   const bytes = new Uint8Array(HEADER_SIZE);
   const v = new DataView(bytes.buffer);
   for (let i = 0; i < MAGIC.length; i++) bytes[i] = MAGIC.charCodeAt(i);
-  v.setUint32(8, (h.compression === 'zstd' ? Flag.zstd : 0) | (h.littleEndian ? Flag.littleEndian : 0), true);
+  const version2 = h.formatVersion === 2 ? Flag.formatVersion2 : 0;
+  v.setUint32(
+    8,
+    (h.compression === 'zstd' ? Flag.zstd : 0) | (h.littleEndian ? Flag.littleEndian : 0) | version2,
+    true,
+  );
   v.setUint32(12, h.profilingConfig, true);
   v.setBigUint64(16, h.startTimeUs, true);
   v.setBigUint64(24, h.sampleIntervalUs, true);
@@ -78,10 +93,14 @@ export interface Checkpoint {
   newStrings: Uint8Array;
   newFrames: Uint8Array;
   pendingRepeats: Uint8Array;
+  /** Version 2 only: the heap chunks stored since the previous checkpoint. */
+  newHeapChunks?: Uint8Array;
 }
 
 export function encodeCheckpoint(c: Checkpoint): Uint8Array {
-  const bodyLength = 8 + 4 + 4 + 12 + c.newStrings.length + c.newFrames.length + c.pendingRepeats.length;
+  const parts = [c.newStrings, c.newFrames, c.pendingRepeats];
+  if (c.newHeapChunks !== undefined) parts.push(c.newHeapChunks);
+  const bodyLength = 8 + 4 + 4 + parts.reduce((n, p) => n + 4 + p.length, 0);
   const bytes = new Uint8Array(8 + bodyLength + 4);
   const v = new DataView(bytes.buffer);
   v.setUint32(0, CHECKPOINT_TAG, true);
@@ -90,7 +109,7 @@ export function encodeCheckpoint(c: Checkpoint): Uint8Array {
   v.setUint32(16, c.stringCount, true);
   v.setUint32(20, c.frameCount, true);
   let at = 24;
-  for (const part of [c.newStrings, c.newFrames, c.pendingRepeats]) {
+  for (const part of parts) {
     v.setUint32(at, part.length, true);
     bytes.set(part, at + 4);
     at += 4 + part.length;
@@ -122,9 +141,12 @@ export function parseJournal(bytes: Uint8Array): JournalState {
     profilingConfig: v.getUint32(12, true),
     startTimeUs: v.getBigUint64(16, true),
     sampleIntervalUs: v.getBigUint64(24, true),
+    formatVersion: flags & Flag.formatVersion2 ? 2 : 1,
   };
+  const partCount = header.formatVersion === 2 ? 4 : 3;
   const strings: Uint8Array[] = [];
   const frames: Uint8Array[] = [];
+  const heapChunks: Uint8Array[] = [];
   const state: JournalState = {
     header,
     regionBytes: 0,
@@ -133,6 +155,7 @@ export function parseJournal(bytes: Uint8Array): JournalState {
     strings: new Uint8Array(0),
     frames: new Uint8Array(0),
     pendingRepeats: new Uint8Array(0),
+    heapChunks: new Uint8Array(0),
     checkpoints: 0,
   };
   let at = HEADER_SIZE;
@@ -140,11 +163,11 @@ export function parseJournal(bytes: Uint8Array): JournalState {
     if (v.getUint32(at, true) !== CHECKPOINT_TAG) break;
     const bodyLength = v.getUint32(at + 4, true);
     const body = at + 8;
-    if (bodyLength < 28 || body + bodyLength + 4 > bytes.length) break;
+    if (bodyLength < 16 + 4 * partCount || body + bodyLength + 4 > bytes.length) break;
     if (fnv1a(bytes.subarray(body, body + bodyLength)) !== v.getUint32(body + bodyLength, true)) break;
     const parts: Uint8Array[] = [];
     let p = body + 16;
-    for (let k = 0; k < 3; k++) {
+    for (let k = 0; k < partCount; k++) {
       const n = p + 4 <= body + bodyLength ? v.getUint32(p, true) : -1;
       if (n < 0 || p + 4 + n > body + bodyLength) break;
       parts.push(bytes.subarray(p + 4, p + 4 + n));
@@ -152,7 +175,7 @@ export function parseJournal(bytes: Uint8Array): JournalState {
     }
     const regionBytes = Number(v.getBigUint64(body, true));
     if (
-      parts.length !== 3 ||
+      parts.length !== partCount ||
       p !== body + bodyLength ||
       regionBytes < state.regionBytes ||
       !Number.isSafeInteger(regionBytes)
@@ -164,11 +187,13 @@ export function parseJournal(bytes: Uint8Array): JournalState {
     strings.push(parts[0]!);
     frames.push(parts[1]!);
     state.pendingRepeats = parts[2]!;
+    if (partCount === 4) heapChunks.push(parts[3]!);
     state.checkpoints++;
     at = body + bodyLength + 4;
   }
   state.strings = concatBytes(strings);
   state.frames = concatBytes(frames);
+  state.heapChunks = concatBytes(heapChunks);
   return state;
 }
 
@@ -198,6 +223,7 @@ export class JournalWriter {
   private frameBytes = 0;
   private size = 0;
   private lastSamples = -1;
+  private heapChunkCount = 0;
 
   constructor(
     readonly path: string,
@@ -206,7 +232,8 @@ export class JournalWriter {
 
   /**
    * Appends one checkpoint (one write()); the tables are the writer's
-   * cumulative encoded bytes. Nothing when no sample came since the last one.
+   * cumulative encoded bytes, `heapChunks` (version 2) every chunk stored so
+   * far. Nothing when no sample, table entry or heap chunk came since the last one.
    */
   checkpoint(
     regionBytes: number,
@@ -216,14 +243,23 @@ export class JournalWriter {
     frameCount: number,
     frames: Uint8Array,
     pendingRepeats: Uint8Array,
+    heapChunks?: readonly Uint8Array[],
   ): void {
-    if (samples === this.lastSamples && strings.length === this.stringBytes && frames.length === this.frameBytes)
+    const chunkCount = heapChunks?.length ?? 0;
+    if (
+      samples === this.lastSamples &&
+      strings.length === this.stringBytes &&
+      frames.length === this.frameBytes &&
+      chunkCount === this.heapChunkCount
+    )
       return;
-    const whole = HEADER_SIZE + 40 + strings.length + frames.length + pendingRepeats.length;
+    const heapBytes = heapChunks?.reduce((n, c) => n + c.length, 0) ?? 0;
+    const whole = HEADER_SIZE + 40 + strings.length + frames.length + pendingRepeats.length + heapBytes;
     const fresh = this.fd < 0 || this.size > Math.max(COMPACT_FLOOR, 2 * whole);
     if (fresh) {
       this.stringBytes = 0;
       this.frameBytes = 0;
+      this.heapChunkCount = 0;
     }
     const bytes = encodeCheckpoint({
       regionBytes,
@@ -232,6 +268,7 @@ export class JournalWriter {
       newStrings: strings.subarray(this.stringBytes),
       newFrames: frames.subarray(this.frameBytes),
       pendingRepeats,
+      newHeapChunks: heapChunks === undefined ? undefined : concatBytes(heapChunks.slice(this.heapChunkCount)),
     });
     if (fresh) {
       // Header and a checkpoint with the whole tables in a new file, renamed over the old one.
@@ -255,6 +292,7 @@ export class JournalWriter {
     }
     this.stringBytes = strings.length;
     this.frameBytes = frames.length;
+    this.heapChunkCount = chunkCount;
     this.lastSamples = samples;
   }
 
@@ -280,4 +318,53 @@ export class JournalWriter {
 function writeAll(fd: number, bytes: Uint8Array): void {
   let done = 0;
   while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done);
+}
+
+/** What a version-2 checkpoint adds to the tables to finalize the file as its writer would have. */
+export interface V2WriterState {
+  samples: number;
+  threads: number;
+  /** The tables' zstd level at finalize, or null: stored raw. */
+  tablesLevel: number | null;
+  frameTable: 'plain' | 'mtf' | 'columns';
+  /** The heap section's header (its totals) when a heap recording began, else null. */
+  heapHeader: Uint8Array | null;
+}
+
+const FRAME_TABLE_CODINGS = ['plain', 'mtf', 'columns'] as const;
+const V2_STATE_SIZE = 20;
+
+/**
+ * Layout: samples u64, threads u32, tables level i32, flags u8 (bit 0 tables
+ * zstd, bit 1 heap), frame-table coding u8, 2 reserved, the heap header.
+ */
+export function encodeV2WriterState(s: V2WriterState): Uint8Array {
+  const heap = s.heapHeader ?? new Uint8Array(0);
+  const bytes = new Uint8Array(V2_STATE_SIZE + heap.length);
+  const v = new DataView(bytes.buffer);
+  v.setBigUint64(0, BigInt(s.samples), true);
+  v.setUint32(8, s.threads, true);
+  v.setInt32(12, s.tablesLevel ?? 0, true);
+  bytes[16] = (s.tablesLevel !== null ? 1 : 0) | (s.heapHeader !== null ? 2 : 0);
+  bytes[17] = FRAME_TABLE_CODINGS.indexOf(s.frameTable);
+  bytes.set(heap, V2_STATE_SIZE);
+  return bytes;
+}
+
+/** The state part of a version-2 checkpoint (its checksum held): a malformed one is ERR_TACHYON_JOURNAL_CORRUPT. */
+export function decodeV2WriterState(bytes: Uint8Array): V2WriterState {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const coding = FRAME_TABLE_CODINGS[bytes[17] ?? 255];
+  const samples = bytes.length >= V2_STATE_SIZE ? Number(v.getBigUint64(0, true)) : -1;
+  if (coding === undefined || !Number.isSafeInteger(samples) || samples < 0 || bytes[16]! > 3)
+    throw journalError("the journal's version-2 writer state is malformed", 0, 'a version-2 checkpoint state');
+  const level = v.getInt32(12, true);
+  if (level < -131072 || level > 22) throw journalError(`tables level ${level} is no zstd level`, 0, '-131072..22');
+  return {
+    samples,
+    threads: v.getUint32(8, true),
+    tablesLevel: bytes[16]! & 1 ? level : null,
+    frameTable: coding,
+    heapHeader: bytes[16]! & 2 ? bytes.slice(V2_STATE_SIZE) : null,
+  };
 }

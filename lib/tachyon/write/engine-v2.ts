@@ -95,19 +95,19 @@ abstract class BlockEngine implements SampleEngine {
   }
 
   /**
-   * ProfileWriter.flush(): every finished block reaches the OS (a zstd flush,
-   * so the bytes on disk decompress to exactly those blocks). The block being
-   * filled stays pending, as version 1's pending REPEAT runs do: cutting it
-   * short would change the file.
+   * ProfileWriter.flush(): the block being filled is sealed and every block
+   * reaches the OS (a zstd flush, so the bytes on disk decompress to exactly
+   * those blocks): what the journal names is then all on disk. Both twins seal
+   * at the same sample, so their files stay byte-identical.
    */
   flushSamples(): void {
-    this.emitFinished();
+    this.sealBlock();
     if (this.zstd !== null) this.zstd.compress(new Uint8Array(0), 'flush', this.output);
     this.output.flush();
   }
 
-  /** Finished blocks still held by the encoder go out. */
-  protected abstract emitFinished(): void;
+  /** Finished blocks and the one being filled go out. */
+  protected abstract sealBlock(): void;
   abstract finishSamples(): void;
   abstract counters(): Float64Array;
 
@@ -160,12 +160,12 @@ class JsBlockEngine extends BlockEngine {
     this.blocks.add(threadId, interpreterId, timestampUs, status, stack);
   }
 
-  protected emitFinished(): void {
-    // SampleBlockWriter emits each block as it fills.
+  protected sealBlock(): void {
+    this.blocks.flush();
   }
 
   finishSamples(): void {
-    this.blocks.flush();
+    this.sealBlock();
     this.endRegion();
   }
 
@@ -253,13 +253,13 @@ class NativeBlockEngine extends BlockEngine {
     for (const block of blocks) this.emit(block);
   }
 
-  protected emitFinished(): void {
+  protected sealBlock(): void {
     this.drain();
+    this.emit(v2Native!.flushEncoder(this.handle));
   }
 
   finishSamples(): void {
-    this.drain();
-    this.emit(v2Native!.flushEncoder(this.handle));
+    this.sealBlock();
     this.endRegion();
   }
 

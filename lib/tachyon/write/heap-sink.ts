@@ -9,7 +9,8 @@
  * (same thread and time) arrives, so that the two are one record.
  *
  * The section is written at finalize: finished chunks are held stored (zstd
- * when the file is compressed; a few bytes per event) until then.
+ * when the file is compressed; a few bytes per event) until then, and each
+ * flush() puts the new ones in the writer's journal (file/journal.ts).
  */
 import { frameFromV8, type CpuProfileCallFrame } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
@@ -127,6 +128,16 @@ export class HeapFileSink {
     this.encoder?.flush();
   }
 
+  /** The chunks stored so far, in order (after flush(): every event accepted). */
+  get storedChunks(): readonly Uint8Array[] {
+    return this.chunks;
+  }
+
+  /** The section's header as finalize would write it now, or null: no heap recording began. */
+  headerBytes(): Uint8Array | null {
+    return this.encoder === null ? null : encodeHeapHeader(this.encoder.totals);
+  }
+
   /** What the section holds so far (null: no heap recording began). */
   get totals(): HeapTotals | null {
     return this.encoder?.totals ?? null;
@@ -163,7 +174,7 @@ export class HeapFileSink {
   finish(): Uint8Array | null {
     if (this.encoder === null) return null;
     this.flush();
-    const header = encodeHeapHeader(this.encoder.totals);
+    const header = this.headerBytes()!;
     const out = new ByteSink(header.length + this.storedBytes);
     out.append(header);
     for (const c of this.chunks) out.append(c);

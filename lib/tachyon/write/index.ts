@@ -16,6 +16,8 @@ export { V2FileWriter, type V2WriterOptions, type V2Stats } from './v2-file-writ
 export { ModelWriter, type ModelWriterOptions } from './model-writer';
 // For recover: a salvaged file's tables are written again.
 export { FrameTable, StringTable } from './tables';
+// For recover: a version-2 file finalized from its writer's journal.
+export { writeFromJournal } from './journal-file';
 export type {
   HeapFileSink,
   HeapSinkOptions,

@@ -7,8 +7,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { JOURNAL_SUFFIX, JournalWriter, ioError, type JournalHeader } from '../file/index';
+import { JOURNAL_SUFFIX, JournalWriter, encodeV2WriterState, ioError, type JournalHeader } from '../file/index';
 import { invalid } from './arguments';
+import { Counter, type SampleEngine } from './engine';
+import type { HeapFileSink } from './heap-sink';
+import type { FrameTable, StringTable } from './tables';
+import { v2TablesLevel, type WriterInternals } from './trailer';
 import type { ProfileWriterOptions, WriterState } from './types';
 
 // Node 20 has Symbol.dispose/asyncDispose; define them (as Node's own polyfill does) where missing.
@@ -45,7 +49,7 @@ interface Flushable {
   flush(): number;
 }
 
-/** The journal (version 1, on disk, unless `journal: false`) and the flush timer of one writer. */
+/** The journal (on disk, unless `journal: false`) and the flush timer of one writer. */
 export class Keeper {
   readonly journal: JournalWriter | null;
   private timer: NodeJS.Timeout | undefined;
@@ -74,6 +78,41 @@ export class Keeper {
     }, ms);
     timer.unref();
     this.timer = timer;
+  }
+
+  /**
+   * After flush() put the samples on disk: one journal checkpoint of what
+   * finalize needs besides them. Version 1: the held-back REPEAT runs;
+   * version 2: the counts, the table coding, the heap header and chunks.
+   */
+  checkpoint(
+    engine: SampleEngine,
+    strings: StringTable,
+    frames: FrameTable,
+    v2: { heap: HeapFileSink | null; internals: WriterInternals; compression: 'zstd' | 'none' } | null,
+  ): void {
+    if (this.journal === null) return;
+    const c = engine.counters();
+    const held =
+      v2 === null
+        ? engine.pendingRepeats!()
+        : encodeV2WriterState({
+            samples: c[Counter.totalSamples]!,
+            threads: c[Counter.threadCount]!,
+            tablesLevel: v2TablesLevel(v2.internals, v2.compression),
+            frameTable: v2.internals.frameTable ?? 'columns',
+            heapHeader: v2.heap?.headerBytes() ?? null,
+          });
+    this.journal.checkpoint(
+      c[Counter.bytesWritten]!,
+      c[Counter.totalSamples]!,
+      strings.count,
+      strings.encoded.view(),
+      frames.count,
+      frames.encoded.view(),
+      held,
+      v2 === null ? undefined : (v2.heap?.storedChunks ?? []),
+    );
   }
 
   stop(): void {

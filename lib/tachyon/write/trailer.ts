@@ -11,7 +11,6 @@ import { HeaderFlag, version2Tables, type FrameTableCoding } from '../v2/index';
 import type { ByteSink } from '../../byte-sink';
 import { finiteNonNegative, invalid } from './arguments';
 import { Counter, type SampleEngine } from './engine';
-import type { FrameTable, StringTable } from './tables';
 
 /**
  * Version 2's tables' zstd level (finalize): 1–3 % larger than 19 for 1/6–1/20 of its time
@@ -43,14 +42,21 @@ export interface WriterInternals {
 }
 export const WRITER_INTERNALS = Symbol('profpack.writerInternals');
 
+/** A table as the trailer reads it: a writer's StringTable or FrameTable, or a journal's bytes (recover). */
+export interface TableBytes {
+  readonly count: number;
+  readonly encoded: { view(): Uint8Array };
+}
+
 /** What the trailer is written from: the writer's tables, header slots and settings. */
 export interface TrailerParts {
-  engine: SampleEngine;
+  /** Where the samples went and their counters (a writer's engine, or recover's rebuilt region). */
+  engine: Pick<SampleEngine, 'output' | 'counters'>;
   slots: SlotWriter;
   header: HeaderSlots;
   formatVersion: 1 | 2;
-  strings: StringTable;
-  frames: FrameTable;
+  strings: TableBytes;
+  frames: TableBytes;
   /** Version 2's encoded heap section, or null. */
   heapSection: Uint8Array | null;
   internals: WriterInternals;
@@ -70,7 +76,7 @@ export function writeTrailer(p: TrailerParts): Float64Array {
   const out = p.engine.output;
   // Version 2 re-codes the tables built as version 1's (docs/format-v2.md §5), compressed with the region.
   const t = p.internals;
-  const tablesLevel = (t.compressTables ?? p.compression === 'zstd') ? (t.tablesLevel ?? V2_TABLES_LEVEL) : null;
+  const tablesLevel = v2TablesLevel(t, p.compression);
   const v2Tables =
     p.formatVersion === 2
       ? version2Tables(
@@ -114,6 +120,11 @@ export function writeTrailer(p: TrailerParts): Float64Array {
   s.patch(hd.profilingConfig, p.config);
   out.flush();
   return counters;
+}
+
+/** Version 2's tables' zstd level at finalize, or null: stored raw. */
+export function v2TablesLevel(t: WriterInternals, compression: 'zstd' | 'none'): number | null {
+  return (t.compressTables ?? compression === 'zstd') ? (t.tablesLevel ?? V2_TABLES_LEVEL) : null;
 }
 
 /** setStats' arguments as the stats block's values, with CPython's checks. */

@@ -18,7 +18,7 @@ import { SlotWriter } from '../../varint/index';
 import { FORMAT_VERSION_2, HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_LEVEL } from '../format';
 import { ioError, reserveHeader, type HeaderSlots, type StatsValues } from '../file/index';
 import { configWord, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { COUNTER_COUNT, Counter, deepStacks, writerStats, type EngineOptions, type SampleEngine } from './engine';
+import { COUNTER_COUNT, deepStacks, writerStats, type EngineOptions, type SampleEngine } from './engine';
 import { JsSampleEngine } from './engine-js';
 import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
 import { createV2Engine } from './engine-v2';
@@ -163,7 +163,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       throw ioError(err, 'writing the header');
     }
     if (this.fd >= 0) abandoned.register(this, this.fd, this);
-    this.keeper = new Keeper(this, path, options, formatVersion === 1 && this.fd >= 0, {
+    // A model section (converters, finalized in one go) is not journaled: such a file is not recoverable.
+    this.keeper = new Keeper(this, path, options, this.fd >= 0 && internals.modelSection === undefined, {
+      formatVersion,
       compression,
       littleEndian: this.littleEndian,
       profilingConfig: this.config,
@@ -346,8 +348,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
    * decompresses to all of them (compressed bytes then differ from CPython's; the region does
    * not). Not included: each thread's pending REPEAT run (held back until its stack changes,
    * as CPython does), and the tables, stats and footer (finalize). A write error is
-   * ERR_TACHYON_WRITE_IO and breaks the writer. Version 1 then appends a checkpoint to the
-   * journal (`<path>.journal`, unless `journal: false`) so `recover()` rebuilds all accepted.
+   * ERR_TACHYON_WRITE_IO and breaks the writer. Then a checkpoint goes to the journal
+   * (`<path>.journal`, unless `journal: false`) so `recover()` rebuilds all accepted;
+   * version 2 seals its open block first and journals its heap chunks too.
    */
   flush(): number {
     this.checkOpen();
@@ -356,16 +359,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       this.heap?.flush();
       const position = this.engine.output.position;
       // After the records: a checkpoint never names region bytes that are not on disk.
-      const c = this.engine.counters();
-      this.keeper?.journal?.checkpoint(
-        c[Counter.bytesWritten]!,
-        c[Counter.totalSamples]!,
-        this.strings.count,
-        this.strings.encoded.view(),
-        this.frames.count,
-        this.frames.encoded.view(),
-        this.engine.pendingRepeats!(),
-      );
+      const v2 =
+        this.formatVersion === 2 ? { heap: this.heap, internals: this.internals, compression: this.compression } : null;
+      this.keeper?.checkpoint(this.engine, this.strings, this.frames, v2);
       return position;
     } catch (err) {
       throw this.breakWith(err, 'flushing');
