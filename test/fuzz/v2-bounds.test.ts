@@ -13,7 +13,8 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { MAX_PREDICT_THREADS } from '../../lib/tachyon/v2/format';
-import { childJson, readerBackends as backends, readHere, readInChild } from '../support/read-bounds';
+import { childJson } from '../support/child';
+import { readerBackends as backends, readHere, readInChild } from '../support/read-bounds';
 import { craftTachyon, uvarint, zstdRleBomb } from './craft';
 import { STACK, blockOf, concat, newThreadsPredictBlock, repeatingBlocks, zstdRepeated } from './craft-v2';
 

@@ -3,12 +3,12 @@
  * owns nothing else, so that its peak RSS is the reader's (test/fuzz/child/read-profile.cjs), or in
  * this process with the ProfpackError code as the outcome. Both on every backend the process has.
  */
-import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { ProfileReader, type Sample } from '../../lib/tachyon/index';
 import { repoRoot } from '../shared';
+import { childJson } from './child';
 
 export const readerBackends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 
@@ -21,13 +21,6 @@ export interface ChildRead {
   ms: number;
   rssBeforeKb: number;
   peakRssKb: number;
-}
-
-/** Runs node with these arguments and returns the last line it prints, parsed; any failure is thrown. */
-export function childJson<T>(nodeArgs: string[], timeoutMs = 180_000): T {
-  const run = spawnSync(process.execPath, nodeArgs, { encoding: 'utf8', timeout: timeoutMs });
-  if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-  return JSON.parse(run.stdout.trim().split('\n').pop()!) as T;
 }
 
 export function readInChild(file: string, which: string, maxDecompressedSize?: number): ChildRead {
