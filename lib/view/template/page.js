@@ -275,6 +275,14 @@
     moveBrush();
   }
 
+  /** A function table's cell; the numeric ones are right-aligned. */
+  function appendCell(tr, cell, numeric) {
+    var td = document.createElement('td');
+    td.textContent = String(cell);
+    if (numeric) td.className = 'num';
+    tr.appendChild(td);
+  }
+
   function fillTable(rows, samples) {
     var body = $('functions').querySelector('tbody');
     body.textContent = '';
@@ -292,10 +300,7 @@
         r.name,
         frameInfo(r.file, r.line),
       ].forEach(function (cell, i) {
-        var td = document.createElement('td');
-        td.textContent = String(cell);
-        if (i < 4) td.className = 'num';
-        tr.appendChild(td);
+        appendCell(tr, cell, i < 4);
       });
       body.appendChild(tr);
     });
@@ -452,10 +457,7 @@
         r.funcname || '(anonymous)',
         r.filename,
       ].forEach(function (cell, i) {
-        var td = document.createElement('td');
-        td.textContent = String(cell);
-        if (i < 4) td.className = 'num';
-        tr.appendChild(td);
+        appendCell(tr, cell, i < 4);
       });
       body.appendChild(tr);
     });
