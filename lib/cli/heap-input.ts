@@ -1,10 +1,9 @@
 /** The heap side of the CLI's file inputs: --heap/--at/heap sample types, and the heap trace of FILE|DIR. */
-import { ErrorCode, ProfpackError } from '../errors';
 import { listProfileFiles } from '../fleet/index';
 import { openProfile } from '../formats/index';
 import {
   HEAP_TYPE_NAMES,
-  openHeapFiles,
+  requireHeapFiles,
   parseHeapMoment,
   type HeapMoment,
   type HeapProfileInfo,
@@ -38,17 +37,7 @@ export function heapMoment(text: string | undefined): HeapMoment | undefined {
 
 /** The heap trace of the inputs (files, directories); refuses inputs with no heap events. */
 export function openHeapInputs(inputs: readonly string[]): HeapTraceSource {
-  const files = listProfileFiles(inputs);
-  const trace = openHeapFiles(files);
-  if (trace === null)
-    throw new ProfpackError(
-      `${files.length === 1 ? files[0] : `these ${files.length} files`}: no heap events (record with --heap)`,
-      {
-        code: ErrorCode.INVALID_ARGUMENT,
-        expected: 'a recording made with profpack record --heap',
-      },
-    );
-  return trace;
+  return requireHeapFiles(listProfileFiles(inputs));
 }
 
 /** What a heap answer stands on, one line. */

@@ -5,6 +5,7 @@
  * fast path. These types and views translate it to and from lib/profile.
  */
 import { invalidArgument } from '../errors';
+import type { ProfileSink as TickSink } from '../record/index';
 import { sampleCountColumn, threadKey, type Frame, type ProfileMeta, type ProfileSource } from '../profile/index';
 
 /**
@@ -53,16 +54,8 @@ export interface LegacyProfileSource {
  * The old model's sink (ProfileWriter's fast path). `weight` is new: the samples a record stands for (default 1).
  * @deprecated Build with `ProfileBuilder` (lib/profile) or write with `writeProfile` (lib/formats).
  */
-export interface ProfileSink {
-  internFrame(frame: Frame): number;
-  writeStack(
-    threadId: bigint,
-    interpreterId: number,
-    timestampUs: bigint,
-    status: number,
-    frameIds: ArrayLike<number>,
-    weight?: number,
-  ): void;
+export interface ProfileSink extends TickSink {
+  writeStack(...tick: [...Parameters<TickSink['writeStack']>, weight?: number]): void;
 }
 
 /** A source in both shapes: what the compatibility readers return (the old surface over a new source). */

@@ -21,4 +21,4 @@ export {
   type HeapProfileInfo,
 } from './profile';
 export { leakSuspects, fitLine, formatLeakTable, type LeakSuspect, type LeakReport } from './leaks';
-export { openHeapFile, openHeapFiles, ConcatenatedHeapTrace } from './open';
+export { openHeapFile, openHeapFiles, requireHeapFiles, ConcatenatedHeapTrace } from './open';

@@ -72,6 +72,20 @@ export function openHeapFiles(files: readonly string[]): HeapTraceSource | null 
   return new ConcatenatedHeapTrace(opened.map((o) => o.trace));
 }
 
+/** openHeapFiles for a question about the heap: files without heap events are the caller's mistake. */
+export function requireHeapFiles(files: readonly string[]): HeapTraceSource {
+  const trace = openHeapFiles(files);
+  if (trace === null)
+    throw new ProfpackError(
+      `${files.length === 1 ? files[0] : `these ${files.length} files`}: no heap events (record with --heap)`,
+      {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: 'a recording made with profpack record --heap',
+      },
+    );
+  return trace;
+}
+
 /** Traces one after another over one set of tables; threads are the same threads (one process). */
 export class ConcatenatedHeapTrace implements HeapTraceSource {
   readonly stacks = new StackTable();

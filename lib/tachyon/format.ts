@@ -69,6 +69,20 @@ export enum RecordKind {
   PopPush = 3,
 }
 
+/**
+ * Records and samples counted by kind: the fields CPython's BinaryReader.get_stats() and
+ * BinaryWriter.get_stats() share: ReplayStats extends it (WriterStats, in write/types.ts, repeats them).
+ */
+export interface RecordCounts {
+  repeatRecords: number;
+  repeatSamples: number;
+  fullRecords: number;
+  suffixRecords: number;
+  popPushRecords: number;
+  totalRecords: number;
+  totalSamples: number;
+}
+
 /** Status byte of a sample (bits 6-7 unused but preserved). */
 export { ThreadStatus } from '../profile/index';
 

@@ -15,13 +15,13 @@ import * as path from 'node:path';
 import { listProfileFiles } from '../fleet/index';
 import {
   openHeapFiles,
+  requireHeapFiles,
   replayHeapTrace,
   unsampledWeight,
   NO_HEAP_STACK,
   type HeapMoment,
   type HeapTraceSource,
 } from '../memory/index';
-import { ErrorCode, ProfpackError } from '../errors';
 import { refuseInputAsOutput, writeFileAtomic } from '../output-file';
 import { formatValue, makeFrame, threadKey, type Frame } from '../profile/index';
 import { renderPage } from './html';
@@ -187,15 +187,7 @@ export function heapFlame(
 ): FlameSummary {
   const files = listProfileFiles(typeof input === 'string' ? [input] : input);
   refuseInputAsOutput(output, files);
-  const trace = openHeapFiles(files);
-  if (trace === null)
-    throw new ProfpackError(
-      `${files.length === 1 ? files[0] : `these ${files.length} files`}: no heap events (record with --heap)`,
-      {
-        code: ErrorCode.INVALID_ARGUMENT,
-        expected: 'a recording made with profpack record --heap',
-      },
-    );
+  const trace = requireHeapFiles(files);
   // A file's stated duration may end before its last poll: the timeline spans the polls (one cheap pass first).
   let lastUs = Number.NaN;
   try {

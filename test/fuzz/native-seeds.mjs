@@ -54,6 +54,44 @@ function sampleRegion(bytes) {
   }
 }
 
+/** The kind-5 fixture's region (written before issue 19), whole and cut, as mode-0 seeds of the v2 harnesses. */
+function kind5Seeds() {
+  const fixture = readFileSync(new URL('../fixtures/v2/stacktable-kind5.tach', import.meta.url));
+  const region = sampleRegion(fixture)?.region;
+  if (region)
+    for (const keep of [1, 0.5, 0.1])
+      emit(`kind5.${keep}`, [0, 0], region.subarray(0, Math.floor(region.length * keep)));
+}
+
+/**
+ * The first `samples` samples of every stack stream as a v2 harness's script: per sample the thread
+ * (of 4) with its status bit, the frames kept from that thread's previous stack, then at most
+ * `maxFresh` new frames, each a frame id below `frameIds`.
+ */
+function* stackScripts(samples, maxFresh, frameIds) {
+  for (const [name, file] of files('data/stacks', (f) => f.endsWith('.stacks.json.gz'))) {
+    const doc = JSON.parse(gunzipSync(readFileSync(file)));
+    const previous = [[], [], [], []];
+    const script = [];
+    for (let i = 0; i < Math.min(samples, doc.samples.node.length); i++) {
+      const t = doc.samples.thread[i] & 3;
+      const outer = [];
+      for (let n = doc.samples.node[i]; n >= 0; n = doc.nodes[n][0]) outer.unshift(doc.nodes[n][1]);
+      let keep = 0;
+      while (keep < outer.length && keep < previous[t].length && outer[keep] === previous[t][keep]) keep++;
+      const fresh = outer.slice(keep, keep + maxFresh);
+      script.push(
+        t | ((doc.samples.status[i] ? 1 : 0) << 2) | (16 << 3),
+        keep,
+        fresh.length,
+        ...fresh.map((f) => f % frameIds),
+      );
+      previous[t] = [...outer.slice(0, keep), ...fresh];
+    }
+    yield [name, script];
+  }
+}
+
 switch (target) {
   case 'leb128': {
     // Varint-dense bytes: the Tachyon sample regions and tables (after the 64-byte header).
@@ -180,32 +218,10 @@ switch (target) {
   }
   case 'tachyon_v2': {
     // byte 0: op (0 decode a region, 1 round trip; bit 1: predict blocks), byte 1: block size − 1.
-    // op 0: the kind-5 fixture's region (written before issue 19), whole and cut.
-    const fixture = readFileSync(new URL('../fixtures/v2/stacktable-kind5.tach', import.meta.url));
-    const region = sampleRegion(fixture)?.region;
-    if (region)
-      for (const keep of [1, 0.5, 0.1])
-        emit(`kind5.${keep}`, [0, 0], region.subarray(0, Math.floor(region.length * keep)));
+    // op 0: the kind-5 fixture's region, whole and cut.
+    kind5Seeds();
     // op 1: the first samples of every stack stream as the harness's script (thread, kept frames, new frames).
-    for (const [name, file] of files('data/stacks', (f) => f.endsWith('.stacks.json.gz'))) {
-      const doc = JSON.parse(gunzipSync(readFileSync(file)));
-      const previous = [[], [], [], []];
-      const script = [];
-      for (let i = 0; i < Math.min(1500, doc.samples.node.length); i++) {
-        const t = doc.samples.thread[i] & 3;
-        const outer = [];
-        for (let n = doc.samples.node[i]; n >= 0; n = doc.nodes[n][0]) outer.unshift(doc.nodes[n][1]);
-        let keep = 0;
-        while (keep < outer.length && keep < previous[t].length && outer[keep] === previous[t][keep]) keep++;
-        const fresh = outer.slice(keep, keep + 39);
-        script.push(
-          t | ((doc.samples.status[i] ? 1 : 0) << 2) | (16 << 3),
-          keep,
-          fresh.length,
-          ...fresh.map((f) => f % 64),
-        );
-        previous[t] = [...outer.slice(0, keep), ...fresh];
-      }
+    for (const [name, script] of stackScripts(1500, 39, 64)) {
       emit(`${name}.kind6`, [1, 255], script);
       emit(`${name}.predict`, [3, 15], script);
     }
@@ -218,31 +234,9 @@ switch (target) {
   }
   case 'tachyon_v2_region': {
     // byte 0: mode (0 a region, 1 an encoded script with patches, bit 2: kind-4 blocks; 2 a value column).
-    const fixture = readFileSync(new URL('../fixtures/v2/stacktable-kind5.tach', import.meta.url));
-    const region = sampleRegion(fixture)?.region;
-    if (region)
-      for (const keep of [1, 0.5, 0.1])
-        emit(`kind5.${keep}`, [0, 0], region.subarray(0, Math.floor(region.length * keep)));
+    kind5Seeds();
     // Mode 1: 64 samples of every stack stream, blocks of 16, no patch (the mutator adds them).
-    for (const [name, file] of files('data/stacks', (f) => f.endsWith('.stacks.json.gz'))) {
-      const doc = JSON.parse(gunzipSync(readFileSync(file)));
-      const previous = [[], [], [], []];
-      const script = [];
-      for (let i = 0; i < Math.min(64, doc.samples.node.length); i++) {
-        const t = doc.samples.thread[i] & 3;
-        const outer = [];
-        for (let n = doc.samples.node[i]; n >= 0; n = doc.nodes[n][0]) outer.unshift(doc.nodes[n][1]);
-        let keep = 0;
-        while (keep < outer.length && keep < previous[t].length && outer[keep] === previous[t][keep]) keep++;
-        const fresh = outer.slice(keep, keep + 23);
-        script.push(
-          t | ((doc.samples.status[i] ? 1 : 0) << 2) | (16 << 3),
-          keep,
-          fresh.length,
-          ...fresh.map((f) => f % 48),
-        );
-        previous[t] = [...outer.slice(0, keep), ...fresh];
-      }
+    for (const [name, script] of stackScripts(64, 23, 48)) {
       emit(`${name}.kind6`, [1, 15, 0], script);
       emit(`${name}.predict`, [5, 15, 0], script);
     }

@@ -6,18 +6,15 @@
  * naive reader end promptly. Every case runs on both backends where the
  * process has them.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { isProfpackError } from '../../lib/errors';
-import { ProfileReader } from '../../lib/tachyon/read/reader';
 import { SLOWDOWN } from '../shared';
+import { readerBackends as backends, readHere, readInChild } from '../support/read-bounds';
 import { craftTachyon, fullRecord, recordPrefix, STATUS, uvarint, zstdEmptyFrame, zstdRleBomb } from './craft';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-bounds-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -25,48 +22,6 @@ const MiB = 1024 * 1024;
 // Growth of peak RSS allowed while refusing a bomb: the reader streams zstd
 // in 1 MiB chunks, so anything near the bomb's size means it buffered it.
 const BOMB_RSS_BOUND_KB = 160 * 1024;
-
-interface ChildResult {
-  ok: boolean;
-  code?: string;
-  name?: string;
-  samples?: number;
-  ms: number;
-  rssBeforeKb: number;
-  peakRssKb: number;
-}
-
-function readInChild(file: string, which: string, cap?: number): ChildResult {
-  const args = [path.join(__dirname, 'child', 'read-profile.cjs'), file, which];
-  if (cap !== undefined) args.push(String(cap));
-  // --max-old-space-size keeps a runaway JS heap from taking the machine with it.
-  const run = spawnSync(process.execPath, ['--max-old-space-size=512', ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-  return JSON.parse(run.stdout.trim().split('\n').pop()!) as ChildResult;
-}
-
-/** Opens and replays in this process; returns the ProfpackError code or 'ok', and the time taken. */
-function readHere(
-  bytes: Uint8Array,
-  which: 'native' | 'js',
-  options: Record<string, unknown> = {},
-): { code: string; ms: number; samples: number } {
-  const t0 = performance.now();
-  let samples = 0;
-  let code = 'ok';
-  try {
-    const reader = ProfileReader.fromBuffer(bytes, { ...options, backend: which });
-    for (const _ of reader.samples()) samples++;
-    reader.close();
-  } catch (err) {
-    if (!isProfpackError(err)) throw err;
-    code = err.code;
-  }
-  return { code, ms: performance.now() - t0, samples };
-}
 
 describe('zstd bomb', () => {
   // 9000 RLE blocks of 128 KiB: 1.1 GiB of zeros from 36 KB, past CPython's 1 GiB cap.

@@ -7,57 +7,32 @@
  * backends), and 8,000 reader lifetimes (after a warm-up) leave memory outside V8's heap flat.
  * Peak RSS is measured in child processes that own nothing else.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
-import { isProfpackError } from '../../lib/errors';
-import { ProfileReader, ProfileWriter } from '../../lib/tachyon/index';
+import { ProfileWriter } from '../../lib/tachyon/index';
 import { MAX_PREDICT_THREADS } from '../../lib/tachyon/v2/format';
+import { childJson } from '../support/child';
+import { readerBackends as backends, readHere, readInChild } from '../support/read-bounds';
 import { craftTachyon, uvarint, zstdRleBomb } from './craft';
 import { STACK, blockOf, concat, newThreadsPredictBlock, repeatingBlocks, zstdRepeated } from './craft-v2';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-bounds-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const MiB = 1024 * 1024;
 
-interface ChildResult {
-  ok: boolean;
-  code?: string;
-  samples?: number;
-  rssBeforeKb: number;
-  peakRssKb: number;
-}
-
-function readInChild(file: string, which: string): ChildResult {
-  const script = path.join(__dirname, 'child', 'read-profile.cjs');
-  const run = spawnSync(process.execPath, ['--max-old-space-size=512', script, file, which], {
-    encoding: 'utf8',
-    timeout: 180_000,
-  });
-  if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-  return JSON.parse(run.stdout.trim().split('\n').pop()!) as ChildResult;
-}
-
-/** Samples (thread, time, stack) of a profile in memory, or the error code. */
-function readHere(
+/** Samples (thread, time, stack) of a profile in memory, and the error code or 'ok'. */
+function readSamples(
   bytes: Uint8Array,
   which: 'native' | 'js',
   options: Record<string, unknown> = {},
 ): { code: string; samples: string[] } {
   const samples: string[] = [];
-  try {
-    const reader = ProfileReader.fromBuffer(bytes, { ...options, backend: which });
-    for (const s of reader.samples()) samples.push(`${s.threadId}@${s.timestampUs}:${s.stack.join(',')}`);
-    reader.close();
-  } catch (err) {
-    if (!isProfpackError(err)) throw err;
-    return { code: err.code, samples };
-  }
-  return { code: 'ok', samples };
+  const { code } = readHere(bytes, which, options, (s) =>
+    samples.push(`${s.threadId}@${s.timestampUs}:${s.stack.join(',')}`),
+  );
+  return { code, samples };
 }
 
 const v2File = (region: Uint8Array, sampleCount: number, threadCount = 1, compression = 1): Uint8Array =>
@@ -94,8 +69,8 @@ describe('version-2 zstd region: decompressed and decoded a block at a time', ()
   const small = v2File(concat([zstdRepeated(first, 1), zstdRepeated(repeat, 3)]), 1 + 3 * n);
   for (const which of backends) {
     it(`${which}: streamed and kept regions give the same samples`, () => {
-      const kept = readHere(small, which);
-      const streamed = readHere(small, which, { keepDecompressedLimit: 0 });
+      const kept = readSamples(small, which);
+      const streamed = readSamples(small, which, { keepDecompressedLimit: 0 });
       expect(kept.code).toBe('ok');
       expect(kept.samples.length).toBe(1 + 3 * n);
       expect(kept.samples[1]).toBe(`7@1002000:${[...STACK].join(',')}`);
@@ -108,7 +83,7 @@ describe('blocks larger than a writer makes are refused', () => {
   for (const which of backends) {
     it(`${which}: a block declaring 65,537 samples or 5 MiB of columns: ERR_V2_LIMIT at the block`, () => {
       const many = blockOf(4, 65_537, [[], [], [], [], [], [], [], [], [], []]);
-      expect(readHere(v2File(many, 65_537, 1, 0), which).code).toBe('ERR_V2_LIMIT');
+      expect(readSamples(v2File(many, 65_537, 1, 0), which).code).toBe('ERR_V2_LIMIT');
       const wide = Uint8Array.from([
         ...new Array<number>(12).fill(0),
         4,
@@ -116,7 +91,7 @@ describe('blocks larger than a writer makes are refused', () => {
         ...uvarint(5 * MiB),
         ...new Array<number>(9).fill(0),
       ]);
-      const r = readHere(v2File(wide, 1, 1, 0), which);
+      const r = readSamples(v2File(wide, 1, 1, 0), which);
       expect(r.code).toBe('ERR_V2_LIMIT');
     });
   }
@@ -126,13 +101,13 @@ describe('prediction state: lazily, at most MAX_PREDICT_THREADS threads', () => 
   it('the cap is 1,024 threads (115 KiB of cache each)', () => expect(MAX_PREDICT_THREADS).toBe(1024));
   for (const which of backends) {
     it(`${which}: ${MAX_PREDICT_THREADS} predicted threads read; one more is ERR_V2_LIMIT after the samples before it`, () => {
-      const atCap = readHere(
+      const atCap = readSamples(
         v2File(newThreadsPredictBlock(0, MAX_PREDICT_THREADS), MAX_PREDICT_THREADS, MAX_PREDICT_THREADS, 0),
         which,
       );
       expect(atCap.code).toBe('ok');
       expect(atCap.samples.length).toBe(MAX_PREDICT_THREADS);
-      const past = readHere(
+      const past = readSamples(
         v2File(newThreadsPredictBlock(0, MAX_PREDICT_THREADS + 1), MAX_PREDICT_THREADS + 1, MAX_PREDICT_THREADS + 1, 0),
         which,
       );
@@ -172,7 +147,7 @@ describe('prediction state: lazily, at most MAX_PREDICT_THREADS threads', () => 
     }
     if (written.length === 2) expect(Buffer.compare(written[0]!, written[1]!)).toBe(0);
     for (const which of backends) {
-      const r = readHere(written[0]!, which);
+      const r = readSamples(written[0]!, which);
       expect(r.code).toBe('ok');
       expect(r.samples.length).toBe(2 * threads);
       expect(r.samples[threads + 5]).toMatch(/^6@/);
@@ -193,17 +168,10 @@ describe('8,000 version-2 zstd reader lifetimes after 4,000 to warm up', () => {
     // ≤ 50 MB over 8,000 lifetimes (noise after the warm-up: ≤ 25 MB): a leak of 6 KB per lifetime fails it.
     it(`${which}: memory outside V8's heap grows ≤ 50 MB`, () => {
       const script = path.join(__dirname, 'child', 'v2-lifetimes.cjs');
-      const run = spawnSync(process.execPath, ['--expose-gc', script, which, '8000', file, '500'], {
-        encoding: 'utf8',
-        timeout: 300_000,
-      });
-      if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-      const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
-        done: number;
-        rssGrowth: number;
-        heapUsedGrowth: number;
-        externalGrowth: number;
-      };
+      const r = childJson<{ done: number; rssGrowth: number; heapUsedGrowth: number; externalGrowth: number }>(
+        ['--expose-gc', script, which, '8000', file, '500'],
+        300_000,
+      );
       console.log(`v2 lifetimes ${which}: ${JSON.stringify(r)}`);
       expect(r.done).toBe(8000);
       expect(r.rssGrowth / 1e6).toBeLessThan(50);

@@ -16,6 +16,7 @@ import { nativeReader } from '../../lib/tachyon/read/native';
 import { craftTachyon, fullRecord, recordPrefix, STATUS, uvarint } from '../fuzz/craft';
 import { thrown } from '../helpers';
 import { repoRoot, sharedPath } from '../shared';
+import { childJson } from '../support/child';
 
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-read-reliability-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -466,17 +467,12 @@ describe('bounded memory', () => {
     // In a child process of its own (test/tachyon/child/reader-lifetimes.cjs): inside the
     // test worker, other tests' garbage and a parallel worker's load moved RSS by 166 MB.
     const script = path.join(__dirname, 'child', 'reader-lifetimes.cjs');
-    const run = spawnSync(process.execPath, ['--expose-gc', script, backend.name, '1000', file], {
-      encoding: 'utf8',
-      timeout: 240_000,
-    });
-    if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+    const r = childJson<{
       done: number;
       rssGrowth: number;
       heapUsedGrowth: number;
       externalGrowth: number;
-    };
+    }>(['--expose-gc', script, backend.name, '1000', file], 240_000);
     expect(r.done).toBe(1000);
     // RSS outside V8's heap (native memory), and V8's heap in use: each at most 50 MB.
     expect(r.rssGrowth / 1e6).toBeLessThan(50);

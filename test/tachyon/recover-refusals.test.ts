@@ -8,13 +8,13 @@
  * hold (an unfinished file that inflates to 200 MiB) is recovered a piece
  * at a time within bounded memory.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { codeOf } from '../helpers';
+import { childJson } from '../support/child';
 import { encodeCheckpoint, encodeJournalHeader } from '../../lib/tachyon/file/journal';
 import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
 import { zstdRleBomb } from '../fuzz/craft';
@@ -118,8 +118,14 @@ describe('a region too large to hold is recovered a piece at a time', () => {
   for (const which of backends) {
     it(`${which}: recovered within peak RSS growth < 120 MiB (was twice the region), and the result reads`, () => {
       const out = tmp('zero-bomb-out.tach');
-      const run = spawnSync(
-        process.execPath,
+      const r = childJson<{
+        ok: boolean;
+        source: string;
+        samples: number;
+        droppedBytes: number;
+        rssBeforeKb: number;
+        peakRssKb: number;
+      }>(
         [
           '--max-old-space-size=512',
           path.join(__dirname, '..', 'fuzz', 'child', 'recover-profile.cjs'),
@@ -127,17 +133,8 @@ describe('a region too large to hold is recovered a piece at a time', () => {
           out,
           which,
         ],
-        { encoding: 'utf8', timeout: 240_000 },
+        240_000,
       );
-      if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-      const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
-        ok: boolean;
-        source: string;
-        samples: number;
-        droppedBytes: number;
-        rssBeforeKb: number;
-        peakRssKb: number;
-      };
       console.log(`recover zero bomb ${which}: ${JSON.stringify(r)}`);
       expect(r).toMatchObject({ ok: true, source: 'records', samples: 0 });
       expect(r.droppedBytes).toBe((200 * 1024 * 1024) % 14);

@@ -10,12 +10,12 @@
  * and once the workers are done the descriptors are back where
  * they started. Runs in a child process, which owns nothing else.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
+import { childJson } from '../support/child';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-soak-'));
@@ -28,14 +28,7 @@ interface Point {
 
 describe.each(backends)('soak (%s)', (which) => {
   it('1,000 rotations from 4 worker threads, each file replayed and deleted: complete files, flat RSS and descriptors', () => {
-    const run = spawnSync(
-      process.execPath,
-      ['--expose-gc', path.join(__dirname, 'child', 'soak.cjs'), which, '1000', '4', dir],
-      { encoding: 'utf8', timeout: 120_000 },
-    );
-    if (run.status !== 0)
-      throw new Error(`soak child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+    const r = childJson<{
       checked: number;
       bad: number;
       leftover: number;
@@ -43,7 +36,7 @@ describe.each(backends)('soak (%s)', (which) => {
       half: Point;
       late: Point;
       end: Point;
-    };
+    }>(['--expose-gc', path.join(__dirname, 'child', 'soak.cjs'), which, '1000', '4', dir], 120_000);
     expect(r.checked).toBe(1000);
     expect(r.bad).toBe(0);
     expect(r.leftover).toBe(0);

@@ -8,13 +8,13 @@
  * later turn, and the native writer's buffers (1 MiB with zstd) likewise.
  * Each case runs in a child process, which owns nothing else.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { EMULATED } from '../shared';
+import { childJson } from '../support/child';
 
 const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-memory-'));
@@ -31,12 +31,7 @@ function lifetimes(
   mode: 'sync' | 'async',
 ): { done: number; rssGrowth: number; heapUsedGrowth: number; externalGrowth: number } {
   const script = path.join(__dirname, 'child', 'writer-lifetimes.cjs');
-  const run = spawnSync(process.execPath, ['--expose-gc', script, which, level, String(count), mode, dir], {
-    encoding: 'utf8',
-    timeout: 240_000,
-  });
-  if (run.status !== 0) throw new Error(`child failed (status ${run.status}, signal ${run.signal}): ${run.stderr}`);
-  return JSON.parse(run.stdout.trim().split('\n').pop()!);
+  return childJson(['--expose-gc', script, which, level, String(count), mode, dir], 240_000);
 }
 
 describe.each(backends)('writer lifetimes (%s)', (which) => {

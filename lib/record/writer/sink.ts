@@ -7,6 +7,7 @@ import { frameFromV8 } from '../../v8/index';
 import type { Frame } from '../../profile/index';
 import { MAX_STACK_DEPTH, ProfileWriter, type HeapFileSink } from '../../tachyon/index';
 
+/** One tick at a time, frames interned first; compat's deprecated ProfileSink adds a weight to writeStack. */
 export interface ProfileSink {
   internFrame(frame: Frame): number;
   writeStack(

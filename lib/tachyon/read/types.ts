@@ -1,5 +1,6 @@
 // The reader's public types: what ProfileReader and its replay hand to callers (CPython's shapes).
 import { invalidArgument } from '../../errors';
+import type { RecordCounts } from '../format';
 import type { Frame } from './tables';
 
 export type { Frame } from './tables';
@@ -95,14 +96,7 @@ export function checkReplayOptions(options: ReplayOptions): void {
 }
 
 /** CPython's BinaryReader.get_stats() after a replay. */
-export interface ReplayStats {
-  repeatRecords: number;
-  repeatSamples: number;
-  fullRecords: number;
-  suffixRecords: number;
-  popPushRecords: number;
-  totalRecords: number;
-  totalSamples: number;
+export interface ReplayStats extends RecordCounts {
   stackReconstructions: number;
 }
 

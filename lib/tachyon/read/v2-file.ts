@@ -22,7 +22,7 @@ import {
   FORMAT_VERSION_2,
 } from '../format';
 import { ByteSource } from '../v2/index';
-import { SampleBlockReader, V2_MAX_STACK_DEPTH, type StackCoding, type V2Sample } from '../v2/index';
+import { SampleBlockReader, V2_MAX_STACK_DEPTH, type OnV2Sample, type StackCoding, type V2Sample } from '../v2/index';
 import {
   BlockKind,
   HEADER_FLAGS_OFFSET,
@@ -103,16 +103,7 @@ export interface V2Profile {
    */
   chunks(): Generator<V2SampleChunk, void, undefined>;
   /** Calls `onSample` for each sample in file order (the stack array is reused). */
-  forEachSample(
-    onSample: (
-      threadId: bigint,
-      interpreterId: number,
-      timestampUs: bigint,
-      status: number,
-      stack: Uint32Array,
-      depth: number,
-    ) => void,
-  ): number;
+  forEachSample(onSample: OnV2Sample): number;
   /** Every sample, with its own stack array. */
   samples(): V2Sample[];
 }

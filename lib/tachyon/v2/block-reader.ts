@@ -22,6 +22,16 @@ import { PredictDecoder } from './predict';
 import { RecentStackDecoder } from './recent';
 import { StackTableDecoder, type StackTableSources } from './stacktable';
 
+/** One decoded sample: its frame ids are `stack[0..depth)`, in an array reused between calls. */
+export type OnV2Sample = (
+  threadId: bigint,
+  interpreterId: number,
+  timestampUs: bigint,
+  status: number,
+  stack: Uint32Array,
+  depth: number,
+) => void;
+
 interface ReaderThread {
   threadId: bigint;
   interpreterId: number;
@@ -59,18 +69,7 @@ export class SampleBlockReader {
    * Calls `onSample` for every sample of the region, in file order. The
    * `stack` array is reused between calls: copy it to keep it.
    */
-  decodeRegion(
-    region: Uint8Array,
-    base: number,
-    onSample: (
-      threadId: bigint,
-      interpreterId: number,
-      timestampUs: bigint,
-      status: number,
-      stack: Uint32Array,
-      depth: number,
-    ) => void,
-  ): void {
+  decodeRegion(region: Uint8Array, base: number, onSample: OnV2Sample): void {
     let pos = 0;
     while (pos < region.length) pos = this.decodeBlock(region, base, pos, onSample);
   }
@@ -80,19 +79,7 @@ export class SampleBlockReader {
    * where the next one starts, so a caller can pull samples a block at a
    * time (ProfileReader.samples()) with the state kept between calls.
    */
-  decodeBlock(
-    region: Uint8Array,
-    base: number,
-    pos: number,
-    onSample: (
-      threadId: bigint,
-      interpreterId: number,
-      timestampUs: bigint,
-      status: number,
-      stack: Uint32Array,
-      depth: number,
-    ) => void,
-  ): number {
+  decodeBlock(region: Uint8Array, base: number, pos: number, onSample: OnV2Sample): number {
     const src = new ByteSource(region, pos, region.length, base);
     const stack = this.stack;
     const interval = this.interval;

@@ -15,7 +15,7 @@ export { PredictCoder, PredictDecoder, hash1, hash2 } from './predict';
 export { StackTableDecoder } from './stacktable';
 export { RecentStackCoder, RecentStackDecoder } from './recent';
 export { SampleBlockWriter, blockKindOf, type StackCoding, type V2Sample } from './blocks';
-export { SampleBlockReader } from './block-reader';
+export { SampleBlockReader, type OnV2Sample } from './block-reader';
 export {
   encodeStringTable,
   decodeStringTable,

@@ -265,48 +265,22 @@
         .attr('height', h)
         .attr('fill', k === heap.peakBucket ? '#c0392b' : '#5b8def');
     }
-    var axis = d3
-      .scaleLinear()
-      .domain([view.bucketMs(data, 0), view.bucketMs(data, data.bucketCount)])
-      .range([0, plotW]);
-    svg
-      .append('g')
-      .attr('transform', 'translate(' + labelW + ',' + laneH + ')')
-      .call(
-        d3
-          .axisBottom(axis)
-          .ticks(8)
-          .tickFormat(function (ms) {
-            return ms + ' ms';
-          }),
-      );
-    var brush = d3
-      .brushX()
-      .extent([
-        [0, 0],
-        [plotW, laneH],
-      ])
-      .on('end', function (event) {
-        if (!event.sourceEvent) return;
-        if (!event.selection) {
-          state.b0 = 0;
-          state.b1 = data.bucketCount;
-        } else {
-          state.b0 = Math.max(0, Math.floor(event.selection[0] / bw));
-          state.b1 = Math.min(data.bucketCount, Math.max(state.b0 + 1, Math.ceil(event.selection[1] / bw)));
-          d3.select(this).call(brush.move, [state.b0 * bw, state.b1 * bw]);
-        }
-        page.render();
-      });
-    var brushG = svg
-      .append('g')
-      .attr('id', 'brush')
-      .attr('transform', 'translate(' + labelW + ',0)')
-      .call(brush);
+    var timeBrush = timeAxisAndBrush(svg, state, labelW, plotW, laneH, bw);
     function moveBrush() {
-      brushG.call(brush.move, state.b0 === 0 && state.b1 === data.bucketCount ? null : [state.b0 * bw, state.b1 * bw]);
+      timeBrush.group.call(
+        timeBrush.brush.move,
+        state.b0 === 0 && state.b1 === data.bucketCount ? null : [state.b0 * bw, state.b1 * bw],
+      );
     }
     moveBrush();
+  }
+
+  /** A function table's cell; the numeric ones are right-aligned. */
+  function appendCell(tr, cell, numeric) {
+    var td = document.createElement('td');
+    td.textContent = String(cell);
+    if (numeric) td.className = 'num';
+    tr.appendChild(td);
   }
 
   function fillTable(rows, samples) {
@@ -326,10 +300,7 @@
         r.name,
         frameInfo(r.file, r.line),
       ].forEach(function (cell, i) {
-        var td = document.createElement('td');
-        td.textContent = String(cell);
-        if (i < 4) td.className = 'num';
-        tr.appendChild(td);
+        appendCell(tr, cell, i < 4);
       });
       body.appendChild(tr);
     });
@@ -387,13 +358,22 @@
         }
       }
     });
+    timeAxisAndBrush(svg, state, labelW, plotW, shown.length * laneH, bw);
+  }
+
+  /**
+   * The time axis under a timeline's lanes (`plotH` px tall, buckets `bw` px wide) and the brush over
+   * them: a dragged window selects whole buckets into state.b0..b1 and renders the page. Returns the
+   * brush and its group (to move it: group.call(brush.move, ...)).
+   */
+  function timeAxisAndBrush(svg, state, labelW, plotW, plotH, bw) {
     var axis = d3
       .scaleLinear()
       .domain([view.bucketMs(data, 0), view.bucketMs(data, data.bucketCount)])
       .range([0, plotW]);
     svg
       .append('g')
-      .attr('transform', 'translate(' + labelW + ',' + shown.length * laneH + ')')
+      .attr('transform', 'translate(' + labelW + ',' + plotH + ')')
       .call(
         d3
           .axisBottom(axis)
@@ -406,7 +386,7 @@
       .brushX()
       .extent([
         [0, 0],
-        [plotW, shown.length * laneH],
+        [plotW, plotH],
       ])
       .on('end', function (event) {
         if (!event.sourceEvent) return; // our own snap below
@@ -421,11 +401,12 @@
         }
         page.render();
       });
-    svg
+    var group = svg
       .append('g')
       .attr('id', 'brush')
       .attr('transform', 'translate(' + labelW + ',0)')
       .call(brush);
+    return { brush: brush, group: group };
   }
 
   function initDiff() {
@@ -476,10 +457,7 @@
         r.funcname || '(anonymous)',
         r.filename,
       ].forEach(function (cell, i) {
-        var td = document.createElement('td');
-        td.textContent = String(cell);
-        if (i < 4) td.className = 'num';
-        tr.appendChild(td);
+        appendCell(tr, cell, i < 4);
       });
       body.appendChild(tr);
     });

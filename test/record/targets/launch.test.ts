@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ProfileReader } from '../../lib/tachyon/index';
-import { SLOWDOWN, repoRoot } from '../shared';
+import { ProfileReader } from '../../../lib/tachyon/index';
+import { SLOWDOWN, repoRoot } from '../../shared';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-launch-'));

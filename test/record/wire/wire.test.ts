@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { CpuProfile } from '../../lib/v8/index';
-import { openProfile } from '../../lib/formats/index';
-import { samplesOf } from '../support/model';
-import { ProfileReader } from '../../lib/tachyon/index';
-import { ErrorCode, isProfpackError } from '../../lib/errors';
-import { RecordingHost } from '../../lib/record/writer/index';
+import type { CpuProfile } from '../../../lib/v8/index';
+import { openProfile } from '../../../lib/formats/index';
+import { samplesOf } from '../../support/model';
+import { ProfileReader } from '../../../lib/tachyon/index';
+import { ErrorCode, isProfpackError } from '../../../lib/errors';
+import { RecordingHost } from '../../../lib/record/writer/index';
 import {
   encodeFrame,
   FdSender,
@@ -17,7 +17,7 @@ import {
   FrameParser,
   MAX_FRAME_BYTES,
   type WireMessage,
-} from '../../lib/record/wire/index';
+} from '../../../lib/record/wire/index';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-wire-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

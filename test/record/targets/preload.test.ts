@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SLOWDOWN, repoRoot } from '../shared';
+import { SLOWDOWN, repoRoot } from '../../shared';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dist = path.join(repoRoot, 'dist');

@@ -1,12 +1,12 @@
 import * as vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/v8/index';
-import { NodeStatus } from '../../lib/profile/index';
-import { TickList } from '../support/model';
-import { ChunkIngester } from '../../lib/record/writer/index';
-import { HarvestEncoder } from '../../lib/record/wire/index';
-import { startRecording } from '../../lib/record/recording/index';
-import { SLOWDOWN } from '../shared';
+import type { CpuProfile } from '../../../lib/v8/index';
+import { NodeStatus } from '../../../lib/profile/index';
+import { TickList } from '../../support/model';
+import { ChunkIngester } from '../../../lib/record/writer/index';
+import { HarvestEncoder } from '../../../lib/record/wire/index';
+import { startRecording } from '../../../lib/record/recording/index';
+import { SLOWDOWN } from '../../shared';
 
 function chunk(startTime: number, samples: number[], timeDeltas: number[]): CpuProfile {
   const cf = (functionName: string, url = '', lineNumber = -1, columnNumber = -1) => ({

@@ -9,8 +9,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ProfileReader, recover } from '../../lib/tachyon/index';
-import { repoRoot } from '../shared';
+import { ProfileReader, recover } from '../../../lib/tachyon/index';
+import { repoRoot } from '../../shared';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-record-faults-'));
@@ -68,23 +68,32 @@ function alive(pid: number): boolean {
   }
 }
 
+/** `profpack record --out <name>.tach <flags> -- node <name>.js` with `body` as the script, once it prints "ready <pid>". */
+async function recordTarget(
+  name: string,
+  body: string,
+  flags: string[],
+): Promise<{ out: string; record: ChildProcess; io: ReturnType<typeof output>; pid: number }> {
+  const target = script(`${name}.js`, body);
+  const out = path.join(dir, `${name}.tach`);
+  const record = spawn(process.execPath, [cli, 'record', '--out', out, ...flags, '--', process.execPath, target], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const io = output(record);
+  const pid = Number((await io.when(/ready (\d+)/, 20_000))[1]);
+  stray.push(pid);
+  return { out, record, io, pid };
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('profpack record under faults', () => {
   it('SIGKILLed, it loses at most about one flush interval; its target outlives it and stops sampling', async () => {
-    const target = script(
-      'busy.js',
+    const { out, record, io, pid } = await recordTarget(
+      'killed',
       "console.log('ready ' + process.pid);\nconst end = Date.now() + 60000;\nfunction spin() { let x = 0; for (let i = 0; i < 1e6; i++) x += i; return x; }\n(function loop() { spin(); if (Date.now() < end) setImmediate(loop); })();\n",
+      ['--harvest-ms', '200', '--flush-ms', '200'],
     );
-    const out = path.join(dir, 'killed.tach');
-    const record = spawn(
-      process.execPath,
-      [cli, 'record', '--out', out, '--harvest-ms', '200', '--flush-ms', '200', '--', process.execPath, target],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const io = output(record);
-    const pid = Number((await io.when(/ready (\d+)/, 20_000))[1]);
-    stray.push(pid);
     await sleep(2000);
     const killedAtUs = process.hrtime.bigint() / 1000n;
     record.kill('SIGKILL');
@@ -108,19 +117,11 @@ describe('profpack record under faults', () => {
   });
 
   it('a target that ignores SIGTERM gets SIGKILL after --kill-after; the file is finalized', async () => {
-    const target = script(
-      'stubborn.js',
+    const { out, record, io, pid } = await recordTarget(
+      'stubborn',
       "process.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nconsole.log('ready ' + process.pid);\nsetInterval(() => { let x = 0; for (let i = 0; i < 1e5; i++) x += i; }, 5);\n",
+      ['--harvest-ms', '200', '--kill-after', '1'],
     );
-    const out = path.join(dir, 'stubborn.tach');
-    const record = spawn(
-      process.execPath,
-      [cli, 'record', '--out', out, '--harvest-ms', '200', '--kill-after', '1', '--', process.execPath, target],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const io = output(record);
-    const pid = Number((await io.when(/ready (\d+)/, 20_000))[1]);
-    stray.push(pid);
     await sleep(500);
     const sentAt = Date.now();
     const exited = new Promise<number | null>((resolve) => record.once('exit', (code) => resolve(code)));

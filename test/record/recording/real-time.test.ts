@@ -11,11 +11,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openProfile } from '../../lib/formats/index';
-import { aggregate } from '../../lib/query/aggregate';
-import { ProfileReader } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../support/build';
-import { SLOWDOWN } from '../shared';
+import { openProfile } from '../../../lib/formats/index';
+import { aggregate } from '../../../lib/query/aggregate';
+import { ProfileReader } from '../../../lib/tachyon/index';
+import { compileBuild, type Build } from '../../support/build';
+import { SLOWDOWN } from '../../shared';
 
 describe('a recording written as pprof and speedscope keeps its real time', () => {
   let build: Build;

@@ -10,10 +10,10 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/v8/index';
-import { TickList } from '../support/model';
-import { ChunkIngester } from '../../lib/record/writer/index';
-import { HarvestEncoder, sampleLines, samplesInTimeOrder } from '../../lib/record/wire/index';
+import type { CpuProfile } from '../../../lib/v8/index';
+import { TickList } from '../../support/model';
+import { ChunkIngester } from '../../../lib/record/writer/index';
+import { HarvestEncoder, sampleLines, samplesInTimeOrder } from '../../../lib/record/wire/index';
 
 /** sampleLines over a chunk's samples in time order. */
 function linesOf(
@@ -22,7 +22,7 @@ function linesOf(
 ): Uint32Array {
   return sampleLines(chunk.samples, samplesInTimeOrder(chunk).order, lineTicks);
 }
-import { repoRoot } from '../shared';
+import { repoRoot } from '../../shared';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-lines-'));

@@ -8,12 +8,12 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { infoLines } from '../../lib/cli/commands/info';
-import { openProfiles } from '../../lib/fleet/index';
-import { findRecordedBy } from '../../lib/recorded-by';
-import { ProfileReader } from '../../lib/tachyon/index';
-import { repoRoot } from '../shared';
-import { samplesOf } from '../support/model';
+import { infoLines } from '../../../lib/cli/commands/info';
+import { openProfiles } from '../../../lib/fleet/index';
+import { findRecordedBy } from '../../../lib/recorded-by';
+import { ProfileReader } from '../../../lib/tachyon/index';
+import { repoRoot } from '../../shared';
+import { samplesOf } from '../../support/model';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-identity-'));

@@ -1,0 +1,58 @@
+/**
+ * Reading a Tachyon file for the resource-bound tests (test/fuzz/*-bounds): in a child process that
+ * owns nothing else, so that its peak RSS is the reader's (test/fuzz/child/read-profile.cjs), or in
+ * this process with the ProfpackError code as the outcome. Both on every backend the process has.
+ */
+import * as path from 'node:path';
+import { backend } from '../../lib/backend';
+import { isProfpackError } from '../../lib/errors';
+import { ProfileReader, type Sample } from '../../lib/tachyon/index';
+import { repoRoot } from '../shared';
+import { childJson } from './child';
+
+export const readerBackends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
+
+/** The child's one JSON line: the outcome, and its peak RSS (KiB) before opening and after replaying. */
+export interface ChildRead {
+  ok: boolean;
+  code?: string;
+  name?: string;
+  samples?: number;
+  ms: number;
+  rssBeforeKb: number;
+  peakRssKb: number;
+}
+
+export function readInChild(file: string, which: string, maxDecompressedSize?: number): ChildRead {
+  const args = [path.join(repoRoot, 'test', 'fuzz', 'child', 'read-profile.cjs'), file, which];
+  if (maxDecompressedSize !== undefined) args.push(String(maxDecompressedSize));
+  // --max-old-space-size keeps a runaway JS heap from taking the machine with it.
+  return childJson<ChildRead>(['--max-old-space-size=512', ...args]);
+}
+
+/**
+ * Opens and replays in this process, handing each sample to `each`: the ProfpackError code or 'ok',
+ * the samples replayed before it, and the time taken. Any other error is thrown.
+ */
+export function readHere(
+  bytes: Uint8Array,
+  which: 'native' | 'js',
+  options: Record<string, unknown> = {},
+  each: (sample: Sample) => void = () => {},
+): { code: string; ms: number; samples: number } {
+  const t0 = performance.now();
+  let samples = 0;
+  let code = 'ok';
+  try {
+    const reader = ProfileReader.fromBuffer(bytes, { ...options, backend: which });
+    for (const sample of reader.samples()) {
+      each(sample);
+      samples++;
+    }
+    reader.close();
+  } catch (err) {
+    if (!isProfpackError(err)) throw err;
+    code = err.code;
+  }
+  return { code, ms: performance.now() - t0, samples };
+}
