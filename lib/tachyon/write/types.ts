@@ -1,7 +1,7 @@
 /** ProfileWriter's public types: its options, CPython's input shapes, the fast path's tick, its stats. */
 import type { StackCoding } from '../v2/index';
 
-import type { ProfilingModeName } from '../format';
+import type { ProfilingModeName, RecordCounts } from '../format';
 export type { ProfilingModeName } from '../format';
 export interface ProfileWriterOptions {
   /** Header sample_interval_us (u64). */
@@ -114,14 +114,8 @@ export interface StackTick {
 }
 
 /** CPython's BinaryWriter.get_stats(). */
-export interface WriterStats {
-  repeatRecords: number;
-  repeatSamples: number;
-  fullRecords: number;
-  suffixRecords: number;
-  popPushRecords: number;
-  totalRecords: number;
-  totalSamples: number;
+/** The records written, counted as a reader's replay counts them (RecordCounts), and what the writer saved. */
+export interface WriterStats extends RecordCounts {
   totalFramesWritten: number;
   framesSaved: number;
   /** Record bytes before compression (header and tables excluded), as CPython counts them. */
