@@ -99,8 +99,8 @@ export function probeHeapSampler(env: NodeJS.ProcessEnv = process.env, root: str
       process.dlopen(mod, path.join(root, file));
       return { kind: 'native', reason: undefined, addon: mod.exports };
     } catch (err) {
-      // E.g. a source build for another Node major (its module version differs), or a damaged file.
-      const message = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+      // E.g. a build for another Node major: Node's message names both module versions over several lines.
+      const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
       reasons.push(`${prebuilt ? 'the prebuilt' : 'the source build'} ${file} exists but did not load: ${message}`);
     }
   }
