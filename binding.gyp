@@ -32,7 +32,8 @@
           "type": "shared_library",
           "product_prefix": "",
           "product_extension": "v8heap",
-          "sources": ["native/heap/heap_sampler.cc"],
+          # glibc_compat: the static libstdc++'s two symbols newer than glibc 2.28, as in the N-API addon.
+          "sources": ["native/heap/heap_sampler.cc", "native/platform/glibc_compat.cc"],
           # The C++ standard is node-gyp's for the headers' Node (gnu++17 for 20, gnu++20 from 22: V8's headers need it).
           "cflags_cc": ["-O2", "-fvisibility=hidden", "-Wno-cast-function-type"],
           "xcode_settings": {

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The shipped package, as users get it:
-#  1. npm run prebuilds (linux-x64 and linux-arm64, glibc <= 2.28; win32-x64,
-#     only Windows system DLLs and node.exe imported), npm pack: the tarball
-#     holds the three prebuilds and no build/ (scripts/win-smoke.sh runs the
+#  1. npm run prebuilds (linux-x64 and linux-arm64, glibc <= 2.28, with the
+#     heap sampler per Node major; win32-x64, only Windows system DLLs and
+#     node.exe imported), npm pack: the tarball holds the prebuilds and no build/ (scripts/win-smoke.sh runs the
 #     win32 one under Wine);
 #  2. installed with --ignore-scripts into an empty folder it loads the
 #     prebuilt addon on x64 and, under qemu-user, on arm64, and the installed
-#     CLI records and reads back;
+#     CLI records and reads back; the heap sampler's probe picks the prebuilt
+#     V8 addon (scripts/prebuild-heap.sh) on Node 20, 22, 24 and 26 for x64
+#     and on Node 24 for arm64, and the CLI records the heap with it;
 #  3. with the prebuilds removed and no compiler (cc, c++, make fail), npm
 #     install still succeeds and the library reads, converts and records on
 #     the pure-JS twin, with one warning.
@@ -15,8 +17,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+heap_nodes=$(bash scripts/prebuild-heap.sh --majors)
 if [ "${PACK_CHECK_PREBUILT:-0}" = 1 ]; then
-  bash scripts/glibc-check.sh prebuilds/linux-*/*.node
+  bash scripts/glibc-check.sh prebuilds/linux-*/*.node prebuilds/linux-*/heap-node*.v8heap
   bash scripts/dll-check.sh prebuilds/win32-x64/profpack.node
 else
   npm run prebuilds
@@ -27,7 +30,12 @@ trap 'rm -rf "$work" "$root/$tarball"' EXIT
 
 echo "== pack-check: tarball contents"
 tar -tzf "$tarball" >"$work/contents.txt"
-for prebuild in package/prebuilds/linux-x64/profpack.glibc.node package/prebuilds/linux-arm64/profpack.glibc.node package/prebuilds/win32-x64/profpack.node; do
+heap_prebuilds=()
+for arch in x64 arm64; do
+  for major in $heap_nodes; do heap_prebuilds+=("package/prebuilds/linux-$arch/heap-node$major.v8heap"); done
+done
+for prebuild in package/prebuilds/linux-x64/profpack.glibc.node package/prebuilds/linux-arm64/profpack.glibc.node \
+  package/prebuilds/win32-x64/profpack.node "${heap_prebuilds[@]}"; do
   grep -qx "$prebuild" "$work/contents.txt" || { echo "pack-check: the tarball lacks $prebuild"; exit 1; }
 done
 if grep -q '^package/build/' "$work/contents.txt"; then echo "pack-check: the tarball must not ship build/"; exit 1; fi
@@ -56,9 +64,38 @@ PROFPACK_BACKEND=native node load.js
 grep -q packCheckSpin top.txt || { echo "pack-check: the installed CLI's recording lacks the spinning function"; exit 1; }
 echo "pack-check: the installed CLI records and reads back"
 
+echo "== pack-check: the installed package's heap sampler is its prebuilt V8 addon on Node $heap_nodes (x64)"
+# Asked of the library's own probe (dist/record/heap, beside the public entry): it loads the prebuild for
+# the Node that runs it, and says why when it falls back to the inspector.
+cat >heap.js <<'EOF'
+const path = require('node:path');
+const installed = path.dirname(require.resolve('profpack/package.json'));
+const { heapSamplerChoice } = require(path.join(installed, 'dist', 'record', 'heap', 'index.js'));
+const choice = heapSamplerChoice();
+const where = `${process.platform}-${process.arch}, Node ${process.version}`;
+if (choice.kind !== 'native') throw new Error(`${where}: the heap sampler is the inspector: ${choice.reason}`);
+const major = Number(process.versions.node.split('.')[0]);
+if (choice.addon.nodeMajor !== major) throw new Error(`${where}: the heap addon is for ${choice.addon.nodeMajor}`);
+const file = `prebuilds/${process.platform}-${process.arch}/heap-node${major}.v8heap`;
+console.log(`pack-check: ${where}: the heap sampler is native (${file})`);
+EOF
+host_major=$(node -p 'process.versions.node.split(".")[0]')
+for major in $heap_nodes; do
+  node_bin=node
+  [ "$major" = "$host_major" ] || node_bin=$(bash "$root/scripts/node-bin.sh" linux-x64 "$major")
+  "$node_bin" heap.js
+done
+# The installed CLI records the heap with it (PROFPACK_HEAP_SAMPLER=native: the recording fails without it).
+hoard="const kept = []; function packCheckHoard() { for (let i = 0; i < 2000; i++) kept.push(Array(1000).fill(i)); }"
+PROFPACK_HEAP_SAMPLER=native ./node_modules/.bin/profpack record --heap --compression none --out heap.tach -- \
+  node -e "$hoard packCheckHoard();"
+./node_modules/.bin/profpack top heap.tach --sample-type inuse_space -n 3 | tee heap-top.txt
+grep -q packCheckHoard heap-top.txt || { echo "pack-check: the heap recording lacks packCheckHoard"; exit 1; }
+
 if [ "${PACK_CHECK_ARM64:-1}" != 0 ]; then
-  echo "== pack-check: the same folder on arm64 (qemu-user)"
+  echo "== pack-check: the same folder on arm64 (qemu-user): the addon, and the heap sampler on Node 24"
   PROFPACK_BACKEND=native bash "$root/scripts/qemu-arm64.sh" "$work/native" load.js
+  bash "$root/scripts/qemu-arm64.sh" "$work/native" heap.js
 fi
 
 echo "== pack-check: no prebuild, no compiler: npm install succeeds, the JS twin runs"

@@ -3,8 +3,10 @@
 # prebuilds/<platform>-<arch>/profpack.glibc.node (node-gyp-build's names;
 # N-API, so one file serves every Node >= 20), then checks that each needs
 # glibc <= 2.28 (scripts/glibc-check.sh). arm64 is cross-compiled with
-# Debian's g++-aarch64-linux-gnu, installed here when missing. Then the
-# win32-x64 addon (scripts/prebuild-win.sh: mingw-w64, checked with dll-check.sh).
+# Debian's g++-aarch64-linux-gnu, installed here when missing. Then the heap
+# sampler's V8 addon, one per Node major and arch (scripts/prebuild-heap.sh:
+# prebuilds/linux-<arch>/heap-node<major>.v8heap), and the win32-x64 addon
+# (scripts/prebuild-win.sh: mingw-w64, checked with dll-check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v aarch64-linux-gnu-g++ >/dev/null; then
@@ -18,4 +20,5 @@ CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ LINK=aarch64-linux-gnu-g++ AR
 npx prebuildify --napi --strip --tag-libc --arch x64
 ls -l prebuilds/*/
 bash scripts/glibc-check.sh prebuilds/linux-*/*.node
+bash scripts/prebuild-heap.sh
 bash scripts/prebuild-win.sh

@@ -6,8 +6,11 @@
  *
  * The addon uses V8's own API, which is not ABI-stable, so it is built per
  * Node major (binding.gyp's profpack_heap target, a `.v8heap` file beside the
- * N-API addon, which node-gyp-build never picks up): a build for another
- * Node fails to load here, and the inspector path stays. Unlike the main
+ * N-API addon, which node-gyp-build never picks up; the npm package carries
+ * prebuilds/linux-<arch>/heap-node<major>.v8heap for the majors
+ * scripts/prebuild-heap.sh builds): a build for another Node fails to load
+ * here, and the inspector path stays, its reason naming the file that did
+ * not load or the prebuild that is missing. Unlike the main
  * addon, PROFPACK_BACKEND=native does not make its absence an error: it is an
  * optimisation of one path, missing on Windows and on Nodes without a build.
  * PROFPACK_HEAP_SAMPLER=inspector|native forces one path (benches, diagnosis;
@@ -59,17 +62,20 @@ export interface HeapSamplerChoice {
   addon: NativeHeapSampler | undefined;
 }
 
-/** Where a build of the addon may be: a source build's, then a per-Node prebuild's. */
-function candidates(): string[] {
+/** Where a build of the addon may be, under the package root: a source build's, then this Node major's prebuild. */
+function candidates(): { file: string; prebuilt: boolean }[] {
   const major = process.versions.node.split('.')[0];
   return [
-    path.join(packageRoot, 'build', 'Release', 'profpack_heap.v8heap'),
-    path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, `heap-node${major}.v8heap`),
+    { file: path.join('build', 'Release', 'profpack_heap.v8heap'), prebuilt: false },
+    { file: path.join('prebuilds', `${process.platform}-${process.arch}`, `heap-node${major}.v8heap`), prebuilt: true },
   ];
 }
 
-/** The choice for these environment variables (heapSamplerChoice() keeps this process's). */
-export function probeHeapSampler(env: NodeJS.ProcessEnv = process.env): HeapSamplerChoice {
+/**
+ * The choice for these environment variables (heapSamplerChoice() keeps this process's), looking for the addon
+ * under `root` (the package's own folder; tests point it at a copy).
+ */
+export function probeHeapSampler(env: NodeJS.ProcessEnv = process.env, root: string = packageRoot): HeapSamplerChoice {
   const forced = (env.PROFPACK_HEAP_SAMPLER ?? '').trim().toLowerCase();
   if (forced !== '' && forced !== 'auto' && forced !== 'native' && forced !== 'inspector')
     throw new ProfpackError(`PROFPACK_HEAP_SAMPLER must be "native", "inspector" or "auto", not "${forced}"`, {
@@ -82,18 +88,23 @@ export function probeHeapSampler(env: NodeJS.ProcessEnv = process.env): HeapSamp
   if (backend === 'js' && forced !== 'native')
     return { kind: 'inspector', reason: 'forced by PROFPACK_BACKEND=js', addon: undefined };
   const reasons: string[] = [];
-  for (const file of candidates()) {
-    if (!fs.existsSync(file)) continue;
+  for (const { file, prebuilt } of candidates()) {
+    if (!fs.existsSync(path.join(root, file))) {
+      // A missing source build is the usual install (no compiler); a missing prebuild means none for this Node.
+      if (prebuilt) reasons.push(`no prebuilt heap sampler for Node ${process.versions.node} (no ${file})`);
+      continue;
+    }
     try {
       const mod = { exports: {} as NativeHeapSampler };
-      process.dlopen(mod, file);
+      process.dlopen(mod, path.join(root, file));
       return { kind: 'native', reason: undefined, addon: mod.exports };
     } catch (err) {
-      // A build for another Node major: its module version does not match.
-      reasons.push(`${path.basename(file)}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+      // E.g. a build for another Node major: Node's message names both module versions over several lines.
+      const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+      reasons.push(`${prebuilt ? 'the prebuilt' : 'the source build'} ${file} exists but did not load: ${message}`);
     }
   }
-  const reason = reasons.length > 0 ? reasons.join('; ') : `no heap sampler addon for Node ${process.versions.node}`;
+  const reason = reasons.join('; ');
   if (forced === 'native')
     throw new ProfpackError(`PROFPACK_HEAP_SAMPLER=native but the heap sampler addon did not load: ${reason}`, {
       code: ErrorCode.NATIVE_UNAVAILABLE,
