@@ -12,7 +12,14 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LIMIT_CHECK_MS } from '../../lib/record/heap/limit';
+import fc from 'fast-check';
+import {
+  HeapLimitWatcher,
+  LIMIT_CHECK_MS,
+  NEAR_LIMIT_LAST_STAND,
+  NEAR_LIMIT_MIN_STEP,
+  NEAR_LIMIT_POLL_SHARE,
+} from '../../lib/record/heap/limit';
 import { DEFAULT_NEAR_LIMIT_RATIO } from '../../lib/record/heap/options';
 
 const probe = path.join(__dirname, '..', 'fixtures', 'heap', 'near-limit-probe.js');
@@ -60,4 +67,43 @@ describe('the near-limit trigger fires before V8 aborts', () => {
     },
     120_000,
   );
+});
+
+describe('HeapLimitWatcher.nearPollDue', () => {
+  const share = fc.double({ min: 0, max: 1.3, noNaN: true });
+  const ms = fc.double({ min: 0, max: 10_000, noNaN: true });
+
+  it('polls a climbing heap, never one that stands still under the last stand, never faster than 5x a poll', () => {
+    fc.assert(
+      fc.property(share, share, share, share, ms, ms, (now, atLastPoll, oldNow, oldAtLastPoll, since, cost) => {
+        const due = HeapLimitWatcher.nearPollDue(
+          { now, atLastPoll },
+          { now: oldNow, atLastPoll: oldAtLastPoll },
+          since,
+          cost,
+        );
+        if (since < cost * NEAR_LIMIT_POLL_SHARE) expect(due).toBe(false);
+        else if (now >= NEAR_LIMIT_LAST_STAND) expect(due).toBe(true);
+        else if (oldNow <= oldAtLastPoll) expect(due).toBe(false);
+        else if (oldNow >= oldAtLastPoll + Math.max(NEAR_LIMIT_MIN_STEP, (1 - atLastPoll) / 16)) expect(due).toBe(true);
+      }),
+    );
+  });
+
+  it('takes a bounded number of polls for a climb from the ratio to the last stand, however often it looks', () => {
+    // A heap whose old spaces climb from 85 % to 99.9 % in 100,000 looks, the whole use 5 % above them.
+    let polls = 0;
+    let atLastPoll = { now: 0, old: 0 };
+    for (let look = 0; look <= 100_000; look++) {
+      const old = 0.85 + (0.149 * look) / 100_000;
+      const use = { now: old + 0.05 > 0.999 ? 0.999 : old + 0.05, atLastPoll: atLastPoll.now };
+      if (HeapLimitWatcher.nearPollDue(use, { now: old, atLastPoll: atLastPoll.old }, 1000, 0)) {
+        polls++;
+        atLastPoll = { now: use.now, old };
+      }
+    }
+    // Steps of 1/16 of the headroom, at least 0.25 % of the limit: ~40 of them, not a poll per look.
+    expect(polls).toBeGreaterThan(10);
+    expect(polls).toBeLessThan(80);
+  });
 });

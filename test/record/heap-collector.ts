@@ -1,5 +1,6 @@
 /** A HeapEventSink for tests: every event kept, sizes summed by the functions on each allocation's stack. */
 import type { HeapAllocationBatch, HeapEventSink, HeapFreeBatch, HeapRecordingInfo } from '../../lib/record/heap/index';
+import { unsampledWeight } from '../../lib/profile/index';
 
 export interface CollectedAllocation {
   size: number;
@@ -41,13 +42,18 @@ export class HeapCollector implements HeapEventSink {
     for (const ordinal of batch.ordinals) this.freed.set(ordinal, batch.timeUs);
   }
 
-  /** Bytes by the first of `names` found on each allocation's stack (innermost first); `live`: not freed. */
-  bytesBy(names: readonly string[], live: boolean): Map<string, number> {
+  /**
+   * Bytes by the first of `names` found on each allocation's stack (innermost first); `live`: not freed;
+   * `unsampled`: each size scaled by 1/p as inuse_space reads it, else the sampled sizes.
+   */
+  bytesBy(names: readonly string[], live: boolean, unsampled = false): Map<string, number> {
+    const interval = this.info?.intervalBytes ?? 0;
     const out = new Map<string, number>([...names, '(other)'].map((n) => [n, 0]));
     for (const [ordinal, a] of this.allocated) {
       if (live && this.freed.has(ordinal)) continue;
       const site = a.functions.find((f) => names.includes(f)) ?? '(other)';
-      out.set(site, (out.get(site) ?? 0) + a.size);
+      const bytes = unsampled ? unsampledWeight(a.size, interval).bytes : a.size;
+      out.set(site, (out.get(site) ?? 0) + bytes);
     }
     return out;
   }

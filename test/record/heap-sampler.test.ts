@@ -4,6 +4,7 @@
  * stack numbering, which keeps V8's node ids across polls.
  */
 import * as fs from 'node:fs';
+import * as inspector from 'node:inspector';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import {
   type SamplingHeapNode,
 } from '../../lib/record/heap/index';
 import { ErrorCode } from '../../lib/errors';
+import { postSync } from '../../lib/v8/index';
 
 const addonFile = path.join(__dirname, '..', '..', 'build', 'Release', 'profpack_heap.v8heap');
 
@@ -208,5 +210,35 @@ describe('both samplers in this process', () => {
     } finally {
       sampler.dispose();
     }
+  });
+});
+
+describe("another profiler restarting V8's sampling heap profiler", () => {
+  it('ends the inspector path with a coded error rather than reading a fresh profile as frees and births', () => {
+    const sampler = new HeapSampler(64 * 1024, { kind: 'inspector', reason: 'test', addon: undefined });
+    const kept: number[][] = [];
+    try {
+      for (let i = 0; i < 2000; i++) kept.push(new Array(1250).fill(i + 0.5));
+      expect(sampler.poll()!.ordinals.length).toBeGreaterThan(50);
+      // A second session shares V8's one profiler: its stop ends the sampling for both, its start begins anew.
+      const other = new inspector.Session();
+      other.connect();
+      postSync(other, 'HeapProfiler.enable');
+      postSync(other, 'HeapProfiler.stopSampling');
+      postSync(other, 'HeapProfiler.startSampling', { samplingInterval: 64 * 1024 });
+      for (let i = 0; i < 2000; i++) kept.push(new Array(1250).fill(i + 0.5));
+      let failure: { code?: string; message?: string } = {};
+      try {
+        sampler.poll();
+      } catch (err) {
+        failure = err as { code?: string; message?: string };
+      }
+      expect(failure).toMatchObject({ code: ErrorCode.RECORD_FAILED, message: expect.stringContaining('restarted') });
+      postSync(other, 'HeapProfiler.stopSampling');
+      other.disconnect();
+    } finally {
+      sampler.dispose();
+    }
+    expect(kept.length).toBe(4000);
   });
 });

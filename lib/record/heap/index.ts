@@ -19,7 +19,7 @@ export {
   type HeapSamplerKind,
   type NativeHeapSampler,
 } from './probe';
-export { HeapLimitWatcher, LIMIT_CHECK_MS, NEAR_LIMIT_MIN_POLL_MS, maxOldSpaceFlagMb, oldGenerationUse } from './limit';
+export { HeapLimitWatcher, LIMIT_CHECK_MS, maxOldSpaceFlagMb, oldGenerationUse } from './limit';
 export {
   checkHeapOptions,
   HEAP_POLLS,

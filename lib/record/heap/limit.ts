@@ -2,8 +2,9 @@
  * Near out-of-memory. V8 aborts the process when a GC cannot get the old
  * space under its limit: no 'exit' handler runs, so whatever heap events were
  * not yet on the pipe are lost. Once the heap's use (oldGenerationUse) passes
- * `ratio` of its limit the recorder polls at once and then often, so that the writer process
- * holds the events of the allocations that led to the end.
+ * `ratio` of its limit the recorder polls at once, and again at each check that
+ * finds the use a step higher than at the last poll (nearPollDue), so that the
+ * writer process holds the events of the allocations that led to the end.
  */
 import * as v8 from 'node:v8';
 
@@ -12,13 +13,24 @@ import * as v8 from 'node:v8';
  * hoarding fills 10 % of a 64 MB heap in 100 ms.
  */
 export const LIMIT_CHECK_MS = 50;
-/** The fastest poll pace near the limit. */
-export const NEAR_LIMIT_MIN_POLL_MS = 100;
 /**
  * Near the limit a poll may take at most 1/this of the time: a huge live set must not turn the recorder into the
  * load.
  */
-const NEAR_LIMIT_POLL_SHARE = 5;
+export const NEAR_LIMIT_POLL_SHARE = 5;
+/**
+ * Near the limit a check polls once the use has climbed this share of the headroom left at the last poll (or
+ * NEAR_LIMIT_MIN_STEP of the limit, if more) above the use then: a heap climbing to the abort is polled at every
+ * check, one that sits near the limit is left to the ordinary pace.
+ */
+export const NEAR_LIMIT_HEADROOM_STEP = 1 / 16;
+/**
+ * From this use on V8 is past what it could promote: it runs mark-compacts instead of scavenges until one fails.
+ * New objects then stay young and the old spaces stand still, so a check polls whatever they do.
+ */
+export const NEAR_LIMIT_LAST_STAND = 1;
+/** 0.25 % of a 64 MB limit is one old-space page (256 KB), ~20 ms of hoarding at 8 MB/s; of 4 GB, 10 MB. */
+export const NEAR_LIMIT_MIN_STEP = 0.0025;
 
 /** `--max-old-space-size` (MB) as the process was started with it, from its argv or NODE_OPTIONS. */
 export function maxOldSpaceFlagMb(
@@ -48,15 +60,21 @@ export function maxOldSpaceFlagMb(
  * heap_size_limit adds the young generation's reserve to the old limit (Node 20: 48 MB, Node 24: 192 MB),
  * most of it next to a small --max-old-space-size: so the limit is the flag when given, else heap_size_limit.
  */
-export function oldGenerationUse(flagMb = maxOldSpaceFlagMb()): { usedBytes: number; limitBytes: number } {
-  let usedBytes = 0;
+export function oldGenerationUse(flagMb = maxOldSpaceFlagMb()): {
+  usedBytes: number;
+  limitBytes: number;
+  /** The old spaces' committed bytes alone: they only climb as a hoard grows, the young capacity may shrink. */
+  oldBytes: number;
+} {
+  let youngBytes = 0;
+  let oldBytes = 0;
   for (const space of v8.getHeapSpaceStatistics()) {
-    if (space.space_name === 'new_space') usedBytes += space.space_used_size + space.space_available_size;
-    else if (space.space_name.startsWith('new_')) usedBytes += space.space_used_size;
-    else if (space.space_name !== 'read_only_space') usedBytes += space.space_size;
+    if (space.space_name === 'new_space') youngBytes += space.space_used_size + space.space_available_size;
+    else if (space.space_name.startsWith('new_')) youngBytes += space.space_used_size;
+    else if (space.space_name !== 'read_only_space') oldBytes += space.space_size;
   }
   const limitBytes = flagMb !== undefined ? flagMb * 1024 * 1024 : v8.getHeapStatistics().heap_size_limit;
-  return { usedBytes, limitBytes };
+  return { usedBytes: oldBytes + youngBytes, limitBytes, oldBytes };
 }
 
 export class HeapLimitWatcher {
@@ -67,24 +85,45 @@ export class HeapLimitWatcher {
 
   /** oldGenerationUse over its limit, 0..1 (about 1 when V8 gives up). */
   usage(): number {
-    const { usedBytes, limitBytes } = oldGenerationUse(this.flagMb);
-    return limitBytes > 0 ? usedBytes / limitBytes : 0;
+    return this.read().usage;
   }
 
-  /** `crossed`: the use has just passed the ratio (again, if it had dropped below). */
-  check(): { crossed: boolean; near: boolean } {
-    const near = this.usage() >= this.ratio;
+  private read(): { usage: number; oldUsage: number } {
+    const { usedBytes, limitBytes, oldBytes } = oldGenerationUse(this.flagMb);
+    if (!(limitBytes > 0)) return { usage: 0, oldUsage: 0 };
+    return { usage: usedBytes / limitBytes, oldUsage: oldBytes / limitBytes };
+  }
+
+  /**
+   * `crossed`: the use has just passed the ratio (again, if it had dropped below); `usage` as usage() reads it,
+   * `oldUsage` the old spaces' share alone.
+   */
+  check(): { crossed: boolean; near: boolean; usage: number; oldUsage: number } {
+    const { usage, oldUsage } = this.read();
+    const near = usage >= this.ratio;
     const crossed = near && !this.near;
     this.near = near;
-    return { crossed, near };
+    return { crossed, near, usage, oldUsage };
   }
 
   get isNear(): boolean {
     return this.near;
   }
 
-  /** The poll pace near the limit, given what the last poll cost. */
-  static pollMs(lastPollCostMs: number): number {
-    return Math.max(NEAR_LIMIT_MIN_POLL_MS, Math.ceil(lastPollCostMs * NEAR_LIMIT_POLL_SHARE));
+  /**
+   * Whether a check near the limit polls: the old spaces have climbed a step above their share just after the last
+   * poll (`climb`, the share then and now; see NEAR_LIMIT_HEADROOM_STEP, the headroom being the whole use's), or the
+   * use is past NEAR_LIMIT_LAST_STAND; and the last poll's cost has been paid NEAR_LIMIT_POLL_SHARE times over since.
+   * The whole use is no measure of the climb: near the abort V8 shrinks the young generation as the old one grows.
+   */
+  static nearPollDue(
+    use: { now: number; atLastPoll: number },
+    climb: { now: number; atLastPoll: number },
+    sinceLastPollMs: number,
+    lastPollCostMs: number,
+  ): boolean {
+    const step = Math.max(NEAR_LIMIT_MIN_STEP, (1 - use.atLastPoll) * NEAR_LIMIT_HEADROOM_STEP);
+    const pressed = use.now >= NEAR_LIMIT_LAST_STAND || climb.now >= climb.atLastPoll + step;
+    return pressed && sinceLastPollMs >= lastPollCostMs * NEAR_LIMIT_POLL_SHARE;
   }
 }

@@ -30,6 +30,11 @@
  * Polls asked for directly (harvest(), the last one at stop) and those near
  * the heap limit always run; on the native sampler the direct ones collect
  * the garbage first (one full GC), so that what is live at the end is exact.
+ * Near the limit (limit.ts) a check every LIMIT_CHECK_MS harvests at once when
+ * the use has climbed a step since the last poll, at most once per five times
+ * the last poll's cost; a heap that sits near the limit without climbing gets
+ * only the timed polls, paced as anywhere else. A near poll forces no GC: V8
+ * is collecting often enough by then.
  */
 import { HeapLimitWatcher, LIMIT_CHECK_MS } from './limit';
 import type { HeapOptions } from './options';
@@ -93,10 +98,11 @@ function processCpuUs(): number {
 export class HeapRecorder {
   private readonly sampler: HeapSampler;
   private readonly watcher: HeapLimitWatcher;
-  private lastCostMs = 0;
   private disposed = false;
   /** Set while drive()'s timer harvests: those polls are paced (unless options.polls is 'harvest'). */
   private timed = false;
+  /** Set while a near-limit check harvests: not paced, no forced GC. */
+  private urgent = false;
   private readonly paced: boolean;
   private readonly shares: PollShares;
   private lastPollCpuUs = 0;
@@ -104,7 +110,10 @@ export class HeapRecorder {
   private cpuAtLastPollUs = processCpuUs();
   private wallAtLastPollUs = wallUs();
   private heapUsageAtLastPoll = 0;
+  private oldUsageAtLastPoll = 0;
   polls = 0;
+  /** Harvests a near-limit check started. */
+  nearPolls = 0;
   /** Timed polls left out by the pacing. */
   skipped = 0;
   /** Allocation and free events sent. */
@@ -129,7 +138,7 @@ export class HeapRecorder {
 
   poll(): void {
     if (this.disposed) return;
-    if (this.timed && this.paced && !this.watcher.isNear) {
+    if (this.timed && this.paced && !this.urgent) {
       const pace = {
         cpuSinceUs: processCpuUs() - this.cpuAtLastPollUs,
         lastCpuUs: this.lastPollCpuUs,
@@ -146,16 +155,18 @@ export class HeapRecorder {
     try {
       const cpuBefore = processCpuUs();
       const wallBefore = wallUs();
-      // A timed poll on the native sampler leaves the garbage to V8; one asked for directly sees exactly the live.
+      // A timed (or near-limit) poll on the native sampler leaves the garbage to V8; one asked for directly sees
+      // exactly the live.
       const poll = this.sampler.poll(!this.timed);
       this.cpuAtLastPollUs = processCpuUs();
       this.wallAtLastPollUs = wallUs();
       this.lastPollCpuUs = this.cpuAtLastPollUs - cpuBefore;
       this.lastPollWallUs = this.wallAtLastPollUs - wallBefore;
-      this.heapUsageAtLastPoll = this.watcher.usage();
+      const { usage, oldUsage } = this.watcher.check();
+      this.heapUsageAtLastPoll = usage;
+      this.oldUsageAtLastPoll = oldUsage;
       if (poll === undefined) return;
       this.polls++;
-      this.lastCostMs = poll.costMs;
       if (poll.ordinals.length === 0 && poll.freed.length === 0 && poll.shortLived === 0) return;
       this.events += poll.ordinals.length + poll.freed.length;
       this.send(encodeHeapFrame(poll, this.threadId, this.sampler.numbers));
@@ -165,35 +176,46 @@ export class HeapRecorder {
     }
   }
 
-  /** The harvest pace: `normalMs`, or faster near the heap limit, never so fast that polling is most of the work. */
-  harvestMs(normalMs: number): number {
-    return this.watcher.isNear ? Math.min(normalMs, HeapLimitWatcher.pollMs(this.lastCostMs)) : normalMs;
+  /** Whether a check that found this use near the limit harvests now (limit.ts, nearPollDue). */
+  private nearPollDue(usage: number, oldUsage: number): boolean {
+    const use = { now: usage, atLastPoll: this.heapUsageAtLastPoll };
+    const climb = { now: oldUsage, atLastPoll: this.oldUsageAtLastPoll };
+    const sinceMs = (wallUs() - this.wallAtLastPollUs) / 1000;
+    return HeapLimitWatcher.nearPollDue(use, climb, sinceMs, this.lastPollWallUs / 1000);
   }
 
   /**
-   * Runs `harvest` every `normalMs` (harvestMs() near the limit), and at once
-   * when the old generation passes the ratio (checked every LIMIT_CHECK_MS).
+   * Runs `harvest` every `normalMs`, and at once when a check (every
+   * LIMIT_CHECK_MS) finds the heap near its limit and climbing (nearPollDue).
    * Returns the function that stops both timers. The timers never keep the program alive.
    */
   drive(harvest: () => void, normalMs: number): () => void {
     let timer: NodeJS.Timeout | undefined;
     let stopped = false;
+    const run = (urgent: boolean): void => {
+      this.timed = true;
+      this.urgent = urgent;
+      try {
+        harvest();
+      } finally {
+        this.timed = false;
+        this.urgent = false;
+      }
+    };
     const schedule = (): void => {
       timer = setTimeout(() => {
-        this.timed = true;
-        try {
-          harvest();
-        } finally {
-          this.timed = false;
-        }
+        run(false);
         if (!stopped) schedule();
-      }, this.harvestMs(normalMs));
+      }, normalMs);
       timer.unref();
     };
     const watch = setInterval(() => {
-      if (stopped || !this.watcher.check().crossed) return;
+      if (stopped) return;
+      const { near, usage, oldUsage } = this.watcher.check();
+      if (!near || !this.nearPollDue(usage, oldUsage)) return;
       clearTimeout(timer);
-      harvest();
+      this.nearPolls++;
+      run(true);
       if (!stopped) schedule();
     }, LIMIT_CHECK_MS);
     watch.unref();

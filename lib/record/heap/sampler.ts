@@ -186,6 +186,14 @@ export class HeapSampler {
     if (profile === undefined) return undefined;
     const timeUs = monotonicUs();
     const diff = diffSamples(this.live, profile.ordinals);
+    // V8 keeps one sampling heap profiler per isolate, shared by every inspector session and its C++ API: another
+    // profiler in this thread that stops it and starts it again restarts its ordinals at 1, under the live set's
+    // (an inspector poll then saw 0 samples of a 100 MB hoard). Its samples are no longer this recording's.
+    const reborn = diff.born.length > 0 && profile.ordinals[diff.born[0]!]! <= this.live.maxOrdinal;
+    if (reborn)
+      throw new ProfpackError("V8's sampling heap profiler was restarted by another profiler in this thread", {
+        code: ErrorCode.RECORD_FAILED,
+      });
     this.live = diff.live;
     const stackOfNode = this.numbers.numberFlat(profile);
     const born = diff.born;
