@@ -8,7 +8,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 export function checkCpu(cpu: unknown, heap: boolean, workers: boolean): boolean {
   const value = cpu ?? true;
   if (typeof value !== 'boolean')
-    throw new ProfpackError(`cpu must be true or false, not ${String(value)}`, {
+    throw new ProfpackError(`cpu must be true or false, not a value of type ${typeof value}`, {
       code: ErrorCode.INVALID_ARGUMENT,
       expected: 'a boolean',
     });
