@@ -8,13 +8,12 @@
 // - compare: every tool at one interval (BENCH_HEAP_INTERVAL, default: the
 //   recorder's default) on each workload, profpack (V8's API sampler, and once
 //   the inspector's, lib/record/heap/probe.ts) with CPU sampling at 1 ms
-//   (its default) and with CPU sampling all but off (--interval-us 2^31-1: V8's
-//   CPU profiler still runs, ticking once per 35 minutes; the recorder has no
-//   heap-only mode), and profpack without --heap (the floor of its --heap rows),
+//   (its default) and heap only (--no-cpu: V8's CPU profiler never started),
+//   and profpack without --heap (the floor of its --heap rows),
 //   and the heap sampler alone preloaded in the program (_heap_sampler.cjs: no
 //   writer, no CPU sampling, as @datadog/pprof's preload), on each path;
-// - intervals: profpack at each of BENCH_HEAP_INTERVALS (128k,512k,1m,4m) with
-//   CPU sampling all but off: sampled allocations per second against the cost.
+// - intervals: profpack at each of BENCH_HEAP_INTERVALS (128k,512k,1m,4m), heap
+//   only (--no-cpu): sampled allocations per second against the cost.
 //
 // Workloads: `http`, an HTTP service under a bounded local load
 // (_http_service.cjs, JSON parse/stringify per request), and `tsc`,
@@ -51,7 +50,6 @@ const workloadNames = (process.env.BENCH_HEAP_WORKLOADS ?? 'http,tsc').split(','
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'profpack-bench-heap-'));
 if (!existsSync('/usr/bin/time')) throw new Error('bench heap needs /usr/bin/time');
 if (!existsSync(path.join(repo, 'node_modules', '@datadog', 'pprof'))) throw new Error('needs @datadog/pprof');
-const CPU_ALL_BUT_OFF_US = String(2 ** 31 - 1);
 
 // lib/record/heap/index.ts and what it imports: most of tsc's work is lib.es2023 and @types/node.
 const workloads = {
@@ -76,7 +74,7 @@ function profpack(w, { heap, cpuOff = false, n = interval, sampler = 'native', p
   const out = path.join(tmp, 'p.tach');
   const flags = heap ? ['--heap', '--heap-interval', String(n)] : [];
   if (polls !== undefined) flags.push('--heap-polls', polls);
-  if (cpuOff) flags.push('--interval-us', CPU_ALL_BUT_OFF_US);
+  if (cpuOff) flags.push('--no-cpu');
   const command = [process.execPath, cli, 'record', ...flags, '--out', out, '--', ...target(w)];
   return { profpack: heap, file: out, command, env: heap ? { PROFPACK_HEAP_SAMPLER: sampler } : undefined };
 }
@@ -94,7 +92,7 @@ function compareCases(w) {
     bare: { command: target(w) },
     'profpack record (CPU 1 ms, no heap)': profpack(w, { heap: false }),
     [`profpack --heap ${kib(interval)} + CPU 1 ms`]: profpack(w, { heap: true }),
-    [`profpack --heap ${kib(interval)}, CPU all but off`]: profpack(w, { heap: true, cpuOff: true }),
+    [`profpack --heap --no-cpu ${kib(interval)}`]: profpack(w, { heap: true, cpuOff: true }),
     [`profpack --heap ${kib(interval)} + CPU 1 ms, inspector`]: profpack(w, { heap: true, sampler: 'inspector' }),
     [`profpack heap sampler alone ${kib(interval)}, native`]: sampler(node, rest, 'native'),
     [`profpack heap sampler alone ${kib(interval)}, inspector`]: sampler(node, rest, 'inspector'),
@@ -113,7 +111,7 @@ function compareCases(w) {
 function intervalCases(w) {
   const out = { bare: { command: target(w) } };
   for (const n of sweep) {
-    out[`profpack --heap ${kib(n)}, CPU all but off`] = profpack(w, { heap: true, cpuOff: true, n });
+    out[`profpack --heap --no-cpu ${kib(n)}`] = profpack(w, { heap: true, cpuOff: true, n });
   }
   return out;
 }

@@ -33,6 +33,14 @@ export interface RecordedBy {
   mode: 'wall';
   /** Whether frames were read at their source through source maps while recording (record --no-source-maps: false). */
   sourceMaps?: boolean;
+  /** Whether V8's CPU profiler sampled (false: a heap-only recording, record --no-cpu; absent in older files). */
+  cpu?: boolean;
+  /** A heap recording's sampler (lib/record/heap/probe.ts): V8's C++ API through the addon, or the inspector. */
+  heapSampler?: 'native' | 'inspector';
+  /** Why the inspector records the heap: the addon did not load, or was not asked for. */
+  heapSamplerReason?: string;
+  /** A heap recording's mean sampling interval, bytes. */
+  heapIntervalBytes?: number;
   /** The profpack version that recorded. */
   recorder: string;
 }

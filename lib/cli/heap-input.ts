@@ -12,9 +12,10 @@ import {
 import { formatValue } from '../profile/index';
 
 /**
- * Whether a command asks a recording's heap events: --heap, --at, or a heap
+ * Whether a command asks a recording's heap events: --heap, --at, a heap
  * sample type the profile itself does not have (a Go or .heapprofile heap
- * profile has its own, and is read as it is).
+ * profile has its own, and is read as it is), or no sample type on a
+ * heap-only recording (its heap is all it holds).
  */
 export function wantsHeap(
   flags: { heap?: boolean; at?: unknown; sampleType?: string },
@@ -22,10 +23,24 @@ export function wantsHeap(
 ): boolean {
   if (flags.heap === true || flags.at !== undefined) return true;
   const type = flags.sampleType?.split('/')[0];
-  if (type === undefined || !HEAP_TYPE_NAMES.includes(type)) return false;
+  if (type === undefined) return isHeapOnly(inputs);
+  if (!HEAP_TYPE_NAMES.includes(type)) return false;
   const profile = openProfile(listProfileFiles(inputs)[0]!);
   try {
     return !profile.meta.sampleTypes.some((t) => t.type === type);
+  } finally {
+    profile.close();
+  }
+}
+
+/**
+ * Whether the inputs are a heap-only recording (`record --heap --no-cpu`): heap events and no CPU samples. The
+ * first file answers for all: a recording's files (a rotated directory) share its settings.
+ */
+export function isHeapOnly(inputs: readonly string[]): boolean {
+  const profile = openProfile(listProfileFiles(inputs)[0]!);
+  try {
+    return profile.meta.recordedBy?.cpu === false;
   } finally {
     profile.close();
   }

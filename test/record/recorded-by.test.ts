@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { infoLines } from '../../lib/cli/commands/info';
 import { dumpProfile } from '../../lib/tachyon/read/dump';
 import { RECORDED_BY_PREFIX, encodeRecordedBy, findRecordedBy, type RecordedBy } from '../../lib/recorded-by';
+import { probeHeapSampler } from '../../lib/record/heap/index';
 import { ProfileReader } from '../../lib/tachyon/index';
 import { parseJsonExact, repoRoot, sharedPath } from '../shared';
 import { cpythonInterpreter } from '../support/cpython.mjs';
@@ -56,7 +57,11 @@ describe('what recorded a Node recording', () => {
       intervalUs: 500,
       mode: 'wall',
       sourceMaps: true,
+      cpu: true,
     });
+    // No heap recorded, no heap sampler named.
+    expect(note.heapSampler).toBeUndefined();
+    expect(note.heapIntervalBytes).toBeUndefined();
     expect(note.pid).toBeGreaterThan(0);
     expect(note.pid).not.toBe(process.pid);
     expect(note.ppid).toBeGreaterThan(0);
@@ -131,6 +136,59 @@ describe('what recorded it, in version 2', () => {
     // A version-2 record may stand for many samples: info counts samples, as on the version-1 file.
     const samples = (t: string) => Number(/^samples: +(\d+)/m.exec(t)![1]);
     expect(samples(text)).toBe(samples(infoLines(recording).join('\n')));
+  });
+});
+
+describe('what sampled a heap recording', () => {
+  /** Records the app with `flags` under `env` (added to this process's: PROFPACK_BACKEND stays as the test runs). */
+  function recordHeap(name: string, flags: string[], env: NodeJS.ProcessEnv = {}): string {
+    const out = path.join(dir, name);
+    const run = spawnSync(process.execPath, [cli, 'record', ...flags, '-o', out, '--', process.execPath, app], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    return out;
+  }
+
+  it("names the heap sampler this backend's probe picks, its interval, and CPU sampling on or off", () => {
+    // The recorded process probes as this one does: same Node, same PROFPACK_BACKEND (js: the inspector).
+    const probe = probeHeapSampler();
+    const want = {
+      heapSampler: probe.kind,
+      ...(probe.reason === undefined ? {} : { heapSamplerReason: probe.reason }),
+    };
+    const withCpu = about(recordHeap('heap-cpu.tach', ['--heap', '--heap-interval', '256k']))!;
+    expect(withCpu).toMatchObject({ cpu: true, heapIntervalBytes: 256 * 1024, intervalUs: 1000 });
+    expect({ heapSampler: withCpu.heapSampler, heapSamplerReason: withCpu.heapSamplerReason }).toEqual(want);
+    // The app allocates little: a heap recording with no sampled allocation still says what sampled it.
+    expect(infoLines(path.join(dir, 'heap-cpu.tach')).join('\n')).toMatch(
+      /^heap: +(no sampled allocation \(sampling interval 262,144 bytes\)|[\d,]+ sampled allocations)/m,
+    );
+    if (process.env.PROFPACK_BACKEND === 'js')
+      expect(withCpu).toMatchObject({ heapSampler: 'inspector', heapSamplerReason: 'forced by PROFPACK_BACKEND=js' });
+    const heapOnly = recordHeap('heap-only.tach', ['--heap', '--no-cpu']);
+    expect(about(heapOnly)).toMatchObject({ ...want, cpu: false, heapIntervalBytes: 512 * 1024 });
+    const text = infoLines(heapOnly).join('\n');
+    expect(text).toMatch(/^cpu: +off \(record --no-cpu\)/m);
+    expect(text).toMatch(
+      probe.kind === 'native'
+        ? /^heap sampler: +native \(V8's C\+\+ API: a poll forces no GC\)$/m
+        : /^heap sampler: +inspector \(node:inspector: every poll is a full GC; .+\)$/m,
+    );
+  });
+
+  it("names the inspector's reason when it was not the addon (forced here), in the file and in info", () => {
+    const file = recordHeap('heap-inspector.tach', ['--heap'], { PROFPACK_HEAP_SAMPLER: 'inspector' });
+    expect(about(file)).toMatchObject({
+      cpu: true,
+      heapSampler: 'inspector',
+      heapSamplerReason: 'forced by PROFPACK_HEAP_SAMPLER=inspector',
+    });
+    const text = infoLines(file).join('\n');
+    expect(text).toMatch(/^interval: +1000 us/m);
+    const sampler = /^heap sampler: +inspector \(node:inspector: every poll is a full GC; (.+)\)$/m.exec(text);
+    expect(sampler?.[1]).toBe('forced by PROFPACK_HEAP_SAMPLER=inspector');
   });
 });
 

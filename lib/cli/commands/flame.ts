@@ -1,7 +1,7 @@
 /** `profpack flame FILES…|DIR -o flame.html`: a self-contained flame graph and timeline page. */
 import { type Command } from 'commander';
 import { flame, heapFlame } from '../../view/index';
-import { heapMoment } from '../heap-input';
+import { heapMoment, isHeapOnly } from '../heap-input';
 import { SourceMapper } from '../../sourcemap/index';
 import { action } from '../errors';
 
@@ -47,7 +47,9 @@ export function registerFlame(program: Command): Command {
     .action(
       action((files: string[], flags: FlameFlags) => {
         const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
-        const heap = flags.heap === true || flags.at !== undefined;
+        // A heap-only recording (record --no-cpu) has no CPU samples to draw: its heap is drawn.
+        const heap =
+          flags.heap === true || flags.at !== undefined || (flags.sampleType === undefined && isHeapOnly(files));
         const s = heap
           ? heapFlame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame, at: heapMoment(flags.at) })
           : flame(files, flags.output, { title: flags.title, mapFrame: maps?.mapFrame, sampleType: flags.sampleType });

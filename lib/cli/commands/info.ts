@@ -130,13 +130,22 @@ function nodeInfoLines(file: string, reader: ProfileReader, about: RecordedBy): 
       `${about.ppid === undefined ? '' : ` (parent ${about.ppid})`}, profpack ${about.recorder}`,
     `command:      ${about.argv.join(' ')}`,
     `start:        ${new Date(Number(i.startTimeUs) / 1000).toISOString()}`,
+  ];
+  // A heap-only recording: no CPU sampling to describe.
+  if (about.cpu === false) {
+    lines.push("cpu:          off (record --no-cpu): V8's CPU profiler never ran; the file holds the heap alone");
+    lines.push(`frames:       ${i.frameCount}`);
+    if (i.durationSec !== null && i.durationSec > 0) lines.push(`duration:     ${i.durationSec.toFixed(3)} s`);
+    return [...lines, ...heapLines(reader, about)];
+  }
+  lines.push(
     `interval:     ${i.sampleIntervalUs} us (asks for ${askedRate.toFixed(0)} samples/s per thread)`,
     "mode:         wall: V8's sampler ticks on wall-clock time; " +
       'a thread waiting on its event loop is sampled as (idle)',
     `samples:      ${samples}${samples === k ? '' : ` (in ${k} records)`}`,
     `threads:      ${i.threadCount}`,
     `frames:       ${i.frameCount}`,
-  ];
+  );
   if (about.sourceMaps !== undefined) {
     const maps = about.sourceMaps
       ? 'frames read at their source while recording'
@@ -161,19 +170,34 @@ function nodeInfoLines(file: string, reader: ProfileReader, about: RecordedBy): 
       `gc ${counts.gc} (${pct(counts.gc)}%)  (top --status on-cpu|idle|gc|main)`,
   );
   lines.push(`sampled span: ${first === null ? 'no samples' : seconds(last! - first)}`);
-  return [...lines, ...heapLines(reader)];
+  return [...lines, ...heapLines(reader, about)];
 }
 
-/** A file with a heap section (docs/format-v2.md §9): its event counts and V8's sampling interval. */
-function heapLines(reader: ProfileReader): string[] {
+/**
+ * A file with a heap section (docs/format-v2.md §9): its event counts and V8's sampling interval, and for a Node
+ * recording that says so, which heap sampler polled (lib/record/heap/probe.ts).
+ */
+function heapLines(reader: ProfileReader, about?: RecordedBy): string[] {
   const h = reader.heap;
-  if (h === null) return [];
   const n = (v: number): string => v.toLocaleString('en');
-  const live = h.live > 0 ? `, ${n(h.live)} live at the start (rotated)` : '';
-  return [
-    `heap:         ${n(h.allocations)} sampled allocations, ${n(h.frees)} frees, ${n(h.shortLived)} short-lived${live}`,
-    `              sampling interval ${n(h.intervalBytes)} bytes (V8's mean bytes allocated between samples)`,
-  ];
+  const lines: string[] = [];
+  if (h !== null) {
+    const live = h.live > 0 ? `, ${n(h.live)} live at the start (rotated)` : '';
+    const events = `${n(h.allocations)} sampled allocations, ${n(h.frees)} frees, ${n(h.shortLived)} short-lived`;
+    lines.push(
+      `heap:         ${events}${live}`,
+      `              sampling interval ${n(h.intervalBytes)} bytes (V8's mean bytes allocated between samples)`,
+    );
+  } else if (about?.heapIntervalBytes !== undefined) {
+    // Recorded with --heap, but V8 sampled nothing: the program allocated less than about one interval.
+    lines.push(`heap:         no sampled allocation (sampling interval ${n(about.heapIntervalBytes)} bytes)`);
+  }
+  if (about?.heapSampler === 'native') lines.push("heap sampler: native (V8's C++ API: a poll forces no GC)");
+  else if (about?.heapSampler === 'inspector') {
+    const why = about.heapSamplerReason === undefined ? '' : `; ${about.heapSamplerReason}`;
+    lines.push(`heap sampler: inspector (node:inspector: every poll is a full GC${why})`);
+  }
+  return lines;
 }
 
 export function registerInfo(program: Command): void {

@@ -32,6 +32,7 @@ interface RecordFlags {
   heap?: boolean;
   heapInterval?: string;
   heapPolls?: HeapPolls;
+  cpu: boolean;
   children: boolean;
   sourceMaps: boolean;
 }
@@ -75,9 +76,15 @@ export function registerRecord(program: Command): Command {
     .addOption(
       new Option(
         '--heap-polls <when>',
-        'paced (default): heap polls spaced to a small share of the CPU, each being a full GC; ' +
-          'harvest: a poll at every harvest, for short programs and short-lived garbage, at several times the cost',
+        'paced (default): heap polls spaced to a small share of the CPU (native polls force no GC; ' +
+          'on the inspector path, where the heap sampler addon is not used, each poll is a full GC); ' +
+          'harvest: a poll at every harvest, for short programs and short-lived garbage, at a higher cost',
       ).choices([...HEAP_POLLS]),
+    )
+    .option(
+      '--no-cpu',
+      "with --heap: record the heap alone; V8's CPU profiler is never started and the file holds no CPU samples " +
+        '(nor are the processes the command starts recorded)',
     )
     .option(
       '--kill-after <seconds>',
@@ -113,6 +120,7 @@ export function registerRecord(program: Command): Command {
               code: ErrorCode.INVALID_ARGUMENT,
             },
           );
+        if (!flags.cpu) checkHeapOnly(flags, self);
         const heap =
           flags.heap === true
             ? checkHeapOptions({
@@ -144,6 +152,7 @@ export function registerRecord(program: Command): Command {
           children: flags.children,
           sourceMaps: flags.sourceMaps,
           heap,
+          cpu: flags.cpu,
         });
         const out = summary.out;
         if (rotate !== undefined) flags.out = path.relative('.', out);
@@ -161,6 +170,8 @@ export function registerRecord(program: Command): Command {
               `wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples ` +
               `up to its last harvest (${size} bytes)\n`,
           );
+        else if (rotate === undefined && !flags.cpu)
+          process.stderr.write(`profpack: wrote ${flags.out}: heap only, no CPU samples (${size} bytes)\n`);
         else if (rotate === undefined)
           process.stderr.write(
             `profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ` +
@@ -179,6 +190,23 @@ export function registerRecord(program: Command): Command {
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
       }),
     );
+}
+
+/** --no-cpu records the heap alone: it needs --heap, and the flags of CPU sampling do not go with it. */
+function checkHeapOnly(flags: RecordFlags, self: Command): void {
+  const expected = '--heap --no-cpu, without --interval-us or --workers';
+  if (flags.heap !== true)
+    throw new ProfpackError('--no-cpu records the heap alone: it needs --heap', {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected,
+    });
+  const cpuFlag =
+    self.getOptionValueSource('intervalUs') === 'cli' ? '--interval-us' : flags.workers === true ? '--workers' : '';
+  if (cpuFlag !== '')
+    throw new ProfpackError(`${cpuFlag} is for CPU sampling: it excludes --no-cpu`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected,
+    });
 }
 
 /**

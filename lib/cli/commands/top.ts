@@ -141,6 +141,11 @@ function topHeap(inputs: string[], flags: TopFlags): void {
     limit: number(flags.n, '-n'),
     sampleType: flags.sampleType ?? 'inuse_space',
   };
+  if (flags.heap !== true && flags.at === undefined && flags.sampleType === undefined)
+    process.stderr.write(
+      'profpack: a heap-only recording (record --no-cpu): no CPU samples; showing the heap in use at the end ' +
+        '(--sample-type alloc_space for what was allocated)\n',
+    );
   const result = aggregate(withMappedFrames(built.profile, maps?.mapFrame), options);
   // A heap profile's records are allocation stacks (one per thread and stack), not samples: say so.
   const { samples: _records, ...counted } = result;

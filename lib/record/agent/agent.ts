@@ -1,7 +1,8 @@
 /**
- * The in-process agent: V8's sampler on this thread, harvested every `harvestMs` into WireChunks (lib/record/wire,
- * the one encoder of a recording), handed to a ChunkTarget (a writer in this process, or a pipe to one elsewhere).
- * It finalizes on exit, SIGINT/SIGTERM and fatal exceptions, and takes the worker agents' harvests too.
+ * The in-process agent: V8's sampler on this thread (none with `cpu: false`, a heap-only recording), harvested
+ * every `harvestMs` into WireChunks (lib/record/wire, the one encoder of a recording), handed to a ChunkTarget (a
+ * writer in this process, or a pipe to one elsewhere). It finalizes on exit, SIGINT/SIGTERM and fatal exceptions,
+ * and takes the worker agents' harvests too.
  *
  * Threads: the main thread is Node's threadId 0 with the MAIN_THREAD status bit; with `workers`, each worker
  * thread that runs the worker agent samples its own isolate and posts its chunks here over a BroadcastChannel,
@@ -10,7 +11,7 @@
 import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:worker_threads';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { checkHeapOptions, HeapRecorder, type HeapOptions } from '../heap/index';
-import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange } from '../settings/index';
+import { MAX_INTERVAL_US, MAX_TIMER_MS, checkCpu, checkRange } from '../settings/index';
 import { HarvestEncoder, type WireChunk } from '../wire/index';
 import { V8Sampler } from './sampler';
 import { defaultChannelName, type WorkerChunkMessage } from './worker';
@@ -44,6 +45,11 @@ export interface AgentOptions {
   handleExit?: boolean;
   /** Also record the heap (main thread): polled at every harvest, and at once and often near V8's limit. */
   heap?: HeapOptions | true;
+  /**
+   * Sample JS stacks with V8's CPU profiler (default true). `false` records the heap alone (it needs `heap`): the
+   * CPU profiler is never started, and the file holds heap events and no CPU samples.
+   */
+  cpu?: boolean;
 }
 
 export interface RecordingSummary {
@@ -72,6 +78,8 @@ export interface AgentSettings {
   channel: string;
   handleExit: boolean;
   heap: Required<HeapOptions> | undefined;
+  /** Whether V8's CPU profiler samples (false: a heap-only recording). */
+  cpu: boolean;
 }
 
 /** Checks an agent's options before anything starts (a bad one throws ERR_INVALID_ARGUMENT naming its bound). */
@@ -83,13 +91,16 @@ export function checkAgentOptions(options: AgentOptions): AgentSettings {
   }
   const intervalUs = checkRange('intervalUs', options.intervalUs ?? 1000, 1, MAX_INTERVAL_US, 'µs');
   const harvestMs = checkRange('harvestMs', options.harvestMs ?? 1000, 1, MAX_TIMER_MS, 'ms');
+  const heap = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
+  const cpu = checkCpu(options.cpu, heap !== undefined, options.workers === true);
   return {
     intervalUs,
     harvestMs,
     workers: options.workers === true,
     channel: options.channel ?? defaultChannelName(),
     handleExit: options.handleExit ?? true,
-    heap: options.heap === undefined ? undefined : checkHeapOptions(options.heap),
+    heap,
+    cpu,
   };
 }
 
@@ -97,7 +108,8 @@ export function checkAgentOptions(options: AgentOptions): AgentSettings {
 export function startAgent(settings: AgentSettings, target: ChunkTarget, out: string | undefined): Recording {
   const { intervalUs, harvestMs, heap, handleExit } = settings;
   const encoder = new HarvestEncoder();
-  const sampler = new V8Sampler(intervalUs);
+  // A heap-only recording never starts V8's CPU profiler (its sampler thread ticks whatever the interval).
+  const sampler = settings.cpu ? new V8Sampler(intervalUs) : undefined;
   const threads = new Set<number>([ownThreadId]);
   const deliver = (profile: Parameters<HarvestEncoder['encode']>[0], threadId: number, mainThread: boolean) => {
     const chunk = encoder.encode(profile, threadId);
@@ -114,7 +126,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
     };
     (channel as unknown as { unref?: () => void }).unref?.();
   }
-  sampler.start();
+  sampler?.start();
   const heapRecorder =
     heap === undefined ? undefined : new HeapRecorder(heap, (frame) => target.heapFrame(frame), ownThreadId);
   let stopped = false;
@@ -123,7 +135,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
 
   const harvest = (): void => {
     if (stopped) return;
-    const chunk = sampler.harvest(true);
+    const chunk = sampler?.harvest(true);
     if (chunk !== undefined) deliver(chunk, ownThreadId, true);
     heapRecorder?.poll();
     // The writer process (or `profpack record`) is gone, killed: the program
@@ -135,7 +147,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
     detached = true;
     stopHarvests();
     heapRecorder?.dispose();
-    sampler.dispose();
+    sampler?.dispose();
     channel?.close();
     stopped = true;
   };
@@ -188,8 +200,8 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
         process.removeListener('SIGTERM', onSignal);
         process.removeListener('uncaughtExceptionMonitor', onUncaught);
       }
-      const chunk = detached ? undefined : sampler.harvest(false);
-      if (!detached) sampler.dispose();
+      const chunk = detached ? undefined : sampler?.harvest(false);
+      if (!detached) sampler?.dispose();
       channel?.close();
       if (chunk !== undefined) deliver(chunk, ownThreadId, true);
       if (!detached) {

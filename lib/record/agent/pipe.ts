@@ -22,7 +22,7 @@ export type PipeEnd =
 /** Records this process over a pipe; `sourceMaps`: whether the writer maps frames (for the note on what recorded). */
 export function recordOverPipe(end: PipeEnd, options: AgentOptions & { sourceMaps?: boolean }): Recording {
   const settings = checkAgentOptions(options);
-  const about = describeThisProcess(settings.intervalUs, options.sourceMaps !== false);
+  const about = describeThisProcess(settings, options.sourceMaps !== false);
   if ('fd' in end) return startAgent(settings, pipeTarget(new FdSender(end.fd), about, { fd: end.fd }), undefined);
   const writer = spawnWriterProcess({
     ...end.writer,

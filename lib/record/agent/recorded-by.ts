@@ -3,7 +3,9 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { RecordedBy } from '../../recorded-by';
 import { packageVersion } from '../../version';
+import { heapSamplerChoice } from '../heap/index';
 import { PRELOAD_PATH } from '../settings/index';
+import type { AgentSettings } from './agent';
 
 /** The note's format, for the recorder beside what it describes. */
 export { encodeRecordedBy, type RecordedBy } from '../../recorded-by';
@@ -11,8 +13,15 @@ export { encodeRecordedBy, type RecordedBy } from '../../recorded-by';
 /** Longest argv kept: a command line with thousands of file names must not bloat every file. */
 const MAX_ARGV_CHARS = 4096;
 
-/** This process as a recording's origin; `sourceMaps`: whether its frames are read through source maps. */
-export function describeThisProcess(intervalUs: number, sourceMaps: boolean, recorder = packageVersion()): RecordedBy {
+/**
+ * This process as a recording's origin, with what samples it (CPU on or off, the heap sampler and its interval);
+ * `sourceMaps`: whether its frames are read through source maps.
+ */
+export function describeThisProcess(
+  settings: Pick<AgentSettings, 'intervalUs' | 'cpu' | 'heap'>,
+  sourceMaps: boolean,
+  recorder = packageVersion(),
+): RecordedBy {
   const argv: string[] = [];
   let chars = 0;
   // profpack's own preload is how the recording started, not part of the user's command.
@@ -27,7 +36,7 @@ export function describeThisProcess(intervalUs: number, sourceMaps: boolean, rec
     argv.push(arg);
     chars += arg.length;
   }
-  return {
+  const about: RecordedBy = {
     runtime: 'node',
     version: process.version,
     platform: process.platform,
@@ -37,11 +46,20 @@ export function describeThisProcess(intervalUs: number, sourceMaps: boolean, rec
     ppid: process.ppid,
     processStartUs: Math.round(performance.timeOrigin * 1000),
     argv,
-    intervalUs,
+    intervalUs: settings.intervalUs,
     mode: 'wall',
     sourceMaps,
     recorder,
+    cpu: settings.cpu,
   };
+  if (settings.heap !== undefined) {
+    // The choice is this thread's, made once: the one the heap recorder then polls through.
+    const { kind, reason } = heapSamplerChoice();
+    about.heapSampler = kind;
+    if (reason !== undefined) about.heapSamplerReason = reason;
+    about.heapIntervalBytes = settings.heap.intervalBytes;
+  }
+  return about;
 }
 
 function isOwnPreload(arg: string | undefined): boolean {

@@ -102,7 +102,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     return recordOverPipe({ writer: { out, compression, rotate, flushIntervalMs, sourceMaps }, onFile }, options);
   // Inline: the writer in this process. A file recording is on the Unix epoch (V8's own sample times are monotonic).
   const { startTimeUs, epochOffsetUs } = recordingClock();
-  const about = describeThisProcess(settings.intervalUs, sourceMaps !== false);
+  const about = describeThisProcess(settings, sourceMaps !== false);
   if (rotate !== undefined) {
     const host = new RecordingHost({
       out,

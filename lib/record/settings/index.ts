@@ -10,5 +10,6 @@ export {
   type RotateOptions,
   type RotatedFileStats,
 } from './rotate';
+export { checkCpu } from './cpu';
 export { RecordEnv, childFile, type ChildRecording } from './preload-env';
 export { PRELOAD_PATH, WRITER_PROCESS_PATH } from './scripts';

@@ -11,6 +11,8 @@ export const RecordEnv = {
   heapNearLimitRatio: 'PROFPACK_RECORD_HEAP_NEAR_LIMIT_RATIO',
   /** 'harvest': every timed harvest polls the heap (heap/options.ts, HeapPolls). */
   heapPolls: 'PROFPACK_RECORD_HEAP_POLLS',
+  /** '0': a heap-only recording, V8's CPU profiler never started (record --no-cpu). */
+  cpu: 'PROFPACK_RECORD_CPU',
   /**
    * Child processes (`--children`): JSON ChildRecording. Every Node process
    * started below the recorded one (it stays in the environment) that has no

@@ -90,6 +90,8 @@ if (isMainThread) {
     delete env[RecordEnv.heapNearLimitRatio];
     const polls = env[RecordEnv.heapPolls] === 'harvest' ? 'harvest' : 'paced';
     delete env[RecordEnv.heapPolls];
+    const cpu = env[RecordEnv.cpu] !== '0';
+    delete env[RecordEnv.cpu];
     const channel = defaultChannelName();
     if (workers) env[RecordEnv.channel] = channel;
     try {
@@ -103,6 +105,7 @@ if (isMainThread) {
           channel,
           heap:
             heapIntervalBytes === undefined ? undefined : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls },
+          cpu,
         },
       );
     } catch (err) {

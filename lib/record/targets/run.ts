@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../../errors';
 import type { Readable } from 'node:stream';
 import { RecordingHost, type HostSummary } from '../writer/index';
-import { PRELOAD_PATH, RecordEnv, type ChildRecording } from '../settings/index';
+import { checkCpu, PRELOAD_PATH, RecordEnv, type ChildRecording } from '../settings/index';
 import { checkHeapOptions, type HeapEventSink, type HeapOptions } from '../heap/index';
 import type { OnFile, RotateOptions } from '../settings/index';
 
@@ -36,6 +36,11 @@ export interface RunRecordedOptions {
   heap?: HeapOptions | true;
   /** Where its heap events go instead of the file (default: the file's heap section, format version 2). */
   heapSink?: HeapEventSink;
+  /**
+   * Sample JS stacks (default true). False: a heap-only recording (it needs `heap`), V8's CPU profiler never
+   * started, and the Node processes the command starts are not recorded (only the root records the heap).
+   */
+  cpu?: boolean;
   /**
    * After SIGINT/SIGTERM reaches this process, how long the command may take to exit before it gets SIGKILL
    * (default 10 s).
@@ -90,6 +95,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const heap = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
   if (options.heapSink !== undefined && heap === undefined)
     throw new ProfpackError('heapSink needs heap', { code: ErrorCode.INVALID_ARGUMENT });
+  const cpu = checkCpu(options.cpu, heap !== undefined, options.workers === true);
   const host = new RecordingHost({
     out: options.out,
     intervalUs,
@@ -114,8 +120,11 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     env[RecordEnv.heapNearLimitRatio] = String(heap.nearLimitRatio);
     env[RecordEnv.heapPolls] = heap.polls;
   }
+  if (!cpu) env[RecordEnv.cpu] = '0';
+  else delete env[RecordEnv.cpu];
   const startedMs = Date.now();
-  const children = options.children ?? true;
+  // A child would record CPU samples only: nothing a heap-only recording asked for.
+  const children = (options.children ?? true) && cpu;
   const base = options.out.replace(/\.tach$/, '');
   if (children) {
     const settings: ChildRecording = {

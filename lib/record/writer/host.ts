@@ -78,7 +78,9 @@ export class RecordingHost {
   /** The file being written now. */
   private out: string;
   private readonly rotation: RotationFiles | undefined;
-  private file = { index: 0, samplesBefore: 0, threads: new Set<number>() };
+  private file = { index: 0, samplesBefore: 0, heapEventsBefore: 0, threads: new Set<number>() };
+  /** The current file's heap batches' times (µs, same clock as the samples): a heap-only file's span. */
+  private heapSpan: { firstUs: number; lastUs: number } | undefined;
   private rotateTimer: NodeJS.Timeout | undefined;
   private readonly ingester: ChunkIngester;
   private readonly parser = new FrameParser();
@@ -114,9 +116,25 @@ export class RecordingHost {
         this.heapInfo = info;
         this.sink.heap?.begin(info);
       },
-      allocations: (batch) => this.sink.heap?.allocations(batch),
-      frees: (batch) => this.sink.heap?.frees(batch),
+      allocations: (batch) => {
+        this.noteHeapTime(batch.timeUs);
+        this.sink.heap?.allocations(batch);
+      },
+      frees: (batch) => {
+        this.noteHeapTime(batch.timeUs);
+        this.sink.heap?.frees(batch);
+      },
     };
+  }
+
+  private noteHeapTime(timeUs: number): void {
+    if (this.heapSpan === undefined) this.heapSpan = { firstUs: timeUs, lastUs: timeUs };
+    else this.heapSpan.lastUs = Math.max(this.heapSpan.lastUs, timeUs);
+  }
+
+  /** Heap events this host has received (allocations and frees). */
+  private get heapEvents(): number {
+    return this.heap.allocations + this.heap.frees;
   }
 
   private createSink(out: string, startTimeUs: bigint): TachyonSink {
@@ -153,12 +171,15 @@ export class RecordingHost {
    */
   rotate(): { path: string; stats: RotatedFileStats } | undefined {
     if (this.rotation === undefined || this.summary !== undefined || this.failure !== undefined) return undefined;
-    if (this.ingester.samples === this.file.samplesBefore) return undefined;
+    // A heap-only recording (record --no-cpu) has heap events and no samples.
+    if (this.ingester.samples === this.file.samplesBefore && this.heapEvents === this.file.heapEventsBefore)
+      return undefined;
     const next = this.rotation.next();
     let sink: TachyonSink;
     try {
-      // The next file starts where this one's samples end: every later sample is newer.
-      sink = this.createSink(next, this.ingester.lastTimeUs ?? 0n);
+      // The next file starts where this one's samples (or heap events) end: every later one is newer.
+      const endUs = this.ingester.lastTimeUs ?? BigInt(Math.round(this.heapSpan?.lastUs ?? 0));
+      sink = this.createSink(next, endUs);
       if (this.recordedBy !== undefined) sink.note(this.recordedBy);
     } catch (err) {
       process.emitWarning(
@@ -176,14 +197,24 @@ export class RecordingHost {
     this.sink = sink;
     this.out = next;
     this.ingester.retarget(sink);
-    this.file = { index: this.file.index + 1, samplesBefore: this.ingester.samples, threads: new Set() };
+    this.file = {
+      index: this.file.index + 1,
+      samplesBefore: this.ingester.samples,
+      heapEventsBefore: this.heapEvents,
+      threads: new Set(),
+    };
+    this.heapSpan = undefined;
     return done;
   }
 
-  /** Seconds from the first to the last sample ingested (the ingester starts afresh at each rotation); 0 before any. */
+  /**
+   * Seconds from the first to the last sample ingested (the ingester starts afresh at each rotation), or with no
+   * sample (a heap-only file) from the first to the last heap event; 0 before any.
+   */
   private sampleSpanSec(): number {
     const { firstTimeUs, lastTimeUs } = this.ingester;
-    return firstTimeUs !== undefined && lastTimeUs !== undefined ? Number(lastTimeUs - firstTimeUs) / 1e6 : 0;
+    if (firstTimeUs !== undefined && lastTimeUs !== undefined) return Number(lastTimeUs - firstTimeUs) / 1e6;
+    return this.heapSpan === undefined ? 0 : (this.heapSpan.lastUs - this.heapSpan.firstUs) / 1e6;
   }
 
   /** Stats and finalize of the current file (its samples' own span). */
