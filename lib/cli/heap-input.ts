@@ -61,8 +61,8 @@ export function heapInfoLine(info: HeapProfileInfo): string {
   const at = info.at === 'peak' ? 'the peak' : info.at === 'end' ? 'the end' : 'a moment';
   const parts = [
     `in use at ${at} (${info.atMs.toLocaleString('en')} ms); ` +
-      `peak of sampled live bytes ${b(info.peakSampledBytes)} at ${info.peakMs.toLocaleString('en')} ms, ` +
-      `${b(info.endSampledBytes)} at the end`,
+      `live bytes (estimated) peak at ${b(info.peakBytes)}, ${info.peakMs.toLocaleString('en')} ms, ` +
+      `${b(info.endBytes)} at the end`,
     `${info.polls} polls, ${info.allocations} sampled allocations, ${info.frees} frees`,
   ];
   if (info.shortLived > 0)

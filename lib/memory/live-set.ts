@@ -4,6 +4,7 @@
  * heap over the sampling interval), never the number of events read. An
  * object is found by (thread, V8 ordinal), the pair a free names it by.
  */
+import { unsampledWeight } from '../profile/index';
 
 /** Ordinals are u32: thread index above them keeps the key an exact integer below 2^53. */
 const THREAD_SPAN = 2 ** 32;
@@ -20,6 +21,16 @@ export class LiveSet {
   marks = new Uint8Array(256);
   /** Sum of the live objects' sampled sizes (not scaled). */
   sampledBytes = 0;
+  /**
+   * Sum of the live objects' bytes as estimated (each scaled by unsampledWeight at the trace's interval): what a
+   * heap's "live bytes" means in every answer; the sampled sum overweights big objects, which the sampler draws
+   * with a probability near 1, against small ones that stand for about one interval each.
+   */
+  estimatedBytes = 0;
+  private estimates = new Float64Array(256);
+
+  /** `intervalBytes`: the trace's sampling interval (0: sizes are not scaled). */
+  constructor(private readonly intervalBytes = 0) {}
 
   get count(): number {
     return this.slotOf.size;
@@ -46,6 +57,8 @@ export class LiveSet {
     this.allocTimesUs[slot] = allocTimeUs;
     this.marks[slot] = 0;
     this.sampledBytes += size;
+    this.estimates[slot] = unsampledWeight(size, this.intervalBytes).bytes;
+    this.estimatedBytes += this.estimates[slot]!;
     return slot;
   }
 
@@ -57,6 +70,8 @@ export class LiveSet {
     this.slotOf.delete(key);
     this.freeSlots.push(slot);
     this.sampledBytes -= this.sizes[slot]!;
+    // Floating sums of many adds and removes drift by rounding; an empty set is exactly empty.
+    this.estimatedBytes = this.slotOf.size === 0 ? 0 : this.estimatedBytes - this.estimates[slot]!;
     return slot;
   }
 
@@ -75,9 +90,13 @@ export class LiveSet {
     this.sizes = u32(this.sizes);
     this.stacks = u32(this.stacks);
     this.threads = u32(this.threads);
-    const t = new Float64Array(n);
-    t.set(this.allocTimesUs);
-    this.allocTimesUs = t;
+    const f64 = (a: Float64Array) => {
+      const b = new Float64Array(n);
+      b.set(a);
+      return b;
+    };
+    this.allocTimesUs = f64(this.allocTimesUs);
+    this.estimates = f64(this.estimates);
     const m = new Uint8Array(n);
     m.set(this.marks);
     this.marks = m;

@@ -25,7 +25,7 @@ export const HEAP_SAMPLE_TYPES: readonly SampleType[] = [
 export const HEAP_TYPE_NAMES = HEAP_SAMPLE_TYPES.map((t) => t.type);
 const INUSE_SPACE = 3;
 
-/** A moment of a recording: ms after its start, its end, or its peak of sampled live bytes. */
+/** A moment of a recording: ms after its start, its end, or its peak of live bytes (estimated). */
 export type HeapMoment = number | 'peak' | 'end';
 
 export interface HeapProfileOptions {
@@ -41,8 +41,12 @@ export interface HeapProfileInfo {
   /** The moment inuse_* describe, ms after the start. */
   atMs: number;
   at: HeapMoment;
-  /** The poll with the most sampled live bytes, ms after the start, and those bytes (not scaled). */
+  /** The poll with the most live bytes (estimated, as inuse_space scales them), ms after the start. */
   peakMs: number;
+  /** Live bytes estimated at the peak and at the end. */
+  peakBytes: number;
+  endBytes: number;
+  /** The same moments' sampled sizes, not scaled (what the estimate stands on). */
   peakSampledBytes: number;
   endSampledBytes: number;
   polls: number;
@@ -116,6 +120,7 @@ export function heapProfile(
   const sums = new StackSums();
   let peakUs = startUs;
   let peakBytes = -1;
+  let peakSampledBytes = 0;
   let peakInuse: Float64Array[] | undefined;
   let shortLived = 0;
   const weigh = (live: LiveSet, slot: number) => unsampledWeight(live.sizes[slot]!, interval);
@@ -148,8 +153,9 @@ export function heapProfile(
       shortLived += count;
     },
     poll(live, timeUs) {
-      if (live.sampledBytes <= peakBytes) return;
-      peakBytes = live.sampledBytes;
+      if (live.estimatedBytes <= peakBytes) return;
+      peakBytes = live.estimatedBytes;
+      peakSampledBytes = live.sampledBytes;
       peakUs = timeUs;
       if (at === 'peak')
         peakInuse = [sums.columns[2]!.slice(0, sums.keys.length), sums.columns[3]!.slice(0, sums.keys.length)];
@@ -192,7 +198,9 @@ export function heapProfile(
     atMs,
     at,
     peakMs,
-    peakSampledBytes: Math.max(0, peakBytes),
+    peakBytes: Math.max(0, Math.round(peakBytes)),
+    endBytes: Math.round(summary.live.estimatedBytes),
+    peakSampledBytes,
     endSampledBytes: summary.live.sampledBytes,
     polls: summary.polls,
     allocations: summary.allocations,

@@ -62,7 +62,11 @@ function checkIds(trace: HeapTraceSource, batch: HeapEventBatch): void {
   }
 }
 
-export function replayHeapTrace(trace: HeapTraceSource, handlers: ReplayHandlers, live = new LiveSet()): ReplaySummary {
+export function replayHeapTrace(
+  trace: HeapTraceSource,
+  handlers: ReplayHandlers,
+  live = new LiveSet(trace.meta.intervalBytes),
+): ReplaySummary {
   const summary: ReplaySummary = {
     live,
     polls: 0,

@@ -1,6 +1,6 @@
 /**
  * The heap flame page (memray's temporal view): a flame graph of bytes over
- * a timeline of the sampled live bytes. The page's data is the flame page's
+ * a timeline of the live bytes (estimated). The page's data is the flame page's
  * (lib/view/tree.ts: a stack tree and per-bucket entries) with one more
  * column: each entry sums the objects allocated in its bucket, at its node,
  * and freed in the same later bucket (`heap.entryFree`; bucketCount = never
@@ -32,7 +32,7 @@ export interface HeapViewData extends ViewData {
   heap: {
     /** Per entry: the bucket its objects were freed in (bucketCount: still live at the end). */
     entryFree: number[];
-    /** Per bucket: all sampled live bytes (scaled) at its last poll. */
+    /** Per bucket: all live bytes (estimated: sampled sizes scaled) at its last poll. */
     liveBytes: number[];
     peakBucket: number;
     /** The window the page opens on (live at the end, at the peak, or at --at). */
@@ -98,22 +98,17 @@ export function buildHeapViewData(trace: HeapTraceSource, options: HeapViewOptio
     m.set(key, (m.get(key) ?? 0) + bytes);
   };
   const liveBytes = new Array<number>(bucketCount).fill(Number.NaN);
-  let liveScaled = 0;
-  let peakSampled = -1;
+  let peakBytes = -1;
   let peakBucket = bucketCount - 1;
   const summary = replayHeapTrace(trace, {
-    alloc(live, slot) {
-      liveScaled += unsampledWeight(live.sizes[slot]!, interval).bytes;
-    },
     free(live, slot, timeUs) {
       const bytes = unsampledWeight(live.sizes[slot]!, interval).bytes;
-      liveScaled -= bytes;
       add(live.allocTimesUs[slot]!, live.threads[slot]!, live.stacks[slot]!, bucketOf(timeUs), bytes);
     },
     poll(live, timeUs) {
-      liveBytes[bucketOf(timeUs)] = Math.max(0, Math.round(liveScaled));
-      if (live.sampledBytes > peakSampled) {
-        peakSampled = live.sampledBytes;
+      liveBytes[bucketOf(timeUs)] = Math.max(0, Math.round(live.estimatedBytes));
+      if (live.estimatedBytes > peakBytes) {
+        peakBytes = live.estimatedBytes;
         peakBucket = bucketOf(timeUs);
       }
     },
@@ -227,7 +222,7 @@ export function renderHeapFlameHtml(
   const peak = data.heap.liveBytes[data.heap.peakBucket] ?? 0;
   const peakMs = ((data.heap.peakBucket + 1) * data.bucketUs) / 1000;
   const summary =
-    `sampled live bytes (scaled): ${b(data.total)} at the end, ${b(peak)} at the peak (${peakMs} ms); ` +
+    `live bytes (estimated): ${b(data.total)} at the end, ${b(peak)} at the peak (${peakMs} ms); ` +
     `${data.samples.toLocaleString('en')} sampled allocations; ` +
     `${data.bucketCount} buckets of ${data.bucketUs / 1000} ms; ` +
     'drag a window: the allocations made in it still live at its end';

@@ -77,6 +77,25 @@ describe('heapProfile', () => {
     expect(info.endSampledBytes).toBe(4000);
   });
 
+  it("the peak is the poll with the most live bytes as estimated, not the sampled sizes' sum", () => {
+    // Poll 1: one 1 MB object (sampled with p ~ 1: ~1 MB). Poll 2: it is freed and 300 objects of 100 bytes are
+    // live: 30,000 sampled bytes, but each stands for ~one interval, ~1.24 MB in all.
+    const small: [number, number, string][] = Array.from({ length: 300 }, (_, i) => [10 + i, 100, 'many']);
+    const shaped: HandPoll[] = [
+      { timeUs: START + 1000, alloc: [[1, 1_000_000, 'big']] },
+      { timeUs: START + 2000, alloc: small, free: [1] },
+      { timeUs: START + 3000, free: small.slice(0, 200).map(([ordinal]) => ordinal) },
+    ];
+    const { trace } = handTrace(4096, shaped, START);
+    const { info } = heapProfile(trace, { at: 'peak' });
+    const estimate = 300 * unsampledWeight(100, 4096).bytes;
+    expect(info.peakMs).toBe(2);
+    expect(info.peakBytes).toBe(Math.round(estimate));
+    expect(info.peakSampledBytes).toBe(30_000);
+    expect(info.endBytes).toBe(Math.round(estimate / 3));
+    expect(info.endSampledBytes).toBe(10_000);
+  });
+
   it.each<[HeapMoment, number]>([
     ['end', Number.MAX_VALUE],
     [1.5, START + 1500],

@@ -37,7 +37,7 @@ export function registerFlame(program: Command): Command {
     )
     .option(
       '--heap',
-      'a heap recording: live bytes (at the end, or --at), over a timeline of the sampled live bytes; ' +
+      'a heap recording: live bytes (at the end, or --at), over a timeline of the live bytes (estimated); ' +
         'a dragged window shows the allocations made in it still live at its end',
     )
     .option(

@@ -81,7 +81,7 @@ export function registerTop(program: Command): Command {
     )
     .option(
       '--at <moment>',
-      'heap: in use at MS after the start, at the peak of sampled live bytes, or at the end ' +
+      'heap: in use at MS after the start, at the peak of live bytes (estimated), or at the end ' +
         '(peak | end | MS; default end); --from/--to choose the allocations counted',
     )
     .action(

@@ -18,8 +18,9 @@
  * idle program, a slow leak: its few polls still show growth over time, at a
  * bounded share of a core), or once the old generation has used up a quarter
  * of the headroom it had under its limit at the last poll (a program hoarding
- * toward V8's abort: with a 64 MB limit V8 gave up at ~80 %, before the
- * near-limit ratio, and only these polls had its events out in time).
+ * toward V8's abort: before the near-limit measure counted the young
+ * generation's capacity, V8 gave up below its ratio on a 64 MB limit, and only
+ * these polls had the events out in time).
  * V8's API sampler (native/heap/) forces no GC: a poll costs its walk of the
  * allocation tree and the live samples (0.2 ms on a 10-200 MB heap at 512 KiB,
  * ~4 ms of CPU for 9,000 live samples), all of it measured, so the same rule
@@ -44,7 +45,7 @@ import { encodeHeapFrame } from './wire';
 
 /**
  * Timed polls take about 4/this of the process's CPU (a quarter of each measured; see above). Not fewer: a program
- * hoarding to V8's abort is saved by its timed polls (V8 gave up at ~80 % of a 64 MB limit, under the near-limit
+ * hoarding to V8's abort is saved by its timed polls (V8 gave up at ~80 % of a 64 MB limit by the old measure, under the near-limit
  * ratio; test/record/heap-record.test.ts lost two thirds of the hoard at 200).
  */
 export const POLL_CPU_SHARE = 50;

@@ -205,7 +205,7 @@
   }
 
   /**
-   * A heap page's timeline: the sampled live bytes per bucket, one lane. A
+   * A heap page's timeline: the live bytes (estimated) per bucket, one lane. A
    * dragged window selects the allocations made in it still live at its end;
    * the buttons select everything live at the peak or at the end.
    */
