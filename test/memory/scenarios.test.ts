@@ -102,7 +102,7 @@ describe.each([
     if (garbage !== undefined) expect(garbage.score).toBeLessThan(first!.score / 4);
   });
 
-  it('at the peak of sampled live bytes the garbage was live as well', () => {
+  it('at the peak of live bytes the garbage was live as well', () => {
     const atPeak = top(input, '--at', 'peak', '-n', '0');
     expect(atPeak.rows.find((r) => r.funcname === 'makeGarbage')?.self ?? 0).toBeGreaterThan(0);
   });
