@@ -45,8 +45,8 @@ import { encodeHeapFrame } from './wire';
 
 /**
  * Timed polls take about 4/this of the process's CPU (a quarter of each measured; see above). Not fewer: a program
- * hoarding to V8's abort is saved by its timed polls (V8 gave up at ~80 % of a 64 MB limit by the old measure, under the near-limit
- * ratio; test/record/heap-record.test.ts lost two thirds of the hoard at 200).
+ * hoarding to V8's abort is saved by its timed polls (V8 gave up at ~80 % of a 64 MB limit by the old measure,
+ * under the near-limit ratio; test/record/heap-record.test.ts lost two thirds of the hoard at 200).
  */
 export const POLL_CPU_SHARE = 50;
 /** ...or of the wall time, when that allows more (a mostly idle program). */
