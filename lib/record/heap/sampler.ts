@@ -188,7 +188,9 @@ export class HeapSampler {
     const diff = diffSamples(this.live, profile.ordinals);
     // V8 keeps one sampling heap profiler per isolate, shared by every inspector session and its C++ API: another
     // profiler in this thread that stops it and starts it again restarts its ordinals at 1, under the live set's
-    // (an inspector poll then saw 0 samples of a 100 MB hoard). Its samples are no longer this recording's.
+    // (an inspector poll then saw 0 samples of a 100 MB hoard). Its samples are no longer this recording's. Seen
+    // when a new number falls under the highest seen, in a gap of the live set; numbers that land only on live
+    // objects (a program keeping every sampled object since the start) cannot be told from a quiet poll.
     const reborn = diff.born.length > 0 && profile.ordinals[diff.born[0]!]! <= this.live.maxOrdinal;
     if (reborn)
       throw new ProfpackError("V8's sampling heap profiler was restarted by another profiler in this thread", {

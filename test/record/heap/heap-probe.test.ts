@@ -8,10 +8,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../lib/errors';
-import { probeHeapSampler } from '../../lib/record/heap/index';
+import { ErrorCode } from '../../../lib/errors';
+import { probeHeapSampler } from '../../../lib/record/heap/index';
 
-const sourceBuild = path.join(__dirname, '..', '..', 'build', 'Release', 'profpack_heap.v8heap');
+const sourceBuild = path.join(__dirname, '..', '..', '..', 'build', 'Release', 'profpack_heap.v8heap');
 const major = process.versions.node.split('.')[0]!;
 const prebuildDir = path.join('prebuilds', `${process.platform}-${process.arch}`);
 const prebuild = path.join(prebuildDir, `heap-node${major}.v8heap`);

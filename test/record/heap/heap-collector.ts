@@ -1,6 +1,11 @@
 /** A HeapEventSink for tests: every event kept, sizes summed by the functions on each allocation's stack. */
-import type { HeapAllocationBatch, HeapEventSink, HeapFreeBatch, HeapRecordingInfo } from '../../lib/record/heap/index';
-import { unsampledWeight } from '../../lib/profile/index';
+import type {
+  HeapAllocationBatch,
+  HeapEventSink,
+  HeapFreeBatch,
+  HeapRecordingInfo,
+} from '../../../lib/record/heap/index';
+import { unsampledWeight } from '../../../lib/profile/index';
 
 export interface CollectedAllocation {
   size: number;

@@ -10,13 +10,13 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/v8/index';
-import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/index';
-import { encodeHeapFrame, HeapStackNumbers, NO_STACK, type SamplingHeapNode } from '../../lib/record/heap/index';
-import { RecordingHost } from '../../lib/record/writer/index';
-import { HarvestEncoder } from '../../lib/record/wire/index';
-import { openHeapTrace, ProfileReader } from '../../lib/tachyon/index';
-import { compileBuild, type Build } from '../support/build';
+import type { CpuProfile } from '../../../lib/v8/index';
+import type { HeapEventBatch, HeapTraceSource } from '../../../lib/memory/index';
+import { encodeHeapFrame, HeapStackNumbers, NO_STACK, type SamplingHeapNode } from '../../../lib/record/heap/index';
+import { RecordingHost } from '../../../lib/record/writer/index';
+import { HarvestEncoder } from '../../../lib/record/wire/index';
+import { openHeapTrace, ProfileReader } from '../../../lib/tachyon/index';
+import { compileBuild, type Build } from '../../support/build';
 
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-heapfile-'));
 let build: Build;
@@ -122,7 +122,7 @@ describe('profpack record --heap stores the heap events', () => {
     expect(run.stderr).toMatch(/ended without stopping its recording/);
     const trace = openHeapTrace(out)!;
     const live = liveBytesOf(trace, 'hoardArrays');
-    // More than a sixth of the 64 MB limit (13-14 MB measured with sizes scaled once; test/record/heap-record.test.ts).
+    // More than a sixth of the 64 MB limit (13-14 MB measured with sizes scaled once; test/record/heap/heap-record.test.ts).
     expect(live.fn).toBeGreaterThan((64 / 6) * 1024 * 1024);
     expect(live.fn).toBeGreaterThan(4 * live.other);
   });

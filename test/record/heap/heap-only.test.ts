@@ -7,10 +7,10 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { findRecordedBy } from '../../lib/recorded-by';
-import { ProfileReader } from '../../lib/tachyon/index';
-import { buildForTests } from '../support/build';
-import { SLOWDOWN } from '../shared';
+import { findRecordedBy } from '../../../lib/recorded-by';
+import { ProfileReader } from '../../../lib/tachyon/index';
+import { buildForTests } from '../../support/build';
+import { SLOWDOWN } from '../../shared';
 
 const t = buildForTests('profpack-heap-only-');
 const { dir } = t;

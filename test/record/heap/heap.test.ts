@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, isProfpackError } from '../../lib/errors';
+import { ErrorCode, isProfpackError } from '../../../lib/errors';
 import {
   checkHeapOptions,
   diffSamples,
@@ -25,9 +25,9 @@ import {
   type HeapPoll,
   type LiveSamples,
   type SamplingHeapNode,
-} from '../../lib/record/heap/index';
-import { startRecording } from '../../lib/record/recording/index';
-import { encodeFrame, FrameParser, type WireMessage } from '../../lib/record/wire/index';
+} from '../../../lib/record/heap/index';
+import { startRecording } from '../../../lib/record/recording/index';
+import { encodeFrame, FrameParser, type WireMessage } from '../../../lib/record/wire/index';
 import { HeapCollector } from './heap-collector';
 
 /** A run of polls: which objects (by ordinal, allocated in order) are alive at each. */

@@ -10,8 +10,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openHeapTrace, ProfileReader } from '../../lib/tachyon/index';
-import { repoRoot } from '../shared';
+import { openHeapTrace, ProfileReader } from '../../../lib/tachyon/index';
+import { repoRoot } from '../../shared';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-record-heap-kill-'));

@@ -10,11 +10,11 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { TickList } from '../support/model';
-import { checkHeapOptions, HeapRecorder, heapSamplerChoice } from '../../lib/record/heap/index';
-import { startRecording } from '../../lib/record/recording/index';
-import type { runRecorded as RunRecorded } from '../../lib/record/targets/index';
-import { compileBuild, type Build } from '../support/build';
+import { TickList } from '../../support/model';
+import { checkHeapOptions, HeapRecorder, heapSamplerChoice } from '../../../lib/record/heap/index';
+import { startRecording } from '../../../lib/record/recording/index';
+import type { runRecorded as RunRecorded } from '../../../lib/record/targets/index';
+import { compileBuild, type Build } from '../../support/build';
 import { HeapCollector } from './heap-collector';
 
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-heap-'));
