@@ -1,4 +1,5 @@
 /** The heap side of the CLI's file inputs: --heap/--at/heap sample types, and the heap trace of FILE|DIR. */
+import { ProfpackError } from '../errors';
 import { listProfileFiles } from '../fleet/index';
 import { openProfile } from '../formats/index';
 import {
@@ -38,7 +39,14 @@ export function wantsHeap(
  * first file answers for all: a recording's files (a rotated directory) share its settings.
  */
 export function isHeapOnly(inputs: readonly string[]): boolean {
-  const profile = openProfile(listProfileFiles(inputs)[0]!);
+  let profile;
+  try {
+    profile = openProfile(listProfileFiles(inputs)[0]!);
+  } catch (err) {
+    // An input that does not open is the command's to refuse, with its own code (ERR_IO, ERR_NOT_REGULAR_FILE...).
+    if (err instanceof ProfpackError) return false;
+    throw err;
+  }
   try {
     return profile.meta.recordedBy?.cpu === false;
   } finally {
