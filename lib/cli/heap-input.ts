@@ -26,7 +26,7 @@ export function wantsHeap(
   const type = flags.sampleType?.split('/')[0];
   if (type === undefined) return isHeapOnly(inputs);
   if (!HEAP_TYPE_NAMES.includes(type)) return false;
-  const profile = openProfile(listProfileFiles(inputs)[0]!);
+  const profile = openProfile(firstFile(inputs));
   try {
     return !profile.meta.sampleTypes.some((t) => t.type === type);
   } finally {
@@ -41,7 +41,7 @@ export function wantsHeap(
 export function isHeapOnly(inputs: readonly string[]): boolean {
   let profile;
   try {
-    profile = openProfile(listProfileFiles(inputs)[0]!);
+    profile = openProfile(firstFile(inputs));
   } catch (err) {
     // An input that does not open is the command's to refuse, with its own code (ERR_IO, ERR_NOT_REGULAR_FILE...).
     if (err instanceof ProfpackError) return false;
@@ -52,6 +52,11 @@ export function isHeapOnly(inputs: readonly string[]): boolean {
   } finally {
     profile.close();
   }
+}
+
+/** The first input file, listed quietly: the command lists the inputs again and warns about what it skips once. */
+function firstFile(inputs: readonly string[]): string {
+  return listProfileFiles(inputs, { onSkipped: () => undefined })[0]!;
 }
 
 export function heapMoment(text: string | undefined): HeapMoment | undefined {
