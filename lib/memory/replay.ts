@@ -78,6 +78,11 @@ export function replayHeapTrace(
     lastUs: Number.NaN,
   };
   let pollUs = Number.NaN;
+  /** Per thread, the highest ordinal this replay has seen enter the live set (V8 numbers objects in order). */
+  const seenUpTo = new Map<number, number>();
+  const see = (thread: number, ordinal: number): void => {
+    if (!(ordinal <= (seenUpTo.get(thread) ?? 0))) seenUpTo.set(thread, ordinal);
+  };
   const endPoll = (): void => {
     if (Number.isNaN(pollUs)) return;
     summary.polls++;
@@ -96,9 +101,13 @@ export function replayHeapTrace(
     if (batch.kind === 'live') {
       // Objects a file inherits are live at its start; within concatenated files, at the poll before it.
       if (Number.isNaN(pollUs)) at(trace.meta.startTimeUs);
+      const seen = seenUpTo.get(batch.thread) ?? 0;
       for (let i = 0; i < batch.ordinals.length; i++) {
-        // A rotated file read after its predecessor inherits objects this replay already holds.
-        if (live.has(batch.thread, batch.ordinals[i]!)) continue;
+        // A rotated file read after its predecessor inherits objects this replay already holds; one it saw
+        // allocated and no longer holds was freed by a poll already read (a file read out of its place, after
+        // that poll: its objects must not live twice).
+        if (live.has(batch.thread, batch.ordinals[i]!) || batch.ordinals[i]! <= seen) continue;
+        see(batch.thread, batch.ordinals[i]!);
         const slot = live.add(
           batch.thread,
           batch.ordinals[i]!,
@@ -113,6 +122,7 @@ export function replayHeapTrace(
     at(batch.timeUs);
     if (batch.kind === 'alloc') {
       for (let i = 0; i < batch.ordinals.length; i++) {
+        see(batch.thread, batch.ordinals[i]!);
         const slot = live.add(batch.thread, batch.ordinals[i]!, batch.sizes[i]!, batch.stackIds[i]!, batch.timeUs);
         handlers.alloc?.(live, slot, batch.timeUs, false);
       }

@@ -79,6 +79,8 @@ export class RecordingHost {
   private out: string;
   private readonly rotation: RotationFiles | undefined;
   private file = { index: 0, samplesBefore: 0, heapEventsBefore: 0, threads: new Set<number>() };
+  /** The current file's header start time (µs): the next file starts no earlier. */
+  private fileStartUs: bigint;
   /** The current file's heap batches' times (µs, same clock as the samples): a heap-only file's span. */
   private heapSpan: { firstUs: number; lastUs: number } | undefined;
   private rotateTimer: NodeJS.Timeout | undefined;
@@ -103,7 +105,8 @@ export class RecordingHost {
     this.out = this.rotation?.next() ?? options.out;
     const offset = options.epochOffsetUs ?? (options.startTimeUs === undefined ? epochOffsetUs() : 0n);
     this.mapFrame = options.sourceMaps === false ? undefined : new SourceMapper().mapFrame;
-    this.sink = this.createSink(this.out, options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset);
+    this.fileStartUs = options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset;
+    this.sink = this.createSink(this.out, this.fileStartUs);
     this.ingester = new ChunkIngester(this.sink, offset, this.mapFrame);
     this.heap = new HeapFrameReceiver(options.heapSink ?? this.fileHeapSink(), Number(offset));
   }
@@ -176,10 +179,15 @@ export class RecordingHost {
       return undefined;
     const next = this.rotation.next();
     let sink: TachyonSink;
+    let startUs: bigint;
     try {
-      // The next file starts where this one's samples (or heap events) end: every later one is newer.
+      // The next file starts where this one's samples (or heap events) end: every later one is newer. Never before
+      // this one's start: a file holding only CPU samples V8 took during the previous file's last poll (stamped
+      // before the poll's time, which started this file) ends before it began, and a directory's reader, which
+      // orders files by start, read this file's live-at-start objects after the polls that freed them.
       const endUs = this.ingester.lastTimeUs ?? BigInt(Math.round(this.heapSpan?.lastUs ?? 0));
-      sink = this.createSink(next, endUs);
+      startUs = endUs > this.fileStartUs ? endUs : this.fileStartUs;
+      sink = this.createSink(next, startUs);
       if (this.recordedBy !== undefined) sink.note(this.recordedBy);
     } catch (err) {
       process.emitWarning(
@@ -195,6 +203,7 @@ export class RecordingHost {
       for (const batch of live) sink.heap.live(batch);
     }
     this.sink = sink;
+    this.fileStartUs = startUs;
     this.out = next;
     this.ingester.retarget(sink);
     this.file = {
