@@ -252,7 +252,8 @@ function report(title, all, got) {
     part(n, 'lastPollMs'),
     beyond(n),
   ]);
-  const partHeader = ['case', 'load', 'timed polls', 'in timed polls', 'last GC', 'last poll', 'tree - target'];
+  const partHeader = ['case', 'loading ms', 'timed polls', 'in them ms', 'last GC ms', 'last poll ms'];
+  partHeader.push('tree - target ms');
   console.log(table(partHeader, partRows));
   console.log('');
 }
