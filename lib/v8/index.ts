@@ -7,20 +7,7 @@
  * V8 writes 0-based lineNumber/columnNumber (-1 = unknown); the model's
  * frames are 1-based (Tachyon's), so these add or subtract one.
  */
-import type * as profile from '../profile/index';
-import type { Frame } from '../profile/index';
-
-let nodeStatus: typeof profile.NodeStatus | undefined;
-
-/**
- * lib/profile's status bits, required at first use: the recorded program loads this folder for its call frames
- * (lib/record/heap) and would otherwise load all of lib/profile too (~7 ms of CPU at its start, for two numbers).
- */
-function statusBits(): typeof profile.NodeStatus {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  nodeStatus ??= (require('../profile/index') as typeof profile).NodeStatus;
-  return nodeStatus;
-}
+import { NodeStatus, type Frame } from '../profile/index';
 
 export interface CpuProfileCallFrame {
   functionName: string;
@@ -76,9 +63,9 @@ export const THREAD_FRAME_URL = 'profpack:thread';
 export function statusForV8Leaf(funcname: string | undefined, url: string | undefined): number {
   if (url === '' || url === undefined) {
     if (funcname === '(idle)') return 0;
-    if (funcname === '(garbage collector)') return statusBits().OnCpu | statusBits().InGc;
+    if (funcname === '(garbage collector)') return NodeStatus.OnCpu | NodeStatus.InGc;
   }
-  return statusBits().OnCpu;
+  return NodeStatus.OnCpu;
 }
 
 /** One string per distinct V8 call frame (what a recording numbers call frames by). */

@@ -8,8 +8,7 @@ import type { OnFile } from '../settings/index';
 import { FdSender, recordingClock, type WriterProcessSettings } from '../wire/index';
 import { checkAgentOptions, startAgent, type AgentOptions, type ChunkTarget, type Recording } from './agent';
 import { describeThisProcess, type RecordedBy } from './recorded-by';
-import type * as spawnWriter from './spawn-writer';
-import type { WriterProcess } from './spawn-writer';
+import { spawnWriterProcess, type WriterProcess } from './spawn-writer';
 
 /** Where the pipe goes: a descriptor `profpack record` passed, or a writer process to spawn with these settings. */
 export type PipeEnd =
@@ -25,10 +24,6 @@ export function recordOverPipe(end: PipeEnd, options: AgentOptions & { sourceMap
   const settings = checkAgentOptions(options);
   const about = describeThisProcess(settings, options.sourceMaps !== false);
   if ('fd' in end) return startAgent(settings, pipeTarget(new FdSender(end.fd), about, { fd: end.fd }), undefined);
-  // Loaded here, not at the top: a program `profpack record` runs (a descriptor) never spawns a writer, and
-  // node:child_process costs ~7 ms of CPU to load (bench/RESULTS.md, "Where the heap recording's CPU goes").
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { spawnWriterProcess } = require('./spawn-writer') as typeof spawnWriter;
   const writer = spawnWriterProcess({
     ...end.writer,
     intervalUs: settings.intervalUs,
