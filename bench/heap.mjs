@@ -12,6 +12,10 @@
 //   and profpack without --heap (the floor of its --heap rows),
 //   and the heap sampler alone preloaded in the program (_heap_sampler.cjs: no
 //   writer, no CPU sampling, as @datadog/pprof's preload), on each path;
+// - parts: where the heap sampler's cost goes, its stages alone in the program
+//   (_heap_parts.cjs: loaded, started, the last poll, the timed polls), with the
+//   peers and `record --heap --no-cpu` (whose tree CPU less its target's is the
+//   CLI's and writer process's own), and the stages' own CPU measured in process;
 // - intervals: profpack at each of BENCH_HEAP_INTERVALS (128k,512k,1m,4m), heap
 //   only (--no-cpu): sampled allocations per second against the cost.
 //
@@ -23,8 +27,8 @@
 // target), the target's own CPU (process.cpuUsage at exit, _heap_report.cjs),
 // wall, peak RSS, the 1-minute load average before each run; for profpack its
 // heap events and the bytes of its heap frames on the recording pipe.
-// BENCH_ROUNDS (default 5), BENCH_HEAP_PARTS (compare,intervals),
-// BENCH_HEAP_WORKLOADS (http,tsc), BENCH_HEAP_REQUESTS (http, default 6000).
+// BENCH_ROUNDS (default 5), BENCH_HEAP_PARTS (compare,intervals; parts on demand),
+// BENCH_HEAP_WORKLOADS (http,tsc), BENCH_HEAP_REQUESTS (http, default 6000), BENCH_HEAP_ONLY (a regexp of cases).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, readdirSync } from 'node:fs';
 import os from 'node:os';
@@ -40,6 +44,7 @@ const { DEFAULT_HEAP_INTERVAL_BYTES } = createRequire(import.meta.url)(path.join
 const reportPreload = path.join(here, '_heap_report.cjs');
 const datadogPreload = path.join(here, '_heap_datadog.cjs');
 const samplerPreload = path.join(here, '_heap_sampler.cjs');
+const partsPreload = path.join(here, '_heap_parts.cjs');
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const interval = Number(process.env.BENCH_HEAP_INTERVAL ?? DEFAULT_HEAP_INTERVAL_BYTES);
 const sweep = (process.env.BENCH_HEAP_INTERVALS ?? `${128 << 10},${512 << 10},${1 << 20},${4 << 20}`)
@@ -108,6 +113,26 @@ function compareCases(w) {
   };
 }
 
+// The sampler's stages (_heap_parts.cjs), beside bare, the peers and `record --heap --no-cpu`.
+function partCases(w) {
+  const all = compareCases(w);
+  const [node, ...rest] = target(w);
+  const stage = (name) => ({
+    env: { BENCH_HEAP_INTERVAL: String(interval), BENCH_HEAP_STAGE: name },
+    command: [node, '--require', partsPreload, ...rest],
+  });
+  return {
+    bare: all.bare,
+    'sampler loaded (module + addon), not started': stage('load'),
+    'sampler started, never polled': stage('start'),
+    'sampler started, last poll only': stage('final'),
+    'sampler started, timed polls + last (= alone)': stage('timed'),
+    [`profpack --heap --no-cpu ${kib(interval)}`]: all[`profpack --heap --no-cpu ${kib(interval)}`],
+    [`node --heap-prof ${kib(interval)}`]: all[`node --heap-prof ${kib(interval)}`],
+    [`@datadog/pprof heap ${kib(interval)}`]: all[`@datadog/pprof heap ${kib(interval)}`],
+  };
+}
+
 function intervalCases(w) {
   const out = { bare: { command: target(w) } };
   for (const n of sweep) {
@@ -137,7 +162,9 @@ function runOnce(c) {
     run.stderr,
   );
   const num = (s) => Number(s.replace(/,/g, ''));
+  const parts = /heap parts: (\{.*\})/.exec(run.stderr);
   return {
+    parts: parts ? JSON.parse(parts[1]) : undefined,
     load,
     targetCpuMs: own.cpuMs,
     treeCpuMs: (Number(user) + Number(sys)) * 1000,
@@ -150,6 +177,11 @@ function runOnce(c) {
     pipeBytes: heap ? num(heap[4]) : undefined,
   };
 }
+
+// BENCH_HEAP_ONLY: a regular expression; only the cases it matches run (and bare, always).
+const only = process.env.BENCH_HEAP_ONLY === undefined ? undefined : new RegExp(process.env.BENCH_HEAP_ONLY);
+const chosen = (all) =>
+  Object.fromEntries(Object.entries(all).filter(([name]) => name === 'bare' || only === undefined || only.test(name)));
 
 function runRounds(all) {
   const names = Object.keys(all);
@@ -203,6 +235,27 @@ function report(title, all, got) {
   header.push('sampled objects (per s of target CPU)', 'alloc / free events', 'pipe bytes (per event)', 'file bytes');
   console.log(table(header, rows));
   console.log('');
+  const measured = names.filter((n) => all[n].profpack || got[n][0].parts !== undefined);
+  if (!names.some((n) => got[n][0].parts !== undefined)) return;
+  // Medians, in ms of CPU: measured in the target around each stage, and the tree's CPU beyond the target's.
+  const part = (name, key) => {
+    const xs = got[name].map((m) => m.parts?.[key]).filter((x) => x !== undefined);
+    return xs.length === 0 ? '' : median(xs).toFixed(key === 'timedPolls' ? 0 : 1);
+  };
+  const beyond = (name) => median(got[name].map((m) => m.treeCpuMs - m.targetCpuMs)).toFixed(0);
+  const partRows = [...measured, 'bare'].map((n) => [
+    n,
+    part(n, 'loadMs'),
+    part(n, 'timedPolls'),
+    part(n, 'timedMs'),
+    part(n, 'lastGcMs'),
+    part(n, 'lastPollMs'),
+    beyond(n),
+  ]);
+  const partHeader = ['case', 'loading ms', 'timed polls', 'in them ms', 'last GC ms', 'last poll ms'];
+  partHeader.push('tree - target ms');
+  console.log(table(partHeader, partRows));
+  console.log('');
 }
 
 const started = new Date().toISOString();
@@ -210,7 +263,12 @@ console.log(`# bench heap — ${machine()}, ${rounds} rounds (+1 dropped), media
 for (const w of workloadNames) {
   const shape = workloads[w].args.map((a) => (a.startsWith('/') ? path.basename(a) : a)).join(' ');
   if (parts.includes('compare')) {
-    report(`${w} (${shape}): every tool at ${kib(interval)}`, compareCases(w), runRounds(compareCases(w)));
+    const cases = chosen(compareCases(w));
+    report(`${w} (${shape}): every tool at ${kib(interval)}`, cases, runRounds(cases));
+  }
+  if (parts.includes('parts')) {
+    const cases = chosen(partCases(w));
+    report(`${w} (${shape}): the heap sampler's stages at ${kib(interval)}`, cases, runRounds(cases));
   }
   if (parts.includes('intervals')) {
     report(`${w} (${shape}): profpack per interval`, intervalCases(w), runRounds(intervalCases(w)));

@@ -10,16 +10,28 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { GREATEST_LOWER_BOUND, LEAST_UPPER_BOUND, TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import type * as traceMapping from '@jridgewell/trace-mapping';
 import type { Frame, ProfileSource } from '../profile/index';
 import { ErrorCode, ProfpackError } from '../errors';
+
+let traceMappingModule: typeof traceMapping | undefined;
+
+/**
+ * @jridgewell/trace-mapping, required when a first script has a map: `profpack record` loads this file to map the
+ * frames it writes, and most programs have no map (~5 ms of CPU to load it and its codec for nothing).
+ */
+function decoder(): typeof traceMapping {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  traceMappingModule ??= require('@jridgewell/trace-mapping') as typeof traceMapping;
+  return traceMappingModule;
+}
 
 /** A script or map larger than this is not read (a map is parsed whole). */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
 
 export class SourceMapper {
   /** Per script path: its map, or null when it has none. */
-  private readonly maps = new Map<string, TraceMap | null>();
+  private readonly maps = new Map<string, traceMapping.TraceMap | null>();
   /** Per script path as the profile names it: where it was found (null: nowhere). */
   private readonly located = new Map<string, string | null>();
   /** Maps that exist but could not be read, one line each. */
@@ -53,11 +65,12 @@ export class SourceMapper {
     const found = this.locate(script);
     const map = found === null ? null : this.mapOf(found);
     if (map === null) return frame;
-    const at = originalPositionFor(map, {
+    const decode = decoder();
+    const at = decode.originalPositionFor(map, {
       line: frame.lineno,
       // No column (a hot line): the line's first mapping.
       column: frame.column === null ? 0 : frame.column - 1,
-      bias: frame.column === null ? LEAST_UPPER_BOUND : GREATEST_LOWER_BOUND,
+      bias: frame.column === null ? decode.LEAST_UPPER_BOUND : decode.GREATEST_LOWER_BOUND,
     });
     if (at.source === null || at.line === null) return frame;
     const source = at.source.startsWith('file://') ? fileURLToPath(at.source) : at.source;
@@ -88,7 +101,7 @@ export class SourceMapper {
     return hit;
   }
 
-  private mapOf(script: string): TraceMap | null {
+  private mapOf(script: string): traceMapping.TraceMap | null {
     let map = this.maps.get(script);
     if (map !== undefined) return map;
     map = null;
@@ -107,7 +120,7 @@ export class SourceMapper {
         json = readSmall(where);
       }
       // Sources resolve against the map's own location (an inline map's is its script's).
-      if (json !== null) map = new TraceMap(json, pathToFileURL(where).href);
+      if (json !== null) map = new (decoder().TraceMap)(json, pathToFileURL(where).href);
     } catch (err) {
       this.warnings.push(`source map of ${script} (${where}) not used: ${(err as Error).message}`);
       map = null;

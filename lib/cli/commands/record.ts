@@ -15,6 +15,7 @@ import type { HeapPolls } from '../../record/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/index';
 import { runRecorded } from '../../record/index';
 import { ProfileReader, stacksAtCapNote } from '../../tachyon/index';
+import { grouped } from '../grouped';
 import { outputPath } from '../output-option';
 import { action } from '../errors';
 
@@ -137,7 +138,7 @@ export function registerRecord(program: Command): Command {
         const onFile = (file: string, stats: { samples: number; bytes: number }): void =>
           void process.stderr.write(
             `profpack: wrote ${path.relative('.', file)}: ` +
-              `${stats.samples.toLocaleString('en')} samples (${stats.bytes.toLocaleString('en')} bytes)\n`,
+              `${grouped(stats.samples)} samples (${grouped(stats.bytes)} bytes)\n`,
           );
         const { code, signal, summary, childFiles } = await runRecorded(command, {
           out: path.resolve(flags.out),
@@ -156,7 +157,7 @@ export function registerRecord(program: Command): Command {
         });
         const out = summary.out;
         if (rotate !== undefined) flags.out = path.relative('.', out);
-        const size = statSync(out).size.toLocaleString('en');
+        const size = grouped(statSync(out).size);
         if (!summary.heard && childFiles.length === 0)
           process.stderr.write(
             'profpack: the command never started the recording (is it a Node program?); ' +
@@ -167,24 +168,24 @@ export function registerRecord(program: Command): Command {
         else if (!summary.complete)
           process.stderr.write(
             `profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); ` +
-              `wrote ${flags.out} with the ${summary.samples.toLocaleString('en')} samples ` +
+              `wrote ${flags.out} with the ${grouped(summary.samples)} samples ` +
               `up to its last harvest (${size} bytes)\n`,
           );
         else if (rotate === undefined && !flags.cpu)
           process.stderr.write(`profpack: wrote ${flags.out}: heap only, no CPU samples (${size} bytes)\n`);
         else if (rotate === undefined)
           process.stderr.write(
-            `profpack: wrote ${flags.out}: ${summary.samples.toLocaleString('en')} samples, ` +
+            `profpack: wrote ${flags.out}: ${grouped(summary.samples)} samples, ` +
               `${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`,
           );
         // The file holds them (its heap section; heap recordings are format version 2).
         if (summary.stacksAtCap > 0) process.stderr.write(`profpack: ${stacksAtCapNote(summary.stacksAtCap)}\n`);
         if (summary.heap !== undefined)
           process.stderr.write(
-            `profpack: heap: ${summary.heap.allocations.toLocaleString('en')} sampled allocations, ` +
-              `${summary.heap.frees.toLocaleString('en')} frees, ` +
-              `${summary.heap.shortLived.toLocaleString('en')} short-lived ` +
-              `(${summary.heap.bytes.toLocaleString('en')} bytes on the pipe)\n`,
+            `profpack: heap: ${grouped(summary.heap.allocations)} sampled allocations, ` +
+              `${grouped(summary.heap.frees)} frees, ` +
+              `${grouped(summary.heap.shortLived)} short-lived ` +
+              `(${grouped(summary.heap.bytes)} bytes on the pipe)\n`,
           );
         reportChildren(childFiles, summary.samples, path.basename(command[0] ?? ''));
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
@@ -233,7 +234,7 @@ function reportChildren(files: readonly string[], rootSamples: number, exe: stri
     const shown = relative.startsWith('..') ? file : relative;
     process.stderr.write(
       `profpack: wrote ${shown} (child process): ` +
-        `${samples === undefined ? 'not finished yet' : `${samples.toLocaleString('en')} samples`}\n`,
+        `${samples === undefined ? 'not finished yet' : `${grouped(samples)} samples`}\n`,
     );
     if (samples !== undefined && samples > (busiest?.samples ?? rootSamples)) busiest = { file: shown, samples };
   }

@@ -14,13 +14,16 @@
  * timestamp, so the few samples both chunks hold are dropped by time
  * (ChunkIngester). Memory is one harvest interval of samples.
  */
-import * as inspector from 'node:inspector';
+import type * as inspector from 'node:inspector';
 import { postSync, type CpuProfile } from '../../v8/index';
 
 let nextId = 0;
 
 export class V8Sampler {
-  private readonly session = new inspector.Session();
+  // Required here: a heap-only recording never makes one, and loads no node:inspector.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  private readonly inspector = require('node:inspector') as typeof inspector;
+  private readonly session = new this.inspector.Session();
   private current: string | undefined;
   private finished: CpuProfile | undefined;
   private readonly prefix = `profpack-${process.pid}-${Date.now().toString(36)}-${nextId++}-`;
@@ -44,7 +47,7 @@ export class V8Sampler {
 
   start(): void {
     this.current = this.prefix + this.seq++;
-    inspector.console.profile(this.current);
+    this.inspector.console.profile(this.current);
   }
 
   /** Ends the running chunk and returns it; with `restart` the next chunk has already begun. */
@@ -54,7 +57,7 @@ export class V8Sampler {
     if (restart) this.start();
     else this.current = undefined;
     this.finished = undefined;
-    inspector.console.profileEnd(ending);
+    this.inspector.console.profileEnd(ending);
     const chunk = this.finished;
     this.finished = undefined;
     return chunk;

@@ -4,7 +4,7 @@
  * handlers). The process itself is writer/process.ts.
  */
 import { RecordEnv, WRITER_PROCESS_PATH } from '../settings/index';
-import { spawn } from 'node:child_process';
+import type * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError, type ErrorCodeValue } from '../../errors';
 import type { OnFile } from '../settings/index';
@@ -49,6 +49,10 @@ export function spawnWriterProcess(settings: WriterProcessSettings): WriterProce
     throw new ProfpackError(`the writer process script is missing (${script}); run "npm run compile"`, {
       code: ErrorCode.RECORD_FAILED,
     });
+  // Required here: a program `profpack record` runs (a descriptor) never spawns a writer, and node:child_process
+  // costs ~6 ms of CPU to load (bench/RESULTS.md, "Where the heap recording's CPU goes").
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { spawn } = require('node:child_process') as typeof childProcess;
   const child = spawn(process.execPath, [script, encodeWriterSettings(settings)], {
     stdio: ['pipe', 'pipe', 'inherit'],
     detached: true,

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { probeHeapSampler } from '../../../lib/record/heap/index';
 import { SLOWDOWN, repoRoot } from '../../shared';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
@@ -62,5 +63,42 @@ setTimeout(() => {
     // The pipe went to profpack record, the child's to its own writer process: both wrote their files.
     expect(run.stderr).toMatch(/wrote .*app\.tach/);
     expect(fs.readdirSync(dir).filter((f) => /^app\.\d+\.tach$/.test(f))).toHaveLength(1);
+  });
+
+  it('in a heap-only recording loads neither node:inspector (API sampler) nor node:child_process', () => {
+    const out = path.join(dir, 'heap.tach');
+    const app = path.join(dir, 'heap-app.js');
+    // process.moduleLoadList names the builtins loaded so far ("NativeModule child_process").
+    fs.writeFileSync(
+      app,
+      `${LIST_MODULES}
+const kept = [];
+const timer = setInterval(() => kept.push(new Array(1000).fill(kept.length)), 5);
+setTimeout(() => {
+  clearInterval(timer);
+  const builtins = process.moduleLoadList.filter((m) => m.startsWith('NativeModule '));
+  require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'heap-loaded.json'))},
+    JSON.stringify({ dist: loaded(), builtins }));
+}, 300);
+`,
+    );
+    const run = spawnSync(
+      process.execPath,
+      [cli, 'record', '--heap', '--no-cpu', '--harvest-ms', '50', '-o', out, '--', process.execPath, app],
+      { encoding: 'utf8', timeout: 120_000 * SLOWDOWN },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const { dist: loaded, builtins } = JSON.parse(fs.readFileSync(path.join(dir, 'heap-loaded.json'), 'utf8')) as {
+      dist: string[];
+      builtins: string[];
+    };
+    const posix = loaded.map((f) => f.split(path.sep).join('/'));
+    expect(posix).toEqual(expect.arrayContaining(['record/targets/preload.js', 'record/heap/recorder.js']));
+    expect(builtins).toEqual(expect.arrayContaining(['NativeModule fs']));
+    expect(builtins.filter((m) => m === 'NativeModule child_process')).toEqual([]);
+    // The inspector is the heap sampler's JS twin (PROFPACK_BACKEND=js, or no addon for this Node): loaded only then.
+    const inspector = builtins.includes('NativeModule inspector');
+    expect(inspector).toBe(probeHeapSampler().kind === 'inspector');
+    expect(run.stderr).toMatch(/wrote .*heap\.tach/);
   });
 });
