@@ -24,6 +24,8 @@ export {
   type HeapLiveAtStart,
   type HeapAllocEvents,
   type HeapFreeEvents,
+  type HeapPollSpan,
+  type HeapPollColumns,
   type HeapEventBatch,
   type HeapTraceSource,
 } from './heap-trace';
