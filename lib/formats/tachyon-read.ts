@@ -21,15 +21,11 @@ import {
 } from '../tachyon/index';
 import {
   BATCH_ROWS,
-  FrameTable,
+  SourceTables,
   GapWeigher,
-  LabelSets,
   SampleTypes,
-  StackTable,
-  ThreadTable,
   newBatch,
   normalizeFrame,
-  type Frame,
   type ProfileMeta,
   type ProfileSource,
   type SampleBatch,
@@ -74,12 +70,8 @@ function grown(a: Int32Array | Uint32Array, atLeast: number, fill: number): Int3
   return b;
 }
 
-export class TachyonSource implements ProfileSource {
+export class TachyonSource extends SourceTables implements ProfileSource {
   readonly meta: ProfileMeta;
-  readonly stacks = new StackTable();
-  private readonly frameTable = new FrameTable();
-  private readonly threadTable = new ThreadTable();
-  private readonly labelTable = new LabelSets();
   readonly sampleCount: number | undefined;
   private readonly model: ModelSection | null;
   /** Section label set id → this source's label set id. */
@@ -88,6 +80,7 @@ export class TachyonSource implements ProfileSource {
   private readonly nodeRecording: boolean = false;
 
   constructor(private readonly reader: ProfileReader) {
+    super();
     this.model = reader.model;
     this.meta = this.model === null ? tickMeta(reader) : modelMeta(reader, this.model);
     const count = Number(reader.info.sampleCount);
@@ -108,18 +101,6 @@ export class TachyonSource implements ProfileSource {
       this.threadTable.intern(0n, 0, 'main');
       this.nodeRecording = true;
     }
-  }
-
-  get frames(): readonly Frame[] {
-    return this.frameTable.list;
-  }
-
-  get threads() {
-    return this.threadTable.list;
-  }
-
-  get labelSets() {
-    return this.labelTable.list;
   }
 
   close(): void {

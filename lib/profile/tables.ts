@@ -4,6 +4,7 @@
  * content; set 0 is the empty set). Each is append-only, so ids handed out
  * stay valid while a streaming source grows them.
  */
+import { StackTable } from './stack-table';
 import type { Frame, Label, ThreadRef } from './types';
 
 export function frameKey(f: Frame): string {
@@ -83,5 +84,28 @@ export class LabelSets {
       this.ids.set(key, id);
     }
     return id;
+  }
+}
+
+/**
+ * A source's own tables (ProfileBuilder, the Tachyon and pprof readers): it fills them through the protected
+ * tables, and ProfileSource's `stacks`, `frames`, `threads` and `labelSets` read them.
+ */
+export abstract class SourceTables {
+  readonly stacks = new StackTable();
+  protected readonly frameTable = new FrameTable();
+  protected readonly threadTable = new ThreadTable();
+  protected readonly labelTable = new LabelSets();
+
+  get frames(): readonly Frame[] {
+    return this.frameTable.list;
+  }
+
+  get threads(): readonly ThreadRef[] {
+    return this.threadTable.list;
+  }
+
+  get labelSets(): readonly (readonly Label[])[] {
+    return this.labelTable.list;
   }
 }
