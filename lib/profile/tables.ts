@@ -64,10 +64,11 @@ export class ThreadTable {
   }
 }
 
+const labelValue = (l: Label): string => (l.str !== undefined ? `s${l.str}` : l.num !== undefined ? `n${l.num}` : '-');
+
+/** A label set's identity: every field, a string label's unit included, and "neither" apart from any value. */
 function labelKey(labels: readonly Label[]): string {
-  return labels
-    .map((l) => (l.str !== undefined ? `${l.key}\u0001s${l.str}` : `${l.key}\u0001n${l.num}\u0001${l.unit ?? ''}`))
-    .join('\u0000');
+  return labels.map((l) => `${l.key}\u0001${labelValue(l)}\u0001${l.unit ?? ''}`).join('\u0000');
 }
 
 export class LabelSets {
