@@ -40,6 +40,7 @@ import {
   type LocationFrames,
   type PprofHeader,
 } from './pprof-tables';
+import { resized } from '../typed-arrays';
 
 /** What a label key means to the reader. */
 const enum KeyRole {
@@ -368,9 +369,7 @@ class SampleDecoder {
   }
 
   private growFrames(need: number): void {
-    const next = new Uint32Array(Math.max(need, this.frames.length * 2));
-    next.set(this.frames);
-    this.frames = next;
+    this.frames = resized(this.frames, Math.max(need, this.frames.length * 2));
   }
 
   private thread(idText: string, interpreter: number, nameIndex: number): number {

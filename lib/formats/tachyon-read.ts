@@ -31,6 +31,7 @@ import {
   type SampleBatch,
 } from '../profile/index';
 import type { ReadInput } from './adapter';
+import { grown, resized } from '../typed-arrays';
 import { findRecordedBy, processIdentity } from '../recorded-by';
 
 /** The time column of a tick stream: CPU time when the profiler sampled on-CPU time, else wall time. */
@@ -62,12 +63,6 @@ function modelMeta(reader: ProfileReader, model: ModelSection): ProfileMeta {
   if (model.durationUs !== undefined) meta.durationUs = model.durationUs;
   if (model.comments !== undefined) meta.comments = [...model.comments];
   return meta;
-}
-
-function grown(a: Int32Array | Uint32Array, atLeast: number, fill: number): Int32Array {
-  const b = new Int32Array(Math.max(atLeast + 1, a.length * 2)).fill(fill);
-  b.set(a);
-  return b;
 }
 
 export class TachyonSource extends SourceTables implements ProfileSource {
@@ -202,17 +197,12 @@ export class TachyonSource extends SourceTables implements ProfileSource {
           weigher.push(mt, firstUs, mt);
           if (mt >= held.stack.length) {
             const size = Math.max(mt + 1, held.stack.length * 2);
-            const grow = <A extends Uint32Array | Uint8Array | Float64Array>(a: A, make: (n: number) => A): A => {
-              const b = make(size);
-              b.set(a);
-              return b;
-            };
             held = {
-              stack: grow(held.stack, (n) => new Uint32Array(n)),
-              status: grow(held.status, (n) => new Uint8Array(n)),
-              time: grow(held.time, (n) => new Float64Array(n)),
-              count: grow(held.count, (n) => new Float64Array(n)),
-              span: grow(held.span, (n) => new Float64Array(n)),
+              stack: resized(held.stack, size),
+              status: resized(held.status, size),
+              time: resized(held.time, size),
+              count: resized(held.count, size),
+              span: resized(held.span, size),
             };
           }
           held.stack[mt] = stack;

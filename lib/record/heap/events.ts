@@ -7,6 +7,7 @@
 import type { CpuProfileCallFrame } from '../../v8/index';
 import { NO_HEAP_STACK } from '../../profile/index';
 import type { HeapSinkAllocations, HeapSinkFrees } from '../../tachyon/index';
+import { resized } from '../../typed-arrays';
 
 /** A stack id for an object V8 gave no allocation node. */
 export const NO_STACK = NO_HEAP_STACK;
@@ -59,12 +60,8 @@ export class HeapStacks {
   /** Adds stack (parent, frame) as the next id; the caller interns. */
   add(parent: number, frame: number): number {
     if (this.count === this.parents.length) {
-      const parents = new Int32Array(this.count * 2);
-      parents.set(this.parents);
-      this.parents = parents;
-      const frames = new Uint32Array(this.count * 2);
-      frames.set(this.frames);
-      this.frames = frames;
+      this.parents = resized(this.parents, this.count * 2);
+      this.frames = resized(this.frames, this.count * 2);
     }
     this.parents[this.count] = parent;
     this.frames[this.count] = frame;

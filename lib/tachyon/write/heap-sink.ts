@@ -19,6 +19,7 @@ import { ZSTD_LEVEL } from '../format';
 import { ByteSink } from '../../byte-sink';
 import { HeapSectionEncoder, encodeHeapChunk, encodeHeapHeader, type HeapTotals } from '../v2/index';
 import type { FrameSpec } from './types';
+import { grown } from '../../typed-arrays';
 
 /** The recorder's stack tree (lib/record/heap HeapStacks), as much as the sink reads. */
 export interface HeapSinkStacks {
@@ -212,9 +213,7 @@ export class HeapFileSink {
 
   private fileFrame(stacks: HeapSinkStacks, callFrame: number): number {
     if (callFrame >= this.fileFrames.length) {
-      const grown = new Uint32Array(Math.max(callFrame + 1, this.fileFrames.length * 2));
-      grown.set(this.fileFrames);
-      this.fileFrames = grown;
+      this.fileFrames = grown(this.fileFrames, callFrame);
     }
     let id = this.fileFrames[callFrame]!;
     if (id === 0) this.fileFrames[callFrame] = id = this.internFrame(this.frameOf(stacks.callFrames[callFrame]!)) + 1;
