@@ -7,6 +7,7 @@ import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
 import { readInputFile } from '../input';
 import { chooseSampleType, sampleTypeName, type ProfileMeta } from '../profile/index';
 import type { ReadInput, WriteTarget } from './adapter';
+import { resized } from '../typed-arrays';
 
 export function inputBytes(input: ReadInput): Uint8Array {
   if (input.bytes !== undefined) return input.bytes;
@@ -113,40 +114,30 @@ export function pushNumbers(out: ChunkedText, values: ArrayLike<number>, length 
   }
 }
 
-/** A Float64Array that doubles as it fills. */
-export class GrowingFloats {
-  data = new Float64Array(256);
+/** A typed column that doubles as it fills. */
+class Growing<A extends Float64Array | Uint32Array> {
   length = 0;
 
+  constructor(public data: A) {}
+
   push(v: number): void {
-    if (this.length === this.data.length) {
-      const next = new Float64Array(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
+    if (this.length === this.data.length) this.data = resized(this.data, this.length * 2);
     this.data[this.length++] = v;
   }
 
-  view(): Float64Array {
-    return this.data.subarray(0, this.length);
+  view(): A {
+    return this.data.subarray(0, this.length) as A;
   }
 }
 
-/** A Uint32Array that doubles as it fills. */
-export class GrowingUints {
-  data = new Uint32Array(256);
-  length = 0;
-
-  push(v: number): void {
-    if (this.length === this.data.length) {
-      const next = new Uint32Array(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
-    this.data[this.length++] = v;
+export class GrowingFloats extends Growing<Float64Array> {
+  constructor() {
+    super(new Float64Array(256));
   }
+}
 
-  view(): Uint32Array {
-    return this.data.subarray(0, this.length);
+export class GrowingUints extends Growing<Uint32Array> {
+  constructor() {
+    super(new Uint32Array(256));
   }
 }

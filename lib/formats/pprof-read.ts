@@ -16,17 +16,7 @@
  *   batch from the bytes each time `batches()` runs, so memory is the bytes,
  *   the tables and one batch, whatever the number of samples.
  */
-import {
-  BATCH_ROWS,
-  FrameTable,
-  LabelSets,
-  newBatch,
-  sliceBatch,
-  StackTable,
-  ThreadTable,
-  isEpochUs,
-  nanosPerUnit,
-} from '../profile/index';
+import { BATCH_ROWS, SourceTables, newBatch, sliceBatch, isEpochUs, nanosPerUnit } from '../profile/index';
 import type { Label, ProfileMeta, ProfileSource, SampleBatch, SampleType } from '../profile/index';
 import type { ReadOptions } from './adapter';
 import {
@@ -50,6 +40,7 @@ import {
   type LocationFrames,
   type PprofHeader,
 } from './pprof-tables';
+import { resized } from '../typed-arrays';
 
 /** What a label key means to the reader. */
 const enum KeyRole {
@@ -75,13 +66,9 @@ function roleOf(key: string): KeyRole {
 const DECIMAL = /^-?\d+$/;
 
 /** Decoded profile.proto bytes (gzip already undone) as a model source. */
-export class PprofSource implements ProfileSource {
+export class PprofSource extends SourceTables implements ProfileSource {
   readonly meta: ProfileMeta;
-  readonly stacks = new StackTable();
   readonly sampleCount: number;
-  private readonly frameTable = new FrameTable();
-  private readonly threadTable = new ThreadTable();
-  private readonly labelTable = new LabelSets();
   private readonly header: PprofHeader;
   private readonly locations: LocationFrames;
   private readonly roles: Uint8Array;
@@ -94,6 +81,7 @@ export class PprofSource implements ProfileSource {
     private readonly bytes: Uint8Array,
     options: ReadOptions = {},
   ) {
+    super();
     const h = scanProfile(bytes);
     this.header = h;
     const strings = h.strings;
@@ -116,18 +104,6 @@ export class PprofSource implements ProfileSource {
       if (rank >= 0) this.threadRank[i] = rank;
     });
     this.meta = this.metaOf(sampleTypes, options);
-  }
-
-  get frames() {
-    return this.frameTable.list;
-  }
-
-  get threads() {
-    return this.threadTable.list;
-  }
-
-  get labelSets() {
-    return this.labelTable.list;
   }
 
   private valueType([t, u]: [number, number]): SampleType {
@@ -393,9 +369,7 @@ class SampleDecoder {
   }
 
   private growFrames(need: number): void {
-    const next = new Uint32Array(Math.max(need, this.frames.length * 2));
-    next.set(this.frames);
-    this.frames = next;
+    this.frames = resized(this.frames, Math.max(need, this.frames.length * 2));
   }
 
   private thread(idText: string, interpreter: number, nameIndex: number): number {

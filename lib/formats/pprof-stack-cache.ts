@@ -5,6 +5,8 @@
  * its few dozen encoded bytes with an earlier sample's, in place in the
  * file's bytes, does not allocate and skips the walk.
  */
+import { resized } from '../typed-arrays';
+
 export class PackedStackCache {
   private slots = new Int32Array(1 << 12).fill(-1);
   private hashes = new Int32Array(1 << 11);
@@ -59,15 +61,10 @@ export class PackedStackCache {
 
   private growEntries(): void {
     const n = this.hashes.length * 2;
-    const grow = <T extends Int32Array | Uint32Array>(a: T, make: (n: number) => T): T => {
-      const b = make(n);
-      b.set(a);
-      return b;
-    };
-    this.hashes = grow(this.hashes, (k) => new Int32Array(k));
-    this.offsets = grow(this.offsets, (k) => new Int32Array(k));
-    this.lengths = grow(this.lengths, (k) => new Int32Array(k));
-    this.stacks = grow(this.stacks, (k) => new Uint32Array(k));
+    this.hashes = resized(this.hashes, n);
+    this.offsets = resized(this.offsets, n);
+    this.lengths = resized(this.lengths, n);
+    this.stacks = resized(this.stacks, n);
   }
 
   private rehash(): void {

@@ -56,6 +56,7 @@ import {
   TWO_POW_32,
   varintField,
 } from './pprof-encode';
+import { resized } from '../typed-arrays';
 
 export interface PprofWriteOptions extends WriteOptions {
   /** gzip the output (default true, as Go writes it); false writes raw profile.proto. */
@@ -271,12 +272,6 @@ export function writePprof(source: ProfileSource, target: WriteTarget, options: 
   out.flush();
 }
 
-function grow(a: Float64Array): Float64Array {
-  const b = new Float64Array(a.length * 2);
-  b.set(a);
-  return b;
-}
-
 function writeAggregated(
   source: ProfileSource,
   enc: PprofEncoder,
@@ -295,7 +290,7 @@ function writeAggregated(
         k = index.size;
         index.set(key, k);
         keys.push(b.stack[i]!, b.thread[i]!, b.labels[i]!);
-        if (k === sums[0]!.length) sums = sums.map(grow);
+        if (k === sums[0]!.length) sums = sums.map((a) => resized(a, a.length * 2));
       }
       for (let c = 0; c < types; c++) {
         const column = sums[c]!;

@@ -21,20 +21,17 @@ import {
 } from '../tachyon/index';
 import {
   BATCH_ROWS,
-  FrameTable,
+  SourceTables,
   GapWeigher,
-  LabelSets,
   SampleTypes,
-  StackTable,
-  ThreadTable,
   newBatch,
   normalizeFrame,
-  type Frame,
   type ProfileMeta,
   type ProfileSource,
   type SampleBatch,
 } from '../profile/index';
 import type { ReadInput } from './adapter';
+import { grown, resized } from '../typed-arrays';
 import { findRecordedBy, processIdentity } from '../recorded-by';
 
 /** The time column of a tick stream: CPU time when the profiler sampled on-CPU time, else wall time. */
@@ -68,18 +65,8 @@ function modelMeta(reader: ProfileReader, model: ModelSection): ProfileMeta {
   return meta;
 }
 
-function grown(a: Int32Array | Uint32Array, atLeast: number, fill: number): Int32Array {
-  const b = new Int32Array(Math.max(atLeast + 1, a.length * 2)).fill(fill);
-  b.set(a);
-  return b;
-}
-
-export class TachyonSource implements ProfileSource {
+export class TachyonSource extends SourceTables implements ProfileSource {
   readonly meta: ProfileMeta;
-  readonly stacks = new StackTable();
-  private readonly frameTable = new FrameTable();
-  private readonly threadTable = new ThreadTable();
-  private readonly labelTable = new LabelSets();
   readonly sampleCount: number | undefined;
   private readonly model: ModelSection | null;
   /** Section label set id → this source's label set id. */
@@ -88,6 +75,7 @@ export class TachyonSource implements ProfileSource {
   private readonly nodeRecording: boolean = false;
 
   constructor(private readonly reader: ProfileReader) {
+    super();
     this.model = reader.model;
     this.meta = this.model === null ? tickMeta(reader) : modelMeta(reader, this.model);
     const count = Number(reader.info.sampleCount);
@@ -108,18 +96,6 @@ export class TachyonSource implements ProfileSource {
       this.threadTable.intern(0n, 0, 'main');
       this.nodeRecording = true;
     }
-  }
-
-  get frames(): readonly Frame[] {
-    return this.frameTable.list;
-  }
-
-  get threads() {
-    return this.threadTable.list;
-  }
-
-  get labelSets() {
-    return this.labelTable.list;
   }
 
   close(): void {
@@ -221,17 +197,12 @@ export class TachyonSource implements ProfileSource {
           weigher.push(mt, firstUs, mt);
           if (mt >= held.stack.length) {
             const size = Math.max(mt + 1, held.stack.length * 2);
-            const grow = <A extends Uint32Array | Uint8Array | Float64Array>(a: A, make: (n: number) => A): A => {
-              const b = make(size);
-              b.set(a);
-              return b;
-            };
             held = {
-              stack: grow(held.stack, (n) => new Uint32Array(n)),
-              status: grow(held.status, (n) => new Uint8Array(n)),
-              time: grow(held.time, (n) => new Float64Array(n)),
-              count: grow(held.count, (n) => new Float64Array(n)),
-              span: grow(held.span, (n) => new Float64Array(n)),
+              stack: resized(held.stack, size),
+              status: resized(held.status, size),
+              time: resized(held.time, size),
+              count: resized(held.count, size),
+              span: resized(held.span, size),
             };
           }
           held.stack[mt] = stack;

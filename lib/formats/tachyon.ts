@@ -125,7 +125,7 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
     compression: options.compression ?? 'zstd',
     mode: modeOf(source),
   });
-  try {
+  finishOrRemove(writer, path, source, () => {
     // What recorded it goes where version 1 keeps it: a string no frame names (lib/recorded-by.ts).
     if (source.meta.recordedBy !== undefined) writer.internString(encodeRecordedBy(source.meta.recordedBy));
     const mapper = new StackMapper(source, (f) => writer.internFrame(frameSpec(f)), MAX_STACK_DEPTH);
@@ -169,14 +169,8 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
     const other = types.filter((_, v) => v !== countColumn).map(sampleTypeName);
     if (other.length > 0)
       options.onWarning?.(`Tachyon version 1 keeps ticks only: ${other.join(', ')} not written (version 2 keeps them)`);
-    const seconds = durationSec(source);
-    if (seconds !== null) writer.setStats(seconds, ticks / seconds);
-    writer.finalize();
-  } catch (err) {
-    writer.close();
-    fs.rmSync(path, { force: true });
-    throw err;
-  }
+    return ticks;
+  });
 }
 
 function writeVersion2(source: ProfileSource, path: string, options: WriteOptions): void {
@@ -196,7 +190,7 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
       producer: m.recordedBy === undefined ? undefined : { ...m.recordedBy },
     },
   });
-  try {
+  finishOrRemove(writer, path, source, () => {
     const mapper = new StackMapper(source, (f) => writer.internFrame(frameSpec(f)), V2_MAX_STACK_DEPTH);
     const labelIds: number[] = [];
     let records = 0;
@@ -221,6 +215,22 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
     }
     for (const t of source.threads) if (t.name !== undefined) writer.nameThread(t.threadId, t.interpreterId, t.name);
     warnLosses(mapper, source, 2, options);
+    return records;
+  });
+}
+
+/**
+ * Runs `fill` (it writes the samples and returns how many records it wrote), then the statistics block's
+ * duration and rate and finalize; on any failure the writer is closed and the partial file removed.
+ */
+function finishOrRemove(
+  writer: { setStats(durationSec: number, sampleRate: number): void; finalize(): unknown; close(): void },
+  path: string,
+  source: ProfileSource,
+  fill: () => number,
+): void {
+  try {
+    const records = fill();
     const seconds = durationSec(source);
     if (seconds !== null) writer.setStats(seconds, records / seconds);
     writer.finalize();

@@ -4,6 +4,7 @@
  * heap over the sampling interval), never the number of events read. An
  * object is found by (thread, V8 ordinal), the pair a free names it by.
  */
+import { resized } from '../typed-arrays';
 import { unsampledWeight } from '../profile/index';
 
 /** Ordinals are u32: thread index above them keeps the key an exact integer below 2^53. */
@@ -82,23 +83,11 @@ export class LiveSet {
 
   private grow(): void {
     const n = this.sizes.length * 2;
-    const u32 = (a: Uint32Array) => {
-      const b = new Uint32Array(n);
-      b.set(a);
-      return b;
-    };
-    this.sizes = u32(this.sizes);
-    this.stacks = u32(this.stacks);
-    this.threads = u32(this.threads);
-    const f64 = (a: Float64Array) => {
-      const b = new Float64Array(n);
-      b.set(a);
-      return b;
-    };
-    this.allocTimesUs = f64(this.allocTimesUs);
-    this.estimates = f64(this.estimates);
-    const m = new Uint8Array(n);
-    m.set(this.marks);
-    this.marks = m;
+    this.sizes = resized(this.sizes, n);
+    this.stacks = resized(this.stacks, n);
+    this.threads = resized(this.threads, n);
+    this.allocTimesUs = resized(this.allocTimesUs, n);
+    this.estimates = resized(this.estimates, n);
+    this.marks = resized(this.marks, n);
   }
 }

@@ -4,37 +4,21 @@
  * are typed arrays that double as they fill: memory is a few dozen bytes per
  * sample record whatever its values, and nothing is ever expanded by value.
  */
-import { StackTable } from './stack-table';
-import { FrameTable, LabelSets, ThreadTable } from './tables';
+import { SourceTables } from './tables';
 import { newBatch, sliceBatch, type ProfileSource } from './source';
 import type { Frame, Label, ProfileMeta, SampleBatch } from './types';
 
 /** Rows handed out per batch. */
 export const BATCH_ROWS = 16384;
 
-export class ProfileBuilder implements ProfileSource {
-  readonly stacks = new StackTable();
-  private readonly frameTable = new FrameTable();
-  private readonly threadTable = new ThreadTable();
-  private readonly labelTable = new LabelSets();
+export class ProfileBuilder extends SourceTables implements ProfileSource {
   private rows: SampleBatch;
   private count = 0;
 
   constructor(readonly meta: ProfileMeta) {
+    super();
     if (meta.sampleTypes.length === 0) throw new RangeError('a profile needs at least one sample type');
     this.rows = newBatch(1024, meta.sampleTypes.length);
-  }
-
-  get frames(): readonly Frame[] {
-    return this.frameTable.list;
-  }
-
-  get threads() {
-    return this.threadTable.list;
-  }
-
-  get labelSets() {
-    return this.labelTable.list;
   }
 
   get sampleCount(): number {

@@ -46,32 +46,45 @@ export interface HeapLiveAtStart {
   allocTimesUs: Float64Array;
 }
 
-/** Sampled objects first seen at the poll at `timeUs`: allocated after `sinceUs`, at or before `timeUs`. */
-export interface HeapAllocEvents {
-  kind: 'alloc';
-  thread: number;
+/**
+ * One poll of one thread, the part every shape of heap events shares (the recorder's poll, its batches, the file
+ * sink, the trace read back): the poll's time and the one before it, and ordinals.
+ */
+export interface HeapPollSpan {
+  /** The poll's time, µs (Unix epoch in a file recording, else the source's clock). */
   timeUs: number;
+  /** The previous poll's time (the recording's start for the first poll). */
   sinceUs: number;
-  /** Ascending: V8's allocation order. */
+  /** V8's sample ordinals, ascending: its allocation order (frees: the freed objects' ordinals). */
   ordinals: Uint32Array;
+}
+
+/** The sampled objects a poll first saw, in columns beside `ordinals`. */
+export interface HeapPollColumns extends HeapPollSpan {
   /** Each object's size in bytes as sampled (not scaled: see unsampledWeight). */
   sizes: Uint32Array;
+  /** Each object's allocation stack (NO_HEAP_STACK: V8 named none). */
   stackIds: Uint32Array;
-  /** Sampled objects allocated and collected between the two polls (V8 kept no stack or size for them). */
+  /**
+   * Sampled objects allocated and collected between the two polls: V8 kept neither their stack nor their size,
+   * only the ordinal they used up.
+   */
   shortLived: number;
 }
 
-/** Objects live at the poll at `sinceUs` and gone at `timeUs`: freed in between. */
-export interface HeapFreeEvents {
+/** Sampled objects first seen at the poll at `timeUs`: allocated after `sinceUs`, at or before `timeUs`. */
+export interface HeapAllocEvents extends HeapPollColumns {
+  kind: 'alloc';
+  thread: number;
+}
+
+/**
+ * Objects live at the poll at `sinceUs` and gone at `timeUs`: freed in between. Each ordinal names an earlier
+ * allocation (or live-at-start object) of this thread.
+ */
+export interface HeapFreeEvents extends HeapPollSpan {
   kind: 'free';
   thread: number;
-  timeUs: number;
-  sinceUs: number;
-  /**
-   * The freed objects' ordinals, ascending; each names an earlier allocation (or live-at-start object) of this
-   * thread.
-   */
-  ordinals: Uint32Array;
 }
 
 export type HeapEventBatch = HeapLiveAtStart | HeapAllocEvents | HeapFreeEvents;

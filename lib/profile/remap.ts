@@ -4,6 +4,7 @@
  * looked up once and memoised, a stack through its parent, so the cost is
  * per distinct entry, never per sample or per frame of a sample.
  */
+import { grown } from '../typed-arrays';
 import type { StackTable } from './stack-table';
 import type { ProfileSource } from './source';
 import { newBatch } from './source';
@@ -44,7 +45,7 @@ export class Remapper {
   }
 
   frame(id: number): number {
-    if (id >= this.frameMap.length) this.frameMap = grown(this.frameMap, id + 1);
+    if (id >= this.frameMap.length) this.frameMap = grown(this.frameMap, id, -1);
     let to = this.frameMap[id]!;
     if (to < 0) {
       const frame = this.source.frames[id];
@@ -57,7 +58,7 @@ export class Remapper {
 
   stack(id: number): number {
     if (id === 0) return 0;
-    if (id >= this.stackMap.length) this.stackMap = grown(this.stackMap, Math.max(id + 1, this.source.stacks.size));
+    if (id >= this.stackMap.length) this.stackMap = grown(this.stackMap, Math.max(id, this.source.stacks.size - 1), -1);
     const known = this.stackMap[id]!;
     if (known >= 0) return known;
     // Unmapped ancestors first, without recursion (stacks can be thousands deep).
@@ -118,10 +119,4 @@ export class Remapper {
     }
     return o;
   }
-}
-
-function grown(a: Int32Array, n: number): Int32Array<ArrayBuffer> {
-  const b = new Int32Array(Math.max(n, a.length * 2, 64)).fill(-1);
-  b.set(a);
-  return b;
 }

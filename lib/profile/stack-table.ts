@@ -5,6 +5,8 @@
  * never in its samples. Interning is an open-addressing hash over
  * (parent, frame) pairs in typed arrays (no JS object per entry).
  */
+import { resized } from '../typed-arrays';
+
 export class StackTable {
   private parents = new Uint32Array(1024);
   private frameIds = new Uint32Array(1024);
@@ -86,14 +88,9 @@ export class StackTable {
 
   private growEntries(): void {
     const n = this.parents.length * 2;
-    const grow = (a: Uint32Array) => {
-      const b = new Uint32Array(n);
-      b.set(a);
-      return b;
-    };
-    this.parents = grow(this.parents);
-    this.frameIds = grow(this.frameIds);
-    this.depths = grow(this.depths);
+    this.parents = resized(this.parents, n);
+    this.frameIds = resized(this.frameIds, n);
+    this.depths = resized(this.depths, n);
   }
 
   private rehash(): void {

@@ -4,6 +4,7 @@
  * content; set 0 is the empty set). Each is append-only, so ids handed out
  * stay valid while a streaming source grows them.
  */
+import { StackTable } from './stack-table';
 import type { Frame, Label, ThreadRef } from './types';
 
 export function frameKey(f: Frame): string {
@@ -63,10 +64,11 @@ export class ThreadTable {
   }
 }
 
+const labelValue = (l: Label): string => (l.str !== undefined ? `s${l.str}` : l.num !== undefined ? `n${l.num}` : '-');
+
+/** A label set's identity: every field, a string label's unit included, and "neither" apart from any value. */
 function labelKey(labels: readonly Label[]): string {
-  return labels
-    .map((l) => (l.str !== undefined ? `${l.key}\u0001s${l.str}` : `${l.key}\u0001n${l.num}\u0001${l.unit ?? ''}`))
-    .join('\u0000');
+  return labels.map((l) => `${l.key}\u0001${labelValue(l)}\u0001${l.unit ?? ''}`).join('\u0000');
 }
 
 export class LabelSets {
@@ -83,5 +85,28 @@ export class LabelSets {
       this.ids.set(key, id);
     }
     return id;
+  }
+}
+
+/**
+ * A source's own tables (ProfileBuilder, the Tachyon and pprof readers): it fills them through the protected
+ * tables, and ProfileSource's `stacks`, `frames`, `threads` and `labelSets` read them.
+ */
+export abstract class SourceTables {
+  readonly stacks = new StackTable();
+  protected readonly frameTable = new FrameTable();
+  protected readonly threadTable = new ThreadTable();
+  protected readonly labelTable = new LabelSets();
+
+  get frames(): readonly Frame[] {
+    return this.frameTable.list;
+  }
+
+  get threads(): readonly ThreadRef[] {
+    return this.threadTable.list;
+  }
+
+  get labelSets(): readonly (readonly Label[])[] {
+    return this.labelTable.list;
   }
 }

@@ -5,40 +5,23 @@
  * recorder's own garbage). Stacks are ids in a HeapStacks table that only grows.
  */
 import type { CpuProfileCallFrame } from '../../v8/index';
+import { NO_HEAP_STACK } from '../../profile/index';
+import type { HeapSinkAllocations, HeapSinkFrees } from '../../tachyon/index';
+import { resized } from '../../typed-arrays';
 
 /** A stack id for an object V8 gave no allocation node. */
-export const NO_STACK = 0xffffffff;
+export const NO_STACK = NO_HEAP_STACK;
 
-/** Sampled objects first seen at a poll: allocated after the previous poll (`sinceUs`), at or before `timeUs`. */
-export interface HeapAllocationBatch {
-  threadId: number;
-  /** The poll's time, µs (Unix epoch in a file recording, else the monotonic clock). */
-  timeUs: number;
-  /** The previous poll's time (the recording's start for the first poll). */
-  sinceUs: number;
-  /** V8's sample ordinals, ascending: V8's allocation order. An ordinal names one object for its whole life. */
-  ordinals: Uint32Array;
-  /** Each object's size in bytes (not scaled by the sampling interval). */
-  sizes: Uint32Array;
-  /** Each object's allocation stack, an id in `stacks` (NO_STACK: V8 named none). */
-  stackIds: Uint32Array;
-  /**
-   * Sampled objects allocated and collected between the two polls: V8 kept
-   * neither their stack nor their size, only the ordinal they used up.
-   */
-  shortLived: number;
-  /** Every stack named so far (shared by all batches of one recording). */
+/**
+ * Sampled objects first seen at a poll: allocated after the previous poll (`sinceUs`), at or before `timeUs`.
+ * lib/tachyon's file sink takes it as it is (HeapSinkAllocations); `stacks` is shared by all batches of a recording.
+ */
+export interface HeapAllocationBatch extends HeapSinkAllocations {
   stacks: HeapStacks;
 }
 
 /** Objects present at the previous poll and gone at this one: freed in between. */
-export interface HeapFreeBatch {
-  threadId: number;
-  timeUs: number;
-  sinceUs: number;
-  /** The freed objects' ordinals (as their allocation events gave them), ascending. */
-  ordinals: Uint32Array;
-}
+export type HeapFreeBatch = HeapSinkFrees;
 
 /** What a heap recording starts with. */
 export interface HeapRecordingInfo {
@@ -77,12 +60,8 @@ export class HeapStacks {
   /** Adds stack (parent, frame) as the next id; the caller interns. */
   add(parent: number, frame: number): number {
     if (this.count === this.parents.length) {
-      const parents = new Int32Array(this.count * 2);
-      parents.set(this.parents);
-      this.parents = parents;
-      const frames = new Uint32Array(this.count * 2);
-      frames.set(this.frames);
-      this.frames = frames;
+      this.parents = resized(this.parents, this.count * 2);
+      this.frames = resized(this.frames, this.count * 2);
     }
     this.parents[this.count] = parent;
     this.frames[this.count] = frame;

@@ -22,6 +22,7 @@ import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { postSync } from '../../v8/index';
+import type { HeapPollColumns } from '../../profile/index';
 import { NO_STACK } from './events';
 import { diffSamples, NO_SAMPLES, type LiveSamples } from './diff';
 import {
@@ -135,15 +136,9 @@ class NativeSource implements HeapProfileSource {
   }
 }
 
-export interface HeapPoll {
+/** Allocations first seen (stack ids in `numbers.stacks`), and the frees. */
+export interface HeapPoll extends HeapPollColumns {
   intervalBytes: number;
-  timeUs: number;
-  sinceUs: number;
-  /** Allocations first seen, ascending ordinal, with their sizes and stack ids (in `numbers.stacks`). */
-  ordinals: Uint32Array;
-  sizes: Uint32Array;
-  stackIds: Uint32Array;
-  shortLived: number;
   /** Ordinals freed since the previous poll. */
   freed: Uint32Array;
   /** How long the poll took, ms (what sets the pace near the heap limit). */

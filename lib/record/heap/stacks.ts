@@ -13,6 +13,7 @@ import { callFrameKey, type CpuProfileCallFrame } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { HeapStacks } from './events';
 import { NO_PARENT, type FlatHeapProfile } from './probe';
+import { resized } from '../../typed-arrays';
 
 /** A node of V8's sampling heap profile (HeapProfiler.SamplingHeapProfileNode). */
 export interface SamplingHeapNode {
@@ -150,9 +151,7 @@ export class HeapStackNumbers {
       id = this.stacks.add(parent, frame);
       this.stackIds.set(key, id);
       if (id >= this.ownStacks.length) {
-        const grown = new Uint8Array(this.ownStacks.length * 2);
-        grown.set(this.ownStacks);
-        this.ownStacks = grown;
+        this.ownStacks = resized(this.ownStacks, this.ownStacks.length * 2);
       }
       this.ownStacks[id] = this.isOwn(parent) || this.ownFrames[frame] === true ? 1 : 0;
     }

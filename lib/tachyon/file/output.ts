@@ -194,10 +194,7 @@ export class CompressingSink implements RecordSink {
   /** Each 512 KiB of records reaches the file as soon as it is compressed (one write() per drain). */
   drain(): void {
     if (this.len === 0) return;
-    const n = this.len;
-    this.len = 0;
-    this.stream.compress(this.buf.subarray(0, n), 'continue', this.file);
-    this.unflushed = true;
+    this.compressBuffered('continue');
     this.file.flush();
   }
 
@@ -207,13 +204,16 @@ export class CompressingSink implements RecordSink {
    * on the bytes when nothing was given since the last flush (no empty block).
    */
   flush(): void {
-    if (this.len > 0 || this.unflushed) {
-      const n = this.len;
-      this.len = 0;
-      this.stream.compress(this.buf.subarray(0, n), 'flush', this.file);
-      this.unflushed = false;
-    }
+    if (this.len > 0 || this.unflushed) this.compressBuffered('flush');
     this.file.flush();
+  }
+
+  /** The buffered records to zstd; after 'continue' libzstd may hold some of them, after 'flush' none. */
+  private compressBuffered(directive: 'continue' | 'flush'): void {
+    const n = this.len;
+    this.len = 0;
+    this.stream.compress(this.buf.subarray(0, n), directive, this.file);
+    this.unflushed = directive === 'continue';
   }
 
   /** Compresses what is left and ends the frame. */

@@ -102,31 +102,20 @@ export function parseFrameTable(
       at + base,
     );
   };
+  // Fields 0 and 1 are string indices (LEB128), 2 to 5 zigzag; FRAME_FIELDS names them in errors.
+  const field = (k: number): number => {
+    const next = k < 2 ? readU32(bytes, pos, end) : readZigzag32(bytes, pos, end);
+    if (next < 0) fail(k, pos);
+    pos = next;
+    return varint.lo;
+  };
   for (let i = 0; i < count; i++) {
-    let next = readU32(bytes, pos, end);
-    if (next < 0) fail(0, pos);
-    table.filenameIndex[i] = varint.lo;
-    pos = next;
-    next = readU32(bytes, pos, end);
-    if (next < 0) fail(1, pos);
-    table.funcnameIndex[i] = varint.lo;
-    pos = next;
-    next = readZigzag32(bytes, pos, end);
-    if (next < 0) fail(2, pos);
-    const lineno = varint.lo;
-    pos = next;
-    next = readZigzag32(bytes, pos, end);
-    if (next < 0) fail(3, pos);
-    const endLinenoDelta = varint.lo;
-    pos = next;
-    next = readZigzag32(bytes, pos, end);
-    if (next < 0) fail(4, pos);
-    const column = varint.lo;
-    pos = next;
-    next = readZigzag32(bytes, pos, end);
-    if (next < 0) fail(5, pos);
-    const endColumnDelta = varint.lo;
-    pos = next;
+    table.filenameIndex[i] = field(0);
+    table.funcnameIndex[i] = field(1);
+    const lineno = field(2);
+    const endLinenoDelta = field(3);
+    const column = field(4);
+    const endColumnDelta = field(5);
     if (pos >= end)
       throw openError(ErrorCode.TACHYON_FRAME_TABLE_TRUNCATED, 'Unexpected end of frame table (opcode)', pos + base);
     table.lineno[i] = lineno;

@@ -24,6 +24,7 @@ import {
 } from './records';
 import type { Frame } from './tables';
 import type { ReaderOptions, ReplayStats } from './types';
+import { resized } from '../../typed-arrays';
 
 const EVENT_CAPACITY = 1 << 15;
 const TIMESTAMP_CAPACITY = 1 << 16;
@@ -359,12 +360,8 @@ export class ReplayRun {
       if (this.nodeCount + nNodes > this.nodeParent.length) {
         let size = this.nodeParent.length * 2;
         while (size < this.nodeCount + nNodes) size *= 2;
-        const p = new Uint32Array(size);
-        p.set(this.nodeParent);
-        this.nodeParent = p;
-        const f = new Uint32Array(size);
-        f.set(this.nodeFrame);
-        this.nodeFrame = f;
+        this.nodeParent = resized(this.nodeParent, size);
+        this.nodeFrame = resized(this.nodeFrame, size);
       }
       for (let k = 0; k < nNodes; k++) {
         this.nodeParent[this.nodeCount] = nodes[2 * k]!;

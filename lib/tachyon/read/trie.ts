@@ -2,6 +2,7 @@
  * The JS record decoder's state (records.ts): the stack trie that interns
  * (parent node, frame) pairs, and the thread table keyed as CPython keys it.
  */
+import { resized } from '../../typed-arrays';
 import { MAX_STACK_DEPTH } from '../format';
 
 /** Threads.path holds, per thread, the nodes of its stack's bottom 0..256 frames. */
@@ -49,15 +50,9 @@ export class StackTrie {
     }
     const node = this.count++;
     if (node >= this.parent.length) {
-      const p = new Uint32Array(this.parent.length * 2);
-      p.set(this.parent);
-      this.parent = p;
-      const f = new Uint32Array(this.frame.length * 2);
-      f.set(this.frame);
-      this.frame = f;
-      const l = new Uint32Array(this.lastChild.length * 2);
-      l.set(this.lastChild);
-      this.lastChild = l;
+      this.parent = resized(this.parent, this.parent.length * 2);
+      this.frame = resized(this.frame, this.frame.length * 2);
+      this.lastChild = resized(this.lastChild, this.lastChild.length * 2);
     }
     this.parent[node] = parent;
     this.frame[node] = frame;
@@ -134,18 +129,13 @@ export class Threads {
 
   private growArrays(): void {
     const n = this.idLow.length * 2;
-    const grow32 = (a: Uint32Array, size = n): Uint32Array => {
-      const b = new Uint32Array(size);
-      b.set(a);
-      return b;
-    };
-    this.idLow = grow32(this.idLow);
-    this.idHigh = grow32(this.idHigh);
-    this.interp = grow32(this.interp);
-    this.tsLow = grow32(this.tsLow);
-    this.tsHigh = grow32(this.tsHigh);
-    this.depth = grow32(this.depth);
-    this.path = grow32(this.path, n * PATH_STRIDE);
+    this.idLow = resized(this.idLow, n);
+    this.idHigh = resized(this.idHigh, n);
+    this.interp = resized(this.interp, n);
+    this.tsLow = resized(this.tsLow, n);
+    this.tsHigh = resized(this.tsHigh, n);
+    this.depth = resized(this.depth, n);
+    this.path = resized(this.path, n * PATH_STRIDE);
   }
 
   private growSlots(): void {

@@ -7,7 +7,7 @@
  * The coder and the decoder hold the same list; the coder also keeps each
  * object's size, stack and allocation time (what a rotated file inherits).
  */
-import { grown } from './stacktable';
+import { grown } from '../../typed-arrays';
 
 export class LiveList {
   ordinals = new Uint32Array(64);

@@ -4,6 +4,7 @@
  * encodes it at finalize.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
+import { LabelSets } from '../../profile/index';
 import { zstdCompress } from '../file/index';
 import { ByteSink, ByteSource } from './bytes';
 import { encodeStringTable } from './tables';
@@ -20,12 +21,6 @@ import {
   type ModelMeta,
   type ModelThreadName,
 } from './model';
-
-function labelKey(labels: readonly ModelLabel[]): string {
-  const value = (l: ModelLabel): string =>
-    l.str !== undefined ? `s${l.str}` : l.num !== undefined ? `n${l.num}` : '-';
-  return labels.map((l) => `${l.key}\u0001${value(l)}\u0001${l.unit ?? ''}`).join('\u0000');
-}
 
 /** One value column, delta-zigzag coded until a value needs float64 (then the whole column is re-coded). */
 class ValueColumn {
@@ -69,8 +64,7 @@ export class ModelSectionEncoder {
   private absentByte = 0;
   private anyAbsent = false;
   private anyLabels = false;
-  private readonly labelSets: ModelLabel[][] = [[]];
-  private readonly labelIds = new Map<string, number>([['', 0]]);
+  private readonly labelSets = new LabelSets();
   private readonly threadNames = new Map<string, ModelThreadName>();
   count = 0;
 
@@ -92,15 +86,7 @@ export class ModelSectionEncoder {
 
   /** A label set's id in this section (0 for none). */
   internLabels(labels: readonly ModelLabel[]): number {
-    if (labels.length === 0) return 0;
-    const key = labelKey(labels);
-    let id = this.labelIds.get(key);
-    if (id === undefined) {
-      id = this.labelSets.length;
-      this.labelSets.push(labels.map((l) => ({ ...l })));
-      this.labelIds.set(key, id);
-    }
-    return id;
+    return this.labelSets.intern(labels);
   }
 
   nameThread(threadId: bigint, interpreterId: number, name: string): void {
@@ -174,9 +160,10 @@ export class ModelSectionEncoder {
       body.append(this.absent.view());
     }
     if (presence & ModelPresence.Labels) {
-      body.uvarint(this.labelSets.length - 1);
-      for (let id = 1; id < this.labelSets.length; id++) {
-        const set = this.labelSets[id]!;
+      const sets = this.labelSets.list;
+      body.uvarint(sets.length - 1);
+      for (let id = 1; id < sets.length; id++) {
+        const set = sets[id]!;
         body.uvarint(set.length);
         for (const l of set) {
           body.uvarint(str(l.key));

@@ -10,25 +10,15 @@
  * This file: the section's shape, its codes and its decoder; model-encoder.ts builds and encodes one.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
+import type { Label as ModelLabel, SampleType as ModelSampleType } from '../../profile/index';
 import { zstdDecompress } from '../file/index';
 import { ByteSource } from './bytes';
 import { decodeStringTable } from './tables';
 import { v2Native } from './native';
 import { decodeProducerFields, type ProducerFields } from './producer-fields';
 
-/** What a value column measures (lib/profile's SampleType). */
-export interface ModelSampleType {
-  type: string;
-  unit: string;
-}
-
-/** A label: a string, or a number with an optional unit (lib/profile's Label). */
-export interface ModelLabel {
-  key: string;
-  str?: string;
-  num?: number;
-  unit?: string;
-}
+// What a value column measures, and a label: lib/profile's types, under the names version 2 exported them first.
+export type { ModelLabel, ModelSampleType };
 
 export interface ModelThreadName {
   threadId: bigint;

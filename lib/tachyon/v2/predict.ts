@@ -28,6 +28,7 @@ import {
   MAX_PREDICTION_RUN,
   V2_MAX_STACK_DEPTH,
 } from './format';
+import { resized } from '../../typed-arrays';
 
 const HASH2_LOW = 0xfdea731;
 
@@ -62,9 +63,7 @@ class CacheState {
   /** `previous` with room for `depth` frames (depth is checked against the limit first). */
   protected room(depth: number): Uint32Array {
     if (depth > this.previous.length) {
-      const grown = new Uint32Array(Math.min(V2_MAX_STACK_DEPTH, Math.max(depth, this.previous.length * 2)));
-      grown.set(this.previous);
-      this.previous = grown;
+      this.previous = resized(this.previous, Math.min(V2_MAX_STACK_DEPTH, Math.max(depth, this.previous.length * 2)));
     }
     return this.previous;
   }

@@ -27,7 +27,8 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { V2_MAX_STACK_DEPTH } from './format';
-import { ChildTable, grown, type StackPath, type StackTableSinks, type StackTableSources } from './stacktable';
+import { grown } from '../../typed-arrays';
+import { ChildTable, type StackPath, type StackTableSinks, type StackTableSources } from './stacktable';
 
 /** `stacks` byte value that says k continues in `stacksHigh`. */
 const K_ESCAPE = 255;

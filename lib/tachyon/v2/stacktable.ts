@@ -25,6 +25,7 @@
  * path (StackPath) and the sink/source shapes are shared with recent.ts.
  */
 import { ErrorCode } from '../../errors';
+import { grown } from '../../typed-arrays';
 import type { ByteSink, ByteSource } from './bytes';
 import { V2_MAX_STACK_DEPTH } from './format';
 
@@ -42,17 +43,6 @@ export interface StackTableSources {
   parents: ByteSource;
   parentsHigh: ByteSource;
   stackFrames: ByteSource;
-}
-
-type Column = Uint32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
-
-/** A copy of `a` with room for index `need`, doubling: the tables here grow with the stacks they hold. */
-export function grown<A extends Column>(a: A, need: number): A {
-  let size = a.length;
-  while (size <= need) size *= 2;
-  const b = new (a.constructor as new (length: number) => A)(size);
-  b.set(a);
-  return b;
 }
 
 /**

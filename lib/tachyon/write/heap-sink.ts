@@ -2,7 +2,7 @@
  * HeapFileSink: ProfileWriter's heap event sink (`writer.heapSink()`,
  * version 2 only). It has the recorder's HeapEventSink shape (lib/record/heap
  * events.ts, matched by shape so lib/tachyon does not depend on the
- * recorder): batches come in with stacks over V8 call frames, their frames go
+ * recorder, whose batch types extend the ones here): batches come in with stacks over V8 call frames, their frames go
  * into the file's frame table beside the CPU samples' (so heap and CPU stacks
  * share frames), and the events into the heap section's coder
  * (v2/heap-encode.ts). A poll's allocation batch is held until its free batch
@@ -13,13 +13,13 @@
  * flush() puts the new ones in the writer's journal (file/journal.ts).
  */
 import { frameFromV8, type CpuProfileCallFrame } from '../../v8/index';
+import { NO_HEAP_STACK, type HeapPollColumns, type HeapPollSpan } from '../../profile/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_LEVEL } from '../format';
 import { ByteSink } from '../../byte-sink';
 import { HeapSectionEncoder, encodeHeapChunk, encodeHeapHeader, type HeapTotals } from '../v2/index';
 import type { FrameSpec } from './types';
-
-const NO_STACK = 0xffffffff;
+import { grown } from '../../typed-arrays';
 
 /** The recorder's stack tree (lib/record/heap HeapStacks), as much as the sink reads. */
 export interface HeapSinkStacks {
@@ -29,17 +29,11 @@ export interface HeapSinkStacks {
   frameOf(id: number): number;
 }
 
-export interface HeapSinkFrees {
+export interface HeapSinkFrees extends HeapPollSpan {
   threadId: number;
-  timeUs: number;
-  sinceUs: number;
-  ordinals: Uint32Array;
 }
 
-export interface HeapSinkAllocations extends HeapSinkFrees {
-  sizes: Uint32Array;
-  stackIds: Uint32Array;
-  shortLived: number;
+export interface HeapSinkAllocations extends HeapSinkFrees, HeapPollColumns {
   stacks: HeapSinkStacks;
 }
 
@@ -208,7 +202,7 @@ export class HeapFileSink {
   /** The stack's file frames, innermost first; returns its whole depth (writes only what fits). */
   private framesOf(key: number, out: Uint32Array): number {
     const stacks = this.stacks;
-    if (key === NO_STACK || stacks === null || key >= stacks.size) return 0;
+    if (key === NO_HEAP_STACK || stacks === null || key >= stacks.size) return 0;
     let depth = 0;
     for (let s = key; s >= 0 && depth <= stacks.size; s = stacks.parentOf(s)) {
       if (depth < out.length) out[depth] = this.fileFrame(stacks, stacks.frameOf(s));
@@ -219,9 +213,7 @@ export class HeapFileSink {
 
   private fileFrame(stacks: HeapSinkStacks, callFrame: number): number {
     if (callFrame >= this.fileFrames.length) {
-      const grown = new Uint32Array(Math.max(callFrame + 1, this.fileFrames.length * 2));
-      grown.set(this.fileFrames);
-      this.fileFrames = grown;
+      this.fileFrames = grown(this.fileFrames, callFrame);
     }
     let id = this.fileFrames[callFrame]!;
     if (id === 0) this.fileFrames[callFrame] = id = this.internFrame(this.frameOf(stacks.callFrames[callFrame]!)) + 1;

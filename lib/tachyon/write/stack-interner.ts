@@ -7,6 +7,7 @@ import { invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { STAGED_HEADER, ThreadMap } from './engine';
 import { toInt32Field, toOpcode, type FrameTable, type StringTable } from './tables';
 import type { FrameInfo, InterpreterInfo, LocationInfo } from './types';
+import { resized } from '../../typed-arrays';
 
 /** Marks "no location" in a StackCache (distinct from any user value). */
 const NO_LOCATION = Symbol('no location');
@@ -37,9 +38,7 @@ class StackCache {
   reserve(depth: number): void {
     if (depth <= this.capacity) return;
     const capacity = Math.max(depth, this.capacity * 2);
-    const ids = new Uint32Array(capacity);
-    ids.set(this.ids);
-    this.ids = ids;
+    this.ids = resized(this.ids, capacity);
     // Filled one by one, so the arrays stay packed.
     for (let i = this.capacity * CACHE_FIELDS; i < capacity * CACHE_FIELDS; i++) this.values.push(NO_LOCATION);
     for (let i = this.capacity; i < capacity; i++) this.objects.push(NO_LOCATION);

@@ -8,6 +8,7 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { ByteSink } from '../../byte-sink';
 import { NO_OPCODE, U32_MAX } from '../format';
 import { encodeFrameEntry, encodeStringEntry, endDelta } from '../file/index';
+import { resized } from '../../typed-arrays';
 
 function limit(what: string): ProfpackError {
   return new ProfpackError(`the format allows at most ${U32_MAX} ${what}`, {
@@ -149,9 +150,7 @@ export class FrameTable {
     if (this.size >= U32_MAX) throw limit('frames');
     const id = this.size++;
     if ((id + 1) * FIELDS > f.length) {
-      const grown = new Int32Array(f.length * 2);
-      grown.set(f);
-      this.fields = grown;
+      this.fields = resized(f, f.length * 2);
     }
     const o = id * FIELDS;
     const g = this.fields;
