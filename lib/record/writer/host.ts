@@ -245,6 +245,11 @@ export class RecordingHost {
     return { path: this.out, stats };
   }
 
+  /** Whether nothing more will be read: the recorder's 'end' or 'failed' came, or the stream is not ours. */
+  get settled(): boolean {
+    return this.end !== undefined || this.startFailure !== undefined || this.failure !== undefined;
+  }
+
   /** Bytes from the pipe. A stream that is not ours stops ingesting (reported by finish()). */
   accept(bytes: Buffer): void {
     if (this.failure !== undefined || this.summary !== undefined) return;
