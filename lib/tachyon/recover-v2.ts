@@ -34,7 +34,7 @@ export function recoverV2(
     });
   const zstd = journal.header.compression === 'zstd';
   const wanted = journal.regionBytes;
-  // Copied a piece at a time, never held: an unended zstd frame decodes up to its first error (a block cut by the kill).
+  // Copied a piece at a time, never held: an unended zstd frame decodes up to its first error (a block cut by a kill).
   const copyBlocks = (write: (bytes: Uint8Array) => void): number => {
     const copied = copyRegion(() => new RegionPieces(onDisk, zstd, wanted), wanted, write);
     if (copied < wanted)
