@@ -61,21 +61,26 @@ export function openRanges(path: string, what: string): RangeInput {
     fd = fs.openSync(path, 'r');
     const size = fs.fstatSync(fd).size;
     const file = fd;
-    const read = (start: number, end: number): Uint8Array => {
-      const bytes = Buffer.allocUnsafe(Math.max(0, end - start));
-      for (let done = 0; done < bytes.length;) {
+    const readInto = (out: Uint8Array, start: number): number => {
+      const length = Math.max(0, Math.min(out.length, size - start));
+      for (let done = 0; done < length;) {
         let n: number;
         try {
-          n = fs.readSync(file, bytes, done, bytes.length - done, start + done);
+          n = fs.readSync(file, out, done, length - done, start + done);
         } catch (err) {
           throw readFailure(err, path, what);
         }
         if (n === 0) throw failure(`${what} ${path} became shorter while it was read`, { path });
         done += n;
       }
+      return length;
+    };
+    const read = (start: number, end: number): Uint8Array => {
+      const bytes = Buffer.allocUnsafe(Math.max(0, Math.min(end, size) - start));
+      readInto(bytes, start);
       return bytes;
     };
-    return { size, read, close: () => fs.closeSync(file) };
+    return { size, read, readInto, close: () => fs.closeSync(file) };
   } catch (err) {
     if (fd >= 0) fs.closeSync(fd);
     throw readFailure(err, path, what);

@@ -52,7 +52,9 @@ export class RegionPieces {
         written = this.inflater.read(out);
       } else {
         written = Math.max(0, Math.min(out.length, this.limit - this.pos, this.onDisk.size - this.pos));
-        if (written > 0) out.set(this.onDisk.read(this.pos, this.pos + written));
+        const source = this.onDisk;
+        if (written > 0 && source.readInto !== undefined) source.readInto(out.subarray(0, written), this.pos);
+        else if (written > 0) out.set(source.read(this.pos, this.pos + written));
         this.pos += written;
       }
       if (written < out.length) this.tailAt = 0;

@@ -311,6 +311,7 @@ function recoverFrom(
       size: file.size - HEADER_SIZE,
       read: (start, end) => input.read(start + HEADER_SIZE, end + HEADER_SIZE),
     };
+    if (input.readInto !== undefined) region.readInto = (out, start) => input.readInto!(out, start + HEADER_SIZE);
     return recoverV2(inPath, outPath, region, journal, which, cap);
   }
   // Version 1 (and a finalized file, copied) is read whole, as before.

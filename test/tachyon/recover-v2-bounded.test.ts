@@ -78,13 +78,20 @@ for (const which of backends) {
         const stored = fs.statSync(input).size;
         const reads: number[] = [];
         const held: number[] = [];
+        const seen = (length: number): void => {
+          reads.push(length);
+          gc();
+          held.push(buffers() - baseline);
+        };
         const wrapInput = (source: FileBytes): FileBytes => ({
           size: source.size,
           read(start, end) {
-            reads.push(end - start);
-            gc();
-            held.push(buffers() - baseline);
+            seen(end - start);
             return source.read(start, end);
+          },
+          readInto(out, start) {
+            seen(out.length);
+            return source.readInto!(out, start);
           },
         });
         const out = path.join(dir, `out-${which}-${compression}.tach`);

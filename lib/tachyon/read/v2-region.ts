@@ -42,7 +42,8 @@ class RangePieces implements Pieces {
 
   read(out: Uint8Array): number {
     const n = Math.min(out.length, this.end - this.pos);
-    if (n > 0) out.set(this.source.read(this.pos, this.pos + n));
+    if (n > 0 && this.source.readInto !== undefined) this.source.readInto(out.subarray(0, n), this.pos);
+    else if (n > 0) out.set(this.source.read(this.pos, this.pos + n));
     this.pos += n;
     return n;
   }
