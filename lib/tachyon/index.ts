@@ -47,4 +47,4 @@ export {
 export * as v2 from './v2-api';
 // For the format registry's content detection: the magic in either byte order.
 export { hasTachyonMagic } from './file/index';
-export { recover, type RecoverOptions, type RecoverResult } from './recover';
+export { recover, RECOVER_INTERNALS, type RecoverOptions, type RecoverResult } from './recover';

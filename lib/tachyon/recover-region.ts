@@ -6,7 +6,7 @@
  * scan over a buffer), and a last pass copies that prefix into the output.
  * Memory: a window of a few MiB, whatever the region's size.
  */
-import { concatBytes, ZstdInflater } from './file/index';
+import { bytesSource, concatBytes, ZstdInflater, type FileBytes } from './file/index';
 import { MAX_STACK_DEPTH } from './format';
 import { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './read/index';
 
@@ -21,23 +21,27 @@ let current: ZstdInflater | null = null;
 /**
  * The bytes of an unfinished region, a piece at a time: raw, or an unended
  * zstd frame decoded up to its first error (a block cut by the kill); at
- * most `limit` bytes; then `tail` (a journal's held-back runs).
+ * most `limit` bytes; then `tail` (a journal's held-back runs). `onDisk` is
+ * the stored region in memory, or read from the file by ranges (version 2).
  */
 export class RegionPieces {
   private readonly inflater: ZstdInflater | null;
+  private readonly onDisk: FileBytes;
   private pos = 0;
   private tailAt = -1;
 
   constructor(
-    private readonly onDisk: Uint8Array,
+    onDisk: Uint8Array | FileBytes,
     zstd: boolean,
     private readonly limit: number,
     private readonly tail: Uint8Array = new Uint8Array(0),
   ) {
+    this.onDisk = onDisk instanceof Uint8Array ? bytesSource(onDisk) : onDisk;
     // Its context goes back to the pool: zstd-napi frees one only at a later garbage collection.
     current?.release();
     // Tolerant: an unended frame decodes up to its first error (a block cut by the kill), at most `limit` bytes.
-    this.inflater = current = zstd ? new ZstdInflater(onDisk, limit, null) : null;
+    const input = onDisk instanceof Uint8Array ? onDisk : { source: onDisk, start: 0, end: onDisk.size };
+    this.inflater = current = zstd ? new ZstdInflater(input, limit, null) : null;
   }
 
   /** Fills `out` as far as the region goes; 0 at its end. */
@@ -47,8 +51,10 @@ export class RegionPieces {
       if (this.inflater !== null) {
         written = this.inflater.read(out);
       } else {
-        written = Math.min(out.length, this.limit - this.pos, this.onDisk.length - this.pos);
-        out.set(this.onDisk.subarray(this.pos, this.pos + written));
+        written = Math.max(0, Math.min(out.length, this.limit - this.pos, this.onDisk.size - this.pos));
+        const source = this.onDisk;
+        if (written > 0 && source.readInto !== undefined) source.readInto(out.subarray(0, written), this.pos);
+        else if (written > 0) out.set(source.read(this.pos, this.pos + written));
         this.pos += written;
       }
       if (written < out.length) this.tailAt = 0;
@@ -161,8 +167,8 @@ export function readRegion(pieces: RegionPieces): Uint8Array {
   return concatBytes(chunks);
 }
 
-/** Hands region[0, end) to `write` a piece at a time. */
-export function copyRegion(open: () => RegionPieces, end: number, write: (bytes: Uint8Array) => void): void {
+/** Hands region[0, end) to `write` a piece at a time; returns the bytes handed (fewer when the region is shorter). */
+export function copyRegion(open: () => RegionPieces, end: number, write: (bytes: Uint8Array) => void): number {
   const pieces = open();
   const scratch = new Uint8Array(PIECE);
   let copied = 0;
@@ -172,4 +178,5 @@ export function copyRegion(open: () => RegionPieces, end: number, write: (bytes:
     write(scratch.subarray(0, n));
     copied += n;
   }
+  return copied;
 }

@@ -38,11 +38,12 @@ import {
   ZSTD_LEVEL,
   ZSTD_MAX_DECOMPRESSED,
 } from './format';
-import { JOURNAL_SUFFIX, concatBytes, parseJournal, readHeader, zstdPrefix, type JournalState } from './file/index';
+import { JOURNAL_SUFFIX, concatBytes, parseJournal, readHeader, zstdPrefix } from './file/index';
+import type { FileBytes, JournalState } from './file/index';
 import { BlockKind } from './v2/index';
-import { ProfileReader, openHeapTrace } from './read/index';
+import { ProfileReader } from './read/index';
 import { FileOutput, ZstdStream, footer } from './file/index';
-import { FrameTable, StringTable, writeFromJournal } from './write/index';
+import { FrameTable, StringTable } from './write/index';
 import { AtomicOutput, refuseInputAsOutput, writeFileAtomic } from '../output-file';
 import {
   IN_MEMORY_REGION,
@@ -53,6 +54,9 @@ import {
   salvageStreaming,
   type RecordScan,
 } from './recover-region';
+import { failure, openRanges, readInput, refuseWithoutJournal, unreadableResult } from './recover-input';
+import type { RecoverResult } from './recover-input';
+import { recoverV2 } from './recover-v2';
 
 export interface RecoverOptions {
   /** The journal (default `<inPath>.journal`; used when it exists). */
@@ -65,42 +69,18 @@ export interface RecoverOptions {
   maxDecompressedSize?: number;
 }
 
-export interface RecoverResult {
-  /**
-   * 'journal': up to the last flush; 'records': complete records, placeholder frames; 'finalized': the input was
-   * already whole and is copied.
-   */
-  source: 'journal' | 'records' | 'finalized';
-  samples: number;
-  threads: number;
-  frames: number;
-  /** Sample-region bytes on disk that were not recovered (after the last flush, or a cut record). */
-  droppedBytes: number;
-  checkpoints: number;
-}
+export type { RecoverResult } from './recover-input';
 
 const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
 type Backend = 'native' | 'js';
 
-function failure(message: string, details?: Record<string, unknown>, cause?: unknown): ProfpackError {
-  return new ProfpackError(message, {
-    code: ErrorCode.TACHYON_RECOVER_FAILED,
-    expected: 'a profile written by a ProfileWriter that did not finalize',
-    details,
-    cause,
-  });
-}
-
-function readInput(path: string, what: string): Uint8Array {
-  try {
-    const st = fs.statSync(path);
-    if (!st.isFile()) throw failure(`${what} ${path} is not a regular file`, { path });
-    return fs.readFileSync(path);
-  } catch (err) {
-    if (isProfpackError(err)) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    throw failure(`cannot read ${what} ${path}: ${(err as Error).message}`, { path, syscallError: code }, err);
-  }
+/**
+ * Library-internal options (tests): `wrapInput` sees every read recover makes
+ * of the profile, to show that a version-2 region is never read whole.
+ */
+export const RECOVER_INTERNALS = Symbol('profpack.recoverInternals');
+export interface RecoverInternals {
+  wrapInput?(source: FileBytes): FileBytes;
 }
 
 /**
@@ -233,28 +213,6 @@ function replayWhole(path: string, which: Backend, samples?: number): void {
   }
 }
 
-/**
- * The file recover() built does not read back: with a journal, its tables do
- * not fit the records its checkpoints name (the checksums held, the content
- * did not); without one, the salvage missed something. Never written.
- */
-function unreadableResult(err: unknown, outPath: string, journaled: boolean): ProfpackError {
-  const why = isProfpackError(err) ? `${err.code}: ${err.message}` : String(err);
-  if (journaled) {
-    return new ProfpackError(
-      `the journal's tables do not match the records it names: ` +
-        `the profile they make does not read (${why}); ${outPath} was not written`,
-      {
-        code: ErrorCode.TACHYON_JOURNAL_CORRUPT,
-        expected: 'string and frame tables that every recovered record resolves against',
-        cause: err,
-        details: { path: outPath },
-      },
-    );
-  }
-  return failure(`the recovered records do not read back (${why}); ${outPath} was not written`, { path: outPath }, err);
-}
-
 const MAX_PLACEHOLDER_FRAMES = 1 << 20;
 
 interface Tables {
@@ -320,13 +278,46 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
 
   const journalPath = options.journal ?? inPath + JOURNAL_SUFFIX;
   refuseInputAsOutput(outPath, [inPath, journalPath]);
-  const bytes = readInput(inPath, 'profile');
-  if (bytes.length < HEADER_SIZE)
-    throw failure(`${inPath} has ${bytes.length} bytes, fewer than the 64 of a header: nothing was written`, {
+  const file = openRanges(inPath, 'profile');
+  try {
+    const internals = (options as { [RECOVER_INTERNALS]?: RecoverInternals })[RECOVER_INTERNALS];
+    return recoverFrom(file, internals?.wrapInput?.(file) ?? file, inPath, outPath, journalPath, which, cap, options);
+  } finally {
+    file.close();
+  }
+}
+
+function recoverFrom(
+  file: FileBytes,
+  input: FileBytes,
+  inPath: string,
+  outPath: string,
+  journalPath: string,
+  which: Backend,
+  cap: number,
+  options: RecoverOptions,
+): RecoverResult {
+  if (file.size < HEADER_SIZE)
+    throw failure(`${inPath} has ${file.size} bytes, fewer than the 64 of a header: nothing was written`, {
       path: inPath,
     });
-  if (bytes.subarray(0, 4).some((b) => b !== 0)) {
-    // The header is patched last: a written magic means finalize ran. A whole file is copied as it is.
+  const header = input.read(0, HEADER_SIZE);
+  // The header is patched last: a written magic means finalize ran.
+  const unfinished = header.subarray(0, 4).every((b) => b === 0);
+  const journal = unfinished && fs.existsSync(journalPath) ? parseJournal(readInput(journalPath, 'journal')) : null;
+  // The magic is still zero here: the version field is read little-endian.
+  if (unfinished && (readHeader(header).version === FORMAT_VERSION_2 || journal?.header.formatVersion === 2)) {
+    const region: FileBytes = {
+      size: file.size - HEADER_SIZE,
+      read: (start, end) => input.read(start + HEADER_SIZE, end + HEADER_SIZE),
+    };
+    if (input.readInto !== undefined) region.readInto = (out, start) => input.readInto!(out, start + HEADER_SIZE);
+    return recoverV2(inPath, outPath, region, journal, which, cap);
+  }
+  // Version 1 (and a finalized file, copied) is read whole, as before.
+  const bytes = input.read(0, file.size);
+  if (!unfinished) {
+    // A whole file is copied as it is.
     const reader = ProfileReader.fromBuffer(bytes, { backend: which });
     const info = reader.info;
     reader.close();
@@ -341,13 +332,8 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
     };
   }
 
-  const journal = fs.existsSync(journalPath) ? parseJournal(readInput(journalPath, 'journal')) : null;
   const onDisk = bytes.subarray(HEADER_SIZE);
   const zstd = journal ? journal.header.compression === 'zstd' : ZSTD_MAGIC.every((b, i) => onDisk[i] === b);
-  // The magic is still zero here (finalize writes the header last): the version field is read little-endian.
-  const versionField = readHeader(bytes).version;
-  if (versionField === FORMAT_VERSION_2 || journal?.header.formatVersion === 2)
-    return recoverV2(inPath, outPath, onDisk, journal, which, cap);
   if (journal === null && startsWithSampleBlock(zstd ? zstdPrefix(onDisk, RECORD_PREFIX_SIZE) : onDisk))
     throw refuseWithoutJournal(inPath);
   const wanted = journal && journal.checkpoints > 0 ? Math.min(journal.regionBytes, cap) : cap;
@@ -406,72 +392,5 @@ export function recover(inPath: string, outPath: string, options: RecoverOptions
     frames: tables.frameCount,
     droppedBytes: Math.max(0, regionAvailable - Math.min(scan.end, regionAvailable)),
     checkpoints: journal?.checkpoints ?? 0,
-  };
-}
-
-/** No journal (or none with a checkpoint): nothing names the frames of a version-2 file's blocks. */
-function refuseWithoutJournal(inPath: string): ProfpackError {
-  return new ProfpackError(
-    `${inPath} is an unfinished version-2 profile without a journal (${inPath}${JOURNAL_SUFFIX}, written at ` +
-      `each flush()): nothing names the frames of its samples or holds its heap events`,
-    {
-      code: ErrorCode.TACHYON_RECOVER_V2,
-      offset: HEADER_SIZE,
-      expected: 'the journal a version-2 ProfileWriter writes at flush() (or an unfinished version-1 profile)',
-      details: { path: inPath },
-    },
-  );
-}
-
-/**
- * A version-2 file: the sample blocks sealed by the last flush() its journal
- * names, finalized from that checkpoint (write/journal-file.ts), so every
- * sample and heap event accepted before it. Blocks past it are dropped.
- */
-function recoverV2(
-  inPath: string,
-  outPath: string,
-  onDisk: Uint8Array,
-  journal: JournalState | null,
-  which: Backend,
-  cap: number,
-): RecoverResult {
-  if (journal === null || journal.checkpoints === 0) throw refuseWithoutJournal(inPath);
-  if (journal.header.formatVersion !== 2 || journal.regionBytes > cap)
-    throw new ProfpackError(`the journal beside ${inPath} names no version-2 region under the ${cap}-byte cap`, {
-      code: ErrorCode.TACHYON_JOURNAL_CORRUPT,
-      expected: `a version-2 journal naming at most maxDecompressedSize (${cap}) bytes`,
-    });
-  const zstd = journal.header.compression === 'zstd';
-  // Tolerant: an unended zstd frame decodes up to its first error (a block cut by the kill).
-  const region = readRegion(new RegionPieces(onDisk, zstd, journal.regionBytes));
-  if (region.length < journal.regionBytes)
-    throw failure(`the journal's last flush names ${journal.regionBytes} block bytes, ${region.length} are on disk`, {
-      path: inPath,
-    });
-  const file = new AtomicOutput(outPath, ErrorCode.TACHYON_RECOVER_FAILED);
-  let counts: { samples: number; threads: number };
-  try {
-    counts = writeFromJournal(new FileOutput(file.fd), region, journal);
-  } catch (err) {
-    file.abort();
-    throw isProfpackError(err) ? err : failure(`writing ${outPath} failed: ${(err as Error).message}`, {}, err);
-  }
-  try {
-    replayWhole(file.writePath, which, counts.samples);
-    const heap = openHeapTrace(file.writePath, { backend: which });
-    if (heap !== null) for (const batch of heap.events()) void batch;
-  } catch (err) {
-    file.abort();
-    throw unreadableResult(err, outPath, true);
-  }
-  file.commit();
-  return {
-    source: 'journal',
-    samples: counts.samples,
-    threads: counts.threads,
-    frames: journal.frameCount,
-    droppedBytes: measureRegion(() => new RegionPieces(onDisk, zstd, cap)) - region.length,
-    checkpoints: journal.checkpoints,
   };
 }

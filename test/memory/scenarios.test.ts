@@ -59,7 +59,7 @@ describe.each([
     const report = path.join(dir, `${name}.json`);
     const program = path.join(fixtures, 'leak-and-garbage.js');
     input = rotated ? path.join(dir, name) : path.join(dir, `${name}.tach`);
-    const { code } = await runRecorded([process.execPath, '--expose-gc', program, report, '120', '25'], {
+    const { code, summary } = await runRecorded([process.execPath, '--expose-gc', program, report, '120', '25'], {
       out: input,
       // The recorded program probes the same way (PROFPACK_BACKEND). V8's API sampler: the default polls (each
       // costs no GC, so they come at every harvest). The inspector's: a poll at every harvest, because its default
@@ -71,6 +71,9 @@ describe.each([
       ...(rotated ? { rotate: { everyMs: 700, dir: input } } : {}),
     });
     expect(code).toBe(0);
+    // The writer saw the recorder's 'end': every harvest and heap poll up to the program's exit is in the file(s).
+    expect(summary).toMatchObject({ heard: true, complete: true, truncatedBytes: 0 });
+    expect(summary.heap?.allocations).toBeGreaterThan(0);
     if (rotated) expect(fs.readdirSync(input).length).toBeGreaterThan(1);
     did = JSON.parse(fs.readFileSync(report, 'utf8'));
   }, 180_000);
@@ -119,11 +122,14 @@ describe.each([
 describe('a program that runs out of heap', () => {
   it('its recording reads after V8 aborts, and its inuse_space names the hoarding function first', async () => {
     const out = path.join(dir, 'oom.tach');
-    const { code, signal } = await runRecorded(
+    const { code, signal, summary } = await runRecorded(
       [process.execPath, '--max-old-space-size=64', path.join(fixtures, 'hoarder.js')],
       { out, heap: { intervalBytes: 64 * 1024 }, stdio: 'pipe' },
     );
     expect(signal ?? code).toSatisfy((s: unknown) => s === 'SIGABRT' || s === 134);
+    // V8 aborts: no 'end' can come, so the file holds what reached the writer (the near-limit harvests among it).
+    expect(summary).toMatchObject({ heard: true, complete: false });
+    expect(summary.heap?.allocations).toBeGreaterThan(0);
     const inuse = top(out, '--heap');
     expect(names(inuse)[0]).toBe('hoardArrays');
     // Most of the 64 MB old space, as the sampled heap saw it before V8 gave up.

@@ -14,7 +14,9 @@
  * addon, PROFPACK_BACKEND=native does not make its absence an error: it is an
  * optimisation of one path, missing on Windows and on Nodes without a build.
  * PROFPACK_HEAP_SAMPLER=inspector|native forces one path (benches, diagnosis;
- * native then fails if the addon does not load), `auto` or unset chooses.
+ * native then fails if the addon does not load: startRecording throws, and
+ * `profpack record` exits 2 with the reason before the program runs), `auto`
+ * or unset chooses. PROFPACK_HEAP_ADDON=FILE loads the addon from FILE only.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -63,11 +65,15 @@ export interface HeapSamplerChoice {
 }
 
 /** Where a build of the addon may be, under the package root: a source build's, then this Node major's prebuild. */
-function candidates(): { file: string; prebuilt: boolean }[] {
+function candidates(): { file: string; prebuilt: boolean; label: string }[] {
   const major = process.versions.node.split('.')[0];
   return [
-    { file: path.join('build', 'Release', 'profpack_heap.v8heap'), prebuilt: false },
-    { file: path.join('prebuilds', `${process.platform}-${process.arch}`, `heap-node${major}.v8heap`), prebuilt: true },
+    { file: path.join('build', 'Release', 'profpack_heap.v8heap'), prebuilt: false, label: 'the source build' },
+    {
+      file: path.join('prebuilds', `${process.platform}-${process.arch}`, `heap-node${major}.v8heap`),
+      prebuilt: true,
+      label: 'the prebuilt',
+    },
   ];
 }
 
@@ -88,20 +94,25 @@ export function probeHeapSampler(env: NodeJS.ProcessEnv = process.env, root: str
   if (backend === 'js' && forced !== 'native')
     return { kind: 'inspector', reason: 'forced by PROFPACK_BACKEND=js', addon: undefined };
   const reasons: string[] = [];
-  for (const { file, prebuilt } of candidates()) {
-    if (!fs.existsSync(path.join(root, file))) {
+  // PROFPACK_HEAP_ADDON: the one file to load (a build kept elsewhere; tests point it at one that does not load).
+  const given = (env.PROFPACK_HEAP_ADDON ?? '').trim();
+  if (given !== '' && !fs.existsSync(given)) reasons.push(`PROFPACK_HEAP_ADDON names ${given}, which does not exist`);
+  const places =
+    given !== '' ? [{ file: path.resolve(given), prebuilt: false, label: 'PROFPACK_HEAP_ADDON' }] : candidates();
+  for (const { file, prebuilt, label } of places) {
+    if (!fs.existsSync(path.resolve(root, file))) {
       // A missing source build is the usual install (no compiler); a missing prebuild means none for this Node.
       if (prebuilt) reasons.push(`no prebuilt heap sampler for Node ${process.versions.node} (no ${file})`);
       continue;
     }
     try {
       const mod = { exports: {} as NativeHeapSampler };
-      process.dlopen(mod, path.join(root, file));
+      process.dlopen(mod, path.resolve(root, file));
       return { kind: 'native', reason: undefined, addon: mod.exports };
     } catch (err) {
       // E.g. a build for another Node major: Node's message names both module versions over several lines.
       const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
-      reasons.push(`${prebuilt ? 'the prebuilt' : 'the source build'} ${file} exists but did not load: ${message}`);
+      reasons.push(`${label} ${file} exists but did not load: ${message}`);
     }
   }
   const reason = reasons.join('; ');

@@ -12,6 +12,8 @@ import { isMainThread } from 'node:worker_threads';
 import { RecordEnv, childFile, type ChildRecording } from '../settings/index';
 // The agent only: the file is written in another process, and the program loads none of the writer's code.
 import { defaultChannelName, recordOverPipe, startWorkerAgent } from '../agent/index';
+import { FdSender } from '../wire/index';
+import { isProfpackError, type ProfpackError } from '../../errors';
 
 function numberFrom(name: string): number | undefined {
   const raw = process.env[name];
@@ -69,6 +71,12 @@ function startChildRecording(raw: string): void {
   );
 }
 
+/** Tells profpack record why the recording could not start, and ends this process before the program runs. */
+function failOverPipe(fd: number, err: ProfpackError): never {
+  new FdSender(fd).send({ kind: 'failed', code: err.code, message: err.message });
+  process.exit(2);
+}
+
 const env = process.env;
 if (isMainThread) {
   const fd = numberFrom(RecordEnv.fd);
@@ -109,7 +117,10 @@ if (isMainThread) {
         },
       );
     } catch (err) {
-      // The program runs anyway; only the recording is lost.
+      // A setting that cannot be honoured (PROFPACK_HEAP_SAMPLER=native without the addon): profpack record reports
+      // it (one line, exit 2) and the program does not run unrecorded.
+      if (isProfpackError(err) && isPipe(fd)) failOverPipe(fd, err);
+      // Otherwise the program runs anyway; only the recording is lost.
       process.stderr.write(`profpack: not recording: ${err instanceof Error ? err.message : String(err)}\n`);
     }
   }

@@ -73,8 +73,13 @@ function isNode(command: string): boolean {
 /** How long a signalled target may take to exit before SIGKILL (`--kill-after`). */
 export const DEFAULT_KILL_AFTER_MS = 10_000;
 
-/** After the command exits, how long a grandchild that inherited the pipe may keep it open. */
-const PIPE_GRACE_MS = 2000;
+/**
+ * After the command exits without its recorder's 'end' (it crashed or was killed) while a grandchild that inherited
+ * the pipe keeps it open: how long the pipe may stay silent before the file is finalized with what came. Not a
+ * guess at how long the last harvest takes to arrive: the wait ends at the recorder's 'end' or the pipe's close, and
+ * each byte that arrives starts the silence again.
+ */
+const PIPE_SILENCE_MS = 5000;
 
 /**
  * Runs `command` recorded. This process writes the file (lib/record/wire): the
@@ -146,11 +151,17 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     env,
   });
   const pipe = child.stdio[PIPE_FD] as Readable;
-  pipe.on('data', (bytes: Buffer) => host.accept(bytes));
+  let settle: () => void = () => undefined;
   const pipeEnded = new Promise<void>((resolve) => {
+    settle = resolve;
     pipe.on('end', resolve);
     pipe.on('close', resolve);
     pipe.on('error', () => resolve());
+  });
+  pipe.on('data', (bytes: Buffer) => {
+    host.accept(bytes);
+    // The recorder's 'end' (or 'failed') is the last it sends: a grandchild holding the pipe open changes nothing.
+    if (host.settled) settle();
   });
   // Like a shell: the terminal's Ctrl-C reaches the target too; a SIGTERM
   // sent to this process alone is passed on. Either way the target then has
@@ -173,9 +184,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
         child.on('exit', (code, signal) => resolve({ code, signal }));
       },
     );
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([pipeEnded, new Promise<void>((resolve) => (timer = setTimeout(resolve, PIPE_GRACE_MS)))]);
-    clearTimeout(timer);
+    await untilSilent(pipe, pipeEnded, PIPE_SILENCE_MS);
     pipe.destroy();
     const summary = host.finish();
     if (host.lastFile !== undefined) onFile(host.lastFile.path, host.lastFile.stats);
@@ -192,6 +201,27 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     clearTimeout(escalation);
     process.removeListener('SIGINT', ignore);
     process.removeListener('SIGTERM', ignore);
+  }
+}
+
+/** Resolves when `ended` does, or when `pipe` has delivered nothing for `silenceMs`. */
+async function untilSilent(pipe: Readable, ended: Promise<void>, silenceMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  let quiet: () => void = () => undefined;
+  const rearm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(quiet, silenceMs);
+  };
+  const silent = new Promise<void>((resolve) => {
+    quiet = resolve;
+    rearm();
+  });
+  pipe.on('data', rearm);
+  try {
+    await Promise.race([ended, silent]);
+  } finally {
+    clearTimeout(timer);
+    pipe.removeListener('data', rearm);
   }
 }
 

@@ -24,6 +24,8 @@ export type WireMessage =
   | { kind: 'about'; about: RecordedBy }
   // A harvest with no new samples: tells the recorded process whether its writer is still there.
   | { kind: 'ping' }
+  // The recording could not start (e.g. PROFPACK_HEAP_SAMPLER=native without the addon): the error, then nothing.
+  | { kind: 'failed'; code: string; message: string }
   // A heap poll, binary (heap/wire.ts): the body after the length word, and where the frame began.
   | { kind: 'heap'; body: Buffer; offset: number };
 

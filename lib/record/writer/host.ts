@@ -97,6 +97,8 @@ export class RecordingHost {
   private summary: HostSummary | undefined;
   private stacksAtCap = 0;
   private failure: ProfpackError | undefined;
+  /** The recorder's own report that it could not start ('failed'). */
+  private startFailure: ProfpackError | undefined;
   private recordedBy: string | undefined;
 
   /** Creates the file now, so that a path that cannot be written fails before anything runs. */
@@ -243,6 +245,11 @@ export class RecordingHost {
     return { path: this.out, stats };
   }
 
+  /** Whether nothing more will be read: the recorder's 'end' or 'failed' came, or the stream is not ours. */
+  get settled(): boolean {
+    return this.end !== undefined || this.startFailure !== undefined || this.failure !== undefined;
+  }
+
   /** Bytes from the pipe. A stream that is not ours stops ingesting (reported by finish()). */
   accept(bytes: Buffer): void {
     if (this.failure !== undefined || this.summary !== undefined) return;
@@ -270,12 +277,20 @@ export class RecordingHost {
       this.setRecordedBy(message.about);
     } else if (message.kind === 'ping') {
       // nothing to write
+    } else if (message.kind === 'failed') {
+      this.startFailure = new ProfpackError(String(message.message), {
+        code: typeof message.code === 'string' ? message.code : ErrorCode.RECORD_FAILED,
+      });
     } else if (message.kind === 'end') {
       this.endRecording(message.durationSec, message.threads);
     } else {
       throw new ProfpackError(
         `recording pipe: unknown message kind ${JSON.stringify((message as { kind?: unknown }).kind)}`,
-        { code: ErrorCode.RECORD_FAILED, offset: this.parser.offset, expected: "'chunk' | 'heap' | 'ping' | 'end'" },
+        {
+          code: ErrorCode.RECORD_FAILED,
+          offset: this.parser.offset,
+          expected: "'chunk' | 'heap' | 'ping' | 'end' | 'failed'",
+        },
       );
     }
   }
@@ -328,6 +343,11 @@ export class RecordingHost {
    */
   finish(): HostSummary {
     if (this.summary !== undefined) return this.summary;
+    // The recorder never started: no file, its error (profpack record's one line and exit 2).
+    if (this.startFailure !== undefined) {
+      this.abandon();
+      throw this.startFailure;
+    }
     clearInterval(this.rotateTimer);
     const ing = this.ingester;
     const durationSec = this.end?.durationSec ?? this.sampleSpanSec();

@@ -23,6 +23,11 @@ import {
 export interface FileBytes {
   readonly size: number;
   read(start: number, end: number): Uint8Array;
+  /**
+   * Optional: fills `out` from byte `start` (up to the end) and returns the bytes read, allocating nothing: a region
+   * streamed from a file (recover) reuses one buffer instead of leaving one behind per piece.
+   */
+  readInto?(out: Uint8Array, start: number): number;
 }
 
 /** A whole file held in memory as FileBytes (views, no copies). */

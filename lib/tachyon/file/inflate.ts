@@ -48,6 +48,8 @@ export class ZstdInflater {
   private pos = 0;
   private chunk: Uint8Array;
   private chunkStart = 0;
+  /** Where file input is read when its source fills a buffer (FileBytes.readInto). */
+  private inputBuffer: Uint8Array | undefined;
   /** zstd's last hint: 0 at a frame's end; nonzero before the first frame, so empty input is a cut frame. */
   private lastResult = 1;
   /** Bytes produced so far. */
@@ -121,7 +123,14 @@ export class ZstdInflater {
     const inChunk = this.pos - this.chunkStart;
     if (inChunk >= this.chunk.length && this.pos < this.end) {
       this.chunkStart = this.pos;
-      this.chunk = this.source.read(this.pos, Math.min(this.end, this.pos + INPUT_CHUNK));
+      const length = Math.min(this.end - this.pos, INPUT_CHUNK);
+      if (this.source.readInto !== undefined) {
+        // One buffer for the whole stream: the chunk before it is used up.
+        this.inputBuffer ??= new Uint8Array(length);
+        this.chunk = this.inputBuffer.subarray(0, this.source.readInto(this.inputBuffer.subarray(0, length), this.pos));
+      } else {
+        this.chunk = this.source.read(this.pos, this.pos + length);
+      }
       return this.chunk;
     }
     return this.chunk.subarray(inChunk);

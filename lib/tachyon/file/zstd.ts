@@ -7,7 +7,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_MAX_DECOMPRESSED } from '../format';
 import { zstdBinding } from './zstd-binding';
-import { ZstdInflater, acquireDctx, releaseDctx, type InflateErrors } from './inflate';
+import { ZstdInflater, acquireDctx, releaseDctx, type InflateErrors, type InflateInput } from './inflate';
 
 const OUT_CHUNK = 128 * 1024;
 
@@ -56,8 +56,9 @@ function v2Errors(offset: number, length: number, what: string): InflateErrors {
  * gives the context back to the pool (also done at the end or an error).
  */
 export class ZstdPieces extends ZstdInflater {
-  constructor(data: Uint8Array, offset: number, what: string, limit = ZSTD_MAX_DECOMPRESSED) {
-    super(data, limit, v2Errors(offset, data.length, what));
+  /** `data`: in memory, or a range of a file (then `offset` is its start). */
+  constructor(data: InflateInput, offset: number, what: string, limit = ZSTD_MAX_DECOMPRESSED) {
+    super(data, limit, v2Errors(offset, data instanceof Uint8Array ? data.length : data.end - data.start, what));
   }
 }
 

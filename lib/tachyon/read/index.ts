@@ -27,5 +27,6 @@ export {
 } from './v2-file';
 export type { NodeReplay, NodeVisitor, StackNodes } from './nodes';
 export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './heap-trace';
+export { verifyV2File } from './v2-verify';
 // For recover: the JS record decoder walks a damaged file record by record.
 export { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './records';

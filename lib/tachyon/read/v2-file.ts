@@ -45,6 +45,8 @@ import {
   readStatsBlock,
   tachyonVersion,
   zstdDecompress,
+  type FileBytes,
+  type InflateInput,
   type Layout,
   type ProfileInfo,
 } from '../file/index';
@@ -123,10 +125,12 @@ export function openProfileV2(path: string, options: V2ReadOptions = {}): V2Prof
 }
 
 /**
- * Opens a version-2 file held in memory: header, stats, footer, tables, and
- * the sample region (decompressed). Samples are decoded on demand.
+ * Opens a version-2 file: header, stats, footer, tables, and the sample
+ * region (decompressed). Samples are decoded on demand. `input` is the file
+ * held in memory, or read by ranges (FileBytes: recover's check of what it
+ * wrote, which must not hold the region); a read by ranges keeps no region.
  */
-export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V2Profile {
+export function readProfileV2(input: Uint8Array | FileBytes, options: V2ReadOptions = {}): V2Profile {
   const native = options.backend === 'js' ? null : v2Native;
   if (options.backend === 'native' && native === null) {
     throw new ProfpackError('the native version-2 decoder was requested but the addon is not loaded', {
@@ -134,15 +138,15 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     });
   }
   const limit = options.maxDecompressedSize ?? ZSTD_MAX_DECOMPRESSED;
-  const size = bytes.length;
+  const whole = input instanceof Uint8Array ? bytesSource(input) : input;
+  const size = whole.size;
   if (size < HEADER_SIZE + FOOTER_SIZE)
     throw headerError(
       `file of ${size} bytes is too small for a header and footer`,
       0,
       `at least ${HEADER_SIZE + FOOTER_SIZE} bytes`,
     );
-  const whole = bytesSource(bytes);
-  const header = readHeader(bytes);
+  const header = readHeader(whole.read(0, HEADER_SIZE));
   const magic = header.magic;
   if (magic === MAGIC_SWAPPED)
     throw new ProfpackError('big-endian version-2 files are not supported', {
@@ -219,7 +223,7 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     if (offset < BigInt(frameTableOffset) || offset >= BigInt(tablesEnd)) {
       throw headerError(`heap section offset ${offset} is outside ${frameTableOffset}..${tablesEnd - 1}`, at);
     }
-    heap = { offset: Number(offset), bytes: bytes.subarray(Number(offset), tablesEnd) };
+    heap = { offset: Number(offset), bytes: whole.read(Number(offset), tablesEnd) };
     tablesEnd = heap.offset;
   }
   let modelOffset = -1;
@@ -237,8 +241,8 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
 
   const tablesZstd = (flags & HeaderFlag.TablesZstd) !== 0;
   const tableSpan = (start: number, end: number, what: string): ByteSource => {
-    if (!tablesZstd) return new ByteSource(bytes, start, end, 0);
-    const plain = zstdDecompress(bytes.subarray(start, end), start, what, limit);
+    if (!tablesZstd) return new ByteSource(whole.read(start, end), 0, end - start, start);
+    const plain = zstdDecompress(whole.read(start, end), start, what, limit);
     return new ByteSource(plain, 0, plain.length, start);
   };
   const strings = decodeStringTable(
@@ -252,15 +256,19 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
   const model =
     modelOffset < 0
       ? null
-      : decodeModelSection(bytes.subarray(modelOffset, modelEnd), modelOffset, Number(declared), limit);
-  const stored = bytes.subarray(HEADER_SIZE, stringTableOffset);
-  const zstdRegion = compressionType === Compression.Zstd && stored.length > 0;
+      : decodeModelSection(whole.read(modelOffset, modelEnd), modelOffset, Number(declared), limit);
+  const stored: InflateInput =
+    input instanceof Uint8Array
+      ? input.subarray(HEADER_SIZE, stringTableOffset)
+      : { source: input, start: HEADER_SIZE, end: stringTableOffset };
+  const storedSize = stringTableOffset - HEADER_SIZE;
+  const zstdRegion = compressionType === Compression.Zstd && storedSize > 0;
   const checked = zstdRegion
     ? checkV2ZstdRegion(stored, limit, options.keepDecompressedLimit ?? DEFAULT_KEEP_LIMIT)
-    : { size: stored.length, data: stored };
+    : { size: storedSize, data: stored instanceof Uint8Array ? stored : null };
   // Blocks come from the kept bytes, else from a new decompression of the stored region.
   const regionBlocks = (): RegionBlocks =>
-    checked.data !== null ? new RegionBlocks(checked.data, false, limit) : new RegionBlocks(stored, true, limit);
+    checked.data !== null ? new RegionBlocks(checked.data, false, limit) : new RegionBlocks(stored, zstdRegion, limit);
   const firstBlock = regionBlocks();
   let stackCoding: StackCoding | null;
   try {
@@ -377,7 +385,11 @@ export function readProfileV2(bytes: Uint8Array, options: V2ReadOptions = {}): V
     regionSize: checked.size,
     stackCoding,
     regionBytes: () =>
-      checked.data !== null ? checked.data : zstdDecompress(stored, HEADER_SIZE, 'sample region', limit),
+      checked.data !== null
+        ? checked.data
+        : zstdRegion
+          ? zstdDecompress(whole.read(HEADER_SIZE, stringTableOffset), HEADER_SIZE, 'sample region', limit)
+          : whole.read(HEADER_SIZE, stringTableOffset),
     model,
     heap,
     backend: native !== null ? 'native' : 'js',

@@ -14,13 +14,45 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { HEADER_SIZE, RECORD_PREFIX_SIZE } from '../format';
-import { ZstdPieces } from '../file/index';
+import { ZstdPieces, type FileBytes, type InflateInput } from '../file/index';
 import { BLOCK_COLUMNS, BLOCK_MAX_BYTES, BLOCK_MAX_SAMPLES } from '../v2/index';
 
 /** Decompressed bytes pulled per step. */
 const PIECE = 1 << 20;
 /** The longest block header: prefix, then the sample count and the column lengths as u32 LEB128. */
 const MAX_BLOCK_HEADER = RECORD_PREFIX_SIZE + 5 * (1 + BLOCK_COLUMNS.length);
+
+/** Bytes handed out a piece at a time: a zstd stream, or a raw range read from a file. */
+interface Pieces {
+  read(out: Uint8Array): number;
+  release(): void;
+}
+
+/** A raw region read from a file by ranges (recover's check of its output never holds it whole). */
+class RangePieces implements Pieces {
+  private pos: number;
+
+  constructor(
+    private readonly source: FileBytes,
+    start: number,
+    private readonly end: number,
+  ) {
+    this.pos = start;
+  }
+
+  read(out: Uint8Array): number {
+    const n = Math.min(out.length, this.end - this.pos);
+    if (n > 0 && this.source.readInto !== undefined) this.source.readInto(out.subarray(0, n), this.pos);
+    else if (n > 0) out.set(this.source.read(this.pos, this.pos + n));
+    this.pos += n;
+    return n;
+  }
+
+  release(): void {}
+}
+
+const storedLength = (stored: InflateInput) =>
+  stored instanceof Uint8Array ? stored.length : stored.end - stored.start;
 
 /** One block's bytes (valid until the next call) and where it starts in the decompressed region. */
 export interface RegionBlock {
@@ -62,13 +94,19 @@ export class RegionBlocks {
   private pos = 0;
   private end: number;
   private bufferAt = 0;
-  private pieces: ZstdPieces | null;
+  private pieces: Pieces | null;
 
-  /** `stored`: the region as stored; zstd: decompressed here, at most `limit` bytes. */
-  constructor(stored: Uint8Array, zstd: boolean, limit: number) {
-    if (zstd) {
-      this.pieces = new ZstdPieces(stored, HEADER_SIZE, 'sample region', limit);
-      this.buffer = new Uint8Array(Math.min(PIECE, Math.max(stored.length * 4, 64 << 10)));
+  /**
+   * `stored`: the region as stored, in memory or a range of a file; zstd: decompressed here, at most `limit` bytes.
+   * A raw region in memory is sliced in place; one in a file is read a piece at a time.
+   */
+  constructor(stored: InflateInput, zstd: boolean, limit: number) {
+    if (zstd || !(stored instanceof Uint8Array)) {
+      this.pieces =
+        zstd || stored instanceof Uint8Array
+          ? new ZstdPieces(stored, HEADER_SIZE, 'sample region', limit)
+          : new RangePieces(stored.source, stored.start, stored.end);
+      this.buffer = new Uint8Array(Math.min(PIECE, Math.max(storedLength(stored) * 4, 64 << 10)));
       this.end = 0;
     } else {
       this.pieces = null;
@@ -140,13 +178,13 @@ export class RegionBlocks {
  * they are at most `keepLimit`.
  */
 export function checkV2ZstdRegion(
-  stored: Uint8Array,
+  stored: InflateInput,
   limit: number,
   keepLimit: number,
 ): { size: number; data: Uint8Array | null } {
   const pieces = new ZstdPieces(stored, HEADER_SIZE, 'sample region', limit);
   let kept: Uint8Array[] | null = [];
-  const scratch = new Uint8Array(Math.min(PIECE, Math.max(stored.length * 4, 64 << 10)));
+  const scratch = new Uint8Array(Math.min(PIECE, Math.max(storedLength(stored) * 4, 64 << 10)));
   for (let n = pieces.read(scratch); n > 0; n = pieces.read(scratch)) {
     if (kept !== null && pieces.produced <= keepLimit) kept.push(scratch.slice(0, n));
     else kept = null;

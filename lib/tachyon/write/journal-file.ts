@@ -17,30 +17,41 @@ import { writeTrailer } from './trailer';
 const tableOf = (count: number, bytes: Uint8Array) => ({ count, encoded: { view: () => bytes } });
 
 /**
- * Writes the whole file to `out` from `region` (the decoded sample blocks) and
- * the journal's last checkpoint; returns its counts. Journal bytes the trailer
- * cannot code are ERR_TACHYON_JOURNAL_CORRUPT.
+ * The decoded sample blocks, handed to `write` a piece at a time (a region of
+ * months is GBs: it is never held whole); returns the bytes handed.
+ */
+export type RegionCopy = (write: (bytes: Uint8Array) => void) => number;
+
+/**
+ * Writes the whole file to `out` from `copyRegion` (the decoded sample blocks)
+ * and the journal's last checkpoint; returns its counts. Journal bytes the
+ * trailer cannot code are ERR_TACHYON_JOURNAL_CORRUPT.
  */
 export function writeFromJournal(
   out: FileOutput,
-  region: Uint8Array,
+  copyRegion: RegionCopy,
   journal: JournalState,
 ): { samples: number; threads: number } {
   const state = decodeV2WriterState(journal.pendingRepeats);
   const h = journal.header;
   const slots = new SlotWriter(out, { littleEndian: true });
   const header = reserveHeader(slots);
+  let regionBytes: number;
   if (h.compression === 'zstd') {
     const stream = new ZstdStream(ZSTD_LEVEL);
-    stream.compress(region, 'end', out);
-    stream.release();
+    try {
+      regionBytes = copyRegion((piece) => stream.compress(piece, 'continue', out));
+      stream.compress(new Uint8Array(0), 'end', out);
+    } finally {
+      stream.release();
+    }
   } else {
-    out.write(region);
+    regionBytes = copyRegion((piece) => out.write(piece));
   }
   const counters = new Float64Array(COUNTER_COUNT);
   counters[Counter.totalSamples] = state.samples;
   counters[Counter.threadCount] = state.threads;
-  counters[Counter.bytesWritten] = region.length;
+  counters[Counter.bytesWritten] = regionBytes;
   const heapSection = state.heapHeader === null ? null : concatBytes([state.heapHeader, journal.heapChunks]);
   try {
     writeTrailer({

@@ -3,6 +3,7 @@
  * package's prebuild for this Node major (scripts/prebuild-heap.sh), else the inspector, whose reason names
  * the prebuild that is missing or the file that did not load. Each case is a copy of the package's folders.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -82,5 +83,63 @@ describe('the heap sampler probe and the prebuilds', () => {
     } else {
       expect(choice).toEqual({ kind: 'inspector', reason: missingReason, addon: undefined });
     }
+  });
+});
+
+describe('a forced native sampler that cannot load fails loudly', () => {
+  const repoRoot = path.join(__dirname, '..', '..', '..');
+  const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
+  const forced = (addon: string): NodeJS.ProcessEnv => ({
+    ...process.env,
+    PROFPACK_HEAP_SAMPLER: 'native',
+    PROFPACK_HEAP_ADDON: addon,
+  });
+
+  it('PROFPACK_HEAP_ADDON is the one file the probe loads: missing, it is named in the reason', () => {
+    const root = packageCopy({});
+    const missing = path.join(root, 'elsewhere', 'heap.v8heap');
+    const named = `PROFPACK_HEAP_ADDON names ${missing}, which does not exist`;
+    expect(probeHeapSampler({ PROFPACK_HEAP_ADDON: missing }, root)).toEqual({
+      kind: 'inspector',
+      reason: named,
+      addon: undefined,
+    });
+    expect(() => probeHeapSampler({ PROFPACK_HEAP_ADDON: missing, PROFPACK_HEAP_SAMPLER: 'native' }, root)).toThrow(
+      expect.objectContaining({ code: ErrorCode.NATIVE_UNAVAILABLE, message: expect.stringContaining(named) }),
+    );
+    const garbage = path.join(root, 'garbage.v8heap');
+    fs.writeFileSync(garbage, 'not a shared object');
+    expect(probeHeapSampler({ PROFPACK_HEAP_ADDON: garbage }, root).reason).toMatch(
+      new RegExp(`^PROFPACK_HEAP_ADDON ${escaped(garbage)} exists but did not load: .+`),
+    );
+  });
+
+  it('profpack record --heap: one ERR_NATIVE_UNAVAILABLE line, exit 2, the program never runs, no file', () => {
+    const root = packageCopy({});
+    const out = path.join(root, 'never.tach');
+    const missing = path.join(root, 'missing.v8heap');
+    const run = spawnSync(
+      process.execPath,
+      [cli, 'record', '--heap', '-o', out, '--', process.execPath, '-e', 'console.log("the program ran")'],
+      { encoding: 'utf8', env: forced(missing), cwd: root },
+    );
+    expect(run.stdout).toBe('');
+    expect(run.stderr.split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(/^profpack: ERR_NATIVE_UNAVAILABLE: PROFPACK_HEAP_SAMPLER=native but .*does not exist$/),
+    ]);
+    expect(run.status).toBe(2);
+    expect(fs.existsSync(out)).toBe(false);
+    expect(fs.readdirSync(root)).toEqual([]);
+  });
+
+  it('startRecording({ heap }) throws the ProfpackError', () => {
+    const root = packageCopy({});
+    const script =
+      `const { startRecording } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'index.js'))});` +
+      `try { startRecording({ out: ${JSON.stringify(path.join(root, 'r.tach'))}, heap: {} }); console.log('started'); }` +
+      ` catch (e) { console.log(e.constructor.name, e.code); }`;
+    const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: forced(path.join(root, 'no')) });
+    expect(run.stdout.trim()).toBe(`ProfpackError ${ErrorCode.NATIVE_UNAVAILABLE}`);
+    expect(run.status).toBe(0);
   });
 });
