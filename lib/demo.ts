@@ -54,7 +54,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const dir = path.resolve(options.dir ?? '.');
   const profile = path.join(dir, 'profile.tach');
   const ms = options.ms ?? 2000;
-  log(`profpack (${backend.name} backend): recording the embedded workload for ${ms} ms at 1 kHz …`);
+  log(`profpack (${backend.name} backend): recording the embedded workload for ${ms} ms of its CPU at 1 kHz …`);
   const workload = path.join(__dirname, 'demo', 'workload.js');
   const run = await runRecorded(
     [process.execPath, workload, String(ms), ...(options.slower === undefined ? [] : [options.slower])],
