@@ -73,27 +73,21 @@ const distributions = {
     return out;
   },
 };
+// Unsorted values against both plain layouts; sorted ones against delta coding.
+const plainCodecs = [
+  ['1234', Mode.Plain1234],
+  ['0124', Mode.Plain0124],
+];
+const deltaCodecs = [
+  ['1234', Mode.Plain1234],
+  ['delta', Mode.Delta1234],
+];
 const codecsOf = {
-  u8: [
-    ['1234', Mode.Plain1234],
-    ['0124', Mode.Plain0124],
-  ],
-  u16: [
-    ['1234', Mode.Plain1234],
-    ['0124', Mode.Plain0124],
-  ],
-  u32: [
-    ['1234', Mode.Plain1234],
-    ['0124', Mode.Plain0124],
-  ],
-  sortedgeo: [
-    ['1234', Mode.Plain1234],
-    ['delta', Mode.Delta1234],
-  ],
-  timestamps: [
-    ['1234', Mode.Plain1234],
-    ['delta', Mode.Delta1234],
-  ],
+  u8: plainCodecs,
+  u16: plainCodecs,
+  u32: plainCodecs,
+  sortedgeo: deltaCodecs,
+  timestamps: deltaCodecs,
 };
 
 /** Repetitions so that one timed unit lasts about `target` seconds. */

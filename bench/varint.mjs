@@ -7,6 +7,7 @@
 // are medians of per-round ratios (candidate and peer ran moments apart).
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { rng } from '../test/support/rng.mjs';
 import { interleaveRounds, machine, median, table } from './_harness.mjs';
 
 const require = createRequire(import.meta.url);
@@ -27,8 +28,7 @@ const rounds = arg('rounds', 21);
 if (backend.name !== 'native' || !varintNative) throw new Error('the varint benchmark needs the native addon');
 
 // A seeded generator, so every run measures the same data.
-let seed = 0x9e3779b9;
-const rand = () => (seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x297a2d39) >>> 0) / 2 ** 32;
+const rand = rng(0x9e3779b9);
 const shapes = {
   mixed: () => {
     const r = rand();

@@ -1,7 +1,7 @@
 /** Small assertions and decoders more than one suite needs. */
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 import { DCtx } from 'zstd-napi/binding';
-import { isProfpackError, type ProfpackError } from '../lib/errors';
+import { ErrorCode, isProfpackError, type ProfpackError } from '../lib/errors';
 import { ProfileReader } from '../lib/tachyon/read/reader';
 
 /** Runs `fn`, which must throw a ProfpackError; returns it for the caller's checks. */
@@ -13,6 +13,16 @@ export function thrown(fn: () => unknown): ProfpackError {
     return err as ProfpackError;
   }
   throw new Error('expected a ProfpackError');
+}
+
+/** A test per case `[name, call, message]`: the call throws ERR_INVALID_ARGUMENT with exactly that message. */
+export function itRefusesArguments(cases: [string, () => unknown, string][]): void {
+  for (const [name, fn, message] of cases)
+    it(name, () => {
+      const err = thrown(fn);
+      expect(err.code).toBe(ErrorCode.INVALID_ARGUMENT);
+      expect(err.message).toBe(message);
+    });
 }
 
 /** The code of the ProfpackError `fn` throws, 'ok' when it throws none, `not coded: …` for any other error. */

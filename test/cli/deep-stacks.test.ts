@@ -7,11 +7,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { ProfileReader } from '../../lib/tachyon/index';
 import { buildForTests } from '../support/build';
+import { testedBackends } from '../support/backends';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const suite = buildForTests('profpack-deep-cli-');
 const dir = suite.dir;
 const cli = (which: string, args: string[]) => suite.cli(args, { PROFPACK_BACKEND: which });
@@ -41,7 +40,7 @@ function depths(file: string): number[] {
   }
 }
 
-describe.each(backends)('%s', (which) => {
+describe.each(testedBackends)('%s', (which) => {
   it('convert and merge to version 1 cut a 300-frame stack to 256 and say so; info counts it', () => {
     const input = deepCpuprofile(path.join(dir, `deep-${which}.cpuprofile`), 300);
     const converted = path.join(dir, `deep-${which}.tach`);

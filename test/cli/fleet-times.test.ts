@@ -9,12 +9,11 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../support/build';
 import { SLOWDOWN } from '../shared';
+import { testedBackends } from '../support/backends';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const TWO_POW_63 = 2n ** 63n;
 let build: Build;
 let dir: string;
@@ -56,7 +55,7 @@ afterAll(() => {
   build?.cleanup();
 });
 
-describe.each(backends)('%s', (which) => {
+describe.each(testedBackends)('%s', (which) => {
   describe.each([1, 2] as const)('version %i', (version) => {
     const cases: [string, bigint, bigint][] = [
       ['a sample time of 2^63 + 5 us', 1_000_000n, TWO_POW_63 + 5n],

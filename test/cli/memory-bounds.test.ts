@@ -11,14 +11,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { buildForTests } from '../support/build';
-import { craftTachyon, fullRecord, recordPrefix, STATUS, uvarint } from '../fuzz/craft';
+import { craftTachyon, fullRecord, recordPrefix, STATUS } from '../fuzz/craft';
 import { repoRoot, SLOWDOWN } from '../shared';
+import { testedBackends } from '../support/backends';
+import { uleb128 } from '../support/reference-leb128';
 
 const MB = 1024 * 1024;
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const { build, dir } = buildForTests('profpack-bounds-cli-');
 
 interface Run {
@@ -73,7 +73,7 @@ function manyThreads(file: string, threads: number, depth: number): string {
 function repeatRun(file: string, run: number): string {
   const entries = new Uint8Array(2 * run);
   for (let k = 0; k < run; k++) entries.set([0x01, STATUS], 2 * k);
-  const region = Uint8Array.from([...fullRecord(7n, [0, 1]), ...recordPrefix(7n, 0, 0), ...uvarint(run)]);
+  const region = Uint8Array.from([...fullRecord(7n, [0, 1]), ...recordPrefix(7n, 0, 0), ...uleb128(run)]);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const zstd = require('zstd-napi') as { compress(b: Uint8Array): Uint8Array };
   const packed = zstd.compress(Buffer.concat([region, entries]));
@@ -95,7 +95,7 @@ function emptyPprofSamples(file: string, count: number): string {
   return file;
 }
 
-describe.each(backends)('%s', (which) => {
+describe.each(testedBackends)('%s', (which) => {
   it('16,000 threads × 250 frames in 57 KB: flame and convert to .cpuprofile', () => {
     const file = manyThreads(path.join(dir, `threads-${which}.tach`), 16_000, 250);
     expect(fs.statSync(file).size).toBeLessThan(100_000);

@@ -5,16 +5,15 @@
  * answer at every grid time equals heapProfile's inuse_space there, summed
  * over the hosts; an export's Parquet holds the same rows.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { EXAMPLE_QUERIES, exportParquet, querySql, sqlRowObjects } from '../../lib/fleet/index';
 import { AllocationRows } from '../../lib/fleet/allocations';
 import { heapProfile, type HeapTraceSource } from '../../lib/memory/index';
 import { aggregate } from '../../lib/query/aggregate';
-import { ProfileWriter } from '../../lib/tachyon/index';
-import { handTrace, leakAndGarbage, rotate } from '../memory/hand-trace';
+import { handTrace, leakAndGarbage, writeCpuStandIn, rotate } from '../memory/hand-trace';
+import { scratchDir } from '../support/scratch-dir';
 
 const traces = new Map<string, () => HeapTraceSource>();
 vi.mock('../../lib/tachyon/index', async (importOriginal) => ({
@@ -22,26 +21,13 @@ vi.mock('../../lib/tachyon/index', async (importOriginal) => ({
   openHeapTrace: (file: string) => traces.get(path.resolve(file))?.() ?? null,
 }));
 
-const work = mkdtempSync(path.join(tmpdir(), 'profpack-allocations-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const work = scratchDir('profpack-allocations-');
 
 function hostFile(host: string, seconds: number): string {
   const dir = path.join(work, 'fleet', host);
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'app.tach');
-  const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 0 });
-  w.writeSample(
-    [
-      {
-        interpreterId: 0,
-        threads: [
-          { threadId: 7, status: 0, frameInfo: [{ filename: 'app.js', funcname: 'cpu', location: { lineno: 3 } }] },
-        ],
-      },
-    ],
-    1000,
-  );
-  w.finalize();
+  writeCpuStandIn(file, 0);
   traces.set(file, () => handTrace(4096, leakAndGarbage(seconds), 0).trace);
   return file;
 }

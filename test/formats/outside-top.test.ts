@@ -8,11 +8,10 @@
  * Each run is bounded in the child's own peak RSS and CPU time.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileBuild, type Build } from '../support/build';
+import { describe, expect, it } from 'vitest';
+import { buildForTests } from '../support/build';
 import { repoRoot } from '../shared';
 
 const dir = path.join(repoRoot, 'test', 'fixtures', 'outside');
@@ -33,16 +32,7 @@ const expected = JSON.parse(readFileSync(path.join(dir, 'expected.json'), 'utf8'
 };
 
 describe('profpack top on real outside profiles agrees with go tool pprof, per sample type', () => {
-  let build: Build;
-  let work: string;
-  beforeAll(() => {
-    build = compileBuild();
-    work = mkdtempSync(path.join(tmpdir(), 'profpack-outside-top-'));
-  });
-  afterAll(() => {
-    build?.cleanup();
-    if (work) rmSync(work, { recursive: true, force: true });
-  });
+  const { build, dir: work } = buildForTests('profpack-outside-top-');
 
   /** `profpack top ... --json`, with the child's peak RSS and CPU time. */
   function top(file: string, ...args: string[]) {

@@ -14,15 +14,14 @@
 // Go (Debian golang-go) and CPython are required: a missing tool fails the
 // test, it never skips.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import Ajv from 'ajv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dumpProfile, dumpToJsonText } from '../../lib/tachyon/index';
 import { SLOWDOWN, repoRoot, sharedPath } from '../shared';
 import { cpythonInterpreter } from '../support/cpython.mjs';
-import { compileBuild, type Build } from '../support/build';
+import { buildForTests } from '../support/build';
 
 const outsideDir = sharedPath('data', 'outside');
 const fixtureDir = path.join(repoRoot, 'test', 'fixtures', 'outside');
@@ -47,8 +46,7 @@ function sampleTypeOf(file: string): string | undefined {
   return file.includes('.heap.') ? 'alloc_objects' : undefined;
 }
 
-let build: Build;
-let work: string;
+const { build, dir: work } = buildForTests('profpack-outside-');
 
 function cli(...args: string[]) {
   const run = spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: work, maxBuffer: 1 << 26 });
@@ -172,16 +170,6 @@ function cpuprofileCounts(file: string): { rows: Map<string, Counts>; samples: n
   }
   return { rows, samples: p.samples.length, durationUs: p.endTime - p.startTime };
 }
-
-beforeAll(() => {
-  build = compileBuild();
-  work = mkdtempSync(path.join(tmpdir(), 'profpack-outside-'));
-});
-
-afterAll(() => {
-  build?.cleanup();
-  if (work) rmSync(work, { recursive: true, force: true });
-});
 
 describe('every outside profile converts or is refused with one coded line', () => {
   it('found the outside files', () => expect(inputs.length).toBeGreaterThanOrEqual(11));

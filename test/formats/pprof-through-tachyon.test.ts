@@ -5,25 +5,14 @@
  * values per stack and labels, as `go tool pprof -raw` and `-tags` show them.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileBuild, type Build } from '../support/build';
+import { describe, expect, it } from 'vitest';
+import { buildForTests } from '../support/build';
 import { goPprof } from '../support/outside-tools';
 import { outsideDir, pprofFixtures, rawView, tagsView } from './pprof-support';
 
 describe('pprof → Tachyon version 2 → pprof, checked by go tool pprof', () => {
-  let build: Build;
-  let work: string;
-  beforeAll(() => {
-    build = compileBuild();
-    work = mkdtempSync(path.join(tmpdir(), 'profpack-pprof-v2-'));
-  });
-  afterAll(() => {
-    build?.cleanup();
-    if (work) rmSync(work, { recursive: true, force: true });
-  });
+  const { build, dir: work } = buildForTests('profpack-pprof-v2-');
 
   const cli = (...args: string[]) => spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: work });
 

@@ -5,7 +5,7 @@
  */
 import { ByteSink, PredictCoder, SampleBlockWriter } from '../../lib/tachyon/v2/index';
 import { zstdCompress } from '../../lib/tachyon/file/index';
-import { uvarint } from './craft';
+import { uleb128 } from '../support/reference-leb128';
 
 /** Frames 0..2 exist in craft.ts's s01 tables. */
 export const STACK = [2, 1, 0];
@@ -52,7 +52,7 @@ export function newThreadsPredictBlock(firstIndex: number, count: number): Uint8
   const cols = Array.from({ length: 10 }, () => [] as number[]);
   for (let i = 0; i < count; i++) {
     const index = firstIndex + i;
-    cols[0]!.push(...uvarint(index));
+    cols[0]!.push(...uleb128(index));
     const def = Buffer.alloc(12);
     def.writeBigUInt64LE(BigInt(1000 + index), 0);
     cols[1]!.push(...def);
@@ -71,8 +71,8 @@ export function blockOf(kind: number, count: number, cols: number[][]): Uint8Arr
   return Uint8Array.from([
     ...new Array<number>(12).fill(0),
     kind,
-    ...uvarint(count),
-    ...cols.flatMap((c) => uvarint(c.length)),
+    ...uleb128(count),
+    ...cols.flatMap((c) => uleb128(c.length)),
     ...cols.flat(),
   ]);
 }

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { sharedPath } from '../shared';
+import { uleb128 } from '../support/reference-leb128';
 
 const s01 = readFileSync(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'));
 // s01's layout (its expected.json "layout"): strings @213, frames @252, no stats block.
@@ -51,18 +52,6 @@ export function craftTachyon(o: CraftOptions): Uint8Array {
   return new Uint8Array(out.buffer, out.byteOffset, out.length);
 }
 
-export function uvarint(value: bigint | number): number[] {
-  let v = BigInt(value);
-  const out: number[] = [];
-  do {
-    let byte = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v !== 0n) byte |= 0x80;
-    out.push(byte);
-  } while (v !== 0n);
-  return out;
-}
-
 /** The 13-byte record prefix: thread id, interpreter id (little-endian), encoding. */
 export function recordPrefix(threadId: bigint, interpreterId: number, encoding: number): number[] {
   const b = Buffer.alloc(13);
@@ -78,10 +67,10 @@ export const STATUS = 0x23;
 export function fullRecord(threadId: bigint, frames: number[], delta = 1000): number[] {
   return [
     ...recordPrefix(threadId, 0, 1),
-    ...uvarint(delta),
+    ...uleb128(delta),
     STATUS,
-    ...uvarint(frames.length),
-    ...frames.flatMap((f) => uvarint(f)),
+    ...uleb128(frames.length),
+    ...frames.flatMap((f) => uleb128(f)),
   ];
 }
 

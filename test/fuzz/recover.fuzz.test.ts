@@ -9,20 +9,19 @@
  * JS twins must keep the same prefix of any byte string. Anything else
  * thrown, a hang or a crash fails the suite.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { HeapStacks } from '../../lib/record/heap/events';
 import { ProfileReader, ProfileWriter, openHeapTrace, recover } from '../../lib/tachyon/index';
 import type { HeapFileSink, ProfileWriterOptions } from '../../lib/tachyon/index';
 import { salvageRecords } from '../../lib/tachyon/recover';
 import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';
+import { scratchDir } from '../support/scratch-dir';
+import { testedBackends } from '../support/backends';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-fuzz-recover-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-fuzz-recover-');
 
 interface Snapshot {
   name: string;
@@ -171,7 +170,7 @@ describe('recover fuzz', () => {
         }
         current = profile;
         currentStep = i;
-        const results = backends.map((which) =>
+        const results = testedBackends.map((which) =>
           outcome(
             () => recoverWith(which, profile, journal, `case${i % 4}`),
             () => saveFailure(`recover-${which}`, base + i, profile),
@@ -200,7 +199,7 @@ describe('recover fuzz', () => {
       const bytes =
         rng.int(3) === 0 ? seed.bytes.subarray(0, rng.int(seed.bytes.length + 1)) : mutate(rng, seed, regions);
       const le = rng.int(4) !== 0;
-      for (const which of backends) {
+      for (const which of testedBackends) {
         const kept = salvageRecords(bytes, le, 7n, which);
         expect(kept.end, saveFailure('salvage-bound', base + i, bytes)).toBeLessThanOrEqual(bytes.length);
         expect(
@@ -208,7 +207,7 @@ describe('recover fuzz', () => {
           saveFailure('salvage-prefix', base + i, bytes),
         ).toEqual(kept);
       }
-      if (backends.length === 2)
+      if (testedBackends.length === 2)
         expect(salvageRecords(bytes, le, 7n, 'native'), saveFailure('salvage-twins', base + i, bytes)).toEqual(
           salvageRecords(bytes, le, 7n, 'js'),
         );

@@ -12,8 +12,10 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { SLOWDOWN } from '../shared';
-import { readerBackends as backends, readHere, readInChild } from '../support/read-bounds';
-import { craftTachyon, fullRecord, recordPrefix, STATUS, uvarint, zstdEmptyFrame, zstdRleBomb } from './craft';
+import { readHere, readInChild } from '../support/read-bounds';
+import { craftTachyon, fullRecord, recordPrefix, STATUS, zstdEmptyFrame, zstdRleBomb } from './craft';
+import { testedBackends } from '../support/backends';
+import { uleb128 } from '../support/reference-leb128';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-bounds-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,7 +34,7 @@ describe('zstd bomb', () => {
   writeFileSync(bombFile, bomb);
   writeFileSync(declaredFile, declared);
 
-  for (const which of backends) {
+  for (const which of testedBackends) {
     it(`${which}: refused at the 1 GiB default cap, peak RSS grows < ${BOMB_RSS_BOUND_KB / 1024} MiB`, () => {
       const r = readInChild(bombFile, which);
       expect(r).toMatchObject({ ok: false, name: 'ProfpackError', code: 'ERR_TACHYON_ZSTD_TOO_LARGE' });
@@ -64,7 +66,7 @@ describe('counts from the file do not drive allocations or loops', () => {
         region: Uint8Array.from([
           ...oneSample,
           ...recordPrefix(7n, 0, 0),
-          ...uvarint(0xffffffff),
+          ...uleb128(0xffffffff),
           0x01,
           STATUS,
           0x01,
@@ -77,7 +79,7 @@ describe('counts from the file do not drive allocations or loops', () => {
     {
       name: 'REPEAT count 2^64-1',
       bytes: craftTachyon({
-        region: Uint8Array.from([...oneSample, ...recordPrefix(7n, 0, 0), ...uvarint((1n << 64n) - 1n), 0x01, STATUS]),
+        region: Uint8Array.from([...oneSample, ...recordPrefix(7n, 0, 0), ...uleb128((1n << 64n) - 1n), 0x01, STATUS]),
         sampleCount: 2n,
       }),
       // CPython reads the count as a u32 varint: a 10-byte one is malformed.
@@ -86,7 +88,7 @@ describe('counts from the file do not drive allocations or loops', () => {
     {
       name: 'FULL depth 2^32-1',
       bytes: craftTachyon({
-        region: Uint8Array.from([...recordPrefix(7n, 0, 1), 0x01, STATUS, ...uvarint(0xffffffff), 0, 1]),
+        region: Uint8Array.from([...recordPrefix(7n, 0, 1), 0x01, STATUS, ...uleb128(0xffffffff), 0, 1]),
         sampleCount: 1n,
       }),
       code: 'ERR_TACHYON_STACK_DEPTH',
@@ -94,7 +96,7 @@ describe('counts from the file do not drive allocations or loops', () => {
     {
       name: 'POP_PUSH pop 2^32-1 (clamped), push 0',
       bytes: craftTachyon({
-        region: Uint8Array.from([...oneSample, ...recordPrefix(7n, 0, 3), 0x01, STATUS, ...uvarint(0xffffffff), 0x00]),
+        region: Uint8Array.from([...oneSample, ...recordPrefix(7n, 0, 3), 0x01, STATUS, ...uleb128(0xffffffff), 0x00]),
         sampleCount: 2n,
       }),
       code: 'ok',
@@ -146,7 +148,7 @@ describe('counts from the file do not drive allocations or loops', () => {
       code: 'ERR_TACHYON_ZSTD_TRUNCATED',
     },
   ];
-  for (const which of backends) {
+  for (const which of testedBackends) {
     for (const c of cases) {
       it(`${which}: ${c.name} -> ${c.code}, promptly`, () => {
         const r = readHere(c.bytes, which);

@@ -14,9 +14,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { MAX_PREDICT_THREADS } from '../../lib/tachyon/v2/format';
 import { childJson } from '../support/child';
-import { readerBackends as backends, readHere, readInChild } from '../support/read-bounds';
-import { craftTachyon, uvarint, zstdRleBomb } from './craft';
+import { readHere, readInChild } from '../support/read-bounds';
+import { craftTachyon, zstdRleBomb } from './craft';
 import { STACK, blockOf, concat, newThreadsPredictBlock, repeatingBlocks, zstdRepeated } from './craft-v2';
+import { testedBackends } from '../support/backends';
+import { uleb128 } from '../support/reference-leb128';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-bounds-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -45,7 +47,7 @@ describe('version-2 zstd region: decompressed and decoded a block at a time', ()
   // 2 valid blocks, then 917 MB of zeros from a few KB (a zero block has kind 0: ERR_V2_BAD_BLOCK).
   const bombFile = path.join(dir, 'v2-bomb.tach');
   writeFileSync(bombFile, v2File(concat([zstdRepeated(concat([first, repeat]), 1), zstdRleBomb(7000)]), 1 + n));
-  for (const which of backends) {
+  for (const which of testedBackends) {
     it(`${which}: a region inflating to 917 MB is read with peak RSS growth < 160 MiB`, () => {
       expect(readFileSync(bombFile).length).toBeLessThan(64 * 1024);
       const r = readInChild(bombFile, which);
@@ -58,7 +60,7 @@ describe('version-2 zstd region: decompressed and decoded a block at a time', ()
   const validFile = path.join(dir, 'v2-valid.tach');
   const k = 40;
   writeFileSync(validFile, v2File(concat([zstdRepeated(first, 1), zstdRepeated(repeat, k)]), 1 + n * k));
-  for (const which of backends) {
+  for (const which of testedBackends) {
     it(`${which}: a valid 12 MB region streamed (nothing kept) gives every sample within peak RSS growth < 160 MiB`, () => {
       const r = readInChild(validFile, which);
       expect(r).toMatchObject({ ok: true, samples: 1 + n * k });
@@ -67,7 +69,7 @@ describe('version-2 zstd region: decompressed and decoded a block at a time', ()
   }
 
   const small = v2File(concat([zstdRepeated(first, 1), zstdRepeated(repeat, 3)]), 1 + 3 * n);
-  for (const which of backends) {
+  for (const which of testedBackends) {
     it(`${which}: streamed and kept regions give the same samples`, () => {
       const kept = readSamples(small, which);
       const streamed = readSamples(small, which, { keepDecompressedLimit: 0 });
@@ -80,7 +82,7 @@ describe('version-2 zstd region: decompressed and decoded a block at a time', ()
 });
 
 describe('blocks larger than a writer makes are refused', () => {
-  for (const which of backends) {
+  for (const which of testedBackends) {
     it(`${which}: a block declaring 65,537 samples or 5 MiB of columns: ERR_V2_LIMIT at the block`, () => {
       const many = blockOf(4, 65_537, [[], [], [], [], [], [], [], [], [], []]);
       expect(readSamples(v2File(many, 65_537, 1, 0), which).code).toBe('ERR_V2_LIMIT');
@@ -88,7 +90,7 @@ describe('blocks larger than a writer makes are refused', () => {
         ...new Array<number>(12).fill(0),
         4,
         1,
-        ...uvarint(5 * MiB),
+        ...uleb128(5 * MiB),
         ...new Array<number>(9).fill(0),
       ]);
       const r = readSamples(v2File(wide, 1, 1, 0), which);
@@ -99,7 +101,7 @@ describe('blocks larger than a writer makes are refused', () => {
 
 describe('prediction state: lazily, at most MAX_PREDICT_THREADS threads', () => {
   it('the cap is 1,024 threads (115 KiB of cache each)', () => expect(MAX_PREDICT_THREADS).toBe(1024));
-  for (const which of backends) {
+  for (const which of testedBackends) {
     it(`${which}: ${MAX_PREDICT_THREADS} predicted threads read; one more is ERR_V2_LIMIT after the samples before it`, () => {
       const atCap = readSamples(
         v2File(newThreadsPredictBlock(0, MAX_PREDICT_THREADS), MAX_PREDICT_THREADS, MAX_PREDICT_THREADS, 0),
@@ -117,7 +119,7 @@ describe('prediction state: lazily, at most MAX_PREDICT_THREADS threads', () => 
   // The issue's repro: a 62 KB valid predict file with 20,000 threads took 2.26 GB.
   const crowdFile = path.join(dir, 'v2-20000-threads.tach');
   writeFileSync(crowdFile, v2File(newThreadsPredictBlock(0, 20_000), 20_000, 20_000, 0));
-  for (const which of backends) {
+  for (const which of testedBackends) {
     it(`${which}: 20,000 predicted threads: ERR_V2_LIMIT with peak RSS growth < 250 MiB`, () => {
       const r = readInChild(crowdFile, which);
       expect(r).toMatchObject({ ok: false, code: 'ERR_V2_LIMIT' });
@@ -128,7 +130,7 @@ describe('prediction state: lazily, at most MAX_PREDICT_THREADS threads', () => 
   it('a writer given more threads moves to the stack table: the same bytes on both backends, every sample read back', () => {
     const threads = MAX_PREDICT_THREADS + 200;
     const written: Buffer[] = [];
-    for (const which of backends) {
+    for (const which of testedBackends) {
       const file = path.join(dir, `crowd-${which}.tach`);
       const w = new ProfileWriter(file, {
         sampleIntervalUs: 1000,
@@ -146,7 +148,7 @@ describe('prediction state: lazily, at most MAX_PREDICT_THREADS threads', () => 
       written.push(readFileSync(file));
     }
     if (written.length === 2) expect(Buffer.compare(written[0]!, written[1]!)).toBe(0);
-    for (const which of backends) {
+    for (const which of testedBackends) {
       const r = readSamples(written[0]!, which);
       expect(r.code).toBe('ok');
       expect(r.samples.length).toBe(2 * threads);
@@ -164,7 +166,7 @@ describe('8,000 version-2 zstd reader lifetimes after 4,000 to warm up', () => {
   for (let i = 0; i < 500; i++)
     w.writeStack(1 + (i % 4), 0, 1000 + i * 1000, 0, [frames[i % 50]!, frames[(i * 7) % 50]!]);
   w.finalize();
-  for (const which of backends) {
+  for (const which of testedBackends) {
     // ≤ 50 MB over 8,000 lifetimes (noise after the warm-up: ≤ 25 MB): a leak of 6 KB per lifetime fails it.
     it(`${which}: memory outside V8's heap grows ≤ 50 MB`, () => {
       const script = path.join(__dirname, 'child', 'v2-lifetimes.cjs');

@@ -13,16 +13,15 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { ProfileWriter } from '../../lib/tachyon/write/writer';
 import { inflatePrefix, readCode } from '../helpers';
+import { testedBackends } from '../support/backends';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { busySample } = require('./child/samples.cjs') as {
   busySample: (i: number) => Parameters<ProfileWriter['writeSample']>[0];
 };
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-write-faults-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const child = path.join(__dirname, 'child', 'write-faults.cjs');
@@ -79,7 +78,7 @@ function referenceFile(which: 'native' | 'js', compression: 'none' | 'zstd', n: 
   return new Uint8Array(readFileSync(file));
 }
 
-for (const which of backends) {
+for (const which of testedBackends) {
   for (const compression of ['none', 'zstd'] as const) {
     describe(`${which} writer, ${compression}`, () => {
       it('/dev/full: ENOSPC at creation (the header write) is a ProfpackError', () => {
@@ -138,7 +137,7 @@ for (const which of backends) {
         expect(done).toMatchObject({ step: 'done' });
         // What the failing write() managed to put there stays: the header and records up to the limit.
         expect(statSync(file).size).toBe(4096);
-        for (const r of backends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
+        for (const r of testedBackends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
       });
 
       it('a pipe whose reader exits: every error is a ProfpackError, no crash', async () => {
@@ -198,7 +197,7 @@ for (const which of backends) {
         expect(killed.length).toBeGreaterThanOrEqual(last.size);
         expect(statSync(file).size).toBe(killed.length);
         // Both readers call it what it is.
-        for (const r of backends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
+        for (const r of testedBackends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
         expect(killed.subarray(0, 64).every((b) => b === 0)).toBe(true);
         // Everything on disk after the header is byte for byte what an
         // uninterrupted writer puts there (the records up to the last flush).
@@ -218,7 +217,7 @@ for (const which of backends) {
         const bytes = readFileSync(file);
         expect(bytes.length).toBe(64);
         expect(bytes.every((b) => b === 0)).toBe(true);
-        for (const r of backends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
+        for (const r of testedBackends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
       });
 
       it('SIGKILL after flush(): every record acknowledged by the last flush is on disk', async () => {
@@ -230,7 +229,7 @@ for (const which of backends) {
         const last = acks.at(-1)!;
         const killed = new Uint8Array(readFileSync(file));
         expect(killed.length).toBeGreaterThanOrEqual(last.position);
-        for (const r of backends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
+        for (const r of testedBackends) expect(readCode(file, r)).toBe('ERR_TACHYON_NOT_FINALIZED');
         // The uninterrupted raw file's records for the same samples (busySample never repeats a stack).
         const reference = referenceFile(which, 'none', last.samplesWritten + 1000).subarray(64);
         const records = compression === 'none' ? killed.subarray(64) : inflatePrefix(killed.subarray(64));

@@ -3,16 +3,14 @@
  * lib/tachyon's openHeapTrace is mocked to return for small profile files:
  * the wiring from file names to answers, before heap files exist.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { HeapTraceSource } from '../../lib/memory/index';
-import { ProfileWriter } from '../../lib/tachyon/index';
 import { buildProgram } from '../../lib/cli/main';
 import { openProfile } from '../../lib/formats/index';
 import { aggregate } from '../../lib/query/aggregate';
-import { handTrace, leakAndGarbage, type HandPoll } from './hand-trace';
+import { handTrace, leakAndGarbage, writeCpuStandIn, type HandPoll } from './hand-trace';
+import { scratchDir } from '../support/scratch-dir';
 
 const traces = new Map<string, () => HeapTraceSource>();
 vi.mock('../../lib/tachyon/index', async (importOriginal) => ({
@@ -20,25 +18,12 @@ vi.mock('../../lib/tachyon/index', async (importOriginal) => ({
   openHeapTrace: (file: string) => traces.get(path.basename(file))?.() ?? null,
 }));
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-heapcli-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-heapcli-');
 
 /** A small CPU profile file standing in for a recording; its heap trace is `polls`. */
 function recording(name: string, polls: HandPoll[] | null): string {
   const file = path.join(dir, name);
-  const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000 });
-  w.writeSample(
-    [
-      {
-        interpreterId: 0,
-        threads: [
-          { threadId: 7, status: 0, frameInfo: [{ filename: 'app.js', funcname: 'cpu', location: { lineno: 3 } }] },
-        ],
-      },
-    ],
-    1_001_000,
-  );
-  w.finalize();
+  writeCpuStandIn(file, 1_000_000);
   if (polls !== null) traces.set(name, () => handTrace(4096, polls, 0).trace);
   return file;
 }

@@ -1,6 +1,7 @@
 /** Heap traces written by hand for tests: polls of allocations (by function) and frees, via HeapTraceCollector. */
 import { HeapTraceCollector, replayHeapTrace, type HeapEventBatch, type HeapTraceSource } from '../../lib/memory/index';
 import { HeapStacks } from '../../lib/record/heap/index';
+import { ProfileWriter } from '../../lib/tachyon/index';
 
 export interface HandPoll {
   timeUs: number;
@@ -134,4 +135,15 @@ function ordinalOf(batches: HeapEventBatch[], slot: number, live: ReturnType<typ
         return b.ordinals[i]!;
   }
   throw new Error('slot not found');
+}
+
+/**
+ * A one-sample CPU profile (`cpu` on thread 7, 1 ms after `startTimeUs`) standing in for a recording: the tests
+ * mock openHeapTrace to hand over a hand-made heap trace for it.
+ */
+export function writeCpuStandIn(file: string, startTimeUs: number): void {
+  const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs });
+  const cpu = { filename: 'app.js', funcname: 'cpu', location: { lineno: 3 } };
+  w.writeSample([{ interpreterId: 0, threads: [{ threadId: 7, status: 0, frameInfo: [cpu] }] }], startTimeUs + 1000);
+  w.finalize();
 }

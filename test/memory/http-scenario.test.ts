@@ -9,17 +9,15 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileBuild, type Build } from '../support/build';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildForTests } from '../support/build';
 
 const REQUESTS = 200;
 const fixture = path.join(__dirname, '..', 'fixtures', 'heap', 'http-leak-service.js');
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-heaphttp-'));
+const { build, dir } = buildForTests('profpack-heaphttp-');
 const rotated = path.join(dir, 'rotated');
-let build: Build;
 let did: { requests: number; leakedBytes: number; garbageBytes: number };
 
 function get(port: number, url: string): Promise<string> {
@@ -49,7 +47,6 @@ async function portOf(portFile: string, exited: () => string | undefined): Promi
 }
 
 beforeAll(async () => {
-  build = compileBuild();
   const portFile = path.join(dir, 'port');
   const report = path.join(dir, 'report.json');
   // Heap polls at every harvest: paced polls (each a full GC) would leave the garbage, which lives for a few
@@ -99,11 +96,6 @@ beforeAll(async () => {
   did = JSON.parse(fs.readFileSync(report, 'utf8'));
   expect(did.requests).toBe(REQUESTS);
 }, 240_000);
-
-afterAll(() => {
-  build?.cleanup();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
 
 function cli(...args: string[]): string {
   const r = spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8' });

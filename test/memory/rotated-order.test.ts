@@ -8,31 +8,19 @@
  * the garbage maker in the top three in use).
  */
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../lib/v8/index';
+import { describe, expect, it } from 'vitest';
 import { ConcatenatedHeapTrace, heapProfile, requireHeapFiles, type HeapTraceSource } from '../../lib/memory/index';
 import { aggregate } from '../../lib/query/aggregate';
 import type { RecordedBy } from '../../lib/recorded-by';
-import { encodeHeapFrame, HeapStackNumbers, type SamplingHeapNode } from '../../lib/record/heap/index';
-import { RecordingHost } from '../../lib/record/writer/index';
-import { HarvestEncoder } from '../../lib/record/wire/index';
 import { openHeapTrace } from '../../lib/tachyon/index';
+import { HandDrivenRecording, mainCalling } from '../support/hand-recording';
+import { scratchDir } from '../support/scratch-dir';
 
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-rotorder-'));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-rotorder-');
 
-const frame = (id: number, functionName: string, lineNumber: number) => ({
-  id,
-  callFrame: { functionName, scriptId: '1', url: 'file:///app.js', lineNumber, columnNumber: 2 },
-});
 /** V8's allocation tree: root → main → (leakMemory, makeGarbage). */
-const tree: SamplingHeapNode = {
-  id: 1,
-  callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 },
-  children: [{ ...frame(2, 'main', 0), children: [frame(3, 'leakMemory', 4), frame(4, 'makeGarbage', 9)] }],
-};
+const tree = mainCalling('leakMemory', 'makeGarbage');
 /** What recorded the files: one process, so that the directory reads as one recording. */
 const ABOUT: RecordedBy = {
   runtime: 'node',
@@ -51,58 +39,19 @@ const ABOUT: RecordedBy = {
 const LEAK = 3;
 const GARBAGE = 4;
 
-/** One CPU sample of main at `atUs`. */
-function cpuChunk(atUs: number): CpuProfile {
-  return {
-    nodes: [
-      { id: 1, callFrame: tree.callFrame, children: [2] },
-      { id: 2, callFrame: tree.children![0]!.callFrame },
-    ],
-    startTime: atUs - 500,
-    endTime: atUs,
-    samples: [2],
-    timeDeltas: [500],
-  };
-}
-
 /**
  * Writes the rotated files of a recording whose host rotated twice between a harvest's chunk and its heap frame;
  * returns them in recording order (their names').
  */
 function writeRotated(name: string): string[] {
   const rotated = path.join(dir, name);
-  const host = new RecordingHost({
-    out: path.join(dir, 'unused.tach'),
-    rotate: { everyMs: 3_600_000, dir: rotated, keep: 100 },
-    intervalUs: 1000,
-    heap: true,
-    startTimeUs: 1_000n,
-    epochOffsetUs: 0n,
-    sourceMaps: false,
-  });
+  const recording = new HandDrivenRecording(tree, 0, rotated, 100);
+  const host = recording.host;
   host.setRecordedBy(ABOUT);
-  const encoder = new HarvestEncoder();
-  const numbers = new HeapStackNumbers();
-  const chunk = (atUs: number): void => host.ingestChunk(encoder.encode(cpuChunk(atUs), 0)!, 0, true);
-  const poll = (timeUs: number, ordinals: number[], nodes: number[], freed: number[]): void => {
-    const byNode = numbers.number(tree);
-    const heapFrame = encodeHeapFrame(
-      {
-        intervalBytes: 4096,
-        timeUs,
-        sinceUs: timeUs - 1000,
-        ordinals: Uint32Array.from(ordinals),
-        sizes: Uint32Array.from(ordinals, () => 2560),
-        stackIds: Uint32Array.from(nodes, (n) => byNode.get(n)!),
-        shortLived: 0,
-        freed: Uint32Array.from(freed),
-        costMs: 0,
-      },
-      0,
-      numbers,
-    );
-    host.acceptHeapFrame(heapFrame.subarray(4));
-  };
+  /** One CPU sample of main at `atUs`. */
+  const chunk = (atUs: number): void => recording.cpuChunk(atUs - 500, atUs);
+  const poll = (timeUs: number, ordinals: number[], nodes: number[], freed: number[]): void =>
+    recording.heapPoll(timeUs, ordinals, nodes, freed, () => 2560);
   // A harvest: its chunk, then its poll (a leak object, two of garbage).
   chunk(2_000);
   poll(2_100, [1, 2, 3], [LEAK, GARBAGE, GARBAGE], []);

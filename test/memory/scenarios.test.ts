@@ -8,27 +8,20 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { runRecorded as RunRecorded } from '../../lib/record/targets/index';
 import { heapSamplerChoice } from '../../lib/record/heap/index';
-import { compileBuild, type Build } from '../support/build';
+import { buildForTests } from '../support/build';
 import { goPprofTopFirst } from '../support/outside-tools';
 
 const fixtures = path.join(__dirname, '..', 'fixtures', 'heap');
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-heapq-'));
-let build: Build;
+const { build, dir } = buildForTests('profpack-heapq-');
 let runRecorded: typeof RunRecorded;
 beforeAll(() => {
-  build = compileBuild();
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the build is compiled at run time into a temporary folder
   runRecorded = (require(path.join(build.dist, 'record', 'index.js')) as { runRecorded: typeof RunRecorded })
     .runRecorded;
-});
-afterAll(() => {
-  build?.cleanup();
-  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 interface TopJson {

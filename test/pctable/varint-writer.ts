@@ -4,6 +4,8 @@
  * zigzag varint of (value - previous value) from -1, then the uvarint run
  * length in quanta; then one 0x00.
  */
+import { uleb128 } from '../support/reference-leb128';
+
 export interface RunSpec {
   value: number;
   /** Run length in PC quanta (>= 1). */
@@ -11,12 +13,7 @@ export interface RunSpec {
 }
 
 function pushUvarint(out: number[], value: number): void {
-  let v = value >>> 0;
-  while (v >= 0x80) {
-    out.push((v & 0x7f) | 0x80);
-    v >>>= 7;
-  }
-  out.push(v);
+  out.push(...uleb128(value >>> 0));
 }
 
 export function writeVarintTable(runs: readonly RunSpec[]): Uint8Array {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { repoRoot, SLOWDOWN } from '../shared';
+import { scratchDir } from './scratch-dir';
 
 export interface Build {
   root: string;
@@ -62,15 +63,12 @@ export interface TestBuild {
  * tsc takes seconds, within the hook's timeout), and both are removed after them.
  */
 export function buildForTests(dirPrefix: string): TestBuild {
-  const dir = mkdtempSync(path.join(tmpdir(), dirPrefix));
+  const dir = scratchDir(dirPrefix);
   const build: Build = { root: '', cli: '', dist: '', cleanup: () => {} };
   beforeAll(() => {
     Object.assign(build, compileBuild());
   });
-  afterAll(() => {
-    rmSync(dir, { recursive: true, force: true });
-    build.cleanup();
-  });
+  afterAll(() => build.cleanup());
   const cli = (args: string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> =>
     spawnSync(process.execPath, [build.cli, ...args], {
       encoding: 'utf8',

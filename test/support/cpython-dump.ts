@@ -4,8 +4,19 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
+import { beforeAll, expect } from 'vitest';
 import { parseJsonExact } from '../shared';
 import { cpythonInterpreter, cpythonToolsDir } from './cpython.mjs';
+
+/**
+ * Finds (or builds) CPython before a file's tests, with time for a build: a missing CPython fails them, never
+ * skips them.
+ */
+export function cpythonBeforeTests(): void {
+  beforeAll(() => {
+    expect(cpythonInterpreter()).toMatch(/python3\.15$/);
+  }, 180_000);
+}
 
 export interface CPythonDump {
   file: string;

@@ -4,13 +4,10 @@
  * this process with the ProfpackError code as the outcome. Both on every backend the process has.
  */
 import * as path from 'node:path';
-import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { ProfileReader, type Sample } from '../../lib/tachyon/index';
 import { repoRoot } from '../shared';
 import { childJson } from './child';
-
-export const readerBackends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 
 /** The child's one JSON line: the outcome, and its peak RSS (KiB) before opening and after replaying. */
 export interface ChildRead {

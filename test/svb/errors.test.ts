@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ProfpackError } from '../../lib/errors';
 import * as svb from '../../lib/svb/index';
 import { Mode } from '../../lib/svb/modes';
+import { rng } from '../support/rng.mjs';
 import { allCodecs, encodeWith, maxEncodedLength, sameBytes } from './codecs';
 
 /** Where a stream cut to `size` bytes first runs out, from the format rules alone. */
@@ -36,9 +37,10 @@ function errorOf(body: () => unknown): ProfpackError | null {
 
 function sample(n: number, seed: number): Uint32Array {
   const out = new Uint32Array(n);
-  let s = seed;
+  const random = rng(seed);
   for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    // Values of 1 to 4 significant bytes: every Stream VByte length code.
+    const s = Math.floor(random() * 2 ** 32);
     out[i] = s >>> (8 * ((s >>> 9) & 3));
   }
   return out;

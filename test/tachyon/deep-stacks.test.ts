@@ -8,14 +8,13 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { ProfileReader, ProfileWriter } from '../../lib/tachyon/index';
+import { testedBackends } from '../support/backends';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-deep-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-describe.each(backends)('%s', (which) => {
+describe.each(testedBackends)('%s', (which) => {
   it('the innermost 256 frames are kept and every cut stack is counted', () => {
     const file = path.join(dir, `${which}.tach`);
     const w = new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which });

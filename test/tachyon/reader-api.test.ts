@@ -9,6 +9,7 @@ import * as profpack from '../../lib/index';
 import { ProfileReader } from '../../lib/tachyon/read/reader';
 import { sharedPath } from '../shared';
 import { thrown } from '../helpers';
+import { recordCalls } from '../support/replay-calls';
 
 const vector = (name: string): string => sharedPath('vectors', 'tachyon', name);
 
@@ -100,20 +101,8 @@ describe('ProfileReader API', () => {
 
   it("collect() gets CPython's shape: one interpreter, one thread, resolved frames, a list of timestamps", () => {
     const reader = ProfileReader.open(vector('s01_single_thread_none.bin'));
-    const calls: { interpreterId: number; threadId: bigint; status: number; funcs: string[]; ts: bigint[] }[] = [];
-    reader.replay({
-      collect(stackFrames, ts) {
-        const [interp] = stackFrames;
-        const [thread] = interp!.threads;
-        calls.push({
-          interpreterId: interp!.interpreterId,
-          threadId: thread!.threadId,
-          status: thread!.status,
-          funcs: thread!.frameInfo.map((f) => f.funcname),
-          ts: [...ts],
-        });
-      },
-    });
+    const { collector, calls } = recordCalls();
+    reader.replay(collector);
     expect(calls.length).toBe(8); // 9 samples: the REPEAT of two with one status is one call
     expect(calls[0]).toEqual({ interpreterId: 0, threadId: 4242n, status: 0x23, funcs: ['main'], ts: [1001000n] });
     expect(calls[3]!.ts).toEqual([1004000n, 1005000n]);

@@ -11,6 +11,7 @@ import { ProfileWriter } from '../../lib/tachyon/write/writer';
 import type { ReaderOptions } from '../../lib/tachyon/read/types';
 import { repoRoot, sharedPath } from '../shared';
 import { thrown } from '../helpers';
+import { rng } from '../support/rng.mjs';
 
 const vectors = sharedPath('vectors', 'tachyon');
 const files = [
@@ -113,8 +114,8 @@ describe('a large uncompressed file (mapped without MAP_POPULATE, released behin
       const ids = Array.from({ length: 500 }, (_, i) =>
         w.internFrame({ filename: `m${i % 20}.py`, funcname: `f${i}`, lineno: i }),
       );
-      let x = 12345;
-      const next = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8;
+      const random = rng(12345);
+      const next = () => Math.floor(random() * 2 ** 24);
       const stack = new Uint32Array(60);
       let samples = 0;
       // Every stack differs from the last one deep down: FULL / POP_PUSH records of ~40-60 bytes, past 8 MiB.

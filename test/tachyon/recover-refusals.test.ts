@@ -12,14 +12,13 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { codeOf } from '../helpers';
 import { childJson } from '../support/child';
 import { encodeCheckpoint, encodeJournalHeader } from '../../lib/tachyon/file/journal';
 import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
 import { zstdRleBomb } from '../fuzz/craft';
+import { testedBackends } from '../support/backends';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-recover-refusals-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 let serial = 0;
@@ -39,7 +38,7 @@ function unfinished(which: 'native' | 'js', formatVersion: 1 | 2, compression: '
   return dead;
 }
 
-describe.each(backends)('%s', (which) => {
+describe.each(testedBackends)('%s', (which) => {
   for (const compression of ['zstd', 'none'] as const) {
     it(`an unfinished version-2 file (${compression}) without its journal: ERR_TACHYON_RECOVER_V2, no output`, () => {
       const dead = unfinished(which, 2, compression);
@@ -115,7 +114,7 @@ describe('a region too large to hold is recovered a piece at a time', () => {
   // REPEAT records, the last one cut) from 6 KB. It used to be inflated whole, twice over.
   const dead = tmp('zero-bomb.tach');
   fs.writeFileSync(dead, Buffer.concat([Buffer.alloc(64), zstdRleBomb(1600)]));
-  for (const which of backends) {
+  for (const which of testedBackends) {
     it(`${which}: recovered within peak RSS growth < 120 MiB (was twice the region), and the result reads`, () => {
       const out = tmp('zero-bomb-out.tach');
       const r = childJson<{

@@ -9,15 +9,15 @@
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
+import { describe, expect, it } from 'vitest';
 import { HeapStacks } from '../../lib/record/heap/events';
 import { ProfileReader, ProfileWriter, openHeapTrace, recover } from '../../lib/tachyon/index';
 import type { HeapFileSink, ProfileWriterOptions } from '../../lib/tachyon/index';
 import { codeOf } from '../helpers';
 import { readBack } from '../v2/heap-support';
+import { testedBackends } from '../support/backends';
+import { scratchDir } from '../support/scratch-dir';
 
 type Heap = { stacks: HeapStacks; ids: number[] };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -29,9 +29,7 @@ const child = require('./child/write-v2-until-killed.cjs') as {
   SAMPLES_PER_PART: number;
 };
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-recover-v2-'));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-recover-v2-');
 let n = 0;
 const tmp = (tag: string) => path.join(dir, `${tag}-${n++}.tach`);
 
@@ -55,15 +53,25 @@ function killWhenWaiting(which: string, compression: string, file: string): Prom
   });
 }
 
-/** A writer given parts 0..parts-1 of the child's sequence, flushed after each, finalized. */
-function reference(parts: number, compression: 'zstd' | 'none', which: 'native' | 'js'): string {
-  const file = tmp('reference');
+/** A writer as the child makes it, and a writer of part k of the child's sequence (its samples and heap events). */
+function childWriter(
+  file: string,
+  which: 'native' | 'js',
+  compression: 'zstd' | 'none',
+): { w: ProfileWriter; writePart(k: number): void } {
   const w = new ProfileWriter(file, child.writerOptions(which, compression));
   const ids = child.internFrames(w);
   const sink = w.heapSink();
   const heap = child.makeStacks(HeapStacks);
+  return { w, writePart: (k) => child.writePart(w, sink, ids, heap, k) };
+}
+
+/** A writer given parts 0..parts-1 of the child's sequence, flushed after each, finalized. */
+function reference(parts: number, compression: 'zstd' | 'none', which: 'native' | 'js'): string {
+  const file = tmp('reference');
+  const { w, writePart } = childWriter(file, which, compression);
   for (let k = 0; k < parts; k++) {
-    child.writePart(w, sink, ids, heap, k);
+    writePart(k);
     w.flush();
   }
   w.finalize();
@@ -88,7 +96,7 @@ function copyUnfinished(file: string): string {
   return copy;
 }
 
-for (const which of backends) {
+for (const which of testedBackends) {
   describe(`recover, version 2 (${which})`, () => {
     for (const compression of ['none', 'zstd'] as const) {
       it(`${compression}: a SIGKILLed writer gives back every sample and heap event up to its last flush`, async () => {
@@ -105,11 +113,11 @@ for (const which of backends) {
         // Uncompressed, the blocks and the trailer are the writer's own bytes.
         if (compression === 'none') expect(fs.readFileSync(out).equals(fs.readFileSync(want))).toBe(true);
         // Both writer backends seal blocks at the same samples (same file); both rebuild the same profile.
-        if (backends.length === 2) {
+        if (testedBackends.length === 2) {
           const twin = reference(3, compression, which === 'native' ? 'js' : 'native');
           expect(fs.readFileSync(twin).equals(fs.readFileSync(want))).toBe(true);
         }
-        for (const other of backends) {
+        for (const other of testedBackends) {
           const again = tmp('again');
           recover(file, again, { backend: other });
           expect(fs.readFileSync(again).equals(fs.readFileSync(out))).toBe(true);
@@ -119,13 +127,10 @@ for (const which of backends) {
 
     it('a torn last checkpoint falls back to the one before it', () => {
       const file = tmp('torn');
-      const w = new ProfileWriter(file, child.writerOptions(which, 'none'));
-      const ids = child.internFrames(w);
-      const sink = w.heapSink();
-      const heap = child.makeStacks(HeapStacks);
+      const { w, writePart } = childWriter(file, which, 'none');
       const sizes: number[] = [];
       for (let k = 0; k < 2; k++) {
-        child.writePart(w, sink, ids, heap, k);
+        writePart(k);
         w.flush();
         sizes.push(fs.statSync(`${file}.journal`).size);
       }
@@ -140,8 +145,8 @@ for (const which of backends) {
 
     it('without a journal an unfinished version-2 file is ERR_TACHYON_RECOVER_V2, nothing written', () => {
       const file = tmp('nojournal');
-      const w = new ProfileWriter(file, child.writerOptions(which, 'zstd'));
-      child.writePart(w, w.heapSink(), child.internFrames(w), child.makeStacks(HeapStacks), 0);
+      const { w, writePart } = childWriter(file, which, 'zstd');
+      writePart(0);
       w.flush();
       const copy = tmp('copy');
       fs.copyFileSync(file, copy);
@@ -153,13 +158,10 @@ for (const which of backends) {
 
     it('finalize() removes the journal; flushes of a long recording keep it bounded', () => {
       const file = tmp('bounded');
-      const w = new ProfileWriter(file, child.writerOptions(which, 'zstd'));
-      const ids = child.internFrames(w);
-      const sink = w.heapSink();
-      const heap = child.makeStacks(HeapStacks);
+      const { w, writePart } = childWriter(file, which, 'zstd');
       let largest = 0;
       for (let k = 0; k < 40; k++) {
-        child.writePart(w, sink, ids, heap, k);
+        writePart(k);
         w.flush();
         largest = Math.max(largest, fs.statSync(`${file}.journal`).size);
       }

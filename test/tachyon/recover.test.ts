@@ -11,11 +11,11 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { ErrorCode } from '../../lib/errors';
 import { ProfileReader, ProfileWriter, recover, type ProfileWriterOptions } from '../../lib/tachyon/index';
 import { thrown } from '../helpers';
 import { repoRoot } from '../shared';
+import { testedBackends } from '../support/backends';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { writerOptions, writeSamples, internFrames } = require('./child/write-until-killed.cjs') as {
@@ -27,7 +27,6 @@ const { writerOptions, writeSamples, internFrames } = require('./child/write-unt
   internFrames: (w: ProfileWriter) => number[];
 };
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-recover-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 let n = 0;
@@ -76,7 +75,7 @@ function reference(count: number, compression: 'zstd' | 'none', which: 'native' 
   return file;
 }
 
-for (const which of backends) {
+for (const which of testedBackends) {
   describe(`recover (${which})`, () => {
     for (const compression of ['none', 'zstd'] as const) {
       it(`${compression}: a writer SIGKILLed after flush() gives back every sample up to the last flush`, async () => {
@@ -221,13 +220,13 @@ describe('profpack recover', () => {
   const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
   it('writes the recovered profile and says what it holds; a missing input is one coded line, exit 2', async () => {
     const file = tmp('cli');
-    await killAfter([backends[0]!, 'zstd', file, 'flush'], (l) => l === 'waiting');
+    await killAfter([testedBackends[0]!, 'zstd', file, 'flush'], (l) => l === 'waiting');
     const out = tmp('cli-out');
     const ok = spawnSync(process.execPath, [cli, 'recover', file, out], { encoding: 'utf8' });
     expect(ok.stderr).toBe('');
     expect(ok.status).toBe(0);
     expect(ok.stdout).toContain('6000 samples, 3 threads, 64 frames');
-    expect(contents(out, backends[0]!).samples.length).toBe(6000);
+    expect(contents(out, testedBackends[0]!).samples.length).toBe(6000);
     const bad = spawnSync(process.execPath, [cli, 'recover', path.join(dir, 'missing.bin'), out], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/^profpack: ERR_TACHYON_RECOVER_FAILED: .*\n$/);

@@ -9,11 +9,10 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { ProfileReader, ProfileWriter } from '../../lib/tachyon/index';
+import { testedBackends } from '../support/backends';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-replay-changes-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 let serial = 0;
@@ -81,7 +80,7 @@ const altering: [string, (file: string) => void][] = [
   ['a truncation', (f) => fs.truncateSync(f, 100)],
 ];
 
-describe.each(backends)('%s', (which) => {
+describe.each(testedBackends)('%s', (which) => {
   for (const compression of ['none', 'zstd'] as const) {
     for (const [name, change] of keeping) {
       it(`${compression}: ${name} after open does not stop the replay`, () => {

@@ -10,23 +10,20 @@
  * and once the workers are done the descriptors are back where
  * they started. Runs in a child process, which owns nothing else.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
+import { describe, expect, it } from 'vitest';
 import { childJson } from '../support/child';
+import { scratchDir } from '../support/scratch-dir';
+import { testedBackends } from '../support/backends';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-soak-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-soak-');
 
 interface Point {
   rss: number;
   fds: number;
 }
 
-describe.each(backends)('soak (%s)', (which) => {
+describe.each(testedBackends)('soak (%s)', (which) => {
   it('1,000 rotations from 4 worker threads, each file replayed and deleted: complete files, flat RSS and descriptors', () => {
     const r = childJson<{
       checked: number;

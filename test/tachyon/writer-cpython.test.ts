@@ -6,16 +6,13 @@
  * batch) and every thread must come back with exactly the samples written.
  * Fails, never skips, when CPython cannot be found or installed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpythonDumps, type CPythonDump } from '../support/cpython-dump';
+import { describe, expect, it } from 'vitest';
+import { cpythonBeforeTests, cpythonDumps, type CPythonDump } from '../support/cpython-dump';
 import type { DumpFrame } from '../../lib/tachyon/index';
 import type { FrameInfo } from '../../lib/tachyon/write/writer';
 import {
-  cpythonInterpreter,
   materialize,
   profileArb,
   readBack,
@@ -25,14 +22,11 @@ import {
   type ProfileSpec,
   type ThreadSpec,
 } from './writer-support';
+import { scratchDir } from '../support/scratch-dir';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-cpython-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-writer-cpython-');
 
-// Found (or built) before the tests, with time for a build: a missing CPython fails them, never skips them.
-beforeAll(() => {
-  expect(cpythonInterpreter()).toMatch(/python3\.15$/);
-}, 180_000);
+cpythonBeforeTests();
 
 interface ExpectedSample {
   timestamp: bigint;

@@ -6,15 +6,14 @@
  * the fast path and argument checks.
  */
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../lib/errors';
 import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/write/writer';
 import { WRITE_BUFFER_SIZE } from '../../lib/tachyon/format';
+import { scratchDir } from '../support/scratch-dir';
 
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-writer-faults-'));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-writer-faults-');
 let n = 0;
 const tmp = (tag: string) => path.join(dir, `${tag}-${n++}.bin`);
 

@@ -5,18 +5,16 @@
  * changes no raw byte of the finished file.
  */
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
+import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../lib/errors';
 import { ProfileReader, type Sample } from '../../lib/tachyon/read/reader';
 import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/write/writer';
 import { inflatePrefix, readCode } from '../helpers';
+import { scratchDir } from '../support/scratch-dir';
+import { testedBackends } from '../support/backends';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-writer-flush-'));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-writer-flush-');
 let n = 0;
 const tmp = (tag: string) => path.join(dir, `${tag}-${n++}.bin`);
 
@@ -57,7 +55,7 @@ function samplesOf(file: string): Sample[] {
   return all;
 }
 
-for (const which of backends) {
+for (const which of testedBackends) {
   describe(`${which} writer`, () => {
     for (const compression of ['none', 'zstd'] as const) {
       it(`${compression}: the 64 zero header bytes are on disk at creation; readers say not finalized`, () => {
@@ -67,7 +65,7 @@ for (const which of backends) {
         const bytes = fs.readFileSync(file);
         expect(bytes.length).toBe(64);
         expect(bytes.every((b) => b === 0)).toBe(true);
-        for (const r of backends) expect(readCode(file, r)).toBe(ErrorCode.TACHYON_NOT_FINALIZED);
+        for (const r of testedBackends) expect(readCode(file, r)).toBe(ErrorCode.TACHYON_NOT_FINALIZED);
         writer.finalize();
         expect(readCode(file, which)).toBe('ok');
       });

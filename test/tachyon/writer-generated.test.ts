@@ -12,8 +12,8 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../shared';
+import { cpythonInterpreter } from '../support/cpython.mjs';
 import {
-  cpythonInterpreter,
   materialize,
   profileArb,
   writeSampleFile,

@@ -12,11 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { EMULATED } from '../shared';
 import { childJson } from '../support/child';
+import { testedBackends } from '../support/backends';
 
-const backends: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-memory-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -34,7 +33,7 @@ function lifetimes(
   return childJson(['--expose-gc', script, which, level, String(count), mode, dir], 240_000);
 }
 
-describe.each(backends)('writer lifetimes (%s)', (which) => {
+describe.each(testedBackends)('writer lifetimes (%s)', (which) => {
   for (const mode of ['sync', 'async'] as const) {
     it(`1,000 zstd level-5 writers (${mode}) stay within 50 MB`, () => {
       const r = lifetimes(which, '5', 1000, mode);

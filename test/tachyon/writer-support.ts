@@ -550,9 +550,6 @@ export function writeSampleFile(file: string, spec: ProfileSpec, calls: Material
   writeFileSync(file, out);
 }
 
-/** CPython 3.15's interpreter: $TACHYON_CPYTHON, else what install.sh prints (it installs when needed). Throws when missing. */
-export { cpythonInterpreter } from '../support/cpython.mjs';
-
 /** A frame as a reader hands it back (CPython's reconstruction rules, tachyon-format.md §4 "Reader reconstruction"). */
 export function readBack(f: FrameInfo): Frame {
   const loc = f.location as { lineno: number; endLineno: number; colOffset: number; endColOffset: number } | null;

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { fallbackZstd, nodeZstd, type FallbackDecoder, type ZstdApi } from '../../lib/tachyon/file/zstd-fallback';
 import { sharedPath } from '../shared';
-import { cpythonInterpreter } from './writer-support';
+import { cpythonInterpreter } from '../support/cpython.mjs';
 
 /** Counts the samples CPython 3.15's own reader replays from argv[1]. */
 const CPYTHON_COUNT = `

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { ErrorCode, type ProfpackError } from '../../lib/errors';
 import { ProfileReader } from '../../lib/tachyon/read/reader';
 import { ProfileWriter } from '../../lib/tachyon/write/writer';
@@ -19,12 +18,12 @@ import { SampleBlockReader, SampleBlockWriter, blockKindOf, v2Native } from '../
 import { repoRoot } from '../shared';
 // @ts-expect-error plain ESM helper without types
 import { SHALLOW_FIXTURES, shallowSamples, writeShallow } from '../fixtures/v2/make-shallow.mjs';
+import { testedBackends } from '../support/backends';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-deep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let fileNo = 0;
 const tmp = (name: string): string => path.join(dir, `${fileNo++}-${name}`);
-const BACKENDS: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
 const FRAMES = 64;
 
 interface DeepSample {
@@ -83,7 +82,7 @@ describe('version 2 keeps deep stacks whole', () => {
     it(`${coding}: random stacks up to 4,096 frames round-trip whole; deeper ones keep 4,096 and are counted`, () => {
       fc.assert(
         fc.property(samplesArb, (samples) => {
-          const files = BACKENDS.map((which) => {
+          const files = testedBackends.map((which) => {
             const file = tmp(`${which}.tach`);
             const stats = writeDeep(file, samples, coding, which);
             expect(stats.stacksCut).toBe(samples.filter((s) => s.stack.length > V2_MAX_STACK_DEPTH).length);
@@ -92,7 +91,7 @@ describe('version 2 keeps deep stacks whole', () => {
           // The two writer backends make the same bytes.
           const bytes = files.map((f) => readFileSync(f));
           for (const other of bytes.slice(1)) expect(Buffer.compare(other, bytes[0]!)).toBe(0);
-          for (const which of BACKENDS) {
+          for (const which of testedBackends) {
             const reader = ProfileReader.open(files[0]!, { backend: which });
             const got = [...reader.samples()].map((s) => ({
               thread: Number(s.threadId),
@@ -116,7 +115,7 @@ describe('files written before deep stacks', () => {
       const want = (
         shallowSamples() as { threadId: bigint; timestampUs: bigint; status: number; stack: number[] }[]
       ).map((s) => `${s.threadId}/${s.timestampUs}/${s.status}/${s.stack.map((f) => `f${f}`).join(';')}`);
-      for (const which of BACKENDS) {
+      for (const which of testedBackends) {
         const reader = ProfileReader.open(stored, { backend: which });
         expect(reader.stackCoding).toBe(fixture.stackCoding);
         const got = [...reader.samples()].map(

@@ -7,32 +7,20 @@
  * and 300-deep stacks, u64 extremes, timestamps that go backwards). Fails,
  * never skips, when CPython cannot be found or installed.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
+import { describe, expect, it } from 'vitest';
 import { dumpProfile } from '../../lib/tachyon/index';
 import { downgrade } from '../../lib/tachyon/downgrade';
-import { cpythonDumps, type CPythonDump } from '../support/cpython-dump';
-import {
-  cpythonInterpreter,
-  materialize,
-  profileArb,
-  writeWithProfpack,
-  type ProfileSpec,
-} from '../tachyon/writer-support';
+import { cpythonBeforeTests, cpythonDumps, type CPythonDump } from '../support/cpython-dump';
+import { materialize, profileArb, writeWithProfpack, type ProfileSpec } from '../tachyon/writer-support';
+import { scratchDir } from '../support/scratch-dir';
+import { testedBackends } from '../support/backends';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-cpython-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-v2-cpython-');
 
-// Found (or built) before the tests, with time for a build: a missing CPython fails them, never skips them.
-beforeAll(() => {
-  expect(cpythonInterpreter()).toMatch(/python3\.15$/);
-}, 180_000);
-
-const BACKENDS: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
+cpythonBeforeTests();
 
 type PerThread = Map<string, { timestamp: bigint; status: number; frames: unknown[] }[]>;
 
@@ -56,7 +44,7 @@ describe('CPython 3.15.2 and ProfileWriter version 2', () => {
     const specs: ProfileSpec[] = fc.sample(profileArb, { numRuns: 30, seed });
     const cases = specs.map((spec, i) => {
       const coding = i % 2 ? 'predict' : 'stacktable';
-      const writerBackend = BACKENDS[i % BACKENDS.length]!;
+      const writerBackend = testedBackends[i % testedBackends.length]!;
       const calls = materialize(spec);
       const v2 = path.join(dir, `p${i}.v2.bin`);
       const direct = path.join(dir, `p${i}.v1.bin`);

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { backend } from '../../lib/backend';
 import { main } from '../../lib/cli/main';
 import { ErrorCode } from '../../lib/errors';
 import * as profpack from '../../lib/index';
@@ -18,14 +17,13 @@ import { ProfileReader } from '../../lib/tachyon/read/reader';
 import { ProfileWriter, type FrameSpec } from '../../lib/tachyon/write/writer';
 import { downgrade } from '../../lib/tachyon/downgrade';
 import { thrown } from '../helpers';
+import { testedBackends } from '../support/backends';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-downgrade-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => vi.restoreAllMocks());
 let n = 0;
 const tmp = (name: string): string => path.join(dir, `${n++}-${name}`);
-const BACKENDS: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-
 function run(...args: string[]): { status: number; stdout: string; stderr: string } {
   let stdout = '';
   let stderr = '';
@@ -108,7 +106,7 @@ describe('downgrade()', () => {
             { maxLength: 40 },
           ),
           fc.constantFrom<'zstd' | 'none'>('zstd', 'none'),
-          fc.constantFrom(...BACKENDS),
+          fc.constantFrom(...testedBackends),
           (raw, compression, b) => {
             let ts = 10n;
             const samples = raw.map((s) => ({ ...s, ts: (ts += s.step) }));
@@ -234,7 +232,7 @@ describe('profpack downgrade', () => {
 
 describe('downgrade of stacks deeper than version 1 keeps', () => {
   it('cuts them to the innermost 256 frames and says how many it cut, library and CLI', () => {
-    for (const which of BACKENDS) {
+    for (const which of testedBackends) {
       const v2 = tmp('deep.v2.tach');
       const w = new ProfileWriter(v2, { sampleIntervalUs: 1000, formatVersion: 2, backend: which });
       const ids = Array.from({ length: 300 }, (_, i) =>

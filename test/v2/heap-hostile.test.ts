@@ -10,14 +10,14 @@ import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { ErrorCode, isProfpackError } from '../../lib/errors';
 import { FOOTER_SIZE } from '../../lib/tachyon/format';
-import { openHeapTrace, ProfileWriter } from '../../lib/tachyon/index';
+import { openHeapTrace } from '../../lib/tachyon/index';
 import { readProfileV2 } from '../../lib/tachyon/read/v2-file';
 import { ByteSink } from '../../lib/tachyon/v2/bytes';
 import { HEAP_OFFSET_IN_FOOTER } from '../../lib/tachyon/v2/format';
 import { HeapSectionDecoder } from '../../lib/tachyon/v2/heap-decode';
 import { encodeHeapChunk, encodeHeapHeader, HeapRecordFlag, type HeapTotals } from '../../lib/tachyon/v2/heap-format';
 import { thrown } from '../helpers';
-import { feedPlan, plannedTrace, type PlannedTrace } from './heap-support';
+import { feedPlan, heapFileWriter, plannedTrace, type PlannedTrace } from './heap-support';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-heap-bad-'));
 let n = 0;
@@ -30,13 +30,7 @@ function writeHeapFile(
   writerBackend: 'native' | 'js' = backend.name,
 ): string {
   const out = file();
-  const w = new ProfileWriter(out, {
-    sampleIntervalUs: 1000n,
-    startTimeUs: BigInt(START),
-    formatVersion: 2,
-    compression,
-    backend: writerBackend,
-  });
+  const w = heapFileWriter(out, START, { compression, backend: writerBackend });
   const cpu = w.internFrame({ filename: 'cpu.js', funcname: 'spin' });
   w.writeStack(1n, 0, BigInt(START + 1), 0, [cpu]);
   feedPlan(plan, w.heapSink(), START);

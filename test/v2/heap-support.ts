@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { HeapStacks, NO_STACK } from '../../lib/record/heap/events';
 import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/index';
-import type { HeapFileSink } from '../../lib/tachyon/index';
+import { ProfileWriter, type HeapFileSink, type ProfileWriterOptions } from '../../lib/tachyon/index';
 
 /** One event batch with stacks spelled as function names (innermost first), comparable across tables. */
 export interface PlainBatch {
@@ -207,4 +207,9 @@ export function readBack(source: HeapTraceSource): PlainBatch[] {
     else out.push({ kind: 'free', threadId, timeUs: b.timeUs, sinceUs: b.sinceUs, ordinals: [...b.ordinals] });
   }
   return out;
+}
+
+/** A version-2 writer at 1 ms starting at `startUs`, for heap events; `more` adds or overrides options. */
+export function heapFileWriter(out: string, startUs: number, more: Partial<ProfileWriterOptions> = {}): ProfileWriter {
+  return new ProfileWriter(out, { sampleIntervalUs: 1000n, startTimeUs: BigInt(startUs), formatVersion: 2, ...more });
 }

@@ -12,7 +12,7 @@ import { infoLines } from '../../lib/cli/commands/info';
 import { readProfileV2 } from '../../lib/tachyon/read/v2-file';
 import { HeaderFlag } from '../../lib/tachyon/v2/format';
 import { thrown } from '../helpers';
-import { feedPlan, plannedTrace, readBack } from './heap-support';
+import { feedPlan, heapFileWriter, plannedTrace, readBack } from './heap-support';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-heap-'));
 let n = 0;
@@ -24,12 +24,7 @@ describe('heap section round trip', () => {
     fc.assert(
       fc.property(plannedTrace, fc.constantFrom<'zstd' | 'none'>('zstd', 'none'), (plan, compression) => {
         const out = file();
-        const w = new ProfileWriter(out, {
-          sampleIntervalUs: 1000n,
-          startTimeUs: BigInt(START),
-          formatVersion: 2,
-          compression,
-        });
+        const w = heapFileWriter(out, START, { compression });
         const cpu = w.internFrame({ filename: 'cpu.js', funcname: 'spin', lineno: 3 });
         w.writeStack(7n, 0, BigInt(START + 10), 0, [cpu]);
         const expected = feedPlan(plan, w.heapSink(), START);
@@ -53,7 +48,7 @@ describe('heap section round trip', () => {
   it('flush() ends a chunk: a recording flushed often reads back the same', () => {
     const plan = fc.sample(plannedTrace, { numRuns: 1, seed: 7 })[0]!;
     const out = file();
-    const w = new ProfileWriter(out, { sampleIntervalUs: 1000n, startTimeUs: BigInt(START), formatVersion: 2 });
+    const w = heapFileWriter(out, START);
     const sink = w.heapSink();
     const flushing = new Proxy(sink, {
       get(target, key) {
@@ -91,7 +86,7 @@ describe('heap section round trip', () => {
       { numRuns: 1, seed: 3 },
     )[0]!;
     const out = file();
-    const w = new ProfileWriter(out, { sampleIntervalUs: 1000n, startTimeUs: BigInt(START), formatVersion: 2 });
+    const w = heapFileWriter(out, START);
     const cpu = w.internFrame({ filename: 'cpu.js', funcname: 'spin', lineno: 3 });
     for (let i = 0; i < 5; i++) w.writeStack(7n, 0, BigInt(START + 10 * i), 0, [cpu]);
     const expected = feedPlan(plan, w.heapSink(), START);

@@ -75,14 +75,21 @@ function writeModel(out: string, writerBackend: 'native' | 'js', compression: 'z
   w.finalize();
 }
 
+/** A written file's bytes, where its footer starts, and the model section's offset the footer gives. */
+function modelSectionOf(out: string): { bytes: Buffer; footerAt: number; offset: number } {
+  const bytes = readFileSync(out);
+  const footerAt = bytes.length - FOOTER_SIZE;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  return { bytes, footerAt, offset: Number(view.getBigUint64(footerAt + MODEL_OFFSET_IN_FOOTER, true)) };
+}
+
 describe(`version 2 model section (${backend.name} backend)`, () => {
   it('sits between the frame table and the stats block: flag bit 4, offset in the footer', () => {
     const out = file();
     writeModel(out, backend.name, 'zstd');
-    const bytes = readFileSync(out);
+    const { bytes, offset } = modelSectionOf(out);
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
     expect(bytes[11]! & HeaderFlag.ModelSection).toBe(HeaderFlag.ModelSection);
-    const offset = Number(view.getBigUint64(bytes.length - FOOTER_SIZE + MODEL_OFFSET_IN_FOOTER, true));
     expect(offset).toBeGreaterThan(Number(view.getBigUint64(Header.frameTableOffset, true)));
     expect(bytes[offset]).toBe(1); // zstd-coded body
     const reader = ProfileReader.open(out);
@@ -152,11 +159,7 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
   it('refuses a section that describes another number of samples, and an offset outside the tables', () => {
     const out = file();
     writeModel(out, backend.name, 'none', 20);
-    const bytes = readFileSync(out);
-    const footerAt = bytes.length - FOOTER_SIZE;
-    const offset = Number(
-      new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(footerAt + MODEL_OFFSET_IN_FOOTER, true),
-    );
+    const { bytes, footerAt, offset } = modelSectionOf(out);
     const model = readProfileV2(bytes).model!;
     expect(model.sampleCount).toBe(20);
     const err = thrown(() => decodeModelSection(bytes.subarray(offset, footerAt - 56), offset, 21, 1 << 20));
@@ -172,11 +175,7 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
   it('a damaged section is refused with a code and an offset inside it, never a crash (fast-check)', () => {
     const out = file();
     writeModel(out, backend.name, 'none', 30);
-    const bytes = readFileSync(out);
-    const footerAt = bytes.length - FOOTER_SIZE;
-    const offset = Number(
-      new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(footerAt + MODEL_OFFSET_IN_FOOTER, true),
-    );
+    const { bytes, footerAt, offset } = modelSectionOf(out);
     const section = bytes.slice(offset, footerAt - 56);
     fc.assert(
       fc.property(

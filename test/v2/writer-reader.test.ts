@@ -9,14 +9,16 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
 import { ErrorCode, isProfpackError } from '../../lib/errors';
-import { ProfileReader, type Frame, type Sample } from '../../lib/tachyon/read/reader';
+import { ProfileReader, type Sample } from '../../lib/tachyon/read/reader';
 import { FOOTER_SIZE, HEADER_SIZE, Header } from '../../lib/tachyon/format';
 import { ProfileWriter, type ProfileWriterOptions } from '../../lib/tachyon/write/writer';
 import { ByteSink } from '../../lib/tachyon/v2/bytes';
 import { BLOCK_COLUMNS, BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag } from '../../lib/tachyon/v2/format';
 import { thrown } from '../helpers';
+import { recordCalls } from '../support/replay-calls';
+import { rng } from '../support/rng.mjs';
+import { testedBackends } from '../support/backends';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-api-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,8 +27,6 @@ const tmp = (name: string): string => path.join(dir, `${fileNo++}-${name}`);
 
 const CODINGS = ['predict', 'stacktable'] as const;
 /** Backends this process can use: the JS twin always, the addon when the native backend loaded it. */
-const BACKENDS: ('native' | 'js')[] = backend.name === 'native' ? ['native', 'js'] : ['js'];
-
 interface TestSample {
   threadId: bigint;
   interpreterId: number;
@@ -255,7 +255,7 @@ describe('ProfileWriter formatVersion option', () => {
 
 describe('version 2 round trips through ProfileWriter and ProfileReader', () => {
   for (const coding of CODINGS) {
-    for (const writerBackend of BACKENDS) {
+    for (const writerBackend of testedBackends) {
       it(`${coding}, ${writerBackend} writer: every reader backend gets the samples, strings and frames of the same input written as version 1`, () => {
         fc.assert(
           fc.property(
@@ -270,7 +270,7 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
               const want = expected(p);
               const reference = ProfileReader.open(v1);
               const v1Samples = [...reference.samples()].map(plain);
-              for (const readerBackend of BACKENDS) {
+              for (const readerBackend of testedBackends) {
                 const r = ProfileReader.open(v2, { backend: readerBackend });
                 expect(r.backend).toBe(readerBackend);
                 // Version 2 keeps the order samples were written in.
@@ -307,26 +307,11 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
         });
       const file = tmp('replay.bin');
       write(file, p, { formatVersion: 2, stackCoding: coding });
-      for (const readerBackend of BACKENDS) {
+      for (const readerBackend of testedBackends) {
         const r = ProfileReader.open(file, { backend: readerBackend });
-        const got: { threadId: bigint; interpreterId: number; status: number; funcs: string[]; ts: bigint[] }[] = [];
+        const { collector, calls: got } = recordCalls();
         const progress: number[] = [];
-        const n = r.replay(
-          {
-            collect(stackFrames, ts) {
-              const [interp] = stackFrames;
-              const [thread] = interp!.threads;
-              got.push({
-                threadId: thread!.threadId,
-                interpreterId: interp!.interpreterId,
-                status: thread!.status,
-                funcs: thread!.frameInfo.map((f: Frame) => f.funcname),
-                ts: [...ts],
-              });
-            },
-          },
-          { onProgress: (cur) => progress.push(cur) },
-        );
+        const n = r.replay(collector, { onProgress: (cur) => progress.push(cur) });
         expect(n).toBe(2500);
         expect(got).toEqual(
           p.samples.map((s) => ({
@@ -345,14 +330,11 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
       }
     });
 
-    for (const writerBackend of BACKENDS) {
+    for (const writerBackend of testedBackends) {
       it(`${coding}, ${writerBackend} writer: many threads, stack churn and cache eviction pressure (20,000 frames, more than the 16,384 buckets)`, () => {
         const p: TestProfile = { frameCount: 20000, intervalUs: 1000n, startTimeUs: 1n, samples: [] };
-        let seed = 12345;
-        const rand = (n: number) => {
-          seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-          return seed % n;
-        };
+        const random = rng(12345);
+        const rand = (n: number) => Math.floor(random() * n);
         for (let i = 0; i < 6000; i++) {
           const depth = 1 + rand(i % 50 === 0 ? 300 : 40);
           p.samples.push({
@@ -365,7 +347,7 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
         }
         const file = tmp('pressure.bin');
         write(file, p, { formatVersion: 2, stackCoding: coding, backend: writerBackend });
-        for (const readerBackend of BACKENDS) {
+        for (const readerBackend of testedBackends) {
           const r = ProfileReader.open(file, { backend: readerBackend });
           expect([...r.samples()].map(plain)).toEqual(expected(p));
           r.close();
@@ -375,7 +357,7 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
   }
 
   it('close() before finalize leaves a file readers call not finalized, on every writer backend', () => {
-    for (const b of BACKENDS) {
+    for (const b of testedBackends) {
       for (const coding of CODINGS) {
         const file = tmp('closed.bin');
         const w = new ProfileWriter(file, {
@@ -413,7 +395,7 @@ describe('version 2 round trips through ProfileWriter and ProfileReader', () => 
 
 describe('version 2: native and JS readers agree', () => {
   it('on info, tables, samples() and replay() of the same files', () => {
-    if (BACKENDS.length === 1) {
+    if (testedBackends.length === 1) {
       // The JS backend cannot load the addon: asking for the native reader must say so.
       expect(thrown(() => ProfileReader.open(tmp('none.bin'), { backend: 'native' })).code).toBe(
         ErrorCode.NATIVE_UNAVAILABLE,
@@ -606,7 +588,7 @@ describe('version-2 bad input through ProfileReader', () => {
         const file = tmp('bad.bin');
         writeFileSync(file, bytes);
         const offset = HEADER_SIZE + b.columnStart(c.column) + c.at;
-        for (const b2 of BACKENDS) {
+        for (const b2 of testedBackends) {
           const delivered: number[] = [];
           const err = thrown(() => {
             for (const s of ProfileReader.open(file, { backend: b2 }).samples()) delivered.push(s.stack.length);
@@ -638,7 +620,7 @@ describe('version-2 bad input through ProfileReader', () => {
         1,
       ),
     );
-    for (const b of BACKENDS) {
+    for (const b of testedBackends) {
       expect(thrown(() => [...ProfileReader.open(file, { backend: b }).samples()]).code).toBe(
         ErrorCode.TACHYON_FRAME_INDEX,
       );
@@ -668,7 +650,7 @@ describe('version-2 bad input through ProfileReader', () => {
           (edits) => {
             const bytes = Uint8Array.from(good);
             for (const [at, value] of edits) bytes[at] = value;
-            for (const b of BACKENDS) {
+            for (const b of testedBackends) {
               try {
                 const r = ProfileReader.fromBuffer(bytes, { backend: b });
                 for (const _ of r.samples());

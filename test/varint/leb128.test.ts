@@ -4,34 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { ProfpackError } from '../../lib/errors';
 import * as v from '../../lib/varint/index';
 import { sharedPath } from '../shared';
+import { sleb128, uleb128 } from '../support/reference-leb128';
 
 const U64_MAX = (1n << 64n) - 1n;
 const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
-
-/** Reference encoders written the plain, slow way (BigInt, seed 001's loops). */
-function refUnsigned(value: bigint): number[] {
-  const out: number[] = [];
-  do {
-    let byte = Number(value & 0x7fn);
-    value >>= 7n;
-    if (value !== 0n) byte |= 0x80;
-    out.push(byte);
-  } while (value !== 0n);
-  return out;
-}
-
-function refSigned(value: bigint): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const byte = Number(BigInt.asUintN(7, value));
-    value >>= 7n;
-    const sign = (byte & 0x40) !== 0;
-    const done = (value === 0n && !sign) || (value === -1n && sign);
-    out.push(done ? byte : byte | 0x80);
-    if (done) return out;
-  }
-}
 
 function expectError(fn: () => unknown, code: string, offset?: number): ProfpackError {
   let caught: unknown;
@@ -69,7 +46,7 @@ describe('unsigned LEB128', () => {
     fc.assert(
       fc.property(u32, fc.nat({ max: 8 }), (value, pad) => {
         const bytes = v.encodeU32ToBytes(value);
-        expect([...bytes]).toEqual(refUnsigned(BigInt(value)));
+        expect([...bytes]).toEqual(uleb128(BigInt(value)));
         expect(v.encodingLengthU32(value)).toBe(bytes.length);
         const framed = new Uint8Array(pad + bytes.length + 3);
         framed.set(bytes, pad);
@@ -83,7 +60,7 @@ describe('unsigned LEB128', () => {
     fc.assert(
       fc.property(u64, (value) => {
         const bytes = v.encodeU64ToBytes(value);
-        expect([...bytes]).toEqual(refUnsigned(value));
+        expect([...bytes]).toEqual(uleb128(value));
         expect(v.encodingLengthU64(value)).toBe(bytes.length);
         expect(v.decodeU64(bytes)).toEqual({ value, length: bytes.length });
       }),
@@ -104,7 +81,7 @@ describe('signed LEB128 (seed 001) and zigzag', () => {
     fc.assert(
       fc.property(i64, (value) => {
         const bytes = v.encodeI64ToBytes(value);
-        expect([...bytes]).toEqual(refSigned(value));
+        expect([...bytes]).toEqual(sleb128(value));
         expect(v.encodingLengthI64(value)).toBe(bytes.length);
         expect(v.decodeI64(bytes)).toEqual({ value, length: bytes.length });
       }),
@@ -116,7 +93,7 @@ describe('signed LEB128 (seed 001) and zigzag', () => {
     fc.assert(
       fc.property(i32, (value) => {
         const bytes = v.encodeI32ToBytes(value);
-        expect([...bytes]).toEqual(refSigned(BigInt(value)));
+        expect([...bytes]).toEqual(sleb128(BigInt(value)));
         expect(v.decodeI32(bytes)).toEqual({ value, length: bytes.length });
       }),
       { numRuns: 2000 },

@@ -61,6 +61,17 @@ async function firstScreen(page: Page) {
   }, VIEWPORT.height);
 }
 
+/**
+ * A chart taller than the screen opened at its root: the root's row and the two below it drawn inside the
+ * first screen.
+ */
+function expectRootOnFirstScreen(seen: Awaited<ReturnType<typeof firstScreen>>): void {
+  expect(seen.chartHeight).toBeGreaterThan(VIEWPORT.height);
+  expect(seen.root.top).toBeGreaterThanOrEqual(0);
+  expect(seen.root.bottom).toBeLessThanOrEqual(VIEWPORT.height);
+  expect(seen.visibleDepths.slice(0, 3)).toEqual([0, 1, 2]);
+}
+
 describe('a deep recording (tsc) in Chromium', () => {
   it('the flame page opens with the root and the widest frames in the first screen', async () => {
     const page = path.join(dir, 'flame.html');
@@ -70,11 +81,8 @@ describe('a deep recording (tsc) in Chromium', () => {
       expect(opened.problems).toEqual([]);
       const seen = await firstScreen(opened.page);
       // Deep enough that a flame graph (root at the bottom) would start below the first screen.
-      expect(seen.chartHeight).toBeGreaterThan(VIEWPORT.height);
       expect(seen.deepest).toBeGreaterThan(40);
-      expect(seen.root.top).toBeGreaterThanOrEqual(0);
-      expect(seen.root.bottom).toBeLessThanOrEqual(VIEWPORT.height);
-      expect(seen.visibleDepths.slice(0, 3)).toEqual([0, 1, 2]);
+      expectRootOnFirstScreen(seen);
       await opened.page.screenshot({ path: path.join(shots(), 'flame-tsc-first-screen.png') });
     } finally {
       await opened.page.close();
@@ -88,10 +96,7 @@ describe('a deep recording (tsc) in Chromium', () => {
     try {
       expect(opened.problems).toEqual([]);
       const seen = await firstScreen(opened.page);
-      expect(seen.chartHeight).toBeGreaterThan(VIEWPORT.height);
-      expect(seen.root.top).toBeGreaterThanOrEqual(0);
-      expect(seen.root.bottom).toBeLessThanOrEqual(VIEWPORT.height);
-      expect(seen.visibleDepths.slice(0, 3)).toEqual([0, 1, 2]);
+      expectRootOnFirstScreen(seen);
       await opened.page.screenshot({ path: path.join(shots(), 'diff-tsc-first-screen.png') });
     } finally {
       await opened.page.close();

@@ -1,16 +1,15 @@
 /** diffProfiles(), diffTree() and the flame/diff commands' contract on good and bad input. */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openProfile } from '../../lib/formats/index';
 import { makeFrame, NodeStatus, ProfileBuilder, SampleTypes } from '../../lib/profile/index';
 import { TickProfile, copyToBuilder } from '../support/model';
 import { aggregate } from '../../lib/query/aggregate';
 import { diffProfiles, diffTree, formatDiffTable, type DiffNode } from '../../lib/view/diff';
-import { compileBuild, type Build } from '../support/build';
+import { buildForTests } from '../support/build';
 import { vectorDir } from '../support/vectors';
 
 function profile(counts: Record<string, number>, thread = 1n): TickProfile {
@@ -122,17 +121,8 @@ describe('diffProfiles in units', () => {
 });
 
 describe('profpack flame and diff (CLI)', () => {
-  let build: Build;
-  let work: string;
   const cli = (...args: string[]) => spawnSync(process.execPath, [build.cli, ...args], { encoding: 'utf8', cwd: work });
-  beforeAll(() => {
-    build = compileBuild();
-    work = mkdtempSync(path.join(tmpdir(), 'profpack-view-cli-'));
-  });
-  afterAll(() => {
-    build?.cleanup();
-    if (work) rmSync(work, { recursive: true, force: true });
-  });
+  const { build, dir: work } = buildForTests('profpack-view-cli-');
 
   it('flame writes one self-contained page: no external script, style or link', () => {
     const run = cli('flame', path.join(vectorDir, 's20_random_mix_zstd.bin'), '-o', 'f.html');

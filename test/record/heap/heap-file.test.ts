@@ -7,26 +7,15 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CpuProfile } from '../../../lib/v8/index';
+import { describe, expect, it } from 'vitest';
 import type { HeapEventBatch, HeapTraceSource } from '../../../lib/memory/index';
-import { encodeHeapFrame, HeapStackNumbers, NO_STACK, type SamplingHeapNode } from '../../../lib/record/heap/index';
-import { RecordingHost } from '../../../lib/record/writer/index';
-import { HarvestEncoder } from '../../../lib/record/wire/index';
+import { NO_STACK } from '../../../lib/record/heap/index';
 import { openHeapTrace, ProfileReader } from '../../../lib/tachyon/index';
-import { compileBuild, type Build } from '../../support/build';
+import { buildForTests } from '../../support/build';
+import { HandDrivenRecording, mainCalling } from '../../support/hand-recording';
 
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-heapfile-'));
-let build: Build;
-beforeAll(() => {
-  build = compileBuild();
-});
-afterAll(() => {
-  build?.cleanup();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+const { build, dir, cli } = buildForTests('profpack-heapfile-');
 
 function all(trace: HeapTraceSource): HeapEventBatch[] {
   // Copies: a batch's arrays may be reused.
@@ -61,11 +50,7 @@ describe('profpack record --heap stores the heap events', () => {
         'function keep() { for (let i = 0; i < 200; i++) kept.push(new Array(1000).fill(i)); }\nkeep();\n',
     );
     const out = path.join(dir, 'small.tach');
-    const run = spawnSync(
-      process.execPath,
-      [build.cli, 'record', '--heap', '--heap-interval', '32k', '--out', out, '--', process.execPath, program],
-      { encoding: 'utf8' },
-    );
+    const run = cli(['record', '--heap', '--heap-interval', '32k', '--out', out, '--', process.execPath, program]);
     expect(run.status).toBe(0);
     const said = /profpack: heap: ([\d,]+) sampled allocations, ([\d,]+) frees/.exec(run.stderr);
     expect(said).not.toBeNull();
@@ -81,11 +66,11 @@ describe('profpack record --heap stores the heap events', () => {
     expect(live.fn).toBeGreaterThan(live.other);
     expect(ProfileReader.open(out).info.version).toBe(2);
     // `info` says the counts and the interval; `downgrade` keeps the CPU samples and says what it dropped.
-    const info = spawnSync(process.execPath, [build.cli, 'info', out], { encoding: 'utf8' });
+    const info = cli(['info', out]);
     expect(info.stdout).toContain(`heap:         ${said![1]} sampled allocations, ${said![2]} frees`);
     expect(info.stdout).toContain('sampling interval 32,768 bytes');
     const v1 = path.join(dir, 'small-v1.tach');
-    const down = spawnSync(process.execPath, [build.cli, 'downgrade', out, v1], { encoding: 'utf8' });
+    const down = cli(['downgrade', out, v1]);
     expect(down.status).toBe(0);
     const events = count('alloc') + count('free');
     expect(down.stderr).toContain(`profpack: version 1 does not keep heap events: dropped ${events} (`);
@@ -102,23 +87,18 @@ describe('profpack record --heap stores the heap events', () => {
         'setInterval(hoardArrays, 20);\n',
     );
     const out = path.join(dir, 'oom.tach');
-    const run = spawnSync(
+    const run = cli([
+      'record',
+      '--heap',
+      '--heap-interval',
+      '64k',
+      '--out',
+      out,
+      '--',
       process.execPath,
-      [
-        build.cli,
-        'record',
-        '--heap',
-        '--heap-interval',
-        '64k',
-        '--out',
-        out,
-        '--',
-        process.execPath,
-        '--max-old-space-size=64',
-        program,
-      ],
-      { encoding: 'utf8' },
-    );
+      '--max-old-space-size=64',
+      program,
+    ]);
     expect(run.stderr).toMatch(/ended without stopping its recording/);
     const trace = openHeapTrace(out)!;
     const live = liveBytesOf(trace, 'hoardArrays');
@@ -155,72 +135,15 @@ describe('startRecording({ heap }) into a file', () => {
 });
 
 /** A V8 allocation tree: root → main → (grow, churn). */
-const tree: SamplingHeapNode = {
-  id: 1,
-  callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 },
-  children: [
-    {
-      id: 2,
-      callFrame: { functionName: 'main', scriptId: '1', url: 'file:///app.js', lineNumber: 0, columnNumber: 0 },
-      children: [
-        {
-          id: 3,
-          callFrame: { functionName: 'grow', scriptId: '1', url: 'file:///app.js', lineNumber: 4, columnNumber: 2 },
-        },
-        {
-          id: 4,
-          callFrame: { functionName: 'churn', scriptId: '1', url: 'file:///app.js', lineNumber: 9, columnNumber: 2 },
-        },
-      ],
-    },
-  ],
-};
-
-function cpuChunk(atUs: number): CpuProfile {
-  return {
-    nodes: [
-      { id: 1, callFrame: tree.callFrame, children: [2] },
-      { id: 2, callFrame: tree.children![0]!.callFrame },
-    ],
-    startTime: atUs,
-    endTime: atUs + 1000,
-    samples: [2],
-    timeDeltas: [500],
-  };
-}
+const tree = mainCalling('grow', 'churn', 0);
 
 describe('rotation', () => {
   it("objects still live when a file closes are the next file's live batch", () => {
-    const encoder = new HarvestEncoder();
-    const host = new RecordingHost({
-      out: path.join(dir, 'unused.tach'),
-      rotate: { everyMs: 3_600_000, dir: path.join(dir, 'rot'), keep: 10 },
-      intervalUs: 1000,
-      heap: true,
-      startTimeUs: 1_000n,
-      epochOffsetUs: 0n,
-      sourceMaps: false,
-    });
-    const numbers = new HeapStackNumbers();
+    const recording = new HandDrivenRecording(tree, 7, path.join(dir, 'rot'), 10);
+    const host = recording.host;
     const poll = (timeUs: number, ordinals: number[], nodes: number[], freed: number[]): void => {
-      const byNode = numbers.number(tree);
-      const frame = encodeHeapFrame(
-        {
-          intervalBytes: 4096,
-          timeUs,
-          sinceUs: timeUs - 1000,
-          ordinals: Uint32Array.from(ordinals),
-          sizes: Uint32Array.from(ordinals, (o) => 100 * o),
-          stackIds: Uint32Array.from(nodes, (n) => byNode.get(n)!),
-          shortLived: 0,
-          freed: Uint32Array.from(freed),
-          costMs: 0,
-        },
-        7,
-        numbers,
-      );
-      host.acceptHeapFrame(frame.subarray(4));
-      host.ingestChunk(encoder.encode(cpuChunk(timeUs), 7)!, 7, true);
+      recording.heapPoll(timeUs, ordinals, nodes, freed, (o) => 100 * o);
+      recording.cpuChunk(timeUs, timeUs + 1000);
     };
     const files: string[] = [host.currentFile];
     poll(2_000, [1, 2, 3], [3, 4, 3], []);

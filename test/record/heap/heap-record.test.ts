@@ -5,28 +5,18 @@
  * reach the sink before V8 aborts. Programs run a fixed number of steps, never
  * for a time.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TickList } from '../../support/model';
 import { checkHeapOptions, HeapRecorder, heapSamplerChoice } from '../../../lib/record/heap/index';
 import { startRecording } from '../../../lib/record/recording/index';
 import type { runRecorded as RunRecorded } from '../../../lib/record/targets/index';
-import { compileBuild, type Build } from '../../support/build';
+import { buildForTests } from '../../support/build';
 import { HeapCollector } from './heap-collector';
 
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-heap-'));
 // The preload and the CLI run as plain Node: from a compiled copy of lib/.
-let build: Build;
-beforeAll(() => {
-  build = compileBuild();
-});
-afterAll(() => {
-  build?.cleanup();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+const { build, dir, cli } = buildForTests('profpack-heap-');
 
 /** ~10 KB of doubles, one array, nothing else allocated. */
 function tenKb(seed: number): number[] {
@@ -176,22 +166,17 @@ describe('profpack record --heap', () => {
       program,
       'globalThis.kept = [];\nfunction keep() { for (let i = 0; i < 200; i++) kept.push(new Array(1000).fill(i)); }\nkeep();\n',
     );
-    const run = spawnSync(
+    const run = cli([
+      'record',
+      '--heap',
+      '--heap-interval',
+      '32k',
+      '--out',
+      path.join(dir, 'small.tach'),
+      '--',
       process.execPath,
-      [
-        build.cli,
-        'record',
-        '--heap',
-        '--heap-interval',
-        '32k',
-        '--out',
-        path.join(dir, 'small.tach'),
-        '--',
-        process.execPath,
-        program,
-      ],
-      { encoding: 'utf8' },
-    );
+      program,
+    ]);
     expect(run.stderr).toMatch(/profpack: heap: [1-9][\d,]* sampled allocations, \d+ frees, \d+ short-lived/);
     expect(run.status).toBe(0);
   });
@@ -201,11 +186,7 @@ describe('profpack record --heap', () => {
     [['--heap', '--heap-interval', '10'], /ERR_INVALID_ARGUMENT.*heap.intervalBytes must be an integer in \[1024,/],
     [['--heap-interval', '64k'], /ERR_INVALID_ARGUMENT.*--heap-interval needs --heap/],
   ])('%j is refused with a coded error, exit 2', (flags, message) => {
-    const run = spawnSync(
-      process.execPath,
-      [build.cli, 'record', ...flags, '--out', path.join(dir, 'bad.tach'), '--', process.execPath, '-e', '0'],
-      { encoding: 'utf8' },
-    );
+    const run = cli(['record', ...flags, '--out', path.join(dir, 'bad.tach'), '--', process.execPath, '-e', '0']);
     expect(run.status).toBe(2);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(message);

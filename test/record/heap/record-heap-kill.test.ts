@@ -5,47 +5,18 @@
  * the polls before the last flush, and `top --sample-type alloc_space` names
  * the allocating function.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openHeapTrace, ProfileReader } from '../../../lib/tachyon/index';
 import { repoRoot } from '../../shared';
+import { childOutput, sleep, strayChildren } from '../../support/child';
+import { scratchDir } from '../../support/scratch-dir';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-record-heap-kill-'));
-const stray: number[] = [];
-afterAll(() => {
-  for (const pid of stray) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-/** Resolves with the first match of `pattern` in the child's stdout+stderr within `ms`. */
-function when(child: ChildProcess, pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
-  let text = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${pattern} within ${ms} ms in: ${text}`)), ms);
-    const look = (b: Buffer) => {
-      text += b.toString();
-      const m = text.match(pattern);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    };
-    child.stdout?.on('data', look);
-    child.stderr?.on('data', look);
-  });
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const dir = scratchDir('profpack-record-heap-kill-');
+const stray = strayChildren();
 
 describe('profpack record --heap under SIGKILL', () => {
   it('recover gives back the heap events before the last flush; top names the allocating function', async () => {
@@ -80,8 +51,8 @@ describe('profpack record --heap under SIGKILL', () => {
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    const pid = Number((await when(record, /ready (\d+)/, 20_000))[1]);
-    stray.push(pid);
+    const pid = Number((await childOutput(record).when(/ready (\d+)/, 20_000))[1]);
+    stray.add(pid);
     await sleep(5000);
     // Heap event times are the target's monotonic clock plus its epoch offset, taken from its
     // performance.timeOrigin: that can stand some ms off this process's Date.now() (seen: 10 ms under load).

@@ -7,27 +7,17 @@
  * ticks, longer gaps) does not change the answer.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openProfile } from '../../../lib/formats/index';
 import { aggregate } from '../../../lib/query/aggregate';
 import { ProfileReader } from '../../../lib/tachyon/index';
-import { compileBuild, type Build } from '../../support/build';
+import { buildForTests } from '../../support/build';
 import { SLOWDOWN } from '../../shared';
 
 describe('a recording written as pprof and speedscope keeps its real time', () => {
-  let build: Build;
-  let work: string;
-  beforeAll(() => {
-    build = compileBuild();
-    work = mkdtempSync(path.join(tmpdir(), 'profpack-real-time-'));
-  });
-  afterAll(() => {
-    build?.cleanup();
-    if (work) rmSync(work, { recursive: true, force: true });
-  });
+  const { build, dir: work } = buildForTests('profpack-real-time-');
 
   it(
     'pprof totals the recording span in wall nanoseconds; speedscope spans it',

@@ -6,57 +6,21 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProfileReader, recover } from '../../../lib/tachyon/index';
 import { repoRoot } from '../../shared';
+import { childOutput, sleep, strayChildren, type ChildOutput } from '../../support/child';
+import { scratchDir } from '../../support/scratch-dir';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-record-faults-'));
-const stray: number[] = [];
-afterAll(() => {
-  for (const pid of stray) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+const dir = scratchDir('profpack-record-faults-');
+const stray = strayChildren();
 
 function script(name: string, body: string): string {
   const file = path.join(dir, name);
   fs.writeFileSync(file, body);
   return file;
-}
-
-/** Collects a child's stdout+stderr; resolves when `pattern` has appeared in it. */
-function output(child: ChildProcess): {
-  text: () => string;
-  when: (pattern: RegExp, ms: number) => Promise<RegExpMatchArray>;
-} {
-  let text = '';
-  child.stdout?.on('data', (b: Buffer) => (text += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (text += b.toString()));
-  return {
-    text: () => text,
-    when: (pattern, ms) =>
-      new Promise((resolve, reject) => {
-        const deadline = Date.now() + ms;
-        const poll = setInterval(() => {
-          const m = text.match(pattern);
-          if (m) {
-            clearInterval(poll);
-            resolve(m);
-          } else if (Date.now() > deadline) {
-            clearInterval(poll);
-            reject(new Error(`no ${pattern} within ${ms} ms in: ${text}`));
-          }
-        }, 20);
-      }),
-  };
 }
 
 function alive(pid: number): boolean {
@@ -73,19 +37,17 @@ async function recordTarget(
   name: string,
   body: string,
   flags: string[],
-): Promise<{ out: string; record: ChildProcess; io: ReturnType<typeof output>; pid: number }> {
+): Promise<{ out: string; record: ChildProcess; io: ChildOutput; pid: number }> {
   const target = script(`${name}.js`, body);
   const out = path.join(dir, `${name}.tach`);
   const record = spawn(process.execPath, [cli, 'record', '--out', out, ...flags, '--', process.execPath, target], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const io = output(record);
+  const io = childOutput(record);
   const pid = Number((await io.when(/ready (\d+)/, 20_000))[1]);
-  stray.push(pid);
+  stray.add(pid);
   return { out, record, io, pid };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('profpack record under faults', () => {
   it('SIGKILLed, it loses at most about one flush interval; its target outlives it and stops sampling', async () => {

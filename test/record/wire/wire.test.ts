@@ -1,9 +1,7 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { CpuProfile } from '../../../lib/v8/index';
 import { openProfile } from '../../../lib/formats/index';
 import { samplesOf } from '../../support/model';
@@ -18,9 +16,9 @@ import {
   MAX_FRAME_BYTES,
   type WireMessage,
 } from '../../../lib/record/wire/index';
+import { scratchDir } from '../../support/scratch-dir';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-wire-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-wire-');
 
 /** A V8-shaped chunk: (root) → main → one of three leaves, sample i at start + 100·(i+1). */
 function chunk(start: number, leaves: number[]): CpuProfile {

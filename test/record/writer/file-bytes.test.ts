@@ -6,10 +6,9 @@
  * process and the writer must not change one byte of what is written.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CpuProfile, CpuProfileCallFrame, CpuProfileNode } from '../../../lib/v8/index';
 import type { Frame } from '../../../lib/profile/index';
 import type { RecordedBy } from '../../../lib/recorded-by';
@@ -17,9 +16,9 @@ import { openProfile } from '../../../lib/formats/index';
 import { ChunkIngester, RecordingHost } from '../../../lib/record/writer/index';
 import { encodeFrame, HarvestEncoder, type WireChunk } from '../../../lib/record/wire/index';
 import { rng } from '../../support/rng.mjs';
+import { scratchDir } from '../../support/scratch-dir';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-file-bytes-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-file-bytes-');
 
 interface Harvest {
   threadId: number;
