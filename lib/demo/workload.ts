@@ -227,8 +227,8 @@ export function runRounds(rounds: number, seed = 42): { ms: number; checksum: nu
   return { ms: Number(process.hrtime.bigint() - t0) / 1e6, checksum };
 }
 
-// `node workload.js MS [PART]` runs for MS ms of CPU (PART slower); `node workload.js --rounds N` prints {"ms": …} for N
-// rounds.
+// `node workload.js MS [PART]` runs for MS ms of CPU (PART slower);
+// `node workload.js --rounds N` prints {"ms": …} for N rounds.
 if (require.main === module) {
   if (process.argv[2] === '--rounds') {
     const result = runRounds(Number(process.argv[3] ?? 50));
