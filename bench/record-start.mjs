@@ -86,16 +86,25 @@ for (const w of workloadNames) {
     `load average (1 min) before the runs: median ${median(loads).toFixed(2)}, ` +
       `${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)}\n`,
   );
+  // Against the baseline on the same Node: the median of per-round differences (the two ran moments apart).
+  const baselineOf = (n) => names.find((b) => b.endsWith(', baseline') && b.split(',')[0] === n.split(',')[0]);
+  const vsBaseline = (n) => {
+    const b = baselineOf(n);
+    if (b === undefined || b === n) return '';
+    const d = median(got[n].map((m, r) => m.cpuMs - got[b][r].cpuMs));
+    return `${d >= 0 ? '+' : ''}${d.toFixed(0)} ms`;
+  };
   const rows = names.map((n) => {
     const cpu = got[n].map((m) => m.cpuMs);
     return [
       n,
       `${median(cpu).toFixed(0)} ms`,
       `${Math.min(...cpu).toFixed(0)}-${Math.max(...cpu).toFixed(0)} ms`,
+      vsBaseline(n),
       String(median(got[n].map((m) => m.modules))),
     ];
   });
-  console.log(table(['case', 'CLI CPU (median)', 'range', 'modules loaded'], rows));
+  console.log(table(['case', 'CLI CPU (median)', 'range', 'vs baseline (per round)', 'modules loaded'], rows));
   console.log('');
 }
 rmSync(tmp, { recursive: true, force: true });
