@@ -29,6 +29,8 @@
 // heap events and the bytes of its heap frames on the recording pipe.
 // BENCH_ROUNDS (default 5), BENCH_HEAP_PARTS (compare,intervals; parts on demand),
 // BENCH_HEAP_WORKLOADS (http,tsc), BENCH_HEAP_REQUESTS (http, default 6000), BENCH_HEAP_ONLY (a regexp of cases).
+// BENCH_HEAP_BASELINE_CLI: another checkout's dist/cli/main.js, whose `record --heap --no-cpu` runs as one more case
+// in the same rounds (before/after a change of the CLI); every part prints "tree - target" (the CLI's own CPU).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, readdirSync } from 'node:fs';
 import os from 'node:os';
@@ -52,6 +54,7 @@ const sweep = (process.env.BENCH_HEAP_INTERVALS ?? `${128 << 10},${512 << 10},${
   .map(Number);
 const parts = (process.env.BENCH_HEAP_PARTS ?? 'compare,intervals').split(',');
 const workloadNames = (process.env.BENCH_HEAP_WORKLOADS ?? 'http,tsc').split(',');
+const baselineCli = process.env.BENCH_HEAP_BASELINE_CLI;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'profpack-bench-heap-'));
 if (!existsSync('/usr/bin/time')) throw new Error('bench heap needs /usr/bin/time');
 if (!existsSync(path.join(repo, 'node_modules', '@datadog', 'pprof'))) throw new Error('needs @datadog/pprof');
@@ -75,12 +78,12 @@ const kib = (n) => (n >= 1 << 20 ? `${n / (1 << 20)} MiB` : `${n / 1024} KiB`);
 const target = (w) => [process.execPath, '--require', reportPreload, ...workloads[w].args];
 
 // sampler: lib/record/heap/probe.ts's choice, forced (PROFPACK_HEAP_SAMPLER): V8's API or the inspector.
-function profpack(w, { heap, cpuOff = false, n = interval, sampler = 'native', polls }) {
+function profpack(w, { heap, cpuOff = false, n = interval, sampler = 'native', polls, main = cli }) {
   const out = path.join(tmp, 'p.tach');
   const flags = heap ? ['--heap', '--heap-interval', String(n)] : [];
   if (polls !== undefined) flags.push('--heap-polls', polls);
   if (cpuOff) flags.push('--no-cpu');
-  const command = [process.execPath, cli, 'record', ...flags, '--out', out, '--', ...target(w)];
+  const command = [process.execPath, main, 'record', ...flags, '--out', out, '--', ...target(w)];
   return { profpack: heap, file: out, command, env: heap ? { PROFPACK_HEAP_SAMPLER: sampler } : undefined };
 }
 
@@ -93,8 +96,19 @@ function sampler(node, rest, kind) {
 function compareCases(w) {
   const dir = path.join(tmp, 'heapprof');
   const [node, ...rest] = target(w);
+  const baseline =
+    baselineCli === undefined
+      ? {}
+      : {
+          [`profpack --heap --no-cpu ${kib(interval)}, baseline CLI`]: profpack(w, {
+            heap: true,
+            cpuOff: true,
+            main: baselineCli,
+          }),
+        };
   return {
     bare: { command: target(w) },
+    ...baseline,
     'profpack record (CPU 1 ms, no heap)': profpack(w, { heap: false }),
     [`profpack --heap ${kib(interval)} + CPU 1 ms`]: profpack(w, { heap: true }),
     [`profpack --heap --no-cpu ${kib(interval)}`]: profpack(w, { heap: true, cpuOff: true }),
@@ -236,7 +250,7 @@ function report(title, all, got) {
   console.log(table(header, rows));
   console.log('');
   const measured = names.filter((n) => all[n].profpack || got[n][0].parts !== undefined);
-  if (!names.some((n) => got[n][0].parts !== undefined)) return;
+  if (measured.length === 0) return;
   // Medians, in ms of CPU: measured in the target around each stage, and the tree's CPU beyond the target's.
   const part = (name, key) => {
     const xs = got[name].map((m) => m.parts?.[key]).filter((x) => x !== undefined);

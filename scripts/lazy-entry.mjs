@@ -29,6 +29,8 @@ function rewrite(file, eager) {
   const out = source.split('\n').map((line) => {
     // A package (commander) stays eager: only this project's modules are deferred.
     if (/^(const|var) \w+ = require\("[^."][^"]*"\);$/.test(line)) return line;
+    // A module imported for its effect alone (the CLI's compile cache) runs where it is.
+    if (/^require\("\.[^"]+"\);$/.test(line)) return line;
     let m = /^(var|const) (\w+) = require\("(\.[^"]+)"\);$/.exec(line);
     if (m) return eager.has(m[3]) ? line : `${m[1]} ${m[2]} = lazyModule(function () { return require("${m[3]}"); });`;
     m = /^exports\.(\w+) = __importStar\(require\("(\.[^"]+)"\)\);$/.exec(line);
@@ -46,9 +48,38 @@ Object.defineProperty(exports, "${m[1]}", { enumerable: true, get: function () {
   writeFileSync(file, text.replace('"use strict";\n', `"use strict";\n${helper}\n`));
 }
 
+/**
+ * Rewrites a folder's entry inside the package: every `require` of a relative module but those in `eager` runs on
+ * first use, through a function (`x_1().Name`): no Proxy trap on each access, as an internal entry's exports are
+ * read on hot paths (a reader's per-sample calls); nothing imports these from ES modules, so tsc's getter shape need
+ * not stay. `profpack record` loads only what it uses of the recorder, the model, the writer and version 2's codings.
+ */
+function deferInternal(file, eager = new Set()) {
+  const source = readFileSync(file, 'utf8');
+  if (source.includes(marker)) return;
+  const deferred = [];
+  const out = source.split('\n').map((line) => {
+    if (/^(const|var) \w+ = require\("[^."][^"]*"\);$/.test(line)) return line;
+    const m = /^(var|const) (\w+) = require\("(\.[^"]+)"\);$/.exec(line);
+    if (m && !eager.has(m[3])) {
+      const [, , name, spec] = m;
+      deferred.push(name);
+      return `var ${name}_loaded;\nfunction ${name}() { return ${name}_loaded || (${name}_loaded = require("${spec}")); }`;
+    }
+    if (!m && /require\(/.test(line)) throw new Error(`lazy-entry: unrecognised require in ${file}: ${line}`);
+    return line;
+  });
+  let text = out.join('\n');
+  for (const name of deferred) text = text.replace(new RegExp(`\\b${name}\\.`, 'g'), `${name}().`);
+  if (!/^"use strict";\n/.test(text)) throw new Error(`lazy-entry: ${file} does not start with "use strict"`);
+  writeFileSync(file, text.replace('"use strict";\n', `"use strict";\n${marker}\n`));
+}
+
 rewrite(path.join(dist, 'index.js'), new Set(['./errors', './backend'])); // small, and every first call needs them
 rewrite(path.join(dist, 'tachyon', 'index.js'), new Set());
 // The CLI registers only the command its command line names (lib/cli/main.ts): the others' modules never load.
 rewrite(path.join(dist, 'cli', 'main.js'), new Set(['./errors', './output']));
 // main.js reaches the commands through their entry, which defers each command module in turn.
 rewrite(path.join(dist, 'cli', 'commands', 'index.js'), new Set());
+for (const entry of ['record', 'record/heap', 'record/wire', 'profile', 'tachyon/write', 'tachyon/v2', 'tachyon/file'])
+  deferInternal(path.join(dist, ...entry.split('/'), 'index.js'));

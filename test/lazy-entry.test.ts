@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { backend } from '../lib/backend';
 import { repoRoot, sharedPath } from './shared';
 
 const script = `
@@ -96,5 +97,49 @@ describe('lazy package entry', () => {
     ])
       expect(help.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
     rmSync(path.dirname(preload), { recursive: true, force: true });
+  });
+
+  it('`profpack record --heap` loads the writer, none of the recorder that runs in the program, nor readers', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'profpack-lazy-record-'));
+    const preload = path.join(dir, 'listing.cjs');
+    // Every module and builtin this process loaded, printed at exit.
+    writeFileSync(
+      preload,
+      `process.on('exit', () => require('fs').writeSync(2, '\\nLOADED ' + JSON.stringify({
+        files: Object.keys(require.cache).map((f) => f.slice(f.indexOf('/dist/') >= 0 ? f.indexOf('/dist/') + 6 : 0)),
+        builtins: process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)),
+      })));`,
+    );
+    const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
+    const app = 'const kept = []; for (let i = 0; i < 2e5; i++) kept.push({ i });';
+    const out = path.join(dir, 'heap.tach');
+    const r = spawnSync(
+      process.execPath,
+      ['-r', preload, cli, 'record', '--heap', '--no-cpu', '-o', out, '--', process.execPath, '-e', app],
+      { cwd: repoRoot, encoding: 'utf8' },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/wrote .*heap\.tach: heap only/);
+    const { files, builtins } = JSON.parse(/LOADED (.*)$/.exec(r.stderr)![1]!) as Record<
+      'files' | 'builtins',
+      string[]
+    >;
+    expect(files).toEqual(expect.arrayContaining(['record/writer/host.js', 'tachyon/write/writer.js']));
+    // The program's side (the preload loads these), the readers, the JS block coders (the native engine writes)
+    // and the zstd fallback's decoders (zstd-napi writes).
+    const unusedPatterns = [
+      /^record\/(recording|agent)\//,
+      /^record\/heap\/(sampler|probe|recorder|limit|stacks)\.js$/,
+      /^tachyon\/read\//,
+      /^tachyon\/v2\/(block-reader|heap-decode|model)\.js$/,
+      // The native engine codes the sample blocks; the JS twin's (PROFPACK_BACKEND=js, inherited) uses these.
+      ...(backend.name === 'native' ? [/^tachyon\/v2\/(blocks|predict)\.js$/] : []),
+      /^convert\//,
+      /node_modules\/fzstd\//,
+    ];
+    const unused = files.filter((f) => unusedPatterns.some((p) => p.test(f)));
+    expect(unused).toEqual([]);
+    expect(builtins.filter((b) => ['zlib', 'inspector'].includes(b))).toEqual([]);
+    rmSync(dir, { recursive: true, force: true });
   });
 });

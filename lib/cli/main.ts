@@ -3,6 +3,8 @@
  * The profpack command. Each command lives in commands/<name>.ts and is
  * registered here; user errors print one line (code and message) and exit 2.
  */
+// First: every module after it is read through Node's compile cache (where Node has one).
+import './compile-cache';
 import { join, sep } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import {

@@ -107,17 +107,17 @@ export class SourceMapper {
     map = null;
     let where = script;
     try {
-      const text = readSmall(script);
-      const url = text === null ? undefined : lastSourceMappingUrl(text);
+      const bytes = readSmall(script);
+      const url = bytes === null ? undefined : lastSourceMappingUrl(bytes);
       let json: string | null = null;
       if (url?.startsWith('data:')) {
         json = dataUrlText(url);
       } else if (url !== undefined) {
         where = path.resolve(path.dirname(script), decodeURIComponent(url));
-        json = readSmall(where);
+        json = readSmall(where)?.toString('utf8') ?? null;
       } else if (isFile(`${script}.map`)) {
         where = `${script}.map`;
-        json = readSmall(where);
+        json = readSmall(where)?.toString('utf8') ?? null;
       }
       // Sources resolve against the map's own location (an inline map's is its script's).
       if (json !== null) map = new (decoder().TraceMap)(json, pathToFileURL(where).href);
@@ -138,15 +138,38 @@ function isFile(p: string): boolean {
   }
 }
 
-function readSmall(file: string): string | null {
+function readSmall(file: string): Buffer | null {
   if (!isFile(file) || statSync(file).size > MAX_FILE_BYTES) return null;
-  return readFileSync(file, 'utf8');
+  return readFileSync(file);
 }
 
-/** The URL of the script's last `//# sourceMappingURL=` comment (the one that counts). */
-function lastSourceMappingUrl(text: string): string | undefined {
-  const matches = [...text.matchAll(/^[ \t]*\/\/[#@][ \t]*sourceMappingURL=([^\s'"]+)[ \t]*$/gm)];
-  return matches.at(-1)?.[1];
+const MAPPING_URL = Buffer.from('sourceMappingURL=');
+const MAPPING_COMMENT = /^[ \t]*\/\/[#@][ \t]*sourceMappingURL=([^\s'"]+)[ \t]*$/gm;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * The URL of the script's last `//# sourceMappingURL=` comment (the one that counts), as the comment pattern over
+ * the whole text decoded would find it, but only the lines around each "sourceMappingURL=" are decoded, from the
+ * end: decoding and scanning all of a 9 MB bundle (TypeScript's tsc.js, which has no map) cost `profpack record`
+ * ~30 ms of CPU. The bytes searched and the line breaks (LF, CR) are ASCII, never inside a UTF-8 sequence; U+2028
+ * and U+2029, also line ends to the pattern, stay inside a decoded piece, where the pattern sees them as before.
+ */
+export function lastSourceMappingUrl(bytes: Uint8Array): string | undefined {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = text.lastIndexOf(MAPPING_URL); at >= 0;) {
+    const start = Math.max(text.lastIndexOf(LF, at), text.lastIndexOf(CR, at)) + 1;
+    const end = Math.min(lineEnd(text, LF, at), lineEnd(text, CR, at));
+    const url = [...text.toString('utf8', start, end).matchAll(MAPPING_COMMENT)].at(-1)?.[1];
+    if (url !== undefined || start === 0) return url;
+    at = text.lastIndexOf(MAPPING_URL, start - 1);
+  }
+  return undefined;
+}
+
+function lineEnd(text: Buffer, terminator: number, from: number): number {
+  const at = text.indexOf(terminator, from);
+  return at < 0 ? text.length : at;
 }
 
 function dataUrlText(url: string): string {

@@ -11,8 +11,7 @@
  * CPython readers accept concatenated frames, and each frame, like CPython's,
  * declares no content size.
  */
-import * as zlib from 'node:zlib';
-import { Decompress } from 'fzstd';
+import type * as fzstd from 'fzstd';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_MAX_DECOMPRESSED } from '../format';
 
@@ -46,17 +45,31 @@ type NodeZstdFn = (
   options?: { params?: Record<number, number>; maxOutputLength?: number },
 ) => Uint8Array;
 // Typed here: the project's @types/node is Node 20's, which has no zstd.
-const nodeZlib = zlib as unknown as {
+interface NodeZlib {
   zstdCompressSync?: NodeZstdFn;
   zstdDecompressSync?: NodeZstdFn;
   constants: Record<string, number>;
-};
+}
 
-/** Node's zstd functions, when this Node has them (22.15 and later). */
-export const nodeZstd: { compress: NodeZstdFn; decompress: NodeZstdFn } | null =
-  nodeZlib.zstdCompressSync && nodeZlib.zstdDecompressSync
-    ? { compress: nodeZlib.zstdCompressSync, decompress: nodeZlib.zstdDecompressSync }
-    : null;
+let nodeZlib: NodeZlib | undefined;
+let fzstdModule: typeof fzstd | undefined;
+let nodeZstdFns: { compress: NodeZstdFn; decompress: NodeZstdFn } | null | undefined;
+
+/**
+ * Node's zstd functions, when this Node has them (22.15 and later). node:zlib and fzstd are required on first use:
+ * this module loads with every zstd path, and `profpack record`, writing through zstd-napi, needs neither.
+ */
+export function nodeZstd(): { compress: NodeZstdFn; decompress: NodeZstdFn } | null {
+  if (nodeZstdFns === undefined) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    nodeZlib = require('node:zlib') as NodeZlib;
+    nodeZstdFns =
+      nodeZlib.zstdCompressSync && nodeZlib.zstdDecompressSync
+        ? { compress: nodeZlib.zstdCompressSync, decompress: nodeZlib.zstdDecompressSync }
+        : null;
+  }
+  return nodeZstdFns;
+}
 
 /** One frame's output is decoded at once: no more than CPython accepts for a whole region (1 GiB). */
 const FRAME_OUTPUT_LIMIT = ZSTD_MAX_DECOMPRESSED;
@@ -121,10 +134,13 @@ function frameLength(b: Uint8Array): number | null {
 
 function decodeFrame(frame: Uint8Array, decoder: FallbackDecoder): Uint8Array {
   if (isSkippable(u32le(frame, 0))) return new Uint8Array(0);
-  if (decoder === 'node' && nodeZstd) return nodeZstd.decompress(frame, { maxOutputLength: FRAME_OUTPUT_LIMIT });
+  const node = decoder === 'node' ? nodeZstd() : null;
+  if (node !== null) return node.decompress(frame, { maxOutputLength: FRAME_OUTPUT_LIMIT });
   const parts: Uint8Array[] = [];
   let total = 0;
-  const stream = new Decompress((chunk) => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  fzstdModule ??= require('fzstd') as typeof fzstd;
+  const stream = new fzstdModule.Decompress((chunk) => {
     total += chunk.length;
     if (total > FRAME_OUTPUT_LIMIT) throw new Error(`Frame decompresses to more than ${FRAME_OUTPUT_LIMIT} bytes`);
     parts.push(chunk);
@@ -180,11 +196,12 @@ class FrameDCtx implements ZstdDCtx {
 }
 
 function nodeCompress(data: Uint8Array, level: number): Uint8Array {
+  const compress = nodeZstd()!.compress;
   const params = {
-    [nodeZlib.constants.ZSTD_c_compressionLevel!]: level,
-    [nodeZlib.constants.ZSTD_c_contentSizeFlag!]: 0,
+    [nodeZlib!.constants.ZSTD_c_compressionLevel!]: level,
+    [nodeZlib!.constants.ZSTD_c_contentSizeFlag!]: 0,
   };
-  return nodeZstd!.compress(data, { params });
+  return compress(data, { params });
 }
 
 /** ZSTD_compressStream2's contract, one frame per call that brings input. */
@@ -196,7 +213,7 @@ class FrameCCtx implements ZstdCCtx {
   private open = false;
 
   constructor() {
-    if (!nodeZstd) {
+    if (!nodeZstd()) {
       throw new ProfpackError(
         `writing zstd needs the zstd-napi addon or Node >= 22.15 (built-in zstd); ` +
           `this is Node ${process.versions.node} without zstd-napi: write with compression: 'none'`,

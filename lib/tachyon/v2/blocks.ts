@@ -30,6 +30,8 @@ import {
   MAX_PREDICT_THREADS,
   BlockColumnIndex as Col,
   BlockKind,
+  blockKindOf,
+  type StackCoding,
   THREAD_DEFINITION_SIZE,
   TIME_LOW_BITS,
   TIME_LOW_MASK,
@@ -42,12 +44,6 @@ import { StackPath, type StackTableSinks } from './stacktable';
 const U64 = 1n << 64n;
 export const U64_MASK = U64 - 1n;
 const I64_HALF = 1n << 63n;
-
-export type StackCoding = 'predict' | 'stacktable';
-
-export function blockKindOf(coding: StackCoding): BlockKind {
-  return coding === 'predict' ? BlockKind.Predict : BlockKind.StackTableRecent;
-}
 
 /** One decoded sample. `stack` is innermost first, as in version 1. */
 export interface V2Sample {

@@ -22,6 +22,14 @@ export enum BlockKind {
   StackTableRecent = 6,
 }
 
+/** How a writer codes its stacks: 'predict' writes kind 4 blocks, 'stacktable' kind 6. */
+export type StackCoding = 'predict' | 'stacktable';
+
+/** Here, not in blocks.ts: the native encoder needs the kind alone, not the JS block coders. */
+export function blockKindOf(coding: StackCoding): BlockKind {
+  return coding === 'predict' ? BlockKind.Predict : BlockKind.StackTableRecent;
+}
+
 /** Header byte 11 (reserved and written 0 in version 1) carries version 2's flags. */
 export const HEADER_FLAGS_OFFSET = 11;
 export const HeaderFlag = {

@@ -14,7 +14,8 @@ export { ByteSink, ByteSource } from './bytes';
 export { PredictCoder, PredictDecoder, hash1, hash2 } from './predict';
 export { StackTableDecoder } from './stacktable';
 export { RecentStackCoder, RecentStackDecoder } from './recent';
-export { SampleBlockWriter, blockKindOf, type StackCoding, type V2Sample } from './blocks';
+export { SampleBlockWriter, type V2Sample } from './blocks';
+export { blockKindOf, type StackCoding } from './format';
 export { SampleBlockReader, type OnV2Sample } from './block-reader';
 export {
   encodeStringTable,
