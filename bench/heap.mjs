@@ -46,6 +46,7 @@ const { DEFAULT_HEAP_INTERVAL_BYTES } = createRequire(import.meta.url)(path.join
 const reportPreload = path.join(here, '_heap_report.cjs');
 const datadogPreload = path.join(here, '_heap_datadog.cjs');
 const samplerPreload = path.join(here, '_heap_sampler.cjs');
+const embeddedPreload = path.join(here, '_heap_embedded.cjs');
 const partsPreload = path.join(here, '_heap_parts.cjs');
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const interval = Number(process.env.BENCH_HEAP_INTERVAL ?? DEFAULT_HEAP_INTERVAL_BYTES);
@@ -93,6 +94,13 @@ function sampler(node, rest, kind) {
   return { env, command: [node, '--require', samplerPreload, ...rest] };
 }
 
+// profpack embedded in the program (_heap_embedded.cjs: startRecording({ heap, cpu: false })), as @datadog/pprof is.
+function embedded(node, rest, writer) {
+  const file = path.join(tmp, `embedded-${writer}.tach`);
+  const env = { BENCH_HEAP_INTERVAL: String(interval), BENCH_HEAP_OUT: file, BENCH_HEAP_WRITER: writer };
+  return { file, env, command: [node, '--require', embeddedPreload, ...rest] };
+}
+
 function compareCases(w) {
   const dir = path.join(tmp, 'heapprof');
   const [node, ...rest] = target(w);
@@ -115,6 +123,16 @@ function compareCases(w) {
     [`profpack --heap ${kib(interval)} + CPU 1 ms, inspector`]: profpack(w, { heap: true, sampler: 'inspector' }),
     [`profpack heap sampler alone ${kib(interval)}, native`]: sampler(node, rest, 'native'),
     [`profpack heap sampler alone ${kib(interval)}, inspector`]: sampler(node, rest, 'inspector'),
+    [`profpack startRecording in the program, heap only ${kib(interval)}, inline writer`]: embedded(
+      node,
+      rest,
+      'inline',
+    ),
+    [`profpack startRecording in the program, heap only ${kib(interval)}, writer process`]: embedded(
+      node,
+      rest,
+      'process',
+    ),
     [`node --heap-prof ${kib(interval)}`]: {
       dir,
       command: [node, '--heap-prof', `--heap-prof-interval=${interval}`, `--heap-prof-dir=${dir}`, ...rest],
