@@ -37,7 +37,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { machine, median, table } from './_harness.mjs';
+import { machine, median, table, tscWorkloadArgs } from './_harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
@@ -60,17 +60,11 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'profpack-bench-heap-'));
 if (!existsSync('/usr/bin/time')) throw new Error('bench heap needs /usr/bin/time');
 if (!existsSync(path.join(repo, 'node_modules', '@datadog', 'pprof'))) throw new Error('needs @datadog/pprof');
 
-// lib/record/heap/index.ts and what it imports: most of tsc's work is lib.es2023 and @types/node.
+// http: the allocation-heavy service loop; tsc: the real program (_harness.mjs tscWorkloadArgs).
 const workloads = {
   http: { args: [path.join(here, '_http_service.cjs'), process.env.BENCH_HEAP_REQUESTS ?? '6000'] },
   tsc: {
-    args: [
-      path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc'),
-      ...'--noEmit --strict --skipLibCheck --lib es2023 --target es2022 --module commonjs'.split(' '),
-      ...'--moduleResolution node --esModuleInterop --types node'.split(' '),
-      path.join(repo, 'lib', 'types', 'node-gyp-build.d.ts'),
-      path.join(repo, 'lib', 'record', 'heap', 'index.ts'),
-    ],
+    args: tscWorkloadArgs(repo),
   },
   alloc: { args: [path.join(here, '_alloc_service.cjs'), '40000'] },
 };

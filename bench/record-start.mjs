@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machine, median, table } from './_harness.mjs';
+import { machine, median, table, tscWorkloadArgs } from './_harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
@@ -27,13 +27,7 @@ const report = path.join(tmp, 'cli.jsonl');
 const workloads = {
   empty: ['-e', '0'],
   http: [path.join(here, '_http_service.cjs'), '6000'],
-  tsc: [
-    path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc'),
-    ...'--noEmit --strict --skipLibCheck --lib es2023 --target es2022 --module commonjs'.split(' '),
-    ...'--moduleResolution node --esModuleInterop --types node'.split(' '),
-    path.join(repo, 'lib', 'types', 'node-gyp-build.d.ts'),
-    path.join(repo, 'lib', 'record', 'heap', 'index.ts'),
-  ],
+  tsc: tscWorkloadArgs(repo),
 };
 
 function version(node) {

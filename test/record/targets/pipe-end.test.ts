@@ -9,25 +9,16 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProfileReader } from '../../../lib/tachyon/index';
 import { SLOWDOWN, repoRoot } from '../../shared';
+import { isAlive, strayChildren } from '../../support/child';
+import { scratchDir } from '../../support/scratch-dir';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-pipe-end-'));
-const grandchildren: number[] = [];
-afterAll(() => {
-  for (const pid of grandchildren) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-  }
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+const dir = scratchDir('profpack-pipe-end-');
+const grandchildren = strayChildren();
 
 /** A target that starts a grandchild holding fd 3 (the pipe) for 10 minutes, runs ~0.3 s of CPU, then `ends`. */
 function target(name: string, ends: string): string {
@@ -49,15 +40,6 @@ ${ends}
   return file;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function record(name: string, ends: string) {
   const out = path.join(dir, `${name}.tach`);
   // --no-children: the grandchild is not recorded (it would hold its own writer, not the pipe this is about).
@@ -70,8 +52,8 @@ function record(name: string, ends: string) {
     },
   );
   const pid = Number(fs.readFileSync(path.join(dir, `${name}.pid`), 'utf8'));
-  grandchildren.push(pid);
-  return { run, out, grandchildAlive: alive(pid) };
+  grandchildren.add(pid);
+  return { run, out, grandchildAlive: isAlive(pid) };
 }
 
 const samples = (file: string): number => {

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProfileReader, recover } from '../../../lib/tachyon/index';
 import { repoRoot } from '../../shared';
-import { childOutput, sleep, strayChildren, type ChildOutput } from '../../support/child';
+import { childOutput, isAlive, sleep, strayChildren, type ChildOutput } from '../../support/child';
 import { scratchDir } from '../../support/scratch-dir';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
@@ -21,15 +21,6 @@ function script(name: string, body: string): string {
   const file = path.join(dir, name);
   fs.writeFileSync(file, body);
   return file;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** `profpack record --out <name>.tach <flags> -- node <name>.js` with `body` as the script, once it prints "ready <pid>". */
@@ -62,7 +53,7 @@ describe('profpack record under faults', () => {
     await new Promise((resolve) => record.once('exit', resolve));
     // The target notices at its next harvest that nobody writes its samples any more.
     await io.when(/recording's writer is gone/, 10_000);
-    expect(alive(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
     process.kill(pid, 'SIGKILL');
 
     expect(() => ProfileReader.open(out)).toThrow();
@@ -94,7 +85,7 @@ describe('profpack record under faults', () => {
     expect(code).toBe(137);
     expect(Date.now() - sentAt).toBeGreaterThanOrEqual(900);
     expect(io.text()).toContain('ignoring SIGTERM');
-    expect(alive(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
     const reader = ProfileReader.open(out);
     expect([...reader.samples()].length).toBeGreaterThan(0);
     reader.close();
