@@ -8,6 +8,7 @@ import { nativeModule } from '../../backend';
 import type { EngineOptions, SampleEngine } from './engine';
 import { ZstdStream, type ZstdDirective } from '../file/index';
 import { ByteSink } from '../../byte-sink';
+import { grown } from '../../typed-arrays';
 import type { PatchableSink } from '../../varint/index';
 
 interface NativeProfileWriter {
@@ -48,11 +49,13 @@ export const tachyonWriterNative = nativeModule<TachyonWriterModule>('tachyonWri
 
 /** Words staged before one crossing (256 KiB); a sample takes 7 + depth words. */
 const STAGING_WORDS = 64 * 1024;
+/** The staging's first size (16 KiB): a short-lived writer does not leave 256 KiB of garbage behind. */
+const FIRST_STAGING_WORDS = 4 * 1024;
 
 export class NativeSampleEngine implements SampleEngine {
   readonly output: PatchableSink & { flush(): void };
   private readonly handle: NativeProfileWriter;
-  private readonly staging = new Uint32Array(STAGING_WORDS);
+  private staging = new Uint32Array(FIRST_STAGING_WORDS);
   private staged = 0;
   private readonly stream: ZstdStream | null = null;
 
@@ -119,7 +122,7 @@ export class NativeSampleEngine implements SampleEngine {
     start: number,
     depth: number,
   ): void {
-    if (this.staged + 7 + depth > STAGING_WORDS) this.drain();
+    this.room(7 + depth);
     const w = this.staging;
     let i = this.staged;
     w[i] = tidLo;
@@ -156,10 +159,16 @@ export class NativeSampleEngine implements SampleEngine {
       this.handle.encode(words, count);
       return;
     }
-    if (this.staged + count > STAGING_WORDS) this.drain();
+    this.room(count);
     // Already in the staged layout: one copy, not one per frame id.
     this.staging.set(count === words.length ? words : words.subarray(0, count), this.staged);
     this.staged += count;
+  }
+
+  /** Room for `need` more staged words (at most STAGING_WORDS): the staging doubles up to its cap, then drains. */
+  private room(need: number): void {
+    if (this.staged + need > STAGING_WORDS) this.drain();
+    if (this.staged + need > this.staging.length) this.staging = grown(this.staging, this.staged + need - 1);
   }
 
   /** Encodes what is staged (one crossing). A failure drops the batch: the writer is broken then. */

@@ -27,8 +27,11 @@ function lifetime(i) {
 // Measured without an event-loop turn before it: N-API finalizers wait for one.
 async function main() {
   // Warm up (module loading, the first context, the JIT, V8 and malloc reaching
-  // their working sizes) so the growth measured is what lifetimes keep.
-  for (let i = 0; i < 200; i++) lifetime(i);
+  // their working sizes) so the growth measured is what lifetimes keep. Half
+  // as many as measured, 200 at least: with 200 before 1,000 uncompressed native
+  // lifetimes, RSS still stepped up by 15-26 MB inside the measured window at
+  // times (malloc arenas of V8's compiler threads), then stayed flat to 4,000.
+  for (let i = 0; i < Math.max(200, count / 2); i++) lifetime(i);
   const before = usage();
   let done = 0;
   for (let i = 0; i < count; i++) {
