@@ -244,7 +244,7 @@ export async function loadProfiles(
         sampleTypes.appendRow([id, k, t.type, t.unit, k === src.meta.defaultSampleType]),
       );
       const defaultColumn = src.meta.defaultSampleType;
-      // This file's frame index → frame_id, and its stack ids → stack_id (content-addressed: the same across files).
+      // This file's frame index -> frame_id, and its stack ids -> stack_id (content-addressed: the same across files).
       const frameIds: bigint[] = [];
       const stackIds = new Map<number, bigint>();
       const labelSetsWritten = new Set<number>();

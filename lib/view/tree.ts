@@ -251,7 +251,7 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
   let bucketUs = Math.max(1, Math.round(options.minBucketUs ?? Math.ceil(Math.max(1000, interval) / 1000) * 1000));
   const tree = new StackTree();
   const start = source.meta.startTimeUs;
-  // bucket index → (entry key → count); bucket k starts at originUs + k * bucketUs (k < 0: a sample before the origin).
+  // bucket index -> (entry key -> count); bucket k starts at originUs + k * bucketUs (k < 0: before the origin).
   let originUs = 0;
   let buckets = new Map<number, Map<number, number>>();
   let lo = Infinity;
