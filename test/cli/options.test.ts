@@ -5,16 +5,15 @@
  * package.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { repoRoot } from '../shared';
+import { scratchDir } from '../support/scratch-dir';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-options-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-options-');
 const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
   version: string;
   files: string[];

@@ -3,19 +3,18 @@
 // -tags; aggregated output keeps every total; a model built in memory comes
 // out with its types, units, real-time totals, threads and times; the output
 // streams in bounded chunks.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NOT_EPOCH_COMMENT, readPprof } from '../../lib/formats/pprof';
 import { makeFrame, ProfileBuilder } from '../../lib/profile/index';
 import { goPprof, goPprofRaw, goPprofRawTotals } from '../support/outside-tools';
 import { outsideDir, pprofFixtures, rawView, tagsView, totals, writeFile } from './pprof-support';
+import { scratchDir } from '../support/scratch-dir';
 
-const work = mkdtempSync(path.join(tmpdir(), 'profpack-pprof-write-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const work = scratchDir('profpack-pprof-write-');
 
 /** Time labels: per record in the input, gone from aggregated output. */
 const TIME_KEYS = ['end_timestamp_ns', 'timestamp_us'];

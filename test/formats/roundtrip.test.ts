@@ -6,18 +6,16 @@
  * where the format is per sample, per function and thread in the sample
  * type's unit where it aggregates.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openProfile, writeProfile, type FormatName, type WriteOptions } from '../../lib/formats/index';
 import { aggregate } from '../../lib/query/aggregate';
 import type { Frame, ProfileSource } from '../../lib/profile/index';
 import { acceptedVectors, readExpected } from '../support/vectors';
 import { builderFromExpected, projectSource } from '../support/model';
+import { scratchDir } from '../support/scratch-dir';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-roundtrip-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-roundtrip-');
 
 const positive = (v: number | null) => (v !== null && v >= 1 ? v : null);
 /** What every format keeps of a frame: name, file, line (pprof and V8 have no line 0 or negative lines). */

@@ -3,8 +3,7 @@
 // and version 2 keeping the whole model (types, values, labels, times,
 // thread names) exactly, for random profiles and a pprof-like heap profile.
 import fc from 'fast-check';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
@@ -22,8 +21,9 @@ import {
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { thrown } from '../helpers';
 import { sharedPath } from '../shared';
+import { scratchDir } from '../support/scratch-dir';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-tachyon-write-'));
+const dir = scratchDir('profpack-tachyon-write-');
 let fileNo = 0;
 const target = () => {
   const p = path.join(dir, `out${fileNo++}.bin`);

@@ -6,19 +6,18 @@
  * naive reader end promptly. Every case runs on both backends where the
  * process has them.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { SLOWDOWN } from '../shared';
 import { readHere, readInChild } from '../support/read-bounds';
 import { craftTachyon, fullRecord, recordPrefix, STATUS, zstdEmptyFrame, zstdRleBomb } from './craft';
 import { testedBackends } from '../support/backends';
 import { uleb128 } from '../support/reference-leb128';
+import { scratchDir } from '../support/scratch-dir';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-bounds-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-bounds-');
 
 const MiB = 1024 * 1024;
 // Growth of peak RSS allowed while refusing a bomb: the reader streams zstd

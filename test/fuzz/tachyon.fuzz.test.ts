@@ -9,15 +9,15 @@
  * offset after delivering the same samples. Anything else thrown, a hang or
  * a crash fails the suite.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { ProfileReader, type ReaderOptions } from '../../lib/tachyon/read/reader';
 import { fuzzSeconds, fuzzSeed, mutate, Rng, runFor, saveFailure } from './mutate';
 import { tachyonJoin, tachyonParts, tachyonSeeds, version2Seeds, type TachyonParts } from './seeds';
+import { scratchDir } from '../support/scratch-dir';
 
 // Version 1's shared vectors and version-2 files (both block codings, kind 5 and 6).
 const seeds = [...tachyonSeeds(), ...version2Seeds()];
@@ -26,8 +26,7 @@ const structured = seeds
   .map((seed) => ({ seed, parts: tachyonParts(seed) }))
   .filter((s): s is { seed: (typeof seeds)[number]; parts: TachyonParts } => s.parts !== null);
 const regionSeeds = structured.map(({ seed, parts }) => ({ name: seed.name, bytes: parts.region }));
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-fuzz-tachyon-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-fuzz-tachyon-');
 
 // Replays longer than this are cut at the same point on both sides (a mutated
 // count can make a small file stand for millions of samples).

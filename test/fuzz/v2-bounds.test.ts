@@ -7,10 +7,9 @@
  * backends), and 8,000 reader lifetimes (after a warm-up) leave memory outside V8's heap flat.
  * Peak RSS is measured in child processes that own nothing else.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { MAX_PREDICT_THREADS } from '../../lib/tachyon/v2/format';
 import { childJson } from '../support/child';
@@ -19,9 +18,9 @@ import { craftTachyon, zstdRleBomb } from './craft';
 import { STACK, blockOf, concat, newThreadsPredictBlock, repeatingBlocks, zstdRepeated } from './craft-v2';
 import { testedBackends } from '../support/backends';
 import { uleb128 } from '../support/reference-leb128';
+import { scratchDir } from '../support/scratch-dir';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-bounds-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-v2-bounds-');
 const MiB = 1024 * 1024;
 
 /** Samples (thread, time, stack) of a profile in memory, and the error code or 'ok'. */

@@ -8,22 +8,21 @@
  * (test/tachyon/writer-faults.test.ts covers the in-process side.)
  */
 import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/write/writer';
 import { inflatePrefix, readCode } from '../helpers';
 import { testedBackends } from '../support/backends';
+import { scratchDir } from '../support/scratch-dir';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { busySample } = require('./child/samples.cjs') as {
   busySample: (i: number) => Parameters<ProfileWriter['writeSample']>[0];
 };
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-write-faults-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-write-faults-');
 const child = path.join(__dirname, 'child', 'write-faults.cjs');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -3,8 +3,7 @@
 // the pprof-format encoder, not profpack) must come back as such from
 // -raw, -top and -tags. Values reach 2^45 so that a 32-bit slip in the
 // sums would show.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
@@ -18,8 +17,9 @@ import {
   StringTable,
   ValueType,
 } from 'pprof-format';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { goBinary, goPprofRawTotals, goPprofTags, goPprofTopFirst } from '../support/outside-tools';
+import { scratchDir } from '../support/scratch-dir';
 
 const TYPES = [
   { type: 'samples', unit: 'count' },
@@ -53,8 +53,7 @@ const caseArb: fc.Arbitrary<Case> = fc.integer({ min: 1, max: TYPES.length }).ch
   }),
 );
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-outside-tools-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('profpack-outside-tools-');
 let written = 0;
 
 /** The case as a gzipped profile.proto: function i at location i + 1, stacks leaf then caller. */

@@ -2,8 +2,6 @@
 // file gives it (py-spy's and Datadog's names, a Node recording's main and
 // worker threads); the flame page's thread picker reads the same names.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -13,8 +11,9 @@ import { encodeRecordedBy, type RecordedBy } from '../../lib/recorded-by';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { buildViewData } from '../../lib/view/tree';
 import { repoRoot, sharedPath } from '../shared';
+import { scratchDir } from '../support/scratch-dir';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-by-thread-'));
+const dir = scratchDir('profpack-by-thread-');
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const pySpy = path.join(repoRoot, 'test', 'fixtures', 'formats', 'py-spy-threads.collapsed');
 

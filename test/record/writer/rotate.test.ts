@@ -5,8 +5,7 @@
  * writer process) and the CLI's host.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,9 +18,9 @@ import { HarvestEncoder } from '../../../lib/record/wire/index';
 import { checkRotate, parseDuration, type RotatedFileStats } from '../../../lib/record/settings/index';
 import { compileBuild, type Build } from '../../support/build';
 import { thrown } from '../../helpers';
+import { scratchDir } from '../../support/scratch-dir';
 
-const work = mkdtempSync(path.join(tmpdir(), 'profpack-rotate-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const work = scratchDir('profpack-rotate-');
 
 /** A V8 chunk: samples on a two-function tree at the given absolute times (µs). */
 function chunk(times: number[], leaves: number[]): CpuProfile {
