@@ -3,7 +3,7 @@
  * file at open, and reads a downgraded one to exactly the samples our reader
  * gets from the version-2 file. The downgraded file is also byte-identical
  * to what ProfileWriter writes as version 1 from the same input. Profiles
- * come from writer-support's generator (many threads and interpreters, empty
+ * come from writer-profiles' generator (many threads and interpreters, empty
  * and 300-deep stacks, u64 extremes, timestamps that go backwards). Fails,
  * never skips, when CPython cannot be found or installed.
  */
@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { dumpProfile } from '../../lib/tachyon/index';
 import { downgrade } from '../../lib/tachyon/downgrade';
 import { cpythonBeforeTests, cpythonDumps, type CPythonDump } from '../support/cpython-dump';
-import { materialize, profileArb, writeWithProfpack, type ProfileSpec } from '../tachyon/writer-support';
+import { materialize, profileArb, writeWithProfpack, type ProfileSpec } from '../support/writer-profiles';
 import { scratchDir } from '../support/scratch-dir';
 import { testedBackends } from '../support/backends';
 
@@ -56,7 +56,7 @@ describe('CPython 3.15.2 and ProfileWriter version 2', () => {
     });
     const dumps = cpythonDumps(cases.flatMap((c) => [c.down, c.v2]));
     for (const c of cases) {
-      // The same bytes CPython's own writer produces for this input (writer-vectors / writer-cpython hold ProfileWriter to that).
+      // The same bytes CPython's own writer produces for this input (write/vectors and write/cpython hold ProfileWriter to that).
       expect(
         readFileSync(c.down).equals(readFileSync(c.direct)),
         `${c.name}: downgraded file differs from the direct version-1 file`,

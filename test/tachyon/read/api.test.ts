@@ -3,13 +3,13 @@
 // collector's call shape.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
-import { ErrorCode } from '../../lib/errors';
-import * as profpack from '../../lib/index';
-import { ProfileReader } from '../../lib/tachyon/read/reader';
-import { sharedPath } from '../shared';
-import { thrown } from '../helpers';
-import { recordCalls } from '../support/replay-calls';
+import { backend } from '../../../lib/backend';
+import { ErrorCode } from '../../../lib/errors';
+import * as profpack from '../../../lib/index';
+import { ProfileReader } from '../../../lib/tachyon/read/reader';
+import { sharedPath } from '../../shared';
+import { thrown } from '../../helpers';
+import { recordCalls } from '../../support/replay-calls';
 
 const vector = (name: string): string => sharedPath('vectors', 'tachyon', name);
 

@@ -7,12 +7,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { ProfileReader, type Sample } from '../../lib/tachyon/read/reader';
-import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/write/writer';
-import { inflatePrefix, readCode } from '../helpers';
-import { scratchDir } from '../support/scratch-dir';
-import { testedBackends } from '../support/backends';
+import { ErrorCode, ProfpackError } from '../../../lib/errors';
+import { ProfileReader, type Sample } from '../../../lib/tachyon/read/reader';
+import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../../lib/tachyon/write/writer';
+import { inflatePrefix, readCode } from '../../helpers';
+import { scratchDir } from '../../support/scratch-dir';
+import { testedBackends } from '../../support/backends';
 
 const dir = scratchDir('profpack-writer-flush-');
 let n = 0;

@@ -9,9 +9,9 @@
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cpythonBeforeTests, cpythonDumps, type CPythonDump } from '../support/cpython-dump';
-import type { DumpFrame } from '../../lib/tachyon/index';
-import type { FrameInfo } from '../../lib/tachyon/write/writer';
+import { cpythonBeforeTests, cpythonDumps, type CPythonDump } from '../../support/cpython-dump';
+import type { DumpFrame } from '../../../lib/tachyon/index';
+import type { FrameInfo } from '../../../lib/tachyon/write/writer';
 import {
   materialize,
   profileArb,
@@ -21,8 +21,8 @@ import {
   type CallSpec,
   type ProfileSpec,
   type ThreadSpec,
-} from './writer-support';
-import { scratchDir } from '../support/scratch-dir';
+} from '../../support/writer-profiles';
+import { scratchDir } from '../../support/scratch-dir';
 
 const dir = scratchDir('profpack-writer-cpython-');
 

@@ -12,9 +12,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EMULATED } from '../shared';
-import { childJson } from '../support/child';
-import { testedBackends } from '../support/backends';
+import { EMULATED } from '../../shared';
+import { childJson } from '../../support/child';
+import { testedBackends } from '../../support/backends';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-memory-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,7 +29,7 @@ function lifetimes(
   count: number,
   mode: 'sync' | 'async',
 ): { done: number; rssGrowth: number; heapUsedGrowth: number; externalGrowth: number } {
-  const script = path.join(__dirname, 'child', 'writer-lifetimes.cjs');
+  const script = path.join(__dirname, '..', 'child', 'writer-lifetimes.cjs');
   return childJson(['--expose-gc', script, which, level, String(count), mode, dir], 240_000);
 }
 

@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
-import { ErrorCode } from '../../lib/errors';
-import { ProfileReader } from '../../lib/tachyon/read/reader';
-import { ProfileWriter } from '../../lib/tachyon/write/writer';
-import { materialize, profileArb, readBack, writeWithProfpack, type ProfileSpec } from './writer-support';
+import { backend } from '../../../lib/backend';
+import { ErrorCode } from '../../../lib/errors';
+import { ProfileReader } from '../../../lib/tachyon/read/reader';
+import { ProfileWriter } from '../../../lib/tachyon/write/writer';
+import { materialize, profileArb, readBack, writeWithProfpack, type ProfileSpec } from '../../support/writer-profiles';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-roundtrip-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,17 +7,17 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
-import { convert, openProfile } from '../../lib/formats/index';
-import { ErrorCode } from '../../lib/errors';
-import { closeInput, openInput, readInput } from '../../lib/input';
-import { MAX_TIMESTAMPS_PER_COLLECT, ProfileReader, ProfileWriter } from '../../lib/tachyon/index';
-import { nativeReader } from '../../lib/tachyon/read/native';
-import { craftTachyon, fullRecord, recordPrefix, STATUS } from '../fuzz/craft';
-import { itRefusesArguments, thrown } from '../helpers';
-import { repoRoot, sharedPath } from '../shared';
-import { childJson } from '../support/child';
-import { uleb128 } from '../support/reference-leb128';
+import { backend } from '../../../lib/backend';
+import { convert, openProfile } from '../../../lib/formats/index';
+import { ErrorCode } from '../../../lib/errors';
+import { closeInput, openInput, readInput } from '../../../lib/input';
+import { MAX_TIMESTAMPS_PER_COLLECT, ProfileReader, ProfileWriter } from '../../../lib/tachyon/index';
+import { nativeReader } from '../../../lib/tachyon/read/native';
+import { craftTachyon, fullRecord, recordPrefix, STATUS } from '../../fuzz/craft';
+import { itRefusesArguments, thrown } from '../../helpers';
+import { repoRoot, sharedPath } from '../../shared';
+import { childJson } from '../../support/child';
+import { uleb128 } from '../../support/reference-leb128';
 
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-read-reliability-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -461,7 +461,7 @@ describe('bounded memory', () => {
     w.finalize();
     // In a child process of its own (test/tachyon/child/reader-lifetimes.cjs): inside the
     // test worker, other tests' garbage and a parallel worker's load moved RSS by 166 MB.
-    const script = path.join(__dirname, 'child', 'reader-lifetimes.cjs');
+    const script = path.join(__dirname, '..', 'child', 'reader-lifetimes.cjs');
     const r = childJson<{
       done: number;
       rssGrowth: number;

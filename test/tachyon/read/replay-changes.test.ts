@@ -9,9 +9,9 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isProfpackError } from '../../lib/errors';
-import { ProfileReader, ProfileWriter } from '../../lib/tachyon/index';
-import { testedBackends } from '../support/backends';
+import { isProfpackError } from '../../../lib/errors';
+import { ProfileReader, ProfileWriter } from '../../../lib/tachyon/index';
+import { testedBackends } from '../../support/backends';
 
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-replay-changes-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

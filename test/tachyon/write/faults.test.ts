@@ -8,10 +8,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../lib/tachyon/write/writer';
-import { WRITE_BUFFER_SIZE } from '../../lib/tachyon/format';
-import { scratchDir } from '../support/scratch-dir';
+import { ErrorCode, ProfpackError } from '../../../lib/errors';
+import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../../lib/tachyon/write/writer';
+import { WRITE_BUFFER_SIZE } from '../../../lib/tachyon/format';
+import { scratchDir } from '../../support/scratch-dir';
 
 const dir = scratchDir('profpack-writer-faults-');
 let n = 0;

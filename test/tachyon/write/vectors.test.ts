@@ -10,8 +10,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sharedPath } from '../shared';
-import { ProfileWriter } from '../../lib/tachyon/write/writer';
+import { sharedPath } from '../../shared';
+import { ProfileWriter } from '../../../lib/tachyon/write/writer';
 import {
   applyStats,
   chronologicalCalls,
@@ -24,7 +24,7 @@ import {
   writerOptions,
   type Call,
   type Expected,
-} from './writer-support';
+} from '../../support/writer-profiles';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-vectors-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

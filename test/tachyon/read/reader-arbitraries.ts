@@ -5,7 +5,7 @@ import type { EncodeOptions, TestFrame, TestSample } from './reader-encoder';
 const U64 = (1n << 64n) - 1n;
 
 /** A deterministic [0, 1) stream from a seed, for the encoder's choices: the tests' and benches' one RNG. */
-export { rng as choices } from '../support/rng.mjs';
+export { rng as choices } from '../../support/rng.mjs';
 
 const int32 = fc.oneof(
   fc.constant(-1),

@@ -6,12 +6,12 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ProfileReader } from '../../lib/tachyon/read/reader';
-import { ProfileWriter } from '../../lib/tachyon/write/writer';
-import type { ReaderOptions } from '../../lib/tachyon/read/types';
-import { repoRoot, sharedPath } from '../shared';
-import { thrown } from '../helpers';
-import { rng } from '../support/rng.mjs';
+import { ProfileReader } from '../../../lib/tachyon/read/reader';
+import { ProfileWriter } from '../../../lib/tachyon/write/writer';
+import type { ReaderOptions } from '../../../lib/tachyon/read/types';
+import { repoRoot, sharedPath } from '../../shared';
+import { thrown } from '../../helpers';
+import { rng } from '../../support/rng.mjs';
 
 const vectors = sharedPath('vectors', 'tachyon');
 const files = [

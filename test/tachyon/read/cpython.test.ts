@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileReader } from '../../lib/tachyon/read/reader';
-import { dumpProfile } from '../../lib/tachyon/read/dump';
-import { parseJsonExact, sharedPath } from '../shared';
-import { cpythonInterpreter } from '../support/cpython.mjs';
+import { ProfileReader } from '../../../lib/tachyon/read/reader';
+import { dumpProfile } from '../../../lib/tachyon/read/dump';
+import { parseJsonExact, sharedPath } from '../../shared';
+import { cpythonInterpreter } from '../../support/cpython.mjs';
 import { choices, profileArb } from './reader-arbitraries';
 import { encodeProfile } from './reader-encoder';
 
@@ -95,10 +95,14 @@ describe('agreement with CPython 3.15.2 on random and damaged files', () => {
     files.push(zeros);
     const list = path.join(dir, 'list.txt');
     writeFileSync(list, files.join('\n'));
-    const run = spawnSync(python, [path.join(__dirname, 'cpython_dump_many.py'), toolsDir, list], {
-      encoding: 'utf8',
-      maxBuffer: 1 << 28,
-    });
+    const run = spawnSync(
+      python,
+      [path.join(__dirname, '..', '..', 'support', 'cpython_dump_many.py'), toolsDir, list],
+      {
+        encoding: 'utf8',
+        maxBuffer: 1 << 28,
+      },
+    );
     if (run.status !== 0) throw new Error(`CPython dump failed: ${run.stderr}`);
     const lines = run.stdout.trim().split('\n');
     expect(lines.length).toBe(files.length);

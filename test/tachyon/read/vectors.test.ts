@@ -2,12 +2,12 @@
 // verdict and dump (*.expected.json): stage, info, every sample, error.
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
-import { ProfileReader } from '../../lib/tachyon/read/reader';
-import { dumpProfile, exactInteger, frameToJson, type Dump } from '../../lib/tachyon/read/dump';
+import { backend } from '../../../lib/backend';
+import { ProfileReader } from '../../../lib/tachyon/read/reader';
+import { dumpProfile, exactInteger, frameToJson, type Dump } from '../../../lib/tachyon/read/dump';
 import { readFileSync } from 'node:fs';
-import { isProfpackError } from '../../lib/errors';
-import { readJsonExact, sharedPath } from '../shared';
+import { isProfpackError } from '../../../lib/errors';
+import { readJsonExact, sharedPath } from '../../shared';
 
 const dir = sharedPath('vectors', 'tachyon');
 const files = readdirSync(dir)

@@ -3,7 +3,7 @@
 // reader gives back exactly, sample by sample, through samples() and replay().
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ProfileReader, type Frame } from '../../lib/tachyon/read/reader';
+import { ProfileReader, type Frame } from '../../../lib/tachyon/read/reader';
 import { choices, profileArb, type ProfileSpec } from './reader-arbitraries';
 import { encodeProfile } from './reader-encoder';
 

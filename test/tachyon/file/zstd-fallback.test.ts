@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { fallbackZstd, nodeZstd, type FallbackDecoder, type ZstdApi } from '../../lib/tachyon/file/zstd-fallback';
-import { sharedPath } from '../shared';
-import { cpythonInterpreter } from '../support/cpython.mjs';
+import { fallbackZstd, nodeZstd, type FallbackDecoder, type ZstdApi } from '../../../lib/tachyon/file/zstd-fallback';
+import { sharedPath } from '../../shared';
+import { cpythonInterpreter } from '../../support/cpython.mjs';
 
 /** Counts the samples CPython 3.15's own reader replays from argv[1]. */
 const CPYTHON_COUNT = `
@@ -37,10 +37,10 @@ const originalEnv = process.env.PROFPACK_ZSTD;
 async function libraryWith(provider: string) {
   process.env.PROFPACK_ZSTD = provider;
   vi.resetModules();
-  const dump = await import('../../lib/tachyon/read/dump');
-  const binding = await import('../../lib/tachyon/file/zstd-binding');
-  const writer = await import('../../lib/tachyon/write/writer');
-  const { backend } = await import('../../lib/backend');
+  const dump = await import('../../../lib/tachyon/read/dump');
+  const binding = await import('../../../lib/tachyon/file/zstd-binding');
+  const writer = await import('../../../lib/tachyon/write/writer');
+  const { backend } = await import('../../../lib/backend');
   return { ...dump, ...binding, ...writer, backend };
 }
 

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '../shared';
-import { cpythonInterpreter } from '../support/cpython.mjs';
+import { repoRoot } from '../../shared';
+import { cpythonInterpreter } from '../../support/cpython.mjs';
 import {
   materialize,
   profileArb,
@@ -20,7 +20,7 @@ import {
   writeWithProfpack,
   type CallSpec,
   type ProfileSpec,
-} from './writer-support';
+} from '../../support/writer-profiles';
 
 /**
  * One idle thread repeating its stack 20 000 times (2-byte deltas: REPEAT runs
