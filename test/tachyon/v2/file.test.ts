@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { HEADER_SIZE, Header } from '../../lib/tachyon/format';
-import { ByteSink, ByteSource } from '../../lib/tachyon/v2/bytes';
-import { HEADER_FLAGS_OFFSET, HeaderFlag } from '../../lib/tachyon/v2/format';
-import { V2FileWriter, isVersion2, readProfileV2, type V2WriterOptions } from '../../lib/tachyon/v2-api';
+import { ErrorCode, ProfpackError } from '../../../lib/errors';
+import { HEADER_SIZE, Header } from '../../../lib/tachyon/format';
+import { ByteSink, ByteSource } from '../../../lib/tachyon/v2/bytes';
+import { HEADER_FLAGS_OFFSET, HeaderFlag } from '../../../lib/tachyon/v2/format';
+import { V2FileWriter, isVersion2, readProfileV2, type V2WriterOptions } from '../../../lib/tachyon/v2-api';
 import {
   decodeFrameTable,
   decodeStringTable,
@@ -13,8 +13,8 @@ import {
   version2Tables,
   type FrameTableCoding,
   type FrameTableEntry,
-} from '../../lib/tachyon/v2/tables';
-import { zstdDecompress } from '../../lib/tachyon/file/zstd';
+} from '../../../lib/tachyon/v2/tables';
+import { zstdDecompress } from '../../../lib/tachyon/file/zstd';
 
 const U64_MAX = (1n << 64n) - 1n;
 

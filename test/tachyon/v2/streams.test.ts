@@ -1,11 +1,11 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readProfileV2 } from '../../lib/tachyon/read/v2-file';
-import { memoryWriter } from './memory-writer';
-import { sharedPath } from '../shared';
+import { readProfileV2 } from '../../../lib/tachyon/read/v2-file';
+import { memoryWriter } from '../../support/memory-writer';
+import { sharedPath } from '../../shared';
 // The benchmark's loader: the same Tachyon-shaped samples the sizes in bench/RESULTS.md come from.
 // @ts-expect-error plain ESM helper without types
-import { loadStream } from '../../bench/_streams.mjs';
+import { loadStream } from '../../../bench/_streams.mjs';
 
 interface StreamSample {
   threadId: bigint;

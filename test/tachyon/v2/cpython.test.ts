@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileWriter } from '../../lib/tachyon/index';
-import { sharedPath } from '../shared';
-import { cpythonInterpreter } from '../support/cpython.mjs';
+import { ProfileWriter } from '../../../lib/tachyon/index';
+import { sharedPath } from '../../shared';
+import { cpythonInterpreter } from '../../support/cpython.mjs';
 
 let python = '';
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-'));

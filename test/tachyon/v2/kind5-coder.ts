@@ -1,9 +1,9 @@
 // The stack-table coder of block kind 5 as profpack wrote it before issue 19
 // (docs/format-v2.md §4.2), kept only to drive the decoder that still reads
 // those files (lib/tachyon/v2/stacktable.ts) with generated inputs.
-import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { V2_MAX_STACK_DEPTH as MAX_STACK_DEPTH } from '../../lib/tachyon/v2/format';
-import { ChildTable, type StackPath, type StackTableSinks } from '../../lib/tachyon/v2/stacktable';
+import { ErrorCode, ProfpackError } from '../../../lib/errors';
+import { V2_MAX_STACK_DEPTH as MAX_STACK_DEPTH } from '../../../lib/tachyon/v2/format';
+import { ChildTable, type StackPath, type StackTableSinks } from '../../../lib/tachyon/v2/stacktable';
 
 /** Writer side: interns stacks, one instance per file (kind 5). */
 export class StackTableCoder {

@@ -1,9 +1,9 @@
 /** The stack-table codings' five columns, for tests of stacktable.ts (kind 5) and recent.ts (kind 6). */
 import { expect } from 'vitest';
-import { ProfpackError } from '../../lib/errors';
-import { ByteSink, ByteSource } from '../../lib/tachyon/v2/bytes';
-import type { StackTableSinks, StackTableSources } from '../../lib/tachyon/v2/stacktable';
-import { V2_MAX_STACK_DEPTH } from '../../lib/tachyon/v2/format';
+import { ProfpackError } from '../../../lib/errors';
+import { ByteSink, ByteSource } from '../../../lib/tachyon/v2/bytes';
+import type { StackTableSinks, StackTableSources } from '../../../lib/tachyon/v2/stacktable';
+import { V2_MAX_STACK_DEPTH } from '../../../lib/tachyon/v2/format';
 
 export type Columns = { [K in keyof StackTableSinks]: number[] | Uint8Array };
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { StackTableDecoder } from '../../lib/tachyon/v2/stacktable';
+import { ErrorCode, ProfpackError } from '../../../lib/errors';
+import { StackTableDecoder } from '../../../lib/tachyon/v2/stacktable';
 import { decodeAll, decodeColumns, decodeError as decodeWith, sinks, type Columns } from './stack-columns';
 import { StackTableCoder } from './kind5-coder';
 

@@ -9,16 +9,16 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCode, type ProfpackError } from '../../lib/errors';
-import { ProfileReader } from '../../lib/tachyon/read/reader';
-import { ProfileWriter } from '../../lib/tachyon/write/writer';
-import { ByteSink } from '../../lib/tachyon/v2/bytes';
-import { BLOCK_COLUMNS, BLOCK_MAX_FRAMES, BlockKind, V2_MAX_STACK_DEPTH } from '../../lib/tachyon/v2/format';
-import { SampleBlockReader, SampleBlockWriter, blockKindOf, v2Native } from '../../lib/tachyon/v2/index';
-import { repoRoot } from '../shared';
+import { ErrorCode, type ProfpackError } from '../../../lib/errors';
+import { ProfileReader } from '../../../lib/tachyon/read/reader';
+import { ProfileWriter } from '../../../lib/tachyon/write/writer';
+import { ByteSink } from '../../../lib/tachyon/v2/bytes';
+import { BLOCK_COLUMNS, BLOCK_MAX_FRAMES, BlockKind, V2_MAX_STACK_DEPTH } from '../../../lib/tachyon/v2/format';
+import { SampleBlockReader, SampleBlockWriter, blockKindOf, v2Native } from '../../../lib/tachyon/v2/index';
+import { repoRoot } from '../../shared';
 // @ts-expect-error plain ESM helper without types
-import { SHALLOW_FIXTURES, shallowSamples, writeShallow } from '../fixtures/v2/make-shallow.mjs';
-import { testedBackends } from '../support/backends';
+import { SHALLOW_FIXTURES, shallowSamples, writeShallow } from '../../fixtures/v2/make-shallow.mjs';
+import { testedBackends } from '../../support/backends';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-deep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { ProfileReader } from '../../lib/index';
-import { RecentStackCoder, RecentStackDecoder } from '../../lib/tachyon/v2/recent';
-import { StackPath } from '../../lib/tachyon/v2/stacktable';
+import { ErrorCode, ProfpackError } from '../../../lib/errors';
+import { ProfileReader } from '../../../lib/index';
+import { RecentStackCoder, RecentStackDecoder } from '../../../lib/tachyon/v2/recent';
+import { StackPath } from '../../../lib/tachyon/v2/stacktable';
 import { decodeAll, decodeColumns, decodeError as decodeWith, sinks, type Columns } from './stack-columns';
-import { repoRoot } from '../shared';
+import { repoRoot } from '../../shared';
 // @ts-expect-error plain ESM helper without types
-import { fixtureSamples } from '../fixtures/v2/make.mjs';
+import { fixtureSamples } from '../../fixtures/v2/make.mjs';
 
 /** Codes (thread, stack) pairs with one path per thread, as SampleBlockWriter does, and decodes them back. */
 function roundTrip(samples: { thread: number; stack: number[] }[]): number[][] {

@@ -9,16 +9,16 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCode, isProfpackError } from '../../lib/errors';
-import { ProfileReader, type Sample } from '../../lib/tachyon/read/reader';
-import { FOOTER_SIZE, HEADER_SIZE, Header } from '../../lib/tachyon/format';
-import { ProfileWriter, type ProfileWriterOptions } from '../../lib/tachyon/write/writer';
-import { ByteSink } from '../../lib/tachyon/v2/bytes';
-import { BLOCK_COLUMNS, BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag } from '../../lib/tachyon/v2/format';
-import { thrown } from '../helpers';
-import { recordCalls } from '../support/replay-calls';
-import { rng } from '../support/rng.mjs';
-import { testedBackends } from '../support/backends';
+import { ErrorCode, isProfpackError } from '../../../lib/errors';
+import { ProfileReader, type Sample } from '../../../lib/tachyon/read/reader';
+import { FOOTER_SIZE, HEADER_SIZE, Header } from '../../../lib/tachyon/format';
+import { ProfileWriter, type ProfileWriterOptions } from '../../../lib/tachyon/write/writer';
+import { ByteSink } from '../../../lib/tachyon/v2/bytes';
+import { BLOCK_COLUMNS, BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag } from '../../../lib/tachyon/v2/format';
+import { thrown } from '../../helpers';
+import { recordCalls } from '../../support/replay-calls';
+import { rng } from '../../support/rng.mjs';
+import { testedBackends } from '../../support/backends';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-api-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -494,7 +494,7 @@ function withRegion(region: Uint8Array, sampleCount: number): Uint8Array {
 }
 
 describe('version-2 bad input through ProfileReader', () => {
-  // The stack columns of test/v2/stacktable.test.ts and predict.test.ts, now inside whole files.
+  // The stack columns of test/tachyon/v2/stacktable.test.ts and predict.test.ts, now inside whole files.
   const cases: {
     what: string;
     kind: BlockKind;

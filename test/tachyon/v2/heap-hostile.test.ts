@@ -7,17 +7,22 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
-import { ErrorCode, isProfpackError } from '../../lib/errors';
-import { FOOTER_SIZE } from '../../lib/tachyon/format';
-import { openHeapTrace } from '../../lib/tachyon/index';
-import { readProfileV2 } from '../../lib/tachyon/read/v2-file';
-import { ByteSink } from '../../lib/tachyon/v2/bytes';
-import { HEAP_OFFSET_IN_FOOTER } from '../../lib/tachyon/v2/format';
-import { HeapSectionDecoder } from '../../lib/tachyon/v2/heap-decode';
-import { encodeHeapChunk, encodeHeapHeader, HeapRecordFlag, type HeapTotals } from '../../lib/tachyon/v2/heap-format';
-import { thrown } from '../helpers';
-import { feedPlan, heapFileWriter, plannedTrace, type PlannedTrace } from './heap-support';
+import { backend } from '../../../lib/backend';
+import { ErrorCode, isProfpackError } from '../../../lib/errors';
+import { FOOTER_SIZE } from '../../../lib/tachyon/format';
+import { openHeapTrace } from '../../../lib/tachyon/index';
+import { readProfileV2 } from '../../../lib/tachyon/read/v2-file';
+import { ByteSink } from '../../../lib/tachyon/v2/bytes';
+import { HEAP_OFFSET_IN_FOOTER } from '../../../lib/tachyon/v2/format';
+import { HeapSectionDecoder } from '../../../lib/tachyon/v2/heap-decode';
+import {
+  encodeHeapChunk,
+  encodeHeapHeader,
+  HeapRecordFlag,
+  type HeapTotals,
+} from '../../../lib/tachyon/v2/heap-format';
+import { thrown } from '../../helpers';
+import { feedPlan, heapFileWriter, plannedTrace, type PlannedTrace } from '../../support/heap-traces';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-heap-bad-'));
 let n = 0;

@@ -1,17 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
-import { ProfpackError } from '../../lib/errors';
-import { HEADER_SIZE, Header } from '../../lib/tachyon/format';
-import { SampleBlockWriter } from '../../lib/tachyon/v2/blocks';
-import { SampleBlockReader } from '../../lib/tachyon/v2/block-reader';
-import { BlockKind, blockKindOf } from '../../lib/tachyon/v2/format';
-import { zstdDecompress } from '../../lib/tachyon/file/zstd';
+import { backend } from '../../../lib/backend';
+import { ProfpackError } from '../../../lib/errors';
+import { HEADER_SIZE, Header } from '../../../lib/tachyon/format';
+import { SampleBlockWriter } from '../../../lib/tachyon/v2/blocks';
+import { SampleBlockReader } from '../../../lib/tachyon/v2/block-reader';
+import { BlockKind, blockKindOf } from '../../../lib/tachyon/v2/format';
+import { zstdDecompress } from '../../../lib/tachyon/file/zstd';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../shared';
-import { memoryWriter } from './memory-writer';
-import { v2Native } from '../../lib/tachyon/v2/native';
+import { repoRoot } from '../../shared';
+import { memoryWriter } from '../../support/memory-writer';
+import { v2Native } from '../../../lib/tachyon/v2/native';
 
 interface Outcome {
   samples: { threadId: bigint; interpreterId: number; timestampUs: bigint; status: number; stack: number[] }[];

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, ProfpackError } from '../../lib/errors';
-import { ByteSink, ByteSource } from '../../lib/tachyon/v2/bytes';
-import { CACHE_SIZE, CodewordTag, V2_MAX_STACK_DEPTH } from '../../lib/tachyon/v2/format';
-import { PredictCoder, PredictDecoder, hash1, hash2 } from '../../lib/tachyon/v2/predict';
+import { ErrorCode, ProfpackError } from '../../../lib/errors';
+import { ByteSink, ByteSource } from '../../../lib/tachyon/v2/bytes';
+import { CACHE_SIZE, CodewordTag, V2_MAX_STACK_DEPTH } from '../../../lib/tachyon/v2/format';
+import { PredictCoder, PredictDecoder, hash1, hash2 } from '../../../lib/tachyon/v2/predict';
 
 /** memtrace's hashes on the full 64-bit product (notes/memtrace.md §4.3), in BigInt. */
 function referenceHash(v: number, multiplier: bigint, shift: bigint): number {
