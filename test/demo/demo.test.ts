@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openProfile } from '../lib/formats/index';
-import { samplesOf } from './support/model';
-import { aggregate } from '../lib/query/aggregate';
-import { compileBuild, type Build } from './support/build';
-import { SLOWDOWN } from './shared';
-import { launch, openPage } from './view/browser';
+import { openProfile } from '../../lib/formats/index';
+import { samplesOf } from '../support/model';
+import { aggregate } from '../../lib/query/aggregate';
+import { compileBuild, type Build } from '../support/build';
+import { SLOWDOWN } from '../shared';
+import { launch, openPage } from '../view/browser';
 
 // Under emulation the workload runs ~10x slower: record longer for as many rounds (and a clear diff).
 const DEMO_MS = String(800 * SLOWDOWN);
