@@ -1,7 +1,7 @@
 """Feed a profpack sample file to CPython 3.15's own BinaryWriter.
 
 Used by bench/write.mjs (CPython's writer as the baseline, timed) and by
-test/tachyon/writer-generated.test.ts (CPython's bytes and get_stats() for
+test/tachyon/write/generated.test.ts (CPython's bytes and get_stats() for
 generated profiles).  Runs under CPython 3.15 (bash
 ../shared/tools/cpython315/install.sh prints the interpreter).
 

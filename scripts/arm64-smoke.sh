@@ -19,7 +19,7 @@ trap 'rm -rf "$base"' EXIT
 ln -s "$(cd "$root/../shared" && pwd)" "$base/shared"
 bash scripts/arm64-tree.sh "$base/tree" >/dev/null
 tests=(test/backend.test.ts test/svb/vectors.test.ts test/varint/leb128.test.ts test/pctable/vectors.test.ts
-  test/tachyon/reader-vectors.test.ts test/tachyon/writer-vectors.test.ts)
+  test/tachyon/read/vectors.test.ts test/tachyon/write/vectors.test.ts)
 if bash scripts/qemu-arm64.sh "$base/tree" -e "require('child_process').execFileSync(process.execPath, ['-e', ''])" 2>/dev/null; then
   # arm64 children start (binfmt_misc): the usual runner, plus the forced-kernel test (it spawns).
   # One file at a time: under emulation a vitest worker can miss its start-up deadline when several start at once.

@@ -283,7 +283,7 @@ function shrink(p, require, work) {
       code = err.code;
     }
     if (code !== 'ERR_TACHYON_FILE_CHANGED') throw new Error(`reading the mapped file past its new end gave ${code}`);
-    // The decoder reading mapped bytes in place takes the same guard (as test/tachyon/reader-reliability.test.ts).
+    // The decoder reading mapped bytes in place takes the same guard (as test/tachyon/read/reliability.test.ts).
     const result = new Float64Array(8);
     const decoder = native.createDecoder(
       true,

@@ -8,10 +8,10 @@ import { gunzipSync } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import { repoRoot, sharedPath } from '../shared';
 import type { FrameSpec } from '../../lib/tachyon/write/types';
-import { memoryWriter } from '../v2/memory-writer';
+import { memoryWriter } from '../support/memory-writer';
 import { ModelSectionEncoder } from '../../lib/tachyon/v2/model-encoder';
 import fc from 'fast-check';
-import { feedPlan, plannedTrace } from '../v2/heap-support';
+import { feedPlan, plannedTrace } from '../support/heap-traces';
 // @ts-expect-error plain ESM helper without types
 import { loadStream } from '../../bench/_streams.mjs';
 import type { FieldHints, FixedField, Seed } from './mutate';

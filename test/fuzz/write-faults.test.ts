@@ -5,7 +5,7 @@
  * flush, in the middle of a profile, and after flush(). Errors must be ProfpackErrors;
  * a killed writer's file must be reported as not finalized, and the bytes it
  * had flushed must be exactly the bytes a finished file has there.
- * (test/tachyon/writer-faults.test.ts covers the in-process side.)
+ * (test/tachyon/write/faults.test.ts covers the in-process side.)
  */
 import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';

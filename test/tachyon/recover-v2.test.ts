@@ -15,7 +15,7 @@ import { HeapStacks } from '../../lib/record/heap/events';
 import { ProfileReader, ProfileWriter, openHeapTrace, recover } from '../../lib/tachyon/index';
 import type { HeapFileSink, ProfileWriterOptions } from '../../lib/tachyon/index';
 import { codeOf } from '../helpers';
-import { readBack } from '../v2/heap-support';
+import { readBack } from '../support/heap-traces';
 import { testedBackends } from '../support/backends';
 import { scratchDir } from '../support/scratch-dir';
 

@@ -9,7 +9,7 @@
  * Two twins behind the SampleEngine contract: the JS block writer, and the
  * native block encoder (native/tachyon/v2/block_encoder.h) fed in batches,
  * one N-API crossing per batch. Both produce byte-identical blocks
- * (test/v2/backends.test.ts).
+ * (test/tachyon/v2/backends.test.ts).
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/index';

@@ -74,7 +74,7 @@ describe('what recorded a Node recording', () => {
     const python = cpythonInterpreter();
     const list = path.join(dir, 'list.txt');
     fs.writeFileSync(list, recording);
-    const run = spawnSync(python, [path.join(repoRoot, 'test', 'tachyon', 'cpython_dump_many.py'), toolsDir, list], {
+    const run = spawnSync(python, [path.join(repoRoot, 'test', 'support', 'cpython_dump_many.py'), toolsDir, list], {
       encoding: 'utf8',
       maxBuffer: 1 << 28,
     });
