@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../lib/backend';
-import { repoRoot, sharedPath } from './shared';
+import { repoRoot, sharedPath } from './support/environment';
 
 const script = `
   const before = new Set(Object.keys(require.cache));

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from './shared';
+import { repoRoot } from './support/environment';
 
 /** Folders at test/'s top with no lib/ twin, each a concern of the tests themselves (with all below it). */
 const TEST_ONLY: Record<string, string> = {

@@ -10,7 +10,7 @@ import * as nodeModule from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SLOWDOWN, repoRoot } from '../shared';
+import { SLOWDOWN, repoRoot } from '../support/environment';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const root = fs.mkdtempSync(path.join(tmpdir(), 'profpack-compile-cache-'));

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../lib/cli/main';
-import { parseJsonExact, readJsonExact, repoRoot, sharedPath } from '../shared';
+import { parseJsonExact, readJsonExact, repoRoot, sharedPath } from '../support/environment';
 
 function run(...args: string[]): { status: number; stdout: string; stderr: string } {
   let stdout = '';

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../support/build';
-import { SLOWDOWN } from '../shared';
+import { SLOWDOWN } from '../support/environment';
 import { testedBackends } from '../support/backends';
 
 const TWO_POW_63 = 2n ** 63n;

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { buildForTests } from '../support/build';
 import { craftTachyon, fullRecord, recordPrefix, STATUS } from '../fuzz/craft';
-import { repoRoot, SLOWDOWN } from '../shared';
+import { repoRoot, SLOWDOWN } from '../support/environment';
 import { testedBackends } from '../support/backends';
 import { uleb128 } from '../support/reference-leb128';
 

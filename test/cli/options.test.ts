@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
-import { repoRoot } from '../shared';
+import { repoRoot } from '../support/environment';
 import { scratchDir } from '../support/scratch-dir';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');

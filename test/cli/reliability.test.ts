@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../support/build';
-import { EMULATED, SLOWDOWN } from '../shared';
+import { EMULATED, SLOWDOWN } from '../support/environment';
 
 const MiB = 1024;
 // Under qemu-user a process's RSS also holds the emulator's translated code and heap: `node -e 0` peaks at 107 MB emulated against 40 MB native, `info` on this file at

@@ -33,7 +33,7 @@ import {
   type ProfileSource,
 } from '../../lib/index';
 import { makeFrame } from '../../lib/profile/index';
-import { repoRoot, sharedPath } from '../shared';
+import { repoRoot, sharedPath } from '../support/environment';
 
 const PPROF = path.join(repoRoot, 'test/fixtures/outside/go-labels-threads.cpu.pb.gz');
 const CPUPROFILE = path.join(repoRoot, 'test/fixtures/outside/node-small.cpuprofile');

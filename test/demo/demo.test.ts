@@ -8,7 +8,7 @@ import { openProfile } from '../../lib/formats/index';
 import { samplesOf } from '../support/model';
 import { aggregate } from '../../lib/query/aggregate';
 import { compileBuild, type Build } from '../support/build';
-import { SLOWDOWN } from '../shared';
+import { SLOWDOWN } from '../support/environment';
 import { launch, openPage } from '../view/browser';
 
 // Under emulation the workload runs ~10x slower: record longer for as many rounds (and a clear diff).

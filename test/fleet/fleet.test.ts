@@ -27,7 +27,7 @@ import {
 import { connectDuckDB, runSql, sqlString } from '../../lib/fleet/duckdb';
 import { aggregate } from '../../lib/query/aggregate';
 import { ProfileReader } from '../../lib/tachyon/index';
-import { thrown } from '../helpers';
+import { thrown } from '../support/refusals';
 import { compileBuild, type Build } from '../support/build';
 // @ts-expect-error: a plain ES module of the benchmarks, without types
 import { generateFleet } from '../../bench/_fleet.mjs';

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
-import { repoRoot } from '../shared';
+import { repoRoot } from '../support/environment';
 import { expectCoded, read, stacksOf, totals, write } from './helpers';
 
 const fixture = (name: string) => readFileSync(path.join(repoRoot, 'test', 'fixtures', 'formats', name));

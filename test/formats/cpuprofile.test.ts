@@ -7,7 +7,7 @@ import { collapsedAdapter } from '../../lib/formats/collapsed';
 import { LINE_LABEL, cpuprofileAdapter } from '../../lib/formats/cpuprofile';
 import type { CpuProfile } from '../../lib/v8/index';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
-import { repoRoot, sharedPath } from '../shared';
+import { repoRoot, sharedPath } from '../support/environment';
 import { launch } from '../view/browser';
 import { expectCoded, fuzzJson, read, totals, write } from './helpers';
 import { sandwichRows, speedscopeTable } from './speedscope-app';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { readProfile } from '../../lib/formats/index';
 import { isProfpackError } from '../../lib/errors';
 import * as path from 'node:path';
-import { repoRoot, sharedPath } from '../shared';
+import { repoRoot, sharedPath } from '../support/environment';
 
 const outside = (name: string) => readFileSync(name.includes('/') ? name : sharedPath('data', 'outside', name));
 

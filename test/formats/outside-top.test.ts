@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildForTests } from '../support/build';
-import { repoRoot } from '../shared';
+import { repoRoot } from '../support/environment';
 
 const dir = path.join(repoRoot, 'test', 'fixtures', 'outside');
 interface PprofExpected {

@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { dumpProfile, dumpToJsonText } from '../../lib/tachyon/index';
-import { SLOWDOWN, repoRoot, sharedPath } from '../shared';
+import { SLOWDOWN, repoRoot, sharedPath } from '../support/environment';
 import { cpythonInterpreter } from '../support/cpython.mjs';
 import { buildForTests } from '../support/build';
 

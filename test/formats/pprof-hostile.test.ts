@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, isProfpackError } from '../../lib/errors';
 import { detectPprof, pprofAdapter, readPprof } from '../../lib/formats/pprof';
-import { thrown } from '../helpers';
+import { thrown } from '../support/refusals';
 import { outsideDir } from './pprof-support';
 
 /** Reads every batch, as a query would. */

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { HEAD_BYTES, recognize } from '../../lib/formats/refuse';
-import { repoRoot, sharedPath } from '../shared';
+import { repoRoot, sharedPath } from '../support/environment';
 
 const fixture = (name: string) => readFileSync(path.join(repoRoot, 'test', 'fixtures', 'formats', name));
 const outside = (name: string) => readFileSync(sharedPath('data', 'outside', name));

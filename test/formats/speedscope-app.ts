@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { repoRoot } from '../shared';
+import { repoRoot } from '../support/environment';
 
 /** speedscope 1.25.0's Sandwich table (Total, Self, name per function) for a file, loaded as its CLI loads one. */
 export async function speedscopeTable(

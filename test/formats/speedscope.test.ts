@@ -8,7 +8,7 @@ import { collapsedAdapter } from '../../lib/formats/collapsed';
 import { cpuprofileAdapter } from '../../lib/formats/cpuprofile';
 import { speedscopeAdapter } from '../../lib/formats/speedscope';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
-import { sharedPath } from '../shared';
+import { sharedPath } from '../support/environment';
 import { launch } from '../view/browser';
 import { expectCoded, fuzzJson, read, stacksOf, totals, write } from './helpers';
 import { sandwichRows, speedscopeTable } from './speedscope-app';

@@ -10,7 +10,7 @@ import { isProfpackError } from '../../lib/errors';
 import { tachyonAdapter } from '../../lib/formats/tachyon';
 import { readTachyon } from '../../lib/formats/tachyon-read';
 import type { Frame, ProfileSource } from '../../lib/profile/index';
-import { readJsonExact, sharedPath } from '../shared';
+import { readJsonExact, sharedPath } from '../support/environment';
 import type { Expected, ExpectedSample } from '../support/vectors';
 
 const dir = sharedPath('vectors', 'tachyon');

@@ -19,8 +19,8 @@ import {
   type SampleType,
 } from '../../lib/profile/index';
 import { ProfileWriter } from '../../lib/tachyon/index';
-import { thrown } from '../helpers';
-import { sharedPath } from '../shared';
+import { thrown } from '../support/refusals';
+import { sharedPath } from '../support/environment';
 import { scratchDir } from '../support/scratch-dir';
 
 const dir = scratchDir('profpack-tachyon-write-');

@@ -5,7 +5,7 @@
  * (6 strings, 5 frames; shared notes §3.3), with the footer to match.
  */
 import { readFileSync } from 'node:fs';
-import { sharedPath } from '../shared';
+import { sharedPath } from '../support/environment';
 import { uleb128 } from '../support/reference-leb128';
 
 const s01 = readFileSync(sharedPath('vectors', 'tachyon', 's01_single_thread_none.bin'));

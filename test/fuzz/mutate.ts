@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { isProfpackError } from '../../lib/errors';
-import { repoRoot } from '../shared';
+import { repoRoot } from '../support/environment';
 import { concatBytes } from '../../lib/tachyon/file/journal';
 
 /** xorshift128+ reduced to 32-bit outputs: fast, seedable, good enough for mutation. */

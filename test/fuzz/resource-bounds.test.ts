@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { SLOWDOWN } from '../shared';
+import { SLOWDOWN } from '../support/environment';
 import { readHere, readInChild } from '../support/read-bounds';
 import { craftTachyon, fullRecord, recordPrefix, STATUS, zstdEmptyFrame, zstdRleBomb } from './craft';
 import { testedBackends } from '../support/backends';

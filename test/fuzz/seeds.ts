@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
-import { repoRoot, sharedPath } from '../shared';
+import { repoRoot, sharedPath } from '../support/environment';
 import type { FrameSpec } from '../../lib/tachyon/write/types';
 import { memoryWriter } from '../support/memory-writer';
 import { ModelSectionEncoder } from '../../lib/tachyon/v2/model-encoder';

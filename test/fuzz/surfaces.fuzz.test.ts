@@ -23,7 +23,7 @@ import { listProfileFiles } from '../../lib/fleet/listing';
 import { openProfile } from '../../lib/formats/registry';
 import { ProfileWriter, recover } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../support/build';
-import { SLOWDOWN } from '../shared';
+import { SLOWDOWN } from '../support/environment';
 import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';
 import { version2Seeds } from './seeds';
 

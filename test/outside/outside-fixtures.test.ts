@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../shared';
+import { repoRoot } from '../support/environment';
 import { nodeJsonExpectation, protoFields, type OutsideExpectations } from '../support/outside-expected';
 import {
   goPprofRaw,

@@ -1,7 +1,7 @@
 /** Readers for ../shared/data/pcdata (JSON Lines, gzipped for compile), read in place. */
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { sharedPath } from '../shared';
+import { sharedPath } from '../support/environment';
 
 export interface TableRecord {
   i: number;

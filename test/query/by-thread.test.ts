@@ -10,7 +10,7 @@ import { aggregate, formatTable, type AggregateResult } from '../../lib/query/ag
 import { encodeRecordedBy, type RecordedBy } from '../../lib/recorded-by';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { buildViewData } from '../../lib/view/tree';
-import { repoRoot, sharedPath } from '../shared';
+import { repoRoot, sharedPath } from '../support/environment';
 import { scratchDir } from '../support/scratch-dir';
 
 const dir = scratchDir('profpack-by-thread-');

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeFrame } from '../../lib/profile/index';
 import { SourceMapper } from '../../lib/sourcemap/index';
 import { isProfpackError } from '../../lib/errors';
-import { repoRoot } from '../shared';
+import { repoRoot } from '../support/environment';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { repoRoot, SLOWDOWN } from '../shared';
+import { repoRoot, SLOWDOWN } from './environment';
 import { scratchDir } from './scratch-dir';
 
 export interface Build {

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { beforeAll, expect } from 'vitest';
-import { parseJsonExact } from '../shared';
+import { parseJsonExact } from './environment';
 import { cpythonInterpreter, cpythonToolsDir } from './cpython.mjs';
 
 /**

@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { isProfpackError } from '../../lib/errors';
 import { ProfileReader, type Sample } from '../../lib/tachyon/index';
-import { repoRoot } from '../shared';
+import { repoRoot } from './environment';
 import { childJson } from './child';
 
 /** The child's one JSON line: the outcome, and its peak RSS (KiB) before opening and after replaying. */

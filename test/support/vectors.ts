@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { DumpFrame } from '../../lib/tachyon/index';
-import { parseJsonExact, sharedPath } from '../shared';
+import { parseJsonExact, sharedPath } from './environment';
 
 // A frame of a vector's expected.json: the shape `profpack dump --json` writes.
 type ExpectedFrame = DumpFrame;

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { decompress } from 'zstd-napi';
 import type { DumpFrame, Frame } from '../../lib/tachyon/index';
-import { readJsonExact, sharedPath } from '../shared';
+import { readJsonExact, sharedPath } from './environment';
 import { decodeU32, decodeZigzag32 } from '../../lib/varint/leb128';
 import {
   ProfileWriter as ProfileWriterClass,

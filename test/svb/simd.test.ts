@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { svbNative } from '../../lib/svb/native';
-import { repoRoot, sharedPath } from '../shared';
+import { repoRoot, sharedPath } from '../support/environment';
 
 /** Loads the addon in a fresh node with PROFPACK_SIMD set; returns what it reports or the load error. */
 // The child also encodes and decodes every 1234/0124/delta vector with the forced kernels.

@@ -10,7 +10,7 @@ import { backend } from '../../lib/backend';
 import * as svb from '../../lib/svb/index';
 import { Mode } from '../../lib/svb/modes';
 import { svbNative } from '../../lib/svb/native';
-import { readJsonExact, sharedPath } from '../shared';
+import { readJsonExact, sharedPath } from '../support/environment';
 import { allCodecs, encodeWith, nativeLevels, sameBytes, words } from './codecs';
 
 interface FileRef {

@@ -16,7 +16,7 @@ import { HEADER_SIZE } from '../../lib/tachyon/format';
 import { ProfileReader } from '../../lib/tachyon/read/reader';
 import { ProfileWriter, type FrameSpec } from '../../lib/tachyon/write/writer';
 import { downgrade } from '../../lib/tachyon/downgrade';
-import { thrown } from '../helpers';
+import { thrown } from '../support/refusals';
 import { testedBackends } from '../support/backends';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-downgrade-'));

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { codeOf } from '../helpers';
+import { codeOf } from '../support/refusals';
 import { childJson } from '../support/child';
 import { encodeCheckpoint, encodeJournalHeader } from '../../lib/tachyon/file/journal';
 import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';

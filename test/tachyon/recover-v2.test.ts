@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { HeapStacks } from '../../lib/record/heap/events';
 import { ProfileReader, ProfileWriter, openHeapTrace, recover } from '../../lib/tachyon/index';
 import type { HeapFileSink, ProfileWriterOptions } from '../../lib/tachyon/index';
-import { codeOf } from '../helpers';
+import { codeOf } from '../support/refusals';
 import { readBack } from '../support/heap-traces';
 import { testedBackends } from '../support/backends';
 import { scratchDir } from '../support/scratch-dir';

@@ -13,8 +13,8 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../lib/errors';
 import { ProfileReader, ProfileWriter, recover, type ProfileWriterOptions } from '../../lib/tachyon/index';
-import { thrown } from '../helpers';
-import { repoRoot } from '../shared';
+import { thrown } from '../support/refusals';
+import { repoRoot } from '../support/environment';
 import { testedBackends } from '../support/backends';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

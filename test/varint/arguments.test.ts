@@ -4,7 +4,7 @@
 // unterminated varint for a Float64Array or truncated 300 to 44 in a Uint8Array.
 import { describe, expect, it } from 'vitest';
 import { decodeVarintTable, lookupVarint, svb, varint } from '../../lib/index';
-import { itRefusesArguments } from '../helpers';
+import { itRefusesArguments } from '../support/refusals';
 
 const encoded300 = varint.encodeU32Many(Uint32Array.of(300));
 

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ProfpackError } from '../../lib/errors';
 import * as v from '../../lib/varint/index';
-import { sharedPath } from '../shared';
+import { sharedPath } from '../support/environment';
 import { sleb128, uleb128 } from '../support/reference-leb128';
 
 const U64_MAX = (1n << 64n) - 1n;

@@ -16,7 +16,7 @@ import type { ProfileSource } from '../../lib/profile/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { flame } from '../../lib/view/flame';
 import { vectorDir } from '../support/vectors';
-import { repoRoot, sharedPath } from '../shared';
+import { repoRoot, sharedPath } from '../support/environment';
 import { launch, openPage } from './browser';
 
 let browser: Browser;

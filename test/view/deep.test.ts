@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diff } from '../../lib/view/diff';
 import { flame } from '../../lib/view/flame';
-import { repoRoot } from '../shared';
+import { repoRoot } from '../support/environment';
 import { launch, openPage } from './browser';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');

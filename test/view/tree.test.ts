@@ -18,7 +18,7 @@ import { aggregate } from '../../lib/query/aggregate';
 import { flame } from '../../lib/view/flame';
 import { buildViewData, statusClass, StatusClass, type ViewData, type ViewDataOptions } from '../../lib/view/tree';
 import { acceptedVectors, vectorDir } from '../support/vectors';
-import { sharedPath } from '../shared';
+import { sharedPath } from '../support/environment';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const view = require('../../lib/view/template/view-model.js') as {

@@ -12,7 +12,7 @@ import { infoLines } from '../../../lib/cli/commands/info';
 import { openProfiles } from '../../../lib/fleet/index';
 import { findRecordedBy } from '../../../lib/recorded-by';
 import { ProfileReader } from '../../../lib/tachyon/index';
-import { repoRoot } from '../../shared';
+import { repoRoot } from '../../support/environment';
 import { samplesOf } from '../../support/model';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');

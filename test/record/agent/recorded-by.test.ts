@@ -14,7 +14,7 @@ import { dumpProfile } from '../../../lib/tachyon/read/dump';
 import { RECORDED_BY_PREFIX, encodeRecordedBy, findRecordedBy, type RecordedBy } from '../../../lib/recorded-by';
 import { probeHeapSampler } from '../../../lib/record/heap/index';
 import { ProfileReader } from '../../../lib/tachyon/index';
-import { parseJsonExact, repoRoot, sharedPath } from '../../shared';
+import { parseJsonExact, repoRoot, sharedPath } from '../../support/environment';
 import { cpythonInterpreter } from '../../support/cpython.mjs';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');

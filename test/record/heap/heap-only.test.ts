@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { findRecordedBy } from '../../../lib/recorded-by';
 import { ProfileReader } from '../../../lib/tachyon/index';
 import { buildForTests } from '../../support/build';
-import { SLOWDOWN } from '../../shared';
+import { SLOWDOWN } from '../../support/environment';
 
 const t = buildForTests('profpack-heap-only-');
 const { dir } = t;

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openHeapTrace, ProfileReader } from '../../../lib/tachyon/index';
-import { repoRoot } from '../../shared';
+import { repoRoot } from '../../support/environment';
 import { childOutput, sleep, strayChildren } from '../../support/child';
 import { scratchDir } from '../../support/scratch-dir';
 

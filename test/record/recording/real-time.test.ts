@@ -14,7 +14,7 @@ import { openProfile } from '../../../lib/formats/index';
 import { aggregate } from '../../../lib/query/aggregate';
 import { ProfileReader } from '../../../lib/tachyon/index';
 import { buildForTests } from '../../support/build';
-import { SLOWDOWN } from '../../shared';
+import { SLOWDOWN } from '../../support/environment';
 
 describe('a recording written as pprof and speedscope keeps its real time', () => {
   const { build, dir: work } = buildForTests('profpack-real-time-');

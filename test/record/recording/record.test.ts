@@ -6,7 +6,7 @@ import { TickList } from '../../support/model';
 import { ChunkIngester } from '../../../lib/record/writer/index';
 import { HarvestEncoder } from '../../../lib/record/wire/index';
 import { startRecording } from '../../../lib/record/recording/index';
-import { SLOWDOWN } from '../../shared';
+import { SLOWDOWN } from '../../support/environment';
 
 function chunk(startTime: number, samples: number[], timeDeltas: number[]): CpuProfile {
   const cf = (functionName: string, url = '', lineNumber = -1, columnNumber = -1) => ({

@@ -9,12 +9,12 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeOf } from '../../helpers';
+import { codeOf } from '../../support/refusals';
 import { startRecording } from '../../../lib/record/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRotate, parseDuration } from '../../../lib/record/settings/index';
 import { RotationFiles } from '../../../lib/record/writer/index';
 import { compileBuild, type Build } from '../../support/build';
-import { SLOWDOWN } from '../../shared';
+import { SLOWDOWN } from '../../support/environment';
 
 let build: Build;
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-record-limits-'));

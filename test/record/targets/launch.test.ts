@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProfileReader } from '../../../lib/tachyon/index';
-import { SLOWDOWN, repoRoot } from '../../shared';
+import { SLOWDOWN, repoRoot } from '../../support/environment';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-launch-'));

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProfileReader } from '../../../lib/tachyon/index';
-import { SLOWDOWN, repoRoot } from '../../shared';
+import { SLOWDOWN, repoRoot } from '../../support/environment';
 import { isAlive, strayChildren } from '../../support/child';
 import { scratchDir } from '../../support/scratch-dir';
 

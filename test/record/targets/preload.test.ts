@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { probeHeapSampler } from '../../../lib/record/heap/index';
-import { SLOWDOWN, repoRoot } from '../../shared';
+import { SLOWDOWN, repoRoot } from '../../support/environment';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dist = path.join(repoRoot, 'dist');

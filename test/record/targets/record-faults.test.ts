@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProfileReader, recover } from '../../../lib/tachyon/index';
-import { repoRoot } from '../../shared';
+import { repoRoot } from '../../support/environment';
 import { childOutput, isAlive, sleep, strayChildren, type ChildOutput } from '../../support/child';
 import { scratchDir } from '../../support/scratch-dir';
 

@@ -22,7 +22,7 @@ function linesOf(
 ): Uint32Array {
   return sampleLines(chunk.samples, samplesInTimeOrder(chunk).order, lineTicks);
 }
-import { repoRoot } from '../../shared';
+import { repoRoot } from '../../support/environment';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-lines-'));

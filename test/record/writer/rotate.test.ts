@@ -17,7 +17,7 @@ import { RecordingHost } from '../../../lib/record/writer/index';
 import { HarvestEncoder } from '../../../lib/record/wire/index';
 import { checkRotate, parseDuration, type RotatedFileStats } from '../../../lib/record/settings/index';
 import { compileBuild, type Build } from '../../support/build';
-import { thrown } from '../../helpers';
+import { thrown } from '../../support/refusals';
 import { scratchDir } from '../../support/scratch-dir';
 
 const work = scratchDir('profpack-rotate-');

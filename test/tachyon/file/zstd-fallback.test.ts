@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { fallbackZstd, nodeZstd, type FallbackDecoder, type ZstdApi } from '../../../lib/tachyon/file/zstd-fallback';
-import { sharedPath } from '../../shared';
+import { sharedPath } from '../../support/environment';
 import { cpythonInterpreter } from '../../support/cpython.mjs';
 
 /** Counts the samples CPython 3.15's own reader replays from argv[1]. */

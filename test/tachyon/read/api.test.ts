@@ -7,8 +7,8 @@ import { backend } from '../../../lib/backend';
 import { ErrorCode } from '../../../lib/errors';
 import * as profpack from '../../../lib/index';
 import { ProfileReader } from '../../../lib/tachyon/read/reader';
-import { sharedPath } from '../../shared';
-import { thrown } from '../../helpers';
+import { sharedPath } from '../../support/environment';
+import { thrown } from '../../support/refusals';
 import { recordCalls } from '../../support/replay-calls';
 
 const vector = (name: string): string => sharedPath('vectors', 'tachyon', name);

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileReader } from '../../../lib/tachyon/read/reader';
 import { dumpProfile } from '../../../lib/tachyon/read/dump';
-import { parseJsonExact, sharedPath } from '../../shared';
+import { parseJsonExact, sharedPath } from '../../support/environment';
 import { cpythonInterpreter } from '../../support/cpython.mjs';
 import { choices, profileArb } from './reader-arbitraries';
 import { encodeProfile } from './reader-encoder';

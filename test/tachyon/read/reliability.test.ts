@@ -14,8 +14,8 @@ import { closeInput, openInput, readInput } from '../../../lib/input';
 import { MAX_TIMESTAMPS_PER_COLLECT, ProfileReader, ProfileWriter } from '../../../lib/tachyon/index';
 import { nativeReader } from '../../../lib/tachyon/read/native';
 import { craftTachyon, fullRecord, recordPrefix, STATUS } from '../../fuzz/craft';
-import { itRefusesArguments, thrown } from '../../helpers';
-import { repoRoot, sharedPath } from '../../shared';
+import { itRefusesArguments, thrown } from '../../support/refusals';
+import { repoRoot, sharedPath } from '../../support/environment';
 import { childJson } from '../../support/child';
 import { uleb128 } from '../../support/reference-leb128';
 

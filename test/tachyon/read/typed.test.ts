@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { ProfileReader } from '../../../lib/tachyon/read/reader';
 import { ProfileWriter } from '../../../lib/tachyon/write/writer';
 import type { ReaderOptions } from '../../../lib/tachyon/read/types';
-import { repoRoot, sharedPath } from '../../shared';
-import { thrown } from '../../helpers';
+import { repoRoot, sharedPath } from '../../support/environment';
+import { thrown } from '../../support/refusals';
 import { rng } from '../../support/rng.mjs';
 
 const vectors = sharedPath('vectors', 'tachyon');

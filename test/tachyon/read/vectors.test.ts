@@ -7,7 +7,7 @@ import { ProfileReader } from '../../../lib/tachyon/read/reader';
 import { dumpProfile, exactInteger, frameToJson, type Dump } from '../../../lib/tachyon/read/dump';
 import { readFileSync } from 'node:fs';
 import { isProfpackError } from '../../../lib/errors';
-import { readJsonExact, sharedPath } from '../../shared';
+import { readJsonExact, sharedPath } from '../../support/environment';
 
 const dir = sharedPath('vectors', 'tachyon');
 const files = readdirSync(dir)

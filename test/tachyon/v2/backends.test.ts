@@ -9,7 +9,7 @@ import { BlockKind, blockKindOf } from '../../../lib/tachyon/v2/format';
 import { zstdDecompress } from '../../../lib/tachyon/file/zstd';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../../shared';
+import { repoRoot } from '../../support/environment';
 import { memoryWriter } from '../../support/memory-writer';
 import { v2Native } from '../../../lib/tachyon/v2/native';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../../lib/tachyon/index';
-import { sharedPath } from '../../shared';
+import { sharedPath } from '../../support/environment';
 import { cpythonInterpreter } from '../../support/cpython.mjs';
 
 let python = '';

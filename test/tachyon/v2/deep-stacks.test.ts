@@ -15,7 +15,7 @@ import { ProfileWriter } from '../../../lib/tachyon/write/writer';
 import { ByteSink } from '../../../lib/tachyon/v2/bytes';
 import { BLOCK_COLUMNS, BLOCK_MAX_FRAMES, BlockKind, V2_MAX_STACK_DEPTH } from '../../../lib/tachyon/v2/format';
 import { SampleBlockReader, SampleBlockWriter, blockKindOf, v2Native } from '../../../lib/tachyon/v2/index';
-import { repoRoot } from '../../shared';
+import { repoRoot } from '../../support/environment';
 // @ts-expect-error plain ESM helper without types
 import { SHALLOW_FIXTURES, shallowSamples, writeShallow } from '../../fixtures/v2/make-shallow.mjs';
 import { testedBackends } from '../../support/backends';

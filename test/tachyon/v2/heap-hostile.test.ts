@@ -21,7 +21,7 @@ import {
   HeapRecordFlag,
   type HeapTotals,
 } from '../../../lib/tachyon/v2/heap-format';
-import { thrown } from '../../helpers';
+import { thrown } from '../../support/refusals';
 import { feedPlan, heapFileWriter, plannedTrace, type PlannedTrace } from '../../support/heap-traces';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-heap-bad-'));

@@ -11,7 +11,7 @@ import { ProfileReader, ProfileWriter, downgrade, openHeapTrace } from '../../..
 import { infoLines } from '../../../lib/cli/commands/info';
 import { readProfileV2 } from '../../../lib/tachyon/read/v2-file';
 import { HeaderFlag } from '../../../lib/tachyon/v2/format';
-import { thrown } from '../../helpers';
+import { thrown } from '../../support/refusals';
 import { feedPlan, heapFileWriter, plannedTrace, readBack } from '../../support/heap-traces';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-heap-'));

@@ -18,7 +18,7 @@ import { ByteSource } from '../../../lib/tachyon/v2/bytes';
 import type { V2Native } from '../../../lib/tachyon/v2/native';
 import { nativeTwin } from '../../fuzz/twins';
 import { readProfileV2 } from '../../../lib/tachyon/read/v2-file';
-import { thrown } from '../../helpers';
+import { thrown } from '../../support/refusals';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-model-'));
 let n = 0;

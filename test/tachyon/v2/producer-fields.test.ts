@@ -12,7 +12,7 @@ import { ModelWriter, ProfileReader } from '../../../lib/tachyon/index';
 import { decodeModelSection } from '../../../lib/tachyon/v2/model';
 import { ModelSectionEncoder } from '../../../lib/tachyon/v2/model-encoder';
 import { ProducerKind, type ProducerFields } from '../../../lib/tachyon/v2/producer-fields';
-import { thrown } from '../../helpers';
+import { thrown } from '../../support/refusals';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-producer-'));
 let n = 0;

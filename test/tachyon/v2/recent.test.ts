@@ -6,7 +6,7 @@ import { ProfileReader } from '../../../lib/index';
 import { RecentStackCoder, RecentStackDecoder } from '../../../lib/tachyon/v2/recent';
 import { StackPath } from '../../../lib/tachyon/v2/stacktable';
 import { decodeAll, decodeColumns, decodeError as decodeWith, sinks, type Columns } from './stack-columns';
-import { repoRoot } from '../../shared';
+import { repoRoot } from '../../support/environment';
 // @ts-expect-error plain ESM helper without types
 import { fixtureSamples } from '../../fixtures/v2/make.mjs';
 

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readProfileV2 } from '../../../lib/tachyon/read/v2-file';
 import { memoryWriter } from '../../support/memory-writer';
-import { sharedPath } from '../../shared';
+import { sharedPath } from '../../support/environment';
 // The benchmark's loader: the same Tachyon-shaped samples the sizes in bench/RESULTS.md come from.
 // @ts-expect-error plain ESM helper without types
 import { loadStream } from '../../../bench/_streams.mjs';

@@ -15,7 +15,7 @@ import { FOOTER_SIZE, HEADER_SIZE, Header } from '../../../lib/tachyon/format';
 import { ProfileWriter, type ProfileWriterOptions } from '../../../lib/tachyon/write/writer';
 import { ByteSink } from '../../../lib/tachyon/v2/bytes';
 import { BLOCK_COLUMNS, BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag } from '../../../lib/tachyon/v2/format';
-import { thrown } from '../../helpers';
+import { thrown } from '../../support/refusals';
 import { recordCalls } from '../../support/replay-calls';
 import { rng } from '../../support/rng.mjs';
 import { testedBackends } from '../../support/backends';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../../lib/errors';
 import { ProfileReader, type Sample } from '../../../lib/tachyon/read/reader';
 import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../../lib/tachyon/write/writer';
-import { inflatePrefix, readCode } from '../../helpers';
+import { inflatePrefix, readCode } from '../../support/refusals';
 import { scratchDir } from '../../support/scratch-dir';
 import { testedBackends } from '../../support/backends';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '../../shared';
+import { repoRoot } from '../../support/environment';
 import { cpythonInterpreter } from '../../support/cpython.mjs';
 import {
   materialize,

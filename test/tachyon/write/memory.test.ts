@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EMULATED } from '../../shared';
+import { EMULATED } from '../../support/environment';
 import { childJson } from '../../support/child';
 import { testedBackends } from '../../support/backends';
 

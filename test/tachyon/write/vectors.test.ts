@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sharedPath } from '../../shared';
+import { sharedPath } from '../../support/environment';
 import { ProfileWriter } from '../../../lib/tachyon/write/writer';
 import {
   applyStats,

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
-export const repoRoot = path.resolve(__dirname, '..');
+export const repoRoot = path.resolve(__dirname, '..', '..');
 /** ../shared beside the checkout (CI clones the repo with shared/ beside it). */
 export const sharedDir = path.resolve(repoRoot, '..', 'shared');
 

@@ -1,8 +1,8 @@
-/** Small assertions and decoders more than one suite needs. */
+/** Small assertions and decoders more than one suite needs: refusals (ProfpackError codes and messages), zstd prefixes. */
 import { expect, it } from 'vitest';
 import { DCtx } from 'zstd-napi/binding';
-import { ErrorCode, isProfpackError, type ProfpackError } from '../lib/errors';
-import { ProfileReader } from '../lib/tachyon/read/reader';
+import { ErrorCode, isProfpackError, type ProfpackError } from '../../lib/errors';
+import { ProfileReader } from '../../lib/tachyon/read/reader';
 
 /** Runs `fn`, which must throw a ProfpackError; returns it for the caller's checks. */
 export function thrown(fn: () => unknown): ProfpackError {
