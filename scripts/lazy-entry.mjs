@@ -70,7 +70,37 @@ function deferInternal(file, eager = new Set()) {
     return line;
   });
   let text = out.join('\n');
-  for (const name of deferred) text = text.replace(new RegExp(`\\b${name}\\.`, 'g'), `${name}().`);
+  for (const name of deferred) text = callDeferred(text, name);
+  if (!/^"use strict";\n/.test(text)) throw new Error(`lazy-entry: ${file} does not start with "use strict"`);
+  writeFileSync(file, text.replace('"use strict";\n', `"use strict";\n${marker}\n`));
+}
+
+/** Each `x_1.Name` read through its accessor, `x_1().Name`; `new x_1.Name(...)` as `new (x_1().Name)(...)`. */
+function callDeferred(text, name) {
+  return text
+    .replace(new RegExp(`\\bnew ${name}\\.(\\w+)`, 'g'), `new (${name}().$1)`)
+    .replace(new RegExp(`\\b${name}\\.`, 'g'), `${name}().`);
+}
+
+/**
+ * Defers the named modules a (non-entry) module requires, the same way: each is required at its first use. Each
+ * must be found as tsc emits it (`const x_1 = require("./spec");`), or the build fails.
+ */
+function deferSome(file, specs) {
+  const source = readFileSync(file, 'utf8');
+  if (source.includes(marker)) return;
+  const deferred = new Map();
+  const out = source.split('\n').map((line) => {
+    const m = /^(var|const) (\w+) = require\("(\.[^"]+)"\);$/.exec(line);
+    if (!m || !specs.includes(m[3])) return line;
+    const [, , name, spec] = m;
+    deferred.set(spec, name);
+    return `var ${name}_loaded;\nfunction ${name}() { return ${name}_loaded || (${name}_loaded = require("${spec}")); }`;
+  });
+  const missing = specs.filter((spec) => !deferred.has(spec));
+  if (missing.length > 0) throw new Error(`lazy-entry: no require of ${missing.join(', ')} in ${file}`);
+  let text = out.join('\n');
+  for (const name of deferred.values()) text = callDeferred(text, name);
   if (!/^"use strict";\n/.test(text)) throw new Error(`lazy-entry: ${file} does not start with "use strict"`);
   writeFileSync(file, text.replace('"use strict";\n', `"use strict";\n${marker}\n`));
 }
@@ -78,8 +108,24 @@ function deferInternal(file, eager = new Set()) {
 rewrite(path.join(dist, 'index.js'), new Set(['./errors', './backend'])); // small, and every first call needs them
 rewrite(path.join(dist, 'tachyon', 'index.js'), new Set());
 // The CLI registers only the command its command line names (lib/cli/main.ts): the others' modules never load.
-rewrite(path.join(dist, 'cli', 'main.js'), new Set(['./errors', './output']));
+rewrite(path.join(dist, 'cli', 'main.js'), new Set(['./errors']));
 // main.js reaches the commands through their entry, which defers each command module in turn.
 rewrite(path.join(dist, 'cli', 'commands', 'index.js'), new Set());
-for (const entry of ['record', 'record/heap', 'record/wire', 'profile', 'tachyon/write', 'tachyon/v2', 'tachyon/file'])
+for (const entry of [
+  'record',
+  'record/heap',
+  'record/settings',
+  'record/wire',
+  'profile',
+  'tachyon/write',
+  'tachyon/v2',
+  'tachyon/file',
+  'v8',
+])
   deferInternal(path.join(dist, ...entry.split('/'), 'index.js'));
+// Modules `record --heap` loads and never runs (issue 27, the CLI's own CPU): version 1's engines (heap files are
+// version 2), the zstd fallback's API (zstd-napi's binding is the API where it loads), the reader's checks behind the
+// tables' error paths (and the header reader they import).
+deferSome(path.join(dist, 'tachyon', 'write', 'writer.js'), ['./engine-js', './engine-native']);
+deferSome(path.join(dist, 'tachyon', 'file', 'zstd-binding.js'), ['./zstd-fallback']);
+deferSome(path.join(dist, 'tachyon', 'file', 'tables.js'), ['./layout']);

@@ -67,6 +67,9 @@ describe('renameReplacing and removeFile', () => {
     removeFile(to);
     expect(existsSync(to)).toBe(false);
     removeFile(to);
+    // A directory is not a file: refused, as fs.rmSync without `recursive` refuses it.
+    expect(() => removeFile(dir)).toThrow(expect.objectContaining({ code: expect.stringMatching(/^E/) }));
+    expect(existsSync(dir)).toBe(true);
   });
 
   it('passes a real failure through: a missing source', () => {

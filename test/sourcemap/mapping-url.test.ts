@@ -4,8 +4,14 @@
  * line ends of every kind (LF, CR, CRLF, U+2028, U+2029), comments inside strings or after code, several comments,
  * and bytes that are not UTF-8.
  */
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { makeFrame } from '../../lib/profile/index';
+import { SourceMapper } from '../../lib/sourcemap/index';
 import { lastSourceMappingUrl } from '../../lib/sourcemap/mapper';
 
 /** The pattern over the whole text, as the mapper searched before. */
@@ -55,6 +61,29 @@ describe('lastSourceMappingUrl', () => {
     );
   });
 
+  it("from a script's last bytes: the whole text's answer, or null when those bytes cannot tell", () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), fc.nat(), (pieces, cut) => {
+        const bytes = Buffer.concat(pieces);
+        const tail = bytes.subarray(bytes.length === 0 ? 0 : cut % bytes.length);
+        const fromTail = lastSourceMappingUrl(tail, false);
+        if (fromTail !== null) expect(fromTail).toBe(wholeText(bytes));
+        // All of the script given as its tail: its comment, unless that is on the first line (or there is none):
+        // null, as the bytes before a tail could change its first line.
+        const all = lastSourceMappingUrl(bytes, false);
+        const afterFirstLine = bytes.subarray(bytes.toString('latin1').search(/[\n\r]|$/));
+        expect(all).toBe(wholeText(afterFirstLine) ?? null);
+      }),
+      { numRuns: 3000 },
+    );
+    const script = Buffer.from('x = 1;\n//# sourceMappingURL=first.map\nf();\n//# sourceMappingURL=last.map\n', 'utf8');
+    expect(lastSourceMappingUrl(script.subarray(script.indexOf('f();')), false)).toBe('last.map');
+    expect(lastSourceMappingUrl(script.subarray(script.indexOf('\nf();')), false)).toBe('last.map');
+    // The last comment's line cut at the tail's start, or none in the tail: the bytes before decide.
+    expect(lastSourceMappingUrl(script.subarray(script.indexOf('# sourceMappingURL=last')), false)).toBeNull();
+    expect(lastSourceMappingUrl(script.subarray(script.length - 1), false)).toBeNull();
+  });
+
   it('the last comment counts; one inside a string or after code does not', () => {
     const script = (lines: string[]) => Buffer.from(lines.join('\n'), 'utf8');
     expect(lastSourceMappingUrl(script(['//# sourceMappingURL=one.map', 'f();', '//# sourceMappingURL=two.map']))).toBe(
@@ -73,5 +102,39 @@ describe('lastSourceMappingUrl', () => {
     const start = whole.indexOf('//# sourceMappingURL=inside');
     expect(lastSourceMappingUrl(new Uint8Array(whole.buffer, whole.byteOffset + start, 33))).toBe('inside.map');
     expect(lastSourceMappingUrl(whole.subarray(0, start))).toBe('outside.map');
+  });
+});
+
+describe('SourceMapper on a script larger than the tail it reads first', () => {
+  const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-mapping-url-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // 200 KB of lines between the code and the end: more than the 64 KiB read first.
+  const filler = '// filler line\n'.repeat(200_000 / 15);
+  const map = (source: string) => JSON.stringify({ version: 3, sources: [source], names: [], mappings: 'AAAA' });
+
+  function mapped(name: string, text: string): string {
+    const script = path.join(dir, `${name}.js`);
+    fs.writeFileSync(script, text);
+    const frame = makeFrame('f', pathToFileURL(script).href, 1, 1);
+    return new SourceMapper().mapFrame(frame).filename;
+  }
+
+  it('the comment on the last line, the only one near the top, or one after a decoy near the end', () => {
+    for (const at of ['tail', 'head', 'decoy']) fs.writeFileSync(path.join(dir, `${at}.map`), map(`${at}.ts`));
+    expect(mapped('tail', `f();\n${filler}//# sourceMappingURL=tail.map\n`)).toBe(
+      pathToFileURL(path.join(dir, 'tail.ts')).href,
+    );
+    expect(mapped('head', `f();\n//# sourceMappingURL=head.map\n${filler}`)).toBe(
+      pathToFileURL(path.join(dir, 'head.ts')).href,
+    );
+    // "sourceMappingURL=" in a string near the end is no comment: the comment near the top counts.
+    expect(mapped('decoy', `f();\n//# sourceMappingURL=decoy.map\n${filler}s = '//# sourceMappingURL=no.map';\n`)).toBe(
+      pathToFileURL(path.join(dir, 'decoy.ts')).href,
+    );
+    // The last comment's line longer than the tail: read whole, it still counts.
+    expect(mapped('long', `f();\n//# sourceMappingURL=tail.map${' '.repeat(100_000)}\n`)).toBe(
+      pathToFileURL(path.join(dir, 'tail.ts')).href,
+    );
+    expect(mapped('none', `f();\n${filler}`)).toBe(pathToFileURL(path.join(dir, 'none.js')).href);
   });
 });

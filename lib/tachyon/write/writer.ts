@@ -12,7 +12,7 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { backend } from '../../backend';
+import { backend, nativeModule } from '../../backend';
 import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
 import { SlotWriter } from '../../varint/index';
 import { FORMAT_VERSION_2, HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_LEVEL } from '../format';
@@ -20,7 +20,7 @@ import { ioError, reserveHeader, type HeaderSlots, type StatsValues } from '../f
 import { configWord, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { COUNTER_COUNT, deepStacks, writerStats, type EngineOptions, type SampleEngine } from './engine';
 import { JsSampleEngine } from './engine-js';
-import { NativeSampleEngine, tachyonWriterNative } from './engine-native';
+import { NativeSampleEngine } from './engine-native';
 import { createV2Engine } from './engine-v2';
 import { Keeper, type WriterLock, abandoned, checkKeeperOptions, openLocked } from './lifetime';
 import { StackInterner } from './stack-interner';
@@ -115,7 +115,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const which = options.backend ?? backend.name;
     if (which !== 'native' && which !== 'js')
       throw invalid(`backend must be 'native' or 'js', not ${String(which)}`, "'native' | 'js'");
-    if (which === 'native' && tachyonWriterNative === null) {
+    // The addon's module asked here, not through engine-native.ts: a version-2 writer never loads that file.
+    if (which === 'native' && nativeModule('tachyonWriter') === null) {
       throw new ProfpackError('the native writer was requested but the addon is not loaded', {
         code: ErrorCode.NATIVE_UNAVAILABLE,
       });
