@@ -55,24 +55,12 @@ Object.defineProperty(exports, "${m[1]}", { enumerable: true, get: function () {
  * not stay. `profpack record` loads only what it uses of the recorder, the model, the writer and version 2's codings.
  */
 function deferInternal(file, eager = new Set()) {
-  const source = readFileSync(file, 'utf8');
-  if (source.includes(marker)) return;
-  const deferred = [];
-  const out = source.split('\n').map((line) => {
-    if (/^(const|var) \w+ = require\("[^."][^"]*"\);$/.test(line)) return line;
-    const m = /^(var|const) (\w+) = require\("(\.[^"]+)"\);$/.exec(line);
-    if (m && !eager.has(m[3])) {
-      const [, , name, spec] = m;
-      deferred.push(name);
-      return `var ${name}_loaded;\nfunction ${name}() { return ${name}_loaded || (${name}_loaded = require("${spec}")); }`;
-    }
-    if (!m && /require\(/.test(line)) throw new Error(`lazy-entry: unrecognised require in ${file}: ${line}`);
-    return line;
-  });
-  let text = out.join('\n');
-  for (const name of deferred) text = callDeferred(text, name);
-  if (!/^"use strict";\n/.test(text)) throw new Error(`lazy-entry: ${file} does not start with "use strict"`);
-  writeFileSync(file, text.replace('"use strict";\n', `"use strict";\n${marker}\n`));
+  deferRequires(
+    file,
+    (spec) => !eager.has(spec),
+    true,
+    () => {},
+  );
 }
 
 /** Each `x_1.Name` read through its accessor, `x_1().Name`; `new x_1.Name(...)` as `new (x_1().Name)(...)`. */
@@ -87,20 +75,41 @@ function callDeferred(text, name) {
  * must be found as tsc emits it (`const x_1 = require("./spec");`), or the build fails.
  */
 function deferSome(file, specs) {
+  deferRequires(
+    file,
+    (spec) => specs.includes(spec),
+    false,
+    (deferred) => {
+      const found = new Set(deferred.values());
+      const missing = specs.filter((spec) => !found.has(spec));
+      if (missing.length > 0) throw new Error(`lazy-entry: no require of ${missing.join(', ')} in ${file}`);
+    },
+  );
+}
+
+/**
+ * deferInternal's and deferSome's one rewrite: each relative `require` whose spec `defers` accepts becomes an
+ * accessor that requires it at its first call, and every use goes through it. `strict`: any other require but a
+ * package's fails the build. `check(deferred: name -> spec)` runs before the file is written.
+ */
+function deferRequires(file, defers, strict, check) {
   const source = readFileSync(file, 'utf8');
   if (source.includes(marker)) return;
   const deferred = new Map();
   const out = source.split('\n').map((line) => {
+    if (/^(const|var) \w+ = require\("[^."][^"]*"\);$/.test(line)) return line;
     const m = /^(var|const) (\w+) = require\("(\.[^"]+)"\);$/.exec(line);
-    if (!m || !specs.includes(m[3])) return line;
-    const [, , name, spec] = m;
-    deferred.set(spec, name);
-    return `var ${name}_loaded;\nfunction ${name}() { return ${name}_loaded || (${name}_loaded = require("${spec}")); }`;
+    if (m && defers(m[3])) {
+      const [, , name, spec] = m;
+      deferred.set(name, spec);
+      return `var ${name}_loaded;\nfunction ${name}() { return ${name}_loaded || (${name}_loaded = require("${spec}")); }`;
+    }
+    if (strict && !m && /require\(/.test(line)) throw new Error(`lazy-entry: unrecognised require in ${file}: ${line}`);
+    return line;
   });
-  const missing = specs.filter((spec) => !deferred.has(spec));
-  if (missing.length > 0) throw new Error(`lazy-entry: no require of ${missing.join(', ')} in ${file}`);
+  check(deferred);
   let text = out.join('\n');
-  for (const name of deferred.values()) text = callDeferred(text, name);
+  for (const name of deferred.keys()) text = callDeferred(text, name);
   if (!/^"use strict";\n/.test(text)) throw new Error(`lazy-entry: ${file} does not start with "use strict"`);
   writeFileSync(file, text.replace('"use strict";\n', `"use strict";\n${marker}\n`));
 }
