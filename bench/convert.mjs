@@ -1,4 +1,4 @@
-// `npm run bench -- convert [--rounds N] [--samples N]`: whole processes on
+// `npm run bench -- convert [--rounds N] [--samples N] [--only TEXT] [--base DIR] [--dir DIR]`: whole processes on
 // 1 M-sample files made from the real Node stack streams (node_tsc and
 // node_terser of ../shared/data/stacks, played in turn until N samples), in
 // interleaved rounds, per-round median ratios, with each process's peak RSS
@@ -6,6 +6,8 @@
 //   Tachyon → collapsed, → pprof     ≥ 5× CPython 3.15's `replay --collapsed`, in less memory
 //   .cpuprofile → pprof, pprof → collapsed   ≥ 2× a straight pprof-format script (bench/_pprof_script.mjs)
 //   top on the 1 M-sample pprof       ≥ 2× `go tool pprof -top`
+// --only runs the rows whose work contains TEXT; --base DIR also runs another checkout's CLI
+// (e.g. /work/main) in the same rounds, for a before/after; --dir keeps the inputs elsewhere.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -24,7 +26,9 @@ const option = (name, fallback) => {
 };
 const ROUNDS = Number(option('rounds', '5'));
 const SAMPLES = Number(option('samples', '1000000'));
-const dir = path.join(os.tmpdir(), 'profpack-bench-convert');
+const only = option('only', '');
+const base = option('base', '');
+const dir = option('dir', path.join(os.tmpdir(), 'profpack-bench-convert'));
 mkdirSync(dir, { recursive: true });
 const python = cpythonInterpreter();
 const cli = path.join(root, 'dist', 'cli', 'main.js');
@@ -32,7 +36,7 @@ const pp = await import(path.join(root, 'dist', 'index.js'));
 
 // The inputs: a Tachyon file written by ProfileWriter, and the pprof/.cpuprofile pair of streams-1m.mjs.
 const tach = path.join(dir, `streams-${SAMPLES}.tach`);
-if (!existsSync(tach)) {
+if (!existsSync(tach) && 'Tachyon →'.includes(only)) {
   const writer = new pp.ProfileWriter(tach, { sampleIntervalUs: 1000n, startTimeUs: 1_000_000n, compression: 'zstd' });
   let written = 0;
   let clock = 1_000_000;
@@ -75,13 +79,13 @@ if (!existsSync(pprof) || !existsSync(cpuprofile))
     { stdio: 'inherit' },
   );
 
-/** One process: seconds (wall) and peak RSS (MB), by GNU time. */
+/** One process: CPU seconds (user + system: a shared machine's waits are not counted) and peak RSS (MB), by GNU time. */
 function timed(argv) {
-  const run = spawnSync('/usr/bin/time', ['-f', 'TIME %e %M', ...argv], { encoding: 'utf8', maxBuffer: 1 << 30 });
-  const m = /TIME (\S+) (\d+)\s*$/.exec(run.stderr);
+  const run = spawnSync('/usr/bin/time', ['-f', 'TIME %U %S %M', ...argv], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const m = /TIME (\S+) (\S+) (\d+)\s*$/.exec(run.stderr);
   if (run.status !== 0 || m === null)
     throw new Error(`${argv.join(' ')} failed (${run.status}): ${run.stderr.slice(-2000)}`);
-  return { s: Number(m[1]), mb: Number(m[2]) / 1024 };
+  return { s: Number(m[1]) + Number(m[2]), mb: Number(m[3]) / 1024 };
 }
 
 const out = (name) => path.join(dir, name);
@@ -129,18 +133,32 @@ const comparisons = [
 ];
 
 const rows = [];
-for (const c of comparisons) {
+for (const c of comparisons.filter((x) => x.what.includes(only))) {
   const ratios = [];
   const ours = [];
   const peers = [];
+  const bases = [];
+  const baseArgv =
+    c.ours[0] === process.execPath ? [c.ours[0], path.join(base, 'dist', 'cli', 'main.js'), ...c.ours.slice(2)] : null;
   for (let r = 0; r < ROUNDS; r++) {
     // Alternate which goes first, so a slow moment falls on both alike.
     const pair = r % 2 === 0 ? [timed(c.ours), timed(c.peer)] : [timed(c.peer), timed(c.ours)].reverse();
     ours.push(pair[0]);
     peers.push(pair[1]);
     ratios.push(pair[1].s / pair[0].s);
+    if (base && baseArgv) bases.push(timed(baseArgv));
   }
   const ratio = median(ratios);
+  if (bases.length > 0)
+    rows.push([
+      `${c.what} (base: ${base})`,
+      c.peerName,
+      `${median(bases.map((x) => x.s)).toFixed(2)} s / ${Math.max(...bases.map((x) => x.mb)).toFixed(0)} MB`,
+      '',
+      `${median(peers.map((p, i) => p.s / bases[i].s)).toFixed(2)}×`,
+      `${c.goal}×`,
+      '',
+    ]);
   rows.push([
     c.what,
     c.peerName,
@@ -164,8 +182,8 @@ console.log(
     [
       'work',
       'peer',
-      'profpack (median s / peak RSS)',
-      'peer (median s / peak RSS)',
+      'profpack (median CPU s / peak RSS)',
+      'peer (median CPU s / peak RSS)',
       'speed ratio (median per round)',
       'goal',
       '',

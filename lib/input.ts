@@ -18,8 +18,8 @@ export interface InputFile {
   /** Bytes, as measured by fstat at open. */
   readonly size: number;
   readonly stat: BigIntStats;
-  /** Set by watchInput: a digest of bytes [0, size) and the last fstat they were checked against. */
-  watch?: { digest: string; seen: BigIntStats };
+  /** Set by watchInput: the hash of the file's edges, how it was taken and the last fstat it was checked against. */
+  watch?: { hash: bigint; hasher: EdgeHasher; head: number; tail: number; seen: BigIntStats };
 }
 
 /** A ProfpackError for a failed fs call: the path, the OS code and the syscall in details. */
@@ -151,39 +151,59 @@ export function inputSize(path: string, code: ErrorCodeValue = ErrorCode.IO): nu
   return file.size;
 }
 
-/** SHA-1 of bytes [0, size) of the open file, read in 1 MiB pieces; null when they cannot all be read. */
-function digestOf(file: InputFile): string | null {
-  const hash = createHash('sha1');
-  const piece = Buffer.allocUnsafe(Math.max(1, Math.min(file.size, 1 << 20)));
-  let done = 0;
+/** Hashes the edges of an open file (watchInput): the JS twin is edgeHash, the native one the reader's addon. */
+export type EdgeHasher = (fd: number, size: number, head: number, tail: number) => bigint | null;
+
+const FNV_OFFSET = 0xcbf29ce484222325n;
+const FNV_PRIME = 0x100000001b3n;
+const U64 = (1n << 64n) - 1n;
+
+/**
+ * FNV-1a 64 of bytes [0, head) and [size - tail, size) of an open file, each
+ * cut to the file and never overlapping, by pread; null when they cannot all
+ * be read. Same value as the native edgeHash (native/tachyon/read/reader_napi.cc).
+ */
+export function edgeHash(fd: number, size: number, head: number, tail: number): bigint | null {
+  const first = Math.min(head, size);
+  const tailStart = size - Math.min(tail, size - first);
+  const bytes = Buffer.allocUnsafe(first + size - tailStart);
   try {
-    while (done < file.size) {
-      const n = readSync(file.fd, piece, 0, Math.min(piece.length, file.size - done), done);
-      if (n === 0) return null;
-      hash.update(piece.subarray(0, n));
-      done += n;
+    for (const [at, start, end] of [
+      [0, 0, first],
+      [first, tailStart, size],
+    ] as const) {
+      for (let done = 0; done < end - start;) {
+        const n = readSync(fd, bytes, at + done, end - start - done, start + done);
+        if (n === 0) return null;
+        done += n;
+      }
     }
   } catch {
     return null;
   }
-  return hash.digest('hex');
+  let hash = FNV_OFFSET;
+  for (let i = 0; i < bytes.length; i++) hash = ((hash ^ BigInt(bytes[i]!)) * FNV_PRIME) & U64;
+  return hash;
 }
 
 /**
- * Makes inputChange() judge the bytes read, not the file's metadata: a digest
- * of [0, size) is taken now, and a later append, chmod, rename or unlink
- * (which move size, mtime or ctime but leave those bytes) is no change; a
- * rewrite of them is (issue 29). Costs one more read of the file.
+ * Makes inputChange() judge the bytes the reader holds, not the file's
+ * metadata alone, without reading the file again (issue 39): a hash of its
+ * first `head` and last `tail` bytes (a Tachyon header and footer) is taken
+ * now by `hasher`. Later, a chmod, rename or unlink (ctime only) is no change;
+ * an append is none while those bytes are as they were (issue 29); a
+ * truncation, a rewrite of them, or a rewrite in place that keeps the size
+ * (mtime moved: its body cannot be judged without reading it) is.
  */
-export function watchInput(file: InputFile): void {
-  const digest = digestOf(file);
-  if (digest !== null) file.watch = { digest, seen: file.stat };
+export function watchInput(file: InputFile, hasher: EdgeHasher = edgeHash, head = 0, tail = 0): void {
+  const hash = hasher(file.fd, file.size, head, tail);
+  if (hash !== null) file.watch = { hash, hasher, head, tail, seen: file.stat };
 }
 
 /**
  * What changed since open ('size', 'mtime', 'content', ...), or null; a failed
- * fstat counts as a change. A watched input (watchInput) is changed only when
- * the bytes [0, size) are: metadata alone is re-checked against them.
+ * fstat counts as a change. A watched input (watchInput) is judged by size,
+ * mtime and the hash of its edges; ctime and links alone are no change.
  */
 export function inputChange(file: InputFile): string | null {
   let now: BigIntStats;
@@ -208,8 +228,10 @@ export function inputChange(file: InputFile): string | null {
     watch.seen = now;
     return null;
   }
-  // Written to since: an append leaves [0, size) as it was, a rewrite does not.
-  if (digestOf(file) !== watch.digest) return 'content';
+  // Written to since: an append leaves the edges of [0, size) as they were, a rewrite of them does not.
+  if (watch.hasher(file.fd, file.size, watch.head, watch.tail) !== watch.hash) return 'content';
+  // Same size, newer mtime: rewritten in place, where only reading it all could tell whether its body is the same.
+  if (now.size === BigInt(file.size)) return 'mtime';
   watch.seen = now;
   return null;
 }

@@ -139,11 +139,48 @@ function flattenNested(input: {
 }
 
 function medianGap(deltas: number[]): number {
-  const sorted = deltas
-    .slice(1)
-    .filter((d) => d > 0)
-    .sort((a, b) => a - b);
-  return sorted[sorted.length >> 1] ?? 0;
+  // A typed sort: numeric without a comparator call per pair (1 M deltas: ~7 % of a conversion before).
+  const positive = new Float64Array(Math.max(0, deltas.length - 1));
+  let n = 0;
+  for (let i = 1; i < deltas.length; i++) if (deltas[i]! > 0) positive[n++] = deltas[i]!;
+  const sorted = positive.subarray(0, n).sort();
+  return n > 0 ? sorted[n >> 1]! : 0;
+}
+
+/**
+ * Node id -> its place in `nodes`, -1 when absent: one Int32Array when ids are
+ * small integers (V8 numbers them 1..n), a Map otherwise. Two nodes with one id are refused.
+ */
+function nodeIndex(nodes: CpuProfileNode[]): (id: number) => number {
+  let max = -1;
+  let dense = true;
+  for (const node of nodes) {
+    if (
+      node === null ||
+      typeof node !== 'object' ||
+      typeof node.id !== 'number' ||
+      node.callFrame === null ||
+      typeof node.callFrame !== 'object'
+    )
+      throw bad('a node without id or callFrame');
+    if (!Number.isInteger(node.id) || node.id < 0) dense = false;
+    else if (node.id > max) max = node.id;
+  }
+  if (dense && max < 4 * nodes.length + 1024) {
+    const at = new Int32Array(max + 1).fill(-1);
+    for (let k = 0; k < nodes.length; k++) {
+      const id = nodes[k]!.id;
+      if (at[id] !== -1) throw bad(`two nodes have id ${id}`);
+      at[id] = k;
+    }
+    return (id) => (Number.isInteger(id) && id >= 0 && id <= max ? at[id]! : -1);
+  }
+  const at = new Map<number, number>();
+  for (let k = 0; k < nodes.length; k++) {
+    if (at.has(nodes[k]!.id)) throw bad(`two nodes have id ${nodes[k]!.id}`);
+    at.set(nodes[k]!.id, k);
+  }
+  return (id) => at.get(id) ?? -1;
 }
 
 function readCpuProfile(doc: unknown): ProfileBuilder {
@@ -175,89 +212,92 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
   const span = Math.round(Number(profile.endTime) - Number(profile.startTime));
   if (Number.isSafeInteger(span) && span > 0) out.meta.durationUs = BigInt(span);
 
-  const byId = new Map<number, CpuProfileNode>();
-  for (const node of profile.nodes) {
-    if (
-      node === null ||
-      typeof node !== 'object' ||
-      typeof node.id !== 'number' ||
-      node.callFrame === null ||
-      typeof node.callFrame !== 'object'
-    )
-      throw bad('a node without id or callFrame');
-    if (byId.has(node.id)) throw bad(`two nodes have id ${node.id}`);
-    byId.set(node.id, node);
-  }
-  const parent = new Map<number, number>();
-  for (const node of profile.nodes) {
-    if (node.children !== undefined && !Array.isArray(node.children))
-      throw bad(`node ${node.id}'s children is not an array`);
-    for (const child of node.children ?? []) {
-      if (!byId.has(child)) throw bad(`node ${node.id} names missing child ${child}`);
-      if (parent.has(child)) throw bad(`node ${child} has two parents`);
-      parent.set(child, node.id);
+  // Nodes resolved once into arrays indexed by their place in `nodes` (issue 39: no Map per node or per sample).
+  const nodes = profile.nodes;
+  const count = nodes.length;
+  const index = nodeIndex(nodes);
+  const parent = new Int32Array(count).fill(-1);
+  for (let k = 0; k < count; k++) {
+    const children = nodes[k]!.children;
+    if (children === undefined) continue;
+    if (!Array.isArray(children)) throw bad(`node ${nodes[k]!.id}'s children is not an array`);
+    for (const child of children) {
+      const c = index(child);
+      if (c < 0) throw bad(`node ${nodes[k]!.id} names missing child ${child}`);
+      if (parent[c] !== -1) throw bad(`node ${child} has two parents`);
+      parent[c] = k;
     }
   }
-  const threadOfNode = new Map<number, number>();
+  // A thread's marker node (profpack's `$profpack.threads`) starts that thread's stacks; -1: none.
+  const threadOfNode = new Int32Array(count).fill(-1);
   let defaultThread = -1;
   for (const t of Array.isArray(meta?.threads) ? meta.threads : []) {
     const id = out.internThread(BigInt(t.threadId), Number(t.interpreterId ?? 0));
-    if (typeof t.nodeId === 'number') threadOfNode.set(t.nodeId, id);
-    else defaultThread = id;
+    if (typeof t.nodeId !== 'number') defaultThread = id;
+    else if (index(t.nodeId) >= 0) threadOfNode[index(t.nodeId)] = id;
   }
   if (defaultThread < 0) defaultThread = out.internThread(0n);
 
-  // Stack and thread of every node reachable from a root, parents first (no recursion: trees can be deep).
-  const stackOf = new Map<number, { stack: number; thread: number }>();
+  // Stack, thread and leaf status of every node reachable from a root, parents first (no recursion: trees can be deep).
+  const stackOf = new Uint32Array(count);
+  const threadOf = new Int32Array(count).fill(-1);
+  const statusOf = new Uint8Array(count);
   const pending: number[] = [];
-  for (const node of profile.nodes) {
-    if (parent.has(node.id)) continue;
-    stackOf.set(node.id, { stack: 0, thread: threadOfNode.get(node.id) ?? defaultThread });
-    pending.push(node.id);
+  for (let k = 0; k < count; k++) {
+    if (parent[k] !== -1) continue;
+    threadOf[k] = threadOfNode[k] !== -1 ? threadOfNode[k]! : defaultThread;
+    statusOf[k] = statusForV8Leaf(undefined, undefined);
+    pending.push(k);
   }
   while (pending.length > 0) {
-    const id = pending.pop()!;
-    const here = stackOf.get(id)!;
-    for (const child of byId.get(id)!.children ?? []) {
-      const thread = threadOfNode.get(child);
-      const node = byId.get(child)!;
-      const entry =
-        thread !== undefined && node.callFrame.url === THREAD_FRAME_URL
-          ? { stack: 0, thread }
-          : { stack: out.stacks.push(here.stack, out.internFrame(frameFromV8(node.callFrame))), thread: here.thread };
-      stackOf.set(child, entry);
-      pending.push(child);
+    const k = pending.pop()!;
+    for (const child of nodes[k]!.children ?? []) {
+      const c = index(child);
+      const cf = nodes[c]!.callFrame;
+      if (threadOfNode[c] !== -1 && cf.url === THREAD_FRAME_URL) {
+        threadOf[c] = threadOfNode[c]!;
+        statusOf[c] = statusForV8Leaf(undefined, undefined);
+      } else {
+        stackOf[c] = out.stacks.push(stackOf[k]!, out.internFrame(frameFromV8(cf)));
+        threadOf[c] = threadOf[k]!;
+        statusOf[c] = statusForV8Leaf(cf.functionName, cf.url);
+      }
+      pending.push(c);
     }
   }
 
-  // positionTicks: the lines each node's samples fell on, handed out in order.
-  const ticksLeft = new Map<number, { lines: { line: number; ticks: number }[]; at: number; used: number }>();
-  for (const node of profile.nodes) {
-    if (Array.isArray(node.positionTicks) && node.positionTicks.length > 0)
-      ticksLeft.set(node.id, { lines: node.positionTicks, at: 0, used: 0 });
+  // positionTicks: the lines each node's samples fell on, handed out in order, each line's label set interned once.
+  const ticks: { lines: { line: number; ticks: number }[]; labels: number[]; at: number; used: number }[] = [];
+  const ticksOf = new Int32Array(count).fill(-1);
+  for (let k = 0; k < count; k++) {
+    const lines = nodes[k]!.positionTicks;
+    if (Array.isArray(lines) && lines.length > 0) {
+      ticksOf[k] = ticks.length;
+      ticks.push({ lines, labels: [], at: 0, used: 0 });
+    }
   }
-  const lineLabel = (nodeId: number): number => {
-    const t = ticksLeft.get(nodeId);
-    if (t === undefined) return 0;
+  const lineLabel = (k: number): number => {
+    if (ticksOf[k] === -1) return 0;
+    const t = ticks[ticksOf[k]!]!;
     while (t.at < t.lines.length && t.used >= Number(t.lines[t.at]!.ticks)) {
       t.at++;
       t.used = 0;
     }
     if (t.at >= t.lines.length) return 0;
     t.used++;
-    return out.internLabels([{ key: LINE_LABEL, num: Number(t.lines[t.at]!.line) }]);
+    return (t.labels[t.at] ??= out.internLabels([{ key: LINE_LABEL, num: Number(t.lines[t.at]!.line) }]));
   };
 
   const n = samples.length;
   const times = new Float64Array(n);
   const threads = new Uint32Array(n);
-  const stacks = new Uint32Array(n);
+  const at = new Int32Array(n);
   let time = startUs;
   for (let i = 0; i < n; i++) {
-    const at = stackOf.get(samples[i]!);
-    if (at === undefined)
+    const k = index(samples[i]!);
+    if (k < 0 || threadOf[k] === -1)
       throw bad(
-        byId.has(samples[i]!)
+        k >= 0
           ? `sample ${i} names node ${samples[i]}, which no root reaches (a cycle)`
           : `sample ${i} names missing node ${samples[i]}`,
       );
@@ -265,20 +305,18 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
     if (!Number.isFinite(delta)) throw bad(`timeDeltas[${i}] is not a number`);
     time += delta;
     times[i] = time;
-    threads[i] = at.thread;
-    stacks[i] = at.stack;
+    threads[i] = threadOf[k]!;
+    at[i] = k;
   }
   const gaps = new Float64Array(n);
   gapsToNext(threads, times, n, nominalUs, gaps);
   const statuses = Array.isArray(meta?.status) && meta.status.length === n ? meta.status : undefined;
   const values = [1, 0];
+  out.reserve(n);
   for (let i = 0; i < n; i++) {
-    const leaf = byId.get(samples[i]!)!.callFrame;
-    const status =
-      statuses?.[i] ??
-      statusForV8Leaf(stacks[i] === 0 ? undefined : leaf.functionName, stacks[i] === 0 ? undefined : leaf.url);
+    const k = at[i]!;
     values[1] = Math.round(gaps[i]!);
-    out.add(stacks[i]!, threads[i]!, times[i]!, Number(status) & 0xff, values, lineLabel(samples[i]!));
+    out.add(stackOf[k]!, threads[i]!, times[i]!, Number(statuses?.[i] ?? statusOf[k]) & 0xff, values, lineLabel(k));
   }
   return out;
 }

@@ -96,6 +96,7 @@ class PprofEncoder {
   private readonly threadBytes = new Map<number, Uint8Array>();
   private readonly frameBuf = { buffer: new Uint32Array(256) };
   private readonly usedFrames: Uint8Array[] = [];
+  private readonly scratch = new ByteSink(1024);
   readonly carry: Float64Array;
   readonly timeKey: number;
   readonly timeUnit: number;
@@ -119,15 +120,22 @@ class PprofEncoder {
     let bytes = this.stackBytes.get(id);
     if (bytes === undefined) {
       const depth = this.source.stacks.frames(id, this.frameBuf);
-      const sink = new ByteSink(depth * 2 + 4);
       const frames = this.frameBuf.buffer;
-      const packed = new ByteSink(depth * 2 + 1);
-      for (let i = 0; i < depth; i++) {
-        packed.uvarint(frames[i]! + 1);
-        this.markFrame(frames[i]!);
+      // One reused scratch sink (issue 39): the payload's length first, then tag, length and ids, copied out once.
+      const sink = this.scratch;
+      sink.clear();
+      if (depth > 0) {
+        let length = 0;
+        for (let i = 0; i < depth; i++) {
+          const v = frames[i]! + 1;
+          length += v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
+          this.markFrame(frames[i]!);
+        }
+        sink.uvarint(tagOf(SampleField.locationId, WireType.bytes));
+        sink.uvarint(length);
+        for (let i = 0; i < depth; i++) sink.uvarint(frames[i]! + 1);
       }
-      if (depth > 0) bytesField(sink, SampleField.locationId, packed.view());
-      bytes = sink.take();
+      bytes = sink.view().slice();
       this.stackBytes.set(id, bytes);
     }
     return bytes;

@@ -51,6 +51,11 @@ export class ProfileBuilder extends SourceTables implements ProfileSource {
     this.count = i + 1;
   }
 
+  /** Makes room for `rows` more records at once (a reader that knows its count grows the columns once). */
+  reserve(rows: number): void {
+    if (this.count + rows > this.rows.stack.length) this.grow(this.count + rows);
+  }
+
   /** Appends every row of a batch whose ids already point into this builder's tables. */
   addBatch(b: SampleBatch): void {
     while (this.rows.stack.length < this.count + b.length) this.grow();
@@ -75,9 +80,9 @@ export class ProfileBuilder extends SourceTables implements ProfileSource {
       yield sliceBatch(this.rows, from, Math.min(this.count, from + BATCH_ROWS));
   }
 
-  private grow(): void {
+  private grow(rows = this.rows.stack.length * 2): void {
     const old = this.rows;
-    const next = newBatch(old.stack.length * 2, old.values.length);
+    const next = newBatch(rows, old.values.length);
     next.stack.set(old.stack);
     next.thread.set(old.thread);
     next.time.set(old.time);

@@ -52,6 +52,30 @@ describe('.cpuprofile read: real time per sample', () => {
     });
   }
 
+  // Nodes are resolved through one array when ids are small integers, else a Map (issue 39): both read alike.
+  for (const [what, remap] of [
+    ['sparse ids', (id: number) => id * 1_000_003 + 7],
+    ['negative ids', (id: number) => -id],
+    ['fractional ids', (id: number) => id + 0.5],
+  ] as const) {
+    it(`${what}, nodes in reverse order: the same DevTools per-function times`, () => {
+      const json = load(heavy);
+      json.nodes.reverse();
+      for (const n of json.nodes) {
+        n.id = remap(n.id);
+        if (n.children) n.children = n.children.map(remap);
+      }
+      json.samples = json.samples.map(remap);
+      const src = read(cpuprofileAdapter, JSON.stringify(json));
+      expect(totals(src, 0).total).toBe(json.samples.length);
+      const wall = totals(src, 1);
+      const theirs = devtoolsSelf(json);
+      expect(wall.total).toBe(theirs.total * 1000);
+      for (const [name, us] of theirs.self)
+        expect(wall.self.get(name === '(root)' ? '(empty)' : name), name).toBe(us * 1000);
+    });
+  }
+
   it('keeps positionTicks: the line hits come back out per node', () => {
     const json = load(heavy);
     const src = read(cpuprofileAdapter, readFileSync(heavy));

@@ -30,6 +30,8 @@ export interface NativeTachyonReader {
    */
   readRange(file: NativeFile, start: number, end: number): Uint8Array;
   closeFile(file: NativeFile): void;
+  /** FNV-1a 64 of a descriptor's first `head` and last `tail` bytes, by pread (lib/input.ts edgeHash is its twin). */
+  edgeHash(fd: number, size: number, head: number, tail: number): bigint | null;
   /** A decoder writing into the given buffers (kept alive by the decoder). */
   createDecoder(
     littleEndian: boolean,

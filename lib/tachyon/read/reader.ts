@@ -9,8 +9,8 @@
  */
 import { backend } from '../../backend';
 import { ErrorCode, ProfpackError, invalidArgument } from '../../errors';
-import { closeInput, inputChange, openInput, readInput, watchInput, type InputFile } from '../../input';
-import { HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
+import { closeInput, edgeHash, inputChange, openInput, readInput, watchInput, type InputFile } from '../../input';
+import { FOOTER_SIZE, HEADER_SIZE, ZSTD_MAX_DECOMPRESSED } from '../format';
 import {
   checkTableCounts,
   parseFrameTable,
@@ -206,8 +206,8 @@ export class ProfileReader {
     const native = ProfileReader.pick(options);
     const input = openInput(path, ErrorCode.TACHYON_IO);
     try {
-      // Between windows the bytes read are checked, not the metadata: an append, chmod or unlink goes on.
-      watchInput(input);
+      // Between windows the header and footer are checked, not the metadata alone: an append, chmod or unlink goes on.
+      watchInput(input, native ? native.edgeHash : edgeHash, HEADER_SIZE, FOOTER_SIZE);
       if (native) {
         const file = native.openFile(input.fd, input.size, path);
         // A small file is copied once (one crossing) and open reads header, footer and tables from the copy.

@@ -3,11 +3,13 @@
 // arrays, one crossing per window of records.
 #include <napi.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
 #include "common/errors.h"
 #include "common/module_registry.h"
+#include "platform/file.h"
 #include "platform/sigbus_guard.h"
 #include "common/typed_array.h"
 #include "tachyon/read/reader_file.h"
@@ -70,6 +72,36 @@ Napi::Value ReadRange(const Napi::CallbackInfo& info) {
     throw MakeProfpackError(env, kFileChanged, kShrankMessage, static_cast<int64_t>(start));
   }
   return buffer;
+}
+
+// edgeHash(fd, size, head, tail) -> bigint | null: FNV-1a 64 of bytes [0, head) and [size - tail, size) (each cut to
+// the file, never overlapping), preads only; null when they cannot all be read. The change check of
+// lib/input.ts (watchInput); lib/input.ts's edgeHash is its JS twin and must give the same value.
+Napi::Value EdgeHash(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "edgeHash(fd, size, head, tail)");
+  const int fd = info[0].As<Napi::Number>().Int32Value();
+  const size_t size = IndexArg(info, 1, "size");
+  const size_t head = std::min(IndexArg(info, 2, "head"), size);
+  const size_t tailStart = size - std::min(IndexArg(info, 3, "tail"), size - head);
+  uint8_t bytes[512];
+  if (head > sizeof bytes / 2 || size - tailStart > sizeof bytes / 2)
+    throw Napi::RangeError::New(env, "edges too long");
+  int err = 0;
+  const platform::Descriptor d = platform::FromNodeFd(fd, err);
+  size_t have = 0;
+  auto read = [&](size_t at, size_t length) {
+    while (length > 0) {
+      const int64_t n = platform::ReadAt(d, bytes + have, length, at, err);
+      if (n <= 0) return false;
+      have += static_cast<size_t>(n), at += static_cast<size_t>(n), length -= static_cast<size_t>(n);
+    }
+    return true;
+  };
+  if (err != 0 || !read(0, head) || !read(tailStart, size - tailStart)) return env.Null();
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < have; i++) hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+  return Napi::BigInt::New(env, hash);
 }
 
 Napi::Value CloseFile(const Napi::CallbackInfo& info) {
@@ -229,6 +261,7 @@ Napi::Value DecoderStats(const Napi::CallbackInfo& info) {
 void InitTachyonReader(Napi::Env env, Napi::Object exports) {
   exports.Set("openFile", Napi::Function::New(env, OpenFile, "openFile"));
   exports.Set("readRange", Napi::Function::New(env, ReadRange, "readRange"));
+  exports.Set("edgeHash", Napi::Function::New(env, EdgeHash, "edgeHash"));
   exports.Set("closeFile", Napi::Function::New(env, CloseFile, "closeFile"));
   exports.Set("createDecoder", Napi::Function::New(env, CreateDecoder, "createDecoder"));
   exports.Set("decodeBytes", Napi::Function::New(env, DecodeBytes, "decodeBytes"));

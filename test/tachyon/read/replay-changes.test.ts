@@ -1,9 +1,10 @@
 /**
  * Replay and the file under it (issue 29): changes that keep the bytes the
  * reader reads (an append, chmod, rename, unlink, a file renamed over the
- * path, a rewrite with the same bytes) do not stop a replay; a change of
- * those bytes (a rewrite in place, a truncation) still does, with
- * ERR_TACHYON_FILE_CHANGED. Both backends, both compressions.
+ * path) do not stop a replay; a change of those bytes (a rewrite in place, a
+ * truncation) still does, with ERR_TACHYON_FILE_CHANGED. Both backends, both
+ * compressions. Open reads the header and footer, never the body again
+ * (issue 39): a same-size rewrite is a change even with the same bytes.
  */
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,9 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isProfpackError } from '../../../lib/errors';
 import { ProfileReader, ProfileWriter } from '../../../lib/tachyon/index';
+import { edgeHash } from '../../../lib/input';
+import { nativeReader } from '../../../lib/tachyon/read/native';
+import fc from 'fast-check';
 import { testedBackends } from '../../support/backends';
 
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-replay-changes-'));
@@ -58,13 +62,6 @@ const keeping: [string, (file: string) => void][] = [
       fs.renameSync(`${f}.new`, f);
     },
   ],
-  [
-    'a rewrite with the same bytes',
-    (f) => {
-      fs.writeFileSync(f, fs.readFileSync(f));
-      touch(f);
-    },
-  ],
 ];
 
 const altering: [string, (file: string) => void][] = [
@@ -78,6 +75,32 @@ const altering: [string, (file: string) => void][] = [
     },
   ],
   ['a truncation', (f) => fs.truncateSync(f, 100)],
+  [
+    // Only reading the whole body again could tell it is the same: open reads the header and footer (issue 39).
+    'a rewrite with the same bytes',
+    (f) => {
+      fs.writeFileSync(f, fs.readFileSync(f));
+      touch(f);
+    },
+  ],
+  [
+    'an append after a rewrite of the header',
+    (f) => {
+      const fd = fs.openSync(f, 'r+');
+      fs.writeSync(fd, Buffer.from([0xee]), 0, 1, 20);
+      fs.closeSync(fd);
+      fs.appendFileSync(f, Buffer.alloc(4096, 7));
+    },
+  ],
+  [
+    'an append after a rewrite of the footer',
+    (f) => {
+      const fd = fs.openSync(f, 'r+');
+      fs.writeSync(fd, Buffer.from([0xee]), 0, 1, fs.fstatSync(fd).size - 5);
+      fs.closeSync(fd);
+      fs.appendFileSync(f, Buffer.alloc(4096, 7));
+    },
+  ],
 ];
 
 describe.each(testedBackends)('%s', (which) => {
@@ -93,4 +116,64 @@ describe.each(testedBackends)('%s', (which) => {
       });
     }
   }
+});
+
+/** Bytes this process has read by read(2)/pread(2) so far (Linux), or null where /proc/self/io is missing. */
+function bytesRead(): number | null {
+  try {
+    return Number(/^rchar: (\d+)$/m.exec(fs.readFileSync('/proc/self/io', 'latin1'))![1]);
+  } catch {
+    return null;
+  }
+}
+
+describe('open reads O(header), not the file (issue 39)', () => {
+  // Uncompressed, above the native reader's 256 KiB copy: open maps it and reads header, tables and footer.
+  const big = path.join(dir, 'big.tach');
+  const w = new ProfileWriter(big, { sampleIntervalUs: 1000, compression: 'none' });
+  const f = Array.from({ length: 64 }, (_, i) => w.internFrame({ filename: 'b.py', funcname: `g${i}`, lineno: i + 1 }));
+  for (let i = 0; i < 400_000; i++) w.writeStack(1, 0, 1000 + i * 1000, 0, [f[(i * 13) % 64]!, f[(i * 5) % 64]!]);
+  w.finalize();
+  const size = fs.statSync(big).size;
+
+  it.each(testedBackends)('%s: bytes read by open', (which) => {
+    const before = bytesRead();
+    if (before === null) return;
+    const reader = ProfileReader.open(big, { backend: which });
+    const read = bytesRead()! - before;
+    reader.close();
+    expect(size).toBeGreaterThan(2 << 20);
+    // The reading of /proc/self/io itself is a few hundred bytes; the JS twin reads the file once (it holds it all).
+    if (which === 'native') expect(read).toBeLessThan(64 << 10);
+    else expect(read).toBeLessThan(size + (64 << 10));
+  });
+
+  it('the edge hash is FNV-1a 64 of header and footer, the same from both backends', () => {
+    // Under PROFPACK_BACKEND=js the addon is not loaded: the JS twin is checked against the oracle alone.
+    const native = nativeReader();
+    const file = path.join(dir, 'edges.bin');
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), fc.nat(100), fc.nat(100), (bytes, head, tail) => {
+        fs.writeFileSync(file, bytes);
+        const fd = fs.openSync(file, 'r');
+        try {
+          const js = edgeHash(fd, bytes.length, head, tail);
+          if (native) expect(native.edgeHash(fd, bytes.length, head, tail)).toBe(js);
+          // The oracle: FNV-1a 64 of the bytes themselves, the head then the tail, never overlapping.
+          const first = Math.min(head, bytes.length);
+          const from = bytes.length - Math.min(tail, bytes.length - first);
+          let h = 0xcbf29ce484222325n;
+          for (const b of [...bytes.subarray(0, first), ...bytes.subarray(from)])
+            h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);
+          expect(js).toBe(h);
+          // A file shorter than it is said to be: null on both.
+          expect(edgeHash(fd, bytes.length + 1, head, tail + 1)).toBeNull();
+          if (native) expect(native.edgeHash(fd, bytes.length + 1, head, tail + 1)).toBeNull();
+        } finally {
+          fs.closeSync(fd);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
 });
