@@ -15,6 +15,7 @@ import {
   comparisonCount,
   cpuprofileTruth,
   failedComparisons,
+  goPprof,
   near,
   pprofRaw,
   pprofTruth,
@@ -166,6 +167,54 @@ describe('pprof inputs against go tool pprof -raw', () => {
       const duration = Number(/^Duration: ([\d.]+)/m.exec(raws.get(file)!.header)?.[1]);
       const within = await top(file, '--from', '0', '--to', String(Math.ceil(duration * 1000) + 10));
       same(within.total, whole.total, `${name}: value within [start, start + duration]`);
+    }
+  }, 60_000);
+});
+
+describe('diff and negative values against go tool pprof -diff_base', () => {
+  const base = shared('go-runtime-pprof.cpu.pb.gz');
+  const next = shared('go-runtime-pprof-labels.cpu.pb.gz');
+
+  it('diff BASE NEW: totals and the self change per function, per type', async () => {
+    const delta = pprofTruth(await pprofRaw(next, base));
+    const baseTruth = pprofTruth(raws.get(base)!);
+    const nextTruth = pprofTruth(raws.get(next)!);
+    for (const type of delta.total.keys()) {
+      const r = await profpack(['diff', '--json', '-n', '0', '--sample-type', type, base, next]);
+      same(r.status, 0, `diff ${type}: exit status (${r.stderr.trim()})`);
+      if (r.status !== 0) continue;
+      const json = JSON.parse(r.stdout) as {
+        baseTotal: number;
+        newTotal: number;
+        rows: { funcname: string; selfDelta: number }[];
+      };
+      same(json.baseTotal, baseTruth.total.get(type), `diff ${type}: base total`);
+      same(json.newTotal, nextTruth.total.get(type), `diff ${type}: new total`);
+      const got = new Map<string, number>();
+      for (const row of json.rows) got.set(row.funcname, (got.get(row.funcname) ?? 0) + row.selfDelta);
+      sameMap(got, delta.self.get(type)!, `diff ${type}: self change per function`);
+    }
+  }, 60_000);
+
+  it('a profile with negative values (go tool pprof -proto -diff_base): read exactly; speedscope and collapsed refuse it with a code', async () => {
+    const file = path.join(dir, 'go-diff.pb.gz');
+    writeFileSync(file, Buffer.from(await goPprof(['-proto', `-diff_base=${base}`, next]), 'latin1'));
+    const raw = await pprofRaw(file);
+    const truth = pprofTruth(raw);
+    same(
+      raw.samples.some((x) => x.values[0]! < 0),
+      true,
+      'go-diff.pb.gz: go says it holds negative values',
+    );
+    for (const type of truth.total.keys()) {
+      const got = await top(file, '--sample-type', type);
+      near(got.total, truth.total.get(type)!, 0, `go-diff.pb.gz: top total ${type}`);
+      sameMap(selfByName(got), truth.self.get(type)!, `go-diff.pb.gz: top self ${type}`);
+    }
+    for (const ext of ['collapsed', 'speedscope.json']) {
+      const r = await profpack(['convert', '-q', file, '-o', path.join(dir, `go-diff.${ext}`)]);
+      same(r.status, 2, `go-diff.pb.gz → ${ext}: negative values refused (exit status)`);
+      same(/^profpack: ERR_[A-Z0-9_]+: /.test(r.stderr), true, `go-diff.pb.gz → ${ext}: a coded error (${r.stderr})`);
     }
   }, 60_000);
 });

@@ -359,6 +359,75 @@ describe('convert: each output read by its own oracle', () => {
   }, 60_000);
 });
 
+describe('diff of two Tachyon files against CPython’s readings', () => {
+  it('diff BASE NEW: totals and the self change per function', async () => {
+    const pairs = [
+      ['s01_single_thread_none.bin', 's02_threads_interleaved_none.bin'],
+      ['s14_empty_stacks_none.bin', 's07_push_pop_none.bin'],
+    ];
+    for (const [b, n] of pairs) {
+      const base = accepted.find((a) => a.name === b)!;
+      const next = accepted.find((a) => a.name === n)!;
+      const json = JSON.parse(
+        await profpackOk(['diff', '--json', '-n', '0', '--sample-type', 'samples/count', base.file, next.file]),
+      ) as { baseTotal: number; newTotal: number; rows: { key: string; funcname: string; selfDelta: number }[] };
+      same(json.baseTotal, base.truth.total.get('samples/count'), `diff ${b} ${n}: base total`);
+      same(json.newTotal, next.truth.total.get('samples/count'), `diff ${b} ${n}: new total`);
+      const want = new Map(next.truth.self.get('samples/count'));
+      for (const [k, v] of base.truth.self.get('samples/count')!) want.set(k, (want.get(k) ?? 0) - v);
+      const got = new Map<string, number>();
+      for (const r of json.rows) {
+        const key = r.key === NO_STACK || r.funcname === NO_STACK ? NO_STACK : r.key;
+        got.set(key, (got.get(key) ?? 0) + r.selfDelta);
+      }
+      sameMap(got, want, `diff ${b} ${n}: self change per function`);
+    }
+  }, 60_000);
+});
+
+describe('Parquet export, read by DuckDB’s own Parquet reader', () => {
+  it('per profile: samples, value per leaf function, each tick’s time, start ≤ end', async () => {
+    const picked = plainOnes().filter((a) => /^(s06|s14|r01|s02)_/.test(a.name) || a.file === recorded);
+    const datadog = sharedPath('data', 'outside', 'datadog-pprof-5.20.0-wall-labels.pb.gz');
+    const out = path.join(dir, 'parquet');
+    await profpackOk(['export', ...picked.map((a) => a.file), datadog, '-o', out]);
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const db = await DuckDBInstance.create(':memory:');
+    const sql = await db.connect();
+    const rows = async (query: string) =>
+      (await sql.runAndReadAll(query.replaceAll('$', out + '/'))).getRowObjectsJson() as Record<string, unknown>[];
+    const profiles = await rows(`select profile_id::varchar id, path, start_us::double s, end_us::double e,
+      duration_s d from '$profiles.parquet'`);
+    for (const prof of profiles) {
+      const name = path.basename(String(prof.path));
+      same(Number(prof.s) <= Number(prof.e), true, `${name} → parquet profiles: start_us ${prof.s} ≤ end_us ${prof.e}`);
+      near(Number(prof.d), (Number(prof.e) - Number(prof.s)) / 1e6, 1e-6, `${name} → parquet profiles: duration_s`);
+      const id = String(prof.id);
+      const leaves = await rows(`select coalesce(f.funcname, '${NO_STACK}') fn, sum(s.value)::double v
+        from '$samples.parquet' s left join '$stacks.parquet' k on k.stack_id = s.stack_id and k.depth = 0
+        left join '$frames.parquet' f on f.frame_id = k.frame_id where s.profile_id::varchar = '${id}' group by 1`);
+      const got = new Map(leaves.map((r) => [String(r.fn), Number(r.v)]));
+      if (prof.path === datadog) {
+        const truth = pprofTruth(await pprofRaw(datadog));
+        same(Number(prof.d) > 0, true, `${name} → parquet profiles: duration_s > 0`);
+        // `value` is the default type's (is_default in sample_types, else the first).
+        const [dflt] = await rows(`select type || '/' || unit t from '$sample_types.parquet'
+          where profile_id::varchar = '${id}' order by is_default desc, type_index limit 1`);
+        sameMap(got, truth.self.get(String(dflt!.t))!, `${name} → parquet: ${String(dflt!.t)} per leaf function`);
+        continue;
+      }
+      const a = accepted.find((x) => x.file === prof.path)!;
+      sameMap(got, a.byName.self.get('samples/count')!, `${name} → parquet: value per leaf function`);
+      // Each tick at its own time: a row's value counts ticks; they must be CPython's ticks.
+      const times = await rows(`select timestamp_us::double t, value::double v from '$samples.parquet'
+        where profile_id::varchar = '${id}'`);
+      const expanded = times.flatMap((r) => Array<number>(Number(r.v)).fill(Number(r.t)));
+      same(sorted(expanded), sorted([...a.truth.times!.values()].flat()), `${name} → parquet: every tick's time`);
+    }
+    sql.closeSync();
+  }, 60_000);
+});
+
 it('the recording made here: CPython reads its 400 ticks, two threads', () => {
   const p = cpy.get(recorded)!;
   same(p.error, null, 'recorded-cpu.tach: CPython reads it');

@@ -285,13 +285,29 @@ export interface PprofRaw {
   samples: RawSample[];
 }
 
-/** `go tool pprof -raw FILE`, read whole: per sample its values, leaf function and label lines. */
-export async function pprofRaw(file: string): Promise<PprofRaw> {
-  const text = await cached('pprof-raw', [file], async () => {
-    const env = { ...process.env, PPROF_BINARY_PATH: '/nonexistent', PPROF_TMPDIR: '/nonexistent' };
-    const { stdout } = await run(goBinary(), ['tool', 'pprof', '-raw', file], { env, maxBuffer: 1 << 28 });
-    return stdout;
+/** `go tool pprof ARGS`, stdout (no binary lookups: a Go profile names the build's temporary executable). */
+export async function goPprof(args: string[]): Promise<string> {
+  const env = { ...process.env, PPROF_BINARY_PATH: '/nonexistent', PPROF_TMPDIR: '/nonexistent' };
+  const { stdout } = await run(goBinary(), ['tool', 'pprof', ...args], {
+    env,
+    maxBuffer: 1 << 28,
+    encoding: 'buffer',
   });
+  return stdout.toString('latin1');
+}
+
+/**
+ * `go tool pprof -raw [-diff_base=BASE] FILE`, read whole: per sample its values, leaf function and label lines
+ * (with a base, its samples come negated, marked pprof::base).
+ */
+export async function pprofRaw(file: string, diffBase?: string): Promise<PprofRaw> {
+  const base = diffBase === undefined ? [] : [`-diff_base=${diffBase}`];
+  const text = Buffer.from(
+    await cached('pprof-raw', [...(diffBase === undefined ? [] : [diffBase]), file], () =>
+      goPprof(['-raw', ...base, file]),
+    ),
+    'latin1',
+  ).toString('utf8');
   const lines = text.split('\n');
   let i = lines.indexOf('Samples:');
   if (i < 0) throw new Error(`go tool pprof -raw ${file}: no Samples: line`);
