@@ -27,7 +27,7 @@ import {
   type Truth,
 } from '../support/oracle';
 import { scratchDir } from '../support/scratch-dir';
-import type { TopJson } from './printed';
+import { infoTypeTotals, type TopJson } from './printed';
 
 const dir = scratchDir('profpack-oracle-outside-');
 const shared = (name: string): string => sharedPath('data', 'outside', name);
@@ -93,7 +93,11 @@ describe('pprof inputs against go tool pprof -raw', () => {
     for (const file of pprofFiles) {
       const name = path.basename(file);
       const truth = pprofTruth(raws.get(file)!);
+      // info prints each type's total with its significant digits (within half a unit of the third digit).
+      const printed = infoTypeTotals(await profpackOk(['info', file]));
       for (const type of truth.total.keys()) {
+        const want = truth.total.get(type)!;
+        near(printed.get(type) ?? NaN, want, Math.abs(want) * 0.005, `${name}: info total ${type}`);
         const got = await top(file, '--sample-type', type);
         near(got.total, truth.total.get(type)!, 0, `${name}: top total ${type}`);
         const self = named(truth.self.get(type)!);

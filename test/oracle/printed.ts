@@ -29,11 +29,26 @@ export function topRows(json: TopJson): Map<string, number> {
   return out;
 }
 
-const SCALE: Record<string, number> = { '': 1, ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9, min: 60e9, h: 3600e9 };
+// Times back to nanoseconds; bytes by 1024 (docs/cli.md: B/KB/MB/GB are binary).
+const SCALE: Record<string, number> = {
+  '': 1,
+  ns: 1,
+  us: 1e3,
+  µs: 1e3,
+  ms: 1e6,
+  s: 1e9,
+  min: 60e9,
+  h: 3600e9,
+  B: 1,
+  KB: 1024,
+  MB: 1024 ** 2,
+  GB: 1024 ** 3,
+  TB: 1024 ** 4,
+};
 
 /** A printed value back in the type's unit (nanoseconds for times): `230ms` → 230e6, `1,294` → 1294. */
 export function printedValue(cell: string): number {
-  const m = /^(-?[\d,]*\.?\d+(?:e[+-]?\d+)?)([a-zµ]*)$/i.exec(cell.trim());
+  const m = /^(-?[\d,]*\.?\d+(?:e[+-]?\d+)?)([a-zµA-Z]*)$/.exec(cell.trim());
   if (m === null || !(m[2]! in SCALE)) throw new Error(`not a printed value: ${JSON.stringify(cell)}`);
   return Number(m[1]!.replace(/,/g, '')) * SCALE[m[2]!]!;
 }
@@ -55,4 +70,12 @@ export function parsePrinted(text: string): { rows: { self: number; total: numbe
     rows.push({ self: printedValue(cells[0]!), total: printedValue(cells[2]!) });
   }
   return { rows, total };
+}
+
+/** `info`'s `types:` lines: each type's printed total, by `type/unit`. */
+export function infoTypeTotals(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^(?:types:)?\s+(\S+\/\S+)(?: \(default\))?: total (\S+)$/gm))
+    out.set(m[1]!, printedValue(m[2]!));
+  return out;
 }
