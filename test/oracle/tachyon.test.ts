@@ -138,7 +138,8 @@ function timedType(p: CpyProfile): string {
 /** `fn` over `items`, two at a time (the machine has two cores). */
 async function inPairs<T, R>(items: T[], fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = [];
-  for (let i = 0; i < items.length; i += 2) out.push(...(await Promise.all(items.slice(i, i + 2).map((item) => fn(item)))));
+  for (let i = 0; i < items.length; i += 2)
+    out.push(...(await Promise.all(items.slice(i, i + 2).map((item) => fn(item)))));
   return out;
 }
 

@@ -33,11 +33,11 @@ async function runOne(args: string[]): Promise<CliRun> {
   const out: string[] = [];
   const err: string[] = [];
   const saved = { out: process.stdout.write, err: process.stderr.write, exit: process.exit };
-  process.stdout.write = ((chunk: string | Uint8Array) => out.push(String(chunk)) > 0);
-  process.stderr.write = ((chunk: string | Uint8Array) => err.push(String(chunk)) > 0);
-  process.exit = ((code?: number) => {
+  process.stdout.write = (chunk: string | Uint8Array) => out.push(String(chunk)) > 0;
+  process.stderr.write = (chunk: string | Uint8Array) => err.push(String(chunk)) > 0;
+  process.exit = (code?: number) => {
     throw new Exited(code ?? 0);
-  });
+  };
   let status = 0;
   try {
     const argv = ['node', 'profpack', ...args];
