@@ -1,0 +1,482 @@
+/**
+ * The oracle suite, Tachyon inputs (issue 36): every shared vector and a recording written here, read by
+ * CPython 3.15's own reader (test/support/cpython_samples.py), against what profpack prints (info, top, windows)
+ * and writes (pprof read by `go tool pprof -raw`, speedscope and .cpuprofile read as their formats define them,
+ * collapsed, Tachyon version 1 read back by CPython, version 2 → downgrade). Each comparison is counted; the last
+ * test prints the count.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import Ajv from 'ajv';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ProfileWriter } from '../../lib/tachyon/index';
+import { profpack, profpackOk } from '../support/cli-inprocess';
+import { repoRoot, sharedPath } from '../support/environment';
+import {
+  collapsedTruth,
+  comparisonCount,
+  failedComparisons,
+  cpyLeafKey,
+  cpython,
+  cpythonTruth,
+  cpyThreadKey,
+  NO_STACK,
+  near,
+  pprofLabelValues,
+  pprofRaw,
+  pprofTruth,
+  same,
+  sameMap,
+  speedscopeTruth,
+  type CpuProfileJson,
+  type CpyProfile,
+  type Truth,
+  v8Name,
+} from '../support/oracle';
+import { scratchDir } from '../support/scratch-dir';
+import { parsePrinted, topRows, type TopJson } from './printed';
+
+const dir = scratchDir('profpack-oracle-tachyon-');
+const vectorDir = sharedPath('vectors', 'tachyon');
+/** Paths written per vector stay cheap: larger vectors are read, not converted. */
+const MAX_CONVERTED_SAMPLES = 20_000;
+
+/**
+ * A recording made here: CPU mode (ticks weigh the interval), REPEAT runs whose ticks are uneven (each keeps its
+ * own time), empty stacks, two threads.
+ */
+function writeRecording(): string {
+  const file = path.join(dir, 'recorded-cpu.tach');
+  const w = new ProfileWriter(file, {
+    sampleIntervalUs: 1000,
+    startTimeUs: 5_000_000,
+    mode: 'cpu',
+    compression: 'none',
+  });
+  const spin = w.internFrame({ filename: '/app/spin.py', funcname: 'spin', lineno: 3 });
+  const main = w.internFrame({ filename: '/app/spin.py', funcname: 'main', lineno: 9 });
+  const io = w.internFrame({ filename: '/app/io.py', funcname: 'wait_io', lineno: 5 });
+  let t = 5_001_000;
+  for (let i = 0; i < 300; i++) {
+    // Uneven gaps: 1 ms, then 7 ms every tenth tick (the sampler fell behind while the loop ran on).
+    t += i % 10 === 9 ? 7000 : 1000;
+    w.writeStack(1, 0, t, 0, i % 50 === 49 ? [] : [spin, main]);
+    if (i % 3 === 0) w.writeStack(2, 0, t + 300, 0, [io, main]);
+  }
+  w.finalize();
+  return file;
+}
+
+/**
+ * A real recording: `profpack record` (the built CLI, dist/: `npm test` compiles it first) of a Node program that
+ * spins in `spin` for 300 ms.
+ */
+function recordNode(): string {
+  const script = path.join(dir, 'spin.js');
+  writeFileSync(
+    script,
+    'function spin(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); return x; }\n' +
+      'spin(300);\n',
+  );
+  const file = path.join(dir, 'recorded-node.tach');
+  const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
+  execFileSync(process.execPath, [cli, 'record', '-o', file, '--', process.execPath, script], { stdio: 'pipe' });
+  return file;
+}
+
+const vectors = readdirSync(vectorDir)
+  .filter((f) => f.endsWith('.bin'))
+  .map((f) => path.join(vectorDir, f));
+let recorded = '';
+let recordedNode = '';
+let cpy = new Map<string, CpyProfile>();
+/** Every file CPython accepts, with its truth. */
+const accepted: { file: string; name: string; p: CpyProfile; truth: Truth; byName: Truth }[] = [];
+
+beforeAll(async () => {
+  recorded = writeRecording();
+  recordedNode = recordNode();
+  cpy = await cpython([...vectors, recorded, recordedNode]);
+  for (const [file, p] of cpy)
+    if (p.error === null && p.info !== null)
+      accepted.push({
+        file,
+        name: path.basename(file),
+        p,
+        truth: cpythonTruth(p),
+        byName: cpythonTruth(p, false),
+      });
+  expect(accepted.length).toBeGreaterThan(40);
+}, 120_000);
+
+const outputs = new Map<string, Promise<string>>();
+/** `convert FILE ARGS -o DIR/NAME+SUFFIX`, once per output (tests share them). */
+function output(file: string, name: string, suffix: string, ...args: string[]): Promise<string> {
+  const out = path.join(dir, name + suffix);
+  let hit = outputs.get(out);
+  if (hit === undefined) {
+    hit = profpackOk(['convert', '-q', file, ...args, '-o', out]).then(() => out);
+    outputs.set(out, hit);
+  }
+  return hit;
+}
+
+/** The accepted files but zstd twins and big-endian copies (the same samples; checked apart). */
+function plainOnes(): typeof accepted {
+  return accepted.filter((a) => !a.name.includes('_zstd') && !a.name.startsWith('c01_'));
+}
+
+async function top(file: string, ...extra: string[]): Promise<TopJson> {
+  return JSON.parse(await profpackOk(['top', '--json', '-n', '0', ...extra, file])) as TopJson;
+}
+
+function timedType(p: CpyProfile): string {
+  return p.info!.mode === 1 || p.info!.mode === 2 ? 'cpu/nanoseconds' : 'wall/nanoseconds';
+}
+
+/** `fn` over `items`, two at a time (the machine has two cores). */
+async function inPairs<T, R>(items: T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += 2)
+    out.push(...(await Promise.all(items.slice(i, i + 2).map((item) => fn(item)))));
+  return out;
+}
+
+/** Sorted copy. */
+const sorted = (xs: number[]): number[] => [...xs].sort((a, b) => a - b);
+
+/** All of a reading's ticks as sorted `thread time leaf-stack` strings (a multiset of samples). */
+function tickKeys(p: CpyProfile): string[] {
+  const out: string[] = [];
+  for (const r of p.runs) {
+    const stack = p.stacks[r.stack]!.map((f) => `${f.funcname}@${f.filename}:${f.lineno}`).join('<');
+    for (const t of r.times) out.push(`${cpyThreadKey(r)} ${t} ${stack}`);
+  }
+  return out.sort();
+}
+
+describe('refused vectors: CPython refuses, profpack refuses with a code', () => {
+  it('every vector CPython cannot read is a coded error in profpack top', async () => {
+    let refused = 0;
+    for (const [file, p] of cpy) {
+      if (p.error === null) continue;
+      refused++;
+      const r = await profpack(['top', file]);
+      same(r.status, 2, `${path.basename(file)}: top exit status (CPython: ${p.error})`);
+      expect(r.stderr).toMatch(/^profpack: ERR_[A-Z0-9_]+: /);
+    }
+    expect(refused).toBeGreaterThan(20);
+  });
+});
+
+describe('read: top and info against CPython', () => {
+  it('each accepted file: sample count, threads, per-function self counts and time weights', async () => {
+    for (const { file, name, p, truth } of plainOnes()) {
+      const counts = await top(file);
+      same(counts.total, truth.total.get('samples/count'), `${name}: top total samples`);
+      sameMap(topRows(counts), truth.self.get('samples/count')!, `${name}: top self samples per function`);
+      const type = timedType(p);
+      const timed = await top(file, '--sample-type', type);
+      near(timed.total, truth.total.get(type)!, 1, `${name}: top total ${type}`);
+      sameMap(topRows(timed), truth.self.get(type)!, `${name}: top self ${type} per function`, 1);
+      const info = await profpackOk(['info', file]);
+      same(Number(/^samples:\s+(\d+)/m.exec(info)?.[1]), p.info!.sample_count, `${name}: info samples`);
+      same(Number(/^threads:\s+(\d+)/m.exec(info)?.[1]), p.info!.thread_count, `${name}: info threads`);
+      const seen = new Set(p.runs.map(cpyThreadKey)).size;
+      const seenLine = /(\d+) threads seen/.exec(info);
+      if (seenLine !== null) same(Number(seenLine[1]), seen, `${name}: info threads seen`);
+    }
+  }, 60_000);
+
+  it('zstd twins and big-endian copies: the same samples per function as CPython reads', async () => {
+    for (const { file, name, truth } of accepted.filter((a) => !plainOnes().includes(a))) {
+      const counts = await top(file);
+      same(counts.total, truth.total.get('samples/count'), `${name}: top total samples`);
+      sameMap(topRows(counts), truth.self.get('samples/count')!, `${name}: top self samples per function`);
+    }
+  }, 60_000);
+
+  it('printed top rows parse back to the JSON numbers (counts exactly, times within printing rounding)', async () => {
+    for (const { file, name, p } of plainOnes().filter((a) => a.p.runs.length > 0)) {
+      for (const type of ['samples/count', timedType(p)]) {
+        const json = await top(file, '--sample-type', type);
+        const text = await profpackOk(['top', '-n', '0', '--sample-type', type, file]);
+        const printed = parsePrinted(text);
+        same(printed.rows.length, json.rows.length, `${name}: ${type} printed rows`);
+        printed.rows.forEach((row, i) => {
+          const want = json.rows[i]!;
+          if (type === 'samples/count') same(row.self, want.self, `${name}: printed self of ${want.key}`);
+          // Significant digits: at least three, so 230.15 ms is never 23 ms.
+          else
+            near(row.self, want.self, Math.max(1, Math.abs(want.self) * 0.005), `${name}: printed self of ${want.key}`);
+        });
+        if (type === 'samples/count') same(printed.total, json.total, `${name}: printed total`);
+        else near(printed.total, json.total, json.total * 0.005, `${name}: printed ${type} total`);
+      }
+    }
+  }, 60_000);
+});
+
+describe('windows: --from/--to count what CPython times say and partition the whole', () => {
+  it('three adjacent windows: each equals CPython’s count in [from, to), and they sum to the whole', async () => {
+    for (const { file, name, p, truth } of plainOnes().filter((a) => a.p.runs.length > 0)) {
+      const start = p.info!.start_time_us;
+      const all = [...truth.times!.values()].flat();
+      const last = Math.max(...all);
+      const spanMs = (last - start) / 1000;
+      const cuts = [-1e300, spanMs / 3, (2 * spanMs) / 3, 1e300];
+      let sum = 0;
+      for (let w = 0; w < 3; w++) {
+        const got = await top(file, '--from', String(cuts[w]), '--to', String(cuts[w + 1]));
+        const lo = start + cuts[w]! * 1000;
+        const hi = start + cuts[w + 1]! * 1000;
+        same(got.total, all.filter((t) => t >= lo && t < hi).length, `${name}: samples in window ${w}`);
+        sum += got.total;
+      }
+      same(sum, all.length, `${name}: windows sum to the whole`);
+    }
+  }, 60_000);
+});
+
+describe('convert: each output read by its own oracle', () => {
+  // zstd twins are read above; big-endian copies hold the same samples (their outputs must be the same bytes).
+  const converted = () => plainOnes().filter((a) => a.p.info!.sample_count <= MAX_CONVERTED_SAMPLES);
+
+  it('pprof: go tool pprof -raw totals, self per function, and every tick’s timestamp', async () => {
+    const files = converted();
+    const outs = await Promise.all(files.map((a) => output(a.file, a.name, '.pb.gz')));
+    const raws = await inPairs(outs, pprofRaw);
+    files.forEach(({ name, p, byName }, k) => {
+      const raw = raws[k]!;
+      const got = pprofTruth(raw);
+      for (const type of ['samples/count', timedType(p)]) {
+        near(got.total.get(type) ?? NaN, byName.total.get(type)!, 1, `${name} → pprof: go total ${type}`);
+        sameMap(got.self.get(type) ?? new Map(), byName.self.get(type)!, `${name} → pprof: go self ${type}`, 1);
+      }
+      const times = pprofLabelValues(raw, 'timestamp_us', raw.types.indexOf('samples/count'));
+      same(sorted(times), sorted([...byName.times!.values()].flat()), `${name} → pprof: timestamp_us of every tick`);
+    });
+  }, 60_000);
+
+  it('the same samples big-endian convert to the same bytes', async () => {
+    const twins = accepted.filter((a) => a.name.startsWith('c01_') && a.name.endsWith('_none.bin'));
+    for (const { file, name } of twins) {
+      const code = /^c01_big_endian_(s\d\d)_/.exec(name)![1]!;
+      const base = accepted.find((a) => a.name.startsWith(`${code}_`) && a.name.endsWith('_none.bin'))!;
+      const plain = base.name;
+      for (const [suffix, ...args] of [['.pb.gz'], ['.v1.tach']]) {
+        const mine = await output(file, name, suffix!, ...args);
+        const theirs = await output(base.file, base.name, suffix!, ...args);
+        same(Buffer.compare(readFileSync(mine), readFileSync(theirs)), 0, `${name} ≡ ${plain}: ${suffix} bytes`);
+      }
+    }
+  }, 60_000);
+
+  it('speedscope: valid against its schema; self per frame as the importer weighs it', async () => {
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    const validate = ajv.compile(
+      JSON.parse(readFileSync(sharedPath('data', 'outside', 'speedscope-1.25.0-file-format-schema.json'), 'utf8')),
+    );
+    for (const { file, name, p, byName } of converted().filter((a) => a.p.runs.length > 0)) {
+      const type = timedType(p);
+      const out = path.join(dir, `${name}.speedscope.json`);
+      await profpackOk(['convert', '-q', file, '--sample-type', type, '-o', out]);
+      const json = JSON.parse(readFileSync(out, 'utf8'));
+      same(validate(json), true, `${name} → speedscope: schema (${ajv.errorsText(validate.errors)})`);
+      const got = speedscopeTruth(json);
+      sameMap(
+        got.self.get('value/nanoseconds') ?? new Map(),
+        byName.self.get(type)!,
+        `${name} → speedscope: self ${type}`,
+        1,
+      );
+    }
+  }, 60_000);
+
+  it('collapsed: self per leaf frame equals CPython’s tick counts', async () => {
+    for (const { file, name, byName } of converted()) {
+      const out = path.join(dir, `${name}.collapsed`);
+      await profpackOk(['convert', '-q', file, '--sample-type', 'samples/count', '-o', out]);
+      const got = collapsedTruth(readFileSync(out, 'utf8'));
+      sameMap(got.self.get('value')!, byName.self.get('samples/count')!, `${name} → collapsed: self samples`);
+    }
+  }, 60_000);
+
+  it('.cpuprofile: the busiest thread’s tick times, no negative timeDeltas, self counts per function', async () => {
+    for (const { file, name, p } of converted().filter((a) => a.p.runs.length > 0)) {
+      const ticks = new Map<string, number>();
+      for (const r of p.runs) ticks.set(cpyThreadKey(r), (ticks.get(cpyThreadKey(r)) ?? 0) + r.times.length);
+      const busiest = [...ticks].sort((a, b) => b[1] - a[1])[0]![0];
+      const out = path.join(dir, `${name}.cpuprofile`);
+      await profpackOk(['convert', '-q', file, '--thread', busiest, '-o', out]);
+      const json = JSON.parse(readFileSync(out, 'utf8')) as CpuProfileJson;
+      same(json.timeDeltas!.filter((d) => d < 0).length, 0, `${name} → cpuprofile: negative timeDeltas`);
+      const runs = p.runs.filter((r) => cpyThreadKey(r) === busiest);
+      let t = json.startTime;
+      const times = json.timeDeltas!.map((d) => (t += d));
+      same(sorted(times), sorted(runs.flatMap((r) => r.times)), `${name} → cpuprofile: thread ${busiest} tick times`);
+      const byId = new Map(json.nodes.map((n) => [n.id, n.callFrame.functionName]));
+      const got = new Map<string, number>();
+      for (const id of json.samples!) {
+        const fn = byId.get(id)!;
+        const key = fn === '(root)' ? NO_STACK : v8Name(fn);
+        got.set(key, (got.get(key) ?? 0) + 1);
+      }
+      const want = new Map<string, number>();
+      for (const r of runs) {
+        const leaf = cpyLeafKey(p, r.stack, false);
+        want.set(leaf, (want.get(leaf) ?? 0) + r.times.length);
+      }
+      sameMap(got, want, `${name} → cpuprofile: self samples of thread ${busiest}`);
+    }
+  }, 60_000);
+
+  it('Tachyon version 1 read back by CPython: the same (thread, time, stack) ticks; version 2 → downgrade ≡ convert to 1', async () => {
+    const written: { name: string; p: CpyProfile; v1: string; down: string }[] = [];
+    for (const { file, name, p } of converted()) {
+      const v1 = await output(file, name, '.v1.tach');
+      const v2 = await output(file, name, '.v2.tach', '--tachyon-version', '2');
+      const down = path.join(dir, `${name}.down.tach`);
+      await profpackOk(['downgrade', v2, down]);
+      const v2v1 = await output(v2, name, '.v2v1.tach', '--tachyon-version', '1');
+      same(
+        Buffer.compare(readFileSync(down), readFileSync(v2v1)),
+        0,
+        `${name}: downgrade ≡ convert --tachyon-version 1 (bytes)`,
+      );
+      written.push({ name, p, v1, down });
+    }
+    const back = await cpython(written.flatMap((w) => [w.v1, w.down]));
+    for (const { name, p, v1, down } of written) {
+      const want = tickKeys(p);
+      for (const [label, f] of [
+        ['convert to 1', v1],
+        ['2 → downgrade', down],
+      ] as const) {
+        const got = back.get(f)!;
+        same(got.error, null, `${name} → ${label}: CPython reads it`);
+        same(got.info?.sample_count, p.info!.sample_count, `${name} → ${label}: CPython sample_count`);
+        same(tickKeys(got), want, `${name} → ${label}: CPython's (thread, time, stack) ticks`);
+      }
+    }
+  }, 60_000);
+
+  it('A → B → top: pprof and Tachyon 2 outputs read back to CPython’s per-function totals per type', async () => {
+    for (const { file, name, p, byName } of converted()) {
+      const outs = [await output(file, name, '.pb.gz'), await output(file, name, '.v2.tach', '--tachyon-version', '2')];
+      for (const out of outs) {
+        for (const type of ['samples/count', timedType(p)]) {
+          const got = await top(out, '--sample-type', type);
+          const self = new Map<string, number>();
+          for (const r of got.rows) {
+            const fn = r.funcname === '' ? '(anonymous)' : r.funcname;
+            self.set(fn, (self.get(fn) ?? 0) + r.self);
+          }
+          near(got.total, byName.total.get(type)!, 1, `${path.basename(out)}: top total ${type}`);
+          sameMap(self, byName.self.get(type)!, `${path.basename(out)}: top self ${type}`, 1);
+        }
+      }
+    }
+  }, 60_000);
+});
+
+describe('diff of two Tachyon files against CPython’s readings', () => {
+  it('diff BASE NEW: totals and the self change per function', async () => {
+    const pairs = [
+      ['s01_single_thread_none.bin', 's02_threads_interleaved_none.bin'],
+      ['s14_empty_stacks_none.bin', 's07_push_pop_none.bin'],
+    ];
+    for (const [b, n] of pairs) {
+      const base = accepted.find((a) => a.name === b)!;
+      const next = accepted.find((a) => a.name === n)!;
+      const json = JSON.parse(
+        await profpackOk(['diff', '--json', '-n', '0', '--sample-type', 'samples/count', base.file, next.file]),
+      ) as { baseTotal: number; newTotal: number; rows: { key: string; funcname: string; selfDelta: number }[] };
+      same(json.baseTotal, base.truth.total.get('samples/count'), `diff ${b} ${n}: base total`);
+      same(json.newTotal, next.truth.total.get('samples/count'), `diff ${b} ${n}: new total`);
+      const want = new Map(next.truth.self.get('samples/count'));
+      for (const [k, v] of base.truth.self.get('samples/count')!) want.set(k, (want.get(k) ?? 0) - v);
+      const got = new Map<string, number>();
+      for (const r of json.rows) {
+        const key = r.key === NO_STACK || r.funcname === NO_STACK ? NO_STACK : r.key;
+        got.set(key, (got.get(key) ?? 0) + r.selfDelta);
+      }
+      sameMap(got, want, `diff ${b} ${n}: self change per function`);
+    }
+  }, 60_000);
+});
+
+describe('Parquet export, read by DuckDB’s own Parquet reader', () => {
+  it('per profile: samples, value per leaf function, each tick’s time, start ≤ end', async () => {
+    const picked = plainOnes().filter((a) => /^(s06|s14|r01|s02)_/.test(a.name) || a.file === recorded);
+    const datadog = sharedPath('data', 'outside', 'datadog-pprof-5.20.0-wall-labels.pb.gz');
+    const out = path.join(dir, 'parquet');
+    await profpackOk(['export', ...picked.map((a) => a.file), datadog, '-o', out]);
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const db = await DuckDBInstance.create(':memory:');
+    const sql = await db.connect();
+    const rows = async (query: string) =>
+      (await sql.runAndReadAll(query.replaceAll('$', out + '/'))).getRowObjectsJson() as Record<string, unknown>[];
+    const profiles = await rows(`select profile_id::varchar id, path, start_us::double s, end_us::double e,
+      duration_s d from '$profiles.parquet'`);
+    for (const prof of profiles) {
+      const name = path.basename(String(prof.path));
+      same(Number(prof.s) <= Number(prof.e), true, `${name} → parquet profiles: start_us ${prof.s} ≤ end_us ${prof.e}`);
+      near(Number(prof.d), (Number(prof.e) - Number(prof.s)) / 1e6, 1e-6, `${name} → parquet profiles: duration_s`);
+      const id = String(prof.id);
+      const leaves = await rows(`select coalesce(f.funcname, '${NO_STACK}') fn, sum(s.value)::double v
+        from '$samples.parquet' s left join '$stacks.parquet' k on k.stack_id = s.stack_id and k.depth = 0
+        left join '$frames.parquet' f on f.frame_id = k.frame_id where s.profile_id::varchar = '${id}' group by 1`);
+      const got = new Map(leaves.map((r) => [String(r.fn), Number(r.v)]));
+      if (prof.path === datadog) {
+        const truth = pprofTruth(await pprofRaw(datadog));
+        same(Number(prof.d) > 0, true, `${name} → parquet profiles: duration_s > 0`);
+        // `value` is the default type's (is_default in sample_types, else the first).
+        const [dflt] = await rows(`select type || '/' || unit t from '$sample_types.parquet'
+          where profile_id::varchar = '${id}' order by is_default desc, type_index limit 1`);
+        sameMap(got, truth.self.get(String(dflt!.t))!, `${name} → parquet: ${String(dflt!.t)} per leaf function`);
+        continue;
+      }
+      const a = accepted.find((x) => x.file === prof.path)!;
+      sameMap(got, a.byName.self.get('samples/count')!, `${name} → parquet: value per leaf function`);
+      // Each tick at its own time: a row's value counts ticks; they must be CPython's ticks.
+      const times = await rows(`select timestamp_us::double t, value::double v from '$samples.parquet'
+        where profile_id::varchar = '${id}'`);
+      const expanded = times.flatMap((r) => Array<number>(Number(r.v)).fill(Number(r.t)));
+      same(sorted(expanded), sorted([...a.truth.times!.values()].flat()), `${name} → parquet: every tick's time`);
+    }
+    sql.closeSync();
+  }, 60_000);
+});
+
+it('the Node recording: its hot function is spin, its script a path (not a file: URL)', async () => {
+  const p = cpy.get(recordedNode)!;
+  same(p.error, null, 'recorded-node.tach: CPython reads it');
+  const json = await top(recordedNode);
+  same(json.rows[0]?.funcname, 'spin', 'recorded-node.tach: top first function');
+  same(
+    json.rows.filter((r) => r.filename.startsWith('file:')).map((r) => r.filename),
+    [],
+    'recorded-node.tach: file: URLs in top',
+  );
+});
+
+it('the recording made here: CPython reads its 400 ticks, two threads', () => {
+  const p = cpy.get(recorded)!;
+  same(p.error, null, 'recorded-cpu.tach: CPython reads it');
+  same(p.info?.sample_count, 400, 'recorded-cpu.tach: sample_count');
+  same(new Set(p.runs.map(cpyThreadKey)).size, 2, 'recorded-cpu.tach: threads');
+});
+
+describe('the closing count', () => {
+  it('prints how many comparisons this file made', () => {
+    expect(comparisonCount()).toBeGreaterThan(1000);
+    const failed = failedComparisons();
+    process.stdout.write(
+      `oracle suite (Tachyon inputs): ${comparisonCount()} comparisons against CPython, go tool pprof, ` +
+        `the formats' own definitions; ${failed.length} failed\n` +
+        failed.map((f) => `  ${f}\n`).join(''),
+    );
+  });
+});
