@@ -6,7 +6,7 @@
  * `remote_servers` cluster whose shards are the servers in order. Stopped
  * after the test file (also when a test fails) and on this process's exit.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,27 +14,8 @@ import * as path from 'node:path';
 
 export const TEST_CLUSTER = 'profpack_test';
 
-export interface ClickHouseServer {
-  /** The HTTP interface, e.g. http://127.0.0.1:41234 */
-  url: string;
-  tcpPort: number;
-  dir: string;
-  child: ChildProcess | null;
-}
-
-export interface ClickHouseServers {
-  servers: ClickHouseServer[];
-  urls: string[];
-  cluster: string;
-  /** SIGKILLs server `i` (a crash, mid-export). */
-  kill(i: number): Promise<void>;
-  /** Starts server `i` again on the same ports and data. */
-  restart(i: number): Promise<void>;
-  stop(): Promise<void>;
-}
-
 /** The server binary: Debian puts it in /usr/sbin, which a non-root PATH may lack. */
-export function clickhouseServerBinary(): string {
+export function clickhouseServerBinary() {
   for (const p of ['/usr/sbin/clickhouse-server', '/usr/bin/clickhouse-server']) if (existsSync(p)) return p;
   const found = spawnSync('sh', ['-c', 'command -v clickhouse-server'], { encoding: 'utf8' }).stdout.trim();
   if (found === '')
@@ -44,23 +25,24 @@ export function clickhouseServerBinary(): string {
   return found;
 }
 
-function freePort(): Promise<number> {
+/** @returns {Promise<number>} */
+function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
     s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
+      const port = s.address().port;
       s.close(() => resolve(port));
     });
   });
 }
 
-const live = new Set<ChildProcess>();
+const live = new Set();
 process.once('exit', () => {
   for (const c of live) c.kill('SIGKILL');
 });
 
-function writeConfig(dir: string, httpPort: number, tcpPort: number, shardPorts: number[]): void {
+function writeConfig(dir, httpPort, tcpPort, shardPorts) {
   const shards = shardPorts
     .map((p) => `<shard><replica><host>127.0.0.1</host><port>${p}</port></replica></shard>`)
     .join('');
@@ -98,10 +80,10 @@ function writeConfig(dir: string, httpPort: number, tcpPort: number, shardPorts:
   );
 }
 
-async function waitReady(server: ClickHouseServer, timeoutMs = 60_000): Promise<void> {
+async function waitReady(server, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
-  let exited: number | null = null;
-  server.child!.once('exit', (code) => (exited = code ?? -1));
+  let exited = null;
+  server.child.once('exit', (code) => (exited = code ?? -1));
   for (;;) {
     if (exited !== null) throw new Error(`clickhouse-server exited (${exited}) while starting: see ${server.dir}`);
     try {
@@ -115,7 +97,7 @@ async function waitReady(server: ClickHouseServer, timeoutMs = 60_000): Promise<
   }
 }
 
-function launch(server: ClickHouseServer): void {
+function launch(server) {
   const child = spawn(clickhouseServerBinary(), [`--config-file=${path.join(server.dir, 'config.xml')}`], {
     cwd: server.dir,
     stdio: 'ignore',
@@ -125,17 +107,17 @@ function launch(server: ClickHouseServer): void {
   server.child = child;
 }
 
-function exited(child: ChildProcess): Promise<void> {
+function exited(child) {
   return child.exitCode !== null || child.signalCode !== null
     ? Promise.resolve()
     : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 /** `count` servers, one cluster of `count` shards, ready to query. */
-export async function startClickHouseServers(count = 2): Promise<ClickHouseServers> {
+export async function startClickHouseServers(count = 2) {
   const root = mkdtempSync(path.join(tmpdir(), 'profpack-clickhouse-'));
-  const ports: { http: number; tcp: number }[] = [];
-  const taken = new Set<number>();
+  const ports = [];
+  const taken = new Set();
   while (ports.length < count) {
     const http = await freePort();
     const tcp = await freePort();
@@ -143,7 +125,7 @@ export async function startClickHouseServers(count = 2): Promise<ClickHouseServe
     taken.add(http).add(tcp);
     ports.push({ http, tcp });
   }
-  const servers: ClickHouseServer[] = ports.map((p, i) => {
+  const servers = ports.map((p, i) => {
     const dir = path.join(root, `server${i + 1}`);
     mkdirSync(dir);
     writeConfig(
@@ -178,14 +160,14 @@ export async function startClickHouseServers(count = 2): Promise<ClickHouseServe
     urls: servers.map((s) => s.url),
     cluster: TEST_CLUSTER,
     async kill(i) {
-      const s = servers[i]!;
+      const s = servers[i];
       if (s.child === null) return;
       s.child.kill('SIGKILL');
       await exited(s.child);
       s.child = null;
     },
     async restart(i) {
-      const s = servers[i]!;
+      const s = servers[i];
       launch(s);
       await waitReady(s);
     },
