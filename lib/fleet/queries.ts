@@ -100,15 +100,15 @@ const limitClause = (limit: number) => (limit > 0 ? `\nLIMIT ${limit}` : '');
  * table GLOBAL), the same answers as EXAMPLE_QUERIES (tests compare them on a cluster and on DuckDB over the
  * Parquet export).
  */
-export const CLICKHOUSE_QUERIES: Record<keyof typeof EXAMPLE_QUERIES, (...args: never[]) => string> = {
-  topFunctions: (limit = 10): string => `SELECT funcname, filename, self, total
+export const CLICKHOUSE_QUERIES = {
+  topFunctions: (limit = 10): string => `SELECT funcname, filename, ifNull(s, 0) AS self, total
 FROM (
   SELECT funcname, filename, sum(n) AS total
   FROM (${STACK_FRAMES('DISTINCT stack_id, funcname, filename', '')})
   ALL INNER JOIN (${PER_STACK}) USING (stack_id)
   GROUP BY funcname, filename)
 ALL LEFT JOIN (
-  SELECT funcname, filename, sum(n) AS self
+  SELECT funcname, filename, sum(n) AS s
   FROM (${STACK_FRAMES('stack_id, funcname, filename', 'depth = 0')})
   ALL INNER JOIN (${PER_STACK}) USING (stack_id)
   GROUP BY funcname, filename) USING (funcname, filename)
@@ -155,7 +155,7 @@ FROM (
   WITH
     (SELECT assumeNotNull(min(alloc_us)) FROM allocations) AS lo,
     (SELECT assumeNotNull(greatest(max(alloc_us), ifNull(max(free_us), max(alloc_us)))) FROM allocations) AS hi
-  SELECT profile_id, stack_id, bytes,
+  SELECT profile_id, stack_id, bytes, host,
     intDiv(assumeNotNull(alloc_us) - lo + ${step - 1}, ${step}) AS k0,
     least(intDiv(hi + ${step} - lo, ${step}) + 1,
           if(isNull(free_us), intDiv(hi + ${step} - lo, ${step}) + 1,
@@ -166,4 +166,4 @@ FROM (
 ALL INNER JOIN (${STACK_FRAMES('stack_id, funcname, filename', 'depth = 0')}) USING (stack_id)
 GROUP BY time_us, funcname, filename
 ORDER BY time_us, live_bytes DESC, funcname, filename${limitClause(limit)}`,
-};
+} satisfies Record<keyof typeof EXAMPLE_QUERIES, (...args: never[]) => string>;
