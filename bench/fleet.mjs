@@ -8,12 +8,26 @@
 // replicated COPIES times as other profiles (DuckDB copies the exported
 // Parquet, each copy with new profile ids), for a sample count the machine
 // could not export from Tachyon within a session.
+// Then (unless PROFPACK_BENCH_CLICKHOUSE=0) the same fleet into a two-shard
+// cluster of Debian's clickhouse-server on loopback (started as the tests start
+// it): rows/s of `export --to clickhouse`, and the example queries on the
+// cluster against DuckDB over the Parquet, interleaved in the same run.
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { machine, median, table } from './_harness.mjs';
 import { generateFleet } from './_fleet.mjs';
-import { aggregate, openProfiles, exportParquet, querySql, EXAMPLE_QUERIES, backend } from '../dist/index.js';
+import {
+  aggregate,
+  openProfiles,
+  exportParquet,
+  exportClickHouse,
+  queryClickHouse,
+  querySql,
+  EXAMPLE_QUERIES,
+  CLICKHOUSE_QUERIES,
+  backend,
+} from '../dist/index.js';
 import { connectDuckDB, runSql, sqlString } from '../dist/fleet/duckdb.js';
 
 const [files = 1000, samples = 10_000, rounds = 2, copies = 10] = process.argv.slice(2).map(Number);
@@ -118,6 +132,53 @@ console.log(
     }),
   ),
 );
+
+if (process.env.PROFPACK_BENCH_CLICKHOUSE !== '0') {
+  const { startClickHouseServers } = await import('../test/support/clickhouse-servers.mjs');
+  const ch = await startClickHouseServers(2);
+  try {
+    const hostOf = (f) => path.basename(path.dirname(f));
+    const e = await seconds(() => exportClickHouse([fleet], ch.urls, { cluster: ch.cluster, hostOf }));
+    const rows = Object.values(e.result.inserted).reduce((a, b) => a + b, 0);
+    console.log(
+      `\nClickHouse export (2 shards, loopback): ${e.s.toFixed(1)} s for ${rows.toLocaleString('en')} rows ` +
+        `(${e.result.inserted.samples.toLocaleString('en')} samples rows): ${Math.round(rows / e.s).toLocaleString('en')} rows/s, load ${load()}`,
+    );
+    const chCases = {
+      'top functions': ['topFunctions', 20],
+      'window diff': ['windowDiff', 20],
+      'per-thread CPU': ['threadCpu', 0],
+      'stacks with a function': ['stacksWith', 'checkSourceFile', 20],
+    };
+    const chTimes = {};
+    for (let r = 0; r < rounds; r++) {
+      for (const [name, [q, ...args]] of Object.entries(chCases)) {
+        for (const kind of r % 2 === 0 ? ['duckdb', 'clickhouse'] : ['clickhouse', 'duckdb']) {
+          const run =
+            kind === 'duckdb'
+              ? () => querySql(EXAMPLE_QUERIES[q](...args), [parquet])
+              : () => queryClickHouse(CLICKHOUSE_QUERIES[q](...args), ch.urls[0]);
+          const { s } = await seconds(run);
+          (chTimes[`${name} ${kind}`] ??= []).push(s);
+          console.log(`round ${r + 1}: ${name} (${kind}) ${s.toFixed(2)} s, load ${load()}`);
+        }
+      }
+    }
+    console.log(`\nmedian of ${rounds} rounds, load average at end: ${load()}`);
+    console.log(
+      table(
+        ['query', 'DuckDB over Parquet (s)', 'ClickHouse, 2 shards (s)'],
+        Object.keys(chCases).map((name) => [
+          name,
+          median(chTimes[`${name} duckdb`]).toFixed(2),
+          median(chTimes[`${name} clickhouse`]).toFixed(2),
+        ]),
+      ),
+    );
+  } finally {
+    await ch.stop();
+  }
+}
 
 if (copies > 1) {
   // The exported samples COPIES times over, as other profiles (profile_id shifted), with the same frames and stacks.

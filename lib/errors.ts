@@ -109,6 +109,10 @@ export const ErrorCode = {
   DUCKDB_UNAVAILABLE: 'ERR_DUCKDB_UNAVAILABLE', // the optional @duckdb/node-api is not installed or does not load
   SQL_FAILED: 'ERR_SQL_FAILED', // DuckDB refused a query or a Parquet file
   FLEET_TIME_RANGE: 'ERR_FLEET_TIME_RANGE', // a time at or past 2^63 us: the tables' BIGINT cannot hold it
+  // ClickHouse (lib/fleet/clickhouse.ts, issue 40): each names the server (details.server)
+  CLICKHOUSE_UNREACHABLE: 'ERR_CLICKHOUSE_UNREACHABLE', // no connection, or it broke, after the retries
+  CLICKHOUSE_SERVER: 'ERR_CLICKHOUSE_SERVER', // the server answered with an error (HTTP status, exception text, auth)
+  CLICKHOUSE_SCHEMA: 'ERR_CLICKHOUSE_SCHEMA', // a table whose column differs from the schema, or a cluster's shards
 
   // recovery of a profile whose writer died (issue 15, writing half)
   TACHYON_JOURNAL_CORRUPT: 'ERR_TACHYON_JOURNAL_CORRUPT',

@@ -30,7 +30,9 @@ if (!process.env.TACHYON_CPYTHON) {
   else console.log(`CPython 3.15 could not be installed (${installer}): interop tests will fail`);
 }
 // Go's pprof and Chromium for the conformance and browser tests (apt-get when missing; it says so first).
-console.log('test-both: checking for go and chromium (scripts/test-tools.sh installs them with apt-get when missing)');
+console.log(
+  'test-both: checking for go, chromium and clickhouse (scripts/test-tools.sh installs them with apt-get when missing)',
+);
 spawnSync(
   'bash',
   [path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), 'test-tools.sh')],

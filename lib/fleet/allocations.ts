@@ -22,10 +22,7 @@ import {
 } from '../memory/index';
 import type { Frame, StackTable } from '../profile/index';
 import { bigintTimeUs } from './times';
-
-interface RowSink {
-  appendRow(values: readonly DuckDBValue[]): void;
-}
+import type { RowSink } from './tables';
 
 type StackIdOf = (frames: readonly Frame[], stacks: StackTable, sid: number, frameIds: bigint[]) => bigint;
 
@@ -82,6 +79,11 @@ export class AllocationRows {
     } finally {
       trace.close?.();
     }
+  }
+
+  /** True when the process has heap objects: finish() may add rows under its last profile_id. */
+  tracks(processIdentity: string): boolean {
+    return this.processes.has(processIdentity);
   }
 
   /** Rows for the objects still live at the end of each process's last file. */

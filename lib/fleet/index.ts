@@ -15,4 +15,11 @@ export {
   type SqlOptions,
 } from './sql';
 export { SCHEMA as FLEET_SCHEMA, TABLE_NAMES as FLEET_TABLES, profileId, type LoadOptions } from './tables';
-export { EXAMPLE_QUERIES } from './queries';
+export { EXAMPLE_QUERIES, CLICKHOUSE_QUERIES } from './queries';
+export {
+  exportClickHouse,
+  queryClickHouse,
+  clickhouseColumns,
+  type ClickHouseExportOptions,
+  type ClickHouseExportResult,
+} from './clickhouse';

@@ -83,3 +83,87 @@ FROM allocations JOIN profiles USING (profile_id) JOIN site USING (stack_id)
 GROUP BY ALL
 ORDER BY time_us, live_bytes DESC, funcname, filename${limit > 0 ? `\nLIMIT ${limit}` : ''}`,
 };
+
+/** A string as a ClickHouse literal (backslash escapes, as ClickHouse's own quoting). */
+export function clickhouseString(value: string): string {
+  return `'${value.replace(/[\\']/g, (c) => `\\${c}`).replaceAll('\0', '\\0')}'`;
+}
+
+/** Stack and frame fields by stack: the frames table shipped once to every shard (GLOBAL) on a cluster. */
+const STACK_FRAMES = (columns: string, where: string) =>
+  `SELECT ${columns} FROM stacks GLOBAL ALL INNER JOIN frames USING (frame_id)${where === '' ? '' : ` WHERE ${where}`}`;
+
+const limitClause = (limit: number) => (limit > 0 ? `\nLIMIT ${limit}` : '');
+
+/**
+ * The example queries in ClickHouse's dialect (18.16 and later: one JOIN per SELECT, joins to a Distributed
+ * table GLOBAL), the same answers as EXAMPLE_QUERIES (tests compare them on a cluster and on DuckDB over the
+ * Parquet export).
+ */
+export const CLICKHOUSE_QUERIES = {
+  topFunctions: (limit = 10): string => `SELECT funcname, filename, ifNull(s, 0) AS self, total
+FROM (
+  SELECT funcname, filename, sum(n) AS total
+  FROM (${STACK_FRAMES('DISTINCT stack_id, funcname, filename', '')})
+  ALL INNER JOIN (${PER_STACK}) USING (stack_id)
+  GROUP BY funcname, filename)
+ALL LEFT JOIN (
+  SELECT funcname, filename, sum(n) AS s
+  FROM (${STACK_FRAMES('stack_id, funcname, filename', 'depth = 0')})
+  ALL INNER JOIN (${PER_STACK}) USING (stack_id)
+  GROUP BY funcname, filename) USING (funcname, filename)
+ORDER BY self DESC, total DESC, funcname, filename${limitClause(limit)}`,
+
+  windowDiff: (limit = 10): string => `SELECT funcname, sum(b) AS before, sum(a) AS after, after - before AS change
+FROM (
+  WITH (SELECT intDiv(min(start_us) + max(end_us), 2) FROM profiles) AS mid
+  SELECT stack_id, sumIf(value, timestamp_us < mid) AS b, sumIf(value, timestamp_us >= mid) AS a
+  FROM samples GROUP BY stack_id)
+ALL INNER JOIN (${STACK_FRAMES('stack_id, funcname', 'depth = 0')}) USING (stack_id)
+GROUP BY funcname
+ORDER BY abs(change) DESC, funcname${limitClause(limit)}`,
+
+  threadCpu: (limit = 10): string => `SELECT host, profile_id % 100000 AS profile, thread_id,
+       intDiv(timestamp_us - start_us, 1000000) AS second,
+       sum(value) AS samples,
+       sumIf(value, bitAnd(status, 2) != 0) AS on_cpu,
+       round(100 * on_cpu / samples, 1) AS cpu_pct
+FROM samples GLOBAL ALL INNER JOIN (SELECT profile_id, host, start_us FROM profiles) USING (profile_id)
+GROUP BY host, profile, thread_id, second
+ORDER BY host, profile, thread_id, second${limitClause(limit)}`,
+
+  stacksWith: (funcname: string, limit = 10): string => {
+    const hit = `stack_id GLOBAL IN (${STACK_FRAMES('stack_id', `funcname = ${clickhouseString(funcname)}`)})`;
+    return `SELECT sum(samples) AS samples, stack
+FROM (
+  SELECT stack_id, sum(value) AS samples FROM samples WHERE ${hit} GROUP BY stack_id)
+ALL INNER JOIN (
+  SELECT stack_id,
+    arrayStringConcat(arrayMap(x -> x.2, arraySort(x -> -x.1, groupArray((depth, ifNull(funcname, ''))))), ';') AS stack
+  FROM (${STACK_FRAMES('stack_id, depth, funcname', hit)})
+  GROUP BY stack_id) USING (stack_id)
+GROUP BY stack
+ORDER BY samples DESC, stack${limitClause(limit)}`;
+  },
+
+  liveBytesBySite: (
+    stepSeconds = 60,
+    limit = 10,
+    step = Math.round(stepSeconds * 1e6),
+  ): string => `SELECT time_us, funcname, filename, uniqExact(host) AS hosts, round(sum(bytes)) AS live_bytes
+FROM (
+  WITH
+    (SELECT assumeNotNull(min(alloc_us)) FROM allocations) AS lo,
+    (SELECT assumeNotNull(greatest(max(alloc_us), ifNull(max(free_us), max(alloc_us)))) FROM allocations) AS hi
+  SELECT profile_id, stack_id, bytes, host,
+    intDiv(assumeNotNull(alloc_us) - lo + ${step - 1}, ${step}) AS k0,
+    least(intDiv(hi + ${step} - lo, ${step}) + 1,
+          if(isNull(free_us), intDiv(hi + ${step} - lo, ${step}) + 1,
+             intDiv(assumeNotNull(free_us) - lo + ${step - 1}, ${step}))) AS k1,
+    arrayJoin(arrayMap(i -> lo + (k0 + i) * ${step}, range(toUInt64(greatest(k1 - k0, 0))))) AS time_us
+  FROM allocations
+  GLOBAL ALL INNER JOIN (SELECT profile_id, host FROM profiles) USING (profile_id))
+ALL INNER JOIN (${STACK_FRAMES('stack_id, funcname, filename', 'depth = 0')}) USING (stack_id)
+GROUP BY time_us, funcname, filename
+ORDER BY time_us, live_bytes DESC, funcname, filename${limitClause(limit)}`,
+} satisfies Record<keyof typeof EXAMPLE_QUERIES, (...args: never[]) => string>;

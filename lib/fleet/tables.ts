@@ -179,6 +179,28 @@ class ChunkAppender {
   }
 }
 
+/** Where the rows of one table go: a value array in the table's column order, which the caller may reuse. */
+export interface RowSink {
+  appendRow(values: readonly DuckDBValue[]): void;
+}
+
+/**
+ * The destination of the rows: DuckDB's appenders (loadProfiles) or ClickHouse's batches (clickhouse.ts). The rows
+ * are built once, here, for both.
+ */
+export interface RowTarget {
+  tables: Record<TableName, RowSink>;
+  /** samples.type_values as the target holds a DOUBLE[]. */
+  list(values: number[]): DuckDBValue;
+  /** After each batch of a file's samples: a target that sends rows elsewhere may wait here (backpressure). */
+  afterBatch?(): Promise<void>;
+  /**
+   * After a file's rows. `moreRows`: rows of this profile_id may still come (its process's heap objects still
+   * live, written by finish()).
+   */
+  endFile?(profileId: bigint, moreRows: boolean): Promise<void>;
+}
+
 /**
  * Streams each file's samples into the tables (one file open at a time); each distinct frame and stack is
  * written once.
@@ -189,18 +211,38 @@ export async function loadProfiles(
   options: LoadOptions = {},
   prefix = '',
 ): Promise<LoadResult> {
-  const tables = await Promise.all(
+  const appenders = await Promise.all(
     TABLE_NAMES.map(async (name) => new ChunkAppender(await connection.createAppender(`${prefix}${name}`))),
   );
-  const [profiles, sampleTypes, frames, stacks, samples, labels, allocationTable] = tables as [
-    ChunkAppender,
-    ChunkAppender,
-    ChunkAppender,
-    ChunkAppender,
-    ChunkAppender,
-    ChunkAppender,
-    ChunkAppender,
-  ];
+  const tables = Object.fromEntries(TABLE_NAMES.map((name, i) => [name, appenders[i]!])) as Record<
+    TableName,
+    ChunkAppender
+  >;
+  const { listValue } = loadDuckDB();
+  const total = await buildRows(
+    {
+      tables,
+      list: listValue,
+      // Each file's rows reach the table before the next file is read: JS holds at most a chunk per table.
+      endFile: () => {
+        for (const t of appenders) t.flush();
+        return Promise.resolve();
+      },
+    },
+    files,
+    options,
+  );
+  for (const t of appenders) t.close();
+  return total;
+}
+
+/** The rows of the seven tables for `files`, handed to `target`. */
+export async function buildRows(
+  target: RowTarget,
+  files: readonly string[],
+  options: LoadOptions = {},
+): Promise<LoadResult> {
+  const { profiles, sample_types: sampleTypes, frames, stacks, samples, labels } = target.tables;
   const total: LoadResult = { files: files.length, samples: 0, allocations: 0, stacks: 0, frames: 0 };
   const framesWritten = new Set<bigint>();
   const stacksWritten = new Set<bigint>();
@@ -230,12 +272,12 @@ export async function loadProfiles(
     }
     return stackId;
   };
-  const allocations = new AllocationRows(allocationTable, stackIdOf);
+  const allocations = new AllocationRows(target.tables.allocations, stackIdOf);
   const row: DuckDBValue[] = new Array<DuckDBValue>(8);
-  const { listValue } = loadDuckDB();
   for (let f = 0; f < files.length; f++) {
     const file = files[f]!;
     options.onFile?.(f, file);
+    let ended: { id: bigint; moreRows: boolean } | undefined;
     const src = openProfile(file, { format: formatFromPath(file) === 'tachyon' ? 'tachyon' : undefined });
     try {
       const id = profileId(file, src.meta.startTimeUs);
@@ -279,11 +321,12 @@ export async function loadProfiles(
           row[3] = b.status[i]!;
           row[4] = stackId;
           row[5] = values[defaultColumn]!;
-          row[6] = listValue(values);
+          row[6] = target.list(values);
           row[7] = labelSet;
           samples.appendRow(row);
           count++;
         }
+        if (target.afterBatch !== undefined) await target.afterBatch();
       }
       const end = last === undefined ? start : bigintTimeUs(last, 'sample time', file);
       const duration = end > start ? Number(end - start) / 1e6 : 0;
@@ -299,18 +342,18 @@ export async function loadProfiles(
         threads.size,
       ]);
       total.samples += count;
-      total.allocations += allocations.addFile(file, id, src.meta.processIdentity ?? `file:${path.resolve(file)}`);
+      const processIdentity = src.meta.processIdentity ?? `file:${path.resolve(file)}`;
+      total.allocations += allocations.addFile(file, id, processIdentity);
+      ended = { id, moreRows: allocations.tracks(processIdentity) };
     } finally {
       src.close();
     }
-    // Each file's rows reach the table before the next file is read: JS holds at most a chunk per table.
-    for (const t of tables) t.flush();
+    if (ended !== undefined) await target.endFile?.(ended.id, ended.moreRows);
     // The native reader's decoders are freed by N-API finalizers, which run only when the event loop turns:
     // without this a synchronous pass kept every file's decoder (~3 MB each; 6 GB RSS at 1,000 files).
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   total.allocations += allocations.finish();
-  for (const t of tables) t.close();
   total.stacks = stacksWritten.size;
   total.frames = framesWritten.size;
   return total;

@@ -7,11 +7,13 @@ import { type Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import {
   csvLine,
+  exportClickHouse,
   exportParquet,
   formatSqlTable,
   jsonRowText,
   mergeProfiles,
   openSqlQuery,
+  queryClickHouse,
   type SqlStream,
 } from '../../fleet/index';
 import { Output } from '../output';
@@ -46,25 +48,59 @@ export function registerMerge(program: Command): Command {
     );
 }
 
+const collect = (value: string, previous: string[]) => [...previous, value];
+
 export function registerExport(program: Command): Command {
   return program
     .command('export')
-    .description('write profiles as Parquet tables (profiles, frames, stacks, samples, allocations…) via DuckDB')
+    .description('write profiles as Parquet tables, or into ClickHouse (profiles, frames, stacks, samples…)')
     .argument('<inputs...>', 'profile files or directories of them')
-    .addOption(new Option('--to <format>', 'output format').choices(['parquet']).default('parquet'))
+    .addOption(new Option('--to <format>', 'output format').choices(['parquet', 'clickhouse']).default('parquet'))
     .option('-o, --output <dir>', 'directory for the .parquet files')
     .addOption(new Option('--out <dir>').hideHelp())
+    .option('--url <url>', 'ClickHouse HTTP interface (--to clickhouse); one per shard with --cluster', collect, [])
+    .option('--database <name>', 'ClickHouse database (default profpack)')
+    .option('--cluster <name>', "a cluster of the servers' remote_servers: Distributed tables over its shards")
     .option('--host-from-dir', "each file's host is its directory's name (DIR/HOST/file.tach)")
     .action(
-      action(async (inputs: string[], flags: { hostFromDir?: boolean }, command: Command) => {
-        const out = outputPath(command);
-        const r = await exportParquet(inputs, out, { hostOf: flags.hostFromDir === true ? hostFromDir : undefined });
-        const sizes = Object.entries(r.outputs).map(([name, o]) => `${name} ${o.bytes.toLocaleString('en')}`);
-        process.stderr.write(
-          `profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files (bytes: ` +
-            `${sizes.join(', ')})\n`,
-        );
-      }),
+      action(
+        async (
+          inputs: string[],
+          flags: { to: string; url: string[]; database?: string; cluster?: string; hostFromDir?: boolean },
+          command: Command,
+        ) => {
+          const hostOf = flags.hostFromDir === true ? hostFromDir : undefined;
+          if (flags.to === 'clickhouse') {
+            const progress = process.stderr.isTTY
+              ? (p: { files: number; rows: number }) =>
+                  process.stderr.write(`\rprofpack: ${p.files} files, ${p.rows.toLocaleString('en')} rows sent`)
+              : undefined;
+            const r = await exportClickHouse(inputs, flags.url, {
+              hostOf,
+              database: flags.database,
+              cluster: flags.cluster,
+              onProgress: progress,
+            });
+            const rows = Object.entries(r.inserted).map(([name, n]) => `${name} ${n.toLocaleString('en')}`);
+            process.stderr.write(
+              `${progress === undefined ? '' : '\n'}profpack: exported ${r.files} files ` +
+                `(${r.present} there already) to ${flags.url.join(', ')}: rows added: ${rows.join(', ')}\n`,
+            );
+            return;
+          }
+          if (flags.url.length > 0 || flags.cluster !== undefined || flags.database !== undefined)
+            throw new ProfpackError('--url, --cluster and --database apply to --to clickhouse', {
+              code: ErrorCode.INVALID_ARGUMENT,
+            });
+          const out = outputPath(command);
+          const r = await exportParquet(inputs, out, { hostOf });
+          const sizes = Object.entries(r.outputs).map(([name, o]) => `${name} ${o.bytes.toLocaleString('en')}`);
+          process.stderr.write(
+            `profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files (bytes: ` +
+              `${sizes.join(', ')})\n`,
+          );
+        },
+      ),
     );
 }
 
@@ -76,7 +112,9 @@ export function registerSql(program: Command): Command {
     .command('sql')
     .description('run SQL over profiles: tables profiles, frames, stacks, samples, allocations … (docs/fleet.md)')
     .argument('<query>', 'the SQL')
-    .argument('<inputs...>', 'profile files, directories of them, or directories written by export')
+    .argument('[inputs...]', 'profile files, directories of them, or directories written by export')
+    .option('--clickhouse <url>', 'run the query on ClickHouse (tables written by export --to clickhouse), not DuckDB')
+    .option('--database <name>', 'with --clickhouse: the database (default profpack)')
     .option('--json', 'rows as JSON objects (streamed: every row)')
     .option('--csv', 'CSV (streamed: every row)')
     .option('--limit <rows>', `text table: at most this many rows (default ${DEFAULT_TEXT_LIMIT}; 0 = all)`)
@@ -90,7 +128,15 @@ export function registerSql(program: Command): Command {
         async (
           query: string,
           inputs: string[],
-          flags: { json?: boolean; csv?: boolean; limit?: string; memoryLimit?: string; hostFromDir?: boolean },
+          flags: {
+            json?: boolean;
+            csv?: boolean;
+            limit?: string;
+            memoryLimit?: string;
+            hostFromDir?: boolean;
+            clickhouse?: string;
+            database?: string;
+          },
         ) => {
           if (flags.json === true && flags.csv === true)
             throw new ProfpackError('--json and --csv exclude each other', { code: ErrorCode.INVALID_ARGUMENT });
@@ -104,10 +150,17 @@ export function registerSql(program: Command): Command {
             throw new ProfpackError('--limit applies to the text table only (--json and --csv stream every row)', {
               code: ErrorCode.INVALID_ARGUMENT,
             });
-          const stream = await openSqlQuery(query, inputs, {
-            hostOf: flags.hostFromDir === true ? hostFromDir : undefined,
-            memoryLimit: flags.memoryLimit,
-          });
+          if (flags.clickhouse !== undefined && inputs.length > 0)
+            throw new ProfpackError('--clickhouse queries the server: no input files', {
+              code: ErrorCode.INVALID_ARGUMENT,
+            });
+          const stream =
+            flags.clickhouse === undefined
+              ? await openSqlQuery(query, inputs, {
+                  hostOf: flags.hostFromDir === true ? hostFromDir : undefined,
+                  memoryLimit: flags.memoryLimit,
+                })
+              : rowsStream(await queryClickHouse(query, flags.clickhouse, { database: flags.database }));
           try {
             if (flags.json === true || flags.csv === true)
               await writeStreamed(stream, flags.json === true ? 'json' : 'csv');
@@ -118,6 +171,18 @@ export function registerSql(program: Command): Command {
         },
       ),
     );
+}
+
+/** Rows already fetched (ClickHouse answers a query whole) as the stream the writers take. */
+function rowsStream(result: { columns: string[]; rows: unknown[][] }): SqlStream {
+  return {
+    columns: result.columns,
+    // eslint-disable-next-line @typescript-eslint/require-await -- the writers iterate asynchronously
+    async *chunks() {
+      yield result.rows;
+    },
+    close: () => undefined,
+  };
 }
 
 /** --json / --csv: every row, a chunk at a time, through the synchronous stdout writer. */
