@@ -22,8 +22,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { REAL_STREAMS, SYNTHETIC_STREAMS, START_TIME_US, loadStream } from './_streams.mjs';
 import * as pp from '../dist/index.js';
-import { normalizeFrame } from '../dist/profile/index.js';
-import { frameFromV8 } from '../dist/v8/index.js';
+// dist's sub-entries are lazy (scripts/lazy-entry.mjs): their exports are getters ESM cannot name, so take the default.
+import profileEntry from '../dist/profile/index.js';
+import v8Entry from '../dist/v8/index.js';
+
+const { normalizeFrame } = profileEntry;
+const { frameFromV8 } = v8Entry;
 
 export { REAL_STREAMS, SYNTHETIC_STREAMS };
 export const ALL_STREAMS = [...REAL_STREAMS, ...SYNTHETIC_STREAMS];
