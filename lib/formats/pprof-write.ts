@@ -361,7 +361,10 @@ function writeTables(source: ProfileSource, enc: PprofEncoder, out: ChunkedOutpu
   }
   // time_nanos is the Unix epoch (profile.proto); a source on another clock (CPython's, V8's) leaves it 0 and says so.
   const epoch = isEpochUs(meta.startTimeUs);
-  if (epoch) writeInt64(sink, ProfileField.timeNanos, meta.startTimeUs * 1000n);
+  // The source's ns when it has them and they still say the same µs (pprof input): never truncated to µs.
+  const ns =
+    meta.startTimeNs !== undefined && meta.startTimeNs / 1000n === meta.startTimeUs ? meta.startTimeNs : undefined;
+  if (epoch) writeInt64(sink, ProfileField.timeNanos, ns ?? meta.startTimeUs * 1000n);
   const durationNs =
     meta.durationUs !== undefined ? meta.durationUs * 1000n : spanNs(enc, meta.startTimeUs, meta.sampleIntervalUs);
   writeInt64(sink, ProfileField.durationNanos, durationNs);
