@@ -392,14 +392,15 @@ function spanNs(enc: PprofEncoder, startUs: bigint, intervalUs: bigint): bigint 
   return BigInt(Math.round((enc.maxTime - first) * 1000)) + intervalUs * 1000n;
 }
 
-/** The period type and period: the source's, else its nominal interval in its first time type's unit. */
+/**
+ * The period type and period: the source's, else its nominal interval in its first time type's unit. A source
+ * of counts only (collapsed stacks) has no period: none is invented.
+ */
 function periodOf(source: ProfileSource): { type: string; unit: string; period: number } | undefined {
   const meta = source.meta;
   if (meta.periodType !== undefined) return { ...meta.periodType, period: meta.period ?? 0 };
   if (meta.sampleIntervalUs <= 0n) return undefined;
-  const timed = meta.sampleTypes.find((t) => nanosPerUnit(t.unit) !== undefined) ?? {
-    type: 'cpu',
-    unit: 'nanoseconds',
-  };
+  const timed = meta.sampleTypes.find((t) => nanosPerUnit(t.unit) !== undefined);
+  if (timed === undefined) return undefined;
   return { ...timed, period: Math.round((Number(meta.sampleIntervalUs) * 1000) / nanosPerUnit(timed.unit)!) };
 }
