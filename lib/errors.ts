@@ -131,6 +131,10 @@ export const ErrorCode = {
   OUTPUT_IS_INPUT: 'ERR_OUTPUT_IS_INPUT', // an output path that is (the same file as) an input
   TACHYON_LOCKED: 'ERR_TACHYON_LOCKED', // another live ProfileWriter holds the path's lock
   VIEW_TOO_LARGE: 'ERR_VIEW_TOO_LARGE', // a flame or diff page past MAX_TREE_NODES stack nodes
+
+  // numbers (issue 36)
+  /** A negative value (a diff profile's) for a format whose own readers refuse it (speedscope, collapsed). */
+  CONVERT_NEGATIVE_VALUE: 'ERR_CONVERT_NEGATIVE_VALUE',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});

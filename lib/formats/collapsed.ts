@@ -45,7 +45,16 @@ import {
   type SampleType,
 } from '../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
-import { ChunkedText, GrowingUints, badInput, inputBytes, utf8, writtenColumn } from './io';
+import {
+  ChunkedText,
+  GrowingUints,
+  badInput,
+  describeType,
+  inputBytes,
+  negativeValue,
+  utf8,
+  writtenColumn,
+} from './io';
 import { headText } from './sniff';
 
 const WHAT = 'collapsed-stacks file';
@@ -323,6 +332,7 @@ function writeCollapsed(source: ProfileSource, target: WriteTarget, options: Wri
   for (const b of source.batches()) {
     const values = b.values[column]!;
     for (let i = 0; i < b.length; i++) {
+      if (values[i]! < 0) throw negativeValue(WHAT, values[i]!, describeType(source.meta, column), 'flamegraph.pl');
       let perStack = sums.get(b.thread[i]!);
       if (perStack === undefined) sums.set(b.thread[i]!, (perStack = new Map()));
       perStack.set(b.stack[i]!, (perStack.get(b.stack[i]!) ?? 0) + values[i]!);

@@ -22,7 +22,7 @@
 import { ErrorCode, ProfpackError } from '../errors';
 import { ProfileBuilder, SampleTypes, type ProfileSource, type SampleType } from '../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
-import { ChunkedText, badInput, cannotWrite, inputBytes, parseJson, readJsonShape, writtenColumn } from './io';
+import { ChunkedText, badInput, inputBytes, negativeValue, parseJson, readJsonShape, writtenColumn } from './io';
 import { detectJsonKeys } from './sniff';
 import { ROOT_CALL_FRAME, frameFromV8, v8CallFrame, type HeapProfileNode } from '../v8/index';
 import { oneThread, v8Tree } from './one-thread';
@@ -121,7 +121,7 @@ function writeHeapProfile(source: ProfileSource, target: WriteTarget, options: W
   const selfSize = new Map<number, number>();
   for (let i = 0; i < rows.length; i++) {
     const v = rows.value[i]!;
-    if (!(v >= 0)) throw cannotWrite('a .heapprofile', `a record weighs ${v} bytes`, 'byte counts of 0 or more');
+    if (v < 0) throw negativeValue('a .heapprofile', v, 'bytes', 'DevTools');
     const node = tree.nodeOf[rows.stack[i]!]!;
     selfSize.set(node, (selfSize.get(node) ?? 0) + v);
   }

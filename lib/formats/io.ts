@@ -29,6 +29,19 @@ export function cannotWrite(what: string, message: string, expected: string): Pr
   return new ProfpackError(`cannot write ${what}: ${message}`, { code: ErrorCode.CONVERT_BAD_INPUT, expected });
 }
 
+/**
+ * A negative value written where the format's own readers refuse one (a diff
+ * profile's shrinkage into speedscope, flamegraph.pl, DevTools): refused, naming
+ * the record and why, instead of a file nothing opens.
+ */
+export function negativeValue(what: string, value: number, type: string, refusedBy: string): ProfpackError {
+  return new ProfpackError(
+    `cannot write ${what}: a record weighs ${value} ${type}; ${refusedBy} refuses negative weights ` +
+      '(a diff profile: write pprof, which keeps them)',
+    { code: ErrorCode.CONVERT_NEGATIVE_VALUE, expected: 'values of 0 or more', details: { value } },
+  );
+}
+
 /** JSON.parse of the whole input; a syntax error is a coded error at its byte offset where V8 says it. */
 export function parseJson(bytes: Uint8Array, what: string, expected: string): unknown {
   const text = utf8(bytes);

@@ -137,6 +137,7 @@ export class PprofSource extends SourceTables implements ProfileSource {
       const ns = nanosPerUnit(meta.periodType.unit);
       if (ns !== undefined && h.period > 0) meta.sampleIntervalUs = BigInt(Math.round((h.period * ns) / 1000));
     } else if (h.period !== 0) meta.period = h.period;
+    if (h.timeNanos > 0n) meta.startTimeNs = h.timeNanos;
     if (h.durationNanos > 0n) meta.durationUs = h.durationNanos / 1000n;
     if (h.comments.length > 0) meta.comments = h.comments.map((c) => stringAt(strings, c, 0));
     if (h.dropFrames !== 0 || h.keepFrames !== 0)

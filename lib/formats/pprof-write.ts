@@ -369,7 +369,10 @@ function writeTables(source: ProfileSource, enc: PprofEncoder, out: ChunkedOutpu
   }
   // time_nanos is the Unix epoch (profile.proto); a source on another clock (CPython's, V8's) leaves it 0 and says so.
   const epoch = isEpochUs(meta.startTimeUs);
-  if (epoch) writeInt64(sink, ProfileField.timeNanos, meta.startTimeUs * 1000n);
+  // The source's ns when it has them and they still say the same µs (pprof input): never truncated to µs.
+  const ns =
+    meta.startTimeNs !== undefined && meta.startTimeNs / 1000n === meta.startTimeUs ? meta.startTimeNs : undefined;
+  if (epoch) writeInt64(sink, ProfileField.timeNanos, ns ?? meta.startTimeUs * 1000n);
   const durationNs =
     meta.durationUs !== undefined ? meta.durationUs * 1000n : spanNs(enc, meta.startTimeUs, meta.sampleIntervalUs);
   writeInt64(sink, ProfileField.durationNanos, durationNs);
@@ -397,14 +400,15 @@ function spanNs(enc: PprofEncoder, startUs: bigint, intervalUs: bigint): bigint 
   return BigInt(Math.round((enc.maxTime - first) * 1000)) + intervalUs * 1000n;
 }
 
-/** The period type and period: the source's, else its nominal interval in its first time type's unit. */
+/**
+ * The period type and period: the source's, else its nominal interval in its first time type's unit. A source
+ * of counts only (collapsed stacks) has no period: none is invented.
+ */
 function periodOf(source: ProfileSource): { type: string; unit: string; period: number } | undefined {
   const meta = source.meta;
   if (meta.periodType !== undefined) return { ...meta.periodType, period: meta.period ?? 0 };
   if (meta.sampleIntervalUs <= 0n) return undefined;
-  const timed = meta.sampleTypes.find((t) => nanosPerUnit(t.unit) !== undefined) ?? {
-    type: 'cpu',
-    unit: 'nanoseconds',
-  };
+  const timed = meta.sampleTypes.find((t) => nanosPerUnit(t.unit) !== undefined);
+  if (timed === undefined) return undefined;
   return { ...timed, period: Math.round((Number(meta.sampleIntervalUs) * 1000) / nanosPerUnit(timed.unit)!) };
 }

@@ -40,7 +40,9 @@ import {
   GrowingFloats,
   GrowingUints,
   badInput,
+  describeType,
   inputBytes,
+  negativeValue,
   parseJson,
   pushNumbers,
   readJsonShape,
@@ -276,6 +278,8 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
           b.thread[i]!,
           (rows = { stack: new GrowingUints(), time: new GrowingFloats(), value: new GrowingFloats() }),
         );
+      if (values[i]! < 0)
+        throw negativeValue(WHAT, values[i]!, describeType(source.meta, column), "speedscope's importer");
       rows.stack.push(b.stack[i]!);
       rows.time.push(b.time[i]!);
       rows.value.push(values[i]!);

@@ -56,6 +56,8 @@ export interface ProfileMeta {
   period?: number;
   /** Start in µs: the Unix epoch when isEpochUs() says so, else the source's own clock. */
   startTimeUs: bigint;
+  /** The same start in ns where the source gives ns (pprof time_nanos), so pprof → pprof keeps its digits. */
+  startTimeNs?: bigint;
   /** The nominal sampling interval in µs (Tachyon's header field); 0 when the source has none. */
   sampleIntervalUs: bigint;
   /** Duration the source states (pprof duration_nanos, Tachyon's stats block, a recording's span). */

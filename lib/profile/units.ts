@@ -16,7 +16,7 @@ export function sampleTypeName(t: SampleType): string {
   return `${t.type}/${t.unit}`;
 }
 
-/** Nanoseconds per unit for the time units profiles use; undefined for others. */
+/** Nanoseconds per unit for the time units profiles use; undefined for others. Self-contained (see formatValue). */
 export function nanosPerUnit(unit: string): number | undefined {
   switch (unit) {
     case 'nanoseconds':
@@ -63,36 +63,43 @@ export function chooseSampleType(meta: ProfileMeta, wanted?: string | number): n
   return i;
 }
 
-const BYTE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
-const TIME_UNITS: [number, string][] = [
-  [1e9, 's'],
-  [1e6, 'ms'],
-  [1e3, 'µs'],
-  [1, 'ns'],
-];
-
-function trim(n: number): string {
-  return Number.isInteger(n) ? String(n) : n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0).replace(/\.?0+$/, '');
-}
-
-/** A value for people: bytes as B/KB/MB/GB (1024), times as ns/µs/ms/s, counts as they are. */
+/**
+ * A value for people: bytes as B/KB/MB/GB (1024), times as ns/µs/ms/s, counts
+ * as they are; three significant digits below 100 of the chosen scale, whole
+ * numbers above. It names nothing outside its body but nanosPerUnit: the flame
+ * page runs these two very functions, injected as source (lib/view/html.ts).
+ */
 export function formatValue(value: number, unit: string): string {
+  // Only a fraction's zeros go: "230" keeps its zero, "2.50" becomes "2.5".
+  const digits = (n: number): string => {
+    if (Number.isInteger(n)) return String(n);
+    const a = Math.abs(n);
+    const s = n.toFixed(a < 10 ? 2 : a < 100 ? 1 : 0);
+    return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
+  };
   if (unit === 'bytes') {
+    const names = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
     let v = Math.abs(value);
     let k = 0;
-    while (v >= 1024 && k < BYTE_UNITS.length - 1) {
+    while (v >= 1024 && k < names.length - 1) {
       v /= 1024;
       k++;
     }
-    return `${value < 0 ? '-' : ''}${trim(v)}${BYTE_UNITS[k]}`;
+    return `${value < 0 ? '-' : ''}${digits(v)}${names[k]}`;
   }
   const ns = nanosPerUnit(unit);
   if (ns !== undefined) {
     const total = value * ns;
     const a = Math.abs(total);
-    for (const [scale, name] of TIME_UNITS) if (a >= scale || scale === 1) return `${trim(total / scale)}${name}`;
+    const scales: [number, string][] = [
+      [1e9, 's'],
+      [1e6, 'ms'],
+      [1e3, 'µs'],
+      [1, 'ns'],
+    ];
+    for (const [scale, name] of scales) if (a >= scale || scale === 1) return `${digits(total / scale)}${name}`;
   }
-  return Number.isInteger(value) ? String(value) : trim(value);
+  return digits(value);
 }
 
 /**

@@ -86,6 +86,31 @@ export interface AggregateResult {
   rows: AggregateRow[];
 }
 
+/**
+ * The row of records with an empty stack: kept and counted in totals, as
+ * `go tool pprof -top` counts them in its total, under one name in every view.
+ */
+export const NO_STACK_ROW = '(no stack)';
+
+/**
+ * A row's name, one rule for the library's keys and the CLI's table: an
+ * anonymous function is `(anonymous)`, a frame without a file has no location
+ * (never `:?`), a line without a number is the file alone, no file by file is
+ * `(no file)`. `sep` separates the function from its location (the table's two spaces).
+ */
+export function rowName(
+  by: AggregateBy,
+  row: { funcname: string | null; filename: string; lineno: number | null },
+  sep = ' ',
+): string {
+  if (row.funcname === NO_STACK_ROW && row.filename === '') return NO_STACK_ROW;
+  if (by === 'file') return row.filename === '' ? '(no file)' : row.filename;
+  const where =
+    row.filename === '' ? '' : by === 'line' && row.lineno !== null ? `${row.filename}:${row.lineno}` : row.filename;
+  const name = anonymousName(row.funcname ?? '');
+  return where === '' ? name : `${name}${sep}${where}`;
+}
+
 function keyOf(f: Frame, by: AggregateBy): string {
   switch (by) {
     case 'file':
@@ -194,6 +219,12 @@ export function aggregate(source: ProfileSource, options: AggregateOptions = {})
   const { self, total, keyFrame, selfHit } = keyTotals(source, sums, (f) => keyOf(f, by));
   // A key lists when a kept record reached it, even if its values cancel out to 0.
   const order = keyFrame.map((_, i) => i).filter((k) => self[k] !== 0 || total[k] !== 0 || selfHit[k] === 1);
+  // Records with an empty stack (stack 0) are one more key, the last: self = total = their sum.
+  const noStack = keyFrame.length;
+  if (sums.hit[0] === 1) {
+    order.push(noStack);
+    self[noStack] = total[noStack] = sums.own[0]!;
+  }
   const primary = sort === 'self' ? self : total;
   const secondary = sort === 'self' ? total : self;
   order.sort((a, b) => primary[b]! - primary[a]! || secondary[b]! - secondary[a]! || a - b);
@@ -202,15 +233,16 @@ export function aggregate(source: ProfileSource, options: AggregateOptions = {})
   const pct = (v: number) => (sums.total === 0 ? 0 : (100 * v) / sums.total);
   for (const k of order) {
     if (rows.length >= limit) break;
+    if (k === noStack) {
+      const v = self[k]!;
+      const row = { funcname: NO_STACK_ROW, filename: '', lineno: null };
+      rows.push({ key: NO_STACK_ROW, ...row, self: v, total: v, selfPct: pct(v), totalPct: pct(v) });
+      continue;
+    }
     const f = keyFrame[k]!;
     rows.push({
-      key:
-        by === 'file'
-          ? f.filename
-          : by === 'line'
-            ? `${f.funcname} ${f.filename}:${f.lineno ?? '?'}`
-            : `${f.funcname} ${f.filename}`,
-      funcname: by === 'file' ? null : f.funcname,
+      key: rowName(by, f),
+      funcname: by === 'file' ? null : anonymousName(f.funcname),
       filename: f.filename,
       lineno: by === 'line' ? f.lineno : null,
       self: self[k]!,
@@ -354,10 +386,7 @@ export function formatTable(result: AggregateResult): string {
     const name =
       r.thread !== undefined
         ? `${r.thread.key}${r.thread.name === undefined ? '' : `  ${r.thread.name}`}`
-        : result.by === 'file'
-          ? r.filename || '(no file)'
-          : `${anonymousName(r.funcname ?? '')}` +
-            `${r.filename === '' ? '' : `  ${r.filename}${result.by === 'line' ? `:${r.lineno ?? '?'}` : ''}`}`;
+        : rowName(result.by, r, '  ');
     return [show(r.self), r.selfPct.toFixed(1) + '%', show(r.total), r.totalPct.toFixed(1) + '%', name];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));

@@ -2,6 +2,7 @@
 export {
   aggregate,
   formatTable,
+  rowName,
   STATUS_FILTERS,
   type AggregateBy,
   type AggregateOptions,

@@ -10,7 +10,7 @@ import { statSync } from 'node:fs';
 import { refuseInputAsOutput, writeFileAtomic } from '../output-file';
 import { openProfile } from '../formats/index';
 import { chooseSampleType, formatValue, sampleTypeName, type ProfileSource, type SampleType } from '../profile/index';
-import { aggregate, type SortBy } from '../query/index';
+import { aggregate, rowName, type SortBy } from '../query/index';
 import { renderPage } from './html';
 import { StackTree } from './tree';
 
@@ -182,7 +182,7 @@ export function formatDiffTable(result: DiffResult): string {
     signed(r.totalDelta),
     fmt(r.baseTotal),
     fmt(r.newTotal),
-    `${r.funcname === '' ? '(anonymous)' : r.funcname}${r.filename === '' ? '' : `  ${r.filename}`}`,
+    rowName('function', { ...r, lineno: null }, '  '),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const row = (cells: string[]) =>

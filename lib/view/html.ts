@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../errors';
+import { formatValue, nanosPerUnit } from '../profile/units';
 
 /** lib/view/template from lib/view (sources, tests) or dist/view (compiled; the package ships lib/). */
 function templateDir(): string {
@@ -81,6 +82,15 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/**
+ * The CLI's value formatter as page script (window.profpackFormat): the very
+ * functions, as source, so the page and the CLI print a value alike.
+ */
+export function formatScript(): string {
+  const body = `${String(nanosPerUnit)}\n${String(formatValue)}\nreturn formatValue;`;
+  return `window.profpackFormat = (function () {\n${body}\n})();`;
+}
+
 export interface PageParts {
   kind: 'flame' | 'diff';
   title: string;
@@ -103,6 +113,7 @@ export function renderPage(parts: PageParts): string {
     PAGE_CSS: a.css!,
     DATA: scriptJson(parts.data),
     LIBRARY_JS: scriptText(a.library!),
+    FORMAT_JS: scriptText(formatScript()),
     VIEW_MODEL_JS: scriptText(a.viewModel!),
     PAGE_JS: scriptText(a.pageJs!),
   };

@@ -1,10 +1,11 @@
 // The profpack command (lib/cli/main.ts) in-process: `dump --json` against the
 // vectors' expected JSON (CPython's own dump), `info`, and user errors.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../lib/cli/main';
 import { parseJsonExact, readJsonExact, repoRoot, sharedPath } from '../support/environment';
+import { scratchDir } from '../support/scratch-dir';
 
 function run(...args: string[]): { status: number; stdout: string; stderr: string } {
   let stdout = '';
@@ -27,6 +28,7 @@ function run(...args: string[]): { status: number; stdout: string; stderr: strin
 }
 
 const vector = (name: string): string => sharedPath('vectors', 'tachyon', name);
+const scratch = scratchDir('profpack-info-');
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -95,6 +97,18 @@ describe('profpack info and user errors', () => {
     expect(status).toBe(2);
     expect(stdout).toBe('');
     expect(stderr).toBe('profpack: ERR_TACHYON_BAD_MAGIC: Invalid magic number: 0x12345678 (at byte 0)\n');
+  });
+
+  it('a file that is no known profile: ERR_CONVERT_UNKNOWN_FORMAT at byte 0 naming the formats tried, not Tachyon', () => {
+    const notes = path.join(scratch, 'notes.txt');
+    writeFileSync(notes, 'not a profile at all\n');
+    const { status, stdout, stderr } = run('info', notes);
+    expect(status).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(
+      /^profpack: ERR_CONVERT_UNKNOWN_FORMAT: cannot tell the input format \(not Tachyon.*pprof.*\) \(at byte 0\)\n$/,
+    );
+    expect(stderr).not.toMatch(/magic|header/i);
   });
 
   it('a missing file and a bad command are user errors too', () => {

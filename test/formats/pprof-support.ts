@@ -50,8 +50,8 @@ export function writeFile(source: ProfileSource, file: string, options: PprofWri
 export interface RawView {
   /** PeriodType, Period, Duration and the sample-type line, as printed. */
   header: string[];
-  /** Time: printed to the µs (the model keeps µs; see the report on time_nanos). */
-  timeUs: string | null;
+  /** Time: as Go prints time_nanos, to the ns. */
+  time: string | null;
   /**
    * One line per distinct (stack, labels): "values | frames outermost last |
    * labels", values summed, sorted. Go merges samples by location while
@@ -65,13 +65,12 @@ export interface RawView {
 export function rawView(file: string): RawView {
   const lines = goPprof(['-raw', file]).split('\n');
   const header: string[] = [];
-  let timeUs: string | null = null;
+  let time: string | null = null;
   let i = 0;
   for (; i < lines.length && lines[i] !== 'Samples:'; i++) {
     const line = lines[i]!;
     if (/^(PeriodType|Period|Duration): /.test(line)) header.push(line);
-    const t = /^Time: (\S+ \d\d:\d\d:\d\d)(?:\.(\d+))?/.exec(line);
-    if (t !== null) timeUs = `${t[1]}.${(t[2] ?? '').padEnd(9, '0').slice(0, 6)}`;
+    if (line.startsWith('Time: ')) time = line.slice(6);
   }
   header.push(lines[i + 1]!.trim());
   const locations = new Map<string, string[]>();
@@ -109,7 +108,7 @@ export function rawView(file: string): RawView {
   }
   flush();
   const samples = [...merged].map(([key, values]) => `${values.join(' ')} | ${key}`).sort();
-  return { header, timeUs, samples };
+  return { header, time, samples };
 }
 
 /** `go tool pprof -tags FILE` without the lines of the given keys. */

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { collapsedAdapter } from '../../lib/formats/collapsed';
 import { NOT_EPOCH_COMMENT, readPprof } from '../../lib/formats/pprof';
 import { makeFrame, ProfileBuilder } from '../../lib/profile/index';
 import { goPprof, goPprofRaw, goPprofRawTotals } from '../support/outside-tools';
@@ -29,8 +30,9 @@ describe('pprof → model → pprof: go tool pprof sees the same on both sides',
       const after = rawView(out);
       expect(after.header).toEqual(before.header);
       expect(after.samples).toEqual(before.samples);
-      // Time to the µs: the model's start time is µs (Datadog's time_nanos has ns digits).
-      expect(after.timeUs).toBe(before.timeUs);
+      // Time to the ns: time_nanos's digits below the µs (Go's, Datadog's) are kept, not truncated.
+      expect(after.time).not.toBeNull();
+      expect(after.time).toBe(before.time);
       expect(tagsView(out)).toBe(tagsView(input));
       expect(goPprof(['-comments', out])).toBe(goPprof(['-comments', input]));
 
@@ -151,6 +153,17 @@ describe('pprof out of a model built in memory', () => {
     expect(goPprof(['-raw', out])).toMatch(/Time: 2025-11-24 /);
     // No thread labels for thread 0 without a name: what a sample without them reads as.
     expect(goPprof(['-tags', out])).not.toContain('thread_id');
+  });
+
+  it('collapsed stacks (counts only) go out as samples/count with no invented period', () => {
+    const out = path.join(work, 'folded.pb.gz');
+    writeFile(collapsedAdapter.read({ bytes: Buffer.from('main;work 3\nmain;idle 2\n') }, {}), out);
+    const raw = goPprofRaw(out);
+    expect(raw.header.sampleTypes).toEqual([{ type: 'samples', unit: 'count' }]);
+    // Go prints an absent period type as "PeriodType: " (empty).
+    expect(raw.header.periodType).toEqual({ type: '', unit: '' });
+    expect(raw.header.period).toBe(0);
+    expect(raw.totals.map((t) => t.total)).toEqual([5]);
   });
 
   it('negative values (a diff profile) go out as int64 and total exactly in go tool pprof', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { makeFrame, NodeStatus, ProfileBuilder, SampleTypes, type Frame } from '../../lib/profile/index';
+import { anonymousName, makeFrame, NodeStatus, ProfileBuilder, SampleTypes, type Frame } from '../../lib/profile/index';
 import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../lib/query/aggregate';
 import { acceptedVectors, readExpected } from '../support/vectors';
 import { builderFromExpected } from '../support/model';
@@ -62,8 +62,8 @@ function reference(model: ProfileBuilder, rows: Row[], by: AggregateBy, column: 
     by === 'file'
       ? f.filename
       : by === 'line'
-        ? `${f.filename}|${f.funcname}|${f.lineno}`
-        : `${f.filename}|${f.funcname}`;
+        ? `${f.filename}|${anonymousName(f.funcname)}|${f.lineno}`
+        : `${f.filename}|${anonymousName(f.funcname)}`;
   const self = new Map<string, number>();
   const total = new Map<string, number>();
   let n = 0;
@@ -72,7 +72,8 @@ function reference(model: ProfileBuilder, rows: Row[], by: AggregateBy, column: 
     n++;
     const v = column === 0 ? 1 : s.bytes;
     sum += v;
-    const keys = s.stack.map((i) => key(model.frames[i]!));
+    // An empty stack is kept and counted, as one row (go tool pprof -top counts them in its total).
+    const keys = s.stack.length === 0 ? ['(no stack)'] : s.stack.map((i) => key(model.frames[i]!));
     if (keys.length > 0) self.set(keys[0]!, (self.get(keys[0]!) ?? 0) + v);
     for (const k of new Set(keys)) total.set(k, (total.get(k) ?? 0) + v);
   }
@@ -107,11 +108,13 @@ describe('aggregate', () => {
           expect(result.scanned).toBe(model.sampleCount);
           for (const row of result.rows) {
             const k =
-              by === 'file'
-                ? row.filename
-                : by === 'line'
-                  ? `${row.filename}|${row.funcname}|${row.lineno}`
-                  : `${row.filename}|${row.funcname}`;
+              row.key === '(no stack)'
+                ? row.key
+                : by === 'file'
+                  ? row.filename
+                  : by === 'line'
+                    ? `${row.filename}|${row.funcname}|${row.lineno}`
+                    : `${row.filename}|${row.funcname}`;
             expect(row.self).toBe(ref.self.get(k) ?? 0);
             expect(row.total).toBe(ref.total.get(k));
             expect(row.total).toBeGreaterThanOrEqual(row.self);
@@ -119,11 +122,13 @@ describe('aggregate', () => {
           // Every key with a nonzero total is listed (zero-valued keys may be left out).
           const listed = new Set(
             result.rows.map((row) =>
-              by === 'file'
-                ? row.filename
-                : by === 'line'
-                  ? `${row.filename}|${row.funcname}|${row.lineno}`
-                  : `${row.filename}|${row.funcname}`,
+              row.key === '(no stack)'
+                ? row.key
+                : by === 'file'
+                  ? row.filename
+                  : by === 'line'
+                    ? `${row.filename}|${row.funcname}|${row.lineno}`
+                    : `${row.filename}|${row.funcname}`,
             ),
           );
           for (const [k, v] of ref.total) if (v !== 0) expect(listed.has(k)).toBe(true);

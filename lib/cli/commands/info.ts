@@ -1,7 +1,7 @@
 /** `profpack info FILE`: a human summary of a Tachyon profile. */
 import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { detectFormat, type FormatName } from '../../formats/index';
+import { detectFormat, formatFromPath, type FormatName } from '../../formats/index';
 import { readInputHead } from '../../input';
 import {
   CAPTURE_FEATURE_NAMES,
@@ -21,13 +21,15 @@ function seconds(us: bigint): string {
 
 /** The summary as lines; throws the reader's ProfpackError for a file CPython would reject. */
 export function infoLines(file: string): string[] {
-  // Any other format says what it is and what it measures.
-  // A file no format recognises is read as Tachyon, whose reader says what is wrong with it.
+  // Any other format says what it is and what it measures. A file no format recognises is read as
+  // Tachyon only when its name says Tachyon (so the reader names the damage, a bad magic, say); any
+  // other is no known profile: the detection's error at byte 0, naming the formats tried.
   let format: FormatName = 'tachyon';
   try {
     format = detectFormat(readInputHead(file));
   } catch (err) {
     if (!(err instanceof ProfpackError && err.code === ErrorCode.CONVERT_UNKNOWN_FORMAT)) throw err;
+    if (formatFromPath(file) !== 'tachyon') throw err;
   }
   if (format !== 'tachyon') return profileInfoLines(file, format);
   const reader = ProfileReader.open(file);

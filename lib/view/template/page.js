@@ -15,36 +15,11 @@
   var pct = function (n, of) {
     return of > 0 ? ((100 * n) / of).toFixed(1) + '%' : '0.0%';
   };
-  // Values in the unit of the page's sample type (lib/profile/units.ts formatValue's rules): counts as
-  // they are, bytes as B/KB/MB/GB (1024), times as ns/µs/ms/s; "samples" is said only of counts.
+  // Values in the unit of the page's sample type, by the CLI's own formatter (lib/profile/units.ts
+  // formatValue, injected by lib/view/html.ts as profpackFormat); "samples" is said only of counts.
   var unit = data.sampleType ? data.sampleType.unit : data.unit || 'count';
-  var NS = { nanoseconds: 1, microseconds: 1e3, milliseconds: 1e6, seconds: 1e9 };
-  var trim = function (n) {
-    return Number.isInteger(n) ? String(n) : n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0).replace(/\.?0+$/, '');
-  };
   var fmt = function (v) {
-    if (unit === 'bytes') {
-      var a = Math.abs(v);
-      var k = 0;
-      var names = ['B', 'KB', 'MB', 'GB', 'TB'];
-      while (a >= 1024 && k < names.length - 1) {
-        a /= 1024;
-        k++;
-      }
-      return (v < 0 ? '-' : '') + trim(a) + names[k];
-    }
-    if (NS[unit] !== undefined) {
-      var ns = v * NS[unit];
-      var scales = [
-        [1e9, 's'],
-        [1e6, 'ms'],
-        [1e3, 'µs'],
-        [1, 'ns'],
-      ];
-      for (var i = 0; i < scales.length; i++)
-        if (Math.abs(ns) >= scales[i][0] || i === scales.length - 1) return trim(ns / scales[i][0]) + scales[i][1];
-    }
-    return Number.isInteger(v) ? String(v) : trim(v);
+    return window.profpackFormat(v, unit);
   };
   // One label per thread, the picker's and the timeline lane's: its id and, where the profile names it, its name.
   var threadLabel = function (t) {
