@@ -328,7 +328,10 @@ export async function buildRows(
         }
         if (target.afterBatch !== undefined) await target.afterBatch();
       }
-      const end = last === undefined ? start : bigintTimeUs(last, 'sample time', file);
+      // The end: the last sample, or the stated duration past the start if later (pprof's duration_nanos).
+      let end = last === undefined ? start : bigintTimeUs(last, 'sample time', file);
+      const stated = src.meta.durationUs === undefined ? undefined : start + src.meta.durationUs;
+      if (stated !== undefined && stated > end) end = stated;
       const duration = end > start ? Number(end - start) / 1e6 : 0;
       profiles.appendRow([
         id,

@@ -6,9 +6,11 @@
  * Read: sample types samples/count and wall/nanoseconds (the default); a
  * sample weighs its real time, the gap to the next sample, as DevTools and
  * speedscope weigh it (the last one: the nominal interval, else the gap
- * before it). `positionTicks` (the lines a node's ticks fell on) become a
- * numeric `line` label on that node's samples, in order, so the line hits
- * come back out. The nested form of Node ≤ 10 / Chrome ≤ 57 reads too.
+ * before it). `positionTicks` (the lines a node's self ticks fell on) make
+ * that many of its samples, in time order, samples of the function's frame at
+ * that line (no column), as a recording writes them, so `--by line` and source
+ * maps see the hot line. The nested form of Node ≤ 10 / Chrome ≤ 57 and the
+ * flat form with `timestamps` in place of `timeDeltas` read too.
  *
  * Write: one thread (the format holds one; options.thread, else the busiest,
  * said through onWarning), samples in time order. With times, timeDeltas are
@@ -37,6 +39,7 @@ import {
   ROOT_CALL_FRAME,
   THREAD_FRAME_URL,
   frameFromV8,
+  sampleLines,
   statusForV8Leaf,
   v8CallFrame,
   type CpuProfile,
@@ -48,9 +51,6 @@ import { oneThread, v8Tree } from './one-thread';
 
 const WHAT = '.cpuprofile';
 const EXPECTED = 'a Chrome DevTools .cpuprofile (Profiler.Profile)';
-/** The label that carries positionTicks' line through the model. */
-export const LINE_LABEL = 'line';
-
 /** The most samples a .cpuprofile is written with (its JSON lists every one). */
 export const MAX_CPUPROFILE_SAMPLES = 10_000_000;
 
@@ -123,19 +123,28 @@ function flattenNested(input: {
   const samples = Array.isArray(input.samples) ? (input.samples as number[]) : [];
   const startUs = Number(input.startTime ?? 0) * 1e6;
   const endUs = Number(input.endTime ?? input.startTime ?? 0) * 1e6;
-  const timestamps =
-    Array.isArray(input.timestamps) && input.timestamps.length === samples.length
-      ? (input.timestamps as number[])
-      : undefined;
   const step = samples.length > 0 ? (endUs - startUs) / samples.length : 0;
-  const timeDeltas = samples.map((_, i) =>
-    timestamps === undefined
-      ? i === 0
-        ? 0
-        : step
-      : Number(timestamps[i]) - (i === 0 ? startUs : Number(timestamps[i - 1])),
-  );
+  const timeDeltas =
+    deltasOfTimestamps(input.timestamps, samples.length, startUs) ?? samples.map((_, i) => (i === 0 ? 0 : step));
   return { nodes, startTime: startUs, endTime: endUs, samples, timeDeltas };
+}
+
+/**
+ * `timestamps` (absolute µs, one per sample: the nested form and Node ≤ 10's flat one) as timeDeltas, the
+ * first relative to the start; undefined when there is no such list.
+ */
+function deltasOfTimestamps(timestamps: unknown, count: number, startUs: number): number[] | undefined {
+  if (!Array.isArray(timestamps) || timestamps.length !== count) return undefined;
+  return timestamps.map((t, i) => Number(t) - (i === 0 ? startUs : Number(timestamps[i - 1])));
+}
+
+/** A thread or interpreter id of `$profpack`: a whole number ≥ 0 (a thread id may be decimal text, u64). */
+function wholeNumber(value: unknown, where: string, text: boolean): bigint {
+  const ok =
+    (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) ||
+    (text && typeof value === 'string' && /^\d{1,20}$/.test(value) && BigInt(value) < 2n ** 64n);
+  if (!ok) throw bad(`${where} is ${JSON.stringify(value) ?? String(value)}, not a whole number`);
+  return BigInt(value);
 }
 
 function medianGap(deltas: number[]): number {
@@ -192,7 +201,9 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
       : (doc as CpuProfile);
   if (!Array.isArray(profile.nodes)) throw bad('no "nodes" array');
   const samples = Array.isArray(profile.samples) ? profile.samples : [];
-  const deltas = Array.isArray(profile.timeDeltas) ? profile.timeDeltas : [];
+  const deltas = Array.isArray(profile.timeDeltas)
+    ? profile.timeDeltas
+    : (deltasOfTimestamps(profile.timestamps, samples.length, Number(profile.startTime ?? 0)) ?? []);
   if (deltas.length !== samples.length) throw bad(`${samples.length} samples but ${deltas.length} timeDeltas`);
   const meta = profile.$profpack !== null && typeof profile.$profpack === 'object' ? profile.$profpack : undefined;
   const nominalUs = typeof meta?.sampleIntervalUs === 'number' && meta.sampleIntervalUs > 0 ? meta.sampleIntervalUs : 0;
@@ -231,8 +242,14 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
   // A thread's marker node (profpack's `$profpack.threads`) starts that thread's stacks; -1: none.
   const threadOfNode = new Int32Array(count).fill(-1);
   let defaultThread = -1;
-  for (const t of Array.isArray(meta?.threads) ? meta.threads : []) {
-    const id = out.internThread(BigInt(t.threadId), Number(t.interpreterId ?? 0));
+  const metaThreads: unknown[] = Array.isArray(meta?.threads) ? meta.threads : [];
+  for (const [k, entry] of metaThreads.entries()) {
+    if (entry === null || typeof entry !== 'object') throw bad(`$profpack.threads[${k}] is not an object`);
+    const t = entry as Partial<Record<'threadId' | 'interpreterId' | 'nodeId', unknown>>;
+    const id = out.internThread(
+      wholeNumber(t.threadId, `$profpack.threads[${k}].threadId`, true),
+      Number(wholeNumber(t.interpreterId ?? 0, `$profpack.threads[${k}].interpreterId`, false)),
+    );
     if (typeof t.nodeId !== 'number') defaultThread = id;
     else if (index(t.nodeId) >= 0) threadOfNode[index(t.nodeId)] = id;
   }
@@ -266,28 +283,6 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
     }
   }
 
-  // positionTicks: the lines each node's samples fell on, handed out in order, each line's label set interned once.
-  const ticks: { lines: { line: number; ticks: number }[]; labels: number[]; at: number; used: number }[] = [];
-  const ticksOf = new Int32Array(count).fill(-1);
-  for (let k = 0; k < count; k++) {
-    const lines = nodes[k]!.positionTicks;
-    if (Array.isArray(lines) && lines.length > 0) {
-      ticksOf[k] = ticks.length;
-      ticks.push({ lines, labels: [], at: 0, used: 0 });
-    }
-  }
-  const lineLabel = (k: number): number => {
-    if (ticksOf[k] === -1) return 0;
-    const t = ticks[ticksOf[k]!]!;
-    while (t.at < t.lines.length && t.used >= Number(t.lines[t.at]!.ticks)) {
-      t.at++;
-      t.used = 0;
-    }
-    if (t.at >= t.lines.length) return 0;
-    t.used++;
-    return (t.labels[t.at] ??= out.internLabels([{ key: LINE_LABEL, num: Number(t.lines[t.at]!.line) }]));
-  };
-
   const n = samples.length;
   const times = new Float64Array(n);
   const threads = new Uint32Array(n);
@@ -310,15 +305,54 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
   }
   const gaps = new Float64Array(n);
   gapsToNext(threads, times, n, nominalUs, gaps);
+  const lines = hotLines(nodes, at, times);
+  const lineStacks = new Map<string, number>();
   const statuses = Array.isArray(meta?.status) && meta.status.length === n ? meta.status : undefined;
   const values = [1, 0];
   out.reserve(n);
   for (let i = 0; i < n; i++) {
     const k = at[i]!;
     values[1] = Math.round(gaps[i]!);
-    out.add(stackOf[k]!, threads[i]!, times[i]!, Number(statuses?.[i] ?? statusOf[k]) & 0xff, values, lineLabel(k));
+    let stack = stackOf[k]!;
+    const line = lines?.[i] ?? 0;
+    if (line > 0 && stack !== 0) {
+      // The leaf's frame at its hot line, without a column: what a recording writes for the same tick.
+      const key = `${stack}:${line}`;
+      let hot = lineStacks.get(key);
+      if (hot === undefined) {
+        const frame = { ...out.frames[out.stacks.frame(stack)]!, lineno: line, column: null };
+        hot = out.stacks.push(out.stacks.parent(stack), out.internFrame(frame));
+        lineStacks.set(key, hot);
+      }
+      stack = hot;
+    }
+    out.add(stack, threads[i]!, times[i]!, Number(statuses?.[i] ?? statusOf[k]) & 0xff, values);
   }
   return out;
+}
+
+/**
+ * The line of each sample from its node's positionTicks (sampleLines: V8's self ticks per line, handed to the
+ * node's samples in time order), 0 for none; undefined when no node has positionTicks.
+ */
+function hotLines(nodes: CpuProfileNode[], nodeOf: Int32Array, times: Float64Array): Uint32Array | undefined {
+  let lineTicks: Record<number, number[]> | undefined;
+  nodes.forEach((node, k) => {
+    const ticks: unknown = node.positionTicks;
+    if (ticks === undefined) return;
+    if (!Array.isArray(ticks)) throw bad(`node ${node.id}'s positionTicks is not an array`);
+    const flat: number[] = [];
+    for (const [j, t] of (ticks as unknown[]).entries()) {
+      const { line, ticks: count } = (t ?? {}) as { line?: unknown; ticks?: unknown };
+      if (!Number.isSafeInteger(line) || !Number.isSafeInteger(count) || (count as number) < 0)
+        throw bad(`node ${node.id}'s positionTicks[${j}] is not { line, ticks } in whole numbers`);
+      flat.push(line as number, count as number);
+    }
+    if (flat.length > 0) (lineTicks ??= {})[k] = flat;
+  });
+  if (lineTicks === undefined) return undefined;
+  const order = Array.from(nodeOf.keys()).sort((a, b) => times[a]! - times[b]! || a - b);
+  return sampleLines(nodeOf, order, lineTicks);
 }
 
 /** Gap after each of `length` rows without times: its value as µs (time units) or as that many intervals (counts). */
@@ -342,6 +376,8 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
   const rows = oneThread(source, column, options.thread, WHAT, options.onWarning);
   const n = rows.length;
   const intervalUs = Number(source.meta.sampleIntervalUs) > 0 ? Number(source.meta.sampleIntervalUs) : 1000;
+  // Real gaps only when every row has a time; otherwise (collapsed, speedscope, Datadog's untimed "Non JS threads
+  // activity") each row lasts its value, so every function's total is the source's.
   let timed = n > 0;
   for (let i = 0; i < n && timed; i++) if (!Number.isFinite(rows.time[i]!)) timed = false;
   const order = Array.from({ length: n }, (_, i) => i);
@@ -365,14 +401,19 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
     }
     endUs = t;
   }
+  // The stated duration extends real times only: DevTools weighs the last sample up to endTime, and laid-out
+  // values end where the last one does.
   const stated = source.meta.durationUs === undefined ? undefined : startUs + Number(source.meta.durationUs);
-  if (stated !== undefined && stated > endUs) endUs = stated;
+  if (timed && stated !== undefined && stated > endUs) endUs = stated;
 
   const tree = v8Tree(source, rows.stack, n);
+  const ns = nanosPerUnit(type.unit);
   // A row may stand for a run of samples (a Tachyon REPEAT run): V8's format lists samples, so the run's
   // samples are listed, spread evenly over its time. Bounded: the format has nothing smaller than a sample.
+  // A row of no samples but some time (Datadog's CPU time off the JS thread) is one sample of that time.
+  const runOf = (i: number): number => sampleRun(rows.samples[i]!) || (ns !== undefined && rows.value[i]! > 0 ? 1 : 0);
   let total = 0;
-  for (let i = 0; i < n; i++) total += sampleRun(rows.samples[i]!);
+  for (let i = 0; i < n; i++) total += runOf(i);
   if (total > MAX_CPUPROFILE_SAMPLES) {
     throw new ProfpackError(
       `a .cpuprofile lists every sample, and this thread has ${total}; at most ${MAX_CPUPROFILE_SAMPLES} are written`,
@@ -382,9 +423,7 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
       },
     );
   }
-  const ns = nanosPerUnit(type.unit);
   const hits = new Map<number, number>();
-  const lineTicks = new Map<number, Map<number, number>>();
   const sampleIds = new Float64Array(total);
   const deltas = new Float64Array(total);
   const status = new Array<number>(total);
@@ -395,7 +434,7 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
     const i = order[k]!;
     const stack = rows.stack[i]!;
     const node = tree.nodeOf[stack]!;
-    const run = sampleRun(rows.samples[i]!);
+    const run = runOf(i);
     if (run === 0) continue;
     // The run's time: its value when the column is a time, else one interval a sample.
     const spanUs = ns === undefined ? run * intervalUs : (rows.value[i]! * ns) / 1000;
@@ -403,13 +442,6 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
     const leaf = stack === 0 ? undefined : source.frames[source.stacks.frame(stack)];
     const rowStatus = rows.status[i]!;
     if (rowStatus !== statusForV8Leaf(leaf?.funcname, leaf?.filename)) statusDiffers = true;
-    const line =
-      rows.labels[i] === 0 ? undefined : source.labelSets[rows.labels[i]!]!.find((l) => l.key === LINE_LABEL)?.num;
-    if (line !== undefined) {
-      let perLine = lineTicks.get(node);
-      if (perLine === undefined) lineTicks.set(node, (perLine = new Map()));
-      perLine.set(line, (perLine.get(line) ?? 0) + run);
-    }
     for (let j = 0; j < run; j++) {
       const at = Math.round(times[k]! + (j * spanUs) / run);
       sampleIds[written] = node;
@@ -427,8 +459,6 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
     const callFrame: CpuProfileCallFrame =
       stack === 0 ? ROOT_CALL_FRAME : v8CallFrame(source.frames[source.stacks.frame(stack)]!);
     const node: CpuProfileNode = { id, callFrame, hitCount: hits.get(id) ?? 0, children: tree.children.get(id) ?? [] };
-    const ticks = lineTicks.get(id);
-    if (ticks !== undefined) node.positionTicks = [...ticks].map(([line, count]) => ({ line, ticks: count }));
     out.push((k === 0 ? '' : ',') + JSON.stringify(node));
   });
   out.push(`],"startTime":${Math.round(startUs)},"endTime":${Math.round(endUs)},"samples":[`);

@@ -70,7 +70,7 @@ export function readJsonShape<T>(what: string, expected: string, read: () => T):
   try {
     return read();
   } catch (err) {
-    if (err instanceof TypeError || err instanceof RangeError) {
+    if (err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError) {
       throw new ProfpackError(`not a valid ${what}: a value has the wrong type (${err.message})`, {
         code: ErrorCode.CONVERT_BAD_INPUT,
         expected,

@@ -121,15 +121,18 @@ export class PprofSource extends SourceTables implements ProfileSource {
       else
         options.onWarning?.(`pprof: default_sample_type "${name}" is not one of the sample types; using the last one`);
     }
+    // @datadog/pprof's time labels; the writer gives them back under the same key.
+    const datadog = strings.includes(PprofLabel.endTimestampNs);
+    let startNs = h.timeNanos > 0n ? h.timeNanos : 0n;
+    // @datadog/pprof stamps time_nanos with Date.now() when it serialises, after the samples: the start is
+    // duration_nanos before it (profile-serializer.js, serializeTimeProfile).
+    if (datadog && startNs > h.durationNanos) startNs -= h.durationNanos;
     const meta: ProfileMeta = {
       sampleTypes,
       defaultSampleType,
-      startTimeUs: h.timeNanos > 0n ? h.timeNanos / 1000n : 0n,
+      startTimeUs: startNs / 1000n,
       sampleIntervalUs: 0n,
-      // @datadog/pprof's time labels; the writer gives them back under the same key.
-      origin: strings.includes(PprofLabel.endTimestampNs)
-        ? { format: 'pprof', producer: DATADOG }
-        : { format: 'pprof' },
+      origin: datadog ? { format: 'pprof', producer: DATADOG } : { format: 'pprof' },
     };
     if (h.periodType !== undefined) {
       meta.periodType = this.valueType(h.periodType);
@@ -137,7 +140,7 @@ export class PprofSource extends SourceTables implements ProfileSource {
       const ns = nanosPerUnit(meta.periodType.unit);
       if (ns !== undefined && h.period > 0) meta.sampleIntervalUs = BigInt(Math.round((h.period * ns) / 1000));
     } else if (h.period !== 0) meta.period = h.period;
-    if (h.timeNanos > 0n) meta.startTimeNs = h.timeNanos;
+    if (startNs > 0n) meta.startTimeNs = startNs;
     if (h.durationNanos > 0n) meta.durationUs = h.durationNanos / 1000n;
     if (h.comments.length > 0) meta.comments = h.comments.map((c) => stringAt(strings, c, 0));
     if (h.dropFrames !== 0 || h.keepFrames !== 0)

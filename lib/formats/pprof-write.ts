@@ -370,11 +370,15 @@ function writeTables(source: ProfileSource, enc: PprofEncoder, out: ChunkedOutpu
   // time_nanos is the Unix epoch (profile.proto); a source on another clock (CPython's, V8's) leaves it 0 and says so.
   const epoch = isEpochUs(meta.startTimeUs);
   // The source's ns when it has them and they still say the same µs (pprof input): never truncated to µs.
-  const ns =
-    meta.startTimeNs !== undefined && meta.startTimeNs / 1000n === meta.startTimeUs ? meta.startTimeNs : undefined;
-  if (epoch) writeInt64(sink, ProfileField.timeNanos, ns ?? meta.startTimeUs * 1000n);
+  const startNs =
+    meta.startTimeNs !== undefined && meta.startTimeNs / 1000n === meta.startTimeUs
+      ? meta.startTimeNs
+      : meta.startTimeUs * 1000n;
   const durationNs =
     meta.durationUs !== undefined ? meta.durationUs * 1000n : spanNs(enc, meta.startTimeUs, meta.sampleIntervalUs);
+  // A file with @datadog/pprof's end_timestamp_ns labels reads as its: time_nanos is then the end, as it writes it.
+  const timeNs = startNs + (source.meta.origin?.producer === DATADOG ? durationNs : 0n);
+  if (epoch) writeInt64(sink, ProfileField.timeNanos, timeNs);
   writeInt64(sink, ProfileField.durationNanos, durationNs);
   const comments = [...(meta.comments ?? [])];
   if (!epoch && meta.startTimeUs !== 0n && !comments.includes(NOT_EPOCH_COMMENT)) comments.push(NOT_EPOCH_COMMENT);

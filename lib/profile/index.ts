@@ -1,7 +1,16 @@
 /** The profile model: typed, weighted, labelled samples in columnar batches (types.ts says why). */
 export type { Frame, SampleType, Label, ThreadRef, ProfileMeta, SampleBatch } from './types';
 export { StackTable } from './stack-table';
-export { FrameTable, ThreadTable, LabelSets, SourceTables, frameKey, threadKey, parseThreadKey } from './tables';
+export {
+  FrameTable,
+  ThreadTable,
+  LabelSets,
+  SourceTables,
+  frameKey,
+  threadKey,
+  parseThreadKey,
+  scriptPath,
+} from './tables';
 export { newBatch, sliceBatch, mapBatches, type ProfileSource } from './source';
 export { ProfileBuilder, BATCH_ROWS } from './builder';
 export {

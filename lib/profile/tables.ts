@@ -14,11 +14,29 @@ export function frameKey(f: Frame): string {
   );
 }
 
+/**
+ * A frame's file, one spelling per script whatever named it: a `file:` URL (V8's CPU profiler, ES modules) is
+ * its path with percent-escapes decoded, as V8's heap profiler, Datadog and CPython name files. Other URLs
+ * (`node:internal/…`, `http:`, `file://host/…`) stay as written.
+ */
+export function scriptPath(file: string): string {
+  if (!file.startsWith('file:')) return file;
+  try {
+    const url = new URL(file);
+    return url.host === '' || url.host === 'localhost' ? decodeURIComponent(url.pathname) : file;
+  } catch {
+    return file; // not a URL after all (or a bad escape): as written
+  }
+}
+
+/** Frames by content; every reader interns through it, so a frame's file is its scriptPath(). */
 export class FrameTable {
   readonly list: Frame[] = [];
   private readonly ids = new Map<string, number>();
 
-  intern(frame: Frame): number {
+  intern(given: Frame): number {
+    const filename = scriptPath(given.filename);
+    const frame = filename === given.filename ? given : { ...given, filename };
     const key = frameKey(frame);
     let id = this.ids.get(key);
     if (id === undefined) {

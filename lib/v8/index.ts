@@ -7,7 +7,7 @@
  * V8 writes 0-based lineNumber/columnNumber (-1 = unknown); the model's
  * frames are 1-based (Tachyon's), so these add or subtract one.
  */
-import { NodeStatus, type Frame } from '../profile/index';
+import { NodeStatus, scriptPath, type Frame } from '../profile/index';
 
 export interface CpuProfileCallFrame {
   functionName: string;
@@ -40,6 +40,8 @@ export interface CpuProfile {
   endTime: number;
   samples: number[];
   timeDeltas: number[];
+  /** Absolute sample times (µs) in place of timeDeltas: Node ≤ 10 / Chrome ≤ 57. */
+  timestamps?: number[];
   $profpack?: CpuProfileMeta;
 }
 
@@ -73,10 +75,10 @@ export function callFrameKey(cf: CpuProfileCallFrame): string {
   return `${cf.functionName}\u0000${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}`;
 }
 
-/** The model frame of a V8 call frame (1-based positions; -1 → null). */
+/** The model frame of a V8 call frame (1-based positions; -1 → null; a `file:` URL as its path). */
 export function frameFromV8(cf: CpuProfileCallFrame): Frame {
   return {
-    filename: typeof cf.url === 'string' ? cf.url : '',
+    filename: typeof cf.url === 'string' ? scriptPath(cf.url) : '',
     funcname: typeof cf.functionName === 'string' ? cf.functionName : '',
     lineno: typeof cf.lineNumber === 'number' && cf.lineNumber >= 0 ? cf.lineNumber + 1 : null,
     endLineno: null,
@@ -103,4 +105,37 @@ export const ROOT_CALL_FRAME: CpuProfileCallFrame = {
   lineNumber: -1,
   columnNumber: -1,
 };
+
+/**
+ * A line for each sample (by its node index in `nodes`), from V8's positionTicks: V8 counts a node's self ticks
+ * per line but does not say which tick was which, so the node's samples, in time order (`order`), take its lines
+ * in the order V8 lists them, each as many as it has ticks. Per line the counts are V8's own; only the order
+ * within one node's samples of one harvest is a guess. Samples beyond the ticks (or of a node without any) get 0:
+ * the function's own line.
+ */
+export function sampleLines(
+  nodes: ArrayLike<number>,
+  order: readonly number[],
+  lineTicks: Record<number, number[]>,
+): Uint32Array {
+  const lines = new Uint32Array(nodes.length);
+  const cursor = new Map<number, { at: number; left: number }>();
+  for (const i of order) {
+    const node = nodes[i]!;
+    const ticks = lineTicks[node];
+    if (ticks === undefined) continue;
+    let c = cursor.get(node);
+    if (c === undefined) cursor.set(node, (c = { at: 0, left: ticks[1] ?? 0 }));
+    while (c.left <= 0 && c.at + 2 < ticks.length) {
+      c.at += 2;
+      c.left = ticks[c.at + 1] ?? 0;
+    }
+    if (c.left <= 0) continue;
+    const line = ticks[c.at]!;
+    c.left--;
+    if (Number.isInteger(line) && line > 0) lines[i] = line;
+  }
+  return lines;
+}
+
 export { postSync } from './inspector';

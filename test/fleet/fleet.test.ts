@@ -5,7 +5,9 @@
  * the real DuckDB. Every query's answer is checked against aggregate().
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { Profile } from 'pprof-format';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +30,7 @@ import { connectDuckDB, runSql, sqlString } from '../../lib/fleet/duckdb';
 import { aggregate } from '../../lib/query/aggregate';
 import { ProfileReader } from '../../lib/tachyon/index';
 import { thrown } from '../support/refusals';
+import { sharedPath } from '../support/environment';
 import { compileBuild, type Build } from '../support/build';
 // @ts-expect-error: a plain ES module of the benchmarks, without types
 import { generateFleet } from '../../bench/_fleet.mjs';
@@ -289,5 +292,29 @@ describe('CLI: top over many files, merge, export, sql', () => {
     }
     // What needs no DuckDB still works.
     expect(cli(['top', fleetDir, '-n', '1'], {}, ['--require', hide]).code).toBe(0);
+  });
+});
+
+describe('profiles rows of outside pprof files', () => {
+  it('start_us ≤ end_us and duration_s is duration_nanos; @datadog/pprof time_nanos is the end', async () => {
+    const inputs = [
+      sharedPath('data', 'outside', 'datadog-pprof-5.20.0-wall-labels.pb.gz'),
+      sharedPath('data', 'outside', 'go-runtime-pprof.cpu.pb.gz'),
+    ];
+    const rows = sqlRowObjects(await querySql('SELECT path, start_us, end_us, duration_s FROM profiles', inputs));
+    expect(rows).toHaveLength(2);
+    for (const file of inputs) {
+      // Oracle: the header fields as pprof-format decodes them.
+      const decoded = Profile.decode(gunzipSync(readFileSync(file)));
+      const timeUs = BigInt(decoded.timeNanos) / 1000n;
+      const durationUs = BigInt(decoded.durationNanos) / 1000n;
+      expect(durationUs).toBeGreaterThan(0n);
+      const datadog = file.includes('datadog');
+      const start = datadog ? (BigInt(decoded.timeNanos) - BigInt(decoded.durationNanos)) / 1000n : timeUs;
+      const row = rows.find((r) => r.path === file)!;
+      expect(BigInt(row.start_us as bigint)).toBe(start);
+      expect(BigInt(row.end_us as bigint)).toBe(start + durationUs);
+      expect(row.duration_s).toBeCloseTo(Number(durationUs) / 1e6, 6);
+    }
   });
 });

@@ -1,10 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { Profile } from 'pprof-format';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
-import { LINE_LABEL, cpuprofileAdapter } from '../../lib/formats/cpuprofile';
+import { cpuprofileAdapter } from '../../lib/formats/cpuprofile';
+import { pprofAdapter } from '../../lib/formats/pprof';
+import { aggregate } from '../../lib/query/aggregate';
 import type { CpuProfile } from '../../lib/v8/index';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
 import { repoRoot, sharedPath } from '../support/environment';
@@ -76,30 +80,63 @@ describe('.cpuprofile read: real time per sample', () => {
     });
   }
 
-  it('keeps positionTicks: the line hits come back out per node', () => {
-    const json = load(heavy);
-    const src = read(cpuprofileAdapter, readFileSync(heavy));
-    const out = JSON.parse(write(cpuprofileAdapter, src).text) as CpuProfile;
-    const key = (n: CpuProfile['nodes'][number]) =>
-      `${n.callFrame.functionName}@${n.callFrame.url}:${n.callFrame.lineNumber}:${n.callFrame.columnNumber}`;
-    const ticks = (p: CpuProfile, capped: boolean) => {
-      const count = new Map<number, number>();
-      for (const s of p.samples) count.set(s, (count.get(s) ?? 0) + 1);
-      const m = new Map<string, number>();
-      for (const n of p.nodes) {
-        let left = capped ? (count.get(n.id) ?? 0) : Infinity;
-        for (const t of n.positionTicks ?? []) {
-          const used = Math.min(left, t.ticks);
-          left -= used;
-          if (used > 0) m.set(`${key(n)}#${t.line}`, (m.get(`${key(n)}#${t.line}`) ?? 0) + used);
-        }
+  /**
+   * V8's hot lines from the JSON alone: per (function, line), the positionTicks of its nodes, each node's capped
+   * at its sample count (a node's later lines get what its samples leave).
+   */
+  function hotLineSamples(p: CpuProfile): Map<string, number> {
+    const count = new Map<number, number>();
+    for (const s of p.samples) count.set(s, (count.get(s) ?? 0) + 1);
+    const m = new Map<string, number>();
+    for (const n of p.nodes) {
+      let left = count.get(n.id) ?? 0;
+      for (const t of n.positionTicks ?? []) {
+        const used = Math.min(left, t.ticks);
+        left -= used;
+        const key = `${n.callFrame.functionName}:${t.line}`;
+        if (used > 0) m.set(key, (m.get(key) ?? 0) + used);
       }
-      return m;
-    };
-    const expected = ticks(json, true);
-    expect(expected.size).toBeGreaterThan(10);
-    expect(ticks(out, false)).toEqual(expected);
-    expect(src.labelSets.some((set) => set.some((l) => l.key === LINE_LABEL))).toBe(true);
+    }
+    return m;
+  }
+
+  /** Per (function, line) the samples whose leaf is a frame at a line without a column (a hot-line frame). */
+  function modelHotLines(src: ReturnType<typeof read>): Map<string, number> {
+    const m = new Map<string, number>();
+    for (const b of src.batches())
+      for (let i = 0; i < b.length; i++) {
+        if (b.stack[i] === 0) continue;
+        const f = src.frames[src.stacks.frame(b.stack[i]!)]!;
+        if (f.column !== null || f.lineno === null) continue;
+        const key = `${f.funcname}:${f.lineno}`;
+        m.set(key, (m.get(key) ?? 0) + b.values[0]![i]!);
+      }
+    return m;
+  }
+
+  for (const file of [heavy, small]) {
+    it(`${path.basename(file)}: positionTicks make samples at the hot line, per line as V8 counted, and survive a write`, () => {
+      const json = load(file);
+      const src = read(cpuprofileAdapter, readFileSync(file));
+      const expected = hotLineSamples(json);
+      expect(expected.size).toBeGreaterThan(file === heavy ? 10 : 0);
+      expect(modelHotLines(src)).toEqual(expected);
+      const again = read(cpuprofileAdapter, write(cpuprofileAdapter, src).text);
+      expect(modelHotLines(again)).toEqual(expected);
+      // --by line: the hottest line is V8's hottest positionTicks line, not the declaration line.
+      const [hotKey] = [...expected].sort((a, b) => b[1] - a[1])[0]!;
+      const top = aggregate(src, { by: 'line', sampleType: 'samples', limit: 1 }).rows[0]!;
+      expect(`${top.funcname}:${top.lineno}`).toBe(hotKey);
+    });
+  }
+
+  it('refuses positionTicks that are not whole numbers with a coded error', () => {
+    const json = load(small);
+    const node = json.nodes.find((n) => n.positionTicks !== undefined)!;
+    for (const bad of [[{ line: 'x', ticks: 1 }], [{ line: 3, ticks: -1 }], [null], 'ticks'] as unknown[]) {
+      const damaged = { ...json, nodes: json.nodes.map((n) => (n === node ? { ...n, positionTicks: bad } : n)) };
+      expectCoded(() => read(cpuprofileAdapter, JSON.stringify(damaged)), 'ERR_CONVERT_BAD_INPUT', /positionTicks/);
+    }
   });
 
   it('reads the nested form (Node <= 10) and older profpack files with thread frames', () => {
@@ -186,6 +223,51 @@ describe('.cpuprofile read: real time per sample', () => {
   it('refuses damage with coded errors, never a raw TypeError (any value of the wrong type)', () => {
     expectCoded(() => read(cpuprofileAdapter, '{"nodes": [}'), 'ERR_CONVERT_BAD_INPUT', /not valid JSON/);
     fuzzJson(cpuprofileAdapter, load(small));
+  });
+
+  it('reads the flat form with timestamps and no timeDeltas (Node <= 10): DevTools weights from the times', () => {
+    const json = load(small);
+    // The same profile in the older shape: absolute times per sample in place of the deltas.
+    const timestamps: number[] = [];
+    let t = json.startTime;
+    for (const d of json.timeDeltas) timestamps.push((t += d));
+    const old = {
+      nodes: json.nodes,
+      startTime: json.startTime,
+      endTime: json.endTime,
+      samples: json.samples,
+      timestamps,
+    };
+    const src = read(cpuprofileAdapter, JSON.stringify(old));
+    const theirs = devtoolsSelf(json);
+    const wall = totals(src, 1);
+    expect(wall.total).toBeGreaterThan(0);
+    expect(wall.total).toBe(theirs.total * 1000);
+    for (const [name, us] of theirs.self)
+      expect(wall.self.get(name === '(root)' ? '(empty)' : name), name).toBe(us * 1000);
+  });
+
+  it('a $profpack thread id that is not a whole number is a coded error naming the field', () => {
+    const json = load(small);
+    for (const threadId of ['abc', '1e3', 1.5, -1, {}, null, '99999999999999999999999'])
+      expectCoded(
+        () => read(cpuprofileAdapter, JSON.stringify({ ...json, $profpack: { version: 1, threads: [{ threadId }] } })),
+        'ERR_CONVERT_BAD_INPUT',
+        /\$profpack\.threads\[0\]\.threadId is .*not a whole number/,
+      );
+    expectCoded(
+      () => read(cpuprofileAdapter, JSON.stringify({ ...json, $profpack: { version: 1, threads: [7] } })),
+      'ERR_CONVERT_BAD_INPUT',
+      /threads\[0\] is not an object/,
+    );
+    const ok = {
+      ...json,
+      $profpack: { version: 1, threads: [{ threadId: '18446744073709551615', interpreterId: 2 }] },
+    };
+    expect(read(cpuprofileAdapter, JSON.stringify(ok)).threads[0]).toMatchObject({
+      threadId: 18446744073709551615n,
+      interpreterId: 2,
+    });
   });
 });
 
@@ -364,5 +446,43 @@ describe('.cpuprofile detect', () => {
     expect(cpuprofileAdapter.detect(Buffer.from('{"head":{"callFrame":{"functionName":"(root)"},"selfSize":0}}'))).toBe(
       false,
     );
+  });
+});
+
+describe('.cpuprofile write: every record its own weight', () => {
+  it('Datadog → .cpuprofile: per-function self times equal the source for each time type, untimed records included', () => {
+    const file = path.join(repoRoot, 'test', 'fixtures', 'outside', 'datadog', 'datadog.wall.pb.gz');
+    const bytes = gunzipSync(readFileSync(file));
+    // Oracle: per leaf function and sample type, the values as pprof-format decodes them.
+    const p = Profile.decode(bytes);
+    const str = (i: number | bigint) => p.stringTable.strings[Number(i)]!;
+    const fnName = new Map(p.function.map((f) => [Number(f.id), str(f.name)]));
+    const leafOf = new Map(p.location.map((l) => [Number(l.id), fnName.get(Number(l.line[0]!.functionId))!]));
+    const src = read(pprofAdapter, bytes);
+    for (const type of ['wall', 'cpu']) {
+      const k = p.sampleType.findIndex((t) => str(t.type) === type);
+      const expected = new Map<string, number>();
+      for (const s of p.sample) {
+        const v = Number(s.value[k]!) / 1000;
+        const name = leafOf.get(Number(s.locationId[0]!))!;
+        if (v !== 0) expected.set(name, (expected.get(name) ?? 0) + v);
+      }
+      expect(expected.get('Non JS threads activity') ?? 0, type).toBe(type === 'cpu' ? 10940.569 : 0);
+      const json = JSON.parse(write(cpuprofileAdapter, src, { sampleType: type }).text) as CpuProfile;
+      // DevTools' weight: the gap to the next sample, the last one's to endTime.
+      const byId = new Map(json.nodes.map((n) => [n.id, n.callFrame.functionName]));
+      const got = new Map<string, number>();
+      let t = json.startTime;
+      const at = json.timeDeltas.map((d) => (t += d));
+      at.forEach((ti, i) => {
+        const gap = (i + 1 < at.length ? at[i + 1]! : json.endTime) - ti;
+        const name = byId.get(json.samples[i]!)!;
+        if (gap !== 0) got.set(name, (got.get(name) ?? 0) + gap);
+      });
+      expect([...got.keys()].sort(), type).toEqual([...expected.keys()].sort());
+      // Deltas are whole µs: each sample's weight is within a µs of its value.
+      for (const [name, us] of expected)
+        expect(Math.abs(got.get(name)! - us), `${type} ${name}`).toBeLessThan(json.samples.length);
+    }
   });
 });

@@ -16,6 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { dumpProfile, dumpToJsonText } from '../../lib/tachyon/index';
@@ -157,8 +158,9 @@ function cpuprofileCounts(file: string): { rows: Map<string, Counts>; samples: n
     let leaf = true;
     while (cur !== undefined && parent.has(cur)) {
       const cf = byId.get(cur)!.callFrame;
-      // profpack's function key: name and file (V8 names a function "" and its URL; the GC and idle have no URL).
-      const name = `${cf.functionName === '' ? '(anonymous)' : cf.functionName} ${cf.url}`;
+      // profpack's function key: name and file (V8 names a function "" and its URL; the GC and idle have no URL);
+      // a file: URL is its path (Node's fileURLToPath), as every reader names it.
+      const name = `${cf.functionName === '' ? '(anonymous)' : cf.functionName} ${cf.url.startsWith('file:') ? fileURLToPath(cf.url) : cf.url}`;
       const row = rows.get(name) ?? { self: 0, total: 0 };
       if (leaf) row.self++;
       if (!seen.has(name)) row.total++;
@@ -319,7 +321,10 @@ describe('.cpuprofile: profpack top equals counts from the JSON; the round trip 
       timestamps,
     };
     writeFileSync(path.join(work, 'old.cpuprofile'), JSON.stringify(old));
-    const a = cli('top', file, '-n', '0', '--by', 'line', '--json');
+    // The nested form has no positionTicks (hot lines): the flat one without them is the same profile.
+    const flatNoTicks = { ...flat, nodes: flat.nodes.map((n) => ({ ...n, positionTicks: undefined })) };
+    writeFileSync(path.join(work, 'flat-no-ticks.cpuprofile'), JSON.stringify(flatNoTicks));
+    const a = cli('top', path.join(work, 'flat-no-ticks.cpuprofile'), '-n', '0', '--by', 'line', '--json');
     const b = cli('top', path.join(work, 'old.cpuprofile'), '-n', '0', '--by', 'line', '--json');
     expect(b.code, b.stderr).toBe(0);
     expect(JSON.parse(b.stdout)).toEqual(JSON.parse(a.stdout));

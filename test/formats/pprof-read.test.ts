@@ -5,7 +5,7 @@
 // values beyond 2^32, negatives). Hostile input is in pprof-hostile.test.ts.
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   Function as PFunction,
   Label,
@@ -20,6 +20,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { detectPprof, pprofAdapter, readPprof } from '../../lib/formats/pprof';
 import type { OutsideExpectations } from '../support/outside-expected';
+import { sharedPath } from '../support/environment';
 import { goPprofRaw, goPprofTop } from '../support/outside-tools';
 import { outsideDir, pprofFixtures, totals } from './pprof-support';
 
@@ -87,6 +88,38 @@ describe("pprof read: the real tools' files as go tool pprof reads them", () => 
     expect(keys.has('end_timestamp_ns')).toBe(false);
     expect(source.meta.origin).toEqual({ format: 'pprof', producer: '@datadog/pprof' });
   });
+
+  // @datadog/pprof sets time_nanos to Date.now() when it serialises (the end) and duration_nanos to the span;
+  // each sample's end_timestamp_ns falls in between. Oracle: the fields as pprof-format decodes them.
+  const datadogWall = [
+    path.join(outsideDir, 'datadog', 'datadog.wall.pb.gz'),
+    sharedPath('data', 'outside', 'datadog-pprof-5.20.0-wall-labels.pb.gz'),
+  ];
+  for (const file of datadogWall) {
+    it(`Datadog ${path.basename(file)}: time_nanos is the end, the start is duration_nanos before, samples fall in it`, () => {
+      const bytes = gunzipSync(readFileSync(file));
+      const decoded = Profile.decode(bytes);
+      const endNs = BigInt(decoded.timeNanos);
+      const durationNs = BigInt(decoded.durationNanos);
+      const source = readPprof(bytes);
+      expect(source.meta.startTimeUs).toBe((endNs - durationNs) / 1000n);
+      expect(source.meta.durationUs).toBe(durationNs / 1000n);
+      const key = decoded.stringTable.strings.indexOf('end_timestamp_ns');
+      const stamps = decoded.sample.flatMap((s) =>
+        // A label of number 0 and no unit says nothing (Go's parser drops it).
+        s.label.filter((l) => Number(l.key) === key && Number(l.num) !== 0).map((l) => Number(BigInt(l.num) / 1000n)),
+      );
+      expect(stamps.length).toBeGreaterThan(50);
+      const times: number[] = [];
+      for (const b of source.batches())
+        for (let i = 0; i < b.length; i++) if (!Number.isNaN(b.time[i]!)) times.push(Math.round(b.time[i]!));
+      expect(times.sort((a, b) => a - b)).toEqual(stamps.sort((a, b) => a - b));
+      for (const t of times) {
+        expect(t).toBeGreaterThanOrEqual(Number(source.meta.startTimeUs));
+        expect(t).toBeLessThanOrEqual(Number(endNs / 1000n));
+      }
+    });
+  }
 });
 
 interface Built {

@@ -36,7 +36,7 @@ describe('HeapTraceCollector', () => {
     expect(alloc.stackIds[2]).toBe(NO_HEAP_STACK);
     expect(alloc.shortLived).toBe(4);
     expect(c.frames[c.stacks.frame(alloc.stackIds[0]!)]).toMatchObject({
-      filename: 'file:///app.js',
+      filename: '/app.js', // V8's file:///app.js, as a path
       lineno: 10,
       column: 2,
     });

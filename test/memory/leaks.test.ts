@@ -28,7 +28,7 @@ describe('leakSuspects', () => {
       sampledLive: 20,
       freedBytes: 0,
       stack: ['main', 'leak'],
-      filename: 'file:///app.js',
+      filename: '/app.js', // V8's file:///app.js, as a path
     });
     // 1000 sampled bytes a second, scaled: 60 of them a minute.
     expect(first!.growthBytesPerMin).toBe(Math.round(60 * w));

@@ -7,7 +7,7 @@
  * V8 sends every node's call frame again in every harvest; a long program's one big harvest was ~5 MB of JSON,
  * mostly repeated call frames, which the writer parsed and keyed again: numbers cross instead.
  */
-import { callFrameKey, type CpuProfile, type CpuProfileCallFrame } from '../../v8/index';
+import { callFrameKey, sampleLines, type CpuProfile, type CpuProfileCallFrame } from '../../v8/index';
 
 export interface WireChunk {
   /** Call frames first seen in this harvest: they take the next numbers, from 0 for each sender. */
@@ -103,36 +103,4 @@ export function samplesInTimeOrder(chunk: Pick<CpuProfile, 'samples' | 'timeDelt
   const order = Array.from(times.keys());
   order.sort((a, b) => (times[a]! < times[b]! ? -1 : times[a]! > times[b]! ? 1 : a - b));
   return { order, times };
-}
-
-/**
- * A line for each sample (by its node index in `nodes`), from V8's positionTicks: V8 counts a node's self ticks
- * per line but does not say which tick was which, so the node's samples, in time order (`order`), take its lines
- * in the order V8 lists them, each as many as it has ticks. Per line the counts are V8's own; only the order
- * within one node's samples of one harvest is a guess. Samples beyond the ticks (or of a node without any) get 0:
- * the function's own line.
- */
-export function sampleLines(
-  nodes: ArrayLike<number>,
-  order: readonly number[],
-  lineTicks: Record<number, number[]>,
-): Uint32Array {
-  const lines = new Uint32Array(nodes.length);
-  const cursor = new Map<number, { at: number; left: number }>();
-  for (const i of order) {
-    const node = nodes[i]!;
-    const ticks = lineTicks[node];
-    if (ticks === undefined) continue;
-    let c = cursor.get(node);
-    if (c === undefined) cursor.set(node, (c = { at: 0, left: ticks[1] ?? 0 }));
-    while (c.left <= 0 && c.at + 2 < ticks.length) {
-      c.at += 2;
-      c.left = ticks[c.at + 1] ?? 0;
-    }
-    if (c.left <= 0) continue;
-    const line = ticks[c.at]!;
-    c.left--;
-    if (Number.isInteger(line) && line > 0) lines[i] = line;
-  }
-  return lines;
 }

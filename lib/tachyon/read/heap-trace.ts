@@ -9,7 +9,7 @@ import { ErrorCode } from '../../errors';
 import { readInputFile } from '../../input';
 import type { HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../profile/index';
 // Not lib/profile/index: lib/profile/frames imports lib/tachyon, and this file loads with it.
-import { StackTable, ThreadTable, type Frame, type ThreadRef } from '../../profile/index';
+import { StackTable, ThreadTable, scriptPath, type Frame, type ThreadRef } from '../../profile/index';
 import { FORMAT_VERSION } from '../format';
 import { tachyonVersion } from '../file/index';
 import { decodeHeapTotals, HeapSectionDecoder, HeapRecordFlag, type HeapTotals } from '../v2/index';
@@ -22,9 +22,10 @@ const absent = (v: number | null): number | null => (v === -1 ? null : v);
 
 /** Tachyon's -1 ("no position") as the model's null: lib/profile's normalizeFrame, which cannot be imported here. */
 function modelFrame(f: Frame): Frame {
-  const { filename, funcname, opcode } = f;
+  const { funcname, opcode } = f;
   return {
-    filename,
+    // One spelling with the CPU frames (lib/profile's FrameTable): older recordings stored file: URLs.
+    filename: scriptPath(f.filename),
     funcname,
     lineno: absent(f.lineno),
     endLineno: absent(f.endLineno),

@@ -49,7 +49,7 @@ describe('HarvestEncoder, then ChunkIngester', () => {
     const names = (i: number) => Array.from(sink.sampleList[i]!.stack, (f) => sink.frames[f]!.funcname);
     expect(names(0)).toEqual(['work', 'main']);
     expect(sink.frames[sink.sampleList[0]!.stack[0]!]).toEqual({
-      filename: 'file:///app.js',
+      filename: '/app.js', // V8's file:///app.js, as a path
       funcname: 'work',
       lineno: 10,
       endLineno: null,

@@ -7,13 +7,13 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CpuProfile } from '../../../lib/v8/index';
 import { TickList } from '../../support/model';
 import { ChunkIngester } from '../../../lib/record/writer/index';
-import { HarvestEncoder, sampleLines, samplesInTimeOrder } from '../../../lib/record/wire/index';
+import { HarvestEncoder, samplesInTimeOrder } from '../../../lib/record/wire/index';
+import { sampleLines } from '../../../lib/v8/index';
 
 /** sampleLines over a chunk's samples in time order. */
 function linesOf(
@@ -138,7 +138,7 @@ describe('profpack record, then top --by line', () => {
     expect(top.status, top.stderr).toBe(0);
     const rows = (
       JSON.parse(top.stdout) as { rows: { funcname: string; filename: string; lineno: number; self: number }[] }
-    ).rows.filter((r) => r.funcname === 'hotFunction' && r.filename === pathToFileURL(app).href);
+    ).rows.filter((r) => r.funcname === 'hotFunction' && r.filename === app);
     const self = rows.reduce((sum, r) => sum + r.self, 0);
     expect(self).toBeGreaterThan(0);
     // The declaration line is no longer where the time goes: the loop's lines are.
