@@ -372,8 +372,11 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
       if (perLine === undefined) lineTicks.set(node, (perLine = new Map()));
       perLine.set(line, (perLine.get(line) ?? 0) + run);
     }
+    // Never a negative delta: a run's spread stops at the next record's time (a CPU-mode run weighs its ticks'
+    // intervals, which may outlast the real gap), and no sample comes before the previous one.
+    const nextUs = k + 1 < n ? Math.round(times[k + 1]!) : Infinity;
     for (let j = 0; j < run; j++) {
-      const at = Math.round(times[k]! + (j * spanUs) / run);
+      const at = Math.max(previous, Math.min(nextUs, Math.round(times[k]! + (j * spanUs) / run)));
       sampleIds[written] = node;
       deltas[written] = at - previous;
       status[written] = rowStatus;

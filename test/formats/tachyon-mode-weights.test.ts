@@ -3,9 +3,11 @@
 // (pstats: samples × sample_interval); a wall-mode tick weighs the real gap to
 // its thread's next. Truth: CPython's reader's samples of a real --mode cpu
 // recording (a sleeper thread beside a busy one), and of files written here.
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
+import { convert } from '../../lib/formats/convert';
 import { tachyonAdapter } from '../../lib/formats/tachyon';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import type { ProfileSource } from '../../lib/profile/index';
@@ -87,4 +89,20 @@ describe(`Tachyon weights by mode (${backend.name} backend)`, () => {
       }
     });
   }
+
+  it('.cpuprofile of CPython files: never a negative time delta, every tick of the thread written', () => {
+    const files = [recording, path.join(repoRoot, 'bench', 'fixtures', 'real_cpython_13k_none.bin')];
+    const dumps = cpythonDumps(files);
+    for (const file of files) {
+      const out = path.join(dir, `${path.basename(file)}.cpuprofile`);
+      convert(file, out, { to: 'cpuprofile' });
+      const written = JSON.parse(readFileSync(out, 'utf8')) as { timeDeltas: number[]; $profpack?: unknown };
+      expect(written.timeDeltas.filter((d) => d < 0)).toEqual([]);
+      // The busiest thread's ticks, as CPython's reader counts them.
+      const perThread = new Map<string, number>();
+      for (const s of dumps.get(path.basename(file))!.samples)
+        perThread.set(String(s.thread_id), (perThread.get(String(s.thread_id)) ?? 0) + 1);
+      expect(written.timeDeltas.length).toBe(Math.max(...perThread.values()));
+    }
+  });
 });
