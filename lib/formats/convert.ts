@@ -3,9 +3,11 @@
  * (or `from`), the output's from its name (or `to`); samples stream from the
  * reader to the writer in batches, and no record is ever expanded by value.
  */
-import { statSync } from 'node:fs';
+import { readSync, statSync } from 'node:fs';
 import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
-import { inputSize } from '../input';
+import { closeInput, inputSize, openInput } from '../input';
+import { downgrade } from '../tachyon/downgrade';
+import { isVersion2 } from '../tachyon/read/index';
 import { refuseInputAsOutput } from '../output-file';
 import { mapBatches, sampleTypeName, type Frame, type ProfileSource, type SampleBatch } from '../profile/index';
 import { withMappedFrames } from '../sourcemap/index';
@@ -62,6 +64,7 @@ export function convert(input: string, output: string, options: ConvertOptions =
   const limited = IN_MEMORY_OUTPUTS.includes(to);
   const bytesIn = inputSize(input);
   refuseInputAsOutput(output, [input]);
+  if (isPlainDowngrade(input, to, options)) return viaDowngrade(input, output, bytesIn, options);
   const opened = openProfile(input, { format: options.from, onWarning: options.onWarning });
   const source = options.mapFrame === undefined ? opened : withMappedFrames(opened, options.mapFrame);
   try {
@@ -102,4 +105,36 @@ export function convert(input: string, output: string, options: ConvertOptions =
   } finally {
     source.close();
   }
+}
+
+/**
+ * Tachyon version 2 to version 1 with nothing to change on the way (no thread, sample type, aggregation or frame
+ * mapping) is `downgrade`: one code path, so the two give the same bytes, the frame table kept index for index.
+ */
+function isPlainDowngrade(input: string, to: FormatName, options: ConvertOptions): boolean {
+  if (to !== 'tachyon' || (options.version ?? 1) !== 1 || (options.from ?? 'tachyon') !== 'tachyon') return false;
+  if (options.mapFrame !== undefined || options.thread !== undefined || options.sampleType !== undefined) return false;
+  if (options.aggregate === true) return false;
+  const file = openInput(input);
+  try {
+    const head = new Uint8Array(8);
+    return isVersion2(head.subarray(0, readSync(file.fd, head, 0, head.length, 0)));
+  } finally {
+    closeInput(file);
+  }
+}
+
+function viaDowngrade(input: string, output: string, bytesIn: number, options: ConvertOptions): ConvertSummary {
+  options.onProgress?.(0, undefined);
+  const result = downgrade(input, output, { compression: options.compression });
+  options.onProgress?.(result.samples, result.samples);
+  for (const what of result.lost) options.onWarning?.(`Tachyon version 1 does not keep ${what}`);
+  return {
+    from: 'tachyon',
+    to: 'tachyon',
+    samples: result.samples,
+    sampleTypes: result.sampleTypes,
+    bytesIn,
+    bytesOut: result.bytes,
+  };
 }

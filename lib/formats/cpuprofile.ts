@@ -442,8 +442,11 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
     const leaf = stack === 0 ? undefined : source.frames[source.stacks.frame(stack)];
     const rowStatus = rows.status[i]!;
     if (rowStatus !== statusForV8Leaf(leaf?.funcname, leaf?.filename)) statusDiffers = true;
+    // Never a negative delta: a run's spread stops at the next record's time (a CPU-mode run weighs its ticks'
+    // intervals, which may outlast the real gap), and no sample comes before the previous one.
+    const nextUs = k + 1 < n ? Math.round(times[k + 1]!) : Infinity;
     for (let j = 0; j < run; j++) {
-      const at = Math.round(times[k]! + (j * spanUs) / run);
+      const at = Math.max(previous, Math.min(nextUs, Math.round(times[k]! + (j * spanUs) / run)));
       sampleIds[written] = node;
       deltas[written] = at - previous;
       status[written] = rowStatus;

@@ -7,9 +7,12 @@
  *
  * Sample types: [samples/count, cpu|wall/nanoseconds] (cpu when the header's
  * mode says CPU), default samples/count; a version-1 REPEAT run is one record
- * whose count is the run and whose time is the gap from its first sample to
- * its thread's next. A version-2 file with a model section gives its own
- * types, values, labels and times instead.
+ * whose count is the run. Its time value follows the mode (docs/formats.md,
+ * "Weights by mode"): in a CPU or GIL-mode file the sampler wrote only ticks
+ * where the thread ran (held the GIL), so a tick weighs the nominal interval,
+ * as CPython's own collectors count it; in any other mode the real gap from
+ * its first sample to its thread's next. A version-2 file with a model
+ * section gives its own types, values, labels and times instead.
  */
 import {
   ProfileReader,
@@ -178,7 +181,12 @@ export class TachyonSource extends SourceTables implements ProfileSource {
         span: new Float64Array(16),
       };
       let flushing = false;
-      const weigher = new GapWeigher<number>(Number(reader.info.sampleIntervalUs), (t, gapNs) => {
+      const intervalUs = Number(reader.info.sampleIntervalUs);
+      // The gap to the next tick includes time off CPU (or without the GIL): those modes weigh ticks.
+      const mode = reader.info.mode;
+      const perTickNs =
+        (mode === ProfilingMode.Cpu || mode === ProfilingMode.Gil) && intervalUs > 0 ? intervalUs * 1000 : 0;
+      const weigher = new GapWeigher<number>(intervalUs, (t, gapNs) => {
         const i = push();
         batch.stack[i] = held.stack[t]!;
         batch.thread[i] = t;
@@ -186,8 +194,9 @@ export class TachyonSource extends SourceTables implements ProfileSource {
         batch.status[i] = held.status[t]!;
         batch.labels[i] = 0;
         batch.values[0]![i] = held.count[t]!;
+        if (perTickNs > 0) batch.values[1]![i] = held.count[t]! * perTickNs;
         // The last record of a thread: the nominal interval after its run's own span.
-        batch.values[1]![i] = flushing ? gapNs + held.span[t]! * 1000 : gapNs;
+        else batch.values[1]![i] = flushing ? gapNs + held.span[t]! * 1000 : gapNs;
       });
       visitor = {
         start: (n) => (nodes = n),

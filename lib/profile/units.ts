@@ -107,7 +107,7 @@ export function formatValue(value: number, unit: string): string {
  * the profile has one: a record of a tick stream may stand for a run of
  * ticks, so "how many samples" is this column's sum, not the record count.
  */
-export function sampleCountColumn(meta: ProfileMeta): number {
+export function sampleCountColumn(meta: Pick<ProfileMeta, 'sampleTypes'>): number {
   return meta.sampleTypes.findIndex((t) => (t.type === 'samples' || t.type === 'sample') && t.unit === 'count');
 }
 

@@ -12,6 +12,10 @@
  * version 1 defers REPEAT runs per thread (notes/tachyon-format.md §5.3), so a
  * reader of the downgraded file sees each thread's samples in the same order,
  * but the interleaving of threads may differ, as in any CPython-written file.
+ * A model section's record is as many ticks as its samples/count value (a
+ * CPython REPEAT run converted to version 2 is one record); a section without
+ * that column is refused. `convert` to version 1 of a version-2 file is this
+ * same path, so the two write the same bytes.
  */
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
@@ -22,6 +26,7 @@ import { MAX_STACK_DEPTH } from './format';
 import { heapTotalsOf, isVersion2, readProfileV2, type V2Profile } from './read/index';
 import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/index';
 import type { ModelSection } from './v2/index';
+import { sampleCountColumn, sampleTypeName } from '../profile/units';
 
 export interface DowngradeOptions {
   /** Compression of the version-1 sample region: 'zstd' (default, level 5, CPython's) or 'none'. */
@@ -44,16 +49,18 @@ export interface DowngradeResult {
   lost: string[];
   /** Heap events (allocations, frees, objects live at the start): version 1 has no place for them. */
   heapEventsDropped: number;
+  /** The sample types of the version-2 file read, "type/unit" (its model section's, else the ticks'). */
+  sampleTypes: string[];
 }
 
 /** What version 1's one-tick samples cannot hold of a model section (docs/format-v2.md §8). */
 export function lostInVersion1(model: ModelSection | null): string[] {
   if (model === null) return [];
   const lost: string[] = [];
+  const ticks = sampleCountColumn(model);
   model.sampleTypes.forEach((t, v) => {
-    const column = model.values[v]!;
-    const ticks = t.type === 'samples' && t.unit === 'count' && column.every((x) => x === 1);
-    if (!ticks) lost.push(`value column ${t.type}/${t.unit} (version 1 counts one tick per sample)`);
+    // The samples/count column becomes the ticks themselves; any other column is lost.
+    if (v !== ticks) lost.push(`value column ${t.type}/${t.unit} (version 1 counts one tick per sample)`);
   });
   const labelled = model.labels === null ? 0 : model.labels.reduce((n, id) => n + (id !== 0 ? 1 : 0), 0);
   if (labelled > 0) lost.push(`labels of ${labelled} samples (${model.labelSets.length - 1} label sets)`);
@@ -66,7 +73,27 @@ export function lostInVersion1(model: ModelSection | null): string[] {
   return lost;
 }
 
-/** Rewrites the version-2 profile at `inputPath` as a version-1 file at `outputPath`. */
+/**
+ * The model section's samples/count column: version 1 holds ticks, so a section without one (a heap or
+ * contention profile) is refused as convert refuses it (ERR_TACHYON_V1_WEIGHTED, docs/formats.md).
+ */
+function ticksColumn(model: ModelSection): number {
+  const column = sampleCountColumn(model);
+  if (column < 0) {
+    const types = model.sampleTypes.map((t) => `${t.type}/${t.unit}`).join(', ');
+    throw new ProfpackError(
+      `the profile measures ${types} and has no samples/count column; ` +
+        'Tachyon version 1 holds one tick per sample: keep format version 2 to keep the values',
+      { code: ErrorCode.TACHYON_V1_WEIGHTED, expected: 'a samples/count column of whole tick counts' },
+    );
+  }
+  return column;
+}
+
+/**
+ * Rewrites the version-2 profile at `inputPath` as a version-1 file at `outputPath`; `convert` to Tachyon
+ * version 1 of a version-2 file comes here too.
+ */
 export function downgrade(inputPath: string, outputPath: string, options: DowngradeOptions = {}): DowngradeResult {
   const bytes = readInputFile(inputPath, ErrorCode.TACHYON_IO);
   if (!isVersion2(bytes)) {
@@ -78,6 +105,7 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
   }
   refuseInputAsOutput(outputPath, [inputPath]);
   const profile = readProfileV2(bytes, { backend: options.backend });
+  if (profile.model !== null) ticksColumn(profile.model);
   const info = profile.info;
   // Written beside outputPath and renamed once whole: a half-written version-1 file is worse than none.
   let stacksCut = 0;
@@ -110,7 +138,11 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
     const why = 'version 1 has no heap section, the CPU samples are kept';
     lost.push(`heap events: dropped ${heapEventsDropped} (${parts}; ${why})`);
   }
-  return { samples, bytes: fs.statSync(outputPath).size, lost, heapEventsDropped };
+  const sampleTypes =
+    profile.model === null
+      ? ['samples/count']
+      : profile.model.sampleTypes.map((t) => sampleTypeName({ type: t.type, unit: t.unit }));
+  return { samples, bytes: fs.statSync(outputPath).size, lost, heapEventsDropped, sampleTypes };
 }
 
 /** What downgrade needs of a version-1 writer (ProfileWriter's fast path). */
@@ -222,9 +254,27 @@ export function replayIntoVersion1(profile: V2Profile, sink: Version1Sink): numb
     if (entryKey(stored) !== key || sink.internFrame(spec) !== i)
       throw unsupported(`frame ${i} cannot be stored by a version-1 writer as it is`, frameAt);
   });
+  // A model section's samples/count column says how many ticks each record is (a version-1 REPEAT run read into
+  // version 2 is one record); without a model section, each sample is one tick.
+  const model = profile.model;
+  const counts = model === null ? null : model.values[ticksColumn(model)]!;
+  const intervalUs = profile.info.sampleIntervalUs;
+  let record = 0;
+  let written = 0;
   // Frame i is frame i in both files: stacks are written as they are.
-  const written = profile.forEachSample((threadId, interpreterId, timestampUs, status, frames, depth) => {
-    sink.writeStack(threadId, interpreterId, timestampUs, status, frames.subarray(0, depth));
+  profile.forEachSample((threadId, interpreterId, timestampUs, status, frames, depth) => {
+    const ticks = counts === null ? 1 : counts[record]!;
+    if (!Number.isInteger(ticks) || ticks < 0)
+      throw new ProfpackError(`record ${record} counts ${ticks} samples, not a whole number of ticks`, {
+        code: ErrorCode.TACHYON_V1_WEIGHTED,
+        expected: 'a samples/count column of whole tick counts',
+      });
+    record++;
+    const stack = frames.subarray(0, depth);
+    // Tick k of a record is k nominal intervals after its time (docs/formats.md, Times), as convert writes it.
+    for (let k = 0; k < ticks; k++)
+      sink.writeStack(threadId, interpreterId, timestampUs + BigInt(k) * intervalUs, status, stack);
+    written += ticks;
   });
   const { durationSec, sampleRate, errorRate, missedSamples } = profile.info;
   if (durationSec !== null && sampleRate !== null)

@@ -1,7 +1,8 @@
 // Every shared Tachyon vector through the model adapter, against CPython
 // 3.15.2's own dump (*.expected.json): each thread's samples (stack, status)
 // in order, counted by records; each record's time is its first sample's;
-// the time column totals each thread's real span plus one nominal interval;
+// the time column totals each thread's real span plus one nominal interval
+// (CPU and GIL modes: the interval per tick);
 // files CPython refuses are refused with the same message.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -116,7 +117,10 @@ describe(`Tachyon vectors through the model adapter (${backend.name} backend)`, 
         expect(ticks).toEqual(want.map(expectedKey));
         expect(r.times).toEqual(firstTimes);
         const ts = want.map((s) => Number(s.timestamp_us));
-        if (ts.every((t, i) => i === 0 || t >= ts[i - 1]!) && info.sample_interval_us > 0) {
+        if ((info.mode === 1 || info.mode === 2) && info.sample_interval_us > 0) {
+          // CPU and GIL modes: a tick weighs the interval, as CPython's collectors count it.
+          expect(r.timeValue).toBe(want.length * Number(info.sample_interval_us) * 1000);
+        } else if (ts.every((t, i) => i === 0 || t >= ts[i - 1]!) && info.sample_interval_us > 0) {
           expect(r.timeValue).toBe((ts[ts.length - 1]! - ts[0]! + Number(info.sample_interval_us)) * 1000);
         }
       }

@@ -115,7 +115,13 @@ describe('downgrade()', () => {
             writeV2(v2, coding, samples, compression);
             const result = downgrade(v2, v1, { compression, backend: b });
             const bytes = readFileSync(v1).length;
-            expect(result).toEqual({ samples: samples.length, bytes, lost: [], heapEventsDropped: 0 });
+            expect(result).toEqual({
+              samples: samples.length,
+              bytes,
+              lost: [],
+              heapEventsDropped: 0,
+              sampleTypes: ['samples/count'],
+            });
             const before = read(v2, b);
             const after = read(v1, b);
             expect(after.info.version).toBe(1);
