@@ -294,7 +294,7 @@ export async function loadProfiles(
         start,
         end,
         duration,
-        src.meta.sampleIntervalUs,
+        bigintTimeUs(src.meta.sampleIntervalUs, 'sample interval', file),
         BigInt(count),
         threads.size,
       ]);
