@@ -15,6 +15,7 @@ import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { mergeProfiles } from '../../lib/fleet/index';
 import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
+import { GARBLED_LOCK_STALE_MS } from '../../lib/tachyon/write/lifetime';
 import { buildForTests } from '../support/build';
 
 const { dir, cli } = buildForTests('profpack-outputs-');
@@ -175,5 +176,22 @@ describe('one ProfileWriter per path', () => {
       expect.objectContaining({ code: 'ERR_TACHYON_LOCKED' }),
     );
     fs.rmSync(`${file}.lock`);
+  });
+
+  it(`${which}: an empty or garbled lock is taken over once ${GARBLED_LOCK_STALE_MS / 1000} s old, refused while young (issue 38)`, () => {
+    const file = path.join(dir, 'garbled.tach');
+    for (const content of ['', 'garbage', '\u0000\u0000\u0000', '12x host', `${process.pid}`, ' ']) {
+      fs.writeFileSync(`${file}.lock`, content);
+      // Young: its maker may be between creating and writing it.
+      expect(() => new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which })).toThrow(
+        expect.objectContaining({ code: 'ERR_TACHYON_LOCKED' }),
+      );
+      const old = (Date.now() - GARBLED_LOCK_STALE_MS - 1000) / 1000;
+      fs.utimesSync(`${file}.lock`, old, old);
+      const w = new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which });
+      expect(fs.readFileSync(`${file}.lock`, 'utf8')).toBe(`${process.pid} ${hostname()}\n`);
+      w.finalize();
+      expect(fs.existsSync(`${file}.lock`)).toBe(false);
+    }
   });
 });
