@@ -82,6 +82,7 @@ export class AtomicOutput {
     private readonly code: ErrorCodeValue = ErrorCode.IO,
   ) {
     this.writePath = writesThroughTemporary(target) ? temporaryPathFor(target) : target;
+    if (this.writePath !== target) removeDeadTemporaries(target);
     try {
       this.fd = this.writePath === target ? fs.openSync(target, 'w') : fs.openSync(this.writePath, 'wx', 0o644);
     } catch (err) {
@@ -112,6 +113,43 @@ export class AtomicOutput {
       // already closed or failing: the file is removed below either way
     }
     removeQuietly(this.writePath, this.target);
+  }
+}
+
+/**
+ * Temporaries of `target` left by a process that is gone (SIGKILL between open and rename: nothing else removes
+ * them): their names carry the writer's pid, so a later write of the same target removes those whose pid is not
+ * alive. Only this target's, in its directory; a live writer's (or another user's: EPERM) are left alone.
+ */
+function removeDeadTemporaries(target: string): void {
+  const dir = path.dirname(target);
+  const suffix = `-${path.basename(target)}`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(TEMPORARY_PREFIX) || !name.endsWith(suffix)) continue;
+    const m = /^(\d+)-[0-9a-f]{8}-/.exec(name.slice(TEMPORARY_PREFIX.length));
+    if (m === null) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || processAlive(pid)) continue;
+    try {
+      fs.unlinkSync(path.join(dir, name));
+    } catch {
+      // removed meanwhile, or not ours to remove
+    }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -21,6 +21,7 @@ import {
   type HeapTraceSource,
 } from '../memory/index';
 import type { Frame, StackTable } from '../profile/index';
+import { HeapQueryBudget } from '../tachyon/v2/heap-limits';
 import { bigintTimeUs } from './times';
 import type { RowSink } from './tables';
 
@@ -41,6 +42,8 @@ interface ProcessState {
 export class AllocationRows {
   private readonly processes = new Map<string, ProcessState>();
   private readonly row: DuckDBValue[] = new Array<DuckDBValue>(7);
+  /** One query: its processes' live sets count against one budget. */
+  private readonly budget = new HeapQueryBudget();
 
   constructor(
     private readonly table: RowSink,
@@ -55,7 +58,7 @@ export class AllocationRows {
       let p = this.processes.get(processIdentity);
       if (p === undefined) {
         p = {
-          live: new LiveSet(),
+          live: new LiveSet(0, this.budget),
           threadIndex: new Map(),
           threadIds: [],
           stackIndex: new Map(),

@@ -48,7 +48,20 @@ export async function connectDuckDB(
   // a relative temp_directory once spilled 22 GB into a checkout.
   const config: Record<string, string> = { temp_directory: path.join(tmpdir(), `profpack-duckdb-${process.pid}`) };
   if (settings.memoryLimit !== undefined) config['memory_limit'] = settings.memoryLimit;
-  const instance = await duckdb.DuckDBInstance.create(':memory:', config);
+  let instance: DuckDB.DuckDBInstance;
+  try {
+    instance = await duckdb.DuckDBInstance.create(':memory:', config);
+  } catch (err) {
+    // DuckDB parses the limit itself ("1", "peak": a bare Error with its stack): the user's option, so theirs to fix.
+    const message = (err as Error).message;
+    if (settings.memoryLimit !== undefined)
+      throw new ProfpackError(`--memory-limit ${settings.memoryLimit}: DuckDB refuses it (${message})`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: 'a size with its unit, as 256MB or 2GB',
+        cause: err,
+      });
+    throw new ProfpackError(`DuckDB: ${message}`, { code: ErrorCode.SQL_FAILED, cause: err });
+  }
   const connection = await instance.connect();
   return {
     connection,

@@ -340,7 +340,7 @@ export async function buildRows(
         start,
         end,
         duration,
-        src.meta.sampleIntervalUs,
+        bigintTimeUs(src.meta.sampleIntervalUs, 'sample interval', file),
         BigInt(count),
         threads.size,
       ]);

@@ -1,7 +1,8 @@
 /**
  * Times as the tables' BIGINT columns hold them (timestamp_us, start_us, end_us, alloc_us, free_us). A file's
  * times are u64 microseconds: one at or past 2^63 (about 292,000 years after 1970, so a corrupt or hostile file)
- * does not fit, and DuckDB's appender would throw a bare "bigint out of int64 range"; it is refused instead.
+ * does not fit, and DuckDB's appender would throw a bare "bigint out of int64 range"; it is refused instead. The
+ * sample interval (sample_interval_us, a u64 of the file too) takes the same check.
  */
 import { ErrorCode, ProfpackError } from '../errors';
 

@@ -6,6 +6,7 @@
  */
 import { resized } from '../typed-arrays';
 import { unsampledWeight } from '../profile/index';
+import { HeapQueryBudget } from '../tachyon/v2/heap-limits';
 
 /** Ordinals are u32: thread index above them keeps the key an exact integer below 2^53. */
 const THREAD_SPAN = 2 ** 32;
@@ -30,8 +31,14 @@ export class LiveSet {
   estimatedBytes = 0;
   private estimates = new Float64Array(256);
 
-  /** `intervalBytes`: the trace's sampling interval (0: sizes are not scaled). */
-  constructor(private readonly intervalBytes = 0) {}
+  /**
+   * `intervalBytes`: the trace's sampling interval (0: sizes are not scaled); `budget`: the query's limits and
+   * counts, shared by every live set of one query (replayHeapTrace admits each batch before it joins).
+   */
+  constructor(
+    private readonly intervalBytes = 0,
+    readonly budget = new HeapQueryBudget(),
+  ) {}
 
   get count(): number {
     return this.slotOf.size;
@@ -52,6 +59,7 @@ export class LiveSet {
       if (slot === this.sizes.length) this.grow();
     }
     this.slotOf.set(key, slot);
+    this.budget.liveObjects++;
     this.sizes[slot] = size;
     this.stacks[slot] = stack;
     this.threads[slot] = thread;
@@ -69,6 +77,7 @@ export class LiveSet {
     const slot = this.slotOf.get(key);
     if (slot === undefined) return -1;
     this.slotOf.delete(key);
+    this.budget.liveObjects--;
     this.freeSlots.push(slot);
     this.sampledBytes -= this.sizes[slot]!;
     // Floating sums of many adds and removes drift by rounding; an empty set is exactly empty.

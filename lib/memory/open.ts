@@ -3,7 +3,7 @@
  * read as one trace (a later file's live-at-start objects are the ones the
  * earlier files left live). The file reader is lib/tachyon's openHeapTrace.
  */
-import { ErrorCode, ProfpackError } from '../errors';
+import { ErrorCode, isProfpackError, ProfpackError } from '../errors';
 import { detectFormat, openProfile } from '../formats/index';
 import { readInputHead } from '../input';
 import {
@@ -20,12 +20,15 @@ import { NO_HEAP_STACK, type HeapEventBatch, type HeapTraceMeta, type HeapTraceS
 
 /** The heap trace of one file, or null when it holds no heap events (lib/tachyon's reader; other formats have none). */
 export function openHeapFile(file: string): HeapTraceSource | null {
+  // A file that cannot be read (EACCES, EISDIR...) is an ERR_IO, never "no heap events".
+  const head = readInputHead(file, 1 << 16);
   let format: string;
   try {
-    format = detectFormat(readInputHead(file, 1 << 16));
-  } catch {
+    format = detectFormat(head);
+  } catch (err) {
     // Not a format profpack reads: it has no heap events; openProfile says what it is not.
-    return null;
+    if (isProfpackError(err)) return null;
+    throw err;
   }
   return format === 'tachyon' ? openHeapTrace(file) : null;
 }

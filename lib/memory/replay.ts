@@ -98,6 +98,8 @@ export function replayHeapTrace(
   };
   for (const batch of trace.events()) {
     checkIds(trace, batch);
+    // The query's bounds, before the batch's objects join the live set (a free batch adds none).
+    live.budget.admit(batch.kind === 'free' ? 0 : batch.ordinals.length, batch.ordinals.length);
     if (batch.kind === 'live') {
       // Objects a file inherits are live at its start; within concatenated files, at the poll before it.
       if (Number.isNaN(pollUs)) at(trace.meta.startTimeUs);

@@ -77,7 +77,7 @@ function checkSize(size: unknown, quantum: number): number {
 
 function outputFor(
   pcs: Uint32Array,
-  options: LookupManyOptions | undefined,
+  options: LookupManyOptions | null | undefined,
 ): { out: Int32Array; fill: boolean; outside: number } {
   if (!(pcs instanceof Uint32Array)) throw invalidArgument('pcs must be a Uint32Array', 'Uint32Array');
   const out = options?.out ?? new Int32Array(pcs.length);
@@ -141,10 +141,11 @@ export class PcTable {
   }
 
   /** Encodes a varint-delta table (terminator included; later bytes ignored). */
-  static fromVarint(bytes: Uint8Array, options: PcTableOptions = {}): PcTable {
+  /** `options` null or left out: no options (quantum 1, no size to check). */
+  static fromVarint(bytes: Uint8Array, options: PcTableOptions | null = {}): PcTable {
     checkBytes(bytes);
-    const quantum = checkQuantum(options.quantum ?? 1);
-    const expectedSize = options.size === undefined ? 0 : checkSize(options.size, quantum);
+    const quantum = checkQuantum(options?.quantum ?? 1);
+    const expectedSize = options?.size === undefined ? 0 : checkSize(options.size, quantum);
     const result = impl.fromVarint(bytes, quantum, expectedSize);
     if (pctableNative === null) return new PcTable(result.handle as js.LinearView, result.handle);
     const view = js.linearGeometry(result.linear, result.size, quantum);
@@ -153,7 +154,7 @@ export class PcTable {
   }
 
   /** Reads (and validates) a linear encoding; the size comes from elsewhere (the format has none). */
-  static fromLinear(bytes: Uint8Array, options: PcTableOptions): PcTable {
+  static fromLinear(bytes: Uint8Array, options: PcTableOptions | null): PcTable {
     checkBytes(bytes);
     const quantum = checkQuantum(options?.quantum ?? 1);
     const size = checkSize(options?.size, quantum);
@@ -191,7 +192,7 @@ export class PcTable {
   }
 
   /** The value at every PC, in one N-API crossing. */
-  lookupMany(pcs: Uint32Array, options?: LookupManyOptions): Int32Array {
+  lookupMany(pcs: Uint32Array, options?: LookupManyOptions | null): Int32Array {
     const { out, fill, outside } = outputFor(pcs, options);
     const bad = impl.lookupMany(this.handle, pcs, out, fill, outside);
     if (bad >= 0) throw outOfRange(bad, pcs[bad]!, this.size);
@@ -219,12 +220,12 @@ export class PcTableSet {
   }
 
   /** Linear-index lookups: out[i] = tables[tableIndex[i]] at pcs[i]. */
-  lookupMany(tableIndex: Uint32Array, pcs: Uint32Array, options?: LookupManyOptions): Int32Array {
+  lookupMany(tableIndex: Uint32Array, pcs: Uint32Array, options?: LookupManyOptions | null): Int32Array {
     return this.run(tableIndex, pcs, options, false);
   }
 
   /** The same through the varint tables with runtime.pcvalue's scan (the baseline). */
-  lookupVarintMany(tableIndex: Uint32Array, pcs: Uint32Array, options?: LookupManyOptions): Int32Array {
+  lookupVarintMany(tableIndex: Uint32Array, pcs: Uint32Array, options?: LookupManyOptions | null): Int32Array {
     if (!this.hasVarint)
       throw invalidArgument('lookupVarintMany needs tables made with PcTable.fromVarint', 'tables from fromVarint');
     return this.run(tableIndex, pcs, options, true);
@@ -233,7 +234,7 @@ export class PcTableSet {
   private run(
     tableIndex: Uint32Array,
     pcs: Uint32Array,
-    options: LookupManyOptions | undefined,
+    options: LookupManyOptions | null | undefined,
     useVarint: boolean,
   ): Int32Array {
     const { out, fill, outside } = outputFor(pcs, options);

@@ -30,8 +30,8 @@ function cli(which: string, args: string[]): { status: number | null; stdout: st
 }
 
 /** Two samples of one stack: at start + 1 ms and at `lastUs`. */
-function profile(file: string, formatVersion: 1 | 2, startTimeUs: bigint, lastUs: bigint): string {
-  const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs, formatVersion });
+function profile(file: string, formatVersion: 1 | 2, startTimeUs: bigint, lastUs: bigint, intervalUs = 1000n): string {
+  const w = new ProfileWriter(file, { sampleIntervalUs: intervalUs, startTimeUs, formatVersion });
   const ids = [w.internFrame({ filename: 'a.py', funcname: 'f', lineno: 1 })];
   w.writeStack(1, 0, startTimeUs + 1000n, 0, ids);
   w.writeStack(1, 0, lastUs, 0, ids);
@@ -70,6 +70,21 @@ describe.each(testedBackends)('%s', (which) => {
       expect(fs.existsSync(out)).toBe(false);
     });
 
+    it('a sample interval of 2^63 us (sample_interval_us): sql and export exit 2 with ERR_FLEET_TIME_RANGE', () => {
+      // Issue 38: was DuckDB's bare "bigint out of int64 range" with a stack.
+      const file = profile(
+        path.join(dir, `${which}-v${version}-interval.tach`),
+        version,
+        1_000_000n,
+        1_002_000n,
+        TWO_POW_63,
+      );
+      expectRefused(cli(which, ['sql', 'select count(*) from profiles', file]));
+      const out = path.join(dir, `${which}-v${version}-interval.parquet.d`);
+      expectRefused(cli(which, ['export', file, '-o', out]));
+      expect(fs.existsSync(out)).toBe(false);
+    });
+
     it('a sample time of 2^62 us is kept exactly by sql and export', () => {
       const last = 2n ** 62n;
       const file = profile(path.join(dir, `${which}-v${version}-2pow62.tach`), version, 1_000_000n, last);
@@ -84,5 +99,15 @@ describe.each(testedBackends)('%s', (which) => {
       expect(back.status, back.stderr).toBe(0);
       expect(JSON.parse(back.stdout)).toEqual([{ t: String(last), n: 2 }]);
     });
+  });
+
+  it.each(['1', 'peak'])('sql --memory-limit %s exits 2 with one ERR_INVALID_ARGUMENT line', (limit) => {
+    // Issue 38: DuckDB's "Failed to set config" with a stack, exit 1.
+    const file = profile(path.join(dir, `${which}-limit.tach`), 1, 1_000_000n, 1_002_000n);
+    const run = cli(which, ['sql', '--memory-limit', limit, 'select count(*) from samples', file]);
+    expect(run.status, run.stderr).toBe(2);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines, run.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^profpack: ERR_INVALID_ARGUMENT: --memory-limit ${limit}: `));
   });
 });

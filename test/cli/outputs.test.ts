@@ -15,6 +15,7 @@ import { backend } from '../../lib/backend';
 import { isProfpackError } from '../../lib/errors';
 import { mergeProfiles } from '../../lib/fleet/index';
 import { ProfileReader, ProfileWriter, recover } from '../../lib/tachyon/index';
+import { GARBLED_LOCK_STALE_MS } from '../../lib/tachyon/write/lifetime';
 import { buildForTests } from '../support/build';
 
 const { dir, cli } = buildForTests('profpack-outputs-');
@@ -134,6 +135,24 @@ describe('outputs are renamed into place whole', () => {
   });
 });
 
+describe('temporaries of a killed writer', () => {
+  it('a later convert to the same output removes the temporaries whose pid is dead, not a live one (issue 38)', () => {
+    profile('temps-in.tach');
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const stale = path.join(dir, `.profpack-tmp-${dead.stdout}-0badc0de-temps-out.cpuprofile`);
+    const live = path.join(dir, `.profpack-tmp-${process.pid}-0badc0de-temps-out.cpuprofile`);
+    const other = path.join(dir, `.profpack-tmp-${dead.stdout}-0badc0de-another.cpuprofile`);
+    for (const f of [stale, live, other]) fs.writeFileSync(f, 'partial');
+    const run = cli(['convert', 'temps-in.tach', '-o', 'temps-out.cpuprofile']);
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.existsSync(stale)).toBe(false);
+    expect(fs.existsSync(live)).toBe(true); // its writer (this process) is alive
+    expect(fs.existsSync(other)).toBe(true); // another target's: left to its own next write
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'temps-out.cpuprofile'), 'utf8')).nodes.length).toBeGreaterThan(0);
+    for (const f of [live, other]) fs.rmSync(f);
+  });
+});
+
 describe('one ProfileWriter per path', () => {
   const which = backend.name;
   it(`${which}: a second writer on the path is ERR_TACHYON_LOCKED and the first finalizes a readable file with its journal kept to itself`, () => {
@@ -175,5 +194,22 @@ describe('one ProfileWriter per path', () => {
       expect.objectContaining({ code: 'ERR_TACHYON_LOCKED' }),
     );
     fs.rmSync(`${file}.lock`);
+  });
+
+  it(`${which}: an empty or garbled lock is taken over once ${GARBLED_LOCK_STALE_MS / 1000} s old, refused while young (issue 38)`, () => {
+    const file = path.join(dir, 'garbled.tach');
+    for (const content of ['', 'garbage', '\u0000\u0000\u0000', '12x host', `${process.pid}`, ' ']) {
+      fs.writeFileSync(`${file}.lock`, content);
+      // Young: its maker may be between creating and writing it.
+      expect(() => new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which })).toThrow(
+        expect.objectContaining({ code: 'ERR_TACHYON_LOCKED' }),
+      );
+      const old = (Date.now() - GARBLED_LOCK_STALE_MS - 1000) / 1000;
+      fs.utimesSync(`${file}.lock`, old, old);
+      const w = new ProfileWriter(file, { sampleIntervalUs: 1000, backend: which });
+      expect(fs.readFileSync(`${file}.lock`, 'utf8')).toBe(`${process.pid} ${hostname()}\n`);
+      w.finalize();
+      expect(fs.existsSync(`${file}.lock`)).toBe(false);
+    }
   });
 });

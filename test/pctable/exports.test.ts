@@ -25,4 +25,21 @@ describe('pctable public exports', () => {
     const table = profpack.PcTable.fromVarint(Uint8Array.from([0x02, 0x05, 0x00]));
     expect([table.lookup(4), table.lookup(5)]).toEqual([0, null]);
   });
+
+  it('null options are no options, as JS APIs take them (issue 38: fromVarint(bytes, null) was a TypeError)', () => {
+    const bytes = Uint8Array.from([0x02, 0x05, 0x00]);
+    const plain = profpack.PcTable.fromVarint(bytes);
+    const table = profpack.PcTable.fromVarint(bytes, null);
+    const pcs = Uint32Array.from([0, 4]);
+    expect([...table.lookupMany(pcs, null)]).toEqual([...plain.lookupMany(pcs)]);
+    expect(table.size).toBe(plain.size);
+    // fromLinear needs a size: null is a coded refusal, not a TypeError.
+    let err: unknown;
+    try {
+      profpack.PcTable.fromLinear(Uint8Array.from([0, 0, 0, 0]), null);
+    } catch (e) {
+      err = e;
+    }
+    expect(profpack.isProfpackError(err)).toBe(true);
+  });
 });

@@ -26,6 +26,7 @@ import {
   checkReaderOptions,
   checkReplayOptions,
   type Collector,
+  type InterpreterInfo,
   type TypedCollector,
   type ReaderOptions,
   type ReplayOptions,
@@ -335,11 +336,22 @@ export class ProfileReader {
       );
     }
     checkReplayOptions(options);
+    // close() from inside collect() stops the replay at that call with one error, on both backends and versions
+    // (the native decoder used to fail a batch later, the JS one to finish as if nothing had happened).
+    const guarded = {
+      collect: (stack: readonly InterpreterInfo[], timestamps: bigint[] & BigUint64Array): void => {
+        collector.collect(stack, timestamps);
+        if (this.region === null)
+          throw new ProfpackError('the reader was closed during replay (close() inside collect())', {
+            code: ErrorCode.TACHYON_READER_CLOSED,
+          });
+      },
+    } as Collector & TypedCollector;
     if (this.v2 !== null) {
       this.assertOpen(false);
-      return v2Replay(this.v2, this.frames, collector, options, (stats) => (this.stats = stats));
+      return v2Replay(this.v2, this.frames, guarded, options, (stats) => (this.stats = stats));
     }
-    return this.replayRun(collector, options);
+    return this.replayRun(guarded, options);
   }
 
   /** A version-2 file's model section (sample types, value columns, labels: docs/format-v2.md §8), or null. */

@@ -20,6 +20,7 @@ import {
   unzigzagWide,
   type HeapTotals,
 } from './heap-format';
+import { heapLimitError, heapReadLimits, type HeapReadLimits } from './heap-limits';
 import { RecentStackDecoder } from './recent';
 import type { StackTableSources } from './stacktable';
 
@@ -58,6 +59,7 @@ function bad(message: string, offset: number, expected: string): ProfpackError {
 export class HeapSectionDecoder {
   readonly totals: HeapTotals;
   private readonly firstChunk: number;
+  private readonly limits: HeapReadLimits;
 
   /** `section`: the section's bytes, at file offset `offset`; `frameCount`: the file's frames. */
   constructor(
@@ -68,6 +70,10 @@ export class HeapSectionDecoder {
     private readonly stackOf: HeapStackOf,
   ) {
     [this.totals, this.firstChunk] = decodeHeapTotals(section, offset);
+    this.limits = heapReadLimits();
+    // The header's totals are checked again after the last chunk: one past a limit is refused before any record.
+    const events = this.totals.allocations + this.totals.frees + this.totals.live;
+    if (events > this.limits.events) throw heapLimitError('events', events, this.limits.events, 'heap section', offset);
   }
 
   /** Every record in file order; bad input throws after the records before it. */
@@ -156,6 +162,13 @@ export class HeapSectionDecoder {
     const freeCount = flags & HeapRecordFlag.Free ? src.uvarint32() : 0;
     if (count > HEAP_RECORD_MAX_OBJECTS)
       throw src.fail(ErrorCode.V2_LIMIT, `a record of ${count} objects`, `at most ${HEAP_RECORD_MAX_OBJECTS}`, countAt);
+    // The per-file bounds, before this record's columns are allocated (frees leave before allocations join).
+    const liveAfter = s.liveObjects - freeCount + count;
+    if (liveAfter > this.limits.live)
+      throw heapLimitError('live', liveAfter, this.limits.live, 'heap section', src.offset(countAt));
+    const events = s.events + count + freeCount;
+    if (events > this.limits.events)
+      throw heapLimitError('events', events, this.limits.events, 'heap section', src.offset(countAt));
     if (freeCount > t.live.length)
       throw bad(
         `${freeCount} frees, ${t.live.length} objects live`,
@@ -195,10 +208,9 @@ export class HeapSectionDecoder {
           src.offset(gapAt),
           `a gap below ${cursor}`,
         );
-      freed[j] = t.live.ordinals[p]!;
+      freed[j] = t.live.taken;
       cursor = p;
     }
-    t.live.compact();
     const total = lengths.reduce((a, b) => a + b, 0);
     if (total > src.remaining())
       throw src.fail(
@@ -237,6 +249,8 @@ export class HeapSectionDecoder {
       if (c.remaining() !== 0)
         throw bad(`${c.remaining()} bytes left in a stack column`, c.offset(), 'every column used up by its record');
     s.totals.records++;
+    s.liveObjects = liveAfter;
+    s.events = events;
     if (live) s.totals.live += count;
     else s.totals.allocations += count;
     s.totals.frees += freeCount;
@@ -281,6 +295,9 @@ class DecoderState {
   readonly threads: ThreadState[] = [];
   readonly stacks = new RecentStackDecoder(MAX_STACK_DEPTH);
   readonly frames = new Uint32Array(MAX_STACK_DEPTH);
+  /** Objects live over every thread, and events read, for the per-file limits. */
+  liveObjects = 0;
+  events = 0;
   readonly totals: HeapTotals = { intervalBytes: 0, records: 0, allocations: 0, frees: 0, live: 0, shortLived: 0 };
   constructor(public timeUs: number) {}
 }

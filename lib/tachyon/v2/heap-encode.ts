@@ -252,7 +252,6 @@ export class HeapSectionEncoder {
       cursor = found[1];
       coded++;
     }
-    t.live.compact();
     this.totals.frees += coded;
     return coded;
   }

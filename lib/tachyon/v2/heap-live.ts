@@ -6,18 +6,32 @@
  * way), so short-lived objects cost one small number and no ordinal.
  * The coder and the decoder hold the same list; the coder also keeps each
  * object's size, stack and allocation time (what a rotated file inherits).
+ *
+ * A treap ordered by ordinal with subtree counts, in typed columns: an insert,
+ * a position's lookup and a removal are O(log n) whatever order the ordinals
+ * come in. (A sorted array was O(1) for V8's ascending ordinals but moved the
+ * whole list for each object below the newest: quadratic on a hostile file.)
  */
 import { grown } from '../../typed-arrays';
 
+/** Node 0 is the empty tree: its count stays 0. */
+const NIL = 0;
+
 export class LiveList {
-  ordinals = new Uint32Array(64);
-  length = 0;
+  private left = new Uint32Array(64);
+  private right = new Uint32Array(64);
+  private count = new Uint32Array(64);
+  private priority = new Uint32Array(64);
+  private ordinal = new Uint32Array(64);
   /** Payload, kept only by a coder (withPayload). */
-  sizes: Uint32Array<ArrayBuffer> | null = null;
-  stacks: Uint32Array<ArrayBuffer> | null = null;
-  times: Float64Array<ArrayBuffer> | null = null;
-  /** Positions freed by the batch being coded, descending. */
-  private removed: number[] = [];
+  private sizes: Uint32Array | null = null;
+  private stacks: Uint32Array | null = null;
+  private times: Float64Array | null = null;
+  private root = NIL;
+  private used = 1;
+  private freeNodes: number[] = [];
+  /** xorshift32 state: a fixed seed, so a run is reproducible. */
+  private seed = 0x9e3779b9;
 
   constructor(withPayload: boolean) {
     if (withPayload) {
@@ -27,87 +41,200 @@ export class LiveList {
     }
   }
 
-  /** Adds an object after every live one with an ordinal ≤ its own (V8's ordinals ascend: nearly always last). */
-  insert(ordinal: number, size = 0, stack = 0, timeUs = 0): void {
-    const n = this.length;
-    if (n === this.ordinals.length) {
-      this.ordinals = grown(this.ordinals, n);
-      if (this.sizes !== null) {
-        this.sizes = grown(this.sizes, n);
-        this.stacks = grown(this.stacks!, n);
-        this.times = grown(this.times!, n);
-      }
-    }
-    const at = n === 0 || this.ordinals[n - 1]! <= ordinal ? n : this.upperBound(ordinal, n);
-    if (at < n) {
-      this.ordinals.copyWithin(at + 1, at, n);
-      this.sizes?.copyWithin(at + 1, at, n);
-      this.stacks?.copyWithin(at + 1, at, n);
-      this.times?.copyWithin(at + 1, at, n);
-    }
-    this.ordinals[at] = ordinal;
-    if (this.sizes !== null) {
-      this.sizes[at] = size;
-      this.stacks![at] = stack;
-      this.times![at] = timeUs;
-    }
-    this.length = n + 1;
+  get length(): number {
+    return this.count[this.root]!;
   }
 
-  /** The first position in [0, end) whose ordinal is > `ordinal`. */
-  private upperBound(ordinal: number, end: number): number {
-    let lo = 0;
-    let hi = end;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.ordinals[mid]! <= ordinal) lo = mid + 1;
-      else hi = mid;
+  /** Adds an object after every live one with an ordinal ≤ its own (V8's ordinals ascend: nearly always last). */
+  insert(ordinal: number, size = 0, stack = 0, timeUs = 0): void {
+    const node = this.newNode(ordinal);
+    if (this.sizes !== null) {
+      this.sizes[node] = size;
+      this.stacks![node] = stack;
+      this.times![node] = timeUs;
     }
-    return lo;
+    const [low, high] = this.splitByOrdinal(this.root, ordinal);
+    this.root = this.merge(this.merge(low, node), high);
+  }
+
+  /** How many live objects in positions [0, end) have an ordinal ≤ `ordinal`. */
+  private upperBound(ordinal: number, end: number): number {
+    let n = this.root;
+    let below = 0;
+    while (n !== NIL) {
+      if (this.ordinal[n]! <= ordinal) {
+        below += this.count[this.left[n]!]! + 1;
+        n = this.right[n]!;
+      } else n = this.left[n]!;
+    }
+    return Math.min(below, end);
+  }
+
+  /** The node at position `p` (0 ≤ p < length). */
+  private at(p: number): number {
+    let n = this.root;
+    for (;;) {
+      const l = this.count[this.left[n]!]!;
+      if (p < l) n = this.left[n]!;
+      else if (p === l) return n;
+      else {
+        p -= l + 1;
+        n = this.right[n]!;
+      }
+    }
+  }
+
+  /** The ordinal at position `p` (0 ≤ p < length). */
+  ordinalAt(p: number): number {
+    return this.ordinal[this.at(p)]!;
   }
 
   /**
    * Coder: the gap of a freed ordinal below `cursor` (the previous free's
    * position, or the length for the batch's first), frees taken from the
    * highest ordinal down: [gap, position], or null when no live object below
-   * the cursor has it (the free is dropped).
+   * the cursor has it (the free is dropped). The object is removed: positions
+   * below it, where the batch's next frees are, do not move.
    */
   find(ordinal: number, cursor: number): [number, number] | null {
     const p = this.upperBound(ordinal, cursor) - 1;
-    if (p < 0 || this.ordinals[p] !== ordinal) return null;
-    this.removed.push(p);
+    if (p < 0 || this.ordinalAt(p) !== ordinal) return null;
+    this.removeAt(p);
     return [cursor - 1 - p, p];
   }
 
-  /** Decoder: the position a gap names below `cursor`, or -1 when it names none. */
+  /**
+   * Decoder: the position a gap names below `cursor`, or -1 when it names
+   * none; the object there is removed and its ordinal is `taken`.
+   */
   take(gap: number, cursor: number): number {
     const p = cursor - 1 - gap;
     if (p < 0) return -1;
-    this.removed.push(p);
+    this.taken = this.removeAt(p);
     return p;
   }
 
-  /** Removes the positions found or taken since the last call, in one pass. */
-  compact(): void {
-    const removed = this.removed;
-    if (removed.length === 0) return;
-    // Descending; the list is rebuilt from the lowest one up.
-    let write = removed[removed.length - 1]!;
-    let r = removed.length - 1;
-    for (let read = write; read < this.length; read++) {
-      if (r >= 0 && removed[r] === read) {
-        r--;
-        continue;
+  /** The ordinal the last take() removed. */
+  taken = 0;
+
+  /** The live objects in ordinal order, as columns (the payload's are empty without one). */
+  columns(): { ordinals: Uint32Array; sizes: Uint32Array; stacks: Uint32Array; timesUs: Float64Array } {
+    const n = this.length;
+    const out = {
+      ordinals: new Uint32Array(n),
+      sizes: new Uint32Array(this.sizes === null ? 0 : n),
+      stacks: new Uint32Array(this.sizes === null ? 0 : n),
+      timesUs: new Float64Array(this.sizes === null ? 0 : n),
+    };
+    // In-order walk with an explicit stack: a treap's depth is O(log n) expected, but not bounded.
+    const path: number[] = [];
+    let node = this.root;
+    let i = 0;
+    while (node !== NIL || path.length > 0) {
+      while (node !== NIL) {
+        path.push(node);
+        node = this.left[node]!;
       }
-      this.ordinals[write] = this.ordinals[read]!;
+      node = path.pop()!;
+      out.ordinals[i] = this.ordinal[node]!;
       if (this.sizes !== null) {
-        this.sizes[write] = this.sizes[read]!;
-        this.stacks![write] = this.stacks![read]!;
-        this.times![write] = this.times![read]!;
+        out.sizes[i] = this.sizes[node]!;
+        out.stacks[i] = this.stacks![node]!;
+        out.timesUs[i] = this.times![node]!;
       }
-      write++;
+      i++;
+      node = this.right[node]!;
     }
-    this.length = write;
-    removed.length = 0;
+    return out;
+  }
+
+  /** Removes the object at position `p`; returns its ordinal. */
+  private removeAt(p: number): number {
+    const [low, rest] = this.splitByCount(this.root, p);
+    const [node, high] = this.splitByCount(rest, 1);
+    this.root = this.merge(low, high);
+    this.freeNodes.push(node);
+    return this.ordinal[node]!;
+  }
+
+  private newNode(ordinal: number): number {
+    let node = this.freeNodes.pop();
+    if (node === undefined) {
+      node = this.used++;
+      if (node === this.left.length) this.grow(node);
+    }
+    let x = this.seed;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.seed = x >>> 0;
+    this.left[node] = NIL;
+    this.right[node] = NIL;
+    this.count[node] = 1;
+    this.priority[node] = this.seed;
+    this.ordinal[node] = ordinal;
+    return node;
+  }
+
+  private grow(need: number): void {
+    this.left = grown(this.left, need);
+    this.right = grown(this.right, need);
+    this.count = grown(this.count, need);
+    this.priority = grown(this.priority, need);
+    this.ordinal = grown(this.ordinal, need);
+    if (this.sizes !== null) {
+      this.sizes = grown(this.sizes, need);
+      this.stacks = grown(this.stacks!, need);
+      this.times = grown(this.times!, need);
+    }
+  }
+
+  private update(n: number): void {
+    this.count[n] = this.count[this.left[n]!]! + this.count[this.right[n]!]! + 1;
+  }
+
+  /** [the nodes with an ordinal ≤ `ordinal`, the rest]. */
+  private splitByOrdinal(n: number, ordinal: number): [number, number] {
+    if (n === NIL) return [NIL, NIL];
+    if (this.ordinal[n]! <= ordinal) {
+      const [l, r] = this.splitByOrdinal(this.right[n]!, ordinal);
+      this.right[n] = l;
+      this.update(n);
+      return [n, r];
+    }
+    const [l, r] = this.splitByOrdinal(this.left[n]!, ordinal);
+    this.left[n] = r;
+    this.update(n);
+    return [l, n];
+  }
+
+  /** [the first `k` nodes, the rest]. */
+  private splitByCount(n: number, k: number): [number, number] {
+    if (n === NIL) return [NIL, NIL];
+    const l = this.count[this.left[n]!]!;
+    if (k <= l) {
+      const [a, b] = this.splitByCount(this.left[n]!, k);
+      this.left[n] = b;
+      this.update(n);
+      return [a, n];
+    }
+    const [a, b] = this.splitByCount(this.right[n]!, k - l - 1);
+    this.right[n] = a;
+    this.update(n);
+    return [n, b];
+  }
+
+  /** Every node of `a` before every node of `b`. */
+  private merge(a: number, b: number): number {
+    if (a === NIL) return b;
+    if (b === NIL) return a;
+    if (this.priority[a]! > this.priority[b]!) {
+      this.right[a] = this.merge(this.right[a]!, b);
+      this.update(a);
+      return a;
+    }
+    this.left[b] = this.merge(a, this.left[b]!);
+    this.update(b);
+    return b;
   }
 }

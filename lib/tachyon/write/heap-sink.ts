@@ -148,13 +148,13 @@ export class HeapFileSink {
     const out: HeapSinkLive[] = [];
     if (this.encoder === null || this.stacks === null) return out;
     for (const { threadId, live } of this.encoder.liveObjects()) {
-      const n = live.length;
+      const c = live.columns();
       out.push({
         threadId: Number(threadId),
-        ordinals: live.ordinals.slice(0, n),
-        sizes: live.sizes!.slice(0, n),
-        stackIds: live.stacks!.slice(0, n),
-        allocTimesUs: live.times!.slice(0, n),
+        ordinals: c.ordinals,
+        sizes: c.sizes,
+        stackIds: c.stacks,
+        allocTimesUs: c.timesUs,
         stacks: this.stacks,
       });
     }

@@ -144,6 +144,18 @@ function alive(pid: number): boolean {
   }
 }
 
+/** An empty or garbled lock this old (ms since its last change) is taken over: docs/writer.md. */
+export const GARBLED_LOCK_STALE_MS = 10_000;
+
+/** Ms since the lock file last changed; 0 when it cannot be told (it is then not stale yet). */
+function lockAgeMs(lockPath: string): number {
+  try {
+    return Math.max(0, Date.now() - fs.statSync(lockPath).mtimeMs);
+  } catch {
+    return 0;
+  }
+}
+
 /** Locks whose writer was collected without finalize() or close(): the lock goes with it. */
 const abandonedLocks = new FinalizationRegistry<string>((lockPath) => removeLock(lockPath));
 
@@ -161,7 +173,8 @@ function removeLock(lockPath: string): void {
  * is `<path>.lock`, created with O_EXCL and holding "pid host": plain files
  * work on both backends without native code, and over NFS where flock() may
  * not; the file also tells a person who holds the path. A lock whose process
- * is gone on this host (SIGKILL, a crash) is stale and taken over. The lock
+ * is gone on this host (SIGKILL, a crash) is stale and taken over, and so is
+ * an empty or garbled one older than GARBLED_LOCK_STALE_MS. The lock
  * also covers the journal (`<path>.journal`), which only the holder writes.
  */
 export class WriterLock {
@@ -203,7 +216,10 @@ export class WriterLock {
       }
       const [pidText, host] = holder.trim().split(' ');
       const pid = Number(pidText);
-      const stale = Number.isSafeInteger(pid) && pid > 0 && host === os.hostname() && !alive(pid);
+      const readable = /^[1-9][0-9]*$/.test(pidText ?? '') && Number.isSafeInteger(pid) && (host ?? '') !== '';
+      // An empty or garbled lock names no holder to ask: its maker died between creating and writing it (or
+      // something else wrote it). A writer writes its line right after creating the file, so one that old is stale.
+      const stale = readable ? host === os.hostname() && !alive(pid) : lockAgeMs(lockPath) >= GARBLED_LOCK_STALE_MS;
       if (!stale) {
         throw new ProfpackError(
           `${path} is being written by another ProfileWriter ` +

@@ -1,7 +1,9 @@
 // ProfileReader's API contract beyond the vectors: error codes, offsets and
 // details, the not-finalized header, the decompression cap, close(), and the
 // collector's call shape.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../../lib/backend';
 import { ErrorCode } from '../../../lib/errors';
@@ -97,6 +99,36 @@ describe('ProfileReader API', () => {
     reader.close();
     expect(thrown(() => count()).code).toBe('ERR_TACHYON_READER_CLOSED');
     expect(thrown(() => [...reader.samples()]).code).toBe('ERR_TACHYON_READER_CLOSED');
+  });
+
+  it('close() inside collect() stops the replay at that call with ERR_TACHYON_READER_CLOSED (issue 38)', () => {
+    // Was: the native decoder failed at its next batch, the JS one replayed to the end and returned.
+    const dir = mkdtempSync(path.join(tmpdir(), 'profpack-close-in-collect-'));
+    const files = [vector('s02_threads_interleaved_zstd.bin'), vector('s01_single_thread_none.bin')];
+    for (const formatVersion of [1, 2] as const) {
+      const file = path.join(dir, `v${formatVersion}.tach`);
+      const w = new profpack.ProfileWriter(file, { sampleIntervalUs: 1000n, startTimeUs: 1000n, formatVersion });
+      const f = w.internFrame({ filename: 'a.js', funcname: 'f' });
+      const g = w.internFrame({ filename: 'a.js', funcname: 'g' });
+      for (let i = 0; i < 3000; i++) w.writeStack(1n, 0, BigInt(1001 + i * 1000), 0, i % 3 ? [f] : [f, g]);
+      w.finalize();
+      files.push(file);
+    }
+    for (const file of files) {
+      for (const timestamps of ['array', 'typed'] as const) {
+        const reader = ProfileReader.open(file);
+        let calls = 0;
+        const collect = (): void => {
+          if (++calls === 2) reader.close();
+        };
+        const err = thrown(() =>
+          timestamps === 'typed' ? reader.replay({ collect }, { timestamps }) : reader.replay({ collect }),
+        );
+        expect(err.code, `${file} ${timestamps}`).toBe('ERR_TACHYON_READER_CLOSED');
+        expect(calls, `${file} ${timestamps}`).toBe(2);
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("collect() gets CPython's shape: one interpreter, one thread, resolved frames, a list of timestamps", () => {
