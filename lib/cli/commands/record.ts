@@ -156,6 +156,7 @@ export function registerRecord(program: Command): Command {
           heap,
           cpu: flags.cpu,
           // Said when it happens (a server may run for hours more); the error ends record once the command exits.
+          onWarning: (warning) => void process.stderr.write(`profpack: warning: ${warning}\n`),
           onWriteError: (err) => {
             const { path: file, osCode, flushed } = err.details as { path: string; osCode?: string; flushed: boolean };
             process.stderr.write(

@@ -60,6 +60,8 @@ export interface RunRecordedOptions {
    * and its journal are kept (runRecorded then rejects with the same error, after the command exits).
    */
   onWriteError?: (error: ProfpackError) => void;
+  /** What is said of a source map not used, e.g. one over MAX_MAP_BYTES (default: process.emitWarning). */
+  onWarning?: (warning: string) => void;
 }
 
 export interface RunRecordedResult {
@@ -119,6 +121,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     sourceMaps: options.sourceMaps,
     heap: heap !== undefined,
     onWriteError: options.onWriteError,
+    onWarning: options.onWarning,
   });
   const onFile: OnFile = options.onFile ?? (() => undefined);
   host.startRotating(onFile);

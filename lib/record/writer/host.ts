@@ -45,6 +45,8 @@ export interface RecordingHostOptions {
   heapSink?: HeapEventSink;
   /** The file holds the heap events that arrive (format version 2: writer/sink.ts says why). */
   heap?: boolean;
+  /** What is said of a source map not used (default: process.emitWarning). */
+  onWarning?: (warning: string) => void;
   /** Called once, when a write error stops the recording (finish() then throws the same error). */
   onWriteError?: (error: ProfpackError) => void;
 }
@@ -145,7 +147,12 @@ export class RecordingHost {
     this.rotation = options.rotate === undefined ? undefined : new RotationFiles(checkRotate(options.rotate));
     this.out = this.rotation?.next() ?? options.out;
     const offset = options.epochOffsetUs ?? (options.startTimeUs === undefined ? epochOffsetUs() : 0n);
-    this.mapFrame = options.sourceMaps === false ? undefined : new SourceMapper().mapFrame;
+    if (options.sourceMaps !== false) {
+      const mapper = new SourceMapper();
+      // Once per script, while the program runs: a map refused (too large, unreadable) leaves its frames unmapped.
+      mapper.onWarning = options.onWarning ?? ((warning) => process.emitWarning(`profpack: ${warning}`));
+      this.mapFrame = mapper.mapFrame;
+    }
     this.fileStartUs = options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset;
     this.sink = this.createSink(this.out, this.fileStartUs);
     this.ingester = new ChunkIngester(this.sink, offset, this.mapFrame);

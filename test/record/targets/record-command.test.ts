@@ -161,6 +161,29 @@ describe('record and its command', () => {
     reader.close();
   });
 
+  it('a script whose inline source map is over the cap: one warning naming it, recorded unmapped', () => {
+    const head = '{"version":3,"sources":["src/app.ts"],"names":[],"mappings":"AAAA';
+    const json = head + ';'.repeat(17 * 1024 * 1024) + '"}';
+    const app = script(
+      'bigmap.js',
+      'function hot() { let x = 0; for (let i = 0; i < 1e7; i++) x += i; return x; }\nfor (let i = 0; i < 20; i++) hot();\n' +
+        `//# sourceMappingURL=data:application/json;base64,${Buffer.from(json).toString('base64')}\n`,
+    );
+    const out = path.join(dir, 'bigmap.tach');
+    const run = profpack(['record', '-o', out, '--', process.execPath, app]);
+    expect(run.status, run.stderr).toBe(0);
+    const warnings = run.stderr.split('\n').filter((l) => l.includes('warning'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      new RegExp(`^profpack: warning: source map of ${app} \\(inline\\) not used: \\d+ bytes, over the 16 MiB`),
+    );
+    const reader = ProfileReader.open(out);
+    const files = new Set(reader.frames.map((f) => f?.filename));
+    reader.close();
+    expect([...files].some((f) => f?.endsWith('bigmap.js'))).toBe(true);
+    expect([...files].some((f) => f?.endsWith('app.ts'))).toBe(false);
+  });
+
   it('a command that never starts a recording: exit 2, one line, no profile left', () => {
     const out = path.join(dir, 'nothing.tach');
     const run = profpack(['record', '-o', out, '--', 'true']);
