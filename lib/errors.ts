@@ -26,6 +26,7 @@ export const ErrorCode = {
   /** A gzip that inflates past its bound (pprof maxInflatedBytes). */
   CONVERT_INPUT_TOO_LARGE: 'ERR_CONVERT_INPUT_TOO_LARGE',
   RECORD_FAILED: 'ERR_RECORD_FAILED',
+  RECORD_NOT_STARTED: 'ERR_RECORD_NOT_STARTED', // the recorded command never ran the recording preload
   // view (flame, diff)
   VIEW_ASSET_MISSING: 'ERR_VIEW_ASSET_MISSING',
   // svb

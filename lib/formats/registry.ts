@@ -16,6 +16,7 @@ import { gunzipBounded, isGzip } from './gzip';
 import { pprofAdapter } from './pprof';
 import { tachyonAdapter } from './tachyon';
 import { HEAD_BYTES } from './sniff';
+import { hasPlaceholderHeader } from '../tachyon/file/index';
 import { speedscopeAdapter } from './speedscope';
 
 /** Every format, in the order content detection tries them: the binary ones by magic, then text. */
@@ -60,6 +61,8 @@ export function detectFormat(bytes: Uint8Array): FormatName {
   const head = bytes.subarray(0, HEAD_BYTES);
   // Tachyon starts "HCAT" (little-endian) or "TACH" (tachyon-format.md §2); pprof is protobuf, gzipped or not.
   for (const binary of ['tachyon', 'pprof'] as const) if (adapterFor(binary).detect(head)) return binary;
+  // A Tachyon writer's zero placeholder header (killed before finalize): its reader says to recover it.
+  if (hasPlaceholderHeader(head)) return 'tachyon';
   const seen = recognize(head);
   if (seen.refused !== undefined) {
     throw new ProfpackError(

@@ -26,8 +26,14 @@ function decoder(): typeof traceMapping {
   return traceMappingModule;
 }
 
-/** A script or map larger than this is not read (a map is parsed whole). */
+/** A script larger than this is not read for its map comment. */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * A source map (a file, or an inline data: URL once decoded) larger than this is refused with a warning: a map is
+ * parsed whole, at ~60 times its size (a 40 MB inline map took record's own process to 2.37 GB, issue 38).
+ */
+export const MAX_MAP_BYTES = 16 * 1024 * 1024;
 
 export class SourceMapper {
   /** Per script path: its map, or null when it has none. */
@@ -36,6 +42,8 @@ export class SourceMapper {
   private readonly located = new Map<string, string | null>();
   /** Maps that exist but could not be read, one line each. */
   readonly warnings: string[] = [];
+  /** Called with each warning as it is found (a recording says it while the program runs). */
+  onWarning: ((warning: string) => void) | undefined;
 
   /**
    * `root`: where the scripts are when the profile was recorded elsewhere
@@ -113,15 +121,18 @@ export class SourceMapper {
         json = dataUrlText(url);
       } else if (url !== undefined) {
         where = path.resolve(path.dirname(script), decodeURIComponent(url));
-        json = readSmall(where)?.toString('utf8') ?? null;
+        json = readMap(where)?.toString('utf8') ?? null;
       } else if (isFile(`${script}.map`)) {
         where = `${script}.map`;
-        json = readSmall(where)?.toString('utf8') ?? null;
+        json = readMap(where)?.toString('utf8') ?? null;
       }
       // Sources resolve against the map's own location (an inline map's is its script's).
       if (json !== null) map = new (decoder().TraceMap)(json, pathToFileURL(where).href);
     } catch (err) {
-      this.warnings.push(`source map of ${script} (${where}) not used: ${(err as Error).message}`);
+      const which = where === script ? 'inline' : where;
+      const warning = `source map of ${script} (${which}) not used: ${(err as Error).message}`;
+      this.warnings.push(warning);
+      this.onWarning?.(warning);
       map = null;
     }
     this.maps.set(script, map);
@@ -169,9 +180,16 @@ function scriptMappingUrl(script: string): string | undefined {
   return lastSourceMappingUrl(readFileSync(script));
 }
 
-function readSmall(file: string): Buffer | null {
-  if (!isFile(file) || statSync(file).size > MAX_FILE_BYTES) return null;
+/** A map file's bytes (null: none there); one over MAX_MAP_BYTES is refused, never read. */
+function readMap(file: string): Buffer | null {
+  if (!isFile(file)) return null;
+  tooLarge(statSync(file).size);
   return readFileSync(file);
+}
+
+function tooLarge(bytes: number): void {
+  if (bytes > MAX_MAP_BYTES)
+    throw new Error(`${bytes} bytes, over the ${MAX_MAP_BYTES / 1024 / 1024} MiB a source map may take`);
 }
 
 const MAPPING_URL = Buffer.from('sourceMappingURL=');
@@ -214,8 +232,12 @@ function dataUrlText(url: string): string {
   const comma = url.indexOf(',');
   if (comma < 0) throw new Error('a data: URL without a comma');
   const head = url.slice(5, comma);
+  const base64 = head.split(';').includes('base64');
+  // Checked before decoding: base64 is 4 characters for 3 bytes, percent-encoding at least 1 for 1.
+  const bytes = url.length - comma - 1;
+  tooLarge(base64 ? Math.floor((bytes * 3) / 4) : bytes);
   const body = url.slice(comma + 1);
-  return head.split(';').includes('base64') ? Buffer.from(body, 'base64').toString('utf8') : decodeURIComponent(body);
+  return base64 ? Buffer.from(body, 'base64').toString('utf8') : decodeURIComponent(body);
 }
 
 /**

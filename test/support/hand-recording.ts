@@ -37,8 +37,10 @@ export class HandDrivenRecording {
     private readonly thread: number,
     rotateDir: string,
     keep: number,
+    flushIntervalMs?: number,
   ) {
     this.host = new RecordingHost({
+      flushIntervalMs,
       out: path.join(path.dirname(rotateDir), 'unused.tach'),
       rotate: { everyMs: 3_600_000, dir: rotateDir, keep },
       intervalUs: 1000,

@@ -10,6 +10,7 @@ import { constants } from 'node:os';
 import * as path from 'node:path';
 import { type Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { removeFile } from '../../file-retry';
 import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, HEAP_POLLS, parseByteSize } from '../../record/index';
 import type { HeapPolls } from '../../record/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/index';
@@ -154,16 +155,29 @@ export function registerRecord(program: Command): Command {
           sourceMaps: flags.sourceMaps,
           heap,
           cpu: flags.cpu,
+          // Said when it happens (a server may run for hours more); the error ends record once the command exits.
+          onWarning: (warning) => void process.stderr.write(`profpack: warning: ${warning}\n`),
+          onWriteError: (err) => {
+            const { path: file, osCode, flushed } = err.details as { path: string; osCode?: string; flushed: boolean };
+            process.stderr.write(
+              `profpack: ${file} cannot be written (${osCode ?? 'I/O error'}): recording stopped, the command goes on` +
+                `${flushed ? '; the file and its journal are kept' : ''}\n`,
+            );
+          },
         });
         const out = summary.out;
         if (rotate !== undefined) flags.out = path.relative('.', out);
-        const size = grouped(statSync(out).size);
-        if (!summary.heard && childFiles.length === 0)
-          process.stderr.write(
-            'profpack: the command never started the recording (is it a Node program?); ' +
-              `${flags.out} holds no samples\n`,
+        if (!summary.heard && childFiles.length === 0) {
+          // A file with no sample would read as a recording of a program that did nothing.
+          removeFile(out);
+          throw new ProfpackError(
+            `the command never started a recording (is "${command[0] ?? ''}" a Node program?): ` +
+              `it exited with ${signal ?? `status ${code}`} and no profile was written`,
+            { code: ErrorCode.RECORD_NOT_STARTED, expected: 'a Node program, or a command that starts one' },
           );
-        else if (!summary.heard)
+        }
+        const size = grouped(statSync(out).size);
+        if (!summary.heard)
           process.stderr.write(`profpack: the command itself is not a Node program; ${flags.out} holds no samples\n`);
         else if (!summary.complete)
           process.stderr.write(

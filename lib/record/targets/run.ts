@@ -8,9 +8,10 @@
  * the first one records (the preload removes PROFPACK_RECORD_FD).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../../errors';
+import { refuseInputAsOutput } from '../../output-file';
 import type { Readable } from 'node:stream';
 import { RecordingHost, type HostSummary } from '../writer/index';
 import { checkCpu, PRELOAD_PATH, RecordEnv, type ChildRecording } from '../settings/index';
@@ -54,6 +55,13 @@ export interface RunRecordedOptions {
   children?: boolean;
   /** Frames of compiled scripts written at their source-mapped position (default true). */
   sourceMaps?: boolean;
+  /**
+   * Called once when the file cannot be written (ENOSPC, EIO…): recording stops there, the command goes on, the file
+   * and its journal are kept (runRecorded then rejects with the same error, after the command exits).
+   */
+  onWriteError?: (error: ProfpackError) => void;
+  /** What is said of a source map not used, e.g. one over MAX_MAP_BYTES (default: process.emitWarning). */
+  onWarning?: (warning: string) => void;
 }
 
 export interface RunRecordedResult {
@@ -96,6 +104,8 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const [exe, ...args] = command;
   if (exe === undefined)
     throw new ProfpackError('nothing to run: give the command after --', { code: ErrorCode.INVALID_ARGUMENT });
+  // `record -o app.js -- node app.js` would write the profile over the program (and every flush, its journal).
+  if (options.rotate === undefined) refuseInputAsOutput(options.out, commandFiles(command));
   const intervalUs = options.intervalUs ?? 1000;
   const heap = options.heap === undefined ? undefined : checkHeapOptions(options.heap);
   if (options.heapSink !== undefined && heap === undefined)
@@ -110,6 +120,8 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     heapSink: options.heapSink,
     sourceMaps: options.sourceMaps,
     heap: heap !== undefined,
+    onWriteError: options.onWriteError,
+    onWarning: options.onWarning,
   });
   const onFile: OnFile = options.onFile ?? (() => undefined);
   host.startRotating(onFile);
@@ -163,12 +175,13 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     // The recorder's 'end' (or 'failed') is the last it sends: a grandchild holding the pipe open changes nothing.
     if (host.settled) settle();
   });
-  // Like a shell: the terminal's Ctrl-C reaches the target too; a SIGTERM
-  // sent to this process alone is passed on. Either way the target then has
-  // killAfterMs to finalize and exit, then gets SIGKILL (it may ignore SIGTERM).
+  // SIGINT or SIGTERM sent to this process is passed on, except a terminal's Ctrl-C, which the target (in this
+  // process's group) got from the terminal itself: sending it again would be a second Ctrl-C. Only a target this
+  // process signalled gets SIGKILL, killAfterMs later (it may ignore the signal).
   let escalation: NodeJS.Timeout | undefined;
   const ignore = (signal: NodeJS.Signals): void => {
-    if (signal === 'SIGTERM') child.kill('SIGTERM');
+    if (signal === 'SIGINT' && terminalSentInterrupt()) return;
+    child.kill(signal);
     escalation ??= setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? DEFAULT_KILL_AFTER_MS);
   };
   process.on('SIGINT', ignore);
@@ -202,6 +215,31 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     process.removeListener('SIGINT', ignore);
     process.removeListener('SIGTERM', ignore);
   }
+}
+
+/**
+ * Whether a SIGINT this process got was most likely a terminal's Ctrl-C: this process's group is its terminal's
+ * foreground group (Linux: /proc/self/stat), so the target, in the same group, got it too. Elsewhere: stdin is a TTY.
+ */
+function terminalSentInterrupt(): boolean {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // After "pid (comm) ": state ppid pgrp session tty_nr tpgid ...; comm may hold spaces and parentheses.
+    const [, , pgrp, , ttyNr, tpgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ttyNr !== '0' && pgrp === tpgid;
+  } catch {
+    return process.stdin.isTTY === true;
+  }
+}
+
+/** The command's words as paths (relative to the working directory), and its executable as found on PATH. */
+function commandFiles(command: readonly string[]): string[] {
+  const exe = command[0] ?? '';
+  const onPath =
+    exe.includes('/') || exe.includes(path.sep)
+      ? []
+      : (process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, exe));
+  return [...command, ...onPath];
 }
 
 /** Resolves when `ended` does, or when `pipe` has delivered nothing for `silenceMs`. */

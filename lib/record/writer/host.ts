@@ -5,14 +5,15 @@
  * the recorded process died. The file is then complete up to the last
  * harvest that arrived.
  */
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { Frame } from '../../profile/index';
 import { createTachyonSink, type TachyonSink } from './sink';
-import { ErrorCode, ProfpackError } from '../../errors';
+import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
 import { removeFile } from '../../file-retry';
 import { SourceMapper } from '../../sourcemap/index';
 import { encodeRecordedBy, type RecordedBy } from '../../recorded-by';
 import { ProfilingMode } from '../../tachyon/index';
+import { JOURNAL_SUFFIX, recoverCommand } from '../../tachyon/file/index';
 import { ChunkIngester } from './ingest';
 import { checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from '../settings/index';
 import { RotationFiles } from './rotation';
@@ -44,6 +45,44 @@ export interface RecordingHostOptions {
   heapSink?: HeapEventSink;
   /** The file holds the heap events that arrive (format version 2: writer/sink.ts says why). */
   heap?: boolean;
+  /** What is said of a source map not used (default: process.emitWarning). */
+  onWarning?: (warning: string) => void;
+  /** Called once, when a write error stops the recording (finish() then throws the same error). */
+  onWriteError?: (error: ProfpackError) => void;
+}
+
+/** The OS's name for what failed (ENOSPC, EIO, EACCES…), found along a write error's causes. */
+function osCodeOf(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 8; depth++) {
+    const { code, details, message } = e as { code?: unknown; details?: Record<string, unknown>; message?: unknown };
+    if (typeof details?.syscallError === 'string') return details.syscallError;
+    if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code)) return code;
+    // The native writer says it in its message: "…: ENOSPC: No space left on device".
+    const named = typeof message === 'string' ? /\b(E[A-Z0-9]{2,}): /.exec(message) : null;
+    if (named !== null) return named[1];
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** What `record` says when its file cannot be written: the cause, what is kept, and the command that recovers it. */
+function recordWriteError(err: ProfpackError, file: string, flushed: boolean, earlierFiles: boolean): ProfpackError {
+  const root = err.code === ErrorCode.TACHYON_WRITE_BROKEN && err.cause instanceof Error ? err.cause : err;
+  const osCode = osCodeOf(err);
+  const recover = flushed ? recoverCommand(file) : undefined;
+  const kept =
+    recover !== undefined
+      ? `the file and its journal are kept: \`${recover}\` gives back every sample flushed before`
+      : `nothing had been flushed to it, it is removed${earlierFiles ? ' (the earlier rotated files are whole)' : ''}`;
+  return new ProfpackError(
+    `cannot write ${file}${osCode === undefined ? '' : ` (${osCode})`}: ${root.message}; recording stopped, ${kept}`,
+    {
+      code: ErrorCode.TACHYON_WRITE_IO,
+      expected: 'a file system with room for the profile',
+      cause: err,
+      details: { path: file, osCode, recover, flushed },
+    },
+  );
 }
 
 /** What a heap recording delivered. */
@@ -97,6 +136,8 @@ export class RecordingHost {
   private summary: HostSummary | undefined;
   private stacksAtCap = 0;
   private failure: ProfpackError | undefined;
+  /** The file could not be written (a full disk…): it and its journal are kept for recover, nothing more is written. */
+  private writeFailed = false;
   /** The recorder's own report that it could not start ('failed'). */
   private startFailure: ProfpackError | undefined;
   private recordedBy: string | undefined;
@@ -106,7 +147,12 @@ export class RecordingHost {
     this.rotation = options.rotate === undefined ? undefined : new RotationFiles(checkRotate(options.rotate));
     this.out = this.rotation?.next() ?? options.out;
     const offset = options.epochOffsetUs ?? (options.startTimeUs === undefined ? epochOffsetUs() : 0n);
-    this.mapFrame = options.sourceMaps === false ? undefined : new SourceMapper().mapFrame;
+    if (options.sourceMaps !== false) {
+      const mapper = new SourceMapper();
+      // Once per script, while the program runs: a map refused (too large, unreadable) leaves its frames unmapped.
+      mapper.onWarning = options.onWarning ?? ((warning) => process.emitWarning(`profpack: ${warning}`));
+      this.mapFrame = mapper.mapFrame;
+    }
     this.fileStartUs = options.startTimeUs ?? process.hrtime.bigint() / 1000n + offset;
     this.sink = this.createSink(this.out, this.fileStartUs);
     this.ingester = new ChunkIngester(this.sink, offset, this.mapFrame);
@@ -176,10 +222,19 @@ export class RecordingHost {
    */
   rotate(): { path: string; stats: RotatedFileStats } | undefined {
     if (this.rotation === undefined || this.summary !== undefined || this.failure !== undefined) return undefined;
+    try {
+      return this.rotateNow(this.rotation);
+    } catch (err) {
+      if (this.stopOnWriteError(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private rotateNow(rotation: RotationFiles): { path: string; stats: RotatedFileStats } | undefined {
     // A heap-only recording (record --no-cpu) has heap events and no samples.
     if (this.ingester.samples === this.file.samplesBefore && this.heapEvents === this.file.heapEventsBefore)
       return undefined;
-    const next = this.rotation.next();
+    const next = rotation.next();
     let sink: TachyonSink;
     let startUs: bigint;
     try {
@@ -255,8 +310,9 @@ export class RecordingHost {
     if (this.failure !== undefined || this.summary !== undefined) return;
     try {
       for (const message of this.parser.push(bytes)) this.handle(message);
-      this.failure = this.parser.failure;
+      this.failure ??= this.parser.failure;
     } catch (err) {
+      if (this.stopOnWriteError(err)) return;
       this.failure =
         err instanceof ProfpackError
           ? err
@@ -265,6 +321,34 @@ export class RecordingHost {
               cause: err,
             });
     }
+  }
+
+  /** The write error that stopped this recording (the file and its journal are kept), if one did. */
+  get writeError(): ProfpackError | undefined {
+    return this.writeFailed ? this.failure : undefined;
+  }
+
+  /**
+   * A write error (ENOSPC, EIO…: the writer is broken) stops the recording: the file is closed as it is on disk and
+   * its journal kept, so `recover` gives back every sample flushed before; the error says the OS's cause and how.
+   * False for any other error.
+   */
+  private stopOnWriteError(err: unknown): boolean {
+    if (
+      !isProfpackError(err) ||
+      (err.code !== ErrorCode.TACHYON_WRITE_IO && err.code !== ErrorCode.TACHYON_WRITE_BROKEN)
+    )
+      return false;
+    if (this.writeFailed) return true;
+    this.writeFailed = true;
+    clearInterval(this.rotateTimer);
+    this.sink.close();
+    // No journal: no flush reached this file (the first failed), which then holds nothing recover can read.
+    const flushed = existsSync(this.out + JOURNAL_SUFFIX);
+    if (!flushed) removeFile(this.out);
+    this.failure = recordWriteError(err, this.out, flushed, this.rotation !== undefined && this.file.index > 0);
+    this.options.onWriteError?.(this.failure);
+    return true;
   }
 
   private handle(message: WireMessage): void {
@@ -298,7 +382,12 @@ export class RecordingHost {
   /** One heap frame's body (after its length word); `offset`: where the frame began in the stream. */
   acceptHeapFrame(body: Uint8Array, offset = 0): void {
     this.heapHeard = true;
-    this.heap.receive(body, offset);
+    if (this.writeFailed) return;
+    try {
+      this.heap.receive(body, offset);
+    } catch (err) {
+      if (!this.stopOnWriteError(err)) throw err;
+    }
   }
 
   /** What recorded the file: noted in this file and every later one. */
@@ -311,7 +400,12 @@ export class RecordingHost {
   /** One harvest of a thread, off the pipe or from the recording beside this host. */
   ingestChunk(chunk: WireChunk, threadId: number, mainThread: boolean): void {
     this.noteThread(threadId);
-    this.ingester.ingest(chunk, BigInt(threadId), mainThread);
+    if (this.writeFailed) return;
+    try {
+      this.ingester.ingest(chunk, BigInt(threadId), mainThread);
+    } catch (err) {
+      if (!this.stopOnWriteError(err)) throw err;
+    }
   }
 
   private noteThread(threadId: number): void {
@@ -351,12 +445,18 @@ export class RecordingHost {
     clearInterval(this.rotateTimer);
     const ing = this.ingester;
     const durationSec = this.end?.durationSec ?? this.sampleSpanSec();
-    if (this.rotation !== undefined) {
-      this.lastFile = this.closeFile(ing.samples - this.file.samplesBefore);
-    } else {
-      const threads = Math.max(1, this.end?.threads ?? this.threads.size);
-      this.sink.setStats(durationSec, durationSec > 0 ? ing.samples / threads / durationSec : 0);
-      this.stacksAtCap += Number(this.sink.finalize() ?? 0);
+    if (!this.writeFailed) {
+      try {
+        if (this.rotation !== undefined) {
+          this.lastFile = this.closeFile(ing.samples - this.file.samplesBefore);
+        } else {
+          const threads = Math.max(1, this.end?.threads ?? this.threads.size);
+          this.sink.setStats(durationSec, durationSec > 0 ? ing.samples / threads / durationSec : 0);
+          this.stacksAtCap += Number(this.sink.finalize() ?? 0);
+        }
+      } catch (err) {
+        if (!this.stopOnWriteError(err)) throw err;
+      }
     }
     this.summary = {
       out: this.out,
@@ -379,9 +479,9 @@ export class RecordingHost {
     return this.summary;
   }
 
-  /** Discards the file (the command could not even start): closed and removed. */
+  /** Discards the file (the command could not even start): closed and removed; kept after a write error (recover). */
   abandon(): void {
-    if (this.summary !== undefined) return;
+    if (this.summary !== undefined || this.writeFailed) return;
     clearInterval(this.rotateTimer);
     this.sink.close();
     removeFile(this.out);

@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { removeFile } from '../../file-retry';
+import { fsError } from '../../input';
 import type { RotateOptions } from '../settings/index';
 
 /** The rotating files' names, and the pruning that `keep` asks for. */
@@ -24,7 +25,11 @@ export class RotationFiles {
     .replace(/\.\d+Z$/, 'Z');
 
   constructor(private readonly options: Required<RotateOptions>) {
-    mkdirSync(options.dir, { recursive: true });
+    try {
+      mkdirSync(options.dir, { recursive: true });
+    } catch (err) {
+      throw fsError(err, options.dir, 'create the directory of the rotated files');
+    }
   }
 
   /** The next file's path: DIR/PREFIX-<start, UTC>-<pid>-<NNNNN>.tach (sorts in recording order). */

@@ -3,7 +3,15 @@
 // version 1's string and frame table codec (tables.ts, over CPython's varints in cpython-varint.ts),
 // zstd (inflate.ts: the one bounded decompression loop; regions.ts, zstd.ts), the buffered file output,
 // the recovery journal (journal.ts).
-export { parseLayout, checkTableCounts, openError } from './layout';
+export {
+  parseLayout,
+  checkTableCounts,
+  openError,
+  withRecoverHint,
+  recoverCommand,
+  notFinalizedError,
+  hasPlaceholderHeader,
+} from './layout';
 export {
   bytesSource,
   hasTachyonMagic,

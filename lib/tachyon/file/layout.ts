@@ -38,6 +38,40 @@ function hex8(value: number): string {
   return '0x' + value.toString(16).padStart(8, '0');
 }
 
+/** A file whose header is still its writer's zero placeholder (CPython: "Invalid magic number: 0x00000000"). */
+export function notFinalizedError(): ProfpackError {
+  return openError(
+    ErrorCode.TACHYON_NOT_FINALIZED,
+    "Invalid magic number: 0x00000000 (the header is still the writer's zero placeholder" +
+      ': the file was never finalized)',
+    0,
+    'a finalized Tachyon file',
+  );
+}
+
+/** Whether `bytes` begins with a writer's zero placeholder header: a Tachyon file that was never finalized. */
+export function hasPlaceholderHeader(bytes: Uint8Array): boolean {
+  return bytes.length >= HEADER_SIZE && bytes.subarray(0, HEADER_SIZE).every((b) => b === 0);
+}
+
+/** The shell command that rebuilds `path` from its journal (the path quoted when a shell would split it). */
+export function recoverCommand(path: string): string {
+  return `profpack recover ${/^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, "'\\''")}'`}`;
+}
+
+/**
+ * A file that was never finalized (its writer was killed or failed) says how to get its samples back: `recover`
+ * rebuilds it from the journal beside it.
+ */
+export function withRecoverHint(err: unknown, path: string): unknown {
+  if (!(err instanceof ProfpackError) || err.code !== ErrorCode.TACHYON_NOT_FINALIZED) return err;
+  return new ProfpackError(
+    `${path} was never finalized (its writer was killed or failed): run \`${recoverCommand(path)}\` ` +
+      '(recover() in the library) to rebuild it from its journal',
+    { code: err.code, offset: err.offset, expected: err.expected, details: err.details, cause: err },
+  );
+}
+
 /**
  * Header, footer, offsets and stats block, with CPython 3.15.2's checks in its
  * order. Table parsing and zstd validation follow in the caller.
@@ -49,13 +83,7 @@ export function parseLayout(source: FileBytes): Layout {
   const header = readHeader(source.read(0, HEADER_SIZE));
   const magicLE = header.magic;
   if (magicLE === 0) {
-    throw openError(
-      ErrorCode.TACHYON_NOT_FINALIZED,
-      "Invalid magic number: 0x00000000 (the header is still the writer's zero placeholder" +
-        ': the file was never finalized)',
-      0,
-      'a finalized Tachyon file',
-    );
+    throw notFinalizedError();
   } else if (magicLE !== MAGIC && magicLE !== MAGIC_SWAPPED) {
     throw openError(
       ErrorCode.TACHYON_BAD_MAGIC,

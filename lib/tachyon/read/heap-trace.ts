@@ -11,7 +11,7 @@ import type { HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../profi
 // Not lib/profile/index: lib/profile/frames imports lib/tachyon, and this file loads with it.
 import { StackTable, ThreadTable, scriptPath, type Frame, type ThreadRef } from '../../profile/index';
 import { FORMAT_VERSION } from '../format';
-import { tachyonVersion } from '../file/index';
+import { hasPlaceholderHeader, notFinalizedError, tachyonVersion, withRecoverHint } from '../file/index';
 import { decodeHeapTotals, HeapSectionDecoder, HeapRecordFlag, type HeapTotals } from '../v2/index';
 import { v2Frames } from './v2';
 import { readProfileV2, type V2Profile, type V2ReadOptions } from './v2-file';
@@ -49,6 +49,7 @@ const UNRESOLVED: Frame = {
 /** The file's heap events, or null when it holds none (a version-1 file, or version 2 without a heap section). */
 export function openHeapTrace(path: string, options: HeapTraceOptions = {}): HeapTraceSource | null {
   const bytes = readInputFile(path, ErrorCode.TACHYON_IO);
+  if (hasPlaceholderHeader(bytes)) throw withRecoverHint(notFinalizedError(), path);
   if (tachyonVersion(bytes) === FORMAT_VERSION) return null;
   return heapTraceOf(readProfileV2(bytes, options));
 }

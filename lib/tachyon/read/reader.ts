@@ -33,7 +33,7 @@ import {
   type ReplayStats,
   type Sample,
 } from './types';
-import { checkZstdRegion, OUTPUT_CHUNK } from '../file/index';
+import { checkZstdRegion, OUTPUT_CHUNK, withRecoverHint } from '../file/index';
 import {
   NodeCache,
   ReplayRun,
@@ -228,7 +228,7 @@ export class ProfileReader {
       return new ProfileReader(source, null, null, options, input);
     } catch (err) {
       closeInput(input);
-      throw err;
+      throw withRecoverHint(err, path);
     }
   }
 

@@ -198,9 +198,13 @@ export class WriterLock {
         const fd = fs.openSync(lockPath, 'wx', 0o644);
         try {
           fs.writeSync(fd, mine);
-        } finally {
+        } catch (err) {
+          // A full disk: an empty lock would name no holder, and lock the path for good.
           fs.closeSync(fd);
+          removeLock(lockPath);
+          throw err;
         }
+        fs.closeSync(fd);
         this.held = lockPath;
         abandonedLocks.register(owner, lockPath, this);
         return;

@@ -13,6 +13,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { backend, nativeModule } from '../../backend';
+import { removeFile } from '../../file-retry';
 import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
 import { SlotWriter } from '../../varint/index';
 import { FORMAT_VERSION_2, HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_LEVEL } from '../format';
@@ -145,22 +146,22 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       if (formatVersion === 2) this.engine = createV2Engine(which, engineOptions, stackCoding, this.interval);
       else this.engine = which === 'native' ? new NativeSampleEngine(engineOptions) : new JsSampleEngine(engineOptions);
     } catch (err) {
-      this.closeFd();
+      this.removeNewFile(path);
       throw err;
     }
     // 64 zero bytes, patched at finalize: every field a fixed-width slot.
     this.slots = new SlotWriter(this.engine.output, { littleEndian: this.littleEndian });
-    this.header = reserveHeader(this.slots);
-    // from the start: recover() refuses it by name
-    if (formatVersion === 2) this.slots.patch(this.header.version, FORMAT_VERSION_2);
-    // On disk now (one write(), as CPython's writer does): a writer killed
-    // before its first 512 KiB flush leaves a file readers call "not finalized".
     try {
+      this.header = reserveHeader(this.slots);
+      // from the start: recover() refuses it by name
+      if (formatVersion === 2) this.slots.patch(this.header.version, FORMAT_VERSION_2);
+      // On disk now (one write(), as CPython's writer does): a writer killed
+      // before its first 512 KiB flush leaves a file readers call "not finalized".
       this.engine.output.flush();
     } catch (err) {
       this.engine.discard();
       this.engine.release();
-      this.closeFd();
+      this.removeNewFile(path);
       throw ioError(err, 'writing the header');
     }
     if (this.fd >= 0) abandoned.register(this, this.fd, this);
@@ -173,6 +174,17 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
       startTimeUs: this.startTime,
       sampleIntervalUs: this.interval,
     });
+  }
+
+  /**
+   * The constructor failed (its header write, on a full disk): a regular file it just created or truncated is not left
+   * behind empty. Removed before the lock goes: another writer may take the path right after.
+   */
+  private removeNewFile(path: string): void {
+    const regular = this.fd >= 0 && fs.fstatSync(this.fd).isFile();
+    if (this.fd >= 0) fs.closeSync(this.fd);
+    if (regular) removeFile(path);
+    this.lock?.release();
   }
 
   private closeFd(): void {
