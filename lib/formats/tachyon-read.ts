@@ -198,27 +198,48 @@ export class TachyonSource extends SourceTables implements ProfileSource {
         // The last record of a thread: the nominal interval after its run's own span.
         else batch.values[1]![i] = flushing ? gapNs + held.span[t]! * 1000 : gapNs;
       });
+      const hold = (t: number, node: number, status: number, firstUs: number, lastUs: number, count: number): void => {
+        const mt = threadOf(t);
+        const stack = stackOf(node);
+        weigher.push(mt, firstUs, mt);
+        if (mt >= held.stack.length) {
+          const size = Math.max(mt + 1, held.stack.length * 2);
+          held = {
+            stack: resized(held.stack, size),
+            status: resized(held.status, size),
+            time: resized(held.time, size),
+            count: resized(held.count, size),
+            span: resized(held.span, size),
+          };
+        }
+        held.stack[mt] = stack;
+        held.status[mt] = status;
+        held.time[mt] = firstUs;
+        held.count[mt] = count;
+        held.span[mt] = lastUs - firstUs;
+      };
       visitor = {
         start: (n) => (nodes = n),
-        samples(t, node, status, firstUs, lastUs, count) {
-          const mt = threadOf(t);
-          const stack = stackOf(node);
-          weigher.push(mt, firstUs, mt);
-          if (mt >= held.stack.length) {
-            const size = Math.max(mt + 1, held.stack.length * 2);
-            held = {
-              stack: resized(held.stack, size),
-              status: resized(held.status, size),
-              time: resized(held.time, size),
-              count: resized(held.count, size),
-              span: resized(held.span, size),
-            };
+        samples(t, node, status, firstUs, lastUs, count, times) {
+          if (count === 1 || times === undefined || !(intervalUs > 0))
+            return hold(t, node, status, firstUs, lastUs, count);
+          // A REPEAT run keeps each tick's own time (issue 36): every reader of the model places tick k of a
+          // record k intervals after its time, so ticks stay one record while each is followed one interval later,
+          // and a tick followed by any other gap ends its record. The run's last tick stands alone: its gap is to
+          // the thread's next record, not yet seen. Per stored tick, never per unit of a value.
+          let from = 0;
+          let fromUs = firstUs;
+          let prevUs = firstUs;
+          for (let k = 1; k < count; k++) {
+            const us = times.at(k);
+            if (us - prevUs !== intervalUs || k === count - 1) {
+              hold(t, node, status, fromUs, prevUs, k - from);
+              from = k;
+              fromUs = us;
+            }
+            prevUs = us;
           }
-          held.stack[mt] = stack;
-          held.status[mt] = status;
-          held.time[mt] = firstUs;
-          held.count[mt] = count;
-          held.span[mt] = lastUs - firstUs;
+          hold(t, node, status, fromUs, lastUs, count - from);
         },
         reset: () => nodeStack.fill(0),
       };

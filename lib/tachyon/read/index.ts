@@ -25,7 +25,7 @@ export {
   type V2ReadOptions,
   type V2SampleChunk,
 } from './v2-file';
-export type { NodeReplay, NodeVisitor, StackNodes } from './nodes';
+export type { NodeReplay, NodeVisitor, RunTimes, StackNodes } from './nodes';
 export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './heap-trace';
 export { verifyV2File } from './v2-verify';
 // For recover: the JS record decoder walks a damaged file record by record.

@@ -21,11 +21,28 @@ export interface StackNodes {
   interpreterId(t: number): number;
 }
 
+/** A version-1 run's own tick times, valid during the `samples` call that hands it out (one object, reused). */
+export interface RunTimes {
+  /** µs of the run's tick k (0 <= k < count; exact below 2^53): CPython stores a time per tick. */
+  at(k: number): number;
+}
+
 export interface NodeVisitor {
   /** Called once, before any sample. */
   start(nodes: StackNodes): void;
-  /** `count` samples of thread `t` (first-seen order), stack `node`, times firstUs..lastUs (µs; exact below 2^53). */
-  samples(t: number, node: number, status: number, firstUs: number, lastUs: number, count: number): void;
+  /**
+   * `count` samples of thread `t` (first-seen order), stack `node`, times firstUs..lastUs (µs; exact below 2^53);
+   * `times` gives every tick's time of a version-1 REPEAT run (count > 1).
+   */
+  samples(
+    t: number,
+    node: number,
+    status: number,
+    firstUs: number,
+    lastUs: number,
+    count: number,
+    times?: RunTimes,
+  ): void;
   /** Node ids restarted (the version-1 decoder rebuilt its trie): whatever is keyed by node is void. */
   reset(): void;
 }
@@ -61,13 +78,16 @@ export function replayNodesV1(
   let buffer: BigUint64Array | null = null;
   let halves: Uint32Array = new Uint32Array(0);
   let delivered = 0;
+  let runAt = 0;
+  const times: RunTimes = { at: (k) => timeAt(halves, runAt + k) };
   const runVisitor: RunVisitor = {
     samples(t, node, status, ts, tsPos, count) {
       if (ts !== buffer) {
         buffer = ts;
         halves = new Uint32Array(ts.buffer, ts.byteOffset, ts.length * 2);
       }
-      visitor.samples(t, node, status, timeAt(halves, tsPos), timeAt(halves, tsPos + count - 1), count);
+      runAt = tsPos;
+      visitor.samples(t, node, status, timeAt(halves, tsPos), timeAt(halves, tsPos + count - 1), count, times);
       delivered += count;
       run.delivered = delivered;
     },
