@@ -146,6 +146,13 @@ export interface StackSums {
   scanned: number;
 }
 
+/** How many of a record's `ticks` (at `time` + k·`intervalUs`) fall before `limit`: O(1), never per tick. */
+function ticksBefore(limit: number, time: number, intervalUs: number, ticks: number): number {
+  if (limit === Infinity) return ticks;
+  if (limit === -Infinity) return 0;
+  return Math.min(ticks, Math.max(0, Math.ceil((limit - time) / intervalUs)));
+}
+
 /** One pass over the batches: the chosen column summed per stack id under the filters. */
 export function sumByStack(source: ProfileSource, options: AggregateOptions = {}, byThread = false): StackSums {
   const column = chooseSampleType(source.meta, options.sampleType);
@@ -154,6 +161,7 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
   const from = options.fromMs === undefined ? -Infinity : startUs + options.fromMs * 1000;
   const to = options.toMs === undefined ? Infinity : startUs + options.toMs * 1000;
   const windowed = options.fromMs !== undefined || options.toMs !== undefined;
+  const intervalUs = Number(source.meta.sampleIntervalUs);
   // thread index → 1 keep / 2 skip, resolved once per thread.
   const threadOk: number[] = [];
   let own = new Float64Array(1024);
@@ -177,11 +185,19 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
         }
         if (ok === 2) continue;
       }
+      // The share of the record inside the window: all or nothing, but a record of c ticks (a Tachyon run)
+      // stands for ticks one interval apart from its time (docs/formats.md, Times): its ticks in [from, to).
+      let share = 1;
       if (windowed) {
         // A record without a time (a Go pprof file) counts at the profile's start, as the flame page places it.
         const t = b.time[i]!;
         const time = Number.isNaN(t) ? startUs : t;
-        if (!(time >= from && time < to)) continue;
+        const ticks = counts === undefined ? 1 : counts[i]!;
+        if (ticks > 1 && Number.isInteger(ticks) && intervalUs > 0 && !Number.isNaN(t)) {
+          const inside = ticksBefore(to, time, intervalUs, ticks) - ticksBefore(from, time, intervalUs, ticks);
+          if (inside === 0) continue;
+          share = inside / ticks;
+        } else if (!(time >= from && time < to)) continue;
       }
       if (statusFilter !== undefined && !statusFilter(b.status[i]!)) continue;
       const s = byThread ? b.thread[i]! : b.stack[i]!;
@@ -194,12 +210,12 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
         h.set(hit);
         hit = h;
       }
-      const v = values[i]!;
+      const v = share === 1 ? values[i]! : values[i]! * share;
       own[s]! += v;
       hit[s] = 1;
       total += v;
       kept++;
-      keptSamples += counts === undefined ? 1 : counts[i]!;
+      keptSamples += counts === undefined ? 1 : counts[i]! * share;
     }
     options.onProgress?.(scanned, source.sampleCount);
   }

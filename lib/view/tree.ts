@@ -285,22 +285,36 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
   let total = 0;
   let samples = 0;
   // The samples/count value of each record, read beside the shown column.
-  const records = tree.addSource(source, column, (leaf, ts, status, value, count) => {
-    total += value;
-    samples += count;
-    // A sample without a time (a pprof heap profile) sits at the start.
-    const k = Math.floor(((Number.isNaN(ts) ? 0 : ts - startUs) - originUs) / bucketUs);
+  const put = (atUs: number, key: number, value: number): void => {
+    const k = Math.floor((atUs - originUs) / bucketUs);
     let m = buckets.get(k);
     if (m === undefined) {
       buckets.set(k, (m = new Map()));
       if (k < lo) lo = k;
       if (k > hi) hi = k;
     }
-    const key = leaf * STATUS_CLASSES + statusClass(status);
     const had = m.get(key);
     if (had === undefined) entries++;
     m.set(key, (had ?? 0) + value);
     while (hi - lo + 1 > maxBuckets || (entries > maxEntries && hi > lo)) coarsen();
+  };
+  const intervalUs = Number(source.meta.sampleIntervalUs);
+  const records = tree.addSource(source, column, (leaf, ts, status, value, count) => {
+    total += value;
+    samples += count;
+    const key = leaf * STATUS_CLASSES + statusClass(status);
+    // A sample without a time (a pprof heap profile) sits at the start.
+    const atUs = Number.isNaN(ts) ? 0 : ts - startUs;
+    if (!(count > 1 && Number.isInteger(count) && intervalUs > 0 && !Number.isNaN(ts))) return put(atUs, key, value);
+    // A record of `count` ticks one interval apart (a Tachyon run, docs/formats.md Times) is spread over the
+    // buckets its ticks fall in: one step per bucket, never per tick.
+    for (let done = 0; done < count;) {
+      const tickUs = atUs + done * intervalUs;
+      const bucketEnd = originUs + (Math.floor((tickUs - originUs) / bucketUs) + 1) * bucketUs;
+      const n = Math.min(count - done, Math.max(1, Math.ceil((bucketEnd - tickUs) / intervalUs)));
+      put(tickUs, key, (value * n) / count);
+      done += n;
+    }
   });
   // Thread of every node, in one forward pass (a child's id is larger than its parent's).
   const threadOf = new Array<string>(tree.size);
