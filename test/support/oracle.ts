@@ -4,7 +4,8 @@
  * (per-type totals, per-function self values, per-thread sample times).
  *
  * - Tachyon: CPython 3.15's own BinaryReader (cpython_samples.py, one interpreter per batch, streamed);
- * - pprof: `go tool pprof -raw` (values per sample, locations, labels);
+ * - pprof: `go tool pprof -raw -symbolize=none` (values per sample, locations, labels; names as the proto
+ *   holds them), and pprof-format's decode for the samples -raw leaves out (empty stacks) and the period;
  * - .cpuprofile: the source JSON as V8 defines it (nodes, samples, timeDeltas, positionTicks);
  * - speedscope: the file format as speedscope's schema and importer define it (sampled and evented);
  * - collapsed: one `frame;frame;leaf value` line per stack.
@@ -18,6 +19,8 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
+import { Profile } from 'pprof-format';
 import { expect } from 'vitest';
 import { cpythonInterpreter } from './cpython.mjs';
 import { goBinary } from './outside-tools';
@@ -230,7 +233,10 @@ export function cpyLeafKey(p: CpyProfile, stack: number, withFile = true): strin
   const leaf = p.stacks[stack]![0];
   if (leaf === undefined) return NO_STACK;
   // Outputs name a function by its name alone, and an unnamed one '(anonymous)' (as V8 and the views do).
-  return withFile ? `${leaf.funcname} ${leaf.filename}` : leaf.funcname === '' ? '(anonymous)' : leaf.funcname;
+  // Rows and outputs name an unnamed function '(anonymous)' (docs/formats.md "Rows", rowName), as V8 and the views do;
+  // CPython's reader gives ''.
+  const name = leaf.funcname === '' ? '(anonymous)' : leaf.funcname;
+  return withFile ? `${name} ${leaf.filename}` : name;
 }
 
 const MODE_CPU = 1;
@@ -285,6 +291,13 @@ export interface PprofRaw {
   header: string;
   types: string[];
   samples: RawSample[];
+  /** The proto's period and its unit (`PeriodType`), 0 and '' when none. */
+  period: { value: number; unit: string };
+  /**
+   * Every Sample of the proto as pprof-format decodes it: its values and numeric labels. Go merges Samples of
+   * equal stack and labels (two ticks at one time become one of count 2), so per-Sample times come from here.
+   */
+  protoSamples: { values: number[]; num: Map<string, number> }[];
 }
 
 /** `go tool pprof ARGS`, stdout (no binary lookups: a Go profile names the build's temporary executable). */
@@ -298,15 +311,49 @@ export async function goPprof(args: string[]): Promise<string> {
   return stdout.toString('latin1');
 }
 
+/** A proto int64 field as Go reads it (pprof-format hands a varint past 2^63 back unsigned). */
+function int64(v: number | bigint): number {
+  return Number(BigInt.asIntN(64, BigInt(v)));
+}
+
+/** A pprof file's proto as pprof-format decodes it (gzipped or not). */
+function decodePprof(file: string): Profile {
+  const bytes = readFileSync(file);
+  return Profile.decode(bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes);
+}
+
 /**
- * `go tool pprof -raw [-diff_base=BASE] FILE`, read whole: per sample its values, leaf function and label lines
- * (with a base, its samples come negated, marked pprof::base).
+ * The samples without locations, as pprof-format decodes them (values negated for a diff base), labels in -raw's
+ * `key:[value unit]` form. Go 1.19's `-raw` does not list them, though `-top` counts them in its total.
+ */
+function emptyStackSamples(p: Profile, sign: number): RawSample[] {
+  const str = (i: unknown): string => p.stringTable.strings[Number(i)] ?? '';
+  return p.sample
+    .filter((s) => s.locationId.length === 0)
+    .map((s) => ({
+      values: s.value.map((v) => sign * int64(v)),
+      leaf: NO_STACK,
+      labels: s.label
+        .map((l) => {
+          const unit = str(l.numUnit);
+          const value = Number(l.str) !== 0 ? str(l.str) : `${int64(l.num)}${unit === '' ? '' : ` ${unit}`}`;
+          return `${str(l.key)}:[${value}]`;
+        })
+        .join(' '),
+    }));
+}
+
+/**
+ * `go tool pprof -raw -symbolize=none [-diff_base=BASE] FILE`, read whole: per sample its values, leaf function
+ * and label lines (with a base, its samples come negated, marked pprof::base). `-symbolize=none` keeps the
+ * proto's names: the default demangler shortens C++-looking ones (`<module>` → ''). Samples without locations,
+ * which -raw omits, come from the proto itself.
  */
 export async function pprofRaw(file: string, diffBase?: string): Promise<PprofRaw> {
   const base = diffBase === undefined ? [] : [`-diff_base=${diffBase}`];
   const text = Buffer.from(
-    await cached('pprof-raw', [...(diffBase === undefined ? [] : [diffBase]), file], () =>
-      goPprof(['-raw', ...base, file]),
+    await cached('pprof-raw-nosym', [...(diffBase === undefined ? [] : [diffBase]), file], () =>
+      goPprof(['-raw', '-symbolize=none', ...base, file]),
     ),
     'latin1',
   ).toString('utf8');
@@ -345,13 +392,31 @@ export async function pprofRaw(file: string, diffBase?: string): Promise<PprofRa
     const angle = /^([^]*) <[^<>]*>$/.exec(body);
     names.set(Number(m[1]), angle !== null ? angle[1]! : body.slice(0, Math.max(0, body.lastIndexOf(' '))));
   }
+  const samples: RawSample[] = raw.map((s) => ({
+    values: s.values,
+    leaf: s.locs.length === 0 ? NO_STACK : (names.get(s.locs[0]!) ?? `?${s.locs[0]}`),
+    labels: s.labels,
+  }));
+  const proto = decodePprof(file);
+  // Only where -raw left them out (a later Go that lists them is not counted twice).
+  if (!raw.some((s) => s.locs.length === 0)) {
+    samples.push(...emptyStackSamples(proto, 1));
+    if (diffBase !== undefined) samples.push(...emptyStackSamples(decodePprof(diffBase), -1));
+  }
+  const periodUnit =
+    proto.periodType === undefined ? '' : (proto.stringTable.strings[Number(proto.periodType.unit)] ?? '');
   return {
     header: lines.slice(0, lines.indexOf('Samples:')).join('\n'),
     types,
-    samples: raw.map((s) => ({
-      values: s.values,
-      leaf: s.locs.length === 0 ? NO_STACK : (names.get(s.locs[0]!) ?? `?${s.locs[0]}`),
-      labels: s.labels,
+    samples,
+    period: { value: Number(proto.period), unit: periodUnit },
+    protoSamples: proto.sample.map((x) => ({
+      values: x.value.map(int64),
+      num: new Map(
+        x.label
+          .filter((l) => Number(l.str) === 0)
+          .map((l) => [proto.stringTable.strings[Number(l.key)]!, int64(l.num)]),
+      ),
     })),
   };
 }
@@ -363,15 +428,30 @@ export function pprofTruth(raw: PprofRaw): Truth {
   return truth;
 }
 
-/** A numeric label's values as -raw prints them (`key:[v unit]`), weighted by column `weightColumn`. */
-export function pprofLabelValues(raw: PprofRaw, key: string, weightColumn: number): number[] {
+/**
+ * A time label's values per Sample of the proto, one per tick: a Sample whose column `weightColumn` is c stands for
+ * c ticks `step` apart from its time (docs/formats.md, pprof write).
+ */
+export function pprofLabelValues(raw: PprofRaw, key: string, weightColumn: number, step: number): number[] {
   const out: number[] = [];
-  const re = new RegExp(`(?:^|\\s)${key}:\\[(-?\\d+)`);
-  for (const s of raw.samples) {
-    const m = re.exec(s.labels);
-    if (m !== null) for (let n = 0; n < s.values[weightColumn]!; n++) out.push(Number(m[1]));
+  for (const s of raw.protoSamples) {
+    const t = s.num.get(key);
+    if (t !== undefined) out.push(...ticksFrom(t, s.values[weightColumn]!, step));
   }
   return out;
+}
+
+/** The times of c ticks one `step` apart from `time` (a record's ticks, docs/formats.md "Times"). */
+export function ticksFrom(time: number, c: number, step: number): number[] {
+  return Array.from({ length: c }, (_, k) => time + k * step);
+}
+
+/** Nanoseconds per unit of a pprof time unit. */
+const NS_PER: Record<string, number> = { nanoseconds: 1, microseconds: 1e3, milliseconds: 1e6, seconds: 1e9 };
+
+/** The profile's period in µs (its ticks' spacing); NaN when its unit is not a time. */
+export function pprofPeriodUs(raw: PprofRaw): number {
+  return (raw.period.value * (NS_PER[raw.period.unit] ?? NaN)) / 1000;
 }
 
 // ---- .cpuprofile (V8's own fields) ---------------------------------------------------------------------
