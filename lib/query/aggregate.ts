@@ -394,6 +394,11 @@ export function keyTotals(
 }
 
 /** A fixed-width text table of an aggregate result, values in their unit. */
+/** A name on one table line: control characters (a newline in a file name) escaped as JSON escapes them. */
+function printable(name: string): string {
+  return name.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
+}
+
 export function formatTable(result: AggregateResult): string {
   const unit = result.sampleType.unit;
   const show = (v: number) => formatValue(v, unit);
@@ -403,7 +408,7 @@ export function formatTable(result: AggregateResult): string {
       r.thread !== undefined
         ? `${r.thread.key}${r.thread.name === undefined ? '' : `  ${r.thread.name}`}`
         : rowName(result.by, r, '  ');
-    return [show(r.self), r.selfPct.toFixed(1) + '%', show(r.total), r.totalPct.toFixed(1) + '%', name];
+    return [show(r.self), r.selfPct.toFixed(1) + '%', show(r.total), r.totalPct.toFixed(1) + '%', printable(name)];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: string[]) =>

@@ -27,6 +27,7 @@ import { heapTotalsOf, isVersion2, readProfileV2, type V2Profile } from './read/
 import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/index';
 import type { ModelSection } from './v2/index';
 import { sampleCountColumn, sampleTypeName } from '../profile/units';
+import { encodeRecordedBy, findRecordedBy } from '../recorded-by';
 
 export interface DowngradeOptions {
   /** Compression of the version-1 sample region: 'zstd' (default, level 5, CPython's) or 'none'. */
@@ -254,6 +255,9 @@ export function replayIntoVersion1(profile: V2Profile, sink: Version1Sink): numb
     if (entryKey(stored) !== key || sink.internFrame(spec) !== i)
       throw unsupported(`frame ${i} cannot be stored by a version-1 writer as it is`, frameAt);
   });
+  // What recorded it: version 1 keeps it as the note string the model section replaced (lib/recorded-by.ts).
+  const about = profile.model === null ? undefined : findRecordedBy([], profile.model.producer);
+  if (about !== undefined) sink.internString(encodeRecordedBy(about));
   // A model section's samples/count column says how many ticks each record is (a version-1 REPEAT run read into
   // version 2 is one record); without a model section, each sample is one tick.
   const model = profile.model;

@@ -503,10 +503,20 @@ export function cpuprofileTruth(json: CpuProfileJson): Truth & { lineTicks: Map<
     const gap = i + 1 < samples.length ? times[i + 1]! - times[i]! : i > 0 ? times[i]! - times[i - 1]! : 0;
     add(truth, 'wall/nanoseconds', name, Math.max(0, gap) * 1000);
   });
-  // positionTicks: the hot lines (1-based), as DevTools shows them.
-  for (const n of json.nodes)
-    for (const p of n.positionTicks ?? [])
-      addTo(truth.lineTicks, `${v8Name(n.callFrame.functionName)}:${p.line}`, p.ticks);
+  // positionTicks: the hot lines (1-based), as DevTools shows them, each node's capped at its samples; samples
+  // beyond its ticks have no line from V8 and count at the function's own line (callFrame.lineNumber, 0-based).
+  const perNode = new Map<number, number>();
+  for (const id of samples) perNode.set(id, (perNode.get(id) ?? 0) + 1);
+  for (const n of json.nodes) {
+    if (n.positionTicks === undefined || n.positionTicks.length === 0) continue;
+    let left = perNode.get(n.id) ?? 0;
+    for (const p of n.positionTicks) {
+      const used = Math.min(left, p.ticks);
+      left -= used;
+      addTo(truth.lineTicks, `${v8Name(n.callFrame.functionName)}:${p.line}`, used);
+    }
+    if (left > 0) addTo(truth.lineTicks, `${v8Name(n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`, left);
+  }
   return truth;
 }
 

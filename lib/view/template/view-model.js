@@ -68,10 +68,15 @@
   function functionRows(data, sel) {
     var self = new Float64Array(data.funcs.length);
     var total = new Float64Array(data.funcs.length);
+    // A thread node's own value is its records with an empty stack: one (no stack) row, as top shows them.
+    var noStack = 0;
     for (var v = 1; v < data.parent.length; v++) {
       if (sel.total[v] === 0) continue;
       var f = data.func[v];
-      if (data.funcs[f].thread !== undefined) continue;
+      if (data.funcs[f].thread !== undefined) {
+        noStack += sel.self[v];
+        continue;
+      }
       self[f] += sel.self[v];
       if (data.recursive[v] === 0) total[f] += sel.total[v];
     }
@@ -87,6 +92,7 @@
           total: total[k],
         });
     }
+    if (noStack !== 0) rows.push({ func: -1, name: '(no stack)', file: '', line: null, self: noStack, total: noStack });
     rows.sort(function (a, b) {
       return b.self - a.self || b.total - a.total || a.func - b.func;
     });
