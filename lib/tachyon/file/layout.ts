@@ -66,7 +66,9 @@ export function recoverCommand(path: string): string {
 export function withRecoverHint(err: unknown, path: string): unknown {
   if (!(err instanceof ProfpackError) || err.code !== ErrorCode.TACHYON_NOT_FINALIZED) return err;
   return new ProfpackError(
-    `${path} was never finalized (its writer was killed or failed): run \`${recoverCommand(path)}\` ` +
+    // CPython's own words first (its reader says only this), then what to do.
+    `Invalid magic number: 0x00000000: ${path} was never finalized (its writer was killed or failed): ` +
+      `run \`${recoverCommand(path)}\` ` +
       '(recover() in the library) to rebuild it from its journal',
     { code: err.code, offset: err.offset, expected: err.expected, details: err.details, cause: err },
   );

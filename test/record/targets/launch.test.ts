@@ -8,7 +8,6 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProfileReader } from '../../../lib/tachyon/index';
 import { SLOWDOWN, repoRoot } from '../../support/environment';
@@ -83,7 +82,7 @@ describe('profpack record: how users start a program', () => {
     const out = path.join(dir, 'shebang.tach');
     const run = record(['--out', out, '--', script]);
     expect(run.code).toBe(0);
-    expect(contents(out).functions).toContain(`busy ${pathToFileURL(script).href}`);
+    expect(contents(out).functions).toContain(`busy ${script}`);
   });
 
   it("keeps node's own --require and --import flags", () => {
@@ -125,11 +124,11 @@ describe('profpack record: child Node processes', () => {
       expect(run.stderr).toContain(`${f} (child process)`);
       const { samples, functions } = contents(path.join(dir, f));
       expect(samples).toBeGreaterThan(0);
-      expect(functions).toContain(`childWork ${pathToFileURL(app).href}`);
+      expect(functions).toContain(`childWork ${app}`);
     }
     const root = contents(out);
     expect(root.samples).toBeGreaterThan(0);
-    expect(root.functions).not.toContain(`childWork ${pathToFileURL(app).href}`);
+    expect(root.functions).not.toContain(`childWork ${app}`);
   });
 
   it('--no-children records the command alone', () => {

@@ -229,7 +229,7 @@ describe('reading a recording that was killed', () => {
         expect(run.status).toBe(2);
         expect(run.stderr).toMatch(
           new RegExp(
-            `^profpack: ERR_TACHYON_NOT_FINALIZED: ${file} was never finalized .*run \`profpack recover ${file}\``,
+            `^profpack: ERR_TACHYON_NOT_FINALIZED: Invalid magic number: 0x00000000: ${file} was never finalized .*run \`profpack recover ${file}\``,
           ),
         );
       }
