@@ -185,9 +185,13 @@ function readSpeedscope(doc: unknown, bytes: Uint8Array): ProfileBuilder {
         badInput(WHAT, `${where} ${message}`, SPEEDSCOPE_SCHEMA, weightOffset(bytes, index, i));
       if (typeof w !== 'number' || !Number.isFinite(w)) throw badWeight(`is ${JSON.stringify(w)}, not a number`);
       if (w < 0) throw badWeight(`is negative (${w}); a weight is 0 or more`);
-      const value = nsPer === undefined ? w : Math.round(w * nsPer);
+      const value = nsPer === undefined ? w : wholeNanos(w, nsPer);
       if (!Number.isInteger(value))
-        throw badWeight(`is ${w}, not a whole number of ${unit === 'bytes' ? 'bytes' : 'samples'}`);
+        throw badWeight(
+          nsPer === undefined
+            ? `is ${w}, not a whole number of ${unit === 'bytes' ? 'bytes' : 'samples'}`
+            : `is ${w} ${unit}, not a whole number of ns`,
+        );
       if (value > Number.MAX_SAFE_INTEGER)
         throw badWeight(`is ${w} ${unit}, past 2^53 ${nsPer === undefined ? unit : 'ns'} (not exact)`);
       const stack = samples[i];
@@ -218,6 +222,16 @@ function readSpeedscope(doc: unknown, bytes: Uint8Array): ProfileBuilder {
     if (end > start) out.meta.durationUs = BigInt(Math.round(end - start));
   }
   return out;
+}
+
+/**
+ * A time weight in whole ns, or NaN when it has a sub-ns fraction. `w * nsPer`
+ * carries binary noise (0.07 s is 70000000.00000001 ns), so the weight is whole
+ * when the nearest integer, back in the unit, is the very same double.
+ */
+function wholeNanos(w: number, nsPer: number): number {
+  const n = Math.round(w * nsPer);
+  return n / nsPer === w ? n : NaN;
 }
 
 /**
