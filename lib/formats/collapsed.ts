@@ -54,6 +54,7 @@ import {
   negativeValue,
   utf8,
   writtenColumn,
+  DroppedLabels,
 } from './io';
 import { headText } from './sniff';
 
@@ -329,10 +330,12 @@ function clean(label: string): string {
 function writeCollapsed(source: ProfileSource, target: WriteTarget, options: WriteOptions): void {
   const column = writtenColumn(source.meta, options.sampleType);
   const sums = new Map<number, Map<number, number>>();
+  const dropped = new DroppedLabels();
   for (const b of source.batches()) {
     const values = b.values[column]!;
     for (let i = 0; i < b.length; i++) {
       if (values[i]! < 0) throw negativeValue(WHAT, values[i]!, describeType(source.meta, column), 'flamegraph.pl');
+      dropped.note(b.labels[i]!);
       let perStack = sums.get(b.thread[i]!);
       if (perStack === undefined) sums.set(b.thread[i]!, (perStack = new Map()));
       perStack.set(b.stack[i]!, (perStack.get(b.stack[i]!) ?? 0) + values[i]!);
@@ -355,6 +358,7 @@ function writeCollapsed(source: ProfileSource, target: WriteTarget, options: Wri
     }
   }
   out.flush();
+  dropped.warn(source.labelSets, 'collapsed stacks', options.onWarning);
 }
 
 export const collapsedAdapter: FormatAdapter = {

@@ -48,6 +48,7 @@ import {
   readJsonShape,
   utf8,
   writtenColumn,
+  DroppedLabels,
 } from './io';
 import { detectJsonKeys, headText } from './sniff';
 
@@ -283,9 +284,11 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
   const unit = speedscopeUnit(type);
   const usPerUnit = nanosPerUnit(type.unit) === undefined ? undefined : nanosPerUnit(type.unit)! / 1000;
   const perThread = new Map<number, { stack: GrowingUints; time: GrowingFloats; value: GrowingFloats }>();
+  const dropped = new DroppedLabels();
   for (const b of source.batches()) {
     const values = b.values[column]!;
     for (let i = 0; i < b.length; i++) {
+      dropped.note(b.labels[i]!);
       let rows = perThread.get(b.thread[i]!);
       if (rows === undefined)
         perThread.set(
@@ -366,6 +369,7 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
   }
   out.push(']}');
   out.flush();
+  dropped.warn(source.labelSets, 'speedscope', options.onWarning);
 }
 
 export const speedscopeAdapter: FormatAdapter = {
