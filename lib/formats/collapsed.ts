@@ -115,7 +115,8 @@ const PYSPY_PROCESS = /^process (\d+):"(.*)"$/s;
 const CPYTHON_TID = /^tid:(\d+)$/;
 const AUSTIN_PROCESS = /^P(\d+)$/;
 const AUSTIN_THREAD = /^T(?:(\d+):)?(0x[0-9A-Fa-f]+|[0-9A-Fa-f]+)$/;
-const PERF_TID = /^(.+)-(\d+)\/(\d+)$/s;
+// stackcollapse-perf.pl --tid: `COMM-PID/TID`, PID `?` when perf script printed none; COMM's spaces are `_`.
+const PERF_TID = /^(.+)-(\d+|\?)\/(\d+)$/s;
 
 function parsePrefix(parts: string[]): Prefix {
   const first = parts[0] ?? '';
@@ -163,7 +164,7 @@ function parsePrefix(parts: string[]): Prefix {
         threadId: BigInt(m[3]!),
         interpreterId: 0,
         threadName: m[1],
-        labels: [{ key: 'pid', num: Number(m[2]) }],
+        labels: m[2] === '?' ? [] : [{ key: 'pid', num: Number(m[2]) }],
       };
   }
   return { dialect: 'generic', skip, threadId: 0n, interpreterId: 0, labels };

@@ -162,6 +162,44 @@ describe('speedscope read: weights in their unit', () => {
     expectCoded(() => read(speedscopeAdapter, file('parsecs', [1])), 'ERR_CONVERT_BAD_INPUT', /unit "parsecs"/);
   });
 
+  it('py-spy\'s profile names (`Thread TID "NAME"`, `Process PID Thread TID "NAME"`) are threads, not odd names', () => {
+    // Named as py-spy's speedscope writer names them (src/speedscope.rs): the OS thread id in decimal, or the
+    // pthread id as {:#X}; --subprocesses adds the process. The oracle is the names themselves.
+    const profile = (name: string, n: number) => ({
+      type: 'sampled',
+      name,
+      unit: 'seconds',
+      startValue: 0,
+      endValue: n / 100,
+      samples: Array.from({ length: n }, () => [0]),
+      weights: Array.from({ length: n }, () => 0.01),
+    });
+    const text = JSON.stringify({
+      $schema: 'https://www.speedscope.app/file-format-schema.json',
+      exporter: 'py-spy@0.4.0',
+      shared: { frames: [{ name: 'main', file: 'm.py' }] },
+      profiles: [
+        profile('Process 99 Thread 0x7F3A2B1C4740 "worker"', 2),
+        profile('Thread 4243 "MainThread"', 3),
+        profile('Thread 4250 ""', 1),
+      ],
+    });
+    const src = read(speedscopeAdapter, text);
+    expect(src.threads.map((x) => [x.threadId, x.name])).toEqual([
+      [0x7f3a2b1c4740n, 'worker'],
+      [4243n, 'MainThread'],
+      [4250n, undefined],
+    ]);
+    expect(src.labelSets.slice(1)).toEqual([[{ key: 'pid', num: 99 }]]);
+    expect(totals(src).perThread).toEqual(
+      new Map([
+        [String(0x7f3a2b1c4740n), 20_000_000],
+        ['4243', 30_000_000],
+        ['4250', 10_000_000],
+      ]),
+    );
+  });
+
   it('refuses damage with coded errors (any value of the wrong type)', () => {
     fuzzJson(speedscopeAdapter, JSON.parse(readFileSync(sample, 'utf8')));
   });
