@@ -54,6 +54,7 @@ import {
   negativeValue,
   utf8,
   writtenColumn,
+  DroppedLabels,
 } from './io';
 import { headText } from './sniff';
 
@@ -114,7 +115,8 @@ const PYSPY_PROCESS = /^process (\d+):"(.*)"$/s;
 const CPYTHON_TID = /^tid:(\d+)$/;
 const AUSTIN_PROCESS = /^P(\d+)$/;
 const AUSTIN_THREAD = /^T(?:(\d+):)?(0x[0-9A-Fa-f]+|[0-9A-Fa-f]+)$/;
-const PERF_TID = /^(.+)-(\d+)\/(\d+)$/s;
+// stackcollapse-perf.pl --tid: `COMM-PID/TID`, PID `?` when perf script printed none; COMM's spaces are `_`.
+const PERF_TID = /^(.+)-(\d+|\?)\/(\d+)$/s;
 
 function parsePrefix(parts: string[]): Prefix {
   const first = parts[0] ?? '';
@@ -162,7 +164,7 @@ function parsePrefix(parts: string[]): Prefix {
         threadId: BigInt(m[3]!),
         interpreterId: 0,
         threadName: m[1],
-        labels: [{ key: 'pid', num: Number(m[2]) }],
+        labels: m[2] === '?' ? [] : [{ key: 'pid', num: Number(m[2]) }],
       };
   }
   return { dialect: 'generic', skip, threadId: 0n, interpreterId: 0, labels };
@@ -329,10 +331,12 @@ function clean(label: string): string {
 function writeCollapsed(source: ProfileSource, target: WriteTarget, options: WriteOptions): void {
   const column = writtenColumn(source.meta, options.sampleType);
   const sums = new Map<number, Map<number, number>>();
+  const dropped = new DroppedLabels();
   for (const b of source.batches()) {
     const values = b.values[column]!;
     for (let i = 0; i < b.length; i++) {
       if (values[i]! < 0) throw negativeValue(WHAT, values[i]!, describeType(source.meta, column), 'flamegraph.pl');
+      dropped.note(b.labels[i]!);
       let perStack = sums.get(b.thread[i]!);
       if (perStack === undefined) sums.set(b.thread[i]!, (perStack = new Map()));
       perStack.set(b.stack[i]!, (perStack.get(b.stack[i]!) ?? 0) + values[i]!);
@@ -355,6 +359,7 @@ function writeCollapsed(source: ProfileSource, target: WriteTarget, options: Wri
     }
   }
   out.flush();
+  dropped.warn(source.labelSets, 'collapsed stacks', options.onWarning);
 }
 
 export const collapsedAdapter: FormatAdapter = {

@@ -47,7 +47,7 @@ import {
   type CpuProfileMeta,
   type CpuProfileNode,
 } from '../v8/index';
-import { oneThread, v8Tree } from './one-thread';
+import { oneThread, v8Tree, warnDroppedLabels } from './one-thread';
 
 const WHAT = '.cpuprofile';
 const EXPECTED = 'a Chrome DevTools .cpuprofile (Profiler.Profile)';
@@ -374,6 +374,7 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
     );
   }
   const rows = oneThread(source, column, options.thread, WHAT, options.onWarning);
+  warnDroppedLabels(source, rows, 'a .cpuprofile', options.onWarning);
   const n = rows.length;
   const intervalUs = Number(source.meta.sampleIntervalUs) > 0 ? Number(source.meta.sampleIntervalUs) : 1000;
   // Real gaps only when every row has a time; otherwise (collapsed, speedscope, Datadog's untimed "Non JS threads

@@ -25,7 +25,7 @@ import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget }
 import { ChunkedText, badInput, inputBytes, negativeValue, parseJson, readJsonShape, writtenColumn } from './io';
 import { detectJsonKeys } from './sniff';
 import { ROOT_CALL_FRAME, frameFromV8, v8CallFrame, type HeapProfileNode } from '../v8/index';
-import { oneThread, v8Tree } from './one-thread';
+import { oneThread, v8Tree, warnDroppedLabels } from './one-thread';
 
 const WHAT = '.heapprofile';
 const EXPECTED = 'a V8 sampling heap profile (HeapProfiler.SamplingHeapProfile: head, samples)';
@@ -117,6 +117,7 @@ function bytesColumn(source: ProfileSource, wanted: string | undefined): number 
 function writeHeapProfile(source: ProfileSource, target: WriteTarget, options: WriteOptions): void {
   const column = bytesColumn(source, options.sampleType);
   const rows = oneThread(source, column, options.thread, WHAT, options.onWarning);
+  warnDroppedLabels(source, rows, 'a .heapprofile', options.onWarning);
   const tree = v8Tree(source, rows.stack, rows.length);
   const selfSize = new Map<number, number>();
   for (let i = 0; i < rows.length; i++) {

@@ -5,7 +5,7 @@
  */
 import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
 import { readInputFile } from '../input';
-import { chooseSampleType, sampleTypeName, type ProfileMeta } from '../profile/index';
+import { chooseSampleType, labelKeys, sampleTypeName, type Label, type ProfileMeta } from '../profile/index';
 import type { ReadInput, WriteTarget } from './adapter';
 import { resized } from '../typed-arrays';
 
@@ -152,5 +152,36 @@ export class GrowingFloats extends Growing<Float64Array> {
 export class GrowingUints extends Growing<Uint32Array> {
   constructor() {
     super(new Uint32Array(256));
+  }
+}
+
+/**
+ * Labels of written records that the output format cannot hold: noted per
+ * record, then said once through onWarning naming their keys, so no label
+ * goes missing silently.
+ */
+export class DroppedLabels {
+  private readonly sets = new Set<number>();
+  records = 0;
+
+  note(set: number): void {
+    if (set === 0) return;
+    this.records++;
+    this.sets.add(set);
+  }
+
+  /** The keys dropped ('"pid", "span id"'), or '' when none were. */
+  keys(labelSets: readonly (readonly Label[])[]): string {
+    const keys = labelKeys([...this.sets].map((id) => labelSets[id] ?? []));
+    return keys.map((k) => JSON.stringify(k)).join(', ');
+  }
+
+  warn(labelSets: readonly (readonly Label[])[], format: string, onWarning?: (message: string) => void): void {
+    const keys = this.keys(labelSets);
+    if (keys !== '')
+      onWarning?.(
+        `${format} has no labels: ${keys} of ${this.records} records not written ` +
+          '(Tachyon version 2 and pprof keep them)',
+      );
   }
 }

@@ -4,7 +4,7 @@
  */
 import { ErrorCode, ProfpackError } from '../errors';
 import { sampleCountColumn, threadKey, type ProfileSource } from '../profile/index';
-import { GrowingFloats, GrowingUints } from './io';
+import { DroppedLabels, GrowingFloats, GrowingUints } from './io';
 
 /** The records of one thread, in the source's order, with the value column being written. */
 export interface ThreadRows {
@@ -152,4 +152,16 @@ export function v8Tree(
     list.push(nodeOf[s]!);
   }
   return { nodeOf, order, children };
+}
+
+/** Says which label keys the written thread's rows carry that a V8 file cannot hold. */
+export function warnDroppedLabels(
+  source: ProfileSource,
+  rows: ThreadRows,
+  format: string,
+  onWarning: ((message: string) => void) | undefined,
+): void {
+  const dropped = new DroppedLabels();
+  for (let i = 0; i < rows.length; i++) dropped.note(rows.labels[i]!);
+  dropped.warn(source.labelSets, format, onWarning);
 }

@@ -8,7 +8,7 @@ import { ByteSink } from '../byte-sink';
 import { LabelField, SampleField, WireType } from './pprof-proto';
 
 export const INT64_MAX = (1n << 63n) - 1n;
-const TWO_POW_63 = 2 ** 63;
+export const TWO_POW_63 = 2 ** 63;
 export const TWO_POW_32 = 2 ** 32;
 
 export const tagOf = (field: number, wireType: number): number => (field << 3) | wireType;

@@ -215,6 +215,8 @@ class SampleDecoder {
   private keptNums: (number | bigint)[] = [];
   private readonly p: PprofSource['parts'];
   private readonly stackCache: PackedStackCache;
+  /** Samples decoded so far: the index an error names. */
+  private decoded = 0;
 
   constructor(
     source: PprofSource,
@@ -226,6 +228,7 @@ class SampleDecoder {
   }
 
   decode(r: ProtoReader, end: number, sampleAt: number, batch: SampleBatch, row: number): void {
+    const sample = this.decoded++;
     const p = this.p;
     const loc = p.locations;
     r.end = end;
@@ -290,7 +293,15 @@ class SampleDecoder {
         const outer = r.end;
         if (stop >= 0) r.end = stop;
         do {
+          const valueAt = r.pos;
           const v = r.int64();
+          // Past ±2^53 a number rounds: refused with the exact value rather than changed silently.
+          if (v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER)
+            throw badPprof(
+              `sample ${sample} value ${valueCount} is ${r.lastBigInt()}, past 2^53 (not exact as a number)`,
+              valueAt,
+              'sample values within ±(2^53 - 1)',
+            );
           if (valueCount < this.types) this.values[valueCount] = v;
           valueCount++;
         } while (stop >= 0 && r.pos < stop);

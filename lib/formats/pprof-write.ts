@@ -54,8 +54,10 @@ import {
   StringTable,
   tagOf,
   TWO_POW_32,
+  TWO_POW_63,
   varintField,
 } from './pprof-encode';
+import { cannotWrite } from './io';
 import { resized } from '../typed-arrays';
 
 export interface PprofWriteOptions extends WriteOptions {
@@ -104,6 +106,8 @@ class PprofEncoder {
   readonly kStatus: number;
   minTime = Infinity;
   maxTime = -Infinity;
+  /** Samples begun so far: the index an error names. */
+  samples = 0;
 
   constructor(private readonly source: ProfileSource) {
     this.carry = new Float64Array(source.meta.sampleTypes.length);
@@ -191,14 +195,22 @@ class PprofEncoder {
 
   /** Appends value `v` of column `c` as an int64, carrying the rounding remainder. */
   value(sink: ByteSink, c: number, v: number): void {
-    if (Number.isInteger(v)) {
-      int64(sink, v);
-      return;
+    let whole = v;
+    if (!Number.isInteger(v)) {
+      const exact = this.carry[c]! + (Number.isFinite(v) ? v : 0);
+      whole = Math.round(exact);
+      this.carry[c] = exact - whole;
     }
-    const exact = this.carry[c]! + (Number.isFinite(v) ? v : 0);
-    const rounded = Math.round(exact);
-    this.carry[c] = exact - rounded;
-    int64(sink, rounded);
+    // int64 holds -2^63 … 2^63 - 1: a value beyond is refused, never wrapped or clamped.
+    if (whole >= TWO_POW_63 || whole < -TWO_POW_63) {
+      const type = this.source.meta.sampleTypes[c]!;
+      throw cannotWrite(
+        'a pprof profile',
+        `sample ${this.samples - 1}'s ${type.type}/${type.unit} value ${v} is beyond int64`,
+        'values within -2^63 … 2^63 - 1',
+      );
+    }
+    int64(sink, whole);
   }
 
   /** A time in µs as the time label: µs for profpack's, epoch ns (past 2^53: from 32-bit halves) for Datadog's. */
@@ -227,6 +239,7 @@ class PprofEncoder {
     time: number,
     status: number,
   ): void {
+    this.samples++;
     body.clear();
     const locations = this.stack(stack);
     copyInto(body, locations, locations.length);

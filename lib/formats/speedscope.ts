@@ -9,9 +9,10 @@
  * or past 2^53 ns, is refused), bytes space/bytes, none samples/count (whole
  * numbers). Negative, fractional (where the unit is not a time) and
  * non-numeric weights are refused naming the profile and the index. A profile
- * named "thread ID" or "thread ID (NAME)" (what profpack writes) is that
- * thread; another profile is thread INDEX with its name. Time: the samples of
- * a time profile lie end to end from its startValue, unless profpack's own
+ * named "thread ID" or "thread ID (NAME)" (what profpack writes), or py-spy's
+ * `Thread TID "NAME"` / `Process PID Thread TID "NAME"`, is that thread;
+ * another profile is thread INDEX with its name. Time: the samples of a time
+ * profile lie end to end from its startValue, unless profpack's own
  * `$profpack.gapsUs` says each sample's real time. "evented" profiles (open
  * and close events: what speedscope's Export writes) are refused, named.
  *
@@ -31,6 +32,7 @@ import {
   parseThreadKey,
   threadKey,
   timeColumnOrDefault,
+  type Label,
   type ProfileSource,
   type SampleType,
 } from '../profile/index';
@@ -48,6 +50,7 @@ import {
   readJsonShape,
   utf8,
   writtenColumn,
+  DroppedLabels,
 } from './io';
 import { detectJsonKeys, headText } from './sniff';
 
@@ -83,6 +86,27 @@ function typeOfUnit(unit: string): SampleType {
 }
 
 const THREAD_NAME = /^thread (\d+(?:@\d+)?)(?: \((.*)\))?$/s;
+// py-spy names a profile `Thread TID "NAME"`, `Process PID Thread TID "NAME"` with --subprocesses; TID is the
+// OS thread id, or `0x…` (the pthread id: macOS, or no OS id known); NAME may be empty.
+const PYSPY_THREAD = /^(?:Process (\d+) )?Thread (\d+|0x[0-9A-Fa-f]+) "(.*)"$/s;
+
+/** The thread (and process label) a profile's name says, else thread INDEX named as the profile. */
+function profileThread(
+  name: string,
+  index: number,
+): { threadId: bigint; interpreterId: number; name?: string; labels: Label[] } {
+  const own = THREAD_NAME.exec(name);
+  if (own !== null) return { ...parseThreadKey(own[1]!), name: own[2], labels: [] };
+  const spy = PYSPY_THREAD.exec(name);
+  if (spy !== null)
+    return {
+      threadId: BigInt(spy[2]!),
+      interpreterId: 0,
+      name: spy[3] === '' ? undefined : spy[3],
+      labels: spy[1] === undefined ? [] : [{ key: 'pid', num: Number(spy[1]) }],
+    };
+  return { threadId: BigInt(index), interpreterId: 0, name: name === '' ? undefined : name, labels: [] };
+}
 
 function readSpeedscope(doc: unknown, bytes: Uint8Array): ProfileBuilder {
   const file = doc as {
@@ -167,10 +191,9 @@ function readSpeedscope(doc: unknown, bytes: Uint8Array): ProfileBuilder {
     if (!Array.isArray(samples) || !Array.isArray(weights) || weights.length !== samples.length)
       throw bad(`profile ${index} needs as many weights as samples`);
     const name = typeof profile.name === 'string' ? profile.name : '';
-    const m = THREAD_NAME.exec(name);
-    const key = m === null ? String(index) : m[1]!;
-    const { threadId, interpreterId } = parseThreadKey(key);
-    const thread = out.internThread(threadId, interpreterId, m === null ? (name === '' ? undefined : name) : m[2]);
+    const who = profileThread(name, index);
+    const thread = out.internThread(who.threadId, who.interpreterId, who.name);
+    const labels = who.labels.length === 0 ? 0 : out.internLabels(who.labels);
     const nsPer = nanosPerUnit(unit);
     const usPer = nsPer === undefined ? undefined : nsPer / 1000;
     const gaps = profile.$profpack?.gapsUs;
@@ -185,9 +208,13 @@ function readSpeedscope(doc: unknown, bytes: Uint8Array): ProfileBuilder {
         badInput(WHAT, `${where} ${message}`, SPEEDSCOPE_SCHEMA, weightOffset(bytes, index, i));
       if (typeof w !== 'number' || !Number.isFinite(w)) throw badWeight(`is ${JSON.stringify(w)}, not a number`);
       if (w < 0) throw badWeight(`is negative (${w}); a weight is 0 or more`);
-      const value = nsPer === undefined ? w : Math.round(w * nsPer);
+      const value = nsPer === undefined ? w : wholeNanos(w, nsPer);
       if (!Number.isInteger(value))
-        throw badWeight(`is ${w}, not a whole number of ${unit === 'bytes' ? 'bytes' : 'samples'}`);
+        throw badWeight(
+          nsPer === undefined
+            ? `is ${w}, not a whole number of ${unit === 'bytes' ? 'bytes' : 'samples'}`
+            : `is ${w} ${unit}, not a whole number of ns`,
+        );
       if (value > Number.MAX_SAFE_INTEGER)
         throw badWeight(`is ${w} ${unit}, past 2^53 ${nsPer === undefined ? unit : 'ns'} (not exact)`);
       const stack = samples[i];
@@ -206,6 +233,7 @@ function readSpeedscope(doc: unknown, bytes: Uint8Array): ProfileBuilder {
         ownGaps !== undefined || usPer !== undefined ? t : NaN,
         0,
         values,
+        labels,
       );
       if (ownGaps === undefined && usPer !== undefined) t += w * usPer;
     }
@@ -218,6 +246,16 @@ function readSpeedscope(doc: unknown, bytes: Uint8Array): ProfileBuilder {
     if (end > start) out.meta.durationUs = BigInt(Math.round(end - start));
   }
   return out;
+}
+
+/**
+ * A time weight in whole ns, or NaN when it has a sub-ns fraction. `w * nsPer`
+ * carries binary noise (0.07 s is 70000000.00000001 ns), so the weight is whole
+ * when the nearest integer, back in the unit, is the very same double.
+ */
+function wholeNanos(w: number, nsPer: number): number {
+  const n = Math.round(w * nsPer);
+  return n / nsPer === w ? n : NaN;
 }
 
 /**
@@ -269,9 +307,11 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
   const unit = speedscopeUnit(type);
   const usPerUnit = nanosPerUnit(type.unit) === undefined ? undefined : nanosPerUnit(type.unit)! / 1000;
   const perThread = new Map<number, { stack: GrowingUints; time: GrowingFloats; value: GrowingFloats }>();
+  const dropped = new DroppedLabels();
   for (const b of source.batches()) {
     const values = b.values[column]!;
     for (let i = 0; i < b.length; i++) {
+      dropped.note(b.labels[i]!);
       let rows = perThread.get(b.thread[i]!);
       if (rows === undefined)
         perThread.set(
@@ -352,6 +392,7 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
   }
   out.push(']}');
   out.flush();
+  dropped.warn(source.labelSets, 'speedscope', options.onWarning);
 }
 
 export const speedscopeAdapter: FormatAdapter = {

@@ -21,6 +21,7 @@ import {
 } from '../tachyon/index';
 import { chooseSampleType, sampleCountColumn, sampleTypeName, type Frame, type ProfileSource } from '../profile/index';
 import type { FormatAdapter, WriteOptions, WriteTarget } from './adapter';
+import { DroppedLabels } from './io';
 import { readTachyon } from './tachyon-read';
 import { encodeRecordedBy } from '../recorded-by';
 
@@ -133,7 +134,7 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
     const start = Number(source.meta.startTimeUs);
     const lastTick = new Map<number, number>();
     let ticks = 0;
-    let labelled = 0;
+    const dropped = new DroppedLabels();
     for (const b of source.batches()) {
       const counts = b.values[countColumn]!;
       for (let i = 0; i < b.length; i++) {
@@ -142,7 +143,7 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
         ticks += n;
         if (ticks > MAX_VERSION1_TICKS) throw weighted(`the profile counts more than ${MAX_VERSION1_TICKS} ticks`);
         if (n === 0) continue;
-        if (b.labels[i] !== 0) labelled++;
+        dropped.note(b.labels[i]!);
         const t = b.thread[i]!;
         const thread = source.threads[t]!;
         const frames = mapper.stack(b.stack[i]!);
@@ -162,9 +163,10 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
       }
     }
     warnLosses(mapper, source, 1, options);
-    if (labelled > 0)
+    if (dropped.records > 0)
       options.onWarning?.(
-        `Tachyon version 1 has no labels: the labels of ${labelled} records were dropped (version 2 keeps them)`,
+        `Tachyon version 1 has no labels: ${dropped.keys(source.labelSets)} of ${dropped.records} records ` +
+          'were dropped (version 2 keeps them)',
       );
     const other = types.filter((_, v) => v !== countColumn).map(sampleTypeName);
     if (other.length > 0)

@@ -9,6 +9,7 @@ export {
   frameKey,
   threadKey,
   parseThreadKey,
+  labelKeys,
   scriptPath,
 } from './tables';
 export { newBatch, sliceBatch, mapBatches, type ProfileSource } from './source';

@@ -89,6 +89,13 @@ function labelKey(labels: readonly Label[]): string {
   return labels.map((l) => `${l.key}\u0001${labelValue(l)}\u0001${l.unit ?? ''}`).join('\u0000');
 }
 
+/** The distinct keys of some label sets, in first-seen order. */
+export function labelKeys(sets: Iterable<readonly Label[]>): string[] {
+  const keys = new Set<string>();
+  for (const set of sets) for (const label of set) keys.add(label.key);
+  return [...keys];
+}
+
 export class LabelSets {
   readonly list: (readonly Label[])[] = [[]];
   private readonly ids = new Map<string, number>([['', 0]]);

@@ -28,6 +28,7 @@ import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/index
 import type { ModelSection } from './v2/index';
 import { sampleCountColumn, sampleTypeName } from '../profile/units';
 import { encodeRecordedBy, findRecordedBy } from '../recorded-by';
+import { labelKeys } from '../profile/tables';
 
 export interface DowngradeOptions {
   /** Compression of the version-1 sample region: 'zstd' (default, level 5, CPython's) or 'none'. */
@@ -64,7 +65,10 @@ export function lostInVersion1(model: ModelSection | null): string[] {
     if (v !== ticks) lost.push(`value column ${t.type}/${t.unit} (version 1 counts one tick per sample)`);
   });
   const labelled = model.labels === null ? 0 : model.labels.reduce((n, id) => n + (id !== 0 ? 1 : 0), 0);
-  if (labelled > 0) lost.push(`labels of ${labelled} samples (${model.labelSets.length - 1} label sets)`);
+  if (labelled > 0) {
+    const keys = labelKeys(model.labelSets).map((k) => JSON.stringify(k));
+    lost.push(`labels ${keys.join(', ')} of ${labelled} samples (${model.labelSets.length - 1} label sets)`);
+  }
   if (model.timeAbsent !== null) lost.push('which samples had no time (version 1 stores a time for every sample)');
   if (model.threadNames.length > 0) lost.push(`${model.threadNames.length} thread names`);
   if (model.periodType !== undefined)

@@ -147,6 +147,24 @@ describe('collapsed: thread prefixes other tools write are threads', () => {
     expect(stacksOf(src)[0]).toEqual(['_start', '__libc_start_main', 'main', 'work']);
     expect(totals(src).total).toBe(45_000_000);
   });
+
+  it('stackcollapse-perf.pl --tid without a PID in perf script (`comm-?/TID`) is thread TID, no pid label', () => {
+    // The oracle: what the lines themselves say (comm, pid, tid), not profpack's earlier output.
+    const text = 'V8_WorkerThread-?/4251;run;spin 7\nmy-app-4242/4243;main 3\n';
+    const src = read(collapsedAdapter, text);
+    expect(src.threads.map((x) => [x.threadId, x.name])).toEqual([
+      [4251n, 'V8_WorkerThread'],
+      [4243n, 'my-app'],
+    ]);
+    expect(stacksOf(src)).toEqual([['run', 'spin'], ['main']]);
+    expect(src.labelSets.slice(1)).toEqual([[{ key: 'pid', num: 4242 }]]);
+    expect(totals(src).perThread).toEqual(
+      new Map([
+        ['4251', 7],
+        ['4243', 3],
+      ]),
+    );
+  });
 });
 
 describe('collapsed: writing', () => {

@@ -23,6 +23,7 @@ import type { OutsideExpectations } from '../support/outside-expected';
 import { sharedPath } from '../support/environment';
 import { goPprofRaw, goPprofTop } from '../support/outside-tools';
 import { outsideDir, pprofFixtures, totals } from './pprof-support';
+import { expectCoded } from './helpers';
 
 const expected = JSON.parse(readFileSync(path.join(outsideDir, 'expected.json'), 'utf8')) as OutsideExpectations;
 
@@ -154,6 +155,35 @@ function encode(t: Built, fields: Partial<ConstructorParameters<typeof Profile>[
 }
 
 describe('pprof read: hand-built profiles', () => {
+  it('a value past 2^53 is refused naming the sample, the value and its byte, never rounded', () => {
+    const t = table();
+    const a = location(t, ['a']);
+    const k = (s: string) => t.strings.dedup(s);
+    const fields = (big: bigint) => ({
+      sampleType: [new ValueType({ type: k('alloc_space'), unit: k('bytes') })],
+      sample: [new Sample({ locationId: [a], value: [1] }), new Sample({ locationId: [a], value: [big] })],
+    });
+    // 2^53 - 1 is the largest exact value: read as is.
+    const edge = readPprof(encode(t, fields(2n ** 53n - 1n)));
+    expect([...edge.batches()][0]!.values[0]!.slice(0, 2)).toEqual(Float64Array.from([1, 2 ** 53 - 1]));
+    for (const big of [2n ** 53n + 1n, -(2n ** 60n) - 3n]) {
+      const bytes = encode(t, fields(big));
+      const err = expectCoded(
+        () => [...readPprof(bytes).batches()],
+        'ERR_CONVERT_BAD_INPUT',
+        new RegExp(`sample 1 value 0 is ${big}, past 2\\^53`),
+      ) as Error & { offset: number };
+      // The offset is the value's varint: it decodes to the value itself (the oracle is protobuf's encoding).
+      let n = 0n;
+      for (let i = 0, shift = 0n; ; i++, shift += 7n) {
+        const byte = bytes[err.offset + i]!;
+        n |= BigInt(byte & 0x7f) << shift;
+        if (byte < 0x80) break;
+      }
+      expect(BigInt.asIntN(64, n)).toBe(big);
+    }
+  });
+
   it('a count of 10^9 and a value beyond 2^32 are one record each, summed exactly; negatives are kept', () => {
     const t = table();
     const a = location(t, ['a']);

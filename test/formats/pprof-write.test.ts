@@ -14,6 +14,8 @@ import { makeFrame, ProfileBuilder } from '../../lib/profile/index';
 import { goPprof, goPprofRaw, goPprofRawTotals } from '../support/outside-tools';
 import { outsideDir, pprofFixtures, rawView, tagsView, totals, writeFile } from './pprof-support';
 import { scratchDir } from '../support/scratch-dir';
+import { Profile } from 'pprof-format';
+import { expectCoded } from './helpers';
 
 const work = scratchDir('profpack-pprof-write-');
 
@@ -180,6 +182,33 @@ describe('pprof out of a model built in memory', () => {
     writeFile(b, out);
     expect(goPprofRawTotals(out)).toEqual([{ type: 'alloc_space', unit: 'bytes', total: -(2 ** 40) + 4 }]);
     expect(totals(readPprof(readFileSync(out))).sums).toEqual([-(2 ** 40) + 4]);
+  });
+
+  it('values up to int64 go out exactly; a value beyond int64 (a Tachyon f64 column) is refused, never wrapped', () => {
+    const model = (values: number[]) => {
+      const b = new ProfileBuilder({
+        sampleTypes: [{ type: 'alloc_space', unit: 'bytes' }],
+        defaultSampleType: 0,
+        startTimeUs: 0n,
+        sampleIntervalUs: 0n,
+      });
+      const f = b.stacks.intern([b.internFrame(makeFrame('grow', 'big.go', 9))]);
+      for (const v of values) b.add(f, b.internThread(0n), NaN, 0, [v]);
+      return b;
+    };
+    // The oracle: pprof-format's own decoder, as bigints (the largest doubles below ±2^63 are exact integers).
+    const fits = [2 ** 62, 2 ** 63 - 1024, -(2 ** 63), 2 ** 53 + 2];
+    const out = path.join(work, 'int64.pb.gz');
+    writeFile(model(fits), out);
+    const decoded = Profile.decode(gunzipSync(readFileSync(out)));
+    // pprof-format hands a 64-bit varint back unsigned; int64 is its two's complement.
+    expect(decoded.sample.map((s) => BigInt.asIntN(64, BigInt(s.value[0]!)))).toEqual(fits.map((v) => BigInt(v)));
+    for (const v of [2 ** 63, 1e19, -(2 ** 64)])
+      expectCoded(
+        () => writeFile(model([1, v]), path.join(work, 'beyond.pb.gz')),
+        'ERR_CONVERT_BAD_INPUT',
+        new RegExp(`sample 1's alloc_space/bytes value ${v} is beyond int64`),
+      );
   });
 
   it('streams: 60,000 records come out in gzip members of about 1 MiB, never one buffer', () => {

@@ -81,6 +81,12 @@ describe('speedscope read: weights in their unit', () => {
     expect(read(speedscopeAdapter, file('bytes', [1])).meta.sampleTypes).toEqual([{ type: 'space', unit: 'bytes' }]);
     expect(totals(read(speedscopeAdapter, file('milliseconds', [1.5, 2]))).total).toBe(3_500_000);
     expect(totals(read(speedscopeAdapter, file('nanoseconds', [7, 8]))).total).toBe(15);
+    // Decimal weights whose ns are whole read exactly despite binary noise in weight × 10^9
+    // (0.07 * 1e9 is 70000000.00000001 in doubles); the oracle is the decimal itself.
+    const decimal = [0.07, 0.001, 1.234567891, 123456.000000001];
+    const got = read(speedscopeAdapter, file('seconds', decimal));
+    const ns = [...got.batches()].flatMap((b) => [...b.values[0]!.subarray(0, b.length)]);
+    expect(ns).toEqual([70_000_000, 1_000_000, 1_234_567_891, 123_456_000_000_001]);
     const frames = read(speedscopeAdapter, file('none', [1])).frames;
     expect(frames[1]).toMatchObject({ funcname: 'work', filename: 'w.js', lineno: 3, column: 7 });
   });
@@ -141,8 +147,57 @@ describe('speedscope read: weights in their unit', () => {
       /weights\[1\] is "2", not a number/,
     );
     expectCoded(() => read(speedscopeAdapter, file('none', [null])), 'ERR_CONVERT_BAD_INPUT', /weights\[0\] is null/);
+    // Sub-nanosecond weights are refused, not rounded (the model's time unit is the ns).
+    expectCoded(
+      () => read(speedscopeAdapter, file('microseconds', [1, 0.0015])),
+      'ERR_CONVERT_BAD_INPUT',
+      /weights\[1\] is 0\.0015 microseconds, not a whole number of ns/,
+    );
+    expectCoded(
+      () => read(speedscopeAdapter, file('nanoseconds', [0.4])),
+      'ERR_CONVERT_BAD_INPUT',
+      /weights\[0\] is 0\.4 nanoseconds, not a whole number of ns/,
+    );
     expectCoded(() => read(speedscopeAdapter, file('seconds', [1e10])), 'ERR_CONVERT_BAD_INPUT', /past 2\^53 ns/);
     expectCoded(() => read(speedscopeAdapter, file('parsecs', [1])), 'ERR_CONVERT_BAD_INPUT', /unit "parsecs"/);
+  });
+
+  it('py-spy\'s profile names (`Thread TID "NAME"`, `Process PID Thread TID "NAME"`) are threads, not odd names', () => {
+    // Named as py-spy's speedscope writer names them (src/speedscope.rs): the OS thread id in decimal, or the
+    // pthread id as {:#X}; --subprocesses adds the process. The oracle is the names themselves.
+    const profile = (name: string, n: number) => ({
+      type: 'sampled',
+      name,
+      unit: 'seconds',
+      startValue: 0,
+      endValue: n / 100,
+      samples: Array.from({ length: n }, () => [0]),
+      weights: Array.from({ length: n }, () => 0.01),
+    });
+    const text = JSON.stringify({
+      $schema: 'https://www.speedscope.app/file-format-schema.json',
+      exporter: 'py-spy@0.4.0',
+      shared: { frames: [{ name: 'main', file: 'm.py' }] },
+      profiles: [
+        profile('Process 99 Thread 0x7F3A2B1C4740 "worker"', 2),
+        profile('Thread 4243 "MainThread"', 3),
+        profile('Thread 4250 ""', 1),
+      ],
+    });
+    const src = read(speedscopeAdapter, text);
+    expect(src.threads.map((x) => [x.threadId, x.name])).toEqual([
+      [0x7f3a2b1c4740n, 'worker'],
+      [4243n, 'MainThread'],
+      [4250n, undefined],
+    ]);
+    expect(src.labelSets.slice(1)).toEqual([[{ key: 'pid', num: 99 }]]);
+    expect(totals(src).perThread).toEqual(
+      new Map([
+        [String(0x7f3a2b1c4740n), 20_000_000],
+        ['4243', 30_000_000],
+        ['4250', 10_000_000],
+      ]),
+    );
   });
 
   it('refuses damage with coded errors (any value of the wrong type)', () => {

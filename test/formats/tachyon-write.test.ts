@@ -179,7 +179,7 @@ describe(`Tachyon adapter write (${backend.name} backend)`, () => {
         );
         expect(warnings).toContain('Tachyon version 1 has no thread names: 1 dropped (version 2 keeps them)');
         expect(warnings).toContain(
-          'Tachyon version 1 has no labels: the labels of 1 records were dropped (version 2 keeps them)',
+          'Tachyon version 1 has no labels: "k" of 1 records were dropped (version 2 keeps them)',
         );
         expect(warnings).toContain(
           'Tachyon version 1 keeps ticks only: wall/nanoseconds not written (version 2 keeps them)',

@@ -148,7 +148,7 @@ describe(`version 2 model section (${backend.name} backend)`, () => {
     expect(ProfileReader.open(down).info.sampleCount).toBe(BigInt(ticks));
     expect(result.lost).toEqual([
       'value column alloc_space/bytes (version 1 counts one tick per sample)',
-      'labels of 8 samples (1 label sets)',
+      'labels "span", "size" of 8 samples (1 label sets)',
       'which samples had no time (version 1 stores a time for every sample)',
       '1 thread names',
       'the period (524288 bytes of space)',
