@@ -10,8 +10,9 @@
  * load, so `require('profpack')` loads no zstd: 1. zstd-napi, an optional
  * dependency (a native addon), reads and writes; 2. else Node's built-in zstd
  * (node:zlib, Node >= 22.15) reads and writes; 3. else fzstd (pure JS) reads,
- * and writing zstd throws ERR_NATIVE_UNAVAILABLE (compression: 'none' still
- * writes). PROFPACK_ZSTD=napi|node|fzstd forces one (tests, diagnosis):
+ * and a writer given no compression writes none, said once (defaultCompression
+ * in tachyon/file/zstd-binding.ts); an explicit zstd throws ERR_NATIVE_UNAVAILABLE.
+ * PROFPACK_ZSTD=napi|node|fzstd forces one (tests, diagnosis):
  * forcing one this process lacks is an error at the first zstd use.
  */
 import * as path from 'node:path';

@@ -137,10 +137,49 @@ function removeDeadTemporaries(target: string): void {
     const pid = Number(m[1]);
     if (pid === process.pid || processAlive(pid)) continue;
     try {
-      fs.unlinkSync(path.join(dir, name));
+      // A directory too: export's temporary directory of Parquet files.
+      fs.rmSync(path.join(dir, name), { recursive: true, force: true });
     } catch {
       // removed meanwhile, or not ours to remove
     }
+  }
+}
+
+/**
+ * A directory of outputs (export's Parquet files) written the same way: into a temporary directory beside
+ * `target`, renamed to it (or its files renamed into an existing one) once `write` has written them all, and
+ * removed when `write` fails, so a full disk leaves the old directory or none, never a partial one. A temporary
+ * directory left by a writer that is gone is removed by the next write of the same target.
+ */
+export async function writeDirectoryThroughTemporary<T>(
+  target: string,
+  write: (dir: string) => Promise<T>,
+): Promise<T> {
+  const existing = statOrNull(target);
+  if (existing !== null && !existing.isDirectory())
+    throw new ProfpackError(`cannot create ${target}: it exists and is not a directory`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'a directory path',
+    });
+  removeDeadTemporaries(target);
+  const temp = temporaryPathFor(target);
+  try {
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.mkdirSync(temp);
+  } catch (err) {
+    throw fsError(err, target, 'create', ErrorCode.INVALID_ARGUMENT);
+  }
+  try {
+    const result = await write(temp);
+    if (statOrNull(target) === null) fs.renameSync(temp, target);
+    else {
+      for (const name of fs.readdirSync(temp)) fs.renameSync(path.join(temp, name), path.join(target, name));
+      fs.rmdirSync(temp);
+    }
+    return result;
+  } catch (err) {
+    fs.rmSync(temp, { recursive: true, force: true });
+    throw err instanceof ProfpackError ? err : fsError(err, target, 'write');
   }
 }
 

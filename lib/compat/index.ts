@@ -3,6 +3,7 @@
  * lib/formats and lib/profile. Each accepts the old argument shapes (an old-style source with `samples()` or a
  * new ProfileSource) and says in its comment what changed. New code uses the API each one names.
  */
+import { defaultCompression } from '../tachyon/file/zstd-binding';
 import { ErrorCode, ProfpackError } from '../errors';
 import {
   MAX_VERSION1_TICKS,
@@ -236,7 +237,7 @@ export function createTachyonSink(
   const writer = new ProfileWriter(path, {
     sampleIntervalUs: options.sampleIntervalUs,
     startTimeUs: options.startTimeUs,
-    compression: options.compression ?? 'zstd',
+    compression: options.compression ?? defaultCompression(),
     mode: options.mode ?? null,
     flushIntervalMs: options.flushIntervalMs,
   });

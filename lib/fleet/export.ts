@@ -3,9 +3,10 @@
  * (DIR/profiles.parquet, sample_types, frames, stacks, samples, labels), written by DuckDB's
  * `COPY … TO … (FORMAT parquet)` from the tables of tables.ts.
  */
-import { mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../errors';
+import { writeDirectoryThroughTemporary } from '../output-file';
 import { connectDuckDB, runSql, sqlString } from './duckdb';
 import { listProfileFiles } from './source';
 import { TABLE_NAMES, createTables, loadProfiles, type LoadOptions, type LoadResult, type TableName } from './tables';
@@ -45,21 +46,16 @@ export async function exportParquet(
   try {
     await createTables(db.connection);
     const loaded = await loadProfiles(db.connection, files, options);
-    try {
-      mkdirSync(outDir, { recursive: true });
-    } catch (err) {
-      throw new ProfpackError(`cannot create ${outDir}: ${(err as Error).message}`, {
-        code: ErrorCode.INVALID_ARGUMENT,
-        cause: err,
-      });
-    }
     const outputs = {} as ExportResult['outputs'];
-    for (const name of TABLE_NAMES) {
-      const out = path.join(outDir, `${name}.parquet`);
-      // Rows stay in the order they were appended (file order): profile_id then compresses to runs.
-      await runSql(db.connection, `COPY ${name} TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${codec})`);
-      outputs[name] = { path: out, bytes: statSync(out).size };
-    }
+    // Through a temporary directory: a full disk half-way leaves no partial set of tables.
+    await writeDirectoryThroughTemporary(outDir, async (dir) => {
+      for (const name of TABLE_NAMES) {
+        const out = path.join(dir, `${name}.parquet`);
+        // Rows stay in the order they were appended (file order): profile_id then compresses to runs.
+        await runSql(db.connection, `COPY ${name} TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${codec})`);
+        outputs[name] = { path: path.join(outDir, `${name}.parquet`), bytes: statSync(out).size };
+      }
+    });
     return { ...loaded, outputs };
   } finally {
     db.close();

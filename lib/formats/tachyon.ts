@@ -9,6 +9,7 @@
  * all (written as REPEAT runs by ProfileWriter's fast path); anything else is
  * refused with ERR_TACHYON_V1_WEIGHTED, naming version 2.
  */
+import { defaultCompression } from '../tachyon/file/zstd-binding';
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
 import {
@@ -123,7 +124,7 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
   const writer = new ProfileWriter(path, {
     sampleIntervalUs: source.meta.sampleIntervalUs,
     startTimeUs: source.meta.startTimeUs,
-    compression: options.compression ?? 'zstd',
+    compression: options.compression ?? defaultCompression(),
     mode: modeOf(source),
   });
   finishOrRemove(writer, path, source, () => {
@@ -180,7 +181,7 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
   const writer = new ModelWriter(path, {
     sampleIntervalUs: m.sampleIntervalUs,
     startTimeUs: m.startTimeUs,
-    compression: options.compression ?? 'zstd',
+    compression: options.compression ?? defaultCompression(),
     mode: modeOf(source),
     meta: {
       sampleTypes: m.sampleTypes,

@@ -17,6 +17,7 @@
  * that column is refused. `convert` to version 1 of a version-2 file is this
  * same path, so the two write the same bytes.
  */
+import { defaultCompression } from './file/zstd-binding';
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
 import { readInputFile } from '../input';
@@ -31,7 +32,7 @@ import { encodeRecordedBy, findRecordedBy } from '../recorded-by';
 import { labelKeys } from '../profile/tables';
 
 export interface DowngradeOptions {
-  /** Compression of the version-1 sample region: 'zstd' (default, level 5, CPython's) or 'none'. */
+  /** Version-1 sample region: 'zstd' (level 5, CPython's; default where zstd is written) or 'none'. */
   compression?: 'zstd' | 'none';
   /** zstd level (default 5). */
   level?: number;
@@ -118,7 +119,7 @@ export function downgrade(inputPath: string, outputPath: string, options: Downgr
     const writer = new ProfileWriter(writePath, {
       sampleIntervalUs: info.sampleIntervalUs,
       startTimeUs: info.startTimeUs,
-      compression: options.compression ?? 'zstd',
+      compression: options.compression ?? defaultCompression(),
       level: options.level,
       mode: info.mode,
       captureFeatures: info.captureFeatures,

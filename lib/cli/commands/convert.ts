@@ -1,4 +1,5 @@
 /** `profpack convert IN --to FORMAT -o OUT` */
+import { compressionOf, compressionOption, type CompressionFlag } from '../compression';
 import { type Command, Option } from 'commander';
 import { statSync } from 'node:fs';
 import {
@@ -26,7 +27,7 @@ interface ConvertFlags {
   to?: string;
   from?: string;
   output: string;
-  compression: 'zstd' | 'none';
+  compression: CompressionFlag;
   tachyonVersion: '1' | '2';
   aggregate?: boolean;
   thread?: string;
@@ -55,9 +56,7 @@ export function registerConvert(program: Command): Command {
     .addOption(new Option('--to <format>', 'output format (default: from the output name)').choices([...FORMAT_NAMES]))
     .addOption(new Option('--from <format>', 'input format (default: detected)').choices([...FORMAT_NAMES]))
     .option('-o, --output <file>', 'output file')
-    .addOption(
-      new Option('--compression <kind>', 'Tachyon output compression').choices(['zstd', 'none']).default('zstd'),
-    )
+    .addOption(compressionOption('Tachyon output compression'))
     .addOption(
       new Option(
         '--tachyon-version <n>',
@@ -101,7 +100,7 @@ export function registerConvert(program: Command): Command {
         const summary = convert(input, flags.output, {
           to: formatOption(flags.to, '--to'),
           from: formatOption(flags.from, '--from'),
-          compression: flags.compression,
+          compression: compressionOf(flags.compression),
           version: flags.tachyonVersion === '2' ? 2 : 1,
           aggregate: flags.aggregate === true,
           thread: flags.thread,
@@ -141,7 +140,7 @@ function convertHeap(input: string, flags: ConvertFlags): void {
   }
   const maps = flags.sourceMaps === undefined ? undefined : new SourceMapper(flags.sourceMaps);
   writeProfile(withMappedFrames(built.profile, maps?.mapFrame), flags.output, to, {
-    compression: flags.compression,
+    compression: compressionOf(flags.compression),
     version: flags.tachyonVersion === '2' ? 2 : 1,
     aggregate: flags.aggregate === true,
     thread: flags.thread,

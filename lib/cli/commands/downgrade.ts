@@ -1,5 +1,6 @@
 /** `profpack downgrade IN OUT`: a version-2 profile rewritten as version 1, which CPython 3.15 reads. */
-import { Option, type Command } from 'commander';
+import { compressionOf, compressionOption, type CompressionFlag } from '../compression';
+import type { Command } from 'commander';
 import { outputPath } from '../output-option';
 import { downgrade } from '../../tachyon/index';
 
@@ -12,15 +13,11 @@ export function registerDowngrade(program: Command): void {
     .argument('<in>', 'a version-2 profile (ProfileWriter with formatVersion: 2)')
     .argument('[out]', 'the version-1 file to write (or -o)')
     .option('-o, --output <file>', 'the version-1 file to write')
-    .addOption(
-      new Option('--compression <kind>', "version-1 sample region: zstd (level 5, CPython's) or none")
-        .choices(['zstd', 'none'])
-        .default('zstd'),
-    )
+    .addOption(compressionOption("version-1 sample region: zstd (level 5, CPython's) or none"))
     .action(
-      (input: string, positional: string | undefined, flags: { compression: 'zstd' | 'none' }, command: Command) => {
+      (input: string, positional: string | undefined, flags: { compression: CompressionFlag }, command: Command) => {
         const output = outputPath(command, positional);
-        const result = downgrade(input, output, { compression: flags.compression });
+        const result = downgrade(input, output, { compression: compressionOf(flags.compression) });
         process.stdout.write(`${output}: format version 1, ${result.samples} samples, ${result.bytes} bytes\n`);
         // Said on stderr: the file is written, but version 1 could not keep these.
         for (const what of result.lost) process.stderr.write(`profpack: version 1 does not keep ${what}\n`);

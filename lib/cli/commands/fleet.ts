@@ -2,6 +2,7 @@
  * The commands over many profiles (lib/fleet): `merge` into one Tachyon file,
  * `export` to Parquet, `sql` through DuckDB.
  */
+import { compressionOf, compressionOption, type CompressionFlag } from '../compression';
 import * as path from 'node:path';
 import { type Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
@@ -30,14 +31,12 @@ export function registerMerge(program: Command): Command {
     .argument('<inputs...>', 'profile files or directories of them')
     .option('-o, --output <file>', 'Tachyon file to write')
     .addOption(new Option('--out <file>').hideHelp())
-    .addOption(
-      new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'),
-    )
+    .addOption(compressionOption('sample region compression'))
     .action(
-      action((inputs: string[], flags: { compression: 'zstd' | 'none' }, command: Command) => {
+      action((inputs: string[], flags: { compression: CompressionFlag }, command: Command) => {
         const out = outputPath(command);
         const r = mergeProfiles(inputs, out, {
-          compression: flags.compression,
+          compression: compressionOf(flags.compression),
           onWarning: (message) => process.stderr.write(`profpack: warning: ${message}\n`),
         });
         process.stderr.write(

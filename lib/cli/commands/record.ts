@@ -5,6 +5,7 @@
  * when the target exits — however it exits: a target killed by SIGKILL or
  * crashing loses only its last harvest interval. Exits as the target did.
  */
+import { compressionOption, type CompressionFlag } from '../compression';
 import { statSync } from 'node:fs';
 import { constants } from 'node:os';
 import * as path from 'node:path';
@@ -23,7 +24,7 @@ import { action } from '../errors';
 interface RecordFlags {
   intervalUs: string;
   out: string;
-  compression: 'zstd' | 'none';
+  compression: CompressionFlag;
   workers?: boolean;
   harvestMs: string;
   rotate?: string;
@@ -47,9 +48,7 @@ export function registerRecord(program: Command): Command {
     .option('--interval-us <us>', 'sampling interval in µs', '1000')
     .option('-o, --output <file>', 'Tachyon file to write', 'profile.tach')
     .addOption(new Option('--out <file>').hideHelp())
-    .addOption(
-      new Option('--compression <kind>', 'sample region compression').choices(['zstd', 'none']).default('zstd'),
-    )
+    .addOption(compressionOption('sample region compression'))
     .option('--workers', 'also record worker threads, each as its own thread')
     .option(
       '--no-source-maps',

@@ -3,6 +3,7 @@
  * them, one harvest at a time, into a Tachyon file or any sink: written here ('inline', a sink) or by a writer
  * process over a pipe (the default, and what `profpack record`'s preload does through `fd`).
  */
+import { defaultCompression } from '../../tachyon/file/zstd-binding';
 import type { Frame } from '../../profile/index';
 import { SourceMapper } from '../../sourcemap/index';
 import { ErrorCode, ProfpackError } from '../../errors';
@@ -96,7 +97,7 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     return startAgent(settings, sinkTarget(options.sink, 0n, options.heapSink), undefined);
   if (options.fd !== undefined) return recordOverPipe({ fd: options.fd }, options);
   const out = options.out ?? 'profile.tach';
-  const compression = options.compression ?? 'zstd';
+  const compression = options.compression ?? defaultCompression();
   const { flushIntervalMs, sourceMaps } = options;
   if (writerMode === 'process')
     return recordOverPipe({ writer: { out, compression, rotate, flushIntervalMs, sourceMaps }, onFile }, options);

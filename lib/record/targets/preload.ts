@@ -7,6 +7,7 @@
  * PROFPACK_RECORD_FD (lib/record/wire), which is removed from the environment at
  * once so that child processes the target spawns do not send into it too.
  */
+import { defaultCompression } from '../../tachyon/file/zstd-binding';
 import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 import { RecordEnv, childFile, type ChildRecording } from '../settings/index';
@@ -55,7 +56,7 @@ function startChildRecording(raw: string): void {
   const writer = {
     out: settings.base === undefined ? 'profile.tach' : childFile(settings.base, process.pid),
     rotate: settings.rotate,
-    compression: settings.compression ?? 'zstd',
+    compression: settings.compression ?? defaultCompression(),
     flushIntervalMs: settings.flushIntervalMs,
     sourceMaps: settings.sourceMaps,
   };

@@ -7,6 +7,7 @@
  * NODE_OPTIONS, which every Node process the command starts reads, and only
  * the first one records (the preload removes PROFPACK_RECORD_FD).
  */
+import { defaultCompression } from '../../tachyon/file/zstd-binding';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
@@ -111,10 +112,12 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   if (options.heapSink !== undefined && heap === undefined)
     throw new ProfpackError('heapSink needs heap', { code: ErrorCode.INVALID_ARGUMENT });
   const cpu = checkCpu(options.cpu, heap !== undefined, options.workers === true);
+  // Chosen once here: the host and every child write the same, and the fallback is said once.
+  const compression = options.compression ?? defaultCompression(options.onWarning);
   const host = new RecordingHost({
     out: options.out,
     intervalUs,
-    compression: options.compression ?? 'zstd',
+    compression,
     rotate: options.rotate,
     flushIntervalMs: options.flushIntervalMs,
     heapSink: options.heapSink,
@@ -145,7 +148,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const base = options.out.replace(/\.tach$/, '');
   if (children) {
     const settings: ChildRecording = {
-      compression: options.compression,
+      compression,
       flushIntervalMs: options.flushIntervalMs,
       sourceMaps: options.sourceMaps,
     };

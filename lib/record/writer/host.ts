@@ -5,6 +5,7 @@
  * the recorded process died. The file is then complete up to the last
  * harvest that arrived.
  */
+import { defaultCompression } from '../../tachyon/file/zstd-binding';
 import { existsSync, statSync } from 'node:fs';
 import type { Frame } from '../../profile/index';
 import { createTachyonSink, type TachyonSink } from './sink';
@@ -192,7 +193,7 @@ export class RecordingHost {
     return createTachyonSink(out, {
       sampleIntervalUs: BigInt(Math.max(1, Math.round(this.options.intervalUs))),
       startTimeUs,
-      compression: this.options.compression ?? 'zstd',
+      compression: this.options.compression ?? defaultCompression(),
       mode: ProfilingMode.Wall,
       flushIntervalMs: this.options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
       heap: this.options.heap === true && this.options.heapSink === undefined,

@@ -3,6 +3,7 @@
  * ProfileWriter's fast path (frames interned once, one stack per tick), so a
  * recording streams into a Tachyon file or into any caller's sink.
  */
+import { defaultCompression } from '../../tachyon/file/zstd-binding';
 import { frameFromV8 } from '../../v8/index';
 import type { Frame } from '../../profile/index';
 import { MAX_STACK_DEPTH, ProfileWriter, type HeapFileSink } from '../../tachyon/index';
@@ -57,7 +58,7 @@ export function createTachyonSink(path: string, options: TachyonSinkOptions): Ta
   const writer = new ProfileWriter(path, {
     sampleIntervalUs: options.sampleIntervalUs,
     startTimeUs: options.startTimeUs,
-    compression: options.compression ?? 'zstd',
+    compression: options.compression ?? defaultCompression(),
     mode: options.mode ?? null,
     flushIntervalMs: options.flushIntervalMs,
     formatVersion: options.heap === true ? 2 : 1,

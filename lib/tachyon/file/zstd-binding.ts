@@ -4,7 +4,9 @@
  * there): zstd-napi's binding, or zstd-fallback.ts's API over the other two.
  */
 import { zstdChoice, type ZstdProvider } from '../../backend';
-import { fallbackZstd, type ZstdApi } from './zstd-fallback';
+import { fallbackZstd, noZstdReason, type ZstdApi } from './zstd-fallback';
+
+export { noZstdReason } from './zstd-fallback';
 
 export type { ZstdApi, ZstdCCtx, ZstdDCtx } from './zstd-fallback';
 export type { ZstdProvider } from '../../backend';
@@ -21,4 +23,28 @@ export function zstdBinding(): ZstdApi {
 /** Which zstd this process uses (choosing it if no zstd call has yet): backend.zstd. */
 export function zstdProvider(): ZstdProvider {
   return zstdChoice().provider;
+}
+
+/** Whether this process writes zstd: zstd-napi or Node's built-in zstd (fzstd only reads). */
+export function canWriteZstd(): boolean {
+  return zstdProvider() !== 'fzstd';
+}
+
+let saidNoZstd = false;
+
+/**
+ * The compression of a writer given none: zstd, or 'none' where this process
+ * cannot write zstd (installed with no compiler on Node < 22.15), said once per
+ * process through `say` (default: process.emitWarning, code PROFPACK_NO_ZSTD).
+ * An explicit compression: 'zstd' is never downgraded: it fails, coded.
+ */
+export function defaultCompression(say?: (line: string) => void): 'zstd' | 'none' {
+  if (canWriteZstd()) return 'zstd';
+  if (!saidNoZstd) {
+    saidNoZstd = true;
+    const line = `${noZstdReason()}: writing uncompressed profiles`;
+    if (say === undefined) process.emitWarning(`profpack: ${line}`, { code: 'PROFPACK_NO_ZSTD' });
+    else say(line);
+  }
+  return 'none';
 }

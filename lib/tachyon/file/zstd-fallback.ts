@@ -195,6 +195,14 @@ class FrameDCtx implements ZstdDCtx {
   }
 }
 
+/** Why zstd cannot be written here: the fallback's line (zstd-binding.ts) and an explicit request's error. */
+export function noZstdReason(): string {
+  return (
+    `writing zstd needs the zstd-napi addon or Node >= 22.15 (built-in zstd); ` +
+    `this is Node ${process.versions.node} without zstd-napi`
+  );
+}
+
 function nodeCompress(data: Uint8Array, level: number): Uint8Array {
   const compress = nodeZstd()!.compress;
   const params = {
@@ -214,11 +222,10 @@ class FrameCCtx implements ZstdCCtx {
 
   constructor() {
     if (!nodeZstd()) {
-      throw new ProfpackError(
-        `writing zstd needs the zstd-napi addon or Node >= 22.15 (built-in zstd); ` +
-          `this is Node ${process.versions.node} without zstd-napi: write with compression: 'none'`,
-        { code: ErrorCode.NATIVE_UNAVAILABLE, expected: 'zstd-napi, or Node >= 22.15' },
-      );
+      throw new ProfpackError(`${noZstdReason()}: write with compression: 'none'`, {
+        code: ErrorCode.NATIVE_UNAVAILABLE,
+        expected: 'zstd-napi, or Node >= 22.15',
+      });
     }
   }
 

@@ -5,6 +5,7 @@
  * times and statuses as every version-2 file has them, and the model section
  * (v2/model.ts) after the frame table at finalize.
  */
+import { defaultCompression } from '../file/zstd-binding';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ModelSectionEncoder, type ModelLabel, type ModelMeta } from '../v2/index';
 import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from './writer';
@@ -35,7 +36,7 @@ export class ModelWriter {
     const writerOptions: ProfileWriterOptions & { [WRITER_INTERNALS]: WriterInternals } = {
       sampleIntervalUs: options.sampleIntervalUs,
       startTimeUs: options.startTimeUs,
-      compression: options.compression ?? 'zstd',
+      compression: options.compression ?? defaultCompression(),
       mode: options.mode ?? null,
       backend: options.backend,
       formatVersion: 2,

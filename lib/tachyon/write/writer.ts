@@ -10,6 +10,7 @@
  * sample-checks.ts, the tables, sections, stats block, footer and header
  * patch written at finalize in trailer.ts.
  */
+import { canWriteZstd, defaultCompression, noZstdReason } from '../file/zstd-binding';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { backend, nativeModule } from '../../backend';
@@ -99,9 +100,16 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const startHi = h[0]!;
     const startLo = h[1]!;
 
-    const compression = options.compression ?? 'zstd';
+    const compression = options.compression ?? defaultCompression();
     if (compression !== 'zstd' && compression !== 'none')
       throw invalid(`compression must be 'zstd' or 'none', not ${String(compression)}`, "'zstd' | 'none'");
+    // Refused before the open: no empty file is left, no existing one truncated.
+    if (compression === 'zstd' && !canWriteZstd()) {
+      throw new ProfpackError(`${noZstdReason()}: write with compression: 'none'`, {
+        code: ErrorCode.NATIVE_UNAVAILABLE,
+        expected: 'zstd-napi, or Node >= 22.15',
+      });
+    }
     this.compression = compression;
     const level = options.level ?? ZSTD_LEVEL;
     if (!Number.isInteger(level) || level < -131072 || level > 22)

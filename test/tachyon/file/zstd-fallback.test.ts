@@ -6,7 +6,7 @@
  * with one coded error and compression: 'none' still writes.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
@@ -188,21 +188,27 @@ describe('zstd fallbacks', () => {
       }
     });
   } else {
-    it('without zstd-napi and Node >= 22.15, writing zstd fails with one coded error and none still writes', async () => {
+    it('without zstd-napi and Node >= 22.15, an explicit zstd fails, coded; the default and none write', async () => {
       const lib = await libraryWith('fzstd');
       const work = mkdtempSync(path.join(tmpdir(), 'profpack-zstd-none-'));
       try {
-        expect(() => new lib.ProfileWriter(path.join(work, 'z.tach'), { sampleIntervalUs: 1000 })).toThrow(
+        const explicit = path.join(work, 'z.tach');
+        expect(() => new lib.ProfileWriter(explicit, { sampleIntervalUs: 1000, compression: 'zstd' })).toThrow(
           expect.objectContaining({
             code: 'ERR_NATIVE_UNAVAILABLE',
             message: expect.stringMatching(/Node >= 22\.15.*compression: 'none'/),
           }),
         );
-        const file = path.join(work, 'n.tach');
-        const w = new lib.ProfileWriter(file, { sampleIntervalUs: 1000, compression: 'none' });
-        w.writeStack(7, 0, 1000, 0, [w.internFrame({ filename: 'a.py', funcname: 'f', lineno: 1 })]);
-        w.finalize();
-        expect(lib.dumpProfile(file).samples.length).toBe(1);
+        expect(existsSync(explicit)).toBe(false);
+        for (const compression of [undefined, 'none'] as const) {
+          const file = path.join(work, `n-${String(compression)}.tach`);
+          const w = new lib.ProfileWriter(file, { sampleIntervalUs: 1000, compression });
+          w.writeStack(7, 0, 1000, 0, [w.internFrame({ filename: 'a.py', funcname: 'f', lineno: 1 })]);
+          w.finalize();
+          // The header's compression type (bytes 56..59 in CPython's layout): 0, none.
+          expect(readFileSync(file).readUInt32LE(56)).toBe(0);
+          expect(lib.dumpProfile(file).samples.length).toBe(1);
+        }
       } finally {
         rmSync(work, { recursive: true, force: true });
       }
