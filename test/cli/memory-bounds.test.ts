@@ -71,8 +71,10 @@ function manyThreads(file: string, threads: number, depth: number): string {
 
 /** Version 1, zstd: a FULL record then one REPEAT run of `run` samples (a few KB for 20 M). */
 function repeatRun(file: string, run: number): string {
-  const entries = new Uint8Array(2 * run);
-  for (let k = 0; k < run; k++) entries.set([0x01, STATUS], 2 * k);
+  // Each tick one interval (1000 µs, uleb128 e8 07) after the last: a busy loop at the sampler's rate, which the
+  // model keeps as one record (docs/formats.md, Times); ticks at other gaps are records of their own.
+  const entries = new Uint8Array(3 * run);
+  for (let k = 0; k < run; k++) entries.set([0xe8, 0x07, STATUS], 3 * k);
   const region = Uint8Array.from([...fullRecord(7n, [0, 1]), ...recordPrefix(7n, 0, 0), ...uleb128(run)]);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const zstd = require('zstd-napi') as { compress(b: Uint8Array): Uint8Array };

@@ -40,14 +40,15 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}, preload: string[] = []
 beforeAll(async () => {
   build = compileBuild();
   dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-cli-reliability-'));
-  // 20 M samples of one stack: REPEAT records of 2 bytes a sample, a few KB once compressed.
+  // 20 M samples of one stack: REPEAT records of 3 bytes a sample, a few KB once compressed.
   repeatFile = path.join(dir, 'repeat-20m.bin');
   const w = new ProfileWriter(repeatFile, { sampleIntervalUs: 1000, compression: 'zstd' });
   const stack = [
     w.internFrame({ filename: 'app.py', funcname: 'spin', lineno: 3 }),
     w.internFrame({ filename: 'app.py', funcname: 'main', lineno: 9 }),
   ];
-  for (let i = 0; i < SAMPLES; i++) w.writeStack(1, 0, 1_000_000 + i, 0, stack);
+  // One interval apart, as a busy loop samples: the model keeps the run as one record (docs/formats.md, Times).
+  for (let i = 0; i < SAMPLES; i++) w.writeStack(1, 0, 1_000_000 + i * 1000, 0, stack);
   w.finalize();
   special.fifo = path.join(dir, 'in.fifo');
   expect(spawnSync('mkfifo', [special.fifo]).status).toBe(0);
