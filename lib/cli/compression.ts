@@ -4,7 +4,7 @@
  * still fails, coded, where it cannot be written).
  */
 import { Option } from 'commander';
-import { defaultCompression } from '../tachyon/file/zstd-binding';
+import { defaultCompression } from '../tachyon/index';
 
 export type CompressionFlag = 'zstd' | 'none' | undefined;
 

@@ -3,7 +3,7 @@
  * lib/formats and lib/profile. Each accepts the old argument shapes (an old-style source with `samples()` or a
  * new ProfileSource) and says in its comment what changed. New code uses the API each one names.
  */
-import { defaultCompression } from '../tachyon/file/zstd-binding';
+import { defaultCompression } from '../tachyon/index';
 import { ErrorCode, ProfpackError } from '../errors';
 import {
   MAX_VERSION1_TICKS,

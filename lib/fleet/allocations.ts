@@ -21,9 +21,8 @@ import {
   type HeapTraceSource,
 } from '../memory/index';
 import type { Frame, StackTable } from '../profile/index';
-import { HeapQueryBudget } from '../tachyon/v2/heap-limits';
+import { HeapQueryBudget } from '../tachyon/index';
 import { bigintTimeUs } from './times';
-import type { RowSink } from './tables';
 
 type StackIdOf = (frames: readonly Frame[], stacks: StackTable, sid: number, frameIds: bigint[]) => bigint;
 
@@ -37,6 +36,11 @@ interface ProcessState {
   /** The file read last: named when one of its times does not fit. */
   file: string;
   intervalBytes: number;
+}
+
+/** Where rows go: a DuckDB appender, or a ClickHouse batch (lib/fleet/tables.ts builds the rows for both). */
+export interface RowSink {
+  appendRow(values: readonly DuckDBValue[]): void;
 }
 
 export class AllocationRows {

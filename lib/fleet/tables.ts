@@ -27,7 +27,7 @@ import { formatFromPath, openProfile } from '../formats/index';
 import { frameKey, type Frame } from '../profile/index';
 import type { DuckDBAppender, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB, runSql, type DuckDBConnection } from './duckdb';
-import { AllocationRows } from './allocations';
+import { AllocationRows, type RowSink } from './allocations';
 import { bigintTimeUs } from './times';
 import type { StackTable } from '../profile/index';
 export const TABLE_NAMES = [
@@ -180,10 +180,6 @@ class ChunkAppender {
 }
 
 /** Where the rows of one table go: a value array in the table's column order, which the caller may reuse. */
-export interface RowSink {
-  appendRow(values: readonly DuckDBValue[]): void;
-}
-
 /**
  * The destination of the rows: DuckDB's appenders (loadProfiles) or ClickHouse's batches (clickhouse.ts). The rows
  * are built once, here, for both.

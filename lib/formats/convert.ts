@@ -6,8 +6,7 @@
 import { readSync, statSync } from 'node:fs';
 import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
 import { closeInput, inputSize, openInput } from '../input';
-import { downgrade } from '../tachyon/downgrade';
-import { isVersion2 } from '../tachyon/read/index';
+import { downgrade, isVersion2 } from '../tachyon/index';
 import { refuseInputAsOutput } from '../output-file';
 import { mapBatches, sampleTypeName, type Frame, type ProfileSource, type SampleBatch } from '../profile/index';
 import { withMappedFrames } from '../sourcemap/index';

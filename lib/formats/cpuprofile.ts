@@ -39,7 +39,7 @@ import {
   ROOT_CALL_FRAME,
   THREAD_FRAME_URL,
   frameFromV8,
-  sampleLines,
+  hotLines,
   statusForV8Leaf,
   v8CallFrame,
   type CpuProfile,
@@ -305,7 +305,7 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
   }
   const gaps = new Float64Array(n);
   gapsToNext(threads, times, n, nominalUs, gaps);
-  const lines = hotLines(nodes, at, times);
+  const lines = hotLines(nodes, at, times, bad);
   const lineStacks = new Map<string, number>();
   const statuses = Array.isArray(meta?.status) && meta.status.length === n ? meta.status : undefined;
   const values = [1, 0];
@@ -329,30 +329,6 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
     out.add(stack, threads[i]!, times[i]!, Number(statuses?.[i] ?? statusOf[k]) & 0xff, values);
   }
   return out;
-}
-
-/**
- * The line of each sample from its node's positionTicks (sampleLines: V8's self ticks per line, handed to the
- * node's samples in time order), 0 for none; undefined when no node has positionTicks.
- */
-function hotLines(nodes: CpuProfileNode[], nodeOf: Int32Array, times: Float64Array): Uint32Array | undefined {
-  let lineTicks: Record<number, number[]> | undefined;
-  nodes.forEach((node, k) => {
-    const ticks: unknown = node.positionTicks;
-    if (ticks === undefined) return;
-    if (!Array.isArray(ticks)) throw bad(`node ${node.id}'s positionTicks is not an array`);
-    const flat: number[] = [];
-    for (const [j, t] of (ticks as unknown[]).entries()) {
-      const { line, ticks: count } = (t ?? {}) as { line?: unknown; ticks?: unknown };
-      if (!Number.isSafeInteger(line) || !Number.isSafeInteger(count) || (count as number) < 0)
-        throw bad(`node ${node.id}'s positionTicks[${j}] is not { line, ticks } in whole numbers`);
-      flat.push(line as number, count as number);
-    }
-    if (flat.length > 0) (lineTicks ??= {})[k] = flat;
-  });
-  if (lineTicks === undefined) return undefined;
-  const order = Array.from(nodeOf.keys()).sort((a, b) => times[a]! - times[b]! || a - b);
-  return sampleLines(nodeOf, order, lineTicks);
 }
 
 /** Gap after each of `length` rows without times: its value as µs (time units) or as that many intervals (counts). */

@@ -16,7 +16,7 @@ import { gunzipBounded, isGzip } from './gzip';
 import { pprofAdapter } from './pprof';
 import { tachyonAdapter } from './tachyon';
 import { HEAD_BYTES } from './sniff';
-import { hasPlaceholderHeader } from '../tachyon/file/index';
+import { hasPlaceholderHeader } from '../tachyon/index';
 import { speedscopeAdapter } from './speedscope';
 
 /** Every format, in the order content detection tries them: the binary ones by magic, then text. */

@@ -9,7 +9,7 @@
  * all (written as REPEAT runs by ProfileWriter's fast path); anything else is
  * refused with ERR_TACHYON_V1_WEIGHTED, naming version 2.
  */
-import { defaultCompression } from '../tachyon/file/zstd-binding';
+import { defaultCompression } from '../tachyon/index';
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
 import {

@@ -6,7 +6,7 @@
  */
 import { resized } from '../typed-arrays';
 import { unsampledWeight } from '../profile/index';
-import { HeapQueryBudget } from '../tachyon/v2/heap-limits';
+import { HeapQueryBudget } from '../tachyon/index';
 
 /** Ordinals are u32: thread index above them keeps the key an exact integer below 2^53. */
 const THREAD_SPAN = 2 ** 32;

@@ -17,7 +17,7 @@
  * that column is refused. `convert` to version 1 of a version-2 file is this
  * same path, so the two write the same bytes.
  */
-import { defaultCompression } from './file/zstd-binding';
+import { defaultCompression } from './file/index';
 import * as fs from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
 import { readInputFile } from '../input';
@@ -27,9 +27,8 @@ import { MAX_STACK_DEPTH } from './format';
 import { heapTotalsOf, isVersion2, readProfileV2, type V2Profile } from './read/index';
 import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/index';
 import type { ModelSection } from './v2/index';
-import { sampleCountColumn, sampleTypeName } from '../profile/units';
+import { labelKeys, sampleCountColumn, sampleTypeName } from '../profile/index';
 import { encodeRecordedBy, findRecordedBy } from '../recorded-by';
-import { labelKeys } from '../profile/tables';
 
 export interface DowngradeOptions {
   /** Version-1 sample region: 'zstd' (level 5, CPython's; default where zstd is written) or 'none'. */

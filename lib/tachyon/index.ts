@@ -13,6 +13,7 @@ export {
   type ReplayStats,
   type Frame,
   type ProfileInfo,
+  isVersion2,
 } from './read/index';
 export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, type DumpSample } from './read/index';
 export {
@@ -46,5 +47,12 @@ export {
 } from './format';
 export * as v2 from './v2-api';
 // For the format registry's content detection: the magic in either byte order.
-export { hasTachyonMagic } from './file/index';
+export {
+  hasTachyonMagic,
+  hasPlaceholderHeader,
+  defaultCompression,
+  JOURNAL_SUFFIX,
+  recoverCommand,
+} from './file/index';
+export { HeapQueryBudget } from './v2/index';
 export { recover, RECOVER_INTERNALS, type RecoverOptions, type RecoverResult } from './recover';

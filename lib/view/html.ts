@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../errors';
-import { formatValue, nanosPerUnit } from '../profile/units';
+import { formatValue, nanosPerUnit } from '../profile/index';
 
 /** lib/view/template from lib/view (sources, tests) or dist/view (compiled; the package ships lib/). */
 function templateDir(): string {

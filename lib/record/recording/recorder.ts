@@ -3,7 +3,7 @@
  * them, one harvest at a time, into a Tachyon file or any sink: written here ('inline', a sink) or by a writer
  * process over a pipe (the default, and what `profpack record`'s preload does through `fd`).
  */
-import { defaultCompression } from '../../tachyon/file/zstd-binding';
+import { defaultCompression } from '../../tachyon/index';
 import type { Frame } from '../../profile/index';
 import { SourceMapper } from '../../sourcemap/index';
 import { ErrorCode, ProfpackError } from '../../errors';

@@ -7,7 +7,6 @@
  * PROFPACK_RECORD_FD (lib/record/wire), which is removed from the environment at
  * once so that child processes the target spawns do not send into it too.
  */
-import { defaultCompression } from '../../tachyon/file/zstd-binding';
 import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 import { RecordEnv, childFile, type ChildRecording } from '../settings/index';
@@ -56,7 +55,8 @@ function startChildRecording(raw: string): void {
   const writer = {
     out: settings.base === undefined ? 'profile.tach' : childFile(settings.base, process.pid),
     rotate: settings.rotate,
-    compression: settings.compression ?? defaultCompression(),
+    // record passes its choice; without one the writer process picks its default (zstd, or none without it).
+    compression: settings.compression,
     flushIntervalMs: settings.flushIntervalMs,
     sourceMaps: settings.sourceMaps,
   };

@@ -7,7 +7,7 @@
  * NODE_OPTIONS, which every Node process the command starts reads, and only
  * the first one records (the preload removes PROFPACK_RECORD_FD).
  */
-import { defaultCompression } from '../../tachyon/file/zstd-binding';
+import { defaultCompression } from '../../tachyon/index';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';

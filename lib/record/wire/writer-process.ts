@@ -8,7 +8,8 @@ import type { OnFile, RotateOptions } from '../settings/index';
 export interface WriterProcessSettings {
   out: string;
   intervalUs: number;
-  compression: 'zstd' | 'none';
+  /** Absent: the writer process's default (zstd, or none where zstd cannot be written). */
+  compression?: 'zstd' | 'none';
   startTimeUs: bigint;
   epochOffsetUs: bigint;
   rotate?: RotateOptions;

@@ -5,7 +5,7 @@
  * the recorded process died. The file is then complete up to the last
  * harvest that arrived.
  */
-import { defaultCompression } from '../../tachyon/file/zstd-binding';
+import { defaultCompression } from '../../tachyon/index';
 import { existsSync, statSync } from 'node:fs';
 import type { Frame } from '../../profile/index';
 import { createTachyonSink, type TachyonSink } from './sink';
@@ -14,7 +14,7 @@ import { removeFile } from '../../file-retry';
 import { SourceMapper } from '../../sourcemap/index';
 import { encodeRecordedBy, type RecordedBy } from '../../recorded-by';
 import { ProfilingMode } from '../../tachyon/index';
-import { JOURNAL_SUFFIX, recoverCommand } from '../../tachyon/file/index';
+import { JOURNAL_SUFFIX, recoverCommand } from '../../tachyon/index';
 import { ChunkIngester } from './ingest';
 import { checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from '../settings/index';
 import { RotationFiles } from './rotation';

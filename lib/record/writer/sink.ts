@@ -3,7 +3,7 @@
  * ProfileWriter's fast path (frames interned once, one stack per tick), so a
  * recording streams into a Tachyon file or into any caller's sink.
  */
-import { defaultCompression } from '../../tachyon/file/zstd-binding';
+import { defaultCompression } from '../../tachyon/index';
 import { frameFromV8 } from '../../v8/index';
 import type { Frame } from '../../profile/index';
 import { MAX_STACK_DEPTH, ProfileWriter, type HeapFileSink } from '../../tachyon/index';

@@ -33,3 +33,4 @@ export { ModelSectionEncoder } from './model-encoder';
 export { HeapRecordFlag, encodeHeapChunk, encodeHeapHeader, type HeapTotals } from './heap-format';
 export { HeapSectionDecoder, decodeHeapTotals } from './heap-decode';
 export { HeapSectionEncoder } from './heap-encode';
+export { HeapQueryBudget } from './heap-limits';

@@ -5,7 +5,7 @@
  * times and statuses as every version-2 file has them, and the model section
  * (v2/model.ts) after the frame table at finalize.
  */
-import { defaultCompression } from '../file/zstd-binding';
+import { defaultCompression } from '../file/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ModelSectionEncoder, type ModelLabel, type ModelMeta } from '../v2/index';
 import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from './writer';

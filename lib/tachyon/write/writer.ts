@@ -10,7 +10,7 @@
  * sample-checks.ts, the tables, sections, stats block, footer and header
  * patch written at finalize in trailer.ts.
  */
-import { canWriteZstd, defaultCompression, noZstdReason } from '../file/zstd-binding';
+import { canWriteZstd, defaultCompression, noZstdReason } from '../file/index';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { backend, nativeModule } from '../../backend';
