@@ -16,7 +16,8 @@ const TEST_ONLY: Record<string, string> = {
   fixtures: 'stored inputs and the scripts that made them',
   fuzz: 'the fuzz harnesses with their corpus and regressions; they cross every concern',
   outside: 'profiles written by other tools (Go, Datadog, Node), read through every concern',
-  oracle: 'every number profpack prints or writes against an independent tool (CPython, go tool pprof, V8), across concerns',
+  oracle:
+    'every number profpack prints or writes against an independent tool (CPython, go tool pprof, V8), across concerns',
 };
 /** At any depth, inside a mirrored folder: the scripts its tests run in a child process. */
 const CHILD = 'child';
