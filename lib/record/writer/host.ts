@@ -137,7 +137,10 @@ export class RecordingHost {
   private summary: HostSummary | undefined;
   private stacksAtCap = 0;
   private failure: ProfpackError | undefined;
-  /** The file could not be written (a full disk…): it and its journal are kept for recover, nothing more is written. */
+  /**
+   * The file could not be written (a full disk…): it and its journal are kept for recover, nothing more is
+   * written.
+   */
   private writeFailed = false;
   /** The recorder's own report that it could not start ('failed'). */
   private startFailure: ProfpackError | undefined;
