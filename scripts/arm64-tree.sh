@@ -2,7 +2,8 @@
 # Makes an arm64 copy of this checkout in DIR, to run under qemu-user:
 # the tracked files and dist/, node_modules installed for linux-arm64 (its
 # optional platform packages, e.g. vitest's bundler), zstd-napi and the addon
-# cross-compiled with g++-aarch64-linux-gnu. Prints the arm64 node's path.
+# cross-compiled with g++-aarch64-linux-gnu (installed when missing). Prints
+# the arm64 node's path.
 #   bash scripts/arm64-tree.sh DIR     (then: bash scripts/qemu-arm64.sh DIR CMD...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,12 @@ root=$(pwd)
 dir=${1:?usage: arm64-tree.sh DIR}
 node_arm=$(bash scripts/node-bin.sh linux-arm64 24)
 export CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ LINK=aarch64-linux-gnu-g++ AR=aarch64-linux-gnu-ar
+# A fresh CI machine may lack the cross compiler: install it as scripts/prebuild.sh does.
+if ! command -v "$CXX" >/dev/null; then
+  echo "arm64-tree: installing g++-aarch64-linux-gnu" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
+    g++-aarch64-linux-gnu >/dev/null
+fi
 command -v "$CXX" >/dev/null || { echo "arm64-tree: $CXX missing (apt-get install g++-aarch64-linux-gnu)" >&2; exit 1; }
 
 rm -rf "$dir"
