@@ -14,14 +14,15 @@ import type { FormatName, WriteOptions } from './adapter';
 import { FORMAT_NAMES, formatFromPath, openProfile, writeProfile } from './registry';
 
 /**
- * Default ConvertOptions.maxSamples: pprof, .cpuprofile, .heapprofile and
- * speedscope outputs hold every sample record in memory (a few dozen bytes
- * each), so a larger profile is refused with ERR_CONVERT_TOO_MANY_SAMPLES
- * instead of ending in a V8 heap abort. Tachyon and collapsed output stream.
+ * Default ConvertOptions.maxSamples: .cpuprofile, .heapprofile and speedscope
+ * outputs hold every sample record in memory (a few dozen bytes each), so a
+ * larger profile is refused with ERR_CONVERT_TOO_MANY_SAMPLES instead of
+ * ending in a V8 heap abort. Tachyon, collapsed and pprof output stream
+ * (pprof's writer keeps one encoded stack per distinct stack: pprof-write.ts).
  */
 export const DEFAULT_MAX_SAMPLES = 4_000_000;
 
-const IN_MEMORY_OUTPUTS: readonly FormatName[] = ['pprof', 'cpuprofile', 'heapprofile', 'speedscope'];
+const IN_MEMORY_OUTPUTS: readonly FormatName[] = ['cpuprofile', 'heapprofile', 'speedscope'];
 
 export interface ConvertOptions extends WriteOptions {
   to?: FormatName;
@@ -73,7 +74,7 @@ export function convert(input: string, output: string, options: ConvertOptions =
         `${n === total ? `the profile declares ${n} samples` : `more than ${maxSamples} samples`}: ` +
           `converting to ${to} holds every sample in memory; ` +
           `the limit is ${maxSamples} (ConvertOptions.maxSamples, --max-samples), ` +
-          `or convert to tachyon or collapsed, which stream`,
+          `or convert to tachyon, collapsed or pprof, which stream`,
         {
           code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
           expected: `at most ${maxSamples} samples`,

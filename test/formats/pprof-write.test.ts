@@ -9,6 +9,8 @@ import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
+import { convert } from '../../lib/formats/convert';
+import { ProfileWriter } from '../../lib/tachyon/index';
 import { NOT_EPOCH_COMMENT, readPprof } from '../../lib/formats/pprof';
 import { makeFrame, ProfileBuilder } from '../../lib/profile/index';
 import { goPprof, goPprofRaw, goPprofRawTotals } from '../support/outside-tools';
@@ -222,5 +224,28 @@ describe('pprof out of a model built in memory', () => {
     const raw = goPprofRaw(out);
     expect(raw.totals.map((t) => t.total)).toEqual(totals(b).sums);
     expect(totals(readPprof(readFileSync(out)))).toEqual(totals(b));
+  });
+
+  it('convert() to pprof streams: more records than maxSamples go out (go tool pprof counts them all)', () => {
+    // Gaps unlike the interval: every tick is its own record (docs/formats.md, Times), each with its time label.
+    const input = path.join(work, 'records.tach');
+    const w = new ProfileWriter(input, { sampleIntervalUs: 1000, compression: 'none' });
+    const main = w.internFrame({ filename: 'app.py', funcname: 'main', lineno: 1 });
+    const spin = w.internFrame({ filename: 'app.py', funcname: 'spin', lineno: 2 });
+    const records = 3_000;
+    for (let i = 0; i < records; i++)
+      w.writeStack(1, 0, 1_000_000 + i * 1500 + (i % 3), 0, i % 2 ? [spin, main] : [main]);
+    w.finalize();
+    const out = path.join(work, 'records.pb.gz');
+    const summary = convert(input, out, { maxSamples: 100 });
+    expect(summary.samples).toBe(records);
+    const raw = goPprofRaw(out);
+    expect(raw.samples).toBe(records);
+    expect(raw.totals.find((t) => t.type === 'samples')?.total).toBe(records);
+    // An output that holds every record still has the limit.
+    expectCoded(
+      () => convert(input, path.join(work, 'records.speedscope.json'), { maxSamples: 100 }),
+      'ERR_CONVERT_TOO_MANY_SAMPLES',
+    );
   });
 });

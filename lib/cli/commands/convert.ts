@@ -80,7 +80,7 @@ export function registerConvert(program: Command): Command {
     )
     .option(
       '--max-samples <n>',
-      `pprof, .cpuprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`,
+      `.cpuprofile, .heapprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`,
     )
     .option(
       '--heap',
