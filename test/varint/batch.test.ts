@@ -55,6 +55,35 @@ describe('batch LEB128 on the ' + backend.name + ' backend', () => {
     );
   });
 
+  it('runs of one-byte values (the 64-at-a-time path) among longer ones, cut at any count', () => {
+    // Written here 7 bits at a time, not by profpack: the values are the truth.
+    const leb = (x: number): number[] => {
+      const out: number[] = [];
+      for (; x >= 0x80; x = Math.floor(x / 0x80)) out.push((x % 0x80) | 0x80);
+      out.push(x);
+      return out;
+    };
+    const runs = fc.array(
+      fc.oneof(
+        fc.array(fc.integer({ min: 0, max: 127 }), { minLength: 60, maxLength: 200 }),
+        fc.array(fc.integer({ min: 0, max: 0xffff_ffff }), { maxLength: 4 }),
+      ),
+      { maxLength: 6 },
+    );
+    fc.assert(
+      fc.property(runs, fc.nat(), fc.nat(3), (parts, cut, offset) => {
+        const values = parts.flat();
+        const bytes = Uint8Array.from([...Array<number>(offset).fill(0x80 | 5), ...values.flatMap(leb)]);
+        const count = values.length === 0 ? 0 : cut % (values.length + 1);
+        const got = v.decodeU32Many(bytes, offset, count);
+        expect([...got.values]).toEqual(values.slice(0, count));
+        expect(got.end).toBe(offset + values.slice(0, count).flatMap(leb).length);
+        const zig = v.decodeZigzag32Many(bytes, offset, count).values;
+        expect([...zig]).toEqual(values.slice(0, count).map((u) => (u >>> 1) ^ -(u & 1)));
+      }),
+    );
+  });
+
   it('decodes into a caller array and from an offset', () => {
     const bytes = v.encodeU32Many(Uint32Array.from([7, 300, 70000]));
     const framed = new Uint8Array(bytes.length + 4);
