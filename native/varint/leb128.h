@@ -157,14 +157,6 @@ inline size_t DecodeU32BatchWith(const uint8_t* data, size_t size, size_t pos, s
     uint64_t ends = 0;
     for (unsigned k = 0; k < 8; ++k) ends |= Kernel::EndsOf8(LoadLE64(data + pos + 8 * k)) << (8 * k);
     if (ends == 0) goto careful;
-    // 64 one-byte values (small values, the common case of ids and deltas): a widening copy the compiler
-    // vectorises, instead of 64 turns of the ctz chain below.
-    if (ends == ~uint64_t{0} && count - i >= 64) {
-      for (unsigned k = 0; k < 64; ++k) out[i + k] = StoredU32<kZigzag, Out>(data[pos + k]);
-      i += 64;
-      pos += 64;
-      continue;
-    }
     if ((ends & kTwelveFiveByteSpan) == kTwelveFiveByteEnds && count - i >= 12) {
       uint64_t high = 0;
       for (unsigned k = 0; k < 12; ++k) {
@@ -175,6 +167,14 @@ inline size_t DecodeU32BatchWith(const uint8_t* data, size_t size, size_t pos, s
       if (__builtin_expect((high >> 32) != 0, 0)) goto careful;  // a 5th byte with more than 4 bits: redo these exactly
       i += 12;
       pos += 60;
+      continue;
+    }
+    // 64 one-byte values (small values, the common case of ids and deltas): a widening copy the compiler
+    // vectorises, instead of 64 turns of the ctz chain below.
+    if (ends == ~uint64_t{0} && count - i >= 64) {
+      for (unsigned k = 0; k < 64; ++k) out[i + k] = StoredU32<kZigzag, Out>(data[pos + k]);
+      i += 64;
+      pos += 64;
       continue;
     }
     {
