@@ -24,6 +24,8 @@ class StackFramesCache {
   private lastNode = new Int32Array(16).fill(-1);
   private lastStatus = new Int32Array(16);
   private readonly lastStackFrames: (readonly InterpreterInfo[] | undefined)[] = [];
+  // Their frames: a new stack of the thread is built from them (ReplayRun.framesFrom).
+  private readonly lastFrames: (readonly Frame[] | undefined)[] = [];
   // stackFrames of recent (node, thread, status) triples.
   private readonly wrapNode = new Int32Array(WRAP_CACHE_SIZE).fill(-1);
   private readonly wrapThread = new Int32Array(WRAP_CACHE_SIZE);
@@ -39,12 +41,13 @@ class StackFramesCache {
     this.lastNode.fill(-1);
   }
 
-  private framesOf(node: number): readonly Frame[] {
+  private framesOf(t: number, node: number): readonly Frame[] {
     const cache = this.nodes;
     const seen = cache.seen(node);
     let f = cache.get(node) as readonly Frame[] | undefined;
     if (f === undefined) {
-      f = this.run.frames(node);
+      const prevNode = this.lastNode[t]!;
+      f = prevNode < 0 ? this.run.frames(node) : this.run.framesFrom(node, prevNode, this.lastFrames[t]!);
       cache.offer(node, f, seen);
     }
     return f;
@@ -66,7 +69,7 @@ class StackFramesCache {
       sf = this.wrapValue[slot]!;
     else {
       // Not frozen (Object.freeze costs more than the whole sample): read-only by contract.
-      const thread: ThreadInfo = { threadId: this.run.threadIds[t]!, status, frameInfo: this.framesOf(node) };
+      const thread: ThreadInfo = { threadId: this.run.threadIds[t]!, status, frameInfo: this.framesOf(t, node) };
       sf = [{ interpreterId: this.run.interpreterIds[t]!, threads: [thread] }];
       this.wrapNode[slot] = node;
       this.wrapThread[slot] = t;
@@ -76,6 +79,7 @@ class StackFramesCache {
     this.lastNode[t] = node;
     this.lastStatus[t] = status;
     this.lastStackFrames[t] = sf;
+    this.lastFrames[t] = sf[0]!.threads[0]!.frameInfo;
     return sf;
   }
 }

@@ -66,7 +66,7 @@ export type {
   ReplayStats,
 } from './types';
 
-/** Files up to this size are copied whole at open by the native backend (the decoder still reads the mapping). */
+/** Files up to this size are read whole at open by the native backend too, not mapped. */
 const SMALL_FILE = 256 << 10;
 /** A zstd region up to this size is kept decompressed after the open-stage check. */
 const DEFAULT_KEEP_LIMIT = 16 << 20;
@@ -199,7 +199,7 @@ export class ProfileReader {
 
   /**
    * Opens a regular file (anything else is ERR_NOT_REGULAR_FILE, without
-   * blocking): mapped by the native backend, read whole by the JS twin. Both
+   * blocking): mapped by the native backend above 256 KiB, read whole otherwise and by the JS twin. Both
    * keep the descriptor and check between replay windows that the file is as
    * it was at open; a change is ERR_TACHYON_FILE_CHANGED (docs/reliability.md).
    */
@@ -209,13 +209,11 @@ export class ProfileReader {
     try {
       // Between windows the header and footer are checked, not the metadata alone: an append, chmod or unlink goes on.
       watchInput(input, native ? native.edgeHash : edgeHash, HEADER_SIZE, FOOTER_SIZE);
-      if (native) {
+      // A small file is read whole and never mapped: unmapping, even a few pages, flushes the TLB of every CPU
+      // the process runs on (an IPI each), 21 % of a 13k-sample open + replay + close (perf, bench/RESULTS.md).
+      if (native && input.size > SMALL_FILE) {
         const file = native.openFile(input.fd, input.size, path);
-        // A small file is copied once (one crossing) and open reads header, footer and tables from the copy.
-        const whole = file.size <= SMALL_FILE ? native.readRange(file, 0, file.size) : null;
-        const source: FileBytes = whole
-          ? { size: whole.length, read: (start, end) => whole.subarray(start, end) }
-          : { size: file.size, read: (start, end) => native.readRange(file, start, end) };
+        const source: FileBytes = { size: file.size, read: (start, end) => native.readRange(file, start, end) };
         try {
           return new ProfileReader(source, file, native, options, input);
         } catch (err) {
@@ -225,7 +223,7 @@ export class ProfileReader {
       }
       const bytes = readInput(input, ErrorCode.TACHYON_IO);
       const source: FileBytes = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
-      return new ProfileReader(source, null, null, options, input);
+      return new ProfileReader(source, null, native, options, input);
     } catch (err) {
       closeInput(input);
       throw withRecoverHint(err, path);

@@ -232,6 +232,8 @@ export class ReplayRun {
   interpreterIds: number[] = [];
   nodeParent = new Uint32Array(1024);
   nodeFrame = new Uint32Array(1024);
+  /** Frames from the root to each node (the root's is 0): framesFrom() finds common ancestors by it. */
+  nodeDepth = new Uint32Array(1024);
   nodeCount = 1;
   /** Samples handed to the caller so far (replay errors report it). */
   delivered = 0;
@@ -362,10 +364,14 @@ export class ReplayRun {
         while (size < this.nodeCount + nNodes) size *= 2;
         this.nodeParent = resized(this.nodeParent, size);
         this.nodeFrame = resized(this.nodeFrame, size);
+        this.nodeDepth = resized(this.nodeDepth, size);
       }
+      const depth = this.nodeDepth;
       for (let k = 0; k < nNodes; k++) {
-        this.nodeParent[this.nodeCount] = nodes[2 * k]!;
+        const parent = nodes[2 * k]!;
+        this.nodeParent[this.nodeCount] = parent;
         this.nodeFrame[this.nodeCount] = nodes[2 * k + 1]!;
+        depth[this.nodeCount] = depth[parent]! + 1;
         this.nodeCount++;
       }
     }
@@ -402,6 +408,34 @@ export class ReplayRun {
       if (frame == null) this.invalidFrame(frameOf[n]!);
       out[i++] = frame!;
     }
+    return out;
+  }
+
+  /**
+   * frames(node), built from `prev` = frames(prevNode): only the frames above the two stacks' common ancestor
+   * are walked up the trie, the shared part is copied from `prev`. A new stack usually differs from its thread's
+   * previous one by a few frames, and the walk (dependent loads per frame) was most of a 1 M-sample replay.
+   */
+  framesFrom(node: number, prevNode: number, prev: readonly Frame[]): Frame[] {
+    const table = this.frameTable;
+    const parent = this.nodeParent;
+    const frameOf = this.nodeFrame;
+    const depth = this.nodeDepth;
+    const out = new Array<Frame>(depth[node]!);
+    let a = node;
+    let b = prevNode;
+    while (depth[b]! > depth[a]!) b = parent[b]!;
+    let i = 0;
+    // depth[a] >= depth[b] throughout: a climbs alone until they are level, then both.
+    while (a !== b) {
+      if (depth[a] === depth[b]) b = parent[b]!;
+      const frame = table[frameOf[a]!];
+      if (frame == null) this.invalidFrame(frameOf[a]!);
+      out[i++] = frame!;
+      a = parent[a]!;
+    }
+    // a is the common ancestor, at depth out.length - i: prev[prev.length - that depth] and on are its frames.
+    for (let j = prev.length - (out.length - i); i < out.length;) out[i++] = prev[j++]!;
     return out;
   }
 

@@ -148,6 +148,31 @@ describe('open reads O(header), not the file (issue 39)', () => {
     else expect(read).toBeLessThan(size + (64 << 10));
   });
 
+  it.each(testedBackends)('%s: a file up to 256 KiB is read whole, not mapped; a larger one is mapped', (which) => {
+    // Unmapping flushes the TLB of every CPU the process runs on: 21 % of a small file's open + replay + close.
+    const maps = (file: string): boolean | null => {
+      try {
+        return fs.readFileSync('/proc/self/maps', 'latin1').includes(file);
+      } catch {
+        return null; // no /proc (not Linux)
+      }
+    };
+    const small = profile('none');
+    expect(fs.statSync(small).size).toBeLessThan(256 << 10);
+    for (const [file, mapped] of [
+      [small, false],
+      [big, which === 'native'],
+    ] as const) {
+      const reader = ProfileReader.open(file, { backend: which });
+      const seen = maps(file);
+      let n = 0;
+      reader.replay({ collect: (_s, ts) => (n += ts.length) });
+      reader.close();
+      if (seen !== null) expect(seen).toBe(mapped);
+      expect(n).toBe(file === small ? SAMPLES : 400_000);
+    }
+  });
+
   it('the edge hash is FNV-1a 64 of header and footer, the same from both backends', () => {
     // Under PROFPACK_BACKEND=js the addon is not loaded: the JS twin is checked against the oracle alone.
     const native = nativeReader();
