@@ -7,6 +7,7 @@ export {
   type HeapFreeEvents,
   type HeapEventBatch,
   type HeapTraceSource,
+  type ExternalMemorySample,
 } from '../profile/index';
 export { HeapTraceCollector } from './collect';
 export { LiveSet } from './live-set';
