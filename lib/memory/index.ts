@@ -22,4 +22,11 @@ export {
   type HeapProfileInfo,
 } from './profile';
 export { leakSuspects, fitLine, formatLeakTable, type LeakSuspect, type LeakReport } from './leaks';
+export {
+  externalMemoryTrends,
+  formatExternalLines,
+  EXTERNAL_SUSPECT_MIN_BYTES,
+  EXTERNAL_SUSPECT_MIN_FIT,
+  type ExternalMemoryTrend,
+} from './external';
 export { openHeapFile, openHeapFiles, requireHeapFiles, ConcatenatedHeapTrace } from './open';
