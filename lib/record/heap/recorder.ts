@@ -40,7 +40,7 @@
 import { HeapLimitWatcher, LIMIT_CHECK_MS } from './limit';
 import type { HeapOptions } from './options';
 import type { HeapSamplerKind } from './probe';
-import { HeapSampler } from './sampler';
+import { HeapSampler, monotonicUs } from './sampler';
 import { encodeHeapFrame, type PollMemory } from './wire';
 
 /**
@@ -151,6 +151,7 @@ export class HeapRecorder {
       };
       if (!timedPollDue(pace, this.shares)) {
         this.skipped++;
+        this.sendMemoryAlone();
         return;
       }
     }
@@ -190,6 +191,25 @@ export class HeapRecorder {
     const last = this.lastMemory;
     if (last !== undefined && last.externalBytes === external && last.arrayBuffersBytes === arrayBuffers) return;
     return (this.lastMemory = { externalBytes: external, arrayBuffersBytes: arrayBuffers });
+  }
+
+  /**
+   * A harvest the pacing left without a poll still samples the external memory (cheap, and a line with a point per
+   * harvest shows its growth): a frame of no events.
+   */
+  private sendMemoryAlone(): void {
+    try {
+      const memory = this.memoryChange();
+      if (memory === undefined) return;
+      const timeUs = monotonicUs();
+      const none = new Uint32Array(0);
+      const poll = { intervalBytes: this.sampler.intervalBytes, timeUs, sinceUs: timeUs, costMs: 0, shortLived: 0 };
+      const empty = { ...poll, ordinals: none, sizes: none, stackIds: none, freed: none };
+      this.send(encodeHeapFrame(empty, this.threadId, this.sampler.numbers, memory));
+    } catch (err) {
+      this.dispose();
+      process.emitWarning(`profpack: heap recording stopped: ${(err as Error).message}`);
+    }
   }
 
   /** Whether a check that found this use near the limit harvests now (limit.ts, nearPollDue). */
