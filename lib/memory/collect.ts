@@ -8,7 +8,13 @@
  */
 import { frameFromV8, type CpuProfileCallFrame } from '../v8/index';
 import { FrameTable, StackTable, ThreadTable, type Frame, type ThreadRef } from '../profile/index';
-import { NO_HEAP_STACK, type HeapEventBatch, type HeapTraceMeta, type HeapTraceSource } from '../profile/index';
+import {
+  NO_HEAP_STACK,
+  type ExternalMemorySample,
+  type HeapEventBatch,
+  type HeapTraceMeta,
+  type HeapTraceSource,
+} from '../profile/index';
 
 /** The recorder's stack tree, as much of it as the collector reads. */
 interface RecorderStacks {
@@ -37,6 +43,7 @@ export class HeapTraceCollector implements HeapTraceSource {
   private readonly threadTable = new ThreadTable();
   readonly stacks = new StackTable();
   private readonly held: HeapEventBatch[] = [];
+  private readonly memorySeries: ExternalMemorySample[] = [];
   /** Recorder stack id → model stack id (-1: not mapped yet). */
   private stackMap = new Int32Array(0);
   private intervalBytes = 0;
@@ -91,8 +98,18 @@ export class HeapTraceCollector implements HeapTraceSource {
     });
   }
 
+  memory(sample: { threadId: number; timeUs: number; externalBytes: number; arrayBuffersBytes: number }): void {
+    this.span({ ...sample, sinceUs: sample.timeUs, ordinals: new Uint32Array(0) });
+    const { timeUs, externalBytes, arrayBuffersBytes } = sample;
+    this.memorySeries.push({ thread: this.thread(sample.threadId), timeUs, externalBytes, arrayBuffersBytes });
+  }
+
   *events(): Iterable<HeapEventBatch> {
     yield* this.held;
+  }
+
+  externalMemory(): ExternalMemorySample[] {
+    return this.memorySeries.slice();
   }
 
   private span(batch: RecorderBatch): void {

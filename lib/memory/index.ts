@@ -7,6 +7,7 @@ export {
   type HeapFreeEvents,
   type HeapEventBatch,
   type HeapTraceSource,
+  type ExternalMemorySample,
 } from '../profile/index';
 export { HeapTraceCollector } from './collect';
 export { LiveSet } from './live-set';
@@ -21,4 +22,11 @@ export {
   type HeapProfileInfo,
 } from './profile';
 export { leakSuspects, fitLine, formatLeakTable, type LeakSuspect, type LeakReport } from './leaks';
+export {
+  externalMemoryTrends,
+  formatExternalLines,
+  EXTERNAL_SUSPECT_MIN_BYTES,
+  EXTERNAL_SUSPECT_MIN_FIT,
+  type ExternalMemoryTrend,
+} from './external';
 export { openHeapFile, openHeapFiles, requireHeapFiles, ConcatenatedHeapTrace } from './open';

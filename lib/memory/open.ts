@@ -16,7 +16,13 @@ import {
   type ThreadRef,
 } from '../profile/index';
 import { openHeapTrace } from '../tachyon/index';
-import { NO_HEAP_STACK, type HeapEventBatch, type HeapTraceMeta, type HeapTraceSource } from '../profile/index';
+import {
+  NO_HEAP_STACK,
+  type ExternalMemorySample,
+  type HeapEventBatch,
+  type HeapTraceMeta,
+  type HeapTraceSource,
+} from '../profile/index';
 
 /** The heap trace of one file, or null when it holds no heap events (lib/tachyon's reader; other formats have none). */
 export function openHeapFile(file: string): HeapTraceSource | null {
@@ -138,6 +144,16 @@ export class ConcatenatedHeapTrace implements HeapTraceSource {
         else yield { ...batch, thread, stackIds: stackIds(batch.stackIds) };
       }
     }
+  }
+
+  /** Each part's series, its threads numbered as events() numbers them. */
+  externalMemory(): ExternalMemorySample[] {
+    const out: ExternalMemorySample[] = [];
+    for (const part of this.parts) {
+      const series = part.externalMemory?.() ?? [];
+      for (const m of series) out.push({ ...m, thread: this.threadTable.intern(part.threads[m.thread]!.threadId) });
+    }
+    return out;
   }
 
   close(): void {

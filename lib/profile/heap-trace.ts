@@ -89,6 +89,19 @@ export interface HeapFreeEvents extends HeapPollSpan {
 
 export type HeapEventBatch = HeapLiveAtStart | HeapAllocEvents | HeapFreeEvents;
 
+/**
+ * A thread's external memory at a poll (process.memoryUsage()): the bytes outside V8's heap that JS objects hold,
+ * Buffer and ArrayBuffer backing stores above all (`arrayBuffers` is their part of `external`). V8's sampler never
+ * sees them, so they are a series of their own beside the sampled heap.
+ */
+export interface ExternalMemorySample {
+  /** Index into the source's `threads`. */
+  thread: number;
+  timeUs: number;
+  externalBytes: number;
+  arrayBuffersBytes: number;
+}
+
 export interface HeapTraceSource {
   readonly meta: HeapTraceMeta;
   /** Live tables, as in ProfileSource: a batch names only entries that exist when it is handed out. */
@@ -101,6 +114,8 @@ export interface HeapTraceSource {
    * time). A batch's arrays may be reused after the next one is asked for.
    */
   events(): Iterable<HeapEventBatch>;
+  /** The external memory series, in time order (absent or empty: recorded before it, or not by Node). */
+  externalMemory?(): ExternalMemorySample[];
   close?(): void;
 }
 

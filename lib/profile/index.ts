@@ -38,4 +38,5 @@ export {
   type HeapPollColumns,
   type HeapEventBatch,
   type HeapTraceSource,
+  type ExternalMemorySample,
 } from './heap-trace';

@@ -32,7 +32,7 @@ export { ModelWriter, type ModelWriterOptions } from './write/index';
 export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './read/index';
 export type { HeapTotals } from './v2/index';
 export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations } from './write/index';
-export type { HeapSinkFrees, HeapSinkLive, HeapSinkStacks } from './write/index';
+export type { HeapSinkFrees, HeapSinkLive, HeapSinkMemory, HeapSinkStacks } from './write/index';
 export type { NodeVisitor, RunTimes, StackNodes } from './read/index';
 export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/index';
 export { V2_MAX_STACK_DEPTH } from './v2/index';

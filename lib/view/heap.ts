@@ -35,6 +35,11 @@ export interface HeapViewData extends ViewData {
     /** Per bucket: all live bytes (estimated: sampled sizes scaled) at its last poll. */
     liveBytes: number[];
     peakBucket: number;
+    /**
+     * Per bucket: external memory (process.memoryUsage().external, all threads) at its last sample, null before the
+     * first; absent when the recording has none (made before it). V8's sampler never sees these bytes.
+     */
+    externalBytes?: (number | null)[];
     /** The window the page opens on (live at the end, at the peak, or at --at). */
     initial: { b0: number; b1: number };
   };
@@ -141,6 +146,7 @@ export function buildHeapViewData(trace: HeapTraceSource, options: HeapViewOptio
     }
     entryOffsets.push(entryKey.length);
   }
+  const externalBytes = externalPerBucket(trace, bucketCount, bucketOf);
   const at = options.at ?? 'end';
   const initial =
     at === 'end'
@@ -170,8 +176,28 @@ export function buildHeapViewData(trace: HeapTraceSource, options: HeapViewOptio
     entryOffsets,
     entryKey,
     entryCount,
-    heap: { entryFree, liveBytes, peakBucket, initial },
+    heap: { entryFree, liveBytes, peakBucket, ...(externalBytes === null ? {} : { externalBytes }), initial },
   };
+}
+
+/** The external memory line: each bucket the sum of every thread's latest sample (carried on), null before any. */
+function externalPerBucket(
+  trace: HeapTraceSource,
+  bucketCount: number,
+  bucketOf: (us: number) => number,
+): (number | null)[] | null {
+  const series = trace.externalMemory?.() ?? [];
+  if (series.length === 0) return null;
+  const out = new Array<number | null>(bucketCount).fill(null);
+  const latest = new Map<number, number>();
+  let sum = 0;
+  for (const m of series) {
+    sum += m.externalBytes - (latest.get(m.thread) ?? 0);
+    latest.set(m.thread, m.externalBytes);
+    out[bucketOf(m.timeUs)] = sum;
+  }
+  for (let b = 1; b < bucketCount; b++) if (out[b] === null) out[b] = out[b - 1]!;
+  return out;
 }
 
 /** Writes the heap flame page of `input` (a heap recording, or the rotated files of one) to `output`. */
@@ -187,6 +213,8 @@ export function heapFlame(
   let lastUs = Number.NaN;
   try {
     for (const batch of trace.events()) if (batch.kind !== 'live') lastUs = batch.timeUs;
+    for (const m of trace.externalMemory?.() ?? [])
+      lastUs = Number.isNaN(lastUs) ? m.timeUs : Math.max(lastUs, m.timeUs);
   } finally {
     trace.close?.();
   }
@@ -221,8 +249,12 @@ export function renderHeapFlameHtml(
   const b = (v: number) => formatValue(v, 'bytes');
   const peak = data.heap.liveBytes[data.heap.peakBucket] ?? 0;
   const peakMs = ((data.heap.peakBucket + 1) * data.bucketUs) / 1000;
+  const external = data.heap.externalBytes?.[data.bucketCount - 1];
   const summary =
     `live bytes (estimated): ${b(data.total)} at the end, ${b(peak)} at the peak (${peakMs} ms); ` +
+    (external === undefined || external === null
+      ? ''
+      : `external (Buffers, ArrayBuffers): ${b(external)} at the end; `) +
     `${data.samples.toLocaleString('en')} sampled allocations; ` +
     `${data.bucketCount} buckets of ${data.bucketUs / 1000} ms; ` +
     'drag a window: the allocations made in it still live at its end';

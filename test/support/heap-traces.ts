@@ -6,7 +6,8 @@ import { ProfileWriter, type HeapFileSink, type ProfileWriterOptions } from '../
 
 /** One event batch with stacks spelled as function names (innermost first), comparable across tables. */
 export interface PlainBatch {
-  kind: HeapEventBatch['kind'];
+  /** 'memory': an external memory sample (after every batch: a source gives them as a series of their own). */
+  kind: HeapEventBatch['kind'] | 'memory';
   threadId: string;
   timeUs?: number;
   sinceUs?: number;
@@ -15,6 +16,8 @@ export interface PlainBatch {
   stacks?: (string[] | null)[];
   allocTimesUs?: number[];
   shortLived?: number;
+  externalBytes?: number;
+  arrayBuffersBytes?: number;
 }
 
 export interface PlannedPoll {
@@ -24,6 +27,8 @@ export interface PlannedPoll {
   shortLived: number;
   /** Per live object of the thread: freed now or not (cycled over the live list). */
   freeMask: boolean[];
+  /** The thread's external memory at the poll (null: none sent, as from a recorder before it). */
+  memory: { externalBytes: number; arrayBuffersBytes: number } | null;
 }
 
 export interface PlannedTrace {
@@ -33,6 +38,13 @@ export interface PlannedTrace {
   live: { thread: number; count: number }[];
   polls: PlannedPoll[];
 }
+
+/** Byte counts up to the Memory record's u49. */
+const memoryBytes = fc.oneof(
+  fc.nat(),
+  fc.constant(2 ** 49 - 1),
+  fc.maxSafeNat().map((v) => v % 2 ** 49),
+);
 
 export const plannedTrace: fc.Arbitrary<PlannedTrace> = fc.record({
   threads: fc.integer({ min: 1, max: 3 }),
@@ -55,6 +67,7 @@ export const plannedTrace: fc.Arbitrary<PlannedTrace> = fc.record({
       ),
       shortLived: fc.nat(5),
       freeMask: fc.array(fc.boolean(), { maxLength: 40 }),
+      memory: fc.option(fc.record({ externalBytes: memoryBytes, arrayBuffersBytes: memoryBytes }), { nil: null }),
     }),
     { maxLength: 25 },
   ),
@@ -86,6 +99,7 @@ export function feedPlan(
   });
   const stackOf = (pick: number): number => (pick >= stackIds.length ? NO_STACK : stackIds[pick]!);
   const expected: PlainBatch[] = [];
+  const memory: PlainBatch[] = [];
   const live = new Map<number, { ordinal: number; size: number; stack: number }[]>();
   const nextOrdinal = new Map<number, number>();
   const threadId = (t: number): number => 1000 + t;
@@ -169,8 +183,12 @@ export function feedPlan(
         ordinals: freed.map((o) => o.ordinal),
       });
     }
+    if (p.memory !== null) {
+      sink.memory({ threadId: threadId(t), timeUs: time, ...p.memory });
+      memory.push({ kind: 'memory', threadId: String(threadId(t)), timeUs: time, ordinals: [], ...p.memory });
+    }
   }
-  return expected;
+  return [...expected, ...memory];
 }
 
 /** Every batch of a source, spelled out (stacks as function names, innermost first). */
@@ -205,6 +223,11 @@ export function readBack(source: HeapTraceSource): PlainBatch[] {
         shortLived: b.shortLived,
       });
     else out.push({ kind: 'free', threadId, timeUs: b.timeUs, sinceUs: b.sinceUs, ordinals: [...b.ordinals] });
+  }
+  for (const m of source.externalMemory?.() ?? []) {
+    const { timeUs, externalBytes, arrayBuffersBytes } = m;
+    const threadId = String(source.threads[m.thread]!.threadId);
+    out.push({ kind: 'memory', threadId, timeUs, ordinals: [], externalBytes, arrayBuffersBytes });
   }
   return out;
 }

@@ -74,6 +74,34 @@ describe('heap flame page data', () => {
   });
 });
 
+/** The hand trace with external memory: thread 1 climbs 1 MiB a second from 2 s, thread 2 holds 5 MiB from 0.5 s. */
+function withExternal() {
+  const t = trace();
+  const samples = [{ threadId: 2, ms: 500, bytes: 5 << 20 }];
+  for (let s = 2; s <= 20; s++) samples.push({ threadId: 1, ms: s * 1000, bytes: s << 20 });
+  samples.sort((a, b) => a.ms - b.ms);
+  for (const m of samples)
+    t.memory({ threadId: m.threadId, timeUs: m.ms * 1000, externalBytes: m.bytes, arrayBuffersBytes: m.bytes });
+  return { trace: t, samples };
+}
+
+describe('heap flame page: the external line', () => {
+  it("each bucket holds every thread's latest sample summed, null before the first; none without samples", () => {
+    const { trace: t, samples } = withExternal();
+    const data = buildHeapViewData(t);
+    const external = data.heap.externalBytes!;
+    expect(external).toHaveLength(data.bucketCount);
+    for (let b = 0; b < data.bucketCount; b++) {
+      const endUs = (b + 1) * data.bucketUs + t.meta.startTimeUs;
+      const latest = new Map<number, number>();
+      for (const m of samples) if (m.ms * 1000 < endUs) latest.set(m.threadId, m.bytes);
+      const want = latest.size === 0 ? null : [...latest.values()].reduce((a, v) => a + v, 0);
+      expect(external[b]).toBe(want);
+    }
+    expect(buildHeapViewData(trace()).heap.externalBytes).toBeUndefined();
+  });
+});
+
 describe('heap flame page in Chromium', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'profpack-heapview-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -96,6 +124,26 @@ describe('heap flame page in Chromium', () => {
       expect(await page.locator('#functions tbody tr[data-name="garbage"]').count()).toBe(1);
       if (process.env.PROFPACK_SHOTS !== undefined)
         await page.screenshot({ path: path.join(process.env.PROFPACK_SHOTS, 'view-heap.png'), fullPage: true });
+      expect(problems).toEqual([]);
+      expect(await page.locator('#timeline path.external').count()).toBe(0);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+
+  it('draws the external line over the live bars, its end value in its label', async () => {
+    const { html, data } = renderHeapFlameHtml(withExternal().trace, { title: 'heap' });
+    const file = path.join(dir, 'heap-external.html');
+    writeFileSync(file, html);
+    const browser = await launch();
+    try {
+      const { page, problems } = await openPage(browser, file);
+      const external = data.heap.externalBytes!;
+      const d = (await page.locator('#timeline path.external').getAttribute('d'))!;
+      // One point per bucket with a value (d3.line: M x,y then L x,y ...).
+      expect(d.split(/[ML]/).filter((p) => p !== '').length).toBe(external.filter((v) => v !== null).length);
+      expect(await page.locator('#timeline .external-label').textContent()).toBe('external 25MB (Buffers…)');
+      expect(external[data.bucketCount - 1]).toBe((20 + 5) << 20);
       expect(problems).toEqual([]);
     } finally {
       await browser.close();

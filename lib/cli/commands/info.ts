@@ -12,7 +12,8 @@ import {
   type ProfileInfo,
 } from '../../tachyon/index';
 import { profileInfoLines } from '../info-profile';
-import { NodeStatus } from '../../profile/index';
+import { externalMemoryTrends, formatExternalLines } from '../../memory/index';
+import { formatValue, NodeStatus } from '../../profile/index';
 import { findRecordedBy, platformName, type RecordedBy } from '../../recorded-by';
 
 function seconds(us: bigint): string {
@@ -190,6 +191,10 @@ function heapLines(reader: ProfileReader, about?: RecordedBy): string[] {
       `heap:         ${events}${live}`,
       `              sampling interval ${n(h.intervalBytes)} bytes (V8's mean bytes allocated between samples)`,
     );
+    const trace = reader.heapTrace();
+    const external = trace === null ? [] : externalMemoryTrends(trace);
+    for (const line of formatExternalLines(external, (v) => formatValue(v, 'bytes')))
+      lines.push(`              ${line}`);
   } else if (about?.heapIntervalBytes !== undefined) {
     // Recorded with --heap, but V8 sampled nothing: the program allocated less than about one interval.
     lines.push(`heap:         no sampled allocation (sampling interval ${n(about.heapIntervalBytes)} bytes)`);

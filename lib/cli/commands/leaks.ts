@@ -1,7 +1,14 @@
 /** `profpack leaks FILE|DIR`: allocation sites ranked by what they still hold and how steadily it grew. */
 import { type Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { formatLeakTable, leakSuspects, type LeakReport } from '../../memory/index';
+import {
+  externalMemoryTrends,
+  formatExternalLines,
+  formatLeakTable,
+  leakSuspects,
+  type ExternalMemoryTrend,
+  type LeakReport,
+} from '../../memory/index';
 import { formatValue } from '../../profile/index';
 import { openHeapInputs } from '../heap-input';
 import { action } from '../errors';
@@ -17,7 +24,8 @@ export function registerLeaks(program: Command): Command {
     .option('-n <rows>', 'suspects to show (0 = all)', '20')
     .option(
       '--json',
-      'JSON output: { suspects: [{ funcname, filename, lineno, liveBytes, growthBytesPerMin, fit, … }], … }',
+      'JSON output: { suspects: [{ funcname, filename, lineno, liveBytes, growthBytesPerMin, fit, … }], ' +
+        'external: [{ threadId, endBytes, growthBytesPerMin, fit, suspect, … }], … }',
     )
     .action(
       action((inputs: string[], flags: { n: string; json?: boolean }) => {
@@ -29,15 +37,19 @@ export function registerLeaks(program: Command): Command {
           });
         const trace = openHeapInputs(inputs);
         let report: LeakReport;
+        let external: ExternalMemoryTrend[];
         try {
           report = leakSuspects(trace, { limit });
+          external = externalMemoryTrends(trace);
         } finally {
           trace.close?.();
         }
+        const bytes = (v: number): string => formatValue(v, 'bytes');
+        // The external line (Buffer/ArrayBuffer backing stores) goes under the sampled heap's table: V8 never saw it.
         process.stdout.write(
           flags.json === true
-            ? `${JSON.stringify(report, null, 2)}\n`
-            : `${formatLeakTable(report, (v) => formatValue(v, 'bytes'))}\n`,
+            ? `${JSON.stringify({ ...report, external }, null, 2)}\n`
+            : `${[formatLeakTable(report, bytes), ...formatExternalLines(external, bytes)].join('\n')}\n`,
         );
       }),
     );

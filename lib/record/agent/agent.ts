@@ -14,7 +14,7 @@ import { checkHeapOptions, HeapRecorder, type HeapOptions } from '../heap/index'
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkCpu, checkRange } from '../settings/index';
 import { HarvestEncoder, type WireChunk } from '../wire/index';
 import { V8Sampler } from './sampler';
-import { defaultChannelName, type WorkerChunkMessage } from './worker';
+import { defaultChannelName, warnOfWorkers, type WorkerChunkMessage } from './worker';
 
 /** Where harvests go: into a writer here, or over a pipe to a writer elsewhere. */
 export interface ChunkTarget {
@@ -116,12 +116,14 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
     if (chunk !== undefined) target.chunk(chunk, threadId, mainThread);
   };
   let channel: BroadcastChannel | undefined;
+  const workerWatch = warnOfWorkers({ workers: settings.workers, heap: heap !== undefined });
   if (settings.workers) {
     channel = new BroadcastChannel(settings.channel);
     channel.onmessage = (event: unknown) => {
       const data = (event as { data: WorkerChunkMessage }).data;
       if (data?.kind !== 'profpack-chunk' || stopped) return;
       threads.add(data.threadId);
+      workerWatch.seen(data.threadId);
       deliver(data.profile, data.threadId, false);
     };
     (channel as unknown as { unref?: () => void }).unref?.();
@@ -149,6 +151,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
     heapRecorder?.dispose();
     sampler?.dispose();
     channel?.close();
+    workerWatch.close();
     stopped = true;
   };
   let stopHarvests: () => void;
@@ -203,6 +206,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
       const chunk = detached ? undefined : sampler?.harvest(false);
       if (!detached) sampler?.dispose();
       channel?.close();
+      workerWatch.close();
       if (chunk !== undefined) deliver(chunk, ownThreadId, true);
       if (!detached) {
         heapRecorder?.poll();

@@ -11,7 +11,14 @@ export {
   type Recording,
   type RecordingSummary,
 } from './agent';
-export { defaultChannelName, startWorkerAgent, type WorkerChunkMessage } from './worker';
+export {
+  announceUnrecordedWorker,
+  defaultChannelName,
+  startWorkerAgent,
+  unrecordedChannelName,
+  warnOfWorkers,
+  type WorkerChunkMessage,
+} from './worker';
 export { recordOverPipe, type PipeEnd } from './pipe';
 export { V8Sampler } from './sampler';
 export { describeThisProcess, encodeRecordedBy, type RecordedBy } from './recorded-by';

@@ -19,6 +19,59 @@ export function defaultChannelName(): string {
   return `profpack-record-${process.pid}`;
 }
 
+/** The channel a process's workers announce themselves on when no worker agent records them. */
+export function unrecordedChannelName(): string {
+  return `profpack-unrecorded-${process.pid}`;
+}
+
+export interface WorkerAnnouncement {
+  kind: 'profpack-worker';
+  threadId: number;
+}
+
+/** In a worker thread that nothing records: tells the main thread's agent, which warns once (warnOfWorkers). */
+export function announceUnrecordedWorker(): void {
+  const channel = new BroadcastChannel(unrecordedChannelName());
+  channel.postMessage({ kind: 'profpack-worker', threadId: ownThreadId } satisfies WorkerAnnouncement);
+  channel.close();
+}
+
+/** The main thread's watch for workers it does not (wholly) record. */
+export interface WorkerWatch {
+  /** A worker agent's chunk came from `threadId` (with `workers`). */
+  seen(threadId: number): void;
+  close(): void;
+}
+
+/**
+ * On the main thread: one warning line the first time a worker ran with part of it unrecorded: all of it without
+ * `workers`, its heap with `heap` (the worker agent samples CPU only).
+ */
+export function warnOfWorkers(settings: { workers: boolean; heap: boolean }, write = warnLine): WorkerWatch {
+  const what = settings.workers
+    ? 'its heap unrecorded (heap sampling covers the main thread; its CPU is recorded)'
+    : `unrecorded (CPU${settings.heap ? ' and heap' : ''}): record with --workers to sample its CPU`;
+  let warned = false;
+  const warn = (threadId: number): void => {
+    if (warned) return;
+    warned = true;
+    write(`profpack: worker thread ${threadId} ran ${what}`);
+  };
+  // With `workers` the agent's chunks name the workers (startAgent calls seen); without, they announce themselves.
+  if (settings.workers) return { seen: settings.heap ? warn : () => undefined, close: () => undefined };
+  const channel = new BroadcastChannel(unrecordedChannelName());
+  channel.onmessage = (event: unknown) => {
+    const data = (event as { data: WorkerAnnouncement }).data;
+    if (data?.kind === 'profpack-worker') warn(data.threadId);
+  };
+  (channel as unknown as { unref?: () => void }).unref?.();
+  return { seen: () => undefined, close: () => channel.close() };
+}
+
+function warnLine(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
 /**
  * In a worker thread: sample this isolate and post each harvested chunk to
  * the main thread's recorder. Returns a stop function (also run on the

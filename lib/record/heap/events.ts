@@ -6,7 +6,7 @@
  */
 import type { CpuProfileCallFrame } from '../../v8/index';
 import { NO_HEAP_STACK } from '../../profile/index';
-import type { HeapSinkAllocations, HeapSinkFrees } from '../../tachyon/index';
+import type { HeapSinkAllocations, HeapSinkFrees, HeapSinkMemory } from '../../tachyon/index';
 import { resized } from '../../typed-arrays';
 
 /** A stack id for an object V8 gave no allocation node. */
@@ -22,6 +22,9 @@ export interface HeapAllocationBatch extends HeapSinkAllocations {
 
 /** Objects present at the previous poll and gone at this one: freed in between. */
 export type HeapFreeBatch = HeapSinkFrees;
+
+/** A thread's external memory at a poll: what V8's sampler does not see (Buffer and ArrayBuffer backing stores). */
+export type HeapMemorySample = HeapSinkMemory;
 
 /** What a heap recording starts with. */
 export interface HeapRecordingInfo {
@@ -40,6 +43,8 @@ export interface HeapEventSink {
   begin?(info: HeapRecordingInfo): void;
   allocations(batch: HeapAllocationBatch): void;
   frees(batch: HeapFreeBatch): void;
+  /** After the poll's batches (senders from before it send none). */
+  memory?(sample: HeapMemorySample): void;
 }
 
 /**

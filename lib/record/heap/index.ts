@@ -5,6 +5,7 @@ export {
   type HeapAllocationBatch,
   type HeapEventSink,
   type HeapFreeBatch,
+  type HeapMemorySample,
   type HeapRecordingInfo,
 } from './events';
 export { diffSamples, NO_SAMPLES, type LiveSamples, type SampleDiff } from './diff';
@@ -31,7 +32,7 @@ export {
   MAX_HEAP_INTERVAL_BYTES,
   type HeapOptions,
 } from './options';
-export { encodeHeapFrame, HeapFrameReceiver, HEAP_FRAME_FLAG } from './wire';
+export { encodeHeapFrame, HeapFrameReceiver, HEAP_FRAME_FLAG, type PollMemory } from './wire';
 export {
   HeapRecorder,
   POLL_CPU_SHARE,

@@ -40,8 +40,8 @@
 import { HeapLimitWatcher, LIMIT_CHECK_MS } from './limit';
 import type { HeapOptions } from './options';
 import type { HeapSamplerKind } from './probe';
-import { HeapSampler } from './sampler';
-import { encodeHeapFrame } from './wire';
+import { HeapSampler, monotonicUs } from './sampler';
+import { encodeHeapFrame, type PollMemory } from './wire';
 
 /**
  * Timed polls take about 4/this of the process's CPU (a quarter of each measured; see above). Not fewer: a program
@@ -112,6 +112,7 @@ export class HeapRecorder {
   private wallAtLastPollUs = wallUs();
   private heapUsageAtLastPoll = 0;
   private oldUsageAtLastPoll = 0;
+  private lastMemory: PollMemory | undefined;
   polls = 0;
   /** Harvests a near-limit check started. */
   nearPolls = 0;
@@ -150,6 +151,7 @@ export class HeapRecorder {
       };
       if (!timedPollDue(pace, this.shares)) {
         this.skipped++;
+        this.sendMemoryAlone();
         return;
       }
     }
@@ -168,9 +170,42 @@ export class HeapRecorder {
       this.oldUsageAtLastPoll = oldUsage;
       if (poll === undefined) return;
       this.polls++;
-      if (poll.ordinals.length === 0 && poll.freed.length === 0 && poll.shortLived === 0) return;
+      const memory = this.memoryChange();
+      if (poll.ordinals.length === 0 && poll.freed.length === 0 && poll.shortLived === 0 && memory === undefined)
+        return;
       this.events += poll.ordinals.length + poll.freed.length;
-      this.send(encodeHeapFrame(poll, this.threadId, this.sampler.numbers));
+      this.send(encodeHeapFrame(poll, this.threadId, this.sampler.numbers, memory));
+    } catch (err) {
+      this.dispose();
+      process.emitWarning(`profpack: heap recording stopped: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * The isolate's external memory now, when it differs from what the last frame carried (an idle program sends no
+   * frames). process.memoryUsage() takes ~10 µs (it reads the RSS too); Node counts `external` per isolate, so a
+   * worker's is its own.
+   */
+  private memoryChange(): PollMemory | undefined {
+    const { external, arrayBuffers } = process.memoryUsage();
+    const last = this.lastMemory;
+    if (last !== undefined && last.externalBytes === external && last.arrayBuffersBytes === arrayBuffers) return;
+    return (this.lastMemory = { externalBytes: external, arrayBuffersBytes: arrayBuffers });
+  }
+
+  /**
+   * A harvest the pacing left without a poll still samples the external memory (cheap, and a line with a point per
+   * harvest shows its growth): a frame of no events.
+   */
+  private sendMemoryAlone(): void {
+    try {
+      const memory = this.memoryChange();
+      if (memory === undefined) return;
+      const timeUs = monotonicUs();
+      const none = new Uint32Array(0);
+      const poll = { intervalBytes: this.sampler.intervalBytes, timeUs, sinceUs: timeUs, costMs: 0, shortLived: 0 };
+      const empty = { ...poll, ordinals: none, sizes: none, stackIds: none, freed: none };
+      this.send(encodeHeapFrame(empty, this.threadId, this.sampler.numbers, memory));
     } catch (err) {
       this.dispose();
       process.emitWarning(`profpack: heap recording stopped: ${(err as Error).message}`);

@@ -26,6 +26,9 @@ interface HeapFrameHeader {
   frees: number;
   stacks: number;
   frames: CpuProfileCallFrame[];
+  /** process.memoryUsage() at the poll (absent from senders before it). */
+  external?: number;
+  arrayBuffers?: number;
 }
 
 function deltas(ascending: Uint32Array): Uint32Array {
@@ -38,8 +41,22 @@ function deltas(ascending: Uint32Array): Uint32Array {
   return out;
 }
 
-/** The whole frame (length word included) for one poll; takes the stacks `numbers` has not sent yet. */
-export function encodeHeapFrame(poll: HeapPoll, threadId: number, numbers: HeapStackNumbers): Buffer {
+/** External memory at a poll, as process.memoryUsage() reads it. */
+export interface PollMemory {
+  externalBytes: number;
+  arrayBuffersBytes: number;
+}
+
+/**
+ * The whole frame (length word included) for one poll; takes the stacks `numbers` has not sent yet. `memory`: the
+ * thread's external memory then.
+ */
+export function encodeHeapFrame(
+  poll: HeapPoll,
+  threadId: number,
+  numbers: HeapStackNumbers,
+  memory?: PollMemory,
+): Buffer {
   const fresh = numbers.takeNew();
   const header: HeapFrameHeader = {
     intervalBytes: poll.intervalBytes,
@@ -52,6 +69,10 @@ export function encodeHeapFrame(poll: HeapPoll, threadId: number, numbers: HeapS
     stacks: fresh.stackParents.length,
     frames: fresh.frames,
   };
+  if (memory !== undefined) {
+    header.external = memory.externalBytes;
+    header.arrayBuffers = memory.arrayBuffersBytes;
+  }
   const stackIdsPlusOne = new Uint32Array(poll.stackIds.length);
   // NO_STACK + 1 wraps to 0.
   for (let i = 0; i < poll.stackIds.length; i++) stackIdsPlusOne[i] = (poll.stackIds[i]! + 1) >>> 0;
@@ -142,6 +163,10 @@ export class HeapFrameReceiver {
     }
     const { intervalBytes, threadId, timeUs, sinceUs, shortLived, allocations, frees, stacks, frames } =
       header ?? ({} as HeapFrameHeader);
+    const { external, arrayBuffers } = header ?? ({} as HeapFrameHeader);
+    const memory = external !== undefined || arrayBuffers !== undefined;
+    if (memory && !(isCount(external) && isCount(arrayBuffers)))
+      throw bad('memory fields', offset + 8, '{ external, arrayBuffers } as byte counts, or neither');
     if (
       ![intervalBytes, allocations, frees, stacks, shortLived, threadId].every(isCount) ||
       !Number.isFinite(timeUs) ||
@@ -211,5 +236,7 @@ export class HeapFrameReceiver {
       const batch: HeapFreeBatch = { threadId, timeUs: time, sinceUs: since, ordinals: freed };
       this.sink?.frees(batch);
     }
+    if (memory)
+      this.sink?.memory?.({ threadId, timeUs: time, externalBytes: external!, arrayBuffersBytes: arrayBuffers! });
   }
 }

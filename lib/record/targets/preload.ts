@@ -11,7 +11,7 @@ import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 import { RecordEnv, childFile, type ChildRecording } from '../settings/index';
 // The agent only: the file is written in another process, and the program loads none of the writer's code.
-import { defaultChannelName, recordOverPipe, startWorkerAgent } from '../agent/index';
+import { announceUnrecordedWorker, defaultChannelName, recordOverPipe, startWorkerAgent } from '../agent/index';
 import { FdSender } from '../wire/index';
 import { isProfpackError, type ProfpackError } from '../../errors';
 
@@ -131,4 +131,7 @@ if (isMainThread) {
     harvestMs: numberFrom(RecordEnv.harvestMs),
     channel: env[RecordEnv.channel],
   });
+} else if (env[RecordEnv.workers] === '0') {
+  // A worker of a recorded program that runs unrecorded: the main thread's agent says so, once.
+  announceUnrecordedWorker();
 }

@@ -179,6 +179,10 @@ export class RecordingHost {
         this.noteHeapTime(batch.timeUs);
         this.sink.heap?.frees(batch);
       },
+      memory: (sample) => {
+        this.noteHeapTime(sample.timeUs);
+        this.sink.heap?.memory(sample);
+      },
     };
   }
 

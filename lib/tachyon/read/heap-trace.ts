@@ -7,7 +7,7 @@
  */
 import { ErrorCode } from '../../errors';
 import { readInputFile } from '../../input';
-import type { HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../profile/index';
+import type { ExternalMemorySample, HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../profile/index';
 // Not lib/profile/index: lib/profile/frames imports lib/tachyon, and this file loads with it.
 import { StackTable, ThreadTable, scriptPath, type Frame, type ThreadRef } from '../../profile/index';
 import { FORMAT_VERSION } from '../format';
@@ -91,10 +91,25 @@ class FileHeapTrace implements HeapTraceSource {
     return { intervalBytes: this.decoder.totals.intervalBytes, startTimeUs: this.startTimeUs, durationUs };
   }
 
+  /** One pass over the section (as events() makes), keeping its Memory records. */
+  externalMemory(): ExternalMemorySample[] {
+    const out: ExternalMemorySample[] = [];
+    for (const r of this.decoder.records()) {
+      const thread = this.threadTable.intern(r.threadId);
+      if (r.flags === HeapRecordFlag.Memory)
+        out.push({ thread, timeUs: r.timeUs, externalBytes: r.externalBytes, arrayBuffersBytes: r.arrayBuffersBytes });
+    }
+    return out;
+  }
+
   /** Each call decodes the section again from its start (the tables only grow, so ids stay the same). */
   *events(): Iterable<HeapEventBatch> {
     for (const r of this.decoder.records()) {
       const thread = this.threadTable.intern(r.threadId);
+      if (r.flags === HeapRecordFlag.Memory) {
+        this.lastTimeUs = this.lastTimeUs === null ? r.timeUs : Math.max(this.lastTimeUs, r.timeUs);
+        continue;
+      }
       if (r.flags & HeapRecordFlag.Live) {
         yield {
           kind: 'live',

@@ -40,6 +40,9 @@ export interface HeapRecord {
   allocTimesUs: Float64Array | null;
   /** Free batch: the freed ordinals, ascending. */
   freed: Uint32Array;
+  /** Memory records: the thread's external and ArrayBuffer bytes at `timeUs` (else 0). */
+  externalBytes: number;
+  arrayBuffersBytes: number;
 }
 
 /** Maps a decoded stack (frame ids, innermost first; depth ≥ 1) to the caller's stack id. */
@@ -50,7 +53,10 @@ const VALID_FLAGS = new Set([
   HeapRecordFlag.Alloc,
   HeapRecordFlag.Free,
   HeapRecordFlag.Alloc | HeapRecordFlag.Free,
+  HeapRecordFlag.Memory,
 ]);
+
+const NO_OBJECTS = new Uint32Array(0);
 
 function bad(message: string, offset: number, expected: string): ProfpackError {
   return new ProfpackError(`heap section: ${message}`, { code: ErrorCode.V2_BAD_HEAP, offset, expected });
@@ -139,7 +145,11 @@ export class HeapSectionDecoder {
     const flagsAt = src.pos;
     const flags = src.u8('record flags');
     if (!VALID_FLAGS.has(flags))
-      throw bad(`record flags ${flags}`, src.offset(flagsAt), 'live (1), alloc (2), free (4) or alloc+free (6)');
+      throw bad(
+        `record flags ${flags}`,
+        src.offset(flagsAt),
+        'live (1), alloc (2), free (4), alloc+free (6) or memory (8)',
+      );
     const threadAt = src.pos;
     const threadIndex = src.uvarint32();
     if (threadIndex === s.threads.length) s.threads.push(new ThreadState(src.uvarint64()));
@@ -153,6 +163,26 @@ export class HeapSectionDecoder {
     }
     const t = s.threads[threadIndex]!;
     s.timeUs += unzigzagWide(src.uvarint49());
+    if (flags === HeapRecordFlag.Memory) {
+      const externalBytes = src.uvarint49();
+      const arrayBuffersBytes = src.uvarint49();
+      s.totals.records++;
+      return {
+        flags,
+        threadIndex,
+        threadId: t.threadId,
+        timeUs: s.timeUs,
+        sinceUs: s.timeUs,
+        shortLived: 0,
+        ordinals: NO_OBJECTS,
+        sizes: NO_OBJECTS,
+        stackIds: NO_OBJECTS,
+        allocTimesUs: null,
+        freed: NO_OBJECTS,
+        externalBytes,
+        arrayBuffersBytes,
+      };
+    }
     const live = (flags & HeapRecordFlag.Live) !== 0;
     const sinceUs = live ? s.timeUs : s.timeUs - unzigzagWide(src.uvarint49());
     const countAt = src.pos;
@@ -267,6 +297,8 @@ export class HeapSectionDecoder {
       stackIds,
       allocTimesUs,
       freed,
+      externalBytes: 0,
+      arrayBuffersBytes: 0,
     };
   }
 }

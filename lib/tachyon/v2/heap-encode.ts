@@ -13,6 +13,7 @@ import { ByteSink } from './bytes';
 import { LiveList } from './heap-live';
 import {
   HEAP_CHUNK_TARGET,
+  HEAP_MAX_MEMORY_BYTES,
   HEAP_MAX_TIME_DELTA,
   HEAP_RECORD_MAX_OBJECTS,
   HEAP_RECORD_SOFT_BYTES,
@@ -151,6 +152,24 @@ export class HeapSectionEncoder {
     } while (start < n);
   }
 
+  /** The thread's external memory (bytes) at `timeUs`: one Memory record. */
+  memory(threadId: bigint, timeUs: number, externalBytes: number, arrayBuffersBytes: number): void {
+    for (const [what, v] of [
+      ['external bytes', externalBytes],
+      ['arrayBuffers bytes', arrayBuffersBytes],
+    ] as const) {
+      if (!Number.isSafeInteger(v) || v < 0 || v > HEAP_MAX_MEMORY_BYTES)
+        throw new ProfpackError(`${what} ${v} is not a byte count`, {
+          code: ErrorCode.INVALID_ARGUMENT,
+          expected: `a whole number of bytes within 0..${HEAP_MAX_MEMORY_BYTES}`,
+        });
+    }
+    this.beginRecord(HeapRecordFlag.Memory, this.thread(threadId), timeUs, timeUs);
+    this.head.uvarint(externalBytes);
+    this.head.uvarint(arrayBuffersBytes);
+    this.appendRecord([this.head]);
+  }
+
   /** Ends the chunk being filled (ProfileWriter.flush and finalize). */
   flush(): void {
     if (this.chunk.length === 0) return;
@@ -184,7 +203,8 @@ export class HeapSectionEncoder {
     const time = wholeUs(timeUs, 'time');
     timeDelta(h, time - this.previousTimeUs, 'time step');
     this.previousTimeUs = time;
-    if (!(flags & HeapRecordFlag.Live)) timeDelta(h, time - wholeUs(sinceUs, 'since'), 'poll span');
+    if (!(flags & (HeapRecordFlag.Live | HeapRecordFlag.Memory)))
+      timeDelta(h, time - wholeUs(sinceUs, 'since'), 'poll span');
   }
 
   /** Codes objects [start, …) into the columns, up to a record's bounds; returns where it stopped. */
@@ -261,7 +281,11 @@ export class HeapSectionEncoder {
     const s = this.stackSinks;
     const stackColumns = [s.stacks, s.stacksHigh, s.parents, s.parentsHigh, s.stackFrames];
     for (const c of stackColumns) this.head.uvarint(c.length);
-    const parts = [this.head, this.ordinals, this.sizes, this.allocTimes, this.gaps, ...stackColumns];
+    this.appendRecord([this.head, this.ordinals, this.sizes, this.allocTimes, this.gaps, ...stackColumns]);
+  }
+
+  /** The record's parts into the chunk (a new chunk when it would pass its target), emptied. */
+  private appendRecord(parts: ByteSink[]): void {
     const size = parts.reduce((sum, p) => sum + p.length, 0);
     if (this.chunk.length > 0 && this.chunk.length + size > HEAP_CHUNK_TARGET) this.flush();
     for (const p of parts) {

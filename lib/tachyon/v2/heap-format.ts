@@ -14,6 +14,11 @@ export const HeapRecordFlag = {
   Alloc: 2,
   /** The poll's free batch. */
   Free: 4,
+  /**
+   * The thread's external memory at the poll (process.memoryUsage(): `external`, `arrayBuffers`), alone: the
+   * backing stores V8's sampler does not see. Files from before it have none.
+   */
+  Memory: 8,
 } as const;
 
 /** A chunk is closed once its records reach this many bytes (zstd compresses each chunk alone: bigger is smaller). */
@@ -26,6 +31,9 @@ export const HEAP_RECORD_MAX_OBJECTS = 65536;
 export const HEAP_RECORD_SOFT_BYTES = 8 << 20;
 /** Times are whole µs; deltas beyond ±2^48 µs (8.9 years) do not fit their u49 LEB128. */
 export const HEAP_MAX_TIME_DELTA = 2 ** 48 - 1;
+
+/** A Memory record's byte counts are u49 LEB128 (512 TiB). */
+export const HEAP_MAX_MEMORY_BYTES = 2 ** 49 - 1;
 
 /** Chunk codings. */
 export const HeapChunkCoding = { Raw: 0, Zstd: 1 } as const;

@@ -37,6 +37,14 @@ export interface HeapSinkAllocations extends HeapSinkFrees, HeapPollColumns {
   stacks: HeapSinkStacks;
 }
 
+/** A thread's external memory at a poll (process.memoryUsage()'s `external` and `arrayBuffers`, bytes). */
+export interface HeapSinkMemory {
+  threadId: number;
+  timeUs: number;
+  externalBytes: number;
+  arrayBuffersBytes: number;
+}
+
 /** Objects live when the file begins (a rotated recording's next file inherits them). */
 export interface HeapSinkLive {
   threadId: number;
@@ -106,6 +114,11 @@ export class HeapFileSink {
       this.settle();
       enc.poll(BigInt(batch.threadId), batch.timeUs, batch.sinceUs, null, batch.ordinals);
     }
+  }
+
+  memory(sample: HeapSinkMemory): void {
+    this.settle();
+    this.started().memory(BigInt(sample.threadId), sample.timeUs, sample.externalBytes, sample.arrayBuffersBytes);
   }
 
   /** Objects live when the file begins: before any poll of their thread. */

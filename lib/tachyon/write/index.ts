@@ -24,5 +24,6 @@ export type {
   HeapSinkAllocations,
   HeapSinkFrees,
   HeapSinkLive,
+  HeapSinkMemory,
   HeapSinkStacks,
 } from './heap-sink';

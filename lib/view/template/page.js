@@ -220,7 +220,12 @@
     var n = Math.max(1, data.bucketCount);
     var bw = plotW / n;
     var peak = 1;
-    for (var b = 0; b < data.bucketCount; b++) peak = Math.max(peak, heap.liveBytes[b]);
+    var external = heap.externalBytes;
+    for (var b = 0; b < data.bucketCount; b++) {
+      peak = Math.max(peak, heap.liveBytes[b]);
+      // One byte scale for both: the external line and the sampled bars compare at a glance.
+      if (external && external[b] !== null) peak = Math.max(peak, external[b]);
+    }
     svg.append('text').attr('x', 4).attr('y', 14).attr('class', 'lane-label').text('live (sampled, scaled)');
     // The peak is the poll with the most sampled bytes (as `--at peak`); scaled, another bar may stand taller.
     svg
@@ -240,6 +245,7 @@
         .attr('height', h)
         .attr('fill', k === heap.peakBucket ? '#c0392b' : '#5b8def');
     }
+    if (external) drawExternalLine(svg, g, external, peak, laneH, bw);
     var timeBrush = timeAxisAndBrush(svg, state, labelW, plotW, laneH, bw);
     function moveBrush() {
       timeBrush.group.call(
@@ -248,6 +254,34 @@
       );
     }
     moveBrush();
+  }
+
+  /**
+   * External memory (Buffer and ArrayBuffer backing stores, outside V8's sampled heap) as a line over the bars, each
+   * bucket's value at its middle; its end value in the label.
+   */
+  function drawExternalLine(svg, g, external, peak, laneH, bw) {
+    var points = [];
+    var end = null;
+    for (var k = 0; k < external.length; k++) {
+      if (external[k] === null) continue;
+      points.push([k * bw + bw / 2, laneH - 2 - ((laneH - 4) * external[k]) / peak]);
+      end = external[k];
+    }
+    if (points.length === 0) return;
+    g.append('path')
+      .attr('class', 'external')
+      .attr('d', d3.line()(points))
+      .attr('fill', 'none')
+      .attr('stroke', '#e67e22')
+      .attr('stroke-width', 2);
+    svg
+      .append('text')
+      .attr('x', 4)
+      .attr('y', 46)
+      .attr('class', 'lane-label external-label')
+      .attr('fill', '#e67e22')
+      .text('external ' + fmt(end) + ' (Buffers…)');
   }
 
   /** A function table's cell; the numeric ones are right-aligned. */

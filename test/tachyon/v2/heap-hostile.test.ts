@@ -193,6 +193,33 @@ describe('hostile heap sections', () => {
     ).toBe(ErrorCode.V2_BAD_HEAP);
   });
 
+  it('a memory record (flag 8) holds two byte counts and nothing else: combined with alloc it is refused', () => {
+    const memory = (flags: number): Uint8Array => {
+      const sink = new ByteSink();
+      sink.u8(flags);
+      sink.uvarint(0);
+      sink.uvarint(9);
+      sink.uvarint(2); // time +1
+      sink.uvarint(50 << 20); // external
+      sink.uvarint(48 << 20); // arrayBuffers
+      return sink.bytes.slice(0, sink.length);
+    };
+    const totals = { records: 1, allocations: 0, frees: 0 };
+    const decoder = new HeapSectionDecoder(handMade(memory(HeapRecordFlag.Memory), totals), 0, START, 1, () => 0);
+    const [record] = [...decoder.records()];
+    expect(record).toMatchObject({
+      flags: HeapRecordFlag.Memory,
+      threadId: 9n,
+      timeUs: START + 1,
+      externalBytes: 50 << 20,
+      arrayBuffersBytes: 48 << 20,
+    });
+    const mixed = handMade(memory(HeapRecordFlag.Memory | HeapRecordFlag.Alloc), totals);
+    const err = thrown(() => decodeAll(mixed, 0));
+    expect(err.code).toBe(ErrorCode.V2_BAD_HEAP);
+    expect(err.offset).toBe(mixed.length - memory(0).length);
+  });
+
   it('a heap section offset outside the file: ERR_V2_BAD_HEADER at the footer field, through openHeapTrace', () => {
     const out = writeHeapFile(busyPlan, 'zstd');
     const bytes = readFileSync(out);
