@@ -25,7 +25,7 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { formatFromPath, openProfile } from '../formats/index';
 import { frameKey, type Frame } from '../profile/index';
-import type { DuckDBAppender, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBDataChunk, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB, runSql, type DuckDBConnection } from './duckdb';
 import { AllocationRows, type RowSink } from './allocations';
 import { bigintTimeUs } from './times';
@@ -149,6 +149,7 @@ class ChunkAppender {
   private readonly types: DuckDBType[] = [];
   private readonly columns: DuckDBValue[][] = [];
   private rows = 0;
+  private chunk: DuckDBDataChunk | undefined;
   constructor(private readonly appender: DuckDBAppender) {
     for (let c = 0; c < appender.columnCount; c++) {
       this.types.push(appender.columnType(c));
@@ -171,10 +172,14 @@ class ChunkAppender {
   }
   private flushChunk(): void {
     if (this.rows === 0) return;
-    const chunk = loadDuckDB().DuckDBDataChunk.create(this.types, this.rows);
+    // One data chunk, reset and refilled: a fresh one per 2,048 rows is native memory that only a finalizer frees,
+    // which GC runs too late (4 M allocation rows held ~400 MB past DuckDB's memory limit).
+    this.chunk ??= loadDuckDB().DuckDBDataChunk.create(this.types);
+    this.chunk.reset();
+    this.chunk.rowCount = this.rows;
     for (let c = 0; c < this.columns.length; c++)
-      chunk.setColumnValues(c, this.rows === CHUNK_ROWS ? this.columns[c]! : this.columns[c]!.slice(0, this.rows));
-    this.appender.appendDataChunk(chunk);
+      this.chunk.setColumnValues(c, this.rows === CHUNK_ROWS ? this.columns[c]! : this.columns[c]!.slice(0, this.rows));
+    this.appender.appendDataChunk(this.chunk);
     this.rows = 0;
   }
 }

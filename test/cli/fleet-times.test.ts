@@ -110,4 +110,29 @@ describe.each(testedBackends)('%s', (which) => {
     expect(lines, run.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(new RegExp(`^profpack: ERR_INVALID_ARGUMENT: --memory-limit ${limit}: `));
   });
+
+  it('export takes --memory-limit as sql does: a size DuckDB refuses is one coded line, no output', () => {
+    const file = profile(path.join(dir, `${which}-export-limit.tach`), 1, 1_000_000n, 1_002_000n);
+    const out = path.join(dir, `${which}-export-limit.d`);
+    const run = cli(which, ['export', '--memory-limit', 'peak', file, '-o', out]);
+    expect(run.status, run.stderr).toBe(2);
+    expect(run.stderr.trim()).toMatch(/^profpack: ERR_INVALID_ARGUMENT: --memory-limit peak: [^\n]*$/);
+    expect(fs.existsSync(out)).toBe(false);
+    // Only DuckDB's tables have the limit: with --to clickhouse it is refused before anything is sent.
+    const ch = cli(which, [
+      'export',
+      '--to',
+      'clickhouse',
+      '--url',
+      'http://127.0.0.1:1',
+      '--memory-limit',
+      '1GB',
+      file,
+    ]);
+    expect(ch.status, ch.stderr).toBe(2);
+    expect(ch.stderr).toContain('ERR_INVALID_ARGUMENT: --memory-limit applies to --to parquet');
+    const ok = cli(which, ['export', '--memory-limit', '64MB', file, '-o', out]);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(fs.existsSync(path.join(out, 'samples.parquet'))).toBe(true);
+  });
 });

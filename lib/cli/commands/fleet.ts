@@ -61,15 +61,30 @@ export function registerExport(program: Command): Command {
     .option('--database <name>', 'ClickHouse database (default profpack)')
     .option('--cluster <name>', "a cluster of the servers' remote_servers: Distributed tables over its shards")
     .option('--host-from-dir', "each file's host is its directory's name (DIR/HOST/file.tach)")
+    .option(
+      '--memory-limit <size>',
+      "--to parquet: DuckDB's memory limit (default 1GB; beyond it DuckDB spills to the temp directory)",
+    )
     .action(
       action(
         async (
           inputs: string[],
-          flags: { to: string; url: string[]; database?: string; cluster?: string; hostFromDir?: boolean },
+          flags: {
+            to: string;
+            url: string[];
+            database?: string;
+            cluster?: string;
+            hostFromDir?: boolean;
+            memoryLimit?: string;
+          },
           command: Command,
         ) => {
           const hostOf = flags.hostFromDir === true ? hostFromDir : undefined;
           if (flags.to === 'clickhouse') {
+            if (flags.memoryLimit !== undefined)
+              throw new ProfpackError('--memory-limit applies to --to parquet (DuckDB builds those tables)', {
+                code: ErrorCode.INVALID_ARGUMENT,
+              });
             const progress = process.stderr.isTTY
               ? (p: { files: number; rows: number }) =>
                   process.stderr.write(`\rprofpack: ${p.files} files, ${p.rows.toLocaleString('en')} rows sent`)
@@ -92,7 +107,7 @@ export function registerExport(program: Command): Command {
               code: ErrorCode.INVALID_ARGUMENT,
             });
           const out = outputPath(command);
-          const r = await exportParquet(inputs, out, { hostOf });
+          const r = await exportParquet(inputs, out, { hostOf, memoryLimit: flags.memoryLimit });
           const sizes = Object.entries(r.outputs).map(([name, o]) => `${name} ${o.bytes.toLocaleString('en')}`);
           process.stderr.write(
             `profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files (bytes: ` +
