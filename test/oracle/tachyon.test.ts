@@ -1,16 +1,17 @@
 /**
  * The oracle suite, Tachyon inputs (issue 36): every shared vector and a recording written here, read by
- * CPython 3.15's own reader (test/support/cpython_samples.py), against what profpack prints (info, top, windows)
- * and writes (pprof read by `go tool pprof -raw`, speedscope and .cpuprofile read as their formats define them,
- * collapsed, Tachyon version 1 read back by CPython, version 2 → downgrade). Each comparison is counted; the last
- * test prints the count.
+ * CPython 3.15's own reader (test/support/cpython_samples.py) and its CollapsedStackCollector, against what
+ * profpack prints (info, top, windows) and writes (pprof read by `go tool pprof -raw`, speedscope and .cpuprofile
+ * read as their formats define them, speedscope also by its own importer in Chromium, collapsed, Tachyon version 1
+ * read back by CPython, version 2 → downgrade). Each comparison is counted; the last test prints the count.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import Ajv from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
+import { sandwichList, speedscopeTable } from '../formats/speedscope-app';
 import { profpack, profpackOk } from '../support/cli-inprocess';
 import { repoRoot, sharedPath } from '../support/environment';
 import {
@@ -37,6 +38,7 @@ import {
   v8Name,
 } from '../support/oracle';
 import { scratchDir } from '../support/scratch-dir';
+import { launch } from '../view/browser';
 import { parsePrinted, topRows, type TopJson } from './printed';
 
 const dir = scratchDir('profpack-oracle-tachyon-');
@@ -393,6 +395,55 @@ describe('convert: each output read by its own oracle', () => {
       );
     }
   }, 60_000);
+
+  it('speedscope’s own importer (1.25.0 in Chromium): the first thread’s self per function and total', async () => {
+    // A bounded set (a page per file, about ten seconds each on a loaded machine): threads interleaved in wall
+    // mode (weights are the gaps), and CPU mode with CPython's profiler frames hidden (r01).
+    const picked = plainOnes().filter((a) => /^(s02|r01)_/.test(a.name));
+    same(picked.length, 2, 'speedscope importer: files picked');
+    const browser = await launch();
+    const work = path.join(dir, 'speedscope-app');
+    mkdirSync(work, { recursive: true });
+    try {
+      for (const { file, name, p } of picked) {
+        const type = timedType(p);
+        const out = (await output(file, name, '.speedscope.json', '--sample-type', type))!;
+        const json = JSON.parse(readFileSync(out, 'utf8')) as { profiles: { name: string }[] };
+        // speedscope opens the first profile: `thread ID`, CPython's thread.
+        const thread = /^thread (\S+)/.exec(json.profiles[0]!.name)![1]!;
+        const { table, log } = await speedscopeTable(browser, work, out);
+        same(
+          log.filter((l) => /^(error|pageerror|dialog)/.test(l)),
+          [],
+          `${name} → speedscope app: errors`,
+        );
+        const want = new Map<string, number>();
+        let total = 0;
+        const gapsOf = cpythonTruth({ ...p, runs: p.runs.filter((r) => cpyThreadKey(r) === thread) }, false);
+        for (const [fn, v] of gapsOf.self.get(type)!) {
+          total += v;
+          // speedscope lists an empty stack under no function.
+          if (fn !== NO_STACK) want.set(fn, v / 1e6);
+        }
+        same(want.size > 0, true, `${name} → speedscope app: functions to compare`);
+        const got = new Map<string, number>();
+        for (const [fn, , self] of sandwichList(table)) if (self > 0) got.set(fn, (got.get(fn) ?? 0) + self);
+        // The table prints ms with about three significant digits.
+        for (const [fn, ms] of want)
+          near(got.get(fn) ?? 0, ms, Math.max(0.01, ms * 0.005), `${name} → speedscope app: self of ${fn}`);
+        same(
+          [...got.keys()].filter((fn) => !want.has(fn)),
+          [],
+          `${name} → speedscope app: functions CPython does not show`,
+        );
+        const top = Math.max(...sandwichList(table).map(([, t]) => t));
+        const stacked = total - (gapsOf.self.get(type)!.get(NO_STACK) ?? 0);
+        near(top, stacked / 1e6, Math.max(0.01, (stacked / 1e6) * 0.005), `${name} → speedscope app: root total`);
+      }
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
 
   it('collapsed: self per leaf frame equals CPython’s tick counts', async () => {
     for (const { file, name, byName } of converted()) {
