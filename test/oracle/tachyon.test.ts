@@ -630,6 +630,35 @@ it('the recording made here: CPython reads its 400 ticks, two threads', () => {
   same(new Set(p.runs.map(cpyThreadKey)).size, 2, 'recorded-cpu.tach: threads');
 });
 
+it('a REPEAT run at irregular gaps: a record per tick, counted against --max-samples by pprof and speedscope', async () => {
+  // One stack, ticks 1.3 and 1.7 ms apart at a 1 ms interval: one REPEAT run whose ticks are no interval apart.
+  const file = path.join(dir, 'irregular-run.tach');
+  const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000, compression: 'none' });
+  const loop = w.internFrame({ filename: '/app/loop.py', funcname: 'loop', lineno: 2 });
+  let t = 1_000_000;
+  for (let i = 0; i < 40; i++) w.writeStack(1, 0, (t += i % 2 === 0 ? 1300 : 1700), 0, [loop]);
+  w.finalize();
+  const p = (await cpython([file])).get(file)!;
+  // The writer's first tick is a full record, the other 39 one REPEAT run.
+  same(
+    p.runs.map((r) => r.times.length),
+    [1, 39],
+    'irregular-run.tach: CPython replays a tick, then a run of 39',
+  );
+  const ticks = p.info!.sample_count;
+  for (const suffix of ['.pb.gz', '.speedscope.json']) {
+    const out = path.join(dir, `irregular-run${suffix}`);
+    const done = await profpack(['convert', file, '--max-samples', String(ticks), '-o', out]);
+    same(done.status, 0, `→ ${suffix} --max-samples ${ticks}: written (${done.stderr.trim()})`);
+    // The summary line (on stderr: stdout may be the output).
+    const printed = done.stdout + done.stderr;
+    same(Number(/, ([\d,]+) samples/.exec(printed)?.[1]?.replaceAll(',', '')), ticks, `→ ${suffix}: samples printed`);
+    const over = await profpack(['convert', file, '--max-samples', String(ticks - 1), '-o', `${out}.over${suffix}`]);
+    same(over.status, 2, `→ ${suffix} --max-samples ${ticks - 1}: refused`);
+    same(/ERR_CONVERT_TOO_MANY_SAMPLES/.test(over.stderr), true, `→ ${suffix}: ERR_CONVERT_TOO_MANY_SAMPLES`);
+  }
+});
+
 describe('the closing count', () => {
   it('prints how many comparisons this file made', () => {
     expect(comparisonCount()).toBeGreaterThan(1000);
