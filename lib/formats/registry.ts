@@ -6,7 +6,7 @@ import { writeSync } from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
 import { fsError, readInputFile, readInputHead } from '../input';
 import { AtomicOutput } from '../output-file';
-import type { ProfileSource } from '../profile/index';
+import { withoutProfilerFrames, type ProfileSource } from '../profile/index';
 import type { FormatAdapter, FormatName, ReadOptions, WriteOptions, WriteTarget } from './adapter';
 import { collapsedAdapter } from './collapsed';
 import { cpuprofileAdapter } from './cpuprofile';
@@ -163,7 +163,9 @@ export function writeProfile(
   };
   try {
     // A format that writes its own file (Tachyon) replaces the empty temporary file.
-    adapter.write(source, target, options);
+    // Every output but Tachyon hides CPython's own profiler frames, as CPython's collectors do; a Tachyon
+    // rewrite keeps the file's frames as its binary collector does (lib/profile/profiler-frames.ts).
+    adapter.write(format === 'tachyon' ? source : withoutProfilerFrames(source), target, options);
   } catch (err) {
     out.abort();
     if (err instanceof ProfpackError) throw err;

@@ -19,6 +19,7 @@ import {
   threadKey,
   type Frame,
   type ProfileSource,
+  withoutProfilerFrames,
   type SampleType,
 } from '../profile/index';
 
@@ -223,6 +224,8 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
 }
 
 export function aggregate(source: ProfileSource, options: AggregateOptions = {}): AggregateResult {
+  // CPython's own profiler frames are hidden, as its collectors hide them (lib/profile/profiler-frames.ts).
+  source = withoutProfilerFrames(source);
   const by = options.by ?? 'function';
   const sort = options.sort ?? 'self';
   if (!AGGREGATE_BY.includes(by))

@@ -19,6 +19,7 @@ import {
   threadKey,
   type Frame,
   type ProfileSource,
+  withoutProfilerFrames,
   type SampleType,
 } from '../profile/index';
 
@@ -46,6 +47,12 @@ export interface ViewFunc {
   file: string;
   /** Lowest line sampled in the function (its start, for V8's frames), or null. */
   line: number | null;
+  /**
+   * The line where the function's own samples weigh most (of the shown type, over the whole profile), as
+   * `top --by line` ranks it: a .cpuprofile's hot line from V8's positionTicks, not its declaration. The
+   * page's table shows it; absent when no sample ended in the function on a numbered line.
+   */
+  hot?: number;
   /** Set on thread nodes: the thread key ("ID" or "ID@INTERPRETER"). */
   thread?: string;
 }
@@ -163,17 +170,26 @@ export class StackTree {
   }
 
   /**
-   * Adds every sample of a source; calls `onSample(leafNode, timeUs, status, value)`
-   * for each, with the value of `column`. `mergeThreads` puts every sample
-   * under one thread node "all" (a diff of two runs, whose thread ids differ).
+   * Adds every sample of a source; calls `onSample(leafNode, timeUs, status, value, samples, line)`
+   * for each, with the value of `column` and the innermost frame's line (null for none). `mergeThreads`
+   * puts every sample under one thread node "all" (a diff of two runs, whose thread ids differ).
    * A stack id maps to its tree node once per thread (memoised through its parent).
    */
   addSource(
     source: ProfileSource,
     column: number,
-    onSample: (leaf: number, timeUs: number, status: number, value: number, samples: number) => void,
+    onSample: (
+      leaf: number,
+      timeUs: number,
+      status: number,
+      value: number,
+      samples: number,
+      line: number | null,
+    ) => void,
     mergeThreads = false,
   ): number {
+    // CPython's own profiler frames are hidden, as its collectors hide them (lib/profile/profiler-frames.ts).
+    source = withoutProfilerFrames(source);
     const countColumn = sampleCountColumn(source.meta);
     const frameFunc: number[] = [];
     const memo = new Map<number, Int32Array>();
@@ -226,7 +242,8 @@ export class StackTree {
             nodes[c] = leaf;
           }
         }
-        onSample(leaf, b.time[i]!, b.status[i]!, values[i]!, counts === undefined ? 1 : counts[i]!);
+        const line = sid === 0 ? null : (source.frames[source.stacks.frame(sid)]?.lineno ?? null);
+        onSample(leaf, b.time[i]!, b.status[i]!, values[i]!, counts === undefined ? 1 : counts[i]!, line);
       }
     }
     return count;
@@ -299,9 +316,15 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
     while (hi - lo + 1 > maxBuckets || (entries > maxEntries && hi > lo)) coarsen();
   };
   const intervalUs = Number(source.meta.sampleIntervalUs);
-  const records = tree.addSource(source, column, (leaf, ts, status, value, count) => {
+  // Per function (tree.funcs index): its self value per line, for its hot line.
+  const lineSelf: (Map<number, number> | undefined)[] = [];
+  const records = tree.addSource(source, column, (leaf, ts, status, value, count, line) => {
     total += value;
     samples += count;
+    if (line !== null) {
+      const m = (lineSelf[tree.func[leaf]!] ??= new Map());
+      m.set(line, (m.get(line) ?? 0) + value);
+    }
     const key = leaf * STATUS_CLASSES + statusClass(status);
     // A sample without a time (a pprof heap profile) sits at the start.
     const atUs = Number.isNaN(ts) ? 0 : ts - startUs;
@@ -315,6 +338,12 @@ export function buildViewData(source: ProfileSource, options: ViewDataOptions = 
       put(tickUs, key, (value * n) / count);
       done += n;
     }
+  });
+  lineSelf.forEach((m, k) => {
+    let hot: number | undefined;
+    for (const [line, v] of m!)
+      if (hot === undefined || v > m!.get(hot)! || (v === m!.get(hot)! && line < hot)) hot = line;
+    tree.funcs[k]!.hot = hot;
   });
   // Thread of every node, in one forward pass (a child's id is larger than its parent's).
   const threadOf = new Array<string>(tree.size);

@@ -41,11 +41,16 @@ export async function speedscopeTable(
 
 /** The Sandwich table's rows: function name → [total, self], times in ms and sizes in bytes as speedscope prints them. */
 export function sandwichRows(table: string): Map<string, [number, number]> {
+  return new Map(sandwichList(table).map(([name, total, self]) => [name, [total, self]]));
+}
+
+/** The Sandwich table's rows in order, `[name, total, self]` (two frames of one name are two rows). */
+export function sandwichList(table: string): [string, number, number][] {
   const lines = table
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '');
-  const rows = new Map<string, [number, number]>();
+  const rows: [string, number, number][] = [];
   const value = (cell: string): number => {
     const m = /^([\d.]+)(ns|µs|us|ms|s|B|KB|MB|GB)\b/.exec(cell);
     if (m === null) throw new Error(`not a speedscope value: ${cell}`);
@@ -64,6 +69,6 @@ export function sandwichRows(table: string): Map<string, [number, number]> {
   };
   // After the header "Total Self Symbol Name": total, self, name, per row.
   for (let i = lines.indexOf('Total\tSelf\tSymbol Name') + 1; i > 0 && i + 2 < lines.length; i += 3)
-    rows.set(lines[i + 2]!, [value(lines[i]!), value(lines[i + 1]!)]);
+    rows.push([lines[i + 2]!, value(lines[i]!), value(lines[i + 1]!)]);
   return rows;
 }

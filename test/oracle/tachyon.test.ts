@@ -1,16 +1,17 @@
 /**
  * The oracle suite, Tachyon inputs (issue 36): every shared vector and a recording written here, read by
- * CPython 3.15's own reader (test/support/cpython_samples.py), against what profpack prints (info, top, windows)
- * and writes (pprof read by `go tool pprof -raw`, speedscope and .cpuprofile read as their formats define them,
- * collapsed, Tachyon version 1 read back by CPython, version 2 → downgrade). Each comparison is counted; the last
- * test prints the count.
+ * CPython 3.15's own reader (test/support/cpython_samples.py) and its CollapsedStackCollector, against what
+ * profpack prints (info, top, windows) and writes (pprof read by `go tool pprof -raw`, speedscope and .cpuprofile
+ * read as their formats define them, speedscope also by its own importer in Chromium, collapsed, Tachyon version 1
+ * read back by CPython, version 2 → downgrade). Each comparison is counted; the last test prints the count.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import Ajv from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
+import { sandwichList, speedscopeTable } from '../formats/speedscope-app';
 import { profpack, profpackOk } from '../support/cli-inprocess';
 import { repoRoot, sharedPath } from '../support/environment';
 import {
@@ -37,6 +38,7 @@ import {
   v8Name,
 } from '../support/oracle';
 import { scratchDir } from '../support/scratch-dir';
+import { launch } from '../view/browser';
 import { parsePrinted, topRows, type TopJson } from './printed';
 
 const dir = scratchDir('profpack-oracle-tachyon-');
@@ -252,6 +254,65 @@ describe('read: top and info against CPython', () => {
   }, 60_000);
 });
 
+describe('CPython’s own collectors: the profiler’s frames hidden as CPython hides them', () => {
+  /** `name file` as profpack's rows key a function (CPython names an unnamed one ''). */
+  const fnKey = (f: { funcname: string; filename: string }): string =>
+    `${f.funcname === '' ? '(anonymous)' : f.funcname} ${f.filename}`;
+
+  it('every accepted file: top’s self and total per function equal CollapsedStackCollector’s counts', async () => {
+    let hiding = 0;
+    for (const { file, name, p, truth } of accepted) {
+      const self = new Map<string, number>();
+      const total = new Map<string, number>();
+      let counted = 0;
+      for (const { stack, count } of p.collapsed) {
+        counted += count;
+        const leaf = stack.at(-1)!;
+        self.set(fnKey(leaf), (self.get(fnKey(leaf)) ?? 0) + count);
+        for (const k of new Set(stack.map(fnKey))) total.set(k, (total.get(k) ?? 0) + count);
+      }
+      // CPython's collectors drop a stack left empty; profpack keeps it as the (no stack) row (docs/formats.md).
+      const all = truth.total.get('samples/count')!;
+      if (all > counted) self.set(NO_STACK, all - counted);
+      const json = await top(file);
+      same(json.total, all, `${name}: top total samples (CPython's reader)`);
+      sameMap(topRows(json), self, `${name}: top self per function (CPython's CollapsedStackCollector)`);
+      const totals = new Map<string, number>();
+      for (const r of json.rows)
+        if (r.key !== NO_STACK && r.funcname !== NO_STACK) totals.set(`${r.funcname} ${r.filename}`, r.total);
+      sameMap(totals, total, `${name}: top total per function (CPython's CollapsedStackCollector)`);
+      if (p.shown.some((s, i) => s.length !== p.stacks[i]!.length)) hiding++;
+    }
+    // r01/r02 are `profiling.sampling run` recordings: their stacks hold _sync_coordinator.py frames.
+    expect(hiding).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+
+  it('collapsed output: every stack, function by function, is one CollapsedStackCollector counted', async () => {
+    for (const { file, name, p } of plainOnes().filter((a) => a.p.info!.sample_count <= MAX_CONVERTED_SAMPLES)) {
+      const out = await output(file, name, '.collapsed', '--sample-type', 'samples/count');
+      if (out === null) continue;
+      const want = new Map<string, number>();
+      for (const { stack, count } of p.collapsed) {
+        const key = stack.map((f) => (f.funcname === '' ? '(anonymous)' : f.funcname)).join(';');
+        want.set(key, (want.get(key) ?? 0) + count);
+      }
+      const got = new Map<string, number>();
+      for (const line of readFileSync(out, 'utf8').split('\n')) {
+        if (line === '') continue;
+        const space = line.lastIndexOf(' ');
+        const frames = line
+          .slice(0, space)
+          .split(';')
+          .filter((f) => !/^thread \([^()]*\)$/.test(f));
+        if (frames.length === 0 || frames[0] === '') continue; // an empty stack: counted above as (no stack)
+        const key = frames.map((f) => f.replace(/ \([^()]*\)$/, '')).join(';');
+        got.set(key, (got.get(key) ?? 0) + Number(line.slice(space + 1)));
+      }
+      sameMap(got, want, `${name} → collapsed: stacks (CPython's CollapsedStackCollector)`);
+    }
+  }, 60_000);
+});
+
 describe('windows: --from/--to count what CPython times say and partition the whole', () => {
   it('three adjacent windows: each equals CPython’s count in [from, to), and they sum to the whole', async () => {
     for (const { file, name, p, truth } of plainOnes().filter((a) => a.p.runs.length > 0)) {
@@ -334,6 +395,55 @@ describe('convert: each output read by its own oracle', () => {
       );
     }
   }, 60_000);
+
+  it('speedscope’s own importer (1.25.0 in Chromium): the first thread’s self per function and total', async () => {
+    // A bounded set (a page per file, about ten seconds each on a loaded machine): threads interleaved in wall
+    // mode (weights are the gaps), and CPU mode with CPython's profiler frames hidden (r01).
+    const picked = plainOnes().filter((a) => /^(s02|r01)_/.test(a.name));
+    same(picked.length, 2, 'speedscope importer: files picked');
+    const browser = await launch();
+    const work = path.join(dir, 'speedscope-app');
+    mkdirSync(work, { recursive: true });
+    try {
+      for (const { file, name, p } of picked) {
+        const type = timedType(p);
+        const out = (await output(file, name, '.speedscope.json', '--sample-type', type))!;
+        const json = JSON.parse(readFileSync(out, 'utf8')) as { profiles: { name: string }[] };
+        // speedscope opens the first profile: `thread ID`, CPython's thread.
+        const thread = /^thread (\S+)/.exec(json.profiles[0]!.name)![1]!;
+        const { table, log } = await speedscopeTable(browser, work, out);
+        same(
+          log.filter((l) => /^(error|pageerror|dialog)/.test(l)),
+          [],
+          `${name} → speedscope app: errors`,
+        );
+        const want = new Map<string, number>();
+        let total = 0;
+        const gapsOf = cpythonTruth({ ...p, runs: p.runs.filter((r) => cpyThreadKey(r) === thread) }, false);
+        for (const [fn, v] of gapsOf.self.get(type)!) {
+          total += v;
+          // speedscope lists an empty stack under no function.
+          if (fn !== NO_STACK) want.set(fn, v / 1e6);
+        }
+        same(want.size > 0, true, `${name} → speedscope app: functions to compare`);
+        const got = new Map<string, number>();
+        for (const [fn, , self] of sandwichList(table)) if (self > 0) got.set(fn, (got.get(fn) ?? 0) + self);
+        // The table prints ms with about three significant digits.
+        for (const [fn, ms] of want)
+          near(got.get(fn) ?? 0, ms, Math.max(0.01, ms * 0.005), `${name} → speedscope app: self of ${fn}`);
+        same(
+          [...got.keys()].filter((fn) => !want.has(fn)),
+          [],
+          `${name} → speedscope app: functions CPython does not show`,
+        );
+        const top = Math.max(...sandwichList(table).map(([, t]) => t));
+        const stacked = total - (gapsOf.self.get(type)!.get(NO_STACK) ?? 0);
+        near(top, stacked / 1e6, Math.max(0.01, (stacked / 1e6) * 0.005), `${name} → speedscope app: root total`);
+      }
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
 
   it('collapsed: self per leaf frame equals CPython’s tick counts', async () => {
     for (const { file, name, byName } of converted()) {
@@ -431,6 +541,8 @@ describe('diff of two Tachyon files against CPython’s readings', () => {
     const pairs = [
       ['s01_single_thread_none.bin', 's02_threads_interleaved_none.bin'],
       ['s14_empty_stacks_none.bin', 's07_push_pop_none.bin'],
+      // r01 holds CPython's profiler frames: hidden on both sides of the diff.
+      ['s01_single_thread_none.bin', 'r01_cpu_wall_none.bin'],
     ];
     for (const [b, n] of pairs) {
       const base = accepted.find((a) => a.name === b)!;
@@ -484,7 +596,9 @@ describe('Parquet export, read by DuckDB’s own Parquet reader', () => {
         continue;
       }
       const a = accepted.find((x) => x.file === prof.path)!;
-      sameMap(got, a.byName.self.get('samples/count')!, `${name} → parquet: value per leaf function`);
+      // The fleet tables keep every frame as recorded, CPython's profiler frames too (docs/formats.md).
+      const recorded = cpythonTruth(a.p, false, false);
+      sameMap(got, recorded.self.get('samples/count')!, `${name} → parquet: value per leaf function`);
       // Each tick at its own time: a row of value c is c ticks one sample_interval_us apart from its time
       // (docs/fleet.md, samples); they must be CPython's ticks.
       same(Number(prof.i), a.p.info!.sample_interval_us, `${name} → parquet profiles: sample_interval_us`);
@@ -514,6 +628,35 @@ it('the recording made here: CPython reads its 400 ticks, two threads', () => {
   same(p.error, null, 'recorded-cpu.tach: CPython reads it');
   same(p.info?.sample_count, 400, 'recorded-cpu.tach: sample_count');
   same(new Set(p.runs.map(cpyThreadKey)).size, 2, 'recorded-cpu.tach: threads');
+});
+
+it('a REPEAT run at irregular gaps: a record per tick, counted against --max-samples by pprof and speedscope', async () => {
+  // One stack, ticks 1.3 and 1.7 ms apart at a 1 ms interval: one REPEAT run whose ticks are no interval apart.
+  const file = path.join(dir, 'irregular-run.tach');
+  const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000, compression: 'none' });
+  const loop = w.internFrame({ filename: '/app/loop.py', funcname: 'loop', lineno: 2 });
+  let t = 1_000_000;
+  for (let i = 0; i < 40; i++) w.writeStack(1, 0, (t += i % 2 === 0 ? 1300 : 1700), 0, [loop]);
+  w.finalize();
+  const p = (await cpython([file])).get(file)!;
+  // The writer's first tick is a full record, the other 39 one REPEAT run.
+  same(
+    p.runs.map((r) => r.times.length),
+    [1, 39],
+    'irregular-run.tach: CPython replays a tick, then a run of 39',
+  );
+  const ticks = p.info!.sample_count;
+  for (const suffix of ['.pb.gz', '.speedscope.json']) {
+    const out = path.join(dir, `irregular-run${suffix}`);
+    const done = await profpack(['convert', file, '--max-samples', String(ticks), '-o', out]);
+    same(done.status, 0, `→ ${suffix} --max-samples ${ticks}: written (${done.stderr.trim()})`);
+    // The summary line (on stderr: stdout may be the output).
+    const printed = done.stdout + done.stderr;
+    same(Number(/, ([\d,]+) samples/.exec(printed)?.[1]?.replaceAll(',', '')), ticks, `→ ${suffix}: samples printed`);
+    const over = await profpack(['convert', file, '--max-samples', String(ticks - 1), '-o', `${out}.over${suffix}`]);
+    same(over.status, 2, `→ ${suffix} --max-samples ${ticks - 1}: refused`);
+    same(/ERR_CONVERT_TOO_MANY_SAMPLES/.test(over.stderr), true, `→ ${suffix}: ERR_CONVERT_TOO_MANY_SAMPLES`);
+  }
 });
 
 describe('the closing count', () => {

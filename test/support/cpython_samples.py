@@ -3,14 +3,21 @@
 Runs under the interpreter ../shared/tools/cpython315/install.sh prints. argv: the files. Writes JSON
 lines to stdout as it replays (never a list of samples in memory: a 1 M-sample file stays small):
   {"file": path, "info": BinaryReader.get_info()}               first, per file
-  {"k": id, "f": [[funcname, filename, lineno], ...]}           a stack the first time it is seen (innermost first)
+  {"k": id, "f": [[funcname, filename, lineno], ...], "h": [i, ...]}
+                                                                a stack the first time it is seen (innermost first);
+                                                                h: the frames CPython's collectors hide (profiler's own)
   {"t": "thread_id", "i": interpreter_id, "s": id, "st": status, "ts": [timestamp_us, ...]}   one collect() thread
+  {"collapsed": [[[[filename, lineno, funcname], ...], "thread_id", count], ...]}
+                                                                CPython's own CollapsedStackCollector (what `replay
+                                                                --collapsed` writes), fed the same replay; outermost first
   {"end": path, "error": null | "message"}                      last, per file
 """
 import json
 import sys
 
 import _remote_debugging
+from profiling.sampling.collector import filter_internal_frames
+from profiling.sampling.stack_collector import CollapsedStackCollector
 
 out = sys.stdout
 # Thread ids always, and times past 2^53, go out as strings: JSON numbers read as doubles in Node.
@@ -33,8 +40,10 @@ def plain(value):
 
 
 class Collector:
-    def __init__(self):
+    def __init__(self, interval):
         self.stacks = {}
+        # skip_idle=False, as `replay` makes it.
+        self.collapsed = CollapsedStackCollector(interval, skip_idle=False)
 
     def stack_id(self, frames):
         key = tuple(
@@ -44,10 +53,13 @@ class Collector:
         if found is None:
             found = len(self.stacks)
             self.stacks[key] = found
-            emit({"k": found, "f": [list(frame) for frame in key]})
+            # CPython's own filter, asked frame by frame (it drops frames, keeping the rest in order).
+            hidden = [i for i, f in enumerate(frames) if not filter_internal_frames([f])]
+            emit({"k": found, "f": [list(frame) for frame in key], "h": hidden})
         return found
 
     def collect(self, stack_frames, timestamps_us=None):
+        self.collapsed.collect(stack_frames, timestamps_us)
         for interp in stack_frames:
             for thread in interp.threads:
                 emit({
@@ -71,8 +83,14 @@ for path in sys.argv[1:]:
         emit({"end": path, "error": str(e)})
         continue
     try:
-        emit({"file": path, "info": plain(reader.get_info())})
-        reader.replay(Collector())
+        info = reader.get_info()
+        emit({"file": path, "info": plain(info)})
+        collector = Collector(info["sample_interval_us"])
+        reader.replay(collector)
+        emit({"collapsed": [
+            [[list(f) for f in tree], str(thread), count]
+            for (tree, thread), count in collector.collapsed.stack_counter.items()
+        ]})
     except Exception as e:
         error = str(e)
     finally:

@@ -168,6 +168,16 @@ export interface CpyProfile {
   error: string | null;
   /** Innermost frame first, as CPython hands them to collect(). */
   stacks: CpyFrame[][];
+  /**
+   * The same stacks as CPython's collectors show them: without the frames `filter_internal_frames` drops
+   * (the sampling profiler's own, `_sync_coordinator.py`).
+   */
+  shown: CpyFrame[][];
+  /**
+   * What CPython's own CollapsedStackCollector (`replay --collapsed`) counted, fed the same replay: per
+   * (stack outermost first, thread) its ticks. Stacks left empty by the filter are not counted.
+   */
+  collapsed: { stack: CpyFrame[]; thread: string; count: number }[];
   /** One entry per collect() thread: a REPEAT run is one entry with its ticks' times. */
   runs: CpyRun[];
 }
@@ -177,20 +187,19 @@ export async function cpython(files: string[]): Promise<Map<string, CpyProfile>>
   const out = new Map<string, CpyProfile>();
   const missing: string[] = [];
   for (const f of files) {
-    const key = contentKey('cpython', [f]);
+    const key = cpythonKey(f);
     if (existsSync(key)) out.set(f, parseCpython(readFileSync(key, 'utf8'), f));
     else missing.push(f);
   }
   if (missing.length > 0) {
-    const script = path.join(__dirname, 'cpython_samples.py');
-    const { stdout } = await run(cpythonInterpreter(), [script, ...missing], { maxBuffer: 1 << 30 });
+    const { stdout } = await run(cpythonInterpreter(), [cpythonScript, ...missing], { maxBuffer: 1 << 30 });
     // Split the stream per file and cache each file's part.
     let start = 0;
     for (const f of missing) {
       const endMark = `{"end":${JSON.stringify(f)}`;
       const end = stdout.indexOf('\n', stdout.indexOf(endMark, start));
       const part = stdout.slice(start, end + 1);
-      writeFileSync(contentKey('cpython', [f]), part);
+      writeFileSync(cpythonKey(f), part);
       out.set(f, parseCpython(part, f));
       start = end + 1;
     }
@@ -198,8 +207,17 @@ export async function cpython(files: string[]): Promise<Map<string, CpyProfile>>
   return out;
 }
 
+const cpythonScript = path.join(__dirname, 'cpython_samples.py');
+/** The cached reading of `file`, keyed by the script too (a changed script reads again). */
+const cpythonKey = (file: string): string => contentKey('cpython', [cpythonScript, file]);
+
 function parseCpython(text: string, file: string): CpyProfile {
-  const p: CpyProfile = { file, info: null, error: null, stacks: [], runs: [] };
+  const p: CpyProfile = { file, info: null, error: null, stacks: [], shown: [], runs: [], collapsed: [] };
+  const frame = ([funcname, filename, lineno]: [string, string, number | null]): CpyFrame => ({
+    funcname,
+    filename,
+    lineno,
+  });
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const o = JSON.parse(line) as Record<string, unknown>;
@@ -211,11 +229,16 @@ function parseCpython(text: string, file: string): CpyProfile {
         status: o.st as number,
         times: (o.ts as (number | string)[]).map(Number),
       });
-    else if ('k' in o)
-      p.stacks[o.k as number] = (o.f as [string, string, number | null][]).map(([funcname, filename, lineno]) => ({
-        funcname,
-        filename,
-        lineno,
+    else if ('k' in o) {
+      const frames = (o.f as [string, string, number | null][]).map(frame);
+      const hidden = new Set(o.h as number[]);
+      p.stacks[o.k as number] = frames;
+      p.shown[o.k as number] = frames.filter((_, i) => !hidden.has(i));
+    } else if ('collapsed' in o)
+      p.collapsed = (o.collapsed as [[string, number, string][], string, number][]).map(([tree, thread, count]) => ({
+        stack: tree.map(([filename, lineno, funcname]) => frame([funcname, filename, lineno])),
+        thread,
+        count,
       }));
     else if ('file' in o) p.info = o.info as CpyProfile['info'];
     else if ('end' in o) p.error = o.error as string | null;
@@ -228,9 +251,12 @@ export function cpyThreadKey(r: { thread: string; interp: number }): string {
   return r.interp === 0 ? r.thread : `${r.thread}@${r.interp}`;
 }
 
-/** The leaf's `funcname filename` (profpack's `top` key), or '(no stack)'. */
-export function cpyLeafKey(p: CpyProfile, stack: number, withFile = true): string {
-  const leaf = p.stacks[stack]![0];
+/**
+ * The leaf's `funcname filename` (profpack's `top` key), or '(no stack)', of the stack as CPython's collectors
+ * show it (profpack's views and outputs hide the profiler's frames too; a stack of those only is empty).
+ */
+export function cpyLeafKey(p: CpyProfile, stack: number, withFile = true, shown = true): string {
+  const leaf = (shown ? p.shown : p.stacks)[stack]![0];
   if (leaf === undefined) return NO_STACK;
   // Outputs name a function by its name alone, and an unnamed one '(anonymous)' (as V8 and the views do).
   // Rows and outputs name an unnamed function '(anonymous)' (docs/formats.md "Rows", rowName), as V8 and the views do;
@@ -245,9 +271,10 @@ const MODE_GIL = 2;
 /**
  * The truth of a CPython reading, by the conventions of docs/formats.md: `samples/count` counts ticks; a
  * wall-mode tick weighs the gap to its thread's next tick (the last one the nominal interval), a CPU- or
- * GIL-mode tick the nominal interval; an empty stack is a sample like any other.
+ * GIL-mode tick the nominal interval; an empty stack is a sample like any other. Leaves are those of the
+ * stacks CPython's collectors show (`shown`), or of the stacks as recorded (`shown` false: the fleet tables).
  */
-export function cpythonTruth(p: CpyProfile, withFile = true): Truth {
+export function cpythonTruth(p: CpyProfile, withFile = true, shown = true): Truth {
   const truth: Truth = { total: new Map(), self: new Map(), times: new Map() };
   const interval = p.info!.sample_interval_us;
   const timed = p.info!.mode === MODE_CPU || p.info!.mode === MODE_GIL ? 'cpu/nanoseconds' : 'wall/nanoseconds';
@@ -257,7 +284,7 @@ export function cpythonTruth(p: CpyProfile, withFile = true): Truth {
   const ticks = new Map<string, { leaf: string; time: number }[]>();
   for (const r of p.runs) {
     const key = cpyThreadKey(r);
-    const leaf = cpyLeafKey(p, r.stack, withFile);
+    const leaf = cpyLeafKey(p, r.stack, withFile, shown);
     let list = ticks.get(key);
     if (list === undefined) ticks.set(key, (list = []));
     for (const t of r.times) list.push({ leaf, time: t });

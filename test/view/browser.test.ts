@@ -5,7 +5,8 @@
  * dragged time window whose counts are `top --from/--to`'s. Screenshots go
  * to a temp dir (or to $PROFPACK_VIEW_SHOTS, which is how docs/*.png were made).
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -267,6 +268,82 @@ describe('flame page in Chromium', () => {
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  it('a node --cpu-prof profile: the table’s line is the hot line V8’s positionTicks give, its counts the JSON’s', async () => {
+    // A real V8 profile of a function whose loop body (line 4) is hot, declared on line 1.
+    const script = path.join(dir, 'hot.js');
+    writeFileSync(
+      script,
+      'function hot(n) {\n  let x = 0;\n  for (let i = 0; i < n; i++) {\n    x += Math.sqrt(i) * Math.sin(i);\n  }\n' +
+        '  for (let i = 0; i < n / 4; i++) {\n    x -= Math.cos(i);\n  }\n  return x;\n}\n' +
+        'const end = Date.now() + 400;\nlet s = 0;\nwhile (Date.now() < end) s += hot(20000);\n',
+    );
+    const profDir = path.join(dir, 'cpu-prof');
+    execFileSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, script]);
+    const file = path.join(profDir, readdirSync(profDir)[0]!);
+    const json = JSON.parse(readFileSync(file, 'utf8')) as {
+      nodes: {
+        id: number;
+        callFrame: { functionName: string; url: string; lineNumber: number };
+        positionTicks?: { line: number; ticks: number }[];
+      }[];
+      samples: number[];
+    };
+    // The oracle, from the JSON: a node's samples take its positionTicks' lines in order, the rest its own
+    // line (lineNumber + 1); per function, self = its nodes' samples, the hot line the line with most of them.
+    const hits = new Map<number, number>();
+    for (const id of json.samples) hits.set(id, (hits.get(id) ?? 0) + 1);
+    const byFunction = new Map<string, { self: number; lines: Map<number, number> }>();
+    for (const node of json.nodes) {
+      let left = hits.get(node.id) ?? 0;
+      if (left === 0) continue;
+      const { functionName, url, lineNumber } = node.callFrame;
+      const key = `${functionName || '(anonymous)'}\u0000${url.startsWith('file:') ? new URL(url).pathname : url}`;
+      let f = byFunction.get(key);
+      if (f === undefined) byFunction.set(key, (f = { self: 0, lines: new Map() }));
+      f.self += left;
+      const put = (line: number, n: number) => {
+        if (line > 0 && n > 0) f.lines.set(line, (f.lines.get(line) ?? 0) + n);
+      };
+      for (const { line, ticks } of node.positionTicks ?? []) {
+        put(line, Math.min(ticks, left));
+        left -= Math.min(ticks, left);
+      }
+      put(lineNumber + 1, left);
+    }
+    const hotLine = (lines: Map<number, number>): number | undefined =>
+      [...lines].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]?.[0];
+
+    const out = path.join(dir, 'hot-lines.html');
+    flame(file, out, { sampleType: 'samples/count' });
+    const { page, problems } = await openPage(browser, out);
+    const rows = await page.$$eval('#functions tbody tr', (trs) =>
+      trs.map((tr) => {
+        const d = (tr as HTMLElement).dataset;
+        return { key: `${d.name}\u0000${d.file}`, self: Number(d.self), line: d.line, cell: tr.lastChild!.textContent };
+      }),
+    );
+    let checked = 0;
+    for (const row of rows) {
+      const want = byFunction.get(row.key);
+      if (want === undefined) continue; // (no stack), or a function with no sample of its own
+      const line = hotLine(want.lines);
+      expect([row.key, row.self, row.line]).toEqual([
+        row.key,
+        want.self,
+        line === undefined ? undefined : String(line),
+      ]);
+      // The file:line cell (a frame without a file shows none).
+      if (line !== undefined && !row.key.endsWith('\u0000')) expect(row.cell).toMatch(new RegExp(`:${line}$`));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(1);
+    const hot = rows.find((r) => r.key === `hot\u0000${script}`)!;
+    // The loop bodies, not the declaration (line 1), which DevTools would not show either.
+    expect(['4', '7']).toContain(hot.line);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
 
   it('escapes what a profile names: a function called </script> cannot break the page', async () => {
     const collapsed = path.join(dir, 'evil.collapsed');

@@ -301,16 +301,14 @@
       tr.dataset.file = r.file;
       tr.dataset.self = String(r.self);
       tr.dataset.total = String(r.total);
-      [
-        fmt(r.self),
-        pct(r.self, samples),
-        fmt(r.total),
-        pct(r.total, samples),
-        r.name,
-        frameInfo(r.file, r.line),
-      ].forEach(function (cell, i) {
-        appendCell(tr, cell, i < 4);
-      });
+      // The hot line (`top --by line`'s), else the function's first line.
+      var line = r.hot != null ? r.hot : r.line;
+      if (line != null) tr.dataset.line = String(line);
+      [fmt(r.self), pct(r.self, samples), fmt(r.total), pct(r.total, samples), r.name, frameInfo(r.file, line)].forEach(
+        function (cell, i) {
+          appendCell(tr, cell, i < 4);
+        },
+      );
       body.appendChild(tr);
     });
   }

@@ -88,6 +88,7 @@
           name: data.funcs[k].name,
           file: data.funcs[k].file,
           line: data.funcs[k].line,
+          hot: data.funcs[k].hot,
           self: self[k],
           total: total[k],
         });
