@@ -46,6 +46,7 @@ describe.each([
   let report: LeakReport;
   let text: string;
   let did: Truth;
+  let atPeak: { json: { heap: { peakIncludesGarbage: boolean; peakMs: number; endMs: number } }; text: string };
   beforeAll(async () => {
     const name = `${path.basename(program, '.js')}-${args.join('-')}`;
     const truth = path.join(dir, `${name}.json`);
@@ -68,6 +69,12 @@ describe.each([
     };
     report = JSON.parse(leaks('--json', '-n', '0')) as LeakReport;
     text = leaks();
+    const top = (...flags: string[]) => {
+      const r = spawnSync(process.execPath, [build.cli, 'top', out, '--at', 'peak', ...flags], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    atPeak = { json: JSON.parse(top('--json')) as typeof atPeak.json, text: top() };
   }, 180_000);
 
   it('names the leaking site first, with the bytes and the growth the program reports (0.7-1.3x)', () => {
@@ -92,6 +99,15 @@ describe.each([
       expect(first!.run.freedAtMs).toBeNull();
       expect(first!.liveBytes).toBeGreaterThan(first!.run.peakBytes * 0.9);
     }
+  });
+
+  it("labels a peak at a poll that forced no GC (the native sampler's, before the last) as including garbage", () => {
+    const { heap } = atPeak.json;
+    const native = heapSamplerChoice().kind === 'native';
+    expect(heap.peakIncludesGarbage).toBe(native && heap.peakMs < heap.endMs);
+    // The garbage maker ran to the teardown: the peak is a poll of the run, not the last one.
+    expect(heap.peakMs).toBeLessThan(heap.endMs);
+    expect(atPeak.text.includes('it includes garbage not yet collected')).toBe(native);
   });
 
   it('never makes the garbage maker a suspect', () => {
