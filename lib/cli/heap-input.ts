@@ -68,8 +68,26 @@ export function openHeapInputs(inputs: readonly string[]): HeapTraceSource {
   return requireHeapFiles(listProfileFiles(inputs));
 }
 
+/** Which heap sampler recorded the inputs (the first file answers for all), if the recording says. */
+export function heapSamplerOf(inputs: readonly string[]): 'native' | 'inspector' | undefined {
+  const profile = openProfile(firstFile(inputs));
+  try {
+    return profile.meta.recordedBy?.heapSampler;
+  } finally {
+    profile.close();
+  }
+}
+
+/**
+ * Whether `info`'s peak may count garbage: the native sampler's polls force no GC (docs/memory.md), so an object
+ * dead but not yet collected is live at them; only the last poll collects first. The inspector's every poll does.
+ */
+export function peakIncludesGarbage(info: HeapProfileInfo, sampler: string | undefined): boolean {
+  return sampler === 'native' && info.peakMs < info.endMs;
+}
+
 /** What a heap answer stands on, one line. */
-export function heapInfoLine(info: HeapProfileInfo): string {
+export function heapInfoLine(info: HeapProfileInfo, sampler?: string): string {
   const b = (v: number) => formatValue(v, 'bytes');
   const at = info.at === 'peak' ? 'the peak' : info.at === 'end' ? 'the end' : 'a moment';
   const parts = [
@@ -78,6 +96,11 @@ export function heapInfoLine(info: HeapProfileInfo): string {
       `${b(info.endBytes)} at the end`,
     `${info.polls} polls, ${info.allocations} sampled allocations, ${info.frees} frees`,
   ];
+  if (info.at === 'peak' && peakIncludesGarbage(info, sampler))
+    parts.push(
+      "the peak's poll forced no GC (native sampler): it includes garbage not yet collected, " +
+        'which the end, collected first, does not',
+    );
   if (info.shortLived > 0)
     parts.push(
       `${info.shortLived} sampled objects born and freed between two polls ` +

@@ -1,12 +1,24 @@
 /**
  * Leak suspects: allocation sites (the innermost frame of an allocation's
- * stack) ranked by the bytes they still hold at the end and by how steadily
+ * stack that is in a file of the program's own: a builtin or Node's internals
+ * allocate on its behalf) ranked by the bytes they hold and by how steadily
  * those bytes grew. Each site's live bytes (scaled as pprof scales them) are
- * a series over the recording's polls; a least-squares line through it gives
- * the growth in bytes/min and R² says how well a straight line explains it
- * (1: grew at a steady pace, 0: no trend). A leak holds much and grows
- * steadily; a cache that filled and stopped, or garbage that comes and goes,
- * holds with no trend.
+ * a series over the recording's polls from its first allocation; a
+ * least-squares line through it gives the growth in bytes/min and R² says how
+ * well a straight line explains it (1: grew at a steady pace, 0: no trend). A
+ * leak holds much and grows steadily; a cache that filled and stopped, or
+ * garbage that comes and goes, holds with no trend.
+ *
+ * The site is judged twice: at the end, and over its run (its polls up to the
+ * last one holding its peak), because a program's own teardown (a module
+ * scope that dies, a server that closes, then the last poll's GC) frees a
+ * leak that grew for the whole run. A run counts when the site kept at least
+ * half of what it allocated up to its peak although a GC ran meanwhile (some
+ * object was freed at a poll after its first allocation), and allocated little
+ * after it: garbage is freed by those GCs, or piles up until one and goes on
+ * being allocated after it; a leak is not freed while its site allocates.
+ * Without any GC in its run, growth cannot be told from garbage not yet
+ * collected (the native sampler forces none), and the run is not counted.
  *
  * The regression sums are kept per site and brought up to date only when the
  * site's bytes change (its value was constant over the polls in between), so
@@ -36,8 +48,42 @@ export interface LeakSuspect {
   /** First and last allocation seen, ms after the start. */
   firstAllocMs: number;
   lastAllocMs: number;
-  /** The stack (outermost first, function names) holding the most of the site's live bytes. */
+  /**
+   * The stack (outermost first, function names) holding the most of the site's live bytes (or, for a site freed before
+   * the end, allocating the most). Its innermost frame may be below the site: a builtin or Node's internals.
+   */
   stack: string[];
+  /** That stack's innermost function when it is not the site's (`String.prototype.repeat` for `repeat`), else null. */
+  leaf: string | null;
+  /** The site's run: its polls from its first allocation up to the last one holding its peak. */
+  run: LeakRun;
+}
+
+export interface LeakRun {
+  /** The site's live bytes at its peak (scaled) and when (ms after the start). */
+  peakBytes: number;
+  peakMs: number;
+  /** The fitted line over the run. */
+  growthBytesPerMin: number;
+  fit: number;
+  /** Share of what the site allocated up to its peak that it still held there. */
+  keptShare: number;
+  /** Allocated by the site after its peak (scaled). */
+  allocatedAfterPeakBytes: number;
+  /** A GC ran during the run (an object was freed at a poll after the site's first allocation). */
+  gcSeen: boolean;
+  /**
+   * The run counted: it grew steadily (R² ≥ 0.5), kept at least half of what it allocated, a GC ran during it, and
+   * the site allocated little after its peak (a tenth of what it had before).
+   */
+  counted: boolean;
+  /** The poll at which the site fell below half its peak for good, ms after the start (null: it did not). */
+  freedAtMs: number | null;
+  /**
+   * …and the site allocated nothing after that: a teardown (its objects freed together once its work ended), at
+   * the last poll's GC or, on the inspector sampler whose every poll is a GC, at the first poll after it.
+   */
+  freedAtExit: boolean;
 }
 
 export interface LeakReport {
@@ -46,6 +92,13 @@ export interface LeakReport {
   polls: number;
   /** All sampled live bytes at the end, scaled. */
   liveBytes: number;
+  /**
+   * Sites whose run counted and that held less than half their peak at the end: the end state differs from the
+   * run (a leak freed by the program's own teardown). Counted over all sites, not only those shown.
+   */
+  freedBeforeEnd: number;
+  /** No object was freed before the last poll: no GC was seen, so no run could count (growth may be garbage). */
+  noGcSeen: boolean;
   suspects: LeakSuspect[];
 }
 
@@ -58,12 +111,36 @@ interface SiteState {
   freed: number;
   firstUs: number;
   lastUs: number;
+  /** Polls closed before its first allocation, and their Σt, Σt²: its series starts after them. */
+  n0: number;
+  st0: number;
+  stt0: number;
   /** Polls closed and their Σt at the site's last change (t in s). */
   k0: number;
   t1: number;
   sy: number;
   syy: number;
   sty: number;
+  /** Its peak (the last poll holding it), with the sums, polls, Σt, Σt² and allocated/freed bytes up to there. */
+  peak: number;
+  peakPoll: number;
+  peakT: number;
+  peakSums: [number, number, number, number, number, number];
+  peakAllocated: number;
+  peakFreed: number;
+  /** The last poll with a free (a GC before it) up to the peak. */
+  peakLastFree: number;
+  /** When it fell below half its peak (NaN: it holds at least half). */
+  dropUs: number;
+}
+
+const SITE_NONE = -1;
+/** A run fits a line at least this well to count as steady growth. */
+const MIN_RUN_FIT = 0.5;
+
+/** A frame of the program's own code: a file that is neither a builtin's (none) nor Node's (node:…). */
+function isUserFrame(frame: Frame): boolean {
+  return frame.filename !== '' && !frame.filename.startsWith('node:') && !frame.filename.startsWith('internal/');
 }
 
 export function leakSuspects(trace: HeapTraceSource, options: { limit?: number } = {}): LeakReport {
@@ -75,17 +152,32 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
   let polls = 0;
   let t1 = 0;
   let t2 = 0;
+  let lastT = 0;
+  /** The last closed poll at which an object was freed (a GC ran before it), and whether the open one has one. */
+  let lastFreePoll = -1;
+  let freePolls = 0;
+  let openPollFreed = false;
+  /** Allocated bytes per stack, for the stack shown when a site holds nothing at the end. */
+  let allocatedOfStack = new Float64Array(0);
+  // The site of a stack: its innermost frame in the program's own files, else its innermost frame.
+  const siteFrame = (stack: number): number => {
+    for (let s = stack; s !== 0; s = trace.stacks.parent(s)) {
+      const f = trace.stacks.frame(s);
+      if (isUserFrame(trace.frames[f]!)) return f;
+    }
+    return trace.stacks.frame(stack);
+  };
   const siteOf = (stack: number): SiteState | undefined => {
     if (stack === NO_HEAP_STACK || stack === 0) return undefined;
     if (stack >= siteOfStack.length) {
-      const grown = new Int32Array(Math.max(stack + 1, trace.stacks.size, siteOfStack.length * 2)).fill(-1);
+      const grown = new Int32Array(Math.max(stack + 1, trace.stacks.size, siteOfStack.length * 2)).fill(SITE_NONE);
       grown.set(siteOfStack);
       siteOfStack = grown;
     }
     let s = siteOfStack[stack]!;
     if (s < 0) {
-      const frame = trace.stacks.frame(stack);
-      s = siteOfFrame.get(frame) ?? -1;
+      const frame = siteFrame(stack);
+      s = siteOfFrame.get(frame) ?? SITE_NONE;
       if (s < 0) {
         s = sites.length;
         siteOfFrame.set(frame, s);
@@ -98,18 +190,29 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
           freed: 0,
           firstUs: Infinity,
           lastUs: -Infinity,
-          k0: 0,
-          t1: 0,
+          n0: polls,
+          st0: t1,
+          stt0: t2,
+          k0: polls,
+          t1,
           sy: 0,
           syy: 0,
           sty: 0,
+          peak: 0,
+          peakPoll: -1,
+          peakT: 0,
+          peakSums: [0, 0, 0, 0, 0, 0],
+          peakAllocated: 0,
+          peakFreed: 0,
+          peakLastFree: -1,
+          dropUs: Number.NaN,
         });
       }
       siteOfStack[stack] = s;
     }
     return sites[s];
   };
-  // The polls since the site's last change all saw its current bytes.
+  // The polls since the site's last change all saw its current bytes; the last of them holds its peak if any does.
   const settle = (s: SiteState): void => {
     const n = polls - s.k0;
     if (n > 0 && s.live !== 0) {
@@ -117,12 +220,22 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       s.syy += s.live * s.live * n;
       s.sty += s.live * (t1 - s.t1);
     }
+    if (n > 0 && s.live > 0 && s.live >= s.peak) {
+      s.peak = s.live;
+      s.peakPoll = polls - 1;
+      s.peakT = lastT;
+      s.peakSums = [polls - s.n0, t1 - s.st0, t2 - s.stt0, s.sy, s.syy, s.sty];
+      s.peakAllocated = s.allocated;
+      s.peakFreed = s.freed;
+      s.peakLastFree = lastFreePoll;
+    }
     s.k0 = polls;
     s.t1 = t1;
   };
   const summary = replayHeapTrace(trace, {
     alloc(live, slot, timeUs) {
-      const s = siteOf(live.stacks[slot]!);
+      const stack = live.stacks[slot]!;
+      const s = siteOf(stack);
       if (s === undefined) return;
       const w = unsampledWeight(live.sizes[slot]!, interval);
       settle(s);
@@ -132,8 +245,16 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       s.allocated += w.bytes;
       s.firstUs = Math.min(s.firstUs, timeUs);
       s.lastUs = Math.max(s.lastUs, timeUs);
+      if (s.live >= s.peak / 2) s.dropUs = Number.NaN;
+      if (stack >= allocatedOfStack.length) {
+        const grown = new Float64Array(Math.max(stack + 1, trace.stacks.size, allocatedOfStack.length * 2));
+        grown.set(allocatedOfStack);
+        allocatedOfStack = grown;
+      }
+      allocatedOfStack[stack] = allocatedOfStack[stack]! + w.bytes;
     },
-    free(live, slot) {
+    free(live, slot, timeUs) {
+      openPollFreed = true;
       const s = siteOf(live.stacks[slot]!);
       if (s === undefined) return;
       const w = unsampledWeight(live.sizes[slot]!, interval);
@@ -142,13 +263,20 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       s.liveObjects -= w.objects;
       s.sampledLive--;
       s.freed += w.bytes;
+      if (s.live < s.peak / 2 && Number.isNaN(s.dropUs)) s.dropUs = timeUs;
     },
     poll(_live, timeUs) {
       if (Number.isNaN(startUs)) startUs = timeUs;
       const t = (timeUs - startUs) / 1e6;
+      if (openPollFreed) {
+        lastFreePoll = polls;
+        freePolls++;
+      }
+      openPollFreed = false;
       polls++;
       t1 += t;
       t2 += t * t;
+      lastT = t;
     },
   });
   // The stack holding most of each site's live bytes.
@@ -163,32 +291,73 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     const s = siteOf(stack);
     if (s !== undefined && bytes > (heaviest.get(s)?.bytes ?? -1)) heaviest.set(s, { stack, bytes });
   }
+  // For sites freed before the end: the stack that allocated the most.
+  const mostAllocated = new Map<SiteState, { stack: number; bytes: number }>();
+  for (let stack = 1; stack < allocatedOfStack.length; stack++) {
+    const bytes = allocatedOfStack[stack]!;
+    const s = bytes > 0 ? siteOf(stack) : undefined;
+    if (s !== undefined && bytes > (mostAllocated.get(s)?.bytes ?? -1)) mostAllocated.set(s, { stack, bytes });
+  }
   const origin = trace.meta.startTimeUs;
+  const lastUs = summary.lastUs;
+  const span = lastT;
   const suspects: LeakSuspect[] = [];
   let liveBytes = 0;
+  let freedBeforeEnd = 0;
   for (const s of sites) {
     settle(s);
     liveBytes += Math.max(0, s.live);
-    if (!(Math.round(s.live) > 0)) continue;
-    const { slope, r2 } = fitLine(polls, t1, t2, s.sy, s.syy, s.sty);
-    const growth = slope * 60;
+    const end = fitLine(polls - s.n0, t1 - s.st0, t2 - s.stt0, s.sy, s.syy, s.sty);
+    const endScore = end.slope > 0 ? s.live * end.r2 : 0;
+    const [rn, rst, rstt, rsy, rsyy, rsty] = s.peakSums;
+    const runFit = fitLine(rn, rst, rstt, rsy, rsyy, rsty);
+    const keptShare = s.peakAllocated > 0 ? (s.peakAllocated - s.peakFreed) / s.peakAllocated : 0;
+    const gcSeen = s.peakLastFree > s.n0;
+    // Garbage that piled up until a GC stops at its peak and goes on being allocated; a leak ends with its site.
+    const allocatedAfterPeak = s.allocated - s.peakAllocated;
+    const counted =
+      runFit.slope > 0 &&
+      runFit.r2 >= MIN_RUN_FIT &&
+      keptShare >= 0.5 &&
+      gcSeen &&
+      allocatedAfterPeak <= 0.1 * s.peakAllocated;
+    // The run's score weighs its bytes by how much of the recording it spans: a burst early in the run is no leak.
+    const firstT = (s.firstUs - startUs) / 1e6;
+    const runScore = counted && span > 0 ? s.peak * runFit.r2 * Math.min(1, (s.peakT - firstT) / span) : 0;
+    const freed = counted && !Number.isNaN(s.dropUs) && s.live < s.peak / 2;
+    if (freed) freedBeforeEnd++;
+    if (!(Math.round(s.live) > 0) && !(runScore > 0)) continue;
     const frame = trace.frames[s.frame]!;
-    const top = heaviest.get(s);
+    const top = (freed ? undefined : heaviest.get(s)) ?? mostAllocated.get(s);
+    const leafFrame = top === undefined ? s.frame : trace.stacks.frame(top.stack);
     suspects.push({
       funcname: anonymousName(frame.funcname),
       filename: frame.filename,
       lineno: frame.lineno,
-      liveBytes: Math.round(s.live),
-      liveObjects: Math.round(s.liveObjects),
+      liveBytes: Math.max(0, Math.round(s.live)),
+      liveObjects: Math.max(0, Math.round(s.liveObjects)),
       sampledLive: s.sampledLive,
-      growthBytesPerMin: Math.round(growth),
-      fit: Math.round(r2 * 1000) / 1000,
-      score: growth > 0 ? Math.round(s.live * r2) : 0,
+      growthBytesPerMin: Math.round(end.slope * 60),
+      fit: round3(end.r2),
+      score: Math.round(Math.max(endScore, runScore)),
       allocatedBytes: Math.round(s.allocated),
       freedBytes: Math.round(s.freed),
       firstAllocMs: (s.firstUs - origin) / 1000,
       lastAllocMs: (s.lastUs - origin) / 1000,
       stack: top === undefined ? [] : namesOutermostFirst(trace, top.stack),
+      leaf: leafFrame === s.frame ? null : anonymousName((trace.frames[leafFrame] as Frame).funcname),
+      run: {
+        peakBytes: Math.round(s.peak),
+        peakMs: s.peakPoll < 0 ? 0 : s.peakT * 1000 + (startUs - origin) / 1000,
+        growthBytesPerMin: Math.round(runFit.slope * 60),
+        fit: round3(runFit.r2),
+        keptShare: round3(keptShare),
+        allocatedAfterPeakBytes: Math.round(allocatedAfterPeak),
+        gcSeen,
+        counted,
+        freedAtMs: freed ? (s.dropUs - origin) / 1000 : null,
+        freedAtExit: freed && s.lastUs <= s.dropUs,
+      },
     });
   }
   suspects.sort(
@@ -200,12 +369,16 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
   const limit = options.limit === undefined ? 20 : options.limit <= 0 ? Infinity : options.limit;
   return {
     intervalBytes: interval,
-    durationMs: Number.isNaN(summary.lastUs) ? 0 : (summary.lastUs - origin) / 1000,
+    durationMs: Number.isNaN(lastUs) ? 0 : (lastUs - origin) / 1000,
     polls,
     liveBytes: Math.round(liveBytes),
+    freedBeforeEnd,
+    noGcSeen: polls > 1 && freePolls - (lastFreePoll === polls - 1 ? 1 : 0) === 0,
     suspects: suspects.slice(0, limit),
   };
 }
+
+const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 /** Least squares through n points from their sums: slope (y per t) and R² (0 when either side has no spread). */
 export function fitLine(
@@ -233,22 +406,50 @@ function namesOutermostFirst(trace: HeapTraceSource, stack: number): string[] {
     .map((f) => anonymousName((trace.frames[f] as Frame).funcname));
 }
 
-/** The report as text: one row per suspect, evidence beside it. */
+/** The report as text: one row per suspect, evidence beside it; a site freed before the end shows its run. */
 export function formatLeakTable(report: LeakReport, unitBytes: (v: number) => string): string {
-  const header = ['live', 'growth/min', 'R²', 'allocated', 'freed', 'site'];
-  const rows = report.suspects.map((s) => [
-    unitBytes(s.liveBytes),
-    `${s.growthBytesPerMin >= 0 ? '+' : ''}${unitBytes(s.growthBytesPerMin)}`,
-    s.fit.toFixed(2),
-    unitBytes(s.allocatedBytes),
-    unitBytes(s.freedBytes),
-    `${s.funcname}${s.filename === '' ? '' : `  ${s.filename}${s.lineno === null ? '' : `:${s.lineno}`}`}`,
-  ]);
+  const header = ['live', 'peak', 'growth/min', 'R²', 'allocated', 'freed', 'site'];
+  const rows = report.suspects.map((s) => {
+    const freed = s.run.freedAtMs !== null;
+    const growth = freed ? s.run.growthBytesPerMin : s.growthBytesPerMin;
+    const where = s.filename === '' ? '' : `  ${s.filename}${s.lineno === null ? '' : `:${s.lineno}`}`;
+    const leaf = s.leaf === null ? '' : `  (allocated in ${s.leaf})`;
+    const note = freed
+      ? `  — grew ${signed(unitBytes, s.run.growthBytesPerMin)}/min for ` +
+        `${((s.run.peakMs - s.firstAllocMs) / 1000).toFixed(1)} s, freed ` +
+        (s.run.freedAtExit ? 'at exit' : 'at') +
+        (s.run.freedAtMs === report.durationMs ? '' : ` ${(s.run.freedAtMs! / 1000).toFixed(1)} s`)
+      : '';
+    return [
+      unitBytes(s.liveBytes),
+      unitBytes(s.run.peakBytes),
+      signed(unitBytes, growth),
+      (freed ? s.run.fit : s.fit).toFixed(2),
+      unitBytes(s.allocatedBytes),
+      unitBytes(s.freedBytes),
+      `${s.funcname}${where}${leaf}${note}`,
+    ];
+  });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
-  const foot =
+  const foot = [
     `${report.polls} polls over ${(report.durationMs / 1000).toFixed(1)} s; ` +
-    `${unitBytes(report.liveBytes)} live at the end (sampled every ${unitBytes(report.intervalBytes)}, scaled)`;
-  return [line(header), ...rows.map(line), foot].join('\n');
+      `${unitBytes(report.liveBytes)} live at the end (sampled every ${unitBytes(report.intervalBytes)}, scaled)`,
+  ];
+  if (report.freedBeforeEnd > 0)
+    foot.push(
+      `the end differs from the run: ${report.freedBeforeEnd} site(s) grew steadily and were freed before the ` +
+        'end (a teardown); their growth and R² are over their run, up to their peak',
+    );
+  if (report.noGcSeen)
+    foot.push(
+      'no object was freed before the last poll (no GC seen): growth that the end freed cannot be told from ' +
+        'garbage not yet collected, so only what is live at the end is judged',
+    );
+  return [line(header), ...rows.map(line), ...foot].join('\n');
+}
+
+function signed(unitBytes: (v: number) => string, v: number): string {
+  return `${v >= 0 ? '+' : ''}${unitBytes(v)}`;
 }

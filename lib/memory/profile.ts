@@ -41,6 +41,8 @@ export interface HeapProfileInfo {
   /** The moment inuse_* describe, ms after the start. */
   atMs: number;
   at: HeapMoment;
+  /** The last poll, ms after the start. */
+  endMs: number;
   /** The poll with the most live bytes (estimated, as inuse_space scales them), ms after the start. */
   peakMs: number;
   /** Live bytes estimated at the peak and at the end. */
@@ -197,6 +199,7 @@ export function heapProfile(
   const info: HeapProfileInfo = {
     atMs,
     at,
+    endMs,
     peakMs,
     peakBytes: Math.max(0, Math.round(peakBytes)),
     endBytes: Math.round(summary.live.estimatedBytes),

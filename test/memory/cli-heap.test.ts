@@ -86,7 +86,7 @@ describe('heap commands', () => {
     expect(report.suspects[0].fit).toBeGreaterThan(0.99);
     expect(report.suspects[0].growthBytesPerMin).toBeGreaterThan(60 * 3000);
     expect(report.suspects.find((s: { funcname: string }) => s.funcname === 'garbage')).toBeUndefined();
-    expect(await run('leaks', file)).toMatch(/^\s+live\s+growth\/min\s+R².*\n.*leak {2}\/app\.js:11\n/);
+    expect(await run('leaks', file)).toMatch(/^\s+live\s+peak\s+growth\/min\s+R².*\n.*leak {2}\/app\.js:11\n/);
   });
 
   it('diff: two moments of one recording, in bytes', async () => {

@@ -5,7 +5,7 @@ import { ProfileWriter } from '../../lib/tachyon/index';
 
 export interface HandPoll {
   timeUs: number;
-  /** [ordinal, size, function] — each function is called from `main`. */
+  /** [ordinal, size, function] — each function is called from `main` ('a>b': b called from a; '~b': a builtin). */
   alloc?: [number, number, string][];
   free?: number[];
   shortLived?: number;
@@ -43,17 +43,25 @@ export function handTrace(
   for (const p of polls) {
     const thread = p.thread ?? 1;
     const alloc = (p.alloc ?? []).slice().sort((a, b) => a[0] - b[0]);
+    // 'a>b': b called from a (from main); '~b': a builtin (no file).
     const stackIds = alloc.map(([, , fn]) => {
-      let id = stackOf.get(fn);
-      if (id === undefined) {
-        stacks.callFrames.push({
-          functionName: fn,
-          url: 'file:///app.js',
-          lineNumber: 10 + stackOf.size,
-          columnNumber: 0,
-          scriptId: '1',
-        });
-        stackOf.set(fn, (id = stacks.add(main, stacks.callFrames.length - 1)));
+      let id = main;
+      let path = '';
+      for (const name of fn.split('>')) {
+        path += `>${name}`;
+        let next = stackOf.get(path);
+        if (next === undefined) {
+          const builtin = name.startsWith('~');
+          stacks.callFrames.push({
+            functionName: builtin ? name.slice(1) : name,
+            url: builtin ? '' : 'file:///app.js',
+            lineNumber: builtin ? -1 : 10 + stackOf.size,
+            columnNumber: builtin ? -1 : 0,
+            scriptId: builtin ? '0' : '1',
+          });
+          stackOf.set(path, (next = stacks.add(id, stacks.callFrames.length - 1)));
+        }
+        id = next;
       }
       return id;
     });

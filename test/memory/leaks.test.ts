@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fitLine, leakSuspects, unsampledWeight } from '../../lib/memory/index';
+import { fitLine, formatLeakTable, leakSuspects, unsampledWeight } from '../../lib/memory/index';
 import { handTrace, type HandPoll } from './hand-trace';
 
 describe('leakSuspects', () => {
@@ -38,6 +38,98 @@ describe('leakSuspects', () => {
     expect(cache).toMatchObject({ fit: 0, score: 0, growthBytesPerMin: 0 });
     const churned = rest.find((s) => s.funcname === 'churn')!;
     expect(churned).toMatchObject({ fit: 0, score: 0, sampledLive: 1 });
+  });
+
+  /** 20 polls a second apart: `leak` keeps 1,000 bytes each, `churn` allocates 5,000 freed at the next poll. */
+  function leakBeside(keep: (k: number) => boolean, leakFn = 'leak'): { polls: HandPoll[]; leaked: number[] } {
+    const polls: HandPoll[] = [];
+    const leaked: number[] = [];
+    let ordinal = 0;
+    let churn: number[] = [];
+    for (let k = 0; k < 20; k++) {
+      const alloc: [number, number, string][] = [];
+      if (keep(k)) {
+        alloc.push([++ordinal, 1000, leakFn]);
+        leaked.push(ordinal);
+      }
+      alloc.push([++ordinal, 5000, 'churn']);
+      polls.push({ timeUs: 1_000_000 * (k + 1), alloc, free: churn });
+      churn = [ordinal];
+    }
+    return { polls, leaked };
+  }
+
+  it('a leak freed by the teardown: judged over its run, "grew …, freed at exit"; the churn is no suspect', () => {
+    const { polls, leaked } = leakBeside(() => true);
+    polls.push({ timeUs: 21_000_000, free: leaked }); // the last poll's GC, after the module scope died
+    const { trace } = handTrace(4096, polls, 0);
+    const report = leakSuspects(trace);
+    const w = unsampledWeight(1000, 4096).bytes;
+    const [first] = report.suspects;
+    expect(first).toMatchObject({ funcname: 'leak', liveBytes: 0, freedBytes: Math.round(20 * w) });
+    expect(first!.run).toMatchObject({
+      peakBytes: Math.round(20 * w),
+      peakMs: 20_000, // the last poll before the teardown (polls from 1 s, the recording from 0)
+      growthBytesPerMin: Math.round(60 * w),
+      fit: 1,
+      keptShare: 1,
+      gcSeen: true,
+      counted: true,
+      freedAtMs: 21_000,
+      freedAtExit: true,
+    });
+    expect(first!.score).toBeGreaterThan(0);
+    expect(report.freedBeforeEnd).toBe(1);
+    expect(report.suspects.find((s) => s.funcname === 'churn')?.score ?? 0).toBe(0);
+    const text = formatLeakTable(report, (v) => `${Math.round(v)}B`);
+    expect(text).toContain(`leak  /app.js:11  — grew +${Math.round(60 * w)}B/min for 19.0 s, freed at exit`);
+    expect(text).toContain('the end differs from the run: 1 site(s)');
+    // Without the teardown, the same leak is judged at the end, as before.
+    const held = leakSuspects(handTrace(4096, leakBeside(() => true).polls, 0).trace).suspects[0]!;
+    expect(held).toMatchObject({ funcname: 'leak', liveBytes: Math.round(20 * w), fit: 1 });
+    expect(held.run).toMatchObject({ counted: true, freedAtMs: null, freedAtExit: false });
+  });
+
+  it('garbage that piles up with no GC before the last poll is never a suspect, and the report says why', () => {
+    const polls: HandPoll[] = [];
+    const all: number[] = [];
+    for (let k = 0; k < 20; k++) {
+      polls.push({ timeUs: 1_000_000 * (k + 1), alloc: [[k + 1, 5000, 'garbage']] });
+      all.push(k + 1);
+    }
+    polls.push({ timeUs: 21_000_000, free: all });
+    const report = leakSuspects(handTrace(4096, polls, 0).trace);
+    expect(report).toMatchObject({ noGcSeen: true, freedBeforeEnd: 0, suspects: [] });
+    expect(formatLeakTable(report, String)).toContain('no object was freed before the last poll');
+  });
+
+  it('garbage that piles up until a GC and goes on being allocated is no run, though it grew and a GC ran', () => {
+    // 'garbage' keeps its objects until a GC at poll 12 frees them all, then is freed at every poll.
+    const { polls } = leakBeside(() => true);
+    let ordinal = 1000;
+    const piled: number[] = [];
+    for (let k = 0; k < 20; k++) {
+      polls[k]!.alloc!.push([++ordinal, 8000, 'garbage']);
+      if (k < 12) piled.push(ordinal);
+      else polls[k + 1]?.free!.push(ordinal);
+    }
+    polls[12]!.free!.push(...piled);
+    const report = leakSuspects(handTrace(4096, polls, 0).trace);
+    const garbage = report.suspects.find((s) => s.funcname === 'garbage');
+    expect(garbage?.run ?? { counted: false }).toMatchObject({ counted: false });
+    expect(report.suspects[0]!.funcname).toBe('leak');
+  });
+
+  it("the site is the innermost frame in the program's files; a builtin below it is shown as the leaf", () => {
+    const { polls } = leakBeside(() => true, 'render>~repeat');
+    const report = leakSuspects(handTrace(4096, polls, 0).trace);
+    expect(report.suspects[0]).toMatchObject({
+      funcname: 'render',
+      filename: '/app.js',
+      leaf: 'repeat',
+      stack: ['main', 'render', 'repeat'],
+    });
+    expect(formatLeakTable(report, String)).toMatch(/render {2}\/app\.js:\d+ {2}\(allocated in repeat\)/);
   });
 
   it('fitLine from running sums agrees with the direct least-squares formulas', () => {

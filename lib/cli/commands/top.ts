@@ -8,7 +8,7 @@ import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy, type Aggregat
 import type { AggregateResult } from '../../query/index';
 import { formatValue } from '../../profile/index';
 import { heapProfile } from '../../memory/index';
-import { heapInfoLine, heapMoment, openHeapInputs, wantsHeap } from '../heap-input';
+import { heapInfoLine, heapMoment, heapSamplerOf, openHeapInputs, peakIncludesGarbage, wantsHeap } from '../heap-input';
 import { progressBar } from '../progress';
 import { SourceMapper, withMappedFrames } from '../../sourcemap/index';
 import { action } from '../errors';
@@ -125,6 +125,7 @@ export function registerTop(program: Command): Command {
 /** `top` of a heap recording: its heap profile for the window and moment asked, through the same aggregate(). */
 function topHeap(inputs: string[], flags: TopFlags): void {
   const at = heapMoment(flags.at);
+  const sampler = heapSamplerOf(inputs);
   const trace = openHeapInputs(inputs);
   let built: ReturnType<typeof heapProfile>;
   try {
@@ -149,10 +150,11 @@ function topHeap(inputs: string[], flags: TopFlags): void {
   const result = aggregate(withMappedFrames(built.profile, maps?.mapFrame), options);
   // A heap profile's records are allocation stacks (one per thread and stack), not samples: say so.
   const { samples: _records, ...counted } = result;
+  const heap = { ...built.info, peakIncludesGarbage: peakIncludesGarbage(built.info, sampler) };
   process.stdout.write(
     flags.json === true
-      ? `${JSON.stringify({ ...counted, stacks: result.records, heap: built.info }, null, 2)}\n`
-      : `${heapTable(result)}\n${heapInfoLine(built.info)}\n`,
+      ? `${JSON.stringify({ ...counted, stacks: result.records, heap }, null, 2)}\n`
+      : `${heapTable(result)}\n${heapInfoLine(built.info, sampler)}\n`,
   );
   for (const warning of maps?.warnings ?? []) process.stderr.write(`profpack: warning: ${warning}\n`);
 }
