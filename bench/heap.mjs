@@ -73,10 +73,11 @@ const kib = (n) => (n >= 1 << 20 ? `${n / (1 << 20)} MiB` : `${n / 1024} KiB`);
 const target = (w) => [process.execPath, '--require', reportPreload, ...workloads[w].args];
 
 // sampler: lib/record/heap/probe.ts's choice, forced (PROFPACK_HEAP_SAMPLER): V8's API or the inspector.
-function profpack(w, { heap, cpuOff = false, n = interval, sampler = 'native', polls, main = cli }) {
+function profpack(w, { heap, cpuOff = false, n = interval, sampler = 'native', polls, shortLived, main = cli }) {
   const out = path.join(tmp, 'p.tach');
   const flags = heap ? ['--heap', '--heap-interval', String(n)] : [];
   if (polls !== undefined) flags.push('--heap-polls', polls);
+  if (shortLived !== undefined) flags.push('--heap-short-lived', shortLived);
   if (cpuOff) flags.push('--no-cpu');
   const command = [process.execPath, main, 'record', ...flags, '--out', out, '--', ...target(w)];
   return { profpack: heap, file: out, command, env: heap ? { PROFPACK_HEAP_SAMPLER: sampler } : undefined };
@@ -114,6 +115,12 @@ function compareCases(w) {
     'profpack record (CPU 1 ms, no heap)': profpack(w, { heap: false }),
     [`profpack --heap ${kib(interval)} + CPU 1 ms`]: profpack(w, { heap: true }),
     [`profpack --heap --no-cpu ${kib(interval)}`]: profpack(w, { heap: true, cpuOff: true }),
+    // The look before each GC that keeps short-lived objects' stacks (the default), left out.
+    [`profpack --heap --no-cpu ${kib(interval)}, short-lived counted only`]: profpack(w, {
+      heap: true,
+      cpuOff: true,
+      shortLived: 'count',
+    }),
     [`profpack --heap ${kib(interval)} + CPU 1 ms, inspector`]: profpack(w, { heap: true, sampler: 'inspector' }),
     [`profpack heap sampler alone ${kib(interval)}, native`]: sampler(node, rest, 'native'),
     [`profpack heap sampler alone ${kib(interval)}, inspector`]: sampler(node, rest, 'inspector'),

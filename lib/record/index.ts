@@ -13,4 +13,12 @@ export {
   type OnFile,
 } from './settings/index';
 export { runRecorded, PRELOAD_PATH, type RunRecordedOptions, type RunRecordedResult } from './targets/index';
-export { checkHeapOptions, parseByteSize, DEFAULT_HEAP_INTERVAL_BYTES, HEAP_POLLS, type HeapPolls } from './heap/index';
+export {
+  checkHeapOptions,
+  parseByteSize,
+  DEFAULT_HEAP_INTERVAL_BYTES,
+  HEAP_POLLS,
+  type HeapPolls,
+  HEAP_SHORT_LIVED,
+  type HeapShortLived,
+} from './heap/index';

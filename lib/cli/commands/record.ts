@@ -12,8 +12,14 @@ import * as path from 'node:path';
 import { type Command, Option } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { removeFile } from '../../file-retry';
-import { checkHeapOptions, DEFAULT_HEAP_INTERVAL_BYTES, HEAP_POLLS, parseByteSize } from '../../record/index';
-import type { HeapPolls } from '../../record/index';
+import {
+  checkHeapOptions,
+  DEFAULT_HEAP_INTERVAL_BYTES,
+  HEAP_POLLS,
+  HEAP_SHORT_LIVED,
+  parseByteSize,
+} from '../../record/index';
+import type { HeapPolls, HeapShortLived } from '../../record/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/index';
 import { runRecorded } from '../../record/index';
 import { ProfileReader, stacksAtCapNote } from '../../tachyon/index';
@@ -35,6 +41,7 @@ interface RecordFlags {
   heap?: boolean;
   heapInterval?: string;
   heapPolls?: HeapPolls;
+  heapShortLived?: HeapShortLived;
   cpu: boolean;
   children: boolean;
   sourceMaps: boolean;
@@ -82,6 +89,13 @@ export function registerRecord(program: Command): Command {
           'harvest: a poll at every harvest, for short programs and short-lived garbage, at a higher cost',
       ).choices([...HEAP_POLLS]),
     )
+    .addOption(
+      new Option(
+        '--heap-short-lived <what>',
+        'stacks (default): sampled objects that die between two heap polls keep their stack and size (native ' +
+          'sampler: a look before each GC), so alloc_space names who makes the garbage; count: only counted',
+      ).choices([...HEAP_SHORT_LIVED]),
+    )
     .option(
       '--no-cpu',
       "with --heap: record the heap alone; V8's CPU profiler is never started and the file holds no CPU samples " +
@@ -114,19 +128,25 @@ export function registerRecord(program: Command): Command {
           throw new ProfpackError(`--kill-after must be seconds in [0, 86400], not "${flags.killAfter}"`, {
             code: ErrorCode.INVALID_ARGUMENT,
           });
-        if ((flags.heapInterval !== undefined || flags.heapPolls !== undefined) && flags.heap !== true)
-          throw new ProfpackError(
-            `${flags.heapInterval !== undefined ? '--heap-interval' : '--heap-polls'} needs --heap`,
-            {
-              code: ErrorCode.INVALID_ARGUMENT,
-            },
-          );
+        const heapFlag =
+          flags.heapInterval !== undefined
+            ? '--heap-interval'
+            : flags.heapPolls !== undefined
+              ? '--heap-polls'
+              : flags.heapShortLived !== undefined
+                ? '--heap-short-lived'
+                : undefined;
+        if (heapFlag !== undefined && flags.heap !== true)
+          throw new ProfpackError(`${heapFlag} needs --heap`, {
+            code: ErrorCode.INVALID_ARGUMENT,
+          });
         if (!flags.cpu) checkHeapOnly(flags, self);
         const heap =
           flags.heap === true
             ? checkHeapOptions({
                 intervalBytes: flags.heapInterval === undefined ? undefined : parseByteSize(flags.heapInterval),
                 polls: flags.heapPolls,
+                shortLived: flags.heapShortLived,
               })
             : undefined;
         let rotate: RotateOptions | undefined;

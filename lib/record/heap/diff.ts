@@ -46,8 +46,16 @@ function orderByOrdinal(ordinals: Uint32Array): Uint32Array {
   return order;
 }
 
-/** Compares this poll's sample ordinals (any order) with the previous poll's live set. */
-export function diffSamples(before: LiveSamples, ordinals: Uint32Array): SampleDiff {
+/**
+ * Compares this poll's sample ordinals (any order) with the previous poll's live set. `collected`: ordinals born
+ * and collected since the previous poll that were seen all the same (a GC prologue's capture, native/heap/): not
+ * short-lived, and they may be the newest.
+ */
+export function diffSamples(
+  before: LiveSamples,
+  ordinals: Uint32Array,
+  collected: Uint32Array = new Uint32Array(0),
+): SampleDiff {
   const order = orderByOrdinal(ordinals);
   const n = order.length;
   const live = new Uint32Array(n);
@@ -69,9 +77,10 @@ export function diffSamples(before: LiveSamples, ordinals: Uint32Array): SampleD
     live[liveCount++] = ordinal;
   }
   while (j < prev.length) freed[freedCount++] = prev[j++]!;
-  const maxOrdinal = Math.max(before.maxOrdinal, liveCount > 0 ? live[liveCount - 1]! : 0);
+  let maxOrdinal = Math.max(before.maxOrdinal, liveCount > 0 ? live[liveCount - 1]! : 0);
+  for (const ordinal of collected) maxOrdinal = Math.max(maxOrdinal, ordinal);
   // Born objects all have ordinals above the previous maximum (V8 numbers in allocation order).
-  const shortLived = Math.max(0, maxOrdinal - before.maxOrdinal - bornCount);
+  const shortLived = Math.max(0, maxOrdinal - before.maxOrdinal - bornCount - collected.length);
   return {
     born: born.slice(0, bornCount),
     freed: freed.slice(0, freedCount),

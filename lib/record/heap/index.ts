@@ -25,6 +25,8 @@ export {
   checkHeapOptions,
   HEAP_POLLS,
   type HeapPolls,
+  HEAP_SHORT_LIVED,
+  type HeapShortLived,
   parseByteSize,
   DEFAULT_HEAP_INTERVAL_BYTES,
   DEFAULT_NEAR_LIMIT_RATIO,

@@ -12,7 +12,16 @@ export interface HeapOptions {
    * harvest, for the detail of short programs and of garbage that lives well under a second.
    */
   polls?: HeapPolls;
+  /**
+   * What is kept of sampled objects that die between two polls (default 'stacks'): 'stacks' keeps their stacks and
+   * sizes on the native sampler (a GC prologue looks before each GC, native/heap/), so `alloc_space` names who makes
+   * the garbage; 'count' only counts them, as the inspector path always does (docs/memory.md).
+   */
+  shortLived?: HeapShortLived;
 }
+
+export type HeapShortLived = 'stacks' | 'count';
+export const HEAP_SHORT_LIVED: readonly HeapShortLived[] = ['stacks', 'count'];
 
 export type HeapPolls = 'paced' | 'harvest';
 export const HEAP_POLLS: readonly HeapPolls[] = ['paced', 'harvest'];
@@ -75,7 +84,14 @@ export function checkHeapOptions(options: HeapOptions | true): Required<HeapOpti
       expected: 'paced | harvest',
     });
   }
-  return { intervalBytes, nearLimitRatio, polls };
+  const shortLived = options.shortLived ?? 'stacks';
+  if (!HEAP_SHORT_LIVED.includes(shortLived)) {
+    throw new ProfpackError(`heap.shortLived must be 'stacks' or 'count', not ${String(shortLived)}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'stacks | count',
+    });
+  }
+  return { intervalBytes, nearLimitRatio, polls, shortLived };
 }
 
 /** "524288", "512k", "512KiB", "1m", "1MiB" → bytes (the CLI's --heap-interval). */

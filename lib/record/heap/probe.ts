@@ -42,14 +42,24 @@ export interface FlatHeapProfile {
   ordinals: Uint32Array;
   sizes: Uint32Array;
   sampleNodes: Uint32Array;
+  /**
+   * Sampled objects born since the previous poll and collected before this one, as a GC prologue saw them
+   * (native/heap/, start's captureAtGc): each with its size and allocation node (among the nodes above).
+   */
+  collectedOrdinals?: Uint32Array;
+  collectedSizes?: Uint32Array;
+  collectedNodes?: Uint32Array;
 }
 
 export const NO_PARENT = 0xffffffff;
 
 /** The addon's functions (native/heap/heap_sampler.cc). */
 export interface NativeHeapSampler {
-  /** False when V8's sampling heap profiler is already running in this isolate. */
-  start(intervalBytes: number): boolean;
+  /**
+   * False when V8's sampling heap profiler is already running in this isolate. `captureAtGc`: keep the samples of
+   * objects that die before the next poll (FlatHeapProfile's collected columns).
+   */
+  start(intervalBytes: number, captureAtGc?: boolean): boolean;
   /** Undefined when not sampling. */
   poll(): FlatHeapProfile | undefined;
   stop(): void;

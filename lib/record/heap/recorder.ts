@@ -127,7 +127,7 @@ export class HeapRecorder {
     private readonly send: (frame: Buffer) => void,
     private readonly threadId: number,
   ) {
-    this.sampler = new HeapSampler(options.intervalBytes);
+    this.sampler = new HeapSampler(options.intervalBytes, undefined, options.shortLived);
     this.watcher = new HeapLimitWatcher(options.nearLimitRatio);
     this.paced = options.polls === 'paced';
     this.shares = this.sampler.kind === 'native' ? NATIVE_POLL_SHARES : INSPECTOR_POLL_SHARES;
@@ -173,7 +173,7 @@ export class HeapRecorder {
       const memory = this.memoryChange();
       if (poll.ordinals.length === 0 && poll.freed.length === 0 && poll.shortLived === 0 && memory === undefined)
         return;
-      this.events += poll.ordinals.length + poll.freed.length;
+      this.events += poll.ordinals.length + poll.freed.length + (poll.collected?.length ?? 0);
       this.send(encodeHeapFrame(poll, this.threadId, this.sampler.numbers, memory));
     } catch (err) {
       this.dispose();

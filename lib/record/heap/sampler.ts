@@ -10,11 +10,13 @@
  * a poll returns the live samples and the allocation tree. Polls are diffed
  * (diff.ts) into allocation and free events. Without the forced GC (native),
  * a dead object keeps its sample until V8's own next GC collects it, so its
- * free shows at the first poll after that GC. V8's
- * includeObjectsCollectedByMajorGC/MinorGC flags are left off: with them V8
- * never drops a sample (Node 20 and 24 alike), so a poll could no longer tell
- * the dead from the live, and every poll would carry every sample ever taken;
- * the ordinal gaps count the short-lived objects instead.
+ * free shows at the first poll after that GC. With shortLived 'stacks' the
+ * native path also looks before each GC (native/heap/) and hands back the
+ * samples born and collected since the last poll: allocations with their
+ * stacks, freed at the same poll. V8's includeObjectsCollectedByMajorGC/MinorGC
+ * flags are left off: with them V8 never drops a sample (Node 20 and 24 alike),
+ * so a poll could no longer tell the dead from the live, and every poll would
+ * carry every sample ever taken; the ordinal gaps count what nothing saw.
  */
 import type * as inspector from 'node:inspector';
 import * as path from 'node:path';
@@ -34,6 +36,7 @@ import {
 } from './probe';
 import { flattenHeapTree, HeapStackNumbers, type SamplingHeapNode } from './stacks';
 import { sizeForUnsampledBytes } from './inspector-size';
+import type { HeapShortLived } from './options';
 
 interface SamplingHeapProfile {
   head: SamplingHeapNode;
@@ -119,8 +122,9 @@ class NativeSource implements HeapProfileSource {
   constructor(
     private readonly addon: NativeHeapSampler,
     intervalBytes: number,
+    captureAtGc: boolean,
   ) {
-    if (!addon.start(intervalBytes))
+    if (!addon.start(intervalBytes, captureAtGc))
       throw new ProfpackError("V8's sampling heap profiler is already running in this thread (another profiler?)", {
         code: ErrorCode.RECORD_FAILED,
       });
@@ -141,6 +145,11 @@ export interface HeapPoll extends HeapPollColumns {
   intervalBytes: number;
   /** Ordinals freed since the previous poll. */
   freed: Uint32Array;
+  /**
+   * Ordinals among this poll's allocations that were collected before it (a GC prologue saw them), ascending.
+   * Absent: none.
+   */
+  collected?: Uint32Array;
   /** How long the poll took, ms (what sets the pace near the heap limit). */
   costMs: number;
 }
@@ -164,9 +173,13 @@ export class HeapSampler {
   constructor(
     readonly intervalBytes: number,
     choice: HeapSamplerChoice = heapSamplerChoice(),
+    shortLived: HeapShortLived = 'stacks',
   ) {
     const { addon } = choice;
-    this.source = addon !== undefined ? new NativeSource(addon, intervalBytes) : new InspectorSource(intervalBytes);
+    this.source =
+      addon !== undefined
+        ? new NativeSource(addon, intervalBytes, shortLived === 'stacks')
+        : new InspectorSource(intervalBytes);
     this.kind = addon !== undefined ? 'native' : 'inspector';
     this.running = true;
     this.lastPollUs = monotonicUs();
@@ -182,7 +195,8 @@ export class HeapSampler {
     const profile = this.source.poll(collect);
     if (profile === undefined) return undefined;
     const timeUs = monotonicUs();
-    const diff = diffSamples(this.live, profile.ordinals);
+    const collected = profile.collectedOrdinals ?? new Uint32Array(0);
+    const diff = diffSamples(this.live, profile.ordinals, collected);
     // V8 keeps one sampling heap profiler per isolate, shared by every inspector session and its C++ API: another
     // profiler in this thread that stops it and starts it again restarts its ordinals at 1, under the live set's
     // (an inspector poll then saw 0 samples of a 100 MB hoard). Its samples are no longer this recording's. Seen
@@ -195,24 +209,42 @@ export class HeapSampler {
       });
     this.live = diff.live;
     const stackOfNode = this.numbers.numberFlat(profile);
-    const born = diff.born;
-    let bornOrdinals = new Uint32Array(born.length);
-    let sizes = new Uint32Array(born.length);
-    let stackIds = new Uint32Array(born.length);
+    // The objects born since the last poll, live or collected already, in ordinal order (the pipe's deltas).
+    const bornCount = diff.born.length + collected.length;
+    const order = new Float64Array(bornCount);
+    for (let k = 0; k < diff.born.length; k++) order[k] = profile.ordinals[diff.born[k]!]! * 2;
+    for (let k = 0; k < collected.length; k++) order[diff.born.length + k] = collected[k]! * 2 + 1;
+    order.sort();
+    let bornOrdinals = new Uint32Array(bornCount);
+    let sizes = new Uint32Array(bornCount);
+    let stackIds = new Uint32Array(bornCount);
+    const gone: number[] = [];
+    const sizeOf = new Map<number, number>();
+    const nodeOf = new Map<number, number>();
+    for (let k = 0; k < diff.born.length; k++) {
+      const index = diff.born[k]!;
+      sizeOf.set(profile.ordinals[index]!, profile.sizes[index]!);
+      nodeOf.set(profile.ordinals[index]!, profile.sampleNodes[index]!);
+    }
+    for (let k = 0; k < collected.length; k++) {
+      sizeOf.set(collected[k]!, profile.collectedSizes![k]!);
+      nodeOf.set(collected[k]!, profile.collectedNodes![k]!);
+    }
     let kept = 0;
-    for (let k = 0; k < born.length; k++) {
-      const index = born[k]!;
-      const ordinal = profile.ordinals[index]!;
-      const stack = stackOfNode.get(profile.sampleNodes[index]!) ?? -1;
+    for (let k = 0; k < bornCount; k++) {
+      const ordinal = Math.floor(order[k]! / 2);
+      const stack = stackOfNode.get(nodeOf.get(ordinal)!) ?? -1;
+      const isCollected = order[k]! % 2 === 1;
       if (this.numbers.isOwn(stack)) {
-        this.ownLive.add(ordinal);
+        if (!isCollected) this.ownLive.add(ordinal);
         continue;
       }
       bornOrdinals[kept] = ordinal;
-      sizes[kept] = profile.sizes[index]!;
+      sizes[kept] = sizeOf.get(ordinal)!;
       stackIds[kept++] = stack < 0 ? NO_STACK : stack;
+      if (isCollected) gone.push(ordinal);
     }
-    if (kept < born.length) {
+    if (kept < bornCount) {
       bornOrdinals = bornOrdinals.slice(0, kept);
       sizes = sizes.slice(0, kept);
       stackIds = stackIds.slice(0, kept);
@@ -231,6 +263,7 @@ export class HeapSampler {
       stackIds,
       shortLived: diff.shortLived,
       freed,
+      collected: Uint32Array.from(gone),
       costMs,
     };
   }

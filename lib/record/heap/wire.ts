@@ -4,7 +4,11 @@
  * are far below it), then a u32 header length, a JSON header (times, counts,
  * the call frames first used), then LEB128 columns: the new stacks (parent+1,
  * frame), the allocations (ordinal deltas, sizes, stack+1), the frees
- * (ordinal deltas). Ordinals ascend, so their deltas are mostly one byte.
+ * (ordinal deltas), then, when the header has `collected`, the frees of
+ * objects born and collected since the last poll (ordinal deltas: they are
+ * among this frame's allocations, and the file applies a record's frees before
+ * its allocations, so they go to the sink as a second free batch of the same
+ * poll). Ordinals ascend, so their deltas are mostly one byte.
  */
 import type { CpuProfileCallFrame } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
@@ -24,6 +28,8 @@ interface HeapFrameHeader {
   shortLived: number;
   allocations: number;
   frees: number;
+  /** Absent: none. */
+  collected?: number;
   stacks: number;
   frames: CpuProfileCallFrame[];
   /** process.memoryUsage() at the poll (absent from senders before it). */
@@ -58,6 +64,7 @@ export function encodeHeapFrame(
   memory?: PollMemory,
 ): Buffer {
   const fresh = numbers.takeNew();
+  const collected = poll.collected ?? new Uint32Array(0);
   const header: HeapFrameHeader = {
     intervalBytes: poll.intervalBytes,
     threadId,
@@ -66,6 +73,7 @@ export function encodeHeapFrame(
     shortLived: poll.shortLived,
     allocations: poll.ordinals.length,
     frees: poll.freed.length,
+    ...(collected.length > 0 ? { collected: collected.length } : {}),
     stacks: fresh.stackParents.length,
     frames: fresh.frames,
   };
@@ -85,6 +93,7 @@ export function encodeHeapFrame(
     poll.sizes,
     stackIdsPlusOne,
     deltas(poll.freed),
+    deltas(collected),
   ].map((c) => encodeU32Many(c));
   const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
   const bodyLength = 4 + headerBytes.length + columns.reduce((sum, c) => sum + c.length, 0);
@@ -167,8 +176,9 @@ export class HeapFrameReceiver {
     const memory = external !== undefined || arrayBuffers !== undefined;
     if (memory && !(isCount(external) && isCount(arrayBuffers)))
       throw bad('memory fields', offset + 8, '{ external, arrayBuffers } as byte counts, or neither');
+    const collected = header?.collected ?? 0;
     if (
-      ![intervalBytes, allocations, frees, stacks, shortLived, threadId].every(isCount) ||
+      ![intervalBytes, allocations, frees, collected, stacks, shortLived, threadId].every(isCount) ||
       !Number.isFinite(timeUs) ||
       !Number.isFinite(sinceUs) ||
       !Array.isArray(frames)
@@ -176,7 +186,7 @@ export class HeapFrameReceiver {
       throw bad(
         'header fields',
         offset + 8,
-        '{ intervalBytes, threadId, timeUs, sinceUs, shortLived, allocations, frees, stacks, frames[] }',
+        '{ intervalBytes, threadId, timeUs, sinceUs, shortLived, allocations, frees, collected?, stacks, frames[] }',
       );
     }
     let at = 4 + headerLength;
@@ -191,6 +201,7 @@ export class HeapFrameReceiver {
     const sizes = column(allocations);
     const stackIds = column(allocations);
     const freed = undelta(column(frees));
+    const gone = undelta(column(collected));
     if (at !== body.length)
       throw bad(`${body.length - at} bytes after the columns`, offset + at, 'the frame to end with its columns');
     if (!this.begun) {
@@ -215,7 +226,7 @@ export class HeapFrameReceiver {
       stackIds[i] = id < 0 ? NO_STACK : id;
     }
     this.allocations += allocations;
-    this.frees += frees;
+    this.frees += frees + collected;
     this.shortLived += shortLived;
     const time = timeUs + this.clockOffsetUs;
     const since = sinceUs + this.clockOffsetUs;
@@ -232,10 +243,12 @@ export class HeapFrameReceiver {
       };
       this.sink?.allocations(batch);
     }
-    if (frees > 0) {
+    // With collected objects the first free batch closes the allocations' record even when empty.
+    if (frees > 0 || collected > 0) {
       const batch: HeapFreeBatch = { threadId, timeUs: time, sinceUs: since, ordinals: freed };
       this.sink?.frees(batch);
     }
+    if (collected > 0) this.sink?.frees({ threadId, timeUs: time, sinceUs: since, ordinals: gone });
     if (memory)
       this.sink?.memory?.({ threadId, timeUs: time, externalBytes: external!, arrayBuffersBytes: arrayBuffers! });
   }

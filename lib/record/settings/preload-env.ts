@@ -11,6 +11,8 @@ export const RecordEnv = {
   heapNearLimitRatio: 'PROFPACK_RECORD_HEAP_NEAR_LIMIT_RATIO',
   /** 'harvest': every timed harvest polls the heap (heap/options.ts, HeapPolls). */
   heapPolls: 'PROFPACK_RECORD_HEAP_POLLS',
+  /** 'count': short-lived sampled objects are counted only (heap/options.ts, HeapShortLived). */
+  heapShortLived: 'PROFPACK_RECORD_HEAP_SHORT_LIVED',
   /** '0': a heap-only recording, V8's CPU profiler never started (record --no-cpu). */
   cpu: 'PROFPACK_RECORD_CPU',
   /**

@@ -99,6 +99,8 @@ if (isMainThread) {
     delete env[RecordEnv.heapNearLimitRatio];
     const polls = env[RecordEnv.heapPolls] === 'harvest' ? 'harvest' : 'paced';
     delete env[RecordEnv.heapPolls];
+    const shortLived = env[RecordEnv.heapShortLived] === 'count' ? 'count' : 'stacks';
+    delete env[RecordEnv.heapShortLived];
     const cpu = env[RecordEnv.cpu] !== '0';
     delete env[RecordEnv.cpu];
     const channel = defaultChannelName();
@@ -113,7 +115,9 @@ if (isMainThread) {
           workers,
           channel,
           heap:
-            heapIntervalBytes === undefined ? undefined : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls },
+            heapIntervalBytes === undefined
+              ? undefined
+              : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls, shortLived },
           cpu,
         },
       );

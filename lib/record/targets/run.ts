@@ -139,6 +139,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     env[RecordEnv.heapIntervalBytes] = String(heap.intervalBytes);
     env[RecordEnv.heapNearLimitRatio] = String(heap.nearLimitRatio);
     env[RecordEnv.heapPolls] = heap.polls;
+    env[RecordEnv.heapShortLived] = heap.shortLived;
   }
   if (!cpu) env[RecordEnv.cpu] = '0';
   else delete env[RecordEnv.cpu];

@@ -73,8 +73,9 @@ describe('heap recording in this process', () => {
     ).length;
     const garbageAllocated = [...heap.allocated.values()].filter((a) => a.functions.includes('makeGarbage')).length;
     expect(garbageFreed).toBeGreaterThan(garbageAllocated / 2);
-    // A free names an allocation announced before it, at a later poll.
-    for (const [ordinal, timeUs] of heap.freed) expect(heap.allocated.get(ordinal)!.timeUs).toBeLessThan(timeUs);
+    // A free names an allocation announced before it: at a later poll, or at the same one for an object a GC
+    // collected between two polls (V8's API sampler looks before each GC).
+    for (const [ordinal, timeUs] of heap.freed) expect(heap.allocated.get(ordinal)!.timeUs).toBeLessThanOrEqual(timeUs);
     // The recorder's own allocations (parsing each poll) are not the program's.
     for (const a of heap.allocated.values()) expect(a.functions).not.toContain('poll');
     leaked.length = 0;

@@ -170,6 +170,23 @@ describe('heap frames on the recording pipe', () => {
     );
   });
 
+  it('objects collected between two polls: their allocations, then the poll frees (even none), then theirs', () => {
+    // The file applies a record's frees before its allocations: the collected objects' frees must come as a second
+    // free batch of the same poll, after the one that closes the allocations' record.
+    for (const freed of [[], [1, 2]]) {
+      const numbers = new HeapStackNumbers();
+      const batches: string[] = [];
+      const receiver = new HeapFrameReceiver({
+        allocations: (b) => batches.push(`alloc ${[...b.ordinals].join(',')} @${b.timeUs}`),
+        frees: (b) => batches.push(`free ${[...b.ordinals].join(',')} @${b.timeUs}`),
+      });
+      const poll = { ...pollOf(numbers, [7, 8, 9], [3, 3, 5], freed), collected: Uint32Array.from([7, 9]) };
+      receiver.receive(encodeHeapFrame(poll, 0, numbers).subarray(4), 0);
+      expect(batches).toEqual([`alloc 7,8,9 @2003`, `free ${freed.join(',')} @2003`, `free 7,9 @2003`]);
+      expect(receiver.frees).toBe(freed.length + 2);
+    }
+  });
+
   it('a damaged frame is a RECORD_FAILED ProfpackError with an offset, never a crash', () => {
     const numbers = new HeapStackNumbers();
     const frame = encodeHeapFrame(pollOf(numbers, [3, 9, 10], [3, 5, 2], [1, 2]), 0, numbers);
@@ -233,11 +250,19 @@ describe('heap options', () => {
   });
 
   it('checks interval, ratio and polls, with defaults', () => {
-    expect(checkHeapOptions(true)).toEqual({ intervalBytes: 512 * 1024, nearLimitRatio: 0.85, polls: 'paced' });
-    expect(checkHeapOptions({ intervalBytes: 32768, nearLimitRatio: 0.5, polls: 'harvest' })).toEqual({
+    expect(checkHeapOptions(true)).toEqual({
+      intervalBytes: 512 * 1024,
+      nearLimitRatio: 0.85,
+      polls: 'paced',
+      shortLived: 'stacks',
+    });
+    expect(
+      checkHeapOptions({ intervalBytes: 32768, nearLimitRatio: 0.5, polls: 'harvest', shortLived: 'count' }),
+    ).toEqual({
       intervalBytes: 32768,
       nearLimitRatio: 0.5,
       polls: 'harvest',
+      shortLived: 'count',
     });
     for (const bad of [
       { intervalBytes: 0 },
@@ -247,6 +272,7 @@ describe('heap options', () => {
       { nearLimitRatio: 0 },
       { nearLimitRatio: 1.5 },
       { polls: 'always' },
+      { shortLived: 'all' },
       null,
       7,
     ]) {
