@@ -630,7 +630,7 @@ it('the recording made here: CPython reads its 400 ticks, two threads', () => {
   same(new Set(p.runs.map(cpyThreadKey)).size, 2, 'recorded-cpu.tach: threads');
 });
 
-it('a REPEAT run at irregular gaps: a record per tick, counted against --max-samples by pprof and speedscope', async () => {
+it('a REPEAT run at irregular gaps: a record per tick, counted against --max-samples by speedscope, not by streamed pprof', async () => {
   // One stack, ticks 1.3 and 1.7 ms apart at a 1 ms interval: one REPEAT run whose ticks are no interval apart.
   const file = path.join(dir, 'irregular-run.tach');
   const w = new ProfileWriter(file, { sampleIntervalUs: 1000, startTimeUs: 1_000_000, compression: 'none' });
@@ -654,8 +654,10 @@ it('a REPEAT run at irregular gaps: a record per tick, counted against --max-sam
     const printed = done.stdout + done.stderr;
     same(Number(/, ([\d,]+) samples/.exec(printed)?.[1]?.replaceAll(',', '')), ticks, `→ ${suffix}: samples printed`);
     const over = await profpack(['convert', file, '--max-samples', String(ticks - 1), '-o', `${out}.over${suffix}`]);
-    same(over.status, 2, `→ ${suffix} --max-samples ${ticks - 1}: refused`);
-    same(/ERR_CONVERT_TOO_MANY_SAMPLES/.test(over.stderr), true, `→ ${suffix}: ERR_CONVERT_TOO_MANY_SAMPLES`);
+    // pprof streams its records (memory per distinct stack), so the limit is for outputs that hold them all.
+    const holds = suffix !== '.pb.gz';
+    same(over.status, holds ? 2 : 0, `→ ${suffix} --max-samples ${ticks - 1}: ${holds ? 'refused' : 'written'}`);
+    same(/ERR_CONVERT_TOO_MANY_SAMPLES/.test(over.stderr), holds, `→ ${suffix}: ERR_CONVERT_TOO_MANY_SAMPLES`);
   }
 });
 

@@ -57,6 +57,8 @@ export interface Projection {
   /** Value columns shown, by sample type name; default none. */
   values?: string[];
   frame: (f: Frame) => string;
+  /** Frames left out of each stack (what a format does not show); default none. */
+  hide?: (f: Frame) => boolean;
 }
 
 /** Sorted lines, one per sample record, with what the projection keeps. */
@@ -70,6 +72,7 @@ export function projectSource(source: ProfileSource, keep: Projection): string[]
     for (let i = 0; i < b.length; i++) {
       const stack = source.stacks
         .toArray(b.stack[i]!)
+        .filter((f) => keep.hide?.(source.frames[f]!) !== true)
         .map((f) => (labels[f] ??= keep.frame(source.frames[f]!)))
         .join(' | ');
       const t = source.threads[b.thread[i]!]!;

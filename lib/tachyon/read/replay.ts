@@ -169,9 +169,8 @@ export type Region =
  * does not keep them all alive (CPython builds a new frame list per sample).
  */
 export class NodeCache {
-  // Small on purpose: what the cache holds survives V8's scavenges, and at 1024 entries (with 512
-  // in collect.ts) that survival made V8 grow its young generation to the maximum on a 1 M-sample
-  // replay (+16 MB peak RSS, bench/RESULTS.md "read"); 128 / 64 cost no measurable speed.
+  // Small on purpose: what the cache holds survives V8's scavenges; at 1024 entries (512 in collect.ts) V8 grew
+  // its young generation to the maximum on a 1 M-sample replay (+16 MB RSS, bench/RESULTS.md "read").
   private static readonly SIZE = 1 << 7;
   private readonly keys = new Int32Array(NodeCache.SIZE).fill(-1);
   private readonly values: unknown[] = new Array<unknown>(NodeCache.SIZE).fill(undefined);
