@@ -71,8 +71,10 @@ if (!existsSync(tach) && ['Tachyon → collapsed', 'Tachyon → pprof'].some((wh
   }
   writer.finalize();
 }
-const pprof = path.join(dir, 'streams-1m.pb.gz');
-const cpuprofile = path.join(dir, 'streams-1m.cpuprofile');
+// streams-1m.mjs names its files by --samples (1m, 250000, ...).
+const label = SAMPLES % 1_000_000 === 0 ? `${SAMPLES / 1_000_000}m` : String(SAMPLES);
+const pprof = path.join(dir, `streams-${label}.pb.gz`);
+const cpuprofile = path.join(dir, `streams-${label}.cpuprofile`);
 if (!existsSync(pprof) || !existsSync(cpuprofile))
   spawnSync(
     process.execPath,

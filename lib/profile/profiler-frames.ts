@@ -23,14 +23,14 @@ const FILTERED = Symbol('withoutProfilerFrames');
 
 /**
  * `source` with the profiler's frames taken out of every stack, wherever they sit (as CPython filters the
- * whole stack). Frame ids stay the source's; stacks get a table of their own, built in source id order, so a
- * source without such frames maps every stack to the same id and its batches pass through untouched. A stack
+ * whole stack). Frame ids stay the source's. Until a profiler frame shows up, the source's own stack table and
+ * batches pass through untouched; from then on stacks get a table of their own, built in source id order. A stack
  * of profiler frames only becomes the empty stack: the record is kept and counted as `(no stack)`, where
  * CPython's collectors drop it (docs/formats.md). The cost is per distinct stack, never per sample.
  */
 export function withoutProfilerFrames<S extends ProfileSource>(source: S): S {
   if ((source as { [FILTERED]?: true })[FILTERED] === true) return source;
-  const stacks = new StackTable();
+  let stacks: StackTable | undefined; // ours from the first profiler frame on; until then the source's serves
   let map = new Uint32Array(1024);
   let mapped = 1; // source stack ids below this are mapped; 0 is the empty stack
   let identity = true; // no profiler frame met yet: every id maps to itself
@@ -52,19 +52,24 @@ export function withoutProfilerFrames<S extends ProfileSource>(source: S): S {
     const from = source.stacks;
     const n = from.size;
     if (n > map.length) map = grown(map, n - 1, 0);
+    if (identity) {
+      // No profiler frame yet: every stack is its own, so nothing is built (the common case costs a scan).
+      let s = mapped;
+      while (s < n && !hides(from.frame(s))) s++;
+      mapped = s;
+      if (s === n) return from;
+      identity = false;
+      stacks = new StackTable();
+      for (let i = 1; i < s; i++) map[i] = stacks.push(map[from.parent(i)]!, from.frame(i));
+    }
+    const own = stacks!;
     for (let s = mapped; s < n; s++) {
       const frame = from.frame(s);
       const parent = map[from.parent(s)]!;
-      if (hides(frame)) {
-        identity = false;
-        map[s] = parent;
-      } else {
-        map[s] = stacks.push(parent, frame);
-        if (map[s] !== s) identity = false;
-      }
+      map[s] = hides(frame) ? parent : own.push(parent, frame);
     }
     mapped = n;
-    return stacks;
+    return own;
   };
 
   return Object.create(source, {

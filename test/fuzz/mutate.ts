@@ -5,10 +5,12 @@
  * offsets, varint positions, record-kind bytes). Deterministic for a seed, so
  * a failure prints the seed and the input that reproduce it.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { isProfpackError } from '../../lib/errors';
-import { repoRoot } from '../support/environment';
+import { backend } from '../../lib/backend';
+import { repoRoot, SLOWDOWN } from '../support/environment';
 import { concatBytes } from '../../lib/tachyon/file/journal';
 
 /** xorshift128+ reduced to 32-bit outputs: fast, seedable, good enough for mutation. */
@@ -321,4 +323,23 @@ export function runFor(
     i++;
   }
   return i;
+}
+
+/** Runs the CLI (`cli`, in `cwd`) on this run's backend: exit 0, or exit 2 with one coded line; else throws. */
+export function cliHolds(cli: string, cwd: string, args: string[], context: () => string): void {
+  const run = spawnSync(process.execPath, ['--max-old-space-size=512', cli, ...args], {
+    encoding: 'utf8',
+    cwd,
+    timeout: 60_000 * SLOWDOWN,
+    env: { ...process.env, PROFPACK_BACKEND: backend.name },
+  });
+  const lines = run.stderr
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('profpack: ') && !l.startsWith('profpack: warning'));
+  const coded = run.status === 2 && lines.length === 1 && /^profpack: ERR_[A-Z0-9_]+/.test(lines[0]!);
+  if (run.status !== 0 && !coded) {
+    const how = `status ${run.status}, signal ${run.signal}: ${run.stderr.slice(0, 600)}`;
+    throw new Error(`profpack ${args.join(' ')}: ${how}; ${context()}`);
+  }
 }

@@ -9,7 +9,6 @@
  * not a ProfpackError, a CLI exit other than 0 or 2 with one `profpack: ERR_…` line, a hang, or a recovered file
  * that does not open. PROFPACK_FUZZ_SECONDS sets the budget, PROFPACK_FUZZ_SEED replays a run.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,9 +20,8 @@ import { HeapStacks } from '../../lib/record/heap/events';
 import { encodeRecordedBy } from '../../lib/recorded-by';
 import { ProfileWriter, recover } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../support/build';
-import { SLOWDOWN } from '../support/environment';
 import { scratchDir } from '../support/scratch-dir';
-import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';
+import { cliHolds, fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';
 
 const dir = scratchDir('profpack-fuzz-rotated-');
 const seed = fuzzSeed();
@@ -122,25 +120,6 @@ function rotatedSeeds(compression: 'none' | 'zstd', parts: number): Seed[] {
 
 const layouts: Seed[][] = [rotatedSeeds('zstd', 4), rotatedSeeds('none', 3)];
 
-/** Runs the CLI on this run's backend: exit 0, or exit 2 with one coded line. */
-function cliHolds(args: string[], context: () => string): void {
-  const run = spawnSync(process.execPath, ['--max-old-space-size=512', build.cli, ...args], {
-    encoding: 'utf8',
-    cwd: dir,
-    timeout: 60_000 * SLOWDOWN,
-    env: { ...process.env, PROFPACK_BACKEND: backend.name },
-  });
-  const lines = run.stderr
-    .trim()
-    .split('\n')
-    .filter((l) => l.startsWith('profpack: ') && !l.startsWith('profpack: warning'));
-  const coded = run.status === 2 && lines.length === 1 && /^profpack: ERR_[A-Z0-9_]+/.test(lines[0]!);
-  if (run.status !== 0 && !coded) {
-    const how = `status ${run.status}, signal ${run.signal}: ${run.stderr.slice(0, 600)}`;
-    throw new Error(`profpack ${args.join(' ')}: ${how}; ${context()}`);
-  }
-}
-
 describe(`rotated heap directories (${backend.name}, seed ${seed})`, () => {
   it("the seed directories read whole: the finished files' allocations, the unfinished one recovers", () => {
     for (const [k, layout] of layouts.entries()) {
@@ -229,7 +208,7 @@ describe(`rotated heap directories (${backend.name}, seed ${seed})`, () => {
             ['recover', unfinished, path.join(root, 'cli-recovered.tach.out')],
           ][tally.cliRuns % 3]!;
           tally.cliRuns++;
-          if (cmd[0] !== 'recover' || fs.existsSync(unfinished)) cliHolds(cmd, context);
+          if (cmd[0] !== 'recover' || fs.existsSync(unfinished)) cliHolds(build.cli, dir, cmd, context);
         }
         tally.inputs++;
         fs.rmSync(root, { recursive: true, force: true });

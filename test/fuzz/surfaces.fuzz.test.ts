@@ -13,7 +13,6 @@
  * than 0 or 2 with one `profpack: ERR_…` line, a hang, or a file read twice.
  * PROFPACK_FUZZ_SECONDS sets the budget, PROFPACK_FUZZ_SEED replays a run.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -23,8 +22,7 @@ import { listProfileFiles } from '../../lib/fleet/listing';
 import { openProfile } from '../../lib/formats/registry';
 import { ProfileWriter, recover } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../support/build';
-import { SLOWDOWN } from '../support/environment';
-import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';
+import { cliHolds, fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';
 import { version2Seeds } from './seeds';
 
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-fuzz-surfaces-'));
@@ -55,25 +53,6 @@ function readAll(file: string, bytes: Uint8Array, label: string): string {
   return result.ok ? `ok ${result.value}` : result.code;
 }
 
-/** Runs the CLI on this run's backend: exit 0, or exit 2 with one coded line. */
-function cliHolds(args: string[], context: () => string): void {
-  const run = spawnSync(process.execPath, ['--max-old-space-size=512', build.cli, ...args], {
-    encoding: 'utf8',
-    cwd: dir,
-    timeout: 60_000 * SLOWDOWN,
-    env: { ...process.env, PROFPACK_BACKEND: backend.name },
-  });
-  const lines = run.stderr
-    .trim()
-    .split('\n')
-    .filter((l) => l.startsWith('profpack: ') && !l.startsWith('profpack: warning'));
-  const coded = run.status === 2 && lines.length === 1 && /^profpack: ERR_[A-Z0-9_]+/.test(lines[0]!);
-  if (run.status !== 0 && !coded) {
-    const how = `status ${run.status}, signal ${run.signal}: ${run.stderr.slice(0, 600)}`;
-    throw new Error(`profpack ${args.join(' ')}: ${how}; ${context()}`);
-  }
-}
-
 describe(`surfaces (${backend.name}, seed ${seed})`, () => {
   it('mutated version-2 files: the library reads them or refuses them with a code; the CLI too', () => {
     const rng = new Rng(seed);
@@ -96,7 +75,7 @@ describe(`surfaces (${backend.name}, seed ${seed})`, () => {
             ['flame', file, '-o', 'page.html'],
             ['convert', file, '-o', 'out.pb.gz'],
           ][cliRuns % 4]!;
-          cliHolds(cmd, () => saveFailure(`v2-cli-${base.name}-${i}`, seed, bytes));
+          cliHolds(build.cli, dir, cmd, () => saveFailure(`v2-cli-${base.name}-${i}`, seed, bytes));
         }
       },
       10_000,
@@ -210,7 +189,7 @@ describe(`surfaces (${backend.name}, seed ${seed})`, () => {
             }
           }
         }
-        if (i % 3 === 0) cliHolds(['top', root], () => `layout ${i} (${root}), seed ${seed}`);
+        if (i % 3 === 0) cliHolds(build.cli, dir, ['top', root], () => `layout ${i} (${root}), seed ${seed}`);
       },
       20_000,
     );
