@@ -75,7 +75,8 @@ describe(`peak RSS of every command on a ${SAMPLES / 1e6} M-sample REPEAT file`,
     ['dump --json', ['dump', '--json', '@'], 0],
     ['convert --to tachyon', ['convert', '@', '--to', 'tachyon', '-o', 'out.bin', '-q'], 0],
     ['convert --to collapsed', ['convert', '@', '--to', 'collapsed', '-o', 'out.collapsed', '-q'], 0],
-    // A REPEAT run is one weighted record: pprof and speedscope hold the 20 M samples in a few thousand records.
+    // A REPEAT run is one weighted record: pprof streams its records and speedscope holds the 20 M samples in a
+    // few thousand.
     ['convert --to pprof', ['convert', '@', '--to', 'pprof', '-o', 'out.pprof', '-q'], 0],
     ['convert --to speedscope', ['convert', '@', '--to', 'speedscope', '-o', 'out.speedscope.json', '-q'], 0],
     // V8's format lists every sample: refused past its cap.
