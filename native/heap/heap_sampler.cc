@@ -126,11 +126,14 @@ struct PendingSample {
   uint32_t node;
 };
 
-// A look costs a read of V8's whole profile (~0.2 ms on a small heap, ~4 ms for 9,000 live samples). One that took
-// more than kCheapLookNs makes the next wait until kLookShare times its cost has passed, so that on a big live set
-// looks take at most ~5 % of the thread's CPU, as polls do (recorder.ts's NATIVE_POLL_SHARE); a GC skipped counts
-// its new dead samples as short-lived only. Cheaper looks are never skipped: pacing those lost a third of the
-// garbage's stacks on test/fixtures/heap/garbage-maker.js, where looking at every GC cost ~5 %.
+// A look costs a read of V8's whole profile (~0.2 ms on a small heap, ~4 ms for 9,000 live samples). Looks are paced
+// by a budget: once the last look cost more than kCheapLookNs, the next waits while all looks so far took more than
+// 1/kLookShare of the thread's CPU since the capture started, so that on a big live set looks take at most ~5 % of
+// the thread's CPU, as polls do (recorder.ts's NATIVE_POLL_SHARE); a GC skipped counts its new dead samples as
+// short-lived only. Cheaper looks are never skipped: pacing those lost a third of the garbage's stacks on
+// test/fixtures/heap/garbage-maker.js, where looking at every GC cost ~5 %. A budget and not a wait after each
+// dear look: one look slowed by a loaded machine (a preempted VM's thread clock runs on) cost ~100 of the garbage
+// maker's ~2,100 stacks when it made the next 20 ms of looks wait.
 constexpr int64_t kLookShare = 20;
 constexpr int64_t kCheapLookNs = 1000000;
 
@@ -145,7 +148,9 @@ int64_t NowNs() {
 // What the GC prologue keeps for one isolate between two polls.
 struct GcCapture {
   v8::Isolate* isolate;
-  int64_t nextLookNs = 0;    // no look before (kLookShare after the last)
+  int64_t startNs = 0;       // the thread's CPU when the capture started
+  int64_t spentNs = 0;       // the thread's CPU all looks took
+  int64_t lastLookNs = 0;    // the last look's cost
   uint64_t lastOrdinal = 0;  // the highest sample id seen by a prologue or a poll
   std::vector<PendingSample> samples;
   std::vector<NodeCopy> nodes;  // a parent before its children
@@ -166,14 +171,14 @@ void OnGcPrologue(v8::Isolate* isolate, v8::GCType type, v8::GCCallbackFlags, vo
   auto* capture = static_cast<GcCapture*>(data);
   if (capture->samples.size() >= kMaxPending) return;
   int64_t started = NowNs();
-  if (started < capture->nextLookNs) return;
+  if (capture->lastLookNs > kCheapLookNs && capture->spentNs * kLookShare > started - capture->startNs) return;
   struct Paced {
     GcCapture* capture;
     int64_t started;
     ~Paced() {
-      int64_t ended = NowNs();
-      int64_t cost = ended - started;
-      capture->nextLookNs = cost > kCheapLookNs ? ended + cost * kLookShare : 0;
+      int64_t cost = NowNs() - started;
+      capture->lastLookNs = cost;
+      capture->spentNs += cost;
     }
   } paced{capture, started};
   v8::HandleScope scope(isolate);
@@ -250,6 +255,7 @@ void StartCapture(v8::Isolate* isolate) {
   StopCapture(isolate);
   auto capture = std::make_unique<GcCapture>();
   capture->isolate = isolate;
+  capture->startNs = NowNs();
   GcCapture* raw = capture.get();
   {
     std::lock_guard<std::mutex> lock(capturesMutex);
@@ -301,15 +307,21 @@ void Poll(const v8::FunctionCallbackInfo<v8::Value>& info) {
   // The samples a GC prologue kept that are live no more (collected since), and their nodes V8 no longer has.
   GcCapture* capture = FindCapture(isolate);
   std::vector<PendingSample> collected;
-  std::vector<NodeCopy> goneNodes;  // copies: a GC while this poll allocates may grow capture->nodes
+  std::vector<NodeCopy> goneNodes;
   const std::vector<v8::AllocationProfile::Sample>& list = profile->GetSamples();
   if (capture != nullptr) {
+    // Taken before this poll allocates anything: a GC its allocations cause keeps what it sees for the next poll.
+    std::vector<PendingSample> kept;
+    std::vector<NodeCopy> keptNodes;
+    kept.swap(capture->samples);
+    keptNodes.swap(capture->nodes);
+    capture->nodeKnown.clear();
     std::unordered_map<uint32_t, bool> live;
     for (const v8::AllocationProfile::Sample& s : list) {
       live[static_cast<uint32_t>(s.sample_id)] = true;
       if (s.sample_id > capture->lastOrdinal) capture->lastOrdinal = s.sample_id;
     }
-    for (const PendingSample& s : capture->samples) {
+    for (const PendingSample& s : kept) {
       if (live.count(s.ordinal) == 0) collected.push_back(s);
     }
     std::unordered_map<uint32_t, bool> present;
@@ -320,8 +332,8 @@ void Poll(const v8::FunctionCallbackInfo<v8::Value>& info) {
       present[node->node_id] = true;
       for (const v8::AllocationProfile::Node* child : node->children) walk.push_back(child);
     }
-    for (const NodeCopy& node : capture->nodes) {
-      if (present.count(node.id) == 0) goneNodes.push_back(node);
+    for (NodeCopy& node : keptNodes) {
+      if (present.count(node.id) == 0) goneNodes.push_back(std::move(node));
     }
   }
 
@@ -382,12 +394,6 @@ void Poll(const v8::FunctionCallbackInfo<v8::Value>& info) {
     gone.Column(1)[i] = collected[i].size;
     gone.Column(2)[i] = collected[i].node;
   }
-  if (capture != nullptr) {
-    capture->samples.clear();
-    capture->nodes.clear();
-    capture->nodeKnown.clear();
-  }
-
   v8::Local<v8::Object> out = v8::Object::New(isolate);
   nodes.SetUint32(isolate, out, "nodeIds", 0);
   nodes.SetUint32(isolate, out, "parentIds", 1);

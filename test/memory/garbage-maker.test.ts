@@ -88,8 +88,9 @@ describe("V8's API sampler", () => {
     const alloc = cli<TopJson>('top', stacks.out, '--sample-type', 'alloc_space', '-n', '1');
     expect(alloc.rows[0]?.funcname).toBe('makeGarbage');
     expectWithin('garbage alloc_space / made', alloc.rows[0]!.self / stacks.truth.garbageBytes, 0.7, 1.3);
-    // Every sampled object was seen: none is left without a stack.
-    expect(alloc.heap.shortLived).toBe(0);
+    // Every sampled object was seen but for a few a GC's look skipped (looks are paced to ~5 % of the thread's CPU,
+    // native/heap/): what is left without a stack is under 3 % of the garbage (with shortLived 'count', all of it).
+    expect(alloc.heap.shortLivedBytesEstimate / stacks.truth.garbageBytes).toBeLessThan(0.03);
   });
 
   it('and the leak is still the first suspect', () => {
