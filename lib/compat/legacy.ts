@@ -5,7 +5,7 @@
  * fast path. These types and views translate it to and from lib/profile.
  */
 import { invalidArgument } from '../errors';
-import type { ProfileSink as TickSink } from '../record/index';
+import type { TickSink } from '../record/index';
 import { sampleCountColumn, threadKey, type Frame, type ProfileMeta, type ProfileSource } from '../profile/index';
 
 /**

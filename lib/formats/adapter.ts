@@ -1,13 +1,12 @@
 /**
- * What a format adapter is: one file per format under lib/formats/, one line
- * in registry.ts. `detect` looks at the first 4 KiB (gzip already undone when
- * the format says it may be gzipped); `read` makes a model source; `write`
- * streams a source out in chunks (never one string or buffer per file: a
- * 1 M-sample output must not hit V8's string limit).
+ * What a format adapter is: one file (or folder) per format under lib/formats/,
+ * one line in registry.ts's ADAPTERS, from which names, detection order, `--to`
+ * choices, help text and limits all follow. `detect` looks at the first 4 KiB,
+ * gzip already undone when the format says it may be gzipped; `read` makes a
+ * model source; `write` streams a source out in chunks (never one string or
+ * buffer per file: a 1 M-sample output must not hit V8's string limit).
  */
 import type { ProfileSource } from '../profile/index';
-
-export type FormatName = 'tachyon' | 'pprof' | 'cpuprofile' | 'heapprofile' | 'speedscope' | 'collapsed';
 
 export interface ReadInput {
   /** The file's path, when read from a file (streaming formats read it themselves). */
@@ -21,6 +20,8 @@ export interface ReadOptions {
   sampleIntervalUs?: bigint;
   /** Warnings (dropped fields, guesses) for the caller to show; default: none shown. */
   onWarning?: (message: string) => void;
+  /** Largest content a gzipped file may inflate to (default 1 GiB): a small gzip can hold a huge file. */
+  maxInflatedBytes?: number;
 }
 
 export interface WriteTarget {
@@ -46,16 +47,23 @@ export interface WriteOptions {
   onWarning?: (message: string) => void;
 }
 
-export interface FormatAdapter {
-  readonly name: FormatName;
+export interface FormatAdapter<Name extends string = string> {
+  readonly name: Name;
   /** What people call it, for messages ("pprof (profile.proto)"). */
   readonly title: string;
+  /** Its short name in help text ("pprof", ".cpuprofile"). */
+  readonly label: string;
   /** File name endings that suggest it, lower case, longest first. */
   readonly extensions: readonly string[];
-  /** Whether these first bytes are this format. */
-  detect(head: Uint8Array): boolean;
-  /** True when read() wants the bytes gunzipped before detect/read. */
+  /**
+   * Whether these first bytes (at most 4 KiB, gzip undone when mayBeGzipped) are this format; `partial` when the
+   * head stops before the end of the file, so a field may be cut.
+   */
+  detect(head: Uint8Array, partial?: boolean): boolean;
+  /** Its files may come gzipped: detection and reading see the inflated bytes. */
   readonly mayBeGzipped?: boolean;
+  /** write() builds the whole output in memory: convert() bounds the samples (ConvertOptions.maxSamples). */
+  readonly writesWhole?: boolean;
   read(input: ReadInput, options: ReadOptions): ProfileSource;
   write?(source: ProfileSource, target: WriteTarget, options: WriteOptions): void;
 }

@@ -362,9 +362,10 @@ function writeCollapsed(source: ProfileSource, target: WriteTarget, options: Wri
   dropped.warn(source.labelSets, 'collapsed stacks', options.onWarning);
 }
 
-export const collapsedAdapter: FormatAdapter = {
+export const collapsedAdapter: FormatAdapter<'collapsed'> = {
   name: 'collapsed',
   title: 'collapsed stacks (folded)',
+  label: 'collapsed',
   extensions: ['.collapsed.txt', '.collapsed', '.folded', '.stacks', '.austin'],
   mayBeGzipped: true,
   detect: (head) => {

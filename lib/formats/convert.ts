@@ -10,19 +10,25 @@ import { downgrade, isVersion2 } from '../tachyon/index';
 import { refuseInputAsOutput } from '../output-file';
 import { mapBatches, sampleTypeName, type Frame, type ProfileSource, type SampleBatch } from '../profile/index';
 import { withMappedFrames } from '../sourcemap/index';
-import type { FormatName, WriteOptions } from './adapter';
-import { FORMAT_NAMES, formatFromPath, openProfile, writeProfile } from './registry';
+import type { WriteOptions } from './adapter';
+import {
+  adapterFor,
+  FORMAT_NAMES,
+  formatLabels,
+  formatFromPath,
+  openProfile,
+  writeProfile,
+  type FormatName,
+} from './registry';
 
 /**
- * Default ConvertOptions.maxSamples: .cpuprofile, .heapprofile and speedscope
- * outputs hold every sample record in memory (a few dozen bytes each), so a
- * larger profile is refused with ERR_CONVERT_TOO_MANY_SAMPLES instead of
- * ending in a V8 heap abort. Tachyon, collapsed and pprof output stream
- * (pprof's writer keeps one encoded stack per distinct stack: pprof-write.ts).
+ * Default ConvertOptions.maxSamples: the outputs whose adapter `writesWhole`
+ * (.cpuprofile, .heapprofile, speedscope) hold every sample record in memory
+ * (a few dozen bytes each), so a larger profile is refused with
+ * ERR_CONVERT_TOO_MANY_SAMPLES instead of ending in a V8 heap abort. The
+ * others stream (pprof's writer keeps one encoded stack per distinct stack).
  */
 export const DEFAULT_MAX_SAMPLES = 4_000_000;
-
-const IN_MEMORY_OUTPUTS: readonly FormatName[] = ['cpuprofile', 'heapprofile', 'speedscope'];
 
 export interface ConvertOptions extends WriteOptions {
   to?: FormatName;
@@ -61,7 +67,7 @@ export function convert(input: string, output: string, options: ConvertOptions =
       `maxSamples must be a non-negative safe integer, not ${String(maxSamples)}`,
       'a non-negative safe integer',
     );
-  const limited = IN_MEMORY_OUTPUTS.includes(to);
+  const limited = adapterFor(to).writesWhole === true;
   const bytesIn = inputSize(input);
   refuseInputAsOutput(output, [input]);
   if (isPlainDowngrade(input, to, options)) return viaDowngrade(input, output, bytesIn, options);
@@ -74,7 +80,7 @@ export function convert(input: string, output: string, options: ConvertOptions =
         `${n === total ? `the profile declares ${n} samples` : `more than ${maxSamples} samples`}: ` +
           `converting to ${to} holds every sample in memory; ` +
           `the limit is ${maxSamples} (ConvertOptions.maxSamples, --max-samples), ` +
-          `or convert to tachyon, collapsed or pprof, which stream`,
+          `or convert to ${formatLabels((a) => a.writesWhole !== true, ' or ')}, which stream`,
         {
           code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
           expected: `at most ${maxSamples} samples`,

@@ -462,11 +462,13 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
   out.flush();
 }
 
-export const cpuprofileAdapter: FormatAdapter = {
+export const cpuprofileAdapter: FormatAdapter<'cpuprofile'> = {
   name: 'cpuprofile',
   title: 'Chrome DevTools .cpuprofile',
+  label: '.cpuprofile',
   extensions: ['.cpuprofile'],
   mayBeGzipped: true,
+  writesWhole: true,
   detect: (head) => {
     const keys = detectJsonKeys(head);
     if (keys === undefined) return false;

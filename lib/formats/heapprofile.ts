@@ -164,11 +164,13 @@ function writeHeapProfile(source: ProfileSource, target: WriteTarget, options: W
   out.flush();
 }
 
-export const heapprofileAdapter: FormatAdapter = {
+export const heapprofileAdapter: FormatAdapter<'heapprofile'> = {
   name: 'heapprofile',
   title: 'V8 sampling heap profile (.heapprofile)',
+  label: '.heapprofile',
   extensions: ['.heapprofile'],
   mayBeGzipped: true,
+  writesWhole: true,
   detect: (head) => {
     const keys = detectJsonKeys(head);
     return keys !== undefined && keys.has('head') && keys.has('selfSize');

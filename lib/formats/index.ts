@@ -1,8 +1,12 @@
 /** Profile formats: one adapter per format behind a registry, and convert() between any two. */
-export type { FormatAdapter, FormatName, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
+export type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
 export {
   ADAPTERS,
   FORMAT_NAMES,
+  formatLabels,
+  recognize,
+  type FormatName,
+  type Recognized,
   isFormatName,
   adapterFor,
   formatFromPath,

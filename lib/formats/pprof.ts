@@ -4,22 +4,21 @@
  * the wire in pprof-proto.ts.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { DEFAULT_MAX_INFLATED_BYTES, gunzipBounded, gunzipHead, isGzip } from './gzip';
+import { DEFAULT_MAX_INFLATED_BYTES, gunzipBounded, isGzip } from './gzip';
 
 export { DEFAULT_MAX_INFLATED_BYTES, gunzipBounded, isGzip };
 import type { FormatAdapter, ReadInput, ReadOptions } from './adapter';
 import { ProfileField, ProtoReader, WireType } from './pprof-proto';
 import { PprofSource } from './pprof-read';
 import { writePprof } from './pprof-write';
+import { HEAD_BYTES } from './sniff';
 
 export { PprofSource } from './pprof-read';
 export { writePprof, type PprofWriteOptions } from './pprof-write';
 export { PprofLabel, NOT_EPOCH_COMMENT, THREAD_ID_KEYS, THREAD_NAME_KEYS } from './pprof-proto';
 
-export interface PprofReadOptions extends ReadOptions {
-  /** Largest profile.proto a gzipped file may inflate to (default 1 GiB): a small gzip can hold a huge file. */
-  maxInflatedBytes?: number;
-}
+/** ReadOptions.maxInflatedBytes bounds a gzipped file's profile.proto. */
+export type PprofReadOptions = ReadOptions;
 
 /** Wire type each profile.proto field has (comment may be packed or not). */
 const FIELD_WIRE: Record<number, number[]> = {
@@ -41,18 +40,14 @@ const FIELD_WIRE: Record<number, number[]> = {
 };
 
 /**
- * Whether the first bytes (gzip undone) read as profile.proto: every field
- * in them is one of Profile's with its wire type (text and the other binary
- * formats fail within a few bytes: JSON's "{" is field 15 with wire type 3,
- * Tachyon's "HCAT" a fixed64 keep_frames). Only a head may end inside a
- * field, not a whole file.
+ * Whether the first bytes (gzip undone: the registry inflates a head once)
+ * read as profile.proto: every field in them is one of Profile's with its wire
+ * type (text and the other binary formats fail within a few bytes: JSON's "{"
+ * is field 15 with wire type 3, Tachyon's "HCAT" a fixed64 keep_frames). Only
+ * a head that stops before the file's end (`partial`) may end inside a field.
  */
-export function detectPprof(bytes: Uint8Array): boolean {
-  // The registry may hand the file's own first bytes: a gzip is looked through
-  // (and a gzip of anything else is not pprof).
-  const { head, partial } = isGzip(bytes)
-    ? gunzipHead(bytes)
-    : { head: bytes.subarray(0, 4096), partial: bytes.length >= 4096 };
+export function detectPprof(bytes: Uint8Array, partial = bytes.length >= HEAD_BYTES): boolean {
+  const head = bytes.subarray(0, HEAD_BYTES);
   const r = new ProtoReader(head);
   let fields = 0;
   try {
@@ -80,9 +75,10 @@ export function readPprof(bytes: Uint8Array, options: PprofReadOptions = {}): Pp
   return new PprofSource(isGzip(bytes) ? gunzipBounded(bytes, options.maxInflatedBytes) : bytes, options);
 }
 
-export const pprofAdapter: FormatAdapter = {
+export const pprofAdapter: FormatAdapter<'pprof'> = {
   name: 'pprof',
   title: 'pprof (profile.proto)',
+  label: 'pprof',
   extensions: ['.pprof.gz', '.pb.gz', '.pprof', '.pb'],
   mayBeGzipped: true,
   detect: detectPprof,

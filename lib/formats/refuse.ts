@@ -1,30 +1,10 @@
 /**
- * Recognising a file from its first 4 KiB: the JSON and text formats this
- * folder reads, and the profiles people bring that profpack does not read,
- * refused naming what they are (a "not a .cpuprofile" message about a Firefox
- * profile helps nobody). gzip is undone on the head (a truncated stream is
- * fine: only its start is needed) and the result says it was gzipped.
- *
- * Not here: Tachyon and pprof (binary, their own adapters' detect).
+ * The profiles people bring that profpack does not read, recognised from
+ * their first 4 KiB (gzip undone by the registry) and refused naming what
+ * they are: a "not a .cpuprofile" message about a Firefox profile helps
+ * nobody. None of them starts as a format of registry.ts's ADAPTERS does.
  */
-import type { FormatName } from './adapter';
-import { collapsedAdapter } from './collapsed';
-import { cpuprofileAdapter } from './cpuprofile';
-import { heapprofileAdapter } from './heapprofile';
-import { speedscopeAdapter } from './speedscope';
-import { gunzipHead, isGzip } from './gzip';
-import { HEAD_BYTES, detectJsonKeys, firstNonSpace, headText as text } from './sniff';
-
-export { HEAD_BYTES, detectJsonKeys, isGzip };
-
-export interface Recognized {
-  /** A format this folder reads. */
-  format?: FormatName;
-  /** What the file is, when it is a profile profpack refuses ("Firefox profiler (Gecko) JSON"). */
-  refused?: string;
-  /** The file is gzip: detection ran on its inflated start. */
-  gzipped?: boolean;
-}
+import { detectJsonKeys, firstNonSpace, headText as text } from './sniff';
 
 const GO_LEGACY = /^(?:--- (?:contention|mutex|threadz)\b|heap profile: |(\w+) profile: total \d+)/;
 
@@ -68,19 +48,4 @@ export function refusal(head: Uint8Array): string | undefined {
   if (keys.has('profiles') && /"type"\s*:\s*"evented"/.test(text(head)) && !/"type"\s*:\s*"sampled"/.test(text(head)))
     return 'a speedscope file of "evented" profiles (what speedscope\'s Export writes)';
   return undefined;
-}
-
-const ADAPTERS = [heapprofileAdapter, cpuprofileAdapter, speedscopeAdapter, collapsedAdapter];
-
-/** What a file's first bytes are: a format this folder reads, a refusal, or nothing known. */
-export function recognize(head: Uint8Array): Recognized {
-  if (isGzip(head)) {
-    const inner = gunzipHead(head, HEAD_BYTES).head;
-    if (inner.length === 0 || isGzip(inner)) return {};
-    return { ...recognize(inner), gzipped: true };
-  }
-  const refused = refusal(head);
-  if (refused !== undefined) return { refused };
-  for (const a of ADAPTERS) if (a.detect(head)) return { format: a.name };
-  return {};
 }

@@ -1,42 +1,52 @@
 /**
  * The formats profpack reads and writes, by name, by file name and by
- * content. Adding a format is one adapter file and one line in ADAPTERS.
+ * content. ADAPTERS is the one list: the FormatName type, detection order,
+ * `--to` choices, help text and convert's limits follow from it, so adding a
+ * format is one adapter file and one line here (test/formats/one-list.test.ts).
  */
 import { writeSync } from 'node:fs';
 import { ErrorCode, ProfpackError } from '../errors';
 import { fsError, readInputFile, readInputHead } from '../input';
 import { AtomicOutput } from '../output-file';
 import { withoutProfilerFrames, type ProfileSource } from '../profile/index';
-import type { FormatAdapter, FormatName, ReadOptions, WriteOptions, WriteTarget } from './adapter';
+import type { FormatAdapter, ReadOptions, WriteOptions, WriteTarget } from './adapter';
 import { collapsedAdapter } from './collapsed';
 import { cpuprofileAdapter } from './cpuprofile';
 import { heapprofileAdapter } from './heapprofile';
-import { recognize } from './refuse';
-import { gunzipBounded, isGzip } from './gzip';
+import { refusal } from './refuse';
+import { gunzipBounded, gunzipHead, isGzip } from './gzip';
 import { pprofAdapter } from './pprof';
 import { tachyonAdapter } from './tachyon';
 import { HEAD_BYTES } from './sniff';
-import { hasPlaceholderHeader } from '../tachyon/index';
 import { speedscopeAdapter } from './speedscope';
 
 /** Every format, in the order content detection tries them: the binary ones by magic, then text. */
-export const ADAPTERS: readonly FormatAdapter[] = [
+export const ADAPTERS = [
   tachyonAdapter,
   pprofAdapter,
   speedscopeAdapter,
   heapprofileAdapter,
   cpuprofileAdapter,
   collapsedAdapter,
-];
+] as const;
 
-export const FORMAT_NAMES = ADAPTERS.map((a) => a.name);
+/** A format profpack handles: the name of one of ADAPTERS. */
+export type FormatName = (typeof ADAPTERS)[number]['name'];
+
+export const FORMAT_NAMES: readonly FormatName[] = ADAPTERS.map((a) => a.name);
+
+/** The formats' short names for help text and messages ("Tachyon, pprof, …"), those `which` keeps. */
+export function formatLabels(which: (adapter: FormatAdapter) => boolean = () => true, last = ', '): string {
+  const labels = ADAPTERS.filter(which).map((a) => a.label);
+  return labels.length < 2 ? labels.join('') : `${labels.slice(0, -1).join(', ')}${last}${labels.at(-1)!}`;
+}
 
 export function isFormatName(value: string): value is FormatName {
   return (FORMAT_NAMES as string[]).includes(value);
 }
 
 export function adapterFor(name: FormatName): FormatAdapter {
-  const adapter = ADAPTERS.find((a) => a.name === name);
+  const adapter: FormatAdapter | undefined = ADAPTERS.find((a) => a.name === name);
   if (adapter === undefined)
     throw new ProfpackError(`profpack does not handle ${name} files`, {
       code: ErrorCode.CONVERT_UNKNOWN_FORMAT,
@@ -56,14 +66,39 @@ export function formatFromPath(file: string): FormatName | undefined {
   return best?.name;
 }
 
+export interface Recognized {
+  /** A format profpack reads. */
+  format?: FormatName;
+  /** What the file is, when it is a profile profpack refuses ("Firefox profiler (Gecko) JSON"). */
+  refused?: string;
+  /** The file is gzip: detection ran on its inflated start. */
+  gzipped?: boolean;
+}
+
+/**
+ * What a file's first bytes are: a format of ADAPTERS (in their order), a refusal (refuse.ts), or nothing known.
+ * A gzip is inflated here, once, and only adapters whose files may be gzipped see it.
+ */
+export function recognize(bytes: Uint8Array): Recognized {
+  const gzipped = isGzip(bytes);
+  let head = bytes.subarray(0, HEAD_BYTES);
+  let partial = bytes.length >= HEAD_BYTES;
+  if (gzipped) {
+    ({ head, partial } = gunzipHead(bytes, HEAD_BYTES));
+    if (head.length === 0 || isGzip(head)) return { gzipped };
+  }
+  const seen = (found: Omit<Recognized, 'gzipped'>): Recognized => (gzipped ? { ...found, gzipped } : found);
+  // No format's first bytes are a refused one's (refuse.ts), so the order between the two lists does not matter.
+  const refused = refusal(head);
+  if (refused !== undefined) return seen({ refused });
+  for (const a of ADAPTERS)
+    if ((!gzipped || a.mayBeGzipped === true) && a.detect(head, partial)) return seen({ format: a.name });
+  return gzipped ? { gzipped } : {};
+}
+
 /** The format of a file's content (its first 4 KiB decide; a gzip wrapper is looked through). */
 export function detectFormat(bytes: Uint8Array): FormatName {
-  const head = bytes.subarray(0, HEAD_BYTES);
-  // Tachyon starts "HCAT" (little-endian) or "TACH" (tachyon-format.md §2); pprof is protobuf, gzipped or not.
-  for (const binary of ['tachyon', 'pprof'] as const) if (adapterFor(binary).detect(head)) return binary;
-  // A Tachyon writer's zero placeholder header (killed before finalize): its reader says to recover it.
-  if (hasPlaceholderHeader(head)) return 'tachyon';
-  const seen = recognize(head);
+  const seen = recognize(bytes);
   if (seen.refused !== undefined) {
     throw new ProfpackError(
       `this is ${seen.refused}${seen.gzipped === true ? ' (gzipped)' : ''}: profpack does not read it`,
@@ -94,17 +129,22 @@ function opened(source: ProfileSource, format: FormatName): OpenedProfile {
   return Object.assign(source, { format, close: source.close ?? (() => undefined) });
 }
 
+/** A whole file's content as its format's reader takes it: gzip undone where the format may be gzipped. */
+function inflated(bytes: Uint8Array, format: FormatName, options: ReadOptions): Uint8Array {
+  return isGzip(bytes) && adapterFor(format).mayBeGzipped === true
+    ? gunzipBounded(bytes, options.maxInflatedBytes)
+    : bytes;
+}
+
 /** Reads a profile held in memory. */
 export function readProfile(bytes: Uint8Array, options: OpenOptions = {}): OpenedProfile {
   const format = options.format ?? detectFormat(bytes);
-  const content = isGzip(bytes) && adapterFor(format).mayBeGzipped === true ? gunzipBounded(bytes) : bytes;
-  return opened(adapterFor(format).read({ bytes: content }, options), format);
+  return opened(adapterFor(format).read({ bytes: inflated(bytes, format, options) }, options), format);
 }
 
 /** Opens a profile file: Tachyon files stream from disk, others are read whole. */
 export function openProfile(file: string, options: OpenOptions = {}): OpenedProfile {
   let format = options.format;
-  let bytes: Uint8Array | undefined;
   if (format === undefined) {
     // The head decides (a Tachyon file of gigabytes is then streamed, never read whole to sniff it).
     const head = readInputHead(file, 1 << 16);
@@ -124,9 +164,8 @@ export function openProfile(file: string, options: OpenOptions = {}): OpenedProf
     }
   }
   if (format === 'tachyon') return opened(adapterFor('tachyon').read({ path: file }, options), format);
-  bytes ??= readInputFile(file);
-  if (isGzip(bytes) && adapterFor(format).mayBeGzipped === true) bytes = gunzipBounded(bytes);
-  return opened(adapterFor(format).read({ path: file, bytes }, options), format);
+  const bytes = readInputFile(file);
+  return opened(adapterFor(format).read({ path: file, bytes: inflated(bytes, format, options) }, options), format);
 }
 
 /**
@@ -144,7 +183,7 @@ export function writeProfile(
   if (adapter.write === undefined)
     throw new ProfpackError(`profpack reads ${adapter.title} files but does not write them`, {
       code: ErrorCode.CONVERT_UNKNOWN_FORMAT,
-      expected: ADAPTERS.filter((a) => a.write)
+      expected: ADAPTERS.filter((a: FormatAdapter) => a.write !== undefined)
         .map((a) => a.name)
         .join(' | '),
     });

@@ -395,11 +395,13 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
   dropped.warn(source.labelSets, 'speedscope', options.onWarning);
 }
 
-export const speedscopeAdapter: FormatAdapter = {
+export const speedscopeAdapter: FormatAdapter<'speedscope'> = {
   name: 'speedscope',
   title: 'speedscope JSON',
+  label: 'speedscope',
   extensions: ['.speedscope.json'],
   mayBeGzipped: true,
+  writesWhole: true,
   detect: (head) => {
     const keys = detectJsonKeys(head);
     if (keys === undefined) return false;

@@ -18,6 +18,7 @@ import {
   ProfileWriter,
   ProfilingMode,
   V2_MAX_STACK_DEPTH,
+  hasPlaceholderHeader,
   hasTachyonMagic,
 } from '../tachyon/index';
 import { chooseSampleType, sampleCountColumn, sampleTypeName, type Frame, type ProfileSource } from '../profile/index';
@@ -244,12 +245,14 @@ function finishOrRemove(
   }
 }
 
-export const tachyonAdapter: FormatAdapter = {
+export const tachyonAdapter: FormatAdapter<'tachyon'> = {
   name: 'tachyon',
   title: 'Tachyon (CPython 3.15 profiling.sampling binary)',
+  label: 'Tachyon',
   extensions: ['.tachyon', '.tach', '.bin'],
-  // "HCAT" (little-endian) or "TACH" (big-endian) at offset 0.
-  detect: hasTachyonMagic,
+  // "HCAT" (little-endian) or "TACH" (big-endian) at offset 0; or a writer's zero placeholder header (killed
+  // before finalize): its reader then says to recover it.
+  detect: (head) => hasTachyonMagic(head) || hasPlaceholderHeader(head),
   read: (input) => readTachyon(input),
   write(source: ProfileSource, target: WriteTarget, options: WriteOptions) {
     const version = options.version ?? 1;

@@ -35,3 +35,10 @@ export const VLEN_BYTE_SUMS: Uint8Array = (() => {
     sums[b] = VALUE_BYTES[b & 3]! + VALUE_BYTES[(b >> 2) & 3]! + VALUE_BYTES[(b >> 4) & 3]! + VALUE_BYTES[b >> 6]!;
   return sums;
 })();
+
+/** A run of a varint table: `value` holds for PCs in [startPc, endPc) (bytes from the entry). */
+export interface VarintRun {
+  value: number;
+  startPc: number;
+  endPc: number;
+}

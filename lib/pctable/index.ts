@@ -4,11 +4,11 @@
  * the reference, validate, point lookups, batches that cross N-API once).
  */
 import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
-import { MAX_QUANTUM, type IndexWidth } from './format';
+import { MAX_QUANTUM, type IndexWidth, type VarintRun } from './format';
 import * as js from './js';
 import { pctableNative } from './native';
 
-export { type IndexWidth } from './format';
+export { type IndexWidth, type VarintRun } from './format';
 
 /** Opaque to this file: a C++ table or set under the addon, the JS view or set under the twin. */
 type Handle = unknown;
@@ -31,12 +31,6 @@ interface Impl {
 }
 const impl = (pctableNative ?? js) as Impl;
 
-/** A run of a varint table: `value` holds for PCs in [startPc, endPc) (bytes from the entry). */
-export interface VarintRun {
-  value: number;
-  startPc: number;
-  endPc: number;
-}
 /** runtime.pcvalue's answer: the value and its run (the runtime returns the start PC too). */
 export type VarintHit = VarintRun;
 

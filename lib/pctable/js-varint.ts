@@ -4,7 +4,7 @@
  * linear index) builds on it and re-exports its public part.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import { MAX_VARINT_BYTES, START_VALUE } from './format';
+import { MAX_VARINT_BYTES, START_VALUE, type VarintRun } from './format';
 
 export interface DecodedRuns {
   values: Int32Array;
@@ -151,14 +151,8 @@ export function decodeVarint(bytes: Uint8Array, quantum: number): DecodedRuns {
   return { values: Int32Array.from(values), ends: Uint32Array.from(ends), end: walk.pos };
 }
 
-export interface VarintHit {
-  value: number;
-  startPc: number;
-  endPc: number;
-}
-
 /** runtime.pcvalue: the run holding `pc`, or null past the table. Reads only up to that run. */
-export function lookupVarint(bytes: Uint8Array, pc: number, quantum: number): VarintHit | null {
+export function lookupVarint(bytes: Uint8Array, pc: number, quantum: number): VarintRun | null {
   if (!walkVarint(bytes, 0, bytes.length, quantum, pc)) return null;
   return { value: walk.value, startPc: walk.start, endPc: walk.end };
 }

@@ -21,7 +21,7 @@ import {
 } from './format';
 import { decodeVarint, fail, walk, walkVarint } from './js-varint';
 
-export { decodeVarint, lookupVarint, lookupVarintValue, type DecodedRuns, type VarintHit } from './js-varint';
+export { decodeVarint, lookupVarint, lookupVarintValue, type DecodedRuns } from './js-varint';
 
 /** A linear encoding with its geometry; lookups trust that it was validated. */
 export interface LinearView {

@@ -1,7 +1,7 @@
 /** Recording this process's JS stacks with V8's sampler into Tachyon. */
 export { startRecording, type Recording, type RecordingOptions, type RecordingSummary } from './recording/index';
 export { startWorkerAgent, defaultChannelName, V8Sampler } from './agent/index';
-export { ChunkIngester, type ProfileSink } from './writer/index';
+export { ChunkIngester, type TickSink } from './writer/index';
 export {
   RecordEnv,
   MAX_INTERVAL_US,

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, isProfpackError } from '../../lib/errors';
 import { detectPprof, pprofAdapter, readPprof } from '../../lib/formats/pprof';
+import { detectFormat } from '../../lib/formats/registry';
 import { thrown } from '../support/refusals';
 import { outsideDir } from './pprof-support';
 
@@ -117,11 +118,14 @@ describe('pprof: hostile input', () => {
     const json = gzipSync(Buffer.from('{"nodes":[],"startTime":0,"endTime":1,"samples":[],"timeDeltas":[]}'));
     const folded = gzipSync(Buffer.from('main;work 30000000\n'));
     for (const other of [json, folded]) {
-      expect(detectPprof(other)).toBe(false);
+      expect(detectPprof(gunzipSync(other))).toBe(false);
+      expect(detectFormat(other)).not.toBe('pprof');
       expect(thrown(() => readPprof(other)).code).toBe(ErrorCode.CONVERT_BAD_INPUT);
     }
-    expect(detectPprof(good)).toBe(true);
-    expect(detectPprof(good.subarray(0, 4096))).toBe(true);
+    expect(detectPprof(gunzipSync(good))).toBe(true);
+    expect(detectPprof(gunzipSync(good).subarray(0, 4096), true)).toBe(true);
+    expect(detectFormat(good)).toBe('pprof');
+    expect(detectFormat(good.subarray(0, 4096))).toBe('pprof');
     expect(pprofAdapter.detect(Buffer.from('HCAT\u0002\u0000\u0000\u0000'))).toBe(false);
     expect(detectPprof(Buffer.from('main;work 3\n'))).toBe(false);
   });

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { HEAD_BYTES, recognize } from '../../lib/formats/refuse';
+import { recognize } from '../../lib/formats/registry';
+import { HEAD_BYTES } from '../../lib/formats/sniff';
 import { repoRoot, sharedPath } from '../support/environment';
 
 const fixture = (name: string) => readFileSync(path.join(repoRoot, 'test', 'fixtures', 'formats', name));
@@ -91,10 +92,11 @@ describe('recognize: formats this folder reads', () => {
     }
   });
 
-  it('leaves binary formats (pprof, Tachyon) to their own adapters', () => {
-    expect(recognize(head(outside('go-runtime-pprof.cpu.pb.gz')))).toEqual({ gzipped: true });
-    expect(recognize(head(gunzipSync(outside('go-runtime-pprof.heap.pb.gz'))))).toEqual({});
-    expect(recognize(Buffer.from('HCAT\u0001\u0000\u0000\u0000'))).toEqual({});
+  it('binary formats too (pprof gzipped or not, Tachyon never gzipped), and nothing for no bytes', () => {
+    expect(recognize(head(outside('go-runtime-pprof.cpu.pb.gz')))).toEqual({ format: 'pprof', gzipped: true });
+    expect(recognize(head(gunzipSync(outside('go-runtime-pprof.heap.pb.gz'))))).toEqual({ format: 'pprof' });
+    expect(recognize(Buffer.from('HCAT\u0001\u0000\u0000\u0000'))).toEqual({ format: 'tachyon' });
+    expect(recognize(gzipSync(Buffer.from('HCAT\u0001\u0000\u0000\u0000')))).toEqual({ gzipped: true });
     expect(recognize(new Uint8Array(0))).toEqual({});
   });
 });

@@ -6,6 +6,7 @@ import {
   convert,
   DEFAULT_MAX_SAMPLES,
   FORMAT_NAMES,
+  formatLabels,
   formatFromPath,
   isFormatName,
   writeProfile,
@@ -51,7 +52,7 @@ function formatOption(value: string | undefined, flag: string): FormatName | und
 export function registerConvert(program: Command): Command {
   return program
     .command('convert')
-    .description('convert a profile between Tachyon, .cpuprofile, pprof, collapsed stacks and speedscope JSON')
+    .description(`convert a profile between ${formatLabels(undefined, ' and ')}`)
     .argument('<in>', 'input profile (format detected from its content)')
     .addOption(new Option('--to <format>', 'output format (default: from the output name)').choices([...FORMAT_NAMES]))
     .addOption(new Option('--from <format>', 'input format (default: detected)').choices([...FORMAT_NAMES]))
@@ -80,7 +81,8 @@ export function registerConvert(program: Command): Command {
     )
     .option(
       '--max-samples <n>',
-      `.cpuprofile, .heapprofile, speedscope: refuse a profile with more samples (default ${DEFAULT_MAX_SAMPLES})`,
+      `${formatLabels((a) => a.writesWhole === true)}: refuse a profile with more samples ` +
+        `(default ${DEFAULT_MAX_SAMPLES})`,
     )
     .option(
       '--heap',

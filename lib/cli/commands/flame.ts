@@ -1,5 +1,6 @@
 /** `profpack flame FILES…|DIR -o flame.html`: a self-contained flame graph and timeline page. */
 import { type Command } from 'commander';
+import { formatLabels } from '../../formats/index';
 import { flame, heapFlame } from '../../view/index';
 import { heapMoment, isHeapOnly } from '../heap-input';
 import { SourceMapper } from '../../sourcemap/index';
@@ -20,11 +21,7 @@ export function registerFlame(program: Command): Command {
     .description(
       'write one self-contained HTML page (no network): flame graph, timeline per thread, search, zoom, function table',
     )
-    .argument(
-      '<files...>',
-      'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; ' +
-        'many are aggregated together',
-    )
+    .argument('<files...>', `profiles (${formatLabels()}) or directories of them; ` + 'many are aggregated together')
     .option('-o, --output <file>', 'the HTML file to write', 'flame.html')
     .option('--title <text>', 'page title')
     .option(

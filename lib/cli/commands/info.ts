@@ -1,7 +1,7 @@
 /** `profpack info FILE`: a human summary of a Tachyon profile. */
 import type { Command } from 'commander';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { detectFormat, formatFromPath, type FormatName } from '../../formats/index';
+import { detectFormat, formatFromPath, formatLabels, type FormatName } from '../../formats/index';
 import { readInputHead } from '../../input';
 import {
   CAPTURE_FEATURE_NAMES,
@@ -214,7 +214,7 @@ export function registerInfo(program: Command): void {
       'summarise a profile: for Tachyon its header, duration, samples, threads; ' +
         'for other formats what it is and what it measures',
     )
-    .argument('<file>', 'a profile (Tachyon, pprof, .cpuprofile, .heapprofile, speedscope, collapsed)')
+    .argument('<file>', `a profile (${formatLabels()})`)
     .action((file: string) => {
       process.stdout.write(infoLines(file).join('\n') + '\n');
     });

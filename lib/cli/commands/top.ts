@@ -1,6 +1,6 @@
 /** `profpack top FILE`: where the samples are, by function, file, line or thread. */
 import { type Command, Option } from 'commander';
-import { openProfile } from '../../formats/index';
+import { formatLabels, openProfile } from '../../formats/index';
 import { listProfileFiles, openProfiles } from '../../fleet/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { inputSize } from '../../input';
@@ -43,11 +43,7 @@ export function registerTop(program: Command): Command {
     .description(
       'the functions, files, lines or threads with the most value ' + '(samples, time, bytes…) of a sample type',
     )
-    .argument(
-      '<files...>',
-      'profiles (Tachyon, .cpuprofile, pprof, speedscope, collapsed) or directories of them; ' +
-        'many are aggregated together',
-    )
+    .argument('<files...>', `profiles (${formatLabels()}) or directories of them; ` + 'many are aggregated together')
     .addOption(
       new Option('--by <key>', 'group samples by').choices(['function', 'file', 'line', 'thread']).default('function'),
     )

@@ -26,7 +26,7 @@ import {
   createTachyonSink,
   DEFAULT_FLUSH_INTERVAL_MS,
   RecordingHost,
-  type ProfileSink,
+  type TickSink,
   type TachyonSink,
 } from '../writer/index';
 
@@ -36,7 +36,7 @@ export interface RecordingOptions extends AgentOptions {
   /** Tachyon file to write (ignored when `sink` or `fd` is given). */
   out?: string;
   /** Where samples go instead of a file (e.g. a MemoryProfile). */
-  sink?: ProfileSink & Partial<Pick<TachyonSink, 'finalize' | 'setStats' | 'close'>>;
+  sink?: TickSink & Partial<Pick<TachyonSink, 'finalize' | 'setStats' | 'close'>>;
   /**
    * Who writes `out`. 'process' (default): a small writer process fed over a
    * pipe (lib/record/wire), so that a hard crash of this process (SIGKILL, abort, out

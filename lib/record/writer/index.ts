@@ -7,5 +7,5 @@ export {
   type RecordingHostOptions,
 } from './host';
 export { ChunkIngester } from './ingest';
-export { createTachyonSink, type ProfileSink, type TachyonSink, type TachyonSinkOptions } from './sink';
+export { createTachyonSink, type TickSink, type TachyonSink, type TachyonSinkOptions } from './sink';
 export { RotationFiles } from './rotation';

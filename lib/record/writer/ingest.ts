@@ -4,7 +4,7 @@
  */
 import { frameFromV8, statusForV8Leaf, type CpuProfileCallFrame } from '../../v8/index';
 import { NodeStatus, type Frame } from '../../profile/index';
-import type { ProfileSink } from './sink';
+import type { TickSink } from './sink';
 import { ErrorCode, ProfpackError } from '../../errors';
 import type { WireChunk } from '../wire/index';
 
@@ -25,7 +25,7 @@ export class ChunkIngester {
    * `mapFrame` turns each frame into the one written (source maps: lib/sourcemap).
    */
   constructor(
-    private sink: ProfileSink,
+    private sink: TickSink,
     private readonly clockOffsetUs = 0n,
     private readonly mapFrame: (frame: Frame) => Frame = (frame) => frame,
   ) {}
@@ -34,7 +34,7 @@ export class ChunkIngester {
    * Goes on into another sink (the next file of a rotating recording): its frame table starts empty and the span
    * starts afresh; the sender's frame numbers go on.
    */
-  retarget(sink: ProfileSink): void {
+  retarget(sink: TickSink): void {
     this.sink = sink;
     this.sinkIds = [];
     this.lineSinkIds = new Map();

@@ -9,7 +9,7 @@ import type { Frame } from '../../profile/index';
 import { MAX_STACK_DEPTH, ProfileWriter, type HeapFileSink } from '../../tachyon/index';
 
 /** One tick at a time, frames interned first; compat's deprecated ProfileSink adds a weight to writeStack. */
-export interface ProfileSink {
+export interface TickSink {
   internFrame(frame: Frame): number;
   writeStack(
     threadId: bigint,
@@ -20,7 +20,7 @@ export interface ProfileSink {
   ): void;
 }
 
-export interface TachyonSink extends ProfileSink {
+export interface TachyonSink extends TickSink {
   /** A string no frame names (lib/recorded-by.ts: what recorded the file). */
   note(text: string): void;
   setStats(durationSec: number, sampleRate: number): void;
