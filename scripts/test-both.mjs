@@ -12,7 +12,7 @@ import { tierFromEnv, tiers } from './test-tiers.mjs';
 
 const extra = process.argv.slice(2);
 const tierAt = extra.indexOf('--tier');
-if (tierAt >= 0) process.env.PROFPACK_TEST_TIER = extra.splice(tierAt, 2)[1] ?? '';
+if (tierAt >= 0) process.env.PROFPACK_TEST_TIER = extra.splice(tierAt, 2)[1] ?? '(nothing after --tier)';
 const tier = tierFromEnv();
 if (tier) {
   const files = tiers();
@@ -22,6 +22,9 @@ if (tier) {
     `test-both: the ${tier} tier, ${files[tier].length} of ${files.quick.length + files.slow.length} test files ` +
       `(the ${files[other].length} ${other} ones run with npm run test:all; docs/development.md)`,
   );
+  // A file named on the command line but in the other tier would vanish with "no test files": say where it is.
+  for (const f of files[other].filter((f) => extra.some((arg) => !arg.startsWith('-') && f.includes(arg))))
+    console.log(`test-both: ${f} is in the ${other} tier, not run here (node scripts/test-both.mjs ${f} runs it)`);
 }
 // The quick tier runs the budgeted fuzzers (test/fuzz/mutate.ts) for 8 s in all instead of 40.
 if (tier === 'quick' && !process.env.PROFPACK_FUZZ_SECONDS) process.env.PROFPACK_FUZZ_SECONDS = '8';
