@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # clang-format over native/ (.clang-format: Google layout, 120 columns), as `npm run lint` (--check) and
 # `npm run format` (--write) call it. Pinned to clang-format 14 (Debian bookworm's clang-format-14, which .ci/run
-# installs): another version lays some lines out differently, so with none of 14 this skips, saying so.
+# installs): another version lays some lines out differently, so with none of 14 this fails, saying why (a lint that
+# passed without checking native/ would let misformatted C++ through).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:---check}
@@ -10,8 +11,10 @@ for candidate in clang-format-14 clang-format; do
   if command -v "$candidate" >/dev/null && "$candidate" --version | grep -q 'version 14\.'; then tool=$candidate; break; fi
 done
 if [ -z "$tool" ]; then
-  echo "clang-format: SKIPPED, clang-format 14 is not installed (apt-get install clang-format-14); native/ not checked"
-  exit 0
+  found=$(command -v clang-format >/dev/null && clang-format --version | head -n 1 || echo none)
+  echo "clang-format: FAILED, native/ not checked: clang-format 14 is needed (apt-get install clang-format-14;" \
+    "other versions lay some lines out differently); found: $found" >&2
+  exit 1
 fi
 mapfile -t files < <(find native -name '*.cc' -o -name '*.h' | sort)
 case "$mode" in

@@ -13,7 +13,9 @@
 #     install still succeeds and the library reads, converts and records on
 #     the pure-JS twin, with one warning.
 # PACK_CHECK_ARM64=0 skips the arm64 load (no qemu-user); PACK_CHECK_PREBUILT=1
-# packs the prebuilds already in prebuilds/ (re-checking their glibc needs).
+# packs the prebuilds already in prebuilds/ (re-checking their glibc needs);
+# PACK_CHECK_KEEP=DIR leaves the checked tarball in DIR (CI hands it to
+# scripts/win-smoke.sh rather than pack and compile again).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -27,6 +29,7 @@ fi
 tarball=$(npm pack --silent | tail -n 1)
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$root/$tarball"' EXIT
+if [ -n "${PACK_CHECK_KEEP:-}" ]; then mkdir -p "$PACK_CHECK_KEEP" && cp "$tarball" "$PACK_CHECK_KEEP/"; fi
 
 echo "== pack-check: tarball contents"
 tar -tzf "$tarball" >"$work/contents.txt"

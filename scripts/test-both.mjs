@@ -1,13 +1,33 @@
-// Runs the whole vitest suite twice: on the native backend (which must really
+// Runs the vitest suite twice: on the native backend (which must really
 // load: backend.ts throws when PROFPACK_BACKEND=native and the addon fails)
-// and on the pure-JS twin. Extra arguments go to vitest (e.g. a file filter).
-// Ends with one "N passed, N failed" line over both runs.
+// and on the pure-JS twin. `--tier quick` (npm test) or `--tier slow` runs one
+// tier of scripts/test-tiers.mjs; with no --tier, every file (npm run test:all,
+// CI). Other arguments go to vitest (e.g. a file filter). Ends with one
+// "N passed, N failed" line over both runs.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { tierFromEnv, tiers } from './test-tiers.mjs';
 
 const extra = process.argv.slice(2);
+const tierAt = extra.indexOf('--tier');
+if (tierAt >= 0) process.env.PROFPACK_TEST_TIER = extra.splice(tierAt, 2)[1] ?? '(nothing after --tier)';
+const tier = tierFromEnv();
+if (tier) {
+  const files = tiers();
+  if (files.bad.length > 0) throw new Error(files.bad.join('\n'));
+  const other = tier === 'quick' ? 'slow' : 'quick';
+  console.log(
+    `test-both: the ${tier} tier, ${files[tier].length} of ${files.quick.length + files.slow.length} test files ` +
+      `(the ${files[other].length} ${other} ones run with npm run test:all; docs/development.md)`,
+  );
+  // A file named on the command line but in the other tier would vanish with "no test files": say where it is.
+  for (const f of files[other].filter((f) => extra.some((arg) => !arg.startsWith('-') && f.includes(arg))))
+    console.log(`test-both: ${f} is in the ${other} tier, not run here (node scripts/test-both.mjs ${f} runs it)`);
+}
+// The quick tier runs the budgeted fuzzers (test/fuzz/mutate.ts) for 8 s in all instead of 40.
+if (tier === 'quick' && !process.env.PROFPACK_FUZZ_SECONDS) process.env.PROFPACK_FUZZ_SECONDS = '8';
 
 // Interop tests run CPython 3.15's own reader and writer. Install it (about
 // 5 s the first time, 20 ms after) and hand its path to the tests; if it
@@ -39,7 +59,10 @@ spawnSync(
   { stdio: ['ignore', 'inherit', 'inherit'] },
 );
 const backends = (process.env.PROFPACK_TEST_BACKENDS ?? 'native,js').split(',');
-const dir = mkdtempSync(path.join(tmpdir(), 'profpack-test-'));
+// PROFPACK_TEST_REPORT_DIR keeps vitest's JSON reports (per-file durations: how the tiers were chosen).
+const keep = process.env.PROFPACK_TEST_REPORT_DIR;
+if (keep) mkdirSync(keep, { recursive: true });
+const dir = keep || mkdtempSync(path.join(tmpdir(), 'profpack-test-'));
 let passed = 0;
 let failed = 0;
 let ok = true;
@@ -81,7 +104,7 @@ for (const name of backends) {
     console.log(`[${name}] no report: vitest did not finish`);
   }
 }
-rmSync(dir, { recursive: true, force: true });
+if (!keep) rmSync(dir, { recursive: true, force: true });
 if (!ok && failed === 0) failed = 1; // a run that crashed counts as a failure
 if (failures.length > 0) console.log(`\nFailed:\n${failures.map((f) => `  ${f}`).join('\n')}`);
 console.log(`${passed} passed, ${failed} failed`);

@@ -1,3 +1,4 @@
+// test tier: slow (the compiled CLI on recorded and large inputs, ~32 s)
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+// test tier: slow (deep recorded stacks through every command, ~28 s)
 /**
  * Stacks deeper than 256 frames through the CLI (issue 29): a Tachyon
  * version-1 file keeps CPython's cap (the innermost 256 frames), and every

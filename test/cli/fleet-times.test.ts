@@ -1,3 +1,4 @@
+// test tier: slow (sql and export through DuckDB per time edge case, ~39 s)
 /**
  * Issue 29: a u64 time at or past 2^63 us in `sql`/`export`. The tables hold times as BIGINT, so such a time
  * (a sample's, or the file's start) is refused with one `profpack: ERR_FLEET_TIME_RANGE` line and exit 2, and

@@ -1,3 +1,4 @@
+// test tier: slow (every command on generated files that ask for huge memory, peak RSS measured, ~47 s)
 /**
  * Small files that ask for huge memory (issue 29's repros, made here by
  * generators): every command exits 0 with the right answer or exits 2 with one

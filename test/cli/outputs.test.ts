@@ -1,3 +1,4 @@
+// test tier: slow (every command's output under failures, through the compiled CLI, ~16 s)
 /**
  * Outputs (issue 29): every command writes through a temporary file in the
  * output's directory and renames it at the end, so a failure leaves the old

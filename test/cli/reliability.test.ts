@@ -1,3 +1,4 @@
+// test tier: slow (a 20 M-sample file through the compiled CLI, peak RSS measured, ~111 s)
 // The profpack command as an agent's operator would meet it (issue 15): peak
 // RSS on a 20 M-sample REPEAT file, EPIPE and a full stdout, special files,
 // and a file truncated while it is read. Runs the compiled CLI in child

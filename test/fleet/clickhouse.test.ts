@@ -1,3 +1,4 @@
+// test tier: slow (two real ClickHouse servers, ~29 s)
 /**
  * Export into real ClickHouse servers (Debian's clickhouse-server 18.16, two
  * of them started by test/support/clickhouse-servers.ts as a two-shard

@@ -1,3 +1,4 @@
+// test tier: slow (directory inputs through DuckDB, ~27 s)
 /**
  * Directory inputs and DuckDB paths (issue 29): a file is read once however
  * many paths reach it, symlinked directories are not walked, dangling links

@@ -1,3 +1,4 @@
+// test tier: slow (Parquet exports through DuckDB on full disks, ~21 s)
 /**
  * `export` writes its Parquet tables into a temporary directory beside the target and renames it only once all are
  * written (issue 38): a full disk leaves no partial directory and no temporary, an existing directory untouched; a

@@ -1,3 +1,4 @@
+// test tier: slow (a generated fleet through DuckDB and Parquet, ~41 s)
 /**
  * Many profiles: the multi-file source, merge, the DuckDB tables, Parquet
  * export and the example queries, on a fleet generated from a real stack

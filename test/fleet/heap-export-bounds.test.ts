@@ -1,3 +1,4 @@
+// test tier: slow (heap exports at the live cap through DuckDB, peak RSS measured, ~20 s)
 /**
  * `export` and `sql` of a heap file at the live cap (issue 38): the allocations rows stream into DuckDB a data chunk
  * at a time within --memory-limit, so the CLI's peak RSS is bounded by the live set (at most

@@ -1,3 +1,4 @@
+// test tier: slow (every sample type of every outside profile against go tool pprof, ~31 s)
 /**
  * Issue 26's conformance: for every sample type of every real outside
  * profile (Go 1.19 runtime/pprof, @datadog/pprof 5.20, node --heap-prof /

@@ -1,3 +1,4 @@
+// test tier: slow (every outside profile against go tool pprof and the other outside tools, ~88 s)
 // Profiles written by other tools (../shared/data/outside and the fixtures
 // test/fixtures/outside/make.sh made with Go's runtime/pprof and node
 // --cpu-prof), checked with the outside tools themselves:

@@ -1,3 +1,4 @@
+// test tier: slow (every real pprof profile through Tachyon against go tool pprof, ~21 s)
 /**
  * pprof → profpack → pprof through a file of profpack's own (Tachyon
  * version 2, the format that carries the model): every real Go and Datadog

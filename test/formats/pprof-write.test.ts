@@ -1,3 +1,4 @@
+// test tier: slow (the pprof writer against go tool pprof, ~11 s)
 // The pprof adapter's writer, judged by go tool pprof: the real files read
 // and written back show the same -raw (values, stacks, labels, header) and
 // -tags; aggregated output keeps every total; a model built in memory comes

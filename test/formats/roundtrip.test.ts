@@ -1,3 +1,4 @@
+// test tier: slow (every shared vector through every format and CPython's reader, ~12 s)
 /**
  * Every shared Tachyon vector CPython accepts (its samples from CPython's own
  * expected.json, no profpack reader involved) written through every format's

@@ -1,3 +1,4 @@
+// test tier: slow (resource bounds of the version-2 reader on large generated files, ~23 s)
 /**
  * Resource bounds of the version-2 reader and writer (issue 29): a zstd
  * region is decompressed and decoded a block at a time (never whole), a

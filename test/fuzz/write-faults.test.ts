@@ -1,3 +1,4 @@
+// test tier: slow (writers on /dev/full, size limits, broken pipes and SIGKILL, each in a child, ~14 s)
 /**
  * Write faults, each in a child process so that a crash cannot hide: the
  * writer on /dev/full (ENOSPC), under a file-size limit (EFBIG), on a pipe

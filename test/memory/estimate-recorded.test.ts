@@ -1,3 +1,4 @@
+// test tier: slow (recorded live sets through each heap sampler, ~16 s)
 /**
  * The live-bytes estimate of a recording, end to end: `profpack record --heap` of a program keeping a live set
  * of known size, then `top --sample-type inuse_space`, through each heap sampler. Both hand the file V8's raw

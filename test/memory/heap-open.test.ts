@@ -1,3 +1,4 @@
+// test tier: slow (unreadable heap files through the compiled CLI, ~13 s)
 // A heap file that cannot be read is an error, never "no heap events" (issue 38).
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';

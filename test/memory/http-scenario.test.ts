@@ -1,3 +1,4 @@
+// test tier: slow (an HTTP service recorded under load, ~25 s)
 /**
  * The done-when's leak-and-garbage scenario in an HTTP service: a node:http
  * server whose request handler leaks and makes garbage, under a bounded local

@@ -1,3 +1,4 @@
+// test tier: slow (programs run into V8's real heap limit, ~10 s)
 /**
  * The near-out-of-memory trigger against V8's real abort (Node's
  * --max-old-space-size=64): a program hoarding arrays, small ones that V8

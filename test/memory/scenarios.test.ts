@@ -1,3 +1,4 @@
+// test tier: slow (programs recorded with heap events, then the CLI, ~31 s)
 /**
  * The issue's done-when scenarios, end to end: each program is recorded with
  * `profpack record`'s engine (runRecorded, heap events into the file, one

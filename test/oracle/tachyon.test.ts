@@ -1,3 +1,4 @@
+// test tier: slow (every shared vector and a recording against CPython's reader, ~10 s)
 /**
  * The oracle suite, Tachyon inputs (issue 36): every shared vector and a recording written here, read by
  * CPython 3.15's own reader (test/support/cpython_samples.py) and its CollapsedStackCollector, against what

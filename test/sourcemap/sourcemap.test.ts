@@ -1,3 +1,4 @@
+// test tier: slow (programs compiled by tsc and recorded, ~22 s)
 /**
  * Source maps: a TypeScript program compiled by tsc (adjacent .map, or
  * inline) reads as src/app.ts at the hot loop's source line, both when

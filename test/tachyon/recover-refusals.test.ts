@@ -1,3 +1,4 @@
+// test tier: slow (recover on generated unfinished version-2 files, ~15 s)
 /**
  * What recover() refuses rather than get wrong (issue 29): an unfinished
  * version-2 file without its journal (ERR_TACHYON_RECOVER_V2, where it used

@@ -1,3 +1,4 @@
+// test tier: slow (recover of a 16 MiB region with memory measured, ~23 s)
 /**
  * recover() of a version-2 file never holds its block region (a file recorded
  * for months is GBs): the profile is read in ranges of at most 1 MiB, and the

@@ -1,3 +1,4 @@
+// test tier: slow (the flame and diff pages in Chromium, ~18 s)
 /**
  * The flame and diff pages in a real browser (headless Chromium): opened
  * from disk with no network, the recorded hot functions with aggregate()'s

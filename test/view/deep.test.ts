@@ -1,3 +1,4 @@
+// test tier: slow (a recording of tsc opened in Chromium, ~23 s)
 /**
  * The flame and diff pages of a real deep recording (`profpack record` of
  * tsc type-checking files of TypeScript itself) open with the root and the

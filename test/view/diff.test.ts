@@ -1,3 +1,4 @@
+// test tier: slow (the flame and diff commands through the compiled CLI, ~16 s)
 /** diffProfiles(), diffTree() and the flame/diff commands' contract on good and bad input. */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

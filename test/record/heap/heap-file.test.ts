@@ -1,3 +1,4 @@
+// test tier: slow (heap recordings of real programs, some out of heap, ~23 s)
 /**
  * Heap recordings stored in the file (issue 27): `profpack record --heap`
  * writes format version 2 with a heap section that openHeapTrace reads back

@@ -1,3 +1,4 @@
+// test tier: slow (heap-only recordings of real programs, ~26 s)
 /**
  * A heap-only recording (issue 27): `profpack record --heap --no-cpu` and `startRecording({ heap, cpu: false })`
  * never start V8's CPU profiler (its thread, "v8:ProfEvntProc", never appears), and write a version-2 file with

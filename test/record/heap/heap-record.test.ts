@@ -1,3 +1,4 @@
+// test tier: slow (heap recordings end to end, one out of heap, ~22 s)
 /**
  * Heap recording end to end: a planted leak and a garbage maker recorded in
  * this process (startRecording, inline sink) and a program that runs out of

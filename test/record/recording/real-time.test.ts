@@ -1,3 +1,4 @@
+// test tier: slow (recordings timed against the wall clock, ~14 s)
 /**
  * A recording measures time (issue 26): written as pprof its default total
  * is the real time the samples stand for, and speedscope's axis is the

@@ -1,3 +1,4 @@
+// test tier: slow (npm bins, shebangs, npx and forking programs recorded, ~11 s)
 /**
  * `profpack record` on programs started the ways users start them: an npm
  * bin (a symlink), a shebang script, `npx`, node with its own --require and

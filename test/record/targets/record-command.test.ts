@@ -1,3 +1,4 @@
+// test tier: slow (profpack record on full disks and signals, ~24 s)
 /**
  * What `profpack record` does around its command (issue 38): a full disk stops the recording but keeps the file and
  * its journal, with the cause and the recover command; it refuses to write over a file of the command line, passes

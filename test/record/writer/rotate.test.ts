@@ -1,3 +1,4 @@
+// test tier: slow (rotating recordings with both writers, ~19 s)
 /**
  * Rotation: a recording split into files every interval loses no sample and
  * writes none twice (overlapping harvests included), each file is final, and

@@ -1,3 +1,4 @@
+// test tier: slow (1,000 writer lifetimes with RSS measured, ~22 s)
 /**
  * A writer's memory is released when its life ends (finalize or close), not
  * at some later garbage collection: 1,000 writer lifetimes in one process, in
