@@ -154,15 +154,10 @@ export class NativeSampleEngine implements SampleEngine {
   }
 
   writeBatch(words: Uint32Array, count: number): void {
-    if (count > STAGING_WORDS) {
-      this.drain();
-      this.handle.encode(words, count);
-      return;
-    }
-    this.room(count);
-    // Already in the staged layout: one copy, not one per frame id.
-    this.staging.set(count === words.length ? words : words.subarray(0, count), this.staged);
-    this.staged += count;
+    // One crossing per sample with the caller's words as they are: copying them into the staging
+    // would need a subarray for set(), garbage on every sample.
+    this.drain();
+    this.handle.encode(words, count);
   }
 
   /** Room for `need` more staged words (at most STAGING_WORDS): the staging doubles up to its cap, then drains. */

@@ -51,11 +51,25 @@ export function checkFrameIds(frameIds: Uint32Array | readonly number[], depth: 
   }
 }
 
-/** writeStacks' per-thread arrays as the encoders take them (thread ids as low, high u32 halves). */
+/**
+ * writeStacks' per-thread arrays as the encoders take them (thread ids as low, high u32 halves), in typed
+ * arrays the writer keeps: a caller's small fresh array (64 bytes or less lives on V8's heap) would be
+ * moved out of the heap by the addon on every tick.
+ */
 export interface TickScratch {
   tids: Uint32Array;
   interps: Uint32Array;
   statuses: Uint8Array;
+  ends: Uint32Array;
+}
+
+export function tickScratch(count: number): TickScratch {
+  return {
+    tids: new Uint32Array(2 * count),
+    interps: new Uint32Array(count),
+    statuses: new Uint8Array(count),
+    ends: new Uint32Array(count),
+  };
 }
 
 /**
@@ -79,13 +93,8 @@ export function stageTick(tick: StackTick, scratch: TickScratch, h: Uint32Array)
       'arrays of one length',
     );
   }
-  if (scratch.statuses.length < count)
-    scratch = {
-      tids: new Uint32Array(4 * count),
-      interps: new Uint32Array(2 * count),
-      statuses: new Uint8Array(2 * count),
-    };
-  const { tids, interps, statuses: st } = scratch;
+  if (scratch.statuses.length < count) scratch = tickScratch(2 * count);
+  const { tids, interps, statuses: st, ends } = scratch;
   const single = typeof interpreterIds === 'number' ? u32Value(interpreterIds, 'interpreterId') : -1;
   for (let k = 0; k < count; k++) {
     u64Halves(threadIds[k], 'threadId', h, 0);
@@ -93,6 +102,7 @@ export function stageTick(tick: StackTick, scratch: TickScratch, h: Uint32Array)
     tids[2 * k + 1] = h[0]!;
     interps[k] = single >= 0 ? single : u32Value((interpreterIds as ArrayLike<number>)[k], 'interpreterId');
     st[k] = statuses instanceof Uint8Array ? statuses[k]! : statusByte(statuses[k]);
+    ends[k] = stackEnds[k]!;
   }
   return scratch;
 }

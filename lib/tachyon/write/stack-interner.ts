@@ -22,6 +22,12 @@ const CACHE_FIELDS = 7;
  */
 class StackCache {
   depth = 0;
+  constructor(
+    readonly tidHi: number,
+    readonly tidLo: number,
+    readonly interpreterId: number,
+  ) {}
+
   /** Frames the arrays have room for: grown with the thread's depth (version 2 keeps up to 4,096). */
   capacity = 64;
   /**
@@ -32,13 +38,16 @@ class StackCache {
    */
   readonly values: unknown[] = new Array(this.capacity * CACHE_FIELDS).fill(NO_LOCATION);
   ids = new Uint32Array(this.capacity);
-  /** The frame objects themselves (used only with immutableFrames). */
+  /** The frame objects themselves: with immutableFrames, or when `frozen[j]`, the same object is the same frame. */
   readonly objects: unknown[] = new Array(this.capacity).fill(NO_LOCATION);
+  /** 1 where objects[j] was deeply frozen (isFrozenFrame) when its values were cached: they cannot have changed. */
+  frozen = new Uint8Array(this.capacity);
 
   reserve(depth: number): void {
     if (depth <= this.capacity) return;
     const capacity = Math.max(depth, this.capacity * 2);
     this.ids = resized(this.ids, capacity);
+    this.frozen = resized(this.frozen, capacity);
     // Filled one by one, so the arrays stay packed.
     for (let i = this.capacity * CACHE_FIELDS; i < capacity * CACHE_FIELDS; i++) this.values.push(NO_LOCATION);
     for (let i = this.capacity; i < capacity; i++) this.objects.push(NO_LOCATION);
@@ -48,8 +57,15 @@ class StackCache {
 
 export class StackInterner {
   private readonly caches = new ThreadMap<StackCache>();
-  /** The caches this call changed: reset if the call is undone. */
+  /**
+   * The caches of the previous call's threads, by position in the call: a profiler
+   * lists its threads in the same order every tick, so the thread is found with three
+   * compares, without the map (whose 64-bit keys are boxed numbers, garbage per lookup).
+   */
+  private readonly bySlot: StackCache[] = [];
+  /** The caches this call changed (the first `touchedCount`): reset if the call is undone. */
   private readonly touched: StackCache[] = [];
+  private touchedCount = 0;
   private readonly halves = new Uint32Array(2);
 
   constructor(
@@ -69,14 +85,15 @@ export class StackInterner {
   internAll(interpreters: readonly InterpreterInfo[], w: Uint32Array, tsHi: number, tsLo: number): void {
     const stringMark = this.strings.mark();
     const frameMark = this.frames.mark();
-    this.touched.length = 0;
+    // Not `length = 0`: that frees the array's store, and the pushes would grow it again on every call.
+    this.touchedCount = 0;
     try {
       this.fill(interpreters, w, tsHi, tsLo);
     } catch (err) {
       this.strings.rollback(stringMark);
       this.frames.rollback(frameMark);
       // Cached ids of this call may name rolled-back frames.
-      for (const cache of this.touched) cache.depth = 0;
+      for (let i = 0; i < this.touchedCount; i++) this.touched[i]!.depth = 0;
       throw err;
     }
   }
@@ -84,6 +101,7 @@ export class StackInterner {
   private fill(interpreters: readonly InterpreterInfo[], w: Uint32Array, tsHi: number, tsLo: number): void {
     const h = this.halves;
     let at = 0;
+    let slot = 0;
     for (const interp of interpreters) {
       const interpreterId = u32Value(interp.interpreterId, 'interpreterId');
       for (const thread of interp.threads) {
@@ -98,10 +116,10 @@ export class StackInterner {
         w[at + 5] = statusByte(thread.status);
         w[at + 6] = depth;
         at += STAGED_HEADER;
-        const cache = this.stackCache(h[0]!, h[1]!, interpreterId);
+        const cache = this.stackCache(slot++, h[0]!, h[1]!, interpreterId);
         cache.reserve(depth);
-        this.touched.push(cache);
-        const shared = sharedBottom(frames, depth, cache, this.immutableFrames);
+        this.touched[this.touchedCount++] = cache;
+        const shared = sharedBottom(frames, depth, cache);
         for (let j = 0; j < shared; j++) w[at + depth - 1 - j] = cache.ids[j]!;
         // Innermost first, as CPython interns: new strings and frames get ids in that order.
         for (let i = 0; i < depth - shared; i++) w[at + i] = this.internCached(frames[i]!, cache, depth - 1 - i);
@@ -111,12 +129,18 @@ export class StackInterner {
     }
   }
 
-  private stackCache(tidHi: number, tidLo: number, interpreterId: number): StackCache {
+  /** The cache of the thread at position `slot` of this call. */
+  private stackCache(slot: number, tidHi: number, tidLo: number, interpreterId: number): StackCache {
+    const last = this.bySlot[slot];
+    if (last !== undefined && last.tidLo === tidLo && last.tidHi === tidHi && last.interpreterId === interpreterId)
+      return last;
     let cache = this.caches.get(tidHi, tidLo, interpreterId);
     if (cache === undefined) {
-      cache = new StackCache();
+      cache = new StackCache(tidHi, tidLo, interpreterId);
       this.caches.set(tidHi, tidLo, interpreterId, cache);
     }
+    if (slot < this.bySlot.length) this.bySlot[slot] = cache;
+    else this.bySlot.push(cache); // packed: slots are filled in order
     return cache;
   }
 
@@ -148,6 +172,7 @@ export class StackInterner {
     }
     cache.ids[j] = id;
     cache.objects[j] = frame;
+    cache.frozen[j] = this.immutableFrames || isFrozenFrame(frame) ? 1 : 0;
     return id;
   }
 
@@ -177,15 +202,45 @@ export class StackInterner {
   }
 }
 
+/** Frame objects found deeply frozen with data properties only (a property of the object forever). */
+const frozenFrames = new WeakSet<object>();
+
+/** An own data property (not a getter, which could answer differently each time). */
+function ownData(o: object, key: string | number): boolean {
+  const d = Object.getOwnPropertyDescriptor(o, key);
+  return d !== undefined && 'value' in d;
+}
+
+/**
+ * Whether reading `frame`'s fields can never give other values than now: the frame and its location
+ * frozen, every field read an own data property. Like CPython's FrameInfo and LocationInfo (immutable
+ * structseqs), such a frame is unchanged as long as it is the same object, so writeSample's cache
+ * compares it by identity alone. Checked once per object.
+ */
+function isFrozenFrame(frame: FrameInfo): boolean {
+  if (!Object.isFrozen(frame)) return false;
+  if (frozenFrames.has(frame)) return true;
+  for (const key of ['filename', 'funcname', 'opcode', 'location']) if (!ownData(frame, key)) return false;
+  const loc: unknown = frame.location;
+  if (loc !== null && loc !== undefined) {
+    if (typeof loc !== 'object' || !Object.isFrozen(loc)) return false;
+    const keys = Array.isArray(loc) ? [0, 1, 2, 3] : ['lineno', 'endLineno', 'colOffset', 'endColOffset'];
+    for (const key of keys) if (!ownData(loc, key)) return false;
+  }
+  frozenFrames.add(frame);
+  return true;
+}
+
 /** How many frames at the bottom of `frames` (first `depth`) have the same raw values as the cached stack. */
-function sharedBottom(frames: readonly FrameInfo[], depth: number, cache: StackCache, byIdentity: boolean): number {
+function sharedBottom(frames: readonly FrameInfo[], depth: number, cache: StackCache): number {
   const limit = depth < cache.depth ? depth : cache.depth;
   const v = cache.values;
+  const objects = cache.objects;
+  const frozen = cache.frozen;
   let j = 0;
-  if (byIdentity) {
-    const objects = cache.objects;
-    while (j < limit && frames[depth - 1 - j] === objects[j]) j++;
-  }
+  // The identity fast path: a frame that is the cached object and cannot have changed (frozen, or the
+  // immutableFrames promise) is not read at all.
+  while (j < limit && frames[depth - 1 - j] === objects[j] && frozen[j] === 1) j++;
   for (; j < limit; j++) {
     const f = frames[depth - 1 - j];
     const o = j * CACHE_FIELDS;

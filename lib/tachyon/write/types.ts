@@ -25,7 +25,9 @@ export interface ProfileWriterOptions {
    * Promise that FrameInfo objects (and their location objects) passed to
    * writeSample are never modified afterwards. writeSample then recognises a
    * frame seen at the same depth in the thread's previous sample by identity,
-   * without reading it. Default false: every frame's values are compared.
+   * without reading it. Default false: frames are compared by value, except
+   * deeply frozen ones (frozen frame and location, data properties only),
+   * which cannot change and are recognised by identity anyway.
    */
   immutableFrames?: boolean;
   /**

@@ -29,7 +29,7 @@ import { StackInterner } from './stack-interner';
 import { createHeapSink, type HeapFileSink, type HeapSinkOptions } from './heap-sink';
 import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
-import { checkFrameIds, sampleShape, stageTick, type TickScratch } from './sample-checks';
+import { checkFrameIds, sampleShape, stageTick, tickScratch, type TickScratch } from './sample-checks';
 import { WRITER_INTERNALS, checkedStats, writeTrailer, type WriterInternals } from './trailer';
 import { V2_MAX_STACK_DEPTH } from '../v2/index';
 
@@ -71,11 +71,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** Scratch for one writeSample: every thread staged (STAGED_HEADER words, then its frame ids). */
   private scratch = new Uint32Array(4096);
   private readonly halves = new Uint32Array(4);
-  private tick: TickScratch = {
-    tids: new Uint32Array(128),
-    interps: new Uint32Array(64),
-    statuses: new Uint8Array(64),
-  };
+  private tick: TickScratch = tickScratch(64);
   private readonly interner: StackInterner;
   private readonly internals: WriterInternals;
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
@@ -346,12 +342,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const h = this.halves;
     u64Halves(timestampUs, 'timestampUs', h, 2);
     this.tick = stageTick(tick, this.tick, h);
-    const { stackEnds, frameIds } = tick;
-    const count = stackEnds.length;
-    const { tids, interps, statuses: st } = this.tick;
+    const frameIds = tick.frameIds;
+    const count = tick.stackEnds.length;
+    const { tids, interps, statuses: st, ends } = this.tick;
     try {
       // The encoders check the ends and the kept frame ids of the whole tick before encoding any of it.
-      this.engine.writeTick(h[2]!, h[3]!, count, tids, interps, st, stackEnds, frameIds, this.frames.count);
+      this.engine.writeTick(h[2]!, h[3]!, count, tids, interps, st, ends, frameIds, this.frames.count);
     } catch (err) {
       if (
         isProfpackError(err) &&
@@ -360,7 +356,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
         throw err;
       throw this.breakWith(err, 'encoding a sample');
     }
-    this.stacksCut += deepStacks(count, stackEnds, this.maxStackDepth);
+    this.stacksCut += deepStacks(count, ends, this.maxStackDepth);
   }
 
   /**

@@ -340,6 +340,35 @@ describe('API', () => {
     expect(Buffer.compare(fs.readFileSync(a), fs.readFileSync(b))).toBe(0);
   });
 
+  it('frozen frames are compared by identity, and only frames that cannot change', () => {
+    // Oracle: the same samples as fresh clones every time (never the same object, so every frame is compared by value).
+    const files = [tmp('frozen'), tmp('cloned')];
+    const writers = files.map((f) => new ProfileWriter(f, { sampleIntervalUs: 1000, compression: 'none' }));
+    let line = 1;
+    const getterFrame = Object.freeze(
+      Object.defineProperty({ ...frame(90) }, 'funcname', { get: () => `moving${line % 4}`, enumerable: true }),
+    );
+    const looseLocation = { lineno: 5, endLineno: 5, colOffset: 0, endColOffset: 3 };
+    const looseLocationFrame = Object.freeze({ ...frame(91), location: looseLocation });
+    const arrayFrame = Object.freeze({ ...frame(92), location: Object.freeze([7, 7, 1, 2]) });
+    const pool = Array.from({ length: 40 }, (_, i) =>
+      Object.freeze({ ...frame(i), location: Object.freeze({ ...frame(i).location! }) }),
+    );
+    const bottom = [getterFrame, looseLocationFrame, arrayFrame] as FrameInfo[];
+    for (let i = 0; i < 400; i++) {
+      line = i;
+      looseLocation.lineno = 5 + (i % 3); // the frame is frozen, its location is not
+      const top = [pool[i % 40]!, pool[(i * 7) % 40]!].slice(0, 1 + (i % 2));
+      const stack = i % 5 === 0 ? [...top, ...bottom] : [...bottom.slice(0, 1 + (i % 3)), ...top, ...bottom];
+      const sample = [{ interpreterId: 0, threads: [{ threadId: 1, status: 0, frameInfo: stack }] }];
+      writers[0]!.writeSample(sample, 1000 * i);
+      writers[1]!.writeSample(structuredClone(sample), 1000 * i);
+    }
+    expect(writers[0]!.stats).toEqual(writers[1]!.stats);
+    for (const w of writers) w.finalize();
+    expect(Buffer.compare(fs.readFileSync(files[0]!), fs.readFileSync(files[1]!))).toBe(0);
+  });
+
   it('immutableFrames (identity shortcut) writes the same bytes as value comparison', () => {
     const files = [tmp('immutable'), tmp('values')];
     const writers = [
