@@ -49,7 +49,10 @@ export interface AgentOptions {
    * (default true).
    */
   handleExit?: boolean;
-  /** Also record the heap (this thread; each worker agent given `heap` records its own): polled at every harvest, and at once and often near V8's limit. */
+  /**
+   * Also record the heap (this thread; each worker agent given `heap` records its own): polled at every harvest, and
+   * at once and often near V8's limit.
+   */
   heap?: HeapOptions | true;
   /**
    * Sample JS stacks with V8's CPU profiler (default true). `false` records the heap alone (it needs `heap`): the
