@@ -55,6 +55,8 @@ export interface LeakSuspect {
   stack: string[];
   /** That stack's innermost function when it is not the site's (`String.prototype.repeat` for `repeat`), else null. */
   leaf: string | null;
+  /** The thread (Node's threadId as recorded: 0 the main thread) that allocated most of the site's bytes. */
+  threadId: string;
   /** The site's run: its polls from its first allocation up to the last one holding its peak. */
   run: LeakRun;
 }
@@ -99,6 +101,8 @@ export interface LeakReport {
   freedBeforeEnd: number;
   /** No object was freed before the last poll: no GC was seen, so no run could count (growth may be garbage). */
   noGcSeen: boolean;
+  /** Threads with heap events (each suspect names its thread; the table does when there are several). */
+  threads: number;
   suspects: LeakSuspect[];
 }
 
@@ -132,6 +136,8 @@ interface SiteState {
   peakLastFree: number;
   /** When it fell below half its peak (NaN: it holds at least half). */
   dropUs: number;
+  /** Bytes allocated per thread index (a trace of one thread keeps none). */
+  threadBytes: Float64Array | undefined;
 }
 
 const SITE_NONE = -1;
@@ -206,6 +212,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
           peakFreed: 0,
           peakLastFree: -1,
           dropUs: Number.NaN,
+          threadBytes: trace.threads.length > 1 ? new Float64Array(trace.threads.length) : undefined,
         });
       }
       siteOfStack[stack] = s;
@@ -252,6 +259,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
         allocatedOfStack = grown;
       }
       allocatedOfStack[stack] = allocatedOfStack[stack]! + w.bytes;
+      if (s.threadBytes !== undefined) s.threadBytes[live.threads[slot]!]! += w.bytes;
     },
     free(live, slot, timeUs) {
       openPollFreed = true;
@@ -346,6 +354,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       lastAllocMs: (s.lastUs - origin) / 1000,
       stack: top === undefined ? [] : namesOutermostFirst(trace, top.stack),
       leaf: leafFrame === s.frame ? null : anonymousName((trace.frames[leafFrame] as Frame).funcname),
+      threadId: String(trace.threads[mostOf(s.threadBytes)]?.threadId ?? 0n),
       run: {
         peakBytes: Math.round(s.peak),
         peakMs: s.peakPoll < 0 ? 0 : s.peakT * 1000 + (startUs - origin) / 1000,
@@ -374,6 +383,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     liveBytes: Math.round(liveBytes),
     freedBeforeEnd,
     noGcSeen: polls > 1 && freePolls - (lastFreePoll === polls - 1 ? 1 : 0) === 0,
+    threads: trace.threads.length,
     suspects: suspects.slice(0, limit),
   };
 }
@@ -381,6 +391,13 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
 const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 /** Least squares through n points from their sums: slope (y per t) and R² (0 when either side has no spread). */
+/** The index of the largest value (0 for none). */
+function mostOf(values: Float64Array | undefined): number {
+  let best = 0;
+  if (values !== undefined) for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
+  return best;
+}
+
 export function fitLine(
   n: number,
   st: number,
@@ -414,6 +431,7 @@ export function formatLeakTable(report: LeakReport, unitBytes: (v: number) => st
     const growth = freed ? s.run.growthBytesPerMin : s.growthBytesPerMin;
     const where = s.filename === '' ? '' : `  ${s.filename}${s.lineno === null ? '' : `:${s.lineno}`}`;
     const leaf = s.leaf === null ? '' : `  (allocated in ${s.leaf})`;
+    const thread = report.threads > 1 ? `  [thread ${s.threadId}]` : '';
     const note = freed
       ? `  — grew ${signed(unitBytes, s.run.growthBytesPerMin)}/min for ` +
         `${((s.run.peakMs - s.firstAllocMs) / 1000).toFixed(1)} s, freed ` +
@@ -427,7 +445,7 @@ export function formatLeakTable(report: LeakReport, unitBytes: (v: number) => st
       (freed ? s.run.fit : s.fit).toFixed(2),
       unitBytes(s.allocatedBytes),
       unitBytes(s.freedBytes),
-      `${s.funcname}${where}${leaf}${note}`,
+      `${s.funcname}${where}${thread}${leaf}${note}`,
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -76,7 +76,10 @@ export function registerRecord(program: Command): Command {
         'what a SIGKILL of profpack loses (see profpack recover)',
       '1000',
     )
-    .option('--heap', "also record the main thread's heap: V8's sampled allocations and when they die")
+    .option(
+      '--heap',
+      "also record the heap (with --workers, each worker's too): V8's sampled allocations and when they die",
+    )
     .option(
       '--heap-interval <bytes>',
       `mean bytes allocated between heap samples (512k, 1m; default ${DEFAULT_HEAP_INTERVAL_BYTES})`,

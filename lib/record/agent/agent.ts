@@ -8,13 +8,19 @@
  * thread that runs the worker agent samples its own isolate and posts its chunks here over a BroadcastChannel,
  * and is written as thread `worker.threadId`. All threads use interpreter id 0.
  */
-import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:worker_threads';
+import {
+  BroadcastChannel,
+  isMainThread,
+  receiveMessageOnPort,
+  threadId as ownThreadId,
+  type MessagePort,
+} from 'node:worker_threads';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { checkHeapOptions, HeapRecorder, type HeapOptions } from '../heap/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkCpu, checkRange } from '../settings/index';
 import { HarvestEncoder, type WireChunk } from '../wire/index';
 import { V8Sampler } from './sampler';
-import { defaultChannelName, warnOfWorkers, type WorkerChunkMessage } from './worker';
+import { defaultChannelName, warnOfWorkers, type WorkerMessage } from './worker';
 
 /** Where harvests go: into a writer here, or over a pipe to a writer elsewhere. */
 export interface ChunkTarget {
@@ -43,7 +49,10 @@ export interface AgentOptions {
    * (default true).
    */
   handleExit?: boolean;
-  /** Also record the heap (main thread): polled at every harvest, and at once and often near V8's limit. */
+  /**
+   * Also record the heap (this thread; each worker agent given `heap` records its own): polled at every harvest, and
+   * at once and often near V8's limit.
+   */
   heap?: HeapOptions | true;
   /**
    * Sample JS stacks with V8's CPU profiler (default true). `false` records the heap alone (it needs `heap`): the
@@ -117,15 +126,27 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
   };
   let channel: BroadcastChannel | undefined;
   const workerWatch = warnOfWorkers({ workers: settings.workers, heap: heap !== undefined });
+  const fromWorker = (data: WorkerMessage | undefined): void => {
+    if (stopped || data === undefined || typeof data.threadId !== 'number') return;
+    if (data.kind === 'profpack-chunk') {
+      threads.add(data.threadId);
+      deliver(data.profile, data.threadId, false);
+    } else if (data.kind === 'profpack-heap' && heap !== undefined) {
+      threads.add(data.threadId);
+      const frame = data.frame;
+      target.heapFrame(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
+    } else if (data.kind === 'profpack-heap-lost') workerWatch.heapLost(data.threadId, String(data.reason));
+  };
+  // A worker's last harvest, posted from its 'exit', may still be queued when this thread stops: taken at once.
+  const drainWorkers = (): void => {
+    if (channel === undefined) return;
+    // Node takes a BroadcastChannel here too (its docs say so; @types/node says MessagePort only).
+    const port = channel as unknown as MessagePort;
+    for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) fromWorker(m.message);
+  };
   if (settings.workers) {
     channel = new BroadcastChannel(settings.channel);
-    channel.onmessage = (event: unknown) => {
-      const data = (event as { data: WorkerChunkMessage }).data;
-      if (data?.kind !== 'profpack-chunk' || stopped) return;
-      threads.add(data.threadId);
-      workerWatch.seen(data.threadId);
-      deliver(data.profile, data.threadId, false);
-    };
+    channel.onmessage = (event: unknown) => fromWorker((event as { data: WorkerMessage }).data);
     (channel as unknown as { unref?: () => void }).unref?.();
   }
   sampler?.start();
@@ -205,6 +226,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
       }
       const chunk = detached ? undefined : sampler?.harvest(false);
       if (!detached) sampler?.dispose();
+      if (!detached) drainWorkers();
       channel?.close();
       workerWatch.close();
       if (chunk !== undefined) deliver(chunk, ownThreadId, true);

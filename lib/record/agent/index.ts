@@ -18,6 +18,9 @@ export {
   unrecordedChannelName,
   warnOfWorkers,
   type WorkerChunkMessage,
+  type WorkerHeapLostMessage,
+  type WorkerHeapMessage,
+  type WorkerMessage,
 } from './worker';
 export { recordOverPipe, type PipeEnd } from './pipe';
 export { V8Sampler } from './sampler';

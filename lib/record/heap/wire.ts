@@ -16,6 +16,7 @@ import { decodeU32Many, encodeU32Many } from '../../varint/index';
 import { HeapStacks, NO_STACK, type HeapAllocationBatch, type HeapEventSink, type HeapFreeBatch } from './events';
 import type { HeapPoll } from './sampler';
 import type { HeapStackNumbers } from './stacks';
+import { grown } from '../../typed-arrays';
 
 /** Bit 31 of a frame's length: a binary heap frame. */
 export const HEAP_FRAME_FLAG = 0x8000_0000;
@@ -131,14 +132,39 @@ function undelta(values: Uint32Array): Uint32Array {
  * The receiving end on one pipe: rebuilds the stacks the sender numbered and
  * hands each heap frame to the sink as two batches, times moved by
  * `clockOffsetUs` (the sender's monotonic clock → the recording's clock).
+ * Each thread's sampler numbers its own frames and stacks (a worker's frames
+ * come over the same pipe as the main thread's: agent/worker.ts), so each
+ * thread's numbers map into the one table the sink shares across batches.
  */
+/** One sending thread's frame and stack numbers → the receiver's. */
+class SenderNumbers {
+  frames = new Uint32Array(64);
+  frameCount = 0;
+  stacks = new Uint32Array(64);
+  stackCount = 0;
+
+  addFrame(id: number): void {
+    if (this.frameCount === this.frames.length) this.frames = grown(this.frames, this.frameCount);
+    this.frames[this.frameCount++] = id;
+  }
+
+  addStack(id: number): void {
+    if (this.stackCount === this.stacks.length) this.stacks = grown(this.stacks, this.stackCount);
+    this.stacks[this.stackCount++] = id;
+  }
+}
+
 export class HeapFrameReceiver {
   readonly stacks = new HeapStacks();
+  private readonly senders = new Map<number, SenderNumbers>();
   allocations = 0;
   frees = 0;
   shortLived = 0;
   /** Bytes of the heap frames received, length words included. */
   bytes = 0;
+  /** The most a frame's time was moved up to keep the batches in time order (µs; a worker's poll, late). */
+  maxShiftUs = 0;
+  private lastTimeUs = -Infinity;
   private begun = false;
 
   constructor(
@@ -208,28 +234,38 @@ export class HeapFrameReceiver {
       this.begun = true;
       this.sink?.begin?.({ intervalBytes });
     }
-    for (const cf of frames) this.stacks.callFrames.push(cf);
+    let sender = this.senders.get(threadId);
+    if (sender === undefined) this.senders.set(threadId, (sender = new SenderNumbers()));
+    for (const cf of frames) sender.addFrame(this.stacks.callFrames.push(cf) - 1);
     for (let i = 0; i < stacks; i++) {
       const parent = parentsPlusOne[i]! - 1;
-      if (parent >= this.stacks.size || stackFrames[i]! >= this.stacks.callFrames.length)
+      if (parent >= sender.stackCount || stackFrames[i]! >= sender.frameCount)
         throw bad(
-          `stack ${this.stacks.size} names parent ${parent} / frame ${stackFrames[i]}`,
+          `stack ${sender.stackCount} of thread ${threadId} names parent ${parent} / frame ${stackFrames[i]}`,
           offset,
-          'an earlier stack and a frame already sent',
+          'an earlier stack and a frame already sent by that thread',
         );
-      this.stacks.add(parent, stackFrames[i]!);
+      sender.addStack(this.stacks.add(parent < 0 ? -1 : sender.stacks[parent]!, sender.frames[stackFrames[i]!]!));
     }
     for (let i = 0; i < allocations; i++) {
       const id = stackIds[i]! - 1;
-      if (id >= this.stacks.size)
-        throw bad(`an allocation names stack ${id}`, offset, `a stack below ${this.stacks.size}`);
-      stackIds[i] = id < 0 ? NO_STACK : id;
+      if (id >= sender.stackCount)
+        throw bad(
+          `an allocation names stack ${id}`,
+          offset,
+          `a stack below ${sender.stackCount} of thread ${threadId}`,
+        );
+      stackIds[i] = id < 0 ? NO_STACK : sender.stacks[id]!;
     }
     this.allocations += allocations;
     this.frees += frees + collected;
     this.shortLived += shortLived;
-    const time = timeUs + this.clockOffsetUs;
-    const since = sinceUs + this.clockOffsetUs;
+    // Files hold heap batches in time order; a worker's poll comes over the main thread's channel and may arrive
+    // after a later poll of another thread: its time moves up to that one's (by the message's delay, ms).
+    const time = Math.max(timeUs + this.clockOffsetUs, this.lastTimeUs);
+    const since = Math.min(sinceUs + this.clockOffsetUs, time);
+    this.maxShiftUs = Math.max(this.maxShiftUs, time - timeUs - this.clockOffsetUs);
+    this.lastTimeUs = time;
     if (allocations > 0 || shortLived > 0) {
       const batch: HeapAllocationBatch = {
         threadId,

@@ -6,6 +6,8 @@ export const RecordEnv = {
   harvestMs: 'PROFPACK_RECORD_HARVEST_MS',
   workers: 'PROFPACK_RECORD_WORKERS',
   channel: 'PROFPACK_RECORD_CHANNEL',
+  /** With --workers --heap: the heap settings (JSON HeapOptions) each worker's agent records its own heap with. */
+  workerHeap: 'PROFPACK_RECORD_WORKER_HEAP',
   /** Set: also record the heap, at this mean sampling interval in bytes. */
   heapIntervalBytes: 'PROFPACK_RECORD_HEAP_INTERVAL_BYTES',
   heapNearLimitRatio: 'PROFPACK_RECORD_HEAP_NEAR_LIMIT_RATIO',

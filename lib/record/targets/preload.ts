@@ -3,7 +3,7 @@
  * settings come in PROFPACK_RECORD_* variables. On the main thread it starts
  * the recording (finalized on exit, signals and fatal exceptions, see
  * startRecording); in a worker thread, with --workers, it starts the worker
- * agent. Harvests go over the pipe `profpack record` passed as
+ * agent (with --heap, recording that worker's heap too). Harvests go over the pipe `profpack record` passed as
  * PROFPACK_RECORD_FD (lib/record/wire), which is removed from the environment at
  * once so that child processes the target spawns do not send into it too.
  */
@@ -13,6 +13,7 @@ import { RecordEnv, childFile, type ChildRecording } from '../settings/index';
 // The agent only: the file is written in another process, and the program loads none of the writer's code.
 import { announceUnrecordedWorker, defaultChannelName, recordOverPipe, startWorkerAgent } from '../agent/index';
 import { FdSender } from '../wire/index';
+import type { HeapOptions } from '../heap/index';
 import { isProfpackError, type ProfpackError } from '../../errors';
 
 function numberFrom(name: string): number | undefined {
@@ -104,7 +105,14 @@ if (isMainThread) {
     const cpu = env[RecordEnv.cpu] !== '0';
     delete env[RecordEnv.cpu];
     const channel = defaultChannelName();
+    const heap: HeapOptions | undefined =
+      heapIntervalBytes === undefined
+        ? undefined
+        : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls, shortLived };
     if (workers) env[RecordEnv.channel] = channel;
+    // Workers copy this thread's environment when they start: theirs carries the heap settings.
+    if (workers && heap !== undefined) env[RecordEnv.workerHeap] = JSON.stringify(heap);
+    else delete env[RecordEnv.workerHeap];
     try {
       if (!isPipe(fd)) throw new Error(`descriptor ${fd} is not the recording pipe`);
       recordOverPipe(
@@ -114,10 +122,7 @@ if (isMainThread) {
           harvestMs: numberFrom(RecordEnv.harvestMs),
           workers,
           channel,
-          heap:
-            heapIntervalBytes === undefined
-              ? undefined
-              : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls, shortLived },
+          heap,
           cpu,
         },
       );
@@ -130,10 +135,12 @@ if (isMainThread) {
     }
   }
 } else if (env[RecordEnv.workers] === '1' && env[RecordEnv.channel] !== undefined) {
+  const heap = env[RecordEnv.workerHeap];
   startWorkerAgent({
     intervalUs: numberFrom(RecordEnv.intervalUs),
     harvestMs: numberFrom(RecordEnv.harvestMs),
     channel: env[RecordEnv.channel],
+    heap: heap === undefined || heap === '' ? undefined : (JSON.parse(heap) as HeapOptions),
   });
 } else if (env[RecordEnv.workers] === '0') {
   // A worker of a recorded program that runs unrecorded: the main thread's agent says so, once.

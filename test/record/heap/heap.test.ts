@@ -98,8 +98,9 @@ function pollOf(
   nodes: number[],
   freed: number[],
   shortLived = 0,
+  from: SamplingHeapNode = tree,
 ): HeapPoll {
-  const byNode = numbers.number(tree);
+  const byNode = numbers.number(from);
   return {
     intervalBytes: 4096,
     timeUs: 2000 + ordinals.length,
@@ -144,6 +145,8 @@ describe('heap frames on the recording pipe', () => {
               [...p.freed].sort((a, b) => a - b),
               p.shortLived,
             );
+            // One thread's polls come in time order.
+            poll.timeUs += 1000 * frames.length;
             const frame = encodeHeapFrame(poll, 0, numbers);
             frames.push(frame);
             receiver.receive(frame.subarray(4), 0);
@@ -185,6 +188,56 @@ describe('heap frames on the recording pipe', () => {
       expect(batches).toEqual([`alloc 7,8,9 @2003`, `free ${freed.join(',')} @2003`, `free 7,9 @2003`]);
       expect(receiver.frees).toBe(freed.length + 2);
     }
+  });
+
+  it("threads numbering their own stacks on one pipe (a worker's frames): each allocation keeps its thread's stack", () => {
+    // A worker's sampler numbers its frames and stacks from 0 as the main thread's does; its frames come over the
+    // same pipe, interleaved, and one may arrive after a later poll of the main thread.
+    const workerTree = node(1, '(root)', [node(2, 'onMessage', [node(3, 'cacheInWorker')])]);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.nat(3)), { minLength: 1, maxLength: 12 }), (order) => {
+        const senders = [
+          { threadId: 0, numbers: new HeapStackNumbers(), tree, leaf: 5, names: ['alloc', 'parse', 'main'] },
+          {
+            threadId: 7,
+            numbers: new HeapStackNumbers(),
+            tree: workerTree,
+            leaf: 3,
+            names: ['cacheInWorker', 'onMessage'],
+          },
+        ];
+        const got: { threadId: number; ordinal: number; functions: string[]; timeUs: number }[] = [];
+        const times: number[] = [];
+        const receiver = new HeapFrameReceiver({
+          allocations: (b) => {
+            times.push(b.timeUs);
+            b.ordinals.forEach((o, i) =>
+              got.push({
+                threadId: b.threadId,
+                ordinal: o,
+                functions: b.stacks.callFramesOf(b.stackIds[i]!).map((cf) => cf.functionName),
+                timeUs: b.timeUs,
+              }),
+            );
+          },
+          frees: () => undefined,
+        });
+        const ordinal = [0, 0];
+        for (const [fromWorker, late] of order) {
+          const s = senders[fromWorker ? 1 : 0]!;
+          const poll = pollOf(s.numbers, [++ordinal[fromWorker ? 1 : 0]!], [s.leaf], [], 0, s.tree);
+          // `late`: polled that many µs before the last frame received (a worker's message still on its way).
+          poll.timeUs = Math.max(0, ...times) - late;
+          poll.sinceUs = poll.timeUs - 10;
+          receiver.receive(encodeHeapFrame(poll, s.threadId, s.numbers).subarray(4), 0);
+        }
+        expect(got).toHaveLength(order.length);
+        for (const g of got) expect(g.functions).toEqual(senders[g.threadId === 7 ? 1 : 0]!.names);
+        // Batches in time order (as files keep them), each moved up by no more than it was late.
+        for (let i = 1; i < times.length; i++) expect(times[i]).toBeGreaterThanOrEqual(times[i - 1]!);
+        expect(receiver.maxShiftUs).toBeLessThanOrEqual(3);
+      }),
+    );
   });
 
   it('a damaged frame is a RECORD_FAILED ProfpackError with an offset, never a crash', () => {
