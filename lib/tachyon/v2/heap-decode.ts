@@ -4,7 +4,9 @@
  * bytes left before anything is allocated. Errors are ERR_V2_BAD_HEAP (or
  * ERR_V2_TRUNCATED, ERR_V2_LIMIT, the stack coding's codes) at the file
  * offset; inside a zstd chunk, the chunk's first stored byte + the offset in
- * its decompressed records.
+ * its decompressed records. Under the native backend the records of each
+ * chunk are decoded by the addon (native/tachyon/v2/heap_decoder.cc): same
+ * limits, codes and offsets; the framing, zstd and totals stay here.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { zstdDecompress } from '../file/index';
@@ -21,6 +23,7 @@ import {
   type HeapTotals,
 } from './heap-format';
 import { heapLimitError, heapReadLimits, type HeapReadLimits } from './heap-limits';
+import { v2Native, type NativeHeapDecoderHandle, type V2Native } from './native';
 import { RecentStackDecoder } from './recent';
 import type { StackTableSources } from './stacktable';
 
@@ -67,13 +70,17 @@ export class HeapSectionDecoder {
   private readonly firstChunk: number;
   private readonly limits: HeapReadLimits;
 
-  /** `section`: the section's bytes, at file offset `offset`; `frameCount`: the file's frames. */
+  /**
+   * `section`: the section's bytes, at file offset `offset`; `frameCount`: the file's frames; `native`: the addon's
+   * twin (the backend's; null: the JS decoder).
+   */
   constructor(
     private readonly section: Uint8Array,
     private readonly offset: number,
     private readonly startTimeUs: number,
     private readonly frameCount: number,
     private readonly stackOf: HeapStackOf,
+    private readonly native: V2Native | null = v2Native,
   ) {
     [this.totals, this.firstChunk] = decodeHeapTotals(section, offset);
     this.limits = heapReadLimits();
@@ -84,7 +91,31 @@ export class HeapSectionDecoder {
 
   /** Every record in file order; bad input throws after the records before it. */
   *records(): Generator<HeapRecord, void, undefined> {
+    const native = this.native;
     const state = new DecoderState(this.startTimeUs);
+    const handle =
+      native === null
+        ? null
+        : native.createHeapDecoder(this.startTimeUs, this.frameCount, this.limits.live, this.limits.events);
+    try {
+      yield* this.chunks(state, handle);
+    } finally {
+      if (handle !== null) native!.releaseHeapDecoder(handle);
+    }
+    const counted = state.totals;
+    for (const field of HEAP_TOTAL_FIELDS) {
+      if (field !== 'intervalBytes' && counted[field] !== this.totals[field]) {
+        throw bad(
+          `the records hold ${counted[field]} ${field}, the header says ${this.totals[field]}`,
+          this.offset,
+          `${counted[field]}`,
+        );
+      }
+    }
+  }
+
+  /** The chunks' records; the native decoder's totals end up in `state`. */
+  private *chunks(state: DecoderState, handle: NativeHeapDecoderHandle | null): Generator<HeapRecord, void, undefined> {
     const section = new ByteSource(this.section, this.firstChunk, this.section.length, this.offset);
     while (section.remaining() > 0) {
       const at = section.pos;
@@ -127,18 +158,58 @@ export class HeapSectionDecoder {
           throw bad(`chunk decompresses to ${body.length} bytes, not ${raw}`, this.offset + rawAt, `${raw} bytes`);
         records = new ByteSource(body, 0, body.length, this.offset + bodyAt);
       }
-      while (records.remaining() > 0) yield this.record(records, state);
+      if (handle === null) while (records.remaining() > 0) yield this.record(records, state);
+      else yield* this.nativeRecords(handle, records.bytes.subarray(records.pos, records.end), records.offset(), state);
     }
-    const counted = state.totals;
-    for (const field of HEAP_TOTAL_FIELDS) {
-      if (field !== 'intervalBytes' && counted[field] !== this.totals[field]) {
-        throw bad(
-          `the records hold ${counted[field]} ${field}, the header says ${this.totals[field]}`,
-          this.offset,
-          `${counted[field]}`,
-        );
+  }
+
+  /** One chunk's records from the addon, as record() gives them; its stacks go through stackOf here. */
+  private *nativeRecords(
+    handle: NativeHeapDecoderHandle,
+    bytes: Uint8Array,
+    base: number,
+    state: DecoderState,
+  ): Generator<HeapRecord, void, undefined> {
+    const r = this.native!.decodeHeapRecords(handle, bytes, base);
+    for (const id of r.threadIds) state.threadIds.push(id);
+    const { recordInts, recordNums, stackOffsets, frames } = r;
+    const scratch = state.frames;
+    let objects = 0;
+    let freed = 0;
+    for (let k = 0; 4 * k < recordInts.length; k++) {
+      const flags = recordInts[4 * k]!;
+      const threadIndex = recordInts[4 * k + 1]!;
+      const objectEnd = recordInts[4 * k + 2]!;
+      const freedEnd = recordInts[4 * k + 3]!;
+      const stackIds = objectEnd === objects ? NO_OBJECTS : new Uint32Array(objectEnd - objects);
+      for (let i = objects; i < objectEnd; i++) {
+        const from = stackOffsets[i]!;
+        const depth = stackOffsets[i + 1]! - from;
+        for (let f = 0; f < depth; f++) scratch[f] = frames[from + f]!;
+        stackIds[i - objects] = depth === 0 ? 0xffffffff : this.stackOf(scratch, depth);
       }
+      const memory = flags === HeapRecordFlag.Memory;
+      yield {
+        flags,
+        threadIndex,
+        threadId: state.threadIds[threadIndex]!,
+        timeUs: recordNums[5 * k]!,
+        sinceUs: recordNums[5 * k + 1]!,
+        shortLived: recordNums[5 * k + 2]!,
+        ordinals: memory ? NO_OBJECTS : r.ordinals.subarray(objects, objectEnd),
+        sizes: memory ? NO_OBJECTS : r.sizes.subarray(objects, objectEnd),
+        stackIds,
+        allocTimesUs: flags & HeapRecordFlag.Live ? r.allocTimesUs.subarray(objects, objectEnd) : null,
+        freed: memory ? NO_OBJECTS : r.freed.subarray(freed, freedEnd),
+        externalBytes: recordNums[5 * k + 3]!,
+        arrayBuffersBytes: recordNums[5 * k + 4]!,
+      };
+      objects = objectEnd;
+      freed = freedEnd;
     }
+    // The addon's totals are HEAP_TOTAL_FIELDS' counted ones, in order.
+    for (let i = 1; i < HEAP_TOTAL_FIELDS.length; i++) state.totals[HEAP_TOTAL_FIELDS[i]!] = r.totals[i - 1]!;
+    if (r.error !== undefined) throw r.error;
   }
 
   private record(src: ByteSource, s: DecoderState): HeapRecord {
@@ -325,6 +396,8 @@ class ThreadState {
 /** What one pass over the records builds up. */
 class DecoderState {
   readonly threads: ThreadState[] = [];
+  /** The native decoder's threads (it keeps their state). */
+  readonly threadIds: bigint[] = [];
   readonly stacks = new RecentStackDecoder(MAX_STACK_DEPTH);
   readonly frames = new Uint32Array(MAX_STACK_DEPTH);
   /** Objects live over every thread, and events read, for the per-file limits. */
