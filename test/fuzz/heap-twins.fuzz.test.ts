@@ -13,6 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { isProfpackError } from '../../lib/errors';
 import { readProfileV2 } from '../../lib/tachyon/read/v2-file';
 import { HeapSectionDecoder } from '../../lib/tachyon/v2/heap-decode';
+import { ByteSink } from '../../lib/tachyon/v2/bytes';
+import { encodeHeapChunk, encodeHeapHeader, HEAP_MAX_THREADS, HeapRecordFlag } from '../../lib/tachyon/v2/heap-format';
 import { HEAP_LIMITS } from '../../lib/tachyon/v2/heap-limits';
 import type { V2Native } from '../../lib/tachyon/v2/native';
 import { feedPlan, heapFileWriter, plannedTrace, type PlannedTrace } from '../support/heap-traces';
@@ -140,6 +142,31 @@ describe('heap section decoders: native and JS twins', () => {
     }
     // The mutations reach more than one refusal (and some edits still decode).
     expect(seen.size).toBeGreaterThan(4);
+  });
+
+  it('past HEAP_MAX_THREADS both refuse at the same thread (zstd chunk of memory records)', () => {
+    const sink = new ByteSink();
+    for (let i = 0; i <= HEAP_MAX_THREADS; i++) {
+      sink.u8(HeapRecordFlag.Memory);
+      for (const v of [i, i, 2, 9, 1]) sink.uvarint(v); // a new thread, its id, time +1, external, ArrayBuffer bytes
+    }
+    const header = encodeHeapHeader({ intervalBytes: 1, records: 0, allocations: 0, frees: 0, live: 0, shortLived: 0 });
+    const chunk = encodeHeapChunk(sink.bytes.subarray(0, sink.length), 3);
+    const bytes = Uint8Array.from([...header, ...chunk]);
+    // Records and outcome only: 65,536 records spelled out are slow to compare.
+    const run = (native: V2Native | null): { records: number; code?: string; offset?: number } => {
+      let records = 0;
+      try {
+        for (const _ of new HeapSectionDecoder(bytes, 500, START, 1, () => 0, native).records()) records++;
+      } catch (err) {
+        if (!isProfpackError(err)) throw err;
+        return { records, code: err.code, offset: err.offset };
+      }
+      return { records };
+    };
+    const js = run(null);
+    expect(js).toMatchObject({ records: HEAP_MAX_THREADS, code: 'ERR_V2_LIMIT' });
+    expect(run(v2Native)).toEqual(js);
   });
 
   it('under small limits both refuse at the same record with ERR_V2_LIMIT', () => {

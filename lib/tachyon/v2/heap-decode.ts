@@ -15,6 +15,7 @@ import { ByteSource } from './bytes';
 import { LiveList } from './heap-live';
 import {
   HEAP_CHUNK_MAX_BYTES,
+  HEAP_MAX_THREADS,
   HEAP_RECORD_MAX_OBJECTS,
   HEAP_TOTAL_FIELDS,
   HeapChunkCoding,
@@ -223,8 +224,16 @@ export class HeapSectionDecoder {
       );
     const threadAt = src.pos;
     const threadIndex = src.uvarint32();
-    if (threadIndex === s.threads.length) s.threads.push(new ThreadState(src.uvarint64()));
-    else if (threadIndex > s.threads.length) {
+    if (threadIndex === s.threads.length) {
+      if (threadIndex >= HEAP_MAX_THREADS)
+        throw src.fail(
+          ErrorCode.V2_LIMIT,
+          `heap section: thread ${threadIndex + 1} of a file`,
+          `at most ${HEAP_MAX_THREADS} threads`,
+          threadAt,
+        );
+      s.threads.push(new ThreadState(src.uvarint64()));
+    } else if (threadIndex > s.threads.length) {
       throw src.fail(
         ErrorCode.V2_UNDEFINED_THREAD,
         `record names thread ${threadIndex}, ${s.threads.length} defined`,
@@ -270,12 +279,9 @@ export class HeapSectionDecoder {
     const events = s.events + count + freeCount;
     if (events > this.limits.events)
       throw heapLimitError('events', events, this.limits.events, 'heap section', src.offset(countAt));
-    if (freeCount > t.live.length)
-      throw bad(
-        `${freeCount} frees, ${t.live.length} objects live`,
-        src.offset(freeAt),
-        `at most ${t.live.length} frees`,
-      );
+    const held = t.live === null ? 0 : t.live.length;
+    if (freeCount > held)
+      throw bad(`${freeCount} frees, ${held} objects live`, src.offset(freeAt), `at most ${held} frees`);
     // Each object costs at least a byte of ordinals and of sizes, each free a byte of gaps.
     if (2 * count + freeCount > src.remaining()) {
       throw bad(
@@ -298,18 +304,18 @@ export class HeapSectionDecoder {
     }
     // Frees name objects live before this record's allocations.
     const freed = new Uint32Array(freeCount);
-    let cursor = t.live.length;
+    let cursor = held;
     for (let j = freeCount - 1; j >= 0; j--) {
       const gapAt = src.pos;
       const gap = src.uvarint32();
-      const p = t.live.take(gap, cursor);
+      const p = t.live!.take(gap, cursor);
       if (p < 0)
         throw bad(
           `a free skips ${gap} live objects, ${cursor} remain below the previous one`,
           src.offset(gapAt),
           `a gap below ${cursor}`,
         );
-      freed[j] = t.live.taken;
+      freed[j] = t.live!.taken;
       cursor = p;
     }
     const total = lengths.reduce((a, b) => a + b, 0);
@@ -344,7 +350,7 @@ export class HeapSectionDecoder {
           );
       }
       stackIds[i] = depth === 0 ? 0xffffffff : this.stackOf(s.frames, depth);
-      t.live.insert(ordinals[i]!);
+      (t.live ??= new LiveList(false)).insert(ordinals[i]!);
     }
     for (const c of columns)
       if (c.remaining() !== 0)
@@ -389,7 +395,8 @@ function unzigzag32(z: number): number {
 class ThreadState {
   previousOrdinal = 0;
   previousSize = 0;
-  readonly live = new LiveList(false);
+  /** Made at the thread's first object: a thread with memory records only costs no list. */
+  live: LiveList | null = null;
   constructor(readonly threadId: bigint) {}
 }
 

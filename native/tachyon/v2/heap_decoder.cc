@@ -182,6 +182,9 @@ void DecodeRecord(HeapDecoder::State& s, const uint8_t* data, size_t size, size_
   const size_t threadAt = pos;
   const uint32_t threadIndex = leb128::DecodeU32(data, size, pos);
   if (threadIndex == s.threads.size()) {
+    if (threadIndex >= kHeapMaxThreads)
+      FailAt("ERR_V2_LIMIT", "heap section: thread " + std::to_string(threadIndex + 1) + " of a file", threadAt,
+             "at most " + std::to_string(kHeapMaxThreads) + " threads");
     Thread t;
     t.threadId = leb128::DecodeU64(data, size, pos);
     s.threads.push_back(std::move(t));

@@ -20,6 +20,8 @@ namespace v2 {
 // (lib/tachyon/format.ts MAX_STACK_DEPTH).
 constexpr uint32_t kHeapRecordMaxObjects = 65536;
 constexpr uint32_t kHeapMaxStackDepth = 256;
+// heap-format.ts HEAP_MAX_THREADS: threads a section defines, at most.
+constexpr uint32_t kHeapMaxThreads = 65536;
 
 // heap-format.ts HeapRecordFlag.
 enum HeapFlag : uint8_t { kHeapLive = 1, kHeapAlloc = 2, kHeapFree = 4, kHeapMemory = 8 };
