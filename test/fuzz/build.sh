@@ -25,6 +25,7 @@ declare -A cores=(
   [tachyon_recover]="tachyon/read/*.cc platform/file_posix.cc"
   [tachyon_v2]="tachyon/v2/*.cc varint/*.cc"
   [tachyon_v2_region]="tachyon/v2/*.cc varint/*.cc"
+  [tachyon_heap]="tachyon/v2/*.cc varint/*.cc"
 )
 
 # target -> sources that only make the target's inputs and are fuzzed by another

@@ -38,6 +38,7 @@ case "$target" in
   tachyon_reader) max_len=32768 ;;
   tachyon_recover) max_len=32768 ;;
   tachyon_v2_region) max_len=4096 ;;
+  tachyon_heap) max_len=16384 ;;
   *) max_len=65536 ;;
 esac
 log=$out/$target.log

@@ -4,7 +4,9 @@
  * bytes left before anything is allocated. Errors are ERR_V2_BAD_HEAP (or
  * ERR_V2_TRUNCATED, ERR_V2_LIMIT, the stack coding's codes) at the file
  * offset; inside a zstd chunk, the chunk's first stored byte + the offset in
- * its decompressed records.
+ * its decompressed records. Under the native backend the records of each
+ * chunk are decoded by the addon (native/tachyon/v2/heap_decoder.cc): same
+ * limits, codes and offsets; the framing, zstd and totals stay here.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { zstdDecompress } from '../file/index';
@@ -13,6 +15,7 @@ import { ByteSource } from './bytes';
 import { LiveList } from './heap-live';
 import {
   HEAP_CHUNK_MAX_BYTES,
+  HEAP_MAX_THREADS,
   HEAP_RECORD_MAX_OBJECTS,
   HEAP_TOTAL_FIELDS,
   HeapChunkCoding,
@@ -21,6 +24,7 @@ import {
   type HeapTotals,
 } from './heap-format';
 import { heapLimitError, heapReadLimits, type HeapReadLimits } from './heap-limits';
+import { v2Native, type NativeHeapDecoderHandle, type V2Native } from './native';
 import { RecentStackDecoder } from './recent';
 import type { StackTableSources } from './stacktable';
 
@@ -67,13 +71,17 @@ export class HeapSectionDecoder {
   private readonly firstChunk: number;
   private readonly limits: HeapReadLimits;
 
-  /** `section`: the section's bytes, at file offset `offset`; `frameCount`: the file's frames. */
+  /**
+   * `section`: the section's bytes, at file offset `offset`; `frameCount`: the file's frames; `native`: the addon's
+   * twin (the backend's; null: the JS decoder).
+   */
   constructor(
     private readonly section: Uint8Array,
     private readonly offset: number,
     private readonly startTimeUs: number,
     private readonly frameCount: number,
     private readonly stackOf: HeapStackOf,
+    private readonly native: V2Native | null = v2Native,
   ) {
     [this.totals, this.firstChunk] = decodeHeapTotals(section, offset);
     this.limits = heapReadLimits();
@@ -84,7 +92,31 @@ export class HeapSectionDecoder {
 
   /** Every record in file order; bad input throws after the records before it. */
   *records(): Generator<HeapRecord, void, undefined> {
+    const native = this.native;
     const state = new DecoderState(this.startTimeUs);
+    const handle =
+      native === null
+        ? null
+        : native.createHeapDecoder(this.startTimeUs, this.frameCount, this.limits.live, this.limits.events);
+    try {
+      yield* this.chunks(state, handle);
+    } finally {
+      if (handle !== null) native!.releaseHeapDecoder(handle);
+    }
+    const counted = state.totals;
+    for (const field of HEAP_TOTAL_FIELDS) {
+      if (field !== 'intervalBytes' && counted[field] !== this.totals[field]) {
+        throw bad(
+          `the records hold ${counted[field]} ${field}, the header says ${this.totals[field]}`,
+          this.offset,
+          `${counted[field]}`,
+        );
+      }
+    }
+  }
+
+  /** The chunks' records; the native decoder's totals end up in `state`. */
+  private *chunks(state: DecoderState, handle: NativeHeapDecoderHandle | null): Generator<HeapRecord, void, undefined> {
     const section = new ByteSource(this.section, this.firstChunk, this.section.length, this.offset);
     while (section.remaining() > 0) {
       const at = section.pos;
@@ -127,18 +159,58 @@ export class HeapSectionDecoder {
           throw bad(`chunk decompresses to ${body.length} bytes, not ${raw}`, this.offset + rawAt, `${raw} bytes`);
         records = new ByteSource(body, 0, body.length, this.offset + bodyAt);
       }
-      while (records.remaining() > 0) yield this.record(records, state);
+      if (handle === null) while (records.remaining() > 0) yield this.record(records, state);
+      else yield* this.nativeRecords(handle, records.bytes.subarray(records.pos, records.end), records.offset(), state);
     }
-    const counted = state.totals;
-    for (const field of HEAP_TOTAL_FIELDS) {
-      if (field !== 'intervalBytes' && counted[field] !== this.totals[field]) {
-        throw bad(
-          `the records hold ${counted[field]} ${field}, the header says ${this.totals[field]}`,
-          this.offset,
-          `${counted[field]}`,
-        );
+  }
+
+  /** One chunk's records from the addon, as record() gives them; its stacks go through stackOf here. */
+  private *nativeRecords(
+    handle: NativeHeapDecoderHandle,
+    bytes: Uint8Array,
+    base: number,
+    state: DecoderState,
+  ): Generator<HeapRecord, void, undefined> {
+    const r = this.native!.decodeHeapRecords(handle, bytes, base);
+    for (const id of r.threadIds) state.threadIds.push(id);
+    const { recordInts, recordNums, stackOffsets, frames } = r;
+    const scratch = state.frames;
+    let objects = 0;
+    let freed = 0;
+    for (let k = 0; 4 * k < recordInts.length; k++) {
+      const flags = recordInts[4 * k]!;
+      const threadIndex = recordInts[4 * k + 1]!;
+      const objectEnd = recordInts[4 * k + 2]!;
+      const freedEnd = recordInts[4 * k + 3]!;
+      const stackIds = objectEnd === objects ? NO_OBJECTS : new Uint32Array(objectEnd - objects);
+      for (let i = objects; i < objectEnd; i++) {
+        const from = stackOffsets[i]!;
+        const depth = stackOffsets[i + 1]! - from;
+        for (let f = 0; f < depth; f++) scratch[f] = frames[from + f]!;
+        stackIds[i - objects] = depth === 0 ? 0xffffffff : this.stackOf(scratch, depth);
       }
+      const memory = flags === HeapRecordFlag.Memory;
+      yield {
+        flags,
+        threadIndex,
+        threadId: state.threadIds[threadIndex]!,
+        timeUs: recordNums[5 * k]!,
+        sinceUs: recordNums[5 * k + 1]!,
+        shortLived: recordNums[5 * k + 2]!,
+        ordinals: memory ? NO_OBJECTS : r.ordinals.subarray(objects, objectEnd),
+        sizes: memory ? NO_OBJECTS : r.sizes.subarray(objects, objectEnd),
+        stackIds,
+        allocTimesUs: flags & HeapRecordFlag.Live ? r.allocTimesUs.subarray(objects, objectEnd) : null,
+        freed: memory ? NO_OBJECTS : r.freed.subarray(freed, freedEnd),
+        externalBytes: recordNums[5 * k + 3]!,
+        arrayBuffersBytes: recordNums[5 * k + 4]!,
+      };
+      objects = objectEnd;
+      freed = freedEnd;
     }
+    // The addon's totals are HEAP_TOTAL_FIELDS' counted ones, in order.
+    for (let i = 1; i < HEAP_TOTAL_FIELDS.length; i++) state.totals[HEAP_TOTAL_FIELDS[i]!] = r.totals[i - 1]!;
+    if (r.error !== undefined) throw r.error;
   }
 
   private record(src: ByteSource, s: DecoderState): HeapRecord {
@@ -152,8 +224,16 @@ export class HeapSectionDecoder {
       );
     const threadAt = src.pos;
     const threadIndex = src.uvarint32();
-    if (threadIndex === s.threads.length) s.threads.push(new ThreadState(src.uvarint64()));
-    else if (threadIndex > s.threads.length) {
+    if (threadIndex === s.threads.length) {
+      if (threadIndex >= HEAP_MAX_THREADS)
+        throw src.fail(
+          ErrorCode.V2_LIMIT,
+          `heap section: thread ${threadIndex + 1} of a file`,
+          `at most ${HEAP_MAX_THREADS} threads`,
+          threadAt,
+        );
+      s.threads.push(new ThreadState(src.uvarint64()));
+    } else if (threadIndex > s.threads.length) {
       throw src.fail(
         ErrorCode.V2_UNDEFINED_THREAD,
         `record names thread ${threadIndex}, ${s.threads.length} defined`,
@@ -199,12 +279,9 @@ export class HeapSectionDecoder {
     const events = s.events + count + freeCount;
     if (events > this.limits.events)
       throw heapLimitError('events', events, this.limits.events, 'heap section', src.offset(countAt));
-    if (freeCount > t.live.length)
-      throw bad(
-        `${freeCount} frees, ${t.live.length} objects live`,
-        src.offset(freeAt),
-        `at most ${t.live.length} frees`,
-      );
+    const held = t.live === null ? 0 : t.live.length;
+    if (freeCount > held)
+      throw bad(`${freeCount} frees, ${held} objects live`, src.offset(freeAt), `at most ${held} frees`);
     // Each object costs at least a byte of ordinals and of sizes, each free a byte of gaps.
     if (2 * count + freeCount > src.remaining()) {
       throw bad(
@@ -227,18 +304,18 @@ export class HeapSectionDecoder {
     }
     // Frees name objects live before this record's allocations.
     const freed = new Uint32Array(freeCount);
-    let cursor = t.live.length;
+    let cursor = held;
     for (let j = freeCount - 1; j >= 0; j--) {
       const gapAt = src.pos;
       const gap = src.uvarint32();
-      const p = t.live.take(gap, cursor);
+      const p = t.live!.take(gap, cursor);
       if (p < 0)
         throw bad(
           `a free skips ${gap} live objects, ${cursor} remain below the previous one`,
           src.offset(gapAt),
           `a gap below ${cursor}`,
         );
-      freed[j] = t.live.taken;
+      freed[j] = t.live!.taken;
       cursor = p;
     }
     const total = lengths.reduce((a, b) => a + b, 0);
@@ -273,7 +350,7 @@ export class HeapSectionDecoder {
           );
       }
       stackIds[i] = depth === 0 ? 0xffffffff : this.stackOf(s.frames, depth);
-      t.live.insert(ordinals[i]!);
+      (t.live ??= new LiveList(false)).insert(ordinals[i]!);
     }
     for (const c of columns)
       if (c.remaining() !== 0)
@@ -318,13 +395,16 @@ function unzigzag32(z: number): number {
 class ThreadState {
   previousOrdinal = 0;
   previousSize = 0;
-  readonly live = new LiveList(false);
+  /** Made at the thread's first object: a thread with memory records only costs no list. */
+  live: LiveList | null = null;
   constructor(readonly threadId: bigint) {}
 }
 
 /** What one pass over the records builds up. */
 class DecoderState {
   readonly threads: ThreadState[] = [];
+  /** The native decoder's threads (it keeps their state). */
+  readonly threadIds: bigint[] = [];
   readonly stacks = new RecentStackDecoder(MAX_STACK_DEPTH);
   readonly frames = new Uint32Array(MAX_STACK_DEPTH);
   /** Objects live over every thread, and events read, for the per-file limits. */

@@ -25,6 +25,12 @@ export const HeapRecordFlag = {
 export const HEAP_CHUNK_TARGET = 256 << 10;
 /** Reader bound on a chunk's raw bytes; the coder ends a record's objects early to stay far below it. */
 export const HEAP_CHUNK_MAX_BYTES = 64 << 20;
+/**
+ * Threads a heap section defines, at most (ERR_V2_LIMIT past it): each costs its decoder state, and a 3 MB zstd
+ * section of memory records naming a new thread each defined 1 M (3.2 GB in the JS decoder). A process records
+ * one per isolate (its workers).
+ */
+export const HEAP_MAX_THREADS = 65536;
 /** A record's objects end at this many (a poll with more continues in the next record, same thread and time). */
 export const HEAP_RECORD_MAX_OBJECTS = 65536;
 /** ... or once its columns reach this many bytes. */

@@ -24,6 +24,30 @@ export type NativeEncoderHandle = { readonly __brand: 'v2-encoder' };
 /** Opaque handle of a native region decoder kept across blocks (native/tachyon/v2/region_decoder.h). */
 export type NativeDecoderHandle = { readonly __brand: 'v2-decoder' };
 
+/** Opaque handle of a native heap-record decoder kept across chunks (native/tachyon/v2/heap_decoder.h). */
+export type NativeHeapDecoderHandle = { readonly __brand: 'v2-heap-decoder' };
+
+/** One chunk's whole records as columns (heap_decoder.h HeapRecords). */
+export interface NativeHeapRecords {
+  /** Per record: flags, thread index, end of its objects, end of its frees. */
+  recordInts: Uint32Array;
+  /** Per record: time, since, short-lived, external bytes, ArrayBuffer bytes. */
+  recordNums: Float64Array;
+  ordinals: Uint32Array;
+  sizes: Uint32Array;
+  allocTimesUs: Float64Array;
+  /** Object i's stack is frames[stackOffsets[i] .. stackOffsets[i + 1]), innermost first. */
+  stackOffsets: Uint32Array;
+  frames: Uint32Array;
+  freed: Uint32Array;
+  /** Threads defined in this call. */
+  threadIds: BigUint64Array;
+  /** Over every call so far: records, allocations, frees, live, short-lived. */
+  totals: Float64Array;
+  /** Bad input: the records above are those decoded before it. */
+  error?: ProfpackError;
+}
+
 export interface V2Native {
   /**
    * A model section's delta-zigzag value column (model.ts decodeDeltas' twin): n values and the bytes used, or the
@@ -61,6 +85,15 @@ export interface V2Native {
   ): Uint8Array[];
   flushEncoder(handle: NativeEncoderHandle): Uint8Array;
   encoderCounts(handle: NativeEncoderHandle): [number, number];
+  createHeapDecoder(
+    startTimeUs: number,
+    frameCount: number,
+    maxLive: number,
+    maxEvents: number,
+  ): NativeHeapDecoderHandle;
+  /** One chunk's records (raw or decompressed), error offsets from `base`; state kept for the next chunk. */
+  decodeHeapRecords(handle: NativeHeapDecoderHandle, records: Uint8Array, base: number): NativeHeapRecords;
+  releaseHeapDecoder(handle: NativeHeapDecoderHandle): void;
 }
 
 export const v2Native: V2Native | null = nativeModule<V2Native>('v2');

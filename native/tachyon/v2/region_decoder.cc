@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "tachyon/v2/recent_stack.h"
 #include "varint/leb128.h"
 
 namespace profpack {
@@ -27,7 +28,6 @@ constexpr size_t kRecordPrefixSize = 13;  // u64 thread_id, u32 interpreter_id, 
 constexpr uint8_t kKindPredict = 4;
 constexpr uint8_t kKindStackTable = 5;
 constexpr uint8_t kKindStackTableRecent = 6;
-constexpr uint32_t kNewFramesEscape = 255;  // recent.ts K_ESCAPE
 constexpr size_t kColumns = 10;
 enum Column {
   kThreads,
@@ -52,33 +52,12 @@ constexpr uint32_t kTimeLowMask = (1u << kTimeLowBits) - 1;
 constexpr const char* kErrLimit = "ERR_V2_LIMIT";
 
 [[noreturn]] void Fail(const char* code, std::string message, size_t at, std::string expected = "") {
-  throw FormatError(code, std::move(message), static_cast<int64_t>(at), std::move(expected));
+  FailAt(code, std::move(message), at, std::move(expected));
 }
 
 [[noreturn]] void TooDeep(size_t at) {
   Fail(kErrStackTooDeep, "predicted stack grows beyond " + std::to_string(kMaxDepth) + " frames", at);
 }
-
-// One column of a block: [pos, end) of the region.
-struct Span {
-  const uint8_t* data;
-  size_t pos;
-  size_t end;
-  size_t remaining() const { return end - pos; }
-  uint8_t U8(const char* what) {
-    if (pos >= end) Fail(kErrTruncated, std::string(what) + " cut off by the end of its span", pos, "one more byte");
-    return data[pos++];
-  }
-  uint16_t U16(const char* what) {
-    if (end - pos < 2)
-      Fail(kErrTruncated, std::string(what) + " cut off by the end of its span", pos, "two more bytes");
-    const uint16_t v = static_cast<uint16_t>(data[pos] | (data[pos + 1] << 8));
-    pos += 2;
-    return v;
-  }
-  uint32_t U32() { return leb128::DecodeU32(data, end, pos); }
-  uint64_t U64() { return leb128::DecodeU64(data, end, pos); }
-};
 
 struct PredictState {
   std::array<uint32_t, kCacheSize> cache{};
@@ -190,63 +169,6 @@ struct StackTable {
   }
 };
 
-// recent.ts RecentStackDecoder: the same tree, stacks named by recency.
-struct RecentStackTable {
-  std::vector<uint32_t> parent{0};
-  std::vector<uint32_t> frame{0};
-  std::vector<uint16_t> depth{0};
-  std::vector<uint32_t> history;  // the node of every sample so far
-  uint32_t defined = 0;
-
-  void Decode(Span& stacks, Span& stacksHigh, Span& parents, Span& parentsHigh, Span& frames,
-              std::vector<uint32_t>& out) {
-    const size_t kAt = stacks.pos;
-    uint32_t k = stacks.U8("new frame count");
-    if (k == kNewFramesEscape) {
-      const uint32_t more = stacksHigh.U32();
-      k = more > kMaxDepth ? kMaxDepth + 1 : k + more;  // anything over kMaxDepth fails below
-    }
-    const size_t distAt = parents.pos;
-    const uint32_t dist = parents.U32();
-    uint32_t base = 0;
-    if (dist != 0) {
-      if (dist > history.size())
-        Fail(kErrUndefinedStack, "a sample names the stack of a sample before the first", distAt);
-      base = history[history.size() - dist];
-      const size_t popAt = parentsHigh.pos;
-      const uint32_t pop = parentsHigh.U32();
-      if (pop > depth[base]) Fail(kErrBadKeep, "a sample cuts more frames than its base stack has", popAt);
-      for (uint32_t i = 0; i < pop; ++i) base = parent[base];
-    }
-    if (static_cast<uint32_t>(depth[base]) + k > kMaxDepth)
-      Fail(kErrStackTooDeep, "stack would have more than " + std::to_string(kMaxDepth) + " frames", kAt);
-    uint32_t id = base;
-    if (k > 0) {
-      if (k > frames.remaining()) Fail(kErrTruncated, "more new frames than the frames column holds", kAt);
-      const size_t last = static_cast<size_t>(defined) + k;
-      parent.resize(last + 1);
-      frame.resize(last + 1);
-      depth.resize(last + 1);
-      uint32_t caller = base == 0 ? 0 : frame[base];
-      for (size_t n = static_cast<size_t>(defined) + 1; n <= last; ++n) {
-        const uint32_t zz = frames.U32();
-        caller += (zz >> 1) ^ (0u - (zz & 1));  // u32 wrap, as the JS twin's >>> 0
-        parent[n] = id;
-        frame[n] = caller;
-        depth[n] = static_cast<uint16_t>(depth[id] + 1);
-        id = static_cast<uint32_t>(n);
-      }
-      defined = static_cast<uint32_t>(last);
-    }
-    history.push_back(id);
-    const uint32_t d = depth[id];
-    for (uint32_t i = 0; i < d; ++i) {
-      out.push_back(frame[id]);
-      id = parent[id];
-    }
-  }
-};
-
 struct Thread {
   uint64_t last;
   std::unique_ptr<PredictState> predict;
@@ -335,8 +257,9 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
         }
         thread.predict->Decode(cols[kStacks], out.frames);
       } else if (kind == kKindStackTableRecent) {
-        recent.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames],
-                      out.frames);
+        recent.Frames(
+            recent.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames]),
+            out.frames);
       } else {
         table.Decode(cols[kStacks], cols[kStacksHigh], cols[kParents], cols[kParentsHigh], cols[kStackFrames],
                      out.frames);

@@ -9,6 +9,7 @@
 #include "common/module_registry.h"
 #include "common/typed_array.h"
 #include "tachyon/v2/block_encoder.h"
+#include "tachyon/v2/heap_decoder.h"
 #include "tachyon/v2/model_columns.h"
 #include "tachyon/v2/region_decoder.h"
 
@@ -211,6 +212,59 @@ Napi::Value EncoderCounts(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// createHeapDecoder(startTimeUs, frameCount, maxLive, maxEvents: numbers) -> handle (released by releaseHeapDecoder or
+// GC). Limits are heap-limits.ts heapReadLimits, read once by the JS layer.
+Napi::Value CreateHeapDecoder(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "startTimeUs must be a number");
+  const double start = info[0].As<Napi::Number>().DoubleValue();
+  const size_t frames = IndexArg(info, 1, "frameCount");
+  if (frames > 0xffffffffu) throw InvalidArgument(env, "frameCount must fit u32");
+  const double maxLive = static_cast<double>(IndexArg(info, 2, "maxLive"));
+  const double maxEvents = static_cast<double>(IndexArg(info, 3, "maxEvents"));
+  CheckLittleEndianHost(env);
+  auto* holder = new std::unique_ptr<v2::HeapDecoder>(
+      new v2::HeapDecoder(start, static_cast<uint32_t>(frames), maxLive, maxEvents));
+  return Napi::External<std::unique_ptr<v2::HeapDecoder>>::New(
+      env, holder, [](Napi::Env, std::unique_ptr<v2::HeapDecoder>* h) { delete h; });
+}
+
+std::unique_ptr<v2::HeapDecoder>& HeapDecoderArg(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsExternal())
+    throw Napi::TypeError::New(info.Env(), "heap decoder handle expected");
+  return *info[0].As<Napi::External<std::unique_ptr<v2::HeapDecoder>>>().Data();
+}
+
+// decodeHeapRecords(handle, records: Uint8Array, base: number): one chunk's records, state kept for the next.
+Napi::Value DecodeHeapRecords(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::unique_ptr<v2::HeapDecoder>& decoder = HeapDecoderArg(info);
+  if (!decoder) throw MakeProfpackError(env, "ERR_INVALID_ARGUMENT", "the heap decoder was released");
+  const RawView bytes = ViewOfType(info[1], napi_uint8_array, "records");
+  const size_t base = IndexArg(info, 2, "base");
+  v2::HeapRecords r;
+  decoder->Decode(bytes.data, bytes.length, static_cast<int64_t>(base), r);
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("recordInts", Copy<uint32_t, Napi::Uint32Array>(env, r.recordInts));
+  result.Set("recordNums", Copy<double, Napi::Float64Array>(env, r.recordNums));
+  result.Set("ordinals", Copy<uint32_t, Napi::Uint32Array>(env, r.ordinals));
+  result.Set("sizes", Copy<uint32_t, Napi::Uint32Array>(env, r.sizes));
+  result.Set("allocTimesUs", Copy<double, Napi::Float64Array>(env, r.allocTimesUs));
+  result.Set("stackOffsets", Copy<uint32_t, Napi::Uint32Array>(env, r.stackOffsets));
+  result.Set("frames", Copy<uint32_t, Napi::Uint32Array>(env, r.frames));
+  result.Set("freed", Copy<uint32_t, Napi::Uint32Array>(env, r.freed));
+  result.Set("threadIds", Copy<uint64_t, Napi::BigUint64Array>(env, r.threadIds));
+  result.Set("totals", Copy<double, Napi::Float64Array>(env, std::vector<double>(r.totals, r.totals + 5)));
+  if (r.error) result.Set("error", MakeProfpackError(env, *r.error).Value());
+  return result;
+}
+
+// releaseHeapDecoder(handle): frees the threads' live lists now rather than at a later finalizer.
+Napi::Value ReleaseHeapDecoder(const Napi::CallbackInfo& info) {
+  HeapDecoderArg(info).reset();
+  return info.Env().Undefined();
+}
+
 void InitV2(Napi::Env env, Napi::Object exports) {
   exports.Set("decodeRegion", Napi::Function::New(env, DecodeRegion, "decodeRegion"));
   exports.Set("decodeValueColumn", Napi::Function::New(env, DecodeValueColumn, "decodeValueColumn"));
@@ -221,6 +275,9 @@ void InitV2(Napi::Env env, Napi::Object exports) {
   exports.Set("encodeSamples", Napi::Function::New(env, EncodeSamples, "encodeSamples"));
   exports.Set("flushEncoder", Napi::Function::New(env, FlushEncoder, "flushEncoder"));
   exports.Set("encoderCounts", Napi::Function::New(env, EncoderCounts, "encoderCounts"));
+  exports.Set("createHeapDecoder", Napi::Function::New(env, CreateHeapDecoder, "createHeapDecoder"));
+  exports.Set("decodeHeapRecords", Napi::Function::New(env, DecodeHeapRecords, "decodeHeapRecords"));
+  exports.Set("releaseHeapDecoder", Napi::Function::New(env, ReleaseHeapDecoder, "releaseHeapDecoder"));
 }
 
 PROFPACK_REGISTER_MODULE("v2", InitV2);

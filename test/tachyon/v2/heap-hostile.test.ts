@@ -18,6 +18,7 @@ import { HeapSectionDecoder } from '../../../lib/tachyon/v2/heap-decode';
 import {
   encodeHeapChunk,
   encodeHeapHeader,
+  HEAP_MAX_THREADS,
   HeapRecordFlag,
   type HeapTotals,
 } from '../../../lib/tachyon/v2/heap-format';
@@ -154,6 +155,30 @@ describe('hostile heap sections', () => {
     const fixed = section.slice();
     fixed[fixed.length - 1] = 0;
     expect(decodeAll(fixed, 1000)).toBe(2);
+  });
+
+  it('a section defining more than HEAP_MAX_THREADS threads: ERR_V2_LIMIT at the first thread past it', () => {
+    // A memory record per new thread (7 bytes each): 1 M of them were 3 MB of zstd and 3.2 GB in the JS decoder.
+    const threads = (n: number): { sink: ByteSink; lastAt: number } => {
+      const sink = new ByteSink();
+      let lastAt = 0;
+      for (let i = 0; i < n; i++) {
+        lastAt = sink.length;
+        sink.u8(HeapRecordFlag.Memory);
+        sink.uvarint(i); // a new thread
+        sink.uvarint(i); // its id
+        for (let c = 0; c < 3; c++) sink.uvarint(0); // time, external, ArrayBuffer bytes
+      }
+      return { sink, lastAt };
+    };
+    const full = threads(HEAP_MAX_THREADS);
+    const totals = { records: HEAP_MAX_THREADS, allocations: 0, frees: 0 };
+    expect(decodeAll(handMade(full.sink.bytes.slice(0, full.sink.length), totals), 0)).toBe(HEAP_MAX_THREADS);
+    const over = threads(HEAP_MAX_THREADS + 1);
+    const section = handMade(over.sink.bytes.slice(0, over.sink.length), { ...totals, records: HEAP_MAX_THREADS + 1 });
+    const err = thrown(() => decodeAll(section, 1000));
+    expect(err.code).toBe(ErrorCode.V2_LIMIT);
+    expect(err.offset).toBe(1000 + section.length - over.sink.length + over.lastAt + 1);
   });
 
   it('huge counts are refused before anything is allocated', () => {
