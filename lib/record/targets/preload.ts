@@ -101,6 +101,8 @@ if (isMainThread) {
     delete env[RecordEnv.heapPolls];
     const shortLived = env[RecordEnv.heapShortLived] === 'count' ? 'count' : 'stacks';
     delete env[RecordEnv.heapShortLived];
+    const buffers = env[RecordEnv.heapBuffers] !== '0';
+    delete env[RecordEnv.heapBuffers];
     const cpu = env[RecordEnv.cpu] !== '0';
     delete env[RecordEnv.cpu];
     const channel = defaultChannelName();
@@ -117,7 +119,7 @@ if (isMainThread) {
           heap:
             heapIntervalBytes === undefined
               ? undefined
-              : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls, shortLived },
+              : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls, shortLived, buffers },
           cpu,
         },
       );

@@ -43,6 +43,8 @@ export interface HeapRecord {
   /** Memory records: the thread's external and ArrayBuffer bytes at `timeUs` (else 0). */
   externalBytes: number;
   arrayBuffersBytes: number;
+  /** The objects are external (Buffer and ArrayBuffer backing stores, HeapRecordFlag.External). */
+  external: boolean;
 }
 
 /** Maps a decoded stack (frame ids, innermost first; depth ≥ 1) to the caller's stack id. */
@@ -54,6 +56,10 @@ const VALID_FLAGS = new Set([
   HeapRecordFlag.Free,
   HeapRecordFlag.Alloc | HeapRecordFlag.Free,
   HeapRecordFlag.Memory,
+  HeapRecordFlag.External | HeapRecordFlag.Live,
+  HeapRecordFlag.External | HeapRecordFlag.Alloc,
+  HeapRecordFlag.External | HeapRecordFlag.Free,
+  HeapRecordFlag.External | HeapRecordFlag.Alloc | HeapRecordFlag.Free,
 ]);
 
 const NO_OBJECTS = new Uint32Array(0);
@@ -148,7 +154,7 @@ export class HeapSectionDecoder {
       throw bad(
         `record flags ${flags}`,
         src.offset(flagsAt),
-        'live (1), alloc (2), free (4), alloc+free (6) or memory (8)',
+        'live (1), alloc (2), free (4), alloc+free (6) or memory (8), the first four + external (16)',
       );
     const threadAt = src.pos;
     const threadIndex = src.uvarint32();
@@ -161,7 +167,9 @@ export class HeapSectionDecoder {
         threadAt,
       );
     }
-    const t = s.threads[threadIndex]!;
+    const thread = s.threads[threadIndex]!;
+    const external = (flags & HeapRecordFlag.External) !== 0;
+    const t = external ? thread.external : thread.heap;
     s.timeUs += unzigzagWide(src.uvarint49());
     if (flags === HeapRecordFlag.Memory) {
       const externalBytes = src.uvarint49();
@@ -170,7 +178,7 @@ export class HeapSectionDecoder {
       return {
         flags,
         threadIndex,
-        threadId: t.threadId,
+        threadId: thread.threadId,
         timeUs: s.timeUs,
         sinceUs: s.timeUs,
         shortLived: 0,
@@ -181,6 +189,7 @@ export class HeapSectionDecoder {
         freed: NO_OBJECTS,
         externalBytes,
         arrayBuffersBytes,
+        external: false,
       };
     }
     const live = (flags & HeapRecordFlag.Live) !== 0;
@@ -288,7 +297,7 @@ export class HeapSectionDecoder {
     return {
       flags,
       threadIndex,
-      threadId: t.threadId,
+      threadId: thread.threadId,
       timeUs: s.timeUs,
       sinceUs,
       shortLived,
@@ -299,6 +308,7 @@ export class HeapSectionDecoder {
       freed,
       externalBytes: 0,
       arrayBuffersBytes: 0,
+      external,
     };
   }
 }
@@ -315,10 +325,16 @@ function unzigzag32(z: number): number {
   return (z >>> 1) ^ -(z & 1);
 }
 
-class ThreadState {
+/** One ordinal space of a thread: V8's sampled objects, or the external ones. */
+class ObjectSpace {
   previousOrdinal = 0;
   previousSize = 0;
   readonly live = new LiveList(false);
+}
+
+class ThreadState {
+  readonly heap = new ObjectSpace();
+  readonly external = new ObjectSpace();
   constructor(readonly threadId: bigint) {}
 }
 
