@@ -56,10 +56,9 @@ export const plannedTrace: fc.Arbitrary<PlannedTrace> = fc.record({
     minLength: 1,
     maxLength: 8,
   }),
-  live: fc.array(
-    fc.record({ thread: fc.nat(2), count: fc.integer({ min: 1, max: 20 }), external: fc.boolean() }),
-    { maxLength: 4 },
-  ),
+  live: fc.array(fc.record({ thread: fc.nat(2), count: fc.integer({ min: 1, max: 20 }), external: fc.boolean() }), {
+    maxLength: 4,
+  }),
   polls: fc.array(
     fc.record({
       thread: fc.nat(2),
@@ -252,8 +251,7 @@ export function readBack(source: HeapTraceSource): PlainBatch[] {
         shortLived: b.shortLived,
         ...ext,
       });
-    else
-      out.push({ kind: 'free', threadId, timeUs: b.timeUs, sinceUs: b.sinceUs, ordinals: [...b.ordinals], ...ext });
+    else out.push({ kind: 'free', threadId, timeUs: b.timeUs, sinceUs: b.sinceUs, ordinals: [...b.ordinals], ...ext });
   }
   for (const m of source.externalMemory?.() ?? []) {
     const { timeUs, externalBytes, arrayBuffersBytes } = m;

@@ -82,7 +82,9 @@ export const NO_EXTERNAL: ExternalPoll = {
   collected: NONE,
 };
 
-type Sampled = (result: object, bytes: number, api: string, caller: Function) => void;
+/** A function on the stack (the wrapper, or the construct trap): captureStackTrace cuts it and what it called. */
+type Caller = (...args: never[]) => unknown;
+type Sampled = (result: object, bytes: number, api: string, caller: Caller) => void;
 
 /** The sampler installed in this thread, if any: the wrappers are the thread's globals, one set at a time. */
 let installed: ExternalSampler | null = null;
@@ -114,6 +116,7 @@ export class ExternalSampler {
   ) {
     this.countdown = this.draw();
     if (installed !== null) return;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- one set of wrappers per thread: its owner
     installed = this;
     this.install();
   }
@@ -193,10 +196,10 @@ export class ExternalSampler {
   };
 
   /** The program's stack at the allocation, below it a frame naming the API: `(external) Buffer.alloc`. */
-  private stackOf(api: string, caller: Function): number {
+  private stackOf(api: string, caller: Caller): number {
     const prepare = Error.prepareStackTrace;
     const limit = Error.stackTraceLimit;
-    let sites: NodeJS.CallSite[] = [];
+    let sites: NodeJS.CallSite[];
     try {
       Error.prepareStackTrace = (_error, callSites): NodeJS.CallSite[] => callSites;
       Error.stackTraceLimit = STACK_LIMIT;
@@ -223,15 +226,15 @@ export class ExternalSampler {
       const original = g[name] as (new (...args: unknown[]) => object) | undefined;
       if (typeof original !== 'function') return;
       const proto = original.prototype as { constructor: unknown };
-      const construct = (target: typeof original, args: unknown[], newTarget: Function): object => {
-        const made = Reflect.construct(target, args, newTarget === proxy ? target : newTarget) as object;
+      const construct = (target: typeof original, args: unknown[], newTarget: unknown): object => {
+        const made = Reflect.construct(target, args, (newTarget === proxy ? target : newTarget) as typeof target);
         if (nested > 0) return made;
         const bytes = bytesOf(args, made as ArrayBufferLike);
         // The stack is taken from the trap's caller: the program's `new`.
         if (bytes > 0 && counts(bytes)) sample(made, bytes, `new ${name}`, construct);
         return made;
       };
-      const proxy: object = new Proxy(original, { construct });
+      const proxy: object = new Proxy(original, { construct: construct as ProxyHandler<typeof original>['construct'] });
       g[name] = proxy;
       proto.constructor = proxy;
       this.undo.push(() => {
