@@ -29,6 +29,7 @@ interface RecorderBatch {
   timeUs: number;
   sinceUs: number;
   ordinals: Uint32Array;
+  external?: boolean;
 }
 
 interface RecorderAllocations extends RecorderBatch {
@@ -84,6 +85,7 @@ export class HeapTraceCollector implements HeapTraceSource {
       sizes: batch.sizes,
       stackIds,
       shortLived: batch.shortLived,
+      ...(batch.external === true ? { external: true } : {}),
     });
   }
 
@@ -95,6 +97,7 @@ export class HeapTraceCollector implements HeapTraceSource {
       timeUs: batch.timeUs,
       sinceUs: batch.sinceUs,
       ordinals: batch.ordinals,
+      ...(batch.external === true ? { external: true } : {}),
     });
   }
 

@@ -30,6 +30,11 @@ import { NO_HEAP_STACK, unsampledWeight, type HeapTraceSource } from '../profile
 
 export interface LeakSuspect {
   funcname: string;
+  /**
+   * The site's objects are external (Buffer and ArrayBuffer backing stores the recorder sampled): a site of its own
+   * beside the same function's V8 heap objects; `leaf` names the allocating API, `(external) Buffer.alloc`.
+   */
+  external: boolean;
   filename: string;
   lineno: number | null;
   /** Live at the end, scaled to the whole heap (bytes, objects), and the sampled objects behind them. */
@@ -108,6 +113,7 @@ export interface LeakReport {
 
 interface SiteState {
   frame: number;
+  external: boolean;
   live: number;
   liveObjects: number;
   sampledLive: number;
@@ -173,7 +179,8 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     }
     return trace.stacks.frame(stack);
   };
-  const siteOf = (stack: number): SiteState | undefined => {
+  // A stack keeps the site it was first given (a stack's objects are all external or none: the leaf tells).
+  const siteOf = (stack: number, external = false): SiteState | undefined => {
     if (stack === NO_HEAP_STACK || stack === 0) return undefined;
     if (stack >= siteOfStack.length) {
       const grown = new Int32Array(Math.max(stack + 1, trace.stacks.size, siteOfStack.length * 2)).fill(SITE_NONE);
@@ -183,12 +190,15 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     let s = siteOfStack[stack]!;
     if (s < 0) {
       const frame = siteFrame(stack);
-      s = siteOfFrame.get(frame) ?? SITE_NONE;
+      // A function's external stores are a site apart from its V8 objects (their stacks differ by their leaf).
+      const key = frame * 2 + (external ? 1 : 0);
+      s = siteOfFrame.get(key) ?? SITE_NONE;
       if (s < 0) {
         s = sites.length;
-        siteOfFrame.set(frame, s);
+        siteOfFrame.set(key, s);
         sites.push({
           frame,
+          external,
           live: 0,
           liveObjects: 0,
           sampledLive: 0,
@@ -242,7 +252,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
   const summary = replayHeapTrace(trace, {
     alloc(live, slot, timeUs) {
       const stack = live.stacks[slot]!;
-      const s = siteOf(stack);
+      const s = siteOf(stack, live.externals[slot] === 1);
       if (s === undefined) return;
       const w = unsampledWeight(live.sizes[slot]!, interval);
       settle(s);
@@ -263,7 +273,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     },
     free(live, slot, timeUs) {
       openPollFreed = true;
-      const s = siteOf(live.stacks[slot]!);
+      const s = siteOf(live.stacks[slot]!, live.externals[slot] === 1);
       if (s === undefined) return;
       const w = unsampledWeight(live.sizes[slot]!, interval);
       settle(s);
@@ -340,6 +350,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     const leafFrame = top === undefined ? s.frame : trace.stacks.frame(top.stack);
     suspects.push({
       funcname: anonymousName(frame.funcname),
+      external: s.external,
       filename: frame.filename,
       lineno: frame.lineno,
       liveBytes: Math.max(0, Math.round(s.live)),

@@ -2,14 +2,20 @@
  * The sampled objects alive at the current point of a heap trace's replay,
  * as typed columns with a free list: memory is the live set (bounded by the
  * heap over the sampling interval), never the number of events read. An
- * object is found by (thread, V8 ordinal), the pair a free names it by.
+ * object is found by (thread, ordinal space, ordinal), what a free names it
+ * by: V8's sampled objects and the external ones (Buffer and ArrayBuffer
+ * backing stores) are numbered apart.
  */
 import { resized } from '../typed-arrays';
 import { unsampledWeight } from '../profile/index';
 import { HeapQueryBudget } from '../tachyon/index';
 
-/** Ordinals are u32: thread index above them keeps the key an exact integer below 2^53. */
+/** Ordinals are u32: (thread index, space) above them keeps the key an exact integer below 2^53. */
 const THREAD_SPAN = 2 ** 32;
+
+function keyOf(thread: number, ordinal: number, external: boolean): number {
+  return (thread * 2 + (external ? 1 : 0)) * THREAD_SPAN + ordinal;
+}
 
 export class LiveSet {
   private readonly slotOf = new Map<number, number>();
@@ -18,6 +24,8 @@ export class LiveSet {
   sizes = new Uint32Array(256);
   stacks = new Uint32Array(256);
   threads = new Uint32Array(256);
+  /** 1: an external object (a Buffer or ArrayBuffer backing store). */
+  externals = new Uint8Array(256);
   allocTimesUs = new Float64Array(256);
   /** A consumer's own mark per object (e.g. "counted in the window"). */
   marks = new Uint8Array(256);
@@ -44,13 +52,13 @@ export class LiveSet {
     return this.slotOf.size;
   }
 
-  has(thread: number, ordinal: number): boolean {
-    return this.slotOf.has(thread * THREAD_SPAN + ordinal);
+  has(thread: number, ordinal: number, external = false): boolean {
+    return this.slotOf.has(keyOf(thread, ordinal, external));
   }
 
   /** Adds an object and returns its slot (valid until the object is removed). */
-  add(thread: number, ordinal: number, size: number, stack: number, allocTimeUs: number): number {
-    const key = thread * THREAD_SPAN + ordinal;
+  add(thread: number, ordinal: number, size: number, stack: number, allocTimeUs: number, external = false): number {
+    const key = keyOf(thread, ordinal, external);
     const known = this.slotOf.get(key);
     if (known !== undefined) return known;
     let slot = this.freeSlots.pop();
@@ -63,6 +71,7 @@ export class LiveSet {
     this.sizes[slot] = size;
     this.stacks[slot] = stack;
     this.threads[slot] = thread;
+    this.externals[slot] = external ? 1 : 0;
     this.allocTimesUs[slot] = allocTimeUs;
     this.marks[slot] = 0;
     this.sampledBytes += size;
@@ -72,8 +81,8 @@ export class LiveSet {
   }
 
   /** Removes an object; returns the slot it had (its columns stay readable until the next add), or -1 if unknown. */
-  remove(thread: number, ordinal: number): number {
-    const key = thread * THREAD_SPAN + ordinal;
+  remove(thread: number, ordinal: number, external = false): number {
+    const key = keyOf(thread, ordinal, external);
     const slot = this.slotOf.get(key);
     if (slot === undefined) return -1;
     this.slotOf.delete(key);
@@ -95,6 +104,7 @@ export class LiveSet {
     this.sizes = resized(this.sizes, n);
     this.stacks = resized(this.stacks, n);
     this.threads = resized(this.threads, n);
+    this.externals = resized(this.externals, n);
     this.allocTimesUs = resized(this.allocTimesUs, n);
     this.estimates = resized(this.estimates, n);
     this.marks = resized(this.marks, n);

@@ -78,10 +78,13 @@ export function replayHeapTrace(
     lastUs: Number.NaN,
   };
   let pollUs = Number.NaN;
-  /** Per thread, the highest ordinal this replay has seen enter the live set (V8 numbers objects in order). */
+  /**
+   * Per thread and ordinal space (2 × thread, + 1 external), the highest ordinal this replay has seen enter the live
+   * set (V8 and the external sampler number objects in order).
+   */
   const seenUpTo = new Map<number, number>();
-  const see = (thread: number, ordinal: number): void => {
-    if (!(ordinal <= (seenUpTo.get(thread) ?? 0))) seenUpTo.set(thread, ordinal);
+  const see = (space: number, ordinal: number): void => {
+    if (!(ordinal <= (seenUpTo.get(space) ?? 0))) seenUpTo.set(space, ordinal);
   };
   const endPoll = (): void => {
     if (Number.isNaN(pollUs)) return;
@@ -100,22 +103,25 @@ export function replayHeapTrace(
     checkIds(trace, batch);
     // The query's bounds, before the batch's objects join the live set (a free batch adds none).
     live.budget.admit(batch.kind === 'free' ? 0 : batch.ordinals.length, batch.ordinals.length);
+    const external = batch.external === true;
+    const space = batch.thread * 2 + (external ? 1 : 0);
     if (batch.kind === 'live') {
       // Objects a file inherits are live at its start; within concatenated files, at the poll before it.
       if (Number.isNaN(pollUs)) at(trace.meta.startTimeUs);
-      const seen = seenUpTo.get(batch.thread) ?? 0;
+      const seen = seenUpTo.get(space) ?? 0;
       for (let i = 0; i < batch.ordinals.length; i++) {
         // A rotated file read after its predecessor inherits objects this replay already holds; one it saw
         // allocated and no longer holds was freed by a poll already read (a file read out of its place, after
         // that poll: its objects must not live twice).
-        if (live.has(batch.thread, batch.ordinals[i]!) || batch.ordinals[i]! <= seen) continue;
-        see(batch.thread, batch.ordinals[i]!);
+        if (live.has(batch.thread, batch.ordinals[i]!, external) || batch.ordinals[i]! <= seen) continue;
+        see(space, batch.ordinals[i]!);
         const slot = live.add(
           batch.thread,
           batch.ordinals[i]!,
           batch.sizes[i]!,
           batch.stackIds[i]!,
           batch.allocTimesUs[i]!,
+          external,
         );
         handlers.alloc?.(live, slot, batch.allocTimesUs[i]!, true);
       }
@@ -124,8 +130,9 @@ export function replayHeapTrace(
     at(batch.timeUs);
     if (batch.kind === 'alloc') {
       for (let i = 0; i < batch.ordinals.length; i++) {
-        see(batch.thread, batch.ordinals[i]!);
-        const slot = live.add(batch.thread, batch.ordinals[i]!, batch.sizes[i]!, batch.stackIds[i]!, batch.timeUs);
+        see(space, batch.ordinals[i]!);
+        const { ordinals, sizes, stackIds, timeUs } = batch;
+        const slot = live.add(batch.thread, ordinals[i]!, sizes[i]!, stackIds[i]!, timeUs, external);
         handlers.alloc?.(live, slot, batch.timeUs, false);
       }
       summary.allocations += batch.ordinals.length;
@@ -135,7 +142,7 @@ export function replayHeapTrace(
       }
     } else {
       for (let i = 0; i < batch.ordinals.length; i++) {
-        const slot = live.remove(batch.thread, batch.ordinals[i]!);
+        const slot = live.remove(batch.thread, batch.ordinals[i]!, external);
         if (slot < 0) {
           summary.unmatchedFrees++;
           continue;

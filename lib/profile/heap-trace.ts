@@ -44,6 +44,8 @@ export interface HeapLiveAtStart {
   /** Ids in the source's `stacks` (NO_HEAP_STACK: none). */
   stackIds: Uint32Array;
   allocTimesUs: Float64Array;
+  /** External objects (see HeapPollSpan.external). */
+  external?: boolean;
 }
 
 /**
@@ -57,6 +59,12 @@ export interface HeapPollSpan {
   sinceUs: number;
   /** V8's sample ordinals, ascending: its allocation order (frees: the freed objects' ordinals). */
   ordinals: Uint32Array;
+  /**
+   * The objects are external: Buffer and ArrayBuffer backing stores the program allocated from JavaScript, sampled
+   * by the recorder over their bytes at V8's mean interval (so weighed as V8's are), numbered in an ordinal space of
+   * their own per thread. Absent: V8's sampled objects.
+   */
+  external?: boolean;
 }
 
 /** The sampled objects a poll first saw, in columns beside `ordinals`. */
@@ -102,6 +110,13 @@ export interface ExternalMemorySample {
   arrayBuffersBytes: number;
 }
 
+export interface ExternalObjectCounts {
+  allocations: number;
+  frees: number;
+  /** Inherited by a rotated file. */
+  live: number;
+}
+
 export interface HeapTraceSource {
   readonly meta: HeapTraceMeta;
   /** Live tables, as in ProfileSource: a batch names only entries that exist when it is handed out. */
@@ -116,6 +131,11 @@ export interface HeapTraceSource {
   events(): Iterable<HeapEventBatch>;
   /** The external memory series, in time order (absent or empty: recorded before it, or not by Node). */
   externalMemory?(): ExternalMemorySample[];
+  /**
+   * How many of the events are external objects' (Buffer and ArrayBuffer stores the recorder sampled; counted in the
+   * totals too). Absent: the source cannot tell without a pass, or holds none.
+   */
+  externalObjects?(): ExternalObjectCounts;
   close?(): void;
 }
 

@@ -40,4 +40,5 @@ export {
   type HeapEventBatch,
   type HeapTraceSource,
   type ExternalMemorySample,
+  type ExternalObjectCounts,
 } from './heap-trace';

@@ -18,6 +18,8 @@ export interface PlainBatch {
   shortLived?: number;
   externalBytes?: number;
   arrayBuffersBytes?: number;
+  /** External objects' batch (Buffer/ArrayBuffer stores, their own ordinal space); absent: V8's. */
+  external?: true;
 }
 
 export interface PlannedPoll {
@@ -29,13 +31,15 @@ export interface PlannedPoll {
   freeMask: boolean[];
   /** The thread's external memory at the poll (null: none sent, as from a recorder before it). */
   memory: { externalBytes: number; arrayBuffersBytes: number } | null;
+  /** Events of the thread's external objects (HeapRecordFlag.External), numbered apart from V8's. */
+  external: boolean;
 }
 
 export interface PlannedTrace {
   threads: number;
   /** Stack shapes: depth and which frame names they draw from. */
   stackDepths: number[];
-  live: { thread: number; count: number }[];
+  live: { thread: number; count: number; external: boolean }[];
   polls: PlannedPoll[];
 }
 
@@ -52,7 +56,9 @@ export const plannedTrace: fc.Arbitrary<PlannedTrace> = fc.record({
     minLength: 1,
     maxLength: 8,
   }),
-  live: fc.array(fc.record({ thread: fc.nat(2), count: fc.integer({ min: 1, max: 20 }) }), { maxLength: 3 }),
+  live: fc.array(fc.record({ thread: fc.nat(2), count: fc.integer({ min: 1, max: 20 }), external: fc.boolean() }), {
+    maxLength: 4,
+  }),
   polls: fc.array(
     fc.record({
       thread: fc.nat(2),
@@ -68,10 +74,18 @@ export const plannedTrace: fc.Arbitrary<PlannedTrace> = fc.record({
       shortLived: fc.nat(5),
       freeMask: fc.array(fc.boolean(), { maxLength: 40 }),
       memory: fc.option(fc.record({ externalBytes: memoryBytes, arrayBuffersBytes: memoryBytes }), { nil: null }),
+      external: fc.boolean(),
     }),
     { maxLength: 25 },
   ),
 });
+
+/** Plans with no external objects: what a recording made before them (or without) writes. */
+export const plannedTraceWithoutExternal: fc.Arbitrary<PlannedTrace> = plannedTrace.map((p) => ({
+  ...p,
+  live: p.live.map((l) => ({ ...l, external: false })),
+  polls: p.polls.map((q) => ({ ...q, external: false })),
+}));
 
 /** Feeds `plan` to `sink` (begin, live batches, then polls as the recorder sends them); returns what must read back. */
 export function feedPlan(
@@ -103,17 +117,21 @@ export function feedPlan(
   const live = new Map<number, { ordinal: number; size: number; stack: number }[]>();
   const nextOrdinal = new Map<number, number>();
   const threadId = (t: number): number => 1000 + t;
+  // A thread's external objects are a second ordinal space: keyed apart (ordinals may repeat across the two).
+  const spaceOf = (t: number, external: boolean): number => t * 2 + (external ? 1 : 0);
+  const marked = (external: boolean): { external?: true } => (external ? { external: true } : {});
   sink.begin({ intervalBytes });
   for (const l of plan.live) {
     const t = l.thread % plan.threads;
-    if (live.has(t)) continue;
+    const space = spaceOf(t, l.external);
+    if (live.has(space)) continue;
     const objects = Array.from({ length: l.count }, (_, i) => ({
       ordinal: 10 + 3 * i,
       size: 16 * (i + 1),
       stack: stackOf(i % 10),
     }));
-    live.set(t, [...objects]);
-    nextOrdinal.set(t, 10 + 3 * l.count);
+    live.set(space, [...objects]);
+    nextOrdinal.set(space, 10 + 3 * l.count);
     const allocTimesUs = objects.map((_, i) => startTimeUs - 1000 * (l.count - i));
     const batch = {
       threadId: threadId(t),
@@ -122,6 +140,7 @@ export function feedPlan(
       stackIds: Uint32Array.from(objects, (o) => o.stack),
       allocTimesUs: Float64Array.from(allocTimesUs),
       stacks,
+      ...marked(l.external),
     };
     sink.live(batch);
     expected.push({
@@ -131,21 +150,24 @@ export function feedPlan(
       sizes: objects.map((o) => o.size),
       stacks: objects.map((o) => names(o.stack)),
       allocTimesUs,
+      ...marked(l.external),
     });
   }
   let time = startTimeUs;
   for (const p of plan.polls) {
     const t = p.thread % plan.threads;
+    const space = spaceOf(t, p.external);
+    const ext = marked(p.external);
     const since = time;
     time += p.step;
-    const held = live.get(t) ?? [];
+    const held = live.get(space) ?? [];
     const freed = held.filter(
       (_, i) => p.freeMask[i % Math.max(1, p.freeMask.length)] === true && p.freeMask.length > 0,
     );
-    let ordinal = nextOrdinal.get(t) ?? 1;
+    let ordinal = nextOrdinal.get(space) ?? 1;
     const made = p.allocs.map((a) => ({ ordinal: (ordinal += a.gap), size: a.size, stack: stackOf(a.stack) }));
-    nextOrdinal.set(t, ordinal);
-    live.set(t, [...held.filter((o) => !freed.includes(o)), ...made]);
+    nextOrdinal.set(space, ordinal);
+    live.set(space, [...held.filter((o) => !freed.includes(o)), ...made]);
     if (made.length > 0 || p.shortLived > 0) {
       sink.allocations({
         threadId: threadId(t),
@@ -156,6 +178,7 @@ export function feedPlan(
         stackIds: Uint32Array.from(made, (o) => o.stack),
         shortLived: p.shortLived,
         stacks,
+        ...ext,
       });
       expected.push({
         kind: 'alloc',
@@ -166,6 +189,7 @@ export function feedPlan(
         sizes: made.map((o) => o.size),
         stacks: made.map((o) => names(o.stack)),
         shortLived: p.shortLived,
+        ...ext,
       });
     }
     if (freed.length > 0) {
@@ -174,6 +198,7 @@ export function feedPlan(
         timeUs: time,
         sinceUs: since,
         ordinals: Uint32Array.from(freed, (o) => o.ordinal),
+        ...ext,
       });
       expected.push({
         kind: 'free',
@@ -181,6 +206,7 @@ export function feedPlan(
         timeUs: time,
         sinceUs: since,
         ordinals: freed.map((o) => o.ordinal),
+        ...ext,
       });
     }
     if (p.memory !== null) {
@@ -202,6 +228,7 @@ export function readBack(source: HeapTraceSource): PlainBatch[] {
   };
   for (const b of source.events()) {
     const threadId = String(source.threads[b.thread]!.threadId);
+    const ext: { external?: true } = b.external === true ? { external: true } : {};
     if (b.kind === 'live')
       out.push({
         kind: 'live',
@@ -210,6 +237,7 @@ export function readBack(source: HeapTraceSource): PlainBatch[] {
         sizes: [...b.sizes],
         stacks: [...b.stackIds].map(names),
         allocTimesUs: [...b.allocTimesUs],
+        ...ext,
       });
     else if (b.kind === 'alloc')
       out.push({
@@ -221,8 +249,9 @@ export function readBack(source: HeapTraceSource): PlainBatch[] {
         sizes: [...b.sizes],
         stacks: [...b.stackIds].map(names),
         shortLived: b.shortLived,
+        ...ext,
       });
-    else out.push({ kind: 'free', threadId, timeUs: b.timeUs, sinceUs: b.sinceUs, ordinals: [...b.ordinals] });
+    else out.push({ kind: 'free', threadId, timeUs: b.timeUs, sinceUs: b.sinceUs, ordinals: [...b.ordinals], ...ext });
   }
   for (const m of source.externalMemory?.() ?? []) {
     const { timeUs, externalBytes, arrayBuffersBytes } = m;

@@ -192,6 +192,14 @@ function heapLines(reader: ProfileReader, about?: RecordedBy): string[] {
       `              sampling interval ${n(h.intervalBytes)} bytes (V8's mean bytes allocated between samples)`,
     );
     const trace = reader.heapTrace();
+    const objects = trace?.externalObjects?.();
+    if (objects !== undefined && objects.allocations + objects.live > 0) {
+      const inherited = objects.live > 0 ? `, ${n(objects.live)} live at the start` : '';
+      lines.push(
+        `              of which external: ${n(objects.allocations)} sampled Buffer/ArrayBuffer allocations, ` +
+          `${n(objects.frees)} frees${inherited} (their stores, with stacks; leaf "(external) …")`,
+      );
+    }
     const external = trace === null ? [] : externalMemoryTrends(trace);
     for (const line of formatExternalLines(external, (v) => formatValue(v, 'bytes')))
       lines.push(`              ${line}`);

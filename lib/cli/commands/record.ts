@@ -42,6 +42,8 @@ interface RecordFlags {
   heapInterval?: string;
   heapPolls?: HeapPolls;
   heapShortLived?: HeapShortLived;
+  /** false with --no-heap-buffers. */
+  heapBuffers: boolean;
   cpu: boolean;
   children: boolean;
   sourceMaps: boolean;
@@ -100,6 +102,11 @@ export function registerRecord(program: Command): Command {
       ).choices([...HEAP_SHORT_LIVED]),
     )
     .option(
+      '--no-heap-buffers',
+      'with --heap: leave Buffer and ArrayBuffer allocations unsampled (by default they are sampled by bytes with ' +
+        'their stacks, as external objects: V8 sees only their small JS objects)',
+    )
+    .option(
       '--no-cpu',
       "with --heap: record the heap alone; V8's CPU profiler is never started and the file holds no CPU samples " +
         '(nor are the processes the command starts recorded)',
@@ -150,6 +157,7 @@ export function registerRecord(program: Command): Command {
                 intervalBytes: flags.heapInterval === undefined ? undefined : parseByteSize(flags.heapInterval),
                 polls: flags.heapPolls,
                 shortLived: flags.heapShortLived,
+                buffers: flags.heapBuffers,
               })
             : undefined;
         let rotate: RotateOptions | undefined;

@@ -18,6 +18,11 @@ export interface HeapOptions {
    * the garbage; 'count' only counts them, as the inspector path always does (docs/memory.md).
    */
   shortLived?: HeapShortLived;
+  /**
+   * Sample the Buffer and ArrayBuffer stores the program allocates from JavaScript (default true; external.ts):
+   * V8's sampler sees only their small JS objects. false leaves Buffer and the ArrayBuffer constructors untouched.
+   */
+  buffers?: boolean;
 }
 
 export type HeapShortLived = 'stacks' | 'count';
@@ -91,7 +96,13 @@ export function checkHeapOptions(options: HeapOptions | true): Required<HeapOpti
       expected: 'stacks | count',
     });
   }
-  return { intervalBytes, nearLimitRatio, polls, shortLived };
+  const buffers = options.buffers ?? true;
+  if (typeof buffers !== 'boolean')
+    throw new ProfpackError(`heap.buffers must be true or false, not ${String(buffers)}`, {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'a boolean',
+    });
+  return { intervalBytes, nearLimitRatio, polls, shortLived, buffers };
 }
 
 /** "524288", "512k", "512KiB", "1m", "1MiB" → bytes (the CLI's --heap-interval). */

@@ -30,7 +30,7 @@
  * to lie between the last poll that saw it and the first poll after that GC).
  * Polls asked for directly (harvest(), the last one at stop) and those near
  * the heap limit always run; on the native sampler the direct ones collect
- * the garbage first (one full GC), so that what is live at the end is exact.
+ * the garbage first (two full GCs: sampler.ts), so that what is live at the end is exact.
  * Near the limit (limit.ts) a check every LIMIT_CHECK_MS harvests at once when
  * the use has climbed a step since the last poll, at most once per five times
  * the last poll's cost; a heap that sits near the limit without climbing gets
@@ -41,6 +41,7 @@ import { HeapLimitWatcher, LIMIT_CHECK_MS } from './limit';
 import type { HeapOptions } from './options';
 import type { HeapSamplerKind } from './probe';
 import { HeapSampler, monotonicUs } from './sampler';
+import { ExternalSampler } from './external';
 import { encodeHeapFrame, type PollMemory } from './wire';
 
 /**
@@ -98,6 +99,8 @@ function processCpuUs(): number {
 
 export class HeapRecorder {
   private readonly sampler: HeapSampler;
+  /** The Buffer and ArrayBuffer stores' sampler (external.ts); undefined with `buffers: false`. */
+  private readonly external: ExternalSampler | undefined;
   private readonly watcher: HeapLimitWatcher;
   private disposed = false;
   /** Set while drive()'s timer harvests: those polls are paced (unless options.polls is 'harvest'). */
@@ -129,6 +132,7 @@ export class HeapRecorder {
   ) {
     this.sampler = new HeapSampler(options.intervalBytes, undefined, options.shortLived);
     this.watcher = new HeapLimitWatcher(options.nearLimitRatio);
+    if (options.buffers) this.external = new ExternalSampler(options.intervalBytes, this.sampler.numbers);
     this.paced = options.polls === 'paced';
     this.shares = this.sampler.kind === 'native' ? NATIVE_POLL_SHARES : INSPECTOR_POLL_SHARES;
   }
@@ -171,10 +175,19 @@ export class HeapRecorder {
       if (poll === undefined) return;
       this.polls++;
       const memory = this.memoryChange();
-      if (poll.ordinals.length === 0 && poll.freed.length === 0 && poll.shortLived === 0 && memory === undefined)
+      const external = this.external?.take();
+      const externalEvents =
+        external === undefined ? 0 : external.ordinals.length + external.freed.length + external.collected.length;
+      if (
+        poll.ordinals.length === 0 &&
+        poll.freed.length === 0 &&
+        poll.shortLived === 0 &&
+        memory === undefined &&
+        externalEvents === 0
+      )
         return;
-      this.events += poll.ordinals.length + poll.freed.length + (poll.collected?.length ?? 0);
-      this.send(encodeHeapFrame(poll, this.threadId, this.sampler.numbers, memory));
+      this.events += poll.ordinals.length + poll.freed.length + (poll.collected?.length ?? 0) + externalEvents;
+      this.send(encodeHeapFrame(poll, this.threadId, this.sampler.numbers, memory, external));
     } catch (err) {
       this.dispose();
       process.emitWarning(`profpack: heap recording stopped: ${(err as Error).message}`);
@@ -271,5 +284,6 @@ export class HeapRecorder {
     if (this.disposed) return;
     this.disposed = true;
     this.sampler.dispose();
+    this.external?.dispose();
   }
 }

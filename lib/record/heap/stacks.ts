@@ -109,6 +109,10 @@ export class HeapStackNumbers {
       columnNumber: flat.columns[i]!,
     };
     this.rememberOrRecall(cf);
+    return this.callFrameNumber(cf);
+  }
+
+  private callFrameNumber(cf: CpuProfileCallFrame): number {
     const key = callFrameKey(cf);
     let n = this.frameNumbers.get(key);
     if (n === undefined) {
@@ -190,6 +194,13 @@ export class HeapStackNumbers {
       byNode.set(id, this.stackId(parentStack, this.frameNumber(flat, i)));
     }
     return byNode;
+  }
+
+  /** The stack id of call frames outermost first (-1: none), for stacks taken outside V8's sampler (external.ts). */
+  numberCallFrames(frames: readonly CpuProfileCallFrame[]): number {
+    let stack = -1;
+    for (const cf of frames) stack = this.stackId(stack, this.callFrameNumber(cf));
+    return stack;
   }
 
   /** numberFlat() of a tree as the inspector sends it. */

@@ -8,7 +8,11 @@
  * objects born and collected since the last poll (ordinal deltas: they are
  * among this frame's allocations, and the file applies a record's frees before
  * its allocations, so they go to the sink as a second free batch of the same
- * poll). Ordinals ascend, so their deltas are mostly one byte.
+ * poll). When the header has `external`, the external sampler's events
+ * (external.ts: Buffer and ArrayBuffer stores) follow in the same five columns
+ * (allocations, sizes, stacks, frees, collected) of their own ordinal space,
+ * handed on as batches marked `external`. Ordinals ascend, so their deltas
+ * are mostly one byte.
  */
 import type { CpuProfileCallFrame } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
@@ -17,6 +21,7 @@ import { HeapStacks, NO_STACK, type HeapAllocationBatch, type HeapEventSink, typ
 import type { HeapPoll } from './sampler';
 import type { HeapStackNumbers } from './stacks';
 import { grown } from '../../typed-arrays';
+import type { ExternalPoll } from './external';
 
 /** Bit 31 of a frame's length: a binary heap frame. */
 export const HEAP_FRAME_FLAG = 0x8000_0000;
@@ -33,6 +38,8 @@ interface HeapFrameHeader {
   collected?: number;
   stacks: number;
   frames: CpuProfileCallFrame[];
+  /** The external sampler's counts: allocations, frees, collected (absent: none, or a sender before it). */
+  extern?: [number, number, number];
   /** process.memoryUsage() at the poll (absent from senders before it). */
   external?: number;
   arrayBuffers?: number;
@@ -54,15 +61,23 @@ export interface PollMemory {
   arrayBuffersBytes: number;
 }
 
+function plusOne(stackIds: Uint32Array): Uint32Array {
+  const out = new Uint32Array(stackIds.length);
+  // NO_STACK + 1 wraps to 0.
+  for (let i = 0; i < stackIds.length; i++) out[i] = (stackIds[i]! + 1) >>> 0;
+  return out;
+}
+
 /**
  * The whole frame (length word included) for one poll; takes the stacks `numbers` has not sent yet. `memory`: the
- * thread's external memory then.
+ * thread's external memory then; `external`: the external sampler's events since the last poll.
  */
 export function encodeHeapFrame(
   poll: HeapPoll,
   threadId: number,
   numbers: HeapStackNumbers,
   memory?: PollMemory,
+  external?: ExternalPoll,
 ): Buffer {
   const fresh = numbers.takeNew();
   const collected = poll.collected ?? new Uint32Array(0);
@@ -78,13 +93,15 @@ export function encodeHeapFrame(
     stacks: fresh.stackParents.length,
     frames: fresh.frames,
   };
+  const ext =
+    external !== undefined && external.ordinals.length + external.freed.length + external.collected.length > 0
+      ? external
+      : undefined;
+  if (ext !== undefined) header.extern = [ext.ordinals.length, ext.freed.length, ext.collected.length];
   if (memory !== undefined) {
     header.external = memory.externalBytes;
     header.arrayBuffers = memory.arrayBuffersBytes;
   }
-  const stackIdsPlusOne = new Uint32Array(poll.stackIds.length);
-  // NO_STACK + 1 wraps to 0.
-  for (let i = 0; i < poll.stackIds.length; i++) stackIdsPlusOne[i] = (poll.stackIds[i]! + 1) >>> 0;
   const parentsPlusOne = new Uint32Array(fresh.stackParents.length);
   for (let i = 0; i < fresh.stackParents.length; i++) parentsPlusOne[i] = fresh.stackParents[i]! + 1;
   const columns = [
@@ -92,9 +109,12 @@ export function encodeHeapFrame(
     fresh.stackFrames,
     deltas(poll.ordinals),
     poll.sizes,
-    stackIdsPlusOne,
+    plusOne(poll.stackIds),
     deltas(poll.freed),
     deltas(collected),
+    ...(ext === undefined
+      ? []
+      : [deltas(ext.ordinals), ext.sizes, plusOne(ext.stackIds), deltas(ext.freed), deltas(ext.collected)]),
   ].map((c) => encodeU32Many(c));
   const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
   const bodyLength = 4 + headerBytes.length + columns.reduce((sum, c) => sum + c.length, 0);
@@ -203,6 +223,10 @@ export class HeapFrameReceiver {
     if (memory && !(isCount(external) && isCount(arrayBuffers)))
       throw bad('memory fields', offset + 8, '{ external, arrayBuffers } as byte counts, or neither');
     const collected = header?.collected ?? 0;
+    const extern = header?.extern ?? [0, 0, 0];
+    if (!Array.isArray(extern) || extern.length !== 3 || !extern.every(isCount))
+      throw bad('extern', offset + 8, '[allocations, frees, collected] as counts, or absent');
+    const [extAllocations, extFrees, extCollected] = extern;
     if (
       ![intervalBytes, allocations, frees, collected, stacks, shortLived, threadId].every(isCount) ||
       !Number.isFinite(timeUs) ||
@@ -228,6 +252,11 @@ export class HeapFrameReceiver {
     const stackIds = column(allocations);
     const freed = undelta(column(frees));
     const gone = undelta(column(collected));
+    const extOrdinals = undelta(column(extAllocations));
+    const extSizes = column(extAllocations);
+    const extStackIds = column(extAllocations);
+    const extFreed = undelta(column(extFrees));
+    const extGone = undelta(column(extCollected));
     if (at !== body.length)
       throw bad(`${body.length - at} bytes after the columns`, offset + at, 'the frame to end with its columns');
     if (!this.begun) {
@@ -247,18 +276,16 @@ export class HeapFrameReceiver {
         );
       sender.addStack(this.stacks.add(parent < 0 ? -1 : sender.stacks[parent]!, sender.frames[stackFrames[i]!]!));
     }
-    for (let i = 0; i < allocations; i++) {
-      const id = stackIds[i]! - 1;
-      if (id >= sender.stackCount)
-        throw bad(
-          `an allocation names stack ${id}`,
-          offset,
-          `a stack below ${sender.stackCount} of thread ${threadId}`,
-        );
-      stackIds[i] = id < 0 ? NO_STACK : sender.stacks[id]!;
+    for (const ids of [stackIds, extStackIds]) {
+      for (let i = 0; i < ids.length; i++) {
+        const id = ids[i]! - 1;
+        if (id >= sender.stackCount)
+          throw bad(`an allocation names stack ${id}`, offset, `a stack below ${sender.stackCount} of thread ${threadId}`);
+        ids[i] = id < 0 ? NO_STACK : sender.stacks[id]!;
+      }
     }
-    this.allocations += allocations;
-    this.frees += frees + collected;
+    this.allocations += allocations + extAllocations;
+    this.frees += frees + collected + extFrees + extCollected;
     this.shortLived += shortLived;
     // Files hold heap batches in time order; a worker's poll comes over the main thread's channel and may arrive
     // after a later poll of another thread: its time moves up to that one's (by the message's delay, ms).
@@ -285,6 +312,20 @@ export class HeapFrameReceiver {
       this.sink?.frees(batch);
     }
     if (collected > 0) this.sink?.frees({ threadId, timeUs: time, sinceUs: since, ordinals: gone });
+    const span = { threadId, timeUs: time, sinceUs: since, external: true };
+    if (extAllocations > 0) {
+      const { stacks: s } = this;
+      this.sink?.allocations({
+        ...span,
+        ordinals: extOrdinals,
+        sizes: extSizes,
+        stackIds: extStackIds,
+        shortLived: 0,
+        stacks: s,
+      });
+    }
+    if (extFrees > 0 || extCollected > 0) this.sink?.frees({ ...span, ordinals: extFreed });
+    if (extCollected > 0) this.sink?.frees({ ...span, ordinals: extGone });
     if (memory)
       this.sink?.memory?.({ threadId, timeUs: time, externalBytes: external!, arrayBuffersBytes: arrayBuffers! });
   }

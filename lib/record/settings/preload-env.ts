@@ -15,6 +15,8 @@ export const RecordEnv = {
   heapPolls: 'PROFPACK_RECORD_HEAP_POLLS',
   /** 'count': short-lived sampled objects are counted only (heap/options.ts, HeapShortLived). */
   heapShortLived: 'PROFPACK_RECORD_HEAP_SHORT_LIVED',
+  /** '0': no Buffer/ArrayBuffer sampling (heap/external.ts). */
+  heapBuffers: 'PROFPACK_RECORD_HEAP_BUFFERS',
   /** '0': a heap-only recording, V8's CPU profiler never started (record --no-cpu). */
   cpu: 'PROFPACK_RECORD_CPU',
   /**

@@ -102,13 +102,15 @@ if (isMainThread) {
     delete env[RecordEnv.heapPolls];
     const shortLived = env[RecordEnv.heapShortLived] === 'count' ? 'count' : 'stacks';
     delete env[RecordEnv.heapShortLived];
+    const buffers = env[RecordEnv.heapBuffers] !== '0';
+    delete env[RecordEnv.heapBuffers];
     const cpu = env[RecordEnv.cpu] !== '0';
     delete env[RecordEnv.cpu];
     const channel = defaultChannelName();
     const heap: HeapOptions | undefined =
       heapIntervalBytes === undefined
         ? undefined
-        : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls, shortLived };
+        : { intervalBytes: heapIntervalBytes, nearLimitRatio, polls, shortLived, buffers };
     if (workers) env[RecordEnv.channel] = channel;
     // Workers copy this thread's environment when they start: theirs carries the heap settings.
     if (workers && heap !== undefined) env[RecordEnv.workerHeap] = JSON.stringify(heap);

@@ -140,6 +140,7 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     env[RecordEnv.heapNearLimitRatio] = String(heap.nearLimitRatio);
     env[RecordEnv.heapPolls] = heap.polls;
     env[RecordEnv.heapShortLived] = heap.shortLived;
+    env[RecordEnv.heapBuffers] = heap.buffers ? '1' : '0';
   }
   if (!cpu) env[RecordEnv.cpu] = '0';
   else delete env[RecordEnv.cpu];

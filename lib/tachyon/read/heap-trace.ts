@@ -7,7 +7,13 @@
  */
 import { ErrorCode } from '../../errors';
 import { readInputFile } from '../../input';
-import type { ExternalMemorySample, HeapEventBatch, HeapTraceMeta, HeapTraceSource } from '../../profile/index';
+import type {
+  ExternalMemorySample,
+  ExternalObjectCounts,
+  HeapEventBatch,
+  HeapTraceMeta,
+  HeapTraceSource,
+} from '../../profile/index';
 // Not lib/profile/index: lib/profile/frames imports lib/tachyon, and this file loads with it.
 import { StackTable, ThreadTable, scriptPath, type Frame, type ThreadRef } from '../../profile/index';
 import { FORMAT_VERSION } from '../format';
@@ -93,13 +99,35 @@ class FileHeapTrace implements HeapTraceSource {
 
   /** One pass over the section (as events() makes), keeping its Memory records. */
   externalMemory(): ExternalMemorySample[] {
-    const out: ExternalMemorySample[] = [];
+    return this.externalPass().memory;
+  }
+
+  /** The same pass, counting the external objects' events. */
+  externalObjects(): ExternalObjectCounts {
+    return this.externalPass().objects;
+  }
+
+  private external: { memory: ExternalMemorySample[]; objects: ExternalObjectCounts } | null = null;
+
+  private externalPass(): { memory: ExternalMemorySample[]; objects: ExternalObjectCounts } {
+    if (this.external !== null) return this.external;
+    const memory: ExternalMemorySample[] = [];
+    const objects = { allocations: 0, frees: 0, live: 0 };
     for (const r of this.decoder.records()) {
       const thread = this.threadTable.intern(r.threadId);
       if (r.flags === HeapRecordFlag.Memory)
-        out.push({ thread, timeUs: r.timeUs, externalBytes: r.externalBytes, arrayBuffersBytes: r.arrayBuffersBytes });
+        memory.push({
+          thread,
+          timeUs: r.timeUs,
+          externalBytes: r.externalBytes,
+          arrayBuffersBytes: r.arrayBuffersBytes,
+        });
+      if (!r.external) continue;
+      if (r.flags & HeapRecordFlag.Live) objects.live += r.ordinals.length;
+      else objects.allocations += r.ordinals.length;
+      objects.frees += r.freed.length;
     }
-    return out;
+    return (this.external = { memory, objects });
   }
 
   /** Each call decodes the section again from its start (the tables only grow, so ids stay the same). */
@@ -118,6 +146,7 @@ class FileHeapTrace implements HeapTraceSource {
           sizes: r.sizes,
           stackIds: r.stackIds,
           allocTimesUs: r.allocTimesUs!,
+          ...(r.external ? { external: true } : {}),
         };
         continue;
       }
@@ -132,10 +161,18 @@ class FileHeapTrace implements HeapTraceSource {
           sizes: r.sizes,
           stackIds: r.stackIds,
           shortLived: r.shortLived,
+          ...(r.external ? { external: true } : {}),
         };
       }
       if (r.flags & HeapRecordFlag.Free)
-        yield { kind: 'free', thread, timeUs: r.timeUs, sinceUs: r.sinceUs, ordinals: r.freed };
+        yield {
+          kind: 'free',
+          thread,
+          timeUs: r.timeUs,
+          sinceUs: r.sinceUs,
+          ordinals: r.freed,
+          ...(r.external ? { external: true } : {}),
+        };
     }
   }
 }

@@ -47,6 +47,8 @@ export interface HeapRecord {
   /** Memory records: the thread's external and ArrayBuffer bytes at `timeUs` (else 0). */
   externalBytes: number;
   arrayBuffersBytes: number;
+  /** The objects are external (Buffer and ArrayBuffer backing stores, HeapRecordFlag.External). */
+  external: boolean;
 }
 
 /** Maps a decoded stack (frame ids, innermost first; depth ≥ 1) to the caller's stack id. */
@@ -58,6 +60,10 @@ const VALID_FLAGS = new Set([
   HeapRecordFlag.Free,
   HeapRecordFlag.Alloc | HeapRecordFlag.Free,
   HeapRecordFlag.Memory,
+  HeapRecordFlag.External | HeapRecordFlag.Live,
+  HeapRecordFlag.External | HeapRecordFlag.Alloc,
+  HeapRecordFlag.External | HeapRecordFlag.Free,
+  HeapRecordFlag.External | HeapRecordFlag.Alloc | HeapRecordFlag.Free,
 ]);
 
 const NO_OBJECTS = new Uint32Array(0);
@@ -204,6 +210,7 @@ export class HeapSectionDecoder {
         freed: memory ? NO_OBJECTS : r.freed.subarray(freed, freedEnd),
         externalBytes: recordNums[5 * k + 3]!,
         arrayBuffersBytes: recordNums[5 * k + 4]!,
+        external: (flags & HeapRecordFlag.External) !== 0,
       };
       objects = objectEnd;
       freed = freedEnd;
@@ -220,7 +227,7 @@ export class HeapSectionDecoder {
       throw bad(
         `record flags ${flags}`,
         src.offset(flagsAt),
-        'live (1), alloc (2), free (4), alloc+free (6) or memory (8)',
+        'live (1), alloc (2), free (4), alloc+free (6) or memory (8), the first four + external (16)',
       );
     const threadAt = src.pos;
     const threadIndex = src.uvarint32();
@@ -241,7 +248,9 @@ export class HeapSectionDecoder {
         threadAt,
       );
     }
-    const t = s.threads[threadIndex]!;
+    const thread = s.threads[threadIndex]!;
+    const external = (flags & HeapRecordFlag.External) !== 0;
+    const t = external ? thread.external : thread.heap;
     s.timeUs += unzigzagWide(src.uvarint49());
     if (flags === HeapRecordFlag.Memory) {
       const externalBytes = src.uvarint49();
@@ -250,7 +259,7 @@ export class HeapSectionDecoder {
       return {
         flags,
         threadIndex,
-        threadId: t.threadId,
+        threadId: thread.threadId,
         timeUs: s.timeUs,
         sinceUs: s.timeUs,
         shortLived: 0,
@@ -261,6 +270,7 @@ export class HeapSectionDecoder {
         freed: NO_OBJECTS,
         externalBytes,
         arrayBuffersBytes,
+        external: false,
       };
     }
     const live = (flags & HeapRecordFlag.Live) !== 0;
@@ -365,7 +375,7 @@ export class HeapSectionDecoder {
     return {
       flags,
       threadIndex,
-      threadId: t.threadId,
+      threadId: thread.threadId,
       timeUs: s.timeUs,
       sinceUs,
       shortLived,
@@ -376,6 +386,7 @@ export class HeapSectionDecoder {
       freed,
       externalBytes: 0,
       arrayBuffersBytes: 0,
+      external,
     };
   }
 }
@@ -392,11 +403,17 @@ function unzigzag32(z: number): number {
   return (z >>> 1) ^ -(z & 1);
 }
 
-class ThreadState {
+/** One ordinal space of a thread: V8's sampled objects, or the external ones. */
+class ObjectSpace {
   previousOrdinal = 0;
   previousSize = 0;
-  /** Made at the thread's first object: a thread with memory records only costs no list. */
+  /** Made at the space's first object: a thread with memory records only costs no list. */
   live: LiveList | null = null;
+}
+
+class ThreadState {
+  readonly heap = new ObjectSpace();
+  readonly external = new ObjectSpace();
   constructor(readonly threadId: bigint) {}
 }
 

@@ -35,13 +35,21 @@ export interface HeapObjects {
   stackKeys: ArrayLike<number>;
 }
 
+/** A thread's index in the section (-1: not defined yet), shared by its two ordinal spaces. */
+interface ThreadIndex {
+  index: number;
+}
+
+/** One ordinal space of a thread: V8's sampled objects, or the external ones (HeapRecordFlag.External). */
 class ThreadState {
-  index = -1;
   previousOrdinal = 0;
   previousSize = 0;
   readonly path = new StackPath();
   readonly live = new LiveList(true);
-  constructor(readonly threadId: bigint) {}
+  constructor(
+    readonly threadId: bigint,
+    readonly slot: ThreadIndex,
+  ) {}
 }
 
 function wholeUs(value: number, what: string): number {
@@ -71,6 +79,7 @@ export class HeapSectionEncoder {
   /** Stacks deeper than 256 frames, cut to their innermost 256 (as CPU stacks are). */
   stacksCut = 0;
   private readonly threads = new Map<bigint, ThreadState>();
+  private readonly externals = new Map<bigint, ThreadState>();
   private threadCount = 0;
   private readonly coder = new RecentStackCoder(MAX_STACK_DEPTH);
   private previousTimeUs: number;
@@ -100,13 +109,23 @@ export class HeapSectionEncoder {
     this.previousTimeUs = wholeUs(startTimeUs, 'start time');
   }
 
-  /** Objects live when the file begins, allocated at `allocTimesUs` (a rotated file's inheritance). */
-  live(threadId: bigint, timeUs: number, objects: HeapObjects, allocTimesUs: ArrayLike<number>): void {
-    const t = this.thread(threadId);
+  /**
+   * Objects live when the file begins, allocated at `allocTimesUs` (a rotated file's inheritance); `external`: the
+   * thread's external objects.
+   */
+  live(
+    threadId: bigint,
+    timeUs: number,
+    objects: HeapObjects,
+    allocTimesUs: ArrayLike<number>,
+    external = false,
+  ): void {
+    const t = this.thread(threadId, external);
     const n = objects.ordinals.length;
+    const kind = external ? HeapRecordFlag.External : 0;
     let start = 0;
     do {
-      this.beginRecord(HeapRecordFlag.Live, t, timeUs, timeUs);
+      this.beginRecord(HeapRecordFlag.Live | kind, t, timeUs, timeUs);
       const end = this.objects(t, objects, start, n, wholeUs(timeUs, 'time'), allocTimesUs);
       this.head.uvarint(end - start);
       this.totals.live += end - start;
@@ -117,7 +136,7 @@ export class HeapSectionEncoder {
 
   /**
    * One poll of one thread: its allocation batch (null: none) and its free
-   * batch (null: none), frees naming objects live before the poll.
+   * batch (null: none), frees naming objects live before the poll; `external`: of the thread's external objects.
    */
   poll(
     threadId: bigint,
@@ -125,16 +144,19 @@ export class HeapSectionEncoder {
     sinceUs: number,
     alloc: (HeapObjects & { shortLived: number }) | null,
     frees: ArrayLike<number> | null,
+    external = false,
   ): void {
     if (alloc === null && frees === null) return;
-    const t = this.thread(threadId);
+    const t = this.thread(threadId, external);
+    const kind = external ? HeapRecordFlag.External : 0;
     const n = alloc?.ordinals.length ?? 0;
     const time = wholeUs(timeUs, 'time');
     let start = 0;
     do {
       // A big poll continues in more records; its frees ride with the first, applied before its allocations.
       const first = start === 0;
-      const flags = (alloc !== null ? HeapRecordFlag.Alloc : 0) | (first && frees !== null ? HeapRecordFlag.Free : 0);
+      const flags =
+        kind | (alloc !== null ? HeapRecordFlag.Alloc : 0) | (first && frees !== null ? HeapRecordFlag.Free : 0);
       this.beginRecord(flags, t, timeUs, sinceUs);
       const freed = flags & HeapRecordFlag.Free ? this.codeFrees(t, frees!) : 0;
       let end = start;
@@ -177,15 +199,26 @@ export class HeapSectionEncoder {
     this.chunk.length = 0;
   }
 
-  /** Each thread's live objects now (ordinals, sizes, stack keys, allocation times: the payload columns). */
-  *liveObjects(): Iterable<{ threadId: bigint; live: LiveList }> {
-    for (const t of this.threads.values()) if (t.live.length > 0) yield { threadId: t.threadId, live: t.live };
+  /**
+   * Each thread's live objects now (ordinals, sizes, stack keys, allocation times: the payload columns), V8's then the
+   * external ones.
+   */
+  *liveObjects(): Iterable<{ threadId: bigint; live: LiveList; external: boolean }> {
+    for (const [spaces, external] of [
+      [this.threads, false],
+      [this.externals, true],
+    ] as const) {
+      for (const t of spaces.values()) if (t.live.length > 0) yield { threadId: t.threadId, live: t.live, external };
+    }
   }
 
-  private thread(threadId: bigint): ThreadState {
+  private thread(threadId: bigint, external = false): ThreadState {
     let t = this.threads.get(threadId);
-    if (t === undefined) this.threads.set(threadId, (t = new ThreadState(threadId)));
-    return t;
+    if (t === undefined) this.threads.set(threadId, (t = new ThreadState(threadId, { index: -1 })));
+    if (!external) return t;
+    let e = this.externals.get(threadId);
+    if (e === undefined) this.externals.set(threadId, (e = new ThreadState(threadId, t.slot)));
+    return e;
   }
 
   /** The record's header fields up to its counts (its columns were coded before it: they decide the counts). */
@@ -193,12 +226,12 @@ export class HeapSectionEncoder {
     const h = this.head;
     h.length = 0;
     h.u8(flags);
-    if (t.index < 0) {
-      t.index = this.threadCount++;
-      h.uvarint(t.index);
+    if (t.slot.index < 0) {
+      t.slot.index = this.threadCount++;
+      h.uvarint(t.slot.index);
       h.uvarint64(t.threadId);
     } else {
-      h.uvarint(t.index);
+      h.uvarint(t.slot.index);
     }
     const time = wholeUs(timeUs, 'time');
     timeDelta(h, time - this.previousTimeUs, 'time step');

@@ -19,6 +19,12 @@ export const HeapRecordFlag = {
    * backing stores V8's sampler does not see. Files from before it have none.
    */
   Memory: 8,
+  /**
+   * With Live, Alloc and/or Free: the objects are external ones (Buffer and ArrayBuffer backing stores the recorded
+   * program allocated, sampled by the recorder's own Poisson process over their bytes at the same mean interval), in
+   * an ordinal space and live list of their own per thread. Files from before it have none.
+   */
+  External: 16,
 } as const;
 
 /** A chunk is closed once its records reach this many bytes (zstd compresses each chunk alone: bigger is smaller). */

@@ -31,6 +31,8 @@ export interface HeapSinkStacks {
 
 export interface HeapSinkFrees extends HeapPollSpan {
   threadId: number;
+  /** External objects (Buffer and ArrayBuffer backing stores), in their own ordinal space; absent: V8's. */
+  external?: boolean;
 }
 
 export interface HeapSinkAllocations extends HeapSinkFrees, HeapPollColumns {
@@ -53,6 +55,7 @@ export interface HeapSinkLive {
   stackIds: Uint32Array;
   allocTimesUs: Float64Array;
   stacks: HeapSinkStacks;
+  external?: boolean;
 }
 
 export interface HeapSinkOptions {
@@ -101,7 +104,13 @@ export class HeapFileSink {
   frees(batch: HeapSinkFrees): void {
     const p = this.pending;
     const enc = this.started();
-    if (p !== null && p.threadId === batch.threadId && p.timeUs === batch.timeUs) {
+    const external = batch.external === true;
+    if (
+      p !== null &&
+      p.threadId === batch.threadId &&
+      p.timeUs === batch.timeUs &&
+      (p.external === true) === external
+    ) {
       this.pending = null;
       enc.poll(
         BigInt(p.threadId),
@@ -109,10 +118,11 @@ export class HeapFileSink {
         p.sinceUs,
         { ordinals: p.ordinals, sizes: p.sizes, stackKeys: p.stackIds, shortLived: p.shortLived },
         batch.ordinals,
+        external,
       );
     } else {
       this.settle();
-      enc.poll(BigInt(batch.threadId), batch.timeUs, batch.sinceUs, null, batch.ordinals);
+      enc.poll(BigInt(batch.threadId), batch.timeUs, batch.sinceUs, null, batch.ordinals, external);
     }
   }
 
@@ -126,7 +136,7 @@ export class HeapFileSink {
     this.settle();
     this.stacks = batch.stacks;
     const objects = { ordinals: batch.ordinals, sizes: batch.sizes, stackKeys: batch.stackIds };
-    this.started().live(BigInt(batch.threadId), this.startTimeUs, objects, batch.allocTimesUs);
+    this.started().live(BigInt(batch.threadId), this.startTimeUs, objects, batch.allocTimesUs, batch.external === true);
   }
 
   /** Ends the chunk being filled (ProfileWriter.flush). */
@@ -160,7 +170,7 @@ export class HeapFileSink {
     this.settle();
     const out: HeapSinkLive[] = [];
     if (this.encoder === null || this.stacks === null) return out;
-    for (const { threadId, live } of this.encoder.liveObjects()) {
+    for (const { threadId, live, external } of this.encoder.liveObjects()) {
       const c = live.columns();
       out.push({
         threadId: Number(threadId),
@@ -169,6 +179,7 @@ export class HeapFileSink {
         stackIds: c.stacks,
         allocTimesUs: c.timesUs,
         stacks: this.stacks,
+        ...(external ? { external } : {}),
       });
     }
     return out;
@@ -203,6 +214,7 @@ export class HeapFileSink {
       p.sinceUs,
       { ordinals: p.ordinals, sizes: p.sizes, stackKeys: p.stackIds, shortLived: p.shortLived },
       null,
+      p.external === true,
     );
   }
 

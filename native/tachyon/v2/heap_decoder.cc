@@ -142,11 +142,17 @@ class LiveList {
   }
 };
 
-struct Thread {
-  uint64_t threadId;
+// One ordinal space of a thread: V8's sampled objects, or the external ones (Buffers, ArrayBuffers).
+struct ObjectSpace {
   uint32_t previousOrdinal = 0;
   uint32_t previousSize = 0;
   LiveList live;
+};
+
+struct Thread {
+  uint64_t threadId;
+  ObjectSpace heap;
+  ObjectSpace external;
 };
 
 }  // namespace
@@ -174,10 +180,11 @@ enum Total { kRecords, kAllocations, kFrees, kLive, kShortLived };
 void DecodeRecord(HeapDecoder::State& s, const uint8_t* data, size_t size, size_t& pos, HeapRecords& out) {
   const size_t flagsAt = pos;
   const uint8_t flags = data[pos++];  // the caller checked a byte is left
-  if (flags != kHeapLive && flags != kHeapAlloc && flags != kHeapFree && flags != (kHeapAlloc | kHeapFree) &&
-      flags != kHeapMemory) {
+  const uint8_t kind = flags & ~kHeapExternal;
+  const bool objects = kind == kHeapLive || kind == kHeapAlloc || kind == kHeapFree || kind == (kHeapAlloc | kHeapFree);
+  if (!(objects || flags == kHeapMemory)) {
     Bad("record flags " + std::to_string(flags), flagsAt,
-        "live (1), alloc (2), free (4), alloc+free (6) or memory (8)");
+        "live (1), alloc (2), free (4), alloc+free (6) or memory (8), the first four + external (16)");
   }
   const size_t threadAt = pos;
   const uint32_t threadIndex = leb128::DecodeU32(data, size, pos);
@@ -194,7 +201,8 @@ void DecodeRecord(HeapDecoder::State& s, const uint8_t* data, size_t size, size_
            "record names thread " + std::to_string(threadIndex) + ", " + std::to_string(s.threads.size()) + " defined",
            threadAt, "at most " + std::to_string(s.threads.size()));
   }
-  Thread& t = s.threads[threadIndex];
+  Thread& thread = s.threads[threadIndex];
+  ObjectSpace& t = flags & kHeapExternal ? thread.external : thread.heap;
   s.timeUs += UnzigzagWide(DecodeU49(data, size, pos));
   const size_t objectsBefore = out.ordinals.size();
   const size_t freedBefore = out.freed.size();

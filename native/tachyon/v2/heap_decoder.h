@@ -24,7 +24,7 @@ constexpr uint32_t kHeapMaxStackDepth = 256;
 constexpr uint32_t kHeapMaxThreads = 65536;
 
 // heap-format.ts HeapRecordFlag.
-enum HeapFlag : uint8_t { kHeapLive = 1, kHeapAlloc = 2, kHeapFree = 4, kHeapMemory = 8 };
+enum HeapFlag : uint8_t { kHeapLive = 1, kHeapAlloc = 2, kHeapFree = 4, kHeapMemory = 8, kHeapExternal = 16 };
 
 // What one call decoded: whole records only (a record that fails leaves nothing).
 struct HeapRecords {

@@ -308,14 +308,22 @@ describe('heap options', () => {
       nearLimitRatio: 0.85,
       polls: 'paced',
       shortLived: 'stacks',
+      buffers: true,
     });
     expect(
-      checkHeapOptions({ intervalBytes: 32768, nearLimitRatio: 0.5, polls: 'harvest', shortLived: 'count' }),
+      checkHeapOptions({
+        intervalBytes: 32768,
+        nearLimitRatio: 0.5,
+        polls: 'harvest',
+        shortLived: 'count',
+        buffers: false,
+      }),
     ).toEqual({
       intervalBytes: 32768,
       nearLimitRatio: 0.5,
       polls: 'harvest',
       shortLived: 'count',
+      buffers: false,
     });
     for (const bad of [
       { intervalBytes: 0 },
@@ -326,6 +334,7 @@ describe('heap options', () => {
       { nearLimitRatio: 1.5 },
       { polls: 'always' },
       { shortLived: 'all' },
+      { buffers: 'yes' },
       null,
       7,
     ]) {
