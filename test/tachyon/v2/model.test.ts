@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../../lib/backend';
 import { ErrorCode, isProfpackError } from '../../../lib/errors';
-import { tachyonAdapter } from '../../../lib/formats/tachyon';
+import { tachyonAdapter } from '../../../lib/formats/tachyon/index';
 import { FOOTER_SIZE, Header } from '../../../lib/tachyon/format';
 import { ModelWriter, ProfileReader, ProfileWriter, downgrade } from '../../../lib/tachyon/index';
 import { HeaderFlag, MODEL_OFFSET_IN_FOOTER } from '../../../lib/tachyon/v2/format';

@@ -2,7 +2,7 @@
 // pprof reads them (every sample type's sum, records, defaults, labels), and
 // hand-built profiles for what those files do not show (packed and unpacked
 // fields, inline frames, address-only locations, thread and time labels,
-// values beyond 2^32, negatives). Hostile input is in pprof-hostile.test.ts.
+// values beyond 2^32, negatives). Hostile input is in pprof/hostile.test.ts.
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -18,12 +18,12 @@ import {
   ValueType,
 } from 'pprof-format';
 import { describe, expect, it } from 'vitest';
-import { detectPprof, pprofAdapter, readPprof } from '../../lib/formats/pprof';
-import type { OutsideExpectations } from '../support/outside-expected';
-import { sharedPath } from '../support/environment';
-import { goPprofRaw, goPprofTop } from '../support/outside-tools';
-import { outsideDir, pprofFixtures, totals } from './pprof-support';
-import { expectCoded } from './helpers';
+import { detectPprof, pprofAdapter, readPprof } from '../../../lib/formats/pprof/index';
+import type { OutsideExpectations } from '../../support/outside-expected';
+import { sharedPath } from '../../support/environment';
+import { goPprofRaw, goPprofTop } from '../../support/outside-tools';
+import { outsideDir, pprofFixtures, totals } from './support';
+import { expectCoded } from '../helpers';
 
 const expected = JSON.parse(readFileSync(path.join(outsideDir, 'expected.json'), 'utf8')) as OutsideExpectations;
 

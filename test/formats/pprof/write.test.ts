@@ -8,16 +8,16 @@ import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { collapsedAdapter } from '../../lib/formats/collapsed';
-import { convert } from '../../lib/formats/convert';
-import { ProfileWriter } from '../../lib/tachyon/index';
-import { NOT_EPOCH_COMMENT, readPprof } from '../../lib/formats/pprof';
-import { makeFrame, ProfileBuilder } from '../../lib/profile/index';
-import { goPprof, goPprofRaw, goPprofRawTotals } from '../support/outside-tools';
-import { outsideDir, pprofFixtures, rawView, tagsView, totals, writeFile } from './pprof-support';
-import { scratchDir } from '../support/scratch-dir';
+import { collapsedAdapter } from '../../../lib/formats/collapsed';
+import { convert } from '../../../lib/formats/convert';
+import { ProfileWriter } from '../../../lib/tachyon/index';
+import { NOT_EPOCH_COMMENT, readPprof } from '../../../lib/formats/pprof/index';
+import { makeFrame, ProfileBuilder } from '../../../lib/profile/index';
+import { goPprof, goPprofRaw, goPprofRawTotals } from '../../support/outside-tools';
+import { outsideDir, pprofFixtures, rawView, tagsView, totals, writeFile } from './support';
+import { scratchDir } from '../../support/scratch-dir';
 import { Profile } from 'pprof-format';
-import { expectCoded } from './helpers';
+import { expectCoded } from '../helpers';
 
 const work = scratchDir('profpack-pprof-write-');
 

@@ -16,9 +16,9 @@
  *   batch from the bytes each time `batches()` runs, so memory is the bytes,
  *   the tables and one batch, whatever the number of samples.
  */
-import { BATCH_ROWS, SourceTables, newBatch, sliceBatch, isEpochUs, nanosPerUnit } from '../profile/index';
-import type { Label, ProfileMeta, ProfileSource, SampleBatch, SampleType } from '../profile/index';
-import type { ReadOptions } from './adapter';
+import { BATCH_ROWS, SourceTables, newBatch, sliceBatch, isEpochUs, nanosPerUnit } from '../../profile/index';
+import type { Label, ProfileMeta, ProfileSource, SampleBatch, SampleType } from '../../profile/index';
+import type { ReadOptions } from '../adapter';
 import {
   badPprof,
   DATADOG,
@@ -30,17 +30,10 @@ import {
   THREAD_ID_KEYS,
   THREAD_NAME_KEYS,
   WireType,
-} from './pprof-proto';
-import { PackedStackCache } from './pprof-stack-cache';
-import {
-  readLocations,
-  sampleTypesOf,
-  scanProfile,
-  stringAt,
-  type LocationFrames,
-  type PprofHeader,
-} from './pprof-tables';
-import { resized } from '../typed-arrays';
+} from './proto';
+import { PackedStackCache } from './stack-cache';
+import { readLocations, sampleTypesOf, scanProfile, stringAt, type LocationFrames, type PprofHeader } from './tables';
+import { resized } from '../../typed-arrays';
 
 /** What a label key means to the reader. */
 const enum KeyRole {

@@ -7,9 +7,9 @@
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildForTests } from '../support/build';
-import { goPprof } from '../support/outside-tools';
-import { outsideDir, pprofFixtures, rawView, tagsView } from './pprof-support';
+import { buildForTests } from '../../support/build';
+import { goPprof } from '../../support/outside-tools';
+import { outsideDir, pprofFixtures, rawView, tagsView } from './support';
 
 describe('pprof → Tachyon version 2 → pprof, checked by go tool pprof', () => {
   const { build, dir: work } = buildForTests('profpack-pprof-v2-');

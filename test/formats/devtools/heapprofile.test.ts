@@ -5,12 +5,12 @@ import * as path from 'node:path';
 import Ajv from 'ajv';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { heapprofileAdapter } from '../../lib/formats/heapprofile';
-import type { HeapProfile, HeapProfileNode } from '../../lib/v8/index';
-import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
-import { launch } from '../view/browser';
-import { speedscopeTable } from './speedscope-app';
-import { expectCoded, fuzzJson, read, totals, write } from './helpers';
+import { heapprofileAdapter } from '../../../lib/formats/devtools/heapprofile';
+import type { HeapProfile, HeapProfileNode } from '../../../lib/v8/index';
+import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../../lib/profile/index';
+import { launch } from '../../view/browser';
+import { speedscopeTable } from '../speedscope-app';
+import { expectCoded, fuzzJson, read, totals, write } from '../helpers';
 
 const work = mkdtempSync(path.join(tmpdir(), 'profpack-heapprofile-'));
 

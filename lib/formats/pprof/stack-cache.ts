@@ -5,7 +5,7 @@
  * its few dozen encoded bytes with an earlier sample's, in place in the
  * file's bytes, does not allocate and skips the walk.
  */
-import { resized } from '../typed-arrays';
+import { resized } from '../../typed-arrays';
 
 export class PackedStackCache {
   private slots = new Int32Array(1 << 12).fill(-1);

@@ -1,21 +1,21 @@
 /**
  * The pprof adapter (google/pprof's profile.proto, gzipped or not): reading
- * in pprof-read.ts (tables in pprof-tables.ts), writing in pprof-write.ts,
- * the wire in pprof-proto.ts.
+ * in read.ts (tables in tables.ts), writing in write.ts,
+ * the wire in proto.ts.
  */
-import { ErrorCode, ProfpackError } from '../errors';
-import { DEFAULT_MAX_INFLATED_BYTES, gunzipBounded, isGzip } from './gzip';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { DEFAULT_MAX_INFLATED_BYTES, gunzipBounded, isGzip } from '../gzip';
 
 export { DEFAULT_MAX_INFLATED_BYTES, gunzipBounded, isGzip };
-import type { FormatAdapter, ReadInput, ReadOptions } from './adapter';
-import { ProfileField, ProtoReader, WireType } from './pprof-proto';
-import { PprofSource } from './pprof-read';
-import { writePprof } from './pprof-write';
-import { HEAD_BYTES } from './sniff';
+import type { FormatAdapter, ReadInput, ReadOptions } from '../adapter';
+import { ProfileField, ProtoReader, WireType } from './proto';
+import { PprofSource } from './read';
+import { writePprof } from './write';
+import { HEAD_BYTES } from '../sniff';
 
-export { PprofSource } from './pprof-read';
-export { writePprof, type PprofWriteOptions } from './pprof-write';
-export { PprofLabel, NOT_EPOCH_COMMENT, THREAD_ID_KEYS, THREAD_NAME_KEYS } from './pprof-proto';
+export { PprofSource } from './read';
+export { writePprof, type PprofWriteOptions } from './write';
+export { PprofLabel, NOT_EPOCH_COMMENT, THREAD_ID_KEYS, THREAD_NAME_KEYS } from './proto';
 
 /** ReadOptions.maxInflatedBytes bounds a gzipped file's profile.proto. */
 export type PprofReadOptions = ReadOptions;

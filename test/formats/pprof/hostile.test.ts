@@ -7,11 +7,11 @@ import * as path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, isProfpackError } from '../../lib/errors';
-import { detectPprof, pprofAdapter, readPprof } from '../../lib/formats/pprof';
-import { detectFormat } from '../../lib/formats/registry';
-import { thrown } from '../support/refusals';
-import { outsideDir } from './pprof-support';
+import { ErrorCode, isProfpackError } from '../../../lib/errors';
+import { detectPprof, pprofAdapter, readPprof } from '../../../lib/formats/pprof/index';
+import { detectFormat } from '../../../lib/formats/registry';
+import { thrown } from '../../support/refusals';
+import { outsideDir } from './support';
 
 /** Reads every batch, as a query would. */
 function drain(bytes: Uint8Array, options = {}): number {

@@ -6,14 +6,14 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
-import { convert } from '../../lib/formats/convert';
-import { tachyonAdapter } from '../../lib/formats/tachyon';
-import { ProfileWriter } from '../../lib/tachyon/index';
-import type { ProfileSource } from '../../lib/profile/index';
-import { cpythonBeforeTests, cpythonDumps } from '../support/cpython-dump';
-import { repoRoot } from '../support/environment';
-import { scratchDir } from '../support/scratch-dir';
+import { backend } from '../../../lib/backend';
+import { convert } from '../../../lib/formats/convert';
+import { tachyonAdapter } from '../../../lib/formats/tachyon/index';
+import { ProfileWriter } from '../../../lib/tachyon/index';
+import type { ProfileSource } from '../../../lib/profile/index';
+import { cpythonBeforeTests, cpythonDumps } from '../../support/cpython-dump';
+import { repoRoot } from '../../support/environment';
+import { scratchDir } from '../../support/scratch-dir';
 
 cpythonBeforeTests();
 const dir = scratchDir('profpack-mode-weights-');

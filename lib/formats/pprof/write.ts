@@ -25,10 +25,10 @@
  *   column and opcode have no place in profile.proto.
  */
 import { gzipSync } from 'node:zlib';
-import { anonymousName, isEpochUs, nanosPerUnit, timeColumnOrDefault } from '../profile/index';
-import type { ProfileSource, SampleBatch } from '../profile/index';
-import { ByteSink } from '../byte-sink';
-import type { WriteOptions, WriteTarget } from './adapter';
+import { anonymousName, isEpochUs, nanosPerUnit, timeColumnOrDefault } from '../../profile/index';
+import type { ProfileSource, SampleBatch } from '../../profile/index';
+import { ByteSink } from '../../byte-sink';
+import type { WriteOptions, WriteTarget } from '../adapter';
 import {
   FunctionField,
   DATADOG,
@@ -42,7 +42,7 @@ import {
   THREAD_ID_KEYS,
   ValueTypeField,
   WireType,
-} from './pprof-proto';
+} from './proto';
 import {
   bytesField,
   copyInto,
@@ -56,9 +56,9 @@ import {
   TWO_POW_32,
   TWO_POW_63,
   varintField,
-} from './pprof-encode';
-import { cannotWrite } from './io';
-import { resized } from '../typed-arrays';
+} from './encode';
+import { cannotWrite } from '../io';
+import { resized } from '../../typed-arrays';
 
 export interface PprofWriteOptions extends WriteOptions {
   /** gzip the output (default true, as Go writes it); false writes raw profile.proto. */

@@ -5,7 +5,7 @@
  * reader here walks the bytes in place, so a file of 30 M samples costs its
  * bytes and the tables, never 30 M objects.
  */
-import { ErrorCode, ProfpackError } from '../errors';
+import { ErrorCode, ProfpackError } from '../../errors';
 
 /** Field numbers of google/pprof's profile.proto (proto3). */
 export const ProfileField = {

@@ -2,9 +2,9 @@
  * The one thread a V8 file (.cpuprofile, .heapprofile) holds: the rows of the
  * thread chosen from a source, and the V8 node tree they become.
  */
-import { ErrorCode, ProfpackError } from '../errors';
-import { sampleCountColumn, threadKey, type ProfileSource } from '../profile/index';
-import { DroppedLabels, GrowingFloats, GrowingUints } from './io';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { sampleCountColumn, threadKey, type ProfileSource } from '../../profile/index';
+import { DroppedLabels, GrowingFloats, GrowingUints } from '../io';
 
 /** The records of one thread, in the source's order, with the value column being written. */
 export interface ThreadRows {

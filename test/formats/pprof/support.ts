@@ -6,10 +6,10 @@
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { ProfileSource } from '../../lib/profile/index';
-import { writePprof, type PprofWriteOptions } from '../../lib/formats/pprof';
-import { repoRoot } from '../support/environment';
-import { goPprof } from '../support/outside-tools';
+import type { ProfileSource } from '../../../lib/profile/index';
+import { writePprof, type PprofWriteOptions } from '../../../lib/formats/pprof/index';
+import { repoRoot } from '../../support/environment';
+import { goPprof } from '../../support/outside-tools';
 
 export const outsideDir = path.join(repoRoot, 'test', 'fixtures', 'outside');
 

@@ -6,13 +6,13 @@
 // files CPython refuses are refused with the same message.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
-import { isProfpackError } from '../../lib/errors';
-import { tachyonAdapter } from '../../lib/formats/tachyon';
-import { readTachyon } from '../../lib/formats/tachyon-read';
-import type { Frame, ProfileSource } from '../../lib/profile/index';
-import { readJsonExact, sharedPath } from '../support/environment';
-import type { Expected, ExpectedSample } from '../support/vectors';
+import { backend } from '../../../lib/backend';
+import { isProfpackError } from '../../../lib/errors';
+import { tachyonAdapter } from '../../../lib/formats/tachyon/index';
+import { readTachyon } from '../../../lib/formats/tachyon/read';
+import type { Frame, ProfileSource } from '../../../lib/profile/index';
+import { readJsonExact, sharedPath } from '../../support/environment';
+import type { Expected, ExpectedSample } from '../../support/vectors';
 
 const dir = sharedPath('vectors', 'tachyon');
 const files = readdirSync(dir)

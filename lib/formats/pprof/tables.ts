@@ -1,11 +1,11 @@
 /**
  * The first pass over a profile.proto: the scalar fields, the string table,
  * and the mapping / function / location tables turned into model frames.
- * Samples are only counted here (pprof-read.ts decodes them batch by batch),
+ * Samples are only counted here (read.ts decodes them batch by batch),
  * because the tables they name may come after them in the file.
  */
-import { ANONYMOUS, type FrameTable } from '../profile/index';
-import type { Frame, SampleType } from '../profile/index';
+import { ANONYMOUS, type FrameTable } from '../../profile/index';
+import type { Frame, SampleType } from '../../profile/index';
 import {
   badPprof,
   FunctionField,
@@ -16,7 +16,7 @@ import {
   ProtoReader,
   ValueTypeField,
   WireType,
-} from './pprof-proto';
+} from './proto';
 
 export interface PprofHeader {
   strings: string[];

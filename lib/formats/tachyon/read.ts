@@ -21,7 +21,7 @@ import {
   type ReaderOptions,
   type NodeVisitor,
   type StackNodes,
-} from '../tachyon/index';
+} from '../../tachyon/index';
 import {
   BATCH_ROWS,
   SourceTables,
@@ -32,10 +32,10 @@ import {
   type ProfileMeta,
   type ProfileSource,
   type SampleBatch,
-} from '../profile/index';
-import type { ReadInput } from './adapter';
-import { grown, resized } from '../typed-arrays';
-import { findRecordedBy, processIdentity } from '../recorded-by';
+} from '../../profile/index';
+import type { ReadInput } from '../adapter';
+import { grown, resized } from '../../typed-arrays';
+import { findRecordedBy, processIdentity } from '../../recorded-by';
 
 /** The time column of a tick stream: CPU time when the profiler sampled on-CPU time, else wall time. */
 function tickMeta(reader: ProfileReader): ProfileMeta {

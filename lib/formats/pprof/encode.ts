@@ -1,11 +1,11 @@
 /**
  * profile.proto on the way out: varints (int64 as protobuf writes it, u64
  * from 32-bit halves), fields, Label messages written in place, the string
- * table. pprof-write.ts drives them per record, so nothing here allocates
+ * table. write.ts drives them per record, so nothing here allocates
  * for a number that fits in 2^53.
  */
-import { ByteSink } from '../byte-sink';
-import { LabelField, SampleField, WireType } from './pprof-proto';
+import { ByteSink } from '../../byte-sink';
+import { LabelField, SampleField, WireType } from './proto';
 
 export const INT64_MAX = (1n << 63n) - 1n;
 export const TWO_POW_63 = 2 ** 63;

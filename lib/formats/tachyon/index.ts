@@ -9,9 +9,9 @@
  * all (written as REPEAT runs by ProfileWriter's fast path); anything else is
  * refused with ERR_TACHYON_V1_WEIGHTED, naming version 2.
  */
-import { defaultCompression } from '../tachyon/index';
+import { defaultCompression } from '../../tachyon/index';
 import * as fs from 'node:fs';
-import { ErrorCode, ProfpackError } from '../errors';
+import { ErrorCode, ProfpackError } from '../../errors';
 import {
   MAX_STACK_DEPTH,
   ModelWriter,
@@ -20,12 +20,18 @@ import {
   V2_MAX_STACK_DEPTH,
   hasPlaceholderHeader,
   hasTachyonMagic,
-} from '../tachyon/index';
-import { chooseSampleType, sampleCountColumn, sampleTypeName, type Frame, type ProfileSource } from '../profile/index';
-import type { FormatAdapter, WriteOptions, WriteTarget } from './adapter';
-import { DroppedLabels } from './io';
-import { readTachyon } from './tachyon-read';
-import { encodeRecordedBy } from '../recorded-by';
+} from '../../tachyon/index';
+import {
+  chooseSampleType,
+  sampleCountColumn,
+  sampleTypeName,
+  type Frame,
+  type ProfileSource,
+} from '../../profile/index';
+import type { FormatAdapter, WriteOptions, WriteTarget } from '../adapter';
+import { DroppedLabels } from '../io';
+import { readTachyon } from './read';
+import { encodeRecordedBy } from '../../recorded-by';
 
 /** Ticks a version-1 file may be given in all: each is a sample CPython's replay builds a frame list for. */
 export const MAX_VERSION1_TICKS = 50_000_000;

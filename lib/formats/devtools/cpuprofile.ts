@@ -19,10 +19,10 @@
  * top-level `$profpack` key keeps thread id, interval and statuses that differ
  * from what the leaf implies.
  */
-import { ErrorCode, ProfpackError } from '../errors';
-import { SampleTypes, gapsToNext, nanosPerUnit, type ProfileSource } from '../profile/index';
-import { ProfileBuilder } from '../profile/index';
-import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { SampleTypes, gapsToNext, nanosPerUnit, type ProfileSource } from '../../profile/index';
+import { ProfileBuilder } from '../../profile/index';
+import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from '../adapter';
 import {
   ChunkedText,
   badInput,
@@ -33,8 +33,8 @@ import {
   pushNumbers,
   readJsonShape,
   writtenColumn,
-} from './io';
-import { detectJsonKeys } from './sniff';
+} from '../io';
+import { detectJsonKeys } from '../sniff';
 import {
   ROOT_CALL_FRAME,
   THREAD_FRAME_URL,
@@ -46,7 +46,7 @@ import {
   type CpuProfileCallFrame,
   type CpuProfileMeta,
   type CpuProfileNode,
-} from '../v8/index';
+} from '../../v8/index';
 import { oneThread, v8Tree, warnDroppedLabels } from './one-thread';
 
 const WHAT = '.cpuprofile';

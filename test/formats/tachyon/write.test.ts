@@ -6,9 +6,9 @@ import fc from 'fast-check';
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { backend } from '../../lib/backend';
-import { ErrorCode } from '../../lib/errors';
-import { MAX_VERSION1_TICKS, tachyonAdapter } from '../../lib/formats/tachyon';
+import { backend } from '../../../lib/backend';
+import { ErrorCode } from '../../../lib/errors';
+import { MAX_VERSION1_TICKS, tachyonAdapter } from '../../../lib/formats/tachyon/index';
 import {
   ProfileBuilder,
   makeFrame,
@@ -17,11 +17,11 @@ import {
   type ProfileMeta,
   type ProfileSource,
   type SampleType,
-} from '../../lib/profile/index';
-import { ProfileWriter } from '../../lib/tachyon/index';
-import { thrown } from '../support/refusals';
-import { sharedPath } from '../support/environment';
-import { scratchDir } from '../support/scratch-dir';
+} from '../../../lib/profile/index';
+import { ProfileWriter } from '../../../lib/tachyon/index';
+import { thrown } from '../../support/refusals';
+import { sharedPath } from '../../support/environment';
+import { scratchDir } from '../../support/scratch-dir';
 
 const dir = scratchDir('profpack-tachyon-write-');
 let fileNo = 0;

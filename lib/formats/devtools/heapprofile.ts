@@ -19,12 +19,12 @@
  * into selfSize; one `samples` entry per record with bytes, ordinals in the
  * records' time order.
  */
-import { ErrorCode, ProfpackError } from '../errors';
-import { ProfileBuilder, SampleTypes, type ProfileSource, type SampleType } from '../profile/index';
-import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from './adapter';
-import { ChunkedText, badInput, inputBytes, negativeValue, parseJson, readJsonShape, writtenColumn } from './io';
-import { detectJsonKeys } from './sniff';
-import { ROOT_CALL_FRAME, frameFromV8, v8CallFrame, type HeapProfileNode } from '../v8/index';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { ProfileBuilder, SampleTypes, type ProfileSource, type SampleType } from '../../profile/index';
+import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from '../adapter';
+import { ChunkedText, badInput, inputBytes, negativeValue, parseJson, readJsonShape, writtenColumn } from '../io';
+import { detectJsonKeys } from '../sniff';
+import { ROOT_CALL_FRAME, frameFromV8, v8CallFrame, type HeapProfileNode } from '../../v8/index';
 import { oneThread, v8Tree, warnDroppedLabels } from './one-thread';
 
 const WHAT = '.heapprofile';
