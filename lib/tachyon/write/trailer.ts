@@ -35,8 +35,8 @@ export interface WriterInternals {
   tablesLevel?: number;
   frameTable?: FrameTableCoding;
   /**
-   * Version 2: a model section written after the frame table at finalize (codec/model/section.ts), given the tables' zstd level or
-   * null.
+   * Version 2: a model section written after the frame table at finalize (codec/model/section.ts), given the
+   * tables' zstd level or null.
    */
   modelSection?: { encode(level: number | null): Uint8Array };
 }

@@ -1,4 +1,5 @@
-// lib/tachyon/codec/model: version 2's model section (docs/format-v2.md §8): shape and decoder, encoder, producer fields.
+// lib/tachyon/codec/model: version 2's model section (docs/format-v2.md §8): its shape and decoder, its encoder,
+// the producer fields.
 export { ModelSectionEncoder } from './encoder';
 export {
   type ModelLabel,
