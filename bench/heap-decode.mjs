@@ -1,5 +1,5 @@
 // `npm run bench -- heap-decode`: decoding a big version-2 heap section (issue 38), the addon's record decoder
-// (native/tachyon/v2/heap_decoder.cc) against the JS twin (lib/tachyon/v2/heap-decode.ts), in interleaved rounds
+// (native/tachyon/v2/heap_decoder.cc) against the JS twin (lib/tachyon/codec/heap/decode.ts), in interleaved rounds
 // (medians), both through HeapSectionDecoder.records() with the stackOf openHeapTrace gives it (lib/profile's
 // StackTable.intern). The file is written here by ProfileWriter (zstd, its default): BENCH_HEAP_POLLS
 // polls (default 400) of 4,000 allocations each over 2,000 stacks of 8..40 frames, and each poll frees about half of
@@ -11,9 +11,9 @@ import { interleaveRounds, machine, median, table } from './_harness.mjs';
 import { ProfileWriter } from '../dist/index.js';
 import { HeapStacks } from '../dist/record/heap/events.js';
 import { StackTable } from '../dist/profile/stack-table.js';
-import { readProfileV2 } from '../dist/tachyon/read/v2-file.js';
-import { HeapSectionDecoder } from '../dist/tachyon/v2/heap-decode.js';
-import { v2Native } from '../dist/tachyon/v2/native.js';
+import { readProfileV2 } from '../dist/tachyon/read/v2/file.js';
+import { HeapSectionDecoder } from '../dist/tachyon/codec/heap/decode.js';
+import { v2Native } from '../dist/tachyon/codec/native.js';
 
 if (v2Native === null) throw new Error('bench heap-decode needs the native addon');
 const polls = Number(process.env.BENCH_HEAP_POLLS ?? 400);

@@ -11,7 +11,7 @@
  * dependency (a native addon), reads and writes; 2. else Node's built-in zstd
  * (node:zlib, Node >= 22.15) reads and writes; 3. else fzstd (pure JS) reads,
  * and a writer given no compression writes none, said once (defaultCompression
- * in tachyon/file/zstd-binding.ts); an explicit zstd throws ERR_NATIVE_UNAVAILABLE.
+ * in tachyon/file/zstd/binding.ts); an explicit zstd throws ERR_NATIVE_UNAVAILABLE.
  * PROFPACK_ZSTD=napi|node|fzstd forces one (tests, diagnosis):
  * forcing one this process lacks is an error at the first zstd use.
  */
@@ -159,7 +159,7 @@ function chooseZstd(): { provider: ZstdProvider; napiBinding: unknown } {
 }
 
 /**
- * @internal The zstd this process uses, chosen once (lib/tachyon/file/zstd-binding.ts builds its API):
+ * @internal The zstd this process uses, chosen once (lib/tachyon/file/zstd/binding.ts builds its API):
  * zstd-napi's binding when that is the provider.
  */
 export function zstdChoice(): { provider: ZstdProvider; napiBinding: unknown } {

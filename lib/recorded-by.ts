@@ -6,7 +6,7 @@
  * so the string costs nothing there. The header's Python version field stays
  * 3.15.2 (the format followed); `info` shows this note instead of it.
  * Version 2 keeps the same fields one by one, as the model section's
- * producer fields (lib/tachyon/v2/producer-fields.ts).
+ * producer fields (lib/tachyon/codec/model/producer-fields.ts).
  */
 
 /** The string starts with this, then JSON. */

@@ -127,14 +127,16 @@ for (const entry of [
   'record/wire',
   'profile',
   'tachyon/write',
-  'tachyon/v2',
+  'tachyon/write/engines',
+  'tachyon/codec',
+  'tachyon/codec/heap',
+  'tachyon/codec/model',
   'tachyon/file',
   'v8',
 ])
   deferInternal(path.join(dist, ...entry.split('/'), 'index.js'));
-// Modules `record --heap` loads and never runs (issue 27, the CLI's own CPU): version 1's engines (heap files are
-// version 2), the zstd fallback's API (zstd-napi's binding is the API where it loads), the reader's checks behind the
-// tables' error paths (and the header reader they import).
-deferSome(path.join(dist, 'tachyon', 'write', 'writer.js'), ['./engine-js', './engine-native']);
-deferSome(path.join(dist, 'tachyon', 'file', 'zstd-binding.js'), ['./zstd-fallback']);
+// Modules `record --heap` loads and never runs (the CLI's own CPU): version 1's engines (heap files are version 2:
+// write/engines' entry defers each), the zstd fallback's API (zstd-napi's binding is the API where it loads), the
+// reader's checks behind the tables' error paths (and the header reader they import).
+deferSome(path.join(dist, 'tachyon', 'file', 'zstd', 'binding.js'), ['./fallback']);
 deferSome(path.join(dist, 'tachyon', 'file', 'tables.js'), ['./layout']);

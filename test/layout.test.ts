@@ -39,6 +39,19 @@ describe('lib/ layout', () => {
     expect(bad).toEqual([]);
   });
 
+  it('docs/layout.md names every file of lib/tachyon by its path there, and no file that is gone', () => {
+    const tachyon = path.join(repoRoot, 'lib', 'tachyon');
+    const files = (fs.readdirSync(tachyon, { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => f.split(path.sep).join('/'));
+    const doc = fs.readFileSync(path.join(repoRoot, 'docs', 'layout.md'), 'utf8');
+    const block = doc.slice(doc.indexOf('```\n') + 4, doc.indexOf('```\n', doc.indexOf('```\n') + 4));
+    const named = new Set([...block.matchAll(/^\s*([\w./-]+\.ts)\s/gm)].map((m) => m[1]!));
+    expect(files.length).toBeGreaterThan(60);
+    expect(files.filter((f) => !named.has(f))).toEqual([]);
+    expect([...named].filter((f) => !files.includes(f))).toEqual([]);
+  });
+
   it('has no hand-written file over 500 lines in lib/ or native/ (fuzz harnesses aside)', () => {
     const long: string[] = [];
     const walk = (dir: string): void => {

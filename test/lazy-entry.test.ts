@@ -39,7 +39,7 @@ describe('lazy package entry', () => {
       out.afterReader.filter(
         (f: string) =>
           f.startsWith('tachyon/write/') ||
-          ['tachyon/downgrade.js', 'tachyon/recover.js', 'tachyon/v2-api.js'].includes(f),
+          ['tachyon/downgrade.js', 'tachyon/recover/index.js', 'tachyon/v2-api.js'].includes(f),
       ),
     ).toEqual([]);
     expect(out.names).toBeGreaterThan(30);
@@ -148,16 +148,16 @@ describe('lazy package entry', () => {
       /^record\/(recording|agent)\//,
       /^record\/heap\/(sampler|probe|recorder|limit|stacks)\.js$/,
       /^tachyon\/read\//,
-      /^tachyon\/v2\/(block-reader|heap-decode|model)\.js$/,
+      /^tachyon\/codec\/(block-reader|heap\/decode|model\/section)\.js$/,
       // The native engine codes the sample blocks; the JS twin's (PROFPACK_BACKEND=js, inherited) uses these.
-      ...(backend.name === 'native' ? [/^tachyon\/v2\/(blocks|predict)\.js$/] : []),
+      ...(backend.name === 'native' ? [/^tachyon\/codec\/(blocks|predict)\.js$/] : []),
       /^convert\//,
       /node_modules\/fzstd\//,
       // Version 1's engines (heap files are version 2), the fallback's API over them (zstd-napi's binding is the
       // API), the reader's checks the tables' error paths use, the inspector helpers, main.js's catch of a closed
       // stdout.
-      /^tachyon\/write\/engine-(js|native)\.js$/,
-      /^tachyon\/file\/(zstd-fallback|layout|header)\.js$/,
+      /^tachyon\/write\/engines\/(js|native)\.js$/,
+      /^tachyon\/file\/(zstd\/fallback|layout|header)\.js$/,
       /^v8\/inspector\.js$/,
       /^cli\/output\.js$/,
     ];

@@ -27,6 +27,8 @@ const UNTESTED: Record<string, string> = {
   'view/template': "the page's HTML, CSS and script: run in a browser by test/view",
   v8: "V8's profile shapes and one inspector call: checked where they are used (test/formats, test/record)",
   'cli/commands': "one file per command: each run through the CLI's main by test/cli",
+  'tachyon/read/v2': "the reader's version-2 path: run by every version-2 file test in test/tachyon/codec",
+  'tachyon/write/engines': 'the sample engines: run by every writer test (test/tachyon/write), one engine per backend',
 };
 
 function folders(root: string, rel = ''): string[] {

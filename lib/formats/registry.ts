@@ -11,12 +11,12 @@ import { AtomicOutput } from '../output-file';
 import { withoutProfilerFrames, type ProfileSource } from '../profile/index';
 import type { FormatAdapter, ReadOptions, WriteOptions, WriteTarget } from './adapter';
 import { collapsedAdapter } from './collapsed';
-import { cpuprofileAdapter } from './cpuprofile';
-import { heapprofileAdapter } from './heapprofile';
+import { cpuprofileAdapter } from './devtools/index';
+import { heapprofileAdapter } from './devtools/index';
 import { refusal } from './refuse';
 import { gunzipBounded, gunzipHead, isGzip } from './gzip';
-import { pprofAdapter } from './pprof';
-import { tachyonAdapter } from './tachyon';
+import { pprofAdapter } from './pprof/index';
+import { tachyonAdapter } from './tachyon/index';
 import { HEAD_BYTES } from './sniff';
 import { speedscopeAdapter } from './speedscope';
 

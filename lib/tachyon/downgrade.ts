@@ -25,8 +25,8 @@ import { refuseInputAsOutput, writeThroughTemporary } from '../output-file';
 import { ProfileWriter } from './write/index';
 import { MAX_STACK_DEPTH } from './format';
 import { heapTotalsOf, isVersion2, readProfileV2, type V2Profile } from './read/index';
-import { entryLocation, frameTableEntry, type FrameTableEntry } from './v2/index';
-import type { ModelSection } from './v2/index';
+import { entryLocation, frameTableEntry, type FrameTableEntry } from './codec/index';
+import type { ModelSection } from './codec/index';
 import { labelKeys, sampleCountColumn, sampleTypeName } from '../profile/index';
 import { encodeRecordedBy, findRecordedBy } from '../recorded-by';
 

@@ -30,12 +30,12 @@ export {
 } from './write/index';
 export { ModelWriter, type ModelWriterOptions } from './write/index';
 export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './read/index';
-export type { HeapTotals } from './v2/index';
+export type { HeapTotals } from './codec/index';
 export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations } from './write/index';
 export type { HeapSinkFrees, HeapSinkLive, HeapSinkMemory, HeapSinkStacks } from './write/index';
 export type { NodeVisitor, RunTimes, StackNodes } from './read/index';
-export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './v2/index';
-export { V2_MAX_STACK_DEPTH } from './v2/index';
+export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './codec/index';
+export { V2_MAX_STACK_DEPTH } from './codec/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './downgrade';
 export {
   MAX_STACK_DEPTH,
@@ -54,5 +54,5 @@ export {
   JOURNAL_SUFFIX,
   recoverCommand,
 } from './file/index';
-export { HeapQueryBudget } from './v2/index';
-export { recover, RECOVER_INTERNALS, type RecoverOptions, type RecoverResult } from './recover';
+export { HeapQueryBudget } from './codec/index';
+export { recover, RECOVER_INTERNALS, type RecoverOptions, type RecoverResult } from './recover/index';

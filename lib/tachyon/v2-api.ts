@@ -3,7 +3,7 @@
  * the codings of v2/, and the file-level API gathered from where it lives
  * (read/ decodes files, write/ writes them, downgrade.ts converts them).
  */
-export * from './v2/index';
+export * from './codec/index';
 export {
   readProfileV2,
   openProfileV2,

@@ -1,5 +1,5 @@
 // libFuzzer target: the heap section's record decoder (native/tachyon/v2/heap_decoder.h), the native twin of
-// lib/tachyon/v2/heap-decode.ts. Arbitrary record bytes, cut into 1..4 chunks fed to one decoder (state carried
+// lib/tachyon/codec/heap/decode.ts. Arbitrary record bytes, cut into 1..4 chunks fed to one decoder (state carried
 // across calls, as a section's chunks are): no crash, hang or allocation beyond the limits; a documented error code
 // at an offset inside the chunk; and what decodes is consistent: whole records only, every free names an object its
 // thread allocated and has not freed (checked against a multiset model), frees ascend within a record, stacks stay

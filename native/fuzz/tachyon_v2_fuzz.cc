@@ -31,7 +31,7 @@ namespace v2 = profpack::v2;
 constexpr int64_t kBase = 64;  // the region's file offset, as the addon passes it
 constexpr uint64_t kStart = 1000000;
 constexpr uint64_t kInterval = 1000;
-constexpr uint32_t kMaxStackDepth = 4096;  // lib/tachyon/v2/format.ts V2_MAX_STACK_DEPTH
+constexpr uint32_t kMaxStackDepth = 4096;  // lib/tachyon/codec/format.ts V2_MAX_STACK_DEPTH
 
 const std::initializer_list<const char*> kCodes = {
     "ERR_V2_TRUNCATED",        "ERR_V2_BAD_BLOCK",       "ERR_V2_UNDEFINED_BUCKET", "ERR_V2_BAD_CODEWORD",

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
 import { HeapStacks } from '../../lib/record/heap/events';
 import { ProfileWriter } from '../../lib/tachyon/index';
-import { HEAP_LIMITS } from '../../lib/tachyon/v2/heap-limits';
+import { HEAP_LIMITS } from '../../lib/tachyon/codec/heap/limits';
 import { buildForTests } from '../support/build';
 import { repoRoot, SLOWDOWN } from '../support/environment';
 

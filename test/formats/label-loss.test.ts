@@ -7,11 +7,11 @@
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
-import { cpuprofileAdapter } from '../../lib/formats/cpuprofile';
-import { heapprofileAdapter } from '../../lib/formats/heapprofile';
-import { pprofAdapter } from '../../lib/formats/pprof';
+import { cpuprofileAdapter } from '../../lib/formats/devtools/cpuprofile';
+import { heapprofileAdapter } from '../../lib/formats/devtools/heapprofile';
+import { pprofAdapter } from '../../lib/formats/pprof/index';
 import { speedscopeAdapter } from '../../lib/formats/speedscope';
-import { tachyonAdapter } from '../../lib/formats/tachyon';
+import { tachyonAdapter } from '../../lib/formats/tachyon/index';
 import type { FormatAdapter } from '../../lib/formats/adapter';
 import { ProfileBuilder, makeFrame, type Label } from '../../lib/profile/index';
 import { scratchDir } from '../support/scratch-dir';

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
-import { heapprofileAdapter } from '../../lib/formats/heapprofile';
-import { pprofAdapter, readPprof } from '../../lib/formats/pprof';
+import { heapprofileAdapter } from '../../lib/formats/devtools/heapprofile';
+import { pprofAdapter, readPprof } from '../../lib/formats/pprof/index';
 import { speedscopeAdapter } from '../../lib/formats/speedscope';
 import { ProfileBuilder, makeFrame, type SampleType } from '../../lib/profile/index';
 import { expectCoded, read, totals } from './helpers';

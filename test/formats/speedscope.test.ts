@@ -5,7 +5,7 @@ import Ajv from 'ajv';
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
-import { cpuprofileAdapter } from '../../lib/formats/cpuprofile';
+import { cpuprofileAdapter } from '../../lib/formats/devtools/cpuprofile';
 import { speedscopeAdapter } from '../../lib/formats/speedscope';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
 import { sharedPath } from '../support/environment';

@@ -3,7 +3,7 @@
  * tests: blocks made by the library's own coders, and blocks a writer would
  * never make (too many predicted threads, too many samples).
  */
-import { ByteSink, PredictCoder, SampleBlockWriter } from '../../lib/tachyon/v2/index';
+import { ByteSink, PredictCoder, SampleBlockWriter } from '../../lib/tachyon/codec/index';
 import { zstdCompress } from '../../lib/tachyon/file/index';
 import { uleb128 } from '../support/reference-leb128';
 

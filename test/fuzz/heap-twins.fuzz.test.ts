@@ -11,12 +11,17 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isProfpackError } from '../../lib/errors';
-import { readProfileV2 } from '../../lib/tachyon/read/v2-file';
-import { HeapSectionDecoder } from '../../lib/tachyon/v2/heap-decode';
-import { ByteSink } from '../../lib/tachyon/v2/bytes';
-import { encodeHeapChunk, encodeHeapHeader, HEAP_MAX_THREADS, HeapRecordFlag } from '../../lib/tachyon/v2/heap-format';
-import { HEAP_LIMITS } from '../../lib/tachyon/v2/heap-limits';
-import type { V2Native } from '../../lib/tachyon/v2/native';
+import { readProfileV2 } from '../../lib/tachyon/read/v2/file';
+import { HeapSectionDecoder } from '../../lib/tachyon/codec/heap/decode';
+import { ByteSink } from '../../lib/tachyon/codec/bytes';
+import {
+  encodeHeapChunk,
+  encodeHeapHeader,
+  HEAP_MAX_THREADS,
+  HeapRecordFlag,
+} from '../../lib/tachyon/codec/heap/format';
+import { HEAP_LIMITS } from '../../lib/tachyon/codec/heap/limits';
+import type { V2Native } from '../../lib/tachyon/codec/native';
 import { feedPlan, heapFileWriter, plannedTrace, type PlannedTrace } from '../support/heap-traces';
 import { scratchDir } from '../support/scratch-dir';
 import { nativeTwin } from './twins';

@@ -16,7 +16,7 @@ import { backend } from '../../lib/backend';
 import { HeapStacks } from '../../lib/record/heap/events';
 import { ProfileReader, ProfileWriter, openHeapTrace, recover } from '../../lib/tachyon/index';
 import type { HeapFileSink, ProfileWriterOptions } from '../../lib/tachyon/index';
-import { salvageRecords } from '../../lib/tachyon/recover';
+import { salvageRecords } from '../../lib/tachyon/recover/index';
 import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';
 import { scratchDir } from '../support/scratch-dir';
 import { testedBackends } from '../support/backends';

@@ -9,7 +9,7 @@ import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-nap
 import { repoRoot, sharedPath } from '../support/environment';
 import type { FrameSpec } from '../../lib/tachyon/write/types';
 import { memoryWriter } from '../support/memory-writer';
-import { ModelSectionEncoder } from '../../lib/tachyon/v2/model-encoder';
+import { ModelSectionEncoder } from '../../lib/tachyon/codec/model/encoder';
 import fc from 'fast-check';
 import { feedPlan, plannedTrace } from '../support/heap-traces';
 // @ts-expect-error plain ESM helper without types

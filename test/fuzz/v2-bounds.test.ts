@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProfileWriter } from '../../lib/tachyon/index';
-import { MAX_PREDICT_THREADS } from '../../lib/tachyon/v2/format';
+import { MAX_PREDICT_THREADS } from '../../lib/tachyon/codec/format';
 import { childJson } from '../support/child';
 import { readHere, readInChild } from '../support/read-bounds';
 import { craftTachyon, zstdRleBomb } from './craft';

@@ -8,8 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConcatenatedHeapTrace, heapProfile, openHeapFile } from '../../lib/memory/index';
 import { HeapStacks } from '../../lib/record/heap/events';
 import { ProfileWriter } from '../../lib/tachyon/index';
-import { LiveList } from '../../lib/tachyon/v2/heap-live';
-import { HEAP_LIMITS } from '../../lib/tachyon/v2/heap-limits';
+import { LiveList } from '../../lib/tachyon/codec/heap/live';
+import { HEAP_LIMITS } from '../../lib/tachyon/codec/heap/limits';
 import { thrown } from '../support/refusals';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-heap-limits-'));

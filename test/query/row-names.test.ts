@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeFrame, ProfileBuilder, SampleTypes } from '../../lib/profile/index';
 import { aggregate, formatTable } from '../../lib/query/aggregate';
-import { writeFile } from '../formats/pprof-support';
+import { writeFile } from '../formats/pprof/support';
 import { goPprof } from '../support/outside-tools';
 import { scratchDir } from '../support/scratch-dir';
 

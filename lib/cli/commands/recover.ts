@@ -1,5 +1,5 @@
 /**
- * `profpack recover IN OUT`: a finalized profile from one whose writer died (lib/tachyon/recover.ts says what
+ * `profpack recover IN OUT`: a finalized profile from one whose writer died (lib/tachyon/recover/index.ts says what
  * survives).
  */
 import type { Command } from 'commander';

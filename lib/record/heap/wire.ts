@@ -280,7 +280,11 @@ export class HeapFrameReceiver {
       for (let i = 0; i < ids.length; i++) {
         const id = ids[i]! - 1;
         if (id >= sender.stackCount)
-          throw bad(`an allocation names stack ${id}`, offset, `a stack below ${sender.stackCount} of thread ${threadId}`);
+          throw bad(
+            `an allocation names stack ${id}`,
+            offset,
+            `a stack below ${sender.stackCount} of thread ${threadId}`,
+          );
         ids[i] = id < 0 ? NO_STACK : sender.stacks[id]!;
       }
     }

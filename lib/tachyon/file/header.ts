@@ -2,7 +2,7 @@
  * The one reader of a Tachyon file's fixed-size parts, both versions: the 64-byte header, the 32-byte footer and
  * the statistics block before it (../shared/notes/tachyon-format.md §2, §6, §7; docs/format-v2.md). It decodes
  * fields and checks nothing: each version refuses what it refuses in its own order, with its own codes
- * (layout.ts for version 1, read/v2-file.ts for version 2), and both build their ProfileInfo and Layout here.
+ * (layout.ts for version 1, read/v2/file.ts for version 2), and both build their ProfileInfo and Layout here.
  */
 import {
   FOOTER_SIZE,

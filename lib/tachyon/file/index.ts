@@ -39,9 +39,9 @@ export {
 export { readU32, readU64, readZigzag32, varint } from './cpython-varint';
 export { reserveHeader, statsBlock, footer, type HeaderSlots, type StatsValues } from './layout-writer';
 export { checkZstdRegion, ZstdRegionStream, OUTPUT_CHUNK } from './regions';
-export { zstdCompress, zstdDecompress, zstdPrefix, ZstdPieces } from './zstd';
-export { zstdBinding, defaultCompression, canWriteZstd, noZstdReason } from './zstd-binding';
-export { ZstdInflater, type InflateErrors, type InflateInput } from './inflate';
+export { zstdCompress, zstdDecompress, zstdPrefix, ZstdPieces } from './zstd/index';
+export { zstdBinding, defaultCompression, canWriteZstd, noZstdReason } from './zstd/index';
+export { ZstdInflater, type InflateErrors, type InflateInput } from './zstd/index';
 export { FileOutput, CompressingSink, ZstdStream, ioError, type RecordSink, type ZstdDirective } from './output';
 export {
   JOURNAL_SUFFIX,

@@ -9,7 +9,7 @@ import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
 import type { ByteSink } from '../../byte-sink';
 import type { PatchableSink } from '../../varint/index';
 import { WRITE_BUFFER_SIZE } from '../format';
-import { zstdBinding } from './zstd-binding';
+import { zstdBinding } from './zstd/index';
 
 /** A failed write(), as the error every writer operation reports. */
 export function ioError(err: unknown, what: string): ProfpackError {

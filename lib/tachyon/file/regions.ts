@@ -8,13 +8,13 @@
  * (ZstdRegionStream, over inflate.ts's loop). The open-stage check keeps its own
  * loop: it hands zstd CPython's buffer sizes, so corrupt input fails as CPython's does.
  */
-import type { ZstdDCtx } from './zstd-binding';
+import type { ZstdDCtx } from './zstd/index';
 import { ErrorCode } from '../../errors';
 import { HEADER_SIZE } from '../format';
-import { zstdBinding } from './zstd-binding';
+import { zstdBinding } from './zstd/index';
 import { openError } from './layout';
 import type { FileBytes } from './header';
-import { ZstdInflater, type InflateErrors } from './inflate';
+import { ZstdInflater, type InflateErrors } from './zstd/index';
 
 /** Decompressed bytes produced per step. */
 export const OUTPUT_CHUNK = 1 << 20;

@@ -2,7 +2,7 @@
  * Version 1's string and frame tables (../shared/notes/tachyon-format.md §4), the one codec, both directions.
  * Decoding is CPython 3.15.2's at open: exactly the footer's counts, each table read until the end of the file
  * (not until the next section), CPython's messages. Encoding is one entry at a time, as the writer interns them
- * (write/tables.ts); version 2's 'plain' frame rows are these rows (v2/tables.ts).
+ * (write/tables.ts); version 2's 'plain' frame rows are these rows (codec/tables.ts).
  */
 import { ErrorCode } from '../../errors';
 import type { ByteSink } from '../../byte-sink';

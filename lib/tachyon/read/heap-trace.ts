@@ -18,9 +18,9 @@ import type {
 import { StackTable, ThreadTable, scriptPath, type Frame, type ThreadRef } from '../../profile/index';
 import { FORMAT_VERSION } from '../format';
 import { hasPlaceholderHeader, notFinalizedError, tachyonVersion, withRecoverHint } from '../file/index';
-import { decodeHeapTotals, HeapSectionDecoder, HeapRecordFlag, type HeapTotals } from '../v2/index';
-import { v2Frames } from './v2';
-import { readProfileV2, type V2Profile, type V2ReadOptions } from './v2-file';
+import { decodeHeapTotals, HeapSectionDecoder, HeapRecordFlag, type HeapTotals } from '../codec/index';
+import { v2Frames } from './v2/index';
+import { readProfileV2, type V2Profile, type V2ReadOptions } from './v2/index';
 
 export type HeapTraceOptions = Pick<V2ReadOptions, 'backend' | 'maxDecompressedSize'>;
 

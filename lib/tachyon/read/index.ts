@@ -16,6 +16,8 @@ export type {
 } from './types';
 export { dumpProfile, dumpToJsonText, writeDumpJson, type Dump, type DumpFrame, type DumpSample } from './dump';
 export {
+  checkFrameIndex,
+  v2Frames,
   readProfileV2,
   openProfileV2,
   isVersion2,
@@ -24,9 +26,8 @@ export {
   type V2Profile,
   type V2ReadOptions,
   type V2SampleChunk,
-} from './v2-file';
+} from './v2/index';
 export type { NodeReplay, NodeVisitor, RunTimes, StackNodes } from './nodes';
 export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './heap-trace';
-export { verifyV2File } from './v2-verify';
 // For recover: the JS record decoder walks a damaged file record by record.
 export { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './records';

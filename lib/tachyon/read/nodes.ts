@@ -7,8 +7,8 @@
  */
 import type { ReplayRun, RunVisitor } from './replay';
 import { StackTrie } from './trie';
-import type { V2Profile } from './v2-file';
-import { checkFrameIndex, walk, type V2Cursor } from './v2';
+import type { V2Profile } from './v2/index';
+import { checkFrameIndex, walk, type V2Cursor } from './v2/index';
 import type { Frame } from './tables';
 
 /** The stacks and threads a node replay names. */

@@ -45,11 +45,11 @@ import {
   type Tuning,
 } from './replay';
 import { arrayDelivery, typedDelivery } from './collect';
-import type { StackCoding } from '../v2/index';
-import { readProfileV2, type V2Profile } from './v2-file';
-import { isProfpackVersion2, v2Frames, v2Replay, v2Samples } from './v2';
+import type { StackCoding } from '../codec/index';
+import { readProfileV2, type V2Profile } from './v2/index';
+import { isProfpackVersion2, v2Frames, v2Replay, v2Samples } from './v2/index';
 import { replayNodesV1, replayNodesV2, type NodeReplay, type NodeVisitor } from './nodes';
-import type { ModelSection, HeapTotals } from '../v2/index';
+import type { ModelSection, HeapTotals } from '../codec/index';
 import { heapTotalsOf, heapTraceOf } from './heap-trace';
 import type { HeapTraceSource } from '../../profile/index';
 

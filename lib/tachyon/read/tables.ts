@@ -1,6 +1,6 @@
 /**
  * Frames resolved against the string table as CPython 3.15.2's reader hands them out, versions 1 and 2 alike
- * (the tables themselves are decoded by file/tables.ts and v2/tables.ts).
+ * (the tables themselves are decoded by file/tables.ts and codec/tables.ts).
  */
 import { NO_OPCODE } from '../format';
 import { LOCATION_NOT_AVAILABLE, type FrameTable } from '../file/index';

@@ -6,7 +6,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { TWO_POW_32 } from '../../varint/index';
 import { MAX_PROFILING_MODE, PROFILING_MODE_NAMES, ProfilingConfig, U32_MAX, U64_MAX } from '../format';
-import type { StackCoding } from '../v2/index';
+import type { StackCoding } from '../codec/index';
 import type { ProfileWriterOptions } from './types';
 
 export function invalid(message: string, expected: string): ProfpackError {

@@ -5,7 +5,7 @@
  * recorder, whose batch types extend the ones here): batches come in with stacks over V8 call frames, their frames go
  * into the file's frame table beside the CPU samples' (so heap and CPU stacks
  * share frames), and the events into the heap section's coder
- * (v2/heap-encode.ts). A poll's allocation batch is held until its free batch
+ * (codec/heap/encode.ts). A poll's allocation batch is held until its free batch
  * (same thread and time) arrives, so that the two are one record.
  *
  * The section is written at finalize: finished chunks are held stored (zstd
@@ -17,7 +17,7 @@ import { NO_HEAP_STACK, type HeapPollColumns, type HeapPollSpan } from '../../pr
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_LEVEL } from '../format';
 import { ByteSink } from '../../byte-sink';
-import { HeapSectionEncoder, encodeHeapChunk, encodeHeapHeader, type HeapTotals } from '../v2/index';
+import { HeapSectionEncoder, encodeHeapChunk, encodeHeapHeader, type HeapTotals } from '../codec/index';
 import type { FrameSpec } from './types';
 import { grown } from '../../typed-arrays';
 

@@ -10,7 +10,7 @@ import { SlotWriter } from '../../varint/index';
 import { ZSTD_LEVEL } from '../format';
 import { ZstdStream, concatBytes, decodeV2WriterState, reserveHeader, type FileOutput } from '../file/index';
 import type { JournalState } from '../file/index';
-import { COUNTER_COUNT, Counter } from './engine';
+import { COUNTER_COUNT, Counter } from './engines/index';
 import { writeTrailer } from './trailer';
 
 /** A table's bytes as the trailer reads a writer's StringTable or FrameTable. */

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { JOURNAL_SUFFIX, JournalWriter, encodeV2WriterState, ioError, type JournalHeader } from '../file/index';
 import { invalid } from './arguments';
-import { Counter, type SampleEngine } from './engine';
+import { Counter, type SampleEngine } from './engines/index';
 import type { HeapFileSink } from './heap-sink';
 import type { FrameTable, StringTable } from './tables';
 import { v2TablesLevel, type WriterInternals } from './trailer';

@@ -3,11 +3,11 @@
  * types, a value column per type, labels, samples without a time, thread
  * names): ProfileWriter (formatVersion 2) writes the samples' stacks, threads,
  * times and statuses as every version-2 file has them, and the model section
- * (v2/model.ts) after the frame table at finalize.
+ * (codec/model/section.ts) after the frame table at finalize.
  */
 import { defaultCompression } from '../file/index';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { ModelSectionEncoder, type ModelLabel, type ModelMeta } from '../v2/index';
+import { ModelSectionEncoder, type ModelLabel, type ModelMeta } from '../codec/index';
 import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from './writer';
 import type { FrameSpec, ProfileWriterOptions, WriterStats } from './types';
 

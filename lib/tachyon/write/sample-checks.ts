@@ -6,7 +6,7 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { firstBadId, firstIdAtOrAbove, invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { STAGED_HEADER } from './engine';
+import { STAGED_HEADER } from './engines/index';
 import type { InterpreterInfo, StackTick } from './types';
 
 /**

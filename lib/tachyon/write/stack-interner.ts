@@ -4,7 +4,7 @@
  * interns only the frames that changed since its thread's last one.
  */
 import { invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { STAGED_HEADER, ThreadMap } from './engine';
+import { STAGED_HEADER, ThreadMap } from './engines/index';
 import { toInt32Field, toOpcode, type FrameTable, type StringTable } from './tables';
 import type { FrameInfo, InterpreterInfo, LocationInfo } from './types';
 import { resized } from '../../typed-arrays';

@@ -7,10 +7,10 @@
 import type { SlotWriter } from '../../varint/index';
 import { Compression, FOOTER_SIZE, FORMAT_VERSION, FORMAT_VERSION_2, MAGIC, WRITER_PYTHON_VERSION } from '../format';
 import { footer, statsBlock, type HeaderSlots, type StatsValues } from '../file/index';
-import { HeaderFlag, version2Tables, type FrameTableCoding } from '../v2/index';
+import { HeaderFlag, version2Tables, type FrameTableCoding } from '../codec/index';
 import type { ByteSink } from '../../byte-sink';
 import { finiteNonNegative, invalid } from './arguments';
-import { Counter, type SampleEngine } from './engine';
+import { Counter, type SampleEngine } from './engines/index';
 
 /**
  * Version 2's tables' zstd level (finalize): 1–3 % larger than 19 for 1/6–1/20 of its time
@@ -35,8 +35,8 @@ export interface WriterInternals {
   tablesLevel?: number;
   frameTable?: FrameTableCoding;
   /**
-   * Version 2: a model section written after the frame table at finalize (v2/model.ts), given the tables' zstd level or
-   * null.
+   * Version 2: a model section written after the frame table at finalize (codec/model/section.ts), given the
+   * tables' zstd level or null.
    */
   modelSection?: { encode(level: number | null): Uint8Array };
 }

@@ -1,5 +1,5 @@
 /** ProfileWriter's public types: its options, CPython's input shapes, the fast path's tick, its stats. */
-import type { StackCoding } from '../v2/index';
+import type { StackCoding } from '../codec/index';
 
 import type { ProfilingModeName, RecordCounts } from '../format';
 export type { ProfilingModeName } from '../format';

@@ -6,8 +6,8 @@
  */
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ByteSink } from '../../byte-sink';
-import type { StackCoding } from '../v2/index';
-import { V2_MAX_STACK_DEPTH, type FrameTableCoding, type FrameTableEntry } from '../v2/index';
+import type { StackCoding } from '../codec/index';
+import { V2_MAX_STACK_DEPTH, type FrameTableCoding, type FrameTableEntry } from '../codec/index';
 import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from './writer';
 import type { ProfileWriterOptions } from './types';
 
@@ -25,7 +25,7 @@ export interface V2WriterOptions {
   /** zstd level of the tables (written once, at finalize). Default 9. */
   tablesLevel?: number;
   /**
-   * Frame-table coding (v2/tables.ts). Default 'columns', the smallest measured; 'mtf' measured larger than 'plain'.
+   * Frame-table coding (codec/tables.ts). Default 'columns', the smallest measured; 'mtf' measured larger than 'plain'.
    */
   frameTable?: FrameTableCoding;
   /** Profiling mode 0..4 (−1 or undefined = unknown) and capture-feature mask 0..31. */

@@ -20,10 +20,10 @@ import { SlotWriter } from '../../varint/index';
 import { FORMAT_VERSION_2, HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_LEVEL } from '../format';
 import { ioError, reserveHeader, type HeaderSlots, type StatsValues } from '../file/index';
 import { configWord, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { COUNTER_COUNT, deepStacks, writerStats, type EngineOptions, type SampleEngine } from './engine';
-import { JsSampleEngine } from './engine-js';
-import { NativeSampleEngine } from './engine-native';
-import { createV2Engine } from './engine-v2';
+import { COUNTER_COUNT, deepStacks, writerStats, type EngineOptions, type SampleEngine } from './engines/index';
+import { JsSampleEngine } from './engines/index';
+import { NativeSampleEngine } from './engines/index';
+import { createV2Engine } from './engines/index';
 import { Keeper, type WriterLock, abandoned, checkKeeperOptions, openLocked } from './lifetime';
 import { StackInterner } from './stack-interner';
 import { createHeapSink, type HeapFileSink, type HeapSinkOptions } from './heap-sink';
@@ -31,7 +31,7 @@ import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
 import { checkFrameIds, sampleShape, stageTick, tickScratch, type TickScratch } from './sample-checks';
 import { WRITER_INTERNALS, checkedStats, writeTrailer, type WriterInternals } from './trailer';
-import { V2_MAX_STACK_DEPTH } from '../v2/index';
+import { V2_MAX_STACK_DEPTH } from '../codec/index';
 
 export type {
   FrameInfo,
@@ -120,7 +120,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     const which = options.backend ?? backend.name;
     if (which !== 'native' && which !== 'js')
       throw invalid(`backend must be 'native' or 'js', not ${String(which)}`, "'native' | 'js'");
-    // The addon's module asked here, not through engine-native.ts: a version-2 writer never loads that file.
+    // The addon's module asked here, not through engines/native.ts: a version-2 writer never loads that file.
     if (which === 'native' && nativeModule('tachyonWriter') === null) {
       throw new ProfpackError('the native writer was requested but the addon is not loaded', {
         code: ErrorCode.NATIVE_UNAVAILABLE,

@@ -1,4 +1,4 @@
-// The record check of recovery (lib/tachyon/recover.ts; twin: salvageRecords
+// The record check of recovery (lib/tachyon/recover/index.ts; twin: salvageRecords
 // there): the longest prefix of a sample region that the record decoder
 // (reader_records.h) replays whole. A profile whose writer died ends in a
 // record cut by the kill, or in bytes that never were records; recovery keeps

@@ -1,5 +1,5 @@
 // See block_encoder.h. Each step mirrors the JS twin so that the blocks are
-// byte-identical (test/tachyon/v2/backends.test.ts compares them).
+// byte-identical (test/tachyon/codec/backends.test.ts compares them).
 #include "tachyon/v2/block_encoder.h"
 #include "tachyon/v2/region_decoder.h"
 

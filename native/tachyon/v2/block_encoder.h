@@ -1,4 +1,4 @@
-// Native twin of lib/tachyon/v2/blocks.ts SampleBlockWriter (with predict.ts
+// Native twin of lib/tachyon/codec/blocks.ts SampleBlockWriter (with predict.ts
 // PredictCoder and recent.ts RecentStackCoder): codes samples into
 // version-2 sample blocks, byte for byte as the JS twin does. Pure C++.
 #pragma once

@@ -1,4 +1,4 @@
-// Native twin of lib/tachyon/v2/heap-decode.ts HeapSectionDecoder's records
+// Native twin of lib/tachyon/codec/heap/decode.ts HeapSectionDecoder's records
 // (docs/format-v2.md §9): decodes the records of a heap section's chunks, one
 // chunk's bytes per call, keeping the threads, their live lists and the stack
 // tree for the next. The chunk framing, zstd and the header's totals stay in
@@ -16,7 +16,7 @@
 namespace profpack {
 namespace v2 {
 
-// lib/tachyon/v2/heap-format.ts HEAP_RECORD_MAX_OBJECTS; heap stacks keep version 1's 256 frames
+// lib/tachyon/codec/heap/format.ts HEAP_RECORD_MAX_OBJECTS; heap stacks keep version 1's 256 frames
 // (lib/tachyon/format.ts MAX_STACK_DEPTH).
 constexpr uint32_t kHeapRecordMaxObjects = 65536;
 constexpr uint32_t kHeapMaxStackDepth = 256;
@@ -55,7 +55,7 @@ struct HeapRecords {
 class HeapDecoder {
  public:
   struct State;
-  // `maxLive`, `maxEvents`: lib/tachyon/v2/heap-limits.ts heapReadLimits, per file.
+  // `maxLive`, `maxEvents`: lib/tachyon/codec/heap/limits.ts heapReadLimits, per file.
   HeapDecoder(double startTimeUs, uint32_t frameCount, double maxLive, double maxEvents);
   ~HeapDecoder();
   HeapDecoder(const HeapDecoder&) = delete;

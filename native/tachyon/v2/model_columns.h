@@ -1,4 +1,4 @@
-// Native twin of lib/tachyon/v2/model.ts's value-column decoder (docs/format-v2.md
+// Native twin of lib/tachyon/codec/model/section.ts's value-column decoder (docs/format-v2.md
 // §8): the per-sample part of a model section, coding 0 (zigzag LEB128 of the
 // delta to the column's previous value). Pure C++ (no N-API), so the fuzz
 // harness drives it. Same values, error codes, messages and offsets as the JS twin.

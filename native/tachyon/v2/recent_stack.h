@@ -1,4 +1,4 @@
-// The recency-referenced stack tree (lib/tachyon/v2/recent.ts
+// The recency-referenced stack tree (lib/tachyon/codec/recent.ts
 // RecentStackDecoder) and the column cursor it reads, shared by the sample
 // region's decoder (region_decoder.cc, 4,096 frames) and the heap section's
 // (heap_decoder.cc, version 1's 256). Errors are FormatErrors at positions in
@@ -47,7 +47,7 @@ struct RecentStackTable {
   RecentStackTable() = default;
   explicit RecentStackTable(uint32_t maxDepth_) : maxDepth(maxDepth_) {}
 
-  uint32_t maxDepth = 4096;  // lib/tachyon/v2/format.ts V2_MAX_STACK_DEPTH
+  uint32_t maxDepth = 4096;  // lib/tachyon/codec/format.ts V2_MAX_STACK_DEPTH
   std::vector<uint32_t> parent{0};
   std::vector<uint32_t> frame{0};
   std::vector<uint16_t> depth{0};

@@ -42,7 +42,7 @@ enum Column {
   kStackFrames
 };
 constexpr size_t kThreadDefinitionSize = 12;
-// lib/tachyon/v2/format.ts V2_MAX_STACK_DEPTH (version 1 keeps CPython's 256) and BLOCK_MAX_FRAMES: 65,536
+// lib/tachyon/codec/format.ts V2_MAX_STACK_DEPTH (version 1 keeps CPython's 256) and BLOCK_MAX_FRAMES: 65,536
 // stacks of 256 frames, so every block written before deeper stacks passes, and a block's frames stay bounded.
 constexpr uint32_t kMaxDepth = 4096;
 constexpr size_t kMaxBlockFrames = size_t{65536} * 256;

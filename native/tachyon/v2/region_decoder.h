@@ -1,4 +1,4 @@
-// Native twin of lib/tachyon/v2/blocks.ts SampleBlockReader (with predict.ts
+// Native twin of lib/tachyon/codec/blocks.ts SampleBlockReader (with predict.ts
 // and stacktable.ts): decodes a version-2 sample region (docs/format-v2.md
 // §3-4) into columns. Pure C++ (no N-API), so a fuzz harness can drive it.
 // Same error codes and offsets as the JS twin.
@@ -31,7 +31,7 @@ struct DecodedRegion {
 
 // Threads whose predicted-stack state (115 KiB each) a reader keeps: a file
 // needing more is refused (ERR_V2_LIMIT). Writers switch to the stack table
-// before they pass it (lib/tachyon/v2/format.ts MAX_PREDICT_THREADS).
+// before they pass it (lib/tachyon/codec/format.ts MAX_PREDICT_THREADS).
 constexpr size_t kMaxPredictThreads = 1024;
 
 // A region decoded in pieces: each Decode call takes whole blocks and keeps

@@ -121,7 +121,7 @@ Napi::Value DecodeValueColumn(const Napi::CallbackInfo& info) {
   return result;
 }
 
-constexpr uint32_t kMaxStackDepth = 4096;  // lib/tachyon/v2/format.ts V2_MAX_STACK_DEPTH
+constexpr uint32_t kMaxStackDepth = 4096;  // lib/tachyon/codec/format.ts V2_MAX_STACK_DEPTH
 
 Napi::Error InvalidArgument(Napi::Env env, const std::string& message) {
   return MakeProfpackError(env, "ERR_INVALID_ARGUMENT", message);
@@ -155,7 +155,7 @@ Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
 // encodeSamples(handle, threadIds: BigUint64Array, interpreterIds: Uint32Array, timestamps: BigUint64Array,
 //               statuses: Uint8Array, stackEnds: Uint32Array, frames: Uint32Array) -> Uint8Array[] (finished blocks)
 // Sample k's stack is frames[stackEnds[k-1] .. stackEnds[k]), innermost first, at most 4,096 frames
-// (lib/tachyon/v2/format.ts V2_MAX_STACK_DEPTH).
+// (lib/tachyon/codec/format.ts V2_MAX_STACK_DEPTH).
 // Everything is checked before the first sample is coded, so a refused batch leaves no trace.
 Napi::Value EncodeSamples(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();

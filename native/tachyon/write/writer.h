@@ -2,7 +2,7 @@
 // per flush, as CPython 3.15.2's writer batches) and the record encoder
 // (per-thread previous stack, timestamp and REPEAT run; the FULL / SUFFIX /
 // POP_PUSH choice of ../shared/notes/tachyon-format.md §5). Plain C++ without
-// N-API; twin of lib/tachyon/write/engine-js.ts.
+// N-API; twin of lib/tachyon/write/engines/js.ts.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -104,7 +104,7 @@ class CompressingSink final : public RecordSink {
   bool unflushed_ = false;  // records fed to zstd since the last kFlush
 };
 
-// Counters of CPython's BinaryWriter.get_stats(), in lib/tachyon/write/engine.ts order.
+// Counters of CPython's BinaryWriter.get_stats(), in lib/tachyon/write/engines/contract.ts order.
 enum Counter : size_t {
   kRepeatRecords,
   kRepeatSamples,

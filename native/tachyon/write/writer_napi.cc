@@ -1,5 +1,5 @@
 // N-API glue for the native Tachyon writer (writer.h): one object per open
-// profile. Samples arrive in batches staged by lib/tachyon/write/engine-native.ts
+// profile. Samples arrive in batches staged by lib/tachyon/write/engines/native.ts
 // (one crossing per batch); under compression each 512 KiB of records is handed
 // to a JS callback that runs zstd-napi and returns the compressed bytes.
 #include <napi.h>

@@ -1,0 +1,484 @@
+/**
+ * Chrome DevTools / V8 `.cpuprofile` (Profiler.Profile): a call tree of
+ * `nodes` rooted at "(root)", `samples` (node ids) and `timeDeltas` (µs, the
+ * gap before each sample; the first is relative to `startTime`).
+ *
+ * Read: sample types samples/count and wall/nanoseconds (the default); a
+ * sample weighs its real time, the gap to the next sample, as DevTools and
+ * speedscope weigh it (the last one: the nominal interval, else the gap
+ * before it). `positionTicks` (the lines a node's self ticks fell on) make
+ * that many of its samples, in time order, samples of the function's frame at
+ * that line (no column), as a recording writes them, so `--by line` and source
+ * maps see the hot line. The nested form of Node ≤ 10 / Chrome ≤ 57 and the
+ * flat form with `timestamps` in place of `timeDeltas` read too.
+ *
+ * Write: one thread (the format holds one; options.thread, else the busiest,
+ * said through onWarning), samples in time order. With times, timeDeltas are
+ * the real gaps; without (collapsed, speedscope), each sample's gap to the
+ * next is its value (time units as µs, counts as that many intervals). The
+ * top-level `$profpack` key keeps thread id, interval and statuses that differ
+ * from what the leaf implies.
+ */
+import { ErrorCode, ProfpackError } from '../../errors';
+import { SampleTypes, gapsToNext, nanosPerUnit, type ProfileSource } from '../../profile/index';
+import { ProfileBuilder } from '../../profile/index';
+import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from '../adapter';
+import {
+  ChunkedText,
+  badInput,
+  cannotWrite,
+  describeType,
+  inputBytes,
+  parseJson,
+  pushNumbers,
+  readJsonShape,
+  writtenColumn,
+} from '../io';
+import { detectJsonKeys } from '../sniff';
+import {
+  ROOT_CALL_FRAME,
+  THREAD_FRAME_URL,
+  frameFromV8,
+  hotLines,
+  statusForV8Leaf,
+  v8CallFrame,
+  type CpuProfile,
+  type CpuProfileCallFrame,
+  type CpuProfileMeta,
+  type CpuProfileNode,
+} from '../../v8/index';
+import { oneThread, v8Tree, warnDroppedLabels } from './one-thread';
+
+const WHAT = '.cpuprofile';
+const EXPECTED = 'a Chrome DevTools .cpuprofile (Profiler.Profile)';
+/** The most samples a .cpuprofile is written with (its JSON lists every one). */
+export const MAX_CPUPROFILE_SAMPLES = 10_000_000;
+
+/** Samples a row stands for: its samples/count value as a whole number (a fraction or a negative counts as none). */
+function sampleRun(count: number): number {
+  return count >= 1 ? Math.floor(count) : 0;
+}
+
+const bad = (message: string) => badInput(WHAT, message, EXPECTED);
+
+/** A node of the older nested form: call-frame fields on the node (1-based positions), children as objects. */
+interface NestedNode {
+  id?: number;
+  functionName?: string;
+  scriptId?: string | number;
+  url?: string;
+  lineNumber?: number;
+  columnNumber?: number;
+  hitCount?: number;
+  children?: NestedNode[];
+}
+
+/**
+ * The nested form → the flat one, as DevTools converts it: startTime/endTime
+ * are seconds and `timestamps` absolute µs; without timestamps the samples
+ * are spread evenly over [startTime, endTime].
+ */
+function flattenNested(input: {
+  head: NestedNode;
+  startTime?: number;
+  endTime?: number;
+  samples?: unknown;
+  timestamps?: unknown;
+}): CpuProfile {
+  const nodes: CpuProfileNode[] = [];
+  const used = new Set<number>();
+  let nextId = 1;
+  const visit = (node: NestedNode): CpuProfileNode => {
+    if (node === null || typeof node !== 'object') throw bad('a "head" tree node is not an object');
+    let id = typeof node.id === 'number' && !used.has(node.id) ? node.id : undefined;
+    while (id === undefined || used.has(id)) id = nextId++;
+    used.add(id);
+    const out: CpuProfileNode = {
+      id,
+      callFrame: {
+        functionName: String(node.functionName ?? ''),
+        scriptId: node.scriptId ?? '0',
+        url: String(node.url ?? ''),
+        lineNumber: typeof node.lineNumber === 'number' ? node.lineNumber - 1 : -1,
+        columnNumber: typeof node.columnNumber === 'number' ? node.columnNumber - 1 : -1,
+      },
+      children: [],
+    };
+    nodes.push(out);
+    return out;
+  };
+  // Iterative: old profiles can nest deeper than the JS call stack allows.
+  const root = visit(input.head);
+  const pending: [NestedNode, CpuProfileNode][] = [[input.head, root]];
+  while (pending.length > 0) {
+    const [node, out] = pending.pop()!;
+    if (node.children !== undefined && !Array.isArray(node.children))
+      throw bad(`node ${out.id}'s children is not an array`);
+    for (const child of node.children ?? []) {
+      const c = visit(child);
+      out.children!.push(c.id);
+      pending.push([child, c]);
+    }
+  }
+  const samples = Array.isArray(input.samples) ? (input.samples as number[]) : [];
+  const startUs = Number(input.startTime ?? 0) * 1e6;
+  const endUs = Number(input.endTime ?? input.startTime ?? 0) * 1e6;
+  const step = samples.length > 0 ? (endUs - startUs) / samples.length : 0;
+  const timeDeltas =
+    deltasOfTimestamps(input.timestamps, samples.length, startUs) ?? samples.map((_, i) => (i === 0 ? 0 : step));
+  return { nodes, startTime: startUs, endTime: endUs, samples, timeDeltas };
+}
+
+/**
+ * `timestamps` (absolute µs, one per sample: the nested form and Node ≤ 10's flat one) as timeDeltas, the
+ * first relative to the start; undefined when there is no such list.
+ */
+function deltasOfTimestamps(timestamps: unknown, count: number, startUs: number): number[] | undefined {
+  if (!Array.isArray(timestamps) || timestamps.length !== count) return undefined;
+  return timestamps.map((t, i) => Number(t) - (i === 0 ? startUs : Number(timestamps[i - 1])));
+}
+
+/** A thread or interpreter id of `$profpack`: a whole number ≥ 0 (a thread id may be decimal text, u64). */
+function wholeNumber(value: unknown, where: string, text: boolean): bigint {
+  const ok =
+    (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) ||
+    (text && typeof value === 'string' && /^\d{1,20}$/.test(value) && BigInt(value) < 2n ** 64n);
+  if (!ok) throw bad(`${where} is ${JSON.stringify(value) ?? String(value)}, not a whole number`);
+  return BigInt(value);
+}
+
+function medianGap(deltas: number[]): number {
+  // A typed sort: numeric without a comparator call per pair (1 M deltas: ~7 % of a conversion before).
+  const positive = new Float64Array(Math.max(0, deltas.length - 1));
+  let n = 0;
+  for (let i = 1; i < deltas.length; i++) if (deltas[i]! > 0) positive[n++] = deltas[i]!;
+  const sorted = positive.subarray(0, n).sort();
+  return n > 0 ? sorted[n >> 1]! : 0;
+}
+
+/**
+ * Node id -> its place in `nodes`, -1 when absent: one Int32Array when ids are
+ * small integers (V8 numbers them 1..n), a Map otherwise. Two nodes with one id are refused.
+ */
+function nodeIndex(nodes: CpuProfileNode[]): (id: number) => number {
+  let max = -1;
+  let dense = true;
+  for (const node of nodes) {
+    if (
+      node === null ||
+      typeof node !== 'object' ||
+      typeof node.id !== 'number' ||
+      node.callFrame === null ||
+      typeof node.callFrame !== 'object'
+    )
+      throw bad('a node without id or callFrame');
+    if (!Number.isInteger(node.id) || node.id < 0) dense = false;
+    else if (node.id > max) max = node.id;
+  }
+  if (dense && max < 4 * nodes.length + 1024) {
+    const at = new Int32Array(max + 1).fill(-1);
+    for (let k = 0; k < nodes.length; k++) {
+      const id = nodes[k]!.id;
+      if (at[id] !== -1) throw bad(`two nodes have id ${id}`);
+      at[id] = k;
+    }
+    return (id) => (Number.isInteger(id) && id >= 0 && id <= max ? at[id]! : -1);
+  }
+  const at = new Map<number, number>();
+  for (let k = 0; k < nodes.length; k++) {
+    if (at.has(nodes[k]!.id)) throw bad(`two nodes have id ${nodes[k]!.id}`);
+    at.set(nodes[k]!.id, k);
+  }
+  return (id) => at.get(id) ?? -1;
+}
+
+function readCpuProfile(doc: unknown): ProfileBuilder {
+  const nested = doc as { nodes?: unknown; head?: unknown };
+  if (doc === null || typeof doc !== 'object') throw bad('not a JSON object');
+  const profile =
+    !Array.isArray(nested.nodes) && nested.head !== null && typeof nested.head === 'object'
+      ? flattenNested(doc as Parameters<typeof flattenNested>[0])
+      : (doc as CpuProfile);
+  if (!Array.isArray(profile.nodes)) throw bad('no "nodes" array');
+  const samples = Array.isArray(profile.samples) ? profile.samples : [];
+  const deltas = Array.isArray(profile.timeDeltas)
+    ? profile.timeDeltas
+    : (deltasOfTimestamps(profile.timestamps, samples.length, Number(profile.startTime ?? 0)) ?? []);
+  if (deltas.length !== samples.length) throw bad(`${samples.length} samples but ${deltas.length} timeDeltas`);
+  const meta = profile.$profpack !== null && typeof profile.$profpack === 'object' ? profile.$profpack : undefined;
+  const nominalUs = typeof meta?.sampleIntervalUs === 'number' && meta.sampleIntervalUs > 0 ? meta.sampleIntervalUs : 0;
+  const intervalUs = nominalUs > 0 ? nominalUs : medianGap(deltas);
+  const startUs = Math.round(Number(profile.startTime ?? 0));
+  if (!Number.isSafeInteger(startUs)) throw bad(`startTime ${String(profile.startTime)} is not a time in µs`);
+  const out = new ProfileBuilder({
+    sampleTypes: [SampleTypes.samples, SampleTypes.wall],
+    defaultSampleType: 1,
+    periodType: SampleTypes.wall,
+    period: Math.round(intervalUs * 1000),
+    startTimeUs: BigInt(startUs),
+    // V8 does not state its interval: 0 (none) unless profpack wrote it; the period holds the median gap.
+    sampleIntervalUs: BigInt(Math.round(nominalUs)),
+    origin: { format: 'cpuprofile', producer: meta === undefined ? undefined : 'profpack' },
+  });
+  const span = Math.round(Number(profile.endTime) - Number(profile.startTime));
+  if (Number.isSafeInteger(span) && span > 0) out.meta.durationUs = BigInt(span);
+
+  // Nodes resolved once into arrays indexed by their place in `nodes` (issue 39: no Map per node or per sample).
+  const nodes = profile.nodes;
+  const count = nodes.length;
+  const index = nodeIndex(nodes);
+  const parent = new Int32Array(count).fill(-1);
+  for (let k = 0; k < count; k++) {
+    const children = nodes[k]!.children;
+    if (children === undefined) continue;
+    if (!Array.isArray(children)) throw bad(`node ${nodes[k]!.id}'s children is not an array`);
+    for (const child of children) {
+      const c = index(child);
+      if (c < 0) throw bad(`node ${nodes[k]!.id} names missing child ${child}`);
+      if (parent[c] !== -1) throw bad(`node ${child} has two parents`);
+      parent[c] = k;
+    }
+  }
+  // A thread's marker node (profpack's `$profpack.threads`) starts that thread's stacks; -1: none.
+  const threadOfNode = new Int32Array(count).fill(-1);
+  let defaultThread = -1;
+  const metaThreads: unknown[] = Array.isArray(meta?.threads) ? meta.threads : [];
+  for (const [k, entry] of metaThreads.entries()) {
+    if (entry === null || typeof entry !== 'object') throw bad(`$profpack.threads[${k}] is not an object`);
+    const t = entry as Partial<Record<'threadId' | 'interpreterId' | 'nodeId', unknown>>;
+    const id = out.internThread(
+      wholeNumber(t.threadId, `$profpack.threads[${k}].threadId`, true),
+      Number(wholeNumber(t.interpreterId ?? 0, `$profpack.threads[${k}].interpreterId`, false)),
+    );
+    if (typeof t.nodeId !== 'number') defaultThread = id;
+    else if (index(t.nodeId) >= 0) threadOfNode[index(t.nodeId)] = id;
+  }
+  if (defaultThread < 0) defaultThread = out.internThread(0n);
+
+  // Stack, thread and leaf status of every node reachable from a root, parents first (no recursion: trees can be deep).
+  const stackOf = new Uint32Array(count);
+  const threadOf = new Int32Array(count).fill(-1);
+  const statusOf = new Uint8Array(count);
+  const pending: number[] = [];
+  for (let k = 0; k < count; k++) {
+    if (parent[k] !== -1) continue;
+    threadOf[k] = threadOfNode[k] !== -1 ? threadOfNode[k]! : defaultThread;
+    statusOf[k] = statusForV8Leaf(undefined, undefined);
+    pending.push(k);
+  }
+  while (pending.length > 0) {
+    const k = pending.pop()!;
+    for (const child of nodes[k]!.children ?? []) {
+      const c = index(child);
+      const cf = nodes[c]!.callFrame;
+      if (threadOfNode[c] !== -1 && cf.url === THREAD_FRAME_URL) {
+        threadOf[c] = threadOfNode[c]!;
+        statusOf[c] = statusForV8Leaf(undefined, undefined);
+      } else {
+        stackOf[c] = out.stacks.push(stackOf[k]!, out.internFrame(frameFromV8(cf)));
+        threadOf[c] = threadOf[k]!;
+        statusOf[c] = statusForV8Leaf(cf.functionName, cf.url);
+      }
+      pending.push(c);
+    }
+  }
+
+  const n = samples.length;
+  const times = new Float64Array(n);
+  const threads = new Uint32Array(n);
+  const at = new Int32Array(n);
+  let time = startUs;
+  for (let i = 0; i < n; i++) {
+    const k = index(samples[i]!);
+    if (k < 0 || threadOf[k] === -1)
+      throw bad(
+        k >= 0
+          ? `sample ${i} names node ${samples[i]}, which no root reaches (a cycle)`
+          : `sample ${i} names missing node ${samples[i]}`,
+      );
+    const delta = Number(deltas[i]);
+    if (!Number.isFinite(delta)) throw bad(`timeDeltas[${i}] is not a number`);
+    time += delta;
+    times[i] = time;
+    threads[i] = threadOf[k]!;
+    at[i] = k;
+  }
+  const gaps = new Float64Array(n);
+  gapsToNext(threads, times, n, nominalUs, gaps);
+  const lines = hotLines(nodes, at, times, bad);
+  const lineStacks = new Map<string, number>();
+  const statuses = Array.isArray(meta?.status) && meta.status.length === n ? meta.status : undefined;
+  const values = [1, 0];
+  out.reserve(n);
+  for (let i = 0; i < n; i++) {
+    const k = at[i]!;
+    values[1] = Math.round(gaps[i]!);
+    let stack = stackOf[k]!;
+    const line = lines?.[i] ?? 0;
+    if (line > 0 && stack !== 0) {
+      // The leaf's frame at its hot line, without a column: what a recording writes for the same tick.
+      const key = `${stack}:${line}`;
+      let hot = lineStacks.get(key);
+      if (hot === undefined) {
+        const frame = { ...out.frames[out.stacks.frame(stack)]!, lineno: line, column: null };
+        hot = out.stacks.push(out.stacks.parent(stack), out.internFrame(frame));
+        lineStacks.set(key, hot);
+      }
+      stack = hot;
+    }
+    out.add(stack, threads[i]!, times[i]!, Number(statuses?.[i] ?? statusOf[k]) & 0xff, values);
+  }
+  return out;
+}
+
+/** Gap after each of `length` rows without times: its value as µs (time units) or as that many intervals (counts). */
+function gapsFromValues(unit: string, intervalUs: number, values: Float64Array, length: number): Float64Array {
+  const ns = nanosPerUnit(unit);
+  const gaps = new Float64Array(length);
+  for (let i = 0; i < length; i++) gaps[i] = ns === undefined ? values[i]! * intervalUs : (values[i]! * ns) / 1000;
+  return gaps;
+}
+
+function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: WriteOptions): void {
+  const column = writtenColumn(source.meta, options.sampleType);
+  const type = source.meta.sampleTypes[column]!;
+  if (nanosPerUnit(type.unit) === undefined && type.unit !== 'count') {
+    throw cannotWrite(
+      'a .cpuprofile',
+      `a .cpuprofile holds time, and ${describeType(source.meta, column)} is in ${type.unit}`,
+      'a sample type in a time unit or a count (--sample-type)',
+    );
+  }
+  const rows = oneThread(source, column, options.thread, WHAT, options.onWarning);
+  warnDroppedLabels(source, rows, 'a .cpuprofile', options.onWarning);
+  const n = rows.length;
+  const intervalUs = Number(source.meta.sampleIntervalUs) > 0 ? Number(source.meta.sampleIntervalUs) : 1000;
+  // Real gaps only when every row has a time; otherwise (collapsed, speedscope, Datadog's untimed "Non JS threads
+  // activity") each row lasts its value, so every function's total is the source's.
+  let timed = n > 0;
+  for (let i = 0; i < n && timed; i++) if (!Number.isFinite(rows.time[i]!)) timed = false;
+  const order = Array.from({ length: n }, (_, i) => i);
+  let startUs = Number(source.meta.startTimeUs);
+  const times = new Float64Array(n);
+  let endUs: number;
+  if (timed) {
+    order.sort((a, b) => rows.time[a]! - rows.time[b]! || a - b);
+    for (let k = 0; k < n; k++) times[k] = rows.time[order[k]!]!;
+    if (times[0]! < startUs) startUs = times[0]!;
+    const last = order[n - 1]!;
+    const lastGap =
+      nanosPerUnit(type.unit) === undefined ? intervalUs : (rows.value[last]! * nanosPerUnit(type.unit)!) / 1000;
+    endUs = times[n - 1]! + lastGap;
+  } else {
+    const gaps = gapsFromValues(type.unit, intervalUs, rows.value, n);
+    let t = startUs;
+    for (let k = 0; k < n; k++) {
+      times[k] = t;
+      t += gaps[k]!;
+    }
+    endUs = t;
+  }
+  // The stated duration extends real times only: DevTools weighs the last sample up to endTime, and laid-out
+  // values end where the last one does.
+  const stated = source.meta.durationUs === undefined ? undefined : startUs + Number(source.meta.durationUs);
+  if (timed && stated !== undefined && stated > endUs) endUs = stated;
+
+  const tree = v8Tree(source, rows.stack, n);
+  const ns = nanosPerUnit(type.unit);
+  // A row may stand for a run of samples (a Tachyon REPEAT run): V8's format lists samples, so the run's
+  // samples are listed, spread evenly over its time. Bounded: the format has nothing smaller than a sample.
+  // A row of no samples but some time (Datadog's CPU time off the JS thread) is one sample of that time.
+  const runOf = (i: number): number => sampleRun(rows.samples[i]!) || (ns !== undefined && rows.value[i]! > 0 ? 1 : 0);
+  let total = 0;
+  for (let i = 0; i < n; i++) total += runOf(i);
+  if (total > MAX_CPUPROFILE_SAMPLES) {
+    throw new ProfpackError(
+      `a .cpuprofile lists every sample, and this thread has ${total}; at most ${MAX_CPUPROFILE_SAMPLES} are written`,
+      {
+        code: ErrorCode.CONVERT_TOO_MANY_SAMPLES,
+        expected: `at most ${MAX_CPUPROFILE_SAMPLES} samples`,
+      },
+    );
+  }
+  const hits = new Map<number, number>();
+  const sampleIds = new Float64Array(total);
+  const deltas = new Float64Array(total);
+  const status = new Array<number>(total);
+  let statusDiffers = false;
+  let previous = Math.round(startUs);
+  let written = 0;
+  for (let k = 0; k < n; k++) {
+    const i = order[k]!;
+    const stack = rows.stack[i]!;
+    const node = tree.nodeOf[stack]!;
+    const run = runOf(i);
+    if (run === 0) continue;
+    // The run's time: its value when the column is a time, else one interval a sample.
+    const spanUs = ns === undefined ? run * intervalUs : (rows.value[i]! * ns) / 1000;
+    hits.set(node, (hits.get(node) ?? 0) + run);
+    const leaf = stack === 0 ? undefined : source.frames[source.stacks.frame(stack)];
+    const rowStatus = rows.status[i]!;
+    if (rowStatus !== statusForV8Leaf(leaf?.funcname, leaf?.filename)) statusDiffers = true;
+    // Never a negative delta: a run's spread stops at the next record's time (a CPU-mode run weighs its ticks'
+    // intervals, which may outlast the real gap), and no sample comes before the previous one.
+    const nextUs = k + 1 < n ? Math.round(times[k + 1]!) : Infinity;
+    for (let j = 0; j < run; j++) {
+      const at = Math.max(previous, Math.min(nextUs, Math.round(times[k]! + (j * spanUs) / run)));
+      sampleIds[written] = node;
+      deltas[written] = at - previous;
+      status[written] = rowStatus;
+      previous = at;
+      written++;
+    }
+  }
+
+  const out = new ChunkedText(target);
+  out.push('{"nodes":[');
+  tree.order.forEach((stack, k) => {
+    const id = tree.nodeOf[stack]!;
+    const callFrame: CpuProfileCallFrame =
+      stack === 0 ? ROOT_CALL_FRAME : v8CallFrame(source.frames[source.stacks.frame(stack)]!);
+    const node: CpuProfileNode = { id, callFrame, hitCount: hits.get(id) ?? 0, children: tree.children.get(id) ?? [] };
+    out.push((k === 0 ? '' : ',') + JSON.stringify(node));
+  });
+  out.push(`],"startTime":${Math.round(startUs)},"endTime":${Math.round(endUs)},"samples":[`);
+  pushNumbers(out, sampleIds);
+  out.push('],"timeDeltas":[');
+  pushNumbers(out, deltas);
+  const thread = rows.thread < 0 ? undefined : source.threads[rows.thread]!;
+  const meta: CpuProfileMeta = {
+    version: 1,
+    threads:
+      thread === undefined ? [] : [{ threadId: thread.threadId.toString(), interpreterId: thread.interpreterId }],
+    sampleIntervalUs: Number(source.meta.sampleIntervalUs),
+  };
+  out.push(`],"$profpack":${JSON.stringify(meta).slice(0, -1)}`);
+  if (statusDiffers) {
+    out.push(',"status":[');
+    pushNumbers(out, status);
+    out.push(']');
+  }
+  out.push('}}');
+  out.flush();
+}
+
+export const cpuprofileAdapter: FormatAdapter<'cpuprofile'> = {
+  name: 'cpuprofile',
+  title: 'Chrome DevTools .cpuprofile',
+  label: '.cpuprofile',
+  extensions: ['.cpuprofile'],
+  mayBeGzipped: true,
+  writesWhole: true,
+  detect: (head) => {
+    const keys = detectJsonKeys(head);
+    if (keys === undefined) return false;
+    if (keys.has('nodes') && (keys.has('callFrame') || keys.has('samples') || keys.has('timeDeltas'))) return true;
+    // The nested form: a "head" tree of call-frame fields, no selfSize (that is a .heapprofile).
+    return keys.has('head') && keys.has('functionName') && !keys.has('selfSize') && !keys.has('callFrame');
+  },
+  read(input: ReadInput, _options: ReadOptions): ProfileSource {
+    const doc = parseJson(inputBytes(input), WHAT, EXPECTED);
+    return readJsonShape(WHAT, EXPECTED, () => readCpuProfile(doc));
+  },
+  write: writeCpuProfile,
+};

@@ -1,0 +1,2 @@
+export { cpuprofileAdapter } from './cpuprofile';
+export { heapprofileAdapter } from './heapprofile';

@@ -1,0 +1,261 @@
+/**
+ * The contract between ProfileWriter (policy, validation, tables, header)
+ * and the two sample encoders: the pure-JS one (js.ts) and the native
+ * one (native.ts over native/tachyon/write/writer.h). Both receive samples
+ * that are already validated, with 64-bit values split into u32 halves.
+ */
+import { ErrorCode, ProfpackError } from '../../../errors';
+import type { ByteSink } from '../../../byte-sink';
+import type { PatchableSink } from '../../../varint/index';
+import { TWO_POW_32 } from '../../../varint/index';
+import { MAX_STACK_DEPTH } from '../../format';
+import type { WriterStats } from '../types';
+
+/** Indices into the counters array both engines keep (CPython's BinaryWriter.get_stats()). */
+export const Counter = {
+  repeatRecords: 0,
+  repeatSamples: 1,
+  fullRecords: 2,
+  suffixRecords: 3,
+  popPushRecords: 4,
+  totalSamples: 5,
+  framesWritten: 6,
+  framesSaved: 7,
+  bytesWritten: 8,
+  threadCount: 9,
+} as const;
+export const COUNTER_COUNT = 10;
+
+export interface SampleEngine {
+  /** The raw file (header, compressed or raw sample region, tables, footer). */
+  readonly output: PatchableSink & { flush(): void };
+  /**
+   * One thread's sample: frames[start .. start+depth) innermost first, at most
+   * the file's stack limit (the caller has cut deeper stacks), every id already checked.
+   */
+  writeStack(
+    tidHi: number,
+    tidLo: number,
+    interpreterId: number,
+    tsHi: number,
+    tsLo: number,
+    status: number,
+    frames: ArrayLike<number>,
+    start: number,
+    depth: number,
+  ): void;
+  /**
+   * One tick: thread k (id tidWords[2k] low half, tidWords[2k+1] high half) has the
+   * stack ids[ends[k-1] .. ends[k]); deeper than the file's stack limit is cut. Refuses the
+   * whole tick (ERR_TACHYON_WRITE_UNKNOWN_ID / ERR_INVALID_ARGUMENT) before
+   * encoding any of it if an end or a kept id (>= frameCount) is wrong.
+   */
+  writeTick(
+    tsHi: number,
+    tsLo: number,
+    count: number,
+    tidWords: Uint32Array,
+    interpreterIds: Uint32Array,
+    statuses: Uint8Array,
+    ends: Uint32Array,
+    ids: Uint32Array,
+    frameCount: number,
+  ): void;
+  /**
+   * writeSample's threads, already checked, in the staged layout (STAGED_HEADER):
+   * the native engine copies the words into its staging buffer at once.
+   */
+  writeBatch(words: Uint32Array, count: number): void;
+  /**
+   * Writes every finished record to the file (zstd: ZSTD_e_flush, so they
+   * decompress from what is on disk); pending REPEAT runs stay pending.
+   */
+  flushSamples(): void;
+  /** Pending REPEAT runs (threads in first-seen order), the sample buffer, the end of the zstd frame. */
+  finishSamples(): void;
+  /** Current counters (see Counter). */
+  counters(): Float64Array;
+  /** Drops everything not yet written (close() without finalize). */
+  discard(): void;
+  /**
+   * Frees what the engine holds (compression context, buffers, per-thread
+   * state) at once rather than at a later garbage collection. The last call:
+   * after finalize's final write, in close(), after a failed creation.
+   */
+  release(): void;
+  /**
+   * Version 1 only: each thread's pending REPEAT run as the record finalize
+   * would write, without writing it (the recovery journal keeps them).
+   */
+  pendingRepeats?(): Uint8Array;
+}
+
+export interface EngineOptions {
+  fd: number;
+  /** The file is this buffer instead of `fd` (JS output only: the JS engines and version 2's). */
+  memory?: ByteSink;
+  /** Version 2: samples per block (default BLOCK_MAX_SAMPLES; tests use small blocks). */
+  blockMaxSamples?: number;
+  compression: 'zstd' | 'none';
+  level: number;
+  /** Header start time as u32 halves: each thread's first delta is relative to it. */
+  startTimeHi: number;
+  startTimeLo: number;
+  /** Fixed-width fields in the host's byte order, as CPython writes them. */
+  littleEndian: boolean;
+}
+
+/**
+ * The tick check of the contract: every end and every kept id (the first
+ * `maxDepth` of a stack: version 1's MAX_STACK_DEPTH, version 2's 4,096) is
+ * checked before any thread of the tick is coded, so a refused tick leaves no bytes behind.
+ */
+export function checkTick(
+  count: number,
+  ends: Uint32Array,
+  ids: Uint32Array,
+  frameCount: number,
+  maxDepth = MAX_STACK_DEPTH,
+): void {
+  let start = 0;
+  for (let k = 0; k < count; k++) {
+    const end = ends[k]!;
+    if (end < start || end > ids.length) {
+      throw new ProfpackError(`stackEnds[${k}] = ${end} must not decrease nor pass the ${ids.length} frame ids`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: 'non-decreasing ends within frameIds',
+      });
+    }
+    const last = Math.min(end, start + maxDepth);
+    for (let i = start; i < last; i++) {
+      if (ids[i]! >= frameCount) {
+        throw new ProfpackError(`frame id ${ids[i]} at index ${i} was not returned by internFrame`, {
+          code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
+          expected: `an integer in [0, ${frameCount})`,
+        });
+      }
+    }
+    start = end;
+  }
+}
+
+/** How many stacks of a tick are deeper than `maxDepth` (their outermost frames are dropped). */
+export function deepStacks(count: number, ends: Uint32Array, maxDepth = MAX_STACK_DEPTH): number {
+  let deep = 0;
+  let start = 0;
+  for (let k = 0; k < count; k++) {
+    if (ends[k]! - start > maxDepth) deep++;
+    start = ends[k]!;
+  }
+  return deep;
+}
+
+/** writeTick as one writeStack per thread, after checkTick: for engines that code each stack on its own. */
+export function writeTickAsStacks(
+  engine: SampleEngine,
+  tsHi: number,
+  tsLo: number,
+  count: number,
+  tidWords: Uint32Array,
+  interpreterIds: Uint32Array,
+  statuses: Uint8Array,
+  ends: Uint32Array,
+  ids: Uint32Array,
+  frameCount: number,
+  maxDepth = MAX_STACK_DEPTH,
+): void {
+  checkTick(count, ends, ids, frameCount, maxDepth);
+  let start = 0;
+  for (let k = 0; k < count; k++) {
+    const end = ends[k]!;
+    const depth = end - start < maxDepth ? end - start : maxDepth;
+    engine.writeStack(
+      tidWords[2 * k + 1]!,
+      tidWords[2 * k]!,
+      interpreterIds[k]!,
+      tsHi,
+      tsLo,
+      statuses[k]!,
+      ids,
+      start,
+      depth,
+    );
+    start = end;
+  }
+}
+
+/**
+ * One staged sample's header words, then `depth` frame ids innermost first:
+ * tid low half, tid high half, interpreter id, timestamp low half, high half,
+ * status, depth (native/tachyon/write/writer.h SampleEncoder::WriteBatch).
+ */
+export const STAGED_HEADER = 7;
+
+/** writeBatch as one writeStack per staged sample: for engines that code each stack on its own. */
+export function writeBatchAsStacks(engine: SampleEngine, words: Uint32Array, count: number): void {
+  for (let i = 0; i < count;) {
+    const depth = words[i + 6]!;
+    engine.writeStack(
+      words[i + 1]!,
+      words[i]!,
+      words[i + 2]!,
+      words[i + 4]!,
+      words[i + 3]!,
+      words[i + 5]!,
+      words,
+      i + STAGED_HEADER,
+      depth,
+    );
+    i += STAGED_HEADER + depth;
+  }
+}
+
+/** Per-thread values keyed as CPython keys threads: interpreter id and the thread id's u32 halves. */
+export class ThreadMap<T> {
+  private readonly byInterpreter = new Map<number, Map<number | string, T>>();
+
+  get(tidHi: number, tidLo: number, interpreterId: number): T | undefined {
+    return this.byInterpreter.get(interpreterId)?.get(threadKey(tidHi, tidLo));
+  }
+
+  set(tidHi: number, tidLo: number, interpreterId: number, value: T): void {
+    let byThread = this.byInterpreter.get(interpreterId);
+    if (byThread === undefined) {
+      byThread = new Map();
+      this.byInterpreter.set(interpreterId, byThread);
+    }
+    byThread.set(threadKey(tidHi, tidLo), value);
+  }
+
+  /** Forgets every thread (an engine's release()). */
+  clear(): void {
+    this.byInterpreter.clear();
+  }
+}
+
+/** A number while hi × 2^32 + lo stays below 2^53, else a string. */
+function threadKey(tidHi: number, tidLo: number): number | string {
+  return tidHi < 0x20_0000 ? tidHi * TWO_POW_32 + tidLo : `${tidHi}:${tidLo}`;
+}
+
+/** ProfileWriter.stats from the engine's counters (CPython's names). */
+export function writerStats(c: Float64Array, stacksCut: number): WriterStats {
+  const saved = c[Counter.framesSaved]!;
+  const written = c[Counter.framesWritten]!;
+  return {
+    repeatRecords: c[Counter.repeatRecords]!,
+    repeatSamples: c[Counter.repeatSamples]!,
+    fullRecords: c[Counter.fullRecords]!,
+    suffixRecords: c[Counter.suffixRecords]!,
+    popPushRecords: c[Counter.popPushRecords]!,
+    totalRecords:
+      c[Counter.repeatRecords]! + c[Counter.fullRecords]! + c[Counter.suffixRecords]! + c[Counter.popPushRecords]!,
+    totalSamples: c[Counter.totalSamples]!,
+    totalFramesWritten: written,
+    framesSaved: saved,
+    bytesWritten: c[Counter.bytesWritten]!,
+    frameCompressionPct: saved + written === 0 ? 0 : (saved * 100) / (saved + written),
+    threadCount: c[Counter.threadCount]!,
+    stacksCut,
+  };
+}

@@ -1,0 +1,14 @@
+// lib/tachyon/write/engines: ProfileWriter's sample engines behind one contract (JS, native, version 2).
+export {
+  COUNTER_COUNT,
+  Counter,
+  type EngineOptions,
+  STAGED_HEADER,
+  type SampleEngine,
+  ThreadMap,
+  deepStacks,
+  writerStats,
+} from './contract';
+export { JsSampleEngine } from './js';
+export { NativeSampleEngine } from './native';
+export { createV2Engine } from './v2';

@@ -1,0 +1,207 @@
+/**
+ * The native sample encoder (native/tachyon/write/writer.h) behind the same
+ * contract as the JS one. Samples are staged in a Uint32Array and cross
+ * N-API once per batch; under compression the addon hands each 512 KiB of
+ * records back to zstd-napi through a callback.
+ */
+import { nativeModule } from '../../../backend';
+import type { EngineOptions, SampleEngine } from './contract';
+import { ZstdStream, type ZstdDirective } from '../../file/index';
+import { ByteSink } from '../../../byte-sink';
+import { grown } from '../../../typed-arrays';
+import type { PatchableSink } from '../../../varint/index';
+
+interface NativeProfileWriter {
+  encode(words: Uint32Array, count: number): void;
+  encodeTick(
+    tsLo: number,
+    tsHi: number,
+    count: number,
+    tidWords: Uint32Array,
+    interpreterIds: Uint32Array,
+    statuses: Uint8Array,
+    ends: Uint32Array,
+    ids: Uint32Array,
+    frameCount: number,
+  ): void;
+  finishSamples(): void;
+  flushSamples(): void;
+  write(bytes: Uint8Array): void;
+  writeAt(offset: number, bytes: Uint8Array): void;
+  flush(): void;
+  position(): number;
+  counters(): Float64Array;
+  discard(): void;
+  release(): void;
+  pendingRepeats(): Uint8Array;
+}
+
+interface TachyonWriterModule {
+  NativeProfileWriter: new (
+    fd: number,
+    startLo: number,
+    startHi: number,
+    compress?: (chunk: Uint8Array, directive: number) => Uint8Array,
+  ) => NativeProfileWriter;
+}
+
+export const tachyonWriterNative = nativeModule<TachyonWriterModule>('tachyonWriter');
+
+/** Words staged before one crossing (256 KiB); a sample takes 7 + depth words. */
+const STAGING_WORDS = 64 * 1024;
+/** The staging's first size (16 KiB): a short-lived writer does not leave 256 KiB of garbage behind. */
+const FIRST_STAGING_WORDS = 4 * 1024;
+
+export class NativeSampleEngine implements SampleEngine {
+  readonly output: PatchableSink & { flush(): void };
+  private readonly handle: NativeProfileWriter;
+  private staging = new Uint32Array(FIRST_STAGING_WORDS);
+  private staged = 0;
+  private readonly stream: ZstdStream | null = null;
+
+  constructor(options: EngineOptions) {
+    if (tachyonWriterNative === null) throw new Error('the native addon has no tachyonWriter module');
+    let compress: ((chunk: Uint8Array, directive: number) => Uint8Array) | undefined;
+    if (options.compression === 'zstd') {
+      const stream = new ZstdStream(options.level);
+      this.stream = stream;
+      const collected = new ByteSink(1 << 16);
+      const collector: PatchableSink = {
+        get position() {
+          return collected.length;
+        },
+        write: (bytes) => collected.append(bytes),
+        writeAt: () => {
+          throw new Error('unreachable');
+        },
+      };
+      // The addon's directives, in ZSTD_EndDirective order (native/tachyon/write/writer.h ZstdDirective).
+      const directives: readonly ZstdDirective[] = ['continue', 'flush', 'end'];
+      compress = (chunk, directive) => {
+        collected.clear();
+        stream.compress(chunk, directives[directive]!, collector);
+        return collected.view();
+      };
+    }
+    const handle = new tachyonWriterNative.NativeProfileWriter(
+      options.fd,
+      options.startTimeLo,
+      options.startTimeHi,
+      compress,
+    );
+    this.handle = handle;
+    const self = this;
+    this.output = {
+      get position() {
+        self.drain();
+        return handle.position();
+      },
+      write(bytes) {
+        self.drain();
+        handle.write(bytes);
+      },
+      writeAt(offset, bytes) {
+        self.drain();
+        handle.writeAt(offset, bytes);
+      },
+      flush() {
+        self.drain();
+        handle.flush();
+      },
+    };
+  }
+
+  writeStack(
+    tidHi: number,
+    tidLo: number,
+    interpreterId: number,
+    tsHi: number,
+    tsLo: number,
+    status: number,
+    frames: ArrayLike<number>,
+    start: number,
+    depth: number,
+  ): void {
+    this.room(7 + depth);
+    const w = this.staging;
+    let i = this.staged;
+    w[i] = tidLo;
+    w[i + 1] = tidHi;
+    w[i + 2] = interpreterId;
+    w[i + 3] = tsLo;
+    w[i + 4] = tsHi;
+    w[i + 5] = status;
+    w[i + 6] = depth;
+    i += 7;
+    // A loop, not set(subarray): a view per stack was most of writeSample's garbage.
+    for (let k = start, end = start + depth; k < end; k++) w[i++] = frames[k]!;
+    this.staged = i;
+  }
+
+  writeTick(
+    tsHi: number,
+    tsLo: number,
+    count: number,
+    tidWords: Uint32Array,
+    interpreterIds: Uint32Array,
+    statuses: Uint8Array,
+    ends: Uint32Array,
+    ids: Uint32Array,
+    frameCount: number,
+  ): void {
+    this.drain();
+    this.handle.encodeTick(tsLo, tsHi, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
+  }
+
+  writeBatch(words: Uint32Array, count: number): void {
+    // One crossing per sample with the caller's words as they are: copying them into the staging
+    // would need a subarray for set(), garbage on every sample.
+    this.drain();
+    this.handle.encode(words, count);
+  }
+
+  /** Room for `need` more staged words (at most STAGING_WORDS): the staging doubles up to its cap, then drains. */
+  private room(need: number): void {
+    if (this.staged + need > STAGING_WORDS) this.drain();
+    if (this.staged + need > this.staging.length) this.staging = grown(this.staging, this.staged + need - 1);
+  }
+
+  /** Encodes what is staged (one crossing). A failure drops the batch: the writer is broken then. */
+  private drain(): void {
+    if (this.staged === 0) return;
+    const count = this.staged;
+    this.staged = 0;
+    this.handle.encode(this.staging, count);
+  }
+
+  finishSamples(): void {
+    this.drain();
+    this.handle.finishSamples();
+  }
+
+  flushSamples(): void {
+    this.drain();
+    this.handle.flushSamples();
+  }
+
+  counters(): Float64Array {
+    this.drain();
+    return this.handle.counters();
+  }
+
+  discard(): void {
+    this.staged = 0;
+    this.handle.discard();
+  }
+
+  pendingRepeats(): Uint8Array {
+    this.drain();
+    return this.handle.pendingRepeats();
+  }
+
+  release(): void {
+    this.staged = 0;
+    this.stream?.release();
+    this.handle.release();
+  }
+}
