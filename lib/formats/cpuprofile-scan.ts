@@ -32,6 +32,18 @@ const RBRACKET = 0x5d;
 
 /** The keys the scan acts on, matched by their bytes (no string per key); any other is passed over. */
 const KEYS = [
+  'id',
+  'callFrame',
+  'hitCount',
+  'children',
+  'positionTicks',
+  'functionName',
+  'scriptId',
+  'url',
+  'lineNumber',
+  'columnNumber',
+  'line',
+  'ticks',
   'nodes',
   'samples',
   'timeDeltas',
@@ -40,20 +52,22 @@ const KEYS = [
   '$profpack',
   'head',
   'timestamps',
-  'id',
-  'callFrame',
-  'children',
-  'positionTicks',
-  'line',
-  'ticks',
-  'functionName',
-  'url',
-  'lineNumber',
-  'columnNumber',
-  'scriptId',
 ] as const;
 const KEY_BYTES = KEYS.map((k) => Uint8Array.from(k, (c) => c.charCodeAt(0)));
+/** KEYS' indices, in the order a node's keys come (the match tries them in turn). */
 const enum Key {
+  id,
+  callFrame,
+  hitCount,
+  children,
+  positionTicks,
+  functionName,
+  scriptId,
+  url,
+  lineNumber,
+  columnNumber,
+  line,
+  ticks,
   nodes,
   samples,
   timeDeltas,
@@ -62,17 +76,6 @@ const enum Key {
   profpack,
   head,
   timestamps,
-  id,
-  callFrame,
-  children,
-  positionTicks,
-  line,
-  ticks,
-  functionName,
-  url,
-  lineNumber,
-  columnNumber,
-  scriptId,
   other,
 }
 
@@ -98,8 +101,19 @@ function parsed(b: Bytes, from: number, to: number): unknown {
   }
 }
 
-const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
+
+/**
+ * A hash of [from, to]: its length, 16 bytes from the function name's start and the 24 before `to` (the end of
+ * the url, line and column): enough to tell call frames apart without reading every byte.
+ */
+function sampleHash(b: Bytes, from: number, to: number): number {
+  let h = Math.imul(0x811c9dc5 ^ (to - from), FNV_PRIME);
+  const head = Math.min(to, from + 32);
+  for (let i = from + 16; i < head; i++) h = Math.imul(h ^ b[i]!, FNV_PRIME);
+  for (let i = Math.max(head, to - 24); i < to; i++) h = Math.imul(h ^ b[i]!, FNV_PRIME);
+  return h;
+}
 
 class Scan {
   p = 0;
@@ -115,7 +129,12 @@ class Scan {
   private readonly frameTo: number[] = [];
   private readonly frameHash: number[] = [];
 
-  constructor(private readonly b: Bytes) {}
+  /** The same bytes as a Buffer, for its ranged compare (memcmp, no view object per node). */
+  private readonly buffer: Buffer;
+
+  constructor(private readonly b: Bytes) {
+    this.buffer = Buffer.from(b.buffer, b.byteOffset, b.length);
+  }
 
   profile(): CpuColumns {
     let nodes = false;
@@ -223,28 +242,18 @@ class Scan {
   }
 
   /**
-   * The call frame object here: the index of its distinct bytes. Its end is found by strings and braces alone
-   * (hashing on the way); bytes equal to a frame already parsed are that frame, others are parsed and checked.
+   * The call frame object here: the index of its distinct bytes. Candidates are found by the bytes up to the
+   * first "}" (memchr; a sample of them hashed), and a candidate is this frame only when all of its own bytes,
+   * through its real end, are here too: bytes equal to a frame parsed and checked are that frame. Others are
+   * parsed, checked and added.
    */
   private callFrame(): number {
     const b = this.b;
     const from = this.p;
     if (b[from] !== LBRACE) notTaken();
-    let h = FNV_OFFSET;
-    let i = from;
-    let inString = false;
-    for (;;) {
-      const c = b[i++];
-      if (c === undefined) notTaken();
-      h = Math.imul(h ^ c, FNV_PRIME);
-      if (inString) {
-        if (c === BACKSLASH) h = Math.imul(h ^ (b[i++] ?? 0), FNV_PRIME);
-        else if (c === QUOTE) inString = false;
-      } else if (c === QUOTE) inString = true;
-      else if (c === RBRACE) break;
-    }
-    const to = i;
-    const length = to - from;
+    const brace = b.indexOf(RBRACE, from);
+    if (brace < 0) notTaken();
+    const h = sampleHash(b, from, brace);
     const mask = this.table.length - 1;
     for (let slot = h & mask; ; slot = (slot + 1) & mask) {
       const at = this.table[slot]!;
@@ -252,20 +261,20 @@ class Scan {
       const f = at - 1;
       if (this.frameHash[f] !== h) continue;
       const start = this.frameFrom[f]!;
-      if (this.frameTo[f]! - start !== length) continue;
-      let j = 0;
-      while (j < length && b[start + j] === b[from + j]) j++;
-      if (j === length) {
-        this.p = to;
+      const length = this.frameTo[f]! - start;
+      if (
+        from + length <= b.length &&
+        this.buffer.compare(this.buffer, start, start + length, from, from + length) === 0
+      ) {
+        this.p = from + length;
         return f;
       }
     }
     const cf = this.parseCallFrame();
-    if (this.p !== to) notTaken();
     const f = this.callFrames.length;
     this.callFrames.push(cf);
     this.frameFrom.push(from);
-    this.frameTo.push(to);
+    this.frameTo.push(this.p);
     this.frameHash.push(h);
     if (2 * this.callFrames.length > this.table.length) {
       this.table = new Int32Array(this.table.length * 2);
