@@ -140,29 +140,14 @@ export function sampleLines(
 
 /**
  * The line of each sample from its node's positionTicks (sampleLines: V8's self ticks per line, handed to the
- * node's samples in time order), 0 for none; undefined when no node has positionTicks. `bad` makes the
- * reader's error for malformed positionTicks.
+ * node's samples in time order), 0 for none; undefined when no node has positionTicks. `lineTicks`: node
+ * index → [line, ticks, line, ticks…], as the .cpuprofile reader checked them.
  */
 export function hotLines(
-  nodes: CpuProfileNode[],
+  lineTicks: Record<number, number[]> | undefined,
   nodeOf: Int32Array,
   times: Float64Array,
-  bad: (message: string) => Error,
 ): Uint32Array | undefined {
-  let lineTicks: Record<number, number[]> | undefined;
-  nodes.forEach((node, k) => {
-    const ticks: unknown = node.positionTicks;
-    if (ticks === undefined) return;
-    if (!Array.isArray(ticks)) throw bad(`node ${node.id}'s positionTicks is not an array`);
-    const flat: number[] = [];
-    for (const [j, t] of (ticks as unknown[]).entries()) {
-      const { line, ticks: count } = (t ?? {}) as { line?: unknown; ticks?: unknown };
-      if (!Number.isSafeInteger(line) || !Number.isSafeInteger(count) || (count as number) < 0)
-        throw bad(`node ${node.id}'s positionTicks[${j}] is not { line, ticks } in whole numbers`);
-      flat.push(line as number, count as number);
-    }
-    if (flat.length > 0) (lineTicks ??= {})[k] = flat;
-  });
   if (lineTicks === undefined) return undefined;
   const order = Array.from(nodeOf.keys()).sort((a, b) => times[a]! - times[b]! || a - b);
   return sampleLines(nodeOf, order, lineTicks);

@@ -25,7 +25,6 @@ import { ProfileBuilder } from '../../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from '../adapter';
 import {
   ChunkedText,
-  badInput,
   cannotWrite,
   describeType,
   inputBytes,
@@ -42,100 +41,20 @@ import {
   hotLines,
   statusForV8Leaf,
   v8CallFrame,
-  type CpuProfile,
   type CpuProfileCallFrame,
   type CpuProfileMeta,
   type CpuProfileNode,
 } from '../../v8/index';
 import { oneThread, v8Tree, warnDroppedLabels } from './one-thread';
+import { scanCpuProfile } from './cpuprofile-scan';
+import { EXPECTED, WHAT, bad, columnsOf, type CpuColumns } from './cpuprofile-columns';
 
-const WHAT = '.cpuprofile';
-const EXPECTED = 'a Chrome DevTools .cpuprofile (Profiler.Profile)';
 /** The most samples a .cpuprofile is written with (its JSON lists every one). */
 export const MAX_CPUPROFILE_SAMPLES = 10_000_000;
 
 /** Samples a row stands for: its samples/count value as a whole number (a fraction or a negative counts as none). */
 function sampleRun(count: number): number {
   return count >= 1 ? Math.floor(count) : 0;
-}
-
-const bad = (message: string) => badInput(WHAT, message, EXPECTED);
-
-/** A node of the older nested form: call-frame fields on the node (1-based positions), children as objects. */
-interface NestedNode {
-  id?: number;
-  functionName?: string;
-  scriptId?: string | number;
-  url?: string;
-  lineNumber?: number;
-  columnNumber?: number;
-  hitCount?: number;
-  children?: NestedNode[];
-}
-
-/**
- * The nested form → the flat one, as DevTools converts it: startTime/endTime
- * are seconds and `timestamps` absolute µs; without timestamps the samples
- * are spread evenly over [startTime, endTime].
- */
-function flattenNested(input: {
-  head: NestedNode;
-  startTime?: number;
-  endTime?: number;
-  samples?: unknown;
-  timestamps?: unknown;
-}): CpuProfile {
-  const nodes: CpuProfileNode[] = [];
-  const used = new Set<number>();
-  let nextId = 1;
-  const visit = (node: NestedNode): CpuProfileNode => {
-    if (node === null || typeof node !== 'object') throw bad('a "head" tree node is not an object');
-    let id = typeof node.id === 'number' && !used.has(node.id) ? node.id : undefined;
-    while (id === undefined || used.has(id)) id = nextId++;
-    used.add(id);
-    const out: CpuProfileNode = {
-      id,
-      callFrame: {
-        functionName: String(node.functionName ?? ''),
-        scriptId: node.scriptId ?? '0',
-        url: String(node.url ?? ''),
-        lineNumber: typeof node.lineNumber === 'number' ? node.lineNumber - 1 : -1,
-        columnNumber: typeof node.columnNumber === 'number' ? node.columnNumber - 1 : -1,
-      },
-      children: [],
-    };
-    nodes.push(out);
-    return out;
-  };
-  // Iterative: old profiles can nest deeper than the JS call stack allows.
-  const root = visit(input.head);
-  const pending: [NestedNode, CpuProfileNode][] = [[input.head, root]];
-  while (pending.length > 0) {
-    const [node, out] = pending.pop()!;
-    if (node.children !== undefined && !Array.isArray(node.children))
-      throw bad(`node ${out.id}'s children is not an array`);
-    for (const child of node.children ?? []) {
-      const c = visit(child);
-      out.children!.push(c.id);
-      pending.push([child, c]);
-    }
-  }
-  const samples = Array.isArray(input.samples) ? (input.samples as number[]) : [];
-  const startUs = Number(input.startTime ?? 0) * 1e6;
-  const endUs = Number(input.endTime ?? input.startTime ?? 0) * 1e6;
-  const step = samples.length > 0 ? (endUs - startUs) / samples.length : 0;
-  const timeDeltas =
-    deltasOfTimestamps(input.timestamps, samples.length, startUs) ?? samples.map((_, i) => (i === 0 ? 0 : step));
-  return { nodes, startTime: startUs, endTime: endUs, samples, timeDeltas };
-}
-
-/**
- * `timestamps` (absolute µs, one per sample: the nested form and Node ≤ 10's flat one) as timeDeltas, the
- * first relative to the start; undefined when there is no such list.
- */
-function deltasOfTimestamps(timestamps: unknown, count: number, startUs: number): number[] | undefined {
-  if (!Array.isArray(timestamps) || timestamps.length !== count) return undefined;
-  return timestamps.map((t, i) => Number(t) - (i === 0 ? startUs : Number(timestamps[i - 1])));
 }
 
 /** A thread or interpreter id of `$profpack`: a whole number ≥ 0 (a thread id may be decimal text, u64). */
@@ -147,11 +66,11 @@ function wholeNumber(value: unknown, where: string, text: boolean): bigint {
   return BigInt(value);
 }
 
-function medianGap(deltas: number[]): number {
+function medianGap(deltas: ArrayLike<unknown>): number {
   // A typed sort: numeric without a comparator call per pair (1 M deltas: ~7 % of a conversion before).
   const positive = new Float64Array(Math.max(0, deltas.length - 1));
   let n = 0;
-  for (let i = 1; i < deltas.length; i++) if (deltas[i]! > 0) positive[n++] = deltas[i]!;
+  for (let i = 1; i < deltas.length; i++) if ((deltas[i] as number) > 0) positive[n++] = deltas[i] as number;
   const sorted = positive.subarray(0, n).sort();
   return n > 0 ? sorted[n >> 1]! : 0;
 }
@@ -160,52 +79,35 @@ function medianGap(deltas: number[]): number {
  * Node id -> its place in `nodes`, -1 when absent: one Int32Array when ids are
  * small integers (V8 numbers them 1..n), a Map otherwise. Two nodes with one id are refused.
  */
-function nodeIndex(nodes: CpuProfileNode[]): (id: number) => number {
+function nodeIndex(ids: ArrayLike<unknown>): (id: unknown) => number {
   let max = -1;
   let dense = true;
-  for (const node of nodes) {
-    if (
-      node === null ||
-      typeof node !== 'object' ||
-      typeof node.id !== 'number' ||
-      node.callFrame === null ||
-      typeof node.callFrame !== 'object'
-    )
-      throw bad('a node without id or callFrame');
-    if (!Number.isInteger(node.id) || node.id < 0) dense = false;
-    else if (node.id > max) max = node.id;
+  const count = ids.length;
+  for (let k = 0; k < count; k++) {
+    const id = ids[k] as number;
+    if (!Number.isInteger(id) || id < 0) dense = false;
+    else if (id > max) max = id;
   }
-  if (dense && max < 4 * nodes.length + 1024) {
+  if (dense && max < 4 * count + 1024) {
     const at = new Int32Array(max + 1).fill(-1);
-    for (let k = 0; k < nodes.length; k++) {
-      const id = nodes[k]!.id;
+    for (let k = 0; k < count; k++) {
+      const id = ids[k] as number;
       if (at[id] !== -1) throw bad(`two nodes have id ${id}`);
       at[id] = k;
     }
-    return (id) => (Number.isInteger(id) && id >= 0 && id <= max ? at[id]! : -1);
+    return (id) => (Number.isInteger(id) && (id as number) >= 0 && (id as number) <= max ? at[id as number]! : -1);
   }
-  const at = new Map<number, number>();
-  for (let k = 0; k < nodes.length; k++) {
-    if (at.has(nodes[k]!.id)) throw bad(`two nodes have id ${nodes[k]!.id}`);
-    at.set(nodes[k]!.id, k);
+  const at = new Map<unknown, number>();
+  for (let k = 0; k < count; k++) {
+    if (at.has(ids[k])) throw bad(`two nodes have id ${String(ids[k])}`);
+    at.set(ids[k], k);
   }
   return (id) => at.get(id) ?? -1;
 }
 
-function readCpuProfile(doc: unknown): ProfileBuilder {
-  const nested = doc as { nodes?: unknown; head?: unknown };
-  if (doc === null || typeof doc !== 'object') throw bad('not a JSON object');
-  const profile =
-    !Array.isArray(nested.nodes) && nested.head !== null && typeof nested.head === 'object'
-      ? flattenNested(doc as Parameters<typeof flattenNested>[0])
-      : (doc as CpuProfile);
-  if (!Array.isArray(profile.nodes)) throw bad('no "nodes" array');
-  const samples = Array.isArray(profile.samples) ? profile.samples : [];
-  const deltas = Array.isArray(profile.timeDeltas)
-    ? profile.timeDeltas
-    : (deltasOfTimestamps(profile.timestamps, samples.length, Number(profile.startTime ?? 0)) ?? []);
+function readCpuProfile(profile: CpuColumns): ProfileBuilder {
+  const { samples, deltas, meta } = profile;
   if (deltas.length !== samples.length) throw bad(`${samples.length} samples but ${deltas.length} timeDeltas`);
-  const meta = profile.$profpack !== null && typeof profile.$profpack === 'object' ? profile.$profpack : undefined;
   const nominalUs = typeof meta?.sampleIntervalUs === 'number' && meta.sampleIntervalUs > 0 ? meta.sampleIntervalUs : 0;
   const intervalUs = nominalUs > 0 ? nominalUs : medianGap(deltas);
   const startUs = Math.round(Number(profile.startTime ?? 0));
@@ -224,18 +126,15 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
   if (Number.isSafeInteger(span) && span > 0) out.meta.durationUs = BigInt(span);
 
   // Nodes resolved once into arrays indexed by their place in `nodes` (issue 39: no Map per node or per sample).
-  const nodes = profile.nodes;
-  const count = nodes.length;
-  const index = nodeIndex(nodes);
+  const { ids, children, childStart, frameOf, callFrames } = profile;
+  const count = ids.length;
+  const index = nodeIndex(ids);
   const parent = new Int32Array(count).fill(-1);
   for (let k = 0; k < count; k++) {
-    const children = nodes[k]!.children;
-    if (children === undefined) continue;
-    if (!Array.isArray(children)) throw bad(`node ${nodes[k]!.id}'s children is not an array`);
-    for (const child of children) {
-      const c = index(child);
-      if (c < 0) throw bad(`node ${nodes[k]!.id} names missing child ${child}`);
-      if (parent[c] !== -1) throw bad(`node ${child} has two parents`);
+    for (let j = childStart[k]!; j < childStart[k + 1]!; j++) {
+      const c = index(children[j]);
+      if (c < 0) throw bad(`node ${String(ids[k])} names missing child ${String(children[j])}`);
+      if (parent[c] !== -1) throw bad(`node ${String(children[j])} has two parents`);
       parent[c] = k;
     }
   }
@@ -266,16 +165,20 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
     statusOf[k] = statusForV8Leaf(undefined, undefined);
     pending.push(k);
   }
+  // A call frame's model frame, interned once per distinct call frame (the byte scan shares them among nodes).
+  const frameIdOf = new Int32Array(callFrames.length).fill(-1);
   while (pending.length > 0) {
     const k = pending.pop()!;
-    for (const child of nodes[k]!.children ?? []) {
-      const c = index(child);
-      const cf = nodes[c]!.callFrame;
+    for (let j = childStart[k]!; j < childStart[k + 1]!; j++) {
+      const c = index(children[j]);
+      const cf = callFrames[frameOf[c]!]!;
       if (threadOfNode[c] !== -1 && cf.url === THREAD_FRAME_URL) {
         threadOf[c] = threadOfNode[c]!;
         statusOf[c] = statusForV8Leaf(undefined, undefined);
       } else {
-        stackOf[c] = out.stacks.push(stackOf[k]!, out.internFrame(frameFromV8(cf)));
+        let frame = frameIdOf[frameOf[c]!]!;
+        if (frame < 0) frame = frameIdOf[frameOf[c]!] = out.internFrame(frameFromV8(cf));
+        stackOf[c] = out.stacks.push(stackOf[k]!, frame);
         threadOf[c] = threadOf[k]!;
         statusOf[c] = statusForV8Leaf(cf.functionName, cf.url);
       }
@@ -289,7 +192,7 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
   const at = new Int32Array(n);
   let time = startUs;
   for (let i = 0; i < n; i++) {
-    const k = index(samples[i]!);
+    const k = index(samples[i]);
     if (k < 0 || threadOf[k] === -1)
       throw bad(
         k >= 0
@@ -305,7 +208,7 @@ function readCpuProfile(doc: unknown): ProfileBuilder {
   }
   const gaps = new Float64Array(n);
   gapsToNext(threads, times, n, nominalUs, gaps);
-  const lines = hotLines(nodes, at, times, bad);
+  const lines = hotLines(profile.lineTicks, at, times);
   const lineStacks = new Map<string, number>();
   const statuses = Array.isArray(meta?.status) && meta.status.length === n ? meta.status : undefined;
   const values = [1, 0];
@@ -477,8 +380,12 @@ export const cpuprofileAdapter: FormatAdapter<'cpuprofile'> = {
     return keys.has('head') && keys.has('functionName') && !keys.has('selfSize') && !keys.has('callFrame');
   },
   read(input: ReadInput, _options: ReadOptions): ProfileSource {
-    const doc = parseJson(inputBytes(input), WHAT, EXPECTED);
-    return readJsonShape(WHAT, EXPECTED, () => readCpuProfile(doc));
+    const bytes = inputBytes(input);
+    // The byte scan takes what V8 writes; anything else (and every error) goes the way of JSON.parse.
+    const scanned = scanCpuProfile(bytes);
+    if (scanned !== undefined) return readJsonShape(WHAT, EXPECTED, () => readCpuProfile(scanned));
+    const doc = parseJson(bytes, WHAT, EXPECTED);
+    return readJsonShape(WHAT, EXPECTED, () => readCpuProfile(columnsOf(doc)));
   },
   write: writeCpuProfile,
 };

@@ -135,7 +135,8 @@ export function labelStr(sink: ByteSink, key: number, str: number): void {
 /** Appends the first `length` bytes of `from` (a loop beats subarray + set for the short runs here). */
 export function copyInto(sink: ByteSink, from: Uint8Array, length: number): void {
   if (length > 64) {
-    sink.append(from.subarray(0, length));
+    // A whole array is set as it is: no view object per record.
+    sink.append(length === from.length ? from : from.subarray(0, length));
     return;
   }
   sink.reserve(length);

@@ -93,9 +93,10 @@ class ChunkedOutput {
 /** Encodes a source's samples and tables; `write` drives it. */
 class PprofEncoder {
   readonly strings = new StringTable();
-  private readonly stackBytes = new Map<number, Uint8Array>();
-  private readonly labelBytes = new Map<number, { bytes: Uint8Array; namesThread: boolean }>();
-  private readonly threadBytes = new Map<number, Uint8Array>();
+  // By stack id (dense): an array index per record, not a Map lookup.
+  private readonly stackBytes: (Uint8Array | undefined)[] = [];
+  private readonly labelBytes: ({ bytes: Uint8Array; namesThread: boolean } | undefined)[] = [];
+  private readonly threadBytes: (Uint8Array | undefined)[] = [];
   private readonly frameBuf = { buffer: new Uint32Array(256) };
   private readonly usedFrames: Uint8Array[] = [];
   private readonly scratch = new ByteSink(1024);
@@ -121,7 +122,7 @@ class PprofEncoder {
 
   /** Packed location ids of a stack (location id = frame index + 1), innermost first. */
   stack(id: number): Uint8Array {
-    let bytes = this.stackBytes.get(id);
+    let bytes = this.stackBytes[id];
     if (bytes === undefined) {
       const depth = this.source.stacks.frames(id, this.frameBuf);
       const frames = this.frameBuf.buffer;
@@ -140,7 +141,7 @@ class PprofEncoder {
         for (let i = 0; i < depth; i++) sink.uvarint(frames[i]! + 1);
       }
       bytes = sink.view().slice();
-      this.stackBytes.set(id, bytes);
+      this.stackBytes[id] = bytes;
     }
     return bytes;
   }
@@ -156,7 +157,7 @@ class PprofEncoder {
   }
 
   labels(set: number): { bytes: Uint8Array; namesThread: boolean } {
-    let got = this.labelBytes.get(set);
+    let got = this.labelBytes[set];
     if (got === undefined) {
       const sink = new ByteSink(64);
       let namesThread = false;
@@ -167,13 +168,13 @@ class PprofEncoder {
         else labelNum(sink, key, l.num ?? 0, l.unit === undefined ? 0 : this.strings.id(l.unit));
       }
       got = { bytes: sink.take(), namesThread };
-      this.labelBytes.set(set, got);
+      this.labelBytes[set] = got;
     }
     return got;
   }
 
   thread(index: number): Uint8Array {
-    let bytes = this.threadBytes.get(index);
+    let bytes = this.threadBytes[index];
     if (bytes === undefined) {
       const t = this.source.threads[index];
       const sink = new ByteSink(32);
@@ -188,7 +189,7 @@ class PprofEncoder {
         if (t.name !== undefined) labelStr(sink, this.strings.id(PprofLabel.threadName), this.strings.id(t.name));
       }
       bytes = sink.take();
-      this.threadBytes.set(index, bytes);
+      this.threadBytes[index] = bytes;
     }
     return bytes;
   }

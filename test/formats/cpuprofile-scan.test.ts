@@ -1,0 +1,192 @@
+/**
+ * The .cpuprofile byte scan (issue 39) against JSON.parse: whatever it takes, it reads as the reader's
+ * JSON.parse path reads the same text (columnsOf of the parsed document); whatever JSON.parse refuses, it does
+ * not take. Real V8 output (the outside profiles) is taken.
+ */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { columnsOf, type CpuColumns } from '../../lib/formats/cpuprofile-columns';
+import { scanCpuProfile } from '../../lib/formats/cpuprofile-scan';
+import { repoRoot, sharedPath } from '../support/environment';
+
+const bytesOf = (text: string) => new TextEncoder().encode(text);
+
+/** What the reader's core uses of the columns, per node. */
+function plain(c: CpuColumns) {
+  return {
+    nodes: Array.from(c.ids, (id, k) => {
+      const cf = c.callFrames[c.frameOf[k]!]!;
+      return {
+        id,
+        callFrame: [cf.functionName, cf.url, cf.lineNumber, cf.columnNumber, cf.scriptId],
+        children: Array.from(c.children).slice(c.childStart[k], c.childStart[k + 1]),
+        ticks: c.lineTicks?.[k],
+      };
+    }),
+    samples: Array.from(c.samples),
+    deltas: Array.from(c.deltas),
+    startTime: c.startTime,
+    endTime: c.endTime,
+    meta: c.meta,
+  };
+}
+
+/** The scan of `text`, checked against JSON.parse's reading of it; whether it was taken. */
+function agrees(text: string): boolean {
+  const scanned = scanCpuProfile(bytesOf(text));
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    expect(scanned).toBeUndefined();
+    return false;
+  }
+  if (scanned === undefined) return false;
+  expect(plain(scanned)).toEqual(plain(columnsOf(doc)));
+  return true;
+}
+
+/** `json` with " \r\n" around each punctuator outside strings. */
+function spread(json: string): string {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i]!;
+    if (inString) {
+      out += c;
+      if (c === '\\') out += json[++i]!;
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      out += c;
+      inString = true;
+    } else out += ',:[]{}'.includes(c) ? ` ${c}\r\n` : c;
+  }
+  return out;
+}
+
+const text = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom('', '(root)', 'a "quoted" }{ name', 'back\\slash', 'é 日本 🙂', 'tab\there', 'file:///x/y.js'),
+);
+const num = fc.oneof(fc.integer({ min: -1, max: 5000 }), fc.double({ noNaN: true, noDefaultInfinity: true }));
+const callFrame = fc.record({
+  functionName: text,
+  scriptId: fc.oneof(fc.constantFrom('0', '12'), fc.nat(99)),
+  url: text,
+  lineNumber: num,
+  columnNumber: num,
+});
+
+/** A flat profile: a tree over ids 1..n (node k's parent among the earlier ones), samples of its nodes. */
+const profile = fc
+  .record({
+    frames: fc.array(callFrame, { minLength: 1, maxLength: 4 }),
+    parents: fc.array(fc.nat(), { maxLength: 12 }),
+    picks: fc.array(fc.nat(), { maxLength: 12 }),
+    samples: fc.array(fc.nat(), { maxLength: 20 }),
+    deltas: fc.array(num, { maxLength: 20 }),
+    ticks: fc.array(fc.record({ line: fc.integer({ min: -2, max: 99 }), ticks: fc.nat(9) }), { maxLength: 3 }),
+    startTime: num,
+    meta: fc.option(fc.record({ version: fc.constant(1), sampleIntervalUs: fc.nat(2000) }), { nil: undefined }),
+    extra: fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined }),
+  })
+  .map((g) => {
+    const count = g.parents.length + 1;
+    const nodes = Array.from({ length: count }, (_, k) => ({
+      id: k + 1,
+      callFrame: g.frames[(g.picks[k] ?? k) % g.frames.length]!,
+      hitCount: 0,
+      children: [] as number[],
+      ...(k === 1 && g.ticks.length > 0 ? { positionTicks: g.ticks } : {}),
+    }));
+    g.parents.forEach((p, j) => nodes[p % (j + 1)]!.children.push(j + 2));
+    const samples = g.samples.map((s) => (s % count) + 1);
+    return {
+      nodes,
+      startTime: g.startTime,
+      endTime: g.startTime + 1000,
+      samples,
+      timeDeltas: samples.map((_, i) => g.deltas[i] ?? 1),
+      ...(g.meta === undefined ? {} : { $profpack: g.meta }),
+      ...(g.extra === undefined ? {} : { extra: g.extra }),
+    };
+  });
+
+describe('the .cpuprofile byte scan', () => {
+  it('takes real V8 profiles and reads them as JSON.parse does', () => {
+    for (const file of [
+      path.join(repoRoot, 'test', 'fixtures', 'outside', 'node-small.cpuprofile'),
+      sharedPath('data', 'outside', 'node-cpu-prof.heavy.cpuprofile'),
+    ])
+      expect(agrees(readFileSync(file, 'utf8')), file).toBe(true);
+  });
+
+  it('reads any flat profile, compact or indented, as JSON.parse does', () => {
+    fc.assert(
+      fc.property(profile, fc.constantFrom(undefined, 2, '\t', ' \r\n'), (doc, space) => {
+        let json = JSON.stringify(doc, null, space);
+        // ' \r\n' is no indent JSON.stringify takes: whitespace around every punctuator instead.
+        if (space === ' \r\n') json = spread(json);
+        expect(agrees(json)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('takes nothing JSON.parse refuses, and agrees on what it takes, byte by byte damaged', () => {
+    const seed = JSON.stringify({
+      nodes: [
+        { id: 1, callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 } },
+        {
+          id: 2,
+          callFrame: { functionName: 'f', scriptId: 3, url: 'file:///a.js', lineNumber: 1.5e1, columnNumber: 0 },
+          positionTicks: [{ line: 3, ticks: 2 }],
+        },
+      ],
+      startTime: 10,
+      endTime: 20,
+      samples: [2, 2, 1],
+      timeDeltas: [1, -0, 2.25],
+      $profpack: { version: 1, threads: [] },
+    }).replace('"nodes":[{"id":1,', '"nodes":[{"id":1,"children":[2],');
+    expect(agrees(seed)).toBe(true);
+    const alphabet = '{}[]",:-+.eE0123456789 \\tnul\u00e9';
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(seed.length), fc.nat(2), fc.constantFrom(...alphabet)), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        (edits) => {
+          let t = seed;
+          for (const [at, kind, c] of edits) {
+            const i = at % t.length;
+            t =
+              kind === 0
+                ? t.slice(0, i) + t.slice(i + 1)
+                : kind === 1
+                  ? t.slice(0, i) + c + t.slice(i)
+                  : t.slice(0, i) + c + t.slice(i + 1);
+          }
+          agrees(t);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('leaves other shapes to JSON.parse: the nested form, timestamps, a repeated key, a non-number id', () => {
+    const cf = '{"functionName":"f","scriptId":"0","url":"","lineNumber":0,"columnNumber":0}';
+    for (const t of [
+      `{"head":{"functionName":"(root)","children":[]},"startTime":1,"endTime":2,"samples":[]}`,
+      `{"nodes":[{"id":1,"callFrame":${cf}}],"startTime":1,"endTime":2,"samples":[1],"timestamps":[5]}`,
+      `{"nodes":[{"id":1,"id":2,"callFrame":${cf}}],"samples":[],"timeDeltas":[]}`,
+      `{"nodes":[{"id":"1","callFrame":${cf}}],"samples":[],"timeDeltas":[]}`,
+      `{"nodes":[{"id":1,"callFrame":${cf}}],"samples":[],"samples":[],"timeDeltas":[]}`,
+      `\ufeff{"nodes":[],"samples":[],"timeDeltas":[]}`,
+    ])
+      expect(scanCpuProfile(bytesOf(t)), t).toBeUndefined();
+  });
+});
