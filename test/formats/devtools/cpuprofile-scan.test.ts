@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { columnsOf, type CpuColumns } from '../../lib/formats/cpuprofile-columns';
-import { scanCpuProfile } from '../../lib/formats/cpuprofile-scan';
-import { repoRoot, sharedPath } from '../support/environment';
+import { columnsOf, type CpuColumns } from '../../../lib/formats/devtools/cpuprofile-columns';
+import { scanCpuProfile } from '../../../lib/formats/devtools/cpuprofile-scan';
+import { repoRoot, sharedPath } from '../../support/environment';
 
 const bytesOf = (text: string) => new TextEncoder().encode(text);
 

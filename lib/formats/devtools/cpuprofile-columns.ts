@@ -6,8 +6,8 @@
  * ≤ 57, `timestamps`, and every malformed one, whose errors are named here
  * and in the core).
  */
-import { badInput } from './io';
-import type { CpuProfile, CpuProfileCallFrame, CpuProfileMeta, CpuProfileNode } from '../v8/index';
+import { badInput } from '../io';
+import type { CpuProfile, CpuProfileCallFrame, CpuProfileMeta, CpuProfileNode } from '../../v8/index';
 
 export const WHAT = '.cpuprofile';
 export const EXPECTED = 'a Chrome DevTools .cpuprofile (Profiler.Profile)';

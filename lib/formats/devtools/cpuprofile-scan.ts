@@ -12,8 +12,8 @@
  * JSON with the value JSON.parse gives it; a repeat of a call frame is
  * byte-identical to one it checked.
  */
-import { utf8 } from './io';
-import type { CpuProfileCallFrame, CpuProfileMeta } from '../v8/index';
+import { utf8 } from '../io';
+import type { CpuProfileCallFrame, CpuProfileMeta } from '../../v8/index';
 import type { CpuColumns } from './cpuprofile-columns';
 
 /** Thrown inside the scan for anything it does not take; never escapes scanCpuProfile. */
