@@ -89,7 +89,7 @@ export const ErrorCode = {
   V2_BAD_KEEP: 'ERR_V2_BAD_KEEP',
   V2_UNDEFINED_STACK: 'ERR_V2_UNDEFINED_STACK',
   V2_STACK_CYCLE: 'ERR_V2_STACK_CYCLE',
-  V2_STACK_TOO_DEEP: 'ERR_V2_STACK_TOO_DEEP', // a stack past version 2's 4,096 frames (256 before issue 29)
+  V2_STACK_TOO_DEEP: 'ERR_V2_STACK_TOO_DEEP', // a stack past version 2's 4,096 frames (256 in earlier releases)
   V2_UNDEFINED_THREAD: 'ERR_V2_UNDEFINED_THREAD',
   V2_BAD_MTF: 'ERR_V2_BAD_MTF',
   V2_BAD_HEADER: 'ERR_V2_BAD_HEADER',
@@ -110,17 +110,17 @@ export const ErrorCode = {
   DUCKDB_UNAVAILABLE: 'ERR_DUCKDB_UNAVAILABLE', // the optional @duckdb/node-api is not installed or does not load
   SQL_FAILED: 'ERR_SQL_FAILED', // DuckDB refused a query or a Parquet file
   FLEET_TIME_RANGE: 'ERR_FLEET_TIME_RANGE', // a time at or past 2^63 us: the tables' BIGINT cannot hold it
-  // ClickHouse (lib/fleet/clickhouse.ts, issue 40): each names the server (details.server)
+  // ClickHouse (lib/fleet/clickhouse.ts): each names the server (details.server)
   CLICKHOUSE_UNREACHABLE: 'ERR_CLICKHOUSE_UNREACHABLE', // no connection, or it broke, after the retries
   CLICKHOUSE_SERVER: 'ERR_CLICKHOUSE_SERVER', // the server answered with an error (HTTP status, exception text, auth)
   CLICKHOUSE_SCHEMA: 'ERR_CLICKHOUSE_SCHEMA', // a table whose column differs from the schema, or a cluster's shards
 
-  // recovery of a profile whose writer died (issue 15, writing half)
+  // recovery of a profile whose writer died (writing half)
   TACHYON_JOURNAL_CORRUPT: 'ERR_TACHYON_JOURNAL_CORRUPT',
   TACHYON_RECOVER_FAILED: 'ERR_TACHYON_RECOVER_FAILED',
   TACHYON_RECOVER_V2: 'ERR_TACHYON_RECOVER_V2', // an unfinished version-2 file without its writer's journal
 
-  // reading files (lib/input.ts) and bounded memory (issue 15)
+  // reading files (lib/input.ts) and bounded memory
   IO: 'ERR_IO', // a fs failure outside the Tachyon reader (convert, openProfile, CLI outputs)
   NOT_REGULAR_FILE: 'ERR_NOT_REGULAR_FILE', // a FIFO, device, directory or socket given as a profile
   TACHYON_FILE_CHANGED: 'ERR_TACHYON_FILE_CHANGED', // the file shrank or was rewritten after open
@@ -128,12 +128,12 @@ export const ErrorCode = {
   /** A profile format recognised but not read (gecko, trace events, pstats, Go legacy text…). */
   CONVERT_UNSUPPORTED_FORMAT: 'ERR_CONVERT_UNSUPPORTED_FORMAT',
 
-  // outputs and writers (issue 29)
+  // outputs and writers
   OUTPUT_IS_INPUT: 'ERR_OUTPUT_IS_INPUT', // an output path that is (the same file as) an input
   TACHYON_LOCKED: 'ERR_TACHYON_LOCKED', // another live ProfileWriter holds the path's lock
   VIEW_TOO_LARGE: 'ERR_VIEW_TOO_LARGE', // a flame or diff page past MAX_TREE_NODES stack nodes
 
-  // numbers (issue 36)
+  // numbers
   /** A negative value (a diff profile's) for a format whose own readers refuse it (speedscope, collapsed). */
   CONVERT_NEGATIVE_VALUE: 'ERR_CONVERT_NEGATIVE_VALUE',
 } as const;

@@ -16,7 +16,7 @@ export {
   type WriterStats,
   type WriterState,
 } from './tachyon/index';
-// The profile model (issue 26): typed, weighted, labelled samples in columnar batches; one adapter per format.
+// The profile model: typed, weighted, labelled samples in columnar batches; one adapter per format.
 export {
   ProfileBuilder,
   StackTable,
@@ -113,7 +113,7 @@ export {
 } from './tachyon/index';
 export { v2 } from './tachyon/index';
 export { downgrade, type DowngradeOptions, type DowngradeResult } from './tachyon/index';
-// views (issue 20): flame graph and timeline page, diff of two profiles
+// views: flame graph and timeline page, diff of two profiles
 export {
   flame,
   renderFlameHtml,
@@ -131,7 +131,7 @@ export {
   type DiffNode,
   type ViewData,
 } from './view/index';
-// Many profiles (issue 21): one stream over many files, merge, Parquet export and SQL through DuckDB; rotating
+// Many profiles: one stream over many files, merge, Parquet export and SQL through DuckDB; rotating
 // recordings.
 export {
   listProfileFiles,

@@ -188,10 +188,10 @@ export function edgeHash(fd: number, size: number, head: number, tail: number): 
 
 /**
  * Makes inputChange() judge the bytes the reader holds, not the file's
- * metadata alone, without reading the file again (issue 39): a hash of its
+ * metadata alone, without reading the file again: a hash of its
  * first `head` and last `tail` bytes (a Tachyon header and footer) is taken
  * now by `hasher`. Later, a chmod, rename or unlink (ctime only) is no change;
- * an append is none while those bytes are as they were (issue 29); a
+ * an append is none while those bytes are as they were; a
  * truncation, a rewrite of them, or a rewrite in place that keeps the size
  * (mtime moved: its body cannot be judged without reading it) is.
  */

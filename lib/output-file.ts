@@ -5,7 +5,7 @@
  * written, so a failure (a full disk, a bad input half-way) leaves the old
  * output or nothing, never a 0-byte or half-written file; and an output that
  * is one of the inputs (the same device and inode, whatever the path says) is
- * refused before anything is opened for writing (issue 29: `convert a.tach
+ * refused before anything is opened for writing (`convert a.tach
  * -o a.tach` and `merge a b -o b` destroyed their input).
  *
  * An output that exists and is not a regular file (/dev/null, /dev/full, a

@@ -2,7 +2,7 @@
  * Memory reused across calls. The batch codecs' allocating forms stage their
  * worst-case output here and copy out only the exact result: a fresh
  * worst-case buffer per call is zeroed and faulted in page by page, which cost
- * more than the coding itself (bench/RESULTS.md, issue 18). Every user is
+ * more than the coding itself (bench/RESULTS.md). Every user is
  * synchronous and done with its view before it returns, so one buffer per
  * user suffices. Above `limitBytes` nothing is kept: one huge call must not
  * pin its memory for the life of the process.

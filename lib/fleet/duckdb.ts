@@ -89,7 +89,7 @@ export function sqlString(value: string): string {
 /**
  * A file path as an SQL literal that DuckDB's file readers take as that one
  * path: read_parquet() globs its argument, so `*`, `?` and `[` become the
- * one-character classes `[*]`, `[?]`, `[[]` (issue 29: a directory named
+ * one-character classes `[*]`, `[?]`, `[[]` (a directory named
  * `exp[12]` read exp1 and exp2). Globs come only from the user's own SQL.
  */
 export function sqlLiteralPath(value: string): string {

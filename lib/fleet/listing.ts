@@ -3,7 +3,7 @@
  * read from the paths they are given: files as given, directories walked
  * (sorted by path) to the files whose name says they are profiles.
  *
- * Walking a directory that agents and people share (issue 29):
+ * Walking a directory that agents and people share:
  * - a file is read once, however many paths reach it (device and inode: a
  *   hard link, a symlink to a file, a file given twice);
  * - symlinks to directories are not followed (a loop counted samples ×41);

@@ -31,7 +31,7 @@ const MAX_FILE_BYTES = 256 * 1024 * 1024;
 
 /**
  * A source map (a file, or an inline data: URL once decoded) larger than this is refused with a warning: a map is
- * parsed whole, at ~60 times its size (a 40 MB inline map took record's own process to 2.37 GB, issue 38).
+ * parsed whole, at ~60 times its size (a 40 MB inline map took record's own process to 2.37 GB).
  */
 export const MAX_MAP_BYTES = 16 * 1024 * 1024;
 

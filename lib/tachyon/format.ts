@@ -9,7 +9,7 @@ export const MAGIC = 0x54414348;
 /** The magic read with the wrong byte order: every fixed-width field must be swapped. */
 export const MAGIC_SWAPPED = 0x48434154;
 export const FORMAT_VERSION = 1;
-/** Opt-in extension (issue 8); CPython 3.15 refuses it at open. */
+/** Opt-in extension; CPython 3.15 refuses it at open. */
 export const FORMAT_VERSION_2 = 2;
 
 /** Header: 64 bytes, fixed-width fields in the writer's byte order. */

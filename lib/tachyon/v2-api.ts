@@ -1,5 +1,5 @@
 /**
- * The public `v2` namespace (format version 2, issue 8, docs/format-v2.md):
+ * The public `v2` namespace (format version 2, docs/format-v2.md):
  * the codings of v2/, and the file-level API gathered from where it lives
  * (read/ decodes files, write/ writes them, downgrade.ts converts them).
  */

@@ -1,5 +1,5 @@
 /**
- * A flat .cpuprofile read straight from its bytes (issue 39): no UTF-8 text of
+ * A flat .cpuprofile read straight from its bytes: no UTF-8 text of
  * the whole file and no object per node. A call frame is parsed once per
  * distinct byte sequence (V8 repeats the same callFrame text for every node of
  * a function: 4,345 distinct among 214,366 nodes in the bench's profile), so

@@ -125,7 +125,7 @@ function readCpuProfile(profile: CpuColumns): ProfileBuilder {
   const span = Math.round(Number(profile.endTime) - Number(profile.startTime));
   if (Number.isSafeInteger(span) && span > 0) out.meta.durationUs = BigInt(span);
 
-  // Nodes resolved once into arrays indexed by their place in `nodes` (issue 39: no Map per node or per sample).
+  // Nodes resolved once into arrays indexed by their place in `nodes` (no Map per node or per sample).
   const { ids, children, childStart, frameOf, callFrames } = profile;
   const count = ids.length;
   const index = nodeIndex(ids);

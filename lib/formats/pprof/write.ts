@@ -126,7 +126,7 @@ class PprofEncoder {
     if (bytes === undefined) {
       const depth = this.source.stacks.frames(id, this.frameBuf);
       const frames = this.frameBuf.buffer;
-      // One reused scratch sink (issue 39): the payload's length first, then tag, length and ids, copied out once.
+      // One reused scratch sink: the payload's length first, then tag, length and ids, copied out once.
       const sink = this.scratch;
       sink.clear();
       if (depth > 0) {

@@ -223,7 +223,7 @@ export class TachyonSource extends SourceTables implements ProfileSource {
         samples(t, node, status, firstUs, lastUs, count, times) {
           if (count === 1 || times === undefined || !(intervalUs > 0))
             return hold(t, node, status, firstUs, lastUs, count);
-          // A REPEAT run keeps each tick's own time (issue 36): every reader of the model places tick k of a
+          // A REPEAT run keeps each tick's own time: every reader of the model places tick k of a
           // record k intervals after its time, so ticks stay one record while each is followed one interval later,
           // and a tick followed by any other gap ends its record. The run's last tick stands alone: its gap is to
           // the thread's next record, not yet seen. Per stored tick, never per unit of a value.

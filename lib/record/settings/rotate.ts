@@ -39,7 +39,7 @@ export function safeOnFile(onFile: OnFile | undefined): OnFile {
   };
 }
 
-/** Node's timers take at most 2^31-1 ms: a longer delay fires after 1 ms (issue 29: a new file every harvest). */
+/** Node's timers take at most 2^31-1 ms: a longer delay fires after 1 ms (a new file every harvest). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** V8's sampling interval is an int of microseconds. */
 export const MAX_INTERVAL_US = 2 ** 31 - 1;

@@ -1,5 +1,5 @@
 /**
- * Constants of format version 2 (issue 8, docs/format-v2.md): what version 2
+ * Constants of format version 2 (docs/format-v2.md): what version 2
  * adds to the version-1 layout of lib/tachyon/format.ts. Everything not named
  * here (header offsets, tables, stats block, footer) is version 1's.
  */
@@ -13,7 +13,7 @@
 export enum BlockKind {
   /** Stacks coded with memtrace's cache and prediction (seed 004), per thread. */
   Predict = 4,
-  /** Stacks named by an interned stack id; new stacks defined inline. Read only: written before issue 19. */
+  /** Stacks named by an interned stack id; new stacks defined inline. Read only: earlier releases wrote it. */
   StackTable = 5,
   /**
    * The same stack table, stacks named by recency: "the stack of the sample d
@@ -94,7 +94,7 @@ export const BLOCK_MAX_SAMPLES = 65536;
 export const BLOCK_MAX_BYTES = 4 << 20;
 
 /**
- * Frames a version-2 stack may have (issue 29; version 1 keeps CPython's 256). Real producers stay below it:
+ * Frames a version-2 stack may have (version 1 keeps CPython's 256). Real producers stay below it:
  * Go's pprof allows at most 1,024 frames (runtime maxProfStackDepth, GODEBUG profstackdepth), V8's sampler
  * keeps 255 and CPython 256, and perf's callchains default to 127. 4,096 leaves room for pprof's inlined
  * frames and deep collapsed or speedscope stacks, and keeps a thread's worst-case path at 32 KiB (writers

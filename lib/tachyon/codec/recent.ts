@@ -1,6 +1,6 @@
 /**
- * The stack-table coding with recency references (BlockKind.StackTableRecent,
- * issue 19): the same prefix tree as stacktable.ts (one for the file, all
+ * The stack-table coding with recency references (BlockKind.StackTableRecent):
+ * the same prefix tree as stacktable.ts (one for the file, all
  * threads; node 0 the empty stack, node n = (parent, frame)), but a sample
  * names its stack by where it was seen last instead of by node id, so the
  * residue is small repeated numbers rather than growing ids:

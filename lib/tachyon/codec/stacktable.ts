@@ -20,7 +20,7 @@
  * one parent per sample is enough; a parent must already exist, which makes
  * cycles impossible to express (distance 0 is rejected as one).
  *
- * profpack writes this kind no more (recent.ts replaced it, issue 19); the
+ * profpack writes this kind no more (recent.ts replaced it); the
  * decoder reads the files written before. The tree (ChildTable), the thread
  * path (StackPath) and the sink/source shapes are shared with recent.ts.
  */

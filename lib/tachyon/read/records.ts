@@ -60,7 +60,7 @@ export interface DecoderConfig {
  * A replay needs only the threads' current stacks; a trie kept small stays in
  * cache, and on a 1 M-sample profile (1.5 M distinct prefixes) replaying with
  * 256 k was faster and used half the peak memory of a 4 M bound, and 64 k
- * took another 20 MB off the peak at the same speed (issue 18).
+ * took another 20 MB off the peak at the same speed.
  */
 export const DEFAULT_MAX_NODES = 1 << 16;
 

@@ -1,6 +1,6 @@
 /**
  * How recover() reads an unfinished sample region: a piece at a time, as often
- * as needed, never whole unless small (issue 29: a 29 KB unfinished zstd file
+ * as needed, never whole unless small (a 29 KB unfinished zstd file
  * inflated to 1.88 GB). One pass measures it, passes of the JS record decoder
  * find the longest prefix of whole records (salvageRecords' JS twin is this
  * scan over a buffer), and a last pass copies that prefix into the output.

@@ -168,7 +168,7 @@ function removeLock(lockPath: string): void {
 }
 
 /**
- * One writer per path (issue 29: two writers on one path both finalized,
+ * One writer per path (two writers on one path both finalized,
  * leaving an unreadable file and one deleting the other's journal). The lock
  * is `<path>.lock`, created with O_EXCL and holding "pid host": plain files
  * work on both backends without native code, and over NFS where flock() may

@@ -123,7 +123,7 @@ class RecordDecoder {
   // node), not by the parent's id: Build knows every frame up front, so it
   // computes the slots of a whole suffix and prefetches them before the
   // dependent lookups run, and each slot holds its key, so a lookup touches
-  // one slot (issue 18: the probe chain of slot, then nodeParent_ and
+  // one slot (the probe chain of slot, then nodeParent_ and
   // nodeFrame_, was half of a 1 M-sample replay). node 0: an empty slot.
   struct NodeSlot {
     uint32_t parent, frame, node, pathHash;

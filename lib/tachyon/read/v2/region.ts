@@ -2,7 +2,7 @@
  * A version-2 sample region handed out one whole block at a time, so a
  * reader holds one block of it, never the region: raw regions are sliced in
  * place, a zstd region is decompressed in pieces of at most 1 MiB into a
- * window that holds the block being decoded (issue 29: a 57 KB file whose
+ * window that holds the block being decoded (a 57 KB file whose
  * region inflates to 950 MB took 1.88 GB when it was decompressed whole).
  *
  * Only the block's length is read here (its prefix, sample count and column
