@@ -52,6 +52,18 @@ describe('lib/ layout', () => {
     expect([...named].filter((f) => !files.includes(f))).toEqual([]);
   });
 
+  it('names no issue numbers in lib/ or native/ (history belongs in git)', () => {
+    const named: string[] = [];
+    for (const top of ['lib', 'native']) {
+      for (const f of fs.readdirSync(path.join(repoRoot, top), { recursive: true }) as string[]) {
+        if (!/\.(ts|cc|h)$/.test(f)) continue;
+        const text = fs.readFileSync(path.join(repoRoot, top, f), 'utf8');
+        for (const m of text.matchAll(/\bissues? #?\d+/gi)) named.push(`${top}/${f}: ${m[0]}`);
+      }
+    }
+    expect(named).toEqual([]);
+  });
+
   it('has no hand-written file over 500 lines in lib/ or native/ (fuzz harnesses aside)', () => {
     const long: string[] = [];
     const walk = (dir: string): void => {
