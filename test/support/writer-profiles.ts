@@ -12,10 +12,10 @@ import { decodeU32, decodeZigzag32 } from '../../lib/varint/leb128';
 import {
   ProfileWriter as ProfileWriterClass,
   type FrameInfo,
-  type InterpreterInfo,
+  type SampleInterpreterInfo,
   type ProfileWriter,
   type ProfileWriterOptions,
-  type ThreadInfo,
+  type SampleThreadInfo,
 } from '../../lib/tachyon/write/writer';
 
 // A frame of a vector's expected.json: the shape `profpack dump --json` writes.
@@ -272,8 +272,8 @@ export function chronologicalCalls(samples: ExpectedSample[]): Call[] | null {
   return calls;
 }
 
-/** One write_sample call: consecutive threads of one interpreter share an InterpreterInfo. */
-export function toInterpreters(call: Call, frameOf: (f: ExpectedFrame) => FrameInfo): InterpreterInfo[] {
+/** One write_sample call: consecutive threads of one interpreter share an SampleInterpreterInfo. */
+export function toInterpreters(call: Call, frameOf: (f: ExpectedFrame) => FrameInfo): SampleInterpreterInfo[] {
   const out: {
     interpreterId: number;
     threads: { threadId: number | bigint; status: number; frameInfo: FrameInfo[] }[];
@@ -481,9 +481,9 @@ export function writeWithProfpack(
     ...extra,
   });
   for (const call of calls) {
-    const interps: InterpreterInfo[] = [];
+    const interps: SampleInterpreterInfo[] = [];
     for (const t of call.threads) {
-      let last = interps[interps.length - 1] as { interpreterId: number; threads: ThreadInfo[] } | undefined;
+      let last = interps[interps.length - 1] as { interpreterId: number; threads: SampleThreadInfo[] } | undefined;
       if (last === undefined || last.interpreterId !== t.interpreterId) {
         last = { interpreterId: t.interpreterId, threads: [] };
         interps.push(last);

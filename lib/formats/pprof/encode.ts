@@ -32,7 +32,7 @@ export function bytesField(sink: ByteSink, field: number, payload: Uint8Array): 
   sink.append(payload);
 }
 
-export class StringTable {
+export class PprofStringTable {
   readonly list: string[] = [''];
   private readonly ids = new Map<string, number>([['', 0]]);
 

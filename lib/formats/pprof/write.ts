@@ -51,7 +51,7 @@ import {
   labelNum,
   labelNumParts,
   labelStr,
-  StringTable,
+  PprofStringTable,
   tagOf,
   TWO_POW_32,
   TWO_POW_63,
@@ -92,7 +92,7 @@ class ChunkedOutput {
 }
 /** Encodes a source's samples and tables; `write` drives it. */
 class PprofEncoder {
-  readonly strings = new StringTable();
+  readonly strings = new PprofStringTable();
   // By stack id (dense): an array index per record, not a Map lookup.
   private readonly stackBytes: (Uint8Array | undefined)[] = [];
   private readonly labelBytes: ({ bytes: Uint8Array; namesThread: boolean } | undefined)[] = [];
@@ -327,7 +327,7 @@ function writeAggregated(
   }
 }
 
-function writeValueType(sink: ByteSink, field: number, strings: StringTable, type: string, unit: string): void {
+function writeValueType(sink: ByteSink, field: number, strings: PprofStringTable, type: string, unit: string): void {
   const body = new ByteSink(8);
   varintField(body, ValueTypeField.type, strings.id(type));
   varintField(body, ValueTypeField.unit, strings.id(unit));

@@ -34,7 +34,7 @@ export {
   encodeFrameEntry,
   endDelta,
   LOCATION_NOT_AVAILABLE,
-  type FrameTable,
+  type DecodedFrameTable,
 } from './tables';
 export { readU32, readU64, readZigzag32, varint } from './cpython-varint';
 export { reserveHeader, statsBlock, footer, type HeaderSlots, type StatsValues } from './layout-writer';

@@ -10,7 +10,7 @@ import { openError } from './layout';
 import { readU32, readZigzag32, varint } from './cpython-varint';
 
 /** The raw frame table: one entry per frame, string indices unresolved. */
-export interface FrameTable {
+export interface DecodedFrameTable {
   count: number;
   filenameIndex: Uint32Array;
   funcnameIndex: Uint32Array;
@@ -82,8 +82,8 @@ export function parseFrameTable(
   offset: number,
   count: number,
   fileSize: number,
-): FrameTable {
-  const table: FrameTable = {
+): DecodedFrameTable {
+  const table: DecodedFrameTable = {
     count,
     filenameIndex: new Uint32Array(count),
     funcnameIndex: new Uint32Array(count),

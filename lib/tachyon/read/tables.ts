@@ -3,7 +3,7 @@
  * (the tables themselves are decoded by file/tables.ts and codec/tables.ts).
  */
 import { NO_OPCODE } from '../format';
-import { LOCATION_NOT_AVAILABLE, type FrameTable } from '../file/index';
+import { LOCATION_NOT_AVAILABLE, type DecodedFrameTable } from '../file/index';
 
 /** One frame-table entry, resolved as CPython's reader hands it out: the model's Frame (lib/profile). */
 import type { Frame } from '../../profile/index';
@@ -13,7 +13,7 @@ export type { Frame };
  * The Frame object of entry i (strings resolved), or null when a string index is out of range (an error only if a
  * sample uses it).
  */
-export function resolveFrame(table: FrameTable, strings: readonly string[], i: number): Frame | null {
+export function resolveFrame(table: DecodedFrameTable, strings: readonly string[], i: number): Frame | null {
   return frameFromStored(
     strings,
     table.filenameIndex[i]!,

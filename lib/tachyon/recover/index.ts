@@ -43,7 +43,7 @@ import type { FileBytes, JournalState } from '../file/index';
 import { BlockKind } from '../codec/index';
 import { ProfileReader } from '../read/index';
 import { FileOutput, ZstdStream, footer } from '../file/index';
-import { FrameTable, StringTable } from '../write/index';
+import { WriterFrameTable, WriterStringTable } from '../write/index';
 import { AtomicOutput, refuseInputAsOutput, writeFileAtomic } from '../../output-file';
 import {
   IN_MEMORY_REGION,
@@ -234,8 +234,8 @@ function tablesFor(journal: JournalState | null, maxFrame: number): Tables {
         `the ${known.frameCount} frames any table names`,
     );
   }
-  const names = new StringTable();
-  const frames = new FrameTable();
+  const names = new WriterStringTable();
+  const frames = new WriterFrameTable();
   const unknown = known.stringCount + names.intern('<unknown>');
   for (let id = known.frameCount; id <= maxFrame; id++)
     frames.intern(unknown, known.stringCount + names.intern(`<frame ${id}>`), -1, -1, -1, -1, NO_OPCODE);

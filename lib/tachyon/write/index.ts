@@ -4,18 +4,18 @@ export { ProfileWriter } from './writer';
 export type {
   FrameInfo,
   FrameSpec,
-  InterpreterInfo,
+  SampleInterpreterInfo,
   LocationInfo,
   ProfileWriterOptions,
   StackTick,
-  ThreadInfo,
+  SampleThreadInfo,
   WriterState,
   WriterStats,
 } from './types';
 export { V2FileWriter, type V2WriterOptions, type V2Stats } from './v2-file-writer';
 export { ModelWriter, type ModelWriterOptions } from './model-writer';
 // For recover: a salvaged file's tables are written again.
-export { FrameTable, StringTable } from './tables';
+export { WriterFrameTable, WriterStringTable } from './tables';
 // For recover: a version-2 file finalized from its writer's journal.
 export { writeFromJournal } from './journal-file';
 export type {

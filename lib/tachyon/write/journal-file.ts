@@ -13,7 +13,7 @@ import type { JournalState } from '../file/index';
 import { COUNTER_COUNT, Counter } from './engines/index';
 import { writeTrailer } from './trailer';
 
-/** A table's bytes as the trailer reads a writer's StringTable or FrameTable. */
+/** A table's bytes as the trailer reads a WriterStringTable or WriterFrameTable. */
 const tableOf = (count: number, bytes: Uint8Array) => ({ count, encoded: { view: () => bytes } });
 
 /**

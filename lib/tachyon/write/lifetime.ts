@@ -11,7 +11,7 @@ import { JOURNAL_SUFFIX, JournalWriter, encodeV2WriterState, ioError, type Journ
 import { invalid } from './arguments';
 import { Counter, type SampleEngine } from './engines/index';
 import type { HeapFileSink } from './heap-sink';
-import type { FrameTable, StringTable } from './tables';
+import type { WriterFrameTable, WriterStringTable } from './tables';
 import { v2TablesLevel, type WriterInternals } from './trailer';
 import type { ProfileWriterOptions, WriterState } from './types';
 
@@ -87,8 +87,8 @@ export class Keeper {
    */
   checkpoint(
     engine: SampleEngine,
-    strings: StringTable,
-    frames: FrameTable,
+    strings: WriterStringTable,
+    frames: WriterFrameTable,
     v2: { heap: HeapFileSink | null; internals: WriterInternals; compression: 'zstd' | 'none' } | null,
   ): void {
     if (this.journal === null) return;

@@ -7,7 +7,7 @@
 import { ErrorCode, ProfpackError } from '../../errors';
 import { firstBadId, firstIdAtOrAbove, invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { STAGED_HEADER } from './engines/index';
-import type { InterpreterInfo, StackTick } from './types';
+import type { SampleInterpreterInfo, StackTick } from './types';
 
 /**
  * writeSample's pass 1: ids and shapes, so nothing is interned for a sample refused on them. Returns the staged words
@@ -15,7 +15,7 @@ import type { InterpreterInfo, StackTick } from './types';
  * Uses halves[0..1].
  */
 export function sampleShape(
-  interpreters: readonly InterpreterInfo[],
+  interpreters: readonly SampleInterpreterInfo[],
   h: Uint32Array,
   maxDepth: number,
 ): { words: number; cut: number } {
@@ -25,7 +25,7 @@ export function sampleShape(
     if (interp === null || typeof interp !== 'object')
       throw invalid('an interpreter must be an object', '{ interpreterId, threads }');
     u32Value(interp.interpreterId, 'interpreterId');
-    if (!Array.isArray(interp.threads)) throw invalid('interpreter.threads must be an array', 'ThreadInfo[]');
+    if (!Array.isArray(interp.threads)) throw invalid('interpreter.threads must be an array', 'SampleThreadInfo[]');
     for (const thread of interp.threads) {
       if (thread === null || typeof thread !== 'object')
         throw invalid('a thread must be an object', '{ threadId, status, frameInfo }');

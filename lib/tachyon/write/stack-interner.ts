@@ -5,8 +5,8 @@
  */
 import { invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { STAGED_HEADER, ThreadMap } from './engines/index';
-import { toInt32Field, toOpcode, type FrameTable, type StringTable } from './tables';
-import type { FrameInfo, InterpreterInfo, LocationInfo } from './types';
+import { toInt32Field, toOpcode, type WriterFrameTable, type WriterStringTable } from './tables';
+import type { FrameInfo, SampleInterpreterInfo, LocationInfo } from './types';
 import { resized } from '../../typed-arrays';
 
 /** Marks "no location" in a StackCache (distinct from any user value). */
@@ -69,8 +69,8 @@ export class StackInterner {
   private readonly halves = new Uint32Array(2);
 
   constructor(
-    private readonly strings: StringTable,
-    private readonly frames: FrameTable,
+    private readonly strings: WriterStringTable,
+    private readonly frames: WriterFrameTable,
     private readonly immutableFrames: boolean,
     /** The file's stack limit: version 1's 256 (CPython's), version 2's V2_MAX_STACK_DEPTH. */
     private readonly maxDepth: number,
@@ -82,7 +82,7 @@ export class StackInterner {
    * timestamp (tsHi, tsLo). All or nothing: a refused frame rolls back the
    * tables and the caches.
    */
-  internAll(interpreters: readonly InterpreterInfo[], w: Uint32Array, tsHi: number, tsLo: number): void {
+  internAll(interpreters: readonly SampleInterpreterInfo[], w: Uint32Array, tsHi: number, tsLo: number): void {
     const stringMark = this.strings.mark();
     const frameMark = this.frames.mark();
     // Not `length = 0`: that frees the array's store, and the pushes would grow it again on every call.
@@ -98,7 +98,7 @@ export class StackInterner {
     }
   }
 
-  private fill(interpreters: readonly InterpreterInfo[], w: Uint32Array, tsHi: number, tsLo: number): void {
+  private fill(interpreters: readonly SampleInterpreterInfo[], w: Uint32Array, tsHi: number, tsLo: number): void {
     const h = this.halves;
     let at = 0;
     let slot = 0;

@@ -22,7 +22,7 @@ const encoder = new TextEncoder();
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /** Filenames and function names share one table, deduplicated by string equality. */
-export class StringTable {
+export class WriterStringTable {
   private readonly ids = new Map<string, number>();
   private readonly byId: string[] = [];
   readonly encoded = new ByteSink(4096);
@@ -99,7 +99,7 @@ function mix(h: number, v: number): number {
  * so an end line of -1 and an end line equal to the start are two frames even
  * though they encode the same bytes). Open addressing over an Int32Array.
  */
-export class FrameTable {
+export class WriterFrameTable {
   private fields = new Int32Array(FIELDS * 1024);
   private slots = new Int32Array(2048).fill(-1);
   private mask = 2047;

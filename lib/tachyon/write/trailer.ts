@@ -42,7 +42,7 @@ export interface WriterInternals {
 }
 export const WRITER_INTERNALS = Symbol('profpack.writerInternals');
 
-/** A table as the trailer reads it: a writer's StringTable or FrameTable, or a journal's bytes (recover). */
+/** A table as the trailer reads it: a WriterStringTable or WriterFrameTable, or a journal's bytes (recover). */
 export interface TableBytes {
   readonly count: number;
   readonly encoded: { view(): Uint8Array };

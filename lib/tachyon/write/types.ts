@@ -77,7 +77,7 @@ export interface FrameInfo {
 }
 
 /** CPython's ThreadInfo(thread_id, status, frame_info); frames innermost first. */
-export interface ThreadInfo {
+export interface SampleThreadInfo {
   threadId: number | bigint;
   /** Status bits; only the low 8 bits are stored (as CPython does). */
   status: number | bigint;
@@ -85,9 +85,9 @@ export interface ThreadInfo {
 }
 
 /** CPython's InterpreterInfo(interpreter_id, threads). */
-export interface InterpreterInfo {
+export interface SampleInterpreterInfo {
   interpreterId: number | bigint;
-  threads: readonly ThreadInfo[];
+  threads: readonly SampleThreadInfo[];
 }
 
 /** The frame fields of internFrame: strings or ids from internString. */

@@ -27,8 +27,15 @@ import { createV2Engine } from './engines/index';
 import { Keeper, type WriterLock, abandoned, checkKeeperOptions, openLocked } from './lifetime';
 import { StackInterner } from './stack-interner';
 import { createHeapSink, type HeapFileSink, type HeapSinkOptions } from './heap-sink';
-import { FrameTable, StringTable, toInt32Field, toOpcode } from './tables';
-import type { FrameSpec, InterpreterInfo, ProfileWriterOptions, StackTick, WriterState, WriterStats } from './types';
+import { WriterFrameTable, WriterStringTable, toInt32Field, toOpcode } from './tables';
+import type {
+  FrameSpec,
+  SampleInterpreterInfo,
+  ProfileWriterOptions,
+  StackTick,
+  WriterState,
+  WriterStats,
+} from './types';
 import { checkFrameIds, sampleShape, stageTick, tickScratch, type TickScratch } from './sample-checks';
 import { WRITER_INTERNALS, checkedStats, writeTrailer, type WriterInternals } from './trailer';
 import { V2_MAX_STACK_DEPTH } from '../codec/index';
@@ -36,12 +43,12 @@ import { V2_MAX_STACK_DEPTH } from '../codec/index';
 export type {
   FrameInfo,
   FrameSpec,
-  InterpreterInfo,
+  SampleInterpreterInfo,
   LocationInfo,
   ProfileWriterOptions,
   ProfilingModeName,
   StackTick,
-  ThreadInfo,
+  SampleThreadInfo,
   WriterState,
   WriterStats,
 } from './types';
@@ -59,8 +66,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private readonly header: HeaderSlots;
   private readonly littleEndian: boolean;
   private readonly compression: 'zstd' | 'none';
-  private readonly strings = new StringTable();
-  private readonly frames = new FrameTable();
+  private readonly strings = new WriterStringTable();
+  private readonly frames = new WriterFrameTable();
   private readonly startTime: bigint;
   private readonly interval: bigint;
   private readonly config: number;
@@ -278,9 +285,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
    * leaves no bytes behind. At most 256 frames per thread are kept (the
    * outermost are dropped, as CPython 3.15.2 does; version 2 keeps 4,096).
    */
-  writeSample(interpreters: readonly InterpreterInfo[], timestampUs: number | bigint): void {
+  writeSample(interpreters: readonly SampleInterpreterInfo[], timestampUs: number | bigint): void {
     this.checkOpen();
-    if (!Array.isArray(interpreters)) throw invalid('interpreters must be an array', 'InterpreterInfo[]');
+    if (!Array.isArray(interpreters)) throw invalid('interpreters must be an array', 'SampleInterpreterInfo[]');
     const h = this.halves;
     u64Halves(timestampUs, 'timestampUs', h, 2);
     const tsHi = h[2]!;

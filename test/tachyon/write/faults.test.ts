@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../../lib/errors';
-import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../../lib/tachyon/write/writer';
+import { ProfileWriter, type FrameInfo, type SampleInterpreterInfo } from '../../../lib/tachyon/write/writer';
 import { WRITE_BUFFER_SIZE } from '../../../lib/tachyon/format';
 import { scratchDir } from '../../support/scratch-dir';
 
@@ -27,7 +27,7 @@ function frame(i: number): FrameInfo {
 }
 
 /** Sample i of a busy thread: 30 frames whose top changes every time (no REPEAT), ~50 record bytes. */
-function busySample(i: number, threadId: number | bigint = 7): InterpreterInfo[] {
+function busySample(i: number, threadId: number | bigint = 7): SampleInterpreterInfo[] {
   const frames = Array.from({ length: 30 }, (_, d) => frame(d === 0 ? 100 + (i % 50) : d));
   return [{ interpreterId: 0, threads: [{ threadId, status: 3, frameInfo: frames }] }];
 }
@@ -102,10 +102,10 @@ describe('write errors break the writer', () => {
 });
 
 describe('format limits refuse the whole sample before any byte', () => {
-  const good = (_ts: number): InterpreterInfo[] => [
+  const good = (_ts: number): SampleInterpreterInfo[] => [
     { interpreterId: 1, threads: [{ threadId: 10, status: 1, frameInfo: [frame(1), frame(2)] }] },
   ];
-  const cases: [string, InterpreterInfo[], number | bigint][] = [
+  const cases: [string, SampleInterpreterInfo[], number | bigint][] = [
     [
       'interpreter id 2^32',
       [{ interpreterId: 2 ** 32, threads: [{ threadId: 11, status: 0, frameInfo: [frame(3)] }] }],
@@ -133,7 +133,7 @@ describe('format limits refuse the whole sample before any byte', () => {
       refused.writeSample(good(1000), 1000);
       clean.writeSample(good(1000), 1000);
       // A good thread first, then the bad one, in one call: neither is written.
-      const mixed: InterpreterInfo[] = [
+      const mixed: SampleInterpreterInfo[] = [
         { interpreterId: 3, threads: [{ threadId: 99, status: 2, frameInfo: [frame(40), frame(41)] }] },
         ...bad,
       ];
@@ -152,7 +152,7 @@ describe('format limits refuse the whole sample before any byte', () => {
     const b = tmp('nosurrogate');
     const refused = new ProfileWriter(a, { sampleIntervalUs: 1000, compression: 'zstd' });
     const clean = new ProfileWriter(b, { sampleIntervalUs: 1000, compression: 'zstd' });
-    const bad: InterpreterInfo[] = [
+    const bad: SampleInterpreterInfo[] = [
       {
         interpreterId: 0,
         threads: [

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../../lib/errors';
 import { ProfileReader, type Sample } from '../../../lib/tachyon/read/reader';
-import { ProfileWriter, type FrameInfo, type InterpreterInfo } from '../../../lib/tachyon/write/writer';
+import { ProfileWriter, type FrameInfo, type SampleInterpreterInfo } from '../../../lib/tachyon/write/writer';
 import { inflatePrefix, readCode } from '../../support/refusals';
 import { scratchDir } from '../../support/scratch-dir';
 import { testedBackends } from '../../support/backends';
@@ -28,7 +28,7 @@ function frame(i: number): FrameInfo {
 }
 
 /** Sample i: two threads; thread 2's stack stays the same for runs of 7 samples (REPEAT records). */
-function sample(i: number): InterpreterInfo[] {
+function sample(i: number): SampleInterpreterInfo[] {
   return [
     {
       interpreterId: 0,
