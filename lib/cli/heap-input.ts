@@ -1,6 +1,6 @@
 /** The heap side of the CLI's file inputs: --heap/--at/heap sample types, and the heap trace of FILE|DIR. */
 import { ProfpackError } from '../errors';
-import { listProfileFiles } from '../fleet/index';
+import { listProfileFiles, warnSkipped } from '../fleet/index';
 import { detectFormat, openProfile } from '../formats/index';
 import { readInputHead } from '../input';
 import {
@@ -70,7 +70,12 @@ export function heapMoment(text: string | undefined): HeapMoment | undefined {
 
 /** The heap trace of the inputs (files, directories); refuses inputs with no heap events. */
 export function openHeapInputs(inputs: readonly string[]): HeapTraceSource {
-  return requireHeapFiles(listProfileFiles(inputs));
+  // Each file opened once: the listing leaves the unfinished-header check to the heap reader, which opens it anyway.
+  const files = listProfileFiles(inputs, { unfinished: 'caller' });
+  return requireHeapFiles(files, {
+    unchecked: files.unchecked,
+    onUnfinished: (paths) => warnSkipped('unfinished', paths),
+  });
 }
 
 /** Which heap sampler recorded the inputs (the first file answers for all), if the recording says. */

@@ -1,5 +1,5 @@
 /** Many profiles: a fleet's files as one stream, merged into one file, or as tables for DuckDB and Parquet. */
-export { listProfileFiles, openProfiles, type FleetSource } from './source';
+export { listProfileFiles, openProfiles, warnSkipped, type FleetSource, type ListedFiles } from './source';
 export { mergeProfiles, type MergeOptions, type MergeResult } from './merge';
 export { exportParquet, type ExportOptions, type ExportResult } from './export';
 export {

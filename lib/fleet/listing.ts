@@ -31,7 +31,16 @@ export interface ListingOptions {
    * are not reported (reading a file once is the point).
    */
   onSkipped?: (reason: SkipReason, paths: readonly string[]) => void;
+  /**
+   * 'skip' (default): a walk opens each Tachyon file it finds to skip one whose writer's header is still open.
+   * 'caller': it does not; the files it found are in the result's `unchecked`, for a caller that opens each file
+   * anyway to check it then (heap questions read each file once) and report what it skips (warnSkipped).
+   */
+  unfinished?: 'skip' | 'caller';
 }
+
+/** The files listed; with `unfinished: 'caller'`, the Tachyon files a walk found and did not check. */
+export type ListedFiles = string[] & { unchecked: ReadonlySet<string> };
 
 const WHY: Record<SkipReason, string> = {
   unfinished: "unfinished profile(s) skipped (a writer's header is still open)",
@@ -67,13 +76,14 @@ function isUnfinishedTachyon(file: string): boolean | null {
   }
 }
 
-export function listProfileFiles(inputs: readonly string[], options: ListingOptions = {}): string[] {
+export function listProfileFiles(inputs: readonly string[], options: ListingOptions = {}): ListedFiles {
   if (inputs.length === 0)
     throw new ProfpackError('no profile files given', {
       code: ErrorCode.FLEET_NO_INPUT,
       expected: 'one or more files or directories',
     });
   const files: string[] = [];
+  const unchecked = new Set<string>();
   const seen = new Set<string>();
   const skipped = new Map<SkipReason, string[]>();
   const skip = (reason: SkipReason, p: string) => {
@@ -123,7 +133,8 @@ export function listProfileFiles(inputs: readonly string[], options: ListingOpti
         continue;
       }
       if (!st.isFile() || formatFromPath(name) === undefined) continue;
-      if (formatFromPath(name) === 'tachyon') {
+      if (formatFromPath(name) === 'tachyon' && options.unfinished === 'caller') unchecked.add(p);
+      else if (formatFromPath(name) === 'tachyon') {
         const unfinished = isUnfinishedTachyon(p);
         if (unfinished === null) {
           skip('unreadable', p);
@@ -163,7 +174,7 @@ export function listProfileFiles(inputs: readonly string[], options: ListingOpti
     }
   }
   report(skipped, options);
-  return files;
+  return Object.assign(files, { unchecked });
 }
 
 function report(skipped: Map<SkipReason, string[]>, options: ListingOptions): void {

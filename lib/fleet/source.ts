@@ -30,7 +30,7 @@ import {
 } from '../profile/index';
 import { listProfileFiles } from './listing';
 
-export { listProfileFiles } from './listing';
+export { listProfileFiles, warnSkipped, type ListedFiles } from './listing';
 
 /** A Tachyon file by its name is opened without reading it whole to sniff its format. */
 function openFile(file: string): OpenedProfile {

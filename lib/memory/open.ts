@@ -5,7 +5,7 @@
  */
 import { ErrorCode, isProfpackError, ProfpackError } from '../errors';
 import { detectFormat, openProfile } from '../formats/index';
-import { readInputHead } from '../input';
+import { closeInput, openInput, readInput } from '../input';
 import {
   FrameTable,
   Remapper,
@@ -15,7 +15,7 @@ import {
   type ProfileSource,
   type ThreadRef,
 } from '../profile/index';
-import { openHeapTrace } from '../tachyon/index';
+import { hasPlaceholderHeader, heapTraceOfFile } from '../tachyon/index';
 import {
   NO_HEAP_STACK,
   type ExternalMemorySample,
@@ -24,23 +24,42 @@ import {
   type HeapTraceSource,
 } from '../profile/index';
 
-/** The heap trace of one file, or null when it holds no heap events (lib/tachyon's reader; other formats have none). */
-export function openHeapFile(file: string): HeapTraceSource | null {
+export interface HeapFilesOptions {
+  /**
+   * Files a directory walk listed without checking their header (lib/fleet's `unfinished: 'caller'`): one whose
+   * writer's header is still open is skipped here, where it is opened anyway, and reported through onUnfinished.
+   */
+  unchecked?: ReadonlySet<string>;
+  onUnfinished?: (paths: readonly string[]) => void;
+}
+
+/**
+ * The heap trace of one file, or null when it holds no heap events (lib/tachyon's reader; other formats have
+ * none); undefined when `unchecked` and its writer's header is still open. The file is opened once.
+ */
+export function openHeapFile(file: string, unchecked = false): HeapTraceSource | null | undefined {
   // A file that cannot be read (EACCES, EISDIR...) is an ERR_IO, never "no heap events".
-  const head = readInputHead(file, 1 << 16);
-  let format: string;
+  const input = openInput(file);
   try {
-    format = detectFormat(head);
-  } catch (err) {
-    // Not a format profpack reads: it has no heap events; openProfile says what it is not.
-    if (isProfpackError(err)) return null;
-    throw err;
+    const head = readInput(input, undefined, 1 << 16);
+    if (unchecked && hasPlaceholderHeader(head)) return undefined;
+    let format: string;
+    try {
+      format = detectFormat(head);
+    } catch (err) {
+      // Not a format profpack reads: it has no heap events; openProfile says what it is not.
+      if (isProfpackError(err)) return null;
+      throw err;
+    }
+    return format === 'tachyon' ? heapTraceOfFile(readInput(input, ErrorCode.TACHYON_IO), file) : null;
+  } finally {
+    closeInput(input);
   }
-  return format === 'tachyon' ? openHeapTrace(file) : null;
 }
 
 /** The process a file's samples come from (the recorder's identity line), or the file itself when it says none. */
-function processOf(file: string): string {
+function processOf(file: string, trace: HeapTraceSource): string {
+  if (trace.meta.processIdentity !== undefined) return trace.meta.processIdentity;
   const profile = openProfile(file);
   try {
     return profile.meta.processIdentity ?? `file:${file}`;
@@ -54,16 +73,18 @@ function processOf(file: string): string {
  * sort by their start), or null when none holds heap events. Files of more
  * than one process are refused: one process's objects are one live set.
  */
-export function openHeapFiles(files: readonly string[]): HeapTraceSource | null {
-  if (files.length === 1) return openHeapFile(files[0]!);
+export function openHeapFiles(files: readonly string[], options: HeapFilesOptions = {}): HeapTraceSource | null {
   const opened: { file: string; trace: HeapTraceSource }[] = [];
+  const unfinished: string[] = [];
   for (const file of files) {
-    const trace = openHeapFile(file);
-    if (trace !== null) opened.push({ file, trace });
+    const trace = openHeapFile(file, options.unchecked?.has(file) === true);
+    if (trace === undefined) unfinished.push(file);
+    else if (trace !== null) opened.push({ file, trace });
   }
+  if (unfinished.length > 0) options.onUnfinished?.(unfinished);
   if (opened.length === 0) return null;
   if (opened.length === 1) return opened[0]!.trace;
-  const processes = new Set(opened.map((o) => processOf(o.file)));
+  const processes = new Set(opened.map((o) => processOf(o.file, o.trace)));
   if (processes.size > 1) {
     for (const o of opened) o.trace.close?.();
     throw new ProfpackError(
@@ -82,8 +103,8 @@ export function openHeapFiles(files: readonly string[]): HeapTraceSource | null 
 }
 
 /** openHeapFiles for a question about the heap: files without heap events are the caller's mistake. */
-export function requireHeapFiles(files: readonly string[]): HeapTraceSource {
-  const trace = openHeapFiles(files);
+export function requireHeapFiles(files: readonly string[], options: HeapFilesOptions = {}): HeapTraceSource {
+  const trace = openHeapFiles(files, options);
   if (trace === null)
     throw new ProfpackError(
       `${files.length === 1 ? files[0] : `these ${files.length} files`}: no heap events (record with --heap)`,

@@ -28,6 +28,8 @@ export interface HeapTraceMeta {
   startTimeUs: number;
   /** Span covered, µs (the last poll's time less startTimeUs when nothing better is known). */
   durationUs: number;
+  /** The recorded process (lib/recorded-by.ts processIdentity), when the file says: rotated files share it. */
+  processIdentity?: string;
 }
 
 /**

@@ -16,6 +16,7 @@ import type {
 } from '../../profile/index';
 // Not lib/profile/index: lib/profile/frames imports lib/tachyon, and this file loads with it.
 import { StackTable, ThreadTable, scriptPath, type Frame, type ThreadRef } from '../../profile/index';
+import { findRecordedBy, processIdentity } from '../../recorded-by';
 import { FORMAT_VERSION } from '../format';
 import { hasPlaceholderHeader, notFinalizedError, tachyonVersion, withRecoverHint } from '../file/index';
 import { decodeHeapTotals, HeapSectionDecoder, HeapRecordFlag, type HeapTotals } from '../codec/index';
@@ -54,7 +55,15 @@ const UNRESOLVED: Frame = {
 
 /** The file's heap events, or null when it holds none (a version-1 file, or version 2 without a heap section). */
 export function openHeapTrace(path: string, options: HeapTraceOptions = {}): HeapTraceSource | null {
-  const bytes = readInputFile(path, ErrorCode.TACHYON_IO);
+  return heapTraceOfFile(readInputFile(path, ErrorCode.TACHYON_IO), path, options);
+}
+
+/** openHeapTrace over the file's bytes, read already (a caller that opens each file once). */
+export function heapTraceOfFile(
+  bytes: Uint8Array,
+  path: string,
+  options: HeapTraceOptions = {},
+): HeapTraceSource | null {
   if (hasPlaceholderHeader(bytes)) throw withRecoverHint(notFinalizedError(), path);
   if (tachyonVersion(bytes) === FORMAT_VERSION) return null;
   return heapTraceOf(readProfileV2(bytes, options));
@@ -78,11 +87,14 @@ class FileHeapTrace implements HeapTraceSource {
   private lastTimeUs: number | null = null;
   private readonly startTimeUs: number;
   private readonly durationUs: number | null;
+  private readonly processIdentity: string | undefined;
 
   constructor(profile: V2Profile, section: { offset: number; bytes: Uint8Array }) {
     this.frames = v2Frames(profile).map((f) => (f === null ? UNRESOLVED : modelFrame(f)));
     this.startTimeUs = Number(profile.info.startTimeUs);
     this.durationUs = profile.info.durationSec === null ? null : Math.round(profile.info.durationSec * 1e6);
+    const recordedBy = findRecordedBy(profile.strings, profile.model?.producer);
+    this.processIdentity = recordedBy === undefined ? undefined : processIdentity(recordedBy);
     const stackOf = (frames: Uint32Array, depth: number): number => this.stacks.intern(frames, depth);
     this.decoder = new HeapSectionDecoder(section.bytes, section.offset, this.startTimeUs, this.frames.length, stackOf);
   }
@@ -94,7 +106,12 @@ class FileHeapTrace implements HeapTraceSource {
   /** The duration is the stats block's, else the last poll's time once events() has reached it. */
   get meta(): HeapTraceMeta {
     const durationUs = this.durationUs ?? (this.lastTimeUs === null ? 0 : this.lastTimeUs - this.startTimeUs);
-    return { intervalBytes: this.decoder.totals.intervalBytes, startTimeUs: this.startTimeUs, durationUs };
+    return {
+      intervalBytes: this.decoder.totals.intervalBytes,
+      startTimeUs: this.startTimeUs,
+      durationUs,
+      ...(this.processIdentity === undefined ? {} : { processIdentity: this.processIdentity }),
+    };
   }
 
   /** One pass over the section (as events() makes), keeping its Memory records. */

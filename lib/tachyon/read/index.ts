@@ -28,6 +28,6 @@ export {
   type V2SampleChunk,
 } from './v2/index';
 export type { NodeReplay, NodeVisitor, RunTimes, StackNodes } from './nodes';
-export { openHeapTrace, heapTraceOf, heapTotalsOf, type HeapTraceOptions } from './heap-trace';
+export { openHeapTrace, heapTraceOf, heapTraceOfFile, heapTotalsOf, type HeapTraceOptions } from './heap-trace';
 // For recover: the JS record decoder walks a damaged file record by record.
 export { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './records';
