@@ -47,24 +47,25 @@ void Check(const v2::HeapRecords& r, size_t size, uint32_t frameCount, Model& m)
                             r.stackOffsets[i + 1] - r.stackOffsets[i] <= v2::kHeapMaxStackDepth,
                         "a stack over 256 frames");
   for (uint32_t f : r.frames) PROFPACK_FUZZ_CHECK(f < frameCount, "a frame outside the table");
-  m.live.resize(m.live.size() + r.threadIds.size());
+  // Two ordinal spaces per thread: V8's sampled objects and the external ones (kHeapExternal).
+  m.live.resize(m.live.size() + 2 * r.threadIds.size());
   size_t objectAt = 0, freedAt = 0;
   for (size_t k = 0; k < n; ++k) {
     const uint32_t* ints = &r.recordInts[k * v2::HeapRecords::kIntsPerRecord];
     const uint32_t flags = ints[0], thread = ints[1], objectEnd = ints[2], freedEnd = ints[3];
-    PROFPACK_FUZZ_CHECK(thread < m.live.size(), "a record of an undefined thread");
+    PROFPACK_FUZZ_CHECK(thread < m.live.size() / 2, "a record of an undefined thread");
     PROFPACK_FUZZ_CHECK(objectEnd >= objectAt && objectEnd <= objects, "object ends");
     PROFPACK_FUZZ_CHECK(freedEnd >= freedAt && freedEnd <= r.freed.size(), "free ends");
     PROFPACK_FUZZ_CHECK(objectEnd - objectAt <= v2::kHeapRecordMaxObjects, "a record over 65,536 objects");
     const bool memory = flags == v2::kHeapMemory;
     PROFPACK_FUZZ_CHECK(!memory || (objectEnd == objectAt && freedEnd == freedAt), "a memory record with objects");
     PROFPACK_FUZZ_CHECK((flags & v2::kHeapFree) || freedEnd == freedAt, "frees in a record without the flag");
-    std::multiset<uint32_t>& live = m.live[thread];
+    std::multiset<uint32_t>& live = m.live[2 * thread + (flags & v2::kHeapExternal ? 1 : 0)];
     // Frees leave before the record's allocations join.
     for (size_t j = freedAt; j < freedEnd; ++j) {
       PROFPACK_FUZZ_CHECK(j == freedAt || r.freed[j] >= r.freed[j - 1], "frees of a record do not ascend");
       auto it = live.find(r.freed[j]);
-      PROFPACK_FUZZ_CHECK(it != live.end(), "a free of an ordinal the thread does not hold");
+      PROFPACK_FUZZ_CHECK(it != live.end(), "a free of an ordinal the thread does not hold in its space");
       live.erase(it);
     }
     for (size_t i = objectAt; i < objectEnd; ++i) live.insert(r.ordinals[i]);
