@@ -16,7 +16,7 @@ import {
   type MessagePort,
 } from 'node:worker_threads';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { checkHeapOptions, HeapRecorder, type HeapOptions } from '../heap/index';
+import { checkHeapOptions, driveHarvests, HeapRecorder, type HeapOptions } from '../heap/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkCpu, checkRange } from '../settings/index';
 import { HarvestEncoder, type WireChunk } from '../wire/index';
 import { V8Sampler } from './sampler';
@@ -175,15 +175,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
     workerWatch.close();
     stopped = true;
   };
-  let stopHarvests: () => void;
-  if (heapRecorder === undefined) {
-    const timer = setInterval(harvest, harvestMs);
-    timer.unref();
-    stopHarvests = () => clearInterval(timer);
-  } else {
-    // Near the heap limit harvests come at once and faster (heap/limit.ts).
-    stopHarvests = heapRecorder.drive(harvest, harvestMs);
-  }
+  const stopHarvests = driveHarvests(heapRecorder, harvest, harvestMs);
 
   // On the way out the program's own exit code and signal matter more than the recording: warn, never throw.
   const stopQuietly = (): void => {

@@ -8,7 +8,7 @@
 import { BroadcastChannel, isMainThread, threadId as ownThreadId } from 'node:worker_threads';
 import type { CpuProfile } from '../../v8/index';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { checkHeapOptions, HeapRecorder, type HeapOptions } from '../heap/index';
+import { checkHeapOptions, driveHarvests, HeapRecorder, type HeapOptions } from '../heap/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange } from '../settings/index';
 import { V8Sampler } from './sampler';
 
@@ -121,14 +121,7 @@ export function startWorkerAgent(
     post(sampler.harvest(true));
     heapRecorder?.poll();
   };
-  let stopHarvests: () => void;
-  if (heapRecorder === undefined) {
-    const timer = setInterval(harvest, harvestMs);
-    timer.unref();
-    stopHarvests = () => clearInterval(timer);
-  } else {
-    stopHarvests = heapRecorder.drive(harvest, harvestMs);
-  }
+  const stopHarvests = driveHarvests(heapRecorder, harvest, harvestMs);
   const stop = () => {
     if (stopped) return;
     stopped = true;

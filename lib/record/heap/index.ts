@@ -37,6 +37,7 @@ export {
 export { encodeHeapFrame, HeapFrameReceiver, HEAP_FRAME_FLAG, type PollMemory } from './wire';
 export {
   HeapRecorder,
+  driveHarvests,
   POLL_CPU_SHARE,
   POLL_WALL_SHARE,
   POLL_HEADROOM_SHARE,

@@ -287,3 +287,15 @@ export class HeapRecorder {
     this.external?.dispose();
   }
 }
+
+/**
+ * A recording thread's harvests: `harvest` every `harvestMs` on an unref'd timer, or through the heap recorder's
+ * drive() when the thread records its heap (near the heap limit harvests then come at once and faster, limit.ts).
+ * Returns the function that stops them.
+ */
+export function driveHarvests(recorder: HeapRecorder | undefined, harvest: () => void, harvestMs: number): () => void {
+  if (recorder !== undefined) return recorder.drive(harvest, harvestMs);
+  const timer = setInterval(harvest, harvestMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -78,9 +78,15 @@ Napi::Value CreateDecoder(const Napi::CallbackInfo& info) {
       env, holder, [](Napi::Env, std::unique_ptr<v2::RegionDecoder>* h) { delete h; });
 }
 
+// A decoder handle (the first argument): an External holding the decoder, reset when released.
+template <typename Decoder>
+std::unique_ptr<Decoder>& HandleArg(const Napi::CallbackInfo& info, const char* expected) {
+  if (info.Length() < 1 || !info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), expected);
+  return *info[0].As<Napi::External<std::unique_ptr<Decoder>>>().Data();
+}
+
 std::unique_ptr<v2::RegionDecoder>& DecoderArg(const Napi::CallbackInfo& info) {
-  if (info.Length() < 1 || !info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), "decoder handle expected");
-  return *info[0].As<Napi::External<std::unique_ptr<v2::RegionDecoder>>>().Data();
+  return HandleArg<v2::RegionDecoder>(info, "decoder handle expected");
 }
 
 // decodeBlocks(handle, blocks: Uint8Array, base: number): whole blocks, state kept for the next call.
@@ -230,9 +236,7 @@ Napi::Value CreateHeapDecoder(const Napi::CallbackInfo& info) {
 }
 
 std::unique_ptr<v2::HeapDecoder>& HeapDecoderArg(const Napi::CallbackInfo& info) {
-  if (info.Length() < 1 || !info[0].IsExternal())
-    throw Napi::TypeError::New(info.Env(), "heap decoder handle expected");
-  return *info[0].As<Napi::External<std::unique_ptr<v2::HeapDecoder>>>().Data();
+  return HandleArg<v2::HeapDecoder>(info, "heap decoder handle expected");
 }
 
 // decodeHeapRecords(handle, records: Uint8Array, base: number): one chunk's records, state kept for the next.
