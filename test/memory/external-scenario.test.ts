@@ -1,3 +1,4 @@
+// test tier: slow (a Buffer leak recorded on both samplers, then the CLI, ~36 s)
 /**
  * Issue 37's Buffer/ArrayBuffer leak end to end: a program holding ~50 MB in Buffer.alloc and ArrayBuffer
  * backing stores (outside V8's sampled heap) recorded with the heap, then asked through the compiled CLI. Judged

@@ -1,3 +1,4 @@
+// test tier: slow (three recordings of a 1.1 GB garbage maker, ~28 s)
 /**
  * Who makes the garbage, with the default flags: a program that makes ~1.1 GB of arrays that live for microseconds
  * (part of it in one synchronous burst no timer interrupts) beside a 45 MB leak, recorded by `profpack record`'s

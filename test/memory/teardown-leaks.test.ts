@@ -1,3 +1,4 @@
+// test tier: slow (leaking programs recorded on both samplers, ~30 s)
 /**
  * Leaks over a program's whole life, end to end: programs that leak beside a garbage maker, three of them ending
  * the leak by themselves (a module scope that dies, a server that closes, a promise that settles) before the

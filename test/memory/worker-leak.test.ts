@@ -1,3 +1,4 @@
+// test tier: slow (a worker's leak recorded on both samplers, ~20 s)
 /**
  * A leak inside a worker thread (issue 37), end to end: `profpack record --workers --heap` samples the worker's own
  * isolate (the native addon's capture for that isolate, or the worker's own inspector session) and records it on
