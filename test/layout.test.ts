@@ -52,6 +52,18 @@ describe('lib/ layout', () => {
     expect([...named].filter((f) => !files.includes(f))).toEqual([]);
   });
 
+  it('holds at most 16 files directly in any folder of lib/ (rooms by job, not files split by size)', () => {
+    const crowded: string[] = [];
+    const walk = (dir: string): void => {
+      const entries = fs.readdirSync(dir, { withFileTypes: true });
+      const files = entries.filter((e) => e.isFile()).length;
+      if (files > 16) crowded.push(`${path.relative(repoRoot, dir)}: ${files} files`);
+      for (const e of entries) if (e.isDirectory()) walk(path.join(dir, e.name));
+    };
+    walk(path.join(repoRoot, 'lib'));
+    expect(crowded).toEqual([]);
+  });
+
   it('names no issue numbers in lib/ or native/ (history belongs in git)', () => {
     const named: string[] = [];
     for (const top of ['lib', 'native']) {
