@@ -28,14 +28,8 @@ import { Keeper, type WriterLock, abandoned, checkKeeperOptions, openLocked } fr
 import { StackInterner } from './stack-interner';
 import { createHeapSink, type HeapFileSink, type HeapSinkOptions } from './heap-sink';
 import { WriterFrameTable, WriterStringTable, toInt32Field, toOpcode } from './tables';
-import type {
-  FrameSpec,
-  SampleInterpreterInfo,
-  ProfileWriterOptions,
-  StackTick,
-  WriterState,
-  WriterStats,
-} from './types';
+import type { FrameSpec, SampleInterpreterInfo, ProfileWriterOptions, StackTick, WriterState } from './types';
+import type { WriterStats } from './types';
 import { checkFrameIds, sampleShape, stageTick, tickScratch, type TickScratch } from './sample-checks';
 import { WRITER_INTERNALS, checkedStats, writeTrailer, type WriterInternals } from './trailer';
 import { V2_MAX_STACK_DEPTH } from '../codec/index';
