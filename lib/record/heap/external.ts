@@ -254,20 +254,22 @@ export class ExternalSampler {
     }
     const B = Buffer as unknown as Record<string, unknown>;
     for (const name of BUFFER_STATICS) {
-      const original = B[name] as (...args: unknown[]) => Buffer;
+      const original = B[name] as (a?: unknown, b?: unknown, c?: unknown) => Buffer;
       if (typeof original !== 'function') continue;
       const api = `Buffer.${name}`;
+      // Three parameters, every static's most (alloc, from), passed on as they came: no rest array and no apply
+      // on each call (they tripled an unsampled Buffer.allocUnsafe(64)).
       const wrapper = {
-        [name](this: unknown, ...args: unknown[]): Buffer {
+        [name](this: unknown, a?: unknown, b?: unknown, c?: unknown): Buffer {
           let made: Buffer;
           nested++;
           try {
-            made = original.apply(this, args);
+            made = original.call(this, a, b, c);
           } finally {
             nested--;
           }
           // Buffer.concat allocates through Buffer.allocUnsafe: one allocation, counted once (the outer call).
-          if (nested > 0 || (name === 'from' && isArrayBufferLike(args[0]))) return made;
+          if (nested > 0 || (name === 'from' && isArrayBufferLike(a))) return made;
           if (made.length > 0 && counts(made.length)) {
             // A pooled slice is live while its Buffer is; an own store while its ArrayBuffer is.
             const own = made.byteOffset === 0 && made.byteLength === made.buffer.byteLength;
