@@ -174,7 +174,8 @@ export function listProfileFiles(inputs: readonly string[], options: ListingOpti
     }
   }
   report(skipped, options);
-  return Object.assign(files, { unchecked });
+  // Not enumerable: the result still compares and spreads as the plain list of paths it is.
+  return Object.defineProperty(files, 'unchecked', { value: unchecked, enumerable: false }) as ListedFiles;
 }
 
 function report(skipped: Map<SkipReason, string[]>, options: ListingOptions): void {
