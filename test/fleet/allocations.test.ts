@@ -1,6 +1,6 @@
 /**
  * The `allocations` table and the "live bytes by site over time across
- * hosts" query, on hand-made heap traces that lib/tachyon's openHeapTrace is
+ * hosts" query, on hand-made heap traces that lib/tachyon's heap trace readers are
  * mocked to return for small profile files (one per host): the query's
  * answer at every grid time equals heapProfile's inuse_space there, summed
  * over the hosts; an export's Parquet holds the same rows.
@@ -19,6 +19,7 @@ const traces = new Map<string, () => HeapTraceSource>();
 vi.mock('../../lib/tachyon/index', async (importOriginal) => ({
   ...(await importOriginal<object>()),
   openHeapTrace: (file: string) => traces.get(path.resolve(file))?.() ?? null,
+  heapTraceOfFile: (_bytes: Uint8Array, file: string) => traces.get(path.resolve(file))?.() ?? null,
 }));
 
 const work = scratchDir('profpack-allocations-');

@@ -16,6 +16,7 @@ const traces = new Map<string, () => HeapTraceSource>();
 vi.mock('../../lib/tachyon/index', async (importOriginal) => ({
   ...(await importOriginal<object>()),
   openHeapTrace: (file: string) => traces.get(path.basename(file))?.() ?? null,
+  heapTraceOfFile: (_bytes: Uint8Array, file: string) => traces.get(path.basename(file))?.() ?? null,
 }));
 
 const dir = scratchDir('profpack-heapcli-');
