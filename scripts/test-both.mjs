@@ -92,11 +92,19 @@ for (const name of backends) {
     console.log(`[${name}] ${result.numPassedTests} passed, ${result.numFailedTests} failed`);
     // Named again at the very end: CI keeps only the tail of a long log.
     for (const file of result.testResults ?? []) {
-      for (const test of file.assertionResults ?? []) {
+      const tests = file.assertionResults ?? [];
+      for (const test of tests) {
         if (test.status === 'failed')
           failures.push(
             `[${name}] ${path.relative(process.cwd(), file.name)} > ${test.fullName}: ${(test.failureMessages ?? [])[0]?.split('\n')[0] ?? ''}`,
           );
+      }
+      // A file whose set-up failed (beforeAll, an import) fails with its tests skipped, none counted as failed.
+      if (file.status === 'failed' && !tests.some((t) => t.status === 'failed')) {
+        failed++;
+        failures.push(
+          `[${name}] ${path.relative(process.cwd(), file.name)}: ${String(file.message ?? 'failed').split('\n')[0]}`,
+        );
       }
     }
   } catch {

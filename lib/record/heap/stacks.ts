@@ -218,8 +218,10 @@ export class HeapStackNumbers {
       stackParents[i] = this.stacks.parentOf(this.sentStacks + i);
       stackFrames[i] = this.stacks.frameOf(this.sentStacks + i);
     }
-    this.sentFrames = this.stacks.callFrames.length;
-    this.sentStacks = this.stacks.size;
+    // By what was taken, not the table's size now: the typed arrays above may be sampled as external allocations
+    // (external.ts), adding a stack while this runs; it goes with the next frame.
+    this.sentFrames += frames.length;
+    this.sentStacks += count;
     return { frames, stackParents, stackFrames };
   }
 }
