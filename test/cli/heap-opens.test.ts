@@ -29,9 +29,10 @@ process.on('exit', () => fs.writeFileSync(process.env.OPENS_OUT, JSON.stringify(
 describe('heap questions on a rotated directory', () => {
   beforeAll(() => {
     writeFileSync(path.join(dir, 'count-opens.cjs'), COUNTER);
+    // Allocating on a timer, so that harvests (and the inspector's polls) run between the bursts.
     const program =
-      'const kept = []; const end = Date.now() + 2500; ' +
-      'while (Date.now() < end) { kept.push(new Array(64).fill(1)); if (kept.length > 20000) kept.length = 0; }';
+      'const kept = []; const t = setInterval(() => { for (let i = 0; i < 2000; i++) kept.push(new Array(64).fill(1)); ' +
+      'if (kept.length > 20000) kept.length = 0; }, 10); setTimeout(() => clearInterval(t), 4000);';
     const r = cli([
       'record',
       '--heap',
