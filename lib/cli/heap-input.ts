@@ -74,7 +74,7 @@ export function openHeapInputs(inputs: readonly string[]): HeapTraceSource {
   const files = listProfileFiles(inputs, { unfinished: 'caller' });
   return requireHeapFiles(files, {
     unchecked: files.unchecked,
-    onUnfinished: (paths) => warnSkipped('unfinished', paths),
+    onSkipped: warnSkipped,
   });
 }
 

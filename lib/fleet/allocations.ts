@@ -56,7 +56,7 @@ export class AllocationRows {
 
   /** Reads one file's heap events (none: 0 rows); returns the rows written. */
   addFile(file: string, profileId: bigint, processIdentity: string): number {
-    const trace = openHeapFile(file) ?? null;
+    const trace = openHeapFile(file);
     if (trace === null) return 0;
     try {
       let p = this.processes.get(processIdentity);

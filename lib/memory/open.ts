@@ -30,19 +30,29 @@ export interface HeapFilesOptions {
    * writer's header is still open is skipped here, where it is opened anyway, and reported through onUnfinished.
    */
   unchecked?: ReadonlySet<string>;
-  onUnfinished?: (paths: readonly string[]) => void;
+  /** Called once per reason with the `unchecked` files skipped for it (lib/fleet's warnSkipped is the CLI's). */
+  onSkipped?: (reason: 'unfinished' | 'unreadable', paths: readonly string[]) => void;
 }
 
 /**
  * The heap trace of one file, or null when it holds no heap events (lib/tachyon's reader; other formats have
- * none); undefined when `unchecked` and its writer's header is still open. The file is opened once.
+ * none). When `unchecked` (a walk found it), 'unfinished' when its writer's header is still open and 'unreadable'
+ * when it cannot be opened, as the walk's own check skips them. The file is opened once.
  */
-export function openHeapFile(file: string, unchecked = false): HeapTraceSource | null | undefined {
-  // A file that cannot be read (EACCES, EISDIR...) is an ERR_IO, never "no heap events".
-  const input = openInput(file);
+export function openHeapFile(file: string, unchecked: true): HeapTraceSource | null | 'unfinished' | 'unreadable';
+export function openHeapFile(file: string, unchecked?: false): HeapTraceSource | null;
+export function openHeapFile(file: string, unchecked = false): HeapTraceSource | null | 'unfinished' | 'unreadable' {
+  // A file named by the caller that cannot be read (EACCES, EISDIR...) is an ERR_IO, never "no heap events".
+  let input: ReturnType<typeof openInput>;
+  try {
+    input = openInput(file);
+  } catch (err) {
+    if (unchecked && isProfpackError(err)) return 'unreadable';
+    throw err;
+  }
   try {
     const head = readInput(input, undefined, 1 << 16);
-    if (unchecked && hasPlaceholderHeader(head)) return undefined;
+    if (unchecked && hasPlaceholderHeader(head)) return 'unfinished';
     let format: string;
     try {
       format = detectFormat(head);
@@ -75,13 +85,14 @@ function processOf(file: string, trace: HeapTraceSource): string {
  */
 export function openHeapFiles(files: readonly string[], options: HeapFilesOptions = {}): HeapTraceSource | null {
   const opened: { file: string; trace: HeapTraceSource }[] = [];
-  const unfinished: string[] = [];
+  const skipped = { unfinished: [] as string[], unreadable: [] as string[] };
   for (const file of files) {
-    const trace = openHeapFile(file, options.unchecked?.has(file) === true);
-    if (trace === undefined) unfinished.push(file);
+    const trace = options.unchecked?.has(file) === true ? openHeapFile(file, true) : openHeapFile(file);
+    if (trace === 'unfinished' || trace === 'unreadable') skipped[trace].push(file);
     else if (trace !== null) opened.push({ file, trace });
   }
-  if (unfinished.length > 0) options.onUnfinished?.(unfinished);
+  for (const reason of ['unfinished', 'unreadable'] as const)
+    if (skipped[reason].length > 0) options.onSkipped?.(reason, skipped[reason]);
   if (opened.length === 0) return null;
   if (opened.length === 1) return opened[0]!.trace;
   const processes = new Set(opened.map((o) => processOf(o.file, o.trace)));

@@ -10,7 +10,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConcatenatedHeapTrace, heapProfile, requireHeapFiles, type HeapTraceSource } from '../../lib/memory/index';
+import { listProfileFiles } from '../../lib/fleet/index';
+import {
+  ConcatenatedHeapTrace,
+  heapProfile,
+  openHeapFiles,
+  requireHeapFiles,
+  type HeapTraceSource,
+} from '../../lib/memory/index';
 import { aggregate } from '../../lib/query/aggregate';
 import type { RecordedBy } from '../../lib/recorded-by';
 import { openHeapTrace } from '../../lib/tachyon/index';
@@ -102,5 +109,28 @@ describe('a rotated heap recording whose rotations fell between a harvest chunk 
     const joined = new ConcatenatedHeapTrace(parts);
     expect(heapProfile(joined).info.endSampledBytes).toBe(2 * 2560);
     expect(inUseAtEnd(joined).get('makeGarbage') ?? 0).toBe(0);
+  });
+
+  it('a walked file gone before it is read is skipped as unreadable; a file the caller named is an ERR_IO', () => {
+    const files = writeRotated('retention');
+    // A rotating recorder's retention deletes old files while a question reads the directory.
+    const listed = listProfileFiles([path.dirname(files[0]!)], { unfinished: 'caller' });
+    expect([...listed]).toEqual(files);
+    fs.rmSync(files[0]!);
+    const skipped: [string, readonly string[]][] = [];
+    const trace = openHeapFiles(listed, {
+      unchecked: listed.unchecked,
+      onSkipped: (reason, paths) => skipped.push([reason, paths]),
+    });
+    expect(skipped).toEqual([['unreadable', [files[0]]]]);
+    // The files left read as they would alone: the last poll frees the garbage; the leak stays.
+    expect(heapProfile(trace!).info.endSampledBytes).toBe(2 * 2560);
+    let code: string | undefined;
+    try {
+      openHeapFiles(files);
+    } catch (err) {
+      code = (err as { code?: string }).code;
+    }
+    expect(code).toBe('ERR_IO');
   });
 });
