@@ -247,30 +247,21 @@ Napi::Value DecoderStats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   DecoderBox* box = DecoderOf(info[0]);
   const auto& s = box->decoder->stats();
-  Napi::Float64Array out = Napi::Float64Array::New(env, 7);
-  out[0] = static_cast<double>(s.repeatRecords);
-  out[1] = static_cast<double>(s.repeatSamples);
-  out[2] = static_cast<double>(s.fullRecords);
-  out[3] = static_cast<double>(s.suffixRecords);
-  out[4] = static_cast<double>(s.popPushRecords);
-  out[5] = static_cast<double>(s.totalSamples);
-  out[6] = static_cast<double>(s.stackReconstructions);
-  return out;
+  return CountersOut(env, {static_cast<double>(s.repeatRecords), static_cast<double>(s.repeatSamples),
+                           static_cast<double>(s.fullRecords), static_cast<double>(s.suffixRecords),
+                           static_cast<double>(s.popPushRecords), static_cast<double>(s.totalSamples),
+                           static_cast<double>(s.stackReconstructions)});
 }
 
-void InitTachyonReader(Napi::Env env, Napi::Object exports) {
-  exports.Set("openFile", Napi::Function::New(env, OpenFile, "openFile"));
-  exports.Set("readRange", Napi::Function::New(env, ReadRange, "readRange"));
-  exports.Set("edgeHash", Napi::Function::New(env, EdgeHash, "edgeHash"));
-  exports.Set("closeFile", Napi::Function::New(env, CloseFile, "closeFile"));
-  exports.Set("createDecoder", Napi::Function::New(env, CreateDecoder, "createDecoder"));
-  exports.Set("decodeBytes", Napi::Function::New(env, DecodeBytes, "decodeBytes"));
-  exports.Set("decodeFile", Napi::Function::New(env, DecodeFile, "decodeFile"));
-  exports.Set("releaseDecoder", Napi::Function::New(env, ReleaseDecoder, "releaseDecoder"));
-  exports.Set("decoderStats", Napi::Function::New(env, DecoderStats, "decoderStats"));
-}
-
-PROFPACK_REGISTER_MODULE("tachyonReader", InitTachyonReader);
+PROFPACK_REGISTER_MODULE("tachyonReader", {{"openFile", OpenFile},
+                                           {"readRange", ReadRange},
+                                           {"edgeHash", EdgeHash},
+                                           {"closeFile", CloseFile},
+                                           {"createDecoder", CreateDecoder},
+                                           {"decodeBytes", DecodeBytes},
+                                           {"decodeFile", DecodeFile},
+                                           {"releaseDecoder", ReleaseDecoder},
+                                           {"decoderStats", DecoderStats}});
 
 }  // namespace
 }  // namespace profpack
