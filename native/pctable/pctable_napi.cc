@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/error_codes.h"
 #include "common/errors.h"
 #include "common/module_registry.h"
 #include "common/typed_array.h"
@@ -102,7 +103,7 @@ Napi::Value FromVarint(const Napi::CallbackInfo& info) {
     const uint32_t size = decoded.runs.back().endPc;  // Next() succeeds at least once or throws
     if (expectedSize != 0 && size != expectedSize) {
       pctable::Fail(
-          pctable::kErrSizeMismatch,
+          codes::kPctableSizeMismatch,
           "pcvalue table covers " + std::to_string(size) + " bytes, not the given size " + std::to_string(expectedSize),
           decoded.end - 1, "runs summing to " + std::to_string(expectedSize) + " bytes");
     }

@@ -6,23 +6,21 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/error_codes.h"
 #include "common/format_error.h"
 #include "common/simd_level.h"
 
 namespace profpack {
 namespace leb128 {
 
-// Error codes shared with lib/errors.ts.
-inline constexpr const char* kErrTruncated = "ERR_VARINT_TRUNCATED";
-inline constexpr const char* kErrOverflow = "ERR_VARINT_OVERFLOW";
-
 [[noreturn]] inline void ThrowTruncated(size_t start, const char* what) {
-  throw FormatError(kErrTruncated, std::string("varint cut off by the end of the buffer (") + what + ")",
+  throw FormatError(codes::kVarintTruncated, std::string("varint cut off by the end of the buffer (") + what + ")",
                     static_cast<int64_t>(start),
                     std::string("a byte without the continuation bit before the end, for ") + what);
 }
 [[noreturn]] inline void ThrowOverflow(size_t start, const char* what, const char* limit) {
-  throw FormatError(kErrOverflow, std::string("varint does not fit ") + what, static_cast<int64_t>(start), limit);
+  throw FormatError(codes::kVarintOverflow, std::string("varint does not fit ") + what, static_cast<int64_t>(start),
+                    limit);
 }
 
 // Unsigned LEB128 into 32 bits: at most 5 bytes, the 5th carrying only bits 28..31.

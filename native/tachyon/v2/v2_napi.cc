@@ -5,6 +5,7 @@
 #include <napi.h>
 #include <cstring>
 
+#include "common/error_codes.h"
 #include "common/errors.h"
 #include "common/module_registry.h"
 #include "common/typed_array.h"
@@ -86,7 +87,7 @@ std::unique_ptr<v2::RegionDecoder>& DecoderArg(const Napi::CallbackInfo& info) {
 Napi::Value DecodeBlocks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::unique_ptr<v2::RegionDecoder>& decoder = DecoderArg(info);
-  if (!decoder) throw MakeProfpackError(env, "ERR_INVALID_ARGUMENT", "the region decoder was released");
+  if (!decoder) throw MakeProfpackError(env, codes::kInvalidArgument, "the region decoder was released");
   const RawView blocks = ViewOfType(info[1], napi_uint8_array, "blocks");
   const size_t base = IndexArg(info, 2, "base");
   v2::DecodedRegion decoded;
@@ -123,7 +124,7 @@ Napi::Value DecodeValueColumn(const Napi::CallbackInfo& info) {
 constexpr uint32_t kMaxStackDepth = 4096;  // lib/tachyon/codec/format.ts V2_MAX_STACK_DEPTH
 
 Napi::Error InvalidArgument(Napi::Env env, const std::string& message) {
-  return MakeProfpackError(env, "ERR_INVALID_ARGUMENT", message);
+  return MakeProfpackError(env, codes::kInvalidArgument, message);
 }
 
 v2::BlockEncoder* EncoderArg(const Napi::CallbackInfo& info) {
@@ -230,7 +231,7 @@ std::unique_ptr<v2::HeapDecoder>& HeapDecoderArg(const Napi::CallbackInfo& info)
 Napi::Value DecodeHeapRecords(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::unique_ptr<v2::HeapDecoder>& decoder = HeapDecoderArg(info);
-  if (!decoder) throw MakeProfpackError(env, "ERR_INVALID_ARGUMENT", "the heap decoder was released");
+  if (!decoder) throw MakeProfpackError(env, codes::kInvalidArgument, "the heap decoder was released");
   const RawView bytes = ViewOfType(info[1], napi_uint8_array, "records");
   const size_t base = IndexArg(info, 2, "base");
   v2::HeapRecords r;
