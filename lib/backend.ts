@@ -31,6 +31,8 @@ export interface BackendFeatures {
   bmi2: boolean;
   popcnt: boolean;
   fastPext: boolean;
+  /** Whether the batch varint decoders use BMI2's pext: the avx2 level on a CPU with fast pext. */
+  pext: boolean;
   /** arm64 Advanced SIMD (every AArch64 CPU has it). */
   neon: boolean;
   mmap: boolean;
@@ -62,6 +64,7 @@ function jsFeatures(): BackendFeatures {
     bmi2: false,
     popcnt: false,
     fastPext: false,
+    pext: false,
     neon: false,
     mmap: false,
     littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1,

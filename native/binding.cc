@@ -34,6 +34,8 @@ Napi::Object Features(Napi::Env env) {
   f.Set("fastPext", cpu.fastPext);
   f.Set("neon", cpu.neon);
   f.Set("simd", SimdLevelName(ActiveSimdLevel()));
+  // Whether the batch varint decoders use pext at that level (SimdLevelUsesPext).
+  f.Set("pext", SimdLevelUsesPext(ActiveSimdLevel(), cpu));
   f.Set("mmap", platform::CanMap());
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   f.Set("littleEndian", false);
@@ -45,12 +47,24 @@ Napi::Object Features(Napi::Env env) {
 
 }  // namespace
 
+void UseSimdLevel(SimdLevel level) {
+  SetActiveSimdLevel(level);
+  for (const ModuleEntry& module : RegisteredModules()) {
+    if (module.useLevel != nullptr) module.useLevel(level);
+  }
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  // An unusable PROFPACK_SIMD fails the load: running other kernels than the
+  // ones asked for would make a forced-level test pass without testing them.
+  if (!SimdLevelError().empty()) throw Napi::Error::New(env, SimdLevelError());
+  UseSimdLevel(ActiveSimdLevel());
   exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass, "setErrorClass"));
   exports.Set("features", Features(env));
   for (const ModuleEntry& module : RegisteredModules()) {
     Napi::Object target = Napi::Object::New(env);
-    module.init(env, target);
+    for (const ModuleFunction& f : module.functions) target.Set(f.name, Napi::Function::New(env, f.callback, f.name));
+    if (module.init != nullptr) module.init(env, target);
     exports.Set(module.name, target);
   }
   return exports;

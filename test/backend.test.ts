@@ -13,7 +13,7 @@ describe('backend probe', () => {
   });
 
   it('reports the features the addon detected', () => {
-    for (const key of ['sse41', 'avx2', 'neon', 'mmap', 'littleEndian'])
+    for (const key of ['sse41', 'avx2', 'bmi2', 'fastPext', 'pext', 'neon', 'mmap', 'littleEndian'])
       expect(typeof backend.features[key]).toBe('boolean');
     if (backend.name === 'native') {
       expect(backend.features.neon).toBe(process.arch === 'arm64');
@@ -21,6 +21,7 @@ describe('backend probe', () => {
         expect(backend.features.sse41 || backend.features.avx2 || backend.features.bmi2).toBe(false);
       expect(backend.features.mmap).toBe(process.platform === 'linux' || process.platform === 'darwin');
       if (backend.features.avx2) expect(backend.features.sse41).toBe(true);
+      expect(backend.features.pext).toBe(backend.features.simd === 'avx2' && backend.features.fastPext);
     } else {
       expect(backend.features.avx2).toBe(false);
     }

@@ -1,5 +1,6 @@
 #include "common/simd_level.h"
 
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 
@@ -23,6 +24,10 @@ bool SimdLevelSupported(SimdLevel level, const CpuFeatures& cpu) {
     case SimdLevel::kScalar: break;
   }
   return true;
+}
+
+bool SimdLevelUsesPext(SimdLevel level, const CpuFeatures& cpu) {
+  return level == SimdLevel::kAvx2 && SimdLevelSupported(level, cpu) && cpu.bmi2 && cpu.fastPext;
 }
 
 SimdLevel BestSimdLevel(const CpuFeatures& cpu) {
@@ -79,9 +84,16 @@ const Choice& Chosen() {
   return choice;
 }
 
+// Relaxed: every worker's load stores the same level; only the test hook changes it.
+std::atomic<SimdLevel>& Active() {
+  static std::atomic<SimdLevel> level{Chosen().level};
+  return level;
+}
+
 }  // namespace
 
-SimdLevel ActiveSimdLevel() { return Chosen().level; }
+SimdLevel ActiveSimdLevel() { return Active().load(std::memory_order_relaxed); }
+void SetActiveSimdLevel(SimdLevel level) { Active().store(level, std::memory_order_relaxed); }
 const std::string& SimdLevelError() { return Chosen().error; }
 
 }  // namespace profpack

@@ -28,10 +28,17 @@ SimdLevel BestSimdLevel(const CpuFeatures& cpu);
 // lacks: forcing a kernel the CPU cannot run must never fall back silently.
 bool ResolveSimdLevel(const std::string& requested, const CpuFeatures& cpu, SimdLevel& level, std::string& error);
 
-// The level for this process (PROFPACK_SIMD read once). When PROFPACK_SIMD is
-// unusable this is the best supported level and SimdLevelError() says why;
-// module init turns that into a load error.
+// BMI2's pext for the batch varint decoders (varint/leb128_bmi2.cc) is part of
+// the avx2 level (both came with Haswell and Zen), where pext is fast: so
+// PROFPACK_SIMD=sse41 or scalar also runs the portable varint kernel.
+bool SimdLevelUsesPext(SimdLevel level, const CpuFeatures& cpu);
+
+// The level for this process: PROFPACK_SIMD read once at load, or what the
+// setKernelLevel test hook set since (UseSimdLevel in module_registry.h).
+// When PROFPACK_SIMD is unusable this is the best supported level and
+// SimdLevelError() says why; module init turns that into a load error.
 SimdLevel ActiveSimdLevel();
+void SetActiveSimdLevel(SimdLevel level);
 const std::string& SimdLevelError();
 
 }  // namespace profpack

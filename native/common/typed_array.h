@@ -3,6 +3,9 @@
 #include <napi.h>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <vector>
 
 namespace profpack {
 
@@ -63,6 +66,24 @@ inline size_t IndexArg(const Napi::CallbackInfo& info, size_t i, const char* wha
     throw Napi::RangeError::New(env, std::string(what) + " must be a non-negative integer");
   }
   return static_cast<size_t>(d);
+}
+
+// A new JS typed array holding a copy of values[0, n): how results and stats leave the addon.
+template <typename T>
+Napi::TypedArrayOf<T> CopyOut(Napi::Env env, const T* values, size_t n) {
+  Napi::TypedArrayOf<T> out = Napi::TypedArrayOf<T>::New(env, n);
+  if (n != 0) std::memcpy(out.Data(), values, n * sizeof(T));
+  return out;
+}
+
+template <typename T>
+Napi::TypedArrayOf<T> CopyOut(Napi::Env env, const std::vector<T>& values) {
+  return CopyOut(env, values.data(), values.size());
+}
+
+// Counters (stats calls): a Float64Array, exact for counts up to 2^53.
+inline Napi::Float64Array CountersOut(Napi::Env env, std::initializer_list<double> counters) {
+  return CopyOut(env, counters.begin(), counters.size());
 }
 
 }  // namespace profpack

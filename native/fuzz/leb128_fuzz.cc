@@ -13,12 +13,14 @@
 #include <vector>
 
 #include "common/cpu_features.h"
+#include "common/error_codes.h"
 #include "fuzz/fuzz_common.h"
 #include "varint/leb128.h"
 
 namespace {
 
 using profpack::FormatError;
+namespace codes = profpack::codes;
 namespace leb128 = profpack::leb128;
 
 enum Kind : uint8_t { kU32 = 0, kU64 = 1, kZigzag32 = 2, kI64 = 3, kI32 = 4, kZigzag64 = 5, kKinds = 6 };
@@ -37,11 +39,11 @@ struct Expected {
 Expected Reference(const uint8_t* data, size_t size, size_t pos, unsigned max_bytes, bool is_signed, unsigned bits) {
   unsigned __int128 raw = 0;
   for (unsigned i = 0; i < max_bytes; ++i) {
-    if (pos + i >= size) return {false, leb128::kErrTruncated, 0, 0};
+    if (pos + i >= size) return {false, codes::kVarintTruncated, 0, 0};
     const uint8_t byte = data[pos + i];
     raw |= static_cast<unsigned __int128>(byte & 0x7f) << (7 * i);
     if (byte & 0x80) {
-      if (i + 1 == max_bytes) return {false, leb128::kErrOverflow, 0, 0};
+      if (i + 1 == max_bytes) return {false, codes::kVarintOverflow, 0, 0};
       continue;
     }
     const unsigned width = 7 * (i + 1);
@@ -50,10 +52,10 @@ Expected Reference(const uint8_t* data, size_t size, size_t pos, unsigned max_by
     const __int128 lo = is_signed ? -(static_cast<__int128>(1) << (bits - 1)) : 0;
     const __int128 hi =
         is_signed ? (static_cast<__int128>(1) << (bits - 1)) - 1 : (static_cast<__int128>(1) << bits) - 1;
-    if (value < lo || value > hi) return {false, leb128::kErrOverflow, 0, 0};
+    if (value < lo || value > hi) return {false, codes::kVarintOverflow, 0, 0};
     return {true, nullptr, value, pos + i + 1};
   }
-  return {false, leb128::kErrOverflow, 0, 0};
+  return {false, codes::kVarintOverflow, 0, 0};
 }
 
 std::string Hex(__int128 v) {
@@ -194,7 +196,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
       PROFPACK_FUZZ_CHECK(!want.ok, std::string("decoder rejected a valid varint: ") + e.what());
       PROFPACK_FUZZ_CHECK(e.code == want.code, "code " + e.code + " != reference " + want.code);
       PROFPACK_FUZZ_CHECK(e.offset == static_cast<int64_t>(begin), "error offset is not the varint's start");
-      profpack::fuzz::CheckFormatError(e, size, {leb128::kErrTruncated, leb128::kErrOverflow});
+      profpack::fuzz::CheckFormatError(e, size, {codes::kVarintTruncated, codes::kVarintOverflow});
       return 0;
     }
   }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_codes.h"
 #include "fuzz/fuzz_common.h"
 #include "pctable/format.h"
 #include "pctable/linear_index.h"
@@ -25,11 +26,12 @@
 namespace {
 
 using profpack::FormatError;
+namespace codes = profpack::codes;
 namespace pct = profpack::pctable;
 
-const std::initializer_list<const char*> kCodes = {pct::kErrTruncated,     pct::kErrVarintOverflow, pct::kErrEmptyRun,
-                                                   pct::kErrPcOverflow,    pct::kErrSizeMismatch,   pct::kErrBadOffset,
-                                                   pct::kErrBadLengthCode, pct::kErrBadPcs};
+const std::initializer_list<const char*> kCodes = {
+    codes::kPctableTruncated,    codes::kPctableVarintOverflow, codes::kPctableEmptyRun,      codes::kPctablePcOverflow,
+    codes::kPctableSizeMismatch, codes::kPctableBadOffset,      codes::kPctableBadLengthCode, codes::kPctableBadPcs};
 
 void CheckRuns(const std::vector<pct::VarintRun>& runs, uint32_t quantum) {
   uint32_t at = 0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/cpu_features.h"
+#include "common/error_codes.h"
 #include "common/simd_level.h"
 #include "fuzz/fuzz_common.h"
 #include "svb/svb_format.h"
@@ -23,6 +24,7 @@ namespace {
 
 using profpack::FormatError;
 using profpack::SimdLevel;
+namespace codes = profpack::codes;
 namespace svb = profpack::svb;
 
 struct Result {
@@ -48,7 +50,7 @@ Result Decode(const svb::Kernels& k, unsigned variant, const uint8_t* in, size_t
     r.consumed = DecoderOf(k, variant)(in, size, n, r.values.data(), prev);
     r.ok = true;
   } catch (const FormatError& e) {
-    profpack::fuzz::CheckFormatError(e, size, {svb::kErrTruncated});
+    profpack::fuzz::CheckFormatError(e, size, {codes::kSvbTruncated});
     r.code = e.code;
     r.offset = e.offset;
     r.values.clear();  // partly written on error: not part of the contract

@@ -15,12 +15,14 @@
 #include <vector>
 
 #include "common/cpu_features.h"
+#include "common/error_codes.h"
 #include "common/simd_level.h"
 #include "svb/svb_format.h"
 #include "svb/svb_kernels.h"
 
 using profpack::FormatError;
 using profpack::SimdLevel;
+namespace codes = profpack::codes;
 namespace svb = profpack::svb;
 
 namespace {
@@ -42,7 +44,7 @@ Outcome Decode(svb::DecodeFn fn, const uint8_t* data, size_t size, size_t count,
     o.used = fn(size == 0 ? nullptr : in.get(), size, count, out.get(), prev);
     o.values.assign(out.get(), out.get() + count);
   } catch (const FormatError& e) {
-    if (e.code != svb::kErrTruncated) std::abort();
+    if (e.code != codes::kSvbTruncated) std::abort();
     o.failed = true;
     o.offset = e.offset;
   }

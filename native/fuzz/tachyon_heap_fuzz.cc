@@ -14,19 +14,21 @@
 #include <string>
 #include <vector>
 
+#include "common/error_codes.h"
 #include "fuzz/fuzz_common.h"
 #include "tachyon/v2/heap_decoder.h"
 
 namespace {
 
+namespace codes = profpack::codes;
 namespace v2 = profpack::v2;
 
 constexpr int64_t kBase = 100;  // the chunk's file offset, as the JS layer passes it
 
 const std::initializer_list<const char*> kCodes = {
-    "ERR_V2_BAD_HEAP",         "ERR_V2_TRUNCATED",     "ERR_V2_LIMIT",
-    "ERR_V2_UNDEFINED_THREAD", "ERR_V2_BAD_KEEP",      "ERR_V2_UNDEFINED_STACK",
-    "ERR_V2_STACK_TOO_DEEP",   "ERR_VARINT_TRUNCATED", "ERR_VARINT_OVERFLOW"};
+    codes::kV2BadHeap,         codes::kV2Truncated,     codes::kV2Limit,
+    codes::kV2UndefinedThread, codes::kV2BadKeep,       codes::kV2UndefinedStack,
+    codes::kV2StackTooDeep,    codes::kVarintTruncated, codes::kVarintOverflow};
 
 // What the records returned so far say is live: per thread, its ordinals.
 struct Model {

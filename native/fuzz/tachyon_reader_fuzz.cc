@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "common/error_codes.h"
 #include "fuzz/fuzz_common.h"
 #include "tachyon/format.h"
 #include "tachyon/read/reader_file.h"
@@ -42,6 +43,7 @@
 
 namespace {
 
+namespace codes = profpack::codes;
 namespace tachyon = profpack::tachyon;
 using tachyon::DecodeOutput;
 using tachyon::DecodeStatus;
@@ -49,11 +51,11 @@ using tachyon::EventKind;
 using tachyon::RecordDecoder;
 
 const char* const kCodes[] = {
-    "ERR_TACHYON_THREAD_COUNT",     "ERR_TACHYON_RLE_COUNT_VARINT", "ERR_TACHYON_RLE_COUNT",
-    "ERR_TACHYON_UNKNOWN_ENCODING", "ERR_TACHYON_SAMPLE_VARINT",    "ERR_TACHYON_SAMPLE_TRUNCATED",
-    "ERR_TACHYON_STACK_DEPTH",      "ERR_TACHYON_SHARED_COUNT",     "ERR_TACHYON_FINAL_STACK_DEPTH",
-    "ERR_TACHYON_STACK_VARINT",     "ERR_TACHYON_RLE_VARINT",       "ERR_TACHYON_RLE_TRUNCATED",
-    "ERR_TACHYON_TRUNCATED_RECORD",
+    codes::kTachyonThreadCount,     codes::kTachyonRleCountVarint, codes::kTachyonRleCount,
+    codes::kTachyonUnknownEncoding, codes::kTachyonSampleVarint,   codes::kTachyonSampleTruncated,
+    codes::kTachyonStackDepth,      codes::kTachyonSharedCount,    codes::kTachyonFinalStackDepth,
+    codes::kTachyonStackVarint,     codes::kTachyonRleVarint,      codes::kTachyonRleTruncated,
+    codes::kTachyonTruncatedRecord,
 };
 
 struct Event {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_codes.h"
 #include "fuzz/fuzz_common.h"
 #include "tachyon/v2/block_encoder.h"
 #include "tachyon/v2/model_columns.h"
@@ -26,6 +27,7 @@
 
 namespace {
 
+namespace codes = profpack::codes;
 namespace v2 = profpack::v2;
 
 constexpr int64_t kBase = 64;  // the region's file offset, as the addon passes it
@@ -34,9 +36,9 @@ constexpr uint64_t kInterval = 1000;
 constexpr uint32_t kMaxStackDepth = 4096;  // lib/tachyon/codec/format.ts V2_MAX_STACK_DEPTH
 
 const std::initializer_list<const char*> kCodes = {
-    "ERR_V2_TRUNCATED",        "ERR_V2_BAD_BLOCK",       "ERR_V2_UNDEFINED_BUCKET", "ERR_V2_BAD_CODEWORD",
-    "ERR_V2_BAD_KEEP",         "ERR_V2_UNDEFINED_STACK", "ERR_V2_STACK_CYCLE",      "ERR_V2_STACK_TOO_DEEP",
-    "ERR_V2_UNDEFINED_THREAD", "ERR_V2_LIMIT",           "ERR_VARINT_TRUNCATED",    "ERR_VARINT_OVERFLOW"};
+    codes::kV2Truncated,       codes::kV2BadBlock,       codes::kV2UndefinedBucket, codes::kV2BadCodeword,
+    codes::kV2BadKeep,         codes::kV2UndefinedStack, codes::kV2StackCycle,      codes::kV2StackTooDeep,
+    codes::kV2UndefinedThread, codes::kV2Limit,          codes::kVarintTruncated,   codes::kVarintOverflow};
 
 void CheckDecoded(const v2::DecodedRegion& d, size_t size) {
   const size_t n = d.sampleThread.size();
@@ -127,7 +129,7 @@ void ValueColumn(const uint8_t* column, size_t size, size_t n) {
     const size_t used = v2::DecodeDeltaColumn(column, size, kBase, n, out.data());
     PROFPACK_FUZZ_CHECK(used <= size && used >= n, "value column used bytes outside the column");
   } catch (const profpack::FormatError& e) {
-    PROFPACK_FUZZ_CHECK(std::string(e.code) == "ERR_V2_TRUNCATED" || std::string(e.code) == "ERR_V2_BAD_MODEL",
+    PROFPACK_FUZZ_CHECK(std::string(e.code) == codes::kV2Truncated || std::string(e.code) == codes::kV2BadModel,
                         "undocumented value-column error code");
     PROFPACK_FUZZ_CHECK(e.offset >= kBase && e.offset <= kBase + static_cast<int64_t>(size),
                         "value-column error offset outside the column");

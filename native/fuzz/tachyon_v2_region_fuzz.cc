@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_codes.h"
 #include "fuzz/fuzz_common.h"
 #include "tachyon/v2/block_encoder.h"
 #include "tachyon/v2/model_columns.h"
@@ -34,6 +35,7 @@
 
 namespace {
 
+namespace codes = profpack::codes;
 namespace v2 = profpack::v2;
 
 constexpr int64_t kBase = 64;  // the region's file offset, as the addon passes it
@@ -43,9 +45,9 @@ constexpr size_t kPrefix = 13;  // u64 thread_id, u32 interpreter_id, u8 kind
 constexpr size_t kColumns = 10;
 
 const std::initializer_list<const char*> kCodes = {
-    "ERR_V2_TRUNCATED",        "ERR_V2_BAD_BLOCK",       "ERR_V2_UNDEFINED_BUCKET", "ERR_V2_BAD_CODEWORD",
-    "ERR_V2_BAD_KEEP",         "ERR_V2_UNDEFINED_STACK", "ERR_V2_STACK_CYCLE",      "ERR_V2_STACK_TOO_DEEP",
-    "ERR_V2_UNDEFINED_THREAD", "ERR_V2_LIMIT",           "ERR_VARINT_TRUNCATED",    "ERR_VARINT_OVERFLOW"};
+    codes::kV2Truncated,       codes::kV2BadBlock,       codes::kV2UndefinedBucket, codes::kV2BadCodeword,
+    codes::kV2BadKeep,         codes::kV2UndefinedStack, codes::kV2StackCycle,      codes::kV2StackTooDeep,
+    codes::kV2UndefinedThread, codes::kV2Limit,          codes::kVarintTruncated,   codes::kVarintOverflow};
 
 bool Varint(const uint8_t* p, size_t size, size_t& pos, uint64_t& v) {
   v = 0;
@@ -196,7 +198,8 @@ void ValueColumn(const uint8_t* column, size_t size, size_t n) {
     const size_t used = v2::DecodeDeltaColumn(column, size, kBase, n, out.data());
     PROFPACK_FUZZ_CHECK(used <= size && used >= n, "value column used bytes outside the column");
   } catch (const profpack::FormatError& e) {
-    PROFPACK_FUZZ_CHECK(e.code == "ERR_V2_TRUNCATED" || e.code == "ERR_V2_BAD_MODEL", "undocumented value-column code");
+    PROFPACK_FUZZ_CHECK(e.code == codes::kV2Truncated || e.code == codes::kV2BadModel,
+                        "undocumented value-column code");
     PROFPACK_FUZZ_CHECK(e.offset >= kBase && e.offset <= kBase + static_cast<int64_t>(size), "offset outside column");
   }
 }

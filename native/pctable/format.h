@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/error_codes.h"
 #include "common/format_error.h"
 
 namespace profpack {
@@ -28,14 +29,6 @@ inline constexpr uint8_t kIndexMarkerU32 = 0xff;
 inline constexpr uint8_t kLengthUnused = 0, kLength1 = 1, kLength2 = 2, kLength4 = 3;
 
 // Error codes shared with lib/errors.ts (// pctable block).
-inline constexpr const char* kErrTruncated = "ERR_PCTABLE_TRUNCATED";
-inline constexpr const char* kErrVarintOverflow = "ERR_PCTABLE_VARINT_OVERFLOW";
-inline constexpr const char* kErrEmptyRun = "ERR_PCTABLE_EMPTY_RUN";
-inline constexpr const char* kErrPcOverflow = "ERR_PCTABLE_PC_OVERFLOW";
-inline constexpr const char* kErrSizeMismatch = "ERR_PCTABLE_SIZE_MISMATCH";
-inline constexpr const char* kErrBadOffset = "ERR_PCTABLE_BAD_OFFSET";
-inline constexpr const char* kErrBadLengthCode = "ERR_PCTABLE_BAD_LENGTH_CODE";
-inline constexpr const char* kErrBadPcs = "ERR_PCTABLE_BAD_PCS";
 
 [[noreturn]] inline void Fail(const char* code, const std::string& message, size_t offset,
                               const std::string& expected) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/error_codes.h"
+
 namespace profpack {
 namespace pctable {
 namespace {
@@ -115,7 +117,8 @@ LinearTable LinearTable::Open(const uint8_t* data, size_t length, uint32_t size,
   table.chunks = ChunkCount(quanta);
   size_t indexBytes = 0;
   if (table.chunks > 1) {
-    if (length == 0) Fail(kErrTruncated, "linear table is empty but needs a chunk index", 0, "a chunk index");
+    if (length == 0)
+      Fail(codes::kPctableTruncated, "linear table is empty but needs a chunk index", 0, "a chunk index");
     const size_t entries = table.chunks - 1;
     if (data[0] == kIndexMarkerU16) {
       table.width = IndexWidth::kU16;
@@ -128,7 +131,7 @@ LinearTable LinearTable::Open(const uint8_t* data, size_t length, uint32_t size,
       indexBytes = entries;
     }
     if (indexBytes > length) {
-      Fail(kErrTruncated, "linear table ends inside its chunk index", length,
+      Fail(codes::kPctableTruncated, "linear table ends inside its chunk index", length,
            "a chunk index of " + std::to_string(indexBytes) + " bytes for " + std::to_string(table.chunks) + " chunks");
     }
   }
@@ -140,10 +143,10 @@ LinearTable LinearTable::Open(const uint8_t* data, size_t length, uint32_t size,
     if (offset == lastChecked) continue;  // deduplicated constant chunks repeat an offset
     if (offset >= dataBytes) {
       if (chunk == 0)
-        Fail(kErrTruncated, "linear table ends before its first chunk", length, "chunk 0 after the index");
+        Fail(codes::kPctableTruncated, "linear table ends before its first chunk", length, "chunk 0 after the index");
       const size_t entryAt =
           table.width == IndexWidth::kU8 ? chunk - 1 : 1 + static_cast<size_t>(table.width) * (chunk - 1);
-      Fail(kErrBadOffset,
+      Fail(codes::kPctableBadOffset,
            "chunk " + std::to_string(chunk) + " offset " + std::to_string(offset) + " points outside the linear table",
            entryAt, "an offset below " + std::to_string(dataBytes));
     }
@@ -153,12 +156,13 @@ LinearTable LinearTable::Open(const uint8_t* data, size_t length, uint32_t size,
     const size_t vlenAt = pcsAt + n;
     const size_t vlenBytes = (n + 4) / 4;
     if (vlenAt + vlenBytes > length)
-      Fail(kErrTruncated, "linear chunk runs past the end of the table", at, "n, pcs and vlen inside the table");
+      Fail(codes::kPctableTruncated, "linear chunk runs past the end of the table", at,
+           "n, pcs and vlen inside the table");
     uint32_t previous = 0;
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t pc = data[pcsAt + i];
       if (pc <= previous)
-        Fail(kErrBadPcs, "linear chunk pcs are not ascending positions 1..255", pcsAt + i,
+        Fail(codes::kPctableBadPcs, "linear chunk pcs are not ascending positions 1..255", pcsAt + i,
              "a position above " + std::to_string(previous));
       previous = pc;
     }
@@ -166,12 +170,12 @@ LinearTable LinearTable::Open(const uint8_t* data, size_t length, uint32_t size,
     for (uint32_t i = 0; i <= n; ++i) {
       const uint32_t code = (data[vlenAt + i / 4] >> (2 * (i % 4))) & 3;
       if (code == kLengthUnused)
-        Fail(kErrBadLengthCode, "linear chunk value " + std::to_string(i) + " has length code 0b00", vlenAt + i / 4,
-             "a length code 0b01, 0b10 or 0b11");
+        Fail(codes::kPctableBadLengthCode, "linear chunk value " + std::to_string(i) + " has length code 0b00",
+             vlenAt + i / 4, "a length code 0b01, 0b10 or 0b11");
       valueBytes += kValueBytes[code];
     }
     if (vlenAt + vlenBytes + valueBytes > length)
-      Fail(kErrTruncated, "linear chunk values run past the end of the table", vlenAt + vlenBytes,
+      Fail(codes::kPctableTruncated, "linear chunk values run past the end of the table", vlenAt + vlenBytes,
            std::to_string(valueBytes) + " bytes of values");
     lastChecked = offset;
   }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/error_codes.h"
 #include "common/errors.h"
 #include "common/module_registry.h"
 #include "common/typed_array.h"
@@ -102,7 +103,7 @@ Napi::Value FromVarint(const Napi::CallbackInfo& info) {
     const uint32_t size = decoded.runs.back().endPc;  // Next() succeeds at least once or throws
     if (expectedSize != 0 && size != expectedSize) {
       pctable::Fail(
-          pctable::kErrSizeMismatch,
+          codes::kPctableSizeMismatch,
           "pcvalue table covers " + std::to_string(size) + " bytes, not the given size " + std::to_string(expectedSize),
           decoded.end - 1, "runs summing to " + std::to_string(expectedSize) + " bytes");
     }
@@ -113,9 +114,7 @@ Napi::Value FromVarint(const Napi::CallbackInfo& info) {
     handle->varint.assign(in.data, in.data + decoded.end);
     handle->table = LinearTable::Open(handle->linear.data(), length, size, quantum);
     Napi::Object result = Napi::Object::New(env);
-    Napi::Uint8Array linear = Napi::Uint8Array::New(env, length);
-    std::memcpy(linear.Data(), handle->linear.data(), length);
-    result.Set("linear", linear);
+    result.Set("linear", CopyOut(env, handle->linear.data(), length));
     result.Set("size", Napi::Number::New(env, size));
     result.Set("end", Napi::Number::New(env, static_cast<double>(decoded.end)));
     result.Set("handle", Wrap(env, std::move(handle)));
@@ -260,16 +259,12 @@ Napi::Value SetLookupMany(const Napi::CallbackInfo& info) {
   });
 }
 
-void InitPcTable(Napi::Env env, Napi::Object exports) {
-  exports.Set("decodeVarint", Napi::Function::New(env, DecodeVarint, "decodeVarint"));
-  exports.Set("fromVarint", Napi::Function::New(env, FromVarint, "fromVarint"));
-  exports.Set("fromLinear", Napi::Function::New(env, FromLinear, "fromLinear"));
-  exports.Set("lookupMany", Napi::Function::New(env, LookupMany, "lookupMany"));
-  exports.Set("openSet", Napi::Function::New(env, OpenSet, "openSet"));
-  exports.Set("setLookupMany", Napi::Function::New(env, SetLookupMany, "setLookupMany"));
-}
-
-PROFPACK_REGISTER_MODULE("pctable", InitPcTable);
+PROFPACK_REGISTER_MODULE("pctable", {{"decodeVarint", DecodeVarint},
+                                     {"fromVarint", FromVarint},
+                                     {"fromLinear", FromLinear},
+                                     {"lookupMany", LookupMany},
+                                     {"openSet", OpenSet},
+                                     {"setLookupMany", SetLookupMany}});
 
 }  // namespace
 }  // namespace profpack

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/error_codes.h"
 #include "pctable/format.h"
 
 namespace profpack {
@@ -21,7 +22,7 @@ class VarintCursor {
   // Moves to the next run; false at the terminator (then end() is just past it).
   bool Next() {
     if (pos_ >= size_) {
-      Fail(kErrTruncated, "pcvalue table ends without its 0x00 terminator", pos_,
+      Fail(codes::kPctableTruncated, "pcvalue table ends without its 0x00 terminator", pos_,
            "another (value delta, run length) record or the 0x00 terminator");
     }
     // Only a literal 0x00 byte terminates: runtime step() tests p[0] before decoding.
@@ -37,10 +38,12 @@ class VarintCursor {
     const uint32_t runQuanta = ReadUvarint("run length");
     // The compiler never emits an empty run; rejecting them keeps "first record"
     // (pcvaluetab: pos == 0) and "first PC" (runtime: pc == entry) the same rule.
-    if (runQuanta == 0) Fail(kErrEmptyRun, "pcvalue table has a run of length 0", runStart, "a run length >= 1");
+    if (runQuanta == 0)
+      Fail(codes::kPctableEmptyRun, "pcvalue table has a run of length 0", runStart, "a run length >= 1");
     const uint64_t end = static_cast<uint64_t>(endPc_) + static_cast<uint64_t>(runQuanta) * quantum_;
     if (end > UINT32_MAX)
-      Fail(kErrPcOverflow, "pcvalue table covers more than 2^32 - 1 bytes of PCs", runStart, "PCs below 2^32");
+      Fail(codes::kPctablePcOverflow, "pcvalue table covers more than 2^32 - 1 bytes of PCs", runStart,
+           "PCs below 2^32");
     startPc_ = endPc_;
     endPc_ = static_cast<uint32_t>(end);
     first_ = false;
@@ -60,11 +63,11 @@ class VarintCursor {
     uint32_t value = 0;
     for (unsigned i = 0; i < kMaxVarintBytes; ++i) {
       if (pos_ >= size_)
-        Fail(kErrTruncated, std::string("pcvalue table ends inside a ") + what, start,
+        Fail(codes::kPctableTruncated, std::string("pcvalue table ends inside a ") + what, start,
              "a varint byte without the continuation bit");
       const uint8_t byte = data_[pos_++];
       if (i == kMaxVarintBytes - 1 && byte > 0x0f) {
-        Fail(kErrVarintOverflow, std::string("pcvalue ") + what + " does not fit 32 bits", start,
+        Fail(codes::kPctableVarintOverflow, std::string("pcvalue ") + what + " does not fit 32 bits", start,
              "at most 5 bytes, the 5th at most 0x0f");
       }
       value |= static_cast<uint32_t>(byte & 0x7f) << (7 * i);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/error_codes.h"
 #include "common/format_error.h"
 
 namespace profpack {
@@ -23,8 +24,6 @@ enum class Variant { k1234, k0124 };
 //   kZigzag:      (x << 1) ^ (x >> 31), x as int32 (zigzag_encode)
 //   kZigzagDelta: zigzag(x[i] - x[i-1]), the subtraction wrapping mod 2^32
 enum class Transform { kPlain = 0, kDelta = 1, kZigzag = 2, kZigzagDelta = 3 };
-
-inline constexpr const char* kErrTruncated = "ERR_SVB_TRUNCATED";
 
 inline constexpr size_t ControlLength(size_t n) { return (n + 3) / 4; }
 
@@ -85,14 +84,14 @@ inline void StoreLE32(uint8_t* p, uint32_t v) {
 }
 
 [[noreturn]] inline void ThrowControlTruncated(size_t size, size_t n) {
-  throw FormatError(kErrTruncated,
+  throw FormatError(codes::kSvbTruncated,
                     "Stream VByte stream of " + std::to_string(size) + " bytes is shorter than the " +
                         std::to_string(ControlLength(n)) + " control bytes of " + std::to_string(n) + " values",
                     static_cast<int64_t>(size), std::to_string(ControlLength(n)) + " control bytes");
 }
 
 [[noreturn]] inline void ThrowDataTruncated(size_t dataPos, size_t index, uint32_t length, size_t size) {
-  throw FormatError(kErrTruncated,
+  throw FormatError(codes::kSvbTruncated,
                     "Stream VByte value " + std::to_string(index) + " needs " + std::to_string(length) +
                         " data bytes but the stream ends after " + std::to_string(size - dataPos),
                     static_cast<int64_t>(dataPos),

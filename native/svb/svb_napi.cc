@@ -1,7 +1,8 @@
 // N-API glue for Stream VByte: one crossing per batch. `mode` picks the
 // stream kind (kMode* below, mirrored in lib/svb/native.ts); the kernels are
-// the ones of the SIMD level chosen at load (common/simd_level.h), which a
-// test hook can switch so the suite exercises every level this CPU has.
+// the ones of the SIMD level chosen at load (common/simd_level.h), which the
+// setKernelLevel test hook switches for every module (UseSimdLevel), so the
+// suite exercises every level this CPU has.
 #include <napi.h>
 
 #include <string>
@@ -24,6 +25,11 @@ constexpr uint32_t kMode0124 = 4;
 const Kernels* g_kernels = nullptr;
 
 const Kernels& Active() { return *g_kernels; }
+
+void UseLevel(SimdLevel level) {
+  g_kernels = KernelsFor(level);
+  if (g_kernels == nullptr) g_kernels = &ScalarKernels();
+}
 
 uint32_t ModeArg(const Napi::CallbackInfo& info, size_t i) {
   if (info.Length() <= i || !info[i].IsNumber()) throw Napi::TypeError::New(info.Env(), "mode must be a number");
@@ -106,8 +112,8 @@ Napi::Value ValidateStream(const Napi::CallbackInfo& info) {
 }
 
 // Test hooks. kernelLevel() -> the level in use; setKernelLevel(name) switches
-// the kernels of this process (refusing levels the CPU lacks, like
-// PROFPACK_SIMD) and returns the previous level; kernelLevels() lists the
+// the kernels of this process, every module's (refusing levels the CPU lacks,
+// like PROFPACK_SIMD), and returns the previous level; kernelLevels() lists the
 // levels this CPU can run.
 Napi::Value KernelLevel(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), SimdLevelName(Active().level));
@@ -132,11 +138,10 @@ Napi::Value SetKernelLevel(const Napi::CallbackInfo& info) {
   if (!ResolveSimdLevel(info[0].As<Napi::String>().Utf8Value(), DetectedCpuFeatures(), level, error)) {
     throw Napi::Error::New(env, error);
   }
-  const Kernels* kernels = KernelsFor(level);
-  if (kernels == nullptr)
+  if (KernelsFor(level) == nullptr)
     throw Napi::Error::New(env, std::string("the ") + SimdLevelName(level) + " kernels are not built in");
   const char* previous = SimdLevelName(Active().level);
-  g_kernels = kernels;
+  UseSimdLevel(level);
   return Napi::String::New(env, previous);
 }
 
@@ -163,23 +168,16 @@ Napi::Value ResolveLevel(const Napi::CallbackInfo& info) {
   return result;
 }
 
-void InitSvb(Napi::Env env, Napi::Object exports) {
-  // An unusable PROFPACK_SIMD fails the load: running other kernels than the
-  // ones asked for would make a forced-level test pass without testing them.
-  if (!SimdLevelError().empty()) throw Napi::Error::New(env, SimdLevelError());
-  g_kernels = KernelsFor(ActiveSimdLevel());
-  if (g_kernels == nullptr) g_kernels = &ScalarKernels();
-  exports.Set("encode", Napi::Function::New(env, Encode, "encode"));
-  exports.Set("decode", Napi::Function::New(env, Decode, "decode"));
-  exports.Set("encodedLength", Napi::Function::New(env, EncodedLengthOf, "encodedLength"));
-  exports.Set("validate", Napi::Function::New(env, ValidateStream, "validate"));
-  exports.Set("kernelLevel", Napi::Function::New(env, KernelLevel, "kernelLevel"));
-  exports.Set("kernelLevels", Napi::Function::New(env, KernelLevels, "kernelLevels"));
-  exports.Set("setKernelLevel", Napi::Function::New(env, SetKernelLevel, "setKernelLevel"));
-  exports.Set("resolveSimdLevel", Napi::Function::New(env, ResolveLevel, "resolveSimdLevel"));
-}
-
-PROFPACK_REGISTER_MODULE("svb", InitSvb);
+PROFPACK_REGISTER_MODULE("svb",
+                         {{"encode", Encode},
+                          {"decode", Decode},
+                          {"encodedLength", EncodedLengthOf},
+                          {"validate", ValidateStream},
+                          {"kernelLevel", KernelLevel},
+                          {"kernelLevels", KernelLevels},
+                          {"setKernelLevel", SetKernelLevel},
+                          {"resolveSimdLevel", ResolveLevel}},
+                         nullptr, UseLevel);
 
 }  // namespace
 }  // namespace svb

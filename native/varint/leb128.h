@@ -6,22 +6,21 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/error_codes.h"
 #include "common/format_error.h"
+#include "common/simd_level.h"
 
 namespace profpack {
 namespace leb128 {
 
-// Error codes shared with lib/errors.ts.
-inline constexpr const char* kErrTruncated = "ERR_VARINT_TRUNCATED";
-inline constexpr const char* kErrOverflow = "ERR_VARINT_OVERFLOW";
-
 [[noreturn]] inline void ThrowTruncated(size_t start, const char* what) {
-  throw FormatError(kErrTruncated, std::string("varint cut off by the end of the buffer (") + what + ")",
+  throw FormatError(codes::kVarintTruncated, std::string("varint cut off by the end of the buffer (") + what + ")",
                     static_cast<int64_t>(start),
                     std::string("a byte without the continuation bit before the end, for ") + what);
 }
 [[noreturn]] inline void ThrowOverflow(size_t start, const char* what, const char* limit) {
-  throw FormatError(kErrOverflow, std::string("varint does not fit ") + what, static_cast<int64_t>(start), limit);
+  throw FormatError(codes::kVarintOverflow, std::string("varint does not fit ") + what, static_cast<int64_t>(start),
+                    limit);
 }
 
 // Unsigned LEB128 into 32 bits: at most 5 bytes, the 5th carrying only bits 28..31.
@@ -207,6 +206,17 @@ careful:
 // portable kernel where pext is fast (Intel, AMD Zen 3 and later).
 size_t DecodeU32BatchBmi2(const uint8_t* data, size_t size, size_t pos, size_t count, uint32_t* out);
 size_t DecodeZigzag32BatchBmi2(const uint8_t* data, size_t size, size_t pos, size_t count, int32_t* out);
+
+// The batch u32 decoders of one kernel. The addon picks them once per SIMD
+// level (BatchKernelsFor), never per call.
+struct BatchKernels {
+  const char* name;  // "bmi2" or "portable"
+  size_t (*decodeU32)(const uint8_t* data, size_t size, size_t pos, size_t count, uint32_t* out);
+  size_t (*decodeZigzag32)(const uint8_t* data, size_t size, size_t pos, size_t count, int32_t* out);
+};
+
+// BMI2 where the level includes it for this CPU (SimdLevelUsesPext), else portable.
+const BatchKernels& BatchKernelsFor(SimdLevel level);
 
 inline uint32_t ZigzagEncode32(int32_t v) { return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31); }
 inline int32_t ZigzagDecode32(uint32_t u) { return static_cast<int32_t>((u >> 1) ^ (0u - (u & 1))); }

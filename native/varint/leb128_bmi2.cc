@@ -1,7 +1,7 @@
-// BMI2 kernel for batch u32 LEB128 decode: pext gathers the end flags of 8
-// bytes and the 7-bit groups of a value in one instruction each. Only called
-// when DetectedCpuFeatures().fastPext (pext is microcoded and slow on AMD
-// before Zen 3).
+// The batch u32 LEB128 kernels and their choice per SIMD level. BMI2: pext
+// gathers the end flags of 8 bytes and the 7-bit groups of a value in one
+// instruction each. Only chosen where pext is fast (SimdLevelUsesPext: it is
+// microcoded and slow on AMD before Zen 3).
 #include "varint/leb128.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -51,3 +51,27 @@ size_t DecodeZigzag32BatchBmi2(const uint8_t* data, size_t size, size_t pos, siz
 }  // namespace profpack
 
 #endif
+
+namespace profpack {
+namespace leb128 {
+namespace {
+
+size_t DecodeU32BatchPortable(const uint8_t* data, size_t size, size_t pos, size_t count, uint32_t* out) {
+  return DecodeU32BatchWith<PortableKernel, false>(data, size, pos, count, out);
+}
+
+size_t DecodeZigzag32BatchPortable(const uint8_t* data, size_t size, size_t pos, size_t count, int32_t* out) {
+  return DecodeU32BatchWith<PortableKernel, true>(data, size, pos, count, out);
+}
+
+constexpr BatchKernels kPortable = {"portable", DecodeU32BatchPortable, DecodeZigzag32BatchPortable};
+constexpr BatchKernels kBmi2 = {"bmi2", DecodeU32BatchBmi2, DecodeZigzag32BatchBmi2};
+
+}  // namespace
+
+const BatchKernels& BatchKernelsFor(SimdLevel level) {
+  return SimdLevelUsesPext(level, DetectedCpuFeatures()) ? kBmi2 : kPortable;
+}
+
+}  // namespace leb128
+}  // namespace profpack

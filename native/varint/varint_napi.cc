@@ -1,9 +1,10 @@
 // N-API glue for batch LEB128: decode n values into a typed array, or encode a
-// typed array, in one crossing. Kinds match lib/varint/native.ts.
+// typed array, in one crossing. Kinds match lib/varint/native.ts. The u32
+// kernels are the SIMD level's (leb128::BatchKernelsFor), picked at load and
+// when the setKernelLevel test hook switches the level.
 #include <napi.h>
 #include <cstring>
 
-#include "common/cpu_features.h"
 #include "common/errors.h"
 #include "common/module_registry.h"
 #include "common/typed_array.h"
@@ -11,6 +12,10 @@
 
 namespace profpack {
 namespace {
+
+const leb128::BatchKernels* g_kernels = nullptr;
+
+void UseLevel(SimdLevel level) { g_kernels = &leb128::BatchKernelsFor(level); }
 
 enum Kind : uint32_t { kU32 = 0, kU64 = 1, kZigzag32 = 2, kI64 = 3, kI32 = 4, kZigzag64 = 5 };
 
@@ -48,9 +53,7 @@ Napi::Value DecodeMany(const Napi::CallbackInfo& info) {
     switch (kind) {
       case kU32: {
         auto* dst = reinterpret_cast<uint32_t*>(out.data);
-        pos = DetectedCpuFeatures().fastPext
-                  ? leb128::DecodeU32BatchBmi2(data, size, pos, count, dst)
-                  : leb128::DecodeU32BatchWith<leb128::PortableKernel, false>(data, size, pos, count, dst);
+        pos = g_kernels->decodeU32(data, size, pos, count, dst);
         break;
       }
       case kU64: {
@@ -60,9 +63,7 @@ Napi::Value DecodeMany(const Napi::CallbackInfo& info) {
       }
       case kZigzag32: {
         auto* dst = reinterpret_cast<int32_t*>(out.data);
-        pos = DetectedCpuFeatures().fastPext
-                  ? leb128::DecodeZigzag32BatchBmi2(data, size, pos, count, dst)
-                  : leb128::DecodeU32BatchWith<leb128::PortableKernel, true>(data, size, pos, count, dst);
+        pos = g_kernels->decodeZigzag32(data, size, pos, count, dst);
         break;
       }
       case kI64: {
@@ -135,12 +136,12 @@ Napi::Value EncodeMany(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(pos));
 }
 
-void InitVarint(Napi::Env env, Napi::Object exports) {
-  exports.Set("decodeMany", Napi::Function::New(env, DecodeMany, "decodeMany"));
-  exports.Set("encodeMany", Napi::Function::New(env, EncodeMany, "encodeMany"));
-}
+// Test hook: batchKernel() -> "bmi2" or "portable", the u32 batch kernel in use.
+Napi::Value BatchKernel(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), g_kernels->name); }
 
-PROFPACK_REGISTER_MODULE("varint", InitVarint);
+PROFPACK_REGISTER_MODULE("varint",
+                         {{"decodeMany", DecodeMany}, {"encodeMany", EncodeMany}, {"batchKernel", BatchKernel}},
+                         nullptr, UseLevel);
 
 }  // namespace
 }  // namespace profpack

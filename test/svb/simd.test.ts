@@ -14,6 +14,7 @@ import { repoRoot, sharedPath } from '../support/environment';
 function loadWith(simd: string): {
   features?: Record<string, unknown>;
   level?: string;
+  varint?: string;
   error?: string;
   checked?: number;
   mismatches?: string[];
@@ -49,7 +50,8 @@ function loadWith(simd: string): {
         checked++;
       }
     }
-    console.log(JSON.stringify({ features: addon.features, level: addon.svb.kernelLevel(), checked, mismatches }));`;
+    const varint = addon.varint.batchKernel();
+    console.log(JSON.stringify({ features: addon.features, level: addon.svb.kernelLevel(), varint, checked, mismatches }));`;
   const run = spawnSync(process.execPath, ['-e', script, repoRoot, sharedPath('vectors', 'svb')], {
     cwd: repoRoot,
     env: { ...process.env, PROFPACK_SIMD: simd },
@@ -69,6 +71,10 @@ if (backend.name === 'native') {
         expect(loaded.error).toBeUndefined();
         expect(loaded.features?.simd).toBe(level);
         expect(loaded.level).toBe(level);
+        // BMI2's varint kernel belongs to the avx2 level, so forcing a lower level also runs the portable one.
+        const pext = level === 'avx2' && backend.features.fastPext;
+        expect(loaded.features?.pext).toBe(pext);
+        expect(loaded.varint).toBe(pext ? 'bmi2' : 'portable');
         expect(loaded.mismatches).toEqual([]);
         expect(loaded.checked).toBeGreaterThanOrEqual(100);
       }

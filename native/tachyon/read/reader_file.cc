@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/error_codes.h"
 #include "common/format_error.h"
 #include "platform/file.h"
 
@@ -13,7 +14,7 @@ namespace tachyon {
 namespace {
 
 [[noreturn]] void IoError(const std::string& path, const char* what, int err) {
-  throw FormatError("ERR_TACHYON_IO", "cannot " + std::string(what) + " " + path + ": " + std::strerror(err));
+  throw FormatError(codes::kTachyonIo, "cannot " + std::string(what) + " " + path + ": " + std::strerror(err));
 }
 
 }  // namespace
@@ -61,7 +62,7 @@ void ReaderFile::Load(platform::Descriptor fd, const std::string& path) {
       owned_ = nullptr;
       // A file that shrank since its size was measured reads short: that is a change, not an I/O error.
       if (n == 0)
-        throw FormatError("ERR_TACHYON_FILE_CHANGED",
+        throw FormatError(codes::kTachyonFileChanged,
                           "the file changed while it was read: " + path + " is shorter than when it was opened");
       IoError(path, "read", err);
     }

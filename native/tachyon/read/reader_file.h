@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/error_codes.h"
 #include "platform/file.h"
 
 namespace profpack {
@@ -16,7 +17,7 @@ namespace tachyon {
 
 class ReaderFile {
  public:
-  // Throws FormatError("ERR_TACHYON_IO", ...) when the file cannot be opened or read.
+  // Throws FormatError(codes::kTachyonIo, ...) when the file cannot be opened or read.
   explicit ReaderFile(const std::string& path);
   // Maps `size` bytes of a descriptor the caller opened and keeps (and closes):
   // the JS layer opens, checks the file type and watches for changes (reader-file.ts).

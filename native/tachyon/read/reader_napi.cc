@@ -7,11 +7,12 @@
 #include <cstring>
 #include <memory>
 
+#include "common/error_codes.h"
 #include "common/errors.h"
 #include "common/module_registry.h"
+#include "common/typed_array.h"
 #include "platform/file.h"
 #include "platform/sigbus_guard.h"
-#include "common/typed_array.h"
 #include "tachyon/read/reader_file.h"
 #include "tachyon/read/reader_records.h"
 
@@ -32,12 +33,11 @@ ReaderFile* FileOf(const Napi::Value& value) {
   Napi::Value handle = value.As<Napi::Object>().Get("handle");
   if (!handle.IsExternal()) throw Napi::TypeError::New(env, "file must be a handle from openFile");
   ReaderFile* file = handle.As<Napi::External<ReaderFile>>().Data();
-  if (file->closed()) throw MakeProfpackError(env, "ERR_TACHYON_READER_CLOSED", "the file is closed");
+  if (file->closed()) throw MakeProfpackError(env, codes::kTachyonReaderClosed, "the file is closed");
   return file;
 }
 
 // What a SIGBUS while reading mapped bytes means: the file shrank under the mapping.
-constexpr const char* kFileChanged = "ERR_TACHYON_FILE_CHANGED";
 constexpr const char* kShrankMessage = "the file changed while it was read: it is shorter than when it was opened";
 
 // openFile(fd, size, path) -> { size, mapped, handle }: maps a descriptor the JS layer owns.
@@ -69,7 +69,7 @@ Napi::Value ReadRange(const Napi::CallbackInfo& info) {
   auto buffer = Napi::Buffer<uint8_t>::New(env, end - start);
   const uint8_t* from = file->data() + start;
   if (!CatchingSigbus([&] { std::memcpy(buffer.Data(), from, end - start); })) {
-    throw MakeProfpackError(env, kFileChanged, kShrankMessage, static_cast<int64_t>(start));
+    throw MakeProfpackError(env, codes::kTachyonFileChanged, kShrankMessage, static_cast<int64_t>(start));
   }
   return buffer;
 }
@@ -124,7 +124,7 @@ struct DecoderBox {
 DecoderBox* DecoderOf(const Napi::Value& value) {
   if (!value.IsExternal()) throw Napi::TypeError::New(value.Env(), "decoder must come from createDecoder");
   DecoderBox* box = value.As<Napi::External<DecoderBox>>().Data();
-  if (!box->decoder) throw MakeProfpackError(value.Env(), "ERR_TACHYON_READER_CLOSED", "the decoder was released");
+  if (!box->decoder) throw MakeProfpackError(value.Env(), codes::kTachyonReaderClosed, "the decoder was released");
   return box;
 }
 
@@ -233,7 +233,7 @@ Napi::Value DecodeFile(const Napi::CallbackInfo& info) {
     r[kConsumed] = r[kEvents] = r[kTimestamps] = r[kNodes] = r[kTrieReset] = 0;
     r[kErrorOffset] = static_cast<double>(windowStart);
     Napi::Object err = Napi::Object::New(env);
-    err.Set("code", Napi::String::New(env, kFileChanged));
+    err.Set("code", Napi::String::New(env, codes::kTachyonFileChanged));
     err.Set("message", Napi::String::New(env, kShrankMessage));
     err.Set("offset", Napi::Number::New(env, static_cast<double>(windowStart)));
     return err;
@@ -247,30 +247,21 @@ Napi::Value DecoderStats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   DecoderBox* box = DecoderOf(info[0]);
   const auto& s = box->decoder->stats();
-  Napi::Float64Array out = Napi::Float64Array::New(env, 7);
-  out[0] = static_cast<double>(s.repeatRecords);
-  out[1] = static_cast<double>(s.repeatSamples);
-  out[2] = static_cast<double>(s.fullRecords);
-  out[3] = static_cast<double>(s.suffixRecords);
-  out[4] = static_cast<double>(s.popPushRecords);
-  out[5] = static_cast<double>(s.totalSamples);
-  out[6] = static_cast<double>(s.stackReconstructions);
-  return out;
+  return CountersOut(env, {static_cast<double>(s.repeatRecords), static_cast<double>(s.repeatSamples),
+                           static_cast<double>(s.fullRecords), static_cast<double>(s.suffixRecords),
+                           static_cast<double>(s.popPushRecords), static_cast<double>(s.totalSamples),
+                           static_cast<double>(s.stackReconstructions)});
 }
 
-void InitTachyonReader(Napi::Env env, Napi::Object exports) {
-  exports.Set("openFile", Napi::Function::New(env, OpenFile, "openFile"));
-  exports.Set("readRange", Napi::Function::New(env, ReadRange, "readRange"));
-  exports.Set("edgeHash", Napi::Function::New(env, EdgeHash, "edgeHash"));
-  exports.Set("closeFile", Napi::Function::New(env, CloseFile, "closeFile"));
-  exports.Set("createDecoder", Napi::Function::New(env, CreateDecoder, "createDecoder"));
-  exports.Set("decodeBytes", Napi::Function::New(env, DecodeBytes, "decodeBytes"));
-  exports.Set("decodeFile", Napi::Function::New(env, DecodeFile, "decodeFile"));
-  exports.Set("releaseDecoder", Napi::Function::New(env, ReleaseDecoder, "releaseDecoder"));
-  exports.Set("decoderStats", Napi::Function::New(env, DecoderStats, "decoderStats"));
-}
-
-PROFPACK_REGISTER_MODULE("tachyonReader", InitTachyonReader);
+PROFPACK_REGISTER_MODULE("tachyonReader", {{"openFile", OpenFile},
+                                           {"readRange", ReadRange},
+                                           {"edgeHash", EdgeHash},
+                                           {"closeFile", CloseFile},
+                                           {"createDecoder", CreateDecoder},
+                                           {"decodeBytes", DecodeBytes},
+                                           {"decodeFile", DecodeFile},
+                                           {"releaseDecoder", ReleaseDecoder},
+                                           {"decoderStats", DecoderStats}});
 
 }  // namespace
 }  // namespace profpack

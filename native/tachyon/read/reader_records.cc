@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/error_codes.h"
 #include "tachyon/read/reader_varint.h"
 
 namespace profpack {
@@ -189,7 +190,7 @@ DecodeStatus RecordDecoder::Fail(const char* code, std::string message, uint64_t
 
 DecodeStatus RecordDecoder::StackVarint(uint64_t offset) {
   // CPython's stack decoders leave its generic varint error in place.
-  return Fail("ERR_TACHYON_STACK_VARINT", "Invalid or incomplete varint in binary data", offset);
+  return Fail(codes::kTachyonStackVarint, "Invalid or incomplete varint in binary data", offset);
 }
 
 DecodeStatus RecordDecoder::Decode(const uint8_t* window, uint64_t windowStart, size_t length, bool final,
@@ -246,10 +247,10 @@ DecodeStatus RecordDecoder::RepeatEntries(const uint8_t* data, size_t& pos, size
     size_t next = pos;
     uint64_t delta;
     if (!ReadVarU64(data, end, next, delta)) {
-      return Fail("ERR_TACHYON_RLE_VARINT", "Malformed varint in RLE sample data", windowStart + pos);
+      return Fail(codes::kTachyonRleVarint, "Malformed varint in RLE sample data", windowStart + pos);
     }
     if (next >= end)
-      return Fail("ERR_TACHYON_RLE_TRUNCATED", "Unexpected end of sample data in RLE", windowStart + next);
+      return Fail(codes::kTachyonRleTruncated, "Unexpected end of sample data in RLE", windowStart + next);
     const uint8_t status = data[next];
     pos = next + 1;
     thread.timestamp += delta;
@@ -286,7 +287,7 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
     if (pos >= end) return final ? DecodeStatus::kDone : DecodeStatus::kNeedMore;
     const uint64_t remaining = total_ - (windowStart + pos);
     if (remaining < kRecordPrefixSize) {
-      return Fail("ERR_TACHYON_TRUNCATED_RECORD",
+      return Fail(codes::kTachyonTruncatedRecord,
                   "Truncated sample data: " + std::to_string(remaining) + " trailing bytes", windowStart + pos);
     }
     if (!final && end - pos < kMaxRecordSize) return DecodeStatus::kNeedMore;
@@ -303,7 +304,7 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
     if (found < 0) {
       if (threads_.size() >= threadCount_) {
         return Fail(
-            "ERR_TACHYON_THREAD_COUNT",
+            codes::kTachyonThreadCount,
             "Invalid thread count: sample data contains more unique threads than declared in header (declared " +
                 std::to_string(threadCount_) + ", found at least " + std::to_string(threads_.size() + 1) + ")",
             windowStart + recordStart);
@@ -318,11 +319,11 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
     if (encoding == static_cast<uint8_t>(RecordKind::kRepeat)) {
       uint32_t count;
       if (!ReadVarU32(data, end, pos, count)) {
-        return Fail("ERR_TACHYON_RLE_COUNT_VARINT", "Malformed varint for RLE count", windowStart + pos);
+        return Fail(codes::kTachyonRleCountVarint, "Malformed varint for RLE count", windowStart + pos);
       }
       const uint64_t maxPossible = (total_ - (windowStart + pos)) / 2;
       if (count > maxPossible) {
-        return Fail("ERR_TACHYON_RLE_COUNT",
+        return Fail(codes::kTachyonRleCount,
                     "Invalid RLE count " + std::to_string(count) + " exceeds maximum possible " +
                         std::to_string(maxPossible) + " for remaining data",
                     windowStart + recordStart + kRecordPrefixSize);
@@ -339,15 +340,15 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
       continue;
     }
     if (encoding > static_cast<uint8_t>(RecordKind::kPopPush)) {
-      return Fail("ERR_TACHYON_UNKNOWN_ENCODING", "Unknown stack encoding: " + std::to_string(encoding),
+      return Fail(codes::kTachyonUnknownEncoding, "Unknown stack encoding: " + std::to_string(encoding),
                   windowStart + recordStart + 12);
     }
     uint64_t delta;
     size_t next = pos;
     if (!ReadVarU64(data, end, next, delta)) {
-      return Fail("ERR_TACHYON_SAMPLE_VARINT", "Malformed varint in sample data", windowStart + pos);
+      return Fail(codes::kTachyonSampleVarint, "Malformed varint in sample data", windowStart + pos);
     }
-    if (next >= end) return Fail("ERR_TACHYON_SAMPLE_TRUNCATED", "Unexpected end of sample data", windowStart + next);
+    if (next >= end) return Fail(codes::kTachyonSampleTruncated, "Unexpected end of sample data", windowStart + next);
     Thread& thread = threads_[t];
     thread.timestamp += delta;
     const uint8_t status = data[next];
@@ -357,7 +358,7 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
       const size_t depthAt = pos;
       if (!ReadVarU32(data, end, pos, depth)) return StackVarint(windowStart + pos);
       if (depth > kMaxStackDepth) {
-        return Fail("ERR_TACHYON_STACK_DEPTH",
+        return Fail(codes::kTachyonStackDepth,
                     "Stack depth " + std::to_string(depth) + " exceeds capacity " + std::to_string(kMaxStackDepth),
                     windowStart + depthAt);
       }
@@ -375,7 +376,7 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
       uint64_t keep;
       if (encoding == static_cast<uint8_t>(RecordKind::kSuffix)) {
         if (first > depth) {
-          return Fail("ERR_TACHYON_SHARED_COUNT",
+          return Fail(codes::kTachyonSharedCount,
                       "Shared count " + std::to_string(first) + " exceeds current stack depth " + std::to_string(depth),
                       windowStart + firstAt);
         }
@@ -386,7 +387,7 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
       const uint64_t finalDepth = keep + n;
       if (finalDepth > kMaxStackDepth) {
         return Fail(
-            "ERR_TACHYON_FINAL_STACK_DEPTH",
+            codes::kTachyonFinalStackDepth,
             "Final stack depth " + std::to_string(finalDepth) + " exceeds capacity " + std::to_string(kMaxStackDepth),
             windowStart + firstAt);
       }

@@ -19,19 +19,11 @@ Napi::Value SalvageRecords(const Napi::CallbackInfo& info) {
   bool lossless = true;
   const uint64_t startTimeUs = info[2].As<Napi::BigInt>().Uint64Value(&lossless);
   const tachyon::Salvage s = tachyon::SalvageRecords(records.data, records.length, littleEndian, startTimeUs);
-  Napi::Float64Array out = Napi::Float64Array::New(env, 4);
-  out[0] = static_cast<double>(s.end);
-  out[1] = static_cast<double>(s.samples);
-  out[2] = s.threads;
-  out[3] = static_cast<double>(s.maxFrame);
-  return out;
+  return CountersOut(env, {static_cast<double>(s.end), static_cast<double>(s.samples), static_cast<double>(s.threads),
+                           static_cast<double>(s.maxFrame)});
 }
 
-void InitTachyonRecover(Napi::Env env, Napi::Object exports) {
-  exports.Set("salvageRecords", Napi::Function::New(env, SalvageRecords, "salvageRecords"));
-}
-
-PROFPACK_REGISTER_MODULE("tachyonRecover", InitTachyonRecover);
+PROFPACK_REGISTER_MODULE("tachyonRecover", {{"salvageRecords", SalvageRecords}});
 
 }  // namespace
 }  // namespace profpack

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "common/error_codes.h"
 #include "tachyon/v2/recent_stack.h"
 #include "varint/leb128.h"
 
@@ -12,17 +13,15 @@ namespace profpack {
 namespace v2 {
 namespace {
 
-constexpr const char* kErrBadHeap = "ERR_V2_BAD_HEAP";
-
 [[noreturn]] void Bad(std::string message, size_t at, std::string expected) {
-  FailAt(kErrBadHeap, "heap section: " + message, at, std::move(expected));
+  FailAt(codes::kV2BadHeap, "heap section: " + message, at, std::move(expected));
 }
 
 [[noreturn]] void Limit(const char* what, double count, double limit, size_t at) {
   const bool live = what[0] == 'l';
   const std::string noun = live ? "sampled objects live at once" : "heap events";
   const char* env = live ? "PROFPACK_HEAP_MAX_LIVE" : "PROFPACK_HEAP_MAX_EVENTS";
-  FailAt("ERR_V2_LIMIT",
+  FailAt(codes::kV2Limit,
          "heap section: " + std::to_string(static_cast<int64_t>(count)) + " " + noun + ", past the limit of " +
              std::to_string(static_cast<int64_t>(limit)) + " (" + env + " raises it)",
          at, "at most " + std::to_string(static_cast<int64_t>(limit)) + " " + noun);
@@ -190,14 +189,14 @@ void DecodeRecord(HeapDecoder::State& s, const uint8_t* data, size_t size, size_
   const uint32_t threadIndex = leb128::DecodeU32(data, size, pos);
   if (threadIndex == s.threads.size()) {
     if (threadIndex >= kHeapMaxThreads)
-      FailAt("ERR_V2_LIMIT", "heap section: thread " + std::to_string(threadIndex + 1) + " of a file", threadAt,
+      FailAt(codes::kV2Limit, "heap section: thread " + std::to_string(threadIndex + 1) + " of a file", threadAt,
              "at most " + std::to_string(kHeapMaxThreads) + " threads");
     Thread t;
     t.threadId = leb128::DecodeU64(data, size, pos);
     s.threads.push_back(std::move(t));
     out.threadIds.push_back(s.threads.back().threadId);
   } else if (threadIndex > s.threads.size()) {
-    FailAt("ERR_V2_UNDEFINED_THREAD",
+    FailAt(codes::kV2UndefinedThread,
            "record names thread " + std::to_string(threadIndex) + ", " + std::to_string(s.threads.size()) + " defined",
            threadAt, "at most " + std::to_string(s.threads.size()));
   }
@@ -226,7 +225,7 @@ void DecodeRecord(HeapDecoder::State& s, const uint8_t* data, size_t size, size_
   const size_t freeAt = pos;
   const uint32_t freeCount = flags & kHeapFree ? leb128::DecodeU32(data, size, pos) : 0;
   if (count > kHeapRecordMaxObjects)
-    FailAt("ERR_V2_LIMIT", "a record of " + std::to_string(count) + " objects", countAt,
+    FailAt(codes::kV2Limit, "a record of " + std::to_string(count) + " objects", countAt,
            "at most " + std::to_string(kHeapRecordMaxObjects));
   // The per-file bounds, before this record's columns are allocated (frees leave before allocations join).
   const double liveAfter = s.liveObjects - freeCount + count;
@@ -266,7 +265,7 @@ void DecodeRecord(HeapDecoder::State& s, const uint8_t* data, size_t size, size_
     cursor = p;
   }
   if (total > size - pos)
-    FailAt("ERR_V2_TRUNCATED",
+    FailAt(codes::kV2Truncated,
            "stack columns of " + std::to_string(total) + " bytes, " + std::to_string(size - pos) + " left", pos,
            "at most " + std::to_string(size - pos) + " bytes");
   Span columns[5];
@@ -309,7 +308,7 @@ HeapDecoder::~HeapDecoder() = default;
 void HeapDecoder::Decode(const uint8_t* bytes, size_t size, int64_t base, HeapRecords& out) {
   State& s = *state_;
   if (s.failed) {
-    out.error = FormatError(kErrBadHeap, "heap section: the decoder stopped at an earlier error", base, "");
+    out.error = FormatError(codes::kV2BadHeap, "heap section: the decoder stopped at an earlier error", base, "");
     return;
   }
   size_t pos = 0;

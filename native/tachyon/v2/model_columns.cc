@@ -1,5 +1,7 @@
 #include "tachyon/v2/model_columns.h"
 
+#include "common/error_codes.h"
+
 namespace profpack {
 namespace v2 {
 
@@ -14,7 +16,7 @@ uint64_t ReadCode(const uint8_t* data, size_t size, size_t& pos, int64_t base) {
   uint64_t value = 0;
   for (int i = 0; i < 8; ++i) {
     if (pos >= size) {
-      throw FormatError("ERR_V2_TRUNCATED", "value cut off by the end of its span", base + static_cast<int64_t>(pos),
+      throw FormatError(codes::kV2Truncated, "value cut off by the end of its span", base + static_cast<int64_t>(pos),
                         "one more byte");
     }
     const uint8_t byte = data[pos++];
@@ -24,7 +26,7 @@ uint64_t ReadCode(const uint8_t* data, size_t size, size_t& pos, int64_t base) {
       return value;
     }
   }
-  throw FormatError("ERR_V2_BAD_MODEL", "value is not a LEB128 integer up to 2^53", base + static_cast<int64_t>(start),
+  throw FormatError(codes::kV2BadModel, "value is not a LEB128 integer up to 2^53", base + static_cast<int64_t>(start),
                     "at most 8 bytes and 2^53");
 }
 

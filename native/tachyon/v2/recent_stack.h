@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_codes.h"
 #include "common/format_error.h"
 #include "varint/leb128.h"
 
@@ -27,12 +28,12 @@ struct Span {
   size_t remaining() const { return end - pos; }
   uint8_t U8(const char* what) {
     if (pos >= end)
-      FailAt("ERR_V2_TRUNCATED", std::string(what) + " cut off by the end of its span", pos, "one more byte");
+      FailAt(codes::kV2Truncated, std::string(what) + " cut off by the end of its span", pos, "one more byte");
     return data[pos++];
   }
   uint16_t U16(const char* what) {
     if (end - pos < 2)
-      FailAt("ERR_V2_TRUNCATED", std::string(what) + " cut off by the end of its span", pos, "two more bytes");
+      FailAt(codes::kV2Truncated, std::string(what) + " cut off by the end of its span", pos, "two more bytes");
     const uint16_t v = static_cast<uint16_t>(data[pos] | (data[pos + 1] << 8));
     pos += 2;
     return v;
@@ -69,18 +70,18 @@ struct RecentStackTable {
     uint32_t base = 0;
     if (dist != 0) {
       if (dist > history.size())
-        FailAt("ERR_V2_UNDEFINED_STACK", "a sample names the stack of a sample before the first", distAt);
+        FailAt(codes::kV2UndefinedStack, "a sample names the stack of a sample before the first", distAt);
       base = history[history.size() - dist];
       const size_t popAt = parentsHigh.pos;
       const uint32_t pop = parentsHigh.U32();
-      if (pop > depth[base]) FailAt("ERR_V2_BAD_KEEP", "a sample cuts more frames than its base stack has", popAt);
+      if (pop > depth[base]) FailAt(codes::kV2BadKeep, "a sample cuts more frames than its base stack has", popAt);
       for (uint32_t i = 0; i < pop; ++i) base = parent[base];
     }
     if (static_cast<uint32_t>(depth[base]) + k > maxDepth)
-      FailAt("ERR_V2_STACK_TOO_DEEP", "stack would have more than " + std::to_string(maxDepth) + " frames", kAt);
+      FailAt(codes::kV2StackTooDeep, "stack would have more than " + std::to_string(maxDepth) + " frames", kAt);
     uint32_t id = base;
     if (k > 0) {
-      if (k > frames.remaining()) FailAt("ERR_V2_TRUNCATED", "more new frames than the frames column holds", kAt);
+      if (k > frames.remaining()) FailAt(codes::kV2Truncated, "more new frames than the frames column holds", kAt);
       const size_t last = static_cast<size_t>(defined) + k;
       parent.resize(last + 1);
       frame.resize(last + 1);

@@ -7,22 +7,13 @@
 #include <cstring>
 #include <string>
 
+#include "common/error_codes.h"
 #include "tachyon/v2/recent_stack.h"
 #include "varint/leb128.h"
 
 namespace profpack {
 namespace v2 {
 namespace {
-
-constexpr const char* kErrTruncated = "ERR_V2_TRUNCATED";
-constexpr const char* kErrBadBlock = "ERR_V2_BAD_BLOCK";
-constexpr const char* kErrUndefinedBucket = "ERR_V2_UNDEFINED_BUCKET";
-constexpr const char* kErrBadCodeword = "ERR_V2_BAD_CODEWORD";
-constexpr const char* kErrBadKeep = "ERR_V2_BAD_KEEP";
-constexpr const char* kErrUndefinedStack = "ERR_V2_UNDEFINED_STACK";
-constexpr const char* kErrStackCycle = "ERR_V2_STACK_CYCLE";
-constexpr const char* kErrStackTooDeep = "ERR_V2_STACK_TOO_DEEP";
-constexpr const char* kErrUndefinedThread = "ERR_V2_UNDEFINED_THREAD";
 
 constexpr size_t kRecordPrefixSize = 13;  // u64 thread_id, u32 interpreter_id, u8 kind
 constexpr uint8_t kKindPredict = 4;
@@ -49,14 +40,13 @@ constexpr size_t kMaxBlockFrames = size_t{65536} * 256;
 constexpr size_t kCacheSize = 1 << 14;
 constexpr unsigned kTimeLowBits = 7;
 constexpr uint32_t kTimeLowMask = (1u << kTimeLowBits) - 1;
-constexpr const char* kErrLimit = "ERR_V2_LIMIT";
 
 [[noreturn]] void Fail(const char* code, std::string message, size_t at, std::string expected = "") {
   FailAt(code, std::move(message), at, std::move(expected));
 }
 
 [[noreturn]] void TooDeep(size_t at) {
-  Fail(kErrStackTooDeep, "predicted stack grows beyond " + std::to_string(kMaxDepth) + " frames", at);
+  Fail(codes::kV2StackTooDeep, "predicted stack grows beyond " + std::to_string(kMaxDepth) + " frames", at);
 }
 
 struct PredictState {
@@ -76,11 +66,11 @@ struct PredictState {
     const size_t keepAt = src.pos;
     const uint32_t keep = src.U32();
     if (keep > previousDepth)
-      Fail(kErrBadKeep, "predicted stack keeps more frames than the thread's previous stack has", keepAt);
+      Fail(codes::kV2BadKeep, "predicted stack keeps more frames than the thread's previous stack has", keepAt);
     const size_t countAt = src.pos;
     const uint32_t ncodes = src.U32();
     if (static_cast<uint64_t>(ncodes) * 2 > src.remaining())
-      Fail(kErrTruncated, "codewords cannot fit in the bytes left", countAt);
+      Fail(codes::kV2Truncated, "codewords cannot fit in the bytes left", countAt);
     uint32_t depth = keep;
     uint32_t predictor = 0;
     for (uint32_t c = 0; c < ncodes; ++c) {
@@ -99,21 +89,22 @@ struct PredictState {
         predictor = bucket;
         continue;
       }
-      if (!filled[bucket]) Fail(kErrUndefinedBucket, "codeword uses a cache bucket no miss has filled", at);
+      if (!filled[bucket]) Fail(codes::kV2UndefinedBucket, "codeword uses a cache bucket no miss has filled", at);
       if (depth >= kMaxDepth) TooDeep(at);
       Room(depth + 1);
       previous[depth++] = cache[bucket];
       uint32_t run = tag;
       if (tag == 2) {
         run = src.U8("prediction count");
-        if (run < 2) Fail(kErrBadCodeword, "a hit-N codeword counts fewer than 2 predictions", src.pos - 1);
+        if (run < 2) Fail(codes::kV2BadCodeword, "a hit-N codeword counts fewer than 2 predictions", src.pos - 1);
       }
       if (depth + run > kMaxDepth) TooDeep(at);
       Room(depth + run);
       uint32_t p = bucket;
       for (uint32_t k = 0; k < run; ++k) {
         p = next[p];
-        if (!filled[p]) Fail(kErrUndefinedBucket, "prediction chain reaches a cache bucket no miss has filled", at);
+        if (!filled[p])
+          Fail(codes::kV2UndefinedBucket, "prediction chain reaches a cache bucket no miss has filled", at);
         previous[depth++] = cache[p];
       }
       predictor = p;
@@ -135,20 +126,20 @@ struct StackTable {
     const size_t refAt = stacks.pos;
     const uint32_t low = stacks.U8("stack ref");
     const uint32_t high = stacksHigh.U32();
-    if (high >= 0x1000000u) Fail(kErrUndefinedStack, "stack ref does not fit u32", stacksHigh.pos);
+    if (high >= 0x1000000u) Fail(codes::kV2UndefinedStack, "stack ref does not fit u32", stacksHigh.pos);
     const uint32_t ref = high * 256 + low;
     if (ref > defined) {
       const uint32_t k = ref - defined;
       if (k > frames.remaining())
-        Fail(kErrUndefinedStack, "stack ref names more new definitions than the frames column holds", refAt);
+        Fail(codes::kV2UndefinedStack, "stack ref names more new definitions than the frames column holds", refAt);
       const size_t distanceAt = parents.pos;
       const uint64_t distance = parents.U8("parent distance") + static_cast<uint64_t>(parentsHigh.U32()) * 256;
-      if (distance == 0) Fail(kErrStackCycle, "a stack is defined as its own parent", distanceAt);
+      if (distance == 0) Fail(codes::kV2StackCycle, "a stack is defined as its own parent", distanceAt);
       if (distance > static_cast<uint64_t>(defined) + 1)
-        Fail(kErrUndefinedStack, "a stack names a parent that is not defined", distanceAt);
+        Fail(codes::kV2UndefinedStack, "a stack names a parent that is not defined", distanceAt);
       uint32_t p = static_cast<uint32_t>(defined + 1 - distance);
       if (static_cast<uint32_t>(depth[p]) + k > kMaxDepth)
-        Fail(kErrStackTooDeep, "stack would have more than " + std::to_string(kMaxDepth) + " frames", refAt);
+        Fail(codes::kV2StackTooDeep, "stack would have more than " + std::to_string(kMaxDepth) + " frames", refAt);
       parent.resize(static_cast<size_t>(ref) + 1);
       frame.resize(static_cast<size_t>(ref) + 1);
       depth.resize(static_cast<size_t>(ref) + 1);
@@ -198,13 +189,13 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
   size_t pos = 0;
   while (pos < size) {
     const size_t blockAt = pos;
-    if (size - pos < kRecordPrefixSize) Fail(kErrTruncated, "trailing bytes cannot hold a record prefix", pos);
+    if (size - pos < kRecordPrefixSize) Fail(codes::kV2Truncated, "trailing bytes cannot hold a record prefix", pos);
     for (size_t i = 0; i < kRecordPrefixSize - 1; ++i) {
-      if (region[pos + i] != 0) Fail(kErrBadBlock, "a sample block names a thread in its record prefix", pos + i);
+      if (region[pos + i] != 0) Fail(codes::kV2BadBlock, "a sample block names a thread in its record prefix", pos + i);
     }
     const uint8_t kind = region[pos + kRecordPrefixSize - 1];
     if (kind != kKindPredict && kind != kKindStackTable && kind != kKindStackTableRecent)
-      Fail(kErrBadBlock, "unknown record kind in a version-2 sample region", pos + kRecordPrefixSize - 1);
+      Fail(codes::kV2BadBlock, "unknown record kind in a version-2 sample region", pos + kRecordPrefixSize - 1);
     pos += kRecordPrefixSize;
     const uint32_t count = leb128::DecodeU32(region, size, pos);
     uint64_t lengths[kColumns];
@@ -213,11 +204,12 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
       lengths[c] = leb128::DecodeU32(region, size, pos);
       total += lengths[c];
     }
-    if (total > size - pos) Fail(kErrTruncated, "block columns need more bytes than are left", blockAt);
+    if (total > size - pos) Fail(codes::kV2Truncated, "block columns need more bytes than are left", blockAt);
     const bool stackTable = kind != kKindPredict;
     for (int fixed : {static_cast<int>(kDeltas), static_cast<int>(kStatuses), static_cast<int>(kStacks)}) {
       if (fixed == kStacks && !stackTable) continue;
-      if (lengths[fixed] != count) Fail(kErrBadBlock, "a one-byte-per-sample column has the wrong length", blockAt);
+      if (lengths[fixed] != count)
+        Fail(codes::kV2BadBlock, "a one-byte-per-sample column has the wrong length", blockAt);
     }
     const size_t blockFrames = out.frames.size();
     Span cols[kColumns];
@@ -229,11 +221,12 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
     for (uint32_t s = 0; s < count; ++s) {
       const size_t threadAt = cols[kThreads].pos;
       const uint32_t index = cols[kThreads].U32();
-      if (index > threads.size()) Fail(kErrUndefinedThread, "sample names a thread that is not defined", threadAt);
+      if (index > threads.size())
+        Fail(codes::kV2UndefinedThread, "sample names a thread that is not defined", threadAt);
       if (index == threads.size()) {
         Span& defs = cols[kThreadDefinitions];
         if (defs.remaining() < kThreadDefinitionSize)
-          Fail(kErrTruncated, "thread definition cut off by the end of its column", defs.pos);
+          Fail(codes::kV2Truncated, "thread definition cut off by the end of its column", defs.pos);
         uint64_t tid;
         uint32_t interp;
         std::memcpy(&tid, region + defs.pos, 8);  // little-endian hosts (checked by the glue)
@@ -249,7 +242,7 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
         if (!thread.predict) {
           // Lazily, and capped: each state is 115 KiB (predict.ts MAX_PREDICT_THREADS).
           if (state.predictThreads >= kMaxPredictThreads) {
-            Fail(kErrLimit, "more threads use stack prediction than a reader keeps state for", threadAt,
+            Fail(codes::kV2Limit, "more threads use stack prediction than a reader keeps state for", threadAt,
                  "at most " + std::to_string(kMaxPredictThreads) + " predicted threads");
           }
           thread.predict = std::make_unique<PredictState>();
@@ -265,17 +258,17 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
                      out.frames);
       }
       if (out.frames.size() - blockFrames > kMaxBlockFrames) {
-        Fail(kErrLimit, "a block's stacks pass " + std::to_string(kMaxBlockFrames) + " frames", stackAt,
+        Fail(codes::kV2Limit, "a block's stacks pass " + std::to_string(kMaxBlockFrames) + " frames", stackAt,
              "at most " + std::to_string(kMaxBlockFrames) + " frames in a block (what writers make)");
       }
       Span& deltas = cols[kDeltas];
       const uint32_t low = region[deltas.pos++];
-      if (low > kTimeLowMask) Fail(kErrBadBlock, "time code low part exceeds 7 bits", deltas.pos - 1);
+      if (low > kTimeLowMask) Fail(codes::kV2BadBlock, "time code low part exceeds 7 bits", deltas.pos - 1);
       Span& high = cols[kDeltasHigh];
       const size_t highAt = high.pos;
       const uint64_t highPart = high.U64();
       if (highPart > (UINT64_MAX >> kTimeLowBits))
-        Fail(kErrBadBlock, "time code high part makes the code exceed u64", highAt);
+        Fail(codes::kV2BadBlock, "time code high part makes the code exceed u64", highAt);
       const uint64_t zz = (highPart << kTimeLowBits) | low;
       const uint64_t x = (zz >> 1) ^ (~(zz & 1) + 1);  // zigzag decode, as u64 two's complement
       thread.last = thread.last + interval + x;        // u64 wrap, as the JS twin's & (2^64 − 1)
@@ -285,7 +278,7 @@ void DecodeBlocks(RegionDecoder::State& state, const uint8_t* region, size_t siz
       out.stackOffsets.push_back(static_cast<uint32_t>(out.frames.size()));
     }
     for (size_t c = 0; c < kColumns; ++c) {
-      if (cols[c].remaining() != 0) Fail(kErrBadBlock, "bytes left over in a column of a block", cols[c].pos);
+      if (cols[c].remaining() != 0) Fail(codes::kV2BadBlock, "bytes left over in a column of a block", cols[c].pos);
     }
     pos = at;
   }
@@ -299,7 +292,7 @@ RegionDecoder::~RegionDecoder() = default;
 
 void RegionDecoder::Decode(const uint8_t* bytes, size_t size, int64_t base, DecodedRegion& out) {
   if (state_->failed) {
-    out.error = FormatError(kErrBadBlock, "the region decoder stopped at an earlier error", base, "");
+    out.error = FormatError(codes::kV2BadBlock, "the region decoder stopped at an earlier error", base, "");
     return;
   }
   try {

@@ -5,6 +5,7 @@
 #include <napi.h>
 #include <cstring>
 
+#include "common/error_codes.h"
 #include "common/errors.h"
 #include "common/module_registry.h"
 #include "common/typed_array.h"
@@ -25,22 +26,15 @@ uint64_t BigIntArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
   return v;
 }
 
-template <typename T, typename Array>
-Array Copy(Napi::Env env, const std::vector<T>& values) {
-  Array out = Array::New(env, values.size());
-  if (!values.empty()) std::memcpy(out.Data(), values.data(), values.size() * sizeof(T));
-  return out;
-}
-
 Napi::Object DecodedToJs(Napi::Env env, const v2::DecodedRegion& decoded) {
   Napi::Object result = Napi::Object::New(env);
-  result.Set("threadIds", Copy<uint64_t, Napi::BigUint64Array>(env, decoded.threadIds));
-  result.Set("interpreterIds", Copy<uint32_t, Napi::Uint32Array>(env, decoded.interpreterIds));
-  result.Set("sampleThread", Copy<uint32_t, Napi::Uint32Array>(env, decoded.sampleThread));
-  result.Set("timestamps", Copy<uint64_t, Napi::BigUint64Array>(env, decoded.timestamps));
-  result.Set("statuses", Copy<uint8_t, Napi::Uint8Array>(env, decoded.statuses));
-  result.Set("stackOffsets", Copy<uint32_t, Napi::Uint32Array>(env, decoded.stackOffsets));
-  result.Set("frames", Copy<uint32_t, Napi::Uint32Array>(env, decoded.frames));
+  result.Set("threadIds", CopyOut(env, decoded.threadIds));
+  result.Set("interpreterIds", CopyOut(env, decoded.interpreterIds));
+  result.Set("sampleThread", CopyOut(env, decoded.sampleThread));
+  result.Set("timestamps", CopyOut(env, decoded.timestamps));
+  result.Set("statuses", CopyOut(env, decoded.statuses));
+  result.Set("stackOffsets", CopyOut(env, decoded.stackOffsets));
+  result.Set("frames", CopyOut(env, decoded.frames));
   if (decoded.error) {
     result.Set("error", MakeProfpackError(env, *decoded.error).Value());
   }
@@ -93,7 +87,7 @@ std::unique_ptr<v2::RegionDecoder>& DecoderArg(const Napi::CallbackInfo& info) {
 Napi::Value DecodeBlocks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::unique_ptr<v2::RegionDecoder>& decoder = DecoderArg(info);
-  if (!decoder) throw MakeProfpackError(env, "ERR_INVALID_ARGUMENT", "the region decoder was released");
+  if (!decoder) throw MakeProfpackError(env, codes::kInvalidArgument, "the region decoder was released");
   const RawView blocks = ViewOfType(info[1], napi_uint8_array, "blocks");
   const size_t base = IndexArg(info, 2, "base");
   v2::DecodedRegion decoded;
@@ -130,18 +124,12 @@ Napi::Value DecodeValueColumn(const Napi::CallbackInfo& info) {
 constexpr uint32_t kMaxStackDepth = 4096;  // lib/tachyon/codec/format.ts V2_MAX_STACK_DEPTH
 
 Napi::Error InvalidArgument(Napi::Env env, const std::string& message) {
-  return MakeProfpackError(env, "ERR_INVALID_ARGUMENT", message);
+  return MakeProfpackError(env, codes::kInvalidArgument, message);
 }
 
 v2::BlockEncoder* EncoderArg(const Napi::CallbackInfo& info) {
   if (info.Length() < 1 || !info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), "encoder handle expected");
   return info[0].As<Napi::External<v2::BlockEncoder>>().Data();
-}
-
-Napi::Uint8Array ToBytes(Napi::Env env, const std::vector<uint8_t>& bytes) {
-  Napi::Uint8Array out = Napi::Uint8Array::New(env, bytes.size());
-  if (!bytes.empty()) std::memcpy(out.Data(), bytes.data(), bytes.size());
-  return out;
 }
 
 // createEncoder(kind 4|6, sampleIntervalUs: bigint, startTimeUs: bigint, blockMaxSamples) -> handle
@@ -195,10 +183,10 @@ Napi::Value EncodeSamples(const Napi::CallbackInfo& info) {
     const uint32_t to = endValues[k];
     if (encoder->EndsBlockBefore(to - from) || encoder->LeavesPredictionAt(tidValues[k], interpValues[k])) {
       std::vector<uint8_t> pending = encoder->Flush();
-      if (!pending.empty()) blocks.Set(blocks.Length(), ToBytes(env, pending));
+      if (!pending.empty()) blocks.Set(blocks.Length(), CopyOut(env, pending));
     }
     if (encoder->Add(tidValues[k], interpValues[k], stampValues[k], statuses.data[k], frameValues + from, to - from)) {
-      blocks.Set(blocks.Length(), ToBytes(env, encoder->Flush()));
+      blocks.Set(blocks.Length(), CopyOut(env, encoder->Flush()));
     }
     from = to;
   }
@@ -206,7 +194,7 @@ Napi::Value EncodeSamples(const Napi::CallbackInfo& info) {
 }
 
 // flushEncoder(handle) -> Uint8Array (empty when no sample is pending)
-Napi::Value FlushEncoder(const Napi::CallbackInfo& info) { return ToBytes(info.Env(), EncoderArg(info)->Flush()); }
+Napi::Value FlushEncoder(const Napi::CallbackInfo& info) { return CopyOut(info.Env(), EncoderArg(info)->Flush()); }
 
 // encoderCounts(handle) -> [samples, threads]
 Napi::Value EncoderCounts(const Napi::CallbackInfo& info) {
@@ -243,22 +231,22 @@ std::unique_ptr<v2::HeapDecoder>& HeapDecoderArg(const Napi::CallbackInfo& info)
 Napi::Value DecodeHeapRecords(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::unique_ptr<v2::HeapDecoder>& decoder = HeapDecoderArg(info);
-  if (!decoder) throw MakeProfpackError(env, "ERR_INVALID_ARGUMENT", "the heap decoder was released");
+  if (!decoder) throw MakeProfpackError(env, codes::kInvalidArgument, "the heap decoder was released");
   const RawView bytes = ViewOfType(info[1], napi_uint8_array, "records");
   const size_t base = IndexArg(info, 2, "base");
   v2::HeapRecords r;
   decoder->Decode(bytes.data, bytes.length, static_cast<int64_t>(base), r);
   Napi::Object result = Napi::Object::New(env);
-  result.Set("recordInts", Copy<uint32_t, Napi::Uint32Array>(env, r.recordInts));
-  result.Set("recordNums", Copy<double, Napi::Float64Array>(env, r.recordNums));
-  result.Set("ordinals", Copy<uint32_t, Napi::Uint32Array>(env, r.ordinals));
-  result.Set("sizes", Copy<uint32_t, Napi::Uint32Array>(env, r.sizes));
-  result.Set("allocTimesUs", Copy<double, Napi::Float64Array>(env, r.allocTimesUs));
-  result.Set("stackOffsets", Copy<uint32_t, Napi::Uint32Array>(env, r.stackOffsets));
-  result.Set("frames", Copy<uint32_t, Napi::Uint32Array>(env, r.frames));
-  result.Set("freed", Copy<uint32_t, Napi::Uint32Array>(env, r.freed));
-  result.Set("threadIds", Copy<uint64_t, Napi::BigUint64Array>(env, r.threadIds));
-  result.Set("totals", Copy<double, Napi::Float64Array>(env, std::vector<double>(r.totals, r.totals + 5)));
+  result.Set("recordInts", CopyOut(env, r.recordInts));
+  result.Set("recordNums", CopyOut(env, r.recordNums));
+  result.Set("ordinals", CopyOut(env, r.ordinals));
+  result.Set("sizes", CopyOut(env, r.sizes));
+  result.Set("allocTimesUs", CopyOut(env, r.allocTimesUs));
+  result.Set("stackOffsets", CopyOut(env, r.stackOffsets));
+  result.Set("frames", CopyOut(env, r.frames));
+  result.Set("freed", CopyOut(env, r.freed));
+  result.Set("threadIds", CopyOut(env, r.threadIds));
+  result.Set("totals", CopyOut(env, r.totals, 5));
   if (r.error) result.Set("error", MakeProfpackError(env, *r.error).Value());
   return result;
 }
@@ -269,22 +257,18 @@ Napi::Value ReleaseHeapDecoder(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-void InitV2(Napi::Env env, Napi::Object exports) {
-  exports.Set("decodeRegion", Napi::Function::New(env, DecodeRegion, "decodeRegion"));
-  exports.Set("decodeValueColumn", Napi::Function::New(env, DecodeValueColumn, "decodeValueColumn"));
-  exports.Set("createDecoder", Napi::Function::New(env, CreateDecoder, "createDecoder"));
-  exports.Set("decodeBlocks", Napi::Function::New(env, DecodeBlocks, "decodeBlocks"));
-  exports.Set("releaseDecoder", Napi::Function::New(env, ReleaseDecoder, "releaseDecoder"));
-  exports.Set("createEncoder", Napi::Function::New(env, CreateEncoder, "createEncoder"));
-  exports.Set("encodeSamples", Napi::Function::New(env, EncodeSamples, "encodeSamples"));
-  exports.Set("flushEncoder", Napi::Function::New(env, FlushEncoder, "flushEncoder"));
-  exports.Set("encoderCounts", Napi::Function::New(env, EncoderCounts, "encoderCounts"));
-  exports.Set("createHeapDecoder", Napi::Function::New(env, CreateHeapDecoder, "createHeapDecoder"));
-  exports.Set("decodeHeapRecords", Napi::Function::New(env, DecodeHeapRecords, "decodeHeapRecords"));
-  exports.Set("releaseHeapDecoder", Napi::Function::New(env, ReleaseHeapDecoder, "releaseHeapDecoder"));
-}
-
-PROFPACK_REGISTER_MODULE("v2", InitV2);
+PROFPACK_REGISTER_MODULE("v2", {{"decodeRegion", DecodeRegion},
+                                {"decodeValueColumn", DecodeValueColumn},
+                                {"createDecoder", CreateDecoder},
+                                {"decodeBlocks", DecodeBlocks},
+                                {"releaseDecoder", ReleaseDecoder},
+                                {"createEncoder", CreateEncoder},
+                                {"encodeSamples", EncodeSamples},
+                                {"flushEncoder", FlushEncoder},
+                                {"encoderCounts", EncoderCounts},
+                                {"createHeapDecoder", CreateHeapDecoder},
+                                {"decodeHeapRecords", DecodeHeapRecords},
+                                {"releaseHeapDecoder", ReleaseHeapDecoder}});
 
 }  // namespace
 }  // namespace profpack

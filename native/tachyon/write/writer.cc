@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/error_codes.h"
 #include "varint/leb128.h"
 
 namespace profpack {
@@ -43,7 +44,7 @@ void FdWriter::WriteAll(const uint8_t* data, size_t n, int64_t offset, const cha
     if (w <= 0) {
       const int e = w < 0 ? err : EIO;
       throw FormatError(
-          kErrWriteIo,
+          codes::kTachyonWriteIo,
           std::string("writing the profile failed while ") + what + ": " + ErrnoName(e) + ": " + std::strerror(e), -1,
           "a writable, seekable file with room for the profile");
     }
@@ -168,14 +169,14 @@ void SampleEncoder::WriteStack(uint64_t threadId, uint32_t interpreterId, uint64
 void SampleEncoder::WriteBatch(const uint32_t* words, size_t count) {
   size_t i = 0;
   while (i < count) {
-    if (count - i < 7) throw FormatError("ERR_INVALID_ARGUMENT", "staged sample cut short", static_cast<int64_t>(i));
+    if (count - i < 7) throw FormatError(codes::kInvalidArgument, "staged sample cut short", static_cast<int64_t>(i));
     const uint64_t tid = uint64_t{words[i]} | (uint64_t{words[i + 1]} << 32);
     const uint32_t interp = words[i + 2];
     const uint64_t ts = uint64_t{words[i + 3]} | (uint64_t{words[i + 4]} << 32);
     const uint8_t status = static_cast<uint8_t>(words[i + 5]);
     const uint32_t depth = words[i + 6];
     if (depth > kMaxStackDepth || count - i - 7 < depth) {
-      throw FormatError("ERR_INVALID_ARGUMENT", "staged sample has a bad depth", static_cast<int64_t>(i));
+      throw FormatError(codes::kInvalidArgument, "staged sample has a bad depth", static_cast<int64_t>(i));
     }
     WriteStack(tid, interp, ts, status, words + i + 7, depth);
     i += 7 + depth;
@@ -189,7 +190,7 @@ void SampleEncoder::WriteStacks(uint64_t timestampUs, size_t count, const uint32
   for (size_t k = 0; k < count; ++k) {
     const uint32_t end = ends[k];
     if (end < start || end > idCount) {
-      throw FormatError("ERR_INVALID_ARGUMENT", "stack ends must not decrease nor pass the frame ids",
+      throw FormatError(codes::kInvalidArgument, "stack ends must not decrease nor pass the frame ids",
                         static_cast<int64_t>(k));
     }
     const uint32_t last = end - start < kMaxStackDepth ? end : start + static_cast<uint32_t>(kMaxStackDepth);
@@ -198,7 +199,7 @@ void SampleEncoder::WriteStacks(uint64_t timestampUs, size_t count, const uint32
     if (bad) {
       for (uint32_t i = start; i < last; ++i) {
         if (ids[i] >= frameCount) {
-          throw FormatError(kErrWriteUnknownId,
+          throw FormatError(codes::kTachyonWriteUnknownId,
                             "frame id " + std::to_string(ids[i]) + " at index " + std::to_string(i) +
                                 " was not returned by internFrame",
                             -1, "an integer in [0, " + std::to_string(frameCount) + ")");

@@ -11,15 +11,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/error_codes.h"
 #include "common/format_error.h"
 #include "platform/file.h"
 #include "tachyon/format.h"
 
 namespace profpack {
 namespace tachyon {
-
-inline constexpr const char* kErrWriteIo = "ERR_TACHYON_WRITE_IO";
-inline constexpr const char* kErrWriteUnknownId = "ERR_TACHYON_WRITE_UNKNOWN_ID";
 
 // Something records are appended to: Reserve(n) makes room for n bytes (draining
 // the buffer when it is full), Commit(n) keeps them.

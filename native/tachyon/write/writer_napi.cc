@@ -167,10 +167,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
   Napi::Value Counters(const Napi::CallbackInfo& info) {
     CheckLive(info.Env());
     Napi::Env env = info.Env();
-    Napi::Float64Array out = Napi::Float64Array::New(env, tachyon::kCounterCount);
-    const double* c = encoder_->counters();
-    for (size_t i = 0; i < tachyon::kCounterCount; ++i) out[i] = c[i];
-    return out;
+    return CopyOut(env, encoder_->counters(), tachyon::kCounterCount);
   }
 
   Napi::Value Discard(const Napi::CallbackInfo& info) {
@@ -212,7 +209,7 @@ void InitTachyonWriter(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeProfileWriter", NativeProfileWriter::Define(env));
 }
 
-PROFPACK_REGISTER_MODULE("tachyonWriter", InitTachyonWriter);
+PROFPACK_REGISTER_MODULE("tachyonWriter", {}, InitTachyonWriter);
 
 }  // namespace
 }  // namespace profpack
