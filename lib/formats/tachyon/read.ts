@@ -288,10 +288,19 @@ export class TachyonSource extends SourceTables implements ProfileSource {
  * distinct stacks) the 64 k trie was rebuilt 20 times, most of the source's time (bench/RESULTS.md).
  */
 const SOURCE_MAX_NODES = 1 << 18;
+/**
+ * A model source streams a zstd sample region on each pass (keeps none of it decompressed after open's check):
+ * decompressing 12.5 MB again costs less than faulting in a 12.5 MB buffer to keep it (a conversion reads it once).
+ */
+const SOURCE_KEEP_LIMIT = 0;
 
 /** Opens a Tachyon file (path) or buffer as a streaming model source; `reader` options for tests (tiny buffers). */
 export function readTachyon(input: ReadInput, reader: ReaderOptions = {}): TachyonSource {
-  const options: ReaderOptions = { ...reader, tuning: { maxNodes: SOURCE_MAX_NODES, ...reader.tuning } };
+  const options: ReaderOptions = {
+    keepDecompressedLimit: SOURCE_KEEP_LIMIT,
+    ...reader,
+    tuning: { maxNodes: SOURCE_MAX_NODES, ...reader.tuning },
+  };
   if (input.path !== undefined) return new TachyonSource(ProfileReader.open(input.path, options));
   return new TachyonSource(ProfileReader.fromBuffer(input.bytes ?? new Uint8Array(0), options));
 }
