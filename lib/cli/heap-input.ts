@@ -1,7 +1,7 @@
 /** The heap side of the CLI's file inputs: --heap/--at/heap sample types, and the heap trace of FILE|DIR. */
 import { ProfpackError } from '../errors';
 import { listProfileFiles, warnSkipped } from '../fleet/index';
-import { detectFormat, openProfile } from '../formats/index';
+import { detectFormat, openProfile, tachyonRecordedBy } from '../formats/index';
 import { readInputHead } from '../input';
 import {
   HEAP_TYPE_NAMES,
@@ -40,22 +40,17 @@ export function wantsHeap(
  * first file answers for all: a recording's files (a rotated directory) share its settings.
  */
 export function isHeapOnly(inputs: readonly string[]): boolean {
-  let profile;
   try {
     const file = firstFile(inputs);
     // Only a Tachyon recording says what recorded it; any other input is read by the command alone (opening a
-    // 45 MB .cpuprofile here parsed it twice: half of a conversion's CPU). A Tachyon open reads the header only.
+    // 45 MB .cpuprofile here parsed it twice: half of a conversion's CPU). Its string table says it: an open would
+    // also decompress and check a zstd sample region, which the command does again.
     if (detectFormat(readInputHead(file)) !== 'tachyon') return false;
-    profile = openProfile(file);
+    return tachyonRecordedBy(file)?.cpu === false;
   } catch (err) {
     // An input that does not open is the command's to refuse, with its own code (ERR_IO, ERR_NOT_REGULAR_FILE...).
     if (err instanceof ProfpackError) return false;
     throw err;
-  }
-  try {
-    return profile.meta.recordedBy?.cpu === false;
-  } finally {
-    profile.close();
   }
 }
 

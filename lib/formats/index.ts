@@ -17,5 +17,5 @@ export {
   type OpenOptions,
   type OpenedProfile,
 } from './registry';
-export { MAX_VERSION1_TICKS } from './tachyon/index';
+export { MAX_VERSION1_TICKS, tachyonRecordedBy } from './tachyon/index';
 export { convert, DEFAULT_MAX_SAMPLES, type ConvertOptions, type ConvertSummary } from './convert';

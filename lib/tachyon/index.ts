@@ -30,6 +30,7 @@ export {
 } from './write/index';
 export { ModelWriter, type ModelWriterOptions } from './write/index';
 export { openHeapTrace, heapTraceOf, heapTraceOfFile, heapTotalsOf, type HeapTraceOptions } from './read/index';
+export { readStringTable } from './read/index';
 export type { HeapTotals } from './codec/index';
 export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations } from './write/index';
 export type { HeapSinkFrees, HeapSinkLive, HeapSinkMemory, HeapSinkStacks } from './write/index';

@@ -6,7 +6,10 @@
 import * as path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type * as formats from '../../lib/formats/index';
-import { ProfileWriter } from '../../lib/index';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { ProfileReader, ProfileWriter } from '../../lib/index';
+import { encodeRecordedBy, type RecordedBy } from '../../lib/recorded-by';
+import { HEADER_SIZE } from '../../lib/tachyon/format';
 import { isHeapOnly } from '../../lib/cli/heap-input';
 import { repoRoot } from '../support/environment';
 import { scratchDir } from '../support/scratch-dir';
@@ -24,6 +27,18 @@ vi.mock('../../lib/formats/index', async (importOriginal) => {
 });
 
 const work = scratchDir('profpack-heap-input-');
+const about: RecordedBy = {
+  runtime: 'node',
+  version: 'v20.20.2',
+  platform: 'linux',
+  hostname: 'h',
+  pid: 1,
+  processStartUs: 1,
+  argv: ['node', 'a.js'],
+  intervalUs: 1000,
+  mode: 'wall',
+  recorder: '0.1.0',
+};
 
 describe('isHeapOnly', () => {
   it('answers no for a .cpuprofile without opening it', () => {
@@ -33,14 +48,33 @@ describe('isHeapOnly', () => {
     expect(opened).toEqual([]);
   });
 
-  it('opens a Tachyon file, whose recording says whether it sampled CPU', () => {
-    opened.length = 0;
-    const file = path.join(work, 'cpu.tach');
-    const writer = new ProfileWriter(file, { sampleIntervalUs: 1000n, startTimeUs: 1n });
+  /** A zstd Tachyon file whose strings say what recorded it (`cpu: false`: a heap-only recording). */
+  function recording(name: string, cpu: boolean): string {
+    const file = path.join(work, name);
+    const writer = new ProfileWriter(file, { sampleIntervalUs: 1000n, startTimeUs: 1n, compression: 'zstd' });
+    writer.internString(encodeRecordedBy({ ...about, cpu }));
     const frame = writer.internFrame({ filename: 'a.js', funcname: 'f', lineno: 1 });
-    writer.writeStack(1n, 0, 2n, 0, [frame]);
+    for (let t = 0; t < 200; t++) writer.writeStack(1n, 0, 2n + BigInt(t), 0, [frame]);
     writer.finalize();
-    expect(isHeapOnly([file])).toBe(false);
-    expect(opened).toEqual([file]);
+    return file;
+  }
+
+  it('answers a Tachyon file from its string table, which says whether it sampled CPU', () => {
+    opened.length = 0;
+    expect(isHeapOnly([recording('cpu.tach', true)])).toBe(false);
+    expect(isHeapOnly([recording('heap.tach', false)])).toBe(true);
+    // The sample region is the command's to read and check (an open here decompressed a zstd region twice).
+    expect(opened).toEqual([]);
+  });
+
+  it('reads no sample region: a damaged zstd region does not hide a heap-only recording', () => {
+    const file = recording('heap-damaged.tach', false);
+    const bytes = readFileSync(file);
+    bytes.fill(0xff, HEADER_SIZE + 4, HEADER_SIZE + 12);
+    writeFileSync(file, bytes);
+    expect(() => ProfileReader.open(file).close()).toThrow(
+      expect.objectContaining({ code: expect.stringMatching(/^ERR_TACHYON_ZSTD/) }),
+    );
+    expect(isHeapOnly([file])).toBe(true);
   });
 });

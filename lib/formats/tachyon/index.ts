@@ -31,6 +31,7 @@ import {
 import type { FormatAdapter, WriteOptions, WriteTarget } from '../adapter';
 import { DroppedLabels } from '../io';
 import { readTachyon } from './read';
+export { tachyonRecordedBy } from './read';
 import { encodeRecordedBy } from '../../recorded-by';
 
 /** Ticks a version-1 file may be given in all: each is a sample CPython's replay builds a frame list for. */

@@ -16,6 +16,7 @@
  */
 import {
   ProfileReader,
+  readStringTable,
   ProfilingMode,
   type ModelSection,
   type ReaderOptions,
@@ -35,7 +36,7 @@ import {
 } from '../../profile/index';
 import type { ReadInput } from '../adapter';
 import { grown, resized } from '../../typed-arrays';
-import { findRecordedBy, processIdentity } from '../../recorded-by';
+import { findRecordedBy, processIdentity, type RecordedBy } from '../../recorded-by';
 
 /** The time column of a tick stream: CPU time when the profiler sampled on-CPU time, else wall time. */
 function tickMeta(reader: ProfileReader): ProfileMeta {
@@ -280,8 +281,41 @@ export class TachyonSource extends SourceTables implements ProfileSource {
   }
 }
 
+/**
+ * The replay trie's bound for a model source: 256 k nodes (~10 MB native) where a reader keeps 64 k. The source
+ * interns each trie node's stack into its own table, which holds every distinct stack anyway; each rebuild of the
+ * trie gives every node a new id, and every stack is interned again from its root. On 250 k real samples (214 k
+ * distinct stacks) the 64 k trie was rebuilt 20 times, most of the source's time (bench/RESULTS.md).
+ */
+const SOURCE_MAX_NODES = 1 << 18;
+/**
+ * A model source streams a zstd sample region on each pass (keeps none of it decompressed after open's check):
+ * decompressing 12.5 MB again costs less than faulting in a 12.5 MB buffer to keep it (a conversion reads it once).
+ */
+const SOURCE_KEEP_LIMIT = 0;
+
 /** Opens a Tachyon file (path) or buffer as a streaming model source; `reader` options for tests (tiny buffers). */
 export function readTachyon(input: ReadInput, reader: ReaderOptions = {}): TachyonSource {
-  if (input.path !== undefined) return new TachyonSource(ProfileReader.open(input.path, reader));
-  return new TachyonSource(ProfileReader.fromBuffer(input.bytes ?? new Uint8Array(0), reader));
+  const options: ReaderOptions = {
+    keepDecompressedLimit: SOURCE_KEEP_LIMIT,
+    ...reader,
+    tuning: { maxNodes: SOURCE_MAX_NODES, ...reader.tuning },
+  };
+  if (input.path !== undefined) return new TachyonSource(ProfileReader.open(input.path, options));
+  return new TachyonSource(ProfileReader.fromBuffer(input.bytes ?? new Uint8Array(0), options));
+}
+
+/**
+ * What recorded a Tachyon file (lib/recorded-by.ts), from its string table alone: no sample region is read or
+ * checked (the command that follows opens the file and checks it). A version-2 file is opened.
+ */
+export function tachyonRecordedBy(path: string): RecordedBy | undefined {
+  const strings = readStringTable(path);
+  if (strings !== null) return findRecordedBy(strings);
+  const source = readTachyon({ path });
+  try {
+    return source.meta.recordedBy;
+  } finally {
+    source.close();
+  }
 }

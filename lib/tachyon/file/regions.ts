@@ -110,7 +110,11 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
   const scratchLimit = contentSize === null ? KEPT_SCRATCH : SCRATCH_LIMIT;
   const dctx = sharedContext();
   // Output goes to a scratch buffer; CPython's buffer sizes are only passed on as capacities.
-  let kept: Uint8Array[] | null = keepLimit > 0 ? [] : null;
+  let keeping = keepLimit > 0;
+  // While keeping, output gathers in the scratch buffer; a region that outgrows it goes straight into the buffer it
+  // is kept in (1 MiB slices and their concatenation were two copies of it: most of a 12 MB region's open).
+  let kept: Uint8Array | null =
+    keeping && contentSize !== null && contentSize > 0 && contentSize <= keepLimit ? new Uint8Array(contentSize) : null;
   // One scratch buffer for the whole check, grown as needed: a fresh 16 MiB
   // buffer per call would leave dozens of them to a lazy GC on a bomb.
   let scratch = sharedScratch;
@@ -128,11 +132,25 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
     let produced = 0;
     for (;;) {
       const size = Math.min(capacity - produced, scratchLimit);
-      if (size > scratch.length) {
-        scratch = new Uint8Array(Math.min(SCRATCH_LIMIT, Math.max(size, 2 * scratch.length)));
-        if (scratch.length <= KEPT_SCRATCH) sharedScratch = scratch;
+      const at = total + produced;
+      if (keeping && kept === null && at > 0 && at + size > scratch.length) {
+        kept = keptBuffer(at, inPos, input.length, keepLimit);
+        kept.set(scratch.subarray(0, at));
       }
-      const out = scratch.subarray(0, size);
+      if (keeping && kept !== null && at === kept.length) {
+        kept = keptGrown(kept, keepLimit);
+        keeping = kept !== null;
+      }
+      let out: Uint8Array;
+      if (keeping && kept !== null) out = kept.subarray(at, at + Math.min(size, kept.length - at));
+      else {
+        const offset = keeping ? at : 0; // 0 when keeping: a larger offset went to the kept buffer above
+        if (offset + size > scratch.length) {
+          scratch = new Uint8Array(Math.min(SCRATCH_LIMIT, Math.max(size, 2 * scratch.length)));
+          if (scratch.length <= KEPT_SCRATCH) sharedScratch = scratch;
+        }
+        out = scratch.subarray(offset, offset + size);
+      }
       let r: [number, number, number];
       try {
         r = dctx.decompressStream(out, input.subarray(inPos));
@@ -142,10 +160,12 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
       last = r[0];
       produced += r[1];
       inPos += r[2];
-      if (kept && r[1] > 0) {
-        if (total + produced > keepLimit) kept = null;
-        else kept.push(out.slice(0, r[1]));
+      if (keeping && total + produced > keepLimit) {
+        keeping = false;
+        kept = null;
       }
+      // Done: all input read and its last frame flushed (a further call would wait for another frame's header).
+      if (last === 0 && inPos === input.length) break;
       if (r[1] < out.length || produced >= capacity || out.length === 0) break;
     }
     total += produced;
@@ -162,15 +182,28 @@ export function checkZstdRegion(source: FileBytes, regionEnd: number, maxSize: n
     }
   }
   if (last !== 0) throw errors.truncated();
-  if (!kept) return { totalSize: total, data: null };
-  if (kept.length === 1) return { totalSize: total, data: kept[0]! };
-  const data = new Uint8Array(total);
-  let at = 0;
-  for (const part of kept) {
-    data.set(part, at);
-    at += part.length;
-  }
-  return { totalSize: total, data };
+  if (!keeping) return { totalSize: total, data: null };
+  if (kept === null) return { totalSize: total, data: scratch.slice(0, total) };
+  if (kept.length === total) return { totalSize: total, data: kept };
+  // A buffer much larger than the region is not held for the reader's life.
+  return { totalSize: total, data: total < kept.length / 2 ? kept.slice(0, total) : kept.subarray(0, total) };
+}
+
+/**
+ * The kept region's buffer once `have` bytes came from `consumed` of `inputLength` input bytes: the region's size
+ * at that ratio and a quarter more, at least twice `have`, at most the keep limit.
+ */
+function keptBuffer(have: number, consumed: number, inputLength: number, keepLimit: number): Uint8Array {
+  const estimate = consumed > 0 ? Math.ceil((have / consumed) * inputLength * 1.25) : 0;
+  return new Uint8Array(Math.min(keepLimit, Math.max(2 * have, estimate)));
+}
+
+/** A full kept buffer grown twofold up to the keep limit (copied), or null when it is at the limit. */
+function keptGrown(kept: Uint8Array, keepLimit: number): Uint8Array | null {
+  if (kept.length >= keepLimit) return null;
+  const grown = new Uint8Array(Math.min(keepLimit, 2 * kept.length));
+  grown.set(kept);
+  return grown;
 }
 
 /** Scratch output kept between readers up to this size (a larger one lives for one check). */

@@ -1,6 +1,7 @@
 // lib/tachyon/read: ProfileReader (versions 1 and 2), its public types, the replay run and node cache,
 // the record decoder (JS twin of native/tachyon/read) and its binding, the tables, the version-2 path.
 export { ProfileReader } from './reader';
+export { readStringTable } from './strings';
 export { MAX_TIMESTAMPS_PER_COLLECT } from './types';
 export type {
   Collector,
