@@ -3,6 +3,8 @@
 // the stages' differences in target CPU decompose what it costs:
 // - load: the heap module loaded and the sampler addon probed (dlopen), nothing started;
 // - start: V8's sampling heap profiler started (its per-sample stack capture), stopped at exit, never polled;
+//   start-count: the same without the look before each GC (shortLived 'count'); start-nobuffers: the same
+//   without the Buffer and ArrayBuffer sampler (buffers false): what those two add to the start;
 // - final: start, and the last poll at exit (a full GC first, then the poll), nothing timed;
 // - timed: the whole (_heap_sampler.cjs): timed polls by the recorder's pacing and 1-s timer, and the last one.
 // Writes `heap parts: {json}` to stderr at exit: CPU ms of the preload's load, of the timed polls, of the last
@@ -27,7 +29,10 @@ const intervalBytes = Number(process.env.BENCH_HEAP_INTERVAL);
 const report = () => process.stderr.write(`heap parts: ${JSON.stringify(parts)}\n`);
 if (stage === 'load') process.on('exit', report);
 else {
-  const recorder = new heap.HeapRecorder(heap.checkHeapOptions({ intervalBytes }), () => {}, 0);
+  const options = { intervalBytes };
+  if (stage === 'start-count') options.shortLived = 'count';
+  if (stage === 'start-nobuffers') options.buffers = false;
+  const recorder = new heap.HeapRecorder(heap.checkHeapOptions(options), () => {}, 0);
   const stop =
     stage === 'timed'
       ? recorder.drive(() => {
@@ -39,7 +44,7 @@ else {
   process.on('exit', () => {
     stop();
     parts.timedPolls = recorder.polls;
-    if (stage !== 'start') {
+    if (!stage.startsWith('start')) {
       // The last poll collects first (sampler.ts); here the GC and the poll are timed apart: the GC taken as
       // the sampler takes it, then the poll told it is an urgent timed one (no pacing, no collection).
       const before = cpuMs();

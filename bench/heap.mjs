@@ -73,14 +73,19 @@ const kib = (n) => (n >= 1 << 20 ? `${n / (1 << 20)} MiB` : `${n / 1024} KiB`);
 const target = (w) => [process.execPath, '--require', reportPreload, ...workloads[w].args];
 
 // sampler: lib/record/heap/probe.ts's choice, forced (PROFPACK_HEAP_SAMPLER): V8's API or the inspector.
-function profpack(w, { heap, cpuOff = false, n = interval, sampler = 'native', polls, shortLived, main = cli }) {
+function profpack(
+  w,
+  { heap, cpuOff = false, n = interval, sampler = 'native', polls, shortLived, inline, main = cli },
+) {
   const out = path.join(tmp, 'p.tach');
   const flags = heap ? ['--heap', '--heap-interval', String(n)] : [];
   if (polls !== undefined) flags.push('--heap-polls', polls);
   if (shortLived !== undefined) flags.push('--heap-short-lived', shortLived);
   if (cpuOff) flags.push('--no-cpu');
+  if (inline) flags.push('--inline');
   const command = [process.execPath, main, 'record', ...flags, '--out', out, '--', ...target(w)];
-  return { profpack: heap, file: out, command, env: heap ? { PROFPACK_HEAP_SAMPLER: sampler } : undefined };
+  // --inline prints no per-kind heap counts (the program wrote them): its event columns stay empty.
+  return { profpack: heap && !inline, file: out, command, env: heap ? { PROFPACK_HEAP_SAMPLER: sampler } : undefined };
 }
 
 // The heap sampler alone in the program (_heap_sampler.cjs): what --heap costs without `record`'s writer and CPU.
@@ -115,6 +120,9 @@ function compareCases(w) {
     'profpack record (CPU 1 ms, no heap)': profpack(w, { heap: false }),
     [`profpack --heap ${kib(interval)} + CPU 1 ms`]: profpack(w, { heap: true }),
     [`profpack --heap --no-cpu ${kib(interval)}`]: profpack(w, { heap: true, cpuOff: true }),
+    // record --inline: the file written in the program, `record` only waits (no writer loaded in its process).
+    [`profpack --heap ${kib(interval)} + CPU 1 ms, --inline`]: profpack(w, { heap: true, inline: true }),
+    [`profpack --heap --no-cpu ${kib(interval)}, --inline`]: profpack(w, { heap: true, cpuOff: true, inline: true }),
     // The look before each GC that keeps short-lived objects' stacks (the default), left out.
     [`profpack --heap --no-cpu ${kib(interval)}, short-lived counted only`]: profpack(w, {
       heap: true,
@@ -158,6 +166,8 @@ function partCases(w) {
     bare: all.bare,
     'sampler loaded (module + addon), not started': stage('load'),
     'sampler started, never polled': stage('start'),
+    'sampler started, never polled, short-lived counted only': stage('start-count'),
+    'sampler started, never polled, no Buffer sampler': stage('start-nobuffers'),
     'sampler started, last poll only': stage('final'),
     'sampler started, timed polls + last (= alone)': stage('timed'),
     [`profpack --heap --no-cpu ${kib(interval)}`]: all[`profpack --heap --no-cpu ${kib(interval)}`],

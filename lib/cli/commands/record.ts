@@ -47,6 +47,7 @@ interface RecordFlags {
   cpu: boolean;
   children: boolean;
   sourceMaps: boolean;
+  inline?: boolean;
 }
 
 export function registerRecord(program: Command): Command {
@@ -112,6 +113,12 @@ export function registerRecord(program: Command): Command {
         '(nor are the processes the command starts recorded)',
     )
     .option(
+      '--inline',
+      'write the file in the program itself (no work in this process: cheaper on short programs); if the program ' +
+        'is killed hard (SIGKILL, abort, out of memory) the file is left as last flushed (--flush-ms), ' +
+        'for profpack recover, instead of finalized here. Not with --rotate',
+    )
+    .option(
       '--kill-after <seconds>',
       'after SIGINT/SIGTERM, how long the target may take to exit before it gets SIGKILL',
       '10',
@@ -166,6 +173,10 @@ export function registerRecord(program: Command): Command {
           rotate = { everyMs: parseDuration(flags.rotate), dir: path.resolve(flags.dir ?? 'profiles'), keep };
         } else if (flags.keep !== undefined)
           throw new ProfpackError('--keep needs --rotate', { code: ErrorCode.INVALID_ARGUMENT });
+        if (flags.inline === true && rotate !== undefined)
+          throw new ProfpackError('--inline writes one file: it excludes --rotate', {
+            code: ErrorCode.INVALID_ARGUMENT,
+          });
         const onFile = (file: string, stats: { samples: number; bytes: number }): void =>
           void process.stderr.write(
             `profpack: wrote ${path.relative('.', file)}: ` +
@@ -185,6 +196,7 @@ export function registerRecord(program: Command): Command {
           sourceMaps: flags.sourceMaps,
           heap,
           cpu: flags.cpu,
+          inline: flags.inline === true,
           // Said when it happens (a server may run for hours more); the error ends record once the command exits.
           onWarning: (warning) => void process.stderr.write(`profpack: warning: ${warning}\n`),
           onWriteError: (err) => {
@@ -205,6 +217,15 @@ export function registerRecord(program: Command): Command {
               `it exited with ${signal ?? `status ${code}`} and no profile was written`,
             { code: ErrorCode.RECORD_NOT_STARTED, expected: 'a Node program, or a command that starts one' },
           );
+        }
+        if (flags.inline === true && !summary.complete) {
+          // Nothing finalized it: the program died hard. Its writer's last flush and journal are on disk, if any.
+          process.stderr.write(
+            `profpack: the target ended without finalizing its file (${signal ?? `exit ${code}`}, --inline): ` +
+              `${flags.out} holds what was flushed before; run \`profpack recover ${flags.out}\`\n`,
+          );
+          process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
+          return;
         }
         const size = grouped(statSync(out).size);
         if (!summary.heard)
@@ -231,6 +252,8 @@ export function registerRecord(program: Command): Command {
               `${grouped(summary.heap.shortLived)} short-lived ` +
               `(${grouped(summary.heap.bytes)} bytes on the pipe)\n`,
           );
+        if (summary.inlineHeapEvents !== undefined)
+          process.stderr.write(`profpack: heap: ${grouped(summary.inlineHeapEvents)} events written in the program\n`);
         reportChildren(childFiles, summary.samples, path.basename(command[0] ?? ''));
         process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
       }),

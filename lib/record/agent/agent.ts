@@ -59,6 +59,8 @@ export interface AgentOptions {
    * CPU profiler is never started, and the file holds heap events and no CPU samples.
    */
   cpu?: boolean;
+  /** Called once with the summary when the recording stops, however it stops (stop(), exit, a signal). */
+  onStop?: (summary: RecordingSummary) => void;
 }
 
 export interface RecordingSummary {
@@ -89,6 +91,7 @@ export interface AgentSettings {
   heap: Required<HeapOptions> | undefined;
   /** Whether V8's CPU profiler samples (false: a heap-only recording). */
   cpu: boolean;
+  onStop: ((summary: RecordingSummary) => void) | undefined;
 }
 
 /** Checks an agent's options before anything starts (a bad one throws ERR_INVALID_ARGUMENT naming its bound). */
@@ -110,6 +113,7 @@ export function checkAgentOptions(options: AgentOptions): AgentSettings {
     handleExit: options.handleExit ?? true,
     heap,
     cpu,
+    onStop: options.onStop,
   };
 }
 
@@ -231,6 +235,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
       summary = { out, samples: encoder.samples, threads: threads.size, durationSec };
       if (heapRecorder !== undefined) summary.heapEvents = heapRecorder.events;
       summary.out = target.end(durationSec, threads.size) ?? out;
+      settings.onStop?.(summary);
       return summary;
     },
   };

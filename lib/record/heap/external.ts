@@ -184,7 +184,7 @@ export class ExternalSampler {
     try {
       const stack = this.stackOf(api, caller);
       // The recorder's own Buffers (its pipe frames) are not the program's.
-      if (this.numbers.isOwn(stack)) return;
+      if (stack === undefined) return;
       this.sampled++;
       this.ordinals.push(this.nextOrdinal++);
       this.sizes.push(Math.min(bytes, 0xffffffff));
@@ -195,8 +195,12 @@ export class ExternalSampler {
     }
   };
 
-  /** The program's stack at the allocation, below it a frame naming the API: `(external) Buffer.alloc`. */
-  private stackOf(api: string, caller: Caller): number {
+  /**
+   * The program's stack at the allocation, below it a frame naming the API: `(external) Buffer.alloc`; undefined
+   * when a frame is the recorder's own (told from the call sites, before any frame or stack is numbered: the
+   * recorder's Buffers are most of what a short program's sampler sees, and numbering them was work thrown away).
+   */
+  private stackOf(api: string, caller: Caller): number | undefined {
     const prepare = Error.prepareStackTrace;
     const limit = Error.stackTraceLimit;
     let sites: NodeJS.CallSite[];
@@ -210,6 +214,7 @@ export class ExternalSampler {
       Error.prepareStackTrace = prepare;
       Error.stackTraceLimit = limit;
     }
+    for (const site of sites) if (this.numbers.isOwnUrl(site.getFileName() ?? site.getScriptNameOrSourceURL())) return;
     const frames: CpuProfileCallFrame[] = [];
     for (let i = sites.length - 1; i >= 0; i--) frames.push(callFrameOf(sites[i]!));
     frames.push({ functionName: `(external) ${api}`, scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 });

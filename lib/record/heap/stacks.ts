@@ -100,6 +100,11 @@ export class HeapStackNumbers {
     return stack >= 0 && this.ownStacks[stack] === 1;
   }
 
+  /** Whether a frame of this script is the recorder's own code. */
+  isOwnUrl(url: string | null | undefined): boolean {
+    return typeof url === 'string' && this.ownPrefixes.some((p) => url.startsWith(p));
+  }
+
   private frameNumber(flat: FlatHeapProfile, i: number): number {
     const cf: CpuProfileCallFrame = {
       functionName: flat.strings[flat.nameIds[i]!] ?? '',
@@ -123,7 +128,7 @@ export class HeapStackNumbers {
         });
       this.frameNumbers.set(key, n);
       this.stacks.callFrames.push(cf);
-      this.ownFrames.push(this.ownPrefixes.some((p) => typeof cf.url === 'string' && cf.url.startsWith(p)));
+      this.ownFrames.push(this.isOwnUrl(cf.url));
     }
     return n;
   }

@@ -11,5 +11,5 @@ export {
   type RotatedFileStats,
 } from './rotate';
 export { checkCpu } from './cpu';
-export { RecordEnv, childFile, type ChildRecording } from './preload-env';
+export { RecordEnv, childFile, type ChildRecording, type InlineRecording } from './preload-env';
 export { PRELOAD_PATH, WRITER_PROCESS_PATH } from './scripts';

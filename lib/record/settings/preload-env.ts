@@ -25,7 +25,20 @@ export const RecordEnv = {
    * recording pipe writes its own file, as `node --cpu-prof` does.
    */
   children: 'PROFPACK_RECORD_CHILDREN',
+  /**
+   * `record --inline`: JSON InlineRecording. The preload writes the file in the program (startRecording's inline
+   * writer); the pipe then carries only a 'ping' at the start and the summary at the end ('inline-end').
+   */
+  inline: 'PROFPACK_RECORD_INLINE',
 } as const;
+
+/** What `record --inline` hands the preload (RecordEnv.inline): the file and how to write it. */
+export interface InlineRecording {
+  out: string;
+  compression: 'zstd' | 'none';
+  flushIntervalMs?: number;
+  sourceMaps?: boolean;
+}
 
 /** Where a child process's recording goes (RecordEnv.children). */
 export interface ChildRecording {

@@ -9,10 +9,11 @@
  */
 import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
-import { RecordEnv, childFile, type ChildRecording } from '../settings/index';
+import { RecordEnv, childFile, type ChildRecording, type InlineRecording } from '../settings/index';
 // The agent only: the file is written in another process, and the program loads none of the writer's code.
 import { announceUnrecordedWorker, defaultChannelName, recordOverPipe, startWorkerAgent } from '../agent/index';
 import { FdSender } from '../wire/index';
+import type * as recordingModule from '../recording/index';
 import type { HeapOptions } from '../heap/index';
 import { isProfpackError, type ProfpackError } from '../../errors';
 
@@ -73,6 +74,29 @@ function startChildRecording(raw: string): void {
   );
 }
 
+/**
+ * `record --inline`: the file is written here, by startRecording's inline writer (loaded only then), and the pipe
+ * says only that the recording started (a 'ping') and, once the file is final, what it holds ('inline-end'). A
+ * SIGKILL here leaves the file as last flushed, with its journal (`profpack recover`); record says so.
+ */
+function recordInline(fd: number, raw: string, agent: Parameters<typeof recordOverPipe>[1]): void {
+  const inline = JSON.parse(raw) as InlineRecording;
+  const sender = new FdSender(fd);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the writer loads only in this mode
+  const { startRecording } = require('../recording/index') as typeof recordingModule;
+  startRecording({
+    ...agent,
+    writer: 'inline',
+    out: inline.out,
+    compression: inline.compression,
+    flushIntervalMs: inline.flushIntervalMs,
+    sourceMaps: inline.sourceMaps,
+    onStop: ({ samples, threads, durationSec, heapEvents }) =>
+      void sender.send({ kind: 'inline-end', samples, threads, durationSec, heapEvents }),
+  });
+  sender.send({ kind: 'ping' });
+}
+
 /** Tells profpack record why the recording could not start, and ends this process before the program runs. */
 function failOverPipe(fd: number, err: ProfpackError): never {
   new FdSender(fd).send({ kind: 'failed', code: err.code, message: err.message });
@@ -106,6 +130,8 @@ if (isMainThread) {
     delete env[RecordEnv.heapBuffers];
     const cpu = env[RecordEnv.cpu] !== '0';
     delete env[RecordEnv.cpu];
+    const inline = env[RecordEnv.inline];
+    delete env[RecordEnv.inline];
     const channel = defaultChannelName();
     const heap: HeapOptions | undefined =
       heapIntervalBytes === undefined
@@ -117,17 +143,16 @@ if (isMainThread) {
     else delete env[RecordEnv.workerHeap];
     try {
       if (!isPipe(fd)) throw new Error(`descriptor ${fd} is not the recording pipe`);
-      recordOverPipe(
-        { fd },
-        {
-          intervalUs: numberFrom(RecordEnv.intervalUs),
-          harvestMs: numberFrom(RecordEnv.harvestMs),
-          workers,
-          channel,
-          heap,
-          cpu,
-        },
-      );
+      const agent = {
+        intervalUs: numberFrom(RecordEnv.intervalUs),
+        harvestMs: numberFrom(RecordEnv.harvestMs),
+        workers,
+        channel,
+        heap,
+        cpu,
+      };
+      if (inline !== undefined && inline !== '') recordInline(fd, inline, agent);
+      else recordOverPipe({ fd }, agent);
     } catch (err) {
       // A setting that cannot be honoured (PROFPACK_HEAP_SAMPLER=native without the addon): profpack record reports
       // it (one line, exit 2) and the program does not run unrecorded.

@@ -14,8 +14,10 @@ import * as path from 'node:path';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { refuseInputAsOutput } from '../../output-file';
 import type { Readable } from 'node:stream';
-import { RecordingHost, type HostSummary } from '../writer/index';
-import { checkCpu, PRELOAD_PATH, RecordEnv, type ChildRecording } from '../settings/index';
+import type * as writerModule from '../writer/index';
+import type { HostSummary } from '../writer/index';
+import { checkCpu, PRELOAD_PATH, RecordEnv, type ChildRecording, type InlineRecording } from '../settings/index';
+import { InlineListener } from './inline';
 import { checkHeapOptions, type HeapEventSink, type HeapOptions } from '../heap/index';
 import type { OnFile, RotateOptions } from '../settings/index';
 
@@ -63,6 +65,13 @@ export interface RunRecordedOptions {
   onWriteError?: (error: ProfpackError) => void;
   /** What is said of a source map not used, e.g. one over MAX_MAP_BYTES (default: process.emitWarning). */
   onWarning?: (warning: string) => void;
+  /**
+   * The file written in the program by the preload (startRecording's inline writer), not in this process, which
+   * then loads no writer: one process less at work. A SIGKILL of the program (or its abort, out of memory) leaves
+   * the file as last flushed (`flushIntervalMs`) with its journal, for `profpack recover`, where the default keeps
+   * up to the last harvest and finalizes. Not with `rotate`, `heapSink` or `onWriteError`.
+   */
+  inline?: boolean;
 }
 
 export interface RunRecordedResult {
@@ -114,20 +123,12 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   const cpu = checkCpu(options.cpu, heap !== undefined, options.workers === true);
   // Chosen once here: the host and every child write the same, and the fallback is said once.
   const compression = options.compression ?? defaultCompression(options.onWarning);
-  const host = new RecordingHost({
-    out: options.out,
-    intervalUs,
-    compression,
-    rotate: options.rotate,
-    flushIntervalMs: options.flushIntervalMs,
-    heapSink: options.heapSink,
-    sourceMaps: options.sourceMaps,
-    heap: heap !== undefined,
-    onWriteError: options.onWriteError,
-    onWarning: options.onWarning,
-  });
-  const onFile: OnFile = options.onFile ?? (() => undefined);
-  host.startRotating(onFile);
+  const inline = options.inline === true;
+  if (inline && (options.rotate !== undefined || options.heapSink !== undefined))
+    throw new ProfpackError('the inline writer writes one file: it excludes rotate and heapSink', {
+      code: ErrorCode.INVALID_ARGUMENT,
+    });
+  const host = inline ? new InlineListener(options.out) : startHost(options, intervalUs, compression, heap);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     [RecordEnv.fd]: String(PIPE_FD),
@@ -135,6 +136,15 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     [RecordEnv.harvestMs]: String(options.harvestMs ?? 1000),
     [RecordEnv.workers]: options.workers === true ? '1' : '0',
   };
+  if (inline) {
+    const settings: InlineRecording = {
+      out: options.out,
+      compression,
+      flushIntervalMs: options.flushIntervalMs,
+      sourceMaps: options.sourceMaps,
+    };
+    env[RecordEnv.inline] = JSON.stringify(settings);
+  } else delete env[RecordEnv.inline];
   if (heap !== undefined) {
     env[RecordEnv.heapIntervalBytes] = String(heap.intervalBytes);
     env[RecordEnv.heapNearLimitRatio] = String(heap.nearLimitRatio);
@@ -205,7 +215,8 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     await untilSilent(pipe, pipeEnded, PIPE_SILENCE_MS);
     pipe.destroy();
     const summary = host.finish();
-    if (host.lastFile !== undefined) onFile(host.lastFile.path, host.lastFile.stats);
+    const last = host instanceof InlineListener ? undefined : host.lastFile;
+    if (last !== undefined) (options.onFile ?? (() => undefined))(last.path, last.stats);
     return {
       code,
       signal,
@@ -213,13 +224,38 @@ export async function runRecorded(command: readonly string[], options: RunRecord
       childFiles: children && options.rotate === undefined ? findChildFiles(base, startedMs) : [],
     };
   } catch (err) {
-    host.abandon();
+    if (!(host instanceof InlineListener)) host.abandon();
     throw err;
   } finally {
     clearTimeout(escalation);
     process.removeListener('SIGINT', ignore);
     process.removeListener('SIGTERM', ignore);
   }
+}
+
+/** The writer of `record` without --inline: loaded only then (the inline writer is the program's). */
+function startHost(
+  options: RunRecordedOptions,
+  intervalUs: number,
+  compression: 'zstd' | 'none',
+  heap: HeapOptions | undefined,
+): writerModule.RecordingHost {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- not loaded with --inline
+  const { RecordingHost } = require('../writer/index') as typeof writerModule;
+  const host = new RecordingHost({
+    out: options.out,
+    intervalUs,
+    compression,
+    rotate: options.rotate,
+    flushIntervalMs: options.flushIntervalMs,
+    heapSink: options.heapSink,
+    sourceMaps: options.sourceMaps,
+    heap: heap !== undefined,
+    onWriteError: options.onWriteError,
+    onWarning: options.onWarning,
+  });
+  host.startRotating(options.onFile ?? (() => undefined));
+  return host;
 }
 
 /**

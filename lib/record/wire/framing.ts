@@ -26,6 +26,8 @@ export type WireMessage =
   | { kind: 'ping' }
   // The recording could not start (e.g. PROFPACK_HEAP_SAMPLER=native without the addon): the error, then nothing.
   | { kind: 'failed'; code: string; message: string }
+  // record --inline: the file was written in the program, finalized; what it holds (agent.ts, RecordingSummary).
+  | { kind: 'inline-end'; samples: number; threads: number; durationSec: number; heapEvents?: number }
   // A heap poll, binary (heap/wire.ts): the body after the length word, and where the frame began.
   | { kind: 'heap'; body: Buffer; offset: number };
 

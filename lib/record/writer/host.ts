@@ -111,6 +111,8 @@ export interface HostSummary {
   heap?: HeapSummary;
   /** Samples whose stack reached 256 frames, the cap (deeper ones keep their innermost 256), over every file. */
   stacksAtCap: number;
+  /** `record --inline`: heap events (allocations and frees) the program wrote (`heap` is then absent). */
+  inlineHeapEvents?: number;
 }
 
 export class RecordingHost {

@@ -110,4 +110,18 @@ describe('the external sampler', () => {
     const sd = Math.sqrt(n * (1 - Math.exp(-size / interval)) * Math.exp(-size / interval));
     expect(Math.abs(sampled - expected)).toBeLessThan(4 * sd);
   });
+
+  it("leaves out the recorder's own allocations without numbering their stacks", () => {
+    // This file stands for the recorder's code: every frame of its allocations is "own".
+    const numbers = new HeapStackNumbers(__dirname);
+    sampler = new ExternalSampler(1024, numbers, always);
+    const keep = [Buffer.alloc(2048), new ArrayBuffer(4096)];
+    const poll = sampler.take();
+    expect(keep.length).toBe(2);
+    expect(sampler.sampled).toBe(0);
+    expect(poll.ordinals.length).toBe(0);
+    // Numbered and thrown away before: a stack and its frames per own allocation site, never sent.
+    expect(numbers.stacks.size).toBe(0);
+    expect(numbers.stacks.callFrames.length).toBe(0);
+  });
 });
