@@ -182,9 +182,12 @@ void SampleEncoder::WriteBatch(const uint32_t* words, size_t count) {
   }
 }
 
-void SampleEncoder::WriteStacks(uint64_t timestampUs, size_t count, const uint32_t* threadIdWords,
-                                const uint32_t* interpreterIds, const uint8_t* statuses, const uint32_t* ends,
-                                const uint32_t* ids, size_t idCount, uint32_t frameCount) {
+void SampleEncoder::WriteStacks(const TickRecord& tick) {
+  const size_t count = tick.count;
+  const uint32_t* ends = tick.ends;
+  const uint32_t* ids = tick.ids;
+  const size_t idCount = tick.idCount;
+  const uint32_t frameCount = tick.frameCount;
   uint32_t start = 0;
   for (size_t k = 0; k < count; ++k) {
     const uint32_t end = ends[k];
@@ -211,8 +214,9 @@ void SampleEncoder::WriteStacks(uint64_t timestampUs, size_t count, const uint32
   for (size_t k = 0; k < count; ++k) {
     const uint32_t end = ends[k];
     const uint32_t depth = end - start < kMaxStackDepth ? end - start : static_cast<uint32_t>(kMaxStackDepth);
-    const uint64_t tid = uint64_t{threadIdWords[2 * k]} | (uint64_t{threadIdWords[2 * k + 1]} << 32);
-    WriteStack(tid, interpreterIds[k], timestampUs, statuses[k], ids + start, depth);
+    const uint64_t tid = uint64_t{tick.threadIdWords[2 * k]} | (uint64_t{tick.threadIdWords[2 * k + 1]} << 32);
+    WriteStack(tid, tick.interpreterIds[k], tick.timestampUs, static_cast<uint8_t>(tick.statuses[k]), ids + start,
+               depth);
     start = end;
   }
 }
