@@ -4,9 +4,8 @@
  * Kept apart from writer.ts, which holds the writer's state and calls: these only refuse bad input, and a refused
  * sample leaves no bytes behind.
  */
-import { ErrorCode, ProfpackError } from '../../errors';
 import { firstBadId, firstIdAtOrAbove, invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { STAGED_HEADER, TickRecord } from './engines/index';
+import { STAGED_HEADER, TickRecord, unknownFrameId } from './engines/index';
 import type { SampleInterpreterInfo, StackTick } from './types';
 
 /**
@@ -43,12 +42,7 @@ export function sampleShape(
 export function checkFrameIds(frameIds: Uint32Array | readonly number[], depth: number, count: number): void {
   const bad =
     frameIds instanceof Uint32Array ? firstIdAtOrAbove(frameIds, depth, count) : firstBadId(frameIds, depth, count);
-  if (bad >= 0) {
-    throw new ProfpackError(`frame id ${String(frameIds[bad])} at index ${bad} was not returned by internFrame`, {
-      code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
-      expected: `an integer in [0, ${count})`,
-    });
-  }
+  if (bad >= 0) throw unknownFrameId(frameIds, bad, count);
 }
 
 /**

@@ -326,7 +326,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (!(frameIds instanceof Uint32Array) && !Array.isArray(frameIds))
       throw invalid('frameIds must be a Uint32Array or an array', 'Uint32Array of frame ids');
     const depth = Math.min(frameIds.length, this.maxStackDepth);
-    checkFrameIds(frameIds, depth, this.frames.count);
+    if (this.engine.checksIds !== true) checkFrameIds(frameIds, depth, this.frames.count);
     const s = this.stack;
     s.tidHi = h[0]!;
     s.tidLo = h[1]!;
@@ -337,9 +337,12 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     s.frames = frameIds;
     s.start = 0;
     s.depth = depth;
+    s.idLimit = this.frames.count;
     try {
       this.engine.writeStack(s);
     } catch (err) {
+      // A refused id (an engine that checksIds) leaves the writer open, as the check before did.
+      if (isProfpackError(err) && err.code === ErrorCode.TACHYON_WRITE_UNKNOWN_ID) throw err;
       throw this.breakWith(err, 'encoding a sample');
     }
     if (frameIds.length > this.maxStackDepth) this.stacksCut++;

@@ -78,7 +78,16 @@ void FdWriter::WriteAt(uint64_t offset, const uint8_t* data, size_t n) {
 
 SampleEncoder::ThreadState& SampleEncoder::Thread(uint64_t threadId, uint32_t interpreterId) {
   const Key key{threadId, interpreterId};
-  if (last_ != nullptr && key == lastKey_) return *last_;
+  if (last_ != nullptr) {
+    if (key == last_->key) return *last_;
+    // A profiler lists its threads in the same order every tick: the thread that followed the
+    // previous one last time is found without hashing.
+    ThreadState* next = last_->next;
+    if (next != nullptr && key == next->key) {
+      last_ = next;
+      return *next;
+    }
+  }
   auto found = index_.find(key);
   ThreadState* t;
   if (found == index_.end()) {
@@ -87,6 +96,7 @@ SampleEncoder::ThreadState& SampleEncoder::Thread(uint64_t threadId, uint32_t in
     std::memcpy(state->prefix + 8, &interpreterId, 4);
     // A thread's first delta is relative to the header's start time (§3.1).
     state->timestamp = startTimeUs_;
+    state->key = key;
     t = state.get();
     index_.emplace(key, threads_.size());
     threads_.push_back(std::move(state));
@@ -94,8 +104,8 @@ SampleEncoder::ThreadState& SampleEncoder::Thread(uint64_t threadId, uint32_t in
   } else {
     t = threads_[found->second].get();
   }
+  if (last_ != nullptr) last_->next = t;
   last_ = t;
-  lastKey_ = key;
   return *t;
 }
 

@@ -172,6 +172,11 @@ class SampleEncoder {
   const double* counters() const { return counters_; }
 
  private:
+  struct Key {
+    uint64_t threadId;
+    uint32_t interpreterId;
+    bool operator==(const Key& o) const { return threadId == o.threadId && interpreterId == o.interpreterId; }
+  };
   struct ThreadState {
     uint8_t prefix[12];              // thread_id u64, interpreter_id u32, host order
     uint32_t stack[kMaxStackDepth];  // previous stack, outermost first
@@ -180,11 +185,8 @@ class SampleEncoder {
     uint8_t repeat[kRepeatBufferSize];
     size_t repeatUsed = 0;
     uint32_t repeatCount = 0;
-  };
-  struct Key {
-    uint64_t threadId;
-    uint32_t interpreterId;
-    bool operator==(const Key& o) const { return threadId == o.threadId && interpreterId == o.interpreterId; }
+    Key key{0, 0};
+    ThreadState* next = nullptr;  // the thread that came after this one last time
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
@@ -203,7 +205,6 @@ class SampleEncoder {
   std::unordered_map<Key, size_t, KeyHash> index_;
   std::vector<std::unique_ptr<ThreadState>> threads_;  // first-seen order
   ThreadState* last_ = nullptr;
-  Key lastKey_{0, 0};
   double counters_[kCounterCount] = {};
 };
 

@@ -42,6 +42,8 @@ export class StackRecord {
   frames: ArrayLike<number> = NO_IDS;
   start = 0;
   depth = 0;
+  /** The frame table's size, for an engine that checks the ids itself (SampleEngine.checksIds). */
+  idLimit = Infinity;
 }
 
 /** TickRecord.words' header: timestamp low and high halves, thread count, the frame table's size. */
@@ -93,6 +95,11 @@ export class TickRecord {
 }
 
 export interface SampleEngine {
+  /**
+   * writeStack checks the kept ids itself (each an integer in [0, s.idLimit), else unknownFrameId)
+   * while it copies them, and takes nothing of a refused stack: the caller need not check them first.
+   */
+  readonly checksIds?: boolean;
   /** The raw file (header, compressed or raw sample region, tables, footer). */
   readonly output: PatchableSink & { flush(): void };
   /**
@@ -149,6 +156,14 @@ export interface EngineOptions {
   startTimeLo: number;
   /** Fixed-width fields in the host's byte order, as CPython writes them. */
   littleEndian: boolean;
+}
+
+/** writeStack's refusal of frames[at], an id that internFrame did not return (the frame table has `count`). */
+export function unknownFrameId(frames: ArrayLike<number>, at: number, count: number): ProfpackError {
+  return new ProfpackError(`frame id ${String(frames[at])} at index ${at} was not returned by internFrame`, {
+    code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
+    expected: `an integer in [0, ${count})`,
+  });
 }
 
 /**

@@ -10,6 +10,7 @@ export {
   TickRecord,
   ThreadMap,
   deepStacks,
+  unknownFrameId,
   writerStats,
 } from './contract';
 export { JsSampleEngine } from './js';

@@ -5,7 +5,7 @@
  * records back to zstd-napi through a callback.
  */
 import { nativeModule } from '../../../backend';
-import type { EngineOptions, SampleEngine, StackRecord, TickRecord } from './contract';
+import { unknownFrameId, type EngineOptions, type SampleEngine, type StackRecord, type TickRecord } from './contract';
 import { ZstdStream, type ZstdDirective } from '../../file/index';
 import { ByteSink } from '../../../byte-sink';
 import { grown } from '../../../typed-arrays';
@@ -44,6 +44,7 @@ const STAGING_WORDS = 64 * 1024;
 const FIRST_STAGING_WORDS = 4 * 1024;
 
 export class NativeSampleEngine implements SampleEngine {
+  readonly checksIds = true;
   readonly output: PatchableSink & { flush(): void };
   private readonly handle: NativeProfileWriter;
   private staging = new Uint32Array(FIRST_STAGING_WORDS);
@@ -115,10 +116,36 @@ export class NativeSampleEngine implements SampleEngine {
     w[i + 5] = s.status;
     w[i + 6] = depth;
     i += 7;
-    // A loop, not set(subarray): a view per stack was most of writeSample's garbage.
+    // A loop, not set(subarray): a view per stack was most of writeSample's garbage. The ids are
+    // checked in the same loop (checksIds); a refused stack is not staged.
     const frames = s.frames;
-    for (let k = s.start, end = k + depth; k < end; k++) w[i++] = frames[k]!;
+    const limit = s.idLimit;
+    let bad = false;
+    if (frames instanceof Uint32Array) {
+      for (let k = s.start, end = k + depth; k < end; k++) {
+        const id = frames[k]!;
+        w[i++] = id;
+        bad ||= id >= limit;
+      }
+    } else {
+      for (let k = s.start, end = k + depth; k < end; k++) {
+        const id = frames[k]!;
+        w[i++] = id;
+        bad ||= !(id < limit && id >= 0 && Number.isInteger(id));
+      }
+    }
+    if (bad) throw unknownFrameId(frames, this.firstBad(s), limit);
     this.staged = i;
+  }
+
+  /** The index (from s.start) of the first id writeStack refused. */
+  private firstBad(s: StackRecord): number {
+    const { frames, start, depth, idLimit } = s;
+    for (let k = 0; k < depth; k++) {
+      const id = frames[start + k]!;
+      if (!(id < idLimit && id >= 0 && Number.isInteger(id))) return k;
+    }
+    return -1;
   }
 
   writeTick(tick: TickRecord): void {
