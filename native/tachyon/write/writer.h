@@ -117,6 +117,39 @@ enum Counter : size_t {
   kCounterCount
 };
 
+// One tick as lib/tachyon/write/engines/contract.ts TickRecord lays it out, read in place: kTickHeader words
+// [tsLo, tsHi, count, frameCount], then per slot (capacity of them) the thread id's low and high halves, then the
+// interpreter ids, statuses and stack ends; thread k's stack is ids[ends[k-1] .. ends[k]) (ends[-1] = 0).
+struct TickRecord {
+  static constexpr size_t kTickHeader = 4;
+
+  // False when `words` is no record of at least `count` slots.
+  bool Read(const uint32_t* w, size_t wordCount, const uint32_t* frameIds, size_t frameIdCount) {
+    if (wordCount < kTickHeader || (wordCount - kTickHeader) % 5 != 0) return false;
+    const size_t capacity = (wordCount - kTickHeader) / 5;
+    timestampUs = uint64_t{w[0]} | (uint64_t{w[1]} << 32);
+    count = w[2];
+    frameCount = w[3];
+    threadIdWords = w + kTickHeader;
+    interpreterIds = threadIdWords + 2 * capacity;
+    statuses = interpreterIds + capacity;
+    ends = statuses + capacity;
+    ids = frameIds;
+    idCount = frameIdCount;
+    return count <= capacity;
+  }
+
+  uint64_t timestampUs = 0;
+  size_t count = 0;
+  uint32_t frameCount = 0;
+  const uint32_t* threadIdWords = nullptr;
+  const uint32_t* interpreterIds = nullptr;
+  const uint32_t* statuses = nullptr;
+  const uint32_t* ends = nullptr;
+  const uint32_t* ids = nullptr;
+  size_t idCount = 0;
+};
+
 class SampleEncoder {
  public:
   SampleEncoder(RecordSink& sink, uint64_t startTimeUs) : sink_(sink), startTimeUs_(startTimeUs) {}
@@ -126,12 +159,9 @@ class SampleEncoder {
                   const uint32_t* frames, uint32_t depth);
   // Staged samples from JS: per sample [tidLo, tidHi, interp, tsLo, tsHi, status, depth, frames...].
   void WriteBatch(const uint32_t* words, size_t count);
-  // One tick of several threads at one timestamp: thread k's stack is
-  // ids[ends[k-1] .. ends[k]) (ends[-1] = 0), cut to its first 256 frames.
+  // One tick of several threads at one timestamp (TickRecord); thread k's stack is cut to its first 256 frames.
   // Every kept frame id must be < frameCount; the whole tick is checked before any of it is encoded.
-  void WriteStacks(uint64_t timestampUs, size_t count, const uint32_t* threadIdWords, const uint32_t* interpreterIds,
-                   const uint8_t* statuses, const uint32_t* ends, const uint32_t* ids, size_t idCount,
-                   uint32_t frameCount);
+  void WriteStacks(const TickRecord& tick);
   // Flushes every pending REPEAT run, threads in first-seen order.
   void FlushRepeats();
   // The pending REPEAT runs as the records FlushRepeats would write, without
@@ -140,6 +170,11 @@ class SampleEncoder {
   const double* counters() const { return counters_; }
 
  private:
+  struct Key {
+    uint64_t threadId;
+    uint32_t interpreterId;
+    bool operator==(const Key& o) const { return threadId == o.threadId && interpreterId == o.interpreterId; }
+  };
   struct ThreadState {
     uint8_t prefix[12];              // thread_id u64, interpreter_id u32, host order
     uint32_t stack[kMaxStackDepth];  // previous stack, outermost first
@@ -148,11 +183,8 @@ class SampleEncoder {
     uint8_t repeat[kRepeatBufferSize];
     size_t repeatUsed = 0;
     uint32_t repeatCount = 0;
-  };
-  struct Key {
-    uint64_t threadId;
-    uint32_t interpreterId;
-    bool operator==(const Key& o) const { return threadId == o.threadId && interpreterId == o.interpreterId; }
+    Key key{0, 0};
+    ThreadState* next = nullptr;  // the thread that came after this one last time
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
@@ -171,7 +203,6 @@ class SampleEncoder {
   std::unordered_map<Key, size_t, KeyHash> index_;
   std::vector<std::unique_ptr<ThreadState>> threads_;  // first-seen order
   ThreadState* last_ = nullptr;
-  Key lastKey_{0, 0};
   double counters_[kCounterCount] = {};
 };
 

@@ -82,28 +82,19 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
     });
   }
 
-  // encodeTick(tsLo, tsHi, count, tidWords: Uint32Array, interps: Uint32Array, statuses: Uint8Array,
-  //            ends: Uint32Array, ids: Uint32Array, frameCount)
+  // encodeTick(words: Uint32Array (a TickRecord), ids: Uint32Array)
   Napi::Value EncodeTick(const Napi::CallbackInfo& info) {
     CheckLive(info.Env());
     Napi::Env env = info.Env();
-    const uint64_t ts =
-        uint64_t{info[0].As<Napi::Number>().Uint32Value()} | (uint64_t{info[1].As<Napi::Number>().Uint32Value()} << 32);
-    const size_t count = IndexArg(info, 2, "count");
-    const RawView tids = ViewOfType(info[3], napi_uint32_array, "thread id words");
-    const RawView interps = ViewOfType(info[4], napi_uint32_array, "interpreter ids");
-    const RawView statuses = ViewOfType(info[5], napi_uint8_array, "statuses");
-    const RawView ends = ViewOfType(info[6], napi_uint32_array, "stack ends");
-    const RawView ids = ViewOfType(info[7], napi_uint32_array, "frame ids");
-    const size_t frameCount = IndexArg(info, 8, "frame count");
-    if (tids.length < 2 * count || interps.length < count || statuses.length < count || ends.length < count) {
-      throw Napi::RangeError::New(env, "tick arrays are shorter than count");
+    const RawView words = ViewOfType(info[0], napi_uint32_array, "tick record");
+    const RawView ids = ViewOfType(info[1], napi_uint32_array, "frame ids");
+    tachyon::TickRecord tick;
+    if (!tick.Read(reinterpret_cast<const uint32_t*>(words.data), words.length,
+                   reinterpret_cast<const uint32_t*>(ids.data), ids.length)) {
+      throw Napi::RangeError::New(env, "the tick record is shorter than its count");
     }
     return Guarded(env, [&]() -> Napi::Value {
-      encoder_->WriteStacks(ts, count, reinterpret_cast<const uint32_t*>(tids.data),
-                            reinterpret_cast<const uint32_t*>(interps.data), statuses.data,
-                            reinterpret_cast<const uint32_t*>(ends.data), reinterpret_cast<const uint32_t*>(ids.data),
-                            ids.length, static_cast<uint32_t>(frameCount));
+      encoder_->WriteStacks(tick);
       return env.Undefined();
     });
   }

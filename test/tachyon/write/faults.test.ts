@@ -32,6 +32,10 @@ function busySample(i: number, threadId: number | bigint = 7): SampleInterpreter
   return [{ interpreterId: 0, threads: [{ threadId, status: 3, frameInfo: frames }] }];
 }
 
+function frameSpec(i: number) {
+  return { filename: `mod${i % 7}.py`, funcname: `fn${i}`, lineno: i };
+}
+
 function codeOf(fn: () => unknown): string | undefined {
   try {
     fn();
@@ -185,6 +189,31 @@ describe('format limits refuse the whole sample before any byte', () => {
     expect(w.stringCount).toBe(2); // 'b.py' was rolled back
     expect(w.stats.totalSamples).toBe(0);
     w.close();
+  });
+
+  it('a stack refused for its ids leaves no bytes behind and the writer open, between accepted ones', () => {
+    const a = tmp('refused-ids');
+    const b = tmp('clean-ids');
+    const refused = new ProfileWriter(a, { sampleIntervalUs: 1000, compression: 'none' });
+    const clean = new ProfileWriter(b, { sampleIntervalUs: 1000, compression: 'none' });
+    for (const w of [refused, clean]) for (let i = 0; i < 4; i++) w.internFrame(frameSpec(i));
+    const bad: (Uint32Array | number[])[] = [
+      new Uint32Array([0, 1, 2, 4]), // the last of a staged-size stack
+      [3, 2, -1],
+      [1, 2.5],
+      [0, Number.NaN],
+    ];
+    for (let i = 0; i < 40; i++) {
+      const good = new Uint32Array([i % 4, (i + 1) % 4, 3]);
+      for (const w of [refused, clean]) w.writeStack(1 + (i % 3), 0, 10 * i, 0, good);
+      const ids = bad[i % bad.length]!;
+      const at = ids.findIndex((id) => !(id >= 0 && id < 4 && Number.isInteger(id)));
+      expect(() => refused.writeStack(9, 0, 10 * i + 5, 0, ids)).toThrow(`frame id ${ids[at]} at index ${at} was`);
+      expect(refused.state).toBe('open');
+    }
+    refused.finalize();
+    clean.finalize();
+    expect(Buffer.compare(fs.readFileSync(a), fs.readFileSync(b))).toBe(0);
   });
 });
 

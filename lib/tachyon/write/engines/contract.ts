@@ -26,41 +26,94 @@ export const Counter = {
 } as const;
 export const COUNTER_COUNT = 10;
 
+const NO_IDS = new Uint32Array(0);
+
+/**
+ * One thread's sample as the engines take it, 64-bit values as u32 halves. The writer (and an engine
+ * that codes a tick or a batch stack by stack) fills one record and reuses it: no allocation per call.
+ */
+export class StackRecord {
+  tidHi = 0;
+  tidLo = 0;
+  interpreterId = 0;
+  tsHi = 0;
+  tsLo = 0;
+  status = 0;
+  frames: ArrayLike<number> = NO_IDS;
+  start = 0;
+  depth = 0;
+  /** The frame table's size, for an engine that checks the ids itself (SampleEngine.checksIds). */
+  idLimit = Infinity;
+}
+
+/** TickRecord.words' header: timestamp low and high halves, thread count, the frame table's size. */
+export const TICK_HEADER = 4;
+
+/**
+ * One tick as the engines take it: a typed struct the native engine hands to the addon as it is
+ * (native/tachyon/write/writer_napi.cc EncodeTick), plus the caller's frame ids. `words` holds
+ * TICK_HEADER words, then per thread slot (`capacity` of them): thread id low, high halves (2 words
+ * each), interpreter ids, statuses, stack ends. Thread k's stack is ids[ends[k-1] .. ends[k]).
+ * The writer keeps one and replaces it only to grow it.
+ */
+export class TickRecord {
+  readonly words: Uint32Array;
+  readonly tids: Uint32Array;
+  readonly interps: Uint32Array;
+  readonly statuses: Uint32Array;
+  readonly ends: Uint32Array;
+  ids: Uint32Array = NO_IDS;
+
+  constructor(readonly capacity: number) {
+    const w = new Uint32Array(TICK_HEADER + 5 * capacity);
+    this.words = w;
+    this.tids = w.subarray(TICK_HEADER, TICK_HEADER + 2 * capacity);
+    this.interps = w.subarray(TICK_HEADER + 2 * capacity, TICK_HEADER + 3 * capacity);
+    this.statuses = w.subarray(TICK_HEADER + 3 * capacity, TICK_HEADER + 4 * capacity);
+    this.ends = w.subarray(TICK_HEADER + 4 * capacity);
+  }
+
+  /** The header but the count (stageTick's): the tick's timestamp and the frame table's size. */
+  stamp(tsHi: number, tsLo: number, frameCount: number): void {
+    this.words[0] = tsLo;
+    this.words[1] = tsHi;
+    this.words[3] = frameCount;
+  }
+
+  get tsLo(): number {
+    return this.words[0]!;
+  }
+  get tsHi(): number {
+    return this.words[1]!;
+  }
+  get count(): number {
+    return this.words[2]!;
+  }
+  get frameCount(): number {
+    return this.words[3]!;
+  }
+}
+
 export interface SampleEngine {
+  /**
+   * writeStack checks the kept ids itself (each an integer in [0, s.idLimit), else unknownFrameId)
+   * while it copies them, and takes nothing of a refused stack: the caller need not check them first.
+   */
+  readonly checksIds?: boolean;
   /** The raw file (header, compressed or raw sample region, tables, footer). */
   readonly output: PatchableSink & { flush(): void };
   /**
-   * One thread's sample: frames[start .. start+depth) innermost first, at most
-   * the file's stack limit (the caller has cut deeper stacks), every id already checked.
+   * One thread's sample: s.frames[s.start .. s.start+s.depth) innermost first, at most the file's stack
+   * limit (the caller has cut deeper stacks), every id already checked. The record is the caller's and
+   * reused: read it during the call, keep nothing of it.
    */
-  writeStack(
-    tidHi: number,
-    tidLo: number,
-    interpreterId: number,
-    tsHi: number,
-    tsLo: number,
-    status: number,
-    frames: ArrayLike<number>,
-    start: number,
-    depth: number,
-  ): void;
+  writeStack(s: StackRecord): void;
   /**
-   * One tick: thread k (id tidWords[2k] low half, tidWords[2k+1] high half) has the
-   * stack ids[ends[k-1] .. ends[k]); deeper than the file's stack limit is cut. Refuses the
-   * whole tick (ERR_TACHYON_WRITE_UNKNOWN_ID / ERR_INVALID_ARGUMENT) before
-   * encoding any of it if an end or a kept id (>= frameCount) is wrong.
+   * One tick (see TickRecord); deeper than the file's stack limit is cut. Refuses the whole tick
+   * (ERR_TACHYON_WRITE_UNKNOWN_ID / ERR_INVALID_ARGUMENT) before encoding any of it if an end or a
+   * kept id (>= frameCount) is wrong.
    */
-  writeTick(
-    tsHi: number,
-    tsLo: number,
-    count: number,
-    tidWords: Uint32Array,
-    interpreterIds: Uint32Array,
-    statuses: Uint8Array,
-    ends: Uint32Array,
-    ids: Uint32Array,
-    frameCount: number,
-  ): void;
+  writeTick(tick: TickRecord): void;
   /**
    * writeSample's threads, already checked, in the staged layout (STAGED_HEADER):
    * the native engine copies the words into its staging buffer at once.
@@ -103,6 +156,14 @@ export interface EngineOptions {
   startTimeLo: number;
   /** Fixed-width fields in the host's byte order, as CPython writes them. */
   littleEndian: boolean;
+}
+
+/** writeStack's refusal of frames[at], an id that internFrame did not return (the frame table has `count`). */
+export function unknownFrameId(frames: ArrayLike<number>, at: number, count: number): ProfpackError {
+  return new ProfpackError(`frame id ${String(frames[at])} at index ${at} was not returned by internFrame`, {
+    code: ErrorCode.TACHYON_WRITE_UNKNOWN_ID,
+    expected: `an integer in [0, ${count})`,
+  });
 }
 
 /**
@@ -150,36 +211,28 @@ export function deepStacks(count: number, ends: Uint32Array, maxDepth = MAX_STAC
   return deep;
 }
 
-/** writeTick as one writeStack per thread, after checkTick: for engines that code each stack on its own. */
+/** writeTick as one writeStack per thread (through the engine's own record `s`), after checkTick. */
 export function writeTickAsStacks(
   engine: SampleEngine,
-  tsHi: number,
-  tsLo: number,
-  count: number,
-  tidWords: Uint32Array,
-  interpreterIds: Uint32Array,
-  statuses: Uint8Array,
-  ends: Uint32Array,
-  ids: Uint32Array,
-  frameCount: number,
+  tick: TickRecord,
+  s: StackRecord,
   maxDepth = MAX_STACK_DEPTH,
 ): void {
-  checkTick(count, ends, ids, frameCount, maxDepth);
+  const { count, tids, interps, statuses, ends, ids } = tick;
+  checkTick(count, ends, ids, tick.frameCount, maxDepth);
+  s.tsHi = tick.tsHi;
+  s.tsLo = tick.tsLo;
+  s.frames = ids;
   let start = 0;
   for (let k = 0; k < count; k++) {
     const end = ends[k]!;
-    const depth = end - start < maxDepth ? end - start : maxDepth;
-    engine.writeStack(
-      tidWords[2 * k + 1]!,
-      tidWords[2 * k]!,
-      interpreterIds[k]!,
-      tsHi,
-      tsLo,
-      statuses[k]!,
-      ids,
-      start,
-      depth,
-    );
+    s.tidLo = tids[2 * k]!;
+    s.tidHi = tids[2 * k + 1]!;
+    s.interpreterId = interps[k]!;
+    s.status = statuses[k]!;
+    s.start = start;
+    s.depth = end - start < maxDepth ? end - start : maxDepth;
+    engine.writeStack(s);
     start = end;
   }
 }
@@ -191,21 +244,20 @@ export function writeTickAsStacks(
  */
 export const STAGED_HEADER = 7;
 
-/** writeBatch as one writeStack per staged sample: for engines that code each stack on its own. */
-export function writeBatchAsStacks(engine: SampleEngine, words: Uint32Array, count: number): void {
+/** writeBatch as one writeStack per staged sample (through the engine's own record `s`). */
+export function writeBatchAsStacks(engine: SampleEngine, words: Uint32Array, count: number, s: StackRecord): void {
+  s.frames = words;
   for (let i = 0; i < count;) {
     const depth = words[i + 6]!;
-    engine.writeStack(
-      words[i + 1]!,
-      words[i]!,
-      words[i + 2]!,
-      words[i + 4]!,
-      words[i + 3]!,
-      words[i + 5]!,
-      words,
-      i + STAGED_HEADER,
-      depth,
-    );
+    s.tidLo = words[i]!;
+    s.tidHi = words[i + 1]!;
+    s.interpreterId = words[i + 2]!;
+    s.tsLo = words[i + 3]!;
+    s.tsHi = words[i + 4]!;
+    s.status = words[i + 5]!;
+    s.start = i + STAGED_HEADER;
+    s.depth = depth;
+    engine.writeStack(s);
     i += STAGED_HEADER + depth;
   }
 }

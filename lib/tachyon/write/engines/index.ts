@@ -5,8 +5,12 @@ export {
   type EngineOptions,
   STAGED_HEADER,
   type SampleEngine,
+  StackRecord,
+  TICK_HEADER,
+  TickRecord,
   ThreadMap,
   deepStacks,
+  unknownFrameId,
   writerStats,
 } from './contract';
 export { JsSampleEngine } from './js';

@@ -19,6 +19,8 @@ import {
   writeTickAsStacks,
   type EngineOptions,
   type SampleEngine,
+  StackRecord,
+  type TickRecord,
 } from './contract';
 import { CompressingSink, FileOutput, type RecordSink } from '../../file/index';
 import { ErrorCode, ProfpackError } from '../../../errors';
@@ -102,6 +104,8 @@ export class JsSampleEngine implements SampleEngine {
   private readonly littleEndian: boolean;
   private readonly startHi: number;
   private readonly startLo: number;
+  /** writeTick's and writeBatch's stacks, one at a time. */
+  private readonly record = new StackRecord();
 
   constructor(options: EngineOptions) {
     this.output = new FileOutput(options.fd, options.memory ?? null);
@@ -128,18 +132,9 @@ export class JsSampleEngine implements SampleEngine {
     return state;
   }
 
-  writeStack(
-    tidHi: number,
-    tidLo: number,
-    interpreterId: number,
-    tsHi: number,
-    tsLo: number,
-    status: number,
-    frames: ArrayLike<number>,
-    start: number,
-    depth: number,
-  ): void {
-    const t = this.thread(tidHi, tidLo, interpreterId);
+  writeStack(rec: StackRecord): void {
+    const { tidHi, tidLo, tsHi, tsLo, status, frames, start, depth } = rec;
+    const t = this.thread(tidHi, tidLo, rec.interpreterId);
     // Per-thread delta in u64 arithmetic: an earlier timestamp wraps (§3.1).
     let dLo = tsLo - t.tsLo;
     let dHi = tsHi - t.tsHi;
@@ -212,22 +207,12 @@ export class JsSampleEngine implements SampleEngine {
     t.depth = depth;
   }
 
-  writeTick(
-    tsHi: number,
-    tsLo: number,
-    count: number,
-    tidWords: Uint32Array,
-    interpreterIds: Uint32Array,
-    statuses: Uint8Array,
-    ends: Uint32Array,
-    ids: Uint32Array,
-    frameCount: number,
-  ): void {
-    writeTickAsStacks(this, tsHi, tsLo, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
+  writeTick(tick: TickRecord): void {
+    writeTickAsStacks(this, tick, this.record);
   }
 
   writeBatch(words: Uint32Array, count: number): void {
-    writeBatchAsStacks(this, words, count);
+    writeBatchAsStacks(this, words, count, this.record);
   }
 
   private flushRepeat(t: ThreadState): void {

@@ -5,7 +5,7 @@
  * records back to zstd-napi through a callback.
  */
 import { nativeModule } from '../../../backend';
-import type { EngineOptions, SampleEngine } from './contract';
+import { unknownFrameId, type EngineOptions, type SampleEngine, type StackRecord, type TickRecord } from './contract';
 import { ZstdStream, type ZstdDirective } from '../../file/index';
 import { ByteSink } from '../../../byte-sink';
 import { grown } from '../../../typed-arrays';
@@ -13,17 +13,8 @@ import type { PatchableSink } from '../../../varint/index';
 
 interface NativeProfileWriter {
   encode(words: Uint32Array, count: number): void;
-  encodeTick(
-    tsLo: number,
-    tsHi: number,
-    count: number,
-    tidWords: Uint32Array,
-    interpreterIds: Uint32Array,
-    statuses: Uint8Array,
-    ends: Uint32Array,
-    ids: Uint32Array,
-    frameCount: number,
-  ): void;
+  /** The tick's record words (TickRecord's layout) and its frame ids. */
+  encodeTick(words: Uint32Array, ids: Uint32Array): void;
   finishSamples(): void;
   flushSamples(): void;
   write(bytes: Uint8Array): void;
@@ -53,6 +44,7 @@ const STAGING_WORDS = 64 * 1024;
 const FIRST_STAGING_WORDS = 4 * 1024;
 
 export class NativeSampleEngine implements SampleEngine {
+  readonly checksIds = true;
   readonly output: PatchableSink & { flush(): void };
   private readonly handle: NativeProfileWriter;
   private staging = new Uint32Array(FIRST_STAGING_WORDS);
@@ -111,46 +103,54 @@ export class NativeSampleEngine implements SampleEngine {
     };
   }
 
-  writeStack(
-    tidHi: number,
-    tidLo: number,
-    interpreterId: number,
-    tsHi: number,
-    tsLo: number,
-    status: number,
-    frames: ArrayLike<number>,
-    start: number,
-    depth: number,
-  ): void {
+  writeStack(s: StackRecord): void {
+    const depth = s.depth;
     this.room(7 + depth);
     const w = this.staging;
     let i = this.staged;
-    w[i] = tidLo;
-    w[i + 1] = tidHi;
-    w[i + 2] = interpreterId;
-    w[i + 3] = tsLo;
-    w[i + 4] = tsHi;
-    w[i + 5] = status;
+    w[i] = s.tidLo;
+    w[i + 1] = s.tidHi;
+    w[i + 2] = s.interpreterId;
+    w[i + 3] = s.tsLo;
+    w[i + 4] = s.tsHi;
+    w[i + 5] = s.status;
     w[i + 6] = depth;
     i += 7;
-    // A loop, not set(subarray): a view per stack was most of writeSample's garbage.
-    for (let k = start, end = start + depth; k < end; k++) w[i++] = frames[k]!;
+    // A loop, not set(subarray): a view per stack was most of writeSample's garbage. The ids are
+    // checked in the same loop (checksIds); a refused stack is not staged.
+    const frames = s.frames;
+    const limit = s.idLimit;
+    let bad = false;
+    if (frames instanceof Uint32Array) {
+      for (let k = s.start, end = k + depth; k < end; k++) {
+        const id = frames[k]!;
+        w[i++] = id;
+        bad ||= id >= limit;
+      }
+    } else {
+      for (let k = s.start, end = k + depth; k < end; k++) {
+        const id = frames[k]!;
+        w[i++] = id;
+        bad ||= !(id < limit && id >= 0 && Number.isInteger(id));
+      }
+    }
+    if (bad) throw unknownFrameId(frames, this.firstBad(s), limit);
     this.staged = i;
   }
 
-  writeTick(
-    tsHi: number,
-    tsLo: number,
-    count: number,
-    tidWords: Uint32Array,
-    interpreterIds: Uint32Array,
-    statuses: Uint8Array,
-    ends: Uint32Array,
-    ids: Uint32Array,
-    frameCount: number,
-  ): void {
+  /** The index (from s.start) of the first id writeStack refused. */
+  private firstBad(s: StackRecord): number {
+    const { frames, start, depth, idLimit } = s;
+    for (let k = 0; k < depth; k++) {
+      const id = frames[start + k]!;
+      if (!(id < idLimit && id >= 0 && Number.isInteger(id))) return k;
+    }
+    return -1;
+  }
+
+  writeTick(tick: TickRecord): void {
     this.drain();
-    this.handle.encodeTick(tsLo, tsHi, count, tidWords, interpreterIds, statuses, ends, ids, frameCount);
+    this.handle.encodeTick(tick.words, tick.ids);
   }
 
   writeBatch(words: Uint32Array, count: number): void {

@@ -20,6 +20,8 @@ import {
   writeTickAsStacks,
   type EngineOptions,
   type SampleEngine,
+  StackRecord,
+  type TickRecord,
 } from './contract';
 import { FileOutput, ZstdStream } from '../../file/index';
 import { SampleBlockWriter, blockKindOf, type StackCoding } from '../../codec/index';
@@ -39,6 +41,8 @@ abstract class BlockEngine implements SampleEngine {
   protected readonly counts = new Float64Array(COUNTER_COUNT);
   /** Block bytes before compression (CPython's bytes_written counts records the same way). */
   protected blockBytes = 0;
+  /** writeTick's and writeBatch's stacks, one at a time. */
+  private readonly record = new StackRecord();
 
   constructor(options: EngineOptions) {
     if (!options.littleEndian) {
@@ -58,35 +62,14 @@ abstract class BlockEngine implements SampleEngine {
     else this.output.write(block);
   }
 
-  abstract writeStack(
-    tidHi: number,
-    tidLo: number,
-    interpreterId: number,
-    tsHi: number,
-    tsLo: number,
-    status: number,
-    frames: ArrayLike<number>,
-    start: number,
-    depth: number,
-  ): void;
+  abstract writeStack(s: StackRecord): void;
 
-  writeTick(
-    tsHi: number,
-    tsLo: number,
-    count: number,
-    tidWords: Uint32Array,
-    interpreterIds: Uint32Array,
-    statuses: Uint8Array,
-    ends: Uint32Array,
-    ids: Uint32Array,
-    frameCount: number,
-  ): void {
-    const limit = V2_MAX_STACK_DEPTH;
-    writeTickAsStacks(this, tsHi, tsLo, count, tidWords, interpreterIds, statuses, ends, ids, frameCount, limit);
+  writeTick(tick: TickRecord): void {
+    writeTickAsStacks(this, tick, this.record, V2_MAX_STACK_DEPTH);
   }
 
   writeBatch(words: Uint32Array, count: number): void {
-    writeBatchAsStacks(this, words, count);
+    writeBatchAsStacks(this, words, count, this.record);
   }
 
   /** The last block, then the end of the zstd frame. */
@@ -137,17 +120,8 @@ class JsBlockEngine extends BlockEngine {
     );
   }
 
-  writeStack(
-    tidHi: number,
-    tidLo: number,
-    interpreterId: number,
-    tsHi: number,
-    tsLo: number,
-    status: number,
-    frames: ArrayLike<number>,
-    start: number,
-    depth: number,
-  ): void {
+  writeStack(s: StackRecord): void {
+    const { tidHi, tidLo, tsHi, tsLo, frames, start, depth } = s;
     const threadId = tidHi === 0 ? BigInt(tidLo) : (BigInt(tidHi) << 32n) | BigInt(tidLo);
     const timestampUs = tsHi < SAFE_HIGH ? tsHi * TWO_POW_32 + tsLo : (BigInt(tsHi) << 32n) | BigInt(tsLo);
     let stack: ArrayLike<number>;
@@ -157,7 +131,7 @@ class JsBlockEngine extends BlockEngine {
       for (let i = 0; i < depth; i++) this.scratch[i] = frames[start + i]!;
       stack = this.scratch.subarray(0, depth);
     }
-    this.blocks.add(threadId, interpreterId, timestampUs, status, stack);
+    this.blocks.add(threadId, s.interpreterId, timestampUs, s.status, stack);
   }
 
   protected sealBlock(): void {
@@ -209,25 +183,16 @@ class NativeBlockEngine extends BlockEngine {
     );
   }
 
-  writeStack(
-    tidHi: number,
-    tidLo: number,
-    interpreterId: number,
-    tsHi: number,
-    tsLo: number,
-    status: number,
-    frames: ArrayLike<number>,
-    start: number,
-    depth: number,
-  ): void {
+  writeStack(s: StackRecord): void {
+    const { frames, start, depth } = s;
     if (this.staged === STAGED_SAMPLES || this.stagedFrames + depth > STAGED_FRAMES) this.drain();
     const k = this.staged;
-    this.threadWords[2 * k] = tidLo;
-    this.threadWords[2 * k + 1] = tidHi;
-    this.timestampWords[2 * k] = tsLo;
-    this.timestampWords[2 * k + 1] = tsHi;
-    this.interpreterIds[k] = interpreterId;
-    this.statuses[k] = status;
+    this.threadWords[2 * k] = s.tidLo;
+    this.threadWords[2 * k + 1] = s.tidHi;
+    this.timestampWords[2 * k] = s.tsLo;
+    this.timestampWords[2 * k + 1] = s.tsHi;
+    this.interpreterIds[k] = s.interpreterId;
+    this.statuses[k] = s.status;
     if (frames instanceof Uint32Array) this.frames.set(frames.subarray(start, start + depth), this.stagedFrames);
     else for (let i = 0; i < depth; i++) this.frames[this.stagedFrames + i] = frames[start + i]!;
     this.stagedFrames += depth;
