@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { HeapStacks } from '../../lib/record/heap/events';
+import { HeapStacks } from '../../lib/record/wire/heap-events';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { HEAP_LIMITS } from '../../lib/tachyon/codec/heap/limits';
 import { buildForTests } from '../support/build';

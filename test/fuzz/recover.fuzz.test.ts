@@ -13,7 +13,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { HeapStacks } from '../../lib/record/heap/events';
+import { HeapStacks } from '../../lib/record/wire/heap-events';
 import { ProfileReader, ProfileWriter, openHeapTrace, recover } from '../../lib/tachyon/index';
 import type { HeapFileSink, ProfileWriterOptions } from '../../lib/tachyon/index';
 import { salvageRecords } from '../../lib/tachyon/recover/index';

@@ -16,7 +16,7 @@ import { backend } from '../../lib/backend';
 import { listProfileFiles } from '../../lib/fleet/listing';
 import { openProfile } from '../../lib/formats/registry';
 import { heapProfile, leakSuspects, openHeapFiles } from '../../lib/memory/index';
-import { HeapStacks } from '../../lib/record/heap/events';
+import { HeapStacks } from '../../lib/record/wire/heap-events';
 import { encodeRecordedBy } from '../../lib/recorded-by';
 import { ProfileWriter, recover } from '../../lib/tachyon/index';
 import { compileBuild, type Build } from '../support/build';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConcatenatedHeapTrace, heapProfile, openHeapFile } from '../../lib/memory/index';
-import { HeapStacks } from '../../lib/record/heap/events';
+import { HeapStacks } from '../../lib/record/wire/heap-events';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { LiveList } from '../../lib/tachyon/codec/heap/live';
 import { HEAP_LIMITS } from '../../lib/tachyon/codec/heap/limits';

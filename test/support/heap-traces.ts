@@ -1,6 +1,6 @@
 /** Heap traces for the heap section's tests: random polls fed to a file's heap sink, and what must read back. */
 import fc from 'fast-check';
-import { HeapStacks, NO_STACK } from '../../lib/record/heap/events';
+import { HeapStacks, NO_STACK } from '../../lib/record/wire/heap-events';
 import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/index';
 import { ProfileWriter, type HeapFileSink, type ProfileWriterOptions } from '../../lib/tachyon/index';
 

@@ -1,7 +1,7 @@
 /**
  * HeapFileSink: ProfileWriter's heap event sink (`writer.heapSink()`,
- * version 2 only). It has the recorder's HeapEventSink shape (lib/record/heap
- * events.ts, matched by shape so lib/tachyon does not depend on the
+ * version 2 only). It has the recorder's HeapEventSink shape (lib/record/wire
+ * heap-events.ts, matched by shape so lib/tachyon does not depend on the
  * recorder, whose batch types extend the ones here): batches come in with stacks over V8 call frames, their frames go
  * into the file's frame table beside the CPU samples' (so heap and CPU stacks
  * share frames), and the events into the heap section's coder
@@ -21,7 +21,7 @@ import { HeapSectionEncoder, encodeHeapChunk, encodeHeapHeader, type HeapTotals 
 import type { FrameSpec } from './types';
 import { grown } from '../../typed-arrays';
 
-/** The recorder's stack tree (lib/record/heap HeapStacks), as much as the sink reads. */
+/** The recorder's stack tree (lib/record/wire HeapStacks), as much as the sink reads. */
 export interface HeapSinkStacks {
   readonly size: number;
   readonly callFrames: readonly CpuProfileCallFrame[];

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HeapStacks } from '../../../lib/record/heap/events';
+import { HeapStacks } from '../../../lib/record/wire/heap-events';
 import { ProfileReader, ProfileWriter, openHeapTrace, recover } from '../../../lib/tachyon/index';
 import type { HeapFileSink, ProfileWriterOptions } from '../../../lib/tachyon/index';
 import { codeOf } from '../../support/refusals';

@@ -13,7 +13,7 @@ import { readProfileV2 } from '../../../../lib/tachyon/read/v2/file';
 import { HeaderFlag } from '../../../../lib/tachyon/codec/format';
 import { thrown } from '../../../support/refusals';
 import { feedPlan, heapFileWriter, plannedTrace, readBack } from '../../../support/heap-traces';
-import { HeapStacks } from '../../../../lib/record/heap/events';
+import { HeapStacks } from '../../../../lib/record/wire/heap-events';
 import type { CpuProfileCallFrame } from '../../../../lib/v8/index';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-heap-'));
