@@ -4,7 +4,7 @@
  * recording streams into a Tachyon file or into any caller's sink.
  */
 import { defaultCompression } from '../../tachyon/index';
-import { frameFromV8 } from '../../v8/index';
+import { frameFromV8, type CpuProfileCallFrame } from '../../v8/index';
 import type { Frame } from '../../profile/index';
 import { MAX_STACK_DEPTH, ProfileWriter, type HeapFileSink } from '../../tachyon/index';
 
@@ -64,7 +64,9 @@ export function createTachyonSink(path: string, options: TachyonSinkOptions): Ta
     formatVersion: options.heap === true ? 2 : 1,
   });
   const mapFrame = options.mapFrame ?? ((frame: Frame) => frame);
-  const heap = options.heap === true ? writer.heapSink({ frameOf: (cf) => mapFrame(frameFromV8(cf)) }) : null;
+  // The heap stacks' V8 call frames become model frames here, in the writer (lib/tachyon knows no V8 frame).
+  const frameOf = (cf: CpuProfileCallFrame): Frame => mapFrame(frameFromV8(cf));
+  const heap = options.heap === true ? writer.heapSink({ frameOf }) : null;
   let atCap = 0;
   return {
     heap,

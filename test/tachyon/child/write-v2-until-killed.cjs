@@ -70,7 +70,8 @@ module.exports = { writerOptions, writePart, makeStacks, internFrames, SAMPLES_P
 if (require.main === module) {
   require('../../fuzz/child/ts-require.cjs');
   const lib = path.join(__dirname, '..', '..', '..', 'lib');
-  const { ProfileWriter } = require(path.join(lib, 'tachyon', 'index.ts'));
+  // The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+  const { ProfileWriter } = require(path.join(lib, 'index.ts'));
   const { HeapStacks } = require(path.join(lib, 'record', 'wire', 'heap-events.ts'));
   const [which, compression, file] = process.argv.slice(2);
   const w = new ProfileWriter(file, writerOptions(which, compression));

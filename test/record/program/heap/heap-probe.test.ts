@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../../lib/errors';
 import { probeHeapSampler } from '../../../../lib/record/program/heap/index';
 
-const sourceBuild = path.join(__dirname, '..', '..', '..', 'build', 'Release', 'profpack_heap.v8heap');
+const sourceBuild = path.join(__dirname, '..', '..', '..', '..', 'build', 'Release', 'profpack_heap.v8heap');
 const major = process.versions.node.split('.')[0]!;
 const prebuildDir = path.join('prebuilds', `${process.platform}-${process.arch}`);
 const prebuild = path.join(prebuildDir, `heap-node${major}.v8heap`);
@@ -87,7 +87,7 @@ describe('the heap sampler probe and the prebuilds', () => {
 });
 
 describe('a forced native sampler that cannot load fails loudly', () => {
-  const repoRoot = path.join(__dirname, '..', '..', '..');
+  const repoRoot = path.join(__dirname, '..', '..', '..', '..');
   const cli = path.join(repoRoot, 'dist', 'cli', 'main.js');
   const forced = (addon: string): NodeJS.ProcessEnv => ({
     ...process.env,

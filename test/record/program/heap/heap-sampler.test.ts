@@ -20,7 +20,7 @@ import {
 import { ErrorCode } from '../../../../lib/errors';
 import { postSync } from '../../../../lib/v8/index';
 
-const addonFile = path.join(__dirname, '..', '..', '..', 'build', 'Release', 'profpack_heap.v8heap');
+const addonFile = path.join(__dirname, '..', '..', '..', '..', 'build', 'Release', 'profpack_heap.v8heap');
 
 function frameNode(id: number, name: string, children: SamplingHeapNode[] = []): SamplingHeapNode {
   return {

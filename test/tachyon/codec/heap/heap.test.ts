@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../../lib/errors';
-import { ProfileReader, ProfileWriter, downgrade, openHeapTrace } from '../../../../lib/tachyon/index';
+import { ProfileReader, downgrade, openHeapTrace } from '../../../../lib/tachyon/index';
+// The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+import { ProfileWriter } from '../../../../lib/index';
 import { infoLines } from '../../../../lib/cli/commands/info';
 import { readProfileV2 } from '../../../../lib/tachyon/read/v2/file';
 import { HeaderFlag } from '../../../../lib/tachyon/codec/format';
