@@ -23,7 +23,7 @@
     }
   ],
   "conditions": [
-    # V8's own API (lib/record/heap/probe.ts loads it, else the inspector path): per Node major, not on Windows
+    # V8's own API (lib/record/program/heap/probe.ts loads it, else the inspector path): per Node major, not on Windows
     # (the win32 prebuild is cross-compiled from N-API headers, scripts/prebuild-win.sh).
     ["OS!='win'", {
       "targets": [

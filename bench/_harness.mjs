@@ -70,7 +70,7 @@ export function table(header, rows) {
 
 /**
  * The real program no one here wrote, as the heap and record-start benches run it: `tsc --noEmit --strict` over
- * lib/record/heap/index.ts and what it imports (most of the work is lib.es2023 and @types/node).
+ * lib/record/program/heap-recorder.ts and what it imports (most of the work is lib.es2023 and @types/node).
  */
 export function tscWorkloadArgs(repo) {
   return [
@@ -78,6 +78,6 @@ export function tscWorkloadArgs(repo) {
     ...'--noEmit --strict --skipLibCheck --lib es2023 --target es2022 --module commonjs'.split(' '),
     ...'--moduleResolution node --esModuleInterop --types node'.split(' '),
     path.join(repo, 'lib', 'types', 'node-gyp-build.d.ts'),
-    path.join(repo, 'lib', 'record', 'heap', 'index.ts'),
+    path.join(repo, 'lib', 'record', 'program', 'heap-recorder.ts'),
   ];
 }

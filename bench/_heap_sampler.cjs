@@ -1,7 +1,7 @@
 // Preload for bench/heap.mjs: profpack's heap sampler alone in the program, as
 // @datadog/pprof's preload runs its profiler: no writer process, no CPU
 // sampling. A HeapRecorder at $BENCH_HEAP_INTERVAL bytes (the recorder's own
-// pacing, lib/record/heap/recorder.ts), polled by the recorder's 1-s timer and
+// pacing, lib/record/program/heap-recorder.ts), polled by the recorder's 1-s timer and
 // once at exit, each poll encoded as its heap frame and dropped.
 // PROFPACK_HEAP_SAMPLER chooses V8's API or the inspector (probe.ts).
 const path = require('node:path');

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { interleaveRounds, machine, median, table } from './_harness.mjs';
 import { ProfileWriter } from '../dist/index.js';
-import { HeapStacks } from '../dist/record/heap/events.js';
+import { HeapStacks } from '../dist/record/wire/heap-events.js';
 import { StackTable } from '../dist/profile/stack-table.js';
 import { readProfileV2 } from '../dist/tachyon/read/v2/file.js';
 import { HeapSectionDecoder } from '../dist/tachyon/codec/heap/decode.js';

@@ -7,7 +7,7 @@
 // bare run of the same round (on a shared machine the two ran moments apart):
 // - compare: every tool at one interval (BENCH_HEAP_INTERVAL, default: the
 //   recorder's default) on each workload, profpack (V8's API sampler, and once
-//   the inspector's, lib/record/heap/probe.ts) with CPU sampling at 1 ms
+//   the inspector's, lib/record/program/heap/probe.ts) with CPU sampling at 1 ms
 //   (its default) and heap only (--no-cpu: V8's CPU profiler never started),
 //   and profpack without --heap (the floor of its --heap rows),
 //   and the heap sampler alone preloaded in the program (_heap_sampler.cjs: no
@@ -72,7 +72,7 @@ const workloads = {
 const kib = (n) => (n >= 1 << 20 ? `${n / (1 << 20)} MiB` : `${n / 1024} KiB`);
 const target = (w) => [process.execPath, '--require', reportPreload, ...workloads[w].args];
 
-// sampler: lib/record/heap/probe.ts's choice, forced (PROFPACK_HEAP_SAMPLER): V8's API or the inspector.
+// sampler: lib/record/program/heap/probe.ts's choice, forced (PROFPACK_HEAP_SAMPLER): V8's API or the inspector.
 function profpack(
   w,
   { heap, cpuOff = false, n = interval, sampler = 'native', polls, shortLived, inline, main = cli },

@@ -4,8 +4,8 @@ export { backend, type Backend, type BackendFeatures, type BackendName } from '.
 export * as varint from './varint/index';
 // The writer's input shapes are exported as Sample*: ProfileReader's InterpreterInfo/ThreadInfo are what a replay
 // delivers.
+export { ProfileWriter } from './profile-writer';
 export {
-  ProfileWriter,
   type ProfileWriterOptions,
   type SampleInterpreterInfo,
   type SampleThreadInfo,

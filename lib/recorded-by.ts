@@ -35,7 +35,9 @@ export interface RecordedBy {
   sourceMaps?: boolean;
   /** Whether V8's CPU profiler sampled (false: a heap-only recording, record --no-cpu; absent in older files). */
   cpu?: boolean;
-  /** A heap recording's sampler (lib/record/heap/probe.ts): V8's C++ API through the addon, or the inspector. */
+  /**
+   * A heap recording's sampler (lib/record/program/heap/probe.ts): V8's C++ API through the addon, or the inspector.
+   */
   heapSampler?: 'native' | 'inspector';
   /** Why the inspector records the heap: the addon did not load, or was not asked for. */
   heapSamplerReason?: string;

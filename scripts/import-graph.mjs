@@ -3,7 +3,8 @@
 // rules docs/layout.md states: no circle anywhere; every folder of lib/, at any
 // depth, is entered through its index.ts (code outside the folder imports that
 // file only); inside lib/tachyon each level imports only the levels below it
-// (index → v2-api → downgrade | recover → read | write → codec → file → format).
+// (index → v2-api → downgrade | recover → read | write → codec → file → format); and the folders kept APART
+// never import each other that way.
 //   node scripts/import-graph.mjs      prints every violation, exits 1 if any
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +14,17 @@ const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Tachyon's levels, lowest first; a file may import its own level or a lower one (read and write share one, but never import each other). */
 const LEVELS = [['format'], ['file'], ['codec'], ['read', 'write'], ['downgrade', 'recover'], ['v2-api'], ['index']];
+
+/** [from, to, why]: no file under lib/FROM imports a file under lib/TO. */
+const APART = [
+  [
+    'tachyon',
+    'v8',
+    "the file format knows no V8 frame: the recording's writer maps them, lib/index.ts hands heapSink() its default",
+  ],
+  ['record/program', 'record/writer', 'the recorded program loads no writer code'],
+  ['record/writer', 'record/program', "the writer runs none of the recorded program's code"],
+];
 
 export function importGraph(dir = path.join(root, 'lib')) {
   const graph = new Map();
@@ -102,6 +114,11 @@ export function layoutViolations(graph, lib = path.join(root, 'lib')) {
       if (folder !== undefined && to !== path.join(folder, 'index.ts')) {
         bad.push(`${rel(from)} imports ${rel(to)}: outside ${rel(folder)}, import ${rel(folder)}/index.ts`);
       }
+      for (const [a, b, why] of APART) {
+        const inside = (file, dir) => file.startsWith(path.join(lib, ...dir.split('/')) + path.sep);
+        if (inside(from, a) && inside(to, b))
+          bad.push(`${rel(from)} imports ${rel(to)}: lib/${a} keeps apart from lib/${b} (${why})`);
+      }
       if (!from.startsWith(tachyon + path.sep) || !to.startsWith(tachyon + path.sep)) continue;
       const a = part(from, tachyon),
         b = part(to, tachyon);
@@ -130,7 +147,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   for (const p of problems) console.log(p);
   console.log(
     problems.length === 0
-      ? `lib/: ${graph.size} files, no import circle, every folder entered through its index.ts, tachyon's levels hold`
+      ? `lib/: ${graph.size} files, no import circle, every folder entered through its index.ts, tachyon's levels hold, the folders kept apart are`
       : `${problems.length} problem(s)`,
   );
   process.exit(problems.length === 0 ? 0 : 1);

@@ -122,7 +122,7 @@ rewrite(path.join(dist, 'cli', 'main.js'), new Set(['./errors']));
 rewrite(path.join(dist, 'cli', 'commands', 'index.js'), new Set());
 for (const entry of [
   'record',
-  'record/heap',
+  'record/program/heap',
   'record/settings',
   'record/wire',
   'profile',

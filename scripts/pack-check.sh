@@ -68,7 +68,7 @@ grep -q packCheckSpin top.txt || { echo "pack-check: the installed CLI's recordi
 echo "pack-check: the installed CLI records and reads back"
 
 echo "== pack-check: the installed package's heap sampler is its prebuilt V8 addon on Node $heap_nodes (x64)"
-# Asked of the library's own probe (dist/record/heap, beside the public entry): it loads the prebuild for
+# Asked of the library's own probe (dist/record/program/heap, beside the public entry): it loads the prebuild for
 # the Node that runs it, and says why when it falls back to the inspector.
 cat >heap.js <<'EOF'
 const path = require('node:path');

@@ -145,8 +145,7 @@ describe('lazy package entry', () => {
     // The program's side (the preload loads these), the readers, the JS block coders (the native engine writes)
     // and the zstd fallback's decoders (zstd-napi writes).
     const unusedPatterns = [
-      /^record\/(recording|agent)\//,
-      /^record\/heap\/(sampler|probe|recorder|limit|stacks)\.js$/,
+      /^record\/(start|program)\//,
       /^tachyon\/read\//,
       /^tachyon\/codec\/(block-reader|heap\/decode|model\/section)\.js$/,
       // The native engine codes the sample blocks; the JS twin's (PROFPACK_BACKEND=js, inherited) uses these.

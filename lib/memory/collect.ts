@@ -1,6 +1,6 @@
 /**
  * HeapTraceCollector: a heap recording kept in memory as a HeapTraceSource.
- * It is a heap event sink (lib/record/heap's HeapEventSink, matched by shape
+ * It is a heap event sink (lib/record/wire's HeapEventSink, matched by shape
  * so this folder does not depend on the recorder): the recorder's batches
  * come in with their V8 call-frame stacks, and go out over the model's
  * tables. Memory grows with the events held, so it serves tests and short

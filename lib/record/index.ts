@@ -1,6 +1,6 @@
 /** Recording this process's JS stacks with V8's sampler into Tachyon. */
-export { startRecording, type Recording, type RecordingOptions, type RecordingSummary } from './recording/index';
-export { startWorkerAgent, defaultChannelName, V8Sampler } from './agent/index';
+export { startRecording, type Recording, type RecordingOptions, type RecordingSummary } from './start/index';
+export { startWorkerAgent, defaultChannelName, V8Sampler } from './program/index';
 export { ChunkIngester, type TickSink } from './writer/index';
 export {
   RecordEnv,
@@ -12,7 +12,7 @@ export {
   type RotatedFileStats,
   type OnFile,
 } from './settings/index';
-export { runRecorded, PRELOAD_PATH, type RunRecordedOptions, type RunRecordedResult } from './targets/index';
+export { runRecorded, PRELOAD_PATH, type RunRecordedOptions, type RunRecordedResult } from './launch/index';
 export {
   checkHeapOptions,
   parseByteSize,
@@ -21,4 +21,4 @@ export {
   type HeapPolls,
   HEAP_SHORT_LIVED,
   type HeapShortLived,
-} from './heap/index';
+} from './settings/index';

@@ -5,7 +5,7 @@
 //
 // V8's API is not ABI-stable, so this addon is built per Node major, apart from
 // the N-API addon (binding.gyp's profpack_heap target; scripts/native-sources.js
-// leaves native/heap/ out). lib/record/heap/probe.ts loads it when it matches.
+// leaves native/heap/ out). lib/record/program/heap/probe.ts loads it when it matches.
 //
 // Objects that die between two polls: with `captureAtGc` (start's second
 // argument) a GC prologue callback looks at the profile before each scavenge or

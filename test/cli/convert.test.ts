@@ -9,7 +9,7 @@ import { openProfile, readProfile } from '../../lib/formats/index';
 import { aggregate } from '../../lib/query/aggregate';
 import { NodeStatus } from '../../lib/profile/index';
 import { TickList, samplesOf } from '../support/model';
-import { startRecording } from '../../lib/record/recording/index';
+import { startRecording } from '../../lib/record/start/index';
 import { Worker } from 'node:worker_threads';
 import { compileBuild, type Build } from '../support/build';
 

@@ -12,8 +12,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { HeapStacks } from '../../lib/record/heap/events';
-import { ProfileWriter } from '../../lib/tachyon/index';
+import { HeapStacks } from '../../lib/record/wire/heap-events';
+// The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+import { ProfileWriter } from '../../lib/index';
 import { HEAP_LIMITS } from '../../lib/tachyon/codec/heap/limits';
 import { buildForTests } from '../support/build';
 import { repoRoot, SLOWDOWN } from '../support/environment';

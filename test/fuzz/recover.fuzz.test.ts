@@ -13,8 +13,10 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend } from '../../lib/backend';
-import { HeapStacks } from '../../lib/record/heap/events';
-import { ProfileReader, ProfileWriter, openHeapTrace, recover } from '../../lib/tachyon/index';
+import { HeapStacks } from '../../lib/record/wire/heap-events';
+import { ProfileReader, openHeapTrace, recover } from '../../lib/tachyon/index';
+// The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+import { ProfileWriter } from '../../lib/index';
 import type { HeapFileSink, ProfileWriterOptions } from '../../lib/tachyon/index';
 import { salvageRecords } from '../../lib/tachyon/recover/index';
 import { fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';

@@ -16,9 +16,11 @@ import { backend } from '../../lib/backend';
 import { listProfileFiles } from '../../lib/fleet/listing';
 import { openProfile } from '../../lib/formats/registry';
 import { heapProfile, leakSuspects, openHeapFiles } from '../../lib/memory/index';
-import { HeapStacks } from '../../lib/record/heap/events';
+import { HeapStacks } from '../../lib/record/wire/heap-events';
 import { encodeRecordedBy } from '../../lib/recorded-by';
-import { ProfileWriter, recover } from '../../lib/tachyon/index';
+import { recover } from '../../lib/tachyon/index';
+// The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+import { ProfileWriter } from '../../lib/index';
 import { compileBuild, type Build } from '../support/build';
 import { scratchDir } from '../support/scratch-dir';
 import { cliHolds, fuzzSeconds, fuzzSeed, mutate, outcome, Rng, runFor, saveFailure, type Seed } from './mutate';

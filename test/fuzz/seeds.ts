@@ -9,6 +9,7 @@ import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-nap
 import { repoRoot, sharedPath } from '../support/environment';
 import type { FrameSpec } from '../../lib/tachyon/write/types';
 import { memoryWriter } from '../support/memory-writer';
+import { frameFromV8 } from '../../lib/v8/index';
 import { ModelSectionEncoder } from '../../lib/tachyon/codec/model/encoder';
 import fc from 'fast-check';
 import { feedPlan, plannedTrace } from '../support/heap-traces';
@@ -340,7 +341,7 @@ function heapSeeds(): Seed[] {
     const options = { sampleIntervalUs: 1000, startTimeUs: 1_000_000, formatVersion: 2 as const, compression };
     const { writer, bytes } = memoryWriter(options);
     writer.writeStack(1n, 0, 1_000_500, 0, [writer.internFrame({ filename: 'f.js', funcname: 'main' })]);
-    feedPlan(plan, writer.heapSink(), 1_000_000);
+    feedPlan(plan, writer.heapSink({ frameOf: frameFromV8 }), 1_000_000);
     writer.finalize();
     const file = bytes();
     return { name: `v2-heap-${compression}`, bytes: file, hints: tachyonHints(file) };

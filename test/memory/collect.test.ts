@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HeapTraceCollector, NO_HEAP_STACK, unsampledWeight } from '../../lib/memory/index';
-import { HeapStacks } from '../../lib/record/heap/index';
+import { HeapStacks } from '../../lib/record/wire/index';
 
 function callFrame(name: string) {
   return { functionName: name, url: 'file:///app.js', lineNumber: 9, columnNumber: 1, scriptId: '1' };

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { unsampledWeight } from '../../lib/profile/index';
-import { sizeForUnsampledBytes } from '../../lib/record/heap/inspector-size';
+import { sizeForUnsampledBytes } from '../../lib/record/program/heap/inspector-size';
 
 const fixture = path.join(__dirname, '..', 'fixtures', 'heap', 'known-live.js');
 const V8_COUNT_ROUNDING = 0.06;

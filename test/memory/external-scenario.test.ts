@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { runRecorded as RunRecorded } from '../../lib/record/targets/index';
+import type { runRecorded as RunRecorded } from '../../lib/record/launch/index';
 import { buildForTests } from '../support/build';
 
 const fixtures = path.join(__dirname, '..', 'fixtures', 'heap');
@@ -76,7 +76,7 @@ interface SuspectJson {
 }
 
 /**
- * The same program, its Buffer and ArrayBuffer stores sampled by the recorder (lib/record/heap/external.ts) on both
+ * The same program, its Buffer and ArrayBuffer stores sampled by the recorder (lib/record/program/heap/external.ts) on both
  * heap samplers: the function that holds them is the first suspect, an external site, within 0.7-1.3x of the bytes
  * the program says it kept; top, flame and info say the stores are external.
  */

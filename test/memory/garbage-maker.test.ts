@@ -12,8 +12,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { runRecorded as RunRecorded } from '../../lib/record/targets/index';
-import type { HeapShortLived } from '../../lib/record/heap/index';
+import type { runRecorded as RunRecorded } from '../../lib/record/launch/index';
+import type { HeapShortLived } from '../../lib/record/settings/index';
 import { buildForTests } from '../support/build';
 
 const program = path.join(__dirname, '..', 'fixtures', 'heap', 'garbage-maker.js');

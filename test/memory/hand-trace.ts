@@ -1,6 +1,6 @@
 /** Heap traces written by hand for tests: polls of allocations (by function) and frees, via HeapTraceCollector. */
 import { HeapTraceCollector, replayHeapTrace, type HeapEventBatch, type HeapTraceSource } from '../../lib/memory/index';
-import { HeapStacks } from '../../lib/record/heap/index';
+import { HeapStacks } from '../../lib/record/wire/index';
 import { ProfileWriter } from '../../lib/tachyon/index';
 
 export interface HandPoll {

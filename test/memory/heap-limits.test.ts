@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConcatenatedHeapTrace, heapProfile, openHeapFile } from '../../lib/memory/index';
-import { HeapStacks } from '../../lib/record/heap/events';
-import { ProfileWriter } from '../../lib/tachyon/index';
+import { HeapStacks } from '../../lib/record/wire/heap-events';
+// The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+import { ProfileWriter } from '../../lib/index';
 import { LiveList } from '../../lib/tachyon/codec/heap/live';
 import { HEAP_LIMITS } from '../../lib/tachyon/codec/heap/limits';
 import { thrown } from '../support/refusals';

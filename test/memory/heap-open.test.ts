@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHeapFile } from '../../lib/memory/index';
-import { ProfileWriter } from '../../lib/tachyon/index';
+// The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+import { ProfileWriter } from '../../lib/index';
 import { compileBuild, type Build } from '../support/build';
 import { SLOWDOWN } from '../support/environment';
 import { testedBackends } from '../support/backends';

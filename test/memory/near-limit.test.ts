@@ -20,8 +20,8 @@ import {
   NEAR_LIMIT_LAST_STAND,
   NEAR_LIMIT_MIN_STEP,
   NEAR_LIMIT_POLL_SHARE,
-} from '../../lib/record/heap/limit';
-import { DEFAULT_NEAR_LIMIT_RATIO } from '../../lib/record/heap/options';
+} from '../../lib/record/program/heap/limit';
+import { DEFAULT_NEAR_LIMIT_RATIO } from '../../lib/record/settings/heap-options';
 
 const probe = path.join(__dirname, '..', 'fixtures', 'heap', 'near-limit-probe.js');
 // The watcher as the recorder runs it: limit.ts imports only node:v8, so it is transpiled alone (a whole build's

@@ -11,8 +11,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { runRecorded as RunRecorded } from '../../lib/record/targets/index';
-import { heapSamplerChoice } from '../../lib/record/heap/index';
+import type { runRecorded as RunRecorded } from '../../lib/record/launch/index';
+import { heapSamplerChoice } from '../../lib/record/program/heap/index';
 import { buildForTests } from '../support/build';
 import { goPprofTopFirst } from '../support/outside-tools';
 

@@ -3,7 +3,8 @@
  * would send, over a fixed allocation tree, so that a test decides exactly where its rotations fall.
  */
 import * as path from 'node:path';
-import { encodeHeapFrame, HeapStackNumbers, type SamplingHeapNode } from '../../lib/record/heap/index';
+import { HeapStackNumbers, type SamplingHeapNode } from '../../lib/record/program/heap/index';
+import { encodeHeapFrame } from '../../lib/record/wire/index';
 import { HarvestEncoder } from '../../lib/record/wire/index';
 import { RecordingHost } from '../../lib/record/writer/index';
 
@@ -82,7 +83,6 @@ export class HandDrivenRecording {
         stackIds: Uint32Array.from(nodes, (n) => byNode.get(n)!),
         shortLived: 0,
         freed: Uint32Array.from(freed),
-        costMs: 0,
       },
       this.thread,
       this.numbers,

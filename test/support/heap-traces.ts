@@ -1,8 +1,10 @@
 /** Heap traces for the heap section's tests: random polls fed to a file's heap sink, and what must read back. */
 import fc from 'fast-check';
-import { HeapStacks, NO_STACK } from '../../lib/record/heap/events';
+import { HeapStacks, NO_STACK } from '../../lib/record/wire/heap-events';
 import type { HeapEventBatch, HeapTraceSource } from '../../lib/memory/index';
-import { ProfileWriter, type HeapFileSink, type ProfileWriterOptions } from '../../lib/tachyon/index';
+import { type HeapFileSink, type ProfileWriterOptions } from '../../lib/tachyon/index';
+// The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+import { ProfileWriter } from '../../lib/index';
 
 /** One event batch with stacks spelled as function names (innermost first), comparable across tables. */
 export interface PlainBatch {

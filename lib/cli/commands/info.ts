@@ -178,7 +178,7 @@ function nodeInfoLines(file: string, reader: ProfileReader, about: RecordedBy): 
 
 /**
  * A file with a heap section (docs/format-v2.md §9): its event counts and V8's sampling interval, and for a Node
- * recording that says so, which heap sampler polled (lib/record/heap/probe.ts).
+ * recording that says so, which heap sampler polled (lib/record/program/heap/probe.ts).
  */
 function heapLines(reader: ProfileReader, about?: RecordedBy): string[] {
   const h = reader.heap;

@@ -10,6 +10,20 @@ export {
   type RotateOptions,
   type RotatedFileStats,
 } from './rotate';
-export { checkCpu } from './cpu';
+export { checkCpu } from './cpu-option';
 export { RecordEnv, childFile, type ChildRecording, type InlineRecording } from './preload-env';
 export { PRELOAD_PATH, WRITER_PROCESS_PATH } from './scripts';
+
+export {
+  DEFAULT_HEAP_INTERVAL_BYTES,
+  DEFAULT_NEAR_LIMIT_RATIO,
+  HEAP_POLLS,
+  HEAP_SHORT_LIVED,
+  type HeapOptions,
+  type HeapPolls,
+  type HeapShortLived,
+  MAX_HEAP_INTERVAL_BYTES,
+  MIN_HEAP_INTERVAL_BYTES,
+  checkHeapOptions,
+  parseByteSize,
+} from './heap-options';

@@ -11,11 +11,11 @@ export const RecordEnv = {
   /** Set: also record the heap, at this mean sampling interval in bytes. */
   heapIntervalBytes: 'PROFPACK_RECORD_HEAP_INTERVAL_BYTES',
   heapNearLimitRatio: 'PROFPACK_RECORD_HEAP_NEAR_LIMIT_RATIO',
-  /** 'harvest': every timed harvest polls the heap (heap/options.ts, HeapPolls). */
+  /** 'harvest': every timed harvest polls the heap (heap-options.ts, HeapPolls). */
   heapPolls: 'PROFPACK_RECORD_HEAP_POLLS',
-  /** 'count': short-lived sampled objects are counted only (heap/options.ts, HeapShortLived). */
+  /** 'count': short-lived sampled objects are counted only (heap-options.ts, HeapShortLived). */
   heapShortLived: 'PROFPACK_RECORD_HEAP_SHORT_LIVED',
-  /** '0': no Buffer/ArrayBuffer sampling (heap/external.ts). */
+  /** '0': no Buffer/ArrayBuffer sampling (program/heap/external.ts). */
   heapBuffers: 'PROFPACK_RECORD_HEAP_BUFFERS',
   /** '0': a heap-only recording, V8's CPU profiler never started (record --no-cpu). */
   cpu: 'PROFPACK_RECORD_CPU',

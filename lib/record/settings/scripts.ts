@@ -4,8 +4,8 @@
  */
 import * as path from 'node:path';
 
-/** targets/preload.js: what `profpack record` gives the program it runs. */
-export const PRELOAD_PATH = path.join(__dirname, '..', 'targets', 'preload.js');
+/** launch/preload.js: what `profpack record` gives the program it runs. */
+export const PRELOAD_PATH = path.join(__dirname, '..', 'launch', 'preload.js');
 
-/** writer/process.js: the process that writes a `startRecording()` file. */
-export const WRITER_PROCESS_PATH = path.join(__dirname, '..', 'writer', 'process.js');
+/** writer/process-main.js: the process that writes a `startRecording()` file. */
+export const WRITER_PROCESS_PATH = path.join(__dirname, '..', 'writer', 'process-main.js');

@@ -9,13 +9,13 @@
  * finalizes the file.
  *
  * Framing: u32 little-endian byte length, then that many bytes of UTF-8
- * JSON; a length with bit 31 set is a binary heap frame (heap/wire.ts).
- * A harvest travels as a WireChunk (chunk.ts); sender.ts writes the frames.
+ * JSON; a length with bit 31 set is a binary heap frame (heap.ts).
+ * A harvest travels as a WireChunk (cpu.ts); sender.ts writes the frames.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { HEAP_FRAME_FLAG } from '../heap/index';
+import { HEAP_FRAME_FLAG } from './heap';
 import type { RecordedBy } from '../../recorded-by';
-import type { WireChunk } from './chunk';
+import type { WireChunk } from './cpu';
 
 export type WireMessage =
   | { kind: 'chunk'; threadId: number; mainThread: boolean; chunk: WireChunk }
@@ -28,7 +28,7 @@ export type WireMessage =
   | { kind: 'failed'; code: string; message: string }
   // record --inline: the file was written in the program, finalized; what it holds (agent.ts, RecordingSummary).
   | { kind: 'inline-end'; samples: number; threads: number; durationSec: number; heapEvents?: number }
-  // A heap poll, binary (heap/wire.ts): the body after the length word, and where the frame began.
+  // A heap poll, binary (heap.ts): the body after the length word, and where the frame began.
   | { kind: 'heap'; body: Buffer; offset: number };
 
 /** A frame larger than this is not one we sent: the stream is not ours, or corrupt. */

@@ -5,21 +5,19 @@
  * the recorded process died. The file is then complete up to the last
  * harvest that arrived.
  */
-import { defaultCompression } from '../../tachyon/index';
 import { existsSync, statSync } from 'node:fs';
 import type { Frame } from '../../profile/index';
-import { createTachyonSink, type TachyonSink } from './sink';
+import { createTachyonSink, type TachyonSink } from './tachyon-sink';
 import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
 import { removeFile } from '../../file-retry';
 import { SourceMapper } from '../../sourcemap/index';
 import { encodeRecordedBy, type RecordedBy } from '../../recorded-by';
-import { ProfilingMode } from '../../tachyon/index';
-import { JOURNAL_SUFFIX, recoverCommand } from '../../tachyon/index';
-import { ChunkIngester } from './ingest';
+import { JOURNAL_SUFFIX, ProfilingMode, defaultCompression, recoverCommand } from '../../tachyon/index';
+import { ChunkIngester } from './cpu-ingest';
 import { checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from '../settings/index';
 import { RotationFiles } from './rotation';
-import { HeapFrameReceiver, type HeapEventSink } from '../heap/index';
-import { FrameParser, epochOffsetUs, type WireChunk, type WireMessage } from '../wire/index';
+import { FrameParser, HeapFrameReceiver, epochOffsetUs, type HeapEventSink } from '../wire/index';
+import type { WireChunk, WireMessage } from '../wire/index';
 
 /** How often a recording's file is flushed (and its journal written) unless told otherwise. */
 export const DEFAULT_FLUSH_INTERVAL_MS = 1000;
@@ -44,7 +42,7 @@ export interface RecordingHostOptions {
   sourceMaps?: boolean;
   /** Where the heap events of a `heap` recording go instead of the file. */
   heapSink?: HeapEventSink;
-  /** The file holds the heap events that arrive (format version 2: writer/sink.ts says why). */
+  /** The file holds the heap events that arrive (format version 2: tachyon-sink.ts says why). */
   heap?: boolean;
   /** What is said of a source map not used (default: process.emitWarning). */
   onWarning?: (warning: string) => void;

@@ -6,6 +6,6 @@ export {
   type HostSummary,
   type RecordingHostOptions,
 } from './host';
-export { ChunkIngester } from './ingest';
-export { createTachyonSink, type TickSink, type TachyonSink, type TachyonSinkOptions } from './sink';
+export { ChunkIngester } from './cpu-ingest';
+export { createTachyonSink, type TickSink, type TachyonSink, type TachyonSinkOptions } from './tachyon-sink';
 export { RotationFiles } from './rotation';

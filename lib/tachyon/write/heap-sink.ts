@@ -1,10 +1,10 @@
 /**
  * HeapFileSink: ProfileWriter's heap event sink (`writer.heapSink()`,
- * version 2 only). It has the recorder's HeapEventSink shape (lib/record/heap
- * events.ts, matched by shape so lib/tachyon does not depend on the
- * recorder, whose batch types extend the ones here): batches come in with stacks over V8 call frames, their frames go
- * into the file's frame table beside the CPU samples' (so heap and CPU stacks
- * share frames), and the events into the heap section's coder
+ * version 2 only). It has the recorder's HeapEventSink shape (lib/record/wire
+ * heap-events.ts, matched by shape so lib/tachyon does not depend on the
+ * recorder, whose batch types extend the ones here): batches come in with stacks over the caller's call frames
+ * (a recording's: V8's), each mapped once by `frameOf` into the file's frame table beside the CPU samples' (so
+ * heap and CPU stacks share frames), and the events into the heap section's coder
  * (codec/heap/encode.ts). A poll's allocation batch is held until its free batch
  * (same thread and time) arrives, so that the two are one record.
  *
@@ -12,7 +12,6 @@
  * when the file is compressed; a few bytes per event) until then, and each
  * flush() puts the new ones in the writer's journal (file/journal.ts).
  */
-import { frameFromV8, type CpuProfileCallFrame } from '../../v8/index';
 import { NO_HEAP_STACK, type HeapPollColumns, type HeapPollSpan } from '../../profile/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ZSTD_LEVEL } from '../format';
@@ -21,10 +20,11 @@ import { HeapSectionEncoder, encodeHeapChunk, encodeHeapHeader, type HeapTotals 
 import type { FrameSpec } from './types';
 import { grown } from '../../typed-arrays';
 
-/** The recorder's stack tree (lib/record/heap HeapStacks), as much as the sink reads. */
+/** The recorder's stack tree (lib/record/wire HeapStacks), as much as the sink reads. */
 export interface HeapSinkStacks {
   readonly size: number;
-  readonly callFrames: readonly CpuProfileCallFrame[];
+  /** The caller's call frames (a recording's: V8's), each written through `frameOf`. */
+  readonly callFrames: readonly unknown[];
   parentOf(id: number): number;
   frameOf(id: number): number;
 }
@@ -58,9 +58,22 @@ export interface HeapSinkLive {
   external?: boolean;
 }
 
-export interface HeapSinkOptions {
-  /** The frame written for a V8 call frame (default frameFromV8; a recording maps it through source maps). */
-  frameOf?: (callFrame: CpuProfileCallFrame) => FrameSpec;
+export interface HeapSinkOptions<CallFrame = unknown> {
+  /**
+   * The frame written for one of the stacks' call frames. Default: the package entry's (lib/index.ts hands over
+   * lib/v8's frameFromV8, a V8 call frame as a model frame); a recording maps V8's through source maps too.
+   */
+  frameOf?: (callFrame: CallFrame) => FrameSpec;
+}
+
+type FrameOf = (callFrame: unknown) => FrameSpec;
+
+/** heapSink()'s `frameOf` when given none: set by the package entry, so that lib/tachyon imports none of lib/v8. */
+let defaultFrameOf: FrameOf | null = null;
+
+/** The package entry's default `frameOf` for every heapSink() given none (lib/index.ts: V8 call frames). */
+export function setDefaultHeapFrameOf<CallFrame>(frameOf: (callFrame: CallFrame) => FrameSpec): void {
+  defaultFrameOf = frameOf as FrameOf;
 }
 
 export class HeapFileSink {
@@ -71,16 +84,16 @@ export class HeapFileSink {
   private stacks: HeapSinkStacks | null = null;
   /** Call frame index → file frame id + 1 (0: not interned yet). */
   private fileFrames = new Uint32Array(256);
-  private readonly frameOf: (callFrame: CpuProfileCallFrame) => FrameSpec;
+  private readonly frameOf: FrameOf;
 
   constructor(
     private readonly internFrame: (frame: FrameSpec) => number,
     private readonly startTimeUs: number,
     /** zstd level of the chunks, null: raw. */
     private readonly level: number | null,
-    options: HeapSinkOptions = {},
+    frameOf: FrameOf,
   ) {
-    this.frameOf = options.frameOf ?? frameFromV8;
+    this.frameOf = frameOf;
   }
 
   /** The recording's sampling interval; the section exists from here on. */
@@ -241,7 +254,7 @@ export class HeapFileSink {
       this.fileFrames = grown(this.fileFrames, callFrame);
     }
     let id = this.fileFrames[callFrame]!;
-    if (id === 0) this.fileFrames[callFrame] = id = this.internFrame(this.frameOf(stacks.callFrames[callFrame]!)) + 1;
+    if (id === 0) this.fileFrames[callFrame] = id = this.internFrame(this.frameOf(stacks.callFrames[callFrame])) + 1;
     return id - 1;
   }
 }
@@ -252,7 +265,7 @@ export function createHeapSink(
   internFrame: (frame: FrameSpec) => number,
   startTimeUs: bigint,
   compression: 'zstd' | 'none',
-  options?: HeapSinkOptions,
+  options?: HeapSinkOptions<never>,
 ): HeapFileSink {
   if (formatVersion !== 2) {
     throw new ProfpackError('heap events need format version 2', {
@@ -260,5 +273,12 @@ export function createHeapSink(
       expected: 'formatVersion: 2',
     });
   }
-  return new HeapFileSink(internFrame, Number(startTimeUs), compression === 'zstd' ? ZSTD_LEVEL : null, options);
+  const frameOf = (options?.frameOf as FrameOf | undefined) ?? defaultFrameOf;
+  if (frameOf === null) {
+    throw new ProfpackError('heapSink() has no way to write its call frames: give options.frameOf', {
+      code: ErrorCode.INVALID_ARGUMENT,
+      expected: 'options.frameOf, a function from a call frame to a frame',
+    });
+  }
+  return new HeapFileSink(internFrame, Number(startTimeUs), compression === 'zstd' ? ZSTD_LEVEL : null, frameOf);
 }

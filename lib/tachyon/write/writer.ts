@@ -401,10 +401,11 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   }
 
   /** Where heap events go into this file (its heap section, docs/format-v2.md §9): version 2 only. */
-  heapSink(options?: HeapSinkOptions): HeapFileSink {
+  heapSink<CallFrame>(options?: HeapSinkOptions<CallFrame>): HeapFileSink {
     this.checkOpen();
     const intern = (f: FrameSpec): number => this.internFrame(f);
-    return (this.heap ??= createHeapSink(this.formatVersion, intern, this.startTime, this.compression, options));
+    const sinkOptions = options as HeapSinkOptions<never> | undefined;
+    return (this.heap ??= createHeapSink(this.formatVersion, intern, this.startTime, this.compression, sinkOptions));
   }
 
   /** The profile statistics block (56 bytes, before the footer), with CPython's checks. */

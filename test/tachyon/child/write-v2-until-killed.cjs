@@ -10,7 +10,7 @@ const { writeSamples, internFrames } = require('./write-until-killed.cjs');
 const SAMPLES_PER_PART = 2000;
 const POLLS_PER_PART = 20;
 
-/** A few V8 stacks over 8 call frames, in the recorder's stack tree (lib/record/heap HeapStacks). */
+/** A few V8 stacks over 8 call frames, in the recorder's stack tree (lib/record/wire HeapStacks). */
 function makeStacks(HeapStacks) {
   const stacks = new HeapStacks();
   for (let f = 0; f < 8; f++)
@@ -70,8 +70,9 @@ module.exports = { writerOptions, writePart, makeStacks, internFrames, SAMPLES_P
 if (require.main === module) {
   require('../../fuzz/child/ts-require.cjs');
   const lib = path.join(__dirname, '..', '..', '..', 'lib');
-  const { ProfileWriter } = require(path.join(lib, 'tachyon', 'index.ts'));
-  const { HeapStacks } = require(path.join(lib, 'record', 'heap', 'events.ts'));
+  // The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+  const { ProfileWriter } = require(path.join(lib, 'index.ts'));
+  const { HeapStacks } = require(path.join(lib, 'record', 'wire', 'heap-events.ts'));
   const [which, compression, file] = process.argv.slice(2);
   const w = new ProfileWriter(file, writerOptions(which, compression));
   const ids = internFrames(w);

@@ -11,8 +11,10 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HeapStacks } from '../../../lib/record/heap/events';
-import { ProfileReader, ProfileWriter, openHeapTrace, recover } from '../../../lib/tachyon/index';
+import { HeapStacks } from '../../../lib/record/wire/heap-events';
+import { ProfileReader, openHeapTrace, recover } from '../../../lib/tachyon/index';
+// The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+import { ProfileWriter } from '../../../lib/index';
 import type { HeapFileSink, ProfileWriterOptions } from '../../../lib/tachyon/index';
 import { codeOf } from '../../support/refusals';
 import { readBack } from '../../support/heap-traces';

@@ -7,13 +7,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../../lib/errors';
-import { ProfileReader, ProfileWriter, downgrade, openHeapTrace } from '../../../../lib/tachyon/index';
+import { ProfileReader, downgrade, openHeapTrace } from '../../../../lib/tachyon/index';
+// The package's ProfileWriter: its heapSink() reads V8 call frames by default (lib/profile-writer.ts).
+import { ProfileWriter } from '../../../../lib/index';
 import { infoLines } from '../../../../lib/cli/commands/info';
 import { readProfileV2 } from '../../../../lib/tachyon/read/v2/file';
 import { HeaderFlag } from '../../../../lib/tachyon/codec/format';
 import { thrown } from '../../../support/refusals';
 import { feedPlan, heapFileWriter, plannedTrace, readBack } from '../../../support/heap-traces';
-import { HeapStacks } from '../../../../lib/record/heap/events';
+import { HeapStacks } from '../../../../lib/record/wire/heap-events';
 import type { CpuProfileCallFrame } from '../../../../lib/v8/index';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-v2-heap-'));

@@ -1,0 +1,15 @@
+/** Recording V8's sampled heap: allocation and free events, near-OOM harvests, their pipe coding. */
+export { diffSamples, NO_SAMPLES, type LiveSamples, type SampleDiff } from './diff';
+export { HeapSampler, monotonicUs, type HeapPoll } from './sampler';
+export { flattenHeapTree, HeapStackNumbers, type SamplingHeapNode } from './stacks';
+export {
+  heapSamplerChoice,
+  NO_PARENT,
+  probeHeapSampler,
+  type FlatHeapProfile,
+  type HeapSamplerChoice,
+  type HeapSamplerKind,
+  type NativeHeapSampler,
+} from './probe';
+export { ExternalSampler } from './external';
+export { HeapLimitWatcher, LIMIT_CHECK_MS, maxOldSpaceFlagMb, oldGenerationUse } from './limit';
