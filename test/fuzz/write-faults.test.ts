@@ -13,7 +13,7 @@ import { readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ProfileWriter } from '../../lib/tachyon/write/writer';
+import { ProfileWriter } from '../../lib/tachyon/write/index';
 import { inflatePrefix, readCode } from '../support/refusals';
 import { testedBackends } from '../support/backends';
 import { scratchDir } from '../support/scratch-dir';

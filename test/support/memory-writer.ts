@@ -1,5 +1,6 @@
 /** A ProfileWriter whose file is a buffer (its internal options, as V2FileWriter.inMemory had them). */
-import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from '../../lib/tachyon/write/writer';
+import { ProfileWriter } from '../../lib/tachyon/write/writer';
+import { WRITER_INTERNALS, type WriterInternals } from '../../lib/tachyon/write/trailer';
 import type { ProfileWriterOptions } from '../../lib/tachyon/write/types';
 import { ByteSink } from '../../lib/byte-sink';
 

@@ -16,7 +16,7 @@ import {
   type ProfileWriter,
   type ProfileWriterOptions,
   type SampleThreadInfo,
-} from '../../lib/tachyon/write/writer';
+} from '../../lib/tachyon/write/index';
 
 // A frame of a vector's expected.json: the shape `profpack dump --json` writes.
 export type ExpectedFrame = DumpFrame;

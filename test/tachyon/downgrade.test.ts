@@ -14,7 +14,7 @@ import { ErrorCode } from '../../lib/errors';
 import * as profpack from '../../lib/index';
 import { HEADER_SIZE } from '../../lib/tachyon/format';
 import { ProfileReader } from '../../lib/tachyon/read/reader';
-import { ProfileWriter, type FrameSpec } from '../../lib/tachyon/write/writer';
+import { ProfileWriter, type FrameSpec } from '../../lib/tachyon/write/index';
 import { downgrade } from '../../lib/tachyon/downgrade';
 import { thrown } from '../support/refusals';
 import { testedBackends } from '../support/backends';

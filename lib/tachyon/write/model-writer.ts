@@ -8,7 +8,8 @@
 import { defaultCompression } from '../file/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ModelSectionEncoder, type ModelLabel, type ModelMeta } from '../codec/index';
-import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from './writer';
+import { WRITER_INTERNALS, type WriterInternals } from './trailer';
+import { ProfileWriter } from './writer';
 import type { FrameSpec, ProfileWriterOptions, WriterStats } from './types';
 
 export interface ModelWriterOptions {

@@ -8,7 +8,8 @@ import { ErrorCode, ProfpackError } from '../../errors';
 import { ByteSink } from '../../byte-sink';
 import type { StackCoding } from '../codec/index';
 import { V2_MAX_STACK_DEPTH, type FrameTableCoding, type FrameTableEntry } from '../codec/index';
-import { ProfileWriter, WRITER_INTERNALS, type WriterInternals } from './writer';
+import { WRITER_INTERNALS, type WriterInternals } from './trailer';
+import { ProfileWriter } from './writer';
 import type { ProfileWriterOptions } from './types';
 
 export interface V2WriterOptions {

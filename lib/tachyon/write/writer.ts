@@ -35,22 +35,6 @@ import { checkFrameIds, sampleShape, stageTick } from './sample-checks';
 import { WRITER_INTERNALS, checkedStats, writeTrailer, type WriterInternals } from './trailer';
 import { V2_MAX_STACK_DEPTH } from '../codec/index';
 
-export type {
-  FrameInfo,
-  FrameSpec,
-  SampleInterpreterInfo,
-  LocationInfo,
-  ProfileWriterOptions,
-  ProfilingModeName,
-  StackTick,
-  SampleThreadInfo,
-  WriterState,
-  WriterStats,
-} from './types';
-
-// The library-only options and the file's trailer live in trailer.ts; callers and tests import them from here.
-export { WRITER_INTERNALS, type WriterInternals } from './trailer';
-
 export class ProfileWriter implements Disposable, AsyncDisposable {
   readonly path: string;
   /** The encoder in use: 'native' or 'js'. */

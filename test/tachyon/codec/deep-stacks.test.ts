@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCode, type ProfpackError } from '../../../lib/errors';
 import { ProfileReader } from '../../../lib/tachyon/read/reader';
-import { ProfileWriter } from '../../../lib/tachyon/write/writer';
+import { ProfileWriter } from '../../../lib/tachyon/write/index';
 import { ByteSink } from '../../../lib/tachyon/codec/bytes';
 import { BLOCK_COLUMNS, BLOCK_MAX_FRAMES, BlockKind, V2_MAX_STACK_DEPTH } from '../../../lib/tachyon/codec/format';
 import { SampleBlockReader, SampleBlockWriter, blockKindOf, v2Native } from '../../../lib/tachyon/codec/index';

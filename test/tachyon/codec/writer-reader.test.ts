@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCode, isProfpackError } from '../../../lib/errors';
 import { ProfileReader, type Sample } from '../../../lib/tachyon/read/reader';
 import { FOOTER_SIZE, HEADER_SIZE, Header } from '../../../lib/tachyon/format';
-import { ProfileWriter, type ProfileWriterOptions } from '../../../lib/tachyon/write/writer';
+import { ProfileWriter, type ProfileWriterOptions } from '../../../lib/tachyon/write/index';
 import { ByteSink } from '../../../lib/tachyon/codec/bytes';
 import { BLOCK_COLUMNS, BlockKind, HEADER_FLAGS_OFFSET, HeaderFlag } from '../../../lib/tachyon/codec/format';
 import { thrown } from '../../support/refusals';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProfileReader } from '../../../lib/tachyon/read/reader';
-import { ProfileWriter } from '../../../lib/tachyon/write/writer';
+import { ProfileWriter } from '../../../lib/tachyon/write/index';
 import type { ReaderOptions } from '../../../lib/tachyon/read/types';
 import { repoRoot, sharedPath } from '../../support/environment';
 import { thrown } from '../../support/refusals';

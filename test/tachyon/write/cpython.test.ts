@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cpythonBeforeTests, cpythonDumps, type CPythonDump } from '../../support/cpython-dump';
 import type { DumpFrame } from '../../../lib/tachyon/index';
-import type { FrameInfo } from '../../../lib/tachyon/write/writer';
+import type { FrameInfo } from '../../../lib/tachyon/write/index';
 import {
   materialize,
   profileArb,

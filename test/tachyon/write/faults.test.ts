@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../../lib/errors';
-import { ProfileWriter, type FrameInfo, type SampleInterpreterInfo } from '../../../lib/tachyon/write/writer';
+import { ProfileWriter, type FrameInfo, type SampleInterpreterInfo } from '../../../lib/tachyon/write/index';
 import { WRITE_BUFFER_SIZE } from '../../../lib/tachyon/format';
 import { scratchDir } from '../../support/scratch-dir';
 

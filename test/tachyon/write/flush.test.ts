@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, ProfpackError } from '../../../lib/errors';
 import { ProfileReader, type Sample } from '../../../lib/tachyon/read/reader';
-import { ProfileWriter, type FrameInfo, type SampleInterpreterInfo } from '../../../lib/tachyon/write/writer';
+import { ProfileWriter, type FrameInfo, type SampleInterpreterInfo } from '../../../lib/tachyon/write/index';
 import { inflatePrefix, readCode } from '../../support/refusals';
 import { scratchDir } from '../../support/scratch-dir';
 import { testedBackends } from '../../support/backends';

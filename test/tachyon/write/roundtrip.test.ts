@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { backend } from '../../../lib/backend';
 import { ErrorCode } from '../../../lib/errors';
 import { ProfileReader } from '../../../lib/tachyon/read/reader';
-import { ProfileWriter } from '../../../lib/tachyon/write/writer';
+import { ProfileWriter } from '../../../lib/tachyon/write/index';
 import { materialize, profileArb, readBack, writeWithProfpack, type ProfileSpec } from '../../support/writer-profiles';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-roundtrip-'));

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sharedPath } from '../../support/environment';
-import { ProfileWriter } from '../../../lib/tachyon/write/writer';
+import { ProfileWriter } from '../../../lib/tachyon/write/index';
 import {
   applyStats,
   chronologicalCalls,

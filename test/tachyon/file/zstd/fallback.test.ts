@@ -39,7 +39,7 @@ async function libraryWith(provider: string) {
   vi.resetModules();
   const dump = await import('../../../../lib/tachyon/read/dump');
   const binding = await import('../../../../lib/tachyon/file/zstd/binding');
-  const writer = await import('../../../../lib/tachyon/write/writer');
+  const writer = await import('../../../../lib/tachyon/write/index');
   const { backend } = await import('../../../../lib/backend');
   return { ...dump, ...binding, ...writer, backend };
 }
