@@ -43,18 +43,18 @@ const CACHE = path.join(tmpdir(), `profpack-build-cache-${process.getuid?.() ?? 
 const STALE_MS = 24 * 3600 * 1000;
 
 /** What the compiled package depends on: every file of lib/, the compiler's options and version, the links. */
-function buildKey(): string {
+export function buildKey(checkout: string = repoRoot): string {
   const hash = createHash('sha256');
   const typescript = JSON.parse(
-    readFileSync(path.join(repoRoot, 'node_modules', 'typescript', 'package.json'), 'utf8'),
+    readFileSync(path.join(checkout, 'node_modules', 'typescript', 'package.json'), 'utf8'),
   );
   hash.update(
-    `${repoRoot}\0${String(typescript.version)}\0${readFileSync(path.join(repoRoot, 'tsconfig.json'), 'utf8')}`,
+    `${checkout}\0${String(typescript.version)}\0${readFileSync(path.join(checkout, 'tsconfig.json'), 'utf8')}`,
   );
-  for (const name of LINKED) hash.update(`\0${name}:${existsSync(path.join(repoRoot, name))}`);
-  const files = readdirSync(path.join(repoRoot, 'lib'), { recursive: true, encoding: 'utf8' }).sort();
+  for (const name of LINKED) hash.update(`\0${name}:${existsSync(path.join(checkout, name))}`);
+  const files = readdirSync(path.join(checkout, 'lib'), { recursive: true, encoding: 'utf8' }).sort();
   for (const file of files) {
-    const full = path.join(repoRoot, 'lib', file);
+    const full = path.join(checkout, 'lib', file);
     if (statSync(full).isFile()) hash.update(`\0${file}\0`).update(readFileSync(full));
   }
   return hash.digest('hex').slice(0, 24);
