@@ -3,12 +3,15 @@
 # the tracked files and dist/, node_modules installed for linux-arm64 (its
 # optional platform packages, e.g. vitest's bundler), zstd-napi and the addon
 # cross-compiled with g++-aarch64-linux-gnu (installed when missing). Prints
-# the arm64 node's path.
+# the arm64 node's path. ARM64_TREE_ADDON=FILE: an arm64 profpack.node already
+# built (CI: the prebuild scripts/pack-check.sh made, the one that ships) is
+# the tree's addon instead of a second cross-compile of the same sources.
 #   bash scripts/arm64-tree.sh DIR     (then: bash scripts/qemu-arm64.sh DIR CMD...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 dir=${1:?usage: arm64-tree.sh DIR}
+addon=${ARM64_TREE_ADDON:+$(realpath "$ARM64_TREE_ADDON")}
 node_arm=$(bash scripts/node-bin.sh linux-arm64 24)
 export CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ LINK=aarch64-linux-gnu-g++ AR=aarch64-linux-gnu-ar
 # A fresh CI machine may lack the cross compiler: install it as scripts/prebuild.sh does.
@@ -35,7 +38,11 @@ case "$nodedir" in '' | undefined | null) ;; *) gyp="$gyp --nodedir=$nodedir" ;;
 # Quiet unless a build fails: then the end of its log.
 built() { "$@" >"$dir/.arm64-build.log" 2>&1 || { tail -n 40 "$dir/.arm64-build.log" >&2; exit 1; }; }
 (cd node_modules/zstd-napi && built $gyp rebuild --arch=arm64 -j 2)
-built $gyp rebuild --arch=arm64 -j 2
+if [ -n "$addon" ]; then
+  mkdir -p build/Release && cp "$addon" build/Release/profpack.node
+else
+  built $gyp rebuild --arch=arm64 -j 2
+fi
 file -L build/Release/profpack.node node_modules/zstd-napi/build/Release/binding.node | grep -c aarch64 | grep -qx 2 ||
   { echo "arm64-tree: the addons did not build for aarch64" >&2; exit 1; }
 echo "$node_arm"

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildForTests } from '../support/build';
 
-const { build, dir, cli } = buildForTests('profpack-one-list-');
+const { build, dir, cli } = buildForTests('profpack-one-list-', { writable: true });
 
 // A format of its own: a magic line, then collapsed stacks (the adapter reads and writes through collapsed's).
 const ADAPTER_FILE = `'use strict';

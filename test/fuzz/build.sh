@@ -74,6 +74,8 @@ common=(-std=c++17 -g -fno-omit-frame-pointer -fexceptions -fno-sanitize-recover
 flags=("${common[@]}" -O1 -fsanitize=fuzzer,address,undefined)
 helper_flags=("${common[@]}" -O2 -fsanitize=address)
 
+LIST_ONLY=0
+if [ "${1:-}" = --list ]; then LIST_ONLY=1; shift; fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for t in "${!cores[@]}"; do
@@ -85,6 +87,8 @@ if [ ${#targets[@]} -eq 0 ]; then
   done
 fi
 IFS=$'\n' targets=($(sort <<<"${targets[*]}")); unset IFS
+# --list: the targets a build with no names would build, one a line (test/fuzz/smoke.sh builds them two at a time).
+if [ "${LIST_ONLY:-0}" = 1 ]; then printf '%s\n' "${targets[@]}"; exit 0; fi
 
 for t in "${targets[@]}"; do
   srcs=("native/fuzz/${t}_fuzz.cc")
