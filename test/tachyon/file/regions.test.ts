@@ -54,6 +54,9 @@ describe('checkZstdRegion', () => {
         fc.integer(),
         fc.constantFrom('0', 'total-1', 'total', 'total+1', '1MiB', '16MiB', 'half'),
         (parts, seed, limit) => {
+          // A first frame declaring size 0 with more after it: CPython's loop never ends (its buffer doubles from 0);
+          // the check refuses it instead, below.
+          fc.pre(!(parts[0]!.declared && parts[0]!.length === 0 && parts.length > 1));
           const datas = parts.map((p, i) => bytesOf(p.length, seed + i));
           const frames = parts.map((p, i) => frame(datas[i]!, p.declared));
           const total = datas.reduce((n, d) => n + d.length, 0);
@@ -89,5 +92,24 @@ describe('checkZstdRegion', () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it('refuses a first frame declaring size 0 with data after it, where CPython loops forever', () => {
+    const file = new Uint8Array(HEADER_SIZE + 64);
+    const parts = [frame(new Uint8Array(0), true), frame(bytesOf(1, 7), false)];
+    file.set(parts[0]!, HEADER_SIZE);
+    file.set(parts[1]!, HEADER_SIZE + parts[0]!.length);
+    const end = HEADER_SIZE + parts[0]!.length + parts[1]!.length;
+    const source: FileBytes = { size: end, read: (start, stop) => file.subarray(start, stop) };
+    let thrown: { code?: string; offset?: number } | undefined;
+    try {
+      checkZstdRegion(source, end, 1 << 30, 1 << 20);
+    } catch (err) {
+      thrown = err as { code?: string; offset?: number };
+    }
+    expect(thrown?.code).toBe('ERR_TACHYON_ZSTD_ERROR');
+    // Inside the second frame (zstd has read its header): the first frame nothing could be written for.
+    expect(thrown?.offset).toBeGreaterThanOrEqual(HEADER_SIZE + parts[0]!.length);
+    expect(thrown?.offset).toBeLessThan(end);
   });
 });
