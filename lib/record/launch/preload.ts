@@ -83,7 +83,7 @@ function recordInline(fd: number, raw: string, agent: Parameters<typeof recordOv
   const inline = JSON.parse(raw) as InlineRecording;
   const sender = new FdSender(fd);
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the writer loads only in this mode
-  const { startRecording } = require('../recording/index') as typeof recordingModule;
+  const { startRecording } = require('../start/index') as typeof recordingModule;
   startRecording({
     ...agent,
     writer: 'inline',
