@@ -16,8 +16,11 @@ const cpuMs = () => {
   return (user + system) / 1000;
 };
 const atStart = cpuMs();
-const heap = require(path.join(__dirname, '..', 'dist', 'record', 'heap'));
-heap.heapSamplerChoice();
+// The sampler's module as the recorder loads it (lib/record/program/heap), then the recorder and its options.
+const { heapSamplerChoice } = require(path.join(__dirname, '..', 'dist', 'record', 'program', 'heap'));
+heapSamplerChoice();
+const { HeapRecorder } = require(path.join(__dirname, '..', 'dist', 'record', 'program', 'heap-recorder'));
+const { checkHeapOptions } = require(path.join(__dirname, '..', 'dist', 'record', 'settings', 'heap-options'));
 const parts = { loadMs: cpuMs() - atStart, timedPolls: 0, timedMs: 0, lastGcMs: 0, lastPollMs: 0 };
 function fullGc() {
   require('node:v8').setFlagsFromString('--expose-gc');
@@ -32,7 +35,7 @@ else {
   const options = { intervalBytes };
   if (stage === 'start-count') options.shortLived = 'count';
   if (stage === 'start-nobuffers') options.buffers = false;
-  const recorder = new heap.HeapRecorder(heap.checkHeapOptions(options), () => {}, 0);
+  const recorder = new HeapRecorder(checkHeapOptions(options), () => {}, 0);
   const stop =
     stage === 'timed'
       ? recorder.drive(() => {

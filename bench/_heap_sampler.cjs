@@ -5,9 +5,10 @@
 // once at exit, each poll encoded as its heap frame and dropped.
 // PROFPACK_HEAP_SAMPLER chooses V8's API or the inspector (probe.ts).
 const path = require('node:path');
-const heap = require(path.join(__dirname, '..', 'dist', 'record', 'heap'));
-const options = heap.checkHeapOptions({ intervalBytes: Number(process.env.BENCH_HEAP_INTERVAL) });
-const recorder = new heap.HeapRecorder(options, () => {}, 0);
+const { HeapRecorder } = require(path.join(__dirname, '..', 'dist', 'record', 'program', 'heap-recorder'));
+const { checkHeapOptions } = require(path.join(__dirname, '..', 'dist', 'record', 'settings', 'heap-options'));
+const options = checkHeapOptions({ intervalBytes: Number(process.env.BENCH_HEAP_INTERVAL) });
+const recorder = new HeapRecorder(options, () => {}, 0);
 const stop = recorder.drive(() => recorder.poll(), 1000);
 process.on('exit', () => {
   stop();

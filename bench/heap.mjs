@@ -42,7 +42,7 @@ import { machine, median, table, tscWorkloadArgs } from './_harness.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
 const cli = path.join(repo, 'dist', 'cli', 'main.js');
-const { DEFAULT_HEAP_INTERVAL_BYTES } = createRequire(import.meta.url)(path.join(repo, 'dist', 'record', 'heap'));
+const { DEFAULT_HEAP_INTERVAL_BYTES } = createRequire(import.meta.url)(path.join(repo, 'dist', 'record', 'index.js'));
 const reportPreload = path.join(here, '_heap_report.cjs');
 const datadogPreload = path.join(here, '_heap_datadog.cjs');
 const samplerPreload = path.join(here, '_heap_sampler.cjs');

@@ -42,7 +42,7 @@ const child = path.join(dir, 'to-collapsed.cjs');
 writeFileSync(
   child,
   `const fs = require('node:fs');
-const { tachyonAdapter } = require(${JSON.stringify(path.join(root, 'dist', 'formats', 'tachyon.js'))});
+const { tachyonAdapter } = require(${JSON.stringify(path.join(root, 'dist', 'formats', 'tachyon', 'index.js'))});
 const { frameLabel } = require(${JSON.stringify(path.join(root, 'dist', 'profile', 'index.js'))});
 const src = tachyonAdapter.read({ path: process.argv[2] }, {});
 const totals = new Float64Array(1 << 16);

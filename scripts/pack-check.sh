@@ -73,7 +73,7 @@ echo "== pack-check: the installed package's heap sampler is its prebuilt V8 add
 cat >heap.js <<'EOF'
 const path = require('node:path');
 const installed = path.dirname(require.resolve('profpack/package.json'));
-const { heapSamplerChoice } = require(path.join(installed, 'dist', 'record', 'heap', 'index.js'));
+const { heapSamplerChoice } = require(path.join(installed, 'dist', 'record', 'program', 'heap', 'index.js'));
 const choice = heapSamplerChoice();
 const where = `${process.platform}-${process.arch}, Node ${process.version}`;
 if (choice.kind !== 'native') throw new Error(`${where}: the heap sampler is the inspector: ${choice.reason}`);

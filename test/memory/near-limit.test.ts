@@ -28,7 +28,7 @@ const probe = path.join(__dirname, '..', 'fixtures', 'heap', 'near-limit-probe.j
 // tsc is a minute on a loaded machine).
 const dir = fs.mkdtempSync(path.join(tmpdir(), 'profpack-nearlimit-'));
 const limitJs = path.join(dir, 'limit.js');
-const limitTs = path.join(__dirname, '..', '..', 'lib', 'record', 'heap', 'limit.ts');
+const limitTs = path.join(__dirname, '..', '..', 'lib', 'record', 'program', 'heap', 'limit.ts');
 fs.writeFileSync(
   limitJs,
   ts.transpileModule(fs.readFileSync(limitTs, 'utf8'), {
