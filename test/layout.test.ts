@@ -4,7 +4,7 @@
  * index.ts, and tachyon's levels import downwards only
  * (index → v2-api → downgrade | recover → read | write → v2 → file → format);
  * lib/tachyon imports nothing of lib/v8, and lib/record's program and writer
- * sides nothing of each other (scripts/import-graph.mjs's APART).
+ * sides nothing of each other (scripts/import-graph.mjs's APART); each exported type is defined in one file.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -26,6 +26,19 @@ const rel = (files: string[][]): string[] =>
       .sort()
       .join(' ↔ '),
   );
+
+/** Exported type-level names (type, interface, class, enum) defined in more than one .ts file under `dir`. */
+function definedTwice(dir: string): string[] {
+  const where = new Map<string, string[]>();
+  for (const f of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
+    if (!f.endsWith('.ts')) continue;
+    const text = fs.readFileSync(path.join(dir, f), 'utf8');
+    const defined = /^export (?:declare )?(?:abstract )?(?:const )?(?:interface|type|class|enum) ([A-Za-z0-9_$]+)/gm;
+    for (const m of text.matchAll(defined))
+      where.set(m[1]!, [...(where.get(m[1]!) ?? []), f.split(path.sep).join('/')]);
+  }
+  return [...where].filter(([, files]) => files.length > 1).map(([name, files]) => `${name}: ${files.join(', ')}`);
+}
 
 describe('lib/ layout', () => {
   it('has no import circle', async () => {
@@ -76,6 +89,19 @@ describe('lib/ layout', () => {
       }
     }
     expect(named).toEqual([]);
+  });
+
+  it('defines each exported type, interface, class and enum in one file of lib/ (and sees a second definition)', () => {
+    expect(definedTwice(path.join(repoRoot, 'lib'))).toEqual([]);
+    const planted = fs.mkdtempSync(path.join(os.tmpdir(), 'profpack-layout-'));
+    try {
+      fs.mkdirSync(path.join(planted, 'a'));
+      fs.writeFileSync(path.join(planted, 'a', 'one.ts'), 'export interface ThreadInfo {\n  id: number;\n}\n');
+      fs.writeFileSync(path.join(planted, 'two.ts'), 'export type ThreadInfo = { id: bigint };\n');
+      expect(definedTwice(planted)).toEqual(['ThreadInfo: a/one.ts, two.ts']);
+    } finally {
+      fs.rmSync(planted, { recursive: true, force: true });
+    }
   });
 
   it('has no hand-written file over 500 lines in lib/ or native/ (fuzz harnesses aside)', () => {
