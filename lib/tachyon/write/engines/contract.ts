@@ -33,11 +33,14 @@ const NO_IDS = new Uint32Array(0);
  * that codes a tick or a batch stack by stack) fills one record and reuses it: no allocation per call.
  */
 export class StackRecord {
-  tidHi = 0;
-  tidLo = 0;
-  interpreterId = 0;
-  tsHi = 0;
-  tsLo = 0;
+  // The u32 halves start as -0, a double: a half above 2^31 - 1 is not a small integer, and a field that starts as
+  // one changes representation at the first such value, so the writer's record and an engine's own would reach
+  // writeStack in two shapes (JS writeStacks ran 17 % slower once writeStack had run in the same process).
+  tidHi = -0;
+  tidLo = -0;
+  interpreterId = -0;
+  tsHi = -0;
+  tsLo = -0;
   status = 0;
   frames: ArrayLike<number> = NO_IDS;
   start = 0;
