@@ -87,62 +87,37 @@ class StackFramesCache {
 type Progress = RunVisitor['progress'];
 
 /**
- * CPython's shape: a new bigint[] per collect() call. A REPEAT batch cut by a
- * full buffer or the window end is gathered until its last part, or until
- * MAX_TIMESTAMPS_PER_COLLECT timestamps (a longer run goes out in several calls).
+ * ts[pos .. pos + n) as a new bigint[]: a loop into an array made at its size is the cheapest V8 offers
+ * (~4-5 ns a bigint; Array.from, spread and N-API's napi_create_bigint_uint64 cost 20-80 ns, bench/RESULTS.md).
  */
-export function arrayDelivery(run: ReplayRun, collector: Collector, progress: Progress): RunVisitor {
-  const stacks = new StackFramesCache(run);
-  let pending: bigint[] | null = null;
-  const flush = (t: number, node: number, status: number): void => {
-    const batch: bigint[] = pending!;
-    pending = null;
-    collector.collect(stacks.get(t, node, status), batch);
-    run.delivered += batch.length;
-  };
-  return {
-    samples(t, node, status, ts, tsPos, count, part) {
-      if (!part && pending === null && count <= MAX_TIMESTAMPS_PER_COLLECT) {
-        let timestamps: bigint[];
-        if (count === 1) timestamps = [ts[tsPos]!];
-        else {
-          timestamps = new Array<bigint>(count);
-          for (let k = 0; k < count; k++) timestamps[k] = ts[tsPos + k]!;
-        }
-        collector.collect(stacks.get(t, node, status), timestamps);
-        run.delivered += count;
-        return;
-      }
-      for (let k = 0; k < count; k++) {
-        pending ??= [];
-        pending.push(ts[tsPos + k]!);
-        if (pending.length === MAX_TIMESTAMPS_PER_COLLECT) flush(t, node, status);
-      }
-      if (!part && pending !== null) flush(t, node, status);
-    },
-    progress,
-    reset: () => stacks.reset(),
-  };
+function bigints(ts: BigUint64Array, pos: number, n: number): bigint[] {
+  const out = new Array<bigint>(n);
+  for (let k = 0; k < n; k++) out[k] = ts[pos + k]!;
+  return out;
 }
 
+/** How one shape hands ts[pos .. pos + n) of one stack to the collector. */
+type Deliver = (stackFrames: readonly InterpreterInfo[], ts: BigUint64Array, pos: number, n: number) => void;
+
 /**
- * 'typed': a view of the decoder's timestamp buffer per call, valid only
- * during it. A cut REPEAT batch is gathered in one reused buffer, as above.
+ * One collect() call per batch of samples of one stack. A REPEAT batch cut by a full buffer or the window end is
+ * gathered (one reused buffer, copied a part at a time) until its last part, or until MAX_TIMESTAMPS_PER_COLLECT
+ * timestamps (a longer run goes out in several calls).
  */
-export function typedDelivery(run: ReplayRun, collector: TypedCollector, progress: Progress): RunVisitor {
+function delivery(run: ReplayRun, progress: Progress, deliver: Deliver): RunVisitor {
   const stacks = new StackFramesCache(run);
   let gathered: BigUint64Array | null = null; // allocated on the first cut batch only
   let pending = 0;
   const flush = (t: number, node: number, status: number): void => {
     const n = pending;
     pending = 0;
-    collector.collect(stacks.get(t, node, status), gathered!.subarray(0, n));
+    deliver(stacks.get(t, node, status), gathered!, 0, n);
     run.delivered += n;
   };
   return {
     samples(t, node, status, ts, tsPos, count, part) {
       if (!part && pending === 0 && count <= MAX_TIMESTAMPS_PER_COLLECT) {
-        collector.collect(stacks.get(t, node, status), ts.subarray(tsPos, tsPos + count));
+        deliver(stacks.get(t, node, status), ts, tsPos, count);
         run.delivered += count;
         return;
       }
@@ -159,4 +134,16 @@ export function typedDelivery(run: ReplayRun, collector: TypedCollector, progres
     progress,
     reset: () => stacks.reset(),
   };
+}
+
+/** CPython's shape: a new bigint[] per collect() call, the caller's to keep. */
+export function arrayDelivery(run: ReplayRun, collector: Collector, progress: Progress): RunVisitor {
+  return delivery(run, progress, (stackFrames, ts, pos, n) => collector.collect(stackFrames, bigints(ts, pos, n)));
+}
+
+/** 'typed': a view of the decoder's timestamp buffer (or of the gathering buffer) per call, valid only during it. */
+export function typedDelivery(run: ReplayRun, collector: TypedCollector, progress: Progress): RunVisitor {
+  return delivery(run, progress, (stackFrames, ts, pos, n) =>
+    collector.collect(stackFrames, ts.subarray(pos, pos + n)),
+  );
 }

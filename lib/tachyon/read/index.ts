@@ -31,4 +31,5 @@ export {
 export type { NodeReplay, NodeVisitor, RunTimes, StackNodes } from './nodes';
 export { openHeapTrace, heapTraceOf, heapTraceOfFile, heapTotalsOf, type HeapTraceOptions } from './heap-trace';
 // For recover: the JS record decoder walks a damaged file record by record.
-export { DecodeStatus, EVENT_STRIDE, EventKind, RecordDecoderJs, Result, type DecodeOutput } from './records';
+export { DecodeStatus, EVENT_STRIDE, EventKind, Result, type DecodeOutput } from './decoder-output';
+export { RecordDecoderJs } from './records';

@@ -11,88 +11,28 @@
  * first). Identical stacks share one node, so the driver resolves each
  * distinct stack once.
  *
- * Output per call, into buffers the driver owns:
- * - events (EVENT_STRIDE u32 each):
- *   Sample / SamplePart: [kind, threadIndex, node, status, timestampCount]; a
- *     SamplePart is continued by the next Sample/SamplePart of the same batch
- *     (a REPEAT batch cut by a full buffer or the window end);
- *   Thread: [kind, interpreterId, threadIdLow, threadIdHigh, 0];
- *   Progress: [kind, replayedLow, replayedHigh, 0, 0] (CPython's progress_callback points);
- * - timestamps (u64, one per sample, in event order);
- * - nodes: (parent, frame) for each node created, ids consecutive from nodeBase.
+ * The output contract, shared with the native decoder: decoder-output.ts.
  */
 import { ErrorCode, type ErrorCodeValue } from '../../errors';
 import { TWO_POW_32 } from '../../varint/index';
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_ENTRY_MAX } from '../format';
 import * as fileEntry from '../file/index';
 import { PATH_STRIDE, StackTrie, Threads } from './trie';
+import {
+  DEFAULT_MAX_NODES,
+  DecodeStatus,
+  EVENT_STRIDE,
+  EventKind,
+  MAX_RECORD_SIZE,
+  PROGRESS_INTERVAL,
+  Result,
+  type DecodeError,
+  type DecodeOutput,
+  type DecoderConfig,
+} from './decoder-output';
 
 // Bound once: an entry's re-exports are getters, one call each in the decoder's inner loop (30-70 % slower).
 const { readU32, readU64, varint } = fileEntry;
-
-export const EVENT_STRIDE = 5;
-export const EventKind = { Sample: 0, SamplePart: 1, Thread: 2, Progress: 3 } as const;
-export const DecodeStatus = { Done: 0, NeedMore: 1, OutputFull: 2, Error: 3 } as const;
-
-/** CPython calls progress_callback every 1000 samples. */
-export const PROGRESS_INTERVAL = 1000;
-/**
- * Largest record other than REPEAT that can pass CPython's checks: 13 + delta 10 + status 1 + two 10-byte counts + 256
- * 10-byte indices.
- */
-export const MAX_RECORD_SIZE = RECORD_PREFIX_SIZE + 10 + 1 + 10 + 10 + MAX_STACK_DEPTH * 10;
-
-export interface DecoderConfig {
-  littleEndian: boolean;
-  startTimeUs: bigint;
-  threadCount: number;
-  /** Size of the whole (decompressed) sample region. */
-  totalSize: number;
-  /**
-   * Trie size beyond which it is rebuilt from the threads' current stacks at
-   * the next call (bounds memory on profiles with millions of distinct stacks).
-   */
-  maxNodes?: number;
-}
-
-/**
- * Default trie bound: 64 k nodes (~2.5 MB native, 0.5 MB for the JS mirror).
- * A replay needs only the threads' current stacks; a trie kept small stays in
- * cache, and on a 1 M-sample profile (1.5 M distinct prefixes) replaying with
- * 256 k was faster and used half the peak memory of a 4 M bound, and 64 k
- * took another 20 MB off the peak at the same speed.
- */
-export const DEFAULT_MAX_NODES = 1 << 16;
-
-export interface DecodeOutput {
-  events: Uint32Array;
-  /** u64 timestamps, written as (low, high) u32 pairs through a Uint32Array view. */
-  timestamps: BigUint64Array;
-  nodes: Uint32Array;
-  /**
-   * [status, consumed, eventCount, timestampCount, nodeCount, replayed, errorOffset, trieReset]
-   * (positions are offsets in the sample region; trieReset 1: node ids restarted
-   * at 1 before this call's nodes, earlier ids are void).
-   */
-  result: Float64Array;
-}
-
-export interface DecodeError {
-  code: ErrorCodeValue;
-  message: string;
-  offset: number;
-}
-
-export const Result = {
-  status: 0,
-  consumed: 1,
-  events: 2,
-  timestamps: 3,
-  nodes: 4,
-  replayed: 5,
-  errorOffset: 6,
-  trieReset: 7,
-} as const;
 
 /** Minimum room left before a record starts: thread + sample + two progress events, 256 nodes. */
 const EVENT_MARGIN = 4;
@@ -275,38 +215,78 @@ export class RecordDecoderJs {
 
   /**
    * REPEAT entries of the current record, from where they stopped. Returns -1
-   * when all are done, or a DecodeStatus to return.
+   * when all are done, or a DecodeStatus to return. The per-entry state lives in locals, written back before
+   * anything that reads it (a batch's close, a stop, a failure): fields per entry were 38 % of a small replay.
    */
   private repeatEntries(bytes: Uint8Array, pos: number, end: number, windowStart: number, final: boolean): number {
     const t = this.repeatThread;
-    this.batchTsStart = this.tsCount;
-    while (this.repeatLeft > 0) {
-      if (
-        (!final && end - pos < REPEAT_ENTRY_MAX) ||
-        this.tsCount >= this.tsCap ||
-        this.evCount + EVENT_MARGIN > this.ev.length / EVENT_STRIDE
-      ) {
-        if (this.repeatBatchOpen && this.tsCount > this.batchTsStart) this.closeBatch(t, EventKind.SamplePart);
+    const th = this.threads;
+    const ts32 = this.ts32;
+    const lowAt = hostLittleEndian ? 0 : 1;
+    // An entry starting after safeEnd may not be whole in a window that is not the last.
+    const safeEnd = final ? end : end - REPEAT_ENTRY_MAX;
+    const evRoom = this.ev.length / EVENT_STRIDE - EVENT_MARGIN;
+    let low = th.tsLow[t]! | 0;
+    let high = th.tsHigh[t]! | 0;
+    let tsCount = this.tsCount;
+    let left = this.repeatLeft;
+    this.batchTsStart = tsCount;
+    const save = (): void => {
+      th.tsLow[t] = low;
+      th.tsHigh[t] = high;
+      this.tsCount = tsCount;
+      this.repeatLeft = left;
+    };
+    while (left > 0) {
+      if (pos > safeEnd || tsCount >= this.tsCap || this.evCount > evRoom) {
+        save();
+        if (this.repeatBatchOpen && tsCount > this.batchTsStart) this.closeBatch(t, EventKind.SamplePart);
         this.consumed = pos;
-        return !final && end - pos < REPEAT_ENTRY_MAX ? DecodeStatus.NeedMore : DecodeStatus.OutputFull;
+        return pos > safeEnd ? DecodeStatus.NeedMore : DecodeStatus.OutputFull;
       }
-      const next = readU64(bytes, pos, end);
-      if (next < 0)
-        return this.fail(ErrorCode.TACHYON_RLE_VARINT, 'Malformed varint in RLE sample data', windowStart + pos);
-      if (next >= end)
+      // Deltas of one or two bytes (below 16 ms) inline; longer ones through readU64.
+      let next = pos + 1;
+      let deltaLow = pos < end ? bytes[pos]! : 0x80;
+      let deltaHigh = 0;
+      if (deltaLow >= 0x80) {
+        const b1 = pos + 1 < end ? bytes[pos + 1]! : 0x80;
+        if (b1 < 0x80) {
+          deltaLow = (deltaLow & 0x7f) | (b1 << 7);
+          next = pos + 2;
+        } else {
+          next = readU64(bytes, pos, end);
+          deltaLow = varint.lo;
+          deltaHigh = varint.hi;
+        }
+      }
+      if (next < 0 || next >= end) {
+        save();
+        if (next < 0)
+          return this.fail(ErrorCode.TACHYON_RLE_VARINT, 'Malformed varint in RLE sample data', windowStart + pos);
         return this.fail(ErrorCode.TACHYON_RLE_TRUNCATED, 'Unexpected end of sample data in RLE', windowStart + next);
+      }
       const status = bytes[next]!;
       pos = next + 1;
-      this.advance(t);
+      // Thread t's previous timestamp plus the delta, modulo 2^64 (advance()), in int32 halves: as uint32 (>>> 0)
+      // the halves left V8's small integers and the loop spent most of its time on them.
+      const sum = (low + deltaLow) | 0;
+      high = (high + deltaHigh + (sum >>> 0 < low >>> 0 ? 1 : 0)) | 0;
+      low = sum;
       if (!this.repeatBatchOpen || status !== this.repeatBatchStatus) {
-        if (this.repeatBatchOpen) this.closeBatch(t, EventKind.Sample);
+        if (this.repeatBatchOpen) {
+          this.tsCount = tsCount;
+          this.closeBatch(t, EventKind.Sample);
+        }
         this.repeatBatchOpen = true;
         this.repeatBatchStatus = status;
-        this.batchTsStart = this.tsCount;
+        this.batchTsStart = tsCount;
       }
-      this.pushTimestamp(t);
-      this.repeatLeft--;
+      ts32[2 * tsCount + lowAt] = low;
+      ts32[2 * tsCount + 1 - lowAt] = high;
+      tsCount++;
+      left--;
     }
+    save();
     if (this.repeatBatchOpen) this.closeBatch(t, EventKind.Sample);
     this.repeatBatchOpen = false;
     const count = this.repeatCount;

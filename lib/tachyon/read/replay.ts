@@ -17,11 +17,11 @@ import {
   EVENT_STRIDE,
   EventKind,
   MAX_RECORD_SIZE,
-  RecordDecoderJs,
   Result,
   type DecodeError,
   type DecodeOutput,
-} from './records';
+} from './decoder-output';
+import { RecordDecoderJs } from './records';
 import type { Frame } from './tables';
 import type { ReaderOptions, ReplayStats } from './types';
 import { resized } from '../../typed-arrays';

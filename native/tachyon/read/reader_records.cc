@@ -237,32 +237,56 @@ DecodeStatus RecordDecoder::RepeatEntries(const uint8_t* data, size_t& pos, size
   Thread& thread = threads_[t];
   batchTsStart_ = out.timestampCount;
   done = false;
-  while (repeatLeft_ > 0) {
+  // The per-entry state in locals, written back before anything reads it: stored through the uint64_t timestamp
+  // pointer, the members (same type) had to be reloaded and stored on every entry.
+  uint64_t timestamp = thread.timestamp;
+  uint64_t left = repeatLeft_;
+  size_t count = out.timestampCount;
+  uint64_t* const timestamps = out.timestamps;
+  const size_t capacity = out.timestampCapacity;
+  auto save = [&] {
+    thread.timestamp = timestamp;
+    repeatLeft_ = left;
+    out.timestampCount = count;
+  };
+  while (left > 0) {
     const bool needMore = !final && end - pos < kRepeatEntryMax;
-    if (needMore || out.timestampCount >= out.timestampCapacity || out.eventCount + kEventMargin > out.eventCapacity) {
-      if (repeatBatchOpen_ && out.timestampCount > batchTsStart_) CloseBatch(t, EventKind::kSamplePart);
+    if (needMore || count >= capacity || out.eventCount + kEventMargin > out.eventCapacity) {
+      save();
+      if (repeatBatchOpen_ && count > batchTsStart_) CloseBatch(t, EventKind::kSamplePart);
       out.consumed = pos;
       return needMore ? DecodeStatus::kNeedMore : DecodeStatus::kOutputFull;
     }
     size_t next = pos;
     uint64_t delta;
-    if (!ReadVarU64(data, end, next, delta)) {
+    // Deltas of one or two bytes inline (what a sampler's intervals take); longer ones through ReadVarU64.
+    if (pos + 1 < end && data[pos] >= 0x80 && data[pos + 1] < 0x80) {
+      delta = (data[pos] & 0x7fu) | (static_cast<uint64_t>(data[pos + 1]) << 7);
+      next = pos + 2;
+    } else if (!ReadVarU64(data, end, next, delta)) {
+      save();
       return Fail(codes::kTachyonRleVarint, "Malformed varint in RLE sample data", windowStart + pos);
     }
-    if (next >= end)
+    if (next >= end) {
+      save();
       return Fail(codes::kTachyonRleTruncated, "Unexpected end of sample data in RLE", windowStart + next);
+    }
     const uint8_t status = data[next];
     pos = next + 1;
-    thread.timestamp += delta;
+    timestamp += delta;
     if (!repeatBatchOpen_ || status != repeatBatchStatus_) {
-      if (repeatBatchOpen_) CloseBatch(t, EventKind::kSample);
+      if (repeatBatchOpen_) {
+        out.timestampCount = count;
+        CloseBatch(t, EventKind::kSample);
+      }
       repeatBatchOpen_ = true;
       repeatBatchStatus_ = status;
-      batchTsStart_ = out.timestampCount;
+      batchTsStart_ = count;
     }
-    out.timestamps[out.timestampCount++] = thread.timestamp;
-    --repeatLeft_;
+    timestamps[count++] = timestamp;
+    --left;
   }
+  save();
   if (repeatBatchOpen_) CloseBatch(t, EventKind::kSample);
   repeatBatchOpen_ = false;
   replayed_ += repeatCount_;
