@@ -115,9 +115,10 @@ export function registerRecord(program: Command): Command {
     )
     .option(
       '--inline',
-      'write the file in the program itself (no work in this process: cheaper on short programs); if the program ' +
-        'is killed hard (SIGKILL, abort, out of memory) the file is left as last flushed (--flush-ms), ' +
-        'for profpack recover, instead of finalized here. Not with --rotate',
+      'write the file in the program itself (cheaper on short programs); `-- node script.js` with no node flags ' +
+        'runs the script in this very process (one Node start, not two). If the program is killed hard (SIGKILL, ' +
+        'abort, out of memory) the file is left as last flushed (--flush-ms), for profpack recover, instead of ' +
+        'finalized. Not with --rotate',
     )
     .option(
       '--kill-after <seconds>',

@@ -29,9 +29,8 @@ export interface InProcessCommand {
 
 /**
  * `command` as a script for this Node, or why it must run in a process of its own (a line for the user, when the
- * command is this Node). Only
- * `node script.js args` with nothing between the executable and the script: a node flag (`--expose-gc`, `-r`,
- * `--max-old-space-size`) changes the VM, which this process has already started without it.
+ * command is this Node). Only `node script.js args` with nothing between the executable and the script: a node flag
+ * (`--expose-gc`, `-r`, `--max-old-space-size`) changes the VM, which this process has already started without it.
  */
 export function inProcessCommand(
   command: readonly string[],
@@ -46,7 +45,7 @@ export function inProcessCommand(
   if (process.execArgv.length > 0) return { reason: `profpack's Node runs with flags (${process.execArgv.join(' ')})` };
   // A worker loads the preload from its parent's execArgv (`--require`), which this process does not have.
   if (options.workers === true) return { reason: '--workers records each worker through the preload' };
-  if ((options.stdio ?? 'inherit') !== 'inherit') return { reason: 'its stdio is not this process’s' };
+  if ((options.stdio ?? 'inherit') !== 'inherit') return { reason: "its stdio is not this process's" };
   return { script: path.resolve(script), args };
 }
 
