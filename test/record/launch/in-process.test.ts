@@ -164,6 +164,14 @@ describe('record --inline runs node script.js in its own process', () => {
     expect(rec.stderr).toMatch(/profpack: wrote .*flags\.tach/);
   });
 
+  it('a recording that cannot start (its file cannot be made): one coded line, exit 2, the program not run', () => {
+    const app = script('never.js', "console.log('ran');\n");
+    const { rec } = recordAndBare(path.join(dir, 'missing', 'x.tach'), [], [app]);
+    expect(rec.status).toBe(2);
+    expect(rec.stdout).toBe('');
+    expect(rec.stderr).toMatch(/^profpack: ERR_TACHYON_WRITE_IO: .*missing[/\\]x\.tach: ENOENT/);
+  });
+
   // The known live set (as test/fixtures/heap/known-live-recorded.js, whose --expose-gc would send it to a process
   // of its own): the program takes gc from V8 itself.
   const INTERVAL = 4096;
