@@ -75,7 +75,7 @@ const target = (w) => [process.execPath, '--require', reportPreload, ...workload
 // sampler: lib/record/program/heap/probe.ts's choice, forced (PROFPACK_HEAP_SAMPLER): V8's API or the inspector.
 function profpack(
   w,
-  { heap, cpuOff = false, n = interval, sampler = 'native', polls, shortLived, inline, main = cli },
+  { heap, cpuOff = false, n = interval, sampler = 'native', polls, shortLived, inline, inProcess, main = cli },
 ) {
   const out = path.join(tmp, 'p.tach');
   const flags = heap ? ['--heap', '--heap-interval', String(n)] : [];
@@ -83,9 +83,15 @@ function profpack(
   if (shortLived !== undefined) flags.push('--heap-short-lived', shortLived);
   if (cpuOff) flags.push('--no-cpu');
   if (inline) flags.push('--inline');
-  const command = [process.execPath, main, 'record', ...flags, '--out', out, '--', ...target(w)];
+  // inProcess: `-- node script` with no node flag, which record runs in its own process; the report preload then
+  // comes through NODE_OPTIONS (loaded before the CLI: its 'exit' listener runs before the recorder's finalize, so
+  // "target CPU" misses that part, which "tree CPU" holds).
+  const command = [process.execPath, main, 'record', ...flags, '--out', out, '--'];
+  command.push(...(inProcess ? [process.execPath, ...workloads[w].args] : target(w)));
+  const env = { ...(heap ? { PROFPACK_HEAP_SAMPLER: sampler } : {}) };
+  if (inProcess) env.NODE_OPTIONS = `--require ${JSON.stringify(reportPreload)}`;
   // --inline prints no per-kind heap counts (the program wrote them): its event columns stay empty.
-  return { profpack: heap && !inline, file: out, command, env: heap ? { PROFPACK_HEAP_SAMPLER: sampler } : undefined };
+  return { profpack: heap && !inline, file: out, command, env, inProcess };
 }
 
 // The heap sampler alone in the program (_heap_sampler.cjs): what --heap costs without `record`'s writer and CPU.
@@ -123,6 +129,18 @@ function compareCases(w) {
     // record --inline: the file written in the program, `record` only waits (no writer loaded in its process).
     [`profpack --heap ${kib(interval)} + CPU 1 ms, --inline`]: profpack(w, { heap: true, inline: true }),
     [`profpack --heap --no-cpu ${kib(interval)}, --inline`]: profpack(w, { heap: true, cpuOff: true, inline: true }),
+    // record --inline of `node script` with no node flag: the program runs in record's own process.
+    [`profpack --heap ${kib(interval)} + CPU 1 ms, --inline in process`]: profpack(w, {
+      heap: true,
+      inline: true,
+      inProcess: true,
+    }),
+    [`profpack --heap --no-cpu ${kib(interval)}, --inline in process`]: profpack(w, {
+      heap: true,
+      cpuOff: true,
+      inline: true,
+      inProcess: true,
+    }),
     // The look before each GC that keeps short-lived objects' stacks (the default), left out.
     [`profpack --heap --no-cpu ${kib(interval)}, short-lived counted only`]: profpack(w, {
       heap: true,
@@ -199,6 +217,7 @@ function runOnce(c) {
   const time = ['-f', 'TIME %e %U %S %M'];
   const run = spawnSync('/usr/bin/time', [...time, ...c.command], { cwd: repo, encoding: 'utf8', env });
   if (run.status !== 0) throw new Error(`${c.command.join(' ')} failed (${run.status}): ${run.stderr.slice(-2000)}`);
+  if (c.inProcess && /a Node process of its own/.test(run.stderr)) throw new Error(`not in process: ${run.stderr}`);
   const [, wall, user, sys, rssKb] = /TIME (\S+) (\S+) (\S+) (\S+)/.exec(run.stderr);
   const own = JSON.parse(readFileSync(report, 'utf8').trim().split('\n').at(-1));
   const heap = /heap: ([\d,]+) sampled allocations, ([\d,]+) frees, ([\d,]+) short-lived \(([\d,]+) bytes/.exec(

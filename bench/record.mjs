@@ -27,7 +27,20 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 11);
 const work = Number(process.env.BENCH_WORK ?? 200);
 const tmp = mkdtempSync(path.join(tmpdir(), 'profpack-record-'));
 /** `profpack record` at 1 ms, zstd, writing `out`, of the node command that follows. */
-const recordArgs = (out) => [cli, 'record', '--interval-us', '1000', '--compression', 'zstd', '--out', out, '--'];
+const recordArgs = (out, ...flags) => [
+  cli,
+  'record',
+  '--interval-us',
+  '1000',
+  '--compression',
+  'zstd',
+  ...flags,
+  '--out',
+  out,
+  '--',
+];
+// BENCH_RECORD_PARTS: workload,tsc (default both): the embedded workload's rows, the real program's.
+const benchParts = (process.env.BENCH_RECORD_PARTS ?? 'workload,tsc').split(',');
 
 const cases = {
   baseline: { args: [workload, '--rounds', String(work)], env: {} },
@@ -43,7 +56,7 @@ const work_ms = Object.fromEntries(names.map((n) => [n, []]));
 const wall_ms = Object.fromEntries(names.map((n) => [n, []]));
 const rss_kb = Object.fromEntries(names.map((n) => [n, []]));
 let fileBytes = 0;
-for (let r = 0; r < rounds + 1; r++) {
+for (let r = 0; r < (benchParts.includes('workload') ? rounds + 1 : 0); r++) {
   for (let k = 0; k < names.length; k++) {
     const name = names[(k + r) % names.length];
     const c = cases[name];
@@ -61,14 +74,15 @@ for (let r = 0; r < rounds + 1; r++) {
 }
 // Flat memory over a long run: peak RSS of one run with 4× the work, with and without recording.
 const long = {};
-for (const name of names) {
+for (const name of benchParts.includes('workload') ? names : []) {
   const c = cases[name];
   const args = c.args.map((a) => (a === String(work) ? String(work * 4) : a));
   const run = spawnSync(process.execPath, args, { env: { ...process.env, ...c.env }, encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`${name} (long) failed: ${run.stderr}`);
   long[name] = JSON.parse(run.stdout.trim().split('\n').at(-1));
 }
-const tscRows = existsSync('/usr/bin/time') ? realProgram() : null;
+let tscPerRound = [];
+const tscRows = existsSync('/usr/bin/time') && benchParts.includes('tsc') ? realProgram() : null;
 rmSync(tmp, { recursive: true, force: true });
 const base = median(work_ms.baseline);
 const baseWall = median(wall_ms.baseline);
@@ -81,20 +95,21 @@ const rows = names.map((n) => [
   (median(rss_kb[n]) / 1024).toFixed(1),
 ]);
 const slowdown = (median(work_ms['record 1 ms zstd']) / base - 1) * 100;
-console.log(
-  [
-    '## record',
-    '',
-    `\`npm run bench -- record\` (BENCH_ROUNDS=${rounds}, BENCH_WORK=${work} workload rounds per run), ${new Date().toISOString().slice(0, 10)}, ${machine()}.`,
-    '',
-    table(['case', 'work phase ms (median)', 'slowdown', 'whole process ms', 'slowdown', 'peak RSS MB'], rows),
-    '',
-    `Peak RSS, recording minus baseline: ${((median(rss_kb['record 1 ms zstd']) - median(rss_kb.baseline)) / 1024).toFixed(1)} MB at 1× work; ${((long['record 1 ms zstd'].maxRssKb - long.baseline.maxRssKb) / 1024).toFixed(1)} MB with 4× the work (one run each: ${(long['record 1 ms zstd'].ms / 1000).toFixed(1)} s recorded, peak ${(long['record 1 ms zstd'].maxRssKb / 1024).toFixed(1)} MB vs ${(long.baseline.maxRssKb / 1024).toFixed(1)} MB).`,
-    '',
-    `Profile written: ${fileBytes.toLocaleString('en')} bytes. Goal < 3 % slowdown of the work phase: ${slowdown < 3 ? 'met' : 'NOT met'} (${slowdown.toFixed(2)} %).`,
-    '',
-  ].join('\n'),
-);
+if (benchParts.includes('workload'))
+  console.log(
+    [
+      '## record',
+      '',
+      `\`npm run bench -- record\` (BENCH_ROUNDS=${rounds}, BENCH_WORK=${work} workload rounds per run), ${new Date().toISOString().slice(0, 10)}, ${machine()}.`,
+      '',
+      table(['case', 'work phase ms (median)', 'slowdown', 'whole process ms', 'slowdown', 'peak RSS MB'], rows),
+      '',
+      `Peak RSS, recording minus baseline: ${((median(rss_kb['record 1 ms zstd']) - median(rss_kb.baseline)) / 1024).toFixed(1)} MB at 1× work; ${((long['record 1 ms zstd'].maxRssKb - long.baseline.maxRssKb) / 1024).toFixed(1)} MB with 4× the work (one run each: ${(long['record 1 ms zstd'].ms / 1000).toFixed(1)} s recorded, peak ${(long['record 1 ms zstd'].maxRssKb / 1024).toFixed(1)} MB vs ${(long.baseline.maxRssKb / 1024).toFixed(1)} MB).`,
+      '',
+      `Profile written: ${fileBytes.toLocaleString('en')} bytes. Goal < 3 % slowdown of the work phase: ${slowdown < 3 ? 'met' : 'NOT met'} (${slowdown.toFixed(2)} %).`,
+      '',
+    ].join('\n'),
+  );
 
 /** `tsc --noEmit` on this repository: bare, `profpack record` at 1 ms, `--cpu-prof` at 1 ms; rows of medians and ratios to bare. */
 function realProgram() {
@@ -110,6 +125,13 @@ function realProgram() {
   const tscCases = {
     'tsc --noEmit, bare': [process.execPath, ...tsc],
     'profpack record 1 ms zstd': [process.execPath, ...recordArgs(out), process.execPath, ...tsc],
+    // `-- node tsc` with no node flag: record runs tsc in its own process (one Node start, not two).
+    'profpack record --inline 1 ms zstd, in process': [
+      process.execPath,
+      ...recordArgs(out, '--inline'),
+      process.execPath,
+      ...tsc,
+    ],
     'node --cpu-prof --cpu-prof-interval 1000': [
       process.execPath,
       '--cpu-prof',
@@ -140,6 +162,8 @@ function realProgram() {
     }
   }
   const bare = got[keys[0]];
+  // Each round's CPU over its bare run, per case: the per-round reading of the goals.
+  tscPerRound = keys.slice(1).map((name) => [name, ...got[name].cpu.map((v, i) => `${(v / bare.cpu[i]).toFixed(2)}×`)]);
   // Per-round ratios to the bare run of the same round, then their median.
   const ratio = (name, what) => median(got[name][what].map((v, i) => v / bare[what][i]));
   return keys.map((name) => [
@@ -157,14 +181,21 @@ function realProgram() {
 if (tscRows) {
   const wall = (row) => Number(row[2].slice(0, -1));
   const cpu = (row) => Number(row[4].slice(0, -1));
-  const [, ours, v8] = tscRows;
+  const ours = tscRows.find((row) => row[0] === 'profpack record 1 ms zstd');
+  const inProcess = tscRows.find((row) => row[0].startsWith('profpack record --inline'));
+  const v8 = tscRows.find((row) => row[0].startsWith('node --cpu-prof'));
   console.log(
     [
       `Whole process, a real program: \`tsc --noEmit\` on this repository (BENCH_TSC_ROUNDS=${process.env.BENCH_TSC_ROUNDS ?? 5}, interleaved, medians; ratios are medians of per-round ratios to the bare run).`,
       '',
       table(['case', 'wall', 'vs bare', 'CPU', 'vs bare', 'peak RSS', 'over bare', 'profile file'], tscRows),
       '',
+      'CPU over bare, round by round:',
+      '',
+      table(['case', ...tscPerRound[0].slice(1).map((_, i) => `round ${i + 1}`)], tscPerRound),
+      '',
       `Goal: profpack record's overhead <= --cpu-prof's, same run: wall ${wall(ours).toFixed(2)}× vs ${wall(v8).toFixed(2)}× (${wall(ours) <= wall(v8) ? 'met' : 'NOT met'}), CPU ${cpu(ours).toFixed(2)}× vs ${cpu(v8).toFixed(2)}× (${cpu(ours) <= cpu(v8) ? 'met' : 'NOT met'}).`,
+      `In process (--inline): wall ${wall(inProcess).toFixed(2)}× (${wall(inProcess) <= wall(v8) ? 'met' : 'NOT met'}), CPU ${cpu(inProcess).toFixed(2)}× (${cpu(inProcess) <= cpu(v8) ? 'met' : 'NOT met'}).`,
       '',
     ].join('\n'),
   );

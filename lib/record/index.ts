@@ -13,6 +13,7 @@ export {
   type OnFile,
 } from './settings/index';
 export { runRecorded, PRELOAD_PATH, type RunRecordedOptions, type RunRecordedResult } from './launch/index';
+export { inProcessCommand, recordInProcess } from './launch/index';
 export {
   checkHeapOptions,
   parseByteSize,

@@ -21,7 +21,8 @@ import {
 } from '../../record/index';
 import type { HeapPolls, HeapShortLived } from '../../record/index';
 import { MAX_INTERVAL_US, MAX_TIMER_MS, checkRange, parseDuration, type RotateOptions } from '../../record/index';
-import { runRecorded } from '../../record/index';
+import { inProcessCommand, recordInProcess, runRecorded } from '../../record/index';
+import type { RunRecordedOptions, RunRecordedResult } from '../../record/index';
 import { ProfileReader, stacksAtCapNote } from '../../tachyon/index';
 import { grouped } from '../grouped';
 import { outputPath } from '../output-option';
@@ -114,9 +115,10 @@ export function registerRecord(program: Command): Command {
     )
     .option(
       '--inline',
-      'write the file in the program itself (no work in this process: cheaper on short programs); if the program ' +
-        'is killed hard (SIGKILL, abort, out of memory) the file is left as last flushed (--flush-ms), ' +
-        'for profpack recover, instead of finalized here. Not with --rotate',
+      'write the file in the program itself (cheaper on short programs); `-- node script.js` with no node flags ' +
+        'runs the script in this very process (one Node start, not two). If the program is killed hard (SIGKILL, ' +
+        'abort, out of memory) the file is left as last flushed (--flush-ms), for profpack recover, instead of ' +
+        'finalized. Not with --rotate',
     )
     .option(
       '--kill-after <seconds>',
@@ -182,7 +184,7 @@ export function registerRecord(program: Command): Command {
             `profpack: wrote ${path.relative('.', file)}: ` +
               `${grouped(stats.samples)} samples (${grouped(stats.bytes)} bytes)\n`,
           );
-        const { code, signal, summary, childFiles } = await runRecorded(command, {
+        const options: RunRecordedOptions = {
           out: path.resolve(flags.out),
           intervalUs,
           harvestMs,
@@ -206,58 +208,85 @@ export function registerRecord(program: Command): Command {
                 `${flushed ? '; the file and its journal are kept' : ''}\n`,
             );
           },
-        });
-        const out = summary.out;
-        if (rotate !== undefined) flags.out = path.relative('.', out);
-        if (!summary.heard && childFiles.length === 0) {
-          // A file with no sample would read as a recording of a program that did nothing.
-          removeFile(out);
-          throw new ProfpackError(
-            `the command never started a recording (is "${command[0] ?? ''}" a Node program?): ` +
-              `it exited with ${signal ?? `status ${code}`} and no profile was written`,
-            { code: ErrorCode.RECORD_NOT_STARTED, expected: 'a Node program, or a command that starts one' },
-          );
+        };
+        if (flags.inline === true) {
+          const run = inProcessCommand(command, options);
+          if ('script' in run) {
+            // The program runs in this process from here on; what record says comes at its end, its exit code stays.
+            await recordInProcess(run, options, (end) => {
+              // Said on the program's way out: a failure here must not become the program's.
+              try {
+                summarize({ ...end, signal: null }, flags, command, rotate);
+              } catch (err) {
+                process.stderr.write(`profpack: ${err instanceof Error ? err.message : String(err)}\n`);
+              }
+            });
+            return;
+          }
+          if (run.reason !== undefined)
+            process.stderr.write(`profpack: --inline: the program runs in a Node process of its own: ${run.reason}\n`);
         }
-        if (flags.inline === true && !summary.complete) {
-          // Nothing finalized it: the program died hard. Its writer's last flush and journal are on disk, if any.
-          process.stderr.write(
-            `profpack: the target ended without finalizing its file (${signal ?? `exit ${code}`}, --inline): ` +
-              `${flags.out} holds what was flushed before; run \`profpack recover ${flags.out}\`\n`,
-          );
-          process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
-          return;
-        }
-        const size = grouped(statSync(out).size);
-        if (!summary.heard)
-          process.stderr.write(`profpack: the command itself is not a Node program; ${flags.out} holds no samples\n`);
-        else if (!summary.complete)
-          process.stderr.write(
-            `profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); ` +
-              `wrote ${flags.out} with the ${grouped(summary.samples)} samples ` +
-              `up to its last harvest (${size} bytes)\n`,
-          );
-        else if (rotate === undefined && !flags.cpu)
-          process.stderr.write(`profpack: wrote ${flags.out}: heap only, no CPU samples (${size} bytes)\n`);
-        else if (rotate === undefined)
-          process.stderr.write(
-            `profpack: wrote ${flags.out}: ${grouped(summary.samples)} samples, ` +
-              `${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`,
-          );
-        // The file holds them (its heap section; heap recordings are format version 2).
-        if (summary.stacksAtCap > 0) process.stderr.write(`profpack: ${stacksAtCapNote(summary.stacksAtCap)}\n`);
-        if (summary.heap !== undefined)
-          process.stderr.write(
-            `profpack: heap: ${grouped(summary.heap.allocations)} sampled allocations, ` +
-              `${grouped(summary.heap.frees)} frees, ` +
-              `${grouped(summary.heap.shortLived)} short-lived ` +
-              `(${grouped(summary.heap.bytes)} bytes on the pipe)\n`,
-          );
-        if (summary.inlineHeapEvents !== undefined)
-          process.stderr.write(`profpack: heap: ${grouped(summary.inlineHeapEvents)} events written in the program\n`);
-        reportChildren(childFiles, summary.samples, path.basename(command[0] ?? ''));
-        process.exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
+        process.exitCode = summarize(await runRecorded(command, options), flags, command, rotate);
       }),
     );
+}
+
+/** What record says of the file once the command has ended; returns record's exit code (the command's). */
+function summarize(
+  { code, signal, summary, childFiles }: Pick<RunRecordedResult, 'code' | 'signal' | 'summary' | 'childFiles'>,
+  flags: RecordFlags,
+  command: readonly string[],
+  rotate: RotateOptions | undefined,
+): number {
+  const exitCode = signal !== null ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1);
+  const out = summary.out;
+  if (rotate !== undefined) flags.out = path.relative('.', out);
+  if (!summary.heard && childFiles.length === 0) {
+    // A file with no sample would read as a recording of a program that did nothing.
+    removeFile(out);
+    throw new ProfpackError(
+      `the command never started a recording (is "${command[0] ?? ''}" a Node program?): ` +
+        `it exited with ${signal ?? `status ${code}`} and no profile was written`,
+      { code: ErrorCode.RECORD_NOT_STARTED, expected: 'a Node program, or a command that starts one' },
+    );
+  }
+  if (flags.inline === true && !summary.complete) {
+    // Nothing finalized it: the program died hard. Its writer's last flush and journal are on disk, if any.
+    process.stderr.write(
+      `profpack: the target ended without finalizing its file (${signal ?? `exit ${code}`}, --inline): ` +
+        `${flags.out} holds what was flushed before; run \`profpack recover ${flags.out}\`\n`,
+    );
+    return exitCode;
+  }
+  const size = grouped(statSync(out).size);
+  if (!summary.heard)
+    process.stderr.write(`profpack: the command itself is not a Node program; ${flags.out} holds no samples\n`);
+  else if (!summary.complete)
+    process.stderr.write(
+      `profpack: the target ended without stopping its recording (${signal ?? `exit ${code}`}); ` +
+        `wrote ${flags.out} with the ${grouped(summary.samples)} samples ` +
+        `up to its last harvest (${size} bytes)\n`,
+    );
+  else if (rotate === undefined && !flags.cpu)
+    process.stderr.write(`profpack: wrote ${flags.out}: heap only, no CPU samples (${size} bytes)\n`);
+  else if (rotate === undefined)
+    process.stderr.write(
+      `profpack: wrote ${flags.out}: ${grouped(summary.samples)} samples, ` +
+        `${summary.threads} thread${summary.threads === 1 ? '' : 's'} (${size} bytes)\n`,
+    );
+  // The file holds them (its heap section; heap recordings are format version 2).
+  if (summary.stacksAtCap > 0) process.stderr.write(`profpack: ${stacksAtCapNote(summary.stacksAtCap)}\n`);
+  if (summary.heap !== undefined)
+    process.stderr.write(
+      `profpack: heap: ${grouped(summary.heap.allocations)} sampled allocations, ` +
+        `${grouped(summary.heap.frees)} frees, ` +
+        `${grouped(summary.heap.shortLived)} short-lived ` +
+        `(${grouped(summary.heap.bytes)} bytes on the pipe)\n`,
+    );
+  if (summary.inlineHeapEvents !== undefined)
+    process.stderr.write(`profpack: heap: ${grouped(summary.inlineHeapEvents)} events written in the program\n`);
+  reportChildren(childFiles, summary.samples, path.basename(command[0] ?? ''));
+  return exitCode;
 }
 
 /** --no-cpu records the heap alone: it needs --heap, and the flags of CPU sampling do not go with it. */

@@ -6,3 +6,4 @@ export {
   type RunRecordedOptions,
   type RunRecordedResult,
 } from './run-recorded';
+export { inProcessCommand, recordInProcess, type InProcessCommand, type InProcessEnd } from './in-process';

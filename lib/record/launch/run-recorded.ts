@@ -162,19 +162,8 @@ export async function runRecorded(command: readonly string[], options: RunRecord
   if (!cpu) env[RecordEnv.cpu] = '0';
   else delete env[RecordEnv.cpu];
   const startedMs = Date.now();
-  // A child would record CPU samples only: nothing a heap-only recording asked for.
-  const children = (options.children ?? true) && cpu;
-  const base = options.out.replace(/\.tach$/, '');
-  if (children) {
-    const settings: ChildRecording = {
-      compression,
-      flushIntervalMs: options.flushIntervalMs,
-      sourceMaps: options.sourceMaps,
-    };
-    if (options.rotate !== undefined) settings.rotate = options.rotate;
-    else settings.base = base;
-    env[RecordEnv.children] = JSON.stringify(settings);
-  } else delete env[RecordEnv.children];
+  const children = recordChildren(env, options, cpu, compression);
+  const base = childBase(options.out);
   const node = isNode(exe);
   // Children read the preload from NODE_OPTIONS; the root loads it once even when it is named twice.
   if (!node || children)
@@ -238,6 +227,37 @@ export async function runRecorded(command: readonly string[], options: RunRecord
     process.removeListener('SIGINT', ignore);
     process.removeListener('SIGTERM', ignore);
   }
+}
+
+/**
+ * Sets `env` so that each Node process the command starts writes its own file (or not): true when they record. A
+ * child records CPU samples only, nothing a heap-only recording asked for.
+ */
+export function recordChildren(
+  env: NodeJS.ProcessEnv,
+  options: RunRecordedOptions,
+  cpu: boolean,
+  compression: 'zstd' | 'none',
+): boolean {
+  const children = (options.children ?? true) && cpu;
+  if (!children) {
+    delete env[RecordEnv.children];
+    return false;
+  }
+  const settings: ChildRecording = {
+    compression,
+    flushIntervalMs: options.flushIntervalMs,
+    sourceMaps: options.sourceMaps,
+  };
+  if (options.rotate !== undefined) settings.rotate = options.rotate;
+  else settings.base = childBase(options.out);
+  env[RecordEnv.children] = JSON.stringify(settings);
+  return true;
+}
+
+/** The root's file without ".tach": its children's files are `${base}.${pid}.tach`. */
+export function childBase(out: string): string {
+  return out.replace(/\.tach$/, '');
 }
 
 /** The writer of `record` without --inline: loaded only then (the inline writer is the program's). */
@@ -315,7 +335,7 @@ async function untilSilent(pipe: Readable, ended: Promise<void>, silenceMs: numb
 const PIPE_FD = 3;
 
 /** The files `base.<pid>.tach` beside the root's file, in pid order. */
-function findChildFiles(base: string, sinceMs: number): string[] {
+export function findChildFiles(base: string, sinceMs: number): string[] {
   const dir = path.dirname(base);
   const pattern = new RegExp(`^${path.basename(base).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.tach$`);
   let names: string[];

@@ -67,7 +67,9 @@ describe('profpack record --inline', () => {
     );
     const out = path.join(dir, 'killed.tach');
     const args = [cli, 'record', '--inline', '--heap', '--no-cpu', '--heap-interval', '32k', '--heap-polls'];
-    args.push('harvest', '--harvest-ms', '200', '--flush-ms', '200', '--out', out, '--', process.execPath, target);
+    // A node flag keeps the program in a process of its own (the mode this case is about: record outlives it).
+    args.push('harvest', '--harvest-ms', '200', '--flush-ms', '200', '--out', out, '--', process.execPath);
+    args.push('--no-deprecation', target);
     const record = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const output = childOutput(record);
     const pid = Number((await output.when(/ready (\d+)/, 20_000))[1]);
