@@ -88,7 +88,16 @@ export function warnOfWorkers(settings: { workers: boolean; heap: boolean }, wri
     if (data?.kind === 'profpack-worker') warn(data.threadId, what);
   };
   (channel as unknown as { unref?: () => void }).unref?.();
-  return { heapLost: () => undefined, close: () => channel.close() };
+  // A worker this thread starts, also where no preload announces it (record --inline in record's own process).
+  const started = (worker: { threadId: number }): void => warn(worker.threadId, what);
+  process.on('worker', started);
+  return {
+    heapLost: () => undefined,
+    close: () => {
+      channel.close();
+      process.off('worker', started);
+    },
+  };
 }
 
 function warnLine(line: string): void {

@@ -49,6 +49,14 @@ describe('record and worker threads', () => {
     ]);
   });
 
+  it('record --inline in its own process: the same one line, without a preload in the workers', () => {
+    expect(warnings(['--inline'], 2)).toEqual([
+      expect.stringMatching(/^profpack: worker thread \d+ ran unrecorded \(CPU\): record with --workers/),
+    ]);
+    expect(warnings(['--inline', '--heap'], 1)).toEqual([expect.stringMatching(/ran unrecorded \(CPU and heap\)/)]);
+    expect(warnings(['--inline', '--heap'], 0)).toEqual([]);
+  });
+
   it('with --workers: nothing to say, with --heap too; no worker, no line', () => {
     expect(warnings(['--workers'], 2)).toEqual([]);
     expect(warnings(['--workers', '--heap'], 2)).toEqual([]);
