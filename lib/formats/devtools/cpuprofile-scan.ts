@@ -17,6 +17,7 @@
  * undone and read again once the window has moved on to its start (or doubled, for an item larger than it).
  */
 import { closeInput, InputWindow, openInput } from '../../input';
+import { GrowingFloats, GrowingUints } from '../io';
 import type { CpuProfileCallFrame, CpuProfileMeta } from '../../v8/index';
 import type { CpuColumns } from './cpuprofile-columns';
 import { JsonBytes, Key, LBRACE, LBRACKET, NOT_TAKEN, QUOTE, RBRACE, RBRACKET, notTaken, parsed } from './json-bytes';
@@ -75,26 +76,27 @@ function sampleHash(b: Bytes, from: number, to: number): number {
 const SLACK = 1 << 16;
 
 class Scan extends JsonBytes {
-  private readonly ids: number[] = [];
-  private readonly frameOf: number[] = [];
+  // Typed columns, doubled as they fill: no JS array grown in the heap's large-object space (fresh pages each time).
+  private readonly ids = new GrowingFloats();
+  private readonly frameOf = new GrowingUints();
   private readonly callFrames: CpuProfileCallFrame[] = [];
-  private readonly childStart: number[] = [0];
-  private readonly children: number[] = [];
+  private readonly childStart = new GrowingUints();
+  private readonly children = new GrowingFloats();
   private lineTicks: Record<number, number[]> | undefined;
   // Distinct call frames by their bytes: an open-addressed table of index + 1, and each one's bytes (a copy: the
   // window moves on) and hash.
   private table = new Int32Array(1024);
   private readonly frameBytes: Buffer[] = [];
   private readonly frameHash: number[] = [];
-  private samples: number[] | undefined;
-  private deltas: number[] | undefined;
+  private samples: GrowingFloats | undefined;
+  private deltas: GrowingFloats | undefined;
   private startTime: number | undefined;
   private endTime: number | undefined;
   private meta: unknown;
   private nodes = false;
   private seen = 0;
   /** The list member whose items are next (`ids` for `nodes`), if any. */
-  private list: number[] | undefined;
+  private list: GrowingFloats | undefined;
 
   /** The same bytes as a Buffer, for its ranged compare (memcmp, no view object per node). */
   private buffer: Buffer;
@@ -104,6 +106,7 @@ class Scan extends JsonBytes {
     private readonly window?: InputWindow,
   ) {
     super(b);
+    this.childStart.push(0);
     this.buffer = Buffer.from(b.buffer, b.byteOffset, b.length);
   }
 
@@ -120,14 +123,14 @@ class Scan extends JsonBytes {
     if (!this.final() || this.p !== this.b.length || !this.nodes || samples === undefined || deltas === undefined)
       notTaken();
     return {
-      ids: this.ids,
-      frameOf: this.frameOf,
+      ids: this.ids.view(),
+      frameOf: this.frameOf.view(),
       callFrames: this.callFrames,
-      childStart: this.childStart,
-      children: this.children,
+      childStart: this.childStart.view(),
+      children: this.children.view(),
       lineTicks: this.lineTicks,
-      samples,
-      deltas,
+      samples: samples.view(),
+      deltas: deltas.view(),
       startTime: this.startTime,
       endTime: this.endTime,
       meta: meta !== null && typeof meta === 'object' ? (meta as CpuProfileMeta) : undefined,
@@ -149,7 +152,7 @@ class Scan extends JsonBytes {
    * file goes on, what the item added is undone, the window moves on to the item's start (doubling when it starts
    * there already) and the item is read again.
    */
-  private item(kind: Item, list?: number[]): boolean {
+  private item(kind: Item, list?: GrowingFloats): boolean {
     if (this.p > 0 && this.b.length - this.p < SLACK && !this.final()) this.moveTo(this.p);
     for (;;) {
       const at = this.p;
@@ -198,7 +201,7 @@ class Scan extends JsonBytes {
     }
     this.list = undefined;
     if (key === Key.nodes || key === Key.samples || key === Key.timeDeltas) {
-      const list = key === Key.nodes ? this.ids : key === Key.samples ? (this.samples = []) : (this.deltas = []);
+      const list = key === Key.nodes ? this.ids : key === Key.samples ? (this.samples = new GrowingFloats()) : (this.deltas = new GrowingFloats());
       if (key === Key.nodes) this.nodes = true;
       if (!this.open(LBRACKET, RBRACKET)) this.list = list;
     } else if (key === Key.startTime) this.startTime = this.number();
