@@ -201,7 +201,12 @@ class Scan extends JsonBytes {
     }
     this.list = undefined;
     if (key === Key.nodes || key === Key.samples || key === Key.timeDeltas) {
-      const list = key === Key.nodes ? this.ids : key === Key.samples ? (this.samples = new GrowingFloats()) : (this.deltas = new GrowingFloats());
+      const list =
+        key === Key.nodes
+          ? this.ids
+          : key === Key.samples
+            ? (this.samples = new GrowingFloats())
+            : (this.deltas = new GrowingFloats());
       if (key === Key.nodes) this.nodes = true;
       if (!this.open(LBRACKET, RBRACKET)) this.list = list;
     } else if (key === Key.startTime) this.startTime = this.number();
