@@ -85,24 +85,80 @@ export function openInput(path: string, code: ErrorCodeValue = ErrorCode.IO): In
 /** The bytes of an open input, at most the size measured at open (a growing file is read as it was). */
 export function readInput(file: InputFile, code: ErrorCodeValue = ErrorCode.IO, length = file.size): Uint8Array {
   const bytes = Buffer.allocUnsafe(Math.min(length, file.size));
+  readInputAt(file, bytes, 0, bytes.length, 0, code);
+  return bytes;
+}
+
+/** Fills into[at, at + length) from the file at `offset`; a file now shorter than that is a coded change. */
+function readInputAt(
+  file: InputFile,
+  into: Uint8Array,
+  at: number,
+  length: number,
+  offset: number,
+  code: ErrorCodeValue,
+) {
   let done = 0;
-  while (done < bytes.length) {
+  while (done < length) {
     let n: number;
     try {
-      n = readSync(file.fd, bytes, done, bytes.length - done, done);
+      n = readSync(file.fd, into, at + done, length - done, offset + done);
     } catch (err) {
       throw fsError(err, file.path, 'read', code);
     }
     if (n === 0) {
       throw new ProfpackError(`the file changed while it was read: ${file.path} is shorter than when it was opened`, {
         code: ErrorCode.TACHYON_FILE_CHANGED,
-        offset: done,
+        offset: offset + done,
         details: { path: file.path, sizeAtOpen: file.size },
       });
     }
     done += n;
   }
-  return bytes;
+}
+
+/**
+ * An open input read in order through one reused buffer (1 MiB to start), for a reader that needs a bounded
+ * stretch at a time: no fresh buffer of the whole file (a 45 MB .cpuprofile read whole was ~11 k page faults).
+ */
+export class InputWindow {
+  private buffer: Buffer;
+  /** The window's bytes (a view of the buffer's filled part) and the file offset of its first. */
+  bytes: Uint8Array;
+  offset = 0;
+
+  constructor(
+    private readonly file: InputFile,
+    size = 1 << 20,
+    private readonly code: ErrorCodeValue = ErrorCode.IO,
+  ) {
+    this.buffer = Buffer.allocUnsafe(Math.min(size, file.size));
+    readInputAt(file, this.buffer, 0, this.buffer.length, 0, code);
+    this.bytes = this.buffer;
+  }
+
+  /** Whether the window holds the end of the file. */
+  get final(): boolean {
+    return this.offset + this.bytes.length === this.file.size;
+  }
+
+  /**
+   * Moves on so that window position `keep` becomes position 0, and fills the rest from the file; when `keep` is 0
+   * already (what is kept fills the window), the buffer doubles first. Returns the new bytes.
+   */
+  advance(keep: number): Uint8Array {
+    const kept = this.bytes.length - keep;
+    if (keep === 0) {
+      const grown = Buffer.allocUnsafe(Math.min(this.buffer.length * 2, this.file.size - this.offset));
+      this.buffer.copy(grown, 0, 0, kept);
+      this.buffer = grown;
+    } else this.buffer.copyWithin(0, keep, this.bytes.length);
+    this.offset += keep;
+    const length = Math.min(this.buffer.length, this.file.size - this.offset);
+    readInputAt(this.file, this.buffer, kept, length - kept, this.offset + kept, this.code);
+    this.bytes = length === this.buffer.length ? this.buffer : this.buffer.subarray(0, length);
+    return this.bytes;
+  }
 }
 
 /** Opens, reads whole and closes a regular file. */

@@ -62,6 +62,8 @@ export interface FormatAdapter<Name extends string = string> {
   detect(head: Uint8Array, partial?: boolean): boolean;
   /** Its files may come gzipped: detection and reading see the inflated bytes. */
   readonly mayBeGzipped?: boolean;
+  /** read({ path }) reads the file itself a piece at a time: openProfile hands it the path of a file not gzipped. */
+  readonly readsFromPath?: boolean;
   /** write() builds the whole output in memory: convert() bounds the samples (ConvertOptions.maxSamples). */
   readonly writesWhole?: boolean;
   read(input: ReadInput, options: ReadOptions): ProfileSource;

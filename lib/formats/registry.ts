@@ -164,6 +164,8 @@ export function openProfile(file: string, options: OpenOptions = {}): OpenedProf
     }
   }
   if (format === 'tachyon') return opened(adapterFor('tachyon').read({ path: file }, options), format);
+  if (adapterFor(format).readsFromPath === true && !isGzip(readInputHead(file, 2)))
+    return opened(adapterFor(format).read({ path: file }, options), format);
   const bytes = readInputFile(file);
   return opened(adapterFor(format).read({ path: file, bytes: inflated(bytes, format, options) }, options), format);
 }

@@ -11,93 +11,50 @@
  * JSON.parse, whose path names what is wrong. Every byte it accepts is valid
  * JSON with the value JSON.parse gives it; a repeat of a call frame is
  * byte-identical to one it checked.
+ *
+ * From a file it reads through a window (InputWindow, 1 MiB to start), never the whole file at once: a node, a
+ * number of `samples` or `timeDeltas`, or another top-level member is an item, and an item the window ends in is
+ * undone and read again once the window has moved on to its start (or doubled, for an item larger than it).
  */
-import { utf8 } from '../io';
+import { closeInput, InputWindow, openInput } from '../../input';
+import { GrowingFloats, GrowingUints } from '../io';
 import type { CpuProfileCallFrame, CpuProfileMeta } from '../../v8/index';
 import type { CpuColumns } from './cpuprofile-columns';
+import { JsonBytes, Key, LBRACE, LBRACKET, NOT_TAKEN, QUOTE, RBRACE, RBRACKET, notTaken, parsed } from './json-bytes';
+import type { Bytes } from './json-bytes';
 
-/** Thrown inside the scan for anything it does not take; never escapes scanCpuProfile. */
-class NotTaken extends Error {}
-const NOT_TAKEN = new NotTaken('not a .cpuprofile the byte scan takes');
-type Bytes = Uint8Array;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-
-/** The keys the scan acts on, matched by their bytes (no string per key); any other is passed over. */
-const KEYS = [
-  'id',
-  'callFrame',
-  'hitCount',
-  'children',
-  'positionTicks',
-  'functionName',
-  'scriptId',
-  'url',
-  'lineNumber',
-  'columnNumber',
-  'line',
-  'ticks',
-  'nodes',
-  'samples',
-  'timeDeltas',
-  'startTime',
-  'endTime',
-  '$profpack',
-  'head',
-  'timestamps',
-] as const;
-const KEY_BYTES = KEYS.map((k) => Uint8Array.from(k, (c) => c.charCodeAt(0)));
-/** KEYS' indices, in the order a node's keys come (the match tries them in turn). */
-const enum Key {
-  id,
-  callFrame,
-  hitCount,
-  children,
-  positionTicks,
-  functionName,
-  scriptId,
-  url,
-  lineNumber,
-  columnNumber,
-  line,
-  ticks,
-  nodes,
-  samples,
-  timeDeltas,
-  startTime,
-  endTime,
-  profpack,
-  head,
-  timestamps,
-  other,
+/** What Scan.item reads. */
+const enum Item {
+  member,
+  node,
+  number,
+  end,
 }
 
 export function scanCpuProfile(bytes: Bytes): CpuColumns | undefined {
+  return scanned(() => new Scan(bytes).profile());
+}
+
+/**
+ * The scan of a file read through a window of `windowBytes` to start; undefined when the scan does not take it (as
+ * scanCpuProfile).
+ */
+export function scanCpuProfileFile(path: string, windowBytes = 1 << 20): CpuColumns | undefined {
+  const file = openInput(path);
   try {
-    return new Scan(bytes).profile();
-  } catch (err) {
-    if (err === NOT_TAKEN) return undefined;
-    throw err;
+    const window = new InputWindow(file, windowBytes);
+    return scanned(() => new Scan(window.bytes, window).profile());
+  } finally {
+    closeInput(file);
   }
 }
 
-function notTaken(): never {
-  throw NOT_TAKEN;
-}
-
-/** JSON.parse of a value's bytes (an escaped string, `$profpack`); text it refuses is not taken. */
-function parsed(b: Bytes, from: number, to: number): unknown {
+function scanned(scan: () => CpuColumns): CpuColumns | undefined {
   try {
-    return JSON.parse(utf8(b, from, to));
-  } catch {
-    return notTaken();
+    return scan();
+  } catch (err) {
+    if (err === NOT_TAKEN) return undefined;
+    throw err;
   }
 }
 
@@ -115,76 +72,151 @@ function sampleHash(b: Bytes, from: number, to: number): number {
   return h;
 }
 
-class Scan {
-  p = 0;
-  private readonly ids: number[] = [];
-  private readonly frameOf: number[] = [];
+/** When fewer bytes than this are left in a window before an item, the window moves on first. */
+const SLACK = 1 << 16;
+
+class Scan extends JsonBytes {
+  // Typed columns, doubled as they fill: no JS array grown in the heap's large-object space (fresh pages each time).
+  private readonly ids = new GrowingFloats();
+  private readonly frameOf = new GrowingUints();
   private readonly callFrames: CpuProfileCallFrame[] = [];
-  private readonly childStart: number[] = [0];
-  private readonly children: number[] = [];
+  private readonly childStart = new GrowingUints();
+  private readonly children = new GrowingFloats();
   private lineTicks: Record<number, number[]> | undefined;
-  // Distinct call frames by their bytes: an open-addressed table of index + 1, and each one's byte range and hash.
+  // Distinct call frames by their bytes: an open-addressed table of index + 1, and each one's bytes (a copy: the
+  // window moves on) and hash.
   private table = new Int32Array(1024);
-  private readonly frameFrom: number[] = [];
-  private readonly frameTo: number[] = [];
+  private readonly frameBytes: Buffer[] = [];
   private readonly frameHash: number[] = [];
+  private samples: GrowingFloats | undefined;
+  private deltas: GrowingFloats | undefined;
+  private startTime: number | undefined;
+  private endTime: number | undefined;
+  private meta: unknown;
+  private nodes = false;
+  private seen = 0;
+  /** The list member whose items are next (`ids` for `nodes`), if any. */
+  private list: GrowingFloats | undefined;
 
   /** The same bytes as a Buffer, for its ranged compare (memcmp, no view object per node). */
-  private readonly buffer: Buffer;
+  private buffer: Buffer;
 
-  constructor(private readonly b: Bytes) {
+  constructor(
+    b: Bytes,
+    private readonly window?: InputWindow,
+  ) {
+    super(b);
+    this.childStart.push(0);
     this.buffer = Buffer.from(b.buffer, b.byteOffset, b.length);
   }
 
   profile(): CpuColumns {
-    let nodes = false;
-    let samples: number[] | undefined;
-    let deltas: number[] | undefined;
-    let startTime: number | undefined;
-    let endTime: number | undefined;
-    let meta: unknown;
-    let seen = 0;
-    this.ws();
+    this.space();
     if (!this.open(LBRACE, RBRACE))
       do {
-        const key = this.key();
-        if (key !== Key.other) {
-          if ((seen & (1 << key)) !== 0) notTaken();
-          seen |= 1 << key;
-        }
-        if (key === Key.nodes) {
-          if (!this.open(LBRACKET, RBRACKET))
-            do {
-              this.ws();
-              this.node();
-            } while (!this.next(RBRACKET));
-          nodes = true;
-        } else if (key === Key.samples) samples = this.numbers();
-        else if (key === Key.timeDeltas) deltas = this.numbers();
-        else if (key === Key.startTime) startTime = this.number();
-        else if (key === Key.endTime) endTime = this.number();
-        else if (key === Key.profpack) {
-          const from = this.p;
-          this.skipValue();
-          meta = parsed(this.b, from, this.p);
-        } else if (key === Key.head || key === Key.timestamps) notTaken();
-        else this.skipValue();
-      } while (!this.next(RBRACE));
-    this.ws();
-    if (this.p !== this.b.length || !nodes || samples === undefined || deltas === undefined) notTaken();
+        this.item(Item.member);
+        // A list's items are items of their own: a window moves within the list, never inside one item.
+        if (this.list !== undefined) while (!this.item(this.list === this.ids ? Item.node : Item.number, this.list));
+      } while (!this.item(Item.end));
+    this.space();
+    const { samples, deltas, meta } = this;
+    if (!this.final() || this.p !== this.b.length || !this.nodes || samples === undefined || deltas === undefined)
+      notTaken();
     return {
-      ids: this.ids,
-      frameOf: this.frameOf,
+      ids: this.ids.view(),
+      frameOf: this.frameOf.view(),
       callFrames: this.callFrames,
-      childStart: this.childStart,
-      children: this.children,
+      childStart: this.childStart.view(),
+      children: this.children.view(),
       lineTicks: this.lineTicks,
-      samples,
-      deltas,
-      startTime,
-      endTime,
+      samples: samples.view(),
+      deltas: deltas.view(),
+      startTime: this.startTime,
+      endTime: this.endTime,
       meta: meta !== null && typeof meta === 'object' ? (meta as CpuProfileMeta) : undefined,
     };
+  }
+
+  private final(): boolean {
+    return this.window === undefined || this.window.final;
+  }
+
+  /** Whitespace, across windows (outside any item: only at the document's start and end). */
+  private space(): void {
+    for (this.ws(); this.p === this.b.length && !this.final(); this.ws()) this.moveTo(this.p);
+  }
+
+  /**
+   * Reads one item: a member (a list member: its key and "["), a list's item and the comma or "]" after it, or the
+   * comma or "}" after a member (true: the list or the document ends). When the window ends inside the item and the
+   * file goes on, what the item added is undone, the window moves on to the item's start (doubling when it starts
+   * there already) and the item is read again.
+   */
+  private item(kind: Item, list?: GrowingFloats): boolean {
+    if (this.p > 0 && this.b.length - this.p < SLACK && !this.final()) this.moveTo(this.p);
+    for (;;) {
+      const at = this.p;
+      const seen = this.seen;
+      const nodes = this.ids.length;
+      const children = this.children.length;
+      const items = list?.length ?? 0;
+      try {
+        if (kind === Item.member) {
+          this.ws();
+          this.member();
+          return false;
+        }
+        if (kind === Item.end) return this.next(RBRACE);
+        this.ws();
+        if (kind === Item.node) this.node();
+        else list!.push(this.number());
+        return this.next(RBRACKET);
+      } catch (err) {
+        if (err !== NOT_TAKEN || this.final()) throw err;
+        this.seen = seen;
+        this.ids.length = nodes;
+        this.frameOf.length = nodes;
+        this.childStart.length = nodes + 1;
+        this.children.length = children;
+        if (this.lineTicks !== undefined) delete this.lineTicks[nodes];
+        if (list !== undefined) list.length = items;
+        this.moveTo(at);
+      }
+    }
+  }
+
+  private moveTo(at: number): void {
+    this.b = this.window!.advance(at);
+    this.buffer = Buffer.from(this.b.buffer, this.b.byteOffset, this.b.length);
+    this.p = 0;
+  }
+
+  /** A top-level key and its value; `nodes`, `samples` and `timeDeltas` as lists of items. */
+  /** A top-level key and its value; for `nodes`, `samples` and `timeDeltas` the list's "[", its items left to read. */
+  private member(): void {
+    const key = this.key();
+    if (key !== Key.other) {
+      if ((this.seen & (1 << key)) !== 0) notTaken();
+      this.seen |= 1 << key;
+    }
+    this.list = undefined;
+    if (key === Key.nodes || key === Key.samples || key === Key.timeDeltas) {
+      const list =
+        key === Key.nodes
+          ? this.ids
+          : key === Key.samples
+            ? (this.samples = new GrowingFloats())
+            : (this.deltas = new GrowingFloats());
+      if (key === Key.nodes) this.nodes = true;
+      if (!this.open(LBRACKET, RBRACKET)) this.list = list;
+    } else if (key === Key.startTime) this.startTime = this.number();
+    else if (key === Key.endTime) this.endTime = this.number();
+    else if (key === Key.profpack) {
+      const from = this.p;
+      this.skipValue();
+      this.meta = parsed(this.b, from, this.p);
+    } else if (key === Key.head || key === Key.timestamps) notTaken();
+    else this.skipValue();
   }
 
   private node(): void {
@@ -260,21 +292,16 @@ class Scan {
       if (at === 0) break;
       const f = at - 1;
       if (this.frameHash[f] !== h) continue;
-      const start = this.frameFrom[f]!;
-      const length = this.frameTo[f]! - start;
-      if (
-        from + length <= b.length &&
-        this.buffer.compare(this.buffer, start, start + length, from, from + length) === 0
-      ) {
-        this.p = from + length;
+      const known = this.frameBytes[f]!;
+      if (from + known.length <= b.length && known.compare(this.buffer, from, from + known.length) === 0) {
+        this.p = from + known.length;
         return f;
       }
     }
     const cf = this.parseCallFrame();
     const f = this.callFrames.length;
     this.callFrames.push(cf);
-    this.frameFrom.push(from);
-    this.frameTo.push(this.p);
+    this.frameBytes.push(Buffer.from(b.subarray(from, this.p)));
     this.frameHash.push(h);
     if (2 * this.callFrames.length > this.table.length) {
       this.table = new Int32Array(this.table.length * 2);
@@ -317,155 +344,5 @@ class Scan {
       lineNumber: lineNumber ?? -1,
       columnNumber: columnNumber ?? -1,
     };
-  }
-
-  /** `o` and the whitespace after it; true when `close` follows at once (an empty object or array, read). */
-  private open(o: number, close: number): boolean {
-    if (this.b[this.p] !== o) notTaken();
-    this.p++;
-    this.ws();
-    if (this.b[this.p] !== close) return false;
-    this.p++;
-    return true;
-  }
-
-  /** After a member or item: true at `close` (read), false at a comma; anything else is not taken. */
-  private next(close: number): boolean {
-    this.ws();
-    const c = this.b[this.p++];
-    if (c === close) return true;
-    if (c !== COMMA) notTaken();
-    this.ws();
-    return false;
-  }
-
-  private numbers(): number[] {
-    const out: number[] = [];
-    if (!this.open(LBRACKET, RBRACKET))
-      do {
-        this.ws();
-        out.push(this.number());
-      } while (!this.next(RBRACKET));
-    return out;
-  }
-
-  /** A key and its colon, as one of KEYS or Key.other; keys with escapes or beyond ASCII are not taken. */
-  private key(): Key {
-    const b = this.b;
-    if (b[this.p] !== QUOTE) notTaken();
-    const from = ++this.p;
-    for (;;) {
-      const c = b[this.p];
-      if (c === QUOTE) break;
-      if (c === undefined || c === BACKSLASH || c < 0x20 || c >= 0x80) notTaken();
-      this.p++;
-    }
-    const length = this.p - from;
-    this.p++;
-    let key = Key.other;
-    for (let k = 0; k < KEY_BYTES.length && key === Key.other; k++) {
-      const want = KEY_BYTES[k]!;
-      if (want.length !== length) continue;
-      let j = 0;
-      while (j < length && b[from + j] === want[j]) j++;
-      if (j === length) key = k;
-    }
-    this.ws();
-    if (b[this.p] !== COLON) notTaken();
-    this.p++;
-    this.ws();
-    return key;
-  }
-
-  /** A string value: ASCII without escapes as is, anything else as JSON.parse reads its text. */
-  private string(): string {
-    const b = this.b;
-    const from = this.p;
-    if (b[from] !== QUOTE) notTaken();
-    this.p++;
-    let plain = true;
-    for (;;) {
-      const c = b[this.p++];
-      if (c === QUOTE) break;
-      if (c === undefined || c < 0x20) notTaken();
-      if (c === BACKSLASH) {
-        plain = false;
-        this.p++;
-      } else if (c >= 0x80) plain = false;
-    }
-    if (plain) return utf8(b, from + 1, this.p - 1);
-    const value = parsed(b, from, this.p);
-    return typeof value === 'string' ? value : notTaken();
-  }
-
-  /** A JSON number, with the value JSON.parse gives it (Number of its text past 15 digits or with a fraction). */
-  private number(): number {
-    const b = this.b;
-    const from = this.p;
-    if (b[this.p] === 0x2d) this.p++;
-    const first = this.p;
-    let v = 0;
-    for (let c = b[this.p]!; c >= 0x30 && c <= 0x39; c = b[++this.p]!) v = v * 10 + (c - 0x30);
-    const digits = this.p - first;
-    if (digits === 0 || (digits > 1 && b[first] === 0x30)) notTaken();
-    let exact = digits <= 15;
-    if (b[this.p] === 0x2e) {
-      this.p++;
-      if (!this.digits()) notTaken();
-      exact = false;
-    }
-    if (b[this.p] === 0x65 || b[this.p] === 0x45) {
-      this.p++;
-      if (b[this.p] === 0x2b || b[this.p] === 0x2d) this.p++;
-      if (!this.digits()) notTaken();
-      exact = false;
-    }
-    if (!exact) return Number(utf8(b, from, this.p));
-    return first === from ? v : -v;
-  }
-
-  private digits(): boolean {
-    const start = this.p;
-    while (this.b[this.p]! >= 0x30 && this.b[this.p]! <= 0x39) this.p++;
-    return this.p > start;
-  }
-
-  /** Any JSON value, checked and passed over. */
-  private skipValue(): void {
-    const c = this.b[this.p];
-    if (c === QUOTE) this.string();
-    else if (c === LBRACE) {
-      if (!this.open(LBRACE, RBRACE))
-        do {
-          // Any key (escapes, beyond ASCII): nothing here is acted on.
-          this.string();
-          this.ws();
-          if (this.b[this.p++] !== COLON) notTaken();
-          this.ws();
-          this.skipValue();
-        } while (!this.next(RBRACE));
-    } else if (c === LBRACKET) {
-      if (!this.open(LBRACKET, RBRACKET))
-        do {
-          this.ws();
-          this.skipValue();
-        } while (!this.next(RBRACKET));
-    } else if (c === 0x74) this.word('true');
-    else if (c === 0x66) this.word('false');
-    else if (c === 0x6e) this.word('null');
-    else this.number();
-  }
-
-  private word(w: string): void {
-    for (let i = 0; i < w.length; i++) if (this.b[this.p++] !== w.charCodeAt(i)) notTaken();
-  }
-
-  private ws(): void {
-    const b = this.b;
-    for (;;) {
-      const c = b[this.p];
-      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return;
-      this.p++;
-    }
   }
 }

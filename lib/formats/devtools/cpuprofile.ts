@@ -46,7 +46,7 @@ import {
   type CpuProfileNode,
 } from '../../v8/index';
 import { oneThread, v8Tree, warnDroppedLabels } from './one-thread';
-import { scanCpuProfile } from './cpuprofile-scan';
+import { scanCpuProfile, scanCpuProfileFile } from './cpuprofile-scan';
 import { EXPECTED, WHAT, bad, columnsOf, type CpuColumns } from './cpuprofile-columns';
 
 /** The most samples a .cpuprofile is written with (its JSON lists every one). */
@@ -379,12 +379,14 @@ export const cpuprofileAdapter: FormatAdapter<'cpuprofile'> = {
     // The nested form: a "head" tree of call-frame fields, no selfSize (that is a .heapprofile).
     return keys.has('head') && keys.has('functionName') && !keys.has('selfSize') && !keys.has('callFrame');
   },
+  readsFromPath: true,
   read(input: ReadInput, _options: ReadOptions): ProfileSource {
-    const bytes = inputBytes(input);
-    // The byte scan takes what V8 writes; anything else (and every error) goes the way of JSON.parse.
-    const scanned = scanCpuProfile(bytes);
+    // The byte scan takes what V8 writes (from a file, through a window); anything else (and every error) goes the
+    // way of JSON.parse, over the whole file.
+    const fromPath = input.bytes === undefined && input.path !== undefined;
+    const scanned = fromPath ? scanCpuProfileFile(input.path!) : scanCpuProfile(inputBytes(input));
     if (scanned !== undefined) return readJsonShape(WHAT, EXPECTED, () => readCpuProfile(scanned));
-    const doc = parseJson(bytes, WHAT, EXPECTED);
+    const doc = parseJson(inputBytes(input), WHAT, EXPECTED);
     return readJsonShape(WHAT, EXPECTED, () => readCpuProfile(columnsOf(doc)));
   },
   write: writeCpuProfile,

@@ -132,16 +132,16 @@ export function labelStr(sink: ByteSink, key: number, str: number): void {
   varintField(sink, LabelField.str, str);
 }
 
-/** Appends the first `length` bytes of `from` (a loop beats subarray + set for the short runs here). */
-export function copyInto(sink: ByteSink, from: Uint8Array, length: number): void {
+/** Appends `length` bytes of `from` from `start` on (a loop beats subarray + set for the short runs here). */
+export function copyInto(sink: ByteSink, from: Uint8Array, length: number, start = 0): void {
   if (length > 64) {
     // A whole array is set as it is: no view object per record.
-    sink.append(length === from.length ? from : from.subarray(0, length));
+    sink.append(start === 0 && length === from.length ? from : from.subarray(start, start + length));
     return;
   }
   sink.reserve(length);
   const to = sink.bytes;
   let at = sink.length;
-  for (let i = 0; i < length; i++) to[at++] = from[i]!;
+  for (let i = start; i < start + length; i++) to[at++] = from[i]!;
   sink.length = at;
 }

@@ -54,6 +54,7 @@ import {
   PprofStringTable,
   tagOf,
   TWO_POW_32,
+  uvarintSize,
   TWO_POW_63,
   varintField,
 } from './encode';
@@ -93,13 +94,14 @@ class ChunkedOutput {
 /** Encodes a source's samples and tables; `write` drives it. */
 class PprofEncoder {
   readonly strings = new PprofStringTable();
-  // By stack id (dense): an array index per record, not a Map lookup.
-  private readonly stackBytes: (Uint8Array | undefined)[] = [];
+  // Each stack's packed location ids, encoded once into one arena: its [start, end) there by stack id (dense
+  // typed columns: no array object per stack, no holey array indexed by stack id).
+  private readonly arena = new ByteSink(1 << 16);
+  private stackStart = new Int32Array(1024).fill(-1);
+  private stackEnd = new Int32Array(1024);
   private readonly labelBytes: ({ bytes: Uint8Array; namesThread: boolean } | undefined)[] = [];
   private readonly threadBytes: (Uint8Array | undefined)[] = [];
-  private readonly frameBuf = { buffer: new Uint32Array(256) };
   private readonly usedFrames: Uint8Array[] = [];
-  private readonly scratch = new ByteSink(1024);
   readonly carry: Float64Array;
   readonly timeKey: number;
   readonly timeUnit: number;
@@ -120,30 +122,34 @@ class PprofEncoder {
     this.kStatus = this.strings.id(PprofLabel.status);
   }
 
-  /** Packed location ids of a stack (location id = frame index + 1), innermost first. */
-  stack(id: number): Uint8Array {
-    let bytes = this.stackBytes[id];
-    if (bytes === undefined) {
-      const depth = this.source.stacks.frames(id, this.frameBuf);
-      const frames = this.frameBuf.buffer;
-      // One reused scratch sink: the payload's length first, then tag, length and ids, copied out once.
-      const sink = this.scratch;
-      sink.clear();
-      if (depth > 0) {
-        let length = 0;
-        for (let i = 0; i < depth; i++) {
-          const v = frames[i]! + 1;
-          length += v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
-          this.markFrame(frames[i]!);
-        }
-        sink.uvarint(tagOf(SampleField.locationId, WireType.bytes));
-        sink.uvarint(length);
-        for (let i = 0; i < depth; i++) sink.uvarint(frames[i]! + 1);
-      }
-      bytes = sink.view().slice();
-      this.stackBytes[id] = bytes;
+  /**
+   * The start in the arena of `stack`'s packed location ids (location id = frame index + 1, innermost first),
+   * encoded by one walk to the root the first time the stack is met; its end is stackEnd[stack].
+   */
+  private stackBytes(stack: number): number {
+    if (stack >= this.stackStart.length) {
+      const size = Math.max(stack + 1, this.stackStart.length * 2);
+      this.stackStart = resized(this.stackStart, size, -1);
+      this.stackEnd = resized(this.stackEnd, size);
     }
-    return bytes;
+    const start = this.stackStart[stack]!;
+    return start >= 0 ? start : this.encodeStack(stack);
+  }
+
+  private encodeStack(stack: number): number {
+    const arena = this.arena;
+    const stacks = this.source.stacks;
+    const start = arena.length;
+    // At most 5 bytes a location id.
+    arena.reserve(5 * stacks.depth(stack));
+    for (let s = stack; s !== 0; s = stacks.parent(s)) {
+      const frame = stacks.frame(s);
+      this.markFrame(frame);
+      arena.uvarint(frame + 1);
+    }
+    this.stackStart[stack] = start;
+    this.stackEnd[stack] = arena.length;
+    return start;
   }
 
   private markFrame(frame: number): void {
@@ -228,7 +234,7 @@ class PprofEncoder {
     labelNumParts(sink, this.timeKey, low - carry * TWO_POW_32, wholeHi * 1000 + carry, this.timeUnit);
   }
 
-  /** One Sample message into `out`. */
+  /** One Sample message into `out`: its fields after the locations go through `body`, then both into `out`. */
   sample(
     out: ByteSink,
     body: ByteSink,
@@ -242,8 +248,6 @@ class PprofEncoder {
   ): void {
     this.samples++;
     body.clear();
-    const locations = this.stack(stack);
-    copyInto(body, locations, locations.length);
     body.uvarint(tagOf(SampleField.value, WireType.bytes));
     const valuesAt = body.length;
     body.u8(0);
@@ -269,8 +273,17 @@ class PprofEncoder {
       this.timeLabel(body, time);
     }
     if (status !== 0) labelNum(body, this.kStatus, status, 0);
+    // The locations' field (none for the empty stack) straight from the arena, then the rest.
+    const start = stack === 0 ? 0 : this.stackBytes(stack);
+    const ids = stack === 0 ? 0 : this.stackEnd[stack]! - start;
+    const field = ids === 0 ? 0 : 1 + uvarintSize(ids) + ids;
     out.uvarint(tagOf(ProfileField.sample, WireType.bytes));
-    out.uvarint(body.length);
+    out.uvarint(field + body.length);
+    if (ids > 0) {
+      out.uvarint(tagOf(SampleField.locationId, WireType.bytes));
+      out.uvarint(ids);
+      copyInto(out, this.arena.bytes, ids, start);
+    }
     copyInto(out, body.bytes, body.length);
   }
 }

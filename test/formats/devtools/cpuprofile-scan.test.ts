@@ -3,15 +3,18 @@
  * JSON.parse path reads the same text (columnsOf of the parsed document); whatever JSON.parse refuses, it does
  * not take. Real V8 output (the outside profiles) is taken.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { columnsOf, type CpuColumns } from '../../../lib/formats/devtools/cpuprofile-columns';
-import { scanCpuProfile } from '../../../lib/formats/devtools/cpuprofile-scan';
+import { scanCpuProfile, scanCpuProfileFile } from '../../../lib/formats/devtools/cpuprofile-scan';
 import { repoRoot, sharedPath } from '../../support/environment';
 
 const bytesOf = (text: string) => new TextEncoder().encode(text);
+const dir = mkdtempSync(path.join(tmpdir(), 'profpack-scan-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** What the reader's core uses of the columns, per node. */
 function plain(c: CpuColumns) {
@@ -33,9 +36,23 @@ function plain(c: CpuColumns) {
   };
 }
 
-/** The scan of `text`, checked against JSON.parse's reading of it; whether it was taken. */
+/**
+ * The scan of `text` from a file through windows of 1, 7 and 64 bytes to start (each item, node or number, read
+ * again when the window ends inside it): the same as the scan of the bytes whole, taken or not.
+ */
+function windowsAgree(text: string, scanned: CpuColumns | undefined): void {
+  const file = path.join(dir, 'profile.cpuprofile');
+  writeFileSync(file, text);
+  for (const windowBytes of [1, 7, 64]) {
+    const windowed = scanCpuProfileFile(file, windowBytes);
+    expect(windowed && plain(windowed), `window ${windowBytes}`).toEqual(scanned && plain(scanned));
+  }
+}
+
+/** The scan of `text`, checked against JSON.parse's reading of it (and through windows); whether it was taken. */
 function agrees(text: string): boolean {
   const scanned = scanCpuProfile(bytesOf(text));
+  windowsAgree(text, scanned);
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -186,7 +203,9 @@ describe('the .cpuprofile byte scan', () => {
       `{"nodes":[{"id":"1","callFrame":${cf}}],"samples":[],"timeDeltas":[]}`,
       `{"nodes":[{"id":1,"callFrame":${cf}}],"samples":[],"samples":[],"timeDeltas":[]}`,
       `\ufeff{"nodes":[],"samples":[],"timeDeltas":[]}`,
-    ])
+    ]) {
       expect(scanCpuProfile(bytesOf(t)), t).toBeUndefined();
+      windowsAgree(t, undefined);
+    }
   });
 });
