@@ -34,6 +34,23 @@ export function interleaveRounds(cases, { rounds = 15, warmup = 2 } = {}) {
   return times;
 }
 
+/**
+ * The same rotation for cases that measure themselves (a child process's CPU, a timed loop): each returns its
+ * number, every round's numbers are kept per case; `afterRound` runs after each round (a load average, a log line).
+ */
+export function rotateRounds(cases, rounds, afterRound = () => {}) {
+  const names = Object.keys(cases);
+  const times = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(k + r) % names.length];
+      times[name].push(cases[name]());
+    }
+    afterRound(r);
+  }
+  return times;
+}
+
 /** interleaveRounds(), reduced to the median seconds of each case. */
 export function interleave(cases, options) {
   const times = interleaveRounds(cases, options);

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machine, median, table, writeResultsSection } from './_harness.mjs';
+import { machine, median, rotateRounds, table, writeResultsSection } from './_harness.mjs';
 import { writeSynthetic } from './_synthetic.mjs';
 import { cpythonInterpreter } from '../test/support/cpython.mjs';
 
@@ -86,15 +86,9 @@ function measure(file, reps, rounds) {
     cpython: () => cpythonOnce(file, reps),
   };
   const names = Object.keys(cases);
-  const times = Object.fromEntries(names.map((n) => [n, []]));
-  for (let r = 0; r < rounds; r++) {
-    for (let k = 0; k < names.length; k++) {
-      const name = names[(k + r) % names.length];
-      // No forced gc() between cases: on this workload a forced full GC makes V8 drop
-      // optimized code, and the next case then measures re-optimization (5x slower JS).
-      times[name].push(cases[name]());
-    }
-  }
+  // No forced gc() between cases: on this workload a forced full GC makes V8 drop
+  // optimized code, and the next case then measures re-optimization (5x slower JS).
+  const times = rotateRounds(cases, rounds);
   const medians = Object.fromEntries(names.map((n) => [n, median(times[n])]));
   medians.ratio = Object.fromEntries(names.map((n) => [n, median(times.cpython.map((c, r) => c / times[n][r]))]));
   return medians;

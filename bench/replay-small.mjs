@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machine, median, table, writeResultsSection } from './_harness.mjs';
+import { machine, median, rotateRounds, table, writeResultsSection } from './_harness.mjs';
 import { cpythonInterpreter } from '../test/support/cpython.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -47,14 +47,7 @@ for (const [label, file] of files) {
       for (const shape of ['array', 'typed'])
         cases[`${build} ${backendName} ${shape}`] = () => profpack(dist, file, backendName, shape);
   const names = Object.keys(cases);
-  const times = Object.fromEntries(names.map((n) => [n, []]));
-  for (let r = 0; r < rounds; r++) {
-    for (let k = 0; k < names.length; k++) {
-      const name = names[(k + r) % names.length];
-      times[name].push(cases[name]());
-    }
-    loads.push(os.loadavg()[0]);
-  }
+  const times = rotateRounds(cases, rounds, () => loads.push(os.loadavg()[0]));
   for (const name of names) {
     const ratio = median(times.CPython.map((c, r) => c / times[name][r]));
     const row = [label, name, `${median(times[name]).toFixed(1)} µs`, name === 'CPython' ? '' : `${ratio.toFixed(2)}×`];
