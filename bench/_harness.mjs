@@ -19,23 +19,23 @@ export function median(values) {
  * (candidate and baseline ran moments apart) than as a ratio of medians.
  */
 export function interleaveRounds(cases, { rounds = 15, warmup = 2 } = {}) {
-  const names = Object.keys(cases);
-  const times = Object.fromEntries(names.map((n) => [n, []]));
-  for (let r = 0; r < warmup + rounds; r++) {
-    for (let k = 0; k < names.length; k++) {
-      const name = names[(k + r) % names.length];
-      globalThis.gc?.();
-      const t0 = process.hrtime.bigint();
-      cases[name]();
-      const dt = Number(process.hrtime.bigint() - t0) / 1e9;
-      if (r >= warmup) times[name].push(dt);
-    }
-  }
-  return times;
+  const timed = Object.fromEntries(
+    Object.entries(cases).map(([name, fn]) => [
+      name,
+      () => {
+        globalThis.gc?.();
+        const t0 = process.hrtime.bigint();
+        fn();
+        return Number(process.hrtime.bigint() - t0) / 1e9;
+      },
+    ]),
+  );
+  const times = rotateRounds(timed, warmup + rounds);
+  return Object.fromEntries(Object.entries(times).map(([name, t]) => [name, t.slice(warmup)]));
 }
 
 /**
- * The same rotation for cases that measure themselves (a child process's CPU, a timed loop): each returns its
+ * The rotation itself, for cases that measure themselves (a child process's CPU, a timed loop): each returns its
  * number, every round's numbers are kept per case; `afterRound` runs after each round (a load average, a log line).
  */
 export function rotateRounds(cases, rounds, afterRound = () => {}) {
