@@ -29,7 +29,8 @@ process.on('exit', () => fs.writeFileSync(process.env.OPENS_OUT, JSON.stringify(
 describe('heap questions on a rotated directory', () => {
   beforeAll(() => {
     writeFileSync(path.join(dir, 'count-opens.cjs'), COUNTER);
-    // Allocating on a timer, so that harvests (and the inspector's polls) run between the bursts.
+    // Allocating on a timer, so that harvests run between the bursts; a poll at every harvest (not paced by the poll's
+    // cost, which on a loaded machine's inspector path can leave one poll in 4 s), so that each 1 s file has events.
     const program =
       'const kept = []; const t = setInterval(() => { for (let i = 0; i < 2000; i++) kept.push(new Array(64).fill(1)); ' +
       'if (kept.length > 20000) kept.length = 0; }, 10); setTimeout(() => clearInterval(t), 4000);';
@@ -37,6 +38,10 @@ describe('heap questions on a rotated directory', () => {
       'record',
       '--heap',
       '--no-cpu',
+      '--heap-polls',
+      'harvest',
+      '--harvest-ms',
+      '250',
       '--rotate',
       '1s',
       '--dir',
