@@ -18,6 +18,7 @@ import {
   ValueType,
 } from 'pprof-format';
 import { describe, expect, it } from 'vitest';
+import { SLOWDOWN } from '../support/environment';
 import { goBinary, goPprofRawTotals, goPprofTags, goPprofTopFirst } from '../support/outside-tools';
 import { scratchDir } from '../support/scratch-dir';
 
@@ -93,31 +94,36 @@ describe('outside-tools reads go tool pprof', () => {
     expect(path.basename(goBinary())).toBe('go');
   });
 
-  it('-raw totals are the exact per-type sums; -top first row is the largest self; -tags lists the keys', () => {
-    fc.assert(
-      fc.property(caseArb, (c) => {
-        const file = writeCase(c);
-        const want = TYPES.slice(0, c.types).map((t, k) => ({
-          ...t,
-          total: c.samples.reduce((sum, s) => sum + s.values[k]!, 0),
-        }));
-        expect(goPprofRawTotals(file)).toEqual(want);
-        for (const [k, t] of want.entries()) {
-          const self = FUNCTIONS.map((_, f) =>
-            c.samples.reduce((sum, s) => sum + (s.leaf === f ? s.values[k]! : 0), 0),
-          );
-          const max = Math.max(...self);
-          // A tie has no one answer; pprof breaks it by its own order.
-          if (max === 0 || self.filter((v) => v === max).length > 1) continue;
-          expect(goPprofTopFirst(file, t.type), t.type).toBe(FUNCTIONS[self.indexOf(max)]);
-        }
-        // -tags weighs samples by the default sample type (pprof's: the last one); a sample of weight 0 there
-        // shows no tag.
-        const weighed = c.samples.filter((s) => s.values[c.types - 1] !== 0);
-        const keys = new Set(weighed.flatMap((s) => s.labels.map(([key]) => LABEL_KEYS[key]!)));
-        expect(goPprofTags(file).map((t) => t.key)).toEqual([...keys].sort());
-      }),
-      { numRuns: 25 },
-    );
-  });
+  it(
+    '-raw totals are the exact per-type sums; -top first row is the largest self; -tags lists the keys',
+    () => {
+      fc.assert(
+        fc.property(caseArb, (c) => {
+          const file = writeCase(c);
+          const want = TYPES.slice(0, c.types).map((t, k) => ({
+            ...t,
+            total: c.samples.reduce((sum, s) => sum + s.values[k]!, 0),
+          }));
+          expect(goPprofRawTotals(file)).toEqual(want);
+          for (const [k, t] of want.entries()) {
+            const self = FUNCTIONS.map((_, f) =>
+              c.samples.reduce((sum, s) => sum + (s.leaf === f ? s.values[k]! : 0), 0),
+            );
+            const max = Math.max(...self);
+            // A tie has no one answer; pprof breaks it by its own order.
+            if (max === 0 || self.filter((v) => v === max).length > 1) continue;
+            expect(goPprofTopFirst(file, t.type), t.type).toBe(FUNCTIONS[self.indexOf(max)]);
+          }
+          // -tags weighs samples by the default sample type (pprof's: the last one); a sample of weight 0 there
+          // shows no tag.
+          const weighed = c.samples.filter((s) => s.values[c.types - 1] !== 0);
+          const keys = new Set(weighed.flatMap((s) => s.labels.map(([key]) => LABEL_KEYS[key]!)));
+          expect(goPprofTags(file).map((t) => t.key)).toEqual([...keys].sort());
+        }),
+        { numRuns: 25 },
+      );
+      // Up to 150 runs of go tool pprof, each a few ms of CPU but a process start: 44 s at load 13 on 2 cores.
+    },
+    300_000 * SLOWDOWN,
+  );
 });
