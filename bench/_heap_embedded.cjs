@@ -4,7 +4,8 @@
 // 'process': the small writer process fed over a pipe, which keeps the file at an abort). The recording finalizes
 // its file when the program exits.
 const path = require('node:path');
-const { startRecording } = require(path.join(__dirname, '..', 'dist', 'index.js'));
+// $BENCH_HEAP_DIST: another checkout's dist/index.js (bench/heap.mjs's baseline rows).
+const { startRecording } = require(process.env.BENCH_HEAP_DIST ?? path.join(__dirname, '..', 'dist', 'index.js'));
 startRecording({
   out: process.env.BENCH_HEAP_OUT,
   writer: process.env.BENCH_HEAP_WRITER,

@@ -29,8 +29,9 @@
 // heap events and the bytes of its heap frames on the recording pipe.
 // BENCH_ROUNDS (default 5), BENCH_HEAP_PARTS (compare,intervals; parts on demand),
 // BENCH_HEAP_WORKLOADS (http,tsc), BENCH_HEAP_REQUESTS (http, default 6000), BENCH_HEAP_ONLY (a regexp of cases).
-// BENCH_HEAP_BASELINE_CLI: another checkout's dist/cli/main.js, whose `record --heap --no-cpu` runs as one more case
-// in the same rounds (before/after a change of the CLI); every part prints "tree - target" (the CLI's own CPU).
+// BENCH_HEAP_BASELINE_CLI: another checkout's dist/cli/main.js, whose `record --heap --no-cpu` (spawned, and
+// `--inline` in process) and whose startRecording embedded run as more cases in the same rounds (before/after a
+// change); every part prints "tree - target" (the CLI's own CPU).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, readdirSync } from 'node:fs';
 import os from 'node:os';
@@ -101,9 +102,11 @@ function sampler(node, rest, kind) {
 }
 
 // profpack embedded in the program (_heap_embedded.cjs: startRecording({ heap, cpu: false })), as @datadog/pprof is.
-function embedded(node, rest, writer) {
+// dist: the package entry it loads (default this checkout's; a baseline's for the before/after rows).
+function embedded(node, rest, writer, dist = path.join(repo, 'dist', 'index.js')) {
   const file = path.join(tmp, `embedded-${writer}.tach`);
   const env = { BENCH_HEAP_INTERVAL: String(interval), BENCH_HEAP_OUT: file, BENCH_HEAP_WRITER: writer };
+  env.BENCH_HEAP_DIST = dist;
   return { file, env, command: [node, '--require', embeddedPreload, ...rest] };
 }
 
@@ -119,6 +122,19 @@ function compareCases(w) {
             cpuOff: true,
             main: baselineCli,
           }),
+          [`profpack --heap --no-cpu ${kib(interval)}, --inline in process, baseline CLI`]: profpack(w, {
+            heap: true,
+            cpuOff: true,
+            inline: true,
+            inProcess: true,
+            main: baselineCli,
+          }),
+          [`profpack startRecording in the program, heap only ${kib(interval)}, inline writer, baseline`]: embedded(
+            node,
+            rest,
+            'inline',
+            path.resolve(baselineCli, '..', '..', 'index.js'),
+          ),
         };
   return {
     bare: { command: target(w) },

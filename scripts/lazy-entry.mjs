@@ -122,9 +122,13 @@ rewrite(path.join(dist, 'cli', 'main.js'), new Set(['./errors']));
 rewrite(path.join(dist, 'cli', 'commands', 'index.js'), new Set());
 for (const entry of [
   'record',
+  // In the recorded program (or the inline writer), only the parts a recording uses: no pipe, writer process spawn
+  // or CPU sampler for a heap-only inline recording, no RecordingHost or rotation for one file.
+  'record/program',
   'record/program/heap',
   'record/settings',
   'record/wire',
+  'record/writer',
   'profile',
   'tachyon/write',
   'tachyon/write/engines',

@@ -30,7 +30,7 @@
  * to lie between the last poll that saw it and the first poll after that GC).
  * Polls asked for directly (harvest(), the last one at stop) and those near
  * the heap limit always run; on the native sampler the direct ones collect
- * the garbage first (two full GCs: program/heap/sampler.ts), so that what is live at the end is exact.
+ * the garbage first (a full GC and a scavenge: program/heap/sampler.ts), so that what is live at the end is exact.
  * Near the limit (limit.ts) a check every LIMIT_CHECK_MS harvests at once when
  * the use has climbed a step since the last poll, at most once per five times
  * the last poll's cost; a heap that sits near the limit without climbing gets

@@ -1,5 +1,6 @@
 /** A recording's settings, shared by every end: ranges, rotation, the preload's environment, the scripts it starts. */
 export {
+  DEFAULT_FLUSH_INTERVAL_MS,
   MAX_INTERVAL_US,
   MAX_TIMER_MS,
   checkRange,

@@ -39,6 +39,8 @@ export function safeOnFile(onFile: OnFile | undefined): OnFile {
   };
 }
 
+/** How often a recording's file is flushed (and its journal written) unless told otherwise. */
+export const DEFAULT_FLUSH_INTERVAL_MS = 1000;
 /** Node's timers take at most 2^31-1 ms: a longer delay fires after 1 ms (a new file every harvest). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** V8's sampling interval is an int of microseconds. */

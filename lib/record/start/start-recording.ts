@@ -8,7 +8,8 @@ import type { Frame } from '../../profile/index';
 import { SourceMapper } from '../../sourcemap/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ProfilingMode } from '../../tachyon/index';
-import { checkRotate, safeOnFile, type OnFile, type RotateOptions } from '../settings/index';
+// The flush default comes from settings/, not writer/host.ts: the inline writer loads no RecordingHost.
+import { checkRotate, DEFAULT_FLUSH_INTERVAL_MS, safeOnFile, type OnFile, type RotateOptions } from '../settings/index';
 import { HeapFrameReceiver, recordingClock, type HeapEventSink } from '../wire/index';
 import {
   checkAgentOptions,
@@ -20,14 +21,7 @@ import {
   type ChunkTarget,
   type Recording,
 } from '../program/index';
-import {
-  ChunkIngester,
-  createTachyonSink,
-  DEFAULT_FLUSH_INTERVAL_MS,
-  RecordingHost,
-  type TickSink,
-  type TachyonSink,
-} from '../writer/index';
+import { ChunkIngester, createTachyonSink, RecordingHost, type TickSink, type TachyonSink } from '../writer/index';
 
 export type { Recording, RecordingSummary } from '../program/index';
 

@@ -14,13 +14,16 @@ import { SourceMapper } from '../../sourcemap/index';
 import { encodeRecordedBy, type RecordedBy } from '../../recorded-by';
 import { JOURNAL_SUFFIX, ProfilingMode, defaultCompression, recoverCommand } from '../../tachyon/index';
 import { ChunkIngester } from './cpu-ingest';
-import { checkRotate, type OnFile, type RotateOptions, type RotatedFileStats } from '../settings/index';
+import {
+  checkRotate,
+  DEFAULT_FLUSH_INTERVAL_MS,
+  type OnFile,
+  type RotateOptions,
+  type RotatedFileStats,
+} from '../settings/index';
 import { RotationFiles } from './rotation';
 import { FrameParser, HeapFrameReceiver, epochOffsetUs, type HeapEventSink } from '../wire/index';
 import type { WireChunk, WireMessage } from '../wire/index';
-
-/** How often a recording's file is flushed (and its journal written) unless told otherwise. */
-export const DEFAULT_FLUSH_INTERVAL_MS = 1000;
 
 export interface RecordingHostOptions {
   /** The file (ignored with `rotate`: the files are named in its dir). */
