@@ -211,7 +211,8 @@ describe('record --inline runs node script.js in its own process', () => {
       'hoard.js',
       "console.log('ready ' + process.pid);\nglobalThis.kept = [];\n" +
         'function hoardArrays() { for (let i = 0; i < 50; i++) kept.push(new Array(2000).fill(i)); }\n' +
-        '(function loop() { hoardArrays(); if (kept.length > 20000) kept.length = 0; setTimeout(loop, 20); })();\n',
+        "let loops = 0;\n(function loop() { hoardArrays(); if (++loops === 40) console.log('enough');\n" +
+        '  if (kept.length > 20000) kept.length = 0; setTimeout(loop, 20); })();\n',
     );
     const out = path.join(dir, 'killed.tach');
     const args = [cli, 'record', '--inline', '--heap', '--no-cpu', '--heap-interval', '32k', '--heap-polls'];
@@ -221,7 +222,9 @@ describe('record --inline runs node script.js in its own process', () => {
     const output = childOutput(record);
     const pid = Number((await output.when(/ready (\d+)/, 20_000))[1]);
     expect(pid).toBe(record.pid);
-    // Several flushes (200 ms) reach the journal.
+    // 2,000 arrays of 16 KB hoarded (~1,000 sampled at 32 KiB) however loaded the machine, then several flushes
+    // (200 ms) reach the journal.
+    await output.when(/enough/, 90_000);
     await new Promise((resolve) => setTimeout(resolve, 2000));
     process.kill(pid, 'SIGKILL');
     const signal = await new Promise<NodeJS.Signals | null>((resolve) => record.once('exit', (_c, s) => resolve(s)));
@@ -233,7 +236,7 @@ describe('record --inline runs node script.js in its own process', () => {
     expect(rec.status, rec.stderr).toBe(0);
     let allocations = 0;
     for (const b of openHeapTrace(fixed)!.events()) if (b.kind === 'alloc') allocations += b.ordinals.length;
-    // ~100 KB of arrays every 20 ms for 2 s at 32 KiB: thousands sampled; what was flushed is most of them.
+    // At least 40 loops of ~800 KB at 32 KiB: thousands sampled; what was flushed is most of them.
     expect(allocations).toBeGreaterThan(100);
   });
 });
