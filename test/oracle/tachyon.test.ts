@@ -75,13 +75,15 @@ function writeRecording(): string {
 
 /**
  * A real recording: `profpack record` (the built CLI, dist/: `npm test` compiles it first) of a Node program that
- * spins in `spin` for 300 ms.
+ * spins in `spin` for 300 ms of CPU.
  */
 function recordNode(): string {
   const script = path.join(dir, 'spin.js');
   writeFileSync(
     script,
-    'function spin(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); return x; }\n' +
+    // 300 ms of the process's CPU, not of the wall clock: as many samples in spin on a loaded machine.
+    'function spin(ms) { const end = process.cpuUsage().user + ms * 1000; let x = 0;\n' +
+      '  while (process.cpuUsage().user < end) for (let i = 0; i < 1000; i++) x += Math.sqrt(x + 1); return x; }\n' +
       'spin(300);\n',
   );
   const file = path.join(dir, 'recorded-node.tach');
