@@ -41,13 +41,10 @@ class ThreadState {
   readonly repeat = new Uint8Array(REPEAT_BUFFER_SIZE);
   repeatUsed = 0;
   repeatCount = 0;
-  /** The thread written after this one last time: a profiler lists its threads in the same order every tick. */
-  next: ThreadState | null = null;
-
   constructor(
-    readonly tidHi: number,
-    readonly tidLo: number,
-    readonly interpreterId: number,
+    tidHi: number,
+    tidLo: number,
+    interpreterId: number,
     startHi: number,
     startLo: number,
     littleEndian: boolean,

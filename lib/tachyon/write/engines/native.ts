@@ -59,14 +59,6 @@ class StagedThread {
   at = 0;
   depth = 0;
   epoch = -1;
-  /** The thread staged after this one last time: a profiler lists its threads in the same order every tick. */
-  next: StagedThread | null = null;
-
-  constructor(
-    readonly tidHi: number,
-    readonly tidLo: number,
-    readonly interpreterId: number,
-  ) {}
 }
 
 export class NativeSampleEngine implements SampleEngine {
@@ -77,7 +69,7 @@ export class NativeSampleEngine implements SampleEngine {
   private staged = 0;
   /** Counts the staging's reuses (drain, discard): a StagedThread of an older epoch points at overwritten words. */
   private epoch = 0;
-  private readonly stagedThreads = new ThreadCursor<StagedThread>((hi, lo, interp) => new StagedThread(hi, lo, interp));
+  private readonly stagedThreads = new ThreadCursor(() => new StagedThread());
   private readonly stream: ZstdStream | null = null;
 
   constructor(options: EngineOptions) {
@@ -189,7 +181,13 @@ export class NativeSampleEngine implements SampleEngine {
     const w = this.staging;
     const frames = s.frames;
     const start = s.start;
-    for (let k = 0, depth = s.depth; k < depth; k++) if (frames[start + k] !== w[at + k]) return false;
+    const depth = s.depth;
+    // Two loops, so each reads one kind of array (writeStack's callers mostly pass a Uint32Array).
+    if (frames instanceof Uint32Array) {
+      for (let k = 0; k < depth; k++) if (frames[start + k] !== w[at + k]) return false;
+    } else {
+      for (let k = 0; k < depth; k++) if (frames[start + k] !== w[at + k]) return false;
+    }
     return true;
   }
 
