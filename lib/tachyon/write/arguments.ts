@@ -38,6 +38,66 @@ export function u64Halves(value: unknown, what: string, out: Uint32Array, at: nu
   throw invalid(`${what} must be a number or bigint, got ${typeof value}`, 'a non-negative integer');
 }
 
+/** A thread id seen by writeStack, its halves, and the thread id that followed it last time. */
+class SeenThreadId {
+  next: SeenThreadId | null = null;
+
+  constructor(
+    readonly value: number | bigint,
+    readonly hi: number,
+    readonly lo: number,
+  ) {}
+}
+
+/** Where StackHalves puts its halves (the writer's StackRecord). */
+export interface U64HalvesOut {
+  tidHi: number;
+  tidLo: number;
+  tsHi: number;
+  tsLo: number;
+}
+
+/**
+ * writeStack's thread id and timestamp as u32 halves (u64Halves's checks, in that order), each value converted once
+ * while the calls keep their pattern: the threads of a tick share its timestamp, and a profiler names its threads
+ * in the same order tick after tick, so the id after the previous one is tried before a map of those seen.
+ */
+export class StackHalves {
+  private readonly seen = new Map<number | bigint, SeenThreadId>();
+  private last: SeenThreadId | null = null;
+  private timestamp: unknown = undefined;
+  private tsHi = 0;
+  private tsLo = 0;
+  private readonly scratch = new Uint32Array(2);
+
+  fill(threadId: unknown, timestampUs: unknown, out: U64HalvesOut): void {
+    const last = this.last;
+    let t = last === null ? null : last.next;
+    if (t === null || t.value !== threadId) {
+      t = this.seen.get(threadId as number | bigint) ?? this.add(threadId);
+      if (last !== null) last.next = t;
+    }
+    if (timestampUs !== this.timestamp) {
+      u64Halves(timestampUs, 'timestampUs', this.scratch, 0);
+      this.tsHi = this.scratch[0]!;
+      this.tsLo = this.scratch[1]!;
+      this.timestamp = timestampUs;
+    }
+    this.last = t;
+    out.tidHi = t.hi;
+    out.tidLo = t.lo;
+    out.tsHi = this.tsHi;
+    out.tsLo = this.tsLo;
+  }
+
+  private add(threadId: unknown): SeenThreadId {
+    u64Halves(threadId, 'threadId', this.scratch, 0);
+    const t = new SeenThreadId(threadId as number | bigint, this.scratch[0]!, this.scratch[1]!);
+    this.seen.set(t.value, t);
+    return t;
+  }
+}
+
 export function u32Value(value: unknown, what: string): number {
   if (typeof value === 'number' && Number.isInteger(value)) {
     if (value < 0 || value > U32_MAX) throw limit(`${what} ${value} does not fit a u32`, 'an integer in [0, 2^32)');

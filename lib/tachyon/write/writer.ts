@@ -19,7 +19,7 @@ import { ErrorCode, ProfpackError, isProfpackError } from '../../errors';
 import { SlotWriter } from '../../varint/index';
 import { FORMAT_VERSION_2, HEADER_SIZE, MAX_STACK_DEPTH, ZSTD_LEVEL } from '../format';
 import { ioError, reserveHeader, type HeaderSlots, type StatsValues } from '../file/index';
-import { configWord, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
+import { StackHalves, configWord, formatOptions, invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { COUNTER_COUNT, deepStacks, writerStats, type EngineOptions, type SampleEngine } from './engines/index';
 import { StackRecord, TickRecord } from './engines/index';
 import { JsSampleEngine } from './engines/index';
@@ -59,6 +59,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private readonly halves = new Uint32Array(4);
   /** The engines' per-call records, reused (no allocation per call). */
   private readonly stack = new StackRecord();
+  private readonly stackHalves = new StackHalves();
   private tick = new TickRecord(64);
   private readonly interner: StackInterner;
   private readonly internals: WriterInternals;
@@ -302,21 +303,15 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     frameIds: Uint32Array | readonly number[],
   ): void {
     this.checkOpen();
-    const h = this.halves;
-    u64Halves(threadId, 'threadId', h, 0);
-    u64Halves(timestampUs, 'timestampUs', h, 2);
+    const s = this.stack;
+    this.stackHalves.fill(threadId, timestampUs, s);
     const interp = u32Value(interpreterId, 'interpreterId');
     const st = statusByte(status);
     if (!(frameIds instanceof Uint32Array) && !Array.isArray(frameIds))
       throw invalid('frameIds must be a Uint32Array or an array', 'Uint32Array of frame ids');
     const depth = Math.min(frameIds.length, this.maxStackDepth);
     if (this.engine.checksIds !== true) checkFrameIds(frameIds, depth, this.frames.count);
-    const s = this.stack;
-    s.tidHi = h[0]!;
-    s.tidLo = h[1]!;
     s.interpreterId = interp;
-    s.tsHi = h[2]!;
-    s.tsLo = h[3]!;
     s.status = st;
     s.frames = frameIds;
     s.start = 0;

@@ -110,13 +110,26 @@ SampleEncoder::ThreadState& SampleEncoder::Thread(uint64_t threadId, uint32_t in
   return *t;
 }
 
-void SampleEncoder::WriteStack(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status,
-                               const uint32_t* frames, uint32_t depth) {
-  ThreadState& t = Thread(threadId, interpreterId);
+uint64_t SampleEncoder::NextDelta(ThreadState& t, uint64_t timestampUs) {
   // Per-thread delta in u64 arithmetic: an earlier timestamp wraps (§3.1).
   const uint64_t delta = timestampUs - t.timestamp;
   t.timestamp = timestampUs;
   counters_[kTotalSamples] += 1;
+  return delta;
+}
+
+void SampleEncoder::AppendRepeat(ThreadState& t, uint64_t delta, uint8_t status) {
+  if (t.repeatUsed + kRepeatEntryMax > kRepeatBufferSize) FlushRepeat(t);
+  size_t pos = leb128::EncodeU64(delta, t.repeat, t.repeatUsed);
+  t.repeat[pos++] = status;
+  t.repeatUsed = pos;
+  ++t.repeatCount;
+}
+
+void SampleEncoder::WriteStack(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status,
+                               const uint32_t* frames, uint32_t depth) {
+  ThreadState& t = Thread(threadId, interpreterId);
+  const uint64_t delta = NextDelta(t, timestampUs);
 
   const uint32_t prevDepth = t.depth;
   const uint32_t limit = depth < prevDepth ? depth : prevDepth;
@@ -124,12 +137,7 @@ void SampleEncoder::WriteStack(uint64_t threadId, uint32_t interpreterId, uint64
   while (shared < limit && frames[depth - 1 - shared] == t.stack[shared]) ++shared;
 
   if (shared == depth && shared == prevDepth) {
-    // Same stack: one (delta, status) entry in the thread's REPEAT run.
-    if (t.repeatUsed + kRepeatEntryMax > kRepeatBufferSize) FlushRepeat(t);
-    size_t pos = leb128::EncodeU64(delta, t.repeat, t.repeatUsed);
-    t.repeat[pos++] = status;
-    t.repeatUsed = pos;
-    ++t.repeatCount;
+    AppendRepeat(t, delta, status);
     return;
   }
   if (t.repeatCount > 0) FlushRepeat(t);
@@ -185,6 +193,12 @@ void SampleEncoder::WriteBatch(const uint32_t* words, size_t count) {
     const uint64_t ts = uint64_t{words[i + 3]} | (uint64_t{words[i + 4]} << 32);
     const uint8_t status = static_cast<uint8_t>(words[i + 5]);
     const uint32_t depth = words[i + 6];
+    if (depth == kSameStack) {
+      ThreadState& t = Thread(tid, interp);
+      AppendRepeat(t, NextDelta(t, ts), status);
+      i += 7;
+      continue;
+    }
     if (depth > kMaxStackDepth || count - i - 7 < depth) {
       throw FormatError(codes::kInvalidArgument, "staged sample has a bad depth", static_cast<int64_t>(i));
     }

@@ -157,7 +157,9 @@ class SampleEncoder {
   // frames innermost first, depth <= 256 (the caller cuts deeper stacks).
   void WriteStack(uint64_t threadId, uint32_t interpreterId, uint64_t timestampUs, uint8_t status,
                   const uint32_t* frames, uint32_t depth);
-  // Staged samples from JS: per sample [tidLo, tidHi, interp, tsLo, tsHi, status, depth, frames...].
+  // Staged samples from JS: per sample [tidLo, tidHi, interp, tsLo, tsHi, status, depth, frames...]; depth
+  // kSameStack (no frames follow) is the thread's previous stack again, which JS found equal to the caller's.
+  static constexpr uint32_t kSameStack = 0xffffffffu;
   void WriteBatch(const uint32_t* words, size_t count);
   // One tick of several threads at one timestamp (TickRecord); thread k's stack is cut to its first 256 frames.
   // Every kept frame id must be < frameCount; the whole tick is checked before any of it is encoded.
@@ -194,6 +196,10 @@ class SampleEncoder {
   };
 
   ThreadState& Thread(uint64_t threadId, uint32_t interpreterId);
+  // The thread's next sample: its delta from the thread's previous timestamp, counted.
+  uint64_t NextDelta(ThreadState& t, uint64_t timestampUs);
+  // One (delta, status) entry in the thread's REPEAT run: the sample's stack is the previous one.
+  void AppendRepeat(ThreadState& t, uint64_t delta, uint8_t status);
   void FlushRepeat(ThreadState& t);
   // One thread's pending run as a REPEAT record at b (kMaxRepeatRecord bytes of room); returns its size.
   static size_t EncodeRepeat(const ThreadState& t, uint8_t* b);

@@ -288,6 +288,57 @@ export class ThreadMap<T> {
   }
 }
 
+/** A thread as ThreadCursor chains it: its key, its engine's state, and the thread that came after it last time. */
+class CursorThread<T> {
+  next: CursorThread<T> | null = null;
+
+  constructor(
+    readonly tidHi: number,
+    readonly tidLo: number,
+    readonly interpreterId: number,
+    readonly state: T,
+  ) {}
+}
+
+/**
+ * Per-thread states found in call order: a profiler lists its threads in the same order every tick, so the thread
+ * after the previous one is tried (three compares) before the ThreadMap, whose keys above 2^31 are hashed doubles.
+ * The chain is of one class whatever the engine's state, so its reads stay monomorphic with both engines in a process.
+ */
+export class ThreadCursor<T> {
+  private readonly map = new ThreadMap<CursorThread<T>>();
+  private last: CursorThread<T> | null = null;
+
+  /** `create` makes the state of a thread not seen before (and may refuse it by throwing). */
+  constructor(private readonly create: (tidHi: number, tidLo: number, interpreterId: number) => T) {}
+
+  find(tidHi: number, tidLo: number, interpreterId: number): T {
+    const last = this.last;
+    if (last !== null) {
+      const next = last.next;
+      if (next !== null && next.tidLo === tidLo && next.tidHi === tidHi && next.interpreterId === interpreterId) {
+        this.last = next;
+        return next.state;
+      }
+      if (last.tidLo === tidLo && last.tidHi === tidHi && last.interpreterId === interpreterId) return last.state;
+    }
+    let t = this.map.get(tidHi, tidLo, interpreterId);
+    if (t === undefined) {
+      t = new CursorThread(tidHi, tidLo, interpreterId, this.create(tidHi, tidLo, interpreterId));
+      this.map.set(tidHi, tidLo, interpreterId, t);
+    }
+    if (last !== null) last.next = t;
+    this.last = t;
+    return t.state;
+  }
+
+  /** Forgets every thread (an engine's release()). */
+  clear(): void {
+    this.map.clear();
+    this.last = null;
+  }
+}
+
 /** A number while hi × 2^32 + lo stays below 2^53, else a string. */
 function threadKey(tidHi: number, tidLo: number): number | string {
   return tidHi < 0x20_0000 ? tidHi * TWO_POW_32 + tidLo : `${tidHi}:${tidLo}`;

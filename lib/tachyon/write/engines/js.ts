@@ -14,7 +14,7 @@ import {
 import {
   COUNTER_COUNT,
   Counter,
-  ThreadMap,
+  ThreadCursor,
   writeBatchAsStacks,
   writeTickAsStacks,
   type EngineOptions,
@@ -41,7 +41,6 @@ class ThreadState {
   readonly repeat = new Uint8Array(REPEAT_BUFFER_SIZE);
   repeatUsed = 0;
   repeatCount = 0;
-
   constructor(
     tidHi: number,
     tidLo: number,
@@ -97,7 +96,7 @@ export class JsSampleEngine implements SampleEngine {
   readonly output: FileOutput;
   private readonly records: RecordSink;
   private readonly compressing: CompressingSink | null;
-  private readonly threadsByInterpreter = new ThreadMap<ThreadState>();
+  private readonly threadCursor = new ThreadCursor<ThreadState>((hi, lo, interp) => this.newThread(hi, lo, interp));
   /** First-seen order: pending REPEAT runs are flushed in it at finalize. */
   private readonly threads: ThreadState[] = [];
   private readonly stats = new Float64Array(COUNTER_COUNT);
@@ -116,25 +115,22 @@ export class JsSampleEngine implements SampleEngine {
     this.records = this.compressing ?? this.output;
   }
 
-  private thread(tidHi: number, tidLo: number, interpreterId: number): ThreadState {
-    let state = this.threadsByInterpreter.get(tidHi, tidLo, interpreterId);
-    if (state === undefined) {
-      if (this.threads.length >= U32_MAX) {
-        throw new ProfpackError(`the format allows at most ${U32_MAX} threads`, {
-          code: ErrorCode.TACHYON_WRITE_LIMIT,
-        });
-      }
-      state = new ThreadState(tidHi, tidLo, interpreterId, this.startHi, this.startLo, this.littleEndian);
-      this.threadsByInterpreter.set(tidHi, tidLo, interpreterId, state);
-      this.threads.push(state);
-      this.stats[Counter.threadCount] = this.threads.length;
+  /** A thread not seen before: its state, in first-seen order. */
+  private newThread(tidHi: number, tidLo: number, interpreterId: number): ThreadState {
+    if (this.threads.length >= U32_MAX) {
+      throw new ProfpackError(`the format allows at most ${U32_MAX} threads`, {
+        code: ErrorCode.TACHYON_WRITE_LIMIT,
+      });
     }
+    const state = new ThreadState(tidHi, tidLo, interpreterId, this.startHi, this.startLo, this.littleEndian);
+    this.threads.push(state);
+    this.stats[Counter.threadCount] = this.threads.length;
     return state;
   }
 
   writeStack(rec: StackRecord): void {
     const { tidHi, tidLo, tsHi, tsLo, status, frames, start, depth } = rec;
-    const t = this.thread(tidHi, tidLo, rec.interpreterId);
+    const t = this.threadCursor.find(tidHi, tidLo, rec.interpreterId);
     // Per-thread delta in u64 arithmetic: an earlier timestamp wraps (§3.1).
     let dLo = tsLo - t.tsLo;
     let dHi = tsHi - t.tsHi;
@@ -261,6 +257,6 @@ export class JsSampleEngine implements SampleEngine {
   release(): void {
     this.compressing?.release();
     this.threads.length = 0;
-    this.threadsByInterpreter.clear();
+    this.threadCursor.clear();
   }
 }

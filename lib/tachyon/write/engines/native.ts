@@ -5,7 +5,14 @@
  * records back to zstd-napi through a callback.
  */
 import { nativeModule } from '../../../backend';
-import { unknownFrameId, type EngineOptions, type SampleEngine, type StackRecord, type TickRecord } from './contract';
+import {
+  ThreadCursor,
+  unknownFrameId,
+  type EngineOptions,
+  type SampleEngine,
+  type StackRecord,
+  type TickRecord,
+} from './contract';
 import { ZstdStream, type ZstdDirective } from '../../file/index';
 import { ByteSink } from '../../../byte-sink';
 import { grown } from '../../../typed-arrays';
@@ -43,12 +50,26 @@ const STAGING_WORDS = 64 * 1024;
 /** The staging's first size (16 KiB): a short-lived writer does not leave 256 KiB of garbage behind. */
 const FIRST_STAGING_WORDS = 4 * 1024;
 
+/** A staged sample's depth word that stands for the thread's previous stack (writer.h SampleEncoder::kSameStack). */
+const SAME_STACK = 0xffff_ffff;
+
+/** A thread's last staged stack, while the staging still holds it: a repeat then crosses without its ids. */
+class StagedThread {
+  /** Where the stack's ids start in the staging, valid while `epoch` is the engine's. */
+  at = 0;
+  depth = 0;
+  epoch = -1;
+}
+
 export class NativeSampleEngine implements SampleEngine {
   readonly checksIds = true;
   readonly output: PatchableSink & { flush(): void };
   private readonly handle: NativeProfileWriter;
   private staging = new Uint32Array(FIRST_STAGING_WORDS);
   private staged = 0;
+  /** Counts the staging's reuses (drain, discard): a StagedThread of an older epoch points at overwritten words. */
+  private epoch = 0;
+  private readonly stagedThreads = new ThreadCursor(() => new StagedThread());
   private readonly stream: ZstdStream | null = null;
 
   constructor(options: EngineOptions) {
@@ -105,17 +126,17 @@ export class NativeSampleEngine implements SampleEngine {
 
   writeStack(s: StackRecord): void {
     const depth = s.depth;
+    const t = this.stagedThreads.find(s.tidHi, s.tidLo, s.interpreterId);
+    if (t.epoch === this.epoch && t.depth === depth && this.sameAsStaged(s, t.at)) {
+      // The addon's previous stack for this thread is these ids, checked when they were staged.
+      this.room(7);
+      this.stageHeader(s, SAME_STACK);
+      this.staged += 7;
+      return;
+    }
     this.room(7 + depth);
     const w = this.staging;
-    let i = this.staged;
-    w[i] = s.tidLo;
-    w[i + 1] = s.tidHi;
-    w[i + 2] = s.interpreterId;
-    w[i + 3] = s.tsLo;
-    w[i + 4] = s.tsHi;
-    w[i + 5] = s.status;
-    w[i + 6] = depth;
-    i += 7;
+    let i = this.stageHeader(s, depth);
     // A loop, not set(subarray): a view per stack was most of writeSample's garbage. The ids are
     // checked in the same loop (checksIds); a refused stack is not staged.
     const frames = s.frames;
@@ -135,7 +156,39 @@ export class NativeSampleEngine implements SampleEngine {
       }
     }
     if (bad) throw unknownFrameId(frames, this.firstBad(s), limit);
+    t.at = this.staged + 7;
+    t.depth = depth;
+    t.epoch = this.epoch;
     this.staged = i;
+  }
+
+  /** The staged sample header at the staging's end (STAGED_HEADER's layout); returns where its ids go. */
+  private stageHeader(s: StackRecord, depth: number): number {
+    const w = this.staging;
+    const i = this.staged;
+    w[i] = s.tidLo;
+    w[i + 1] = s.tidHi;
+    w[i + 2] = s.interpreterId;
+    w[i + 3] = s.tsLo;
+    w[i + 4] = s.tsHi;
+    w[i + 5] = s.status;
+    w[i + 6] = depth;
+    return i + 7;
+  }
+
+  /** Whether s's ids equal the staged ids at `at` (as many as s.depth), innermost first: a change shows at once. */
+  private sameAsStaged(s: StackRecord, at: number): boolean {
+    const w = this.staging;
+    const frames = s.frames;
+    const start = s.start;
+    const depth = s.depth;
+    // Two loops, so each reads one kind of array (writeStack's callers mostly pass a Uint32Array).
+    if (frames instanceof Uint32Array) {
+      for (let k = 0; k < depth; k++) if (frames[start + k] !== w[at + k]) return false;
+    } else {
+      for (let k = 0; k < depth; k++) if (frames[start + k] !== w[at + k]) return false;
+    }
+    return true;
   }
 
   /** The index (from s.start) of the first id writeStack refused. */
@@ -171,6 +224,7 @@ export class NativeSampleEngine implements SampleEngine {
     if (this.staged === 0) return;
     const count = this.staged;
     this.staged = 0;
+    this.epoch++;
     this.handle.encode(this.staging, count);
   }
 
@@ -191,6 +245,7 @@ export class NativeSampleEngine implements SampleEngine {
 
   discard(): void {
     this.staged = 0;
+    this.epoch++;
     this.handle.discard();
   }
 
@@ -201,6 +256,8 @@ export class NativeSampleEngine implements SampleEngine {
 
   release(): void {
     this.staged = 0;
+    this.epoch++;
+    this.stagedThreads.clear();
     this.stream?.release();
     this.handle.release();
   }
