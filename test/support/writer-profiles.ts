@@ -12,11 +12,26 @@ import { decodeU32, decodeZigzag32 } from '../../lib/varint/leb128';
 import {
   ProfileWriter as ProfileWriterClass,
   type FrameInfo,
+  type FrameSpec,
   type SampleInterpreterInfo,
   type ProfileWriter,
   type ProfileWriterOptions,
   type SampleThreadInfo,
 } from '../../lib/tachyon/write/index';
+
+/** internFrame's spec of a CPython-shaped frame whose location is an object (`filename` may be an interned id). */
+export function frameSpecOf(f: FrameInfo, filename: string | number = f.filename): FrameSpec {
+  const loc = f.location as { lineno: number; endLineno: number; colOffset: number; endColOffset: number };
+  return {
+    filename,
+    funcname: f.funcname,
+    lineno: loc.lineno,
+    endLineno: loc.endLineno,
+    column: loc.colOffset,
+    endColumn: loc.endColOffset,
+    opcode: f.opcode,
+  };
+}
 
 // A frame of a vector's expected.json: the shape `profpack dump --json` writes.
 export type ExpectedFrame = DumpFrame;

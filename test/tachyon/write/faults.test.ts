@@ -12,6 +12,7 @@ import { ErrorCode, ProfpackError } from '../../../lib/errors';
 import { ProfileWriter, type FrameInfo, type SampleInterpreterInfo } from '../../../lib/tachyon/write/index';
 import { WRITE_BUFFER_SIZE } from '../../../lib/tachyon/format';
 import { scratchDir } from '../../support/scratch-dir';
+import { frameSpecOf } from '../../support/writer-profiles';
 
 const dir = scratchDir('profpack-writer-faults-');
 let n = 0;
@@ -236,18 +237,7 @@ describe('API', () => {
       captureFeatures: 8,
     });
     const pool = Array.from({ length: 40 }, (_, i) => frame(i));
-    const ids = pool.map((f) => {
-      const loc = f.location as { lineno: number; endLineno: number; colOffset: number; endColOffset: number };
-      return fast.internFrame({
-        filename: fast.internString(f.filename),
-        funcname: f.funcname,
-        lineno: loc.lineno,
-        endLineno: loc.endLineno,
-        column: loc.colOffset,
-        endColumn: loc.endColOffset,
-        opcode: f.opcode,
-      });
-    });
+    const ids = pool.map((f) => fast.internFrame(frameSpecOf(f, fast.internString(f.filename))));
     for (let i = 0; i < 3000; i++) {
       const depth = 300 - (i % 40) * 7; // also beyond 256: the outermost are dropped
       const stack = Array.from({ length: depth }, (_, d) => (d + (i % 3 === 0 ? 0 : i)) % 40);

@@ -14,6 +14,7 @@ import { repoRoot } from '../../support/environment';
 import { cpythonInterpreter } from '../../support/cpython.mjs';
 import { scratchDir } from '../../support/scratch-dir';
 import {
+  frameSpecOf,
   materialize,
   writeSampleFile,
   type CallSpec,
@@ -95,17 +96,7 @@ class Ids {
       const p = stack[k]!;
       let id = this.byIndex[p]!;
       if (id < 0) {
-        const f = this.pool[p]!;
-        const loc = f.location as { lineno: number; endLineno: number; colOffset: number; endColOffset: number };
-        id = this.byIndex[p] = this.writer.internFrame({
-          filename: f.filename,
-          funcname: f.funcname,
-          lineno: loc.lineno,
-          endLineno: loc.endLineno,
-          column: loc.colOffset,
-          endColumn: loc.endColOffset,
-          opcode: f.opcode,
-        });
+        id = this.byIndex[p] = this.writer.internFrame(frameSpecOf(this.pool[p]!));
       }
       out[at + k] = id;
     }
