@@ -83,7 +83,7 @@ function recordNode(): string {
     script,
     // 300 ms of the process's CPU, not of the wall clock: as many samples in spin on a loaded machine.
     'function spin(ms) { const end = process.cpuUsage().user + ms * 1000; let x = 0;\n' +
-      '  while (process.cpuUsage().user < end) for (let i = 0; i < 1000; i++) x += Math.sqrt(x + 1); return x; }\n' +
+      '  while (process.cpuUsage().user < end) for (let i = 0; i < 200000; i++) x += Math.sqrt(x + 1); return x; }\n' +
       'spin(300);\n',
   );
   const file = path.join(dir, 'recorded-node.tach');
