@@ -12,8 +12,11 @@
 // interleaved in the same run (BENCH_TSC_ROUNDS, default 5): wall, CPU (user +
 // system of the process and everything it waited for) and peak RSS, from
 // /usr/bin/time. Goal: profpack's overhead <= --cpu-prof's.
+// BENCH_RECORD_BASE=DIR (a built checkout of another commit) adds its `profpack record` as "before" in the same
+// rounds. One more case splits the default mode by process: the same recording with the target under its own
+// /usr/bin/time (the preload then comes in through NODE_OPTIONS), so record's own process is the tree minus the target.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +85,8 @@ for (const name of benchParts.includes('workload') ? names : []) {
   long[name] = JSON.parse(run.stdout.trim().split('\n').at(-1));
 }
 let tscPerRound = [];
+let splitRows = [];
+const split = [];
 const tscRows = existsSync('/usr/bin/time') && benchParts.includes('tsc') ? realProgram() : null;
 rmSync(tmp, { recursive: true, force: true });
 const base = median(work_ms.baseline);
@@ -122,9 +127,34 @@ function realProgram() {
   ];
   const profDir = path.join(tmp, 'cpuprof');
   const out = path.join(tmp, 'tsc.tach');
+  const targetTime = path.join(tmp, 'target-time.txt');
+  const base = process.env.BENCH_RECORD_BASE;
+  const baseCli = base === undefined ? undefined : path.join(path.resolve(base), 'dist', 'cli', 'main.js');
   const tscCases = {
     'tsc --noEmit, bare': [process.execPath, ...tsc],
     'profpack record 1 ms zstd': [process.execPath, ...recordArgs(out), process.execPath, ...tsc],
+    ...(baseCli === undefined
+      ? {}
+      : {
+          'before: profpack record 1 ms zstd': [
+            process.execPath,
+            baseCli,
+            ...recordArgs(out).slice(1),
+            process.execPath,
+            ...tsc,
+          ],
+        }),
+    'profpack record 1 ms zstd, target timed alone': [
+      process.execPath,
+      ...recordArgs(out),
+      '/usr/bin/time',
+      '-f',
+      'TARGET %U %S',
+      '-o',
+      targetTime,
+      process.execPath,
+      ...tsc,
+    ],
     // `-- node tsc` with no node flag: record runs tsc in its own process (one Node start, not two).
     'profpack record --inline 1 ms zstd, in process': [
       process.execPath,
@@ -153,15 +183,28 @@ function realProgram() {
       const run = spawnSync('/usr/bin/time', ['-f', 'TIME %e %U %S %M', ...tscCases[name]], { encoding: 'utf8' });
       const m = /TIME (\S+) (\S+) (\S+) (\d+)/.exec(run.stderr);
       if (run.status !== 0 || !m) throw new Error(`${name} failed: ${run.stdout}${run.stderr}`);
-      if (name.startsWith('profpack')) sizes[name] = statSync(out).size;
+      if (name.includes('profpack record')) sizes[name] = statSync(out).size;
       if (name.startsWith('node --cpu-prof')) sizes[name] = statSync(path.join(profDir, readdirSync(profDir)[0])).size;
       if (r === 0) continue; // warm-up (file cache)
+      if (name.endsWith('target timed alone')) {
+        const t = /TARGET (\S+) (\S+)/.exec(readFileSync(targetTime, 'utf8'));
+        if (!t) throw new Error(`${name}: no target time`);
+        const target = Number(t[1]) + Number(t[2]);
+        split.push({ tree: Number(m[2]) + Number(m[3]), target });
+      }
       got[name].wall.push(Number(m[1]));
       got[name].cpu.push(Number(m[2]) + Number(m[3]));
       got[name].rss.push(Number(m[4]) / 1024);
     }
   }
   const bare = got[keys[0]];
+  // Each split round's target and record's own process (tree minus target), over the same round's bare run.
+  splitRows = split.map((row, i) => [
+    `round ${i + 1}`,
+    `${row.tree.toFixed(2)} s`,
+    `${row.target.toFixed(2)} s (${(row.target / bare.cpu[i]).toFixed(2)}×)`,
+    `${(row.tree - row.target).toFixed(2)} s (${((row.tree - row.target) / bare.cpu[i]).toFixed(3)}×)`,
+  ]);
   // Each round's CPU over its bare run, per case: the per-round reading of the goals.
   tscPerRound = keys.slice(1).map((name) => [name, ...got[name].cpu.map((v, i) => `${(v / bare.cpu[i]).toFixed(2)}×`)]);
   // Per-round ratios to the bare run of the same round, then their median.
@@ -193,6 +236,10 @@ if (tscRows) {
       'CPU over bare, round by round:',
       '',
       table(['case', ...tscPerRound[0].slice(1).map((_, i) => `round ${i + 1}`)], tscPerRound),
+      '',
+      'The default mode by process (the "target timed alone" case; over bare: the same round\'s bare CPU):',
+      '',
+      table(['round', 'tree CPU', 'target (with the preload)', "record's own process"], splitRows),
       '',
       `Goal: profpack record's overhead <= --cpu-prof's, same run: wall ${wall(ours).toFixed(2)}× vs ${wall(v8).toFixed(2)}× (${wall(ours) <= wall(v8) ? 'met' : 'NOT met'}), CPU ${cpu(ours).toFixed(2)}× vs ${cpu(v8).toFixed(2)}× (${cpu(ours) <= cpu(v8) ? 'met' : 'NOT met'}).`,
       `In process (--inline): wall ${wall(inProcess).toFixed(2)}× (${wall(inProcess) <= wall(v8) ? 'met' : 'NOT met'}), CPU ${cpu(inProcess).toFixed(2)}× (${cpu(inProcess) <= cpu(v8) ? 'met' : 'NOT met'}).`,
