@@ -4,7 +4,7 @@
 // the program's first module loads (the CLI, the recorder's modules and start), "exit" the CPU of the 'exit'
 // listeners (the last poll, the file finalized). Separate processes in interleaved rounds (round 0 dropped);
 // medians, and per-round differences to @datadog/pprof's heap profiler and, with BENCH_HEAP_BASELINE_CLI (another
-// checkout's dist/cli/main.js), to that checkout's `record --inline` in the same round.
+// checkout's dist/cli/main.js), to that checkout's `record --inline` and startRecording in the same round.
 // BENCH_ROUNDS (default 15); BENCH_FIXED_PROGRAM: the program and its arguments (default _http_service.cjs 1500).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -38,12 +38,24 @@ const record = (cli) => ({
   ],
   inProcess: true,
 });
+const embedded = 'profpack startRecording in the program, inline writer';
+const inProcess = 'profpack record --heap --no-cpu --inline, in process';
+// `baseline`: the row this one is compared with in the baseline columns (the baseline checkout's same case).
 const cases = {
   bare: { command: [] },
   '@datadog/pprof heap 512 KiB': { command: preload('_heap_datadog.cjs') },
-  'profpack startRecording in the program, inline writer': { command: preload('_heap_embedded.cjs') },
-  'profpack record --heap --no-cpu --inline, in process': record(path.join(repo, 'dist', 'cli', 'main.js')),
-  ...(baselineCli === undefined ? {} : { 'the same, baseline CLI': record(baselineCli) }),
+  [embedded]: { command: preload('_heap_embedded.cjs'), baseline: `${embedded}, baseline` },
+  [inProcess]: { ...record(path.join(repo, 'dist', 'cli', 'main.js')), baseline: 'the same, baseline CLI' },
+  ...(baselineCli === undefined
+    ? {}
+    : {
+        // The baseline checkout's dist/index.js, embedded the same way (_heap_embedded.cjs reads BENCH_HEAP_DIST).
+        [`${embedded}, baseline`]: {
+          command: preload('_heap_embedded.cjs'),
+          env: { BENCH_HEAP_DIST: path.resolve(path.dirname(baselineCli), '..', 'index.js') },
+        },
+        'the same, baseline CLI': record(baselineCli),
+      }),
 };
 
 function runOnce(c) {
@@ -53,6 +65,7 @@ function runOnce(c) {
     BENCH_HEAP_INTERVAL: interval,
     BENCH_HEAP_OUT: path.join(tmp, 'out'),
     BENCH_HEAP_WRITER: 'inline',
+    ...c.env,
   });
   const args = c.inProcess
     ? [...c.command, '--', process.execPath, ...program]
@@ -72,7 +85,9 @@ for (const name of Object.keys(got)) got[name] = got[name].slice(1);
 const loads = Object.values(got).flatMap((ms) => ms.map((m) => m.load));
 const ms = (x) => `${x.toFixed(1)} ms`;
 const diff = (name, peer, key) =>
-  got[peer] === undefined || name === peer ? '' : ms(median(got[name].map((m, r) => m[key] - got[peer][r][key])));
+  peer === undefined || got[peer] === undefined || name === peer
+    ? ''
+    : ms(median(got[name].map((m, r) => m[key] - got[peer][r][key])));
 const dd = '@datadog/pprof heap 512 KiB';
 const rows = Object.keys(got).map((name) => {
   const med = (key) => median(got[name].map((m) => m[key]));
@@ -83,8 +98,8 @@ const rows = Object.keys(got).map((name) => {
     ms(med('totalMs')),
     diff(name, dd, 'setupMs'),
     diff(name, dd, 'exitListenersMs'),
-    diff(name, 'the same, baseline CLI', 'setupMs'),
-    diff(name, 'the same, baseline CLI', 'exitListenersMs'),
+    diff(name, cases[name].baseline, 'setupMs'),
+    diff(name, cases[name].baseline, 'exitListenersMs'),
   ];
 });
 const shape = program.map((a) => path.basename(a)).join(' ');

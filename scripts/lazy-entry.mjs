@@ -144,3 +144,8 @@ for (const entry of [
 // reader's checks behind the tables' error paths (and the header reader they import).
 deferSome(path.join(dist, 'tachyon', 'file', 'zstd', 'binding.js'), ['./fallback']);
 deferSome(path.join(dist, 'tachyon', 'file', 'tables.js'), ['./layout']);
+// A heap-only recording starts no CPU sampler (the main thread's agent and the workers' both import it), and an
+// in-process `record --inline` no listener for a program's summary line (only a spawned --inline target sends one).
+deferSome(path.join(dist, 'record', 'program', 'agent.js'), ['./cpu-sampler']);
+deferSome(path.join(dist, 'record', 'program', 'worker-agent.js'), ['./cpu-sampler']);
+deferSome(path.join(dist, 'record', 'launch', 'run-recorded.js'), ['./inline']);

@@ -121,12 +121,13 @@ export function checkAgentOptions(options: AgentOptions): AgentSettings {
 /** Starts sampling into `target`. `out`: the file the summary names unless the target's end names another. */
 export function startAgent(settings: AgentSettings, target: ChunkTarget, out: string | undefined): Recording {
   const { intervalUs, harvestMs, heap, handleExit } = settings;
-  const encoder = new HarvestEncoder();
+  // Made at the first harvest: a heap-only recording never loads the CPU encoding (wire/cpu.ts).
+  let encoder: HarvestEncoder | undefined;
   // A heap-only recording never starts V8's CPU profiler (its sampler thread ticks whatever the interval).
   const sampler = settings.cpu ? new V8Sampler(intervalUs) : undefined;
   const threads = new Set<number>([ownThreadId]);
   const deliver = (profile: Parameters<HarvestEncoder['encode']>[0], threadId: number, mainThread: boolean) => {
-    const chunk = encoder.encode(profile, threadId);
+    const chunk = (encoder ??= new HarvestEncoder()).encode(profile, threadId);
     if (chunk !== undefined) target.chunk(chunk, threadId, mainThread);
   };
   let channel: BroadcastChannel | undefined;
@@ -233,7 +234,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
       }
       stopped = true;
       const durationSec = Number(process.hrtime.bigint() - startedAt) / 1e9;
-      summary = { out, samples: encoder.samples, threads: threads.size, durationSec };
+      summary = { out, samples: encoder?.samples ?? 0, threads: threads.size, durationSec };
       if (heapRecorder !== undefined) summary.heapEvents = heapRecorder.events;
       summary.out = target.end(durationSec, threads.size) ?? out;
       settings.onStop?.(summary);

@@ -137,15 +137,20 @@ function sinkTarget(
   heapSink?: HeapEventSink,
   mapFrame?: (frame: Frame) => Frame,
 ): ChunkTarget {
-  const ingester = new ChunkIngester(sink, clockOffsetUs, mapFrame);
+  // Made at the first chunk: a heap-only recording never loads the CPU ingester (writer/cpu-ingest.ts).
+  let ingester: ChunkIngester | undefined;
   // Heap polls take the pipe's coding here too: one path from poll to sink.
   const heap = new HeapFrameReceiver(heapSink, Number(clockOffsetUs));
   return {
     heapFrame: (frame) => heap.receive(frame.subarray(4), 0),
-    chunk: (chunk, threadId, mainThread) => void ingester.ingest(chunk, BigInt(threadId), mainThread),
+    chunk: (chunk, threadId, mainThread) =>
+      void (ingester ??= new ChunkIngester(sink, clockOffsetUs, mapFrame)).ingest(chunk, BigInt(threadId), mainThread),
     end(durationSec, threads) {
       // The stats block: measured duration and the rate of samples actually taken.
-      sink.setStats?.(durationSec, durationSec > 0 ? ingester.samples / threads / durationSec : 0);
+      sink.setStats?.(
+        durationSec,
+        durationSec > 0 && ingester !== undefined ? ingester.samples / threads / durationSec : 0,
+      );
       sink.finalize?.();
       return undefined;
     },

@@ -22,6 +22,9 @@ const dist = ${JSON.stringify(dist + path.sep)};
 const loaded = () => Object.keys(require.cache).filter((f) => f.startsWith(dist)).map((f) => f.slice(dist.length));
 `;
 
+/** What only CPU sampling runs: V8's CPU sampler, the harvests' encoding and the writer's ingester of them. */
+const CPU_ONLY = ['record/program/cpu-sampler.js', 'record/wire/cpu.js', 'record/writer/cpu-ingest.js'];
+
 const WRITER_CODE = [/^record\/writer\//, /^record\/recording\//, /^tachyon\//, /^sourcemap\//, /^formats\//];
 
 describe('the recording preload', () => {
@@ -65,7 +68,7 @@ setTimeout(() => {
     expect(fs.readdirSync(dir).filter((f) => /^app\.\d+\.tach$/.test(f))).toHaveLength(1);
   });
 
-  it('in a heap-only recording loads neither node:inspector (API sampler) nor node:child_process', () => {
+  it('in a heap-only recording loads no CPU code, nor node:inspector (API sampler) nor node:child_process', () => {
     const out = path.join(dir, 'heap.tach');
     const app = path.join(dir, 'heap-app.js');
     // process.moduleLoadList names the builtins loaded so far ("NativeModule child_process").
@@ -94,11 +97,43 @@ setTimeout(() => {
     };
     const posix = loaded.map((f) => f.split(path.sep).join('/'));
     expect(posix).toEqual(expect.arrayContaining(['record/launch/preload.js', 'record/program/heap-recorder.js']));
+    expect(posix.filter((f) => CPU_ONLY.includes(f))).toEqual([]);
     expect(builtins).toEqual(expect.arrayContaining(['NativeModule fs']));
     expect(builtins.filter((m) => m === 'NativeModule child_process')).toEqual([]);
     // The inspector is the heap sampler's JS twin (PROFPACK_BACKEND=js, or no addon for this Node): loaded only then.
     const inspector = builtins.includes('NativeModule inspector');
     expect(inspector).toBe(probeHeapSampler().kind === 'inspector');
     expect(run.stderr).toMatch(/wrote .*heap\.tach/);
+  });
+
+  it('in record --heap --no-cpu --inline in process loads no CPU code and no listener for a summary line', () => {
+    const out = path.join(dir, 'inline.tach');
+    const app = path.join(dir, 'inline-app.js');
+    fs.writeFileSync(
+      app,
+      `${LIST_MODULES}
+require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'inline-loaded.json'))}, JSON.stringify(loaded()));
+`,
+    );
+    const run = spawnSync(
+      process.execPath,
+      [cli, 'record', '--heap', '--no-cpu', '--inline', '-o', out, '--', process.execPath, app],
+      { encoding: 'utf8', timeout: 120_000 * SLOWDOWN },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    // The program ran in record's own process (a spawned --inline target says why it was not), its file written there.
+    expect(run.stderr).not.toMatch(/a Node process of its own/);
+    const posix = (JSON.parse(fs.readFileSync(path.join(dir, 'inline-loaded.json'), 'utf8')) as string[]).map((f) =>
+      f.split(path.sep).join('/'),
+    );
+    expect(posix).toEqual(
+      expect.arrayContaining([
+        'record/launch/in-process.js',
+        'record/program/heap-recorder.js',
+        'record/writer/tachyon-sink.js',
+      ]),
+    );
+    expect(posix.filter((f) => [...CPU_ONLY, 'record/launch/inline.js'].includes(f))).toEqual([]);
+    expect(run.stderr).toMatch(/wrote .*inline\.tach/);
   });
 });
