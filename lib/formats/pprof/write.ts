@@ -26,7 +26,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { anonymousName, isEpochUs, nanosPerUnit, timeColumnOrDefault } from '../../profile/index';
-import type { ProfileSource, SampleBatch } from '../../profile/index';
+import type { ProfileSource } from '../../profile/index';
 import { ByteSink } from '../../byte-sink';
 import type { WriteOptions, WriteTarget } from '../adapter';
 import {
@@ -59,6 +59,7 @@ import {
   varintField,
 } from './encode';
 import { cannotWrite } from '../io';
+import { SampleKeys } from './sample-keys';
 import { grown, resized } from '../../typed-arrays';
 
 export interface PprofWriteOptions extends WriteOptions {
@@ -331,28 +332,20 @@ function writeAggregated(
   body: ByteSink,
   types: number,
 ): void {
-  const index = new Map<string, number>();
-  const keys: number[] = [];
+  const keys = new SampleKeys();
   let sums: Float64Array[] = Array.from({ length: types }, () => new Float64Array(1024));
-  const add = (b: SampleBatch) => {
+  for (const b of source.batches()) {
     for (let i = 0; i < b.length; i++) {
-      const key = `${b.stack[i]},${b.thread[i]},${b.labels[i]}`;
-      let k = index.get(key);
-      if (k === undefined) {
-        k = index.size;
-        index.set(key, k);
-        keys.push(b.stack[i]!, b.thread[i]!, b.labels[i]!);
-        if (k === sums[0]!.length) sums = sums.map((a) => resized(a, a.length * 2));
-      }
+      const k = keys.slot(b.stack[i]!, b.thread[i]!, b.labels[i]!);
+      if (k === sums[0]!.length) sums = sums.map((a) => resized(a, a.length * 2));
       for (let c = 0; c < types; c++) {
         const column = sums[c]!;
         column[k] = column[k]! + b.values[c]![i]!;
       }
     }
-  };
-  for (const b of source.batches()) add(b);
-  for (let k = 0; k < index.size; k++) {
-    enc.sample(out.sink, body, keys[3 * k]!, keys[3 * k + 1]!, keys[3 * k + 2]!, sums, k, NaN, 0);
+  }
+  for (let k = 0; k < keys.size; k++) {
+    enc.sample(out.sink, body, keys.stack(k), keys.thread(k), keys.labels(k), sums, k, NaN, 0);
     out.maybeFlush();
   }
 }
