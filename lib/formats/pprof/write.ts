@@ -54,7 +54,6 @@ import {
   PprofStringTable,
   tagOf,
   TWO_POW_32,
-  uvarintSize,
   TWO_POW_63,
   varintField,
 } from './encode';
@@ -110,6 +109,7 @@ class PprofEncoder {
   private page = new Uint8Array(FIELD_PAGE);
   private pageUsed = 0;
   private readonly scratch = new ByteSink(256);
+  private readonly fieldHead = new ByteSink(16);
   private readonly fields: Uint8Array[] = [];
   private fieldOfStack = new Int32Array(1024).fill(-1);
   private readonly labelBytes: ({ bytes: Uint8Array; namesThread: boolean } | undefined)[] = [];
@@ -152,25 +152,22 @@ class PprofEncoder {
       this.markFrame(frame);
       ids.uvarint(frame + 1);
     }
-    const size = ids.length === 0 ? 0 : 1 + uvarintSize(ids.length) + ids.length;
+    // The field's tag and length (none for the empty stack), then the ids.
+    const head = this.fieldHead;
+    head.clear();
+    if (ids.length > 0) {
+      head.uvarint(tagOf(SampleField.locationId, WireType.bytes));
+      head.uvarint(ids.length);
+    }
+    const size = head.length + ids.length;
     if (this.pageUsed + size > this.page.length) {
       this.page = new Uint8Array(Math.max(FIELD_PAGE, size));
       this.pageUsed = 0;
     }
     const field = this.page.subarray(this.pageUsed, this.pageUsed + size);
     this.pageUsed += size;
-    if (size > 0) {
-      let at = 0;
-      field[at++] = tagOf(SampleField.locationId, WireType.bytes);
-      for (let n = ids.length; ; n >>>= 7) {
-        if (n < 0x80) {
-          field[at++] = n;
-          break;
-        }
-        field[at++] = (n & 0x7f) | 0x80;
-      }
-      field.set(ids.view(), at);
-    }
+    field.set(head.view());
+    field.set(ids.view(), head.length);
     this.fieldOfStack[stack] = this.fields.length;
     this.fields.push(field);
     return field;
