@@ -4,7 +4,8 @@
 // interleaved rounds, per-round median ratios, with each process's peak RSS
 // (GNU time). Goals (issue 26):
 //   Tachyon → collapsed, → pprof     ≥ 5× CPython 3.15's `replay --collapsed`, in less memory
-//   .cpuprofile → pprof, pprof → collapsed   ≥ 2× a straight pprof-format script (bench/_pprof_script.mjs)
+//   .cpuprofile → pprof, pprof → collapsed   ≥ 2× a straight pprof-format script (bench/_pprof_script.mjs);
+//   also .cpuprofile → pprof --aggregate, the script's own shape (one Sample per distinct stack, no times)
 //   top on the 1 M-sample pprof       ≥ 2× `go tool pprof -top`
 // --only runs the rows whose work contains TEXT; --base DIR also runs another checkout's CLI
 // (e.g. /work/main) in the same rounds, for a before/after; --dir keeps the inputs elsewhere.
@@ -111,6 +112,14 @@ const comparisons = [
   {
     what: '.cpuprofile → pprof',
     ours: [process.execPath, cli, 'convert', cpuprofile, '-o', out('b.pb.gz'), '-q'],
+    peer: [process.execPath, path.join(here, '_pprof_script.mjs'), 'cpuprofile-to-pprof', cpuprofile, out('s.pb.gz')],
+    peerName: 'pprof-format script',
+    goal: 2,
+  },
+  {
+    // The script's shape: one Sample per distinct stack, no times (convert --aggregate).
+    what: '.cpuprofile → pprof --aggregate',
+    ours: [process.execPath, cli, 'convert', cpuprofile, '-o', out('b-agg.pb.gz'), '-q', '--aggregate'],
     peer: [process.execPath, path.join(here, '_pprof_script.mjs'), 'cpuprofile-to-pprof', cpuprofile, out('s.pb.gz')],
     peerName: 'pprof-format script',
     goal: 2,

@@ -51,9 +51,16 @@ export class ProfileBuilder extends SourceTables implements ProfileSource {
     this.count = i + 1;
   }
 
-  /** Makes room for `rows` more records at once (a reader that knows its count grows the columns once). */
-  reserve(rows: number): void {
+  /**
+   * Appends `rows` records at once and returns their columns as views to fill in place (valid until the next add):
+   * a reader that knows its count grows the columns once and keeps no second copy of them. Every column of the
+   * new rows starts at 0.
+   */
+  appendRows(rows: number): SampleBatch {
     if (this.count + rows > this.rows.stack.length) this.grow(this.count + rows);
+    const from = this.count;
+    this.count += rows;
+    return sliceBatch(this.rows, from, this.count);
   }
 
   /** Appends every row of a batch whose ids already point into this builder's tables. */

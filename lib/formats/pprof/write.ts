@@ -26,7 +26,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { anonymousName, isEpochUs, nanosPerUnit, timeColumnOrDefault } from '../../profile/index';
-import type { ProfileSource, SampleBatch } from '../../profile/index';
+import type { ProfileSource } from '../../profile/index';
 import { ByteSink } from '../../byte-sink';
 import type { WriteOptions, WriteTarget } from '../adapter';
 import {
@@ -54,12 +54,12 @@ import {
   PprofStringTable,
   tagOf,
   TWO_POW_32,
-  uvarintSize,
   TWO_POW_63,
   varintField,
 } from './encode';
 import { cannotWrite } from '../io';
-import { resized } from '../../typed-arrays';
+import { SampleKeys } from './sample-keys';
+import { grown, resized } from '../../typed-arrays';
 
 export interface PprofWriteOptions extends WriteOptions {
   /** gzip the output (default true, as Go writes it); false writes raw profile.proto. */
@@ -70,6 +70,13 @@ export interface PprofWriteOptions extends WriteOptions {
 
 /** Bytes gathered before a gzip member (or raw chunk) goes to the target. */
 const CHUNK = 1 << 20;
+/**
+ * zlib's output buffer for a member: one call fills it (a member of CHUNK bytes compresses to well under it),
+ * where the default 16 KiB took about ten calls and a concatenation. The bytes zlib writes do not depend on it.
+ */
+const GZIP_OUT = 1 << 18;
+/** Bytes of a page of location fields: a field (5 bytes an id at most) longer than a page gets a page of its own. */
+const FIELD_PAGE = 1 << 18;
 
 /** The output: a ByteSink flushed to the target in chunks. */
 class ChunkedOutput {
@@ -87,18 +94,24 @@ class ChunkedOutput {
 
   flush(): void {
     if (this.sink.length === 0) return;
-    this.target.write(this.gzip ? gzipSync(this.sink.view(), { level: this.level }) : this.sink.take());
+    this.target.write(
+      this.gzip ? gzipSync(this.sink.view(), { level: this.level, chunkSize: GZIP_OUT }) : this.sink.take(),
+    );
     this.sink.clear();
   }
 }
 /** Encodes a source's samples and tables; `write` drives it. */
 class PprofEncoder {
   readonly strings = new PprofStringTable();
-  // Each stack's packed location ids, encoded once into one arena: its [start, end) there by stack id (dense
-  // typed columns: no array object per stack, no holey array indexed by stack id).
-  private readonly arena = new ByteSink(1 << 16);
-  private stackStart = new Int32Array(1024).fill(-1);
-  private stackEnd = new Int32Array(1024);
+  // Each stack's location field (tag, length, packed ids), encoded once into pages that never move: a view of it
+  // per distinct stack, in first-use order (a dense array), found by stack id through a typed column (-1: not yet).
+  // A record then copies its field with one TypedArray set, no view made per record.
+  private page = new Uint8Array(FIELD_PAGE);
+  private pageUsed = 0;
+  private readonly scratch = new ByteSink(256);
+  private readonly fieldHead = new ByteSink(16);
+  private readonly fields: Uint8Array[] = [];
+  private fieldOfStack = new Int32Array(1024).fill(-1);
   private readonly labelBytes: ({ bytes: Uint8Array; namesThread: boolean } | undefined)[] = [];
   private readonly threadBytes: (Uint8Array | undefined)[] = [];
   private readonly usedFrames: Uint8Array[] = [];
@@ -122,34 +135,42 @@ class PprofEncoder {
     this.kStatus = this.strings.id(PprofLabel.status);
   }
 
-  /**
-   * The start in the arena of `stack`'s packed location ids (location id = frame index + 1, innermost first),
-   * encoded by one walk to the root the first time the stack is met; its end is stackEnd[stack].
-   */
-  private stackBytes(stack: number): number {
-    if (stack >= this.stackStart.length) {
-      const size = Math.max(stack + 1, this.stackStart.length * 2);
-      this.stackStart = resized(this.stackStart, size, -1);
-      this.stackEnd = resized(this.stackEnd, size);
-    }
-    const start = this.stackStart[stack]!;
-    return start >= 0 ? start : this.encodeStack(stack);
+  /** `stack`'s location field (none for the empty stack: an empty view), encoded the first time it is met. */
+  private locationField(stack: number): Uint8Array {
+    if (stack >= this.fieldOfStack.length) this.fieldOfStack = grown(this.fieldOfStack, stack, -1);
+    const k = this.fieldOfStack[stack]!;
+    return k >= 0 ? this.fields[k]! : this.encodeStack(stack);
   }
 
-  private encodeStack(stack: number): number {
-    const arena = this.arena;
+  private encodeStack(stack: number): Uint8Array {
     const stacks = this.source.stacks;
-    const start = arena.length;
-    // At most 5 bytes a location id.
-    arena.reserve(5 * stacks.depth(stack));
+    const ids = this.scratch;
+    ids.clear();
+    // Location id = frame index + 1, innermost first, by one walk to the root.
     for (let s = stack; s !== 0; s = stacks.parent(s)) {
       const frame = stacks.frame(s);
       this.markFrame(frame);
-      arena.uvarint(frame + 1);
+      ids.uvarint(frame + 1);
     }
-    this.stackStart[stack] = start;
-    this.stackEnd[stack] = arena.length;
-    return start;
+    // The field's tag and length (none for the empty stack), then the ids.
+    const head = this.fieldHead;
+    head.clear();
+    if (ids.length > 0) {
+      head.uvarint(tagOf(SampleField.locationId, WireType.bytes));
+      head.uvarint(ids.length);
+    }
+    const size = head.length + ids.length;
+    if (this.pageUsed + size > this.page.length) {
+      this.page = new Uint8Array(Math.max(FIELD_PAGE, size));
+      this.pageUsed = 0;
+    }
+    const field = this.page.subarray(this.pageUsed, this.pageUsed + size);
+    this.pageUsed += size;
+    field.set(head.view());
+    field.set(ids.view(), head.length);
+    this.fieldOfStack[stack] = this.fields.length;
+    this.fields.push(field);
+    return field;
   }
 
   private markFrame(frame: number): void {
@@ -273,17 +294,11 @@ class PprofEncoder {
       this.timeLabel(body, time);
     }
     if (status !== 0) labelNum(body, this.kStatus, status, 0);
-    // The locations' field (none for the empty stack) straight from the arena, then the rest.
-    const start = stack === 0 ? 0 : this.stackBytes(stack);
-    const ids = stack === 0 ? 0 : this.stackEnd[stack]! - start;
-    const field = ids === 0 ? 0 : 1 + uvarintSize(ids) + ids;
+    // The locations' field as encoded once for the stack, then the rest.
+    const field = this.locationField(stack);
     out.uvarint(tagOf(ProfileField.sample, WireType.bytes));
-    out.uvarint(field + body.length);
-    if (ids > 0) {
-      out.uvarint(tagOf(SampleField.locationId, WireType.bytes));
-      out.uvarint(ids);
-      copyInto(out, this.arena.bytes, ids, start);
-    }
+    out.uvarint(field.length + body.length);
+    out.append(field);
     copyInto(out, body.bytes, body.length);
   }
 }
@@ -314,28 +329,20 @@ function writeAggregated(
   body: ByteSink,
   types: number,
 ): void {
-  const index = new Map<string, number>();
-  const keys: number[] = [];
+  const keys = new SampleKeys();
   let sums: Float64Array[] = Array.from({ length: types }, () => new Float64Array(1024));
-  const add = (b: SampleBatch) => {
+  for (const b of source.batches()) {
     for (let i = 0; i < b.length; i++) {
-      const key = `${b.stack[i]},${b.thread[i]},${b.labels[i]}`;
-      let k = index.get(key);
-      if (k === undefined) {
-        k = index.size;
-        index.set(key, k);
-        keys.push(b.stack[i]!, b.thread[i]!, b.labels[i]!);
-        if (k === sums[0]!.length) sums = sums.map((a) => resized(a, a.length * 2));
-      }
+      const k = keys.slot(b.stack[i]!, b.thread[i]!, b.labels[i]!);
+      if (k === sums[0]!.length) sums = sums.map((a) => resized(a, a.length * 2));
       for (let c = 0; c < types; c++) {
         const column = sums[c]!;
         column[k] = column[k]! + b.values[c]![i]!;
       }
     }
-  };
-  for (const b of source.batches()) add(b);
-  for (let k = 0; k < index.size; k++) {
-    enc.sample(out.sink, body, keys[3 * k]!, keys[3 * k + 1]!, keys[3 * k + 2]!, sums, k, NaN, 0);
+  }
+  for (let k = 0; k < keys.size; k++) {
+    enc.sample(out.sink, body, keys.stack(k), keys.thread(k), keys.labels(k), sums, k, NaN, 0);
     out.maybeFlush();
   }
 }
