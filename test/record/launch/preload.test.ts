@@ -25,6 +25,9 @@ const loaded = () => Object.keys(require.cache).filter((f) => f.startsWith(dist)
 /** What only CPU sampling runs: V8's CPU sampler, the harvests' encoding and the writer's ingester of them. */
 const CPU_ONLY = ['record/program/cpu-sampler.js', 'record/wire/cpu.js', 'record/writer/cpu-ingest.js'];
 
+/** dist-relative module paths with '/' (the lists above and below are written so). */
+const posixPaths = (files: string[]) => files.map((f) => f.split(path.sep).join('/'));
+
 const WRITER_CODE = [/^record\/writer\//, /^record\/recording\//, /^tachyon\//, /^sourcemap\//, /^formats\//];
 
 describe('the recording preload', () => {
@@ -61,7 +64,7 @@ setTimeout(() => {
       expect(loaded).toEqual(
         expect.arrayContaining(['record/launch/preload.js', 'record/program/agent.js', 'record/wire/cpu.js']),
       );
-      expect(loaded.filter((f) => WRITER_CODE.some((writer) => writer.test(f.split(path.sep).join('/'))))).toEqual([]);
+      expect(posixPaths(loaded).filter((f) => WRITER_CODE.some((writer) => writer.test(f)))).toEqual([]);
     }
     // The pipe went to profpack record, the child's to its own writer process: both wrote their files.
     expect(run.stderr).toMatch(/wrote .*app\.tach/);
@@ -95,7 +98,7 @@ setTimeout(() => {
       dist: string[];
       builtins: string[];
     };
-    const posix = loaded.map((f) => f.split(path.sep).join('/'));
+    const posix = posixPaths(loaded);
     expect(posix).toEqual(expect.arrayContaining(['record/launch/preload.js', 'record/program/heap-recorder.js']));
     expect(posix.filter((f) => CPU_ONLY.includes(f))).toEqual([]);
     expect(builtins).toEqual(expect.arrayContaining(['NativeModule fs']));
@@ -123,9 +126,7 @@ require('node:fs').writeFileSync(${JSON.stringify(path.join(dir, 'inline-loaded.
     expect(run.status, run.stderr).toBe(0);
     // The program ran in record's own process (a spawned --inline target says why it was not), its file written there.
     expect(run.stderr).not.toMatch(/a Node process of its own/);
-    const posix = (JSON.parse(fs.readFileSync(path.join(dir, 'inline-loaded.json'), 'utf8')) as string[]).map((f) =>
-      f.split(path.sep).join('/'),
-    );
+    const posix = posixPaths(JSON.parse(fs.readFileSync(path.join(dir, 'inline-loaded.json'), 'utf8')) as string[]);
     expect(posix).toEqual(
       expect.arrayContaining([
         'record/launch/in-process.js',
