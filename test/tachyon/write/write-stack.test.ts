@@ -12,6 +12,7 @@ import { ErrorCode } from '../../../lib/errors';
 import { ProfileWriter, type FrameInfo, type SampleInterpreterInfo } from '../../../lib/tachyon/write/index';
 import { repoRoot } from '../../support/environment';
 import { cpythonInterpreter } from '../../support/cpython.mjs';
+import { rng } from '../../support/rng.mjs';
 import { scratchDir } from '../../support/scratch-dir';
 import {
   frameSpecOf,
@@ -26,16 +27,10 @@ import {
 const dir = scratchDir('profpack-write-stack-');
 const POOL = 400;
 
-/** xorshift32: the same calls on every run. */
+/** Whole numbers in [0, n) from the tests' seeded stream: the same calls on every run. */
 function random(seed: number): (n: number) => number {
-  let x = seed >>> 0;
-  return (n) => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x % n;
-  };
+  const next = rng(seed);
+  return (n) => Math.floor(next() * n);
 }
 
 function frames(): FrameInfo[] {
