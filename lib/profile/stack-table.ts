@@ -5,6 +5,7 @@
  * never in its samples. Interning is an open-addressing hash over
  * (parent, frame) pairs in typed arrays (no JS object per entry).
  */
+import { mix2 } from '../hash';
 import { resized } from '../typed-arrays';
 
 export class StackTable {
@@ -36,7 +37,7 @@ export class StackTable {
   /** The stack `frame` called from `parent` (outermost frames are pushed first). */
   push(parent: number, frame: number): number {
     const mask = this.slots.length - 1;
-    let h = hash(parent, frame) & mask;
+    let h = mix2(parent, frame) & mask;
     for (;;) {
       const slot = this.slots[h]!;
       if (slot === 0) break;
@@ -97,16 +98,10 @@ export class StackTable {
     const slots = new Uint32Array(this.slots.length * 2);
     const mask = slots.length - 1;
     for (let id = 1; id < this.count; id++) {
-      let h = hash(this.parents[id]!, this.frameIds[id]!) & mask;
+      let h = mix2(this.parents[id]!, this.frameIds[id]!) & mask;
       while (slots[h] !== 0) h = (h + 1) & mask;
       slots[h] = id + 1;
     }
     this.slots = slots;
   }
-}
-
-function hash(parent: number, frame: number): number {
-  let h = Math.imul(parent ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(frame + 0x7f4a7c15, 0xc2b2ae35);
-  h ^= h >>> 15;
-  return Math.imul(h, 0x27d4eb2d) ^ (h >>> 13);
 }

@@ -2,6 +2,7 @@
  * The JS record decoder's state (records.ts): the stack trie that interns
  * (parent node, frame) pairs, and the thread table keyed as CPython keys it.
  */
+import { mix2, mix3 } from '../../hash';
 import { resized } from '../../typed-arrays';
 import { MAX_STACK_DEPTH } from '../format';
 
@@ -16,10 +17,6 @@ export class StackTrie {
   count = 1; // node 0: the empty stack
   private slots = new Int32Array(2048).fill(-1);
   private mask = 2047;
-
-  private hash(parent: number, frame: number): number {
-    return (Math.imul(parent, 0x9e3779b1) ^ Math.imul(frame + 0x7f4a7c15, 0x85ebca77)) >>> 0;
-  }
 
   /** Back to the empty stack only (array capacity is kept). */
   clear(): void {
@@ -36,7 +33,7 @@ export class StackTrie {
       this.created = false;
       return last;
     }
-    let i = this.hash(parent, frame) & this.mask;
+    let i = mix2(parent, frame) & this.mask;
     const slots = this.slots;
     for (;;) {
       const node = slots[i]!;
@@ -70,7 +67,7 @@ export class StackTrie {
     const slots = new Int32Array(size).fill(-1);
     const mask = size - 1;
     for (let node = 1; node < this.count; node++) {
-      let i = this.hash(this.parent[node]!, this.frame[node]!) & mask;
+      let i = mix2(this.parent[node]!, this.frame[node]!) & mask;
       while (slots[i]! >= 0) i = (i + 1) & mask;
       slots[i] = node;
     }
@@ -93,17 +90,8 @@ export class Threads {
   private slots = new Int32Array(64).fill(-1);
   private mask = 63;
 
-  private hash(low: number, high: number, interp: number): number {
-    return (
-      (Math.imul(low ^ 0x27d4eb2f, 0x9e3779b1) ^
-        Math.imul(high + 0x165667b1, 0x85ebca77) ^
-        Math.imul(interp, 0xc2b2ae3d)) >>>
-      0
-    );
-  }
-
   find(low: number, high: number, interp: number): number {
-    let i = this.hash(low, high, interp) & this.mask;
+    let i = mix3(low, high, interp) & this.mask;
     for (;;) {
       const t = this.slots[i]!;
       if (t < 0) return -1 - i;
@@ -143,7 +131,7 @@ export class Threads {
     const slots = new Int32Array(size).fill(-1);
     const mask = size - 1;
     for (let t = 0; t < this.count; t++) {
-      let i = this.hash(this.idLow[t]!, this.idHigh[t]!, this.interp[t]!) & mask;
+      let i = mix3(this.idLow[t]!, this.idHigh[t]!, this.interp[t]!) & mask;
       while (slots[i]! >= 0) i = (i + 1) & mask;
       slots[i] = t;
     }
