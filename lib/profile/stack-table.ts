@@ -1,19 +1,29 @@
 /**
  * Stacks as a prefix table: stack id → (parent stack id, frame id), id 0 the
- * empty stack. A stack of depth d costs at most d entries and each prefix is
- * stored once, so a profile's stacks take memory in its distinct call paths,
- * never in its samples. Interning is an open-addressing hash over
- * (parent, frame) pairs in typed arrays (no JS object per entry).
+ * empty stack, ids dense in the order first met. A stack of depth d costs at
+ * most d entries and each prefix is stored once, so a profile's stacks take
+ * memory in its distinct call paths, never in its samples. Interning is an
+ * open-addressing hash over (parent, frame) pairs in typed arrays (no JS
+ * object per entry). The one (parent, frame) → stack table: the profile model
+ * keeps its stacks here, and the JS Tachyon record decoder (tachyon/read/records.ts)
+ * its trie nodes, reading `parents`/`frameIds` directly in its hot loop.
  */
+import { mix2 } from '../hash';
 import { resized } from '../typed-arrays';
 
 export class StackTable {
-  private parents = new Uint32Array(1024);
-  private frameIds = new Uint32Array(1024);
+  /** parents[id]: the stack without its innermost frame. Read-only outside this class (push writes it). */
+  parents = new Uint32Array(1024);
+  /** frameIds[id]: the stack's innermost frame. Read-only outside this class. */
+  frameIds = new Uint32Array(1024);
   private depths = new Uint32Array(1024);
+  /** The child a stack got last, tried before the hash (call paths recur: a sampler's next stack shares most). */
+  private lastChild = new Uint32Array(1024);
   private count = 1;
-  /** Hash slots hold id + 1 (0 = empty). */
+  /** Hash slots hold ids (0 = empty: the empty stack is nobody's child). */
   private slots = new Uint32Array(2048);
+  /** Whether the last `push` added its stack (the record decoder emits new nodes). */
+  created = false;
 
   /** Stacks known, the empty one included. */
   get size(): number {
@@ -33,15 +43,24 @@ export class StackTable {
     return this.depths[id]!;
   }
 
-  /** The stack `frame` called from `parent` (outermost frames are pushed first). */
+  /** The stack `frame` called from `parent` (outermost frames are pushed first); sets `created`. */
   push(parent: number, frame: number): number {
-    const mask = this.slots.length - 1;
-    let h = hash(parent, frame) & mask;
+    const last = this.lastChild[parent]!;
+    if (last !== 0 && this.frameIds[last] === frame) {
+      this.created = false;
+      return last;
+    }
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    let h = mix2(parent, frame) & mask;
     for (;;) {
-      const slot = this.slots[h]!;
-      if (slot === 0) break;
-      const id = slot - 1;
-      if (this.parents[id] === parent && this.frameIds[id] === frame) return id;
+      const id = slots[h]!;
+      if (id === 0) break;
+      if (this.parents[id] === parent && this.frameIds[id] === frame) {
+        this.created = false;
+        this.lastChild[parent] = id;
+        return id;
+      }
       h = (h + 1) & mask;
     }
     const id = this.count;
@@ -49,9 +68,11 @@ export class StackTable {
     this.parents[id] = parent;
     this.frameIds[id] = frame;
     this.depths[id] = this.depths[parent]! + 1;
+    this.lastChild[parent] = id;
     this.count = id + 1;
-    this.slots[h] = id + 1;
-    if (this.count * 2 > this.slots.length) this.rehash();
+    slots[h] = id;
+    if (this.count * 2 > slots.length) this.rehash();
+    this.created = true;
     return id;
   }
 
@@ -86,27 +107,29 @@ export class StackTable {
     return out;
   }
 
+  /** Back to the empty stack only; ids start again at 1 (capacity is kept). */
+  clear(): void {
+    this.count = 1;
+    this.slots.fill(0);
+    this.lastChild.fill(0);
+  }
+
   private growEntries(): void {
     const n = this.parents.length * 2;
     this.parents = resized(this.parents, n);
     this.frameIds = resized(this.frameIds, n);
     this.depths = resized(this.depths, n);
+    this.lastChild = resized(this.lastChild, n);
   }
 
   private rehash(): void {
     const slots = new Uint32Array(this.slots.length * 2);
     const mask = slots.length - 1;
     for (let id = 1; id < this.count; id++) {
-      let h = hash(this.parents[id]!, this.frameIds[id]!) & mask;
+      let h = mix2(this.parents[id]!, this.frameIds[id]!) & mask;
       while (slots[h] !== 0) h = (h + 1) & mask;
-      slots[h] = id + 1;
+      slots[h] = id;
     }
     this.slots = slots;
   }
-}
-
-function hash(parent: number, frame: number): number {
-  let h = Math.imul(parent ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(frame + 0x7f4a7c15, 0xc2b2ae35);
-  h ^= h >>> 15;
-  return Math.imul(h, 0x27d4eb2d) ^ (h >>> 13);
 }

@@ -4,6 +4,7 @@
  * as the stack table's over (parent, frame): no string or object per record (a string key per record was a third
  * of a 1 M-record aggregated conversion). Memory grows with distinct keys, never with records.
  */
+import { mix3 } from '../../hash';
 import { resized } from '../../typed-arrays';
 
 export class SampleKeys {
@@ -34,7 +35,7 @@ export class SampleKeys {
   slot(stack: number, thread: number, labels: number): number {
     const keys = this.keys;
     const mask = this.table.length - 1;
-    let h = hash(stack, thread, labels) & mask;
+    let h = mix3(stack, thread, labels) & mask;
     for (;;) {
       const entry = this.table[h]!;
       if (entry === 0) break;
@@ -56,16 +57,10 @@ export class SampleKeys {
     const table = new Uint32Array(this.table.length * 2);
     const mask = table.length - 1;
     for (let slot = 0; slot < this.count; slot++) {
-      let h = hash(this.keys[3 * slot]!, this.keys[3 * slot + 1]!, this.keys[3 * slot + 2]!) & mask;
+      let h = mix3(this.keys[3 * slot]!, this.keys[3 * slot + 1]!, this.keys[3 * slot + 2]!) & mask;
       while (table[h] !== 0) h = (h + 1) & mask;
       table[h] = slot + 1;
     }
     this.table = table;
   }
-}
-
-function hash(stack: number, thread: number, labels: number): number {
-  let h = Math.imul(stack ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(thread + 0x7f4a7c15, 0xc2b2ae35);
-  h = Math.imul(h ^ (h >>> 15), 0x27d4eb2d) ^ Math.imul(labels + 0x165667b1, 0x9e3779b1);
-  return h ^ (h >>> 13);
 }

@@ -6,7 +6,7 @@
  * REPEAT run is one call with its count; version 2 delivers one sample a call.
  */
 import type { ReplayRun, RunVisitor } from './replay';
-import { StackTrie } from './trie';
+import { StackTable } from '../../profile/index';
 import type { V2Profile } from './v2/index';
 import { checkFrameIndex, walk, type V2Cursor } from './v2/index';
 import type { Frame } from './tables';
@@ -99,13 +99,13 @@ export function replayNodesV1(
 
 /** Version 2: the region's stacks interned into a trie as they come (outermost frame first). */
 export function replayNodesV2(profile: V2Profile, frames: readonly (Frame | null)[], visitor: NodeVisitor): NodeReplay {
-  const trie = new StackTrie();
+  const trie = new StackTable();
   let cursor: V2Cursor | null = null;
   let delivered = 0;
   visitor.start({
-    parent: (n) => trie.parent[n]!,
+    parent: (n) => trie.parents[n]!,
     frame: (n) => {
-      const f = trie.frame[n]!;
+      const f = trie.frameIds[n]!;
       checkFrameIndex(frames, f, delivered);
       return f;
     },
@@ -123,7 +123,7 @@ export function replayNodesV2(profile: V2Profile, frames: readonly (Frame | null
         delivered = cursor.delivered;
         const stack = c.frames;
         let node = 0;
-        for (let f = from + depth - 1; f >= from; f--) node = trie.child(node, stack[f]!);
+        for (let f = from + depth - 1; f >= from; f--) node = trie.push(node, stack[f]!);
         const us = Number(c.timestamps[i]!);
         visitor.samples(cursor.t, node, cursor.status, us, us, 1);
       }

@@ -17,7 +17,8 @@ import { ErrorCode, type ErrorCodeValue } from '../../errors';
 import { TWO_POW_32 } from '../../varint/index';
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE, RecordKind, REPEAT_ENTRY_MAX } from '../format';
 import * as fileEntry from '../file/index';
-import { PATH_STRIDE, StackTrie, Threads } from './trie';
+import { StackTable } from '../../profile/index';
+import { PATH_STRIDE, Threads } from './trie';
 import {
   DEFAULT_MAX_NODES,
   DecodeStatus,
@@ -46,7 +47,7 @@ export class RecordDecoderJs {
   private readonly startHigh: number;
   private readonly threadCount: number;
   private readonly total: number;
-  private readonly trie = new StackTrie();
+  private readonly trie = new StackTable();
   private readonly threads = new Threads();
   private readonly newFrames = new Uint32Array(MAX_STACK_DEPTH);
   private replayed = 0;
@@ -96,7 +97,7 @@ export class RecordDecoderJs {
    */
   private maybeResetTrie(): boolean {
     const th = this.threads;
-    if (this.trie.count <= this.maxNodes || th.count * MAX_STACK_DEPTH + NODE_MARGIN > this.nodesOut.length / 2)
+    if (this.trie.size <= this.maxNodes || th.count * MAX_STACK_DEPTH + NODE_MARGIN > this.nodesOut.length / 2)
       return false;
     const stacks: Uint32Array[] = [];
     for (let t = 0; t < th.count; t++) {
@@ -104,8 +105,8 @@ export class RecordDecoderJs {
       const frames = new Uint32Array(depth);
       let node = th.path[t * PATH_STRIDE + depth]!;
       for (let i = 0; i < depth; i++) {
-        frames[i] = this.trie.frame[node]!;
-        node = this.trie.parent[node]!;
+        frames[i] = this.trie.frameIds[node]!;
+        node = this.trie.parents[node]!;
       }
       stacks.push(frames);
     }
@@ -185,7 +186,7 @@ export class RecordDecoderJs {
   }
 
   private child(parent: number, frame: number): number {
-    const node = this.trie.child(parent, frame);
+    const node = this.trie.push(parent, frame);
     if (this.trie.created) {
       const i = this.nodeCount++ * 2;
       this.nodesOut[i] = parent;
@@ -456,8 +457,8 @@ export class RecordDecoderJs {
           // ones: a SUFFIX with nothing new keeps the *top* `shared` frames.
           let node = th.path[base + depth]!;
           for (let i = 0; i < keep; i++) {
-            frames[i] = this.trie.frame[node]!;
-            node = this.trie.parent[node]!;
+            frames[i] = this.trie.frameIds[node]!;
+            node = this.trie.parents[node]!;
           }
           this.build(t, 0, keep);
         } else this.build(t, keep, n);

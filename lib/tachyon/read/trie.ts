@@ -1,83 +1,13 @@
 /**
- * The JS record decoder's state (records.ts): the stack trie that interns
- * (parent node, frame) pairs, and the thread table keyed as CPython keys it.
+ * The JS record decoder's thread table (records.ts), keyed as CPython keys it;
+ * its stack trie is the model's StackTable (profile/stack-table.ts).
  */
+import { mix3 } from '../../hash';
 import { resized } from '../../typed-arrays';
 import { MAX_STACK_DEPTH } from '../format';
 
 /** Threads.path holds, per thread, the nodes of its stack's bottom 0..256 frames. */
 export const PATH_STRIDE = MAX_STACK_DEPTH + 1;
-
-/** Open-addressing (parent, frame) -> node map with typed arrays. */
-export class StackTrie {
-  parent: Uint32Array = new Uint32Array(1024);
-  frame: Uint32Array = new Uint32Array(1024);
-  lastChild: Uint32Array = new Uint32Array(1024);
-  count = 1; // node 0: the empty stack
-  private slots = new Int32Array(2048).fill(-1);
-  private mask = 2047;
-
-  private hash(parent: number, frame: number): number {
-    return (Math.imul(parent, 0x9e3779b1) ^ Math.imul(frame + 0x7f4a7c15, 0x85ebca77)) >>> 0;
-  }
-
-  /** Back to the empty stack only (array capacity is kept). */
-  clear(): void {
-    this.count = 1;
-    this.slots.fill(-1);
-    this.lastChild.fill(0);
-  }
-
-  /** The child node, and whether it was created (then nodeCreated is true). */
-  child(parent: number, frame: number): number {
-    // The child a node got last, checked before the hash table (call paths recur).
-    const last = this.lastChild[parent]!;
-    if (last !== 0 && this.frame[last] === frame) {
-      this.created = false;
-      return last;
-    }
-    let i = this.hash(parent, frame) & this.mask;
-    const slots = this.slots;
-    for (;;) {
-      const node = slots[i]!;
-      if (node < 0) break;
-      if (this.parent[node] === parent && this.frame[node] === frame) {
-        this.created = false;
-        this.lastChild[parent] = node;
-        return node;
-      }
-      i = (i + 1) & this.mask;
-    }
-    const node = this.count++;
-    if (node >= this.parent.length) {
-      this.parent = resized(this.parent, this.parent.length * 2);
-      this.frame = resized(this.frame, this.frame.length * 2);
-      this.lastChild = resized(this.lastChild, this.lastChild.length * 2);
-    }
-    this.parent[node] = parent;
-    this.frame[node] = frame;
-    this.lastChild[node] = 0;
-    this.lastChild[parent] = node;
-    slots[i] = node;
-    if (this.count * 2 > this.mask) this.grow();
-    this.created = true;
-    return node;
-  }
-  created = false;
-
-  private grow(): void {
-    const size = (this.mask + 1) * 2;
-    const slots = new Int32Array(size).fill(-1);
-    const mask = size - 1;
-    for (let node = 1; node < this.count; node++) {
-      let i = this.hash(this.parent[node]!, this.frame[node]!) & mask;
-      while (slots[i]! >= 0) i = (i + 1) & mask;
-      slots[i] = node;
-    }
-    this.slots = slots;
-    this.mask = mask;
-  }
-}
 
 /** Per-thread state, CPython's ReaderThreadState: key, previous timestamp, current stack. */
 export class Threads {
@@ -93,17 +23,8 @@ export class Threads {
   private slots = new Int32Array(64).fill(-1);
   private mask = 63;
 
-  private hash(low: number, high: number, interp: number): number {
-    return (
-      (Math.imul(low ^ 0x27d4eb2f, 0x9e3779b1) ^
-        Math.imul(high + 0x165667b1, 0x85ebca77) ^
-        Math.imul(interp, 0xc2b2ae3d)) >>>
-      0
-    );
-  }
-
   find(low: number, high: number, interp: number): number {
-    let i = this.hash(low, high, interp) & this.mask;
+    let i = mix3(low, high, interp) & this.mask;
     for (;;) {
       const t = this.slots[i]!;
       if (t < 0) return -1 - i;
@@ -143,7 +64,7 @@ export class Threads {
     const slots = new Int32Array(size).fill(-1);
     const mask = size - 1;
     for (let t = 0; t < this.count; t++) {
-      let i = this.hash(this.idLow[t]!, this.idHigh[t]!, this.interp[t]!) & mask;
+      let i = mix3(this.idLow[t]!, this.idHigh[t]!, this.interp[t]!) & mask;
       while (slots[i]! >= 0) i = (i + 1) & mask;
       slots[i] = t;
     }

@@ -9,6 +9,7 @@ import { ByteSink } from '../../byte-sink';
 import { NO_OPCODE, U32_MAX } from '../format';
 import { encodeFrameEntry, encodeStringEntry, endDelta } from '../file/index';
 import { resized } from '../../typed-arrays';
+import { mix3 } from '../../hash';
 
 function limit(what: string): ProfpackError {
   return new ProfpackError(`the format allows at most ${U32_MAX} ${what}`, {
@@ -89,9 +90,16 @@ export interface FrameFields {
 
 const FIELDS = 7;
 
-function mix(h: number, v: number): number {
-  h = Math.imul(h ^ v, 0x9e3779b1);
-  return h ^ (h >>> 15);
+function frameHash(
+  filenameId: number,
+  funcnameId: number,
+  lineno: number,
+  endLineno: number,
+  column: number,
+  endColumn: number,
+  opcode: number,
+): number {
+  return mix3(mix3(filenameId, funcnameId, lineno), mix3(endLineno, column, endColumn), opcode);
 }
 
 /**
@@ -124,10 +132,7 @@ export class WriterFrameTable {
     endColumn: number,
     opcode: number,
   ): number {
-    const h = mix(
-      mix(mix(mix(mix(mix(mix(0x811c9dc5, filenameId), funcnameId), lineno), endLineno), column), endColumn),
-      opcode,
-    );
+    const h = frameHash(filenameId, funcnameId, lineno, endLineno, column, endColumn, opcode);
     const f = this.fields;
     let slot = h & this.mask;
     for (;;) {
@@ -195,10 +200,7 @@ export class WriterFrameTable {
     const f = this.fields;
     for (let id = 0; id < this.size; id++) {
       const o = id * FIELDS;
-      const h = mix(
-        mix(mix(mix(mix(mix(mix(0x811c9dc5, f[o]!), f[o + 1]!), f[o + 2]!), f[o + 3]!), f[o + 4]!), f[o + 5]!),
-        f[o + 6]!,
-      );
+      const h = frameHash(f[o]!, f[o + 1]!, f[o + 2]!, f[o + 3]!, f[o + 4]!, f[o + 5]!, f[o + 6]!);
       let slot = h & this.mask;
       while (this.slots[slot]! >= 0) slot = (slot + 1) & this.mask;
       this.slots[slot] = id;
