@@ -419,6 +419,7 @@ export class ProfileReader {
       layout: this.layout,
       onStats: (stats: ReplayStats) => (this.stats = stats),
       fileChange: () => this.fileChange(),
+      readsFile: this.file !== null && this.region!.kind !== 'bytes',
       path: this.path,
     };
     return new ReplayRun(
