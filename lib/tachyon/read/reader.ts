@@ -208,10 +208,11 @@ export class ProfileReader {
     const input = openInput(path, ErrorCode.TACHYON_IO);
     try {
       // Between windows the header and footer are checked, not the metadata alone: an append, chmod or unlink goes on.
-      watchInput(input, native ? native.edgeHash : edgeHash, HEADER_SIZE, FOOTER_SIZE);
+      const hasher = native ? native.edgeHash : edgeHash;
       // A small file is read whole and never mapped: unmapping, even a few pages, flushes the TLB of every CPU
       // the process runs on (an IPI each), 21 % of a 13k-sample open + replay + close (perf, bench/RESULTS.md).
       if (native && input.size > SMALL_FILE) {
+        watchInput(input, hasher, HEADER_SIZE, FOOTER_SIZE);
         const file = native.openFile(input.fd, input.size, path);
         const source: FileBytes = { size: file.size, read: (start, end) => native.readRange(file, start, end) };
         try {
@@ -222,6 +223,8 @@ export class ProfileReader {
         }
       }
       const bytes = readInput(input, ErrorCode.TACHYON_IO);
+      // The edges' hash from the bytes just read, not two more preads; later checks pread them (the same FNV-1a 64).
+      watchInput(input, hasher, HEADER_SIZE, FOOTER_SIZE, bytes);
       const source: FileBytes = { size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
       return new ProfileReader(source, null, native, options, input);
     } catch (err) {
@@ -416,6 +419,7 @@ export class ProfileReader {
       layout: this.layout,
       onStats: (stats: ReplayStats) => (this.stats = stats),
       fileChange: () => this.fileChange(),
+      readsFile: this.file !== null && this.region!.kind !== 'bytes',
       path: this.path,
     };
     return new ReplayRun(

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isProfpackError } from '../../../lib/errors';
 import { ProfileReader, ProfileWriter } from '../../../lib/tachyon/index';
-import { edgeHash } from '../../../lib/input';
+import { edgeHash, edgeHashOf } from '../../../lib/input';
 import { nativeReader } from '../../../lib/tachyon/read/native';
 import fc from 'fast-check';
 import { testedBackends } from '../../support/backends';
@@ -30,6 +30,16 @@ function profile(compression: 'zstd' | 'none'): string {
     w.writeStack(1 + (i % 5), 0, 1000 + i * 1000, 0, [f[i % 40]!, f[(i * 7) % 40]!, f[(i * 3) % 40]!]);
   w.finalize();
   return file;
+}
+
+/** The oracle: FNV-1a 64 in BigInt, byte by byte, of the head then the tail of `bytes`, each cut to it, never overlapping. */
+function fnv1a64Edges(bytes: Uint8Array, head: number, tail: number): bigint {
+  const first = Math.min(head, bytes.length);
+  const from = bytes.length - Math.min(tail, bytes.length - first);
+  let h = 0xcbf29ce484222325n;
+  for (const b of [...bytes.subarray(0, first), ...bytes.subarray(from)])
+    h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);
+  return h;
 }
 
 /** Opens, applies `change`, replays: the sample count, or the error code. */
@@ -184,13 +194,7 @@ describe('open reads O(header), not the file (issue 39)', () => {
         try {
           const js = edgeHash(fd, bytes.length, head, tail);
           if (native) expect(native.edgeHash(fd, bytes.length, head, tail)).toBe(js);
-          // The oracle: FNV-1a 64 of the bytes themselves, the head then the tail, never overlapping.
-          const first = Math.min(head, bytes.length);
-          const from = bytes.length - Math.min(tail, bytes.length - first);
-          let h = 0xcbf29ce484222325n;
-          for (const b of [...bytes.subarray(0, first), ...bytes.subarray(from)])
-            h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);
-          expect(js).toBe(h);
+          expect(js).toBe(fnv1a64Edges(bytes, head, tail));
           // A file shorter than it is said to be: null on both.
           expect(edgeHash(fd, bytes.length + 1, head, tail + 1)).toBeNull();
           if (native) expect(native.edgeHash(fd, bytes.length + 1, head, tail + 1)).toBeNull();
@@ -200,5 +204,22 @@ describe('open reads O(header), not the file (issue 39)', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('the edge hash of bytes held (a file read whole at open) is FNV-1a 64 of the same edges', () => {
+    // Open hashes the bytes it read; every later check hashes the file's edges by pread: the two must agree. The
+    // 'an append' cases above see it end to end (an append moves mtime, so the check compares the two hashes).
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 1200 }), fc.nat(1400), fc.nat(1400), (bytes, head, tail) => {
+        expect(edgeHashOf(bytes, head, tail)).toBe(fnv1a64Edges(bytes, head, tail));
+      }),
+      { numRuns: 1000 },
+    );
+    // Long runs of one byte value beside the random arrays: 0xff drives the low half, and so its carry, highest.
+    for (const fill of [0x00, 0x01, 0x80, 0xff]) {
+      const bytes = new Uint8Array(513).fill(fill);
+      expect(edgeHashOf(bytes, 64, 32)).toBe(fnv1a64Edges(bytes, 64, 32));
+      expect(edgeHashOf(bytes, 513, 0)).toBe(fnv1a64Edges(bytes, 513, 0));
+    }
   });
 });
