@@ -87,12 +87,17 @@ function unzigzag(z: number): number {
 /** Unsigned LEB128 up to 2^53 (8 bytes), as the encoder's uvarint writes it. */
 function uvarint53(src: ByteSource, what: string): number {
   let value = 0;
+  let over = false;
   const at = src.pos;
   for (let i = 0; i < 8; i++) {
     const byte = src.u8(what);
-    value += (byte & 0x7f) * 2 ** (7 * i);
+    // Compared before it is added: a sum past 2^53 rounds in a double (2^53 + 1 reads as 2^53), the native twin's
+    // uint64 does not. Both values here are exact (value <= 2^53, part a 7-bit group times a power of two).
+    const part = (byte & 0x7f) * 2 ** (7 * i);
+    if (part > 2 ** 53 - value) over = true;
+    else value += part;
     if (!(byte & 0x80)) {
-      if (value > 2 ** 53) break;
+      if (over) break;
       return value;
     }
   }
