@@ -216,7 +216,7 @@ export type EdgeHasher = (fd: number, size: number, head: number, tail: number) 
  * FNV-1a 64 of bytes [0, head) and [size - tail, size) of `bytes` (size = its length), each cut to it and never
  * overlapping: the same value as edgeHash of a file holding those bytes. The 64-bit state is two 32-bit halves, the
  * prime 2^40 + 0x1b3 a multiply of each half by 0x1b3 plus the low half shifted into the high one: a BigInt multiply
- * a byte took 3.3-3.8 µs for a Tachyon header and footer, this 0.5 µs (bench/RESULTS.md, issue 39, branch rep-open).
+ * a byte took 3.3-3.8 µs for a Tachyon header and footer, this 0.5 µs (bench/RESULTS.md, "replay on small files").
  */
 export function edgeHashOf(bytes: Uint8Array, head: number, tail: number): bigint {
   const size = bytes.length;

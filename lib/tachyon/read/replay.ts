@@ -265,9 +265,8 @@ export class ReplayRun {
   }
 
   /**
-   * One decoder call with its events handed to `visitor` (threads are kept
-   * here). Returns true at the end of the region, after CPython's
-   * sample-count check; throws the replay error where the region is bad.
+   * One decoder call with its events handed to `visitor` (threads are kept here). Returns true at the end of the
+   * region, after CPython's sample-count check; throws the replay error where the region is bad.
    */
   next(visitor: RunVisitor): boolean {
     const status = this.step(visitor);
@@ -324,11 +323,9 @@ export class ReplayRun {
     // before each window only: after it as well would ask the same question twice with nothing read from the file
     // between (one fstat of three in a small file's open + replay + close, bench/RESULTS.md).
     const readsFile = this.context.readsFile;
-    if (!readsFile || !this.checkedBeforeFirstRead) {
-      this.checkedBeforeFirstRead = true;
-      const changed = this.fileChanged(r);
-      if (changed !== null) return changed;
-    }
+    const before = !readsFile || !this.checkedBeforeFirstRead ? this.fileChanged(r) : null;
+    this.checkedBeforeFirstRead = true;
+    if (before !== null) return before;
     const region = this.region;
     const remaining = this.total - this.consumed;
     if (region.kind === 'bytes') {
@@ -354,10 +351,8 @@ export class ReplayRun {
       this.error = this.decoder.decodeBytes(window, this.windowStart, this.windowLength, final);
       this.consumed = this.windowStart + r[Result.consumed]!;
     }
-    if (readsFile) {
-      const changed = this.fileChanged(r);
-      if (changed !== null) return changed;
-    }
+    const after = readsFile ? this.fileChanged(r) : null;
+    if (after !== null) return after;
     if (r[Result.trieReset] === 1) {
       // The decoder rebuilt its trie: node ids restart, every cache keyed by node is void.
       this.nodeCount = 1;
@@ -386,10 +381,7 @@ export class ReplayRun {
     return this.lastStatus;
   }
 
-  /**
-   * The frame indices of a node's stack, innermost first, checked as CPython
-   * checks them when it builds a sample's frame list (innermost first).
-   */
+  /** The frame indices of a node's stack, innermost first, checked as CPython checks them for a sample's frames. */
   indices(node: number): number[] {
     const out: number[] = [];
     for (let n = node; n !== 0; n = this.nodeParent[n]!) {
