@@ -26,7 +26,7 @@ import type { RunRecordedOptions, RunRecordedResult } from '../../record/index';
 import { ProfileReader, stacksAtCapNote } from '../../tachyon/index';
 import { grouped } from '../grouped';
 import { outputPath } from '../output-option';
-import { action } from '../errors';
+import { action, reportUserError } from '../errors';
 
 interface RecordFlags {
   intervalUs: string;
@@ -213,14 +213,17 @@ export function registerRecord(program: Command): Command {
           const run = inProcessCommand(command, options);
           if ('script' in run) {
             // The program runs in this process from here on; what record says comes at its end, its exit code stays.
-            await recordInProcess(run, options, (end) => {
+            // Not awaited: this action and commander's promise chain end now, before the sampler starts (a later
+            // setImmediate), so no sample can land in their continuations; a recording that cannot start is still
+            // one coded line and exit 2.
+            void recordInProcess(run, options, (end) => {
               // Said on the program's way out: a failure here must not become the program's.
               try {
                 summarize({ ...end, signal: null }, flags, command, rotate);
               } catch (err) {
                 process.stderr.write(`profpack: ${err instanceof Error ? err.message : String(err)}\n`);
               }
-            });
+            }).catch(reportUserError);
             return;
           }
           if (run.reason !== undefined)
