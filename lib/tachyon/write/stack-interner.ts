@@ -67,6 +67,7 @@ export class StackInterner {
   private readonly touched: StackCache[] = [];
   private touchedCount = 0;
   private readonly halves = new Uint32Array(2);
+  private readonly memo = new FrameMemo();
 
   constructor(
     private readonly strings: WriterStringTable,
@@ -94,6 +95,7 @@ export class StackInterner {
       this.frames.rollback(frameMark);
       // Cached ids of this call may name rolled-back frames.
       for (let i = 0; i < this.touchedCount; i++) this.touched[i]!.depth = 0;
+      this.memo.clear();
       throw err;
     }
   }
@@ -144,35 +146,32 @@ export class StackInterner {
     return cache;
   }
 
-  /** Interns one frame and records its raw values at outermost-first position j. */
+  /**
+   * Interns one frame and records its raw values at outermost-first position j. A frame object interned before (at
+   * any depth of any thread) whose values have not changed takes its id from the memo, without the tables.
+   */
   private internCached(frame: FrameInfo, cache: StackCache, j: number): number {
-    const id = this.internFrameInfo(frame);
-    const loc = frame.location;
     const v = cache.values;
     const o = j * CACHE_FIELDS;
-    v[o] = frame.filename;
-    v[o + 1] = frame.funcname;
-    v[o + 2] = frame.opcode;
-    if (loc === null || loc === undefined) {
-      v[o + 3] = NO_LOCATION;
-      v[o + 4] = NO_LOCATION;
-      v[o + 5] = NO_LOCATION;
-      v[o + 6] = NO_LOCATION;
-    } else if (Array.isArray(loc)) {
-      v[o + 3] = loc[0];
-      v[o + 4] = loc[1];
-      v[o + 5] = loc[2];
-      v[o + 6] = loc[3];
+    const memo = this.memo;
+    const k = memo.find(frame);
+    let id: number;
+    let frozen: number;
+    if (k >= 0) {
+      id = memo.ids[k]!;
+      frozen = memo.frozen[k]!;
+      const mv = memo.values;
+      const m = k * CACHE_FIELDS;
+      for (let i = 0; i < CACHE_FIELDS; i++) v[o + i] = mv[m + i];
     } else {
-      const l = loc as LocationInfo;
-      v[o + 3] = l.lineno;
-      v[o + 4] = l.endLineno;
-      v[o + 5] = l.colOffset;
-      v[o + 6] = l.endColOffset;
+      id = this.internFrameInfo(frame);
+      storeValues(frame, v, o);
+      frozen = this.immutableFrames || isFrozenFrame(frame) ? 1 : 0;
+      memo.add(frame, id, frozen, v, o);
     }
     cache.ids[j] = id;
     cache.objects[j] = frame;
-    cache.frozen[j] = this.immutableFrames || isFrozenFrame(frame) ? 1 : 0;
+    cache.frozen[j] = frozen;
     return id;
   }
 
@@ -241,21 +240,94 @@ function sharedBottom(frames: readonly FrameInfo[], depth: number, cache: StackC
   // The identity fast path: a frame that is the cached object and cannot have changed (frozen, or the
   // immutableFrames promise) is not read at all.
   while (j < limit && frames[depth - 1 - j] === objects[j] && frozen[j] === 1) j++;
-  for (; j < limit; j++) {
-    const f = frames[depth - 1 - j];
-    const o = j * CACHE_FIELDS;
-    if (f === null || typeof f !== 'object') break;
-    if (f.filename !== v[o] || f.funcname !== v[o + 1] || f.opcode !== v[o + 2]) break;
-    const loc = f.location;
-    if (loc === null || loc === undefined) {
-      if (v[o + 3] !== NO_LOCATION) break;
-    } else if (Array.isArray(loc)) {
-      if (loc[0] !== v[o + 3] || loc[1] !== v[o + 4] || loc[2] !== v[o + 5] || loc[3] !== v[o + 6]) break;
-    } else {
-      const l = loc as LocationInfo;
-      if (l.lineno !== v[o + 3] || l.endLineno !== v[o + 4] || l.colOffset !== v[o + 5] || l.endColOffset !== v[o + 6])
-        break;
-    }
-  }
+  for (; j < limit; j++) if (!sameValues(frames[depth - 1 - j]!, v, j * CACHE_FIELDS)) break;
   return j;
+}
+
+/** Whether frame `f` reads the raw values stored at v[o..o + CACHE_FIELDS) (storeValues' layout). */
+function sameValues(f: FrameInfo, v: unknown[], o: number): boolean {
+  if (f === null || typeof f !== 'object') return false;
+  if (f.filename !== v[o] || f.funcname !== v[o + 1] || f.opcode !== v[o + 2]) return false;
+  const loc = f.location;
+  if (loc === null || loc === undefined) return v[o + 3] === NO_LOCATION;
+  if (Array.isArray(loc))
+    return loc[0] === v[o + 3] && loc[1] === v[o + 4] && loc[2] === v[o + 5] && loc[3] === v[o + 6];
+  const l = loc as LocationInfo;
+  return l.lineno === v[o + 3] && l.endLineno === v[o + 4] && l.colOffset === v[o + 5] && l.endColOffset === v[o + 6];
+}
+
+/**
+ * Stores frame's raw values at v[o..o + CACHE_FIELDS): filename, funcname, opcode, lineno, endLineno, colOffset,
+ * endColOffset (NO_LOCATION for the four when there is no location).
+ */
+function storeValues(frame: FrameInfo, v: unknown[], o: number): void {
+  const loc = frame.location;
+  v[o] = frame.filename;
+  v[o + 1] = frame.funcname;
+  v[o + 2] = frame.opcode;
+  if (loc === null || loc === undefined) {
+    v[o + 3] = NO_LOCATION;
+    v[o + 4] = NO_LOCATION;
+    v[o + 5] = NO_LOCATION;
+    v[o + 6] = NO_LOCATION;
+  } else if (Array.isArray(loc)) {
+    v[o + 3] = loc[0];
+    v[o + 4] = loc[1];
+    v[o + 5] = loc[2];
+    v[o + 6] = loc[3];
+  } else {
+    const l = loc as LocationInfo;
+    v[o + 3] = l.lineno;
+    v[o + 4] = l.endLineno;
+    v[o + 5] = l.colOffset;
+    v[o + 6] = l.endColOffset;
+  }
+}
+
+/** Frame objects the memo holds at most: past it, it starts over (bounded memory, and the caller's objects are let go). */
+const MEMO_CAPACITY = 1 << 15;
+
+/**
+ * Frame objects already interned, by identity, with the raw values they were interned with and their ids: a frame that
+ * changed at its depth is usually one seen before (a callee called again), and its values compared here cost less than
+ * two string lookups and the frame table's hash. Frozen frames (isFrozenFrame, or the immutableFrames promise) are
+ * taken without reading them. Ids stay valid while the tables only grow: `clear` on a rollback.
+ */
+class FrameMemo {
+  private readonly index = new Map<object, number>();
+  /** CACHE_FIELDS raw values per entry (storeValues' layout), pushed as entries are added so the array stays packed. */
+  readonly values: unknown[] = [];
+  ids = new Uint32Array(1024);
+  frozen = new Uint8Array(1024);
+
+  /** The entry of `frame` if its values are unchanged (or it is frozen), else -1. */
+  find(frame: FrameInfo): number {
+    const k = this.index.get(frame);
+    if (k === undefined) return -1;
+    return this.frozen[k] === 1 || sameValues(frame, this.values, k * CACHE_FIELDS) ? k : -1;
+  }
+
+  /** Remembers `frame` (just interned as `id`) with the raw values at v[o..]; an object already held is replaced. */
+  add(frame: FrameInfo, id: number, frozen: number, v: unknown[], o: number): void {
+    if (frame === null || typeof frame !== 'object') return;
+    let k = this.index.get(frame);
+    if (k === undefined) {
+      if (this.index.size >= MEMO_CAPACITY) this.clear();
+      k = this.index.size;
+      this.index.set(frame, k);
+      if (k >= this.ids.length) {
+        this.ids = resized(this.ids, this.ids.length * 2);
+        this.frozen = resized(this.frozen, this.frozen.length * 2);
+      }
+      if (this.values.length === k * CACHE_FIELDS) for (let i = 0; i < CACHE_FIELDS; i++) this.values.push(v[o + i]);
+    }
+    const m = k * CACHE_FIELDS;
+    for (let i = 0; i < CACHE_FIELDS; i++) this.values[m + i] = v[o + i];
+    this.ids[k] = id;
+    this.frozen[k] = frozen;
+  }
+
+  clear(): void {
+    this.index.clear();
+  }
 }

@@ -359,6 +359,62 @@ describe('API', () => {
     expect(Buffer.compare(fs.readFileSync(a), fs.readFileSync(b))).toBe(0);
   });
 
+  it('frame objects seen before at other depths and threads: mutated ones, refused samples, past the memo', () => {
+    // Oracle: the same samples as fresh clones every time (never an object seen before: every frame interned by value).
+    const files = [tmp('moved'), tmp('moved-cloned')];
+    const writers = files.map((f) => new ProfileWriter(f, { sampleIntervalUs: 1000, compression: 'none' }));
+    type Loose = { filename: unknown; funcname: string; location: unknown; opcode: unknown };
+    const pool = Array.from({ length: 30 }, (_, i) => frame(i) as Loose);
+    let x = 12345;
+    const rnd = (n: number) => {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      return x % n;
+    };
+    const write = (i: number, sample: SampleInterpreterInfo[]) => {
+      const codes = [sample, structuredClone(sample)].map((s, k) => codeOf(() => writers[k]!.writeSample(s, 1000 * i)));
+      expect(codes[0]).toBe(codes[1]);
+      return codes[0];
+    };
+    let refused = 0;
+    for (let i = 0; i < 600; i++) {
+      const f = pool[rnd(30)]!;
+      if (i % 3 === 0) (f.location as { lineno: number } | null) = { ...frame(rnd(9)).location!, lineno: i };
+      if (i % 17 === 0) f.location = i % 2 ? null : [i, i, 1, 2];
+      if (i % 7 === 0) f.opcode = i % 2 ? null : 9;
+      if (i % 11 === 0) f.filename = `moved${i % 4}.py`;
+      const threads = [1, 2, 3].map((t) => ({
+        threadId: t,
+        status: 0,
+        frameInfo: Array.from({ length: 3 + rnd(8) }, () => pool[rnd(30)]! as FrameInfo),
+      }));
+      if (i % 13 === 0) {
+        // Refused in its last thread, after the new frame objects of the first ones were interned (and rolled back).
+        const fresh = Array.from({ length: 4 }, (_, k) => frame(1000 + i * 4 + k) as Loose);
+        threads[0]!.frameInfo.unshift(...(fresh as FrameInfo[]));
+        pool.splice(0, 4, ...fresh); // they come back in the next samples
+        threads[2]!.frameInfo.push({ ...frame(1), filename: 42 } as unknown as FrameInfo);
+        if (write(i, [{ interpreterId: 0, threads }]) !== undefined) refused++;
+        continue;
+      }
+      expect(write(i, [{ interpreterId: 0, threads }])).toBeUndefined();
+    }
+    expect(refused).toBe(47);
+    // More frame objects than the memo holds (it starts over), then the first of them again, one of them changed.
+    const many = Array.from({ length: 34_000 }, (_, i) => frame(2000 + i) as Loose);
+    for (let i = 0; i < many.length; i += 250) {
+      write(600 + i, [
+        { interpreterId: 0, threads: [{ threadId: 1, status: 0, frameInfo: many.slice(i, i + 250) as FrameInfo[] }] },
+      ]);
+    }
+    many[3]!.funcname = 'renamed';
+    write(1e6, [
+      { interpreterId: 0, threads: [{ threadId: 1, status: 0, frameInfo: many.slice(0, 250) as FrameInfo[] }] },
+    ]);
+    expect(writers[0]!.stats).toEqual(writers[1]!.stats);
+    for (const w of writers) w.finalize();
+    expect(Buffer.compare(fs.readFileSync(files[0]!), fs.readFileSync(files[1]!))).toBe(0);
+  });
+
   it('frozen frames are compared by identity, and only frames that cannot change', () => {
     // Oracle: the same samples as fresh clones every time (never the same object, so every frame is compared by value).
     const files = [tmp('frozen'), tmp('cloned')];
