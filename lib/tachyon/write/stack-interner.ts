@@ -284,7 +284,7 @@ function storeValues(frame: FrameInfo, v: unknown[], o: number): void {
   }
 }
 
-/** Frame objects the memo holds at most: past it, it starts over (bounded memory, and the caller's objects are let go). */
+/** Frame objects the memo holds at most: past it, it starts over (bounded memory; the caller's objects let go). */
 const MEMO_CAPACITY = 1 << 15;
 
 /**
