@@ -17,6 +17,8 @@ import {
 /** Entries of the cache of recent stackFrames (small, as NodeCache in replay.ts: entries survive scavenges). */
 const WRAP_CACHE_SIZE = 1 << 6;
 
+const NO_FRAMES: readonly Frame[] = [];
+
 /** The stackFrames of (thread, stack node, status), reused while they recur. */
 class StackFramesCache {
   private nodes = new NodeCache();
@@ -41,19 +43,24 @@ class StackFramesCache {
     this.lastNode.fill(-1);
   }
 
-  private framesOf(t: number, node: number): readonly Frame[] {
+  /** `shared`: the bottom frames of the thread's previous stack this one keeps (ReplayRun.framesFrom). */
+  private framesOf(t: number, node: number, shared: number): readonly Frame[] {
+    const prevNode = this.lastNode[t]!;
+    // The same stack in another status: the same frames.
+    if (prevNode === node) return this.lastFrames[t]!;
     const cache = this.nodes;
     const seen = cache.seen(node);
     let f = cache.get(node) as readonly Frame[] | undefined;
     if (f === undefined) {
-      const prevNode = this.lastNode[t]!;
-      f = prevNode < 0 ? this.run.frames(node) : this.run.framesFrom(node, prevNode, this.lastFrames[t]!);
+      // No previous stack since the node ids (re)started: walk to the root.
+      f =
+        prevNode < 0 ? this.run.framesFrom(node, 0, NO_FRAMES) : this.run.framesFrom(node, shared, this.lastFrames[t]!);
       cache.offer(node, f, seen);
     }
     return f;
   }
 
-  get(t: number, node: number, status: number): readonly InterpreterInfo[] {
+  get(t: number, node: number, status: number, shared: number): readonly InterpreterInfo[] {
     if (t >= this.lastNode.length) {
       const grownNode = new Int32Array(this.lastNode.length * 2 + t).fill(-1);
       grownNode.set(this.lastNode);
@@ -69,7 +76,11 @@ class StackFramesCache {
       sf = this.wrapValue[slot]!;
     else {
       // Not frozen (Object.freeze costs more than the whole sample): read-only by contract.
-      const thread: ThreadInfo = { threadId: this.run.threadIds[t]!, status, frameInfo: this.framesOf(t, node) };
+      const thread: ThreadInfo = {
+        threadId: this.run.threadIds[t]!,
+        status,
+        frameInfo: this.framesOf(t, node, shared),
+      };
       sf = [{ interpreterId: this.run.interpreterIds[t]!, threads: [thread] }];
       this.wrapNode[slot] = node;
       this.wrapThread[slot] = t;
@@ -108,16 +119,16 @@ function delivery(run: ReplayRun, progress: Progress, deliver: Deliver): RunVisi
   const stacks = new StackFramesCache(run);
   let gathered: BigUint64Array | null = null; // allocated on the first cut batch only
   let pending = 0;
-  const flush = (t: number, node: number, status: number): void => {
+  const flush = (t: number, node: number, status: number, shared: number): void => {
     const n = pending;
     pending = 0;
-    deliver(stacks.get(t, node, status), gathered!, 0, n);
+    deliver(stacks.get(t, node, status, shared), gathered!, 0, n);
     run.delivered += n;
   };
   return {
-    samples(t, node, status, ts, tsPos, count, part) {
+    samples(t, node, status, ts, tsPos, count, part, shared) {
       if (!part && pending === 0 && count <= MAX_TIMESTAMPS_PER_COLLECT) {
-        deliver(stacks.get(t, node, status), ts, tsPos, count);
+        deliver(stacks.get(t, node, status, shared), ts, tsPos, count);
         run.delivered += count;
         return;
       }
@@ -127,9 +138,9 @@ function delivery(run: ReplayRun, progress: Progress, deliver: Deliver): RunVisi
         gathered.set(ts.subarray(tsPos + k, tsPos + k + n), pending);
         pending += n;
         k += n;
-        if (pending === MAX_TIMESTAMPS_PER_COLLECT) flush(t, node, status);
+        if (pending === MAX_TIMESTAMPS_PER_COLLECT) flush(t, node, status, shared);
       }
-      if (!part && pending > 0) flush(t, node, status);
+      if (!part && pending > 0) flush(t, node, status, shared);
     },
     progress,
     reset: () => stacks.reset(),

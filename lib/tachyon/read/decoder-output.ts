@@ -3,18 +3,21 @@
  *
  * Output per call, into buffers the driver owns:
  * - events (EVENT_STRIDE u32 each):
- *   Sample / SamplePart: [kind, threadIndex, node, status, timestampCount]; a
+ *   Sample / SamplePart: [kind, threadIndex, node, status, timestampCount, shared]; a
  *     SamplePart is continued by the next Sample/SamplePart of the same batch
- *     (a REPEAT batch cut by a full buffer or the window end);
- *   Thread: [kind, interpreterId, threadIdLow, threadIdHigh, 0];
- *   Progress: [kind, replayedLow, replayedHigh, 0, 0] (CPython's progress_callback points);
+ *     (a REPEAT batch cut by a full buffer or the window end); `shared`: how many
+ *     bottom frames of the thread's previous stack this stack keeps (a lower bound:
+ *     0 when not known), so replay builds its frame list from the previous one
+ *     without walking the trie to their common ancestor;
+ *   Thread: [kind, interpreterId, threadIdLow, threadIdHigh, 0, 0];
+ *   Progress: [kind, replayedLow, replayedHigh, 0, 0, 0] (CPython's progress_callback points);
  * - timestamps (u64, one per sample, in event order);
  * - nodes: (parent, frame) for each node created, ids consecutive from nodeBase.
  */
 import type { ErrorCodeValue } from '../../errors';
 import { MAX_STACK_DEPTH, RECORD_PREFIX_SIZE } from '../format';
 
-export const EVENT_STRIDE = 5;
+export const EVENT_STRIDE = 6;
 export const EventKind = { Sample: 0, SamplePart: 1, Thread: 2, Progress: 3 } as const;
 export const DecodeStatus = { Done: 0, NeedMore: 1, OutputFull: 2, Error: 3 } as const;
 

@@ -152,7 +152,7 @@ export class RecordDecoderJs {
     return DecodeStatus.Error;
   }
 
-  private pushEvent(kind: number, a: number, b: number, c: number, d: number): void {
+  private pushEvent(kind: number, a: number, b: number, c: number, d: number, e = 0): void {
     const i = this.evCount++ * EVENT_STRIDE;
     const ev = this.ev;
     ev[i] = kind;
@@ -160,6 +160,7 @@ export class RecordDecoderJs {
     ev[i + 2] = b;
     ev[i + 3] = c;
     ev[i + 4] = d;
+    ev[i + 5] = e;
   }
 
   private progress(): void {
@@ -210,7 +211,8 @@ export class RecordDecoderJs {
   private closeBatch(t: number, kind: number): void {
     const count = this.tsCount - this.batchTsStart;
     const th = this.threads;
-    this.pushEvent(kind, t, th.path[t * PATH_STRIDE + th.depth[t]!]!, this.repeatBatchStatus, count);
+    // A REPEAT keeps the thread's whole stack.
+    this.pushEvent(kind, t, th.path[t * PATH_STRIDE + th.depth[t]!]!, this.repeatBatchStatus, count, th.depth[t]);
     this.batchTsStart = this.tsCount;
   }
 
@@ -395,6 +397,7 @@ export class RecordDecoderJs {
       pos = next + 1;
       const base = t * PATH_STRIDE;
       const frames = this.newFrames;
+      let shared = 0; // bottom frames of the thread's previous stack this one keeps (the event's last field)
       if (encoding === RecordKind.Full) {
         next = readU32(bytes, pos, end);
         if (next < 0) return this.stackVarint(windowStart + pos);
@@ -461,13 +464,16 @@ export class RecordDecoderJs {
             node = this.trie.parents[node]!;
           }
           this.build(t, 0, keep);
-        } else this.build(t, keep, n);
+        } else {
+          this.build(t, keep, n);
+          shared = keep;
+        }
         if (encoding === RecordKind.Suffix) this.stats.suffixRecords++;
         else this.stats.popPushRecords++;
       }
       this.stats.stackReconstructions++;
       this.pushTimestamp(t);
-      this.pushEvent(EventKind.Sample, t, th.path[base + th.depth[t]!]!, status, 1);
+      this.pushEvent(EventKind.Sample, t, th.path[base + th.depth[t]!]!, status, 1, shared);
       this.replayed++;
       this.stats.totalSamples++;
       if (this.replayed % PROGRESS_INTERVAL === 0) this.progress();

@@ -195,7 +195,8 @@ export class NodeCache {
 export interface RunVisitor {
   /**
    * `count` samples of thread `t` with stack `node` and `status`, timestamps
-   * ts[tsPos .. tsPos + count); `part`: a REPEAT batch continued by the next call.
+   * ts[tsPos .. tsPos + count); `part`: a REPEAT batch continued by the next call;
+   * `shared`: the bottom frames of the thread's previous stack this one keeps (decoder-output.ts).
    */
   samples(
     t: number,
@@ -205,6 +206,7 @@ export interface RunVisitor {
     tsPos: number,
     count: number,
     part: boolean,
+    shared: number,
   ): void;
   /** CPython's progress_callback points (replayed samples so far). */
   progress(replayed: number): void;
@@ -233,7 +235,7 @@ export class ReplayRun {
   interpreterIds: number[] = [];
   nodeParent = new Uint32Array(1024);
   nodeFrame = new Uint32Array(1024);
-  /** Frames from the root to each node (the root's is 0): framesFrom() finds common ancestors by it. */
+  /** Frames from the root to each node (the root's is 0): framesFrom() sizes its list by it. */
   nodeDepth = new Uint32Array(1024);
   nodeCount = 1;
   /** Samples handed to the caller so far (replay errors report it). */
@@ -280,7 +282,16 @@ export class ReplayRun {
       const kind = ev[i]!;
       if (kind === EventKind.Sample || kind === EventKind.SamplePart) {
         const count = ev[i + 4]!;
-        visitor.samples(ev[i + 1]!, ev[i + 2]!, ev[i + 3]!, ts, tsPos, count, kind === EventKind.SamplePart);
+        visitor.samples(
+          ev[i + 1]!,
+          ev[i + 2]!,
+          ev[i + 3]!,
+          ts,
+          tsPos,
+          count,
+          kind === EventKind.SamplePart,
+          ev[i + 5]!,
+        );
         tsPos += count;
       } else if (kind === EventKind.Thread) {
         this.threadIds.push((BigInt(ev[i + 3]!) << 32n) | BigInt(ev[i + 2]!));
@@ -392,49 +403,36 @@ export class ReplayRun {
     return out;
   }
 
-  /** The resolved frames of a node's stack, innermost first, checked like indices(). */
-  frames(node: number): Frame[] {
+  /**
+   * The resolved frames of a node's stack, innermost first, checked like indices(), built from `prev`, the frames
+   * of the thread's previous stack, whose bottom `shared` frames this stack keeps (0: none; the decoder's event
+   * says how many): only the frames above them are walked up the trie, the shared part is copied from `prev`. A new
+   * stack usually differs from its thread's previous one by a few frames, and walking to the root (or to a common
+   * ancestor found by climbing both stacks) was most of a 1 M-sample replay.
+   */
+  framesFrom(node: number, shared: number, prev: readonly Frame[]): Frame[] {
     const table = this.frameTable;
     const parent = this.nodeParent;
     const frameOf = this.nodeFrame;
-    // Counted first so the array is made at its size: growing it by push was ~8 % of a replay (perf).
-    let depth = 0;
-    for (let n = node; n !== 0; n = parent[n]!) depth++;
-    const out = new Array<Frame>(depth);
-    let i = 0;
-    for (let n = node; n !== 0; n = parent[n]!) {
+    const fresh = this.nodeDepth[node]! - shared; // frames above the shared part
+    const from = prev.length - shared; // prev[from] and on are the shared frames
+    let out: Frame[];
+    if (shared > 0 && from >= fresh) {
+      // As many frames popped as pushed, or more: one slice copies the shared part (a builtin copy, ~3x a loop of
+      // element stores; sized up front either way: growing by push was ~8 % of a replay), the slots before it
+      // are overwritten below.
+      out = prev.slice(from - fresh);
+    } else {
+      out = new Array<Frame>(fresh + shared);
+      for (let k = fresh, j = from; k < out.length;) out[k++] = prev[j++]!;
+    }
+    let n = node;
+    for (let k = 0; k < fresh; k++) {
       const frame = table[frameOf[n]!];
       if (frame == null) this.invalidFrame(frameOf[n]!);
-      out[i++] = frame!;
+      out[k] = frame!;
+      n = parent[n]!;
     }
-    return out;
-  }
-
-  /**
-   * frames(node), built from `prev` = frames(prevNode): only the frames above the two stacks' common ancestor
-   * are walked up the trie, the shared part is copied from `prev`. A new stack usually differs from its thread's
-   * previous one by a few frames, and the walk (dependent loads per frame) was most of a 1 M-sample replay.
-   */
-  framesFrom(node: number, prevNode: number, prev: readonly Frame[]): Frame[] {
-    const table = this.frameTable;
-    const parent = this.nodeParent;
-    const frameOf = this.nodeFrame;
-    const depth = this.nodeDepth;
-    const out = new Array<Frame>(depth[node]!);
-    let a = node;
-    let b = prevNode;
-    while (depth[b]! > depth[a]!) b = parent[b]!;
-    let i = 0;
-    // depth[a] >= depth[b] throughout: a climbs alone until they are level, then both.
-    while (a !== b) {
-      if (depth[a] === depth[b]) b = parent[b]!;
-      const frame = table[frameOf[a]!];
-      if (frame == null) this.invalidFrame(frameOf[a]!);
-      out[i++] = frame!;
-      a = parent[a]!;
-    }
-    // a is the common ancestor, at depth out.length - i: prev[prev.length - that depth] and on are its frames.
-    for (let j = prev.length - (out.length - i); i < out.length;) out[i++] = prev[j++]!;
     return out;
   }
 

@@ -160,13 +160,14 @@ void RecordDecoder::Build(uint32_t t, uint32_t keep, uint32_t n) {
   threads_[t].depth = keep + n;
 }
 
-void RecordDecoder::PushEvent(EventKind kind, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-  uint32_t* e = out_->events + out_->eventCount * kEventStride;
-  e[0] = static_cast<uint32_t>(kind);
-  e[1] = a;
-  e[2] = b;
-  e[3] = c;
-  e[4] = d;
+void RecordDecoder::PushEvent(EventKind kind, uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t e) {
+  uint32_t* ev = out_->events + out_->eventCount * kEventStride;
+  ev[0] = static_cast<uint32_t>(kind);
+  ev[1] = a;
+  ev[2] = b;
+  ev[3] = c;
+  ev[4] = d;
+  ev[5] = e;
   ++out_->eventCount;
 }
 
@@ -177,7 +178,8 @@ void RecordDecoder::Progress() {
 void RecordDecoder::CloseBatch(uint32_t t, EventKind kind) {
   const size_t count = out_->timestampCount - batchTsStart_;
   const uint32_t node = paths_[static_cast<size_t>(t) * kPathStride + threads_[t].depth];
-  PushEvent(kind, t, node, repeatBatchStatus_, static_cast<uint32_t>(count));
+  // A REPEAT keeps the thread's whole stack.
+  PushEvent(kind, t, node, repeatBatchStatus_, static_cast<uint32_t>(count), threads_[t].depth);
   batchTsStart_ = out_->timestampCount;
 }
 
@@ -377,6 +379,7 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
     thread.timestamp += delta;
     const uint8_t status = data[next];
     pos = next + 1;
+    uint32_t shared = 0;  // bottom frames of the thread's previous stack this one keeps (the event's last field)
     if (encoding == static_cast<uint8_t>(RecordKind::kFull)) {
       uint32_t depth;
       const size_t depthAt = pos;
@@ -429,6 +432,7 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
         Build(t, 0, static_cast<uint32_t>(keep));
       } else {
         Build(t, static_cast<uint32_t>(keep), n);
+        shared = static_cast<uint32_t>(keep);
       }
       if (encoding == static_cast<uint8_t>(RecordKind::kSuffix)) {
         ++stats_.suffixRecords;
@@ -438,7 +442,7 @@ DecodeStatus RecordDecoder::Run(const uint8_t* data, uint64_t windowStart, size_
     }
     ++stats_.stackReconstructions;
     out.timestamps[out.timestampCount++] = thread.timestamp;
-    PushEvent(EventKind::kSample, t, paths_[static_cast<size_t>(t) * kPathStride + thread.depth], status, 1);
+    PushEvent(EventKind::kSample, t, paths_[static_cast<size_t>(t) * kPathStride + thread.depth], status, 1, shared);
     ++replayed_;
     ++stats_.totalSamples;
     if (replayed_ % kProgressInterval == 0) Progress();

@@ -17,7 +17,7 @@ namespace tachyon {
 enum class EventKind : uint32_t { kSample = 0, kSamplePart = 1, kThread = 2, kProgress = 3 };
 enum class DecodeStatus : uint32_t { kDone = 0, kNeedMore = 1, kOutputFull = 2, kError = 3 };
 
-inline constexpr size_t kEventStride = 5;
+inline constexpr size_t kEventStride = 6;
 inline constexpr uint64_t kProgressInterval = 1000;
 inline constexpr size_t kMaxRecordSize = kRecordPrefixSize + 10 + 1 + 10 + 10 + kMaxStackDepth * 10;
 
@@ -99,7 +99,7 @@ class RecordDecoder {
   uint32_t AddThread(size_t slot, uint64_t id, uint32_t interp);
   uint32_t Child(uint32_t parent, uint32_t frame, uint32_t pathHash);
   void Build(uint32_t t, uint32_t keep, uint32_t n);
-  void PushEvent(EventKind kind, uint32_t a, uint32_t b, uint32_t c, uint32_t d);
+  void PushEvent(EventKind kind, uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t e = 0);
   void CloseBatch(uint32_t t, EventKind kind);
   void Progress();
   static size_t InitialNodeSlots(uint64_t totalSize);
