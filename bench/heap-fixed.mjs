@@ -74,7 +74,9 @@ function runOnce(c) {
   const run = spawnSync(process.execPath, args, { cwd: repo, encoding: 'utf8', env });
   if (run.status !== 0) throw new Error(`${args.join(' ')} failed (${run.status}): ${run.stderr.slice(-2000)}`);
   if (c.inProcess && /a Node process of its own/.test(run.stderr)) throw new Error(`not in process: ${run.stderr}`);
-  return { ...JSON.parse(readFileSync(marks, 'utf8').trim()), load: os.loadavg()[0] };
+  const m = JSON.parse(readFileSync(marks, 'utf8').trim());
+  // The run: what the process did between the program's first line and the first 'exit' listener.
+  return { ...m, runMs: m.totalMs - m.setupMs - m.exitListenersMs, load: os.loadavg()[0] };
 }
 
 const got = rotateRounds(
@@ -95,18 +97,28 @@ const rows = Object.keys(got).map((name) => {
     name,
     ms(med('setupMs')),
     ms(med('exitListenersMs')),
+    ms(med('runMs')),
     ms(med('totalMs')),
     diff(name, dd, 'setupMs'),
     diff(name, dd, 'exitListenersMs'),
+    diff(name, dd, 'runMs'),
     diff(name, cases[name].baseline, 'setupMs'),
     diff(name, cases[name].baseline, 'exitListenersMs'),
+    diff(name, cases[name].baseline, 'runMs'),
   ];
 });
 const shape = program.map((a) => path.basename(a)).join(' ');
 console.log(`# bench heap-fixed — ${machine()}, ${rounds} rounds (+1 dropped), ${shape}\n`);
 const [low, high] = [Math.min(...loads), Math.max(...loads)];
 console.log(`load average (1 min): median ${median(loads).toFixed(2)}, ${low.toFixed(2)}-${high.toFixed(2)}\n`);
-const header = ['case', 'setup CPU', 'exit CPU', 'process CPU'];
-header.push('setup − Datadog (per round)', 'exit − Datadog', 'setup − baseline', 'exit − baseline');
+const header = ['case', 'setup CPU', 'exit CPU', 'run CPU', 'process CPU'];
+header.push(
+  'setup − Datadog (per round)',
+  'exit − Datadog',
+  'run − Datadog',
+  'setup − baseline',
+  'exit − baseline',
+  'run − baseline',
+);
 console.log(table(header, rows));
 rmSync(tmp, { recursive: true, force: true });

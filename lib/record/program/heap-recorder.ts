@@ -31,7 +31,8 @@
  * Polls asked for directly (harvest(), the last one at stop) and those near
  * the heap limit always run; on the native sampler the direct ones collect
  * the garbage first (a full GC and a scavenge: program/heap/sampler.ts), so that what is live at the end is exact.
- * Near the limit (limit.ts) a check every LIMIT_CHECK_MS harvests at once when
+ * Near the limit (limit.ts) a check every LIMIT_CHECK_MS (spaced further, up to a second, while the use is far
+ * below the ratio: HeapLimitWatcher.nextCheckMs) harvests at once when
  * the use has climbed a step since the last poll, at most once per five times
  * the last poll's cost; a heap that sits near the limit without climbing gets
  * only the timed polls, paced as anywhere else. A near poll forces no GC: V8
@@ -239,7 +240,7 @@ export class HeapRecorder {
 
   /**
    * Runs `harvest` every `normalMs`, and at once when a check (every
-   * LIMIT_CHECK_MS) finds the heap near its limit and climbing (nearPollDue).
+   * LIMIT_CHECK_MS to a second: nextCheckMs) finds the heap near its limit and climbing (nearPollDue).
    * Returns the function that stops both timers. The timers never keep the program alive.
    */
   drive(harvest: () => void, normalMs: number): () => void {
@@ -262,21 +263,27 @@ export class HeapRecorder {
       }, normalMs);
       timer.unref();
     };
-    const watch = setInterval(() => {
-      if (stopped) return;
+    let watch: NodeJS.Timeout | undefined;
+    const check = (): void => {
       const { near, usage, oldUsage } = this.watcher.check();
-      if (!near || !this.nearPollDue(usage, oldUsage)) return;
-      clearTimeout(timer);
-      this.nearPolls++;
-      run(true);
-      if (!stopped) schedule();
-    }, LIMIT_CHECK_MS);
-    watch.unref();
+      if (near && this.nearPollDue(usage, oldUsage)) {
+        clearTimeout(timer);
+        this.nearPolls++;
+        run(true);
+        if (!stopped) schedule();
+      }
+      if (!stopped) watchIn(this.watcher.nextCheckMs(usage));
+    };
+    const watchIn = (ms: number): void => {
+      watch = setTimeout(check, ms);
+      watch.unref();
+    };
+    watchIn(LIMIT_CHECK_MS);
     schedule();
     return () => {
       stopped = true;
       clearTimeout(timer);
-      clearInterval(watch);
+      clearTimeout(watch);
     };
   }
 

@@ -12,4 +12,11 @@ export {
   type NativeHeapSampler,
 } from './probe';
 export { ExternalSampler } from './external';
-export { HeapLimitWatcher, LIMIT_CHECK_MS, maxOldSpaceFlagMb, oldGenerationUse } from './limit';
+export {
+  FASTEST_CLIMB_BYTES_PER_S,
+  HeapLimitWatcher,
+  LIMIT_CHECK_MS,
+  LONGEST_LIMIT_CHECK_MS,
+  maxOldSpaceFlagMb,
+  oldGenerationUse,
+} from './limit';

@@ -14,6 +14,16 @@ import * as v8 from 'node:v8';
  */
 export const LIMIT_CHECK_MS = 50;
 /**
+ * The fastest climb of the heap's use a check is spaced for, bytes per second (16 times the 64 MB/s above): far
+ * below the near ratio the next check waits as long as the use would take to reach it at this rate, up to
+ * LONGEST_LIMIT_CHECK_MS. A default heap of gigabytes at tens of MB is then checked once a second instead of 20
+ * times (each check a timer and ~50 µs of a cold getHeapSpaceStatistics in a busy program); a 64 MB one is still
+ * checked every LIMIT_CHECK_MS (its ratio is less than 60 ms away at this rate).
+ */
+export const FASTEST_CLIMB_BYTES_PER_S = 1024 * 1024 * 1024;
+/** The longest wait between two checks. */
+export const LONGEST_LIMIT_CHECK_MS = 1000;
+/**
  * Near the limit a poll may take at most 1/this of the time: a huge live set must not turn the recorder into the
  * load.
  */
@@ -60,7 +70,7 @@ export function maxOldSpaceFlagMb(
  * heap_size_limit adds the young generation's reserve to the old limit (Node 20: 48 MB, Node 24: 192 MB),
  * most of it next to a small --max-old-space-size: so the limit is the flag when given, else heap_size_limit.
  */
-export function oldGenerationUse(flagMb = maxOldSpaceFlagMb()): {
+export function oldGenerationUse(flagMb: number | null = maxOldSpaceFlagMb() ?? null): {
   usedBytes: number;
   limitBytes: number;
   /** The old spaces' committed bytes alone: they only climb as a hoard grows, the young capacity may shrink. */
@@ -73,13 +83,16 @@ export function oldGenerationUse(flagMb = maxOldSpaceFlagMb()): {
     else if (space.space_name.startsWith('new_')) youngBytes += space.space_used_size;
     else if (space.space_name !== 'read_only_space') oldBytes += space.space_size;
   }
-  const limitBytes = flagMb !== undefined ? flagMb * 1024 * 1024 : v8.getHeapStatistics().heap_size_limit;
+  const limitBytes = flagMb !== null ? flagMb * 1024 * 1024 : v8.getHeapStatistics().heap_size_limit;
   return { usedBytes: oldBytes + youngBytes, limitBytes, oldBytes };
 }
 
 export class HeapLimitWatcher {
   private near = false;
-  private readonly flagMb = maxOldSpaceFlagMb();
+  /** Read once: passed as undefined, oldGenerationUse's default would parse the flags again at every check. */
+  private readonly flagMb = maxOldSpaceFlagMb() ?? null;
+  /** The limit at the last read, bytes. */
+  private limitBytes = 0;
 
   constructor(readonly ratio: number) {}
 
@@ -90,6 +103,7 @@ export class HeapLimitWatcher {
 
   private read(): { usage: number; oldUsage: number } {
     const { usedBytes, limitBytes, oldBytes } = oldGenerationUse(this.flagMb);
+    this.limitBytes = limitBytes;
     if (!(limitBytes > 0)) return { usage: 0, oldUsage: 0 };
     return { usage: usedBytes / limitBytes, oldUsage: oldBytes / limitBytes };
   }
@@ -108,6 +122,16 @@ export class HeapLimitWatcher {
 
   get isNear(): boolean {
     return this.near;
+  }
+
+  /**
+   * How long the next check may wait after one that read `usage`: the time the use would take to climb to the
+   * ratio at FASTEST_CLIMB_BYTES_PER_S, between LIMIT_CHECK_MS (near it, or past it) and LONGEST_LIMIT_CHECK_MS.
+   */
+  nextCheckMs(usage: number): number {
+    const toRatioMs = (((this.ratio - usage) * this.limitBytes) / FASTEST_CLIMB_BYTES_PER_S) * 1000;
+    if (!(toRatioMs > LIMIT_CHECK_MS)) return LIMIT_CHECK_MS;
+    return Math.min(LONGEST_LIMIT_CHECK_MS, Math.floor(toRatioMs));
   }
 
   /**

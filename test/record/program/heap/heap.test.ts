@@ -3,12 +3,17 @@
  * a model, the pipe coding of heap frames (round trip, damaged frames), the
  * frames interleaved with JSON ones, and the options.
  */
+import * as v8 from 'node:v8';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, isProfpackError } from '../../../../lib/errors';
 import {
   diffSamples,
+  FASTEST_CLIMB_BYTES_PER_S,
+  HeapLimitWatcher,
   HeapStackNumbers,
+  LIMIT_CHECK_MS,
+  LONGEST_LIMIT_CHECK_MS,
   maxOldSpaceFlagMb,
   NO_SAMPLES,
   type HeapPoll,
@@ -348,6 +353,35 @@ describe('heap options', () => {
     expect(maxOldSpaceFlagMb([], '--max_old_space_size=128 --inspect')).toBe(128);
     expect(maxOldSpaceFlagMb(['--max-old-space-size=256'], '--max-old-space-size=128')).toBe(256);
     expect(maxOldSpaceFlagMb(['--require', 'x'], '')).toBeUndefined();
+  });
+
+  it('spaces the limit checks so that a climb at FASTEST_CLIMB_BYTES_PER_S cannot pass the ratio before the next', () => {
+    // This process runs without --max-old-space-size: its limit is V8's heap_size_limit.
+    const limitBytes = v8.getHeapStatistics().heap_size_limit;
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0.05, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1.2, noNaN: true }),
+        (ratio, usage) => {
+          const watcher = new HeapLimitWatcher(ratio);
+          watcher.check();
+          const ms = watcher.nextCheckMs(usage);
+          expect(ms).toBeGreaterThanOrEqual(LIMIT_CHECK_MS);
+          expect(ms).toBeLessThanOrEqual(LONGEST_LIMIT_CHECK_MS);
+          const climbed = usage + (FASTEST_CLIMB_BYTES_PER_S * ms) / 1000 / limitBytes;
+          if (ms > LIMIT_CHECK_MS) expect(climbed).toBeLessThanOrEqual(ratio);
+          // Not sooner than it must: between the shortest and the longest wait, a millisecond more would let it pass.
+          if (ms > LIMIT_CHECK_MS && ms < LONGEST_LIMIT_CHECK_MS)
+            expect(usage + (FASTEST_CLIMB_BYTES_PER_S * (ms + 1)) / 1000 / limitBytes).toBeGreaterThan(ratio);
+        },
+      ),
+    );
+    // A heap of tens of MB under a limit of gigabytes waits the longest; at or past the ratio, the shortest.
+    const watcher = new HeapLimitWatcher(0.85);
+    const { usage } = watcher.check();
+    if ((0.85 - usage) * limitBytes >= FASTEST_CLIMB_BYTES_PER_S) expect(watcher.nextCheckMs(usage)).toBe(1000);
+    expect(watcher.nextCheckMs(0.85)).toBe(LIMIT_CHECK_MS);
+    expect(watcher.nextCheckMs(1.1)).toBe(LIMIT_CHECK_MS);
   });
 
   it('startRecording refuses bad heap options and a heapSink it cannot feed, before starting anything', () => {
