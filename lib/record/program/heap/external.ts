@@ -78,8 +78,13 @@ type Sampled = (result: object, bytes: number, api: string, caller: Caller) => v
 /** The sampler installed in this thread, if any: the wrappers are the thread's globals, one set at a time. */
 let installed: ExternalSampler | null = null;
 
+// The constructors as this module found them: once installed, the globals are the proxies, and `instanceof` a Proxy
+// looks up Symbol.hasInstance and `prototype` through it (V8's slow path, on every typed array the thread makes).
+const OriginalArrayBuffer = ArrayBuffer;
+const OriginalSharedArrayBuffer = typeof SharedArrayBuffer === 'function' ? SharedArrayBuffer : undefined;
 const isArrayBufferLike = (v: unknown): boolean =>
-  v instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer);
+  v instanceof OriginalArrayBuffer ||
+  (OriginalSharedArrayBuffer !== undefined && v instanceof OriginalSharedArrayBuffer);
 
 export class ExternalSampler {
   private countdown: number;
