@@ -97,6 +97,8 @@ export class HeapSectionEncoder {
     stackFrames: new ByteSink(),
   };
   private frames = new Uint32Array(MAX_STACK_DEPTH);
+  /** framesView's views of `frames`, by depth (sparse). */
+  private views: Uint32Array[] = [];
 
   /** `onChunk` gets each finished chunk's raw records (its own copy). */
   constructor(
@@ -278,10 +280,19 @@ export class HeapSectionEncoder {
     let depth = this.framesOf(key, this.frames);
     if (depth > this.frames.length) {
       this.frames = new Uint32Array(depth);
+      this.views = [];
       depth = this.framesOf(key, this.frames);
     }
     if (depth > MAX_STACK_DEPTH) this.stacksCut++;
-    return this.frames.subarray(0, Math.min(depth, MAX_STACK_DEPTH));
+    return this.framesView(Math.min(depth, MAX_STACK_DEPTH));
+  }
+
+  /**
+   * The first `depth` of `frames`, one view per depth made once: a subarray per object made a typed array each time,
+   * and under the recorder's Buffer sampler every typed array the thread makes goes through its construct trap.
+   */
+  private framesView(depth: number): Uint32Array {
+    return (this.views[depth] ??= this.frames.subarray(0, depth));
   }
 
   /** The free gaps, highest ordinal first; returns how many were coded. */
