@@ -53,8 +53,23 @@ export class LiveList {
       this.stacks![node] = stack;
       this.times![node] = timeUs;
     }
-    const [low, high] = this.splitByOrdinal(this.root, ordinal);
-    this.root = this.merge(this.merge(low, node), high);
+    // Down the search path while the nodes outrank the new one (each gains it below), then the rest of that
+    // subtree split around it: one descent and one split, nothing allocated.
+    const priority = this.priority[node]!;
+    let parent = NIL;
+    let right = false;
+    let n = this.root;
+    while (n !== NIL && this.priority[n]! > priority) {
+      this.count[n]!++;
+      parent = n;
+      right = this.ordinal[n]! <= ordinal;
+      n = right ? this.right[n]! : this.left[n]!;
+    }
+    this.splitByOrdinal(n, ordinal);
+    this.left[node] = this.splitLow;
+    this.right[node] = this.splitHigh;
+    this.update(node);
+    this.link(parent, right, node);
   }
 
   /** How many live objects in positions [0, end) have an ordinal ≤ `ordinal`. */
@@ -148,13 +163,33 @@ export class LiveList {
     return out;
   }
 
-  /** Removes the object at position `p`; returns its ordinal. */
+  /** Removes the object at position `p` (0 ≤ p < length); returns its ordinal. */
   private removeAt(p: number): number {
-    const [low, rest] = this.splitByCount(this.root, p);
-    const [node, high] = this.splitByCount(rest, 1);
-    this.root = this.merge(low, high);
-    this.freeNodes.push(node);
-    return this.ordinal[node]!;
+    // Down to the node, each node passed losing it from its count, then the node replaced by its two subtrees merged.
+    let parent = NIL;
+    let right = false;
+    let n = this.root;
+    for (;;) {
+      const l = this.count[this.left[n]!]!;
+      if (p === l) break;
+      this.count[n]!--;
+      parent = n;
+      right = p > l;
+      if (right) {
+        p -= l + 1;
+        n = this.right[n]!;
+      } else n = this.left[n]!;
+    }
+    this.link(parent, right, this.merge(this.left[n]!, this.right[n]!));
+    this.freeNodes.push(n);
+    return this.ordinal[n]!;
+  }
+
+  /** Puts `child` where the descent left off: `parent`'s right or left subtree, or the root. */
+  private link(parent: number, right: boolean, child: number): void {
+    if (parent === NIL) this.root = child;
+    else if (right) this.right[parent] = child;
+    else this.left[parent] = child;
   }
 
   private newNode(ordinal: number): number {
@@ -193,35 +228,27 @@ export class LiveList {
     this.count[n] = this.count[this.left[n]!]! + this.count[this.right[n]!]! + 1;
   }
 
-  /** [the nodes with an ordinal ≤ `ordinal`, the rest]. */
-  private splitByOrdinal(n: number, ordinal: number): [number, number] {
-    if (n === NIL) return [NIL, NIL];
-    if (this.ordinal[n]! <= ordinal) {
-      const [l, r] = this.splitByOrdinal(this.right[n]!, ordinal);
-      this.right[n] = l;
-      this.update(n);
-      return [n, r];
-    }
-    const [l, r] = this.splitByOrdinal(this.left[n]!, ordinal);
-    this.left[n] = r;
-    this.update(n);
-    return [l, n];
-  }
+  /** The result of splitByOrdinal: its two trees (fields, not a returned pair: a split ran for every object). */
+  private splitLow = NIL;
+  private splitHigh = NIL;
 
-  /** [the first `k` nodes, the rest]. */
-  private splitByCount(n: number, k: number): [number, number] {
-    if (n === NIL) return [NIL, NIL];
-    const l = this.count[this.left[n]!]!;
-    if (k <= l) {
-      const [a, b] = this.splitByCount(this.left[n]!, k);
-      this.left[n] = b;
-      this.update(n);
-      return [a, n];
+  /** Splits `n` into splitLow (the nodes with an ordinal ≤ `ordinal`) and splitHigh (the rest). */
+  private splitByOrdinal(n: number, ordinal: number): void {
+    if (n === NIL) {
+      this.splitLow = this.splitHigh = NIL;
+      return;
     }
-    const [a, b] = this.splitByCount(this.right[n]!, k - l - 1);
-    this.right[n] = a;
+    if (this.ordinal[n]! <= ordinal) {
+      this.splitByOrdinal(this.right[n]!, ordinal);
+      this.right[n] = this.splitLow;
+      this.update(n);
+      this.splitLow = n;
+      return;
+    }
+    this.splitByOrdinal(this.left[n]!, ordinal);
+    this.left[n] = this.splitHigh;
     this.update(n);
-    return [n, b];
+    this.splitHigh = n;
   }
 
   /** Every node of `a` before every node of `b`. */
