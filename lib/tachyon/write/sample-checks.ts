@@ -15,6 +15,8 @@ export class SampleStaging {
   count = 0;
   /** Threads of the last sample deeper than the file's stack limit. */
   cut = 0;
+  /** Holes seen by touchFrames in the last sample (kept so that its loads are not dead code). */
+  holesSeen = 0;
 }
 
 /**
@@ -33,6 +35,7 @@ export function stageSampleHeaders(
   let w = staging.words;
   let at = 0;
   let cut = 0;
+  let holes = 0;
   for (const interp of interpreters) {
     if (interp === null || typeof interp !== 'object')
       throw invalid('an interpreter must be an object', '{ interpreterId, threads }');
@@ -59,11 +62,26 @@ export function stageSampleHeaders(
       w[at + 4] = tsHi;
       w[at + 5] = status;
       w[at + 6] = depth;
+      holes += touchFrames(frames, depth);
       at += STAGED_HEADER + depth;
     }
   }
   staging.count = at;
   staging.cut = cut;
+  staging.holesSeen = holes;
+}
+
+/**
+ * Reads one element per cache line of a thread's kept frames, bottom first (where pass 2 starts), and counts the holes:
+ * a software prefetch. A caller's frame arrays are fresh for each sample and usually out of cache; these loads are
+ * independent of each other and issued for all the sample's threads in this short pass, so their misses overlap,
+ * where pass 2's comparison loop meets them one frame at a time (bench/RESULTS.md, branch wsample2: ~20 % of
+ * writeSample's CPU).
+ */
+function touchFrames(frames: readonly unknown[], depth: number): number {
+  let holes = 0;
+  for (let k = depth - 1; k >= 0; k -= 8) if (frames[k] === undefined) holes++;
+  return holes;
 }
 
 /** writeStack's frame ids: the first `depth` must each have been returned by internFrame (below `count`). */
