@@ -6,7 +6,7 @@
  */
 import { firstBadId, firstIdAtOrAbove, invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { STAGED_HEADER, TickRecord, unknownFrameId } from './engines/index';
-import type { SampleInterpreterInfo, StackTick } from './types';
+import type { FrameInfo, SampleInterpreterInfo, StackTick } from './types';
 
 /** writeSample's staging: STAGED_HEADER words per thread, then its kept frame ids (the engines' staged layout). */
 export class SampleStaging {
@@ -15,6 +15,13 @@ export class SampleStaging {
   count = 0;
   /** Threads of the last sample deeper than the file's stack limit. */
   cut = 0;
+  /** Threads of the last sample. */
+  threads = 0;
+  /**
+   * Each thread's frameInfo as read by the checks (the first `threads`), so that pass 2 interns the arrays checked here
+   * (a getter could answer another one) without walking the interpreters again. Held until the next sample.
+   */
+  readonly frames: (readonly FrameInfo[])[] = [];
   /** Holes seen by touchFrames in the last sample (kept so that its loads are not dead code). */
   holesSeen = 0;
 }
@@ -36,6 +43,8 @@ export function stageSampleHeaders(
   let at = 0;
   let cut = 0;
   let holes = 0;
+  let threads = 0;
+  const staged = staging.frames;
   for (const interp of interpreters) {
     if (interp === null || typeof interp !== 'object')
       throw invalid('an interpreter must be an object', '{ interpreterId, threads }');
@@ -63,11 +72,15 @@ export function stageSampleHeaders(
       w[at + 5] = status;
       w[at + 6] = depth;
       holes += touchFrames(frames, depth);
+      if (threads < staged.length) staged[threads] = frames;
+      else staged.push(frames); // packed: filled in order
+      threads++;
       at += STAGED_HEADER + depth;
     }
   }
   staging.count = at;
   staging.cut = cut;
+  staging.threads = threads;
   staging.holesSeen = holes;
 }
 

@@ -6,7 +6,8 @@
 import { invalid } from './arguments';
 import { STAGED_HEADER, ThreadMap } from './engines/index';
 import { toInt32Field, toOpcode, type WriterFrameTable, type WriterStringTable } from './tables';
-import type { FrameInfo, SampleInterpreterInfo, LocationInfo } from './types';
+import type { SampleStaging } from './sample-checks';
+import type { FrameInfo, LocationInfo } from './types';
 import { resized } from '../../typed-arrays';
 
 /** Marks "no location" in a StackCache (distinct from any user value). */
@@ -77,17 +78,17 @@ export class StackInterner {
   ) {}
 
   /**
-   * Interns every kept frame of every thread into w after the thread's header staged by stageSampleHeaders (the
-   * engines' staged layout: STAGED_HEADER words, then the ids innermost first). All or nothing: a refused frame rolls
-   * back the tables and the caches.
+   * Interns every kept frame of every thread staged by stageSampleHeaders into its words, after the thread's header
+   * (the engines' staged layout: STAGED_HEADER words, then the ids innermost first). All or nothing: a refused frame
+   * rolls back the tables and the caches.
    */
-  internAll(interpreters: readonly SampleInterpreterInfo[], w: Uint32Array): void {
+  internAll(staging: SampleStaging): void {
     const stringMark = this.strings.mark();
     const frameMark = this.frames.mark();
     // Not `length = 0`: that frees the array's store, and the pushes would grow it again on every call.
     this.touchedCount = 0;
     try {
-      this.fill(interpreters, w);
+      this.fill(staging);
     } catch (err) {
       this.strings.rollback(stringMark);
       this.frames.rollback(frameMark);
@@ -98,23 +99,22 @@ export class StackInterner {
     }
   }
 
-  private fill(interpreters: readonly SampleInterpreterInfo[], w: Uint32Array): void {
+  private fill(staging: SampleStaging): void {
+    const w = staging.words;
+    const threads = staging.frames;
     let at = 0;
-    let slot = 0;
-    for (const interp of interpreters) {
-      for (const thread of interp.threads) {
-        const depth = w[at + 6]!;
-        const cache = this.stackCache(slot++, w[at + 1]!, w[at]!, w[at + 2]!);
-        at += STAGED_HEADER;
-        const frames = thread.frameInfo;
-        cache.reserve(depth);
-        this.touched[this.touchedCount++] = cache;
-        const shared = sharedBottom(frames, depth, cache, w, at);
-        // Innermost first, as CPython interns: new strings and frames get ids in that order.
-        for (let i = 0; i < depth - shared; i++) w[at + i] = this.internCached(frames[i]!, cache, depth - 1 - i);
-        cache.depth = depth;
-        at += depth;
-      }
+    for (let slot = 0; slot < staging.threads; slot++) {
+      const depth = w[at + 6]!;
+      const cache = this.stackCache(slot, w[at + 1]!, w[at]!, w[at + 2]!);
+      at += STAGED_HEADER;
+      const frames = threads[slot]!;
+      cache.reserve(depth);
+      this.touched[this.touchedCount++] = cache;
+      const shared = sharedBottom(frames, depth, cache, w, at);
+      // Innermost first, as CPython interns: new strings and frames get ids in that order.
+      for (let i = 0; i < depth - shared; i++) w[at + i] = this.internCached(frames[i]!, cache, depth - 1 - i);
+      cache.depth = depth;
+      at += depth;
     }
   }
 

@@ -281,7 +281,7 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     if (words === 0) return; // no threads: CPython writes and counts nothing (§5.5)
     const w = staging.words;
     // Pass 2: intern every kept frame of every thread after its header (undone if one is refused).
-    this.interner.internAll(interpreters, w);
+    this.interner.internAll(staging);
     // Pass 3: encode.
     try {
       this.engine.writeBatch(w, words);
