@@ -6,36 +6,95 @@
  */
 import { firstBadId, firstIdAtOrAbove, invalid, statusByte, u32Value, u64Halves } from './arguments';
 import { STAGED_HEADER, TickRecord, unknownFrameId } from './engines/index';
-import type { SampleInterpreterInfo, StackTick } from './types';
+import type { FrameInfo, SampleInterpreterInfo, StackTick } from './types';
+
+/** writeSample's staging: STAGED_HEADER words per thread, then its kept frame ids (the engines' staged layout). */
+export class SampleStaging {
+  words = new Uint32Array(4096);
+  /** Words staged by the last stageSampleHeaders. */
+  count = 0;
+  /** Threads of the last sample deeper than the file's stack limit. */
+  cut = 0;
+  /** Threads of the last sample. */
+  threads = 0;
+  /**
+   * Each thread's frameInfo as read by the checks (the first `threads`), so that pass 2 interns the arrays checked here
+   * (a getter could answer another one) without walking the interpreters again. Held until the next sample.
+   */
+  readonly frames: (readonly FrameInfo[])[] = [];
+  /** Holes seen by touchFrames in the last sample (kept so that its loads are not dead code). */
+  holesSeen = 0;
+}
 
 /**
- * writeSample's pass 1: ids and shapes, so nothing is interned for a sample refused on them. Returns the staged words
- * (STAGED_HEADER per thread plus its kept frames) and the threads deeper than `maxDepth` (the file's stack limit).
- * Uses halves[0..1].
+ * writeSample's pass 1: ids and shapes are checked, so nothing is interned for a sample refused on them, and each
+ * thread's header (thread id low and high halves, interpreter id, timestamp low and high, status byte, kept depth) is
+ * staged where its frame ids will follow, so each id and status is converted once. Uses halves[0..1].
  */
-export function sampleShape(
+export function stageSampleHeaders(
   interpreters: readonly SampleInterpreterInfo[],
+  staging: SampleStaging,
   h: Uint32Array,
   maxDepth: number,
-): { words: number; cut: number } {
-  let words = 0;
+  tsHi: number,
+  tsLo: number,
+): void {
+  let w = staging.words;
+  let at = 0;
   let cut = 0;
+  let holes = 0;
+  let threads = 0;
+  const staged = staging.frames;
   for (const interp of interpreters) {
     if (interp === null || typeof interp !== 'object')
       throw invalid('an interpreter must be an object', '{ interpreterId, threads }');
-    u32Value(interp.interpreterId, 'interpreterId');
+    const interpreterId = u32Value(interp.interpreterId, 'interpreterId');
     if (!Array.isArray(interp.threads)) throw invalid('interpreter.threads must be an array', 'SampleThreadInfo[]');
     for (const thread of interp.threads) {
       if (thread === null || typeof thread !== 'object')
         throw invalid('a thread must be an object', '{ threadId, status, frameInfo }');
       u64Halves(thread.threadId, 'threadId', h, 0);
-      statusByte(thread.status);
-      if (!Array.isArray(thread.frameInfo)) throw invalid('thread.frameInfo must be an array', 'FrameInfo[]');
-      words += STAGED_HEADER + Math.min(thread.frameInfo.length, maxDepth);
-      if (thread.frameInfo.length > maxDepth) cut++;
+      const status = statusByte(thread.status);
+      const frames = thread.frameInfo;
+      if (!Array.isArray(frames)) throw invalid('thread.frameInfo must be an array', 'FrameInfo[]');
+      const depth = frames.length < maxDepth ? frames.length : maxDepth;
+      if (frames.length > maxDepth) cut++;
+      if (at + STAGED_HEADER + depth > w.length) {
+        const grown = new Uint32Array(Math.max(at + STAGED_HEADER + depth, 2 * w.length));
+        grown.set(w.subarray(0, at));
+        staging.words = w = grown;
+      }
+      w[at] = h[1]!;
+      w[at + 1] = h[0]!;
+      w[at + 2] = interpreterId;
+      w[at + 3] = tsLo;
+      w[at + 4] = tsHi;
+      w[at + 5] = status;
+      w[at + 6] = depth;
+      holes += touchFrames(frames, depth);
+      if (threads < staged.length) staged[threads] = frames;
+      else staged.push(frames); // packed: filled in order
+      threads++;
+      at += STAGED_HEADER + depth;
     }
   }
-  return { words, cut };
+  staging.count = at;
+  staging.cut = cut;
+  staging.threads = threads;
+  staging.holesSeen = holes;
+}
+
+/**
+ * Reads one element per cache line of a thread's kept frames, bottom first (where pass 2 starts), and counts the holes:
+ * a software prefetch. A caller's frame arrays are fresh for each sample and usually out of cache; these loads are
+ * independent of each other and issued for all the sample's threads in this short pass, so their misses overlap,
+ * where pass 2's comparison loop meets them one frame at a time (bench/RESULTS.md, branch wsample2: ~20 % of
+ * writeSample's CPU).
+ */
+function touchFrames(frames: readonly unknown[], depth: number): number {
+  let holes = 0;
+  for (let k = depth - 1; k >= 0; k -= 8) if (frames[k] === undefined) holes++;
+  return holes;
 }
 
 /** writeStack's frame ids: the first `depth` must each have been returned by internFrame (below `count`). */

@@ -3,10 +3,11 @@
  * to frame ids. Each thread's previous stack is cached by value, so a sample
  * interns only the frames that changed since its thread's last one.
  */
-import { invalid, statusByte, u32Value, u64Halves } from './arguments';
+import { invalid } from './arguments';
 import { STAGED_HEADER, ThreadMap } from './engines/index';
 import { toInt32Field, toOpcode, type WriterFrameTable, type WriterStringTable } from './tables';
-import type { FrameInfo, SampleInterpreterInfo, LocationInfo } from './types';
+import type { SampleStaging } from './sample-checks';
+import type { FrameInfo, LocationInfo } from './types';
 import { resized } from '../../typed-arrays';
 
 /** Marks "no location" in a StackCache (distinct from any user value). */
@@ -38,19 +39,19 @@ class StackCache {
    */
   readonly values: unknown[] = new Array(this.capacity * CACHE_FIELDS).fill(NO_LOCATION);
   ids = new Uint32Array(this.capacity);
-  /** The frame objects themselves: with immutableFrames, or when `frozen[j]`, the same object is the same frame. */
-  readonly objects: unknown[] = new Array(this.capacity).fill(NO_LOCATION);
-  /** 1 where objects[j] was deeply frozen (isFrozenFrame) when its values were cached: they cannot have changed. */
-  frozen = new Uint8Array(this.capacity);
+  /**
+   * The frame object at j when it cannot have changed since its values were cached (deeply frozen, isFrozenFrame, or
+   * any frame under immutableFrames): the same object there is the same frame. NO_LOCATION where it could have.
+   */
+  readonly trusted: unknown[] = new Array(this.capacity).fill(NO_LOCATION);
 
   reserve(depth: number): void {
     if (depth <= this.capacity) return;
     const capacity = Math.max(depth, this.capacity * 2);
     this.ids = resized(this.ids, capacity);
-    this.frozen = resized(this.frozen, capacity);
     // Filled one by one, so the arrays stay packed.
     for (let i = this.capacity * CACHE_FIELDS; i < capacity * CACHE_FIELDS; i++) this.values.push(NO_LOCATION);
-    for (let i = this.capacity; i < capacity; i++) this.objects.push(NO_LOCATION);
+    for (let i = this.capacity; i < capacity; i++) this.trusted.push(NO_LOCATION);
     this.capacity = capacity;
   }
 }
@@ -66,7 +67,6 @@ export class StackInterner {
   /** The caches this call changed (the first `touchedCount`): reset if the call is undone. */
   private readonly touched: StackCache[] = [];
   private touchedCount = 0;
-  private readonly halves = new Uint32Array(2);
   private readonly memo = new FrameMemo();
 
   constructor(
@@ -78,18 +78,17 @@ export class StackInterner {
   ) {}
 
   /**
-   * Interns every kept frame of every thread into w, in the engines' staged
-   * layout (STAGED_HEADER words, then the ids innermost first), all at the
-   * timestamp (tsHi, tsLo). All or nothing: a refused frame rolls back the
-   * tables and the caches.
+   * Interns every kept frame of every thread staged by stageSampleHeaders into its words, after the thread's header
+   * (the engines' staged layout: STAGED_HEADER words, then the ids innermost first). All or nothing: a refused frame
+   * rolls back the tables and the caches.
    */
-  internAll(interpreters: readonly SampleInterpreterInfo[], w: Uint32Array, tsHi: number, tsLo: number): void {
+  internAll(staging: SampleStaging): void {
     const stringMark = this.strings.mark();
     const frameMark = this.frames.mark();
     // Not `length = 0`: that frees the array's store, and the pushes would grow it again on every call.
     this.touchedCount = 0;
     try {
-      this.fill(interpreters, w, tsHi, tsLo);
+      this.fill(staging);
     } catch (err) {
       this.strings.rollback(stringMark);
       this.frames.rollback(frameMark);
@@ -100,34 +99,22 @@ export class StackInterner {
     }
   }
 
-  private fill(interpreters: readonly SampleInterpreterInfo[], w: Uint32Array, tsHi: number, tsLo: number): void {
-    const h = this.halves;
+  private fill(staging: SampleStaging): void {
+    const w = staging.words;
+    const threads = staging.frames;
     let at = 0;
-    let slot = 0;
-    for (const interp of interpreters) {
-      const interpreterId = u32Value(interp.interpreterId, 'interpreterId');
-      for (const thread of interp.threads) {
-        u64Halves(thread.threadId, 'threadId', h, 0);
-        const frames = thread.frameInfo;
-        const depth = Math.min(frames.length, this.maxDepth);
-        w[at] = h[1]!;
-        w[at + 1] = h[0]!;
-        w[at + 2] = interpreterId;
-        w[at + 3] = tsLo;
-        w[at + 4] = tsHi;
-        w[at + 5] = statusByte(thread.status);
-        w[at + 6] = depth;
-        at += STAGED_HEADER;
-        const cache = this.stackCache(slot++, h[0]!, h[1]!, interpreterId);
-        cache.reserve(depth);
-        this.touched[this.touchedCount++] = cache;
-        const shared = sharedBottom(frames, depth, cache);
-        for (let j = 0; j < shared; j++) w[at + depth - 1 - j] = cache.ids[j]!;
-        // Innermost first, as CPython interns: new strings and frames get ids in that order.
-        for (let i = 0; i < depth - shared; i++) w[at + i] = this.internCached(frames[i]!, cache, depth - 1 - i);
-        cache.depth = depth;
-        at += depth;
-      }
+    for (let slot = 0; slot < staging.threads; slot++) {
+      const depth = w[at + 6]!;
+      const cache = this.stackCache(slot, w[at + 1]!, w[at]!, w[at + 2]!);
+      at += STAGED_HEADER;
+      const frames = threads[slot]!;
+      cache.reserve(depth);
+      this.touched[this.touchedCount++] = cache;
+      const shared = sharedBottom(frames, depth, cache, w, at);
+      // Innermost first, as CPython interns: new strings and frames get ids in that order.
+      for (let i = 0; i < depth - shared; i++) w[at + i] = this.internCached(frames[i]!, cache, depth - 1 - i);
+      cache.depth = depth;
+      at += depth;
     }
   }
 
@@ -170,8 +157,7 @@ export class StackInterner {
       memo.add(frame, id, frozen, v, o);
     }
     cache.ids[j] = id;
-    cache.objects[j] = frame;
-    cache.frozen[j] = frozen;
+    cache.trusted[j] = frozen === 1 ? frame : NO_LOCATION;
     return id;
   }
 
@@ -230,17 +216,27 @@ function isFrozenFrame(frame: FrameInfo): boolean {
   return true;
 }
 
-/** How many frames at the bottom of `frames` (first `depth`) have the same raw values as the cached stack. */
-function sharedBottom(frames: readonly FrameInfo[], depth: number, cache: StackCache): number {
+/**
+ * How many frames at the bottom of `frames` (first `depth`) have the same raw values as the cached stack; their cached
+ * ids are staged at w[at..at + depth) (innermost first).
+ */
+function sharedBottom(
+  frames: readonly FrameInfo[],
+  depth: number,
+  cache: StackCache,
+  w: Uint32Array,
+  at: number,
+): number {
   const limit = depth < cache.depth ? depth : cache.depth;
   const v = cache.values;
-  const objects = cache.objects;
-  const frozen = cache.frozen;
+  const trusted = cache.trusted;
+  const ids = cache.ids;
+  const last = at + depth - 1;
   let j = 0;
   // The identity fast path: a frame that is the cached object and cannot have changed (frozen, or the
   // immutableFrames promise) is not read at all.
-  while (j < limit && frames[depth - 1 - j] === objects[j] && frozen[j] === 1) j++;
-  for (; j < limit; j++) if (!sameValues(frames[depth - 1 - j]!, v, j * CACHE_FIELDS)) break;
+  for (; j < limit && frames[depth - 1 - j] === trusted[j]; j++) w[last - j] = ids[j]!;
+  for (; j < limit && sameValues(frames[depth - 1 - j]!, v, j * CACHE_FIELDS); j++) w[last - j] = ids[j]!;
   return j;
 }
 

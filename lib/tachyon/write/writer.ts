@@ -31,7 +31,7 @@ import { createHeapSink, type HeapFileSink, type HeapSinkOptions } from './heap-
 import { WriterFrameTable, WriterStringTable, toInt32Field, toOpcode } from './tables';
 import type { FrameSpec, SampleInterpreterInfo, ProfileWriterOptions, StackTick, WriterState } from './types';
 import type { WriterStats } from './types';
-import { checkFrameIds, sampleShape, stageTick } from './sample-checks';
+import { checkFrameIds, SampleStaging, stageSampleHeaders, stageTick } from './sample-checks';
 import { WRITER_INTERNALS, checkedStats, writeTrailer, type WriterInternals } from './trailer';
 import { V2_MAX_STACK_DEPTH } from '../codec/index';
 
@@ -54,8 +54,8 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
   private stateValue: WriterState = 'open';
   private brokenBy: unknown;
   private finalCounters: Float64Array | undefined;
-  /** Scratch for one writeSample: every thread staged (STAGED_HEADER words, then its frame ids). */
-  private scratch = new Uint32Array(4096);
+  /** One writeSample's threads, staged (STAGED_HEADER words, then its frame ids). */
+  private readonly sampleStaging = new SampleStaging();
   private readonly halves = new Uint32Array(4);
   /** The engines' per-call records, reused (no allocation per call). */
   private readonly stack = new StackRecord();
@@ -274,20 +274,21 @@ export class ProfileWriter implements Disposable, AsyncDisposable {
     u64Halves(timestampUs, 'timestampUs', h, 2);
     const tsHi = h[2]!;
     const tsLo = h[3]!;
-    // Pass 1: ids and shapes, so nothing is interned for a sample refused on them.
-    const { words, cut } = sampleShape(interpreters, h, this.maxStackDepth);
+    // Pass 1: ids and shapes, so nothing is interned for a sample refused on them; the thread headers are staged.
+    const staging = this.sampleStaging;
+    stageSampleHeaders(interpreters, staging, h, this.maxStackDepth, tsHi, tsLo);
+    const words = staging.count;
     if (words === 0) return; // no threads: CPython writes and counts nothing (§5.5)
-    if (this.scratch.length < words) this.scratch = new Uint32Array(Math.max(words, this.scratch.length * 2));
-    const w = this.scratch;
-    // Pass 2: intern every kept frame of every thread (undone if one is refused).
-    this.interner.internAll(interpreters, w, tsHi, tsLo);
+    const w = staging.words;
+    // Pass 2: intern every kept frame of every thread after its header (undone if one is refused).
+    this.interner.internAll(staging);
     // Pass 3: encode.
     try {
       this.engine.writeBatch(w, words);
     } catch (err) {
       throw this.breakWith(err, 'encoding a sample');
     }
-    this.stacksCut += cut;
+    this.stacksCut += staging.cut;
   }
 
   /**

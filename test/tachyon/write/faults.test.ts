@@ -444,6 +444,44 @@ describe('API', () => {
     expect(Buffer.compare(fs.readFileSync(files[0]!), fs.readFileSync(files[1]!))).toBe(0);
   });
 
+  it("each thread's frameInfo is read once: the array checked is the array interned", () => {
+    // A getter answering another array on each read; the oracle gets, as plain data, the array the getter answered.
+    const files = [tmp('getter'), tmp('answered')];
+    const writers = files.map((f) => new ProfileWriter(f, { sampleIntervalUs: 1000, compression: 'none' }));
+    const pool = Array.from({ length: 20 }, (_, i) => frame(i));
+    const stacks = [pool.slice(0, 3), pool.slice(5, 15), [], pool.slice(2, 9).reverse()];
+    let reads = 0;
+    for (let i = 0; i < 60; i++) {
+      const answered: FrameInfo[][] = [];
+      const thread = (t: number) =>
+        Object.defineProperty({ threadId: t, status: i & 3 }, 'frameInfo', {
+          get: () => {
+            reads++;
+            const a = stacks[(i + t + reads) % stacks.length]!;
+            answered.push(a);
+            return a;
+          },
+          enumerable: true,
+        }) as { threadId: number; status: number; frameInfo: FrameInfo[] };
+      const sample = [{ interpreterId: 0, threads: [thread(1), thread(2)] }];
+      writers[0]!.writeSample(sample, 1000 * i);
+      expect(answered.length).toBe(2);
+      writers[1]!.writeSample(
+        [
+          {
+            interpreterId: 0,
+            threads: answered.map((frameInfo, k) => ({ threadId: k + 1, status: i & 3, frameInfo })),
+          },
+        ],
+        1000 * i,
+      );
+    }
+    expect(reads).toBe(120);
+    expect(writers[0]!.stats).toEqual(writers[1]!.stats);
+    for (const w of writers) w.finalize();
+    expect(Buffer.compare(fs.readFileSync(files[0]!), fs.readFileSync(files[1]!))).toBe(0);
+  });
+
   it('immutableFrames (identity shortcut) writes the same bytes as value comparison', () => {
     const files = [tmp('immutable'), tmp('values')];
     const writers = [

@@ -16,6 +16,7 @@ import { cpythonInterpreter } from '../../support/cpython.mjs';
 import {
   materialize,
   profileArb,
+  U64,
   writeSampleFile,
   writeWithProfpack,
   type CallSpec,
@@ -64,6 +65,38 @@ function repeatOverflow(compression: 'none' | 'zstd'): ProfileSpec {
   };
 }
 
+/**
+ * Samples wider than writeSample's first staging (4,096 words): 40 threads on three interpreters, most of them 250-300
+ * frames deep, so one call stages past it twice and the thread headers staged before each growth must survive it;
+ * thread ids up to 2^64-1 and statuses beyond a byte, converted once in the first pass.
+ */
+function wideSamples(compression: 'none' | 'zstd'): ProfileSpec {
+  const frames = Array.from({ length: 64 }, (_, i) => ({
+    filename: `wide${i % 5}.py`,
+    funcname: `f${i}`,
+    location: i % 9 === 0 ? null : { lineno: i, endLineno: i + (i % 2), colOffset: i % 7, endColOffset: 9 },
+    opcode: i % 3 === 0 ? null : i,
+  }));
+  const threads = Array.from({ length: 40 }, (_, t) => ({
+    threadId: t === 0 ? U64 : (1n << 40n) + BigInt(t * 4099),
+    interpreterId: t % 3 === 2 ? 0xffff_ffff : t % 3,
+  }));
+  const calls: CallSpec[] = Array.from({ length: 30 }, (_, c) => ({
+    step: c % 7 === 6 ? -3000n : 1000n,
+    samples: threads.map((_, thread) => ({
+      thread,
+      status: (c * 31 + thread) % 3 === 0 ? 259 + thread : (c + thread) % 64,
+      op:
+        c === 0 || (c + thread) % 11 === 0
+          ? { kind: 'deep' as const, depth: thread % 4 === 0 ? 30 : 250 + ((c + thread) % 51), salt: (c + thread) % 8 }
+          : (c + thread) % 2 === 0
+            ? { kind: 'same' as const }
+            : { kind: 'popPush' as const, count: 1 + (c % 3), frames: [c % 64, (thread * 5) % 64] },
+    })),
+  }));
+  return { compression, startTimeUs: 5000n, intervalUs: 1000n, threads, frames, calls };
+}
+
 const dir = mkdtempSync(path.join(tmpdir(), 'profpack-writer-generated-'));
 afterAll(() => {
   if (process.env.PROFPACK_KEEP_TMP === undefined) rmSync(dir, { recursive: true, force: true });
@@ -84,7 +117,13 @@ interface CpythonRun {
 describe('ProfileWriter and CPython 3.15.2 write the same bytes for the same calls', () => {
   it('generated profiles: identical files and counters', () => {
     const seed = Number(process.env.PROFPACK_SEED ?? Date.now() % 2 ** 31);
-    const specs = [repeatOverflow('none'), repeatOverflow('zstd'), ...fc.sample(profileArb, { numRuns: 40, seed })];
+    const specs = [
+      repeatOverflow('none'),
+      repeatOverflow('zstd'),
+      wideSamples('none'),
+      wideSamples('zstd'),
+      ...fc.sample(profileArb, { numRuns: 40, seed }),
+    ];
     const args: string[] = [];
     const ours = specs.map((spec, i) => {
       const calls = materialize(spec);
