@@ -16,10 +16,12 @@
  * number of `samples` or `timeDeltas`, or another top-level member is an item, and an item the window ends in is
  * undone and read again once the window has moved on to its start (or doubled, for an item larger than it).
  */
-import { closeInput, InputWindow, openInput } from '../../input';
+import { ErrorCode, ProfpackError } from '../../errors';
+import { closeInput, InputWindow, openInput, type InputFile } from '../../input';
 import { GrowingFloats, GrowingUints } from '../io';
 import type { CpuProfileCallFrame, CpuProfileMeta } from '../../v8/index';
-import type { CpuColumns } from './cpuprofile-columns';
+import type { CpuColumns, CpuTree } from './cpuprofile-columns';
+import { GapCounts } from './median-gap';
 import { JsonBytes, Key, LBRACE, LBRACKET, NOT_TAKEN, QUOTE, RBRACE, RBRACKET, notTaken, parsed } from './json-bytes';
 import type { Bytes } from './json-bytes';
 
@@ -32,7 +34,7 @@ const enum Item {
 }
 
 export function scanCpuProfile(bytes: Bytes): CpuColumns | undefined {
-  return scanned(() => new Scan(bytes).profile());
+  return scanned(() => new Scan(bytes).columns());
 }
 
 /**
@@ -43,13 +45,34 @@ export function scanCpuProfileFile(path: string, windowBytes = 1 << 20): CpuColu
   const file = openInput(path);
   try {
     const window = new InputWindow(file, windowBytes);
-    return scanned(() => new Scan(window.bytes, window).profile());
+    return scanned(() => new Scan(window.bytes, window).columns());
   } finally {
     closeInput(file);
   }
 }
 
-function scanned(scan: () => CpuColumns): CpuColumns | undefined {
+/**
+ * A flat .cpuprofile scanned for a streamed read: its call tree as columns, and of `samples` and `timeDeltas` only
+ * where each list's items start in the file and how many there are (they are read again through windows), with
+ * the deltas' gaps counted for the median and whether every delta is finite and ≥ 0 (so samples come in time order).
+ */
+export interface ScannedLists {
+  tree: CpuTree;
+  samples: CountedNumbers;
+  deltas: CountedNumbers;
+}
+
+/** The scan of an open file for a streamed read (ScannedLists); undefined when the scan does not take it. */
+export function scanCpuProfileLists(file: InputFile, windowBytes = 1 << 20): ScannedLists | undefined {
+  return scanned(() => {
+    const window = new InputWindow(file, windowBytes);
+    const scan = new Scan(window.bytes, window, true);
+    const tree = scan.profile();
+    return { tree, samples: scan.samples as CountedNumbers, deltas: scan.deltas as CountedNumbers };
+  });
+}
+
+function scanned<T>(scan: () => T): T | undefined {
   try {
     return scan();
   } catch (err) {
@@ -72,6 +95,91 @@ function sampleHash(b: Bytes, from: number, to: number): number {
   return h;
 }
 
+/** A list's items as the scan takes them: kept (GrowingFloats) or counted (CountedNumbers). */
+interface NumberList {
+  length: number;
+  push(value: number): void;
+}
+
+/** Most ids SampledIds keeps a bit for. */
+const MAX_SAMPLED_ID = 1 << 24;
+
+/**
+ * The distinct node ids a samples list names, one byte each up to MAX_SAMPLED_ID (V8 numbers nodes 1..n); `all`
+ * is false once an id is beyond it (then the reader cannot tell which nodes are sampled).
+ */
+export class SampledIds {
+  bits = new Uint8Array(1024);
+  all = true;
+
+  add(id: number): void {
+    if (!(Number.isInteger(id) && id >= 0 && id < MAX_SAMPLED_ID)) {
+      this.all = false;
+      return;
+    }
+    if (id >= this.bits.length) {
+      const grown = new Uint8Array(Math.min(MAX_SAMPLED_ID, Math.max(id + 1, this.bits.length * 2)));
+      grown.set(this.bits);
+      this.bits = grown;
+    }
+    this.bits[id] = 1;
+  }
+}
+
+/**
+ * A `samples` or `timeDeltas` list counted, not kept: where its first item starts in the file, how many there
+ * are, for samples (`ids`) the ids it names, and for timeDeltas (`gaps`) the gaps after the first counted by value
+ * and whether all are finite and ≥ 0.
+ * A number is taken in only when the next one comes (or at the end): the scan undoes an item the window ends in
+ * after its push, by setting `length` back.
+ */
+export class CountedNumbers implements NumberList {
+  /** The file offset of the first item (after "[" and its whitespace). */
+  from = 0;
+  private taken = 0;
+  private held = false;
+  private last = 0;
+  ordered = true;
+  finite = true;
+
+  constructor(
+    readonly gaps: GapCounts | undefined,
+    readonly ids: SampledIds | undefined,
+  ) {}
+
+  get length(): number {
+    return this.taken + (this.held ? 1 : 0);
+  }
+
+  set length(n: number) {
+    if (n < this.length) this.held = false;
+  }
+
+  push(value: number): void {
+    this.take();
+    this.held = true;
+    this.last = value;
+  }
+
+  /** The list is whole: takes in its last number. */
+  end(): void {
+    this.take();
+  }
+
+  private take(): void {
+    if (!this.held) return;
+    const value = this.last;
+    this.held = false;
+    this.ids?.add(value);
+    if (this.gaps !== undefined) {
+      if (!Number.isFinite(value)) this.finite = false;
+      else if (value < 0) this.ordered = false;
+      else if (this.taken > 0) this.gaps.add(value);
+    }
+    this.taken++;
+  }
+}
+
 /** When fewer bytes than this are left in a window before an item, the window moves on first. */
 const SLACK = 1 << 16;
 
@@ -88,15 +196,15 @@ class Scan extends JsonBytes {
   private table = new Int32Array(1024);
   private readonly frameBytes: Buffer[] = [];
   private readonly frameHash: number[] = [];
-  private samples: GrowingFloats | undefined;
-  private deltas: GrowingFloats | undefined;
+  samples: NumberList | undefined;
+  deltas: NumberList | undefined;
   private startTime: number | undefined;
   private endTime: number | undefined;
   private meta: unknown;
   private nodes = false;
   private seen = 0;
   /** The list member whose items are next (`ids` for `nodes`), if any. */
-  private list: GrowingFloats | undefined;
+  private list: NumberList | undefined;
 
   /** The same bytes as a Buffer, for its ranged compare (memcmp, no view object per node). */
   private buffer: Buffer;
@@ -104,13 +212,22 @@ class Scan extends JsonBytes {
   constructor(
     b: Bytes,
     private readonly window?: InputWindow,
+    /** `samples` and `timeDeltas` counted (CountedNumbers) for a streamed read, not kept. */
+    private readonly counted = false,
   ) {
     super(b);
     this.childStart.push(0);
     this.buffer = Buffer.from(b.buffer, b.byteOffset, b.length);
   }
 
-  profile(): CpuColumns {
+  /** The whole document, its lists kept. */
+  columns(): CpuColumns {
+    const tree = this.profile();
+    return { ...tree, samples: (this.samples as GrowingFloats).view(), deltas: (this.deltas as GrowingFloats).view() };
+  }
+
+  /** The whole document: its call tree and scalars; `samples` and `deltas` hold the two lists (kept or counted). */
+  profile(): CpuTree {
     this.space();
     if (!this.open(LBRACE, RBRACE))
       do {
@@ -122,6 +239,8 @@ class Scan extends JsonBytes {
     const { samples, deltas, meta } = this;
     if (!this.final() || this.p !== this.b.length || !this.nodes || samples === undefined || deltas === undefined)
       notTaken();
+    if (samples instanceof CountedNumbers) samples.end();
+    if (deltas instanceof CountedNumbers) deltas.end();
     return {
       ids: this.ids.view(),
       frameOf: this.frameOf.view(),
@@ -129,8 +248,6 @@ class Scan extends JsonBytes {
       childStart: this.childStart.view(),
       children: this.children.view(),
       lineTicks: this.lineTicks,
-      samples: samples.view(),
-      deltas: deltas.view(),
       startTime: this.startTime,
       endTime: this.endTime,
       meta: meta !== null && typeof meta === 'object' ? (meta as CpuProfileMeta) : undefined,
@@ -152,7 +269,7 @@ class Scan extends JsonBytes {
    * file goes on, what the item added is undone, the window moves on to the item's start (doubling when it starts
    * there already) and the item is read again.
    */
-  private item(kind: Item, list?: GrowingFloats): boolean {
+  private item(kind: Item, list?: NumberList): boolean {
     if (this.p > 0 && this.b.length - this.p < SLACK && !this.final()) this.moveTo(this.p);
     for (;;) {
       const at = this.p;
@@ -201,14 +318,15 @@ class Scan extends JsonBytes {
     }
     this.list = undefined;
     if (key === Key.nodes || key === Key.samples || key === Key.timeDeltas) {
-      const list =
+      const list: NumberList =
         key === Key.nodes
           ? this.ids
           : key === Key.samples
-            ? (this.samples = new GrowingFloats())
-            : (this.deltas = new GrowingFloats());
+            ? (this.samples = this.counted ? new CountedNumbers(undefined, new SampledIds()) : new GrowingFloats())
+            : (this.deltas = this.counted ? new CountedNumbers(new GapCounts(), undefined) : new GrowingFloats());
       if (key === Key.nodes) this.nodes = true;
       if (!this.open(LBRACKET, RBRACKET)) this.list = list;
+      if (list instanceof CountedNumbers) list.from = this.window!.offset + this.p;
     } else if (key === Key.startTime) this.startTime = this.number();
     else if (key === Key.endTime) this.endTime = this.number();
     else if (key === Key.profpack) {
@@ -345,4 +463,52 @@ class Scan extends JsonBytes {
       columnNumber: columnNumber ?? -1,
     };
   }
+}
+
+/**
+ * The numbers of a list the scan counted (CountedNumbers), read again in order through a window of their own. The
+ * scan took every one of them already, so anything else here means the file changed in between.
+ */
+export class ListNumbers extends JsonBytes {
+  private readonly window: InputWindow;
+  private left: number;
+
+  constructor(list: CountedNumbers, file: InputFile, windowBytes = 1 << 20) {
+    const window = new InputWindow(file, windowBytes, ErrorCode.TACHYON_FILE_CHANGED, list.from);
+    super(window.bytes);
+    this.window = window;
+    this.left = list.length;
+  }
+
+  read(): number {
+    if (this.p > 0 && this.b.length - this.p < SLACK && !this.window.final) this.moveTo(this.p);
+    for (;;) {
+      const at = this.p;
+      try {
+        if (this.left === 0) notTaken();
+        this.ws();
+        const value = this.number();
+        if (this.next(RBRACKET) !== (this.left === 1)) notTaken();
+        this.left--;
+        return value;
+      } catch (err) {
+        if (err !== NOT_TAKEN) throw err;
+        if (this.window.final) throw fileChanged(this.window.offset + at);
+        this.moveTo(at);
+      }
+    }
+  }
+
+  private moveTo(at: number): void {
+    this.b = this.window.advance(at);
+    this.p = 0;
+  }
+}
+
+function fileChanged(offset: number): ProfpackError {
+  return new ProfpackError('the .cpuprofile changed while it was read: a list of numbers is not what it was', {
+    code: ErrorCode.TACHYON_FILE_CHANGED,
+    offset,
+    expected: 'the file as it was when first read',
+  });
 }
