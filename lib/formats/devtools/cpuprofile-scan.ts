@@ -62,13 +62,34 @@ export interface ScannedLists {
   deltas: CountedNumbers;
 }
 
-/** The scan of an open file for a streamed read (ScannedLists); undefined when the scan does not take it. */
-export function scanCpuProfileLists(file: InputFile, windowBytes = 1 << 20): ScannedLists | undefined {
+/**
+ * Records a streamed read keeps, as the held read does, rather than read its lists twice: at 1 M records the
+ * second read costs more CPU than holding them (bench/RESULTS.md), and 2 M held records are ~110 MB.
+ */
+export const MAX_KEPT_RECORDS = 1 << 21;
+
+/**
+ * The scan of an open file for a streamed read (ScannedLists); the whole columns when neither list has more than
+ * `keep` numbers (the held read is then cheaper); undefined when the scan does not take it.
+ */
+export function scanCpuProfileLists(
+  file: InputFile,
+  windowBytes = 1 << 20,
+  keep = MAX_KEPT_RECORDS,
+): ScannedLists | CpuColumns | undefined {
   return scanned(() => {
     const window = new InputWindow(file, windowBytes);
-    const scan = new Scan(window.bytes, window, true);
+    const scan = new Scan(window.bytes, window, keep);
     const tree = scan.profile();
-    return { tree, samples: scan.samples as CountedNumbers, deltas: scan.deltas as CountedNumbers };
+    const samples = scan.samples as CountedNumbers;
+    const deltas = scan.deltas as CountedNumbers;
+    if (samples.kept !== undefined && deltas.kept !== undefined)
+      return { ...tree, samples: samples.kept.view(), deltas: deltas.kept.view() };
+    for (const list of [samples, deltas]) {
+      list.count();
+      list.end();
+    }
+    return { tree, samples, deltas };
   });
 }
 
@@ -142,28 +163,46 @@ export class CountedNumbers implements NumberList {
   ordered = true;
   finite = true;
 
+  /** The numbers while there are at most `keep` of them (the held read takes those), then undefined. */
+  kept: GrowingFloats | undefined = new GrowingFloats();
+
   constructor(
     readonly gaps: GapCounts | undefined,
     readonly ids: SampledIds | undefined,
+    private readonly keep: number,
   ) {}
 
   get length(): number {
-    return this.taken + (this.held ? 1 : 0);
+    return this.kept !== undefined ? this.kept.length : this.taken + (this.held ? 1 : 0);
   }
 
   set length(n: number) {
-    if (n < this.length) this.held = false;
+    if (this.kept !== undefined) this.kept.length = n;
+    else if (n < this.length) this.held = false;
   }
 
   push(value: number): void {
+    if (this.kept !== undefined) {
+      this.kept.push(value);
+      if (this.kept.length > this.keep) this.count();
+      return;
+    }
     this.take();
     this.held = true;
     this.last = value;
   }
 
-  /** The list is whole: takes in its last number. */
+  /** Counts from here on: the numbers kept so far are taken in, the last one held (an undo may drop it). */
+  count(): void {
+    const kept = this.kept;
+    if (kept === undefined) return;
+    this.kept = undefined;
+    for (let i = 0; i < kept.length; i++) this.push(kept.data[i]!);
+  }
+
+  /** The list is whole: takes in its last number (when counting). */
   end(): void {
-    this.take();
+    if (this.kept === undefined) this.take();
   }
 
   private take(): void {
@@ -212,8 +251,8 @@ class Scan extends JsonBytes {
   constructor(
     b: Bytes,
     private readonly window?: InputWindow,
-    /** `samples` and `timeDeltas` counted (CountedNumbers) for a streamed read, not kept. */
-    private readonly counted = false,
+    /** For a streamed read: `samples` and `timeDeltas` counted (CountedNumbers) past this many numbers; -1: kept. */
+    private readonly keep = -1,
   ) {
     super(b);
     this.childStart.push(0);
@@ -233,7 +272,8 @@ class Scan extends JsonBytes {
       do {
         this.item(Item.member);
         // A list's items are items of their own: a window moves within the list, never inside one item.
-        if (this.list !== undefined) while (!this.item(this.list === this.ids ? Item.node : Item.number, this.list));
+        if (this.list === this.ids) while (!this.item(Item.node, this.list));
+        else if (this.list !== undefined) this.numbers(this.list);
       } while (!this.item(Item.end));
     this.space();
     const { samples, deltas, meta } = this;
@@ -302,6 +342,32 @@ class Scan extends JsonBytes {
     }
   }
 
+  /**
+   * A list's numbers through its "]": many in one loop while the window cannot end inside one (more than SLACK
+   * bytes left, or the file's end), one item at a time otherwise (and for the number the loop could not take).
+   */
+  private numbers(list: NumberList): void {
+    for (;;) {
+      const stop = this.final() ? this.b.length : this.b.length - SLACK;
+      let at = this.p;
+      let items = list.length;
+      try {
+        while (this.p < stop) {
+          at = this.p;
+          items = list.length;
+          this.ws();
+          list.push(this.number());
+          if (this.next(RBRACKET)) return;
+        }
+      } catch (err) {
+        if (err !== NOT_TAKEN) throw err;
+        list.length = items;
+        this.p = at;
+      }
+      if (this.item(Item.number, list)) return;
+    }
+  }
+
   private moveTo(at: number): void {
     this.b = this.window!.advance(at);
     this.buffer = Buffer.from(this.b.buffer, this.b.byteOffset, this.b.length);
@@ -322,8 +388,10 @@ class Scan extends JsonBytes {
         key === Key.nodes
           ? this.ids
           : key === Key.samples
-            ? (this.samples = this.counted ? new CountedNumbers(undefined, new SampledIds()) : new GrowingFloats())
-            : (this.deltas = this.counted ? new CountedNumbers(new GapCounts(), undefined) : new GrowingFloats());
+            ? (this.samples =
+                this.keep >= 0 ? new CountedNumbers(undefined, new SampledIds(), this.keep) : new GrowingFloats())
+            : (this.deltas =
+                this.keep >= 0 ? new CountedNumbers(new GapCounts(), undefined, this.keep) : new GrowingFloats());
       if (key === Key.nodes) this.nodes = true;
       if (!this.open(LBRACKET, RBRACKET)) this.list = list;
       if (list instanceof CountedNumbers) list.from = this.window!.offset + this.p;
@@ -478,6 +546,35 @@ export class ListNumbers extends JsonBytes {
     super(window.bytes);
     this.window = window;
     this.left = list.length;
+  }
+
+  /** The next `count` numbers into `out`: many in one loop while the window cannot end inside one (as the scan). */
+  readMany(out: Float64Array, count: number): void {
+    let i = 0;
+    while (i < count) {
+      if (this.p > 0 && this.b.length - this.p < SLACK && !this.window.final) this.moveTo(this.p);
+      const stop = this.window.final ? this.b.length : this.b.length - SLACK;
+      let at = this.p;
+      const before = i;
+      try {
+        while (i < count && this.p < stop) {
+          at = this.p;
+          if (this.left === 0) notTaken();
+          this.ws();
+          const value = this.number();
+          if (this.next(RBRACKET) !== (this.left === 1)) notTaken();
+          this.left--;
+          out[i++] = value;
+        }
+      } catch (err) {
+        if (err !== NOT_TAKEN) throw err;
+        this.p = at;
+        out[i++] = this.read();
+        continue;
+      }
+      // Exactly SLACK bytes left: one item, which moves the window on.
+      if (i === before) out[i++] = this.read();
+    }
   }
 
   read(): number {

@@ -14,7 +14,9 @@
  * order when no delta is negative). What this cannot hold to (stacks under
  * more than one thread, positionTicks with a negative delta, a delta that is
  * not finite, anything the scan does not take) is left to the held read: the
- * reader answers undefined.
+ * reader answers undefined. So are profiles of at most MAX_KEPT_RECORDS
+ * records, whose lists the scan keeps: for them a second read of the lists
+ * costs more CPU than holding them (bench/RESULTS.md).
  */
 import { fstatSync } from 'node:fs';
 import { ErrorCode, ProfpackError } from '../../errors';
@@ -22,10 +24,11 @@ import { closeInput, openInput, type InputFile } from '../../input';
 import { BATCH_ROWS, newBatch, type ProfileSource, type SampleBatch } from '../../profile/index';
 import { NodeLines } from '../../v8/index';
 import { readJsonShape } from '../io';
-import { EXPECTED, WHAT } from './cpuprofile-columns';
+import { EXPECTED, WHAT, type CpuColumns } from './cpuprofile-columns';
 import { badDelta, badSample, cpuModel, type CpuModel } from './cpuprofile-model';
 import {
   ListNumbers,
+  MAX_KEPT_RECORDS,
   scanCpuProfileLists,
   type CountedNumbers,
   type SampledIds,
@@ -33,13 +36,22 @@ import {
 } from './cpuprofile-scan';
 
 /**
- * The profile at `path` as a source that streams its records; undefined when only the held read can take it.
+ * The profile at `path` as a source that streams its records; its columns when it has at most `keep` records
+ * (MAX_KEPT_RECORDS: the held read takes them); undefined when only the held read can take it.
  * `windowBytes`: each window's size to start (the scan's, then each list's).
  */
-export function readCpuProfileStreamed(path: string, windowBytes = 1 << 20): ProfileSource | undefined {
+export function readCpuProfileStreamed(
+  path: string,
+  windowBytes = 1 << 20,
+  keep = MAX_KEPT_RECORDS,
+): ProfileSource | CpuColumns | undefined {
   const file = openInput(path);
   try {
-    const scanned = scanCpuProfileLists(file, windowBytes);
+    const scanned = scanCpuProfileLists(file, windowBytes, keep);
+    if (scanned !== undefined && !('tree' in scanned)) {
+      closeInput(file);
+      return scanned;
+    }
     if (scanned === undefined || !scanned.deltas.finite) return close(file);
     if (scanned.tree.lineTicks !== undefined && !scanned.deltas.ordered) return close(file);
     const { samples, deltas } = scanned;
@@ -143,6 +155,8 @@ class StreamedCpuProfile implements ProfileSource {
     const batch = newBatch(BATCH_ROWS, 2);
     const [counts, walls] = batch.values as [Float64Array, Float64Array];
     counts.fill(1);
+    const ids = new Float64Array(BATCH_ROWS);
+    const gaps = new Float64Array(BATCH_ROWS);
     // A record waits for the next one, whose time gives its wall time (gapsToNext of one thread).
     let stack = 0;
     let status = 0;
@@ -150,37 +164,47 @@ class StreamedCpuProfile implements ProfileSource {
     let heldUs = 0;
     let lastGap = 0;
     let time = startUs;
-    const put = (gapNs: number): void => {
+    for (let from = 0; from < n; from += BATCH_ROWS) {
+      const m = Math.min(BATCH_ROWS, n - from);
+      samples.readMany(ids, m);
+      deltas.readMany(gaps, m);
+      for (let j = 0; j < m; j++) {
+        const i = from + j;
+        const id = ids[j]!;
+        const k = index(id);
+        if (k < 0 || threadOf[k] === -1) throw badSample(i, id, k);
+        const delta = gaps[j]!;
+        if (!Number.isFinite(delta)) throw badDelta(i);
+        time += delta;
+        if (i > 0) {
+          lastGap = Math.max(0, time - heldUs);
+          const r = batch.length++;
+          batch.stack[r] = stack;
+          batch.thread[r] = thread;
+          batch.time[r] = heldUs;
+          batch.status[r] = status;
+          walls[r] = Math.round(lastGap * 1000);
+          if (r + 1 === BATCH_ROWS) {
+            yield batch;
+            batch.length = 0;
+          }
+        }
+        // ToUint32, as the held read's Uint32Array of lines has it.
+        const line = lines === undefined ? 0 : lines.line(k) >>> 0;
+        stack = line > 0 && stackOf[k] !== 0 ? this.model.hotStack(stackOf[k]!, line) : stackOf[k]!;
+        status = Number(statuses?.[i] ?? statusOf[k]) & 0xff;
+        thread = threadOf[k]!;
+        heldUs = time;
+      }
+    }
+    if (n > 0) {
       const r = batch.length++;
       batch.stack[r] = stack;
       batch.thread[r] = thread;
       batch.time[r] = heldUs;
       batch.status[r] = status;
-      walls[r] = Math.round(gapNs);
-    };
-    for (let i = 0; i < n; i++) {
-      const id = samples.read();
-      const k = index(id);
-      if (k < 0 || threadOf[k] === -1) throw badSample(i, id, k);
-      const delta = deltas.read();
-      if (!Number.isFinite(delta)) throw badDelta(i);
-      time += delta;
-      if (i > 0) {
-        lastGap = Math.max(0, time - heldUs);
-        put(lastGap * 1000);
-        if (batch.length === BATCH_ROWS) {
-          yield batch;
-          batch.length = 0;
-        }
-      }
-      // ToUint32, as the held read's Uint32Array of lines has it.
-      const line = lines === undefined ? 0 : lines.line(k) >>> 0;
-      stack = line > 0 && stackOf[k] !== 0 ? this.model.hotStack(stackOf[k]!, line) : stackOf[k]!;
-      status = Number(statuses?.[i] ?? statusOf[k]) & 0xff;
-      thread = threadOf[k]!;
-      heldUs = time;
+      walls[r] = Math.round((nominalUs > 0 ? nominalUs : lastGap) * 1000);
     }
-    if (n > 0) put((nominalUs > 0 ? nominalUs : lastGap) * 1000);
     if (batch.length > 0) yield batch;
   }
 

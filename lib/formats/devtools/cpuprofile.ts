@@ -245,7 +245,8 @@ export const cpuprofileAdapter: FormatAdapter<'cpuprofile'> = {
     // way of JSON.parse, over the whole file. Records read once are streamed from the file when they can be.
     const fromPath = input.bytes === undefined && input.path !== undefined;
     const streamed = fromPath && options.recordsOnce === true ? readCpuProfileStreamed(input.path!) : undefined;
-    if (streamed !== undefined) return streamed;
+    if (streamed !== undefined && 'batches' in streamed) return streamed;
+    if (streamed !== undefined) return readJsonShape(WHAT, EXPECTED, () => readCpuProfile(streamed));
     const scanned = fromPath ? scanCpuProfileFile(input.path!) : scanCpuProfile(inputBytes(input));
     if (scanned !== undefined) return readJsonShape(WHAT, EXPECTED, () => readCpuProfile(scanned));
     const doc = parseJson(inputBytes(input), WHAT, EXPECTED);
