@@ -26,14 +26,8 @@ import { NodeLines } from '../../v8/index';
 import { readJsonShape } from '../io';
 import { EXPECTED, WHAT, type CpuColumns } from './cpuprofile-columns';
 import { badDelta, badSample, cpuModel, type CpuModel } from './cpuprofile-model';
-import {
-  ListNumbers,
-  MAX_KEPT_RECORDS,
-  scanCpuProfileLists,
-  type CountedNumbers,
-  type SampledIds,
-  type ScannedLists,
-} from './cpuprofile-scan';
+import { ListNumbers, type CountedNumbers, type SampledIds } from './cpuprofile-lists';
+import { MAX_KEPT_RECORDS, scanCpuProfileLists, type ScannedLists } from './cpuprofile-scan';
 
 /**
  * The profile at `path` as a source that streams its records; its columns when it has at most `keep` records
