@@ -176,3 +176,8 @@ export function badSample(i: number, id: unknown, k: number): Error {
 export function badDelta(i: number): Error {
   return bad(`timeDeltas[${i}] is not a number`);
 }
+
+/** The time finite deltas lead to can still overflow to ±Infinity, which no output can write. */
+export function checkTime(i: number, timeUs: number): void {
+  if (!Number.isFinite(timeUs)) throw bad(`the time after timeDeltas[${i}] is ${timeUs} µs, not a finite number`);
+}

@@ -25,7 +25,7 @@ import { BATCH_ROWS, newBatch, type ProfileSource, type SampleBatch } from '../.
 import { NodeLines } from '../../v8/index';
 import { readJsonShape } from '../io';
 import { EXPECTED, WHAT, type CpuColumns } from './cpuprofile-columns';
-import { badDelta, badSample, cpuModel, type CpuModel } from './cpuprofile-model';
+import { badDelta, badSample, checkTime, cpuModel, type CpuModel } from './cpuprofile-model';
 import { ListNumbers, type CountedNumbers, type SampledIds } from './cpuprofile-lists';
 import { MAX_KEPT_RECORDS, scanCpuProfileLists, type ScannedLists } from './cpuprofile-scan';
 
@@ -170,6 +170,7 @@ class StreamedCpuProfile implements ProfileSource {
         const delta = gaps[j]!;
         if (!Number.isFinite(delta)) throw badDelta(i);
         time += delta;
+        checkTime(i, time);
         if (i > 0) {
           lastGap = Math.max(0, time - heldUs);
           const r = batch.length++;

@@ -45,7 +45,7 @@ import {
 import { oneThread, v8Tree, warnDroppedLabels } from './one-thread';
 import { scanCpuProfile, scanCpuProfileFile } from './cpuprofile-scan';
 import { EXPECTED, WHAT, columnsOf, type CpuColumns } from './cpuprofile-columns';
-import { badDelta, badSample, cpuModel } from './cpuprofile-model';
+import { badDelta, badSample, checkTime, cpuModel } from './cpuprofile-model';
 import { medianGap } from './median-gap';
 import { readCpuProfileStreamed } from './cpuprofile-stream';
 
@@ -75,6 +75,7 @@ function readCpuProfile(profile: CpuColumns): ProfileBuilder {
     const delta = Number(deltas[i]);
     if (!Number.isFinite(delta)) throw badDelta(i);
     time += delta;
+    checkTime(i, time);
     times[i] = time;
     threads[i] = threadOf[k]!;
     at[i] = k;
