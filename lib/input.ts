@@ -120,6 +120,7 @@ function readInputAt(
 /**
  * An open input read in order through one reused buffer (1 MiB to start), for a reader that needs a bounded
  * stretch at a time: no fresh buffer of the whole file (a 45 MB .cpuprofile read whole was ~11 k page faults).
+ * It starts at byte `from` (0: the file's start).
  */
 export class InputWindow {
   private buffer: Buffer;
@@ -131,10 +132,12 @@ export class InputWindow {
     private readonly file: InputFile,
     size = 1 << 20,
     private readonly code: ErrorCodeValue = ErrorCode.IO,
+    from = 0,
   ) {
-    this.buffer = Buffer.allocUnsafe(Math.min(size, file.size));
-    readInputAt(file, this.buffer, 0, this.buffer.length, 0, code);
+    this.buffer = Buffer.allocUnsafe(Math.max(0, Math.min(size, file.size - from)));
+    readInputAt(file, this.buffer, 0, this.buffer.length, from, code);
     this.bytes = this.buffer;
+    this.offset = from;
   }
 
   /** Whether the window holds the end of the file. */

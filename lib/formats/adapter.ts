@@ -22,6 +22,11 @@ export interface ReadOptions {
   onWarning?: (message: string) => void;
   /** Largest content a gzipped file may inflate to (default 1 GiB): a small gzip can hold a huge file. */
   maxInflatedBytes?: number;
+  /**
+   * The caller reads the records once, in order, and nothing else of them (convert to pprof): a reader may then
+   * stream them from the file rather than hold them (the .cpuprofile reader does, for a file that is not gzip).
+   */
+  recordsOnce?: boolean;
 }
 
 export interface WriteTarget {

@@ -71,7 +71,12 @@ export function convert(input: string, output: string, options: ConvertOptions =
   const bytesIn = inputSize(input);
   refuseInputAsOutput(output, [input]);
   if (isPlainDowngrade(input, to, options)) return viaDowngrade(input, output, bytesIn, options);
-  const opened = openProfile(input, { format: options.from, onWarning: options.onWarning });
+  // pprof's writer reads each record once, in order: a reader may stream them (recordsOnce).
+  const opened = openProfile(input, {
+    format: options.from,
+    onWarning: options.onWarning,
+    recordsOnce: to === 'pprof',
+  });
   const source = options.mapFrame === undefined ? opened : withMappedFrames(opened, options.mapFrame);
   try {
     const total = source.sampleCount;

@@ -119,23 +119,34 @@ export function sampleLines(
   lineTicks: Record<number, number[]>,
 ): Uint32Array {
   const lines = new Uint32Array(nodes.length);
-  const cursor = new Map<number, { at: number; left: number }>();
-  for (const i of order) {
-    const node = nodes[i]!;
-    const ticks = lineTicks[node];
-    if (ticks === undefined) continue;
-    let c = cursor.get(node);
-    if (c === undefined) cursor.set(node, (c = { at: 0, left: ticks[1] ?? 0 }));
+  const next = new NodeLines(lineTicks);
+  for (const i of order) lines[i] = next.line(nodes[i]!);
+  return lines;
+}
+
+/**
+ * sampleLines one sample at a time: `line(node)` is the line of that node's next sample in time order (0: none).
+ * State per node that has positionTicks, none per sample: a reader whose samples come in time order streams them.
+ */
+export class NodeLines {
+  private readonly cursor = new Map<number, { at: number; left: number }>();
+
+  constructor(private readonly lineTicks: Record<number, number[]>) {}
+
+  line(node: number): number {
+    const ticks = this.lineTicks[node];
+    if (ticks === undefined) return 0;
+    let c = this.cursor.get(node);
+    if (c === undefined) this.cursor.set(node, (c = { at: 0, left: ticks[1] ?? 0 }));
     while (c.left <= 0 && c.at + 2 < ticks.length) {
       c.at += 2;
       c.left = ticks[c.at + 1] ?? 0;
     }
-    if (c.left <= 0) continue;
+    if (c.left <= 0) return 0;
     const line = ticks[c.at]!;
     c.left--;
-    if (Number.isInteger(line) && line > 0) lines[i] = line;
+    return Number.isInteger(line) && line > 0 ? line : 0;
   }
-  return lines;
 }
 
 /**

@@ -14,8 +14,8 @@ export const EXPECTED = 'a Chrome DevTools .cpuprofile (Profiler.Profile)';
 
 export const bad = (message: string) => badInput(WHAT, message, EXPECTED);
 
-/** A flat .cpuprofile as columns: what both of the reader's front ends hand its one core. */
-export interface CpuColumns {
+/** A flat .cpuprofile's call tree and scalars as columns: everything but its two lists of samples. */
+export interface CpuTree {
   /** Node ids, in `nodes` order. */
   ids: ArrayLike<unknown>;
   /** Node k's call frame: callFrames[frameOf[k]]. */
@@ -26,11 +26,15 @@ export interface CpuColumns {
   children: ArrayLike<unknown>;
   /** Node index → its positionTicks as [line, ticks, line, ticks…]; undefined when no node has any. */
   lineTicks: Record<number, number[]> | undefined;
-  samples: ArrayLike<unknown>;
-  deltas: ArrayLike<unknown>;
   startTime: unknown;
   endTime: unknown;
   meta: CpuProfileMeta | undefined;
+}
+
+/** A flat .cpuprofile as columns: what both of the reader's front ends hand its one core. */
+export interface CpuColumns extends CpuTree {
+  samples: ArrayLike<unknown>;
+  deltas: ArrayLike<unknown>;
 }
 
 /** A node of the older nested form: call-frame fields on the node (1-based positions), children as objects. */

@@ -16,10 +16,12 @@
  * number of `samples` or `timeDeltas`, or another top-level member is an item, and an item the window ends in is
  * undone and read again once the window has moved on to its start (or doubled, for an item larger than it).
  */
-import { closeInput, InputWindow, openInput } from '../../input';
+import { closeInput, InputWindow, openInput, type InputFile } from '../../input';
 import { GrowingFloats, GrowingUints } from '../io';
 import type { CpuProfileCallFrame, CpuProfileMeta } from '../../v8/index';
-import type { CpuColumns } from './cpuprofile-columns';
+import type { CpuColumns, CpuTree } from './cpuprofile-columns';
+import { CountedNumbers, SampledIds, SLACK, type NumberList } from './cpuprofile-lists';
+import { GapCounts } from './median-gap';
 import { JsonBytes, Key, LBRACE, LBRACKET, NOT_TAKEN, QUOTE, RBRACE, RBRACKET, notTaken, parsed } from './json-bytes';
 import type { Bytes } from './json-bytes';
 
@@ -32,7 +34,7 @@ const enum Item {
 }
 
 export function scanCpuProfile(bytes: Bytes): CpuColumns | undefined {
-  return scanned(() => new Scan(bytes).profile());
+  return scanned(() => new Scan(bytes).columns());
 }
 
 /**
@@ -43,13 +45,55 @@ export function scanCpuProfileFile(path: string, windowBytes = 1 << 20): CpuColu
   const file = openInput(path);
   try {
     const window = new InputWindow(file, windowBytes);
-    return scanned(() => new Scan(window.bytes, window).profile());
+    return scanned(() => new Scan(window.bytes, window).columns());
   } finally {
     closeInput(file);
   }
 }
 
-function scanned(scan: () => CpuColumns): CpuColumns | undefined {
+/**
+ * A flat .cpuprofile scanned for a streamed read: its call tree as columns, and of `samples` and `timeDeltas` only
+ * where each list's items start in the file and how many there are (they are read again through windows), with
+ * the deltas' gaps counted for the median and whether every delta is finite and ≥ 0 (so samples come in time order).
+ */
+export interface ScannedLists {
+  tree: CpuTree;
+  samples: CountedNumbers;
+  deltas: CountedNumbers;
+}
+
+/**
+ * Records a streamed read keeps, as the held read does, rather than read its lists twice: at 1 M records the
+ * second read costs more CPU than holding them (bench/RESULTS.md), and 2 M held records are ~110 MB.
+ */
+export const MAX_KEPT_RECORDS = 1 << 21;
+
+/**
+ * The scan of an open file for a streamed read (ScannedLists); the whole columns when neither list has more than
+ * `keep` numbers (the held read is then cheaper); undefined when the scan does not take it.
+ */
+export function scanCpuProfileLists(
+  file: InputFile,
+  windowBytes = 1 << 20,
+  keep = MAX_KEPT_RECORDS,
+): ScannedLists | CpuColumns | undefined {
+  return scanned(() => {
+    const window = new InputWindow(file, windowBytes);
+    const scan = new Scan(window.bytes, window, keep);
+    const tree = scan.profile();
+    const samples = scan.samples as CountedNumbers;
+    const deltas = scan.deltas as CountedNumbers;
+    if (samples.kept !== undefined && deltas.kept !== undefined)
+      return { ...tree, samples: samples.kept.view(), deltas: deltas.kept.view() };
+    for (const list of [samples, deltas]) {
+      list.count();
+      list.end();
+    }
+    return { tree, samples, deltas };
+  });
+}
+
+function scanned<T>(scan: () => T): T | undefined {
   try {
     return scan();
   } catch (err) {
@@ -72,9 +116,6 @@ function sampleHash(b: Bytes, from: number, to: number): number {
   return h;
 }
 
-/** When fewer bytes than this are left in a window before an item, the window moves on first. */
-const SLACK = 1 << 16;
-
 class Scan extends JsonBytes {
   // Typed columns, doubled as they fill: no JS array grown in the heap's large-object space (fresh pages each time).
   private readonly ids = new GrowingFloats();
@@ -88,15 +129,15 @@ class Scan extends JsonBytes {
   private table = new Int32Array(1024);
   private readonly frameBytes: Buffer[] = [];
   private readonly frameHash: number[] = [];
-  private samples: GrowingFloats | undefined;
-  private deltas: GrowingFloats | undefined;
+  samples: NumberList | undefined;
+  deltas: NumberList | undefined;
   private startTime: number | undefined;
   private endTime: number | undefined;
   private meta: unknown;
   private nodes = false;
   private seen = 0;
   /** The list member whose items are next (`ids` for `nodes`), if any. */
-  private list: GrowingFloats | undefined;
+  private list: NumberList | undefined;
 
   /** The same bytes as a Buffer, for its ranged compare (memcmp, no view object per node). */
   private buffer: Buffer;
@@ -104,24 +145,36 @@ class Scan extends JsonBytes {
   constructor(
     b: Bytes,
     private readonly window?: InputWindow,
+    /** For a streamed read: `samples` and `timeDeltas` counted (CountedNumbers) past this many numbers; -1: kept. */
+    private readonly keep = -1,
   ) {
     super(b);
     this.childStart.push(0);
     this.buffer = Buffer.from(b.buffer, b.byteOffset, b.length);
   }
 
-  profile(): CpuColumns {
+  /** The whole document, its lists kept. */
+  columns(): CpuColumns {
+    const tree = this.profile();
+    return { ...tree, samples: (this.samples as GrowingFloats).view(), deltas: (this.deltas as GrowingFloats).view() };
+  }
+
+  /** The whole document: its call tree and scalars; `samples` and `deltas` hold the two lists (kept or counted). */
+  profile(): CpuTree {
     this.space();
     if (!this.open(LBRACE, RBRACE))
       do {
         this.item(Item.member);
         // A list's items are items of their own: a window moves within the list, never inside one item.
-        if (this.list !== undefined) while (!this.item(this.list === this.ids ? Item.node : Item.number, this.list));
+        if (this.list === this.ids) while (!this.item(Item.node, this.list));
+        else if (this.list !== undefined) this.numbers(this.list);
       } while (!this.item(Item.end));
     this.space();
     const { samples, deltas, meta } = this;
     if (!this.final() || this.p !== this.b.length || !this.nodes || samples === undefined || deltas === undefined)
       notTaken();
+    if (samples instanceof CountedNumbers) samples.end();
+    if (deltas instanceof CountedNumbers) deltas.end();
     return {
       ids: this.ids.view(),
       frameOf: this.frameOf.view(),
@@ -129,8 +182,6 @@ class Scan extends JsonBytes {
       childStart: this.childStart.view(),
       children: this.children.view(),
       lineTicks: this.lineTicks,
-      samples: samples.view(),
-      deltas: deltas.view(),
       startTime: this.startTime,
       endTime: this.endTime,
       meta: meta !== null && typeof meta === 'object' ? (meta as CpuProfileMeta) : undefined,
@@ -152,7 +203,7 @@ class Scan extends JsonBytes {
    * file goes on, what the item added is undone, the window moves on to the item's start (doubling when it starts
    * there already) and the item is read again.
    */
-  private item(kind: Item, list?: GrowingFloats): boolean {
+  private item(kind: Item, list?: NumberList): boolean {
     if (this.p > 0 && this.b.length - this.p < SLACK && !this.final()) this.moveTo(this.p);
     for (;;) {
       const at = this.p;
@@ -185,6 +236,32 @@ class Scan extends JsonBytes {
     }
   }
 
+  /**
+   * A list's numbers through its "]": many in one loop while the window cannot end inside one (more than SLACK
+   * bytes left, or the file's end), one item at a time otherwise (and for the number the loop could not take).
+   */
+  private numbers(list: NumberList): void {
+    for (;;) {
+      const stop = this.final() ? this.b.length : this.b.length - SLACK;
+      let at = this.p;
+      let items = list.length;
+      try {
+        while (this.p < stop) {
+          at = this.p;
+          items = list.length;
+          this.ws();
+          list.push(this.number());
+          if (this.next(RBRACKET)) return;
+        }
+      } catch (err) {
+        if (err !== NOT_TAKEN) throw err;
+        list.length = items;
+        this.p = at;
+      }
+      if (this.item(Item.number, list)) return;
+    }
+  }
+
   private moveTo(at: number): void {
     this.b = this.window!.advance(at);
     this.buffer = Buffer.from(this.b.buffer, this.b.byteOffset, this.b.length);
@@ -201,14 +278,17 @@ class Scan extends JsonBytes {
     }
     this.list = undefined;
     if (key === Key.nodes || key === Key.samples || key === Key.timeDeltas) {
-      const list =
+      const list: NumberList =
         key === Key.nodes
           ? this.ids
           : key === Key.samples
-            ? (this.samples = new GrowingFloats())
-            : (this.deltas = new GrowingFloats());
+            ? (this.samples =
+                this.keep >= 0 ? new CountedNumbers(undefined, new SampledIds(), this.keep) : new GrowingFloats())
+            : (this.deltas =
+                this.keep >= 0 ? new CountedNumbers(new GapCounts(), undefined, this.keep) : new GrowingFloats());
       if (key === Key.nodes) this.nodes = true;
       if (!this.open(LBRACKET, RBRACKET)) this.list = list;
+      if (list instanceof CountedNumbers) list.from = this.window!.offset + this.p;
     } else if (key === Key.startTime) this.startTime = this.number();
     else if (key === Key.endTime) this.endTime = this.number();
     else if (key === Key.profpack) {

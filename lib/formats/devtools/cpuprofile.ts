@@ -20,8 +20,7 @@
  * from what the leaf implies.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { SampleTypes, gapsToNext, nanosPerUnit, type ProfileSource } from '../../profile/index';
-import { ProfileBuilder } from '../../profile/index';
+import { gapsToNext, nanosPerUnit, type ProfileBuilder, type ProfileSource } from '../../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from '../adapter';
 import {
   ChunkedText,
@@ -36,8 +35,6 @@ import {
 import { detectJsonKeys } from '../sniff';
 import {
   ROOT_CALL_FRAME,
-  THREAD_FRAME_URL,
-  frameFromV8,
   hotLines,
   statusForV8Leaf,
   v8CallFrame,
@@ -47,7 +44,10 @@ import {
 } from '../../v8/index';
 import { oneThread, v8Tree, warnDroppedLabels } from './one-thread';
 import { scanCpuProfile, scanCpuProfileFile } from './cpuprofile-scan';
-import { EXPECTED, WHAT, bad, columnsOf, type CpuColumns } from './cpuprofile-columns';
+import { EXPECTED, WHAT, columnsOf, type CpuColumns } from './cpuprofile-columns';
+import { badDelta, badSample, checkTime, cpuModel } from './cpuprofile-model';
+import { medianGap } from './median-gap';
+import { readCpuProfileStreamed } from './cpuprofile-stream';
 
 /** The most samples a .cpuprofile is written with (its JSON lists every one). */
 export const MAX_CPUPROFILE_SAMPLES = 10_000_000;
@@ -57,169 +57,11 @@ function sampleRun(count: number): number {
   return count >= 1 ? Math.floor(count) : 0;
 }
 
-/** A thread or interpreter id of `$profpack`: a whole number ≥ 0 (a thread id may be decimal text, u64). */
-function wholeNumber(value: unknown, where: string, text: boolean): bigint {
-  const ok =
-    (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) ||
-    (text && typeof value === 'string' && /^\d{1,20}$/.test(value) && BigInt(value) < 2n ** 64n);
-  if (!ok) throw bad(`${where} is ${JSON.stringify(value) ?? String(value)}, not a whole number`);
-  return BigInt(value);
-}
-
-/** The median of the positive deltas after the first (the upper one of an even count), 0 when there are none. */
-export function medianGap(deltas: ArrayLike<unknown>): number {
-  const positive = new Float64Array(Math.max(0, deltas.length - 1));
-  let n = 0;
-  for (let i = 1; i < deltas.length; i++) if ((deltas[i] as number) > 0) positive[n++] = deltas[i] as number;
-  return n > 0 ? kthSmallest(positive.subarray(0, n), n >> 1) : 0;
-}
-
-/**
- * The k-th smallest of `a` (reordered in place): a quickselect, O(n) where a whole sort was O(n log n) (1 M
- * deltas: ~100 ms of a conversion in the typed sort). A range still wide after 2·log2(n) partitions is sorted,
- * so no input makes it quadratic.
- */
-function kthSmallest(a: Float64Array, k: number): number {
-  let lo = 0;
-  let hi = a.length - 1;
-  let budget = 2 * Math.ceil(Math.log2(a.length + 1));
-  while (hi - lo > 16 && budget-- > 0) {
-    // Median of three as the pivot, then Hoare's partition: [lo, j] <= pivot <= [i, hi].
-    const mid = lo + ((hi - lo) >> 1);
-    const x = a[lo]!;
-    const y = a[mid]!;
-    const z = a[hi]!;
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i]! < pivot) i++;
-      while (a[j]! > pivot) j--;
-      if (i <= j) {
-        const t = a[i]!;
-        a[i++] = a[j]!;
-        a[j--] = t;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return a[k]!;
-  }
-  a.subarray(lo, hi + 1).sort();
-  return a[k]!;
-}
-
-/**
- * Node id -> its place in `nodes`, -1 when absent: one Int32Array when ids are
- * small integers (V8 numbers them 1..n), a Map otherwise. Two nodes with one id are refused.
- */
-function nodeIndex(ids: ArrayLike<unknown>): (id: unknown) => number {
-  let max = -1;
-  let dense = true;
-  const count = ids.length;
-  for (let k = 0; k < count; k++) {
-    const id = ids[k] as number;
-    if (!Number.isInteger(id) || id < 0) dense = false;
-    else if (id > max) max = id;
-  }
-  if (dense && max < 4 * count + 1024) {
-    const at = new Int32Array(max + 1).fill(-1);
-    for (let k = 0; k < count; k++) {
-      const id = ids[k] as number;
-      if (at[id] !== -1) throw bad(`two nodes have id ${id}`);
-      at[id] = k;
-    }
-    return (id) => (Number.isInteger(id) && (id as number) >= 0 && (id as number) <= max ? at[id as number]! : -1);
-  }
-  const at = new Map<unknown, number>();
-  for (let k = 0; k < count; k++) {
-    if (at.has(ids[k])) throw bad(`two nodes have id ${String(ids[k])}`);
-    at.set(ids[k], k);
-  }
-  return (id) => at.get(id) ?? -1;
-}
-
+/** Every record of `profile` into the builder's columns (the path of a profile read whole). */
 function readCpuProfile(profile: CpuColumns): ProfileBuilder {
-  const { samples, deltas, meta } = profile;
-  if (deltas.length !== samples.length) throw bad(`${samples.length} samples but ${deltas.length} timeDeltas`);
-  const nominalUs = typeof meta?.sampleIntervalUs === 'number' && meta.sampleIntervalUs > 0 ? meta.sampleIntervalUs : 0;
-  const intervalUs = nominalUs > 0 ? nominalUs : medianGap(deltas);
-  const startUs = Math.round(Number(profile.startTime ?? 0));
-  if (!Number.isSafeInteger(startUs)) throw bad(`startTime ${String(profile.startTime)} is not a time in µs`);
-  const out = new ProfileBuilder({
-    sampleTypes: [SampleTypes.samples, SampleTypes.wall],
-    defaultSampleType: 1,
-    periodType: SampleTypes.wall,
-    period: Math.round(intervalUs * 1000),
-    startTimeUs: BigInt(startUs),
-    // V8 does not state its interval: 0 (none) unless profpack wrote it; the period holds the median gap.
-    sampleIntervalUs: BigInt(Math.round(nominalUs)),
-    origin: { format: 'cpuprofile', producer: meta === undefined ? undefined : 'profpack' },
-  });
-  const span = Math.round(Number(profile.endTime) - Number(profile.startTime));
-  if (Number.isSafeInteger(span) && span > 0) out.meta.durationUs = BigInt(span);
-
-  // Nodes resolved once into arrays indexed by their place in `nodes` (no Map per node or per sample).
-  const { ids, children, childStart, frameOf, callFrames } = profile;
-  const count = ids.length;
-  const index = nodeIndex(ids);
-  const parent = new Int32Array(count).fill(-1);
-  for (let k = 0; k < count; k++) {
-    for (let j = childStart[k]!; j < childStart[k + 1]!; j++) {
-      const c = index(children[j]);
-      if (c < 0) throw bad(`node ${String(ids[k])} names missing child ${String(children[j])}`);
-      if (parent[c] !== -1) throw bad(`node ${String(children[j])} has two parents`);
-      parent[c] = k;
-    }
-  }
-  // A thread's marker node (profpack's `$profpack.threads`) starts that thread's stacks; -1: none.
-  const threadOfNode = new Int32Array(count).fill(-1);
-  let defaultThread = -1;
-  const metaThreads: unknown[] = Array.isArray(meta?.threads) ? meta.threads : [];
-  for (const [k, entry] of metaThreads.entries()) {
-    if (entry === null || typeof entry !== 'object') throw bad(`$profpack.threads[${k}] is not an object`);
-    const t = entry as Partial<Record<'threadId' | 'interpreterId' | 'nodeId', unknown>>;
-    const id = out.internThread(
-      wholeNumber(t.threadId, `$profpack.threads[${k}].threadId`, true),
-      Number(wholeNumber(t.interpreterId ?? 0, `$profpack.threads[${k}].interpreterId`, false)),
-    );
-    if (typeof t.nodeId !== 'number') defaultThread = id;
-    else if (index(t.nodeId) >= 0) threadOfNode[index(t.nodeId)] = id;
-  }
-  if (defaultThread < 0) defaultThread = out.internThread(0n);
-
-  // Stack, thread and leaf status of every node reachable from a root, parents first (no recursion: trees can be deep).
-  const stackOf = new Uint32Array(count);
-  const threadOf = new Int32Array(count).fill(-1);
-  const statusOf = new Uint8Array(count);
-  const pending: number[] = [];
-  for (let k = 0; k < count; k++) {
-    if (parent[k] !== -1) continue;
-    threadOf[k] = threadOfNode[k] !== -1 ? threadOfNode[k]! : defaultThread;
-    statusOf[k] = statusForV8Leaf(undefined, undefined);
-    pending.push(k);
-  }
-  // A call frame's model frame, interned once per distinct call frame (the byte scan shares them among nodes).
-  const frameIdOf = new Int32Array(callFrames.length).fill(-1);
-  while (pending.length > 0) {
-    const k = pending.pop()!;
-    for (let j = childStart[k]!; j < childStart[k + 1]!; j++) {
-      const c = index(children[j]);
-      const cf = callFrames[frameOf[c]!]!;
-      if (threadOfNode[c] !== -1 && cf.url === THREAD_FRAME_URL) {
-        threadOf[c] = threadOfNode[c]!;
-        statusOf[c] = statusForV8Leaf(undefined, undefined);
-      } else {
-        let frame = frameIdOf[frameOf[c]!]!;
-        if (frame < 0) frame = frameIdOf[frameOf[c]!] = out.internFrame(frameFromV8(cf));
-        stackOf[c] = out.stacks.push(stackOf[k]!, frame);
-        threadOf[c] = threadOf[k]!;
-        statusOf[c] = statusForV8Leaf(cf.functionName, cf.url);
-      }
-      pending.push(c);
-    }
-  }
-
+  const { samples, deltas } = profile;
+  const model = cpuModel(profile, samples.length, deltas.length, () => medianGap(deltas));
+  const { out, index, stackOf, threadOf, statusOf, startUs, nominalUs, statuses } = model;
   // The records are written straight into the builder's columns: its thread, time and value columns are the
   // arrays the gaps are computed in (no second copy of 20 bytes a record), the stack column is filled last.
   const n = samples.length;
@@ -229,15 +71,11 @@ function readCpuProfile(profile: CpuColumns): ProfileBuilder {
   let time = startUs;
   for (let i = 0; i < n; i++) {
     const k = index(samples[i]);
-    if (k < 0 || threadOf[k] === -1)
-      throw bad(
-        k >= 0
-          ? `sample ${i} names node ${samples[i]}, which no root reaches (a cycle)`
-          : `sample ${i} names missing node ${samples[i]}`,
-      );
+    if (k < 0 || threadOf[k] === -1) throw badSample(i, samples[i], k);
     const delta = Number(deltas[i]);
-    if (!Number.isFinite(delta)) throw bad(`timeDeltas[${i}] is not a number`);
+    if (!Number.isFinite(delta)) throw badDelta(i);
     time += delta;
+    checkTime(i, time);
     times[i] = time;
     threads[i] = threadOf[k]!;
     at[i] = k;
@@ -246,24 +84,11 @@ function readCpuProfile(profile: CpuColumns): ProfileBuilder {
   gapsToNext(threads, times, n, nominalUs, walls);
   counts.fill(1);
   const lines = hotLines(profile.lineTicks, at, times);
-  const lineStacks = new Map<string, number>();
-  const statuses = Array.isArray(meta?.status) && meta.status.length === n ? meta.status : undefined;
   for (let i = 0; i < n; i++) {
     const k = at[i]!;
     walls[i] = Math.round(walls[i]!);
-    let stack = stackOf[k]!;
     const line = lines?.[i] ?? 0;
-    if (line > 0 && stack !== 0) {
-      // The leaf's frame at its hot line, without a column: what a recording writes for the same tick.
-      const key = `${stack}:${line}`;
-      let hot = lineStacks.get(key);
-      if (hot === undefined) {
-        const frame = { ...out.frames[out.stacks.frame(stack)]!, lineno: line, column: null };
-        hot = out.stacks.push(out.stacks.parent(stack), out.internFrame(frame));
-        lineStacks.set(key, hot);
-      }
-      stack = hot;
-    }
+    const stack = line > 0 && stackOf[k] !== 0 ? model.hotStack(stackOf[k]!, line) : stackOf[k]!;
     rows.stack[i] = stack;
     rows.status[i] = Number(statuses?.[i] ?? statusOf[k]) & 0xff;
   }
@@ -416,10 +241,13 @@ export const cpuprofileAdapter: FormatAdapter<'cpuprofile'> = {
     return keys.has('head') && keys.has('functionName') && !keys.has('selfSize') && !keys.has('callFrame');
   },
   readsFromPath: true,
-  read(input: ReadInput, _options: ReadOptions): ProfileSource {
+  read(input: ReadInput, options: ReadOptions): ProfileSource {
     // The byte scan takes what V8 writes (from a file, through a window); anything else (and every error) goes the
-    // way of JSON.parse, over the whole file.
+    // way of JSON.parse, over the whole file. Records read once are streamed from the file when they can be.
     const fromPath = input.bytes === undefined && input.path !== undefined;
+    const streamed = fromPath && options.recordsOnce === true ? readCpuProfileStreamed(input.path!) : undefined;
+    if (streamed !== undefined && 'batches' in streamed) return streamed;
+    if (streamed !== undefined) return readJsonShape(WHAT, EXPECTED, () => readCpuProfile(streamed));
     const scanned = fromPath ? scanCpuProfileFile(input.path!) : scanCpuProfile(inputBytes(input));
     if (scanned !== undefined) return readJsonShape(WHAT, EXPECTED, () => readCpuProfile(scanned));
     const doc = parseJson(inputBytes(input), WHAT, EXPECTED);

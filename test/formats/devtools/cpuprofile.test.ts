@@ -226,6 +226,45 @@ describe('.cpuprofile read: real time per sample', () => {
     fuzzJson(cpuprofileAdapter, load(small));
   });
 
+  it('refuses finite deltas whose running time overflows with a coded error naming the delta (no output can write it)', () => {
+    const json = load(small);
+    const n = json.samples.length;
+    // [index, delta] changes, and the first index whose running time is ±Infinity.
+    const cases: [[number, number][], number][] = [
+      [
+        [
+          [1, 1e308],
+          [2, 1e308],
+        ],
+        2,
+      ],
+      [
+        [
+          [n - 2, Number.MAX_VALUE],
+          [n - 1, Number.MAX_VALUE],
+        ],
+        n - 1,
+      ],
+      [
+        [
+          [2, -Number.MAX_VALUE],
+          [3, -Number.MAX_VALUE],
+        ],
+        3,
+      ],
+    ];
+    for (const [changes, first] of cases) {
+      const deltas = json.timeDeltas.slice();
+      for (const [at, delta] of changes) deltas[at] = delta;
+      const text = JSON.stringify({ ...json, timeDeltas: deltas });
+      expectCoded(
+        () => read(cpuprofileAdapter, text),
+        'ERR_CONVERT_BAD_INPUT',
+        new RegExp(`time after timeDeltas\\[${first}\\] is -?Infinity µs, not a finite`),
+      );
+    }
+  });
+
   it('reads the flat form with timestamps and no timeDeltas (Node <= 10): DevTools weights from the times', () => {
     const json = load(small);
     // The same profile in the older shape: absolute times per sample in place of the deltas.
