@@ -18,9 +18,8 @@
  * records, whose lists the scan keeps: for them a second read of the lists
  * costs more CPU than holding them (bench/RESULTS.md).
  */
-import { fstatSync } from 'node:fs';
 import { ErrorCode, ProfpackError } from '../../errors';
-import { closeInput, openInput, type InputFile } from '../../input';
+import { closeInput, inputChange, openInput, type InputFile } from '../../input';
 import { BATCH_ROWS, newBatch, type ProfileSource, type SampleBatch } from '../../profile/index';
 import { NodeLines } from '../../v8/index';
 import { readJsonShape } from '../io';
@@ -158,6 +157,16 @@ class StreamedCpuProfile implements ProfileSource {
     let heldUs = 0;
     let lastGap = 0;
     let time = startUs;
+    /** The held record as the batch's next row, `gapUs` its wall time; returns the batch's rows. */
+    const putHeld = (gapUs: number): number => {
+      const r = batch.length++;
+      batch.stack[r] = stack;
+      batch.thread[r] = thread;
+      batch.time[r] = heldUs;
+      batch.status[r] = status;
+      walls[r] = Math.round(gapUs * 1000);
+      return batch.length;
+    };
     for (let from = 0; from < n; from += BATCH_ROWS) {
       const m = Math.min(BATCH_ROWS, n - from);
       samples.readMany(ids, m);
@@ -173,13 +182,7 @@ class StreamedCpuProfile implements ProfileSource {
         checkTime(i, time);
         if (i > 0) {
           lastGap = Math.max(0, time - heldUs);
-          const r = batch.length++;
-          batch.stack[r] = stack;
-          batch.thread[r] = thread;
-          batch.time[r] = heldUs;
-          batch.status[r] = status;
-          walls[r] = Math.round(lastGap * 1000);
-          if (r + 1 === BATCH_ROWS) {
+          if (putHeld(lastGap) === BATCH_ROWS) {
             yield batch;
             batch.length = 0;
           }
@@ -192,25 +195,17 @@ class StreamedCpuProfile implements ProfileSource {
         heldUs = time;
       }
     }
-    if (n > 0) {
-      const r = batch.length++;
-      batch.stack[r] = stack;
-      batch.thread[r] = thread;
-      batch.time[r] = heldUs;
-      batch.status[r] = status;
-      walls[r] = Math.round((nominalUs > 0 ? nominalUs : lastGap) * 1000);
-    }
+    if (n > 0) putHeld(nominalUs > 0 ? nominalUs : lastGap);
     if (batch.length > 0) yield batch;
   }
 
-  /** The file as the scan read it (fstat): its lists are read again. */
+  /** The file as the scan read it (inputChange): its lists are read again. */
   private unchanged(): void {
-    const now = fstatSync(this.file.fd, { bigint: true });
-    const was = this.file.stat;
-    if (now.size !== was.size || now.mtimeNs !== was.mtimeNs || now.ino !== was.ino)
-      throw new ProfpackError(`the .cpuprofile changed while it was read: ${this.file.path}`, {
+    const change = inputChange(this.file);
+    if (change !== null)
+      throw new ProfpackError(`the .cpuprofile changed while it was read (${change}): ${this.file.path}`, {
         code: ErrorCode.TACHYON_FILE_CHANGED,
-        details: { path: this.file.path },
+        details: { path: this.file.path, change },
       });
   }
 }
