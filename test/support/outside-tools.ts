@@ -176,7 +176,8 @@ export function goPprofTopFirst(file: string, sampleIndex?: string): string {
 export interface TagKey {
   key: string;
   total: string;
-  values: { value: string; amount: string; percent: string }[];
+  /** percent is null where pprof prints none: a key whose total is 0 (its samples weigh 0 in the shown type). */
+  values: { value: string; amount: string; percent: string | null }[];
 }
 
 /**
@@ -195,9 +196,9 @@ export function goPprofTags(file: string, sampleIndex?: string): TagKey[] {
       keys.push({ key: head[1]!, total: head[2]!.trim(), values: [] });
       continue;
     }
-    const row = /^\s+(\S+)\s+\(\s*([^)]+)\):\s(.*)$/.exec(line);
+    const row = /^\s+(\S+)(?:\s+\(\s*([^)]+)\))?:\s(.*)$/.exec(line);
     if (row === null || keys.length === 0) throw new Error(`unexpected -tags line: ${line}`);
-    keys.at(-1)!.values.push({ amount: row[1]!, percent: row[2]!.trim(), value: row[3]! });
+    keys.at(-1)!.values.push({ amount: row[1]!, percent: row[2]?.trim() ?? null, value: row[3]! });
   }
   return keys;
 }
