@@ -34,6 +34,7 @@ export { readStringTable } from './read/index';
 export type { HeapTotals } from './codec/index';
 export type { HeapFileSink, HeapSinkOptions, HeapSinkAllocations } from './write/index';
 export { setDefaultHeapFrameOf } from './write/index';
+export { flushTick } from './write/index';
 export type { HeapSinkFrees, HeapSinkLive, HeapSinkMemory, HeapSinkStacks } from './write/index';
 export type { NodeVisitor, RunTimes, StackNodes } from './read/index';
 export type { ModelSection, ModelMeta, ModelLabel, ModelSampleType } from './codec/index';

@@ -125,38 +125,41 @@ export function recordInProcess(
 
   // Loaded here, before the sampler starts: the writer's modules, like the CLI's, are not in the profile.
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the writer loads only in this mode
-  const { startRecording } = require('../start/index') as typeof recordingModule;
+  const { startRecording, asRecorderWork } = require('../start/index') as typeof recordingModule;
   return new Promise((resolve, reject) => {
     // Out of every CLI frame: the sampler's first sample (V8 takes one at its start) holds none of the CLI's, and what
-    // the program throws is uncaught (Node prints it and exits 1), as under plain node.
-    setImmediate(() => {
-      try {
-        startRecording({
-          intervalUs,
-          harvestMs: options.harvestMs,
-          heap,
-          cpu,
-          writer: 'inline',
-          out: options.out,
-          compression,
-          flushIntervalMs: options.flushIntervalMs,
-          sourceMaps: options.sourceMaps,
-          onStop: end,
-        });
-      } catch (err) {
-        // As the preload: a setting that cannot be honoured stops here, before the program runs; anything else
-        // loses only the recording.
-        if (isProfpackError(err)) return void reject(err);
-        process.stderr.write(`profpack: not recording: ${err instanceof Error ? err.message : String(err)}\n`);
-      }
-      process.argv = [process.execPath, run.script, ...run.args];
-      // profpack's own stdout handling (a closed pipe ends a command quietly) is not the program's: under plain node
-      // an EPIPE on stdout with no listener is the program's uncaught error.
-      process.stdout.removeAllListeners('error');
-      // The exit code the CLI's main left (0) is not the program's.
-      process.exitCode = undefined;
-      setImmediate(runMain!);
-      resolve();
-    });
+    // the program throws is uncaught (Node prints it and exits 1), as under plain node. What follows the sampler's
+    // start here (argv, the runner's immediate) is the recorder's work, not the program's allocations.
+    setImmediate(() =>
+      asRecorderWork(() => {
+        try {
+          startRecording({
+            intervalUs,
+            harvestMs: options.harvestMs,
+            heap,
+            cpu,
+            writer: 'inline',
+            out: options.out,
+            compression,
+            flushIntervalMs: options.flushIntervalMs,
+            sourceMaps: options.sourceMaps,
+            onStop: end,
+          });
+        } catch (err) {
+          // As the preload: a setting that cannot be honoured stops here, before the program runs; anything else
+          // loses only the recording.
+          if (isProfpackError(err)) return void reject(err);
+          process.stderr.write(`profpack: not recording: ${err instanceof Error ? err.message : String(err)}\n`);
+        }
+        process.argv = [process.execPath, run.script, ...run.args];
+        // profpack's own stdout handling (a closed pipe ends a command quietly) is not the program's: under plain node
+        // an EPIPE on stdout with no listener is the program's uncaught error.
+        process.stdout.removeAllListeners('error');
+        // The exit code the CLI's main left (0) is not the program's.
+        process.exitCode = undefined;
+        setImmediate(runMain!);
+        resolve();
+      }),
+    );
   });
 }

@@ -11,7 +11,13 @@ import { fstatSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 import { RecordEnv, childFile, type ChildRecording, type InlineRecording } from '../settings/index';
 // The agent only: the file is written in another process, and the program loads none of the writer's code.
-import { announceUnrecordedWorker, defaultChannelName, recordOverPipe, startWorkerAgent } from '../program/index';
+import {
+  announceUnrecordedWorker,
+  asRecorderWork,
+  defaultChannelName,
+  recordOverPipe,
+  startWorkerAgent,
+} from '../program/index';
 import { FdSender } from '../wire/index';
 import type * as recordingModule from '../start/index';
 import type { HeapOptions } from '../settings/index';
@@ -84,17 +90,20 @@ function recordInline(fd: number, raw: string, agent: Parameters<typeof recordOv
   const sender = new FdSender(fd);
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the writer loads only in this mode
   const { startRecording } = require('../start/index') as typeof recordingModule;
-  startRecording({
-    ...agent,
-    writer: 'inline',
-    out: inline.out,
-    compression: inline.compression,
-    flushIntervalMs: inline.flushIntervalMs,
-    sourceMaps: inline.sourceMaps,
-    onStop: ({ samples, threads, durationSec, heapEvents }) =>
-      void sender.send({ kind: 'inline-end', samples, threads, durationSec, heapEvents }),
+  // The ping goes after the samplers started: the recorder's work, not the program's allocation.
+  asRecorderWork(() => {
+    startRecording({
+      ...agent,
+      writer: 'inline',
+      out: inline.out,
+      compression: inline.compression,
+      flushIntervalMs: inline.flushIntervalMs,
+      sourceMaps: inline.sourceMaps,
+      onStop: ({ samples, threads, durationSec, heapEvents }) =>
+        void sender.send({ kind: 'inline-end', samples, threads, durationSec, heapEvents }),
+    });
+    sender.send({ kind: 'ping' });
   });
-  sender.send({ kind: 'ping' });
 }
 
 /** Tells profpack record why the recording could not start, and ends this process before the program runs. */

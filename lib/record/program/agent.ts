@@ -33,6 +33,33 @@ export interface ChunkTarget {
   alive(): boolean;
   /** The last word (stats and finalize, or the 'end' message); returns the last file written, when it names one. */
   end(durationSec: number, threads: number): string | undefined;
+  /** A writer in this process: its periodic work (a flush, a rotation), run on the agent's timers until end(). */
+  timed?: readonly TimedWork[];
+}
+
+/** Work a writer does every `everyMs`; `run` returns false when it is over (the writer finished or broken). */
+export interface TimedWork {
+  everyMs: number;
+  run(): boolean;
+}
+
+/**
+ * The timers of a writer in this process. Their callbacks are this file's: the heap sampler knows an allocation as
+ * the recorder's by a frame of lib/record/program on its stack (heap/stacks.ts), and a timer's stack starts at its
+ * callback, so a writer's own timer (ProfileWriter's flushIntervalMs, in lib/tachyon) would have its flushes'
+ * allocations recorded as the program's. Returns the function that stops them.
+ */
+function startTimedWork(work: readonly TimedWork[]): () => void {
+  const timers = work.map(({ everyMs, run }) => {
+    const timer: NodeJS.Timeout = setInterval(() => {
+      if (!run()) clearInterval(timer);
+    }, everyMs);
+    timer.unref();
+    return timer;
+  });
+  return () => {
+    for (const timer of timers) clearInterval(timer);
+  };
 }
 
 export interface AgentOptions {
@@ -175,6 +202,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
   const detach = (): void => {
     detached = true;
     stopHarvests();
+    stopTimedWork();
     heapRecorder?.dispose();
     sampler?.dispose();
     channel?.close();
@@ -182,6 +210,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
     stopped = true;
   };
   const stopHarvests = driveHarvests(heapRecorder, harvest, harvestMs);
+  const stopTimedWork = startTimedWork(target.timed ?? []);
 
   // On the way out the program's own exit code and signal matter more than the recording: warn, never throw.
   const stopQuietly = (): void => {
@@ -216,6 +245,7 @@ export function startAgent(settings: AgentSettings, target: ChunkTarget, out: st
     stop(): RecordingSummary {
       if (summary !== undefined) return summary;
       stopHarvests();
+      stopTimedWork();
       if (handleExit) {
         process.removeListener('exit', onExit);
         process.removeListener('SIGINT', onSignal);

@@ -10,6 +10,7 @@ export {
   type ChunkTarget,
   type Recording,
   type RecordingSummary,
+  type TimedWork,
 } from './agent';
 export {
   announceUnrecordedWorker,
@@ -23,6 +24,7 @@ export {
   type WorkerMessage,
 } from './worker-agent';
 export { recordOverPipe, type PipeEnd } from './pipe';
+export { asRecorderWork } from './own-work';
 export { V8Sampler } from './cpu-sampler';
 export { describeThisProcess, encodeRecordedBy, type RecordedBy } from './recorded-by';
 export {

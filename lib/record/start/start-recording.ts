@@ -9,7 +9,8 @@ import { SourceMapper } from '../../sourcemap/index';
 import { ErrorCode, ProfpackError } from '../../errors';
 import { ProfilingMode } from '../../tachyon/index';
 // The flush default comes from settings/, not writer/host.ts: the inline writer loads no RecordingHost.
-import { checkRotate, DEFAULT_FLUSH_INTERVAL_MS, safeOnFile, type OnFile, type RotateOptions } from '../settings/index';
+import { checkRange, checkRotate, DEFAULT_FLUSH_INTERVAL_MS, MAX_TIMER_MS, safeOnFile } from '../settings/index';
+import type { OnFile, RotateOptions } from '../settings/index';
 import { HeapFrameReceiver, recordingClock, type HeapEventSink } from '../wire/index';
 import {
   checkAgentOptions,
@@ -92,10 +93,14 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   const out = options.out ?? 'profile.tach';
   const compression = options.compression ?? defaultCompression();
   const { flushIntervalMs, sourceMaps } = options;
+  // Checked here: the inline writer's flushes run on the agent's timer, not the writer's (which checked it before).
+  if (flushIntervalMs !== undefined) checkRange('flushIntervalMs', flushIntervalMs, 1, MAX_TIMER_MS, 'ms');
   if (writerMode === 'process')
     return recordOverPipe({ writer: { out, compression, rotate, flushIntervalMs, sourceMaps }, onFile }, options);
   // Inline: the writer in this process. A file recording is on the Unix epoch (V8's own sample times are monotonic).
   const { startTimeUs, epochOffsetUs } = recordingClock();
+  // The writer's flushes and rotations run on the agent's timers (ChunkTarget.timed says why), not the writer's own.
+  const flushEveryMs = flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
   const about = describeThisProcess(settings, sourceMaps !== false);
   if (rotate !== undefined) {
     const host = new RecordingHost({
@@ -108,9 +113,14 @@ export function startRecording(options: RecordingOptions = {}): Recording {
       flushIntervalMs,
       sourceMaps,
       heap,
+      timers: 'caller',
     });
     host.setRecordedBy(about);
-    return startAgent(settings, hostTarget(host, onFile), out);
+    const timed = [
+      { everyMs: flushEveryMs, run: () => host.flush() },
+      { everyMs: rotate.everyMs, run: () => host.rotateAndReport(onFile) },
+    ];
+    return startAgent(settings, { ...hostTarget(host, onFile), timed }, out);
   }
   const mapFrame = sourceMaps === false ? undefined : new SourceMapper().mapFrame;
   const sink = createTachyonSink(out, {
@@ -118,14 +128,16 @@ export function startRecording(options: RecordingOptions = {}): Recording {
     startTimeUs,
     compression,
     mode: ProfilingMode.Wall,
-    flushIntervalMs: flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
     heap: heap && options.heapSink === undefined,
     mapFrame,
   });
   sink.note(encodeRecordedBy(about));
   return startAgent(
     settings,
-    sinkTarget(sink, epochOffsetUs, options.heapSink ?? sink.heap ?? undefined, mapFrame),
+    {
+      ...sinkTarget(sink, epochOffsetUs, options.heapSink ?? sink.heap ?? undefined, mapFrame),
+      timed: [{ everyMs: flushEveryMs, run: () => sink.flush() }],
+    },
     out,
   );
 }
@@ -163,7 +175,6 @@ function sinkTarget(
  * host).
  */
 function hostTarget(host: RecordingHost, onFile: OnFile): ChunkTarget {
-  host.startRotating(onFile);
   return {
     heapFrame: (frame) => host.acceptHeapFrame(frame.subarray(4)),
     chunk: (chunk, threadId, mainThread) => host.ingestChunk(chunk, threadId, mainThread),

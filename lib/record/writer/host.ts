@@ -52,6 +52,12 @@ export interface RecordingHostOptions {
   onWarning?: (warning: string) => void;
   /** Called once, when a write error stops the recording (finish() then throws the same error). */
   onWriteError?: (error: ProfpackError) => void;
+  /**
+   * Who runs the periodic work. 'host' (default): the writers flush every flushIntervalMs, startRotating() rotates.
+   * 'caller': the caller calls flush() and rotateAndReport() (the inline writer, from the agent's timers: they run in
+   * the recorded program, ChunkTarget.timed in lib/record/program/agent.ts says why).
+   */
+  timers?: 'host' | 'caller';
 }
 
 /** What a heap recording delivered. */
@@ -172,7 +178,8 @@ export class RecordingHost {
       startTimeUs,
       compression: this.options.compression ?? defaultCompression(),
       mode: ProfilingMode.Wall,
-      flushIntervalMs: this.options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
+      flushIntervalMs:
+        this.options.timers === 'caller' ? undefined : (this.options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS),
       heap: this.options.heap === true && this.options.heapSink === undefined,
       mapFrame: this.mapFrame,
     });
@@ -186,11 +193,20 @@ export class RecordingHost {
   /** Rotates every `rotate.everyMs` until finish(), calling onFile with each finished file. */
   startRotating(onFile: OnFile): void {
     if (this.options.rotate === undefined || this.rotateTimer !== undefined) return;
-    this.rotateTimer = setInterval(() => {
-      const done = this.rotate();
-      if (done !== undefined) onFile(done.path, done.stats);
-    }, this.options.rotate.everyMs);
+    this.rotateTimer = setInterval(() => this.rotateAndReport(onFile), this.options.rotate.everyMs);
     this.rotateTimer.unref();
+  }
+
+  /** One rotation (rotate()), its finished file handed to onFile; false once the recording is over. */
+  rotateAndReport(onFile: OnFile): boolean {
+    const done = this.rotate();
+    if (done !== undefined) onFile(done.path, done.stats);
+    return this.summary === undefined && !this.writeFailed;
+  }
+
+  /** One flush of the file being written, with `timers: 'caller'`; false once the recording is over or broken. */
+  flush(): boolean {
+    return this.summary === undefined && !this.writeFailed && this.sink.flush();
   }
 
   /**

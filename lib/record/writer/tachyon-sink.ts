@@ -6,7 +6,7 @@
 import { defaultCompression } from '../../tachyon/index';
 import { frameFromV8, type CpuProfileCallFrame } from '../../v8/index';
 import type { Frame } from '../../profile/index';
-import { MAX_STACK_DEPTH, ProfileWriter, type HeapFileSink } from '../../tachyon/index';
+import { MAX_STACK_DEPTH, ProfileWriter, flushTick, type HeapFileSink } from '../../tachyon/index';
 
 /** One tick at a time, frames interned first; compat's deprecated ProfileSink adds a weight to writeStack. */
 export interface TickSink {
@@ -31,6 +31,11 @@ export interface TachyonSink extends TickSink {
   finalize(): number | void;
   /** Discards the file. */
   close(): void;
+  /**
+   * One periodic flush, for a sink made without flushIntervalMs whose caller runs the timer (the inline recorder:
+   * lib/record/program/agent.ts, ChunkTarget.timed). False once the writer is finished or broken.
+   */
+  flush(): boolean;
   /** The file's heap events (a `heap` sink: format version 2), else null. */
   readonly heap: HeapFileSink | null;
 }
@@ -41,7 +46,7 @@ export interface TachyonSinkOptions {
   compression?: 'zstd' | 'none';
   /** Profiling mode (0 wall .. 4 exception); default unknown. */
   mode?: number;
-  /** ProfileWriter's flushIntervalMs (default none). */
+  /** ProfileWriter's flushIntervalMs (default none: flush() is then the caller's to call). */
   flushIntervalMs?: number;
   /**
    * The file also holds heap events (`heap`): then it is format version 2, the
@@ -82,5 +87,6 @@ export function createTachyonSink(path: string, options: TachyonSinkOptions): Ta
       return atCap;
     },
     close: () => writer.close(),
+    flush: () => flushTick(writer),
   };
 }

@@ -1,6 +1,8 @@
 // lib/tachyon/write: ProfileWriter (state and public calls), argument conversion, the stack interner,
 // the engine contract and its JS / native / version-2 engines (native/tachyon/write, v2), the tables.
 export { ProfileWriter } from './writer';
+// For the recorder's inline writer, which runs the periodic flush from its own timer.
+export { flushTick } from './lifetime';
 export { setDefaultHeapFrameOf } from './heap-sink';
 export type {
   FrameInfo,

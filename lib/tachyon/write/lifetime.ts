@@ -49,6 +49,20 @@ interface Flushable {
   flush(): number;
 }
 
+/**
+ * One tick of a periodic flush (the flushIntervalMs timer, or a caller's own: the recorder's inline writer). False
+ * once the ticks should end: the writer is gone, finished, or broken by this flush (its next call reports the cause).
+ */
+export function flushTick(writer: Flushable | undefined): boolean {
+  if (writer === undefined || writer.state !== 'open') return false;
+  try {
+    writer.flush();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The journal (on disk, unless `journal: false`) and the flush timer of one writer. */
 export class Keeper {
   readonly journal: JournalWriter | null;
@@ -67,14 +81,7 @@ export class Keeper {
     // The timer holds the writer weakly: a dropped writer is still collected, and its timer then ends.
     const self = new WeakRef(writer);
     const timer = setInterval(() => {
-      const w = self.deref();
-      if (w === undefined || w.state !== 'open') return this.stop();
-      try {
-        w.flush();
-      } catch {
-        // The writer is broken now; its next call reports the cause.
-        this.stop();
-      }
+      if (!flushTick(self.deref())) this.stop();
     }, ms);
     timer.unref();
     this.timer = timer;
