@@ -128,7 +128,8 @@ describe('heap section decoders: native and JS twins', () => {
       }),
       { numRuns: 40 },
     );
-    expect(outcomes).toBe(40);
+    // Every run reached its end (at least 40: PROFPACK_FC_RUNS_SCALE may ask for more).
+    expect(outcomes).toBeGreaterThanOrEqual(40);
   });
 
   it('mutated sections give the same records, then the same code at the same offset', () => {

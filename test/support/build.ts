@@ -99,7 +99,9 @@ function cachedRoot(): string {
   // Packages of older lib/ states, a day unused.
   for (const name of readdirSync(CACHE)) {
     const old = path.join(CACHE, name);
-    if (old !== root && Date.now() - statSync(old).mtimeMs > STALE_MS) rmSync(old, { recursive: true, force: true });
+    // Another worker may have removed it since readdir: no entry, nothing to prune.
+    const used = statSync(old, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+    if (old !== root && Date.now() - used > STALE_MS) rmSync(old, { recursive: true, force: true });
   }
   return root;
 }

@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
@@ -37,11 +37,21 @@ function contentKey(tool: string, files: string[]): string {
   return path.join(cacheDir, `${tool}-${h.digest('hex')}.txt`);
 }
 
+/**
+ * Write then rename: the cache is shared by every test process of this user (two workers, other checkouts), and a
+ * reader that found the key must never read half an output.
+ */
+function storeCached(key: string, text: string): void {
+  const partial = `${key}.${process.pid}.tmp`;
+  writeFileSync(partial, text);
+  renameSync(partial, key);
+}
+
 async function cached(tool: string, files: string[], produce: () => Promise<string>): Promise<string> {
   const key = contentKey(tool, files);
   if (existsSync(key)) return readFileSync(key, 'utf8');
   const text = await produce();
-  writeFileSync(key, text);
+  storeCached(key, text);
   return text;
 }
 
@@ -199,7 +209,7 @@ export async function cpython(files: string[]): Promise<Map<string, CpyProfile>>
       const endMark = `{"end":${JSON.stringify(f)}`;
       const end = stdout.indexOf('\n', stdout.indexOf(endMark, start));
       const part = stdout.slice(start, end + 1);
-      writeFileSync(cpythonKey(f), part);
+      storeCached(cpythonKey(f), part);
       out.set(f, parseCpython(part, f));
       start = end + 1;
     }

@@ -19,7 +19,9 @@
  *   values summed; time and status are gone, as in the profiles Go writes.
  * - Values are int64: fractional ones (real times) are rounded with the
  *   remainder carried to the next record, so every column's total is its
- *   model sum rounded once.
+ *   model sum rounded once. The remainder (and an aggregated sum) is kept as
+ *   two doubles whose sum is exact: one double rounds 15.1 added to
+ *   1976143.5, and a total can then land on the wrong side of a half.
  * - One Location per model frame (one Line: function, line, column), one
  *   Function per (name, file); pprof's 0 is the model's null. End line, end
  *   column and opcode have no place in profile.proto.
@@ -115,7 +117,9 @@ class PprofEncoder {
   private readonly labelBytes: ({ bytes: Uint8Array; namesThread: boolean } | undefined)[] = [];
   private readonly threadBytes: (Uint8Array | undefined)[] = [];
   private readonly usedFrames: Uint8Array[] = [];
+  /** Per column the rounding remainder carried so far: carry + carryLow, exactly (twoSumError). */
   readonly carry: Float64Array;
+  readonly carryLow: Float64Array;
   readonly timeKey: number;
   readonly timeUnit: number;
   readonly timeScale: number;
@@ -127,6 +131,7 @@ class PprofEncoder {
 
   constructor(private readonly source: ProfileSource) {
     this.carry = new Float64Array(source.meta.sampleTypes.length);
+    this.carryLow = new Float64Array(source.meta.sampleTypes.length);
     const datadog = source.meta.origin?.producer === DATADOG;
     this.timeKey = this.strings.id(datadog ? PprofLabel.endTimestampNs : PprofLabel.timestampUs);
     // @datadog/pprof writes its end times without a unit.
@@ -221,13 +226,29 @@ class PprofEncoder {
     return bytes;
   }
 
-  /** Appends value `v` of column `c` as an int64, carrying the rounding remainder. */
-  value(sink: ByteSink, c: number, v: number): void {
+  /**
+   * Appends value `v + below` of column `c` as an int64, carrying the rounding remainder (`below`: the part of an
+   * aggregated sum that its double `v` could not hold).
+   */
+  value(sink: ByteSink, c: number, v: number, below = 0): void {
     let whole = v;
-    if (!Number.isInteger(v)) {
-      const exact = this.carry[c]! + (Number.isFinite(v) ? v : 0);
+    if (!Number.isInteger(v) || below !== 0) {
+      const add = Number.isFinite(v) ? v : 0;
+      const carry = this.carry[c]!;
+      const sum = carry + add;
+      const low = this.carryLow[c]! + twoSumError(carry, add, sum) + below;
+      const exact = sum + low;
+      const exactLow = twoSumError(sum, low, exact);
       whole = Math.round(exact);
-      this.carry[c] = exact - whole;
+      let rest = exact - whole; // exact: within a half of an integer (Sterbenz)
+      // Math.round takes a half up; one that is a half only for the lack of the low part's (negative) bits is not.
+      if (rest === -0.5 && exactLow < 0) {
+        whole--;
+        rest = 0.5;
+      }
+      const remainder = rest + exactLow;
+      this.carry[c] = remainder;
+      this.carryLow[c] = twoSumError(rest, exactLow, remainder);
     }
     // int64 holds -2^63 … 2^63 - 1: a value beyond is refused, never wrapped or clamped.
     if (whole >= TWO_POW_63 || whole < -TWO_POW_63) {
@@ -266,13 +287,15 @@ class PprofEncoder {
     at: number,
     time: number,
     status: number,
+    /** Per column the part of `values` below its doubles (aggregated sums), if any. */
+    valuesBelow?: readonly Float64Array[],
   ): void {
     this.samples++;
     body.clear();
     body.uvarint(tagOf(SampleField.value, WireType.bytes));
     const valuesAt = body.length;
     body.u8(0);
-    for (let c = 0; c < this.carry.length; c++) this.value(body, c, values[c]![at]!);
+    for (let c = 0; c < this.carry.length; c++) this.value(body, c, values[c]![at]!, valuesBelow?.[c]![at] ?? 0);
     const valuesLength = body.length - valuesAt - 1;
     if (valuesLength < 0x80) body.bytes[valuesAt] = valuesLength;
     else {
@@ -330,21 +353,37 @@ function writeAggregated(
   types: number,
 ): void {
   const keys = new SampleKeys();
+  // Each key's sum as two doubles, sums + below, exact (twoSumError): the written total is then the model's.
   let sums: Float64Array[] = Array.from({ length: types }, () => new Float64Array(1024));
+  let below: Float64Array[] = Array.from({ length: types }, () => new Float64Array(1024));
   for (const b of source.batches()) {
     for (let i = 0; i < b.length; i++) {
       const k = keys.slot(b.stack[i]!, b.thread[i]!, b.labels[i]!);
-      if (k === sums[0]!.length) sums = sums.map((a) => resized(a, a.length * 2));
+      if (k === sums[0]!.length) {
+        sums = sums.map((a) => resized(a, a.length * 2));
+        below = below.map((a) => resized(a, a.length * 2));
+      }
       for (let c = 0; c < types; c++) {
         const column = sums[c]!;
-        column[k] = column[k]! + b.values[c]![i]!;
+        const was = column[k]!;
+        const v = b.values[c]![i]!;
+        const sum = was + v;
+        column[k] = sum;
+        // Past ±Infinity there is no low part (the error term would be NaN).
+        if (Number.isFinite(sum)) below[c]![k] = below[c]![k]! + twoSumError(was, v, sum);
       }
     }
   }
   for (let k = 0; k < keys.size; k++) {
-    enc.sample(out.sink, body, keys.stack(k), keys.thread(k), keys.labels(k), sums, k, NaN, 0);
+    enc.sample(out.sink, body, keys.stack(k), keys.thread(k), keys.labels(k), sums, k, NaN, 0, below);
     out.maybeFlush();
   }
+}
+
+/** a + b - sum, exactly, where sum is a + b in float64 (Knuth's TwoSum): what the rounded sum left out. */
+function twoSumError(a: number, b: number, sum: number): number {
+  const bPart = sum - a;
+  return a - (sum - bPart) + (b - bPart);
 }
 
 function writeValueType(sink: ByteSink, field: number, strings: PprofStringTable, type: string, unit: string): void {

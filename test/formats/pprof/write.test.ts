@@ -80,20 +80,63 @@ function recording(records: number, gapNs: (i: number) => number): ProfileBuilde
   return b;
 }
 
+/** x, a finite double, as an exact multiple of 2^-1074 (the smallest subnormal). */
+function exactUnits(x: number): bigint {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, Math.abs(x));
+  const bits = view.getBigUint64(0);
+  const exponent = Number(bits >> 52n);
+  const mantissa = bits & ((1n << 52n) - 1n);
+  const units = exponent === 0 ? mantissa : (mantissa | (1n << 52n)) << BigInt(exponent - 1);
+  return x < 0 ? -units : units;
+}
+
+/** The exact sum of `values` rounded as Math.round does (a half up), computed in integers: no float sum's error. */
+function roundedExactSum(values: number[]): number {
+  const sum = values.reduce((s, v) => s + exactUnits(v), 0n);
+  const half = 1n << 1073n;
+  const one = 1n << 1074n;
+  // floor((sum + half) / one), with BigInt division truncating toward 0.
+  const shifted = sum + half;
+  const quotient = shifted / one;
+  return Number(shifted < 0n && quotient * one !== shifted ? quotient - 1n : quotient);
+}
+
+/** A gap in ns: any double, or tenths and halves, whose float sums land near a half and round either way. */
+const gapNs = fc.oneof(
+  fc.double({ min: 0, max: 5e6, noNaN: true }),
+  fc.integer({ min: 0, max: 10_000_000 }).map((k) => k / 2),
+  fc.integer({ min: 0, max: 1000 }).map((k) => k / 10),
+);
+
 describe('pprof out of a model built in memory', () => {
-  it('fractional real times total their sum rounded once in go tool pprof, per record and aggregated', () => {
+  const totalsOut = (gaps: number[]) => {
+    const b = recording(gaps.length, (i) => gaps[i]!);
+    const out = path.join(work, 'gaps.pb.gz');
+    writeFile(b, out);
+    const perRecord = goPprofRawTotals(out).map((t) => t.total);
+    writeFile(b, out, { aggregate: true });
+    return { perRecord, aggregated: goPprofRawTotals(out).map((t) => t.total) };
+  };
+
+  it('fractional real times total their exact sum rounded once in go tool pprof, per record and aggregated', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0, max: 5e6, noNaN: true }), { minLength: 1, maxLength: 40 }), (gaps) => {
-        const b = recording(gaps.length, (i) => gaps[i]!);
-        const sum = gaps.reduce((a, v) => a + v, 0);
-        const out = path.join(work, 'gaps.pb.gz');
-        writeFile(b, out);
-        expect(goPprofRawTotals(out).map((t) => t.total)).toEqual([gaps.length, Math.round(sum)]);
-        writeFile(b, out, { aggregate: true });
-        expect(goPprofRawTotals(out).map((t) => t.total)).toEqual([gaps.length, Math.round(sum)]);
+      fc.property(fc.array(gapNs, { minLength: 1, maxLength: 40 }), (gaps) => {
+        const want = [gaps.length, roundedExactSum(gaps)];
+        expect(totalsOut(gaps)).toEqual({ perRecord: want, aggregated: want });
       }),
       { numRuns: 8 },
     );
+  });
+
+  it('a sum near a half rounds as the exact sum does, not as a float sum does', () => {
+    // 34.8 + 22.7 is 57.5 in float64 but 57.4999999999999964… exactly: 57, not Math.round(57.5).
+    expect(roundedExactSum([34.8, 22.7])).toBe(57);
+    expect(totalsOut([34.8, 22.7])).toEqual({ perRecord: [2, 57], aggregated: [2, 57] });
+    // A carried remainder held in one double lost 15.1's last bits beside 1976143.5: pprof totalled 4518349.
+    const gaps = [17.5, 19, 15.1, 1976143.5, 20.9, 2542132.5];
+    expect(roundedExactSum(gaps)).toBe(4518348);
+    expect(totalsOut(gaps)).toEqual({ perRecord: [6, 4518348], aggregated: [6, 4518348] });
   });
 
   it('threads, interpreters, times and status go out as labels Go shows; a non-epoch clock says so', () => {
