@@ -94,6 +94,12 @@ export const REPEAT_BUFFER_SIZE = 16 * 1024;
 export const REPEAT_ENTRY_MAX = 11;
 /** CPython's writer buffers 512 KiB before each write (and before each zstd call). */
 export const WRITE_BUFFER_SIZE = 512 * 1024;
+/**
+ * Raw sample records per zstd call (native/tachyon/format.h kZstdInputSize). zstd's output does not depend on how its
+ * input is cut between ZSTD_e_continue calls, so this is free to differ from CPython's 512 KiB: each call first brings
+ * zstd's ~5 MB of level-5 tables back into the cache the encoding in between evicted (bench/RESULTS.md, branch wsz).
+ */
+export const ZSTD_INPUT_SIZE = 4 * 1024 * 1024;
 
 /** Opcode byte meaning "no opcode"; real opcodes are 0..254. */
 export const NO_OPCODE = 255;

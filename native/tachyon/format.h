@@ -33,6 +33,8 @@ inline constexpr size_t kMaxStackDepth = 256;
 inline constexpr size_t kRepeatBufferSize = 16 * 1024;
 inline constexpr size_t kRepeatEntryMax = 11;
 inline constexpr size_t kWriteBufferSize = 512 * 1024;
+// Raw records per zstd call (lib/tachyon/format.ts ZSTD_INPUT_SIZE): zstd's tables go cold between calls.
+inline constexpr size_t kZstdInputSize = 4 * 1024 * 1024;
 
 inline constexpr uint8_t kNoOpcode = 255;
 inline constexpr size_t kMinFrameEntrySize = 7;

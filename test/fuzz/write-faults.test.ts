@@ -96,7 +96,7 @@ for (const which of testedBackends) {
         expect(done).toMatchObject({ step: 'done' });
       });
 
-      it('a file-size limit hit at the first 512 KiB flush: EFBIG is a ProfpackError, then the writer is broken', () => {
+      it('a file-size limit hit at the first buffer flush: EFBIG is a ProfpackError, then the writer is broken', () => {
         const file = path.join(dir, `efbig-${which}-${compression}.bin`);
         // 4 KiB limit (ulimit -f counts KiB in bash; the first flush is larger, compressed or not);
         // SIGXFSZ ignored, so write() fails with EFBIG.
@@ -154,7 +154,7 @@ for (const which of testedBackends) {
         const errors = r.lines.filter((l) => l.error !== undefined).map((l) => l.error);
         expect(errors.length).toBeGreaterThan(0);
         for (const e of errors) expect(e, JSON.stringify(r.lines)).toMatchObject({ profpack: true });
-        // Observed: the writer opens the FIFO, the first 512 KiB flush fails.
+        // Observed: the writer opens the FIFO, the first or second buffer flush fails.
         const write = r.lines.find((l) => l.step === 'write');
         expect(write).toMatchObject({ state: 'broken', error: { code: 'ERR_TACHYON_WRITE_IO' } });
         expect(write!.error.message).toMatch(/EPIPE/);
@@ -207,7 +207,7 @@ for (const which of testedBackends) {
         expect(differs).toBe(-1);
       });
 
-      it('SIGKILL before the first 512 KiB flush: the 64 zero header bytes, reported not finalized', async () => {
+      it('SIGKILL before the first buffer flush: the 64 zero header bytes, reported not finalized', async () => {
         const file = path.join(dir, `killed-early-${which}-${compression}.bin`);
         const proc = spawn(process.execPath, [child, 'kill-early', which, compression, file], {
           stdio: ['ignore', 'pipe', 'pipe'],

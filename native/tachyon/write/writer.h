@@ -67,12 +67,16 @@ class FdWriter final : public RecordSink {
 // buffering, flush everything fed so far into complete blocks, or end the frame.
 enum class ZstdDirective : int { kContinue = 0, kFlush = 1, kEnd = 2 };
 
-// The sample region under compression: 512 KiB of raw records per call of
-// `compress` (libzstd lives in zstd-napi, so the N-API glue supplies it).
+// The sample region under compression: kZstdInputSize of raw records per call
+// of `compress` (libzstd lives in zstd-napi, so the N-API glue supplies it).
+// The bytes zstd writes do not depend on how its input is cut between
+// ZSTD_e_continue calls, so the size is free: 4 MiB, not CPython's 512 KiB,
+// because each call first brings zstd's ~5 MB of level-5 tables back into the
+// cache that the encoding in between evicted (bench/RESULTS.md, branch wsz).
 class CompressingSink final : public RecordSink {
  public:
-  using Compress = std::function<void(const uint8_t* data, size_t n, ZstdDirective directive)>;
-  explicit CompressingSink(Compress compress) : RecordSink(kWriteBufferSize), compress_(std::move(compress)) {}
+  using Compress = std::function<void(uint8_t* data, size_t n, ZstdDirective directive)>;
+  explicit CompressingSink(Compress compress) : RecordSink(kZstdInputSize), compress_(std::move(compress)) {}
   void Finish() {
     Drain();
     compress_(nullptr, 0, ZstdDirective::kEnd);

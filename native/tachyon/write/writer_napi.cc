@@ -1,6 +1,6 @@
 // N-API glue for the native Tachyon writer (writer.h): one object per open
 // profile. Samples arrive in batches staged by lib/tachyon/write/engines/native.ts
-// (one crossing per batch); under compression each 512 KiB of records is handed
+// (one crossing per batch); under compression each 4 MiB of records is handed
 // to a JS callback that runs zstd-napi and returns the compressed bytes.
 #include <napi.h>
 
@@ -53,14 +53,21 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
     if (info.Length() > 3 && info[3].IsFunction()) {
       compress_ = Napi::Persistent(info[3].As<Napi::Function>());
       compressing_ =
-          std::make_unique<CompressingSink>([this](const uint8_t* data, size_t n, tachyon::ZstdDirective directive) {
+          std::make_unique<CompressingSink>([this](uint8_t* data, size_t n, tachyon::ZstdDirective directive) {
             Napi::Env e = compress_.Env();
-            Napi::Value chunk = n == 0 ? Napi::Uint8Array::New(e, 0).As<Napi::Value>()
-                                       : Napi::Buffer<uint8_t>::Copy(e, data, n).As<Napi::Value>();
+            // The sink's own bytes, not a copy (a copy where the runtime allows no external buffers), detached
+            // once the call returns, so that no JS reference to them outlives it.
+            Napi::Uint8Array chunk = n == 0 ? Napi::Uint8Array::New(e, 0)
+                                            : Napi::Buffer<uint8_t>::NewOrCopy(e, data, n).As<Napi::Uint8Array>();
+            struct Detach {  // also when the callback throws; a status, never an exception, from a destructor
+              napi_env env;
+              napi_value bytes;
+              ~Detach() { napi_detach_arraybuffer(env, bytes); }
+            } detach{e, chunk.ArrayBuffer()};
             Napi::Value out = compress_.Call({chunk, Napi::Number::New(e, static_cast<int>(directive))});
             const RawView view = ViewOfType(out, napi_uint8_array, "compressed chunk");
             file_->Append(view.data, view.length);
-            // Each 512 KiB of records reaches the file as soon as it is compressed.
+            // Each chunk of records reaches the file as soon as it is compressed.
             if (directive != tachyon::ZstdDirective::kEnd) file_->Flush();
           });
       records = compressing_.get();
@@ -167,7 +174,7 @@ class NativeProfileWriter : public Napi::ObjectWrap<NativeProfileWriter> {
     return info.Env().Undefined();
   }
 
-  // Frees the buffers (1 MiB with zstd), the threads' state and the compressor
+  // Frees the buffers (4.5 MiB with zstd), the threads' state and the compressor
   // callback now: Node runs this object's finalizer only on a later event-loop
   // turn, so a synchronous loop of writers would otherwise keep them all.
   Napi::Value Release(const Napi::CallbackInfo& info) {

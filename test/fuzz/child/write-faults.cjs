@@ -43,7 +43,8 @@ if (mode === 'devfull' || mode === 'pipe' || mode === 'efbig') {
     const writer = opened.value;
     let written = 0;
     let failure;
-    for (let i = 0; i < 200000 && failure === undefined; i++) {
+    // Enough for the first flush: 512 KiB of records, or under zstd 4 MiB of them (~232,000 busy samples) compressed.
+    for (let i = 0; i < 600000 && failure === undefined; i++) {
       const r = attempt('writeSample', () => writer.writeSample(busySample(i), 1000 + i));
       if (r.ok) written++;
       else failure = r.error;
@@ -68,7 +69,7 @@ if (mode === 'devfull' || mode === 'pipe' || mode === 'efbig') {
     }
   }
 } else if (mode === 'kill-early') {
-  // Far less than the 512 KiB buffer: nothing but the header has been flushed.
+  // Far less than the 512 KiB buffer (4 MiB under zstd): nothing but the header has been flushed.
   const writer = new ProfileWriter(target, { sampleIntervalUs: 1000, compression, backend });
   for (let i = 0; i < 100; i++) writer.writeSample(busySample(i), 1000 + i);
   say({ step: 'ready', size: fs.statSync(target).size, state: writer.state });

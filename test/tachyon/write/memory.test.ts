@@ -6,7 +6,7 @@
  * outside V8's heap, V8's heap in use and external memory by at most 50 MB
  * each (RSS less V8's heap total: Node 24 keeps emptied heap pages). zstd-napi frees a compression context
  * (3.75 MB at level 5, 82 MB at level 19) only in a finalizer Node runs on a
- * later turn, and the native writer's buffers (1 MiB with zstd) likewise.
+ * later turn, and the native writer's buffers (4.5 MiB with zstd) likewise.
  * Each case runs in a child process, which owns nothing else.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

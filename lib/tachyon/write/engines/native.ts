@@ -1,7 +1,7 @@
 /**
  * The native sample encoder (native/tachyon/write/writer.h) behind the same
  * contract as the JS one. Samples are staged in a Uint32Array and cross
- * N-API once per batch; under compression the addon hands each 512 KiB of
+ * N-API once per batch; under compression the addon hands each 4 MiB of
  * records back to zstd-napi through a callback.
  */
 import { nativeModule } from '../../../backend';
