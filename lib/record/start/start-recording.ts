@@ -93,8 +93,16 @@ export function startRecording(options: RecordingOptions = {}): Recording {
   const out = options.out ?? 'profile.tach';
   const compression = options.compression ?? defaultCompression();
   const { flushIntervalMs, sourceMaps } = options;
-  // Checked here: the inline writer's flushes run on the agent's timer, not the writer's (which checked it before).
-  if (flushIntervalMs !== undefined) checkRange('flushIntervalMs', flushIntervalMs, 1, MAX_TIMER_MS, 'ms');
+  // Checked here: the inline writer's flushes run on the agent's timer, not the writer's (which checked it before),
+  // and as the writer checks it (whole milliseconds) for both writers, before anything starts.
+  if (flushIntervalMs !== undefined) {
+    checkRange('flushIntervalMs', flushIntervalMs, 1, MAX_TIMER_MS, 'ms');
+    if (!Number.isInteger(flushIntervalMs))
+      throw new ProfpackError(`flushIntervalMs must be a whole number of milliseconds, not ${flushIntervalMs}`, {
+        code: ErrorCode.INVALID_ARGUMENT,
+        expected: `an integer in 1..${MAX_TIMER_MS}`,
+      });
+  }
   if (writerMode === 'process')
     return recordOverPipe({ writer: { out, compression, rotate, flushIntervalMs, sourceMaps }, onFile }, options);
   // Inline: the writer in this process. A file recording is on the Unix epoch (V8's own sample times are monotonic).

@@ -47,6 +47,19 @@ describe('ranges', () => {
     expect(fs.existsSync(path.join(dir, 'h.tach'))).toBe(false);
     expect(fs.existsSync(path.join(dir, 'i.tach'))).toBe(false);
   });
+  it('startRecording: flushIntervalMs out of range or fractional is refused before anything starts, for both writers', () => {
+    // The inline writer's flushes run on the recorder's timer, so startRecording checks what ProfileWriter checked.
+    for (const writer of ['inline', 'process'] as const) {
+      for (const flushIntervalMs of [0, 2.5, MAX_TIMER_MS + 1]) {
+        const out = path.join(dir, `f-${writer}-${flushIntervalMs}.tach`);
+        expect(
+          codeOf(() => startRecording({ writer, flushIntervalMs, out })),
+          `${writer} ${flushIntervalMs}`,
+        ).toBe('ERR_INVALID_ARGUMENT');
+        expect(fs.existsSync(out)).toBe(false);
+      }
+    }
+  });
   it('profpack record: --interval-us 3000000000, --harvest-ms 2^31, --flush-ms 2^31, --rotate 600h: exit 2, one line, nothing run', () => {
     const marker = path.join(dir, 'ran');
     for (const flags of [
