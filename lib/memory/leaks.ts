@@ -140,8 +140,12 @@ interface SiteState {
   peakFreed: number;
   /** The last poll with a free (a GC before it) up to the peak. */
   peakLastFree: number;
-  /** When it fell below half its peak (NaN: it holds at least half). */
+  /** When it fell below half its peak (NaN: it holds at least half), and the poll that was. */
   dropUs: number;
+  dropPoll: number;
+  /** The last poll it allocated at, and what it had allocated before that poll. */
+  allocPoll: number;
+  allocatedBeforeAllocPoll: number;
   /** Bytes allocated per thread index (a trace of one thread keeps none). */
   threadBytes: Float64Array | undefined;
 }
@@ -222,6 +226,9 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
           peakFreed: 0,
           peakLastFree: -1,
           dropUs: Number.NaN,
+          dropPoll: -1,
+          allocPoll: -1,
+          allocatedBeforeAllocPoll: 0,
           threadBytes: trace.threads.length > 1 ? new Float64Array(trace.threads.length) : undefined,
         });
       }
@@ -259,6 +266,10 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       s.live += w.bytes;
       s.liveObjects += w.objects;
       s.sampledLive++;
+      if (s.allocPoll !== polls) {
+        s.allocPoll = polls;
+        s.allocatedBeforeAllocPoll = s.allocated;
+      }
       s.allocated += w.bytes;
       s.firstUs = Math.min(s.firstUs, timeUs);
       s.lastUs = Math.max(s.lastUs, timeUs);
@@ -281,7 +292,10 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       s.liveObjects -= w.objects;
       s.sampledLive--;
       s.freed += w.bytes;
-      if (s.live < s.peak / 2 && Number.isNaN(s.dropUs)) s.dropUs = timeUs;
+      if (s.live < s.peak / 2 && Number.isNaN(s.dropUs)) {
+        s.dropUs = timeUs;
+        s.dropPoll = polls;
+      }
     },
     poll(_live, timeUs) {
       if (Number.isNaN(startUs)) startUs = timeUs;
@@ -332,7 +346,11 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     const keptShare = s.peakAllocated > 0 ? (s.peakAllocated - s.peakFreed) / s.peakAllocated : 0;
     const gcSeen = s.peakLastFree > s.n0;
     // Garbage that piled up until a GC stops at its peak and goes on being allocated; a leak ends with its site.
-    const allocatedAfterPeak = s.allocated - s.peakAllocated;
+    // What a site fell at the last poll allocated in that poll's interval is not after its fall: the exit's
+    // collection freed it, and a leak that ran to the exit allocated there up to a harvest's worth (1 s by default).
+    const fellAtLastPoll = !Number.isNaN(s.dropUs) && s.dropPoll === polls - 1 && s.allocPoll === polls - 1;
+    const allocatedAfterPeak =
+      s.allocated - s.peakAllocated - (fellAtLastPoll ? s.allocated - s.allocatedBeforeAllocPoll : 0);
     const counted =
       runFit.slope > 0 &&
       runFit.r2 >= MIN_RUN_FIT &&

@@ -90,6 +90,40 @@ describe('leakSuspects', () => {
     expect(held.run).toMatchObject({ counted: true, freedAtMs: null, freedAtExit: false });
   });
 
+  it('a leak that runs to the exit, allocating in the last poll too, is still a run freed at exit', () => {
+    // A 1-s harvest: between the last timed poll and the exit's poll the leak kept 3 more objects (15 % of what it
+    // had at its peak), and the exit's collection freed them with the rest. Whatever the order of the poll's records.
+    for (const freesFirst of [false, true]) {
+      const { polls, leaked } = leakBeside(() => true);
+      const last = [21, 22, 23];
+      const exit = freesFirst
+        ? [
+            { timeUs: 21_000_000, free: leaked },
+            { timeUs: 21_000_000, alloc: last.map((o): [number, number, string] => [1000 + o, 1000, 'leak']) },
+            { timeUs: 21_000_000, free: last.map((o) => 1000 + o) },
+          ]
+        : [
+            {
+              timeUs: 21_000_000,
+              alloc: last.map((o): [number, number, string] => [1000 + o, 1000, 'leak']),
+              free: [...leaked, ...last.map((o) => 1000 + o)],
+            },
+          ];
+      const report = leakSuspects(handTrace(4096, [...polls, ...exit], 0).trace);
+      const w = unsampledWeight(1000, 4096).bytes;
+      const [first] = report.suspects;
+      expect(first).toMatchObject({ funcname: 'leak', liveBytes: 0, allocatedBytes: Math.round(23 * w) });
+      expect(first!.run).toMatchObject({
+        peakBytes: Math.round(20 * w),
+        growthBytesPerMin: Math.round(60 * w),
+        counted: true,
+        allocatedAfterPeakBytes: 0,
+        freedAtMs: 21_000,
+        freedAtExit: true,
+      });
+    }
+  });
+
   it('garbage that piles up with no GC before the last poll is never a suspect, and the report says why', () => {
     const polls: HandPoll[] = [];
     const all: number[] = [];
