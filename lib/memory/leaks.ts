@@ -173,6 +173,12 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
   let lastFreePoll = -1;
   let freePolls = 0;
   let openPollFreed = false;
+  /**
+   * The same for external objects: their WeakRefs are cleared by a full GC only (a scavenge keeps them), so the
+   * frees of V8's young objects say nothing of whether an external store could have been freed.
+   */
+  let lastExternalFreePoll = -1;
+  let openPollFreedExternal = false;
   /** Allocated bytes per stack, for the stack shown when a site holds nothing at the end. */
   let allocatedOfStack = new Float64Array(0);
   // The site of a stack: its innermost frame in the program's own files, else its innermost frame.
@@ -251,7 +257,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       s.peakSums = [polls - s.n0, t1 - s.st0, t2 - s.stt0, s.sy, s.syy, s.sty];
       s.peakAllocated = s.allocated;
       s.peakFreed = s.freed;
-      s.peakLastFree = lastFreePoll;
+      s.peakLastFree = s.external ? lastExternalFreePoll : lastFreePoll;
     }
     s.k0 = polls;
     s.t1 = t1;
@@ -284,6 +290,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     },
     free(live, slot, timeUs) {
       openPollFreed = true;
+      if (live.externals[slot] === 1) openPollFreedExternal = true;
       const s = siteOf(live.stacks[slot]!, live.externals[slot] === 1);
       if (s === undefined) return;
       const w = unsampledWeight(live.sizes[slot]!, interval);
@@ -305,6 +312,8 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
         freePolls++;
       }
       openPollFreed = false;
+      if (openPollFreedExternal) lastExternalFreePoll = polls;
+      openPollFreedExternal = false;
       polls++;
       t1 += t;
       t2 += t * t;

@@ -124,6 +124,32 @@ describe('leakSuspects', () => {
     }
   });
 
+  it('external garbage no full GC freed before the exit is no run, though young V8 objects were freed meanwhile', () => {
+    // 'chunk' makes a Buffer a second and drops it; only a full GC clears its WeakRef, and the first is the exit's.
+    // 'churn' is freed at every poll (scavenges). The same series of V8 objects would count; of externals it cannot.
+    const run = (external: boolean) => {
+      const { polls } = leakBeside(() => false);
+      for (let k = 0; k < 20; k++)
+        polls.push({ timeUs: 1_000_000 * (k + 1), alloc: [[5001 + k, 20_000, 'chunk']], external });
+      polls.push({ timeUs: 21_000_000, alloc: [[5021, 20_000, 'chunk']], external });
+      polls.push({ timeUs: 21_000_000, free: Array.from({ length: 21 }, (_, k) => 5001 + k), external });
+      polls.sort((a, b) => a.timeUs - b.timeUs);
+      return leakSuspects(handTrace(4096, polls, 0).trace).suspects.find((s) => s.funcname === 'chunk');
+    };
+    expect(run(false)!.run).toMatchObject({ gcSeen: true, counted: true, freedAtExit: true });
+    expect(run(true)).toBeUndefined(); // nothing live at the end, and no run
+    // With an external object freed by a full GC during the run, the same external series is a run again.
+    const { polls } = leakBeside(() => false);
+    polls.push({ timeUs: 500_000, alloc: [[9000, 20_000, 'early']], external: true });
+    polls.push({ timeUs: 2_500_000, free: [9000], external: true });
+    for (let k = 0; k < 20; k++)
+      polls.push({ timeUs: 1_000_000 * (k + 2), alloc: [[5001 + k, 20_000, 'chunk']], external: true });
+    polls.push({ timeUs: 22_000_000, free: Array.from({ length: 20 }, (_, k) => 5001 + k), external: true });
+    polls.sort((a, b) => a.timeUs - b.timeUs);
+    const chunk = leakSuspects(handTrace(4096, polls, 0).trace).suspects.find((s) => s.funcname === 'chunk');
+    expect(chunk!.run).toMatchObject({ gcSeen: true, counted: true, freedAtExit: true });
+  });
+
   it('garbage that piles up with no GC before the last poll is never a suspect, and the report says why', () => {
     const polls: HandPoll[] = [];
     const all: number[] = [];
