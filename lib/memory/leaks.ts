@@ -64,6 +64,11 @@ export interface LeakSuspect {
   threadId: string;
   /** The site's run: its polls from its first allocation up to the last one holding its peak. */
   run: LeakRun;
+  /**
+   * Held at the end, but it allocated nothing for the last quarter of its life, two polls and five of its own mean
+   * gaps between sampled allocations at least: a cache that filled, not a leak still growing (its fit keeps the rise).
+   */
+  stoppedGrowing: boolean;
 }
 
 export interface LeakRun {
@@ -146,6 +151,8 @@ interface SiteState {
   /** The last poll it allocated at, and what it had allocated before that poll. */
   allocPoll: number;
   allocatedBeforeAllocPoll: number;
+  /** Sampled allocations (for the mean gap between them). */
+  sampledAllocs: number;
   /** Bytes allocated per thread index (a trace of one thread keeps none). */
   threadBytes: Float64Array | undefined;
 }
@@ -235,6 +242,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
           dropPoll: -1,
           allocPoll: -1,
           allocatedBeforeAllocPoll: 0,
+          sampledAllocs: 0,
           threadBytes: trace.threads.length > 1 ? new Float64Array(trace.threads.length) : undefined,
         });
       }
@@ -277,6 +285,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
         s.allocatedBeforeAllocPoll = s.allocated;
       }
       s.allocated += w.bytes;
+      s.sampledAllocs++;
       s.firstUs = Math.min(s.firstUs, timeUs);
       s.lastUs = Math.max(s.lastUs, timeUs);
       if (s.live >= s.peak / 2) s.dropUs = Number.NaN;
@@ -372,6 +381,14 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     const freed = counted && !Number.isNaN(s.dropUs) && s.live < s.peak / 2;
     if (freed) freedBeforeEnd++;
     if (!(Math.round(s.live) > 0) && !(runScore > 0)) continue;
+    const quietUs = lastUs - s.lastUs;
+    const meanGapUs = s.sampledAllocs > 1 ? (s.lastUs - s.firstUs) / (s.sampledAllocs - 1) : Infinity;
+    const stoppedGrowing =
+      !freed &&
+      s.live >= s.peak / 2 &&
+      polls - 1 - s.allocPoll >= 2 &&
+      quietUs >= 0.25 * (lastUs - s.firstUs) &&
+      quietUs >= 5 * meanGapUs;
     const frame = trace.frames[s.frame]!;
     const top = (freed ? undefined : heaviest.get(s)) ?? mostAllocated.get(s);
     const leafFrame = top === undefined ? s.frame : trace.stacks.frame(top.stack);
@@ -405,6 +422,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
         freedAtMs: freed ? (s.dropUs - origin) / 1000 : null,
         freedAtExit: freed && s.lastUs <= s.dropUs,
       },
+      stoppedGrowing,
     });
   }
   suspects.sort(
@@ -475,7 +493,10 @@ export function formatLeakTable(report: LeakReport, unitBytes: (v: number) => st
         `${((s.run.peakMs - s.firstAllocMs) / 1000).toFixed(1)} s, freed ` +
         (s.run.freedAtExit ? 'at exit' : 'at') +
         (s.run.freedAtMs === report.durationMs ? '' : ` ${(s.run.freedAtMs! / 1000).toFixed(1)} s`)
-      : '';
+      : s.stoppedGrowing
+        ? `  — no allocation since ${(s.lastAllocMs / 1000).toFixed(1)} s ` +
+          `of ${(report.durationMs / 1000).toFixed(1)} s: stopped growing`
+        : '';
     return [
       unitBytes(s.liveBytes),
       unitBytes(s.run.peakBytes),

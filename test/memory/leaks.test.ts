@@ -150,6 +150,26 @@ describe('leakSuspects', () => {
     expect(chunk!.run).toMatchObject({ gcSeen: true, counted: true, freedAtExit: true });
   });
 
+  it('a cache that filled in the first quarter and then held is labelled as stopped growing; the leak is not', () => {
+    const { polls } = leakBeside(() => true);
+    // 'cache' keeps 40 objects of 5,000 bytes over the first 4 polls (its fit keeps the rise), then allocates nothing.
+    for (let k = 0; k < 4; k++) for (let i = 0; i < 10; i++) polls[k]!.alloc!.push([2000 + 10 * k + i, 5000, 'cache']);
+    const report = leakSuspects(handTrace(4096, polls, 0).trace, { limit: 0 });
+    const cache = report.suspects.find((s) => s.funcname === 'cache')!;
+    const leak = report.suspects.find((s) => s.funcname === 'leak')!;
+    expect(cache).toMatchObject({ stoppedGrowing: true, lastAllocMs: 4000 });
+    expect(cache.fit).toBeGreaterThan(0.2); // a rise then flat: ranked by its bytes all the same
+    expect(leak).toMatchObject({ stoppedGrowing: false, lastAllocMs: 20_000 });
+    expect(formatLeakTable(report, String)).toContain('cache  /app.js:');
+    expect(formatLeakTable(report, String)).toMatch(
+      /cache {2}\/app\.js:\d+ {2}— no allocation since 4\.0 s of 20\.0 s/,
+    );
+    // Sparse samples are no plateau: a site sampled every 4 polls, last at poll 16 of 20, is still growing.
+    const sparse = leakBeside((k) => k % 4 === 0).polls;
+    const sparseLeak = leakSuspects(handTrace(4096, sparse, 0).trace).suspects.find((s) => s.funcname === 'leak')!;
+    expect(sparseLeak).toMatchObject({ stoppedGrowing: false, lastAllocMs: 17_000 });
+  });
+
   it('garbage that piles up with no GC before the last poll is never a suspect, and the report says why', () => {
     const polls: HandPoll[] = [];
     const all: number[] = [];
