@@ -64,6 +64,11 @@ export interface LeakSuspect {
   threadId: string;
   /** The site's run: its polls from its first allocation up to the last one holding its peak. */
   run: LeakRun;
+  /**
+   * Held at the end, but it allocated nothing for the last quarter of its life, two polls and five of its own mean
+   * gaps between sampled allocations at least: a cache that filled, not a leak still growing (its fit keeps the rise).
+   */
+  stoppedGrowing: boolean;
 }
 
 export interface LeakRun {
@@ -140,8 +145,14 @@ interface SiteState {
   peakFreed: number;
   /** The last poll with a free (a GC before it) up to the peak. */
   peakLastFree: number;
-  /** When it fell below half its peak (NaN: it holds at least half). */
+  /** When it fell below half its peak (NaN: it holds at least half), and the poll that was. */
   dropUs: number;
+  dropPoll: number;
+  /** The last poll it allocated at, and what it had allocated before that poll. */
+  allocPoll: number;
+  allocatedBeforeAllocPoll: number;
+  /** Sampled allocations (for the mean gap between them). */
+  sampledAllocs: number;
   /** Bytes allocated per thread index (a trace of one thread keeps none). */
   threadBytes: Float64Array | undefined;
 }
@@ -169,6 +180,12 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
   let lastFreePoll = -1;
   let freePolls = 0;
   let openPollFreed = false;
+  /**
+   * The same for external objects: their WeakRefs are cleared by a full GC only (a scavenge keeps them), so the
+   * frees of V8's young objects say nothing of whether an external store could have been freed.
+   */
+  let lastExternalFreePoll = -1;
+  let openPollFreedExternal = false;
   /** Allocated bytes per stack, for the stack shown when a site holds nothing at the end. */
   let allocatedOfStack = new Float64Array(0);
   // The site of a stack: its innermost frame in the program's own files, else its innermost frame.
@@ -222,6 +239,10 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
           peakFreed: 0,
           peakLastFree: -1,
           dropUs: Number.NaN,
+          dropPoll: -1,
+          allocPoll: -1,
+          allocatedBeforeAllocPoll: 0,
+          sampledAllocs: 0,
           threadBytes: trace.threads.length > 1 ? new Float64Array(trace.threads.length) : undefined,
         });
       }
@@ -244,7 +265,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       s.peakSums = [polls - s.n0, t1 - s.st0, t2 - s.stt0, s.sy, s.syy, s.sty];
       s.peakAllocated = s.allocated;
       s.peakFreed = s.freed;
-      s.peakLastFree = lastFreePoll;
+      s.peakLastFree = s.external ? lastExternalFreePoll : lastFreePoll;
     }
     s.k0 = polls;
     s.t1 = t1;
@@ -259,7 +280,12 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       s.live += w.bytes;
       s.liveObjects += w.objects;
       s.sampledLive++;
+      if (s.allocPoll !== polls) {
+        s.allocPoll = polls;
+        s.allocatedBeforeAllocPoll = s.allocated;
+      }
       s.allocated += w.bytes;
+      s.sampledAllocs++;
       s.firstUs = Math.min(s.firstUs, timeUs);
       s.lastUs = Math.max(s.lastUs, timeUs);
       if (s.live >= s.peak / 2) s.dropUs = Number.NaN;
@@ -273,6 +299,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     },
     free(live, slot, timeUs) {
       openPollFreed = true;
+      if (live.externals[slot] === 1) openPollFreedExternal = true;
       const s = siteOf(live.stacks[slot]!, live.externals[slot] === 1);
       if (s === undefined) return;
       const w = unsampledWeight(live.sizes[slot]!, interval);
@@ -281,7 +308,10 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
       s.liveObjects -= w.objects;
       s.sampledLive--;
       s.freed += w.bytes;
-      if (s.live < s.peak / 2 && Number.isNaN(s.dropUs)) s.dropUs = timeUs;
+      if (s.live < s.peak / 2 && Number.isNaN(s.dropUs)) {
+        s.dropUs = timeUs;
+        s.dropPoll = polls;
+      }
     },
     poll(_live, timeUs) {
       if (Number.isNaN(startUs)) startUs = timeUs;
@@ -291,6 +321,8 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
         freePolls++;
       }
       openPollFreed = false;
+      if (openPollFreedExternal) lastExternalFreePoll = polls;
+      openPollFreedExternal = false;
       polls++;
       t1 += t;
       t2 += t * t;
@@ -332,7 +364,11 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     const keptShare = s.peakAllocated > 0 ? (s.peakAllocated - s.peakFreed) / s.peakAllocated : 0;
     const gcSeen = s.peakLastFree > s.n0;
     // Garbage that piled up until a GC stops at its peak and goes on being allocated; a leak ends with its site.
-    const allocatedAfterPeak = s.allocated - s.peakAllocated;
+    // What a site fell at the last poll allocated in that poll's interval is not after its fall: the exit's
+    // collection freed it, and a leak that ran to the exit allocated there up to a harvest's worth (1 s by default).
+    const fellAtLastPoll = !Number.isNaN(s.dropUs) && s.dropPoll === polls - 1 && s.allocPoll === polls - 1;
+    const allocatedAfterPeak =
+      s.allocated - s.peakAllocated - (fellAtLastPoll ? s.allocated - s.allocatedBeforeAllocPoll : 0);
     const counted =
       runFit.slope > 0 &&
       runFit.r2 >= MIN_RUN_FIT &&
@@ -345,6 +381,14 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
     const freed = counted && !Number.isNaN(s.dropUs) && s.live < s.peak / 2;
     if (freed) freedBeforeEnd++;
     if (!(Math.round(s.live) > 0) && !(runScore > 0)) continue;
+    const quietUs = lastUs - s.lastUs;
+    const meanGapUs = s.sampledAllocs > 1 ? (s.lastUs - s.firstUs) / (s.sampledAllocs - 1) : Infinity;
+    const stoppedGrowing =
+      !freed &&
+      s.live >= s.peak / 2 &&
+      polls - 1 - s.allocPoll >= 2 &&
+      quietUs >= 0.25 * (lastUs - s.firstUs) &&
+      quietUs >= 5 * meanGapUs;
     const frame = trace.frames[s.frame]!;
     const top = (freed ? undefined : heaviest.get(s)) ?? mostAllocated.get(s);
     const leafFrame = top === undefined ? s.frame : trace.stacks.frame(top.stack);
@@ -378,6 +422,7 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
         freedAtMs: freed ? (s.dropUs - origin) / 1000 : null,
         freedAtExit: freed && s.lastUs <= s.dropUs,
       },
+      stoppedGrowing,
     });
   }
   suspects.sort(
@@ -448,7 +493,10 @@ export function formatLeakTable(report: LeakReport, unitBytes: (v: number) => st
         `${((s.run.peakMs - s.firstAllocMs) / 1000).toFixed(1)} s, freed ` +
         (s.run.freedAtExit ? 'at exit' : 'at') +
         (s.run.freedAtMs === report.durationMs ? '' : ` ${(s.run.freedAtMs! / 1000).toFixed(1)} s`)
-      : '';
+      : s.stoppedGrowing
+        ? `  — no allocation since ${(s.lastAllocMs / 1000).toFixed(1)} s ` +
+          `of ${(report.durationMs / 1000).toFixed(1)} s: stopped growing`
+        : '';
     return [
       unitBytes(s.liveBytes),
       unitBytes(s.run.peakBytes),

@@ -10,6 +10,8 @@ export interface HandPoll {
   free?: number[];
   shortLived?: number;
   thread?: number;
+  /** Its objects are external (Buffer/ArrayBuffer stores: an ordinal space of their own). */
+  external?: boolean;
 }
 
 export interface HandObject {
@@ -75,12 +77,19 @@ export function handTrace(
         stackIds: Uint32Array.from(stackIds),
         shortLived: p.shortLived ?? 0,
         stacks,
+        ...(p.external === true ? { external: true } : {}),
       });
     for (const [ordinal, size, fn] of alloc)
       objects.set(`${thread}:${ordinal}`, { thread, ordinal, size, fn, allocUs: p.timeUs, freeUs: Infinity });
     const free = (p.free ?? []).slice().sort((a, b) => a - b);
     if (free.length > 0)
-      trace.frees({ threadId: thread, timeUs: p.timeUs, sinceUs: since, ordinals: Uint32Array.from(free) });
+      trace.frees({
+        threadId: thread,
+        timeUs: p.timeUs,
+        sinceUs: since,
+        ordinals: Uint32Array.from(free),
+        ...(p.external === true ? { external: true } : {}),
+      });
     for (const ordinal of free) objects.get(`${thread}:${ordinal}`)!.freeUs = p.timeUs;
     since = p.timeUs;
   }

@@ -90,6 +90,86 @@ describe('leakSuspects', () => {
     expect(held.run).toMatchObject({ counted: true, freedAtMs: null, freedAtExit: false });
   });
 
+  it('a leak that runs to the exit, allocating in the last poll too, is still a run freed at exit', () => {
+    // A 1-s harvest: between the last timed poll and the exit's poll the leak kept 3 more objects (15 % of what it
+    // had at its peak), and the exit's collection freed them with the rest. Whatever the order of the poll's records.
+    for (const freesFirst of [false, true]) {
+      const { polls, leaked } = leakBeside(() => true);
+      const last = [21, 22, 23];
+      const exit = freesFirst
+        ? [
+            { timeUs: 21_000_000, free: leaked },
+            { timeUs: 21_000_000, alloc: last.map((o): [number, number, string] => [1000 + o, 1000, 'leak']) },
+            { timeUs: 21_000_000, free: last.map((o) => 1000 + o) },
+          ]
+        : [
+            {
+              timeUs: 21_000_000,
+              alloc: last.map((o): [number, number, string] => [1000 + o, 1000, 'leak']),
+              free: [...leaked, ...last.map((o) => 1000 + o)],
+            },
+          ];
+      const report = leakSuspects(handTrace(4096, [...polls, ...exit], 0).trace);
+      const w = unsampledWeight(1000, 4096).bytes;
+      const [first] = report.suspects;
+      expect(first).toMatchObject({ funcname: 'leak', liveBytes: 0, allocatedBytes: Math.round(23 * w) });
+      expect(first!.run).toMatchObject({
+        peakBytes: Math.round(20 * w),
+        growthBytesPerMin: Math.round(60 * w),
+        counted: true,
+        allocatedAfterPeakBytes: 0,
+        freedAtMs: 21_000,
+        freedAtExit: true,
+      });
+    }
+  });
+
+  it('external garbage no full GC freed before the exit is no run, though young V8 objects were freed meanwhile', () => {
+    // 'chunk' makes a Buffer a second and drops it; only a full GC clears its WeakRef, and the first is the exit's.
+    // 'churn' is freed at every poll (scavenges). The same series of V8 objects would count; of externals it cannot.
+    const run = (external: boolean) => {
+      const { polls } = leakBeside(() => false);
+      for (let k = 0; k < 20; k++)
+        polls.push({ timeUs: 1_000_000 * (k + 1), alloc: [[5001 + k, 20_000, 'chunk']], external });
+      polls.push({ timeUs: 21_000_000, alloc: [[5021, 20_000, 'chunk']], external });
+      polls.push({ timeUs: 21_000_000, free: Array.from({ length: 21 }, (_, k) => 5001 + k), external });
+      polls.sort((a, b) => a.timeUs - b.timeUs);
+      return leakSuspects(handTrace(4096, polls, 0).trace).suspects.find((s) => s.funcname === 'chunk');
+    };
+    expect(run(false)!.run).toMatchObject({ gcSeen: true, counted: true, freedAtExit: true });
+    expect(run(true)).toBeUndefined(); // nothing live at the end, and no run
+    // With an external object freed by a full GC during the run, the same external series is a run again.
+    const { polls } = leakBeside(() => false);
+    polls.push({ timeUs: 500_000, alloc: [[9000, 20_000, 'early']], external: true });
+    polls.push({ timeUs: 2_500_000, free: [9000], external: true });
+    for (let k = 0; k < 20; k++)
+      polls.push({ timeUs: 1_000_000 * (k + 2), alloc: [[5001 + k, 20_000, 'chunk']], external: true });
+    polls.push({ timeUs: 22_000_000, free: Array.from({ length: 20 }, (_, k) => 5001 + k), external: true });
+    polls.sort((a, b) => a.timeUs - b.timeUs);
+    const chunk = leakSuspects(handTrace(4096, polls, 0).trace).suspects.find((s) => s.funcname === 'chunk');
+    expect(chunk!.run).toMatchObject({ gcSeen: true, counted: true, freedAtExit: true });
+  });
+
+  it('a cache that filled in the first quarter and then held is labelled as stopped growing; the leak is not', () => {
+    const { polls } = leakBeside(() => true);
+    // 'cache' keeps 40 objects of 5,000 bytes over the first 4 polls (its fit keeps the rise), then allocates nothing.
+    for (let k = 0; k < 4; k++) for (let i = 0; i < 10; i++) polls[k]!.alloc!.push([2000 + 10 * k + i, 5000, 'cache']);
+    const report = leakSuspects(handTrace(4096, polls, 0).trace, { limit: 0 });
+    const cache = report.suspects.find((s) => s.funcname === 'cache')!;
+    const leak = report.suspects.find((s) => s.funcname === 'leak')!;
+    expect(cache).toMatchObject({ stoppedGrowing: true, lastAllocMs: 4000 });
+    expect(cache.fit).toBeGreaterThan(0.2); // a rise then flat: ranked by its bytes all the same
+    expect(leak).toMatchObject({ stoppedGrowing: false, lastAllocMs: 20_000 });
+    expect(formatLeakTable(report, String)).toContain('cache  /app.js:');
+    expect(formatLeakTable(report, String)).toMatch(
+      /cache {2}\/app\.js:\d+ {2}— no allocation since 4\.0 s of 20\.0 s/,
+    );
+    // Sparse samples are no plateau: a site sampled every 4 polls, last at poll 16 of 20, is still growing.
+    const sparse = leakBeside((k) => k % 4 === 0).polls;
+    const sparseLeak = leakSuspects(handTrace(4096, sparse, 0).trace).suspects.find((s) => s.funcname === 'leak')!;
+    expect(sparseLeak).toMatchObject({ stoppedGrowing: false, lastAllocMs: 17_000 });
+  });
+
   it('garbage that piles up with no GC before the last poll is never a suspect, and the report says why', () => {
     const polls: HandPoll[] = [];
     const all: number[] = [];
