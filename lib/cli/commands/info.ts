@@ -63,7 +63,8 @@ export function infoLines(file: string): string[] {
         `duration:     ${i.durationSec.toFixed(3)} s (stats block), sample rate ${i.sampleRate!.toFixed(1)}/s`,
       );
       if (i.errorRate !== null) lines.push(`error rate:   ${i.errorRate.toFixed(2)} %`);
-      if (i.missedSamples !== null) lines.push(`missed:       ${i.missedSamples}`);
+      // CPython's missed_samples is a percentage of the passes its interval asked for (sample.py), as error_rate is.
+      if (i.missedSamples !== null) lines.push(`missed:       ${i.missedSamples.toFixed(2)} %`);
     }
     let first: bigint | null = null;
     let last: bigint | null = null;
