@@ -11,6 +11,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import * as path from 'node:path';
 import Ajv from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { tachyonAdapter } from '../../lib/formats/tachyon/index';
+import { ProfileBuilder, makeFrame } from '../../lib/profile/index';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { sandwichList, speedscopeTable } from '../formats/speedscope-app';
 import { profpack, profpackOk } from '../support/cli-inprocess';
@@ -608,9 +610,47 @@ describe('Parquet export, read by DuckDB’s own Parquet reader', () => {
       const times = await rows(`select timestamp_us::double t, value::double v from '$samples.parquet'
         where profile_id::varchar = '${id}'`);
       const expanded = times.flatMap((r) => ticksFrom(Number(r.t), Number(r.v), Number(prof.i)));
-      same(sorted(expanded), sorted([...a.truth.times!.values()].flat()), `${name} → parquet: every tick's time`);
+      const ticks = [...a.truth.times!.values()].flat();
+      same(sorted(expanded), sorted(ticks), `${name} → parquet: every tick's time`);
+      // end_us: the later of CPython's last tick and the start plus the duration its stats block states (µs).
+      const stated = (a.p.info as { duration_sec?: number | null }).duration_sec;
+      const lastTick = ticks.reduce((m, t) => Math.max(m, t), -Infinity);
+      const statedEnd = stated ? a.p.info!.start_time_us + Math.round(stated * 1e6) : -Infinity;
+      same(Number(prof.e), Math.max(lastTick, statedEnd), `${name} → parquet profiles: end_us`);
     }
     sql.closeSync();
+  }, 60_000);
+
+  it('a record of 500 ticks last (version 2): end_us and duration_s reach its last tick, as CPython times it', async () => {
+    // A version-2 record counts ticks one interval apart from its time; downgraded, CPython reads each tick.
+    const b = new ProfileBuilder({
+      sampleTypes: [{ type: 'samples', unit: 'count' }],
+      defaultSampleType: 0,
+      startTimeUs: 1_000_000n,
+      sampleIntervalUs: 1000n,
+    });
+    const loop = b.stacks.internOutermostFirst([b.internFrame(makeFrame('loop', '/app/loop.py', 2, 0))]);
+    const thread = b.internThread(1n);
+    b.add(loop, thread, 1_001_000, 0, [1]);
+    b.add(loop, thread, 1_002_500, 0, [500]);
+    const file = path.join(dir, 'busy-run.v2.tach');
+    tachyonAdapter.write!(b, { path: file, write: () => {} }, { compression: 'none', version: 2 });
+    const down = path.join(dir, 'busy-run.down.tach');
+    await profpackOk(['downgrade', file, down]);
+    const p = (await cpython([down])).get(down)!;
+    const lastTick = p.runs.flatMap((r) => r.times).reduce((m, t) => Math.max(m, t), -Infinity);
+    same(p.info!.sample_count, 501, 'busy-run.down.tach: CPython reads 501 ticks');
+    const out = path.join(dir, 'parquet-busy');
+    await profpackOk(['export', file, '-o', out]);
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const db = await DuckDBInstance.create(':memory:');
+    const sql = await db.connect();
+    const [prof] = (
+      await sql.runAndReadAll(`select end_us::double e, duration_s d from '${out}/profiles.parquet'`)
+    ).getRowObjectsJson() as { e: number; d: number }[];
+    sql.closeSync();
+    same(Number(prof!.e), lastTick, 'busy-run.v2.tach → parquet profiles: end_us is the last tick');
+    near(Number(prof!.d), (lastTick - 1_000_000) / 1e6, 1e-9, 'busy-run.v2.tach → parquet: duration_s');
   }, 60_000);
 });
 
