@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { formatFromPath, openProfile } from '../formats/index';
-import { frameKey, sampleCountColumn, type Frame } from '../profile/index';
+import { frameKey, lastTickUs, sampleCountColumn, type Frame } from '../profile/index';
 import type { DuckDBAppender, DuckDBDataChunk, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB, runSql, type DuckDBConnection } from './duckdb';
 import { AllocationRows, type RowSink } from './allocations';
@@ -294,7 +294,6 @@ export async function buildRows(
       const threads = new Set<bigint>();
       let last: number | undefined;
       let count = 0;
-      // A record of c ticks (a Tachyon REPEAT run) ends c - 1 intervals after its time (docs/formats.md, Times).
       const countColumn = sampleCountColumn(src.meta);
       const intervalUs = Number(src.meta.sampleIntervalUs);
       for (const b of src.batches()) {
@@ -316,8 +315,7 @@ export async function buildRows(
           const thread = src.threads[b.thread[i]!]!.threadId;
           threads.add(thread);
           const time = b.time[i]!;
-          const ticks = countColumn < 0 ? 1 : b.values[countColumn]![i]!;
-          const lastTick = ticks > 1 && Number.isInteger(ticks) ? time + (ticks - 1) * intervalUs : time;
+          const lastTick = countColumn < 0 ? time : lastTickUs(time, b.values[countColumn]![i]!, intervalUs);
           if (!Number.isNaN(lastTick) && (last === undefined || lastTick > last)) last = lastTick;
           const values: number[] = new Array<number>(b.values.length);
           for (let v = 0; v < values.length; v++) values[v] = b.values[v]![i]!;

@@ -21,6 +21,7 @@ export {
   chooseSampleType,
   formatValue,
   sampleCountColumn,
+  lastTickUs,
   timeColumnOrDefault,
 } from './units';
 export { ANONYMOUS, anonymousName, makeFrame, normalizeFrame, frameLabel, isEpochUs, NodeStatus } from './frames';

@@ -112,6 +112,14 @@ export function sampleCountColumn(meta: Pick<ProfileMeta, 'sampleTypes'>): numbe
 }
 
 /**
+ * When a record's last tick is: a record of c ticks (a Tachyon REPEAT run, a version-2 record counting c
+ * samples) stands for ticks one interval apart from its time (docs/formats.md, Times).
+ */
+export function lastTickUs(timeUs: number, ticks: number, intervalUs: number): number {
+  return ticks > 1 && Number.isInteger(ticks) ? timeUs + (ticks - 1) * intervalUs : timeUs;
+}
+
+/**
  * The column a time-axis view shows by default: a tick stream's default is
  * its samples/count column, but beside it a time column (wall or cpu
  * nanoseconds: each tick's real time) says how long — what pprof's and
