@@ -574,7 +574,8 @@ describe('Parquet export, read by DuckDB’s own Parquet reader', () => {
     const picked = plainOnes().filter((a) => /^(s06|s14|r01|s02)_/.test(a.name) || a.file === recorded);
     const datadog = sharedPath('data', 'outside', 'datadog-pprof-5.20.0-wall-labels.pb.gz');
     const out = path.join(dir, 'parquet');
-    await profpackOk(['export', ...picked.map((a) => a.file), datadog, '-o', out]);
+    const exported = await profpack(['export', ...picked.map((a) => a.file), datadog, '-o', out]);
+    same(exported.status, 0, `export: exit status (${exported.stderr.trim()})`);
     const { DuckDBInstance } = await import('@duckdb/node-api');
     const db = await DuckDBInstance.create(':memory:');
     const sql = await db.connect();
@@ -582,6 +583,23 @@ describe('Parquet export, read by DuckDB’s own Parquet reader', () => {
       (await sql.runAndReadAll(query.replaceAll('$', out + '/'))).getRowObjectsJson() as Record<string, unknown>[];
     const profiles = await rows(`select profile_id::varchar id, path, start_us::double s, end_us::double e,
       duration_s d, sample_interval_us::double i from '$profiles.parquet'`);
+    // The summary line counts the samples table's rows: records (a REPEAT run is one), so it says records.
+    const [rowCount] = await rows(`select count(*)::double n from '$samples.parquet'`);
+    const printed = /: ([\d,]+) records from (\d+) files/.exec(exported.stderr);
+    same(
+      printed === null ? null : Number(printed[1]!.replaceAll(',', '')),
+      Number(rowCount!.n),
+      'export: records printed',
+    );
+    same(printed?.[2], String(picked.length + 1), 'export: files printed');
+    // merge prints samples: CPython's tick counts of the same files.
+    const merged = await profpack(['merge', ...picked.map((a) => a.file), '-o', path.join(dir, 'merged.tach')]);
+    const mergedSamples = /: ([\d,]+) samples from/.exec(merged.stderr)?.[1]?.replaceAll(',', '');
+    same(
+      Number(mergedSamples),
+      picked.reduce((n, a) => n + a.p.info!.sample_count, 0),
+      'merge: samples printed',
+    );
     for (const prof of profiles) {
       const name = path.basename(String(prof.path));
       same(Number(prof.s) <= Number(prof.e), true, `${name} → parquet profiles: start_us ${prof.s} ≤ end_us ${prof.e}`);
