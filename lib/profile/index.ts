@@ -21,6 +21,7 @@ export {
   chooseSampleType,
   formatValue,
   sampleCountColumn,
+  batchSamples,
   lastTickUs,
   timeColumnOrDefault,
 } from './units';

@@ -691,6 +691,19 @@ it('the recording made here: CPython reads its 400 ticks, two threads', () => {
   same(new Set(p.runs.map(cpyThreadKey)).size, 2, 'recorded-cpu.tach: threads');
 });
 
+it('convert prints the samples CPython reads, REPEAT runs and all, whatever the output', async () => {
+  const file = sharedPath('vectors', 'tachyon', 's06_repeat_runs_none.bin');
+  const p = (await cpython([file])).get(file)!;
+  for (const suffix of ['.pb.gz', '.speedscope.json', '.collapsed', '.cpuprofile', '.v2.tach', '.v1.tach']) {
+    const out = path.join(dir, `s06-summary${suffix}`);
+    const version = suffix === '.v2.tach' ? ['--tachyon-version', '2'] : [];
+    const done = await profpack(['convert', file, ...version, '-o', out]);
+    same(done.status, 0, `s06 → ${suffix}: written (${done.stderr.trim()})`);
+    const printed = /, ([\d,]+) samples/.exec(done.stdout + done.stderr)?.[1]?.replaceAll(',', '');
+    same(Number(printed), p.info!.sample_count, `s06 → ${suffix}: samples printed`);
+  }
+});
+
 it('a REPEAT run at irregular gaps: a record per tick, counted against --max-samples by speedscope, not by streamed pprof', async () => {
   // One stack, ticks 1.3 and 1.7 ms apart at a 1 ms interval: one REPEAT run whose ticks are no interval apart.
   const file = path.join(dir, 'irregular-run.tach');

@@ -22,6 +22,7 @@ import {
   hasTachyonMagic,
 } from '../../tachyon/index';
 import {
+  batchSamples,
   chooseSampleType,
   sampleCountColumn,
   sampleTypeName,
@@ -211,8 +212,7 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
     let samples = 0;
     const threads = new Set<number>();
     for (const b of source.batches()) {
-      if (countColumn < 0) samples += b.length;
-      else for (let i = 0; i < b.length; i++) samples += b.values[countColumn]![i]!;
+      samples += batchSamples(b, countColumn);
       for (let i = 0; i < b.length; i++) {
         threads.add(b.thread[i]!);
         const thread = source.threads[b.thread[i]!]!;
