@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { writeProfile } from '../formats/index';
 import { refuseInputAsOutput } from '../output-file';
-import { mapBatches, sampleCountColumn, type SampleBatch } from '../profile/index';
+import { batchSamples, mapBatches, sampleCountColumn, type SampleBatch } from '../profile/index';
 import { openProfiles } from './source';
 
 export interface MergeOptions {
@@ -34,8 +34,7 @@ export function mergeProfiles(inputs: readonly string[], out: string, options: M
   const counted = mapBatches(source, function* (batches: Iterable<SampleBatch>) {
     const column = sampleCountColumn(source.meta);
     for (const b of batches) {
-      if (column < 0) samples += b.length;
-      else for (let i = 0; i < b.length; i++) samples += b.values[column]![i]!;
+      samples += batchSamples(b, column);
       yield b;
     }
   });

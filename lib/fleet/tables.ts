@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { formatFromPath, openProfile } from '../formats/index';
-import { frameKey, type Frame } from '../profile/index';
+import { frameKey, lastTickUs, sampleCountColumn, type Frame } from '../profile/index';
 import type { DuckDBAppender, DuckDBDataChunk, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB, runSql, type DuckDBConnection } from './duckdb';
 import { AllocationRows, type RowSink } from './allocations';
@@ -294,6 +294,8 @@ export async function buildRows(
       const threads = new Set<bigint>();
       let last: number | undefined;
       let count = 0;
+      const countColumn = sampleCountColumn(src.meta);
+      const intervalUs = Number(src.meta.sampleIntervalUs);
       for (const b of src.batches()) {
         for (let i = 0; i < b.length; i++) {
           const sid = b.stack[i]!;
@@ -313,7 +315,8 @@ export async function buildRows(
           const thread = src.threads[b.thread[i]!]!.threadId;
           threads.add(thread);
           const time = b.time[i]!;
-          if (!Number.isNaN(time) && (last === undefined || time > last)) last = time;
+          const lastTick = countColumn < 0 ? time : lastTickUs(time, b.values[countColumn]![i]!, intervalUs);
+          if (!Number.isNaN(lastTick) && (last === undefined || lastTick > last)) last = lastTick;
           const values: number[] = new Array<number>(b.values.length);
           for (let v = 0; v < values.length; v++) values[v] = b.values[v]![i]!;
           row[0] = id;

@@ -8,7 +8,15 @@ import { ErrorCode, ProfpackError, invalidArgument } from '../errors';
 import { closeInput, inputSize, openInput } from '../input';
 import { downgrade, isVersion2 } from '../tachyon/index';
 import { refuseInputAsOutput } from '../output-file';
-import { mapBatches, sampleTypeName, type Frame, type ProfileSource, type SampleBatch } from '../profile/index';
+import {
+  batchSamples,
+  mapBatches,
+  sampleCountColumn,
+  sampleTypeName,
+  type Frame,
+  type ProfileSource,
+  type SampleBatch,
+} from '../profile/index';
 import { withMappedFrames } from '../sourcemap/index';
 import type { WriteOptions } from './adapter';
 import {
@@ -44,7 +52,10 @@ export interface ConvertOptions extends WriteOptions {
 export interface ConvertSummary {
   from: FormatName;
   to: FormatName;
-  /** Sample records converted (each may weigh any value). */
+  /**
+   * Samples read: the samples/count column's sum where the profile has one (a record, a Tachyon REPEAT run, may stand
+   * for many), else its records; as `downgrade` counts them.
+   */
   samples: number;
   /** The sample types of the profile read, "type/unit". */
   sampleTypes: string[];
@@ -95,10 +106,13 @@ export function convert(input: string, output: string, options: ConvertOptions =
     // Refused before anything is read when the reader knows the count; counted as read otherwise.
     if (limited && total !== undefined && total > maxSamples) throw tooMany(total);
     let done = 0;
+    let samples = 0;
+    const countColumn = sampleCountColumn(source.meta);
     const counted: ProfileSource = mapBatches(source, function* (batches: Iterable<SampleBatch>) {
       options.onProgress?.(0, total);
       for (const b of batches) {
         done += b.length;
+        samples += batchSamples(b, countColumn);
         if (limited && done > maxSamples) throw tooMany(done);
         yield b;
         options.onProgress?.(done, total);
@@ -108,7 +122,7 @@ export function convert(input: string, output: string, options: ConvertOptions =
     return {
       from: source.format,
       to,
-      samples: done,
+      samples,
       sampleTypes: source.meta.sampleTypes.map(sampleTypeName),
       bytesIn,
       bytesOut: statSync(output).size,

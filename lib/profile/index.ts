@@ -1,5 +1,5 @@
 /** The profile model: typed, weighted, labelled samples in columnar batches (types.ts says why). */
-export type { Frame, SampleType, Label, ThreadRef, ProfileMeta, SampleBatch } from './types';
+export type { Frame, SampleType, Label, ThreadRef, ProfileMeta, SampleBatch, SamplerStats } from './types';
 export { StackTable } from './stack-table';
 export {
   FrameTable,
@@ -21,6 +21,8 @@ export {
   chooseSampleType,
   formatValue,
   sampleCountColumn,
+  batchSamples,
+  lastTickUs,
   timeColumnOrDefault,
 } from './units';
 export { ANONYMOUS, anonymousName, makeFrame, normalizeFrame, frameLabel, isEpochUs, NodeStatus } from './frames';

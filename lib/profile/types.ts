@@ -46,6 +46,14 @@ export interface ThreadRef {
   name?: string;
 }
 
+/** Tachyon's statistics block (CPython's `set_stats`): the duration in seconds, passes a second, two percentages. */
+export interface SamplerStats {
+  durationSec: number;
+  sampleRate: number;
+  errorRate?: number;
+  missedSamples?: number;
+}
+
 export interface ProfileMeta {
   /** What each value column measures; never empty. */
   sampleTypes: SampleType[];
@@ -62,6 +70,12 @@ export interface ProfileMeta {
   sampleIntervalUs: bigint;
   /** Duration the source states (pprof duration_nanos, Tachyon's stats block, a recording's span). */
   durationUs?: bigint;
+  /**
+   * A Tachyon file's statistics block as its sampler wrote it, kept by Tachyon rewrites: CPython's sample_rate
+   * counts sampling passes a second (a pass samples every thread, and a failed pass counts too), and
+   * error_rate and missed_samples are percentages; none can be derived again from the ticks.
+   */
+  samplerStats?: SamplerStats;
   /** Free text the source carries (pprof comments). */
   comments?: string[];
   /**

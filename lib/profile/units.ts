@@ -3,7 +3,7 @@
  * column a query reads, and values printed in their unit.
  */
 import { ErrorCode, ProfpackError } from '../errors';
-import type { ProfileMeta, SampleType } from './types';
+import type { ProfileMeta, SampleBatch, SampleType } from './types';
 
 /** The types a sampling profiler measures (pprof's and Go's names). */
 export const SampleTypes = {
@@ -109,6 +109,23 @@ export function formatValue(value: number, unit: string): string {
  */
 export function sampleCountColumn(meta: Pick<ProfileMeta, 'sampleTypes'>): number {
   return meta.sampleTypes.findIndex((t) => (t.type === 'samples' || t.type === 'sample') && t.unit === 'count');
+}
+
+/** The samples a batch holds: its samples/count column's sum (`sampleCountColumn`), or its records when it has none. */
+export function batchSamples(b: SampleBatch, countColumn: number): number {
+  if (countColumn < 0) return b.length;
+  const counts = b.values[countColumn]!;
+  let n = 0;
+  for (let i = 0; i < b.length; i++) n += counts[i]!;
+  return n;
+}
+
+/**
+ * When a record's last tick is: a record of c ticks (a Tachyon REPEAT run, a version-2 record counting c
+ * samples) stands for ticks one interval apart from its time (docs/formats.md, Times).
+ */
+export function lastTickUs(timeUs: number, ticks: number, intervalUs: number): number {
+  return ticks > 1 && Number.isInteger(ticks) ? timeUs + (ticks - 1) * intervalUs : timeUs;
 }
 
 /**

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../lib/cli/main';
 import { parseJsonExact, readJsonExact, repoRoot, sharedPath } from '../support/environment';
+import { goPprofRawTotals } from '../support/outside-tools';
 import { scratchDir } from '../support/scratch-dir';
 
 function run(...args: string[]): { status: number; stdout: string; stderr: string } {
@@ -90,6 +91,20 @@ describe('profpack info and user errors', () => {
     expect(stdout).toMatch(/duration: +2\.027 s/);
     expect(stdout).toMatch(/mode: +wall/);
     expect(stdout).toMatch(/sampled span: .*1294 samples/);
+  });
+
+  it('a version-2 file whose records count many samples: info counts samples, as go tool pprof does the source', () => {
+    // Go's CPU profile merges ticks of one stack into a sample of count n: 197 samples in 164 records.
+    const source = sharedPath('data', 'outside', 'go-runtime-pprof.cpu.pb.gz');
+    const want = goPprofRawTotals(source).find((t) => t.type === 'samples')!.total;
+    const v2 = path.join(scratch, 'go.v2.tach');
+    expect(run('convert', '-q', source, '--tachyon-version', '2', '-o', v2).status).toBe(0);
+    const { status, stdout } = run('info', v2);
+    expect(status).toBe(0);
+    const samples = /^samples: +(\d+)(?: \(in (\d+) records\))?$/m.exec(stdout);
+    expect(Number(samples?.[1])).toBe(want);
+    expect(Number(samples?.[2])).toBeLessThan(want);
+    expect(Number(/^sampled span: .*\((\d+) samples/m.exec(stdout)?.[1])).toBe(want);
   });
 
   it('a rejected file: exit 2, one line with code and message, no stack', () => {

@@ -11,6 +11,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import * as path from 'node:path';
 import Ajv from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { tachyonAdapter } from '../../lib/formats/tachyon/index';
+import { ProfileBuilder, makeFrame } from '../../lib/profile/index';
 import { ProfileWriter } from '../../lib/tachyon/index';
 import { sandwichList, speedscopeTable } from '../formats/speedscope-app';
 import { profpack, profpackOk } from '../support/cli-inprocess';
@@ -572,7 +574,8 @@ describe('Parquet export, read by DuckDB’s own Parquet reader', () => {
     const picked = plainOnes().filter((a) => /^(s06|s14|r01|s02)_/.test(a.name) || a.file === recorded);
     const datadog = sharedPath('data', 'outside', 'datadog-pprof-5.20.0-wall-labels.pb.gz');
     const out = path.join(dir, 'parquet');
-    await profpackOk(['export', ...picked.map((a) => a.file), datadog, '-o', out]);
+    const exported = await profpack(['export', ...picked.map((a) => a.file), datadog, '-o', out]);
+    same(exported.status, 0, `export: exit status (${exported.stderr.trim()})`);
     const { DuckDBInstance } = await import('@duckdb/node-api');
     const db = await DuckDBInstance.create(':memory:');
     const sql = await db.connect();
@@ -580,6 +583,23 @@ describe('Parquet export, read by DuckDB’s own Parquet reader', () => {
       (await sql.runAndReadAll(query.replaceAll('$', out + '/'))).getRowObjectsJson() as Record<string, unknown>[];
     const profiles = await rows(`select profile_id::varchar id, path, start_us::double s, end_us::double e,
       duration_s d, sample_interval_us::double i from '$profiles.parquet'`);
+    // The summary line counts the samples table's rows: records (a REPEAT run is one), so it says records.
+    const [rowCount] = await rows(`select count(*)::double n from '$samples.parquet'`);
+    const printed = /: ([\d,]+) records from (\d+) files/.exec(exported.stderr);
+    same(
+      printed === null ? null : Number(printed[1]!.replaceAll(',', '')),
+      Number(rowCount!.n),
+      'export: records printed',
+    );
+    same(printed?.[2], String(picked.length + 1), 'export: files printed');
+    // merge prints samples: CPython's tick counts of the same files.
+    const merged = await profpack(['merge', ...picked.map((a) => a.file), '-o', path.join(dir, 'merged.tach')]);
+    const mergedSamples = /: ([\d,]+) samples from/.exec(merged.stderr)?.[1]?.replaceAll(',', '');
+    same(
+      Number(mergedSamples),
+      picked.reduce((n, a) => n + a.p.info!.sample_count, 0),
+      'merge: samples printed',
+    );
     for (const prof of profiles) {
       const name = path.basename(String(prof.path));
       same(Number(prof.s) <= Number(prof.e), true, `${name} → parquet profiles: start_us ${prof.s} ≤ end_us ${prof.e}`);
@@ -608,9 +628,47 @@ describe('Parquet export, read by DuckDB’s own Parquet reader', () => {
       const times = await rows(`select timestamp_us::double t, value::double v from '$samples.parquet'
         where profile_id::varchar = '${id}'`);
       const expanded = times.flatMap((r) => ticksFrom(Number(r.t), Number(r.v), Number(prof.i)));
-      same(sorted(expanded), sorted([...a.truth.times!.values()].flat()), `${name} → parquet: every tick's time`);
+      const ticks = [...a.truth.times!.values()].flat();
+      same(sorted(expanded), sorted(ticks), `${name} → parquet: every tick's time`);
+      // end_us: the later of CPython's last tick and the start plus the duration its stats block states (µs).
+      const stated = (a.p.info as { duration_sec?: number | null }).duration_sec;
+      const lastTick = ticks.reduce((m, t) => Math.max(m, t), -Infinity);
+      const statedEnd = stated ? a.p.info!.start_time_us + Math.round(stated * 1e6) : -Infinity;
+      same(Number(prof.e), Math.max(lastTick, statedEnd), `${name} → parquet profiles: end_us`);
     }
     sql.closeSync();
+  }, 60_000);
+
+  it('a record of 500 ticks last (version 2): end_us and duration_s reach its last tick, as CPython times it', async () => {
+    // A version-2 record counts ticks one interval apart from its time; downgraded, CPython reads each tick.
+    const b = new ProfileBuilder({
+      sampleTypes: [{ type: 'samples', unit: 'count' }],
+      defaultSampleType: 0,
+      startTimeUs: 1_000_000n,
+      sampleIntervalUs: 1000n,
+    });
+    const loop = b.stacks.internOutermostFirst([b.internFrame(makeFrame('loop', '/app/loop.py', 2, 0))]);
+    const thread = b.internThread(1n);
+    b.add(loop, thread, 1_001_000, 0, [1]);
+    b.add(loop, thread, 1_002_500, 0, [500]);
+    const file = path.join(dir, 'busy-run.v2.tach');
+    tachyonAdapter.write!(b, { path: file, write: () => {} }, { compression: 'none', version: 2 });
+    const down = path.join(dir, 'busy-run.down.tach');
+    await profpackOk(['downgrade', file, down]);
+    const p = (await cpython([down])).get(down)!;
+    const lastTick = p.runs.flatMap((r) => r.times).reduce((m, t) => Math.max(m, t), -Infinity);
+    same(p.info!.sample_count, 501, 'busy-run.down.tach: CPython reads 501 ticks');
+    const out = path.join(dir, 'parquet-busy');
+    await profpackOk(['export', file, '-o', out]);
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const db = await DuckDBInstance.create(':memory:');
+    const sql = await db.connect();
+    const [prof] = (
+      await sql.runAndReadAll(`select end_us::double e, duration_s d from '${out}/profiles.parquet'`)
+    ).getRowObjectsJson() as { e: number; d: number }[];
+    sql.closeSync();
+    same(Number(prof!.e), lastTick, 'busy-run.v2.tach → parquet profiles: end_us is the last tick');
+    near(Number(prof!.d), (lastTick - 1_000_000) / 1e6, 1e-9, 'busy-run.v2.tach → parquet: duration_s');
   }, 60_000);
 });
 
@@ -631,6 +689,19 @@ it('the recording made here: CPython reads its 400 ticks, two threads', () => {
   same(p.error, null, 'recorded-cpu.tach: CPython reads it');
   same(p.info?.sample_count, 400, 'recorded-cpu.tach: sample_count');
   same(new Set(p.runs.map(cpyThreadKey)).size, 2, 'recorded-cpu.tach: threads');
+});
+
+it('convert prints the samples CPython reads, REPEAT runs and all, whatever the output', async () => {
+  const file = sharedPath('vectors', 'tachyon', 's06_repeat_runs_none.bin');
+  const p = (await cpython([file])).get(file)!;
+  for (const suffix of ['.pb.gz', '.speedscope.json', '.collapsed', '.cpuprofile', '.v2.tach', '.v1.tach']) {
+    const out = path.join(dir, `s06-summary${suffix}`);
+    const version = suffix === '.v2.tach' ? ['--tachyon-version', '2'] : [];
+    const done = await profpack(['convert', file, ...version, '-o', out]);
+    same(done.status, 0, `s06 → ${suffix}: written (${done.stderr.trim()})`);
+    const printed = /, ([\d,]+) samples/.exec(done.stdout + done.stderr)?.[1]?.replaceAll(',', '');
+    same(Number(printed), p.info!.sample_count, `s06 → ${suffix}: samples printed`);
+  }
 });
 
 it('a REPEAT run at irregular gaps: a record per tick, counted against --max-samples by speedscope, not by streamed pprof', async () => {

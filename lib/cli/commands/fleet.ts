@@ -109,8 +109,9 @@ export function registerExport(program: Command): Command {
           const out = outputPath(command);
           const r = await exportParquet(inputs, out, { hostOf, memoryLimit: flags.memoryLimit });
           const sizes = Object.entries(r.outputs).map(([name, o]) => `${name} ${o.bytes.toLocaleString('en')}`);
+          // The samples table's rows are records (a REPEAT run of ticks is one): `merge` counts samples.
           process.stderr.write(
-            `profpack: wrote ${out}: ${r.samples.toLocaleString('en')} samples from ${r.files} files (bytes: ` +
+            `profpack: wrote ${out}: ${r.samples.toLocaleString('en')} records from ${r.files} files (bytes: ` +
               `${sizes.join(', ')})\n`,
           );
         },

@@ -39,6 +39,22 @@ export function infoLines(file: string): string[] {
     const layout = reader.layout;
     const about = findRecordedBy(reader.strings, reader.info.version === 2 ? reader.model?.producer : undefined);
     if (about !== undefined) return nodeInfoLines(file, reader, about);
+    let first: bigint | null = null;
+    let last: bigint | null = null;
+    let count = 0;
+    let records = 0;
+    const threads = new Set<string>();
+    let atCap = 0;
+    const cap = i.version === 2 ? V2_MAX_STACK_DEPTH : MAX_STACK_DEPTH;
+    const weights = sampleWeights(reader);
+    for (const s of reader.samples()) {
+      count += weights === undefined ? 1 : weights[records]!;
+      records++;
+      if (first === null || s.timestampUs < first) first = s.timestampUs;
+      if (last === null || s.timestampUs > last) last = s.timestampUs;
+      threads.add(`${s.threadId}/${s.interpreterId}`);
+      if (s.stack.length >= cap) atCap++;
+    }
     const lines = [
       `file:         ${file} (${layout.fileSize} bytes)`,
       `format:       Tachyon version ${i.version}` +
@@ -47,7 +63,8 @@ export function infoLines(file: string): string[] {
         compressionName(i),
       `start:        ${i.startTimeUs} us`,
       `interval:     ${i.sampleIntervalUs} us`,
-      `samples:      ${i.sampleCount}`,
+      // A version-2 record may stand for many samples (its samples/count value): the header counts records.
+      `samples:      ${count}${count === records ? '' : ` (in ${records} records)`}`,
       `threads:      ${i.threadCount}`,
       `strings:      ${i.stringCount}`,
       `frames:       ${i.frameCount}`,
@@ -63,20 +80,8 @@ export function infoLines(file: string): string[] {
         `duration:     ${i.durationSec.toFixed(3)} s (stats block), sample rate ${i.sampleRate!.toFixed(1)}/s`,
       );
       if (i.errorRate !== null) lines.push(`error rate:   ${i.errorRate.toFixed(2)} %`);
-      if (i.missedSamples !== null) lines.push(`missed:       ${i.missedSamples}`);
-    }
-    let first: bigint | null = null;
-    let last: bigint | null = null;
-    let count = 0;
-    const threads = new Set<string>();
-    let atCap = 0;
-    const cap = i.version === 2 ? V2_MAX_STACK_DEPTH : MAX_STACK_DEPTH;
-    for (const s of reader.samples()) {
-      count++;
-      if (first === null || s.timestampUs < first) first = s.timestampUs;
-      if (last === null || s.timestampUs > last) last = s.timestampUs;
-      threads.add(`${s.threadId}/${s.interpreterId}`);
-      if (s.stack.length >= cap) atCap++;
+      // CPython's missed_samples is a percentage of the passes its interval asked for (sample.py), as error_rate is.
+      if (i.missedSamples !== null) lines.push(`missed:       ${i.missedSamples.toFixed(2)} %`);
     }
     lines.push(
       `sampled span: ${
@@ -93,6 +98,13 @@ export function infoLines(file: string): string[] {
   }
 }
 
+/** A version-2 record may stand for many samples: its samples/count value says how many (undefined: one each). */
+function sampleWeights(reader: ProfileReader): ArrayLike<number> | undefined {
+  const model = reader.model;
+  const countType = model?.sampleTypes.findIndex((t) => t.type === 'samples' && t.unit === 'count') ?? -1;
+  return countType < 0 ? undefined : model!.values[countType];
+}
+
 function compressionName(i: ProfileInfo): string {
   return i.compressionType === 1
     ? 'zstd'
@@ -106,10 +118,7 @@ function nodeInfoLines(file: string, reader: ProfileReader, about: RecordedBy): 
   const i = reader.info;
   const layout = reader.layout;
   const askedRate = 1e6 / Number(i.sampleIntervalUs);
-  // A version-2 record may stand for many samples: its samples/count value says how many.
-  const model = reader.model;
-  const countType = model?.sampleTypes.findIndex((t) => t.type === 'samples' && t.unit === 'count') ?? -1;
-  const weights = countType < 0 ? undefined : model!.values[countType];
+  const weights = sampleWeights(reader);
   const counts = { onCpu: 0, idle: 0, gc: 0 };
   let first: bigint | null = null;
   let last: bigint | null = null;

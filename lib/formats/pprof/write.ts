@@ -27,8 +27,8 @@
  *   column and opcode have no place in profile.proto.
  */
 import { gzipSync } from 'node:zlib';
-import { anonymousName, isEpochUs, nanosPerUnit, timeColumnOrDefault } from '../../profile/index';
-import type { ProfileSource } from '../../profile/index';
+import { anonymousName, isEpochUs, lastTickUs, nanosPerUnit, sampleCountColumn } from '../../profile/index';
+import { timeColumnOrDefault, type ProfileSource } from '../../profile/index';
 import { ByteSink } from '../../byte-sink';
 import type { WriteOptions, WriteTarget } from '../adapter';
 import {
@@ -125,12 +125,17 @@ class PprofEncoder {
   readonly timeScale: number;
   readonly kStatus: number;
   minTime = Infinity;
+  /** The latest tick: a record of c ticks ends c - 1 intervals after its time. */
   maxTime = -Infinity;
+  private readonly countColumn: number;
+  private readonly intervalUs: number;
   /** Samples begun so far: the index an error names. */
   samples = 0;
 
   constructor(private readonly source: ProfileSource) {
     this.carry = new Float64Array(source.meta.sampleTypes.length);
+    this.countColumn = sampleCountColumn(source.meta);
+    this.intervalUs = Number(source.meta.sampleIntervalUs);
     this.carryLow = new Float64Array(source.meta.sampleTypes.length);
     const datadog = source.meta.origin?.producer === DATADOG;
     this.timeKey = this.strings.id(datadog ? PprofLabel.endTimestampNs : PprofLabel.timestampUs);
@@ -313,7 +318,8 @@ class PprofEncoder {
     }
     if (!Number.isNaN(time)) {
       if (time < this.minTime) this.minTime = time;
-      if (time > this.maxTime) this.maxTime = time;
+      const last = this.countColumn < 0 ? time : lastTickUs(time, values[this.countColumn]![at]!, this.intervalUs);
+      if (last > this.maxTime) this.maxTime = last;
       this.timeLabel(body, time);
     }
     if (status !== 0) labelNum(body, this.kStatus, status, 0);

@@ -22,6 +22,7 @@ import {
   hasTachyonMagic,
 } from '../../tachyon/index';
 import {
+  batchSamples,
   chooseSampleType,
   sampleCountColumn,
   sampleTypeName,
@@ -143,6 +144,7 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
     const start = Number(source.meta.startTimeUs);
     const lastTick = new Map<number, number>();
     let ticks = 0;
+    const threads = new Set<number>();
     const dropped = new DroppedLabels();
     for (const b of source.batches()) {
       const counts = b.values[countColumn]!;
@@ -154,6 +156,7 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
         if (n === 0) continue;
         dropped.note(b.labels[i]!);
         const t = b.thread[i]!;
+        threads.add(t);
         const thread = source.threads[t]!;
         const frames = mapper.stack(b.stack[i]!);
         const time = b.time[i]!;
@@ -180,7 +183,7 @@ function writeVersion1(source: ProfileSource, path: string, options: WriteOption
     const other = types.filter((_, v) => v !== countColumn).map(sampleTypeName);
     if (other.length > 0)
       options.onWarning?.(`Tachyon version 1 keeps ticks only: ${other.join(', ')} not written (version 2 keeps them)`);
-    return ticks;
+    return { samples: ticks, threads: threads.size };
   });
 }
 
@@ -204,10 +207,14 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
   finishOrRemove(writer, path, source, () => {
     const mapper = new StackMapper(source, (f) => writer.internFrame(frameSpec(f)), V2_MAX_STACK_DEPTH);
     const labelIds: number[] = [];
-    let records = 0;
+    // A record may stand for many samples: its samples/count value says how many.
+    const countColumn = sampleCountColumn(m);
+    let samples = 0;
+    const threads = new Set<number>();
     for (const b of source.batches()) {
-      records += b.length;
+      samples += batchSamples(b, countColumn);
       for (let i = 0; i < b.length; i++) {
+        threads.add(b.thread[i]!);
         const thread = source.threads[b.thread[i]!]!;
         const set = b.labels[i]!;
         let label = labelIds[set];
@@ -226,24 +233,32 @@ function writeVersion2(source: ProfileSource, path: string, options: WriteOption
     }
     for (const t of source.threads) if (t.name !== undefined) writer.nameThread(t.threadId, t.interpreterId, t.name);
     warnLosses(mapper, source, 2, options);
-    return records;
+    return { samples, threads: threads.size };
   });
 }
 
 /**
- * Runs `fill` (it writes the samples and returns how many records it wrote), then the statistics block's
- * duration and rate and finalize; on any failure the writer is closed and the partial file removed.
+ * Runs `fill` (it writes the samples and returns how many it wrote, over how many threads), then the statistics
+ * block and finalize; on any failure the writer is closed and the partial file removed. A Tachyon source's block
+ * is kept as its sampler wrote it; another source's rate is samples a second per thread, as CPython's counts
+ * sampling passes (each samples every thread) and `record` writes it.
  */
 function finishOrRemove(
-  writer: { setStats(durationSec: number, sampleRate: number): void; finalize(): unknown; close(): void },
+  writer: {
+    setStats(durationSec: number, sampleRate: number, errorRate?: number, missedSamples?: number): void;
+    finalize(): unknown;
+    close(): void;
+  },
   path: string,
   source: ProfileSource,
-  fill: () => number,
+  fill: () => { samples: number; threads: number },
 ): void {
   try {
-    const records = fill();
+    const written = fill();
+    const stats = source.meta.samplerStats;
     const seconds = durationSec(source);
-    if (seconds !== null) writer.setStats(seconds, records / seconds);
+    if (stats !== undefined) writer.setStats(stats.durationSec, stats.sampleRate, stats.errorRate, stats.missedSamples);
+    else if (seconds !== null) writer.setStats(seconds, written.samples / Math.max(1, written.threads) / seconds);
     writer.finalize();
   } catch (err) {
     writer.close();

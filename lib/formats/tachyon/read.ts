@@ -53,6 +53,11 @@ function tickMeta(reader: ProfileReader): ProfileMeta {
   };
   if (typeof info.durationSec === 'number' && info.durationSec > 0)
     meta.durationUs = BigInt(Math.round(info.durationSec * 1e6));
+  if (info.durationSec !== null && info.sampleRate !== null) {
+    meta.samplerStats = { durationSec: info.durationSec, sampleRate: info.sampleRate };
+    if (info.errorRate !== null) meta.samplerStats.errorRate = info.errorRate;
+    if (info.missedSamples !== null) meta.samplerStats.missedSamples = info.missedSamples;
+  }
   return meta;
 }
 

@@ -95,8 +95,8 @@ export class ModelWriter {
     this.section.add(values, row, labelSet, hasTime);
   }
 
-  setStats(durationSec: number, sampleRate: number): void {
-    this.writer.setStats(durationSec, sampleRate);
+  setStats(durationSec: number, sampleRate: number, errorRate?: number, missedSamples?: number): void {
+    this.writer.setStats(durationSec, sampleRate, errorRate, missedSamples);
   }
 
   finalize(): WriterStats {

@@ -203,6 +203,26 @@ describe('pprof out of a model built in memory', () => {
     expect(goPprof(['-tags', out])).not.toContain('thread_id');
   });
 
+  it('duration_nanos without a stated duration reaches the last tick of a record of many (go tool pprof reads it)', () => {
+    // Ticks at 1,001,000 µs, then 500 from 1,002,500 µs one 1 ms interval apart (the record's count): the last
+    // at 1,501,500 µs; the span from the first tick plus the last one's interval is 501.5 ms.
+    const b = new ProfileBuilder({
+      sampleTypes: [{ type: 'samples', unit: 'count' }],
+      defaultSampleType: 0,
+      startTimeUs: 1_001_000n,
+      sampleIntervalUs: 1000n,
+    });
+    const loop = b.stacks.intern([b.internFrame(makeFrame('loop', 'loop.py', 2))]);
+    const thread = b.internThread(1n);
+    b.add(loop, thread, 1_001_000, 0, [1]);
+    b.add(loop, thread, 1_002_500, 0, [500]);
+    const out = path.join(work, 'run-last.pb.gz');
+    writeFile(b, out);
+    // -raw prints the duration cut to 4 characters ('501.' of 501.5ms); the proto's field exactly.
+    expect(goPprofRaw(out).header.duration).toBe('501.');
+    expect(Number(Profile.decode(gunzipSync(readFileSync(out))).durationNanos)).toBe(501_500_000);
+  });
+
   it('collapsed stacks (counts only) go out as samples/count with no invented period', () => {
     const out = path.join(work, 'folded.pb.gz');
     writeFile(collapsedAdapter.read({ bytes: Buffer.from('main;work 3\nmain;idle 2\n') }, {}), out);
