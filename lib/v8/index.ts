@@ -106,6 +106,9 @@ export const ROOT_CALL_FRAME: CpuProfileCallFrame = {
   columnNumber: -1,
 };
 
+/** V8's frame for time its thread spent off the CPU (a child of the root). */
+export const IDLE_CALL_FRAME: CpuProfileCallFrame = { ...ROOT_CALL_FRAME, functionName: '(idle)' };
+
 /**
  * A line for each sample (by its node index in `nodes`), from V8's positionTicks: V8 counts a node's self ticks
  * per line but does not say which tick was which, so the node's samples, in time order (`order`), take its lines

@@ -471,13 +471,37 @@ describe('convert: each output read by its own oracle', () => {
       const runs = p.runs.filter((r) => cpyThreadKey(r) === busiest);
       let t = json.startTime;
       const times = json.timeDeltas!.map((d) => (t += d));
-      same(sorted(times), sorted(runs.flatMap((r) => r.times)), `${name} → cpuprofile: thread ${busiest} tick times`);
       const byId = new Map(json.nodes.map((n) => [n.id, n.callFrame.functionName]));
+      // CPU mode: the time off the CPU between ticks is V8's "(idle)" (no tick of CPython's).
+      const ticked = json.samples!.map((id) => byId.get(id) !== '(idle)');
+      same(
+        sorted(times.filter((_, i) => ticked[i])),
+        sorted(runs.flatMap((r) => r.times)),
+        `${name} → cpuprofile: thread ${busiest} tick times`,
+      );
       const got = new Map<string, number>();
-      for (const id of json.samples!) {
+      const weighed = new Map<string, number>();
+      json.samples!.forEach((id, i) => {
+        if (!ticked[i]) return;
         const fn = byId.get(id)!;
         const key = fn === '(root)' ? NO_STACK : v8Name(fn);
         got.set(key, (got.get(key) ?? 0) + 1);
+        // As DevTools and speedscope weigh a sample: the gap to the next one, the last to endTime.
+        const gap = (i + 1 < times.length ? times[i + 1]! : json.endTime) - times[i]!;
+        weighed.set(key, (weighed.get(key) ?? 0) + gap);
+      });
+      if (timedType(p) === 'cpu/nanoseconds') {
+        // Each CPU-mode tick is one interval on the CPU, or less when the next tick came sooner.
+        const interval = p.info!.sample_interval_us;
+        const ticks = runs
+          .flatMap((r) => r.times.map((time) => ({ time, leaf: cpyLeafKey(p, r.stack, false) })))
+          .sort((a, b) => a.time - b.time);
+        const onCpu = new Map<string, number>();
+        ticks.forEach(({ time, leaf }, i) => {
+          const gap = i + 1 < ticks.length ? Math.min(interval, ticks[i + 1]!.time - time) : interval;
+          onCpu.set(leaf, (onCpu.get(leaf) ?? 0) + gap);
+        });
+        sameMap(weighed, onCpu, `${name} → cpuprofile: CPU time per function as DevTools weighs it (µs)`, 1e-6);
       }
       const want = new Map<string, number>();
       for (const r of runs) {

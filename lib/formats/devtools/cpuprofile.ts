@@ -14,13 +14,14 @@
  *
  * Write: one thread (the format holds one; options.thread, else the busiest,
  * said through onWarning), samples in time order. With times, timeDeltas are
- * the real gaps; without (collapsed, speedscope), each sample's gap to the
+ * the real gaps, a CPU-time record's gap past its own time an "(idle)"
+ * sample's; without (collapsed, speedscope), each sample's gap to the
  * next is its value (time units as µs, counts as that many intervals). The
  * top-level `$profpack` key keeps thread id, interval and statuses that differ
  * from what the leaf implies.
  */
 import { ErrorCode, ProfpackError } from '../../errors';
-import { gapsToNext, nanosPerUnit, type ProfileBuilder, type ProfileSource } from '../../profile/index';
+import { SampleTypes, gapsToNext, nanosPerUnit, type ProfileBuilder, type ProfileSource } from '../../profile/index';
 import type { FormatAdapter, ReadInput, ReadOptions, WriteOptions, WriteTarget } from '../adapter';
 import {
   ChunkedText,
@@ -34,6 +35,7 @@ import {
 } from '../io';
 import { detectJsonKeys } from '../sniff';
 import {
+  IDLE_CALL_FRAME,
   ROOT_CALL_FRAME,
   hotLines,
   statusForV8Leaf,
@@ -164,10 +166,20 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
       },
     );
   }
+  // CPU time: a row weighs its CPU time, and DevTools weighs a sample by the gap to the next one, so the time a
+  // thread spent off the CPU between two rows is an "(idle)" sample of V8's own, never the earlier row's.
+  // A count column of a CPU-mode sampler's ticks (CPU time, no wall time) is one interval on the CPU a sample.
+  const types = source.meta.sampleTypes;
+  const cpuTicks =
+    types.some((t) => t.type === SampleTypes.cpu.type) && !types.some((t) => t.type === SampleTypes.wall.type);
+  const offCpu = timed && (ns === undefined ? cpuTicks : type.type === SampleTypes.cpu.type);
+  const idleNode = tree.order.length + 1;
+  let idle = 0;
+  const capacity = total + (offCpu ? n : 0);
   const hits = new Map<number, number>();
-  const sampleIds = new Float64Array(total);
-  const deltas = new Float64Array(total);
-  const status = new Array<number>(total);
+  const sampleIds = new Float64Array(capacity);
+  const deltas = new Float64Array(capacity);
+  const status = new Array<number>(capacity);
   let statusDiffers = false;
   let previous = Math.round(startUs);
   let written = 0;
@@ -194,6 +206,20 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
       previous = at;
       written++;
     }
+    const endsAt = Math.round(times[k]! + spanUs);
+    if (offCpu && endsAt > previous && endsAt < (k + 1 < n ? nextUs : Math.round(endUs))) {
+      sampleIds[written] = idleNode;
+      deltas[written] = endsAt - previous;
+      status[written] = statusForV8Leaf(IDLE_CALL_FRAME.functionName, IDLE_CALL_FRAME.url);
+      previous = endsAt;
+      written++;
+      idle++;
+    }
+  }
+  if (idle > 0) {
+    hits.set(idleNode, idle);
+    const top = tree.children.get(1) ?? [];
+    tree.children.set(1, [...top, idleNode]);
   }
 
   const out = new ChunkedText(target);
@@ -205,10 +231,12 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
     const node: CpuProfileNode = { id, callFrame, hitCount: hits.get(id) ?? 0, children: tree.children.get(id) ?? [] };
     out.push((k === 0 ? '' : ',') + JSON.stringify(node));
   });
+  if (idle > 0)
+    out.push(',' + JSON.stringify({ id: idleNode, callFrame: IDLE_CALL_FRAME, hitCount: idle, children: [] }));
   out.push(`],"startTime":${Math.round(startUs)},"endTime":${Math.round(endUs)},"samples":[`);
-  pushNumbers(out, sampleIds);
+  pushNumbers(out, written < capacity ? sampleIds.subarray(0, written) : sampleIds);
   out.push('],"timeDeltas":[');
-  pushNumbers(out, deltas);
+  pushNumbers(out, written < capacity ? deltas.subarray(0, written) : deltas);
   const thread = rows.thread < 0 ? undefined : source.threads[rows.thread]!;
   const meta: CpuProfileMeta = {
     version: 1,
@@ -219,7 +247,7 @@ function writeCpuProfile(source: ProfileSource, target: WriteTarget, options: Wr
   out.push(`],"$profpack":${JSON.stringify(meta).slice(0, -1)}`);
   if (statusDiffers) {
     out.push(',"status":[');
-    pushNumbers(out, status);
+    pushNumbers(out, status.slice(0, written));
     out.push(']');
   }
   out.push('}}');
