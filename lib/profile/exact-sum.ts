@@ -69,6 +69,11 @@ export class ExactSums {
     if (Number.isFinite(sum)) this.los[slot] = this.los[slot]! + twoSumError(was, v, sum);
   }
 
+  /** The slot's exact sum rounded once to a double (a float sum drifts: 0.1 + 0.2 + 0.3 is 0.6000000000000001). */
+  nearest(slot: number): number {
+    return (this.his[slot] ?? 0) + (this.los[slot] ?? 0);
+  }
+
   /** The slot's exact sum rounded to an integer once, as Math.round would round it. */
   rounded(slot: number): number {
     return roundExact(this.his[slot] ?? 0, this.los[slot] ?? 0);

@@ -3,18 +3,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ExactSums, roundExact } from '../../lib/profile/index';
-import { exactUnits, roundedExactSum, tenthsOrHalves } from '../support/exact-sum';
+import { exactUnits, nearestExactSum, roundedExactSum, spannedValues } from '../support/exact-sum';
 
 const signed = (values: fc.Arbitrary<number>) => fc.tuple(values, fc.boolean()).map(([v, neg]) => (neg ? -v : v));
-/** Values within the range ExactSums is exact for (its header): any double from 1 to 1e9, tenths, halves, 0. */
-const spanned = (max: number) =>
-  signed(fc.oneof(fc.double({ min: 1, max, noNaN: true }), tenthsOrHalves(1e4), fc.constant(0)));
+/** Values of either sign within the span ExactSums is exact for. */
+const spanned = (max: number) => signed(spannedValues(max));
 
 /** Mostly a few slots (sums of several values), now and then a far one (the columns grow). */
 const slot = fc.oneof({ weight: 9, arbitrary: fc.nat({ max: 3 }) }, { weight: 1, arbitrary: fc.nat({ max: 3000 }) });
 
 describe('exact sums rounded once', () => {
-  it('each slot rounds as its exact sum does, values of either sign, slots grown as used (property)', () => {
+  it('each slot rounds as its exact sum does, to an integer and to a double, values of either sign, slots grown as used (property)', () => {
     fc.assert(
       fc.property(
         fc.array(fc.tuple(slot, spanned(1e9)), {
@@ -29,7 +28,10 @@ describe('exact sums rounded once', () => {
             bySlot.set(slot, [...(bySlot.get(slot) ?? []), v]);
           }
           // + 0: Math.round gives -0 for a sum in (-0.5, 0), the integers' oracle 0; both print 0.
-          for (const [slot, values] of bySlot) expect(sums.rounded(slot) + 0).toBe(roundedExactSum(values));
+          for (const [slot, values] of bySlot) {
+            expect(sums.rounded(slot) + 0).toBe(roundedExactSum(values));
+            expect(sums.nearest(slot) + 0).toBe(nearestExactSum(values));
+          }
         },
       ),
       { numRuns: 500 },

@@ -27,6 +27,22 @@ export function roundedExactSum(values: readonly number[]): number {
   return Number(shifted < 0n && quotient * one !== shifted ? quotient - 1n : quotient);
 }
 
+/**
+ * The exact sum of `values` rounded once to the nearest double, ties to even (for sums of normal size: one below
+ * 2^-1022 would be rounded twice). Number(bigint) rounds that way; the 2^-1074 units are cut to 64 bits first, with a
+ * sticky bit for any cut below, so the cut never moves the rounding.
+ */
+export function nearestExactSum(values: readonly number[]): number {
+  const sum = values.reduce((s, v) => s + exactUnits(v), 0n);
+  const magnitude = sum < 0n ? -sum : sum;
+  const shift = Math.max(0, magnitude.toString(2).length - 64);
+  let top = magnitude >> BigInt(shift);
+  if (top << BigInt(shift) !== magnitude) top |= 1n;
+  // A power of two times a double of 53 bits is exact when the product is normal.
+  const nearest = Number(top) * 2 ** (shift - 1074);
+  return sum < 0n ? -nearest : nearest;
+}
+
 /** A value in [0, max]: any double, or tenths and halves, whose float sums land near a half and round either way. */
 export function nearHalves(max: number): fc.Arbitrary<number> {
   return fc.oneof(
@@ -45,4 +61,12 @@ export function tenthsOrHalves(max: number): fc.Arbitrary<number> {
     { weight: 3, arbitrary: fc.integer({ min: 0, max: 10 * max }).map((k) => k / 10) },
     { weight: 1, arbitrary: fc.integer({ min: 0, max: 2 * max }).map((k) => k / 2) },
   );
+}
+
+/**
+ * A value in [0, max] within the span ExactSums is exact for (lib/profile/exact-sum.ts: no subnormal beside a
+ * million): any double from 1 to max, tenths and halves, or 0.
+ */
+export function spannedValues(max: number): fc.Arbitrary<number> {
+  return fc.oneof(fc.double({ min: 1, max, noNaN: true }), tenthsOrHalves(Math.min(max, 1e6)), fc.constant(0));
 }
