@@ -58,15 +58,20 @@ export class ExactSums {
   }
 
   add(slot: number, v: number): void {
+    this.addPair(slot, v, 0);
+  }
+
+  /** Adds another two-double sum, hi + lo, to the slot (a subtree's sum to its parent's). */
+  addPair(slot: number, hi: number, lo: number): void {
     if (slot >= this.his.length) {
       this.his = grown(this.his, slot);
       this.los = grown(this.los, slot);
     }
     const was = this.his[slot]!;
-    const sum = was + v;
+    const sum = was + hi;
     this.his[slot] = sum;
     // Past ±Infinity there is no low part (the error term would be NaN).
-    if (Number.isFinite(sum)) this.los[slot] = this.los[slot]! + twoSumError(was, v, sum);
+    if (Number.isFinite(sum)) this.los[slot] = this.los[slot]! + twoSumError(was, hi, sum) + lo;
   }
 
   /** The slot's exact sum rounded once to a double (a float sum drifts: 0.1 + 0.2 + 0.3 is 0.6000000000000001). */
