@@ -173,7 +173,6 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
   const threadOk: number[] = [];
   const own = new ExactSums();
   let hit = new Uint8Array(1024);
-  const total = new ExactSums(1);
   let kept = 0;
   let keptSamples = 0;
   let scanned = 0;
@@ -212,12 +211,14 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
       const v = share === 1 ? values[i]! : values[i]! * share;
       own.add(s, v);
       hit[s] = 1;
-      total.add(0, v);
       kept++;
       keptSamples += counts === undefined ? 1 : counts[i]! * share;
     }
     options.onProgress?.(scanned, source.sampleCount);
   }
+  // The total from the per-stack sums, not a second sum per record: the same exact sum.
+  const total = new ExactSums(1);
+  for (let s = 0; s < hit.length; s++) if (hit[s] === 1) total.addPair(0, own.hi[s]!, own.lo[s]!);
   return { column, own, hit, total: total.nearest(0), kept, keptSamples, scanned };
 }
 
@@ -325,7 +326,9 @@ export function keyTotals(
   const n = Math.min(stacks.size, sums.hit.length);
   const subtree = new ExactSums(n);
   const reached = new Uint8Array(n);
-  for (let s = 0; s < n; s++) if (sums.hit[s] === 1) subtree.addPair(s, sums.own.hi[s]!, sums.own.lo[s]!);
+  const copied = Math.min(n, sums.own.hi.length);
+  subtree.hi.set(sums.own.hi.subarray(0, copied));
+  subtree.lo.set(sums.own.lo.subarray(0, copied));
   reached.set(sums.hit.subarray(0, n));
   for (let s = n - 1; s >= 1; s--) {
     if (reached[s] === 0) continue;
