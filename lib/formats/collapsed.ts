@@ -27,13 +27,14 @@
  * samples/count (one column).
  *
  * Write: one line per distinct (thread, stack) with the summed value of the
- * chosen sample type (rounded to an integer), streamed in chunks. Frames are
+ * chosen sample type (its exact sum rounded to an integer once), streamed in chunks. Frames are
  * `funcname (filename:lineno)` (';' and line breaks in a label become ':' and
  * ' ': the format has no escaping); with several threads each line starts
  * with py-spy's `thread (ID)` or `thread (ID): NAME`.
  */
 import {
   ANONYMOUS,
+  ExactSums,
   ProfileBuilder,
   SampleTypes,
   frameLabel,
@@ -330,32 +331,37 @@ function clean(label: string): string {
 
 function writeCollapsed(source: ProfileSource, target: WriteTarget, options: WriteOptions): void {
   const column = writtenColumn(source.meta, options.sampleType);
-  const sums = new Map<number, Map<number, number>>();
+  // Per thread, per stack, a slot of `sums`: each line's value is its exact sum rounded once.
+  const slots = new Map<number, Map<number, number>>();
+  const sums = new ExactSums();
+  let used = 0;
   const dropped = new DroppedLabels();
   for (const b of source.batches()) {
     const values = b.values[column]!;
     for (let i = 0; i < b.length; i++) {
       if (values[i]! < 0) throw negativeValue(WHAT, values[i]!, describeType(source.meta, column), 'flamegraph.pl');
       dropped.note(b.labels[i]!);
-      let perStack = sums.get(b.thread[i]!);
-      if (perStack === undefined) sums.set(b.thread[i]!, (perStack = new Map()));
-      perStack.set(b.stack[i]!, (perStack.get(b.stack[i]!) ?? 0) + values[i]!);
+      let perStack = slots.get(b.thread[i]!);
+      if (perStack === undefined) slots.set(b.thread[i]!, (perStack = new Map()));
+      let slot = perStack.get(b.stack[i]!);
+      if (slot === undefined) perStack.set(b.stack[i]!, (slot = used++));
+      sums.add(slot, values[i]!);
     }
   }
-  const withThreads = sums.size > 1;
+  const withThreads = slots.size > 1;
   const labels: string[] = [];
   const label = (frame: number) => (labels[frame] ??= clean(frameLabel(source.frames[frame]!)));
   const out = new ChunkedText(target);
-  for (const [thread, perStack] of sums) {
+  for (const [thread, perStack] of slots) {
     let prefix = '';
     if (withThreads) {
       const t = source.threads[thread]!;
       prefix = `thread (${threadKey(t.threadId, t.interpreterId)})${t.name === undefined ? '' : `: ${clean(t.name)}`}`;
     }
-    for (const [stack, sum] of perStack) {
+    for (const [stack, slot] of perStack) {
       const names = source.stacks.toArray(stack).reverse().map(label);
       if (prefix !== '') names.unshift(prefix);
-      out.push(`${names.join(';')} ${Math.round(sum)}\n`);
+      out.push(`${names.join(';')} ${sums.rounded(slot)}\n`);
     }
   }
   out.flush();

@@ -26,6 +26,7 @@
 import { ErrorCode, ProfpackError } from '../errors';
 import {
   ANONYMOUS,
+  ExactSums,
   ProfileBuilder,
   anonymousName,
   nanosPerUnit,
@@ -359,14 +360,16 @@ function writeSpeedscope(source: ProfileSource, target: WriteTarget, options: Wr
     const ref = source.threads[t]!;
     const key = threadKey(ref.threadId, ref.interpreterId);
     const name = ref.name === undefined ? `thread ${key}` : `thread ${key} (${ref.name})`;
-    let total = 0;
-    for (let i = 0; i < n; i++) total += rows.value.data[i]!;
+    // The axis ends at the start plus the weights, their exact sum rounded once to a double.
+    const span = new ExactSums(1);
+    for (let i = 0; i < n; i++) span.add(0, rows.value.data[i]!);
     let startValue = 0;
-    let endValue = total;
+    let endValue = span.nearest(0);
     if (timed && n > 0) {
       startValue = (times[order[0]!]! - startUs) / usPerUnit;
+      span.add(0, startValue);
       const last = order[n - 1]!;
-      endValue = Math.max(startValue + total, (times[last]! - startUs) / usPerUnit + rows.value.data[last]!);
+      endValue = Math.max(span.nearest(0), (times[last]! - startUs) / usPerUnit + rows.value.data[last]!);
     }
     out.push(
       `${first ? '' : ','}{"type":"sampled","name":${JSON.stringify(name)},"unit":"${unit}",` +

@@ -27,6 +27,7 @@ export {
 } from './units';
 export { ANONYMOUS, anonymousName, makeFrame, normalizeFrame, frameLabel, isEpochUs, NodeStatus } from './frames';
 export { gapsToNext, GapWeigher } from './gaps';
+export { ExactSums, roundExact, twoSumError } from './exact-sum';
 export { PROFILER_FRAME_SUFFIXES, isProfilerFrame, withoutProfilerFrames } from './profiler-frames';
 export { Remapper, type ProfileTarget, type RemapOptions } from './remap';
 export { ThreadStatus } from './status';

@@ -11,6 +11,7 @@
  */
 import { ErrorCode, ProfpackError } from '../errors';
 import {
+  ExactSums,
   NodeStatus,
   anonymousName,
   chooseSampleType,
@@ -22,6 +23,7 @@ import {
   withoutProfilerFrames,
   type SampleType,
 } from '../profile/index';
+import { grown } from '../typed-arrays';
 
 export type AggregateBy = 'function' | 'file' | 'line' | 'thread';
 const AGGREGATE_BY: readonly AggregateBy[] = ['function', 'file', 'line', 'thread'];
@@ -134,12 +136,16 @@ function statusPredicate(status: AggregateOptions['status']): ((s: number) => bo
   return filter;
 }
 
-/** Per stack id (per thread index when summed by thread), the summed value of the records that pass the filters. */
+/**
+ * Per stack id (per thread index when summed by thread), the summed value of the records that pass the filters, kept
+ * exactly (two doubles: a float sum drifts from the exact one, 0.1 + 0.2 + 0.3 is 0.6000000000000001).
+ */
 export interface StackSums {
   column: number;
-  own: Float64Array;
+  own: ExactSums;
   /** 1 where a kept record has this stack. */
   hit: Uint8Array;
+  /** The kept records' exact sum, rounded once to a double. */
   total: number;
   kept: number;
   /** Sum of the samples/count column over kept records (kept when the profile has none). */
@@ -165,9 +171,8 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
   const intervalUs = Number(source.meta.sampleIntervalUs);
   // thread index → 1 keep / 2 skip, resolved once per thread.
   const threadOk: number[] = [];
-  let own = new Float64Array(1024);
+  const own = new ExactSums();
   let hit = new Uint8Array(1024);
-  let total = 0;
   let kept = 0;
   let keptSamples = 0;
   let scanned = 0;
@@ -202,25 +207,19 @@ export function sumByStack(source: ProfileSource, options: AggregateOptions = {}
       }
       if (statusFilter !== undefined && !statusFilter(b.status[i]!)) continue;
       const s = byThread ? b.thread[i]! : b.stack[i]!;
-      if (s >= own.length) {
-        const n = Math.max(s + 1, own.length * 2, source.stacks.size);
-        const o = new Float64Array(n);
-        o.set(own);
-        own = o;
-        const h = new Uint8Array(n);
-        h.set(hit);
-        hit = h;
-      }
+      if (s >= hit.length) hit = grown(hit, Math.max(s, source.stacks.size));
       const v = share === 1 ? values[i]! : values[i]! * share;
-      own[s]! += v;
+      own.add(s, v);
       hit[s] = 1;
-      total += v;
       kept++;
       keptSamples += counts === undefined ? 1 : counts[i]! * share;
     }
     options.onProgress?.(scanned, source.sampleCount);
   }
-  return { column, own, hit, total, kept, keptSamples, scanned };
+  // The total from the per-stack sums, not a second sum per record: the same exact sum.
+  const total = new ExactSums(1);
+  for (let s = 0; s < hit.length; s++) if (hit[s] === 1) total.addPair(0, own.hi[s]!, own.lo[s]!);
+  return { column, own, hit, total: total.nearest(0), kept, keptSamples, scanned };
 }
 
 export function aggregate(source: ProfileSource, options: AggregateOptions = {}): AggregateResult {
@@ -242,7 +241,7 @@ export function aggregate(source: ProfileSource, options: AggregateOptions = {})
   const noStack = keyFrame.length;
   if (sums.hit[0] === 1) {
     order.push(noStack);
-    self[noStack] = total[noStack] = sums.own[0]!;
+    self[noStack] = total[noStack] = sums.own.nearest(0);
   }
   const primary = sort === 'self' ? self : total;
   const secondary = sort === 'self' ? total : self;
@@ -288,13 +287,13 @@ function byThread(source: ProfileSource, options: AggregateOptions, sort: SortBy
   const sums = sumByStack(source, options, true);
   const order: number[] = [];
   for (let t = 0; t < Math.min(sums.hit.length, source.threads.length); t++) if (sums.hit[t] === 1) order.push(t);
-  order.sort((a, b) => sums.own[b]! - sums.own[a]! || a - b);
+  order.sort((a, b) => sums.own.nearest(b) - sums.own.nearest(a) || a - b);
   const limit = options.limit === undefined ? 20 : options.limit <= 0 ? Infinity : options.limit;
   const pct = (v: number) => (sums.total === 0 ? 0 : (100 * v) / sums.total);
   const rows = order.slice(0, Math.min(order.length, limit)).map((t): AggregateRow => {
     const ref = source.threads[t]!;
     const key = threadKey(ref.threadId, ref.interpreterId);
-    const v = sums.own[t]!;
+    const v = sums.own.nearest(t);
     const thread = ref.name === undefined ? { key } : { key, name: ref.name };
     return {
       key,
@@ -324,22 +323,24 @@ export function keyTotals(
   keyOfFrame: (f: Frame) => string,
 ): { self: number[]; total: number[]; keyFrame: Frame[]; selfHit: number[] } {
   const stacks = source.stacks;
-  const n = Math.min(stacks.size, sums.own.length);
-  const subtree = new Float64Array(n);
+  const n = Math.min(stacks.size, sums.hit.length);
+  const subtree = new ExactSums(n);
   const reached = new Uint8Array(n);
-  subtree.set(sums.own.subarray(0, n));
+  const copied = Math.min(n, sums.own.hi.length);
+  subtree.hi.set(sums.own.hi.subarray(0, copied));
+  subtree.lo.set(sums.own.lo.subarray(0, copied));
   reached.set(sums.hit.subarray(0, n));
   for (let s = n - 1; s >= 1; s--) {
     if (reached[s] === 0) continue;
     const p = stacks.parent(s);
-    subtree[p]! += subtree[s]!;
+    subtree.addPair(p, subtree.hi[s]!, subtree.lo[s]!);
     reached[p] = 1;
   }
   const keyIdOfFrame: number[] = [];
   const keyIds = new Map<string, number>();
   const keyFrame: Frame[] = [];
-  const self: number[] = [];
-  const total: number[] = [];
+  const self = new ExactSums();
+  const total = new ExactSums();
   const selfHit: number[] = [];
   const keyOfStack = new Int32Array(n);
   for (let s = 1; s < n; s++) {
@@ -359,15 +360,13 @@ export function keyTotals(
         k = keyFrame.length;
         keyIds.set(key, k);
         keyFrame.push(frame);
-        self.push(0);
-        total.push(0);
         selfHit.push(0);
       }
       keyIdOfFrame[fi] = k;
     }
     keyOfStack[s] = k;
     if (sums.hit[s] === 1) {
-      self[k]! += sums.own[s]!;
+      self.addPair(k, sums.own.hi[s]!, sums.own.lo[s]!);
       selfHit[k] = 1;
     }
   }
@@ -388,12 +387,14 @@ export function keyTotals(
       continue;
     }
     const k = keyOfStack[top]!;
-    if (active[k] === 0) total[k]! += subtree[top]!;
+    if (active[k] === 0) total.addPair(k, subtree.hi[top]!, subtree.lo[top]!);
     active[k]!++;
     walk.push(~top);
     for (let c = childCount[top]!; c < childCount[top + 1]!; c++) walk.push(children[c]!);
   }
-  return { self, total, keyFrame, selfHit };
+  // Each key's exact sums, rounded once to doubles.
+  const nearest = (sums: ExactSums) => keyFrame.map((_, k) => sums.nearest(k));
+  return { self: nearest(self), total: nearest(total), keyFrame, selfHit };
 }
 
 /** A fixed-width text table of an aggregate result, values in their unit. */

@@ -6,6 +6,7 @@ import { collapsedAdapter } from '../../lib/formats/collapsed';
 import { ProfileBuilder, SampleTypes, makeFrame, sampleTypeName } from '../../lib/profile/index';
 import { repoRoot } from '../support/environment';
 import { expectCoded, read, stacksOf, totals, write } from './helpers';
+import { roundedExactSum, tenthsOrHalves } from '../support/exact-sum';
 
 const fixture = (name: string) => readFileSync(path.join(repoRoot, 'test', 'fixtures', 'formats', name));
 
@@ -259,6 +260,70 @@ describe('collapsed: writing', () => {
       ),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('collapsed: fractional values (real times) total their exact sum rounded once', () => {
+  const wallProfile = () =>
+    new ProfileBuilder({
+      sampleTypes: [SampleTypes.wall],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 1n,
+    });
+
+  /** Per "thread|frames" line, the value `text` gives it, read back by the collapsed reader. */
+  function lineValues(text: string, threads: number[]): Map<string, number> {
+    const back = read(collapsedAdapter, text);
+    const stacks = stacksOf(back);
+    const got = new Map<string, number>();
+    let k = 0;
+    for (const batch of back.batches()) {
+      for (let i = 0; i < batch.length; i++, k++) {
+        const thread = back.threads.length > 1 ? back.threads[batch.thread[i]!]!.threadId : BigInt(threads[0]!);
+        got.set(`${thread}|${stacks[k]!.join(';')}`, batch.values[0]![i]!);
+      }
+    }
+    return got;
+  }
+
+  it('each (thread, stack) line is the exact sum of its doubles rounded as Math.round rounds it (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('a', 'a;b', 'c'), fc.integer({ min: 0, max: 2 }), tenthsOrHalves(1e6)), {
+          minLength: 1,
+          maxLength: 40,
+        }),
+        (rows) => {
+          const b = wallProfile();
+          const values = new Map<string, number[]>();
+          for (const [frames, thread, value] of rows) {
+            const ids = frames.split(';').map((f) => b.internFrame(makeFrame(f, '')));
+            b.add(b.stacks.internOutermostFirst(ids), b.internThread(BigInt(thread)), NaN, 0, [value]);
+            const key = `${thread}|${frames}`;
+            values.set(key, [...(values.get(key) ?? []), value]);
+          }
+          const want = new Map([...values].map(([key, vs]) => [key, roundedExactSum(vs)]));
+          expect(
+            lineValues(
+              write(collapsedAdapter, b).text,
+              rows.map((r) => r[1]),
+            ),
+          ).toEqual(want);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('34.8 + 22.7 (57.5 in float64, 57.4999999999999964… exactly) is 57, not 58', () => {
+    expect(roundedExactSum([34.8, 22.7])).toBe(57);
+    const b = wallProfile();
+    const s = b.stacks.internOutermostFirst([b.internFrame(makeFrame('a', ''))]);
+    const t = b.internThread(0n);
+    b.add(s, t, NaN, 0, [34.8]);
+    b.add(s, t, NaN, 0, [22.7]);
+    expect(write(collapsedAdapter, b).text).toBe('a 57\n');
   });
 });
 

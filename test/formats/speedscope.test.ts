@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import Ajv from 'ajv';
 import type { Browser } from 'playwright-core';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { collapsedAdapter } from '../../lib/formats/collapsed';
 import { cpuprofileAdapter } from '../../lib/formats/devtools/cpuprofile';
@@ -12,6 +13,7 @@ import { sharedPath } from '../support/environment';
 import { launch } from '../view/browser';
 import { expectCoded, fuzzJson, read, stacksOf, totals, write } from './helpers';
 import { sandwichRows, speedscopeTable } from './speedscope-app';
+import { nearestExactSum, spannedValues, tenthsOrHalves } from '../support/exact-sum';
 
 const sample = sharedPath('data', 'outside', 'speedscope_0.6.0_two-sampled.speedscope.json');
 const schema = JSON.parse(
@@ -303,6 +305,61 @@ describe('speedscope write: the chosen type, real time', () => {
     expect(validate(cpu), JSON.stringify(validate.errors)).toBe(true);
     const p = cpu.profiles[0]!;
     expect(Math.abs(p.endValue - p.startValue - p.weights.reduce((a, w) => a + w, 0))).toBeLessThan(20e6);
+  });
+});
+
+describe('speedscope write: the axis ends at the exact sum of the weights, rounded once', () => {
+  /** One thread's records of wall time in ns, with times (µs) or without. */
+  function wall(values: number[], timesUs?: number[]): ProfileBuilder {
+    const b = new ProfileBuilder({
+      sampleTypes: [SampleTypes.wall],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 1n,
+    });
+    const s = b.stacks.internOutermostFirst([b.internFrame(makeFrame('a', ''))]);
+    const t = b.internThread(0n);
+    values.forEach((v, i) => b.add(s, t, timesUs?.[i] ?? NaN, 0, [v]));
+    return b;
+  }
+  const profileOf = (b: ProfileBuilder) => (JSON.parse(write(speedscopeAdapter, b).text) as File).profiles[0]!;
+
+  it("untimed: endValue is the weights' exact sum rounded to the nearest double (property)", () => {
+    fc.assert(
+      fc.property(fc.array(spannedValues(1e9), { minLength: 1, maxLength: 40 }), (values) => {
+        const p = profileOf(wall(values));
+        expect(p.weights).toEqual(values);
+        expect([p.startValue, p.endValue]).toEqual([0, nearestExactSum(values)]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('timed: the start plus the weights, rounded once, where the last sample ends sooner (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.array(tenthsOrHalves(1e6), { minLength: 1, maxLength: 40 }),
+        (startUs, values) => {
+          // Every record at one time: the last one ends at the start plus its own weight, never past the sum.
+          const p = profileOf(
+            wall(
+              values,
+              values.map(() => startUs),
+            ),
+          );
+          expect(p.startValue).toBe(startUs * 1000);
+          expect(p.endValue).toBe(nearestExactSum([startUs * 1000, ...values]));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('0.1 + 0.2 + 0.3 ns ends at 0.6, not the float sum 0.6000000000000001', () => {
+    expect(0.1 + 0.2 + 0.3).toBe(0.6000000000000001);
+    expect(nearestExactSum([0.1, 0.2, 0.3])).toBe(0.6);
+    expect(profileOf(wall([0.1, 0.2, 0.3])).endValue).toBe(0.6);
   });
 });
 

@@ -4,6 +4,7 @@ import { anonymousName, makeFrame, NodeStatus, ProfileBuilder, SampleTypes, type
 import { aggregate, formatTable, STATUS_FILTERS, type AggregateBy } from '../../lib/query/aggregate';
 import { acceptedVectors, readExpected } from '../support/vectors';
 import { builderFromExpected } from '../support/model';
+import { nearestExactSum, spannedValues } from '../support/exact-sum';
 
 const FILES = ['a.js', 'b.js', ''];
 const NAMES = ['main', 'parse', 'walk', '(program)', ''];
@@ -225,5 +226,73 @@ describe('aggregate', () => {
       expect(wall.total).toBeGreaterThan(0);
       expect(wall.rows.reduce((sum, r) => sum + r.self, 0)).toBeLessThanOrEqual(wall.total);
     }
+  });
+});
+
+describe('aggregate: fractional values total their exact sums, rounded once to doubles', () => {
+  const WALL_MS = { type: 'wall', unit: 'milliseconds' };
+  const NAMES = ['a', 'b', 'c', 'd'];
+  const push = (m: Map<string, number[]>, key: string, v: number) => m.set(key, [...(m.get(key) ?? []), v]);
+
+  it('self and total per function, each thread and the total: the nearest double to the exact sum (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            stack: fc.array(fc.nat({ max: NAMES.length - 1 }), { maxLength: 5 }),
+            thread: fc.nat({ max: 1 }),
+            value: spannedValues(1e6),
+          }),
+          { minLength: 1, maxLength: 60 },
+        ),
+        (rows) => {
+          const model = new ProfileBuilder({
+            sampleTypes: [WALL_MS],
+            defaultSampleType: 0,
+            startTimeUs: 0n,
+            sampleIntervalUs: 1000n,
+          });
+          const ids = NAMES.map((n) => model.internFrame(makeFrame(n, 'x.js')));
+          const self = new Map<string, number[]>();
+          const total = new Map<string, number[]>();
+          const perThread = new Map<string, number[]>();
+          for (const r of rows) {
+            // Innermost first: the first frame is the leaf.
+            const stack = model.stacks.intern(r.stack.map((i) => ids[i]!));
+            model.add(stack, model.internThread(BigInt(r.thread)), NaN, 0, [r.value]);
+            const keys = r.stack.length === 0 ? ['(no stack)'] : r.stack.map((i) => NAMES[i]!);
+            push(self, keys[0]!, r.value);
+            for (const k of new Set(keys)) push(total, k, r.value);
+            push(perThread, String(r.thread), r.value);
+          }
+          const result = aggregate(model, { limit: 0 });
+          expect(result.total).toBe(nearestExactSum(rows.map((r) => r.value)));
+          for (const row of result.rows) {
+            const key = row.key === '(no stack)' ? row.key : row.funcname!;
+            expect([key, row.self + 0, row.total]).toEqual([
+              key,
+              nearestExactSum(self.get(key) ?? []),
+              nearestExactSum(total.get(key)!),
+            ]);
+          }
+          for (const row of aggregate(model, { by: 'thread', limit: 0 }).rows)
+            expect(row.self).toBe(nearestExactSum(perThread.get(row.thread!.key)!));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('0.1 + 0.2 + 0.3 ms is 0.6 ms in self, total and the total, not the float sum 0.6000000000000001', () => {
+    const model = new ProfileBuilder({
+      sampleTypes: [WALL_MS],
+      defaultSampleType: 0,
+      startTimeUs: 0n,
+      sampleIntervalUs: 1n,
+    });
+    const stack = model.stacks.intern([model.internFrame(makeFrame('a', 'x.js'))]);
+    for (const v of [0.1, 0.2, 0.3]) model.add(stack, model.internThread(0n), NaN, 0, [v]);
+    const top = aggregate(model);
+    expect([top.total, top.rows[0]!.self, top.rows[0]!.total]).toEqual([0.6, 0.6, 0.6]);
   });
 });

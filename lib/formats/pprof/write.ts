@@ -27,8 +27,18 @@
  *   column and opcode have no place in profile.proto.
  */
 import { gzipSync } from 'node:zlib';
-import { anonymousName, isEpochUs, lastTickUs, nanosPerUnit, sampleCountColumn } from '../../profile/index';
-import { timeColumnOrDefault, type ProfileSource } from '../../profile/index';
+import {
+  anonymousName,
+  ExactSums,
+  isEpochUs,
+  lastTickUs,
+  nanosPerUnit,
+  roundExact,
+  sampleCountColumn,
+  timeColumnOrDefault,
+  twoSumError,
+} from '../../profile/index';
+import type { ProfileSource } from '../../profile/index';
 import { ByteSink } from '../../byte-sink';
 import type { WriteOptions, WriteTarget } from '../adapter';
 import {
@@ -61,7 +71,7 @@ import {
 } from './encode';
 import { cannotWrite } from '../io';
 import { SampleKeys } from './sample-keys';
-import { grown, resized } from '../../typed-arrays';
+import { grown } from '../../typed-arrays';
 
 export interface PprofWriteOptions extends WriteOptions {
   /** gzip the output (default true, as Go writes it); false writes raw profile.proto. */
@@ -120,6 +130,8 @@ class PprofEncoder {
   /** Per column the rounding remainder carried so far: carry + carryLow, exactly (twoSumError). */
   readonly carry: Float64Array;
   readonly carryLow: Float64Array;
+  /** roundExact's rest, read into carry and carryLow. */
+  private readonly remainder = new Float64Array(2);
   readonly timeKey: number;
   readonly timeUnit: number;
   readonly timeScale: number;
@@ -241,19 +253,9 @@ class PprofEncoder {
       const add = Number.isFinite(v) ? v : 0;
       const carry = this.carry[c]!;
       const sum = carry + add;
-      const low = this.carryLow[c]! + twoSumError(carry, add, sum) + below;
-      const exact = sum + low;
-      const exactLow = twoSumError(sum, low, exact);
-      whole = Math.round(exact);
-      let rest = exact - whole; // exact: within a half of an integer (Sterbenz)
-      // Math.round takes a half up; one that is a half only for the lack of the low part's (negative) bits is not.
-      if (rest === -0.5 && exactLow < 0) {
-        whole--;
-        rest = 0.5;
-      }
-      const remainder = rest + exactLow;
-      this.carry[c] = remainder;
-      this.carryLow[c] = twoSumError(rest, exactLow, remainder);
+      whole = roundExact(sum, this.carryLow[c]! + twoSumError(carry, add, sum) + below, this.remainder);
+      this.carry[c] = this.remainder[0]!;
+      this.carryLow[c] = this.remainder[1]!;
     }
     // int64 holds -2^63 … 2^63 - 1: a value beyond is refused, never wrapped or clamped.
     if (whole >= TWO_POW_63 || whole < -TWO_POW_63) {
@@ -359,37 +361,20 @@ function writeAggregated(
   types: number,
 ): void {
   const keys = new SampleKeys();
-  // Each key's sum as two doubles, sums + below, exact (twoSumError): the written total is then the model's.
-  let sums: Float64Array[] = Array.from({ length: types }, () => new Float64Array(1024));
-  let below: Float64Array[] = Array.from({ length: types }, () => new Float64Array(1024));
+  // Each key's sum as two doubles, hi + lo: the written total is then the model's sum rounded once.
+  const sums = Array.from({ length: types }, () => new ExactSums());
   for (const b of source.batches()) {
     for (let i = 0; i < b.length; i++) {
       const k = keys.slot(b.stack[i]!, b.thread[i]!, b.labels[i]!);
-      if (k === sums[0]!.length) {
-        sums = sums.map((a) => resized(a, a.length * 2));
-        below = below.map((a) => resized(a, a.length * 2));
-      }
-      for (let c = 0; c < types; c++) {
-        const column = sums[c]!;
-        const was = column[k]!;
-        const v = b.values[c]![i]!;
-        const sum = was + v;
-        column[k] = sum;
-        // Past ±Infinity there is no low part (the error term would be NaN).
-        if (Number.isFinite(sum)) below[c]![k] = below[c]![k]! + twoSumError(was, v, sum);
-      }
+      for (let c = 0; c < types; c++) sums[c]!.add(k, b.values[c]![i]!);
     }
   }
+  const his = sums.map((s) => s.hi);
+  const los = sums.map((s) => s.lo);
   for (let k = 0; k < keys.size; k++) {
-    enc.sample(out.sink, body, keys.stack(k), keys.thread(k), keys.labels(k), sums, k, NaN, 0, below);
+    enc.sample(out.sink, body, keys.stack(k), keys.thread(k), keys.labels(k), his, k, NaN, 0, los);
     out.maybeFlush();
   }
-}
-
-/** a + b - sum, exactly, where sum is a + b in float64 (Knuth's TwoSum): what the rounded sum left out. */
-function twoSumError(a: number, b: number, sum: number): number {
-  const bPart = sum - a;
-  return a - (sum - bPart) + (b - bPart);
 }
 
 function writeValueType(sink: ByteSink, field: number, strings: PprofStringTable, type: string, unit: string): void {

@@ -19,6 +19,7 @@ import { outsideDir, pprofFixtures, rawView, tagsView, totals, writeFile } from 
 import { scratchDir } from '../../support/scratch-dir';
 import { Profile } from 'pprof-format';
 import { expectCoded } from '../helpers';
+import { nearHalves, roundedExactSum } from '../../support/exact-sum';
 
 const work = scratchDir('profpack-pprof-write-');
 
@@ -80,34 +81,8 @@ function recording(records: number, gapNs: (i: number) => number): ProfileBuilde
   return b;
 }
 
-/** x, a finite double, as an exact multiple of 2^-1074 (the smallest subnormal). */
-function exactUnits(x: number): bigint {
-  const view = new DataView(new ArrayBuffer(8));
-  view.setFloat64(0, Math.abs(x));
-  const bits = view.getBigUint64(0);
-  const exponent = Number(bits >> 52n);
-  const mantissa = bits & ((1n << 52n) - 1n);
-  const units = exponent === 0 ? mantissa : (mantissa | (1n << 52n)) << BigInt(exponent - 1);
-  return x < 0 ? -units : units;
-}
-
-/** The exact sum of `values` rounded as Math.round does (a half up), computed in integers: no float sum's error. */
-function roundedExactSum(values: number[]): number {
-  const sum = values.reduce((s, v) => s + exactUnits(v), 0n);
-  const half = 1n << 1073n;
-  const one = 1n << 1074n;
-  // floor((sum + half) / one), with BigInt division truncating toward 0.
-  const shifted = sum + half;
-  const quotient = shifted / one;
-  return Number(shifted < 0n && quotient * one !== shifted ? quotient - 1n : quotient);
-}
-
-/** A gap in ns: any double, or tenths and halves, whose float sums land near a half and round either way. */
-const gapNs = fc.oneof(
-  fc.double({ min: 0, max: 5e6, noNaN: true }),
-  fc.integer({ min: 0, max: 10_000_000 }).map((k) => k / 2),
-  fc.integer({ min: 0, max: 1000 }).map((k) => k / 10),
-);
+/** A gap in ns. */
+const gapNs = nearHalves(5e6);
 
 describe('pprof out of a model built in memory', () => {
   const totalsOut = (gaps: number[]) => {
