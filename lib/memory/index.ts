@@ -21,7 +21,8 @@ export {
   type HeapProfileOptions,
   type HeapProfileInfo,
 } from './profile';
-export { leakSuspects, fitLine, formatLeakTable, type LeakSuspect, type LeakReport } from './leaks';
+export { leakSuspects, fitLine, type LeakSuspect, type LeakReport } from './leaks';
+export { formatLeakTable } from './leak-table';
 export {
   externalMemoryTrends,
   formatExternalLines,

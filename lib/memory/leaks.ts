@@ -446,7 +446,6 @@ export function leakSuspects(trace: HeapTraceSource, options: { limit?: number }
 
 const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 
-/** Least squares through n points from their sums: slope (y per t) and R² (0 when either side has no spread). */
 /** The index of the largest value (0 for none). */
 function mostOf(values: Float64Array | undefined): number {
   let best = 0;
@@ -454,6 +453,7 @@ function mostOf(values: Float64Array | undefined): number {
   return best;
 }
 
+/** Least squares through n points from their sums: slope (y per t) and R² (0 when either side has no spread). */
 export function fitLine(
   n: number,
   st: number,
@@ -477,56 +477,4 @@ function namesOutermostFirst(trace: HeapTraceSource, stack: number): string[] {
     .toArray(stack)
     .reverse()
     .map((f) => anonymousName((trace.frames[f] as Frame).funcname));
-}
-
-/** The report as text: one row per suspect, evidence beside it; a site freed before the end shows its run. */
-export function formatLeakTable(report: LeakReport, unitBytes: (v: number) => string): string {
-  const header = ['live', 'peak', 'growth/min', 'R²', 'allocated', 'freed', 'site'];
-  const rows = report.suspects.map((s) => {
-    const freed = s.run.freedAtMs !== null;
-    const growth = freed ? s.run.growthBytesPerMin : s.growthBytesPerMin;
-    const where = s.filename === '' ? '' : `  ${s.filename}${s.lineno === null ? '' : `:${s.lineno}`}`;
-    const leaf = s.leaf === null ? '' : `  (allocated in ${s.leaf})`;
-    const thread = report.threads > 1 ? `  [thread ${s.threadId}]` : '';
-    const note = freed
-      ? `  — grew ${signed(unitBytes, s.run.growthBytesPerMin)}/min for ` +
-        `${((s.run.peakMs - s.firstAllocMs) / 1000).toFixed(1)} s, freed ` +
-        (s.run.freedAtExit ? 'at exit' : 'at') +
-        (s.run.freedAtMs === report.durationMs ? '' : ` ${(s.run.freedAtMs! / 1000).toFixed(1)} s`)
-      : s.stoppedGrowing
-        ? `  — no allocation since ${(s.lastAllocMs / 1000).toFixed(1)} s ` +
-          `of ${(report.durationMs / 1000).toFixed(1)} s: stopped growing`
-        : '';
-    return [
-      unitBytes(s.liveBytes),
-      unitBytes(s.run.peakBytes),
-      signed(unitBytes, growth),
-      (freed ? s.run.fit : s.fit).toFixed(2),
-      unitBytes(s.allocatedBytes),
-      unitBytes(s.freedBytes),
-      `${s.funcname}${where}${thread}${leaf}${note}`,
-    ];
-  });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === cells.length - 1 ? c : c.padStart(widths[i]!))).join('  ');
-  const foot = [
-    `${report.polls} polls over ${(report.durationMs / 1000).toFixed(1)} s; ` +
-      `${unitBytes(report.liveBytes)} live at the end (sampled every ${unitBytes(report.intervalBytes)}, scaled)`,
-  ];
-  if (report.freedBeforeEnd > 0)
-    foot.push(
-      `the end differs from the run: ${report.freedBeforeEnd} site(s) grew steadily and were freed before the ` +
-        'end (a teardown); their growth and R² are over their run, up to their peak',
-    );
-  if (report.noGcSeen)
-    foot.push(
-      'no object was freed before the last poll (no GC seen): growth that the end freed cannot be told from ' +
-        'garbage not yet collected, so only what is live at the end is judged',
-    );
-  return [line(header), ...rows.map(line), ...foot].join('\n');
-}
-
-function signed(unitBytes: (v: number) => string, v: number): string {
-  return `${v >= 0 ? '+' : ''}${unitBytes(v)}`;
 }
