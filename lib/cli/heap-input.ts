@@ -29,7 +29,8 @@ export function wantsHeap(
   if (!HEAP_TYPE_NAMES.includes(type)) return false;
   const profile = openProfile(firstFile(inputs));
   try {
-    return !profile.meta.sampleTypes.some((t) => t.type === type);
+    // Only a Tachyon file holds heap events; any other profile without the type is refused as a type it lacks.
+    return profile.meta.origin?.format === 'tachyon' && !profile.meta.sampleTypes.some((t) => t.type === type);
   } finally {
     profile.close();
   }

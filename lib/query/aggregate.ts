@@ -397,12 +397,12 @@ export function keyTotals(
   return { self: nearest(self), total: nearest(total), keyFrame, selfHit };
 }
 
-/** A fixed-width text table of an aggregate result, values in their unit. */
 /** A name on one table line: control characters (a newline in a file name) escaped as JSON escapes them. */
 function printable(name: string): string {
   return name.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
 
+/** A fixed-width text table of an aggregate result, values in their unit. */
 export function formatTable(result: AggregateResult): string {
   const unit = result.sampleType.unit;
   const show = (v: number) => formatValue(v, unit);

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { ProfileReader, ProfileWriter } from '../../lib/index';
 import { encodeRecordedBy, type RecordedBy } from '../../lib/recorded-by';
 import { HEADER_SIZE } from '../../lib/tachyon/format';
-import { isHeapOnly } from '../../lib/cli/heap-input';
+import { isHeapOnly, wantsHeap } from '../../lib/cli/heap-input';
 import { repoRoot } from '../support/environment';
 import { scratchDir } from '../support/scratch-dir';
 
@@ -76,5 +76,23 @@ describe('isHeapOnly', () => {
       expect.objectContaining({ code: expect.stringMatching(/^ERR_TACHYON_ZSTD/) }),
     );
     expect(isHeapOnly([file])).toBe(true);
+  });
+});
+
+describe('wantsHeap', () => {
+  it('a heap type a pprof file lacks is the pprof read (its types refused by name), never a heap recording', () => {
+    // Datadog's heap profile has inuse_objects and inuse_space only: no alloc_* and no heap events.
+    const file = path.join(repoRoot, 'test', 'fixtures', 'outside', 'datadog', 'datadog.heap.pb.gz');
+    expect(wantsHeap({ sampleType: 'alloc_space' }, [file])).toBe(false);
+    expect(wantsHeap({ sampleType: 'inuse_space' }, [file])).toBe(false);
+  });
+
+  it('a heap type a Tachyon file lacks is its heap events', () => {
+    const file = path.join(work, 'cpu-only.tach');
+    const writer = new ProfileWriter(file, { sampleIntervalUs: 1000n, startTimeUs: 1n, compression: 'none' });
+    writer.writeStack(1n, 0, 2n, 0, [writer.internFrame({ filename: 'a.js', funcname: 'f', lineno: 1 })]);
+    writer.finalize();
+    expect(wantsHeap({ sampleType: 'alloc_space' }, [file])).toBe(true);
+    expect(wantsHeap({ sampleType: 'samples' }, [file])).toBe(false);
   });
 });
