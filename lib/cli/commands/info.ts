@@ -13,7 +13,7 @@ import {
 } from '../../tachyon/index';
 import { profileInfoLines } from '../info-profile';
 import { externalMemoryTrends, formatExternalLines } from '../../memory/index';
-import { formatValue, NodeStatus } from '../../profile/index';
+import { formatValue, NodeStatus, sampleCountColumn } from '../../profile/index';
 import { findRecordedBy, platformName, type RecordedBy } from '../../recorded-by';
 
 function seconds(us: bigint): string {
@@ -101,7 +101,7 @@ export function infoLines(file: string): string[] {
 /** A version-2 record may stand for many samples: its samples/count value says how many (undefined: one each). */
 function sampleWeights(reader: ProfileReader): ArrayLike<number> | undefined {
   const model = reader.model;
-  const countType = model?.sampleTypes.findIndex((t) => t.type === 'samples' && t.unit === 'count') ?? -1;
+  const countType = model === null || model === undefined ? -1 : sampleCountColumn(model);
   return countType < 0 ? undefined : model!.values[countType];
 }
 
